@@ -1,0 +1,99 @@
+import { DomainError } from '../../domain-error';
+import type { NewEvent, RecordedEvent } from '../envelope';
+
+/**
+ * Expected revision of the target stream at append time:
+ * - a number: the stream's last revision must be exactly this (0-based);
+ * - 'no_stream': the stream must not exist yet;
+ * - 'stream_exists': the stream must have at least one event;
+ * - 'any': no check (commands never use it: only an exact revision makes id-based retries durable
+ *   on KurrentDB).
+ */
+export type ExpectedRevision = number | 'no_stream' | 'stream_exists' | 'any';
+
+export interface AppendResult {
+  streamId: string;
+  /** Revision of the last event now in the stream (the next append expects this). */
+  nextExpectedRevision: number;
+  firstPosition: number;
+  lastPosition: number;
+  /** True when every event id was already stored by an earlier identical append: nothing written. */
+  duplicate: boolean;
+}
+
+export interface ReadStreamOptions {
+  direction?: 'forward' | 'backward';
+  /** Inclusive start revision (forward: from here up; backward: from here down). */
+  fromRevision?: number;
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: yields events whose global position is strictly greater. 0 (default) = from the start. */
+  after?: number;
+  maxCount?: number;
+  /** Inclusive upper bound on the global position ("as of"). */
+  until?: number;
+}
+
+export interface Subscription extends AsyncIterable<RecordedEvent> {
+  /** Stops delivery and releases everything the subscription holds. */
+  close(): void;
+  /** Position of the last event delivered (or the starting `after`). */
+  readonly position: number;
+}
+
+export interface SubscribeOptions {
+  /** Exclusive resume point: delivers every event after this position, first catching up, then live. */
+  after?: number;
+}
+
+/**
+ * The event store port. One instance is the log of one workspace; adapters (sqlite, postgres,
+ * kurrentdb) all pass test/events/store-conformance.ts.
+ */
+export interface EventStore {
+  readonly adapter: 'sqlite' | 'postgres' | 'kurrentdb' | string;
+  readonly workspaceId: string;
+  append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult>;
+  readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+  subscribeAll(options?: SubscribeOptions): Subscription;
+  /** The stored event with this id, or null. `streamHint` lets adapters without an id index look there. */
+  findEvent(eventId: string, streamHint?: string): Promise<RecordedEvent | null>;
+  /** Revision of the last event of the stream, or -1 when the stream does not exist. */
+  streamRevision(streamId: string): Promise<number>;
+  /** Position of the last event in the log (0 when empty). */
+  headPosition(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevision extends DomainError {
+  constructor(readonly streamId: string, readonly expected: ExpectedRevision, readonly actual: number) {
+    super('wrong_expected_revision', `stream "${streamId}": expected revision ${String(expected)}, actual ${actual}`, 'conflict', { streamId, expected, actual });
+  }
+}
+
+export class DuplicateEventId extends DomainError {
+  constructor(readonly eventId: string) {
+    super('duplicate_event_id', `eventId: ${eventId} is already stored with different content or in another position`, 'conflict', { eventId });
+  }
+}
+
+export const MAX_EVENT_BYTES = 1024 * 1024;
+
+export function checkExpected(streamId: string, expected: ExpectedRevision, actual: number): void {
+  const ok =
+    expected === 'any' ||
+    (expected === 'no_stream' && actual === -1) ||
+    (expected === 'stream_exists' && actual >= 0) ||
+    (typeof expected === 'number' && expected === actual);
+  if (!ok) throw new WrongExpectedRevision(streamId, expected, actual);
+}
+
+/** Collects an async iterable (for small reads and tests). */
+export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
