@@ -17,7 +17,7 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/test/e2e/'],
   transform: { '^.+\\.(t|j|mj)s$': swcTransform },
   transformIgnorePatterns: [
-    '/node_modules/(?!(@nestjs|file-type|uint8array-extras|strtok3|token-types|@tokenizer|load-esm)/)',
+    '/node_modules/(?!(@nestjs|uuid|file-type|uint8array-extras|strtok3|token-types|@tokenizer|load-esm)/)',
   ],
   testTimeout: 30000,
 };

@@ -1,0 +1,155 @@
+import { newUuidV7 } from '../../src/events/ids';
+import type { NewEvent, RecordedEvent } from '../../src/events/envelope';
+import { EventStore, collect } from '../../src/events/store/port';
+
+/**
+ * The one conformance suite every event-store adapter runs (sqlite, postgres, kurrentdb).
+ * `factory` returns a fresh, empty store for one workspace; `cleanup` is called after each test.
+ */
+export function eventStoreConformance(name: string, factory: () => Promise<EventStore>, cleanup: (s: EventStore) => Promise<void> = (s) => s.close()): void {
+  describe(`event store conformance: ${name}`, () => {
+    let store: EventStore;
+    beforeEach(async () => {
+      store = await factory();
+    });
+    afterEach(async () => {
+      await cleanup(store);
+    });
+
+    const ev = (type = 'ReviewLevelSet', data: unknown = { level: 'light' }): NewEvent => ({
+      eventId: newUuidV7(),
+      type,
+      schemaVersion: 1,
+      data,
+      metadata: { principal: 'user:alice', workspaceId: store.workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
+    });
+
+    test('appends keep stream order and consecutive revisions from 0', async () => {
+      const a = [ev(), ev(), ev()];
+      const r = await store.append('s-1', 'no_stream', a);
+      expect(r.nextExpectedRevision).toBe(2);
+      const read = await collect(store.readStream('s-1'));
+      expect(read.map((e) => e.eventId)).toEqual(a.map((e) => e.eventId));
+      expect(read.map((e) => e.streamRevision)).toEqual([0, 1, 2]);
+      expect(read[0].data).toEqual({ level: 'light' });
+      expect(read[0].metadata.principal).toBe('user:alice');
+    });
+
+    test('readStream backward and from a revision', async () => {
+      const a = [ev(), ev(), ev(), ev()];
+      await store.append('s-1', 'no_stream', a);
+      expect((await collect(store.readStream('s-1', { direction: 'backward' }))).map((e) => e.streamRevision)).toEqual([3, 2, 1, 0]);
+      expect((await collect(store.readStream('s-1', { fromRevision: 2 }))).map((e) => e.streamRevision)).toEqual([2, 3]);
+      expect((await collect(store.readStream('s-1', { direction: 'backward', fromRevision: 1 }))).map((e) => e.streamRevision)).toEqual([1, 0]);
+      expect((await collect(store.readStream('s-1', { maxCount: 2 }))).map((e) => e.streamRevision)).toEqual([0, 1]);
+      expect(await collect(store.readStream('nope'))).toEqual([]);
+    });
+
+    test('expected revision: exact number, no_stream, stream_exists, any', async () => {
+      await expect(store.append('s-1', 'stream_exists', [ev()])).rejects.toMatchObject({ code: 'wrong_expected_revision' });
+      await store.append('s-1', 'no_stream', [ev()]);
+      await expect(store.append('s-1', 'no_stream', [ev()])).rejects.toMatchObject({ code: 'wrong_expected_revision' });
+      await expect(store.append('s-1', 5, [ev()])).rejects.toMatchObject({ code: 'wrong_expected_revision' });
+      await store.append('s-1', 0, [ev()]);
+      await store.append('s-1', 'stream_exists', [ev()]);
+      await store.append('s-1', 'any', [ev()]);
+      expect(await store.streamRevision('s-1')).toBe(3);
+      expect(await store.streamRevision('s-2')).toBe(-1);
+    });
+
+    test('a refused append writes nothing', async () => {
+      await store.append('s-1', 'no_stream', [ev()]);
+      const before = await store.headPosition();
+      await expect(store.append('s-1', 7, [ev(), ev()])).rejects.toMatchObject({ code: 'wrong_expected_revision' });
+      expect(await store.headPosition()).toBe(before);
+    });
+
+    test('re-appending the same event ids is idempotent and writes nothing', async () => {
+      const a = [ev(), ev()];
+      const first = await store.append('s-1', 'no_stream', a);
+      const again = await store.append('s-1', 'no_stream', a);
+      expect(again.duplicate).toBe(true);
+      expect(again.firstPosition).toBe(first.firstPosition);
+      expect(again.lastPosition).toBe(first.lastPosition);
+      expect((await collect(store.readAll())).length).toBe(2);
+      await expect(store.append('s-2', 'no_stream', [a[0]])).rejects.toMatchObject({ code: 'duplicate_event_id' });
+    });
+
+    test('global positions are gap-free and increasing across streams', async () => {
+      for (let i = 0; i < 20; i++) await store.append(`s-${i % 3}`, 'any', [ev(), ev()]);
+      const all = await collect(store.readAll());
+      expect(all).toHaveLength(40);
+      const positions = all.map((e) => e.globalPosition);
+      for (let i = 1; i < positions.length; i++) expect(positions[i]).toBeGreaterThan(positions[i - 1]);
+      if (store.adapter !== 'kurrentdb') expect(positions).toEqual(Array.from({ length: 40 }, (_, i) => positions[0] + i));
+      const tail = await collect(store.readAll({ after: positions[29] }));
+      expect(tail.map((e) => e.globalPosition)).toEqual(positions.slice(30));
+      expect(await store.headPosition()).toBe(positions[39]);
+    });
+
+    test('concurrent appends to one stream: exactly one wins per revision', async () => {
+      await store.append('s-1', 'no_stream', [ev()]);
+      const results = await Promise.allSettled(Array.from({ length: 10 }, () => store.append('s-1', 0, [ev()])));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(await store.streamRevision('s-1')).toBe(1);
+    });
+
+    test('findEvent returns a stored event by id', async () => {
+      const a = ev();
+      await store.append('s-1', 'no_stream', [a]);
+      expect((await store.findEvent(a.eventId, 's-1'))?.eventId).toBe(a.eventId);
+      expect(await store.findEvent(newUuidV7(), 's-1')).toBeNull();
+    });
+
+    test('subscribeAll catches up, then goes live, with no gap or duplicate for events appended during catch-up', async () => {
+      for (let i = 0; i < 30; i++) await store.append(`s-${i % 4}`, 'any', [ev()]);
+      const sub = store.subscribeAll();
+      const seen: RecordedEvent[] = [];
+      let appended = 30;
+      const done = (async () => {
+        for await (const e of sub) {
+          seen.push(e);
+          // Append while the subscriber is still catching up and after it went live.
+          if (seen.length % 10 === 0 && appended < 60) {
+            appended += 10;
+            for (let j = 0; j < 10; j++) await store.append('s-live', 'any', [ev()]);
+          }
+          if (seen.length === 60) break;
+        }
+      })();
+      await done;
+      sub.close();
+      const ids = seen.map((e) => e.globalPosition);
+      expect(new Set(ids).size).toBe(60);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      const all = await collect(store.readAll());
+      expect(ids).toEqual(all.map((e) => e.globalPosition));
+    });
+
+    test('subscribeAll resumes after a position', async () => {
+      for (let i = 0; i < 10; i++) await store.append('s-1', 'any', [ev()]);
+      const all = await collect(store.readAll());
+      const sub = store.subscribeAll({ after: all[6].globalPosition });
+      const got: number[] = [];
+      for await (const e of sub) {
+        got.push(e.globalPosition);
+        if (got.length === 3) break;
+      }
+      expect(got).toEqual(all.slice(7).map((e) => e.globalPosition));
+    });
+
+    test('a live subscriber receives events appended later, and close() ends it', async () => {
+      const sub = store.subscribeAll();
+      const got: string[] = [];
+      const loop = (async () => {
+        for await (const e of sub) got.push(e.eventId);
+      })();
+      const a = ev();
+      await store.append('s-1', 'any', [a]);
+      for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(got).toEqual([a.eventId]);
+      sub.close();
+      await loop;
+    });
+  });
+}
