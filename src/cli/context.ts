@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { loadConfig, LedgerConfig } from '../config';
+import { Ledger } from '../ledger';
+import { isDomainError } from '../domain-error';
+
+/** Global options every subcommand understands. */
+export function configFrom(cmd: Command): LedgerConfig {
+  const opts = cmd.optsWithGlobals() as { dataDir?: string; store?: LedgerConfig['store']; synchronous?: string; databaseUrl?: string; kurrentdbUrl?: string };
+  return loadConfig({ dataDir: opts.dataDir, store: opts.store, synchronous: opts.synchronous as LedgerConfig['synchronous'], databaseUrl: opts.databaseUrl, kurrentdbUrl: opts.kurrentdbUrl });
+}
+
+/** Opens a Ledger for one CLI action and always closes it. Domain errors print their code and message. */
+export async function withLedger<T>(cmd: Command, fn: (ledger: Ledger) => Promise<T>): Promise<T | undefined> {
+  const ledger = new Ledger(configFrom(cmd));
+  try {
+    return await fn(ledger);
+  } catch (err) {
+    if (isDomainError(err)) {
+      process.stderr.write(`error [${err.code}]: ${err.message}\n`);
+      process.exitCode = 1;
+      return undefined;
+    }
+    throw err;
+  } finally {
+    await ledger.close();
+  }
+}

@@ -1,0 +1,27 @@
+import 'reflect-metadata';
+import { Command } from 'commander';
+import { CLI_MODULES } from './commands';
+
+export function buildProgram(): Command {
+  const program = new Command('review-ledger')
+    .description('The event-sourced ledger behind AI-assisted pull-request review')
+    .option('--data-dir <dir>', 'embedded store root (default ./data; env REVIEW_LEDGER_DATA_DIR)')
+    .option('--store <kind>', 'sqlite | postgres | kurrentdb (env REVIEW_LEDGER_STORE)')
+    .option('--synchronous <mode>', 'SQLite durability FULL | NORMAL (env REVIEW_LEDGER_SYNCHRONOUS)')
+    .option('--database-url <url>', 'PostgreSQL connection string (env DATABASE_URL)')
+    .option('--kurrentdb-url <url>', 'KurrentDB connection string (env KURRENTDB_URL)')
+    .showHelpAfterError();
+  for (const m of CLI_MODULES) m.register(program);
+  return program;
+}
+
+export function run(argv: string[]): void {
+  buildProgram()
+    .parseAsync(argv)
+    .catch((err) => {
+      process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.exit(1);
+    });
+}
+
+if (require.main === module) run(process.argv);

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { DomainError } from '../domain-error';
+import { reviewLevelSchema, workspaceIdSchema } from '../events/catalogue/workspace';
+import { streamIds } from '../events/envelope';
+import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
+import type { CommandDefinition } from './kernel';
+
+const input = z.object({
+  workspaceId: workspaceIdSchema,
+  name: z.string().min(1).max(200).optional(),
+  defaultLevel: reviewLevelSchema.default('balanced'),
+});
+
+/** Creates a workspace; its creator becomes the owner. Creating it again with the same key is a replay. */
+export const createWorkspace: CommandDefinition<z.infer<typeof input>, WorkspaceState> = {
+  name: 'createWorkspace',
+  description: 'Create a workspace (a tenant with its own store); the caller becomes its owner.',
+  input,
+  access: { minRole: 'owner' },
+  stream: () => streamIds.workspace(),
+  fold: workspaceFold,
+  decide(state, cmd, ctx) {
+    if (state.created) throw new DomainError('workspace_exists', `workspaceId: "${cmd.workspaceId}" already exists`, 'conflict');
+    return [
+      { type: 'WorkspaceCreated', data: { workspaceId: cmd.workspaceId, name: cmd.name ?? cmd.workspaceId, defaultLevel: cmd.defaultLevel } },
+      { type: 'MemberAdded', data: { principal: ctx.principal, role: 'owner' } },
+    ];
+  },
+  result: (events) => ({ workspaceId: (events[0].data as { workspaceId: string }).workspaceId }),
+};

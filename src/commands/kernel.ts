@@ -1,0 +1,254 @@
+import { z } from 'zod';
+import { DomainError, validationError } from '../domain-error';
+import { eventDefinition, validateEventData } from '../events/catalogue';
+import { canonicalJson, digestOf } from '../events/canonical-json';
+import type { EventMetadata, NewEvent, Principal, RecordedEvent } from '../events/envelope';
+import { isHuman, principalSchema } from '../events/envelope';
+import { assertIdempotencyKey, deriveEventId } from '../events/ids';
+import { MAX_EVENT_BYTES } from '../events/store/port';
+import { Role, roleAtLeast } from '../security/roles';
+import type { WorkspaceHandle } from '../workspaces/registry';
+
+/** A pure fold over one stream: `evolve` may update `state` in place and must return it. */
+export interface StreamFold<S> {
+  initialState(): S;
+  evolve(state: S, event: RecordedEvent): S;
+}
+
+/** What a decider returns: the event type and its data; ids, versions and metadata are the kernel's. */
+export interface PendingEvent {
+  type: string;
+  data: unknown;
+}
+
+/** Everything a decider may know besides state and input. Values, not services: deciders stay pure. */
+export interface DecideContext {
+  principal: Principal;
+  role: Role;
+  /** The server time stamped on the events (injected clock), for rules that compare dates. */
+  now: string;
+  workspaceId: string;
+}
+
+/** The I/O a command may do BEFORE the pure decision (read other streams, run git, compute). */
+export interface CommandEnv {
+  workspace: WorkspaceHandle;
+  principal: Principal;
+  role: Role;
+  now: Date;
+  /** Extra services registered by the application (repos, indexes, …), by name. */
+  services: ReadonlyMap<string, unknown>;
+}
+
+export interface AccessRule {
+  /** Minimum workspace role (SPEC §16). */
+  minRole: Role;
+  /** Human-only acts: contract decisions, visual approvals, publishing. */
+  humanOnly?: boolean;
+}
+
+export interface CommandDefinition<I = any, S = any, P = I> {
+  /** Method name, e.g. "addReviewNode" (also the RPC method and the MCP tool source). */
+  name: string;
+  description: string;
+  /** The payload schema (without `workspace_id` / `idempotencyKey`, which the kernel handles). */
+  input: z.ZodType<I>;
+  access: AccessRule;
+  stream(input: I): string;
+  fold: StreamFold<S>;
+  /** Optional async preparation at the edge (I/O): enriches the validated input before deciding. */
+  prepare?(input: I, env: CommandEnv): Promise<P>;
+  /** Pure: given the stream state and the (prepared) input, the events to append, or a DomainError. */
+  decide(state: S, input: P, ctx: DecideContext): PendingEvent[];
+  /** The response body, a pure function of the recorded events (so replays are byte-identical). */
+  result?(events: RecordedEvent[]): unknown;
+  /** Idempotent follow-up appends to other streams (e.g. a suppression fact in the workspace stream). */
+  followUps?(events: RecordedEvent[]): Array<{ stream: string; events: PendingEvent[] }>;
+}
+
+export interface CommandEnvelope {
+  idempotencyKey: unknown;
+  principal: Principal;
+  role: Role;
+  correlationId?: string;
+  causationId?: string | null;
+}
+
+export interface CommandResponse {
+  streamId: string;
+  eventIds: string[];
+  firstPosition: number | null;
+  lastPosition: number | null;
+  streamRevision: number;
+  result: unknown;
+}
+
+export interface CommandOutcome {
+  response: CommandResponse;
+  /** The exact bytes of the response: identical on every idempotent replay. */
+  json: string;
+  /** True when nothing was written because the key had already been used with this payload. */
+  replayed: boolean;
+}
+
+const MAX_CONFLICT_RETRIES = 8;
+
+interface CachedStream<S> {
+  revision: number;
+  state: S;
+  lock: Promise<void>;
+}
+
+/**
+ * Runs commands: validate → idempotency check → prepare → load (cached fold) → decide → append with the
+ * exact expected revision. A revision conflict re-reads and re-decides (bounded), so concurrent
+ * reviewers never lose writes; a duplicate key returns the original response bytes and writes nothing.
+ */
+export class CommandExecutor {
+  constructor(
+    private readonly clock: () => Date = () => new Date(),
+    private readonly services: ReadonlyMap<string, unknown> = new Map(),
+  ) {}
+
+  async execute<I, S, P>(def: CommandDefinition<I, S, P>, workspace: WorkspaceHandle, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
+    const now = this.clock();
+    const key = assertIdempotencyKey(envelope.idempotencyKey, now);
+    const principal = principalSchema.parse(envelope.principal);
+    checkAccess(def, principal, envelope.role);
+    const parsed = def.input.safeParse(payload);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    const input = parsed.data;
+    const commandDigest = digestOf({ command: def.name, input });
+    const streamId = def.stream(input);
+
+    const replay = await this.replay(def, workspace, key, commandDigest, streamId);
+    if (replay) return replay;
+
+    const env: CommandEnv = { workspace, principal, role: envelope.role, now, services: this.services };
+    const prepared = def.prepare ? await def.prepare(input, env) : (input as unknown as P);
+    const ctx: DecideContext = { principal, role: envelope.role, now: now.toISOString(), workspaceId: workspace.id };
+
+    for (let attempt = 0; ; attempt++) {
+      const { state, revision } = await this.load(def.fold, workspace, streamId);
+      const pending = def.decide(state, prepared, ctx);
+      if (pending.length === 0) return this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([]) : null }, false);
+      const metadata: EventMetadata = {
+        principal,
+        workspaceId: workspace.id,
+        correlationId: envelope.correlationId ?? key,
+        causationId: envelope.causationId ?? null,
+        occurredAt: now.toISOString(),
+        idempotencyKey: key,
+        commandDigest,
+        command: def.name,
+        batchSize: pending.length,
+      };
+      const events = pending.map((p, i) => toNewEvent(p, deriveEventId(key, i), metadata));
+      try {
+        await workspace.store.append(streamId, revision < 0 ? 'no_stream' : revision, events);
+      } catch (err) {
+        const code = (err as DomainError).code;
+        if (code === 'wrong_expected_revision' && attempt < MAX_CONFLICT_RETRIES) continue;
+        if (code === 'duplicate_event_id' || code === 'wrong_expected_revision') {
+          // Another request with the same key won the race: answer as it did.
+          const again = await this.replay(def, workspace, key, commandDigest, streamId);
+          if (again) return again;
+        }
+        throw err;
+      }
+      const recorded = await this.readBatch(workspace, key, streamId);
+      if (!recorded) throw new Error(`appended events of ${key} not found`);
+      // The store may have seen this exact batch already (a retry racing its original): same answer.
+      await this.runFollowUps(def, workspace, recorded);
+      return this.respond(responseOf(def, streamId, recorded), false);
+    }
+  }
+
+  /** Folds a stream (from the per-workspace cache, reading only events past the cached revision). */
+  async load<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string): Promise<{ state: S; revision: number }> {
+    let byStream = workspace.cache.get(fold) as Map<string, CachedStream<S>> | undefined;
+    if (!byStream) workspace.cache.set(fold, (byStream = new Map()));
+    let entry = byStream.get(streamId);
+    if (!entry) byStream.set(streamId, (entry = { revision: -1, state: fold.initialState(), lock: Promise.resolve() }));
+    const e = entry;
+    // Serialize catch-up per stream: evolve may mutate the cached state, so two loaders must not fold
+    // the same events into it concurrently.
+    const run = e.lock.then(async () => {
+      for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1 })) {
+        e.state = fold.evolve(e.state, ev);
+        e.revision = ev.streamRevision;
+      }
+    });
+    e.lock = run.catch(() => undefined);
+    await run;
+    return { state: e.state, revision: e.revision };
+  }
+
+  private async replay(def: CommandDefinition<any, any, any>, workspace: WorkspaceHandle, key: string, digest: string, streamId: string): Promise<CommandOutcome | null> {
+    const recorded = await this.readBatch(workspace, key, streamId);
+    if (!recorded) return null;
+    const meta = recorded[0].metadata;
+    if (meta.commandDigest !== digest || meta.command !== def.name) {
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used for a different ${meta.command === def.name ? 'payload' : `command (${meta.command})`}`, 'conflict', { idempotencyKey: key });
+    }
+    // A crash between the primary append and its follow-ups is repaired here: follow-ups are idempotent.
+    await this.runFollowUps(def, workspace, recorded);
+    return this.respond(responseOf(def, recorded[0].streamId, recorded), true);
+  }
+
+  private async readBatch(workspace: WorkspaceHandle, key: string, streamId: string): Promise<RecordedEvent[] | null> {
+    const first = await workspace.store.findEvent(key, streamId);
+    if (!first) return null;
+    const n = first.metadata.batchSize ?? 1;
+    const out = [first];
+    for (let i = 1; i < n; i++) {
+      const e = await workspace.store.findEvent(deriveEventId(key, i), first.streamId);
+      if (!e) throw new Error(`event ${i} of command ${key} missing`);
+      out.push(e);
+    }
+    return out;
+  }
+
+  private async runFollowUps(def: CommandDefinition<any, any, any>, workspace: WorkspaceHandle, recorded: RecordedEvent[]): Promise<void> {
+    if (!def.followUps) return;
+    const key = recorded[0].metadata.idempotencyKey ?? recorded[0].eventId;
+    let n = recorded.length;
+    for (const { stream, events } of def.followUps(recorded)) {
+      const news = events.map((p) => toNewEvent(p, deriveEventId(key, n++), { ...recorded[0].metadata, batchSize: undefined, causationId: recorded[0].eventId }));
+      // Fixed ids make this append idempotent; 'any' is safe here because the ids are the dedupe key.
+      await workspace.store.append(stream, 'any', news);
+    }
+  }
+
+  private respond(response: CommandResponse, replayed: boolean): CommandOutcome {
+    return { response, json: canonicalJson(response), replayed };
+  }
+}
+
+function responseOf(def: CommandDefinition<any, any, any>, streamId: string, recorded: RecordedEvent[]): CommandResponse {
+  return {
+    streamId,
+    eventIds: recorded.map((e) => e.eventId),
+    firstPosition: recorded[0].globalPosition,
+    lastPosition: recorded[recorded.length - 1].globalPosition,
+    streamRevision: recorded[recorded.length - 1].streamRevision,
+    result: def.result ? def.result(recorded) : null,
+  };
+}
+
+function toNewEvent(p: PendingEvent, eventId: string, metadata: EventMetadata): NewEvent {
+  const def = eventDefinition(p.type);
+  const data = validateEventData(p.type, p.data);
+  const size = Buffer.byteLength(JSON.stringify(data)) + Buffer.byteLength(JSON.stringify(metadata));
+  if (size > MAX_EVENT_BYTES) throw new DomainError('payload_too_large', `${p.type}: event is ${size} bytes, the limit is ${MAX_EVENT_BYTES}`, 'too_large');
+  return { eventId, type: p.type, schemaVersion: def.schemaVersion, data, metadata };
+}
+
+export function checkAccess(def: Pick<CommandDefinition, 'name' | 'access'>, principal: Principal, role: Role): void {
+  if (!roleAtLeast(role, def.access.minRole)) {
+    throw new DomainError('forbidden', `${def.name}: needs role ${def.access.minRole} or above, caller has ${role}`, 'forbidden');
+  }
+  if (def.access.humanOnly && !isHuman(principal)) {
+    throw new DomainError('forbidden', `${def.name}: only a human principal (user:…) may do this; ${principal} is not one`, 'forbidden');
+  }
+}

@@ -1,0 +1,71 @@
+import { DomainError } from './domain-error';
+import type { Principal } from './events/envelope';
+import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
+import { commandByName } from './commands/registry';
+import { createWorkspace } from './commands/create-workspace';
+import type { LedgerConfig } from './config';
+import { StoreFactory, WorkspaceHandle, WorkspaceRegistry, sqliteStoreFactory } from './workspaces/registry';
+import { workspaceIdSchema } from './events/catalogue/workspace';
+import { validationError } from './domain-error';
+import { assertIdempotencyKey } from './events/ids';
+
+export interface LedgerOptions {
+  clock?: () => Date;
+  storeFactory?: StoreFactory;
+  services?: Map<string, unknown>;
+}
+
+/**
+ * The application core every edge (CLI, JSON-RPC, MCP, webhooks) goes through: one code path from a
+ * validated request to the command kernel, with the workspace resolved (and refused) first.
+ */
+export class Ledger {
+  readonly workspaces: WorkspaceRegistry;
+  readonly executor: CommandExecutor;
+  readonly clock: () => Date;
+  readonly services: Map<string, unknown>;
+
+  constructor(readonly config: LedgerConfig, options: LedgerOptions = {}) {
+    this.clock = options.clock ?? (() => new Date());
+    this.services = options.services ?? new Map();
+    this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config));
+    this.executor = new CommandExecutor(this.clock, this.services);
+  }
+
+  /** Resolves a workspace; unknown or malformed ids are refused before any store opens. */
+  workspace(id: unknown): Promise<WorkspaceHandle> {
+    return this.workspaces.open(id);
+  }
+
+  async run(command: string, workspaceId: unknown, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
+    const def = commandByName.get(command);
+    if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`, 'not_found');
+    if (def === createWorkspace) return this.createWorkspace(envelope, payload);
+    const ws = await this.workspace(workspaceId);
+    return this.executor.execute(def, ws, envelope, payload);
+  }
+
+  /** Registers the workspace in the catalogue, then records WorkspaceCreated in its own stream. */
+  async createWorkspace(envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
+    const parsed = createWorkspace.input.safeParse(payload);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    workspaceIdSchema.parse(parsed.data.workspaceId);
+    // Validate the key before the catalogue is touched: a refused request creates nothing.
+    assertIdempotencyKey(envelope.idempotencyKey, this.clock());
+    this.workspaces.register(parsed.data.workspaceId, parsed.data.name ?? parsed.data.workspaceId, this.clock().toISOString());
+    const ws = await this.workspaces.open(parsed.data.workspaceId);
+    return this.executor.execute(createWorkspace, ws, envelope, parsed.data);
+  }
+
+  async close(): Promise<void> {
+    await this.workspaces.close();
+  }
+}
+
+export function storeFactoryFor(config: LedgerConfig): StoreFactory {
+  if (config.store === 'sqlite') return sqliteStoreFactory(config.synchronous);
+  throw new DomainError('store_unavailable', `store: "${config.store}" adapter is not available in this build`, 'unavailable');
+}
+
+/** The principal the local CLI acts as (it has filesystem access to the data dir, so it is the owner). */
+export const LOCAL_OPERATOR: { principal: Principal; role: 'owner' } = { principal: 'user:local-operator', role: 'owner' };
