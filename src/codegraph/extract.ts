@@ -1,0 +1,216 @@
+import type { Node, QueryCapture } from 'web-tree-sitter';
+import type { LoadedGrammar } from './grammar-runtime';
+import type { Definition, FileFacts, ImportDecl, Reference, ReferenceKind } from './facts';
+import { extractImports } from './imports';
+
+/** Parents whose first named child is the receiver/namespace of the member named by a later child. */
+const MEMBER_PARENTS = new Set([
+  'member_expression', 'selector_expression', 'qualified_type', 'attribute', 'method_invocation', 'nested_type_identifier',
+  'call', 'field_expression', 'scoped_identifier', 'member_access_expression', 'member_call_expression', 'field_access',
+  'scoped_call_expression', 'generic_type',
+]);
+const SIMPLE_QUALIFIER = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
+const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'class', type: 'type', implementation: 'implementation', send: 'call', interface: 'type' };
+
+interface RawDef { node: Node; nameNode: Node; kind: string }
+
+/** One parse, one query pass: definitions, references and imports of one source text. */
+export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts {
+  const tree = grammar.parser.parse(source);
+  if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
+  try {
+    const root = tree.rootNode;
+    const { imports, exportAliases, packageName, importRanges } = extractImports(grammar.spec.imports, root);
+    const importedLocals = new Set<string>();
+    for (const imp of imports) if (!imp.reexport) for (const b of imp.bindings) importedLocals.add(b.local.split('.')[0]);
+
+    const rawDefs: RawDef[] = [];
+    const rawRefs: Array<{ nameNode: Node; kind: ReferenceKind }> = [];
+    const sweep: Node[] = [];
+    for (const match of grammar.query.matches(root)) {
+      let nameNode: Node | undefined;
+      let role: QueryCapture | undefined;
+      let sweepNode: Node | undefined;
+      for (const c of match.captures) {
+        if (c.name === 'name') nameNode = c.node;
+        else if (c.name === 'sweep') sweepNode = c.node;
+        else if (c.name.startsWith('definition.') || c.name.startsWith('reference.')) role = c;
+      }
+      if (sweepNode) {
+        if (importedLocals.size && importedLocals.has(sweepNode.text)) sweep.push(sweepNode);
+        continue;
+      }
+      if (!nameNode || !role) continue;
+      const [category, kind] = role.name.split('.');
+      if (category === 'definition') rawDefs.push({ node: role.node, nameNode, kind });
+      else {
+        const refKind = REFERENCE_KINDS[kind];
+        if (refKind) rawRefs.push({ nameNode, kind: refKind });
+      }
+    }
+
+    const defs = buildDefinitions(rawDefs, grammar.spec.id, new Set(exportAliases.map(([, local]) => local)));
+    const starts = defs.map((d) => d.startIndex);
+    const enclosing = (index: number): number => {
+      let lo = 0;
+      let hi = starts.length - 1;
+      let found = -1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        if (starts[mid] <= index) {
+          found = mid;
+          lo = mid + 1;
+        } else hi = mid - 1;
+      }
+      for (let i = found; i >= 0; i = defs[i].def.parent) if (defs[i].endIndex > index) return i;
+      return -1;
+    };
+
+    const refs: Reference[] = [];
+    const seen = new Set<string>();
+    const seenAnyKind = new Set<string>();
+    const push = (name: string, qualifier: string | undefined, kind: ReferenceKind, node: Node) => {
+      const from = enclosing(node.startIndex);
+      const site = `${name}\0${qualifier ?? ''}\0${from}`;
+      const key = `${site}\0${kind}`;
+      // A plain use adds nothing when the same site is already known as a call/type/class reference.
+      if (seen.has(key) || (kind === 'use' && seenAnyKind.has(site))) return;
+      seen.add(key);
+      seenAnyKind.add(site);
+      const ref: Reference = { name, kind, line: node.startPosition.row + 1, from };
+      if (qualifier !== undefined) ref.qualifier = qualifier;
+      refs.push(ref);
+    };
+    for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualifierOf(nameNode), kind, nameNode);
+    for (const node of sweep) {
+      if (insideRanges(importRanges, node.startIndex)) continue;
+      const parent = node.parent;
+      if (parent && MEMBER_PARENTS.has(parent.type)) {
+        const first = parent.firstNamedChild;
+        if (first && first.startIndex !== node.startIndex) continue; // `x.name`: a member, not the binding
+        const member = memberNameOf(parent);
+        if (member) {
+          push(member, node.text, 'use', node);
+          continue;
+        }
+      }
+      push(node.text, undefined, 'use', node);
+    }
+    return { defs: defs.map((d) => d.def), refs, imports, exportAliases, ...(packageName ? { packageName } : {}), ...(root.hasError ? { hasErrors: true } : {}) };
+  } finally {
+    tree.delete();
+  }
+}
+
+function memberNameOf(parent: Node): string | undefined {
+  const last = parent.namedChildren[parent.namedChildren.length - 1];
+  if (!last || last.startIndex === parent.firstNamedChild?.startIndex) return undefined;
+  if (parent.type === 'method_invocation') return parent.childForFieldName('name')?.text;
+  const text = last.text;
+  return /^[A-Za-z_$][\w$]*$/.test(text) ? text : undefined;
+}
+
+function qualifierOf(nameNode: Node): string | undefined {
+  const parent = nameNode.parent;
+  if (!parent || !MEMBER_PARENTS.has(parent.type)) return undefined;
+  const first = parent.firstNamedChild;
+  if (!first || first.startIndex === nameNode.startIndex) return undefined;
+  const text = first.text;
+  return text.length <= 200 && SIMPLE_QUALIFIER.test(text) ? text : '?';
+}
+
+function insideRanges(ranges: Array<[number, number]>, index: number): boolean {
+  for (const [s, e] of ranges) if (index >= s && index < e) return true;
+  return false;
+}
+
+interface BuiltDef { def: Definition; startIndex: number; endIndex: number }
+
+function buildDefinitions(raw: RawDef[], languageId: string, aliasedLocals: Set<string>): BuiltDef[] {
+  raw.sort((a, b) => a.node.startIndex - b.node.startIndex || b.node.endIndex - a.node.endIndex);
+  const out: BuiltDef[] = [];
+  const byQname = new Map<string, number>();
+  const stack: number[] = [];
+  for (const r of raw) {
+    const name = r.nameNode.text;
+    if (!name || name.length > 200 || /\s/.test(name)) continue;
+    while (stack.length && out[stack[stack.length - 1]].endIndex <= r.node.startIndex) stack.pop();
+    // The same node captured twice (e.g. an arrow-function const is both a function and a constant): keep the first.
+    const top = stack.length ? out[stack[stack.length - 1]] : undefined;
+    if (top && top.startIndex === r.node.startIndex && top.endIndex === r.node.endIndex && top.def.name === name) {
+      if (top.def.kind === 'constant') top.def.kind = r.kind;
+      continue;
+    }
+    const parent = stack.length ? stack[stack.length - 1] : -1;
+    const prefix = qualifierPrefix(r, languageId) ?? (parent >= 0 ? out[parent].def.qname : undefined);
+    const qname = prefix ? `${prefix}.${name}` : name;
+    const start = r.node.startPosition.row + 1;
+    const end = r.node.endPosition.row + 1;
+    const existing = byQname.get(qname);
+    if (existing !== undefined) {
+      // Overloads, property getter/setter pairs, redeclarations: one symbol spanning all of them.
+      const e = out[existing];
+      e.def.start = Math.min(e.def.start, start);
+      e.def.end = Math.max(e.def.end, end);
+      e.endIndex = Math.max(e.endIndex, r.node.endIndex);
+      continue;
+    }
+    const parentDef = parent >= 0 ? out[parent].def : undefined;
+    const def: Definition = { name, qname, kind: r.kind, start, end, exported: isExported(r, languageId, parentDef, aliasedLocals), parent };
+    byQname.set(qname, out.length);
+    out.push({ def, startIndex: r.node.startIndex, endIndex: r.node.endIndex });
+    stack.push(out.length - 1);
+  }
+  return out;
+}
+
+/** Go methods and Rust impl items are qualified by their receiver type, not by lexical nesting. */
+function qualifierPrefix(r: RawDef, languageId: string): string | undefined {
+  if (languageId === 'go' && r.node.type === 'method_declaration') {
+    const receiver = r.node.childForFieldName('receiver');
+    const typeNode = receiver?.descendantsOfType('type_identifier')[0];
+    return typeNode?.text;
+  }
+  if (languageId === 'rust') {
+    for (let p = r.node.parent; p; p = p.parent) {
+      if (p.type === 'impl_item') {
+        const t = p.childForFieldName('type');
+        return t ? t.text.replace(/<.*$/s, '') : undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+function isExported(r: RawDef, languageId: string, parent: Definition | undefined, aliasedLocals: Set<string>): boolean {
+  const name = r.nameNode.text;
+  const head = r.node.text.slice(0, Math.max(0, r.nameNode.startIndex - r.node.startIndex));
+  switch (languageId) {
+    case 'typescript':
+    case 'tsx':
+    case 'javascript': {
+      if (parent) return parent.exported && !/\b(private|protected)\b/.test(head) && !name.startsWith('#');
+      for (let n: Node | null = r.node; n && n.type !== 'program'; n = n.parent) if (n.type === 'export_statement') return true;
+      return aliasedLocals.has(name);
+    }
+    case 'python':
+      return (!parent || parent.exported) && !(name.startsWith('_') && !name.endsWith('__'));
+    case 'go':
+      return /^[A-Z]/.test(name);
+    case 'java':
+    case 'csharp':
+      return /\bpublic\b/.test(head) && (!parent || parent.exported);
+    case 'php':
+      return !/\b(private|protected)\b/.test(head) && (!parent || parent.exported);
+    case 'rust':
+    case 'zig':
+      return /\bpub\b/.test(head) && (!parent || parent.exported);
+    case 'c':
+    case 'cpp':
+      return !parent && !/\bstatic\b/.test(head);
+    default:
+      return !parent || parent.exported;
+  }
+}
+
+export type { ImportDecl };

@@ -1,0 +1,57 @@
+/**
+ * What one parsed blob says, independent of where it lives: definitions, references and import
+ * declarations. Facts are cached by (blob SHA, grammar, engine version), so they must not depend on the
+ * file's path; symbol ids (`path#Qualified.name`) are formed when a commit's graph is built.
+ */
+export interface Definition {
+  name: string;
+  /** Qualified by enclosing definitions: `Class.method`, `outer.inner`, Go `Type.Method`. */
+  qname: string;
+  kind: string;
+  /** 1-based inclusive line range. */
+  start: number;
+  end: number;
+  exported: boolean;
+  /** Index of the enclosing definition, -1 at top level. */
+  parent: number;
+}
+
+export type ReferenceKind = 'call' | 'class' | 'type' | 'implementation' | 'use';
+
+export interface Reference {
+  name: string;
+  /** `ns` in `ns.name(...)`, `this`, `self`, `pkg`…; absent for a bare identifier. */
+  qualifier?: string;
+  kind: ReferenceKind;
+  line: number;
+  /** Index of the innermost enclosing definition, -1 at top level. */
+  from: number;
+}
+
+export interface ImportBinding {
+  local: string;
+  /** Exported name, `default`, or `*` for a namespace / whole module. */
+  imported: string;
+}
+
+export interface ImportDecl {
+  /** Module specifier as written (`./a`, `.models`, `github.com/x/y`, `a.b.C`, `x.h`). */
+  source: string;
+  bindings: ImportBinding[];
+  /** `export … from`: the bindings are re-exported, not used locally. */
+  reexport?: boolean;
+  /** Every export of the source becomes visible (`export *`, `from x import *`, `#include`, Go dot import). */
+  star?: boolean;
+}
+
+export interface FileFacts {
+  defs: Definition[];
+  refs: Reference[];
+  imports: ImportDecl[];
+  /** `export { local as exported }` / `export default local` without a source. */
+  exportAliases: Array<[exported: string, local: string]>;
+  /** Java package / Go package name. */
+  packageName?: string;
+  /** The parse produced error nodes (facts are best-effort). */
+  hasErrors?: boolean;
+}

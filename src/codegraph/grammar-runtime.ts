@@ -1,0 +1,53 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Language, Parser, Query } from 'web-tree-sitter';
+import { DomainError } from '../domain-error';
+import { LANGUAGES, LanguageSpec } from './languages';
+
+export interface LoadedGrammar {
+  spec: LanguageSpec;
+  language: Language;
+  parser: Parser;
+  /** tags.scm (+ extensions) and the identifier sweep, compiled as one query: one pass over each tree. */
+  query: Query;
+}
+
+let initialized: Promise<void> | undefined;
+const grammars = new Map<string, Promise<LoadedGrammar>>();
+
+function packageDir(pkg: string): string {
+  return path.dirname(require.resolve(`${pkg}/package.json`));
+}
+
+export function wasmPathOf(spec: LanguageSpec): string {
+  return path.join(packageDir(spec.wasm[0]), spec.wasm[1]);
+}
+
+export function tagsSourceOf(spec: LanguageSpec): string {
+  const upstream = spec.tags.map(([pkg, file]) => fs.readFileSync(path.join(packageDir(pkg), file), 'utf8'));
+  return [...upstream, spec.extraTags, spec.sweep].join('\n');
+}
+
+export function initTreeSitter(): Promise<void> {
+  initialized ??= Parser.init();
+  return initialized;
+}
+
+/** Loads (once per process) the grammar, its parser and its compiled tags query. */
+export function loadGrammar(languageId: string): Promise<LoadedGrammar> {
+  let g = grammars.get(languageId);
+  if (!g) {
+    g = (async () => {
+      const spec = LANGUAGES[languageId];
+      if (!spec) throw new DomainError('unknown_language', `language: no grammar named "${languageId}"`);
+      await initTreeSitter();
+      const language = await Language.load(wasmPathOf(spec));
+      const parser = new Parser();
+      parser.setLanguage(language);
+      const query = new Query(language, tagsSourceOf(spec));
+      return { spec, language, parser, query };
+    })();
+    grammars.set(languageId, g);
+  }
+  return g;
+}

@@ -1,0 +1,193 @@
+import type { Node } from 'web-tree-sitter';
+import type { ImportDecl } from './facts';
+import type { ImportStyle } from './languages';
+
+export interface ImportFacts {
+  imports: ImportDecl[];
+  exportAliases: Array<[string, string]>;
+  packageName?: string;
+  /** Source ranges of import statements: identifiers inside them are bindings, not uses. */
+  importRanges: Array<[number, number]>;
+}
+
+function unquote(text: string): string {
+  return text.replace(/^[`'"<]|[`'">]$/g, '');
+}
+
+/** Import declarations are top level in every language we resolve, so only the root's children are read. */
+export function extractImports(style: ImportStyle, root: Node): ImportFacts {
+  const out: ImportFacts = { imports: [], exportAliases: [], importRanges: [] };
+  switch (style) {
+    case 'ecmascript':
+      for (const n of root.namedChildren) ecmascript(n, out);
+      break;
+    case 'python':
+      for (const n of root.namedChildren) python(n, out);
+      break;
+    case 'go':
+      for (const n of root.namedChildren) go(n, out);
+      break;
+    case 'java':
+      for (const n of root.namedChildren) java(n, out);
+      break;
+    case 'include':
+      for (const n of root.descendantsOfType('preproc_include')) {
+        const p = n.childForFieldName('path');
+        if (p && p.type === 'string_literal') out.imports.push({ source: unquote(p.text), bindings: [], star: true });
+      }
+      break;
+    case 'ruby':
+      for (const n of root.namedChildren) {
+        if (n.type !== 'call') continue;
+        const method = n.childForFieldName('method')?.text;
+        const arg = n.childForFieldName('arguments')?.namedChildren[0];
+        if (method === 'require_relative' && arg?.type === 'string') out.imports.push({ source: `./${unquote(arg.text)}`, bindings: [], star: true });
+      }
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+function ecmascript(n: Node, out: ImportFacts): void {
+  if (n.type === 'import_statement') {
+    const source = n.childForFieldName('source');
+    if (!source) return;
+    out.importRanges.push([n.startIndex, n.endIndex]);
+    const decl: ImportDecl = { source: unquote(source.text), bindings: [] };
+    const clause = n.namedChildren.find((c) => c.type === 'import_clause');
+    for (const c of clause?.namedChildren ?? []) {
+      if (c.type === 'identifier') decl.bindings.push({ local: c.text, imported: 'default' });
+      else if (c.type === 'namespace_import') {
+        const id = c.namedChildren.find((x) => x.type === 'identifier');
+        if (id) decl.bindings.push({ local: id.text, imported: '*' });
+      } else if (c.type === 'named_imports') {
+        for (const s of c.namedChildren) {
+          if (s.type !== 'import_specifier') continue;
+          const name = s.childForFieldName('name')?.text;
+          const alias = s.childForFieldName('alias')?.text;
+          if (name) decl.bindings.push({ local: alias ?? unquote(name), imported: unquote(name) });
+        }
+      }
+    }
+    // `import x = require('y')` (TypeScript): a whole-module binding.
+    const req = n.namedChildren.find((c) => c.type === 'import_require_clause');
+    if (req) {
+      const id = req.namedChildren.find((x) => x.type === 'identifier');
+      if (id) decl.bindings.push({ local: id.text, imported: '*' });
+    }
+    out.imports.push(decl);
+    return;
+  }
+  if (n.type !== 'export_statement') return;
+  const source = n.childForFieldName('source');
+  const clause = n.namedChildren.find((c) => c.type === 'export_clause');
+  if (source) {
+    out.importRanges.push([n.startIndex, n.endIndex]);
+    const decl: ImportDecl = { source: unquote(source.text), bindings: [], reexport: true };
+    const ns = n.namedChildren.find((c) => c.type === 'namespace_export');
+    if (ns) {
+      const id = ns.namedChildren[0];
+      if (id) decl.bindings.push({ local: unquote(id.text), imported: '*' });
+    } else if (clause) {
+      for (const s of clause.namedChildren) {
+        if (s.type !== 'export_specifier') continue;
+        const name = s.childForFieldName('name')?.text;
+        const alias = s.childForFieldName('alias')?.text;
+        if (name) decl.bindings.push({ local: unquote(alias ?? name), imported: unquote(name) });
+      }
+    } else decl.star = true;
+    out.imports.push(decl);
+    return;
+  }
+  if (clause) {
+    out.importRanges.push([n.startIndex, n.endIndex]);
+    for (const s of clause.namedChildren) {
+      if (s.type !== 'export_specifier') continue;
+      const name = s.childForFieldName('name')?.text;
+      const alias = s.childForFieldName('alias')?.text;
+      if (name) out.exportAliases.push([unquote(alias ?? name), unquote(name)]);
+    }
+    return;
+  }
+  const value = n.childForFieldName('value');
+  if (value?.type === 'identifier') out.exportAliases.push(['default', value.text]);
+  const declaration = n.childForFieldName('declaration');
+  if (declaration && n.children.some((c) => c.type === 'default')) {
+    const name = declaration.childForFieldName('name')?.text;
+    if (name) out.exportAliases.push(['default', name]);
+  }
+}
+
+function python(n: Node, out: ImportFacts): void {
+  if (n.type === 'import_statement') {
+    out.importRanges.push([n.startIndex, n.endIndex]);
+    for (const c of n.childrenForFieldName('name')) {
+      if (c.type === 'aliased_import') {
+        const name = c.childForFieldName('name')?.text;
+        const alias = c.childForFieldName('alias')?.text;
+        if (name && alias) out.imports.push({ source: name, bindings: [{ local: alias, imported: '*' }] });
+      } else out.imports.push({ source: c.text, bindings: [{ local: c.text, imported: '*' }] });
+    }
+  } else if (n.type === 'import_from_statement') {
+    out.importRanges.push([n.startIndex, n.endIndex]);
+    const mod = n.childForFieldName('module_name');
+    if (!mod) return;
+    const decl: ImportDecl = { source: mod.text.replace(/\s+/g, ''), bindings: [] };
+    if (n.namedChildren.some((c) => c.type === 'wildcard_import')) decl.star = true;
+    for (const c of n.childrenForFieldName('name')) {
+      if (c.type === 'aliased_import') {
+        const name = c.childForFieldName('name')?.text;
+        const alias = c.childForFieldName('alias')?.text;
+        if (name && alias) decl.bindings.push({ local: alias, imported: name });
+      } else decl.bindings.push({ local: c.text, imported: c.text });
+    }
+    out.imports.push(decl);
+  } else if (n.type === 'future_import_statement') out.importRanges.push([n.startIndex, n.endIndex]);
+}
+
+function go(n: Node, out: ImportFacts): void {
+  if (n.type === 'package_clause') {
+    out.packageName = n.namedChildren[0]?.text;
+    return;
+  }
+  if (n.type !== 'import_declaration') return;
+  out.importRanges.push([n.startIndex, n.endIndex]);
+  for (const spec of n.descendantsOfType('import_spec')) {
+    const p = spec.childForFieldName('path');
+    if (!p) continue;
+    const source = unquote(p.text);
+    const name = spec.childForFieldName('name')?.text;
+    if (name === '_') continue;
+    if (name === '.') out.imports.push({ source, bindings: [], star: true });
+    else {
+      // Without an alias the binding is the package's declared name; the last path segment is the
+      // convention (major-version suffixes like /v2 are skipped).
+      const segments = source.split('/');
+      let last = segments[segments.length - 1];
+      if (/^v\d+$/.test(last) && segments.length > 1) last = segments[segments.length - 2];
+      out.imports.push({ source, bindings: [{ local: name ?? last.replace(/^go-|[-.]go$/g, '').replace(/[^\w]/g, '_'), imported: '*' }] });
+    }
+  }
+}
+
+function java(n: Node, out: ImportFacts): void {
+  if (n.type === 'package_declaration') {
+    out.packageName = n.namedChildren[0]?.text;
+    return;
+  }
+  if (n.type !== 'import_declaration') return;
+  out.importRanges.push([n.startIndex, n.endIndex]);
+  const text = n.text.replace(/^import\s+/, '').replace(/;\s*$/, '').trim();
+  const isStatic = text.startsWith('static ');
+  const name = text.replace(/^static\s+/, '').replace(/\s+/g, '');
+  if (name.endsWith('.*')) {
+    out.imports.push({ source: name.slice(0, -2), bindings: [], star: true });
+    return;
+  }
+  const dot = name.lastIndexOf('.');
+  const last = name.slice(dot + 1);
+  if (isStatic) out.imports.push({ source: name.slice(0, dot), bindings: [{ local: last, imported: last }] });
+  else out.imports.push({ source: name, bindings: [{ local: last, imported: '*' }] });
+}

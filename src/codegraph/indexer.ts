@@ -1,0 +1,122 @@
+import type { GitRepo } from '../git/repo';
+import { extractFacts } from './extract';
+import type { FileFacts } from './facts';
+import { FactsCache } from './facts-cache';
+import { loadGrammar } from './grammar-runtime';
+import { languageOf, unsupportedLanguageOf } from './languages';
+
+/** Bump when extraction changes: cached facts of another engine version are ignored. */
+export const CODEGRAPH_ENGINE_VERSION = 'codegraph-1';
+
+/** Files larger than this are treated as generated (minified bundles, fixtures) and not parsed. */
+const MAX_PARSE_BYTES = 1024 * 1024;
+const VENDORED = /(^|\/)(node_modules|vendor|third_party|bower_components|\.yarn|dist|build)\//;
+const READ_CONCURRENCY = 64;
+
+export interface IndexedFile {
+  path: string;
+  blob: string;
+  language: string;
+  facts: FileFacts;
+}
+
+export interface IndexProgress {
+  done: number;
+  total: number;
+  parsed: number;
+  cached: number;
+  path?: string;
+}
+
+export interface CommitIndex {
+  commit: string;
+  files: Map<string, IndexedFile>;
+  /** Source files in languages without a grammar: never grouped semantically. */
+  unsupported: Array<{ path: string; language: string }>;
+  /** Files with a grammar that were not parsed (vendored, too large, unreadable). */
+  skipped: Array<{ path: string; reason: string }>;
+  languages: Record<string, number>;
+  fileCount: number;
+  symbolCount: number;
+  parsedBlobs: number;
+  cachedBlobs: number;
+}
+
+export interface IndexOptions {
+  cache: FactsCache;
+  onProgress?: (p: IndexProgress) => void;
+}
+
+/** Indexes every file of `commit` that has a grammar; parse results come from the blob cache when possible. */
+export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOptions): Promise<CommitIndex> {
+  const tree = await repo.lsTree(commit);
+  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0 };
+  const todo: Array<{ path: string; blob: string; language: string }> = [];
+  for (const e of tree) {
+    if (e.type !== 'blob' || e.mode === '120000') continue;
+    const language = languageOf(e.path);
+    if (!language) {
+      const other = unsupportedLanguageOf(e.path);
+      if (other) result.unsupported.push({ path: e.path, language: other });
+      continue;
+    }
+    if (VENDORED.test(e.path) || /\.min\.js$/.test(e.path)) {
+      result.skipped.push({ path: e.path, reason: 'vendored or generated path' });
+      continue;
+    }
+    todo.push({ path: e.path, blob: e.sha, language });
+  }
+  const total = todo.length;
+  let done = 0;
+  const fresh: Array<{ blob: string; grammar: string; engine: string; facts: FileFacts }> = [];
+  const parsedThisRun = new Map<string, FileFacts>();
+  const report = (p?: string) => opts.onProgress?.({ done, total, parsed: result.parsedBlobs, cached: result.cachedBlobs, path: p });
+
+  const misses: typeof todo = [];
+  for (const f of todo) {
+    const facts = opts.cache.get(f.blob, f.language, CODEGRAPH_ENGINE_VERSION);
+    if (facts) {
+      result.cachedBlobs++;
+      add(result, f, facts);
+      done++;
+    } else misses.push(f);
+  }
+  report();
+
+  for (let i = 0; i < misses.length; i += READ_CONCURRENCY) {
+    const batch = misses.slice(i, i + READ_CONCURRENCY);
+    const blobs = await Promise.all(batch.map((f) => (parsedThisRun.has(`${f.blob}:${f.language}`) ? Promise.resolve(null) : repo.readBlob(f.blob))));
+    for (let j = 0; j < batch.length; j++) {
+      const f = batch[j];
+      const key = `${f.blob}:${f.language}`;
+      let facts = parsedThisRun.get(key);
+      if (!facts) {
+        const content = blobs[j];
+        if (!content || content.length > MAX_PARSE_BYTES || content.includes(0)) {
+          result.skipped.push({ path: f.path, reason: !content ? 'unreadable blob' : content.length > MAX_PARSE_BYTES ? 'larger than 1 MiB' : 'binary content' });
+          done++;
+          continue;
+        }
+        const grammar = await loadGrammar(f.language);
+        facts = extractFacts(grammar, content.toString('utf8'));
+        parsedThisRun.set(key, facts);
+        fresh.push({ blob: f.blob, grammar: f.language, engine: CODEGRAPH_ENGINE_VERSION, facts });
+        result.parsedBlobs++;
+      } else result.cachedBlobs++;
+      add(result, f, facts);
+      done++;
+    }
+    report(batch[batch.length - 1]?.path);
+    if (fresh.length >= 500) opts.cache.putMany(fresh.splice(0));
+  }
+  opts.cache.putMany(fresh);
+  return result;
+}
+
+function add(result: CommitIndex, f: { path: string; blob: string; language: string }, facts: FileFacts): void {
+  result.files.set(f.path, { path: f.path, blob: f.blob, language: f.language, facts });
+  result.fileCount++;
+  result.symbolCount += facts.defs.length;
+  result.languages[f.language] = (result.languages[f.language] ?? 0) + 1;
+}
+

@@ -1,0 +1,216 @@
+import * as path from 'node:path';
+
+/**
+ * The grammars the code graph understands (SPEC §8.1): every grammar that loads in web-tree-sitter from
+ * a registry package. Each language uses its grammar's own `queries/tags.scm`, plus `extraTags` where the
+ * upstream file under-reports, plus `sweep`: identifier captures used to find uses of imported bindings
+ * (tags.scm only reports calls, which would miss a function passed by reference or a type in `extends`).
+ */
+export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'include' | 'ruby' | 'none';
+
+export interface LanguageSpec {
+  id: string;
+  /** npm package and file of the grammar wasm. */
+  wasm: [pkg: string, file: string];
+  /** tags.scm files, concatenated in order ([pkg, file]). */
+  tags: Array<[pkg: string, file: string]>;
+  extraTags: string;
+  sweep: string;
+  imports: ImportStyle;
+  /** File extensions (with dot) resolved by relative imports, in probe order. */
+  moduleExtensions: string[];
+}
+
+const ECMA_EXTRA = `
+(internal_module name: (_) @name) @definition.module
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+(program (variable_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+(export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+(export_statement (variable_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+`;
+const TS_EXTRA = `${ECMA_EXTRA}
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+(public_field_definition name: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.method
+(ambient_declaration (function_signature name: (identifier) @name) @definition.function)
+(extends_clause value: (identifier) @name) @reference.class
+`;
+const JS_EXTRA = `${ECMA_EXTRA}
+(field_definition property: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.method
+`;
+const TS_SWEEP = `(identifier) @sweep (type_identifier) @sweep (shorthand_property_identifier) @sweep`;
+const C_CALLS = `(call_expression function: (identifier) @name) @reference.call`;
+
+const TS_EXTENSIONS = ['.ts', '.tsx', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
+
+export const LANGUAGES: Record<string, LanguageSpec> = {
+  typescript: {
+    id: 'typescript',
+    wasm: ['tree-sitter-typescript', 'tree-sitter-typescript.wasm'],
+    tags: [['tree-sitter-javascript', 'queries/tags.scm'], ['tree-sitter-typescript', 'queries/tags.scm']],
+    extraTags: TS_EXTRA,
+    sweep: TS_SWEEP,
+    imports: 'ecmascript',
+    moduleExtensions: TS_EXTENSIONS,
+  },
+  tsx: {
+    id: 'tsx',
+    wasm: ['tree-sitter-typescript', 'tree-sitter-tsx.wasm'],
+    tags: [['tree-sitter-javascript', 'queries/tags.scm'], ['tree-sitter-typescript', 'queries/tags.scm']],
+    extraTags: TS_EXTRA,
+    sweep: TS_SWEEP,
+    imports: 'ecmascript',
+    moduleExtensions: TS_EXTENSIONS,
+  },
+  javascript: {
+    id: 'javascript',
+    wasm: ['tree-sitter-javascript', 'tree-sitter-javascript.wasm'],
+    tags: [['tree-sitter-javascript', 'queries/tags.scm']],
+    extraTags: JS_EXTRA,
+    sweep: `(identifier) @sweep (shorthand_property_identifier) @sweep`,
+    imports: 'ecmascript',
+    moduleExtensions: ['.js', '.jsx', '.mjs', '.cjs', '.ts', '.tsx'],
+  },
+  python: {
+    id: 'python',
+    wasm: ['tree-sitter-python', 'tree-sitter-python.wasm'],
+    tags: [['tree-sitter-python', 'queries/tags.scm']],
+    extraTags: '',
+    sweep: `(identifier) @sweep`,
+    imports: 'python',
+    moduleExtensions: ['.py', '.pyi'],
+  },
+  go: {
+    id: 'go',
+    wasm: ['tree-sitter-go', 'tree-sitter-go.wasm'],
+    tags: [['tree-sitter-go', 'queries/tags.scm']],
+    extraTags: `
+(source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.constant))
+`,
+    sweep: `(identifier) @sweep (package_identifier) @sweep (type_identifier) @sweep`,
+    imports: 'go',
+    moduleExtensions: ['.go'],
+  },
+  java: {
+    id: 'java',
+    wasm: ['tree-sitter-java', 'tree-sitter-java.wasm'],
+    tags: [['tree-sitter-java', 'queries/tags.scm']],
+    extraTags: `
+(enum_declaration name: (identifier) @name) @definition.enum
+(record_declaration name: (identifier) @name) @definition.class
+(constructor_declaration name: (identifier) @name) @definition.method
+`,
+    sweep: `(identifier) @sweep (type_identifier) @sweep`,
+    imports: 'java',
+    moduleExtensions: ['.java'],
+  },
+  rust: {
+    id: 'rust',
+    wasm: ['tree-sitter-rust', 'tree-sitter-rust.wasm'],
+    tags: [['tree-sitter-rust', 'queries/tags.scm']],
+    extraTags: `(type_item name: (type_identifier) @name) @definition.type
+(const_item name: (identifier) @name) @definition.constant`,
+    sweep: '',
+    imports: 'none',
+    moduleExtensions: ['.rs'],
+  },
+  ruby: {
+    id: 'ruby',
+    wasm: ['tree-sitter-ruby', 'tree-sitter-ruby.wasm'],
+    tags: [['tree-sitter-ruby', 'queries/tags.scm']],
+    extraTags: '',
+    sweep: '',
+    imports: 'ruby',
+    moduleExtensions: ['.rb'],
+  },
+  c: {
+    id: 'c',
+    wasm: ['tree-sitter-c', 'tree-sitter-c.wasm'],
+    tags: [['tree-sitter-c', 'queries/tags.scm']],
+    extraTags: C_CALLS,
+    sweep: '',
+    imports: 'include',
+    moduleExtensions: ['.h', '.c'],
+  },
+  cpp: {
+    id: 'cpp',
+    wasm: ['tree-sitter-cpp', 'tree-sitter-cpp.wasm'],
+    tags: [['tree-sitter-cpp', 'queries/tags.scm']],
+    extraTags: C_CALLS,
+    sweep: '',
+    imports: 'include',
+    moduleExtensions: ['.h', '.hpp', '.hh', '.cpp', '.cc'],
+  },
+  csharp: {
+    id: 'csharp',
+    wasm: ['tree-sitter-c-sharp', 'tree-sitter-c_sharp.wasm'],
+    tags: [['tree-sitter-c-sharp', 'queries/tags.scm']],
+    extraTags: '',
+    sweep: '',
+    imports: 'none',
+    moduleExtensions: ['.cs'],
+  },
+  php: {
+    id: 'php',
+    wasm: ['tree-sitter-php', 'tree-sitter-php.wasm'],
+    tags: [['tree-sitter-php', 'queries/tags.scm']],
+    extraTags: '',
+    sweep: '',
+    imports: 'none',
+    moduleExtensions: ['.php'],
+  },
+  zig: {
+    id: 'zig',
+    wasm: ['@tree-sitter-grammars/tree-sitter-zig', 'tree-sitter-zig.wasm'],
+    // The zig grammar package ships no tags.scm; this is the equivalent.
+    tags: [],
+    extraTags: `
+(function_declaration name: (identifier) @name) @definition.function
+(variable_declaration (identifier) @name [(struct_declaration) (enum_declaration) (union_declaration)]) @definition.class
+(call_expression function: (identifier) @name) @reference.call
+`,
+    sweep: '',
+    imports: 'none',
+    moduleExtensions: ['.zig'],
+  },
+};
+
+const BY_EXTENSION: Record<string, string> = {
+  '.ts': 'typescript', '.mts': 'typescript', '.cts': 'typescript',
+  '.tsx': 'tsx',
+  '.js': 'javascript', '.jsx': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript',
+  '.py': 'python', '.pyi': 'python',
+  '.go': 'go',
+  '.rs': 'rust',
+  '.java': 'java',
+  '.rb': 'ruby',
+  '.c': 'c', '.h': 'c',
+  '.cc': 'cpp', '.cpp': 'cpp', '.cxx': 'cpp', '.hpp': 'cpp', '.hh': 'cpp', '.hxx': 'cpp',
+  '.cs': 'csharp',
+  '.php': 'php',
+  '.zig': 'zig',
+};
+
+/** Extensions of source code in languages we have no grammar for: listed as such, never grouped semantically. */
+const UNSUPPORTED_SOURCE: Record<string, string> = {
+  '.kt': 'kotlin', '.kts': 'kotlin', '.swift': 'swift', '.dart': 'dart', '.scala': 'scala', '.m': 'objective-c',
+  '.mm': 'objective-c', '.lua': 'lua', '.pl': 'perl', '.pm': 'perl', '.r': 'r', '.jl': 'julia', '.ex': 'elixir',
+  '.exs': 'elixir', '.erl': 'erlang', '.hs': 'haskell', '.ml': 'ocaml', '.fs': 'fsharp', '.clj': 'clojure',
+  '.groovy': 'groovy', '.sh': 'shell', '.bash': 'shell', '.ps1': 'powershell', '.vue': 'vue', '.svelte': 'svelte',
+  '.elm': 'elm', '.nim': 'nim', '.cr': 'crystal', '.v': 'v', '.sol': 'solidity', '.cob': 'cobol', '.f90': 'fortran',
+};
+
+export function languageOf(filePath: string): string | undefined {
+  return BY_EXTENSION[extensionOf(filePath)];
+}
+
+export function unsupportedLanguageOf(filePath: string): string | undefined {
+  return UNSUPPORTED_SOURCE[extensionOf(filePath)];
+}
+
+function extensionOf(filePath: string): string {
+  const base = path.posix.basename(filePath).toLowerCase();
+  if (base.endsWith('.d.ts')) return '.ts';
+  return path.posix.extname(base);
+}
