@@ -1,4 +1,13 @@
 // One line per feature catalogue. Add yours here (keep it one line each).
 import type { EventDefinition } from './define';
+import { repoEvents } from './repo';
+import { computeEvents } from './compute';
+import { contractEvents } from './contract';
+import { visualEvents } from './visual';
 
-export const CATALOGUE_PARTS: EventDefinition[][] = [];
+export const CATALOGUE_PARTS: EventDefinition[][] = [
+  repoEvents,
+  computeEvents,
+  contractEvents,
+  visualEvents,
+];
