@@ -91,7 +91,7 @@ export interface CommandOutcome {
   replayed: boolean;
 }
 
-const MAX_CONFLICT_RETRIES = 8;
+const MAX_CONFLICT_RETRIES = 20;
 
 interface CachedStream<S> {
   revision: number;
@@ -128,40 +128,64 @@ export class CommandExecutor {
     const prepared = def.prepare ? await def.prepare(input, env) : (input as unknown as P);
     const ctx: DecideContext = { principal, role: envelope.role, now: now.toISOString(), workspaceId: workspace.id };
 
-    for (let attempt = 0; ; attempt++) {
-      const { state, revision } = await this.load(def.fold, workspace, streamId);
-      const pending = def.decide(state, prepared, ctx);
-      if (pending.length === 0) return this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([]) : null }, false);
-      const metadata: EventMetadata = {
-        principal,
-        workspaceId: workspace.id,
-        correlationId: envelope.correlationId ?? key,
-        causationId: envelope.causationId ?? null,
-        occurredAt: now.toISOString(),
-        idempotencyKey: key,
-        commandDigest,
-        command: def.name,
-        batchSize: pending.length,
-      };
-      const events = pending.map((p, i) => toNewEvent(p, deriveEventId(key, i), metadata));
-      try {
-        await workspace.store.append(streamId, revision < 0 ? 'no_stream' : revision, events);
-      } catch (err) {
-        const code = (err as DomainError).code;
-        if (code === 'wrong_expected_revision' && attempt < MAX_CONFLICT_RETRIES) continue;
-        if (code === 'duplicate_event_id' || code === 'wrong_expected_revision') {
-          // Another request with the same key won the race: answer as it did.
-          const again = await this.replay(def, workspace, key, commandDigest, streamId);
-          if (again) return again;
+    // Commands on one stream are serialized inside a process (decide on the latest state, no wasted
+    // decisions); across processes the expected revision arbitrates and a conflict re-decides.
+    const outcome = await this.serialized(workspace, streamId, async () => {
+      for (let attempt = 0; ; attempt++) {
+        const { state, revision } = await this.load(def.fold, workspace, streamId);
+        const pending = def.decide(state, prepared, ctx);
+        if (pending.length === 0) {
+          return this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([]) : null }, false);
         }
-        throw err;
+        const metadata: EventMetadata = {
+          principal,
+          workspaceId: workspace.id,
+          correlationId: envelope.correlationId ?? key,
+          causationId: envelope.causationId ?? null,
+          occurredAt: now.toISOString(),
+          idempotencyKey: key,
+          commandDigest,
+          command: def.name,
+          batchSize: pending.length,
+        };
+        const events = pending.map((p, i) => toNewEvent(p, deriveEventId(key, i), metadata));
+        try {
+          await workspace.store.append(streamId, revision < 0 ? 'no_stream' : revision, events);
+        } catch (err) {
+          const code = (err as DomainError).code;
+          if (code === 'duplicate_event_id' || code === 'wrong_expected_revision') {
+            // Another request with the same key may have won the race: answer as it did.
+            const again = await this.replay(def, workspace, key, commandDigest, streamId);
+            if (again) return again;
+          }
+          if (code === 'wrong_expected_revision' && attempt < MAX_CONFLICT_RETRIES) {
+            // Jittered backoff: symmetric writers in lockstep would otherwise collide round after round.
+            await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 2 ** attempt)));
+            continue;
+          }
+          throw err;
+        }
+        return null;
       }
-      const recorded = await this.readBatch(workspace, key, streamId);
-      if (!recorded) throw new Error(`appended events of ${key} not found`);
-      // The store may have seen this exact batch already (a retry racing its original): same answer.
-      await this.runFollowUps(def, workspace, recorded);
-      return this.respond(responseOf(def, streamId, recorded), false);
-    }
+    });
+    if (outcome) return outcome;
+    const recorded = await this.readBatch(workspace, key, streamId);
+    if (!recorded) throw new Error(`appended events of ${key} not found`);
+    await this.runFollowUps(def, workspace, recorded);
+    return this.respond(responseOf(def, streamId, recorded), false);
+  }
+
+  private async serialized<T>(workspace: WorkspaceHandle, streamId: string, fn: () => Promise<T>): Promise<T> {
+    let locks = workspace.cache.get(CommandExecutor) as Map<string, Promise<unknown>> | undefined;
+    if (!locks) workspace.cache.set(CommandExecutor, (locks = new Map()));
+    const prev = locks.get(streamId) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    locks.set(streamId, tail);
+    tail.then(() => {
+      if (locks!.get(streamId) === tail) locks!.delete(streamId);
+    });
+    return run;
   }
 
   /** Folds a stream (from the per-workspace cache, reading only events past the cached revision). */
