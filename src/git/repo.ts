@@ -116,6 +116,7 @@ export class GitRepo {
     if (spec.includes('\n')) return Promise.reject(new DomainError('invalid_ref', 'object: must not contain a newline'));
     const proc = this.ensureCatFile();
     return new Promise((resolve, reject) => {
+      if (this.queue.length === 0) this.holdEventLoop(proc, true);
       this.queue.push({ resolve, reject });
       proc.stdin.write(spec + '\n');
     });
@@ -170,6 +171,15 @@ export class GitRepo {
     return proc;
   }
 
+  /**
+   * The reader is unref'd so an idle GitRepo never keeps the process alive, but while reads are pending
+   * it must: otherwise a script awaiting a blob would simply exit.
+   */
+  private holdEventLoop(proc: ChildProcessWithoutNullStreams, hold: boolean): void {
+    const streams = [proc, proc.stdout, proc.stdin, proc.stderr] as unknown as Array<{ ref?: () => void; unref?: () => void }>;
+    for (const s of streams) (hold ? s.ref : s.unref)?.call(s);
+  }
+
   private drain(): void {
     for (;;) {
       const nl = this.buf.indexOf(10);
@@ -178,6 +188,7 @@ export class GitRepo {
       if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
         this.buf = this.buf.subarray(nl + 1);
         this.queue.shift()?.resolve(null);
+        if (this.queue.length === 0 && this.catFile) this.holdEventLoop(this.catFile, false);
         continue;
       }
       const size = Number(header.slice(header.lastIndexOf(' ') + 1));
@@ -185,6 +196,7 @@ export class GitRepo {
       const body = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size));
       this.buf = this.buf.subarray(nl + 1 + size + 1);
       this.queue.shift()?.resolve(body);
+      if (this.queue.length === 0 && this.catFile) this.holdEventLoop(this.catFile, false);
     }
   }
 }

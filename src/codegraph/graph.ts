@@ -1,0 +1,355 @@
+import * as path from 'node:path';
+import type { Definition, ImportDecl, Reference, ReferenceKind } from './facts';
+import type { CommitIndex, IndexedFile } from './indexer';
+import { LANGUAGES } from './languages';
+
+/**
+ * `resolved`: bound through the same file or through an import (re-exports followed) · `name-match`: only
+ * a definition with the same name exists somewhere (never used for merging) · `unknown`: nothing found.
+ */
+export type EdgeConfidence = 'resolved' | 'name-match' | 'unknown';
+
+export interface SymbolInfo {
+  id: string;
+  path: string;
+  def: Definition;
+}
+
+export interface Edge {
+  /** Enclosing symbol id of the reference, or the file path for top-level code. */
+  from: string;
+  fromFile: string;
+  /** Resolved target symbol id. */
+  to: string;
+  toFile: string;
+  kind: ReferenceKind;
+  line: number;
+}
+
+export interface EdgeStats {
+  resolved: number;
+  nameMatch: number;
+  unknown: number;
+  external: number;
+}
+
+export const symbolId = (file: string, qname: string): string => `${file}#${qname}`;
+
+/** The resolved code graph of one commit, built from its cached per-blob facts. */
+export class CodeGraph {
+  readonly symbols = new Map<string, SymbolInfo>();
+  readonly defsByFile = new Map<string, SymbolInfo[]>();
+  /** Resolved edges only (they are the only ones allowed to merge cohorts). */
+  readonly edges: Edge[] = [];
+  /** Name-matched references: from → candidate target ids (capped), kept for reporting. */
+  readonly nameMatches: Array<{ from: string; fromFile: string; name: string; candidates: string[] }> = [];
+  readonly stats: EdgeStats = { resolved: 0, nameMatch: 0, unknown: 0, external: 0 };
+  private readonly outgoing = new Map<string, Edge[]>();
+  private readonly incoming = new Map<string, Edge[]>();
+  private readonly byName = new Map<string, string[]>();
+  private readonly exportMemo = new Map<string, string | null>();
+  private readonly dirFiles = new Map<string, string[]>();
+  private readonly goModules: Array<{ dir: string; module: string }> = [];
+  private readonly javaTypes = new Map<string, string>();
+  private readonly javaPackages = new Map<string, string[]>();
+
+  constructor(readonly index: CommitIndex, goMods: Array<{ dir: string; module: string }> = []) {
+    this.goModules = [...goMods].sort((a, b) => b.module.length - a.module.length);
+    for (const file of index.files.values()) {
+      const infos: SymbolInfo[] = [];
+      for (const def of file.facts.defs) {
+        const info = { id: symbolId(file.path, def.qname), path: file.path, def };
+        infos.push(info);
+        this.symbols.set(info.id, info);
+        const list = this.byName.get(def.name);
+        if (list) list.push(info.id);
+        else this.byName.set(def.name, [info.id]);
+      }
+      this.defsByFile.set(file.path, infos);
+      const dir = path.posix.dirname(file.path);
+      const siblings = this.dirFiles.get(dir);
+      if (siblings) siblings.push(file.path);
+      else this.dirFiles.set(dir, [file.path]);
+      if (file.language === 'java' && file.facts.packageName) {
+        const cls = path.posix.basename(file.path, '.java');
+        this.javaTypes.set(`${file.facts.packageName}.${cls}`, file.path);
+        const pkg = this.javaPackages.get(file.facts.packageName);
+        if (pkg) pkg.push(file.path);
+        else this.javaPackages.set(file.facts.packageName, [file.path]);
+      }
+    }
+    for (const file of index.files.values()) this.resolveFile(file);
+  }
+
+  outgoingOf(from: string): Edge[] {
+    return this.outgoing.get(from) ?? [];
+  }
+
+  incomingOf(to: string): Edge[] {
+    return this.incoming.get(to) ?? [];
+  }
+
+  /** Innermost definition of `file` containing `line`. */
+  definitionAt(file: string, line: number): SymbolInfo | undefined {
+    let best: SymbolInfo | undefined;
+    for (const s of this.defsByFile.get(file) ?? []) {
+      if (s.def.start <= line && line <= s.def.end && (!best || s.def.end - s.def.start <= best.def.end - best.def.start)) best = s;
+    }
+    return best;
+  }
+
+  /** True when some resolved edge goes from `from` (or a symbol nested in it) to `to` (or a symbol nested in it). */
+  hasResolvedEdge(from: string, to: string): boolean {
+    const [fromFile] = from.split('#');
+    for (const e of this.edges) {
+      if (e.fromFile !== fromFile) continue;
+      if ((e.from === from || e.from.startsWith(`${from}.`)) && (e.to === to || e.to.startsWith(`${to}.`))) return true;
+    }
+    return false;
+  }
+
+  private addEdge(e: Edge): void {
+    this.edges.push(e);
+    this.stats.resolved++;
+    const o = this.outgoing.get(e.from);
+    if (o) o.push(e);
+    else this.outgoing.set(e.from, [e]);
+    const i = this.incoming.get(e.to);
+    if (i) i.push(e);
+    else this.incoming.set(e.to, [e]);
+  }
+
+  private resolveFile(file: IndexedFile): void {
+    const facts = file.facts;
+    const bindings = new Map<string, { decl: ImportDecl; imported: string }>();
+    for (const decl of facts.imports) if (!decl.reexport) for (const b of decl.bindings) bindings.set(b.local, { decl, imported: b.imported });
+    const stars = facts.imports.filter((d) => d.star && !d.reexport);
+    const infos = this.defsByFile.get(file.path) ?? [];
+    const seen = new Set<string>();
+    for (const ref of facts.refs) {
+      const from = ref.from >= 0 ? infos[ref.from]?.id ?? file.path : file.path;
+      const target = this.resolveReference(file, ref, bindings, stars, infos);
+      if (target === 'external') {
+        this.stats.external++;
+        continue;
+      }
+      if (typeof target === 'string') {
+        if (target === from) continue; // recursion is not a dependency
+        const key = `${from}\0${target}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        this.addEdge({ from, fromFile: file.path, to: target, toFile: this.symbols.get(target)!.path, kind: ref.kind, line: ref.line });
+        continue;
+      }
+      const candidates = (this.byName.get(ref.name) ?? []).filter((id) => !id.startsWith(`${file.path}#`));
+      if (candidates.length) {
+        this.stats.nameMatch++;
+        this.nameMatches.push({ from, fromFile: file.path, name: ref.name, candidates: candidates.slice(0, 5) });
+      } else this.stats.unknown++;
+    }
+  }
+
+  /** A symbol id, 'external' (bound to a module outside the repo) or undefined (not resolvable). */
+  private resolveReference(
+    file: IndexedFile,
+    ref: Reference,
+    bindings: Map<string, { decl: ImportDecl; imported: string }>,
+    stars: ImportDecl[],
+    infos: SymbolInfo[],
+  ): string | 'external' | undefined {
+    const q = ref.qualifier;
+    if (q === undefined) {
+      const b = bindings.get(ref.name);
+      if (b) {
+        const target = this.resolveModule(file, b.decl.source);
+        if (!target) return 'external';
+        if (b.imported === '*') return this.namespaceSelf(target, ref.name);
+        return this.resolveExport(target, b.imported, 0);
+      }
+      const local = infos.find((s) => s.def.name === ref.name && s.def.parent === -1) ?? infos.find((s) => s.def.name === ref.name && ref.from >= 0 && isWithin(infos, ref.from, s));
+      if (local) return local.id;
+      const pkgLocal = this.packageScope(file, ref.name);
+      if (pkgLocal) return pkgLocal;
+      for (const decl of stars) {
+        const target = this.resolveModule(file, decl.source);
+        if (!target) continue;
+        const found = this.resolveExport(target, ref.name, 0);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    if (q === 'this' || q === 'self' || q === 'cls' || q === 'super') {
+      for (let i = ref.from; i >= 0; i = infos[i].def.parent) {
+        const owner = infos[i];
+        if (!['class', 'interface', 'module', 'type', 'enum'].includes(owner.def.kind)) continue;
+        const member = this.symbols.get(`${owner.id}.${ref.name}`);
+        return member?.id;
+      }
+      return undefined;
+    }
+    const head = q.split('.')[0];
+    const b = bindings.get(q) ?? bindings.get(head);
+    if (b) {
+      const target = this.resolveModule(file, b.decl.source);
+      if (!target) return 'external';
+      if (b.imported === '*') {
+        const ownType = this.namespaceSelf(target, q);
+        if (ownType) return this.symbols.get(`${ownType}.${ref.name}`)?.id ?? ownType;
+        return this.resolveExport(target, ref.name, 0);
+      }
+      const owner = this.resolveExport(target, b.imported, 0);
+      if (!owner) return undefined;
+      return this.symbols.get(`${owner}.${ref.name}`)?.id ?? owner;
+    }
+    const ownerLocal = infos.find((s) => s.def.name === q && s.def.parent === -1) ?? (this.packageScope(file, q) ? this.symbols.get(this.packageScope(file, q)!) : undefined);
+    if (ownerLocal) return this.symbols.get(`${ownerLocal.id}.${ref.name}`)?.id;
+    return undefined;
+  }
+
+  /** Java `import a.b.C` binds C to the file; a bare use of C means its top-level type. */
+  private namespaceSelf(target: string, name: string): string | undefined {
+    if (target.startsWith('dir:')) return undefined;
+    return this.symbols.get(symbolId(target, name))?.id;
+  }
+
+  /** Go package scope and Java package-private scope: definitions of sibling files. */
+  private packageScope(file: IndexedFile, name: string): string | undefined {
+    if (file.language !== 'go' && file.language !== 'java') return undefined;
+    for (const sibling of this.dirFiles.get(path.posix.dirname(file.path)) ?? []) {
+      if (sibling === file.path) continue;
+      const s = this.symbols.get(symbolId(sibling, name));
+      if (s && s.def.parent === -1) return s.id;
+    }
+    return undefined;
+  }
+
+  /** Exported symbol `name` of module `target` (a file path, or `dir:<path>` for a Go package), following re-exports. */
+  resolveExport(target: string, name: string, depth: number): string | undefined {
+    const memoKey = `${target}\0${name}`;
+    const memo = this.exportMemo.get(memoKey);
+    if (memo !== undefined) return memo ?? undefined;
+    if (depth > 12) return undefined;
+    this.exportMemo.set(memoKey, null); // cycle guard
+    const found = this.lookupExport(target, name, depth);
+    this.exportMemo.set(memoKey, found ?? null);
+    return found;
+  }
+
+  private lookupExport(target: string, name: string, depth: number): string | undefined {
+    if (target.startsWith('dir:')) {
+      for (const f of this.dirFiles.get(target.slice(4)) ?? []) {
+        if (!f.endsWith('.go')) continue;
+        const s = this.symbols.get(symbolId(f, name));
+        if (s && s.def.parent === -1) return s.id;
+      }
+      return undefined;
+    }
+    const file = this.index.files.get(target);
+    if (!file) return undefined;
+    const facts = file.facts;
+    const local = facts.exportAliases.find(([exported]) => exported === name)?.[1] ?? name;
+    const own = this.symbols.get(symbolId(target, local));
+    if (own && own.def.parent === -1) return own.id;
+    for (const decl of facts.imports) {
+      // ES modules re-export only what `export … from` / `export { imported }` names; Python modules expose their imports.
+      const reexported = decl.reexport || file.language === 'python' || local !== name || facts.exportAliases.some(([, l]) => l === local);
+      if (!reexported) continue;
+      const b = decl.bindings.find((x) => x.local === (decl.reexport ? name : local));
+      if (!b || b.imported === '*') continue;
+      const next = this.resolveModule(file, decl.source);
+      if (next) {
+        const found = this.resolveExport(next, b.imported, depth + 1);
+        if (found) return found;
+      }
+    }
+    for (const decl of facts.imports) {
+      if (!decl.star || !(decl.reexport || file.language === 'python' || file.language === 'c' || file.language === 'cpp')) continue;
+      const next = this.resolveModule(file, decl.source);
+      if (!next) continue;
+      const found = this.resolveExport(next, name, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  private readonly moduleMemo = new Map<string, string | null>();
+
+  /** Resolves a module specifier to an indexed file (or `dir:<path>` for a Go package); undefined when outside the repo. */
+  resolveModule(file: IndexedFile, source: string): string | undefined {
+    const key = `${file.path}\0${source}`;
+    const memo = this.moduleMemo.get(key);
+    if (memo !== undefined) return memo ?? undefined;
+    const found = this.lookupModule(file, source);
+    this.moduleMemo.set(key, found ?? null);
+    return found;
+  }
+
+  private has(p: string): boolean {
+    return this.index.files.has(p);
+  }
+
+  private probe(base: string, extensions: string[], indexNames: string[]): string | undefined {
+    const norm = path.posix.normalize(base);
+    if (norm.startsWith('..')) return undefined;
+    if (this.has(norm)) return norm;
+    // TypeScript's ESM style imports `./x.js` meaning `./x.ts`.
+    const stripped = norm.replace(/\.(js|jsx|mjs|cjs)$/, '');
+    for (const ext of extensions) if (this.has(stripped + ext)) return stripped + ext;
+    for (const idx of indexNames) for (const ext of extensions) if (this.has(`${norm}/${idx}${ext}`)) return `${norm}/${idx}${ext}`;
+    return undefined;
+  }
+
+  private lookupModule(file: IndexedFile, source: string): string | undefined {
+    const spec = LANGUAGES[file.language];
+    const dir = path.posix.dirname(file.path);
+    switch (spec.imports) {
+      case 'ecmascript':
+        if (!source.startsWith('.')) return undefined;
+        return this.probe(path.posix.join(dir, source), spec.moduleExtensions, ['index']);
+      case 'ruby':
+        return this.probe(path.posix.join(dir, source), spec.moduleExtensions, []);
+      case 'include':
+        return this.probe(path.posix.join(dir, source), [], []) ?? this.probe(source, [], []);
+      case 'python': {
+        const dots = /^\.*/.exec(source)![0].length;
+        const rest = source.slice(dots).split('.').filter(Boolean).join('/');
+        if (dots > 0) {
+          let base = dir;
+          for (let i = 1; i < dots; i++) base = path.posix.dirname(base);
+          return this.probe(rest ? path.posix.join(base, rest) : base, ['.py', '.pyi'], ['__init__']) ?? (rest ? undefined : this.probe(`${base}/__init__`, ['.py'], []));
+        }
+        const roots = new Set<string>(['', 'src', 'lib']);
+        for (let d = dir; d !== '.' && d !== ''; d = path.posix.dirname(d)) roots.add(d);
+        for (const root of roots) {
+          const found = this.probe(root ? `${root}/${rest}` : rest, ['.py', '.pyi'], ['__init__']);
+          if (found) return found;
+        }
+        return undefined;
+      }
+      case 'go':
+        for (const m of this.goModules) {
+          if (source === m.module || source.startsWith(`${m.module}/`)) {
+            const rel = source.slice(m.module.length).replace(/^\//, '');
+            const target = path.posix.join(m.dir || '.', rel);
+            const norm = target === '.' ? '.' : path.posix.normalize(target);
+            return this.dirFiles.has(norm) ? `dir:${norm}` : undefined;
+          }
+        }
+        return undefined;
+      case 'java':
+        return this.javaTypes.get(source);
+      default:
+        return undefined;
+    }
+  }
+}
+
+function isWithin(infos: SymbolInfo[], from: number, candidate: SymbolInfo): boolean {
+  for (let i = from; i >= 0; i = infos[i].def.parent) if (infos[i].def.parent === candidate.def.parent) return true;
+  return false;
+}
+
+/** Parses `module <path>` out of a go.mod text. */
+export function goModulePath(goMod: string): string | undefined {
+  return /^\s*module\s+(\S+)/m.exec(goMod)?.[1]?.replace(/^"|"$/g, '');
+}
