@@ -1,0 +1,511 @@
+import * as zlib from 'node:zlib';
+import { PNG } from 'pngjs';
+
+/** A decoded image: 8-bit RGBA, row-major, `width * height * 4` bytes. */
+export interface RgbaImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+export class MalformedPngError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MalformedPngError';
+  }
+}
+
+const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** Refuse absurd dimensions before allocating: 16k × 16k RGBA is already 1 GiB. */
+const MAX_PIXELS = 16384 * 16384;
+
+export function isPng(bytes: Uint8Array): boolean {
+  return bytes.length >= 8 && Buffer.from(bytes.buffer, bytes.byteOffset, 8).equals(SIGNATURE);
+}
+
+/** Width and height from the IHDR chunk, without decoding. */
+export function pngDimensions(bytes: Uint8Array): { width: number; height: number } {
+  if (!isPng(bytes)) throw new MalformedPngError('not a PNG (bad signature)');
+  if (bytes.length < 33) throw new MalformedPngError('truncated PNG (no IHDR)');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (view.getUint32(12) !== 0x49484452) throw new MalformedPngError('first chunk is not IHDR');
+  return { width: view.getUint32(16), height: view.getUint32(20) };
+}
+
+/** The header and raw chunk data of a PNG, before inflating. */
+interface ParsedPng {
+  width: number;
+  height: number;
+  bitDepth: number;
+  colorType: number;
+  interlace: number;
+  palette?: Buffer;
+  transparency?: Buffer;
+  idat: Buffer;
+}
+
+function parsePng(bytes: Uint8Array): ParsedPng {
+  if (!isPng(bytes)) throw new MalformedPngError('not a PNG (bad signature)');
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let pos = 8;
+  let width = 0;
+  let height = 0;
+  let bitDepth = 0;
+  let colorType = -1;
+  let interlace = 0;
+  let palette: Buffer | undefined;
+  let transparency: Buffer | undefined;
+  const idat: Buffer[] = [];
+  while (pos + 8 <= buf.length) {
+    const length = buf.readUInt32BE(pos);
+    const type = buf.readUInt32BE(pos + 4);
+    const start = pos + 8;
+    const end = start + length;
+    if (end + 4 > buf.length) throw new MalformedPngError(`truncated PNG (chunk at byte ${pos} runs past the end)`);
+    if (type === 0x49484452) {
+      if (length !== 13) throw new MalformedPngError('IHDR has the wrong length');
+      width = buf.readUInt32BE(start);
+      height = buf.readUInt32BE(start + 4);
+      bitDepth = buf[start + 8];
+      colorType = buf[start + 9];
+      interlace = buf[start + 12];
+    } else if (type === 0x504c5445) palette = buf.subarray(start, end);
+    else if (type === 0x74524e53) transparency = buf.subarray(start, end);
+    else if (type === 0x49444154) idat.push(buf.subarray(start, end));
+    else if (type === 0x49454e44) break;
+    pos = end + 4;
+  }
+  if (colorType < 0) throw new MalformedPngError('PNG has no IHDR chunk');
+  if (width === 0 || height === 0) throw new MalformedPngError(`PNG has an empty size (${width}×${height})`);
+  if (width * height > MAX_PIXELS) throw new MalformedPngError(`PNG is too large (${width}×${height})`);
+  if (idat.length === 0) throw new MalformedPngError('PNG has no image data (no IDAT chunk)');
+  if (CHANNELS[colorType] === undefined) throw new MalformedPngError(`PNG has an invalid colour type ${colorType}`);
+  if (colorType === 3 && !palette) throw new MalformedPngError('palette PNG has no PLTE chunk');
+  return { width, height, bitDepth, colorType, interlace, palette, transparency, idat: idat.length === 1 ? idat[0] : Buffer.concat(idat) };
+}
+
+/** The fast path covers non-interlaced 8-bit images; everything else goes through pngjs. */
+const onFastPath = (p: ParsedPng) => p.bitDepth === 8 && p.interlace === 0;
+
+function asBytes(b: Buffer): Uint8Array {
+  // A plain Uint8Array view keeps the unfilter loop monomorphic (mixing Buffer and Uint8Array element
+  // access in one function measured ~1.5× slower here).
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/**
+ * One output chunk of the exact expected size: the default 16 KiB chunks cost a callback (async) or a
+ * copy (sync) each, which measured ~30 % of a 1080p decode.
+ */
+function inflateOptions(p: ParsedPng): zlib.ZlibOptions {
+  const expected = p.height * (p.width * CHANNELS[p.colorType] + 1);
+  return { chunkSize: Math.max(zlib.constants.Z_MIN_CHUNK, Math.min(expected + 1, 1 << 30)) };
+}
+
+function inflateSync(p: ParsedPng): Uint8Array {
+  try {
+    return asBytes(zlib.inflateSync(p.idat, inflateOptions(p)));
+  } catch (err) {
+    throw new MalformedPngError(`PNG image data does not inflate: ${(err as Error).message}`);
+  }
+}
+
+function inflateAsync(p: ParsedPng): Promise<Uint8Array> {
+  return new Promise((resolve, reject) =>
+    zlib.inflate(p.idat, inflateOptions(p), (err, out) => (err ? reject(new MalformedPngError(`PNG image data does not inflate: ${err.message}`)) : resolve(asBytes(out)))),
+  );
+}
+
+/** A decoded image plus what a second, similar image can reuse from it. */
+interface DecodedRows {
+  image: RgbaImage;
+  /** The inflated, still-filtered scanlines (filter byte + stride bytes per row). */
+  raw: Uint8Array;
+  /** The unfiltered scanlines in the PNG's own pixel format (=== image.data for RGBA). */
+  rows: Uint8Array;
+  stride: number;
+}
+
+function reconstruct(p: ParsedPng, raw: Uint8Array, reference?: DecodedRows): { decoded: DecodedRows; sameRows?: Uint8Array } {
+  const channels = CHANNELS[p.colorType];
+  const stride = p.width * channels;
+  if (raw.length < p.height * (stride + 1)) throw new MalformedPngError(`PNG image data is too short (${raw.length} bytes for ${p.width}×${p.height})`);
+  const out = new Uint8Array(p.width * p.height * 4);
+  const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
+  const usable = reference && reference.stride === stride && reference.rows.length === rows.length ? reference : undefined;
+  const sameRows = usable ? new Uint8Array(p.height) : undefined;
+  unfilter(raw, rows, stride, p.height, channels, usable, sameRows);
+  if (p.colorType !== 6) expandToRgba(rows, out, p.width * p.height, p.colorType, p.palette, p.transparency);
+  return { decoded: { image: { width: p.width, height: p.height, data: out }, raw, rows, stride }, sameRows };
+}
+
+/**
+ * Decodes a PNG to RGBA8.
+ *
+ * Decoding, not comparison, dominates the cost of a visual diff (pngjs decodes a 1080p pair in ~8× the
+ * pixelmatch compare time: its inflate is streamed and its unfilter is generic). Screenshots and goldens
+ * are almost always non-interlaced 8-bit RGB/RGBA/grey/palette, so those take a fast path: one native
+ * zlib inflate over the concatenated IDAT data and an unfilter written straight into the RGBA output.
+ * Everything else (16-bit, sub-byte depths, Adam7 interlacing) falls back to pngjs, which handles the
+ * whole format. Chunk CRCs are not verified on the fast path: the bytes come from git objects or our
+ * own render output, and structural damage still surfaces as an inflate, filter or length error.
+ */
+export function decodePng(bytes: Uint8Array): RgbaImage {
+  const p = parsePng(bytes);
+  if (!onFastPath(p)) return decodeWithPngjs(bytes);
+  return reconstruct(p, inflateSync(p)).decoded.image;
+}
+
+export interface DecodedPair {
+  base: RgbaImage;
+  head: RgbaImage;
+  /**
+   * Per row of the head, 1 when it is known to equal the same row of the base (only when both images
+   * share size and pixel format on the fast path; absent otherwise). Rows marked 0 may still be equal.
+   */
+  sameRows?: Uint8Array;
+}
+
+/**
+ * Decodes a base/head pair. The two inflates run concurrently on libuv's thread pool, and the head
+ * reuses the base wherever its filtered scanline bytes are identical (and the row above was identical,
+ * for filters that read it): a typical UI change touches a few rows, so most of the head costs a
+ * memcmp and a memcpy instead of an unfilter, and the same pass yields which rows can differ at all.
+ */
+export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array): Promise<DecodedPair> {
+  const pb = parsePngLabelled(baseBytes, 'base');
+  const ph = parsePngLabelled(headBytes, 'head');
+  const [rawBase, rawHead] = await Promise.all([
+    onFastPath(pb) ? inflateAsync(pb).catch(relabel('base')) : Promise.resolve(undefined),
+    onFastPath(ph) ? inflateAsync(ph).catch(relabel('head')) : Promise.resolve(undefined),
+  ]);
+  const base = rawBase ? labelled('base', () => reconstruct(pb, rawBase).decoded) : undefined;
+  const baseImage = base ? base.image : labelled('base', () => decodeWithPngjs(baseBytes));
+  if (!rawHead) return { base: baseImage, head: labelled('head', () => decodeWithPngjs(headBytes)) };
+  const sameFormat = base && pb.width === ph.width && pb.height === ph.height && pb.colorType === ph.colorType && samePalette(pb, ph);
+  const { decoded, sameRows } = labelled('head', () => reconstruct(ph, rawHead, sameFormat ? base : undefined));
+  return { base: baseImage, head: decoded.image, sameRows };
+}
+
+function samePalette(a: ParsedPng, b: ParsedPng): boolean {
+  const eq = (x?: Buffer, y?: Buffer) => (x === undefined ? y === undefined : y !== undefined && x.equals(y));
+  return eq(a.palette, b.palette) && eq(a.transparency, b.transparency);
+}
+
+function parsePngLabelled(bytes: Uint8Array, side: string): ParsedPng {
+  return labelled(side, () => parsePng(bytes));
+}
+
+function labelled<T>(side: string, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    throw relabel(side)(err);
+  }
+}
+
+function relabel(side: string): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof MalformedPngError && !err.message.startsWith(side)) throw new MalformedPngError(`${side} image: ${err.message}`);
+    throw err;
+  };
+}
+
+const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+
+/**
+ * Reverses the five PNG scanline filters into `out` (row y at `y * stride`). With a `reference` (the
+ * base image of a pair), a row whose filtered bytes equal the reference's is copied from it instead,
+ * provided it does not depend on a row above that differs; `sameRows[y]` records the rows known equal.
+ */
+function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array): void {
+  const rawBuf = reference ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) : undefined;
+  const refRaw = reference ? Buffer.from(reference.raw.buffer, reference.raw.byteOffset, reference.raw.byteLength) : undefined;
+  let prevSame = true;
+  const out32 = bpp === 4 && out.byteOffset % 4 === 0 ? new Int32Array(out.buffer, out.byteOffset, out.byteLength >> 2) : undefined;
+  for (let y = 0; y < height; y++) {
+    const src = y * (stride + 1) + 1;
+    const filter = raw[src - 1];
+    const row = y * stride;
+    if (reference && sameRows) {
+      // Filters None and Sub only read the current row; Up, Average and Paeth also read the row above.
+      const independent = filter <= 1;
+      if ((independent || prevSame) && rawBuf!.compare(refRaw!, src - 1, src + stride, src - 1, src + stride) === 0) {
+        out.set(reference.rows.subarray(row, row + stride), row);
+        sameRows[y] = 1;
+        prevSame = true;
+        continue;
+      }
+    }
+    if (out32 && filter !== 0 && filter !== 4) unfilterRowRgba(raw, src, out, out32, row, stride, filter, y);
+    else unfilterRow(raw, src, out, row, stride, bpp, filter, y);
+    if (reference && sameRows) {
+      prevSame = Buffer.from(out.buffer, out.byteOffset + row, stride).equals(Buffer.from(reference.rows.buffer, reference.rows.byteOffset + row, stride));
+      if (prevSame) sameRows[y] = 1;
+    }
+  }
+}
+
+/**
+ * Sub, Up and Average for 4-byte pixels, a whole pixel per step: the row is copied into place, then
+ * each 32-bit word is combined with its neighbour using byte-wise (SWAR) addition and averaging, so no
+ * carry crosses a byte. Measured ~3× faster than the byte loop on 1080p screenshots (mostly Up rows).
+ */
+function unfilterRowRgba(raw: Uint8Array, src: number, out: Uint8Array, out32: Int32Array, row: number, stride: number, filter: number, y: number): void {
+  out.set(raw.subarray(src, src + stride), row);
+  const w = row >> 2;
+  const n = stride >> 2;
+  const up = w - n;
+  switch (filter) {
+    case 1:
+      for (let j = 1; j < n; j++) out32[w + j] = addBytes(out32[w + j], out32[w + j - 1]);
+      return;
+    case 2:
+      if (y === 0) return;
+      for (let j = 0; j < n; j++) out32[w + j] = addBytes(out32[w + j], out32[up + j]);
+      return;
+    case 3:
+      if (y === 0) {
+        for (let j = 1; j < n; j++) out32[w + j] = addBytes(out32[w + j], halfBytes(out32[w + j - 1]));
+        return;
+      }
+      out32[w] = addBytes(out32[w], halfBytes(out32[up]));
+      for (let j = 1; j < n; j++) out32[w + j] = addBytes(out32[w + j], averageBytes(out32[w + j - 1], out32[up + j]));
+      return;
+  }
+}
+
+/** Byte-wise (x + y) mod 256 of four packed bytes. */
+function addBytes(x: number, y: number): number {
+  return ((x & 0x7f7f7f7f) + (y & 0x7f7f7f7f)) ^ ((x ^ y) & 0x80808080);
+}
+
+/** Byte-wise floor(x / 2). */
+function halfBytes(x: number): number {
+  return (x >>> 1) & 0x7f7f7f7f;
+}
+
+/** Byte-wise floor((x + y) / 2), without the 9th bit overflowing into the next byte. */
+function averageBytes(x: number, y: number): number {
+  return (x & y) + (((x ^ y) >>> 1) & 0x7f7f7f7f);
+}
+
+function unfilterRow(raw: Uint8Array, src: number, out: Uint8Array, row: number, stride: number, bpp: number, filter: number, y: number): void {
+  const prev = row - stride;
+  switch (filter) {
+    case 0:
+      out.set(raw.subarray(src, src + stride), row);
+      return;
+    case 1:
+      for (let i = 0; i < bpp; i++) out[row + i] = raw[src + i];
+      for (let i = bpp; i < stride; i++) out[row + i] = (raw[src + i] + out[row + i - bpp]) & 0xff;
+      return;
+    case 2:
+      if (y === 0) out.set(raw.subarray(src, src + stride), row);
+      else for (let i = 0; i < stride; i++) out[row + i] = (raw[src + i] + out[prev + i]) & 0xff;
+      return;
+    case 3:
+      if (y === 0) {
+        for (let i = 0; i < bpp; i++) out[row + i] = raw[src + i];
+        for (let i = bpp; i < stride; i++) out[row + i] = (raw[src + i] + (out[row + i - bpp] >> 1)) & 0xff;
+      } else {
+        for (let i = 0; i < bpp; i++) out[row + i] = (raw[src + i] + (out[prev + i] >> 1)) & 0xff;
+        for (let i = bpp; i < stride; i++) out[row + i] = (raw[src + i] + ((out[row + i - bpp] + out[prev + i]) >> 1)) & 0xff;
+      }
+      return;
+    case 4:
+      if (y === 0) {
+        // Paeth with no row above degenerates to Sub.
+        for (let i = 0; i < bpp; i++) out[row + i] = raw[src + i];
+        for (let i = bpp; i < stride; i++) out[row + i] = (raw[src + i] + out[row + i - bpp]) & 0xff;
+      } else {
+        for (let i = 0; i < bpp; i++) out[row + i] = (raw[src + i] + out[prev + i]) & 0xff;
+        for (let i = bpp; i < stride; i++) {
+          const a = out[row + i - bpp];
+          const b = out[prev + i];
+          const c = out[prev + i - bpp];
+          const p = a + b - c;
+          const pa = p > a ? p - a : a - p;
+          const pb = p > b ? p - b : b - p;
+          const pc = p > c ? p - c : c - p;
+          const predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+          out[row + i] = (raw[src + i] + predictor) & 0xff;
+        }
+      }
+      return;
+    default:
+      throw new MalformedPngError(`PNG row ${y} has an invalid filter type ${filter}`);
+  }
+}
+
+function expandToRgba(rows: Uint8Array, out: Uint8Array, pixels: number, colorType: number, palette?: Buffer, transparency?: Buffer): void {
+  switch (colorType) {
+    case 0: {
+      const transparentGrey = transparency && transparency.length >= 2 ? transparency.readUInt16BE(0) : -1;
+      for (let i = 0, o = 0; i < pixels; i++, o += 4) {
+        const g = rows[i];
+        out[o] = out[o + 1] = out[o + 2] = g;
+        out[o + 3] = g === transparentGrey ? 0 : 255;
+      }
+      return;
+    }
+    case 2: {
+      const tr = transparency && transparency.length >= 6 ? [transparency.readUInt16BE(0), transparency.readUInt16BE(2), transparency.readUInt16BE(4)] : undefined;
+      for (let i = 0, s = 0, o = 0; i < pixels; i++, s += 3, o += 4) {
+        const r = rows[s];
+        const g = rows[s + 1];
+        const b = rows[s + 2];
+        out[o] = r;
+        out[o + 1] = g;
+        out[o + 2] = b;
+        out[o + 3] = tr && r === tr[0] && g === tr[1] && b === tr[2] ? 0 : 255;
+      }
+      return;
+    }
+    case 3: {
+      const entries = palette!.length / 3;
+      for (let i = 0, o = 0; i < pixels; i++, o += 4) {
+        const idx = rows[i];
+        if (idx >= entries) throw new MalformedPngError(`PNG palette index ${idx} is out of range (${entries} entries)`);
+        out[o] = palette![idx * 3];
+        out[o + 1] = palette![idx * 3 + 1];
+        out[o + 2] = palette![idx * 3 + 2];
+        out[o + 3] = transparency && idx < transparency.length ? transparency[idx] : 255;
+      }
+      return;
+    }
+    case 4:
+      for (let i = 0, s = 0, o = 0; i < pixels; i++, s += 2, o += 4) {
+        const g = rows[s];
+        out[o] = out[o + 1] = out[o + 2] = g;
+        out[o + 3] = rows[s + 1];
+      }
+      return;
+  }
+}
+
+function decodeWithPngjs(bytes: Uint8Array): RgbaImage {
+  try {
+    const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    return { width: png.width, height: png.height, data: new Uint8Array(png.data.buffer, png.data.byteOffset, png.data.byteLength) };
+  } catch (err) {
+    throw new MalformedPngError(`PNG does not decode: ${(err as Error).message}`);
+  }
+}
+
+const CRC_TABLE = (() => {
+  const table = new Int32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c;
+  }
+  return table;
+})();
+
+function crc32(data: Uint8Array, start: number, end: number): number {
+  let c = -1;
+  for (let i = start; i < end; i++) c = CRC_TABLE[(c ^ data[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ -1) >>> 0;
+}
+
+function chunk(type: string, data: Uint8Array): Buffer {
+  const out = Buffer.alloc(12 + data.length);
+  out.writeUInt32BE(data.length, 0);
+  out.write(type, 4, 'latin1');
+  out.set(data, 8);
+  out.writeUInt32BE(crc32(out, 4, 8 + data.length), 8 + data.length);
+  return out;
+}
+
+function ihdr(width: number, height: number, colorType: number): Buffer {
+  const data = Buffer.alloc(13);
+  data.writeUInt32BE(width, 0);
+  data.writeUInt32BE(height, 4);
+  data[8] = 8;
+  data[9] = colorType;
+  return chunk('IHDR', data);
+}
+
+/** Filters every row with Up (long runs repeated row to row are the norm in UI images), then deflates. */
+function filteredUp(data: Uint8Array, stride: number, height: number): Buffer {
+  const raw = Buffer.allocUnsafe(height * (stride + 1));
+  for (let y = 0, d = 0, s = 0; y < height; y++, s += stride) {
+    raw[d++] = 2;
+    if (y === 0) {
+      raw.set(data.subarray(0, stride), d);
+      d += stride;
+    } else {
+      for (let i = 0, prev = s - stride; i < stride; i++) raw[d++] = (data[s + i] - data[prev + i]) & 0xff;
+    }
+  }
+  // Level 1: diff images are written once per changed snapshot on the request path; the size gain of
+  // higher levels (~20 %) is not worth 3-5× the time.
+  return zlib.deflateSync(raw, { level: 1 });
+}
+
+/** Encodes RGBA8 as a truecolour+alpha PNG. Deterministic for a given input. */
+export function encodePng(image: RgbaImage): Buffer {
+  const { width, height, data } = image;
+  return Buffer.concat([SIGNATURE, ihdr(width, height, 6), chunk('IDAT', filteredUp(data, width * 4, height)), chunk('IEND', new Uint8Array(0))]);
+}
+
+/**
+ * Encodes RGBA8 as a palette PNG when it has at most 256 distinct colours, else as RGBA. A pixelmatch
+ * diff image is a faded grey copy of the base (~27 grey levels at alpha 0.1) plus a few marker colours,
+ * so it fits a palette: a quarter of the bytes to deflate, exactly the same pixels. The palette is in
+ * first-seen order, so the output is deterministic and diff images stay content-addressable.
+ */
+export function encodePngCompact(image: RgbaImage): Buffer {
+  const { width, height, data } = image;
+  const pixels = width * height;
+  // Int32 views keep pixel words in int32 registers (Uint32 words above 2^31 become doubles), which
+  // measured ~1.7× faster on this loop.
+  const px = new Int32Array(data.buffer, data.byteOffset, pixels);
+  const indices = new Uint8Array(pixels);
+  const slots = new Map<number, number>();
+  /** Pixel index where each palette colour was first seen (its RGBA bytes are read from there). */
+  const firstSeen: number[] = [];
+  // Opaque greys (the faded background) get a direct lookup instead of a Map probe. The word layout
+  // follows the platform's byte order; on a big-endian host the lookup simply misses.
+  const greyWord = new Int32Array(256);
+  new Uint8Array(greyWord.buffer).forEach((_, i, bytes) => (bytes[i] = (i & 3) === 3 ? 255 : i >> 2));
+  const greyIndex = new Int16Array(256).fill(-1);
+  let last = 0;
+  let lastIndex = -1;
+  for (let i = 0; i < pixels; i++) {
+    const c = px[i];
+    if (c !== last || lastIndex < 0) {
+      const g = c & 0xff;
+      let idx = greyWord[g] === c ? greyIndex[g] : -1;
+      if (idx < 0) {
+        const known = slots.get(c);
+        if (known === undefined) {
+          if (firstSeen.length === 256) return encodePng(image);
+          idx = firstSeen.length;
+          firstSeen.push(i);
+          slots.set(c, idx);
+          if (greyWord[g] === c) greyIndex[g] = idx;
+        } else idx = known;
+      }
+      last = c;
+      lastIndex = idx;
+    }
+    indices[i] = lastIndex;
+  }
+  const plte = Buffer.alloc(firstSeen.length * 3);
+  const trns = Buffer.alloc(firstSeen.length);
+  let opaque = true;
+  firstSeen.forEach((pixel, i) => {
+    const o = pixel * 4;
+    plte[i * 3] = data[o];
+    plte[i * 3 + 1] = data[o + 1];
+    plte[i * 3 + 2] = data[o + 2];
+    trns[i] = data[o + 3];
+    if (data[o + 3] !== 255) opaque = false;
+  });
+  const parts = [SIGNATURE, ihdr(width, height, 3), chunk('PLTE', plte)];
+  if (!opaque) parts.push(chunk('tRNS', trns));
+  parts.push(chunk('IDAT', filteredUp(indices, width, height)), chunk('IEND', new Uint8Array(0)));
+  return Buffer.concat(parts);
+}
