@@ -1,0 +1,375 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../events/catalogue/compute';
+import type { CodeGraph } from './graph';
+import { isTestPath } from './roles';
+
+/** A changed file as formation sees it. */
+export interface FormationFile {
+  path: string;
+  oldPath?: string;
+  status: 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed';
+  role: FileRole;
+  /** Grammar language, when one exists. */
+  language?: string;
+  /** Language name of source without a grammar. */
+  unsupportedLanguage?: string;
+  fragments: FragmentData[];
+}
+
+export interface FormationInput {
+  files: FormationFile[];
+  head?: CodeGraph;
+  base?: CodeGraph;
+  /** Why there is no semantic grouping at all (no index at the needed commit); undefined when indexed. */
+  noIndexReason?: string;
+  dependencyDiffs: DependencyDiffData[];
+  /** Bound on the transitive dependents walk. */
+  blastDepth?: number;
+}
+
+/** A merge that would make a cohort larger than this is refused: the chain stays at file level. */
+export const MAX_COHORT_FILES = 12;
+export const DEFAULT_BLAST_DEPTH = 3;
+
+const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
+
+/** Ancestors of a symbol id, nearest first: `a.ts#A.b.c` → `a.ts#A.b`, `a.ts#A`. */
+function ancestors(id: string): string[] {
+  const hashAt = id.indexOf('#');
+  if (hashAt < 0) return [];
+  const out: string[] = [];
+  let q = id.slice(hashAt + 1);
+  for (let dot = q.lastIndexOf('.'); dot > 0; dot = q.lastIndexOf('.')) {
+    q = q.slice(0, dot);
+    out.push(`${id.slice(0, hashAt)}#${q}`);
+  }
+  return out;
+}
+
+class UnionFind {
+  private readonly parent = new Map<string, string>();
+  private readonly size = new Map<string, number>();
+  add(x: string): void {
+    if (!this.parent.has(x)) {
+      this.parent.set(x, x);
+      this.size.set(x, 1);
+    }
+  }
+  find(x: string): string {
+    let r = x;
+    while (this.parent.get(r) !== r) r = this.parent.get(r)!;
+    this.parent.set(x, r);
+    return r;
+  }
+  sizeOf(x: string): number {
+    return this.size.get(this.find(x))!;
+  }
+  union(a: string, b: string): void {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra === rb) return;
+    const [keep, drop] = ra < rb ? [ra, rb] : [rb, ra];
+    this.parent.set(drop, keep);
+    this.size.set(keep, this.size.get(keep)! + this.size.get(drop)!);
+  }
+}
+
+interface Link {
+  fromFile: string;
+  toFile: string;
+  fromSymbol: string;
+  toSymbol: string;
+}
+
+/**
+ * Resolved edges between changed fragments of different files (SPEC §8.3), from the head graph and, for
+ * deleted definitions, from the base graph. Paths are normalized to head paths.
+ */
+function changedLinks(input: FormationInput, semanticFiles: FormationFile[]): Link[] {
+  const fileOfSymbol = new Map<string, string>();
+  const residualFiles = new Set<string>();
+  const baseToHead = new Map<string, string>();
+  for (const f of semanticFiles) {
+    baseToHead.set(f.oldPath ?? f.path, f.path);
+    for (const fr of f.fragments) {
+      if (fr.symbolId) fileOfSymbol.set(fr.symbolId, f.path);
+      else residualFiles.add(f.path);
+    }
+  }
+  const testFiles = new Set(semanticFiles.filter((f) => f.role === 'test').map((f) => f.path));
+  const liveHeadFiles = new Set(semanticFiles.filter((f) => f.status !== 'deleted').map((f) => f.path));
+  // `a.ts#Thing` → a changed `a.ts#Thing.make`: a reference to a class whose changed method is the fragment.
+  const changedDescendant = new Map<string, string>();
+  for (const sym of [...fileOfSymbol.keys()].sort()) for (const a of ancestors(sym)) if (!changedDescendant.has(a)) changedDescendant.set(a, sym);
+  const links: Link[] = [];
+  const seen = new Set<string>();
+  const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
+    if (!graph) return;
+    for (const e of graph.edges) {
+      const fromFile = side === 'head' ? e.fromFile : baseToHead.get(e.fromFile);
+      if (!fromFile || (side === 'head' && !liveHeadFiles.has(fromFile))) continue;
+      let fromSymbol: string | undefined;
+      if (testFiles.has(fromFile)) fromSymbol = e.from; // a changed test exercises whatever it references
+      else if (e.from === e.fromFile) fromSymbol = residualFiles.has(fromFile) ? e.from : undefined;
+      else fromSymbol = [e.from, ...ancestors(e.from)].find((s) => fileOfSymbol.has(s));
+      if (!fromSymbol) continue;
+      const toSymbol = fileOfSymbol.has(e.to) ? e.to : changedDescendant.get(e.to);
+      if (!toSymbol) continue;
+      const toFile = fileOfSymbol.get(toSymbol)!;
+      if (toFile === fromFile) continue;
+      const key = `${fromFile}\0${toFile}\0${fromSymbol}\0${toSymbol}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      links.push({ fromFile, toFile, fromSymbol, toSymbol });
+    }
+  };
+  visit(input.head, 'head');
+  visit(input.base, 'base');
+  return links.sort((a, b) => `${a.fromFile}\0${a.toFile}\0${a.fromSymbol}\0${a.toSymbol}`.localeCompare(`${b.fromFile}\0${b.toFile}\0${b.fromSymbol}\0${b.toSymbol}`));
+}
+
+interface Group {
+  files: FormationFile[];
+  grouping: 'semantic' | 'path';
+  reason?: string;
+  links: Link[];
+}
+
+/** Forms cohorts, keys them, measures blast radius and ranks them riskiest first. */
+export function formCohorts(input: FormationInput): CohortData[] {
+  const groups: Group[] = [];
+  const reviewable = input.files.filter((f) => f.role === 'source' || f.role === 'test');
+  const semantic = input.noIndexReason ? [] : reviewable.filter((f) => f.language);
+  const pathOnly = reviewable.filter((f) => !semantic.includes(f));
+  for (const f of semantic) if (!f.fragments.length) f.fragments.push({ id: `${f.path}#<residual>`, path: f.path, kind: 'residual', side: f.status === 'deleted' ? 'base' : 'head', change: 'modified', startLine: 1, endLine: 1 });
+
+  // Semantic formation: source↔source links first, bounded; then each test joins the cohort it exercises most.
+  const links = changedLinks(input, semantic);
+  const uf = new UnionFind();
+  for (const f of semantic) uf.add(f.path);
+  const role = new Map(semantic.map((f) => [f.path, f.role]));
+  for (const l of links) {
+    if (role.get(l.fromFile) === 'test' || role.get(l.toFile) === 'test') continue;
+    if (uf.find(l.fromFile) === uf.find(l.toFile)) continue;
+    if (uf.sizeOf(l.fromFile) + uf.sizeOf(l.toFile) > MAX_COHORT_FILES) continue;
+    uf.union(l.fromFile, l.toFile);
+  }
+  for (const t of semantic.filter((f) => f.role === 'test')) {
+    const votes = new Map<string, Set<string>>();
+    for (const l of links) {
+      if (l.fromFile !== t.path || role.get(l.toFile) === 'test') continue;
+      const root = uf.find(l.toFile);
+      const set = votes.get(root) ?? new Set<string>();
+      set.add(l.toSymbol);
+      votes.set(root, set);
+    }
+    const best = [...votes.entries()].sort((a, b) => b[1].size - a[1].size || a[0].localeCompare(b[0]))[0];
+    if (best && uf.sizeOf(best[0]) < MAX_COHORT_FILES) uf.union(best[0], t.path);
+  }
+  const byRoot = new Map<string, FormationFile[]>();
+  for (const f of semantic) {
+    const r = uf.find(f.path);
+    byRoot.set(r, [...(byRoot.get(r) ?? []), f]);
+  }
+  for (const files of byRoot.values()) {
+    const paths = new Set(files.map((f) => f.path));
+    groups.push({ files, grouping: 'semantic', links: links.filter((l) => paths.has(l.fromFile) && paths.has(l.toFile)) });
+  }
+
+  // Path fallback: never fake semantic confidence.
+  const byDir = new Map<string, { files: FormationFile[]; reasons: Set<string> }>();
+  for (const f of pathOnly) {
+    const dir = path.posix.dirname(f.path);
+    const entry = byDir.get(dir) ?? { files: [], reasons: new Set<string>() };
+    entry.files.push(f);
+    entry.reasons.add(input.noIndexReason ?? `no grammar for ${f.unsupportedLanguage ?? 'this file type'}: grouped by directory, no semantic grouping`);
+    byDir.set(dir, entry);
+  }
+  for (const f of input.files.filter((x) => x.role === 'docs' || x.role === 'spec' || x.role === 'other')) {
+    const dir = path.posix.dirname(f.path);
+    const entry = byDir.get(dir) ?? { files: [], reasons: new Set<string>() };
+    entry.files.push(f);
+    entry.reasons.add(`${f.role === 'other' ? 'non-code' : f.role} files are not in the code graph: grouped by directory`);
+    byDir.set(dir, entry);
+  }
+  for (const [, { files, reasons }] of [...byDir.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+    groups.push({ files, grouping: 'path', reason: [...reasons].sort().join('; '), links: [] });
+  }
+
+  const cohorts = groups.map((g) => toCohort(g, input));
+  cohorts.sort((a, b) => b.blastRadius.score - a.blastRadius.score || a.key.localeCompare(b.key));
+  cohorts.forEach((c, i) => (c.rank = i + 1));
+  return cohorts;
+}
+
+function anchorsOf(g: Group): string[] {
+  if (g.grouping === 'path') return [];
+  const sources = g.files.filter((f) => f.role !== 'test');
+  const pick = sources.length ? sources : g.files;
+  const symbols = pick.flatMap((f) => f.fragments.map((fr) => fr.symbolId).filter((s): s is string => !!s));
+  if (symbols.length) return [...new Set(symbols)].sort();
+  return pick.map((f) => `${f.path}#<residual>`).sort();
+}
+
+/** Key: content-derived (SPEC §8.4) — the anchor definitions' stable symbol ids, or the directory. */
+function keyOf(g: Group, anchors: string[]): string {
+  if (g.grouping === 'path') return `p-${hash(`path\n${path.posix.dirname(g.files[0].path)}`)}`;
+  return `c-${hash(`semantic\n${anchors.join('\n')}`)}`;
+}
+
+function toCohort(g: Group, input: FormationInput): CohortData {
+  const anchors = anchorsOf(g);
+  const key = keyOf(g, anchors);
+  const files = g.files.map((f) => f.path).sort();
+  const fragments = g.files.flatMap((f) => f.fragments);
+  const blastRadius = blastRadiusOf(g, input);
+  const readingOrder = readingOrderOf(g);
+  const clues = cluesFor(files, input);
+  return {
+    key,
+    title: titleOf(g, anchors),
+    grouping: g.grouping,
+    ...(g.reason ? { groupingReason: g.reason } : {}),
+    files,
+    fragments,
+    anchors,
+    blastRadius,
+    readingOrder,
+    rank: 1,
+    clues,
+  };
+}
+
+function titleOf(g: Group, anchors: string[]): string {
+  if (g.grouping === 'path') {
+    const dir = path.posix.dirname(g.files[0].path);
+    return `${dir === '.' ? '(root)' : dir}/ — ${g.files.length} file${g.files.length === 1 ? '' : 's'}`;
+  }
+  const names = anchors.map((a) => a.slice(a.indexOf('#') + 1)).filter((n) => n !== '<residual>');
+  const shown = names.slice(0, 3).join(', ') || g.files.map((f) => path.posix.basename(f.path)).slice(0, 3).join(', ');
+  const more = names.length > 3 ? ` +${names.length - 3}` : '';
+  return `${shown}${more} (${g.files.length} file${g.files.length === 1 ? '' : 's'})`;
+}
+
+/**
+ * Blast radius (SPEC §8.5): who references the changed symbols in the head (deleted ones: in the base),
+ * transitively up to `depth`, the public API touched and the tests reaching it. The score is
+ * 2·dependent files + 0.5·dependent symbols + 3·public symbols touched + 2·public symbols deleted
+ * + 3 when no test reaches a source change + 0.25·fragments: dependents dominate, an untested public
+ * change weighs more than a private one.
+ */
+function blastRadiusOf(g: Group, input: FormationInput): CohortData['blastRadius'] {
+  const depth = input.blastDepth ?? DEFAULT_BLAST_DEPTH;
+  const own = new Set(g.files.flatMap((f) => [f.path, f.oldPath ?? f.path]));
+  const dependentsFiles = new Set<string>();
+  const dependentsSymbols = new Set<string>();
+  const publicApi = new Set<string>();
+  let deletedPublic = 0;
+  let truncated = false;
+  const walk = (graph: CodeGraph | undefined, start: string[]) => {
+    if (!graph || !start.length) return;
+    const seen = new Set(start);
+    let frontier = start;
+    for (let level = 0; level < depth && frontier.length; level++) {
+      const next: string[] = [];
+      for (const sym of frontier) {
+        const targets = [sym];
+        for (const e of targets.flatMap((t) => graph.incomingOf(t))) {
+          if (own.has(e.fromFile)) continue;
+          dependentsFiles.add(e.fromFile);
+          if (e.from !== e.fromFile) dependentsSymbols.add(e.from);
+          for (const s of [e.from, ...ancestors(e.from)]) {
+            if (seen.has(s)) continue;
+            seen.add(s);
+            next.push(s);
+          }
+        }
+      }
+      frontier = next;
+      if (level === depth - 1 && frontier.length) truncated = true;
+    }
+  };
+  const headStart: string[] = [];
+  const baseStart: string[] = [];
+  for (const f of g.files) {
+    for (const fr of f.fragments) {
+      if (!fr.symbolId) continue;
+      const graph = fr.side === 'head' ? input.head : input.base;
+      const info = graph?.symbols.get(fr.symbolId);
+      (fr.side === 'head' ? headStart : baseStart).push(fr.symbolId);
+      if (info?.def.exported && f.role !== 'test') {
+        publicApi.add(fr.symbolId);
+        if (fr.change === 'deleted') deletedPublic++;
+      }
+    }
+  }
+  walk(input.head, headStart);
+  walk(input.base, baseStart);
+  const tests = new Set<string>([...g.files.filter((f) => f.role === 'test').map((f) => f.path), ...[...dependentsFiles].filter(isTestPath)]);
+  const hasSource = g.files.some((f) => f.role === 'source');
+  const fragments = g.files.reduce((n, f) => n + f.fragments.length, 0);
+  const score = dependentsFiles.size * 2 + dependentsSymbols.size * 0.5 + publicApi.size * 3 + deletedPublic * 2 + (hasSource && tests.size === 0 ? 3 : 0) + fragments * 0.25;
+  return {
+    dependents: { files: [...dependentsFiles].sort(), symbols: [...dependentsSymbols].sort(), depth, truncated },
+    publicApi: [...publicApi].sort(),
+    tests: [...tests].sort(),
+    score: Math.round(score * 100) / 100,
+  };
+}
+
+/** Callee before caller: read what is called first, then who calls it; tests last. */
+function readingOrderOf(g: Group): CohortData['readingOrder'] {
+  const fragments = g.files.flatMap((f) => f.fragments.map((fr) => ({ fr, role: f.role })));
+  const callees = new Map<string, Set<string>>();
+  const callers = new Map<string, Set<string>>();
+  for (const l of g.links) {
+    callees.set(l.fromSymbol, (callees.get(l.fromSymbol) ?? new Set()).add(l.toSymbol));
+    callers.set(l.toSymbol, (callers.get(l.toSymbol) ?? new Set()).add(l.fromSymbol));
+  }
+  const byId = new Map(fragments.map((x) => [x.fr.symbolId ?? x.fr.id, x]));
+  const ordered: typeof fragments = [];
+  const done = new Set<string>();
+  const visit = (id: string, stack: Set<string>) => {
+    if (done.has(id) || stack.has(id)) return;
+    stack.add(id);
+    for (const c of [...(callees.get(id) ?? [])].sort()) visit(c, stack);
+    stack.delete(id);
+    const x = byId.get(id);
+    if (x && !done.has(id)) {
+      done.add(id);
+      ordered.push(x);
+    }
+  };
+  const rank = (x: (typeof fragments)[number]) => (x.role === 'test' ? 2 : x.fr.kind === 'residual' ? 1 : 0);
+  const sorted = [...fragments].sort((a, b) => rank(a) - rank(b) || a.fr.path.localeCompare(b.fr.path) || a.fr.startLine - b.fr.startLine);
+  for (const x of sorted.filter((y) => rank(y) === 0)) visit(x.fr.symbolId ?? x.fr.id, new Set());
+  for (const x of sorted.filter((y) => rank(y) > 0)) visit(x.fr.symbolId ?? x.fr.id, new Set());
+  const short = (id: string) => id.slice(id.indexOf('#') + 1);
+  return {
+    order: 'callee-first',
+    steps: ordered.map(({ fr, role }) => {
+      const calledBy = [...(callers.get(fr.symbolId ?? '') ?? [])].map(short);
+      const calls = [...(callees.get(fr.symbolId ?? '') ?? [])].map(short);
+      let why: string;
+      if (role === 'test') why = calls.length ? `test exercising ${calls.join(', ')}` : 'changed test';
+      else if (fr.kind === 'residual') why = `rest of the changes in ${path.posix.basename(fr.path)} (imports, top-level code)`;
+      else if (fr.change === 'deleted') why = `${fr.kind} ${short(fr.symbolId!)} deleted${calledBy.length ? `; was used by ${calledBy.join(', ')}` : ''}`;
+      else why = `${fr.change} ${fr.kind}${calledBy.length ? `, called by ${calledBy.join(', ')}` : ''}${calls.length ? `, calls ${calls.join(', ')}` : ''}`;
+      return { path: fr.path, ...(fr.symbolId ? { symbolId: fr.symbolId } : {}), startLine: fr.startLine, endLine: fr.endLine, why };
+    }),
+  };
+}
+
+/** Manifests/locks of the same component (the deepest manifest directory containing the files) become clues. */
+function cluesFor(files: string[], input: FormationInput): CohortData['clues'] {
+  const clues: CohortData['clues'] = [];
+  const components = [...new Set(input.dependencyDiffs.filter((d) => !d.versionOnly).map((d) => d.component))];
+  const componentOf = (file: string) => components.filter((c) => c === '' || file.startsWith(`${c}/`)).sort((a, b) => b.length - a.length)[0];
+  const mine = new Set(files.map(componentOf).filter((c): c is string => c !== undefined));
+  for (const d of input.dependencyDiffs) {
+    if (d.versionOnly || !mine.has(d.component)) continue;
+    clues.push({ kind: 'dependency-diff', path: d.path, note: `${d.ecosystem} dependencies changed in ${d.path}: ${d.changes.length} change(s)`, dependencyChanges: d.changes });
+  }
+  return clues;
+}
