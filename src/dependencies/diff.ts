@@ -1,0 +1,88 @@
+import * as path from 'node:path';
+import type { DependencyDiffData } from '../events/catalogue/compute';
+import { DependencyMap, manifestKindOf } from './manifests';
+
+type Change = DependencyDiffData['changes'][number];
+
+/** First dotted number in a version spec (`^1.2.3`, `>=2.0`, `v1.4.0`, `~> 3.1`); undefined when there is none. */
+export function parseVersion(spec: string): number[] | undefined {
+  const m = /(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(spec);
+  if (!m) return undefined;
+  return [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)];
+}
+
+function compare(a: number[], b: number[]): number {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+
+/** Semver: a major bump, or for 0.x a minor bump (0.y is the breaking position). */
+function isMajor(from: number[], to: number[]): boolean {
+  if (from[0] !== to[0]) return true;
+  return from[0] === 0 && from[1] !== to[1];
+}
+
+/** Pure diff of two dependency maps. */
+export function diffDependencyMaps(base: DependencyMap, head: DependencyMap): Change[] {
+  const changes: Change[] = [];
+  const names = [...new Set([...base.keys(), ...head.keys()])].sort();
+  for (const name of names) {
+    const b = base.get(name);
+    const h = head.get(name);
+    const group = (h ?? b)!.group;
+    const extra = group ? { group } : {};
+    if (!b) changes.push({ name, change: 'added', to: h!.version, major: false, ...extra });
+    else if (!h) changes.push({ name, change: 'removed', from: b.version, major: false, ...extra });
+    else if (b.version !== h.version) {
+      const from = parseVersion(b.version);
+      const to = parseVersion(h.version);
+      if (!from || !to || compare(from, to) === 0) changes.push({ name, change: 'changed', from: b.version, to: h.version, major: false, ...extra });
+      else {
+        const up = compare(from, to) < 0;
+        changes.push({ name, change: up ? 'upgraded' : 'downgraded', from: b.version, to: h.version, major: isMajor(up ? from : to, up ? to : from), ...extra });
+      }
+    }
+  }
+  return changes;
+}
+
+const VERSION_LINE = /^\s*"?version"?\s*[:=].*$/gm;
+
+/** True when the two texts differ only in their own `version` line(s). */
+function onlyVersionChanged(base: string, head: string): boolean {
+  if (base === head) return false;
+  const strip = (t: string) => t.replace(VERSION_LINE, '').replace(/\s+/g, ' ');
+  return strip(base) === strip(head) && (base.match(VERSION_LINE) ?? []).join() !== (head.match(VERSION_LINE) ?? []).join();
+}
+
+export interface ManifestChange {
+  path: string;
+  oldPath?: string;
+  status: string;
+}
+
+/**
+ * Dependency diffs (SPEC §13) of the changed manifests and locks. `read(side, path)` returns the file
+ * text at base or head (null when absent).
+ */
+export async function diffDependencies(files: ManifestChange[], read: (side: 'base' | 'head', p: string) => Promise<string | null>): Promise<DependencyDiffData[]> {
+  const out: DependencyDiffData[] = [];
+  for (const f of [...files].sort((a, b) => a.path.localeCompare(b.path))) {
+    const kind = manifestKindOf(f.path);
+    if (!kind) continue;
+    const component = path.posix.dirname(f.path) === '.' ? '' : path.posix.dirname(f.path);
+    const baseText = f.status === 'added' ? null : await read('base', f.oldPath ?? f.path);
+    const headText = f.status === 'deleted' ? null : await read('head', f.path);
+    const diff: DependencyDiffData = { ecosystem: kind.ecosystem, path: f.path, component, changes: [] };
+    try {
+      const baseMap = baseText === null ? new Map() : kind.parse(baseText);
+      const headMap = headText === null ? new Map() : kind.parse(headText);
+      diff.changes = diffDependencyMaps(baseMap, headMap);
+      if (!diff.changes.length && baseText !== null && headText !== null && onlyVersionChanged(baseText, headText)) diff.versionOnly = true;
+    } catch (e) {
+      diff.error = `could not parse ${f.path}: ${(e as Error).message}`.slice(0, 4000);
+    }
+    out.push(diff);
+  }
+  return out;
+}
