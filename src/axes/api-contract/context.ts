@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import type { ContractChange } from '../types';
+import { formatPointer, type Loc, type SpecDocuments } from './document';
+import type { ContractRule } from './rules/rule';
+
+/** Where in the API a comparison is happening: which operation, which way data flows, and a readable path. */
+export interface Site {
+  /** Normalized operation key ("GET /users/{}"); "" for document-level changes. */
+  operation: string;
+  /** What the reader sees ("GET /users/{id}"). */
+  display: string;
+  direction: 'request' | 'response';
+  /** Human path inside the operation: "request body application/json .address.zip". */
+  label: string;
+}
+
+export interface ReportInput {
+  base?: Pick<Loc, 'file' | 'ptr'>;
+  head?: Pick<Loc, 'file' | 'ptr'>;
+  /** Distinguishes several changes of one rule at the same pointers (an enum value, a scope, a media type). */
+  subject?: string;
+  message: string;
+}
+
+export interface DiffOptions {
+  /** ISO date the sunset rules compare against (x-sunset passed or not). Injected: the engine reads no clock. */
+  asOf?: string;
+}
+
+/**
+ * The state of one comparison: the two sides, the changes found so far (deduplicated by rule and
+ * pointers, so a change inside a schema shared by many operations is one change, attributed to the
+ * first operation that reaches it in sorted order), and the set of schema pairs already compared.
+ */
+export class DiffContext {
+  readonly changes: ContractChange[] = [];
+  private readonly seenChanges = new Set<string>();
+  /** (base location, head location, direction) triples already compared: what makes cycles terminate. */
+  readonly comparedPairs = new Set<string>();
+
+  constructor(
+    readonly base: SpecDocuments,
+    readonly head: SpecDocuments,
+    /** The repository path the change is reported under (the head path, or the base path of a deleted spec). */
+    readonly specPath: string,
+    readonly options: DiffOptions = {},
+  ) {}
+
+  report(rule: ContractRule, site: Pick<Site, 'operation' | 'display'>, input: ReportInput): void {
+    const basePointer = input.base ? formatPointer(this.base.rootFile, input.base) : undefined;
+    const headPointer = input.head ? formatPointer(this.head.rootFile, input.head) : undefined;
+    // A change located inside an operation belongs to that operation; one inside a shared component is
+    // the same change whichever operation reached it first, so the operation stays out of its identity.
+    const local = isUnderOperation(basePointer) || isUnderOperation(headPointer);
+    const identity = [rule.id, this.specPath, local ? site.operation : '', normalizePointer(basePointer), normalizePointer(headPointer), input.subject ?? ''].join('\u0000');
+    if (this.seenChanges.has(identity)) return;
+    this.seenChanges.add(identity);
+    this.changes.push({
+      changeId: `ac_${createHash('sha256').update(identity).digest('hex').slice(0, 24)}`,
+      ruleId: rule.id,
+      severity: rule.severity,
+      direction: rule.direction,
+      message: site.display ? `${site.display}: ${input.message}` : input.message,
+      specPath: this.specPath,
+      ...(site.operation ? { operation: site.operation } : {}),
+      ...(basePointer !== undefined ? { basePointer } : {}),
+      ...(headPointer !== undefined ? { headPointer } : {}),
+    });
+  }
+}
+
+const isUnderOperation = (pointer: string | undefined): boolean => pointer !== undefined && /^#\/(paths|webhooks)\//.test(pointer);
+
+/** Path parameter names are not part of an operation's identity: "/users/{id}" ≡ "/users/{userId}". */
+const normalizePointer = (pointer: string | undefined): string => (pointer ?? '').replace(/\{[^}/]*\}/g, '{}');
+
+/** Stable text of a JSON value (keys sorted), for "identical content" checks and enum values. Cycle-safe. */
+export function canonicalJson(value: unknown): string {
+  const stack = new Set<object>();
+  const walk = (v: unknown): string => {
+    if (typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';
+    if (stack.has(v)) return '"<cycle>"';
+    stack.add(v);
+    const out = Array.isArray(v)
+      ? `[${v.map(walk).join(',')}]`
+      : `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${walk((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`;
+    stack.delete(v);
+    return out;
+  };
+  return walk(value);
+}

@@ -1,0 +1,223 @@
+import * as path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+/**
+ * Loading API descriptions: parse one file (YAML or JSON), then every file it reaches through `$ref`,
+ * so that the comparison afterwards is synchronous and pure. References are never expanded: a
+ * `SpecDocuments` resolves one `$ref` at a time, on demand, which is what keeps cyclic and heavily
+ * shared schemas linear in the size of the files.
+ */
+
+export type SpecFlavor = 'swagger-2.0' | 'openapi-3.0' | 'openapi-3.1';
+
+/** A node of a loaded document and where it sits: the file and the JSON pointer inside it. */
+export interface Loc {
+  file: string;
+  /** JSON pointer ("" is the document root). */
+  ptr: string;
+  node: unknown;
+}
+
+export class SpecParseError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(`${file}: ${message}`);
+    this.name = 'SpecParseError';
+  }
+}
+
+export type TextLoader = (filePath: string) => Promise<string | null>;
+
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const escapePointerSegment = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+const unescapePointerSegment = (s: string): string => s.replace(/~1/g, '/').replace(/~0/g, '~');
+export const childLoc = (loc: Loc, key: string | number, node?: unknown): Loc => ({
+  file: loc.file,
+  ptr: `${loc.ptr}/${escapePointerSegment(String(key))}`,
+  node: node !== undefined ? node : isObject(loc.node) || Array.isArray(loc.node) ? (loc.node as Record<string, unknown>)[key as string] : undefined,
+});
+
+/** Parses one file's text. JSON files go through JSON.parse (an order of magnitude faster); YAML through `yaml`. */
+export function parseSpecText(file: string, text: string): unknown {
+  const trimmed = text.replace(/^\uFEFF/, '');
+  if (file.toLowerCase().endsWith('.json')) {
+    try {
+      return JSON.parse(trimmed);
+    } catch (err) {
+      throw new SpecParseError(file, `invalid JSON: ${(err as Error).message}`);
+    }
+  }
+  try {
+    // maxAliasCount bounds alias expansion ("billion laughs"); OpenAPI YAML never needs many aliases.
+    return parseYaml(trimmed, { maxAliasCount: 1000, prettyErrors: true });
+  } catch (err) {
+    throw new SpecParseError(file, `invalid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** Which flavour a root document is, or null when it is not an OpenAPI/Swagger document at all. */
+export function detectFlavor(root: unknown): SpecFlavor | null {
+  if (!isObject(root)) return null;
+  if (typeof root.swagger === 'string' || typeof root.swagger === 'number') return String(root.swagger).startsWith('2') ? 'swagger-2.0' : null;
+  if (typeof root.openapi === 'string') {
+    if (root.openapi.startsWith('3.0')) return 'openapi-3.0';
+    if (/^3\.[1-9]/.test(root.openapi)) return 'openapi-3.1';
+  }
+  return null;
+}
+
+/**
+ * Every `$ref` string in a parsed tree, visiting each object once (YAML aliases can share or even cycle
+ * objects, so the walk keeps a set of objects already seen).
+ */
+function collectRefs(root: unknown): Set<string> {
+  const refs = new Set<string>();
+  const seen = new Set<object>();
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null || seen.has(v)) continue;
+    seen.add(v);
+    if (Array.isArray(v)) {
+      for (const item of v) if (typeof item === 'object' && item !== null) stack.push(item);
+      continue;
+    }
+    for (const [k, child] of Object.entries(v)) {
+      if (k === '$ref' && typeof child === 'string') refs.add(child);
+      else if (typeof child === 'object' && child !== null) stack.push(child);
+    }
+  }
+  return refs;
+}
+
+const isExternalUrl = (ref: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(ref);
+
+/** Resolves the file part of a reference relative to the referring file; null when it leaves the repository. */
+function resolveRefFile(fromFile: string, filePart: string): string | null {
+  const joined = path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), filePart));
+  if (joined.startsWith('../') || joined === '..' || path.posix.isAbsolute(joined)) return null;
+  return joined.replace(/^\.\//, '');
+}
+
+export interface LoadedSpec {
+  docs: SpecDocuments;
+  flavor: SpecFlavor;
+}
+
+/**
+ * Loads a spec and every file it references. Throws SpecParseError when the root or a referenced file
+ * cannot be read or parsed; unresolvable pointers inside files are reported later, by the comparison.
+ * `requireSpec: false` returns null for a parsable file that simply is not an OpenAPI document.
+ */
+export async function loadSpec(rootFile: string, load: TextLoader, opts: { requireSpec?: boolean } = {}): Promise<LoadedSpec | null> {
+  const text = await load(rootFile);
+  if (text === null) throw new SpecParseError(rootFile, 'file not found');
+  const root = parseSpecText(rootFile, text);
+  const flavor = detectFlavor(root);
+  if (!flavor) {
+    if (opts.requireSpec === false) return null;
+    throw new SpecParseError(rootFile, 'not an OpenAPI 3.x or Swagger 2.0 document (no "openapi: 3.x" or "swagger: 2.0" at the top level)');
+  }
+  const docs = new Map<string, unknown>([[rootFile, root]]);
+  const queue: string[] = [rootFile];
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    for (const ref of collectRefs(docs.get(file))) {
+      const filePart = ref.split('#')[0];
+      if (filePart === '' || isExternalUrl(filePart)) continue;
+      const target = resolveRefFile(file, decodeURIComponent(filePart));
+      if (target === null) throw new SpecParseError(file, `$ref "${ref}" points outside the repository`);
+      if (docs.has(target)) continue;
+      const refText = await load(target);
+      if (refText === null) throw new SpecParseError(file, `$ref "${ref}": referenced file ${target} not found`);
+      docs.set(target, parseSpecText(target, refText));
+      queue.push(target);
+    }
+  }
+  return { docs: new SpecDocuments(rootFile, docs), flavor };
+}
+
+/** Parses a spec held entirely in memory (tests, fixtures): external refs must be in `files`. */
+export async function loadSpecFromTexts(rootFile: string, files: Record<string, string>): Promise<LoadedSpec> {
+  const loaded = await loadSpec(rootFile, async (f) => files[f] ?? null);
+  return loaded!;
+}
+
+const MAX_REF_HOPS = 64;
+
+/** The loaded files of one side of the comparison, with on-demand `$ref` resolution. */
+export class SpecDocuments {
+  private readonly refCache = new Map<string, Loc>();
+  /** References that could not be resolved, each as "file: $ref" (reported as a partial result). */
+  readonly unresolved = new Set<string>();
+
+  constructor(
+    readonly rootFile: string,
+    private readonly files: ReadonlyMap<string, unknown>,
+  ) {}
+
+  get root(): Loc {
+    return { file: this.rootFile, ptr: '', node: this.files.get(this.rootFile) };
+  }
+
+  /**
+   * Follows `$ref` chains until a non-reference node. An unresolvable or purely circular chain
+   * (`A: {$ref: B}`, `B: {$ref: A}`) resolves to an empty node at the last location, recorded in
+   * `unresolved`; it never loops.
+   */
+  deref(loc: Loc): Loc {
+    let current = loc;
+    for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
+      const node = current.node;
+      if (!isObject(node) || typeof node.$ref !== 'string') return current;
+      const next = this.resolveRef(current.file, node.$ref);
+      if (!next) {
+        this.unresolved.add(`${current.file}: ${node.$ref}`);
+        return { ...current, node: {} };
+      }
+      current = next;
+    }
+    this.unresolved.add(`${loc.file}${loc.ptr ? '#' + loc.ptr : ''}: $ref chain longer than ${MAX_REF_HOPS} hops (circular)`);
+    return { ...current, node: {} };
+  }
+
+  private resolveRef(fromFile: string, ref: string): Loc | null {
+    const cacheKey = `${fromFile}\u0000${ref}`;
+    const cached = this.refCache.get(cacheKey);
+    if (cached) return cached;
+    const hash = ref.indexOf('#');
+    const filePart = hash === -1 ? ref : ref.slice(0, hash);
+    const fragment = hash === -1 ? '' : ref.slice(hash + 1);
+    if (isExternalUrl(filePart)) return null;
+    const file = filePart === '' ? fromFile : resolveRefFile(fromFile, decodeURIComponent(filePart));
+    if (file === null || !this.files.has(file)) return null;
+    let pointer: string;
+    try {
+      pointer = decodeURIComponent(fragment);
+    } catch {
+      return null;
+    }
+    if (pointer !== '' && !pointer.startsWith('/')) return null; // anchors ($anchor / $id) are not supported
+    let node: unknown = this.files.get(file);
+    if (pointer !== '') {
+      for (const raw of pointer.slice(1).split('/')) {
+        const seg = unescapePointerSegment(raw);
+        if (Array.isArray(node)) node = node[Number(seg)];
+        else if (isObject(node) && Object.prototype.hasOwnProperty.call(node, seg)) node = node[seg];
+        else return null;
+      }
+    }
+    if (node === undefined) return null;
+    const loc: Loc = { file, ptr: pointer, node };
+    this.refCache.set(cacheKey, loc);
+    return loc;
+  }
+}
+
+/** A pointer as shown in a change: "#/paths/..." for the spec file itself, "other.yaml#/..." for a referenced file. */
+export function formatPointer(specFile: string, loc: Pick<Loc, 'file' | 'ptr'>): string {
+  return `${loc.file === specFile ? '' : loc.file}#${loc.ptr}`;
+}

@@ -1,0 +1,111 @@
+import type { ApiContractComputation, ContractChange } from '../types';
+import { matchSpecPath } from './detect';
+import { diffSpecs } from './diff';
+import { loadSpec, SpecParseError, type LoadedSpec } from './document';
+
+export { contractGate, type ContractGateResult } from './gate';
+export { diffSpecs } from './diff';
+export { isSpecPath, matchSpecPath, DEFAULT_SPEC_NAMES } from './detect';
+export { loadSpec, loadSpecFromTexts, SpecParseError } from './document';
+export { CONTRACT_RULES, RULES_BY_ID } from './rules';
+
+export interface ChangedFileInput {
+  status: 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed';
+  path: string;
+  oldPath?: string;
+}
+
+export interface ComputeApiContractInput {
+  readFile(commit: string, path: string): Promise<Buffer | null>;
+  baseSha: string;
+  headSha: string;
+  changedFiles: ChangedFileInput[];
+  /**
+   * ISO date the sunset rules compare against. Pass it (e.g. the head commit date) to make the result a
+   * pure function of the input; when absent the current date is used.
+   */
+  asOf?: string;
+}
+
+type SpecChange = ApiContractComputation['specs'][number]['change'];
+
+interface Candidate {
+  basePath?: string;
+  headPath?: string;
+  change: SpecChange;
+  /** Only default-named files must be specs; a loose match (`openapi-config.json`) may turn out not to be one. */
+  mustBeSpec: boolean;
+}
+
+/** Which changed files are spec files, and what each compares against (SPEC §11 detection). */
+export function specCandidates(changedFiles: ChangedFileInput[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const f of changedFiles) {
+    const headMatch = matchSpecPath(f.path);
+    const oldMatch = f.oldPath ? matchSpecPath(f.oldPath) : null;
+    const mustBeSpec = headMatch === 'default-name' || oldMatch === 'default-name';
+    switch (f.status) {
+      case 'added':
+      case 'copied':
+        if (headMatch) out.push({ headPath: f.path, change: 'added', mustBeSpec });
+        break;
+      case 'deleted':
+        if (headMatch) out.push({ basePath: f.path, change: 'deleted', mustBeSpec });
+        break;
+      case 'renamed':
+        if (headMatch && oldMatch) out.push({ basePath: f.oldPath, headPath: f.path, change: 'renamed', mustBeSpec });
+        else if (headMatch) out.push({ headPath: f.path, change: 'added', mustBeSpec });
+        else if (oldMatch) out.push({ basePath: f.oldPath, change: 'deleted', mustBeSpec });
+        break;
+      default:
+        if (headMatch) out.push({ basePath: f.path, headPath: f.path, change: 'modified', mustBeSpec });
+    }
+  }
+  return out.sort((a, b) => (a.headPath ?? a.basePath!).localeCompare(b.headPath ?? b.basePath!));
+}
+
+/**
+ * The API-contract computation of one PR (SPEC §11): detect the spec files the PR touches, load each
+ * side at its commit (with every file reached through `$ref`), diff and classify. Decisions are not
+ * applied here: `contractGate` turns this plus the recorded decisions into the axis result.
+ *
+ * Status: `not_applicable` when no spec file changed; `pass` when every spec was compared; `partial` when
+ * some spec could not be parsed or had unresolvable `$ref`s (the changes that could be computed are kept);
+ * `unavailable` when no spec could be compared at all. Never `pass` on a parse failure.
+ */
+export async function computeApiContract(input: ComputeApiContractInput): Promise<ApiContractComputation> {
+  const candidates = specCandidates(input.changedFiles);
+  if (candidates.length === 0) return { status: 'not_applicable', reason: 'no API spec file changed', specs: [], changes: [] };
+  const asOf = input.asOf ?? new Date().toISOString().slice(0, 10);
+  const specs: ApiContractComputation['specs'] = [];
+  const changes: ContractChange[] = [];
+  const problems: string[] = [];
+  let compared = 0;
+  for (const c of candidates) {
+    const path = c.headPath ?? c.basePath!;
+    try {
+      const base = c.basePath ? await loadAt(input, input.baseSha, c.basePath, c.mustBeSpec) : null;
+      const head = c.headPath ? await loadAt(input, input.headSha, c.headPath, c.mustBeSpec) : null;
+      if (!base && !head) continue; // a loosely named file that is not an OpenAPI document on either side
+      const diff = diffSpecs(base, head, path, { asOf });
+      changes.push(...diff.changes);
+      compared++;
+      if (diff.unresolvedRefs.length > 0) {
+        const error = `unresolvable $ref: ${diff.unresolvedRefs.slice(0, 5).join('; ')}${diff.unresolvedRefs.length > 5 ? ` (and ${diff.unresolvedRefs.length - 5} more)` : ''}`;
+        problems.push(`${path}: ${error}`);
+        specs.push({ path, change: c.change, error });
+      } else specs.push({ path, change: c.change });
+    } catch (err) {
+      if (!(err instanceof SpecParseError)) throw err;
+      problems.push(err.message);
+      specs.push({ path, change: c.change, error: err.message });
+    }
+  }
+  if (specs.length === 0) return { status: 'not_applicable', reason: 'the changed files named like specs are not OpenAPI documents', specs: [], changes: [] };
+  if (problems.length === 0) return { status: 'pass', specs, changes };
+  return { status: compared === 0 ? 'unavailable' : 'partial', reason: problems.join(' | '), specs, changes };
+}
+
+async function loadAt(input: ComputeApiContractInput, commit: string, path: string, mustBeSpec: boolean): Promise<LoadedSpec | null> {
+  return loadSpec(path, async (p) => (await input.readFile(commit, p))?.toString('utf8') ?? null, { requireSpec: mustBeSpec });
+}

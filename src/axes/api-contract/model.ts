@@ -1,0 +1,303 @@
+import { childLoc, isObject, type Loc, type SpecDocuments, type SpecFlavor } from './document';
+
+/**
+ * A flavour-neutral view of the operations of one spec: Swagger 2.0 body/formData parameters become a
+ * request body, its non-body parameters and headers get a schema-shaped node, responses get content
+ * per media type. Views point back at the original nodes (Loc), so every change carries a real pointer.
+ */
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+export interface ParameterView {
+  /** Matching key: "path:<position>" (so renaming a path parameter is not a change), else "<in>:<name>". */
+  key: string;
+  name: string;
+  in: string;
+  required: boolean;
+  deprecated: boolean;
+  /** style/explode (OAS 3) or collectionFormat (Swagger 2), normalized for comparison. */
+  serialization: string;
+  loc: Loc;
+  /** Where the parameter is listed in the operation (or path item), before `$ref` resolution. */
+  listedAt: Loc;
+  schema: Loc;
+}
+
+export interface BodyView {
+  required: boolean;
+  loc: Loc;
+  /** media type → schema (an empty node when the media type has no schema). */
+  content: Map<string, Loc>;
+}
+
+export interface HeaderView {
+  name: string;
+  required: boolean;
+  loc: Loc;
+  schema: Loc;
+}
+
+export interface ResponseView {
+  status: string;
+  loc: Loc;
+  content: Map<string, Loc>;
+  headers: Map<string, HeaderView>;
+}
+
+export interface SecurityRequirementView {
+  /** Sorted scheme names joined with "+": one alternative of the OR-list. */
+  key: string;
+  scopes: Map<string, string[]>;
+}
+
+export interface OperationView {
+  /** "GET /users/{}" for paths, "WEBHOOK name POST" for webhooks. */
+  key: string;
+  /** What a reader sees: "GET /users/{id}" as written in this spec. */
+  display: string;
+  webhook: boolean;
+  loc: Loc;
+  operationId?: string;
+  tags: string[];
+  deprecated: boolean;
+  sunset?: string;
+  parameters: Map<string, ParameterView>;
+  requestBody?: BodyView;
+  responses: Map<string, ResponseView>;
+  /** Effective requirements (operation-level, else document-level); [] or one empty requirement = public. */
+  security: SecurityRequirementView[];
+  securityLoc: Loc;
+}
+
+export interface SpecModel {
+  flavor: SpecFlavor;
+  docs: SpecDocuments;
+  operations: Map<string, OperationView>;
+  basePath?: string;
+  /** Security schemes by name (components.securitySchemes / securityDefinitions), resolved. */
+  securitySchemes: Map<string, Loc>;
+}
+
+/** "/users/{userId}/keys/{id}" → "/users/{}/keys/{}", plus the position of each parameter name. */
+export function normalizePathTemplate(template: string): { normalized: string; positions: Map<string, number> } {
+  const positions = new Map<string, number>();
+  let index = 0;
+  const normalized = template.replace(/\{([^}]*)\}/g, (_m, name: string) => {
+    positions.set(name, index++);
+    return '{}';
+  });
+  return { normalized, positions };
+}
+
+const SCHEMA_KEYWORDS_OF_SWAGGER2_PARAMS = [
+  'type', 'format', 'items', 'enum', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
+  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems', 'multipleOf', 'x-nullable',
+];
+
+/** Swagger 2.0 non-body parameters and headers carry their schema keywords inline: lift them into a schema node at the same pointer. */
+function inlineSchemaOf(loc: Loc): Loc {
+  const node = loc.node as Record<string, unknown>;
+  const schema: Record<string, unknown> = {};
+  for (const k of SCHEMA_KEYWORDS_OF_SWAGGER2_PARAMS) if (node[k] !== undefined) schema[k] = node[k];
+  return { file: loc.file, ptr: loc.ptr, node: schema };
+}
+
+const EMPTY = (at: Loc, key: string): Loc => ({ file: at.file, ptr: `${at.ptr}/${key}`, node: {} });
+
+function firstContentSchema(docs: SpecDocuments, at: Loc): Loc | undefined {
+  const content = childLoc(at, 'content');
+  if (!isObject(content.node)) return undefined;
+  const first = Object.keys(content.node).sort()[0];
+  if (first === undefined) return undefined;
+  const media = docs.deref(childLoc(content, first));
+  const schema = childLoc(media, 'schema');
+  return schema.node === undefined ? EMPTY(media, 'schema') : schema;
+}
+
+const normalizeMediaType = (m: string): string => m.toLowerCase().replace(/\s+/g, '');
+
+export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
+  const root = docs.root;
+  const rootNode = root.node as Record<string, unknown>;
+  const swagger2 = flavor === 'swagger-2.0';
+  const operations = new Map<string, OperationView>();
+  const globalConsumes = Array.isArray(rootNode.consumes) ? (rootNode.consumes as string[]) : undefined;
+  const globalProduces = Array.isArray(rootNode.produces) ? (rootNode.produces as string[]) : undefined;
+  const rootSecurity = childLoc(root, 'security');
+
+  const addPathItems = (container: Loc, webhook: boolean) => {
+    if (!isObject(container.node)) return;
+    for (const name of Object.keys(container.node)) {
+      if (!webhook && !name.startsWith('/')) continue; // x- extensions
+      const item = docs.deref(childLoc(container, name));
+      if (!isObject(item.node)) continue;
+      const { normalized, positions } = webhook ? { normalized: name, positions: new Map<string, number>() } : normalizePathTemplate(name);
+      for (const method of HTTP_METHODS) {
+        const op = childLoc(item, method);
+        if (!isObject(op.node)) continue;
+        const key = webhook ? `WEBHOOK ${name} ${method.toUpperCase()}` : `${method.toUpperCase()} ${normalized}`;
+        const display = webhook ? `webhook ${name} (${method.toUpperCase()})` : `${method.toUpperCase()} ${name}`;
+        operations.set(key, buildOperation(op, item, key, display, webhook, positions));
+      }
+    }
+  };
+
+  const buildOperation = (op: Loc, item: Loc, key: string, display: string, webhook: boolean, positions: Map<string, number>): OperationView => {
+    const o = op.node as Record<string, unknown>;
+    const parameters = new Map<string, ParameterView>();
+    const formData: ParameterView[] = [];
+    let body: BodyView | undefined;
+    const consumes = (Array.isArray(o.consumes) ? (o.consumes as string[]) : globalConsumes) ?? ['application/json'];
+    const produces = (Array.isArray(o.produces) ? (o.produces as string[]) : globalProduces) ?? ['application/json'];
+    for (const owner of [item, op]) {
+      const list = childLoc(owner, 'parameters');
+      if (!Array.isArray(list.node)) continue;
+      list.node.forEach((_p, i) => {
+        const listedAt = childLoc(list, i);
+        const p = docs.deref(listedAt);
+        if (!isObject(p.node)) return;
+        const pn = p.node;
+        const name = String(pn.name ?? '');
+        const where = String(pn.in ?? '');
+        if (swagger2 && where === 'body') {
+          const schema = childLoc(p, 'schema');
+          const content = new Map<string, Loc>();
+          for (const m of consumes) content.set(normalizeMediaType(m), schema.node === undefined ? EMPTY(p, 'schema') : schema);
+          body = { required: pn.required === true, loc: p, content };
+          return;
+        }
+        const schema = swagger2
+          ? inlineSchemaOf(p)
+          : pn.schema !== undefined
+            ? childLoc(p, 'schema')
+            : (firstContentSchema(docs, p) ?? EMPTY(p, 'schema'));
+        const serialization = swagger2
+          ? String(pn.collectionFormat ?? (pn.type === 'array' ? 'csv' : ''))
+          : `${String(pn.style ?? defaultStyle(where))}/${String(pn.explode ?? (pn.style ?? defaultStyle(where)) === 'form')}`;
+        const keyOf = where === 'path' && positions.has(name) ? `path:${positions.get(name)}` : `${where}:${where === 'header' ? name.toLowerCase() : name}`;
+        const view: ParameterView = {
+          key: keyOf,
+          name,
+          in: where,
+          required: where === 'path' || pn.required === true,
+          deprecated: pn.deprecated === true,
+          serialization,
+          loc: p,
+          listedAt,
+          schema,
+        };
+        if (swagger2 && where === 'formData') {
+          formData.push(view);
+          return;
+        }
+        parameters.set(keyOf, view); // operation-level parameters override path-level ones with the same key
+      });
+    }
+    if (formData.length > 0) body = formBody(op, formData, consumes);
+    if (!swagger2 && o.requestBody !== undefined) {
+      const rb = docs.deref(childLoc(op, 'requestBody'));
+      if (isObject(rb.node)) body = { required: rb.node.required === true, loc: rb, content: contentOf(rb) };
+    }
+    const responses = new Map<string, ResponseView>();
+    const responsesLoc = childLoc(op, 'responses');
+    if (isObject(responsesLoc.node)) {
+      for (const status of Object.keys(responsesLoc.node)) {
+        if (status.startsWith('x-')) continue;
+        const r = docs.deref(childLoc(responsesLoc, status));
+        if (!isObject(r.node)) continue;
+        let content: Map<string, Loc>;
+        if (swagger2) {
+          content = new Map();
+          if (r.node.schema !== undefined) for (const m of produces) content.set(normalizeMediaType(m), childLoc(r, 'schema'));
+        } else content = contentOf(r);
+        const headers = new Map<string, HeaderView>();
+        const hs = childLoc(r, 'headers');
+        if (isObject(hs.node)) {
+          for (const hn of Object.keys(hs.node)) {
+            const h = docs.deref(childLoc(hs, hn));
+            if (!isObject(h.node)) continue;
+            const schema = swagger2 ? inlineSchemaOf(h) : h.node.schema !== undefined ? childLoc(h, 'schema') : (firstContentSchema(docs, h) ?? EMPTY(h, 'schema'));
+            headers.set(hn.toLowerCase(), { name: hn, required: h.node.required === true, loc: h, schema });
+          }
+        }
+        responses.set(status.toUpperCase(), { status, loc: r, content, headers });
+      }
+    }
+    const ownSecurity = childLoc(op, 'security');
+    const securityLoc = Array.isArray(ownSecurity.node) ? ownSecurity : rootSecurity;
+    return {
+      key,
+      display,
+      webhook,
+      loc: op,
+      operationId: typeof o.operationId === 'string' ? o.operationId : undefined,
+      tags: Array.isArray(o.tags) ? (o.tags as unknown[]).map(String) : [],
+      deprecated: o.deprecated === true,
+      sunset: typeof o['x-sunset'] === 'string' ? o['x-sunset'] : o['x-sunset'] instanceof Date ? (o['x-sunset'] as Date).toISOString().slice(0, 10) : undefined,
+      parameters,
+      requestBody: body,
+      responses,
+      security: securityOf(securityLoc.node),
+      securityLoc,
+    };
+  };
+
+  const contentOf = (owner: Loc): Map<string, Loc> => {
+    const out = new Map<string, Loc>();
+    const content = childLoc(owner, 'content');
+    if (!isObject(content.node)) return out;
+    for (const m of Object.keys(content.node)) {
+      const media = docs.deref(childLoc(content, m));
+      const schema = childLoc(media, 'schema');
+      out.set(normalizeMediaType(m), schema.node === undefined ? EMPTY(media, 'schema') : schema);
+    }
+    return out;
+  };
+
+  addPathItems(childLoc(root, 'paths'), false);
+  if (!swagger2) addPathItems(childLoc(root, 'webhooks'), true);
+
+  const securitySchemes = new Map<string, Loc>();
+  const schemesLoc = swagger2 ? childLoc(root, 'securityDefinitions') : childLoc(childLoc(root, 'components'), 'securitySchemes');
+  if (isObject(schemesLoc.node)) for (const n of Object.keys(schemesLoc.node)) securitySchemes.set(n, docs.deref(childLoc(schemesLoc, n)));
+
+  return {
+    flavor,
+    docs,
+    operations,
+    basePath: swagger2 && typeof rootNode.basePath === 'string' ? rootNode.basePath : undefined,
+    securitySchemes,
+  };
+}
+
+function defaultStyle(where: string): string {
+  return where === 'query' || where === 'cookie' ? 'form' : 'simple';
+}
+
+/** Swagger 2.0 formData parameters are the properties of one form body. */
+function formBody(op: Loc, params: ParameterView[], consumes: string[]): BodyView {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  for (const p of params) {
+    properties[p.name] = p.schema.node;
+    if (p.required) required.push(p.name);
+  }
+  const schema: Loc = { file: op.file, ptr: `${op.ptr}/parameters`, node: { type: 'object', properties, required } };
+  const media = consumes.filter((m) => /form/.test(m));
+  const content = new Map<string, Loc>();
+  for (const m of media.length > 0 ? media : ['application/x-www-form-urlencoded']) content.set(normalizeMediaType(m), schema);
+  return { required: required.length > 0, loc: schema, content };
+}
+
+function securityOf(node: unknown): SecurityRequirementView[] {
+  if (!Array.isArray(node)) return [];
+  const out: SecurityRequirementView[] = [];
+  for (const req of node) {
+    if (!isObject(req)) continue;
+    const names = Object.keys(req).sort();
+    const scopes = new Map<string, string[]>();
+    for (const n of names) scopes.set(n, Array.isArray(req[n]) ? (req[n] as unknown[]).map(String) : []);
+    out.push({ key: names.join('+'), scopes });
+  }
+  return out;
+}

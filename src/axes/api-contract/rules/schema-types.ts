@@ -1,0 +1,108 @@
+import type { Site } from '../context';
+import { canonicalJson } from '../context';
+import type { Loc } from '../document';
+import { familyRules, keywordFamily, type Effect } from './rule';
+import { nodeOf, show, type SchemaComparer } from './schema-comparer';
+
+const F = 'schema types and values';
+
+export const TYPE = keywordFamily(F, 'type', 'type', { narrower: 'narrowed', wider: 'widened', changed: 'changed' }, {
+  narrower: [{ type: 'number' }, { type: 'integer' }],
+  wider: [{ type: 'integer' }, { type: 'number' }],
+  changed: [{ type: 'string' }, { type: 'integer' }],
+});
+export const NULLABLE = keywordFamily(F, 'nullable', 'nullable / type null', { narrower: 'removed', wider: 'added' }, {
+  narrower: [{ type: ['string', 'null'] }, { type: 'string' }],
+  wider: [{ type: 'string' }, { type: ['string', 'null'] }],
+});
+export const FORMAT = keywordFamily(F, 'format', 'format', { narrower: 'narrowed', wider: 'widened', changed: 'changed' }, {
+  narrower: [{ type: 'integer', format: 'int64' }, { type: 'integer', format: 'int32' }],
+  wider: [{ type: 'integer', format: 'int32' }, { type: 'integer', format: 'int64' }],
+  changed: [{ type: 'string', format: 'uuid' }, { type: 'string', format: 'email' }],
+});
+export const ENUM = keywordFamily(F, 'enum', 'enum', { narrower: 'added', wider: 'removed' }, {
+  narrower: [{ type: 'string' }, { type: 'string', enum: ['a', 'b'] }],
+  wider: [{ type: 'string', enum: ['a', 'b'] }, { type: 'string' }],
+});
+export const ENUM_VALUE = keywordFamily(F, 'enum-value', 'enum value', { narrower: 'removed', wider: 'added' }, {
+  narrower: [{ type: 'string', enum: ['a', 'b'] }, { type: 'string', enum: ['a'] }],
+  wider: [{ type: 'string', enum: ['a'] }, { type: 'string', enum: ['a', 'b'] }],
+});
+export const CONST = keywordFamily(F, 'const', 'const', { narrower: 'added', wider: 'removed', changed: 'changed' }, {
+  narrower: [{ type: 'string' }, { type: 'string', const: 'a' }],
+  wider: [{ type: 'string', const: 'a' }, { type: 'string' }],
+  changed: [{ type: 'string', const: 'a' }, { type: 'string', const: 'b' }],
+});
+
+export const schemaTypeFamilies = [TYPE, NULLABLE, FORMAT, ENUM, ENUM_VALUE, CONST];
+export const schemaTypeRules = schemaTypeFamilies.flatMap(familyRules);
+
+interface TypeSet {
+  /** null: no `type` keyword (any type). */
+  types: Set<string> | null;
+  nullable: boolean;
+}
+
+function typeSetOf(node: Record<string, unknown>): TypeSet {
+  const t = node.type;
+  const types = t === undefined ? null : new Set((Array.isArray(t) ? t : [t]).map(String));
+  const nullable = types?.has('null') === true || node.nullable === true || node['x-nullable'] === true;
+  types?.delete('null');
+  // `type: "null"` alone is a null-only schema: no other type, nullable.
+  return { types, nullable };
+}
+
+/** An integer is a number: {integer} → {number} accepts more, {number} → {integer} accepts less. */
+const covered = (t: string, set: Set<string>): boolean => set.has(t) || (t === 'integer' && set.has('number'));
+
+function typeEffect(base: Set<string> | null, head: Set<string> | null): Effect | null {
+  if (base === null && head === null) return null;
+  if (base === null) return 'narrower';
+  if (head === null) return 'wider';
+  const headCoversBase = [...base].every((t) => covered(t, head));
+  const baseCoversHead = [...head].every((t) => covered(t, base));
+  if (headCoversBase && baseCoversHead) return null;
+  if (headCoversBase) return 'wider';
+  if (baseCoversHead) return 'narrower';
+  return 'changed';
+}
+
+const showTypes = (s: Set<string> | null) => (s === null ? 'any' : [...s].sort().join('|') || 'none');
+
+/** Format pairs where one accepts every value of the other. */
+const FORMAT_WIDENINGS = new Set(['int32>int64', 'float>double', 'int32>double', 'int64>double', 'date>date-time']);
+
+export function checkTypesAndValues(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): void {
+  const bn = nodeOf(b);
+  const hn = nodeOf(h);
+  const bt = typeSetOf(bn);
+  const ht = typeSetOf(hn);
+  const te = typeEffect(bt.types, ht.types);
+  if (te) cmp.emit(TYPE, te, site, b, h, `type changed from ${showTypes(bt.types)} to ${showTypes(ht.types)}`);
+  if (bt.nullable !== ht.nullable) cmp.emit(NULLABLE, ht.nullable ? 'wider' : 'narrower', site, b, h, ht.nullable ? 'became nullable' : 'is no longer nullable');
+
+  const bf = typeof bn.format === 'string' ? bn.format : undefined;
+  const hf = typeof hn.format === 'string' ? hn.format : undefined;
+  if (bf !== hf) {
+    const effect: Effect =
+      bf === undefined ? 'narrower' : hf === undefined ? 'wider' : FORMAT_WIDENINGS.has(`${bf}>${hf}`) ? 'wider' : FORMAT_WIDENINGS.has(`${hf}>${bf}`) ? 'narrower' : 'changed';
+    cmp.emit(FORMAT, effect, site, b, h, `format changed from ${bf ?? 'none'} to ${hf ?? 'none'}`);
+  }
+
+  const be = Array.isArray(bn.enum) ? bn.enum : undefined;
+  const he = Array.isArray(hn.enum) ? hn.enum : undefined;
+  if (be && !he) cmp.emit(ENUM, 'wider', site, b, h, 'enum constraint removed');
+  else if (!be && he) cmp.emit(ENUM, 'narrower', site, b, h, `enum constraint added: ${he.map((v) => JSON.stringify(v)).join(', ')}`);
+  else if (be && he) {
+    const bs = new Set(be.map(canonicalJson));
+    const hs = new Set(he.map(canonicalJson));
+    for (const v of bs) if (!hs.has(v)) cmp.emit(ENUM_VALUE, 'narrower', site, b, h, `enum value ${v} removed`, v);
+    for (const v of hs) if (!bs.has(v)) cmp.emit(ENUM_VALUE, 'wider', site, b, h, `enum value ${v} added`, v);
+  }
+
+  const hasBc = Object.prototype.hasOwnProperty.call(bn, 'const');
+  const hasHc = Object.prototype.hasOwnProperty.call(hn, 'const');
+  if (hasBc && !hasHc) cmp.emit(CONST, 'wider', site, b, h, `const ${show(bn.const)} removed`);
+  else if (!hasBc && hasHc) cmp.emit(CONST, 'narrower', site, b, h, `const ${show(hn.const)} added`);
+  else if (hasBc && hasHc && canonicalJson(bn.const) !== canonicalJson(hn.const)) cmp.emit(CONST, 'changed', site, b, h, `const changed from ${show(bn.const)} to ${show(hn.const)}`);
+}

@@ -1,0 +1,49 @@
+import type { DiffContext, Site } from './context';
+import { isObject, type Loc } from './document';
+import type { ContractRule, Effect, KeywordFamily } from './rules/rule';
+import { checkArray } from './rules/schema-arrays';
+import type { SchemaComparer } from './rules/schema-comparer';
+import { checkComposition } from './rules/schema-composition';
+import { checkConstraints } from './rules/schema-constraints';
+import { checkObject } from './rules/schema-objects';
+import { checkTypesAndValues } from './rules/schema-types';
+
+/** JSON Schema boolean forms: `true` accepts anything, `false` nothing. */
+function asSchemaNode(node: unknown): Record<string, unknown> {
+  if (node === false) return { not: {} };
+  return isObject(node) ? node : {};
+}
+
+/**
+ * Compares two schemas lazily, never expanding them. Each (base location, head location, direction)
+ * triple is compared at most once for the whole diff, which bounds the work by the number of location
+ * pairs the two documents actually align (linear in practice) and makes any reference cycle — self,
+ * mutual, through allOf/items/additionalProperties — terminate at the first revisit.
+ */
+export class SchemaDiff implements SchemaComparer {
+  constructor(readonly ctx: DiffContext) {}
+
+  compare(site: Site, base: Loc, head: Loc): void {
+    const b = this.ctx.base.deref(base);
+    const h = this.ctx.head.deref(head);
+    const key = `${site.direction}\u0000${b.file}#${b.ptr}\u0000${h.file}#${h.ptr}`;
+    if (this.ctx.comparedPairs.has(key)) return;
+    this.ctx.comparedPairs.add(key);
+    const bl: Loc = { ...b, node: asSchemaNode(b.node) };
+    const hl: Loc = { ...h, node: asSchemaNode(h.node) };
+    checkTypesAndValues(this, site, bl, hl);
+    checkConstraints(this, site, bl, hl);
+    checkObject(this, site, bl, hl);
+    checkArray(this, site, bl, hl);
+    checkComposition(this, site, bl, hl);
+  }
+
+  emit(family: KeywordFamily, effect: Effect, site: Site, base: Loc, head: Loc, message: string, subject?: string): void {
+    const rule = family.rules[site.direction][effect];
+    if (rule) this.report(rule, site, base, head, message, subject);
+  }
+
+  report(rule: ContractRule, site: Site, base: Loc | undefined, head: Loc | undefined, message: string, subject?: string): void {
+    this.ctx.report(rule, site, { base, head, subject, message: `${site.label}: ${message}` });
+  }
+}
