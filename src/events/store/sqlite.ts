@@ -2,7 +2,9 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
-import { upcastEvent } from '../catalogue';
+import { eventCatalogue, upcastEvent } from '../catalogue';
+
+const currentVersion = (type: string): number => eventCatalogue.get(type)?.schemaVersion ?? 0;
 import {
   AppendResult,
   DuplicateEventId,
@@ -36,6 +38,19 @@ interface EventRow {
   metadata: string;
 }
 
+/** Column order of `SELECT *` read in raw (array) mode: no per-row object with named keys to build. */
+type RawRow = [number, string, string, number, string, number, string, string];
+const fromRaw = (r: RawRow): EventRow => ({
+  global_position: r[0],
+  event_id: r[1],
+  stream_id: r[2],
+  stream_revision: r[3],
+  type: r[4],
+  schema_version: r[5],
+  data: r[6],
+  metadata: r[7],
+});
+
 interface PendingAppend {
   streamId: string;
   expected: ExpectedRevision;
@@ -68,9 +83,11 @@ class StoredEvent implements RecordedEvent {
     this.schemaVersion = row.schema_version;
     this.rawMetadata = row.metadata;
     this.data = JSON.parse(row.data);
-    const up = upcastEvent(row.type, row.schema_version, this.data, this.metadata);
-    this.schemaVersion = up.schemaVersion;
-    this.data = up.data;
+    if (row.schema_version < currentVersion(row.type)) {
+      const up = upcastEvent(row.type, row.schema_version, this.data, this.metadata);
+      this.schemaVersion = up.schemaVersion;
+      this.data = up.data;
+    }
   }
 
   get metadata(): EventMetadata {
@@ -113,6 +130,10 @@ export class SqliteEventStore implements EventStore {
   private readonly listeners = new Set<() => void>();
   private closed = false;
   private readonly applyBatch: (batch: PendingAppend[]) => Array<{ ok: AppendResult } | { err: unknown }>;
+  private readonly dataVersion: Database.Statement;
+  private seenDataVersion = -1;
+  /** Last revision per stream, written only by this connection (refreshed when data_version moves). */
+  private readonly revisions = new Map<string, number>();
 
   constructor(options: SqliteStoreOptions) {
     this.workspaceId = options.workspaceId;
@@ -142,11 +163,12 @@ export class SqliteEventStore implements EventStore {
       byId: this.db.prepare('SELECT * FROM events WHERE event_id = ?'),
       forward: this.db.prepare('SELECT * FROM events WHERE stream_id = ? AND stream_revision >= ? ORDER BY stream_revision ASC LIMIT ?'),
       backward: this.db.prepare('SELECT * FROM events WHERE stream_id = ? AND stream_revision <= ? ORDER BY stream_revision DESC LIMIT ?'),
-      all: this.db.prepare('SELECT * FROM events WHERE global_position > ? AND global_position <= ? ORDER BY global_position ASC LIMIT ?'),
+      all: this.db.prepare('SELECT * FROM events WHERE global_position > ? AND global_position <= ? ORDER BY global_position ASC LIMIT ?').raw(true),
       head: this.db.prepare('SELECT coalesce(max(global_position), 0) FROM events').pluck(),
     };
     const applyOne = this.db.transaction((req: PendingAppend) => this.applyOne(req));
-    this.applyBatch = this.db.transaction((batch: PendingAppend[]) =>
+    const single = this.db.transaction((req: PendingAppend) => this.applyOne(req));
+    const many = this.db.transaction((batch: PendingAppend[]) =>
       batch.map((req) => {
         try {
           // Nested transaction = SAVEPOINT: a refused append leaves the others of the batch intact.
@@ -156,6 +178,17 @@ export class SqliteEventStore implements EventStore {
         }
       }),
     );
+    // A lone append needs no savepoint: if it is refused, its whole transaction rolls back.
+    this.applyBatch = (batch) => {
+      if (batch.length > 1) return many(batch);
+      try {
+        return [{ ok: single(batch[0]) }];
+      } catch (err) {
+        if (isSqliteError(err)) throw err;
+        return [{ err }];
+      }
+    };
+    this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
   }
 
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult> {
@@ -177,13 +210,21 @@ export class SqliteEventStore implements EventStore {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
+    // Another connection (another process) committed since our last look: our revision cache is stale.
+    const version = this.dataVersion.get() as number;
+    if (version !== this.seenDataVersion) {
+      this.revisions.clear();
+      this.seenDataVersion = version;
+    }
     let results: Array<{ ok: AppendResult } | { err: unknown }>;
     try {
       results = this.applyBatch(batch);
     } catch (err) {
+      this.revisions.clear();
       for (const req of batch) req.reject(err);
       return;
     }
+    if (results.some((r) => 'err' in r)) this.revisions.clear();
     let wrote = false;
     results.forEach((r, i) => {
       if ('ok' in r) {
@@ -196,22 +237,29 @@ export class SqliteEventStore implements EventStore {
 
   private applyOne(req: PendingAppend): AppendResult {
     const { streamId, events } = req;
+    // Idempotency first: a retry of an append that already landed answers as the original did, even
+    // when the stream has moved on since.
     const existing = this.stmts.byId.get(events[0].eventId) as EventRow | undefined;
     if (existing) return this.duplicateResult(req, existing);
-    for (let i = 1; i < events.length; i++) {
-      if (this.stmts.byId.get(events[i].eventId)) throw new DuplicateEventId(events[i].eventId);
-    }
-    const current = (this.stmts.streamRevision.get(streamId) as number | null) ?? -1;
+    let current = this.revisions.get(streamId);
+    if (current === undefined) current = (this.stmts.streamRevision.get(streamId) as number | null) ?? -1;
     checkExpected(streamId, req.expected, current);
     let first = 0;
     let last = 0;
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
-      const info = this.stmts.insert.run(e.eventId, streamId, current + 1 + i, e.type, e.schemaVersion, req.encoded[i].data, req.encoded[i].metadata);
+      let info: Database.RunResult;
+      try {
+        info = this.stmts.insert.run(e.eventId, streamId, current + 1 + i, e.type, e.schemaVersion, req.encoded[i].data, req.encoded[i].metadata);
+      } catch (err) {
+        if (isUniqueEventId(err)) throw new DuplicateEventId(e.eventId);
+        throw err;
+      }
       const pos = Number(info.lastInsertRowid);
       if (i === 0) first = pos;
       last = pos;
     }
+    this.revisions.set(streamId, current + events.length);
     return { streamId, nextExpectedRevision: current + events.length, firstPosition: first, lastPosition: last, duplicate: false };
   }
 
@@ -243,7 +291,7 @@ export class SqliteEventStore implements EventStore {
 
   /** Synchronous page read: the building block of readAll and subscriptions. */
   readPage(after: number, limit: number, until = Number.MAX_SAFE_INTEGER): RecordedEvent[] {
-    return (this.stmts.all.all(after, until, limit) as EventRow[]).map((r) => new StoredEvent(r));
+    return (this.stmts.all.all(after, until, limit) as RawRow[]).map((r) => new StoredEvent(fromRaw(r)));
   }
 
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
@@ -288,4 +336,12 @@ export class SqliteEventStore implements EventStore {
     this.listeners.clear();
     this.db.close();
   }
+}
+
+function isSqliteError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'SqliteError';
+}
+
+function isUniqueEventId(err: unknown): boolean {
+  return isSqliteError(err) && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && (err as Error).message.includes('events.event_id');
 }
