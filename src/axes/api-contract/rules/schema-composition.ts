@@ -9,16 +9,16 @@ const CAT = { $ref: '#/components/schemas/Cat' };
 const DOG = { $ref: '#/components/schemas/Dog' };
 
 export const ONE_OF = keywordFamily(F, 'one-of', 'oneOf', { narrower: 'added', wider: 'removed' }, {
-  narrower: [{ type: 'object' }, { oneOf: [CAT, DOG] }],
-  wider: [{ oneOf: [CAT, DOG] }, { type: 'object' }],
+  narrower: [{ type: 'object' }, { type: 'object', oneOf: [CAT, DOG] }],
+  wider: [{ type: 'object', oneOf: [CAT, DOG] }, { type: 'object' }],
 });
 export const ONE_OF_BRANCH = keywordFamily(F, 'one-of-branch', 'oneOf branch', { narrower: 'removed', wider: 'added' }, {
   narrower: [{ oneOf: [CAT, DOG] }, { oneOf: [CAT] }],
   wider: [{ oneOf: [CAT] }, { oneOf: [CAT, DOG] }],
 });
 export const ANY_OF = keywordFamily(F, 'any-of', 'anyOf', { narrower: 'added', wider: 'removed' }, {
-  narrower: [{ type: 'object' }, { anyOf: [CAT, DOG] }],
-  wider: [{ anyOf: [CAT, DOG] }, { type: 'object' }],
+  narrower: [{ type: 'object' }, { type: 'object', anyOf: [CAT, DOG] }],
+  wider: [{ type: 'object', anyOf: [CAT, DOG] }, { type: 'object' }],
 });
 export const ANY_OF_BRANCH = keywordFamily(F, 'any-of-branch', 'anyOf branch', { narrower: 'removed', wider: 'added' }, {
   narrower: [{ anyOf: [CAT, DOG] }, { anyOf: [CAT] }],
