@@ -41,7 +41,8 @@ export function loadGrammar(languageId: string): Promise<LoadedGrammar> {
       const spec = LANGUAGES[languageId];
       if (!spec) throw new DomainError('unknown_language', `language: no grammar named "${languageId}"`);
       await initTreeSitter();
-      const language = await Language.load(wasmPathOf(spec));
+      // Bytes, not a path: with a path web-tree-sitter uses a dynamic import() that jest's VM cannot run.
+      const language = await Language.load(fs.readFileSync(wasmPathOf(spec)));
       const parser = new Parser();
       parser.setLanguage(language);
       const query = new Query(language, tagsSourceOf(spec));

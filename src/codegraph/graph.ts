@@ -53,8 +53,8 @@ export class CodeGraph {
   private readonly javaTypes = new Map<string, string>();
   private readonly javaPackages = new Map<string, string[]>();
 
-  constructor(readonly index: CommitIndex, goMods: Array<{ dir: string; module: string }> = []) {
-    this.goModules = [...goMods].sort((a, b) => b.module.length - a.module.length);
+  constructor(readonly index: CommitIndex) {
+    this.goModules = [...index.goModules].sort((a, b) => b.module.length - a.module.length);
     for (const file of index.files.values()) {
       const infos: SymbolInfo[] = [];
       for (const def of file.facts.defs) {

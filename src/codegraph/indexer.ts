@@ -2,6 +2,7 @@ import type { GitRepo } from '../git/repo';
 import { extractFacts } from './extract';
 import type { FileFacts } from './facts';
 import { FactsCache } from './facts-cache';
+import { goModulePath } from './graph';
 import { loadGrammar } from './grammar-runtime';
 import { languageOf, unsupportedLanguageOf } from './languages';
 
@@ -40,6 +41,8 @@ export interface CommitIndex {
   symbolCount: number;
   parsedBlobs: number;
   cachedBlobs: number;
+  /** Go modules of the tree (directory of each go.mod and its module path), for import resolution. */
+  goModules: Array<{ dir: string; module: string }>;
 }
 
 export interface IndexOptions {
@@ -50,10 +53,14 @@ export interface IndexOptions {
 /** Indexes every file of `commit` that has a grammar; parse results come from the blob cache when possible. */
 export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOptions): Promise<CommitIndex> {
   const tree = await repo.lsTree(commit);
-  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0 };
+  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0, goModules: [] };
   const todo: Array<{ path: string; blob: string; language: string }> = [];
   for (const e of tree) {
     if (e.type !== 'blob' || e.mode === '120000') continue;
+    if (e.path === 'go.mod' || e.path.endsWith('/go.mod')) {
+      const mod = goModulePath((await repo.readBlob(e.sha))?.toString('utf8') ?? '');
+      if (mod) result.goModules.push({ dir: e.path === 'go.mod' ? '' : e.path.slice(0, -'/go.mod'.length), module: mod });
+    }
     const language = languageOf(e.path);
     if (!language) {
       const other = unsupportedLanguageOf(e.path);

@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import type { EventData } from '../events/catalogue/define';
+import type { ReviewComputed } from '../events/catalogue/compute';
+import type { RepoConfig } from '../events/catalogue/repo';
+import { parseHunks } from '../codegraph/diff-hunks';
+import { FactsCache } from '../codegraph/facts-cache';
+import { fragmentsOf } from '../codegraph/fragments';
+import { formCohorts, FormationFile } from '../codegraph/formation';
+import { CodeGraph } from '../codegraph/graph';
+import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
+import { languageOf, unsupportedLanguageOf } from '../codegraph/languages';
+import { classifyRole } from '../codegraph/roles';
+import { diffDependencies } from '../dependencies/diff';
+import type { ChangedFile, GitRepo } from '../git/repo';
+import { runApiContract, runVisual } from './axes';
+
+export type ReviewComputedData = EventData<typeof ReviewComputed>;
+
+/** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
+export const REVIEW_ENGINE_VERSION = `review-1+${CODEGRAPH_ENGINE_VERSION}`;
+
+export interface ComputeReviewInput {
+  repo: GitRepo;
+  baseSha: string;
+  headSha: string;
+  /** Workspace folder: the blob-SHA facts cache and axis artefacts live here. */
+  workspaceDir: string;
+  repoConfig?: RepoConfig;
+  /** `false`: do not index (path grouping with the reason), e.g. when indexing is disabled. */
+  semantic?: boolean;
+  blastDepth?: number;
+  onProgress?: (phase: 'index-base' | 'index-head', p: IndexProgress) => void;
+}
+
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, val: unknown) => (val && typeof val === 'object' && !Array.isArray(val) ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : val));
+
+/** Identical inputs give the identical digest; a recompute with the same digest records nothing new. */
+export function inputsDigestOf(engineVersion: string, baseSha: string, headSha: string, repoConfig: RepoConfig | undefined): string {
+  return createHash('sha256').update(canonical({ engineVersion, baseSha, headSha, repoConfig: repoConfig ?? {} })).digest('hex');
+}
+
+export interface ComputedReview {
+  data: ReviewComputedData;
+  head?: CodeGraph;
+  base?: CodeGraph;
+}
+
+/**
+ * The deterministic review computation of one PR at one head: changed files, code graph of base and head
+ * (cached by blob), fragments, cohorts, blast radius and ranking, dependency diffs and the axes.
+ */
+export async function computeReview(input: ComputeReviewInput): Promise<ComputedReview> {
+  const started = performance.now();
+  const { repo } = input;
+  const baseSha = await repo.revParse(input.baseSha);
+  const headSha = await repo.revParse(input.headSha);
+  const changed = await repo.diffNameStatus(baseSha, headSha);
+  const semantic = input.semantic !== false;
+
+  let head: CodeGraph | undefined;
+  let base: CodeGraph | undefined;
+  let headIndex: CommitIndex | undefined;
+  let baseIndex: CommitIndex | undefined;
+  let noIndexReason: string | undefined = semantic ? undefined : 'indexing disabled for this computation: grouped by directory';
+  if (semantic) {
+    const cache = FactsCache.open(input.workspaceDir);
+    try {
+      headIndex = await indexCommit(repo, headSha, { cache, onProgress: (p) => input.onProgress?.('index-head', p) });
+      baseIndex = await indexCommit(repo, baseSha, { cache, onProgress: (p) => input.onProgress?.('index-base', p) });
+      head = new CodeGraph(headIndex);
+      base = new CodeGraph(baseIndex);
+    } catch (e) {
+      noIndexReason = `no code index at ${headSha.slice(0, 12)} (${(e as Error).message}): grouped by directory`;
+      head = base = undefined;
+    } finally {
+      cache.close();
+    }
+  }
+  const indexedAt = performance.now();
+
+  const hunks = parseHunks(await repo.diffPatch(baseSha, headSha, [], 0));
+  const dependencyDiffs = await diffDependencies(changed, async (side, p) => (await repo.readFileAt(side === 'base' ? baseSha : headSha, p))?.toString('utf8') ?? null);
+  const versionOnly = new Set(dependencyDiffs.filter((d) => d.versionOnly).map((d) => d.path));
+
+  const files: FormationFile[] = changed.map((c) => {
+    let role = classifyRole(c.path);
+    if (role === 'manifest' && versionOnly.has(c.path)) role = 'version-bump';
+    const language = languageOf(c.path);
+    const status = c.status;
+    const indexed = language && (status === 'deleted' ? baseIndex?.files.has(c.oldPath ?? c.path) : headIndex?.files.has(c.path));
+    const file: FormationFile = { path: c.path, ...(c.oldPath ? { oldPath: c.oldPath } : {}), status, role, fragments: [] };
+    if (language && indexed) file.language = language;
+    else if (!language) {
+      const other = unsupportedLanguageOf(c.path);
+      if (other) file.unsupportedLanguage = other;
+    } else file.unsupportedLanguage = `${language} (file not indexed: vendored, generated or too large)`;
+    if ((role === 'source' || role === 'test') && file.language) {
+      const fragStatus = status === 'copied' ? 'added' : status === 'type_changed' ? 'modified' : status;
+      file.fragments = fragmentsOf({ path: c.path, oldPath: c.oldPath, status: fragStatus }, hunks.get(c.path), head, base);
+    }
+    return file;
+  });
+
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth });
+  const formedAt = performance.now();
+
+  const changedForAxes: ChangedFile[] = changed;
+  const [apiContract, visual] = await Promise.all([
+    runApiContract(repo, baseSha, headSha, changedForAxes),
+    runVisual(repo, baseSha, headSha, changedForAxes, input.workspaceDir, input.repoConfig?.renderCommand),
+  ]);
+
+  const data: ReviewComputedData = {
+    baseSha,
+    headSha,
+    engineVersion: REVIEW_ENGINE_VERSION,
+    inputsDigest: inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, input.repoConfig),
+    cohorts,
+    dependencyDiffs,
+    apiContract,
+    visual,
+    changedFiles: files.map((f) => ({ path: f.path, ...(f.oldPath ? { oldPath: f.oldPath } : {}), status: f.status, role: f.role, ...(f.language ? { language: f.language } : {}) })),
+    metrics: {
+      changedFiles: files.length,
+      cohorts: cohorts.length,
+      semanticCohorts: cohorts.filter((c) => c.grouping === 'semantic').length,
+      fragments: cohorts.reduce((n, c) => n + c.fragments.length, 0),
+      indexedFiles: headIndex?.fileCount ?? 0,
+      parsedBlobs: (headIndex?.parsedBlobs ?? 0) + (baseIndex?.parsedBlobs ?? 0),
+      cachedBlobs: (headIndex?.cachedBlobs ?? 0) + (baseIndex?.cachedBlobs ?? 0),
+      resolvedEdges: head?.stats.resolved ?? 0,
+      nameMatchedReferences: head?.stats.nameMatch ?? 0,
+      elapsedMs: Math.round(performance.now() - started),
+      indexMs: Math.round(indexedAt - started),
+      formationMs: Math.round(formedAt - indexedAt),
+    },
+  };
+  return { data, head, base };
+}
