@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pixelmatch from 'pixelmatch';
-import { decodePngPair, encodePngCompact, MalformedPngError, pngDimensions, type RgbaImage } from './png';
+import { decodePng, decodePngPair, encodePngCompact, MalformedPngError, pngDimensions, type RgbaImage } from './png';
 
 /**
  * How two images are compared. Every setting is a pixelmatch option, fixed here so that a recompute of
@@ -159,5 +159,29 @@ function drawFadedBackground(img: Uint8Array, out: Uint8Array, fromPixel: number
     } else {
       out32[i] = lastWord;
     }
+  }
+}
+
+/** One unit of work for the diff pool: compare a pair, or check that an added image decodes. */
+export type DiffJob = { kind: 'compare'; base: Uint8Array; head: Uint8Array } | { kind: 'validate'; head: Uint8Array };
+export type DiffJobResult =
+  | { ok: true; comparison: ImageComparison }
+  | { ok: true; validated: { headHash: string; width: number; height: number } }
+  | { ok: false; error: string; baseHash?: string; headHash?: string };
+
+/** Runs one job; a PNG that does not decode becomes an error result naming the side, never a throw. */
+export async function runDiffJob(job: DiffJob): Promise<DiffJobResult> {
+  try {
+    if (job.kind === 'compare') return { ok: true, comparison: await compareImages(job.base, job.head) };
+    const { width, height } = decodePng(job.head);
+    return { ok: true, validated: { headHash: sha256(job.head), width, height } };
+  } catch (err) {
+    const message = err instanceof MalformedPngError ? err.message : `diff failed: ${(err as Error).message ?? String(err)}`;
+    return {
+      ok: false,
+      error: job.kind === 'validate' && !message.startsWith('head') ? `head image: ${message}` : message,
+      baseHash: job.kind === 'compare' ? sha256(job.base) : undefined,
+      headHash: sha256(job.head),
+    };
   }
 }

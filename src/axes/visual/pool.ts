@@ -1,0 +1,116 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { runDiffJob, type DiffJob, type DiffJobResult } from './diff';
+
+interface Pending {
+  resolve: (r: DiffJobResult) => void;
+}
+interface Queued extends Pending {
+  job: DiffJob;
+}
+type Slot = { worker: Worker; inFlight: Map<number, Pending>; dead: boolean };
+
+/**
+ * Jobs in flight per worker: two, so a worker starts its next decode while the previous result travels
+ * back, yet a PR with hundreds of 1080p snapshots never has more than two decoded pairs per worker in
+ * memory.
+ */
+const MAX_IN_FLIGHT = 2;
+
+/** Starts a worker running worker.ts/.js; from TypeScript sources (tests, benchmarks) through the swc hook. */
+function startWorker(): Worker {
+  const ext = path.extname(__filename);
+  const entry = path.join(__dirname, `worker${ext}`);
+  if (ext !== '.ts') return new Worker(entry);
+  const register = path.resolve(__dirname, '../../../tools/ts-register.js');
+  return new Worker(`require(${JSON.stringify(register)}); require(${JSON.stringify(entry)});`, { eval: true });
+}
+
+/**
+ * A fixed set of worker threads running diff jobs. Decoding and comparing are CPU-bound, synchronous
+ * JavaScript, so a PR with many snapshots only uses more than one core through workers. A worker that
+ * dies fails its in-flight job with an error result (a per-snapshot error), never the computation.
+ */
+export class DiffPool {
+  private readonly workers: Slot[] = [];
+  private readonly queue: Queued[] = [];
+  private nextId = 0;
+
+  constructor(size: number) {
+    for (let i = 0; i < size; i++) {
+      const worker = startWorker();
+      const slot: Slot = { worker, inFlight: new Map<number, Pending>(), dead: false };
+      worker.on('message', (m: { id: number; result: DiffJobResult }) => {
+        const pending = slot.inFlight.get(m.id);
+        slot.inFlight.delete(m.id);
+        pending?.resolve(m.result);
+        this.dispatch();
+      });
+      const fail = (reason: string) => {
+        if (slot.dead) return;
+        slot.dead = true;
+        for (const p of slot.inFlight.values()) p.resolve({ ok: false, error: `diff worker failed: ${reason}` });
+        slot.inFlight.clear();
+        this.dispatch();
+      };
+      worker.on('error', (err) => fail(err.message));
+      worker.on('exit', (code) => fail(`exited with code ${code}`));
+      this.workers.push(slot);
+    }
+  }
+
+  run(job: DiffJob): Promise<DiffJobResult> {
+    return new Promise((resolve) => {
+      this.queue.push({ job, resolve });
+      this.dispatch();
+    });
+  }
+
+  /** Hands queued jobs to live workers with room; with no live worker left, runs them in this thread. */
+  private dispatch(): void {
+    const live = this.workers.filter((w) => !w.dead);
+    if (live.length === 0) {
+      for (const q of this.queue.splice(0)) void runDiffJob(q.job).then(q.resolve);
+      return;
+    }
+    for (const slot of live) {
+      while (slot.inFlight.size < MAX_IN_FLIGHT && this.queue.length > 0) {
+        const { job, resolve } = this.queue.shift()!;
+        const id = this.nextId++;
+        slot.inFlight.set(id, { resolve });
+        slot.worker.postMessage({ id, job });
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.workers) w.dead = true;
+    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  }
+}
+
+export interface RunDiffJobsOptions {
+  /** Worker threads to use; default `os.availableParallelism()`. 1 runs everything in this thread. */
+  parallelism?: number;
+}
+
+/**
+ * Runs diff jobs, in worker threads when there are at least two and more than one core. Results are
+ * in job order. The pool lives for one call: starting a worker costs a few tens of milliseconds,
+ * small next to a PR's worth of decodes, and nothing is left running between computations.
+ */
+export async function runDiffJobs(jobs: DiffJob[], options: RunDiffJobsOptions = {}): Promise<DiffJobResult[]> {
+  const parallelism = Math.max(1, Math.min(options.parallelism ?? os.availableParallelism(), jobs.length));
+  if (parallelism === 1) {
+    const results: DiffJobResult[] = [];
+    for (const job of jobs) results.push(await runDiffJob(job));
+    return results;
+  }
+  const pool = new DiffPool(parallelism);
+  try {
+    return await Promise.all(jobs.map((job) => pool.run(job)));
+  } finally {
+    await pool.close();
+  }
+}
