@@ -1,5 +1,16 @@
 import type { CommandDefinition } from './kernel';
 import { createWorkspace } from './create-workspace';
+import { requestReview } from './request-review';
+import { setReviewLevel } from './set-review-level';
+import { observeHead } from './observe-head';
+import { addReviewNode } from './add-review-node';
+import { confirmNode } from './confirm-node';
+import { dismissNode } from './dismiss-node';
+import { resolveNode } from './resolve-node';
+import { recordAxis } from './record-axis';
+import { recordCiSignal } from './record-ci-signal';
+import { finalizeReview } from './finalize-review';
+import { activateRules } from './activate-rules';
 
 /**
  * Every command of the ledger, by name. The RPC method catalogue, the MCP tools and the CLI are
@@ -7,6 +18,17 @@ import { createWorkspace } from './create-workspace';
  */
 export const COMMANDS: CommandDefinition[] = [
   createWorkspace,
+  requestReview,
+  setReviewLevel,
+  observeHead,
+  addReviewNode,
+  confirmNode,
+  dismissNode,
+  resolveNode,
+  recordAxis,
+  recordCiSignal,
+  finalizeReview,
+  activateRules,
 ];
 
 export const commandByName = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -4,10 +4,12 @@ import { repoEvents } from './repo';
 import { computeEvents } from './compute';
 import { contractEvents } from './contract';
 import { visualEvents } from './visual';
+import { reviewEvents } from './review';
 
 export const CATALOGUE_PARTS: EventDefinition[][] = [
   repoEvents,
   computeEvents,
   contractEvents,
   visualEvents,
+  reviewEvents,
 ];

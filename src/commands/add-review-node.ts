@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { DomainError } from '../domain-error';
+import { fixSchema, nodeKindSchema, prioritySchema, reviewerBriefSchema, shaSchema, triageSchema } from '../events/catalogue/review';
+import { streamIds } from '../events/envelope';
+import { GitRepo, normalizeRepoPath } from '../git/repo';
+import { anchoredLines, fingerprintOf } from '../review/fingerprint';
+import { currentRound, PrState, prFold } from '../review/pr-state';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import type { CommandDefinition, PendingEvent } from './kernel';
+import { loadPrState, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+
+/** The anchor path is normalized at the edge; `..`, absolute paths and NUL are refused, naming the field. */
+const anchorPath = z
+  .string()
+  .min(1)
+  .max(4000)
+  .transform((p, ctx) => {
+    try {
+      return normalizeRepoPath(p);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(/^path: /, '') });
+      return z.NEVER;
+    }
+  });
+
+const input = z.object({
+  ...reviewTarget,
+  /** The head the reviewer read; must be the current round's head when given. */
+  headSha: shaSchema.optional(),
+  node: z.object({
+    kind: nodeKindSchema,
+    priority: prioritySchema,
+    triage: triageSchema,
+    anchor: z
+      .object({
+        path: anchorPath,
+        startLine: z.number().int().min(1, 'startLine must be ≥ 1'),
+        endLine: z.number().int().min(1, 'endLine must be ≥ 1'),
+        symbolId: z.string().min(1).max(2000).optional(),
+      })
+      .refine((a) => a.startLine <= a.endLine, { message: 'startLine must be ≤ endLine', path: ['endLine'] })
+      .optional(),
+    fix: fixSchema.optional(),
+    confidence: z.number().min(0, 'confidence must be in [0, 1]').max(1, 'confidence must be in [0, 1]'),
+    reasoning: z.string().max(50_000).optional(),
+    title: z.string().min(1).max(500),
+    body: z.string().max(50_000),
+    brief: reviewerBriefSchema,
+  }),
+});
+type Input = z.infer<typeof input>;
+type Prepared = Input & { fingerprint: string; fingerprintHead: string | null };
+
+/**
+ * Files a review node (SPEC §5) under the caller's principal. The fingerprint is computed here, at the
+ * edge, from the anchored code as it reads at the round's head in the registered repo (or the symbol id
+ * the reviewer gave), so it survives line shifts, rebases and reformatting.
+ */
+export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
+  name: 'addReviewNode',
+  description: 'File a review node (a structured finding) on the current round of a review.',
+  input,
+  access: { minRole: 'member' },
+  stream: reviewStreamOf,
+  fold: prFold,
+  async prepare(cmd, env) {
+    const state = await loadPrState(env.workspace, reviewStreamOf(cmd));
+    const head = currentRound(state)?.headSha ?? null;
+    const anchor = cmd.node.anchor;
+    let anchoredText: string | undefined;
+    if (anchor && !anchor.symbolId && head) anchoredText = (await readAnchoredText(env.workspace, cmd.repoId, head, anchor.path, anchor.startLine, anchor.endLine)) ?? undefined;
+    const fingerprint = fingerprintOf({ path: anchor?.path, symbolId: anchor?.symbolId, anchoredText, kind: cmd.node.kind, category: cmd.node.triage.category, title: cmd.node.title });
+    return { ...cmd, fingerprint, fingerprintHead: head };
+  },
+  decide(state, cmd, ctx) {
+    requireReview(state, cmd);
+    const round = currentRound(state)!;
+    if (state.status === 'completed') {
+      throw new DomainError('review_completed', `the review of ${cmd.repoId}#${cmd.prNumber} is completed; request a review of the new head to start a round`, 'conflict');
+    }
+    if (cmd.headSha && cmd.headSha !== round.headSha) {
+      throw new DomainError('stale_head', `headSha: ${cmd.headSha} is not the head of the current round (${round.headSha})`, 'conflict', { headSha: cmd.headSha, roundHead: round.headSha });
+    }
+    // The round moved between reading the code and deciding: the fingerprint was computed on another head.
+    if (cmd.fingerprintHead !== round.headSha) throw new DomainError('stale_head', `the review moved to head ${round.headSha} while the node was being filed; file it again`, 'conflict');
+    if (!state.roster.includes(cmd.node.brief)) {
+      throw new DomainError('brief_not_on_roster', `node.brief: "${cmd.node.brief}" is not on this review's roster (${state.roster.join(', ')}; level ${state.level})`, 'forbidden', { brief: cmd.node.brief, roster: state.roster });
+    }
+    const { brief, ...rest } = cmd.node;
+    const events: PendingEvent[] = [];
+    if (state.status !== 'in_progress') events.push({ type: 'ReviewStatusChanged', data: { from: state.status, to: 'in_progress', reason: 'a node was filed' } });
+    events.push({
+      type: 'ReviewNodeFiled',
+      data: { nodeId: `n${state.nodeCount + 1}`, round: round.round, headSha: round.headSha, fingerprint: cmd.fingerprint, role: ctx.role, node: { ...rest, reviewer: { principal: ctx.principal, brief } } },
+    });
+    return events;
+  },
+  result(events) {
+    const filed = events.find((e) => e.type === 'ReviewNodeFiled');
+    const d = filed?.data as { nodeId: string; fingerprint: string; round: number } | undefined;
+    return d ? { nodeId: d.nodeId, fingerprint: d.fingerprint, round: d.round } : null;
+  },
+};
+
+/** The anchored lines at `head` in the registered repo, or null when the repo, commit or file is not readable. */
+async function readAnchoredText(ws: WorkspaceHandle, repoId: string, head: string, path: string, startLine: number, endLine: number): Promise<string | null> {
+  let repoPath: string | undefined;
+  for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (e.type === 'RepoRegistered') repoPath = (e.data as { path: string }).path;
+  if (!repoPath) return null;
+  let repo: GitRepo | undefined;
+  try {
+    repo = await GitRepo.open(repoPath);
+    const blob = await repo.readFileAt(head, path);
+    return blob ? anchoredLines(blob.toString('utf8'), startLine, endLine) : null;
+  } catch {
+    return null;
+  } finally {
+    repo?.close();
+  }
+}

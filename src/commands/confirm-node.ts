@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { DomainError } from '../domain-error';
+import { nodeIdSchema } from '../events/catalogue/review';
+import { PrState, prFold } from '../review/pr-state';
+import type { CommandDefinition } from './kernel';
+import { requireLiveNode, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+
+const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, note: z.string().max(4000).optional() });
+
+/**
+ * A peer confirms a node (SPEC §5). First of the three no-self-confirm checks: the author can never
+ * confirm its own node. Confirming twice is a no-op.
+ */
+export const confirmNode: CommandDefinition<z.infer<typeof input>, PrState> = {
+  name: 'confirmNode',
+  description: "Confirm a peer's review node; it becomes consensus-ready. Authors cannot confirm their own nodes.",
+  input,
+  access: { minRole: 'member' },
+  stream: reviewStreamOf,
+  fold: prFold,
+  decide(state, cmd, ctx) {
+    requireReview(state, cmd);
+    const node = requireLiveNode(state, cmd.nodeId, 'confirmed');
+    if (node.author === ctx.principal) {
+      throw new DomainError('self_confirmation_refused', `nodeId: "${cmd.nodeId}" was filed by ${ctx.principal}; a node needs a different principal to confirm it`, 'forbidden', { nodeId: cmd.nodeId, principal: ctx.principal });
+    }
+    if (node.confirmations.some((c) => c.by === ctx.principal)) return [];
+    return [{ type: 'ReviewNodeConfirmed', data: { nodeId: cmd.nodeId, by: ctx.principal, role: ctx.role, note: cmd.note } }];
+  },
+  result: (events) => ({ confirmed: events.length > 0 }),
+};

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { tokenAxesSchema } from '../events/catalogue/review';
+import { assertTransition } from '../review/ladder';
+import { currentRound, PrState, prFold } from '../review/pr-state';
+import { consensusNodeIds, verdictOfPr } from '../review/pr-verdict';
+import type { Rules } from '../rules/rules';
+import type { CommandDefinition, PendingEvent } from './kernel';
+import { loadActiveRules, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+
+const input = z.object({ ...reviewTarget, tokenAxes: tokenAxesSchema, walkthrough: z.string().max(200_000) });
+type Input = z.infer<typeof input>;
+
+/**
+ * The lead reviewer finalizes the round: token axes + walkthrough, the verdict and confidence under the
+ * rules in force, and the ladder moves to awaiting approval (SPEC §10). Second no-self-confirm check:
+ * the consensus it records is re-derived from raw confirmations by non-authors only.
+ */
+export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: Rules }> = {
+  name: 'finalizeReview',
+  description: 'Finalize the current round: record the token axes, walkthrough, verdict and confidence; the review awaits approval.',
+  input,
+  access: { minRole: 'member' },
+  stream: reviewStreamOf,
+  fold: prFold,
+  async prepare(cmd, env) {
+    return { ...cmd, rules: await loadActiveRules(env.workspace) };
+  },
+  decide(state, cmd, ctx) {
+    requireReview(state, cmd);
+    // Re-finalizing while awaiting approval refreshes the record; from anywhere else it must be a ladder step.
+    if (state.status !== 'awaiting_approval') assertTransition(state.status, 'awaiting_approval', 'finalizeReview');
+    const round = currentRound(state)!;
+    const v = verdictOfPr(state, cmd.rules, cmd.tokenAxes);
+    const events: PendingEvent[] = [
+      {
+        type: 'ReviewFinalized',
+        data: {
+          round: round.round,
+          headSha: round.headSha,
+          tokenAxes: cmd.tokenAxes,
+          walkthrough: cmd.walkthrough,
+          verdict: v.verdict,
+          confidence: v.confidence,
+          rulesVersion: cmd.rules.rulesVersion,
+          reasons: v.reasons.slice(0, 200),
+          consensusNodeIds: consensusNodeIds(state),
+          by: ctx.principal,
+          role: ctx.role,
+        },
+      },
+    ];
+    if (state.status !== 'awaiting_approval') events.push({ type: 'ReviewStatusChanged', data: { from: state.status, to: 'awaiting_approval', reason: 'review finalized' } });
+    return events;
+  },
+  result(events) {
+    const d = events[0]?.data as { verdict: string; confidence: number; reasons: string[]; consensusNodeIds: string[]; round: number } | undefined;
+    return d ? { verdict: d.verdict, confidence: d.confidence, reasons: d.reasons, consensusNodeIds: d.consensusNodeIds, round: d.round } : null;
+  },
+};
