@@ -11,6 +11,9 @@ import { recordAxis } from './record-axis';
 import { recordCiSignal } from './record-ci-signal';
 import { finalizeReview } from './finalize-review';
 import { activateRules } from './activate-rules';
+import { issueToken } from './issue-token';
+import { revokeToken } from './revoke-token';
+import { addMember, changeMemberRole, removeMember } from './manage-members';
 
 /**
  * Every command of the ledger, by name. The RPC method catalogue, the MCP tools and the CLI are
@@ -29,6 +32,7 @@ export const COMMANDS: CommandDefinition[] = [
   recordCiSignal,
   finalizeReview,
   activateRules,
+  issueToken, revokeToken, addMember, changeMemberRole, removeMember,
 ];
 
 export const commandByName = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -1,8 +1,13 @@
 // Feature modules of the HTTP server (RPC, webhooks, review page, …). One line each.
 import type { Type } from '@nestjs/common';
+import { SecurityModule } from '../security/security.module';
+import { RpcModule } from '../rpc/rpc.module';
 
 export interface ServerFeature {
   module: Type<unknown>;
 }
 
-export const SERVER_FEATURES: ServerFeature[] = [];
+export const SERVER_FEATURES: ServerFeature[] = [
+  { module: SecurityModule },
+  { module: RpcModule },
+];

@@ -1,0 +1,192 @@
+import { DomainError, validationError } from '../domain-error';
+import { checkAccess, type CommandEnvelope } from '../commands/kernel';
+import { canonicalJson } from '../events/canonical-json';
+import { assertIdempotencyKey, deriveEventId } from '../events/ids';
+import type { Ledger } from '../ledger';
+import { runQuery } from '../projections/run-query';
+import { authenticate, issueApiToken, type Caller } from '../security/tokens';
+import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
+import { assertWithinLimits, LIMITS } from './limits';
+import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
+import { openRpcDocument } from './openrpc';
+import type { Watcher, WatchHub, WatchSink } from './watch';
+
+/** What a transport knows about the caller and the connection a request arrived on. */
+export interface CallContext {
+  bearer?: string;
+  /** Present on transports that can carry subscriptions (WebSocket). */
+  connection?: RpcConnection;
+}
+
+/** A long-lived connection: it owns its subscriptions and releases them when it closes. */
+export interface RpcConnection {
+  readonly watchers: Map<string, Watcher>;
+  sink(): WatchSink;
+}
+
+export interface DispatchResult {
+  /** The response frame, or null when every request was a notification. */
+  response: string | null;
+  /** To run once the response has been written (starts subscription delivery). */
+  after: Array<() => void>;
+}
+
+/** Param names that belong to the call envelope, never to a command or query payload. */
+const ENVELOPE_KEYS = new Set(['workspace_id', 'idempotencyKey', 'correlationId', 'since', 'asOf']);
+
+type Id = string | number | null;
+
+/**
+ * JSON-RPC 2.0 for every transport: parse, batch, validate the frame, resolve the method from the
+ * generated table, authenticate against the workspace (refused before any store opens), authorize by
+ * role, run. Command responses embed the kernel's exact bytes, so an idempotent replay over RPC is
+ * byte-identical too.
+ */
+export class RpcDispatcher {
+  constructor(readonly ledger: Ledger, readonly hub: WatchHub) {}
+
+  async handle(text: string, ctx: CallContext): Promise<DispatchResult> {
+    const after: Array<() => void> = [];
+    let frame: unknown;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return { response: errorFrame(null, new RpcError(PARSE_ERROR, 'parse_error', 'Parse error: the frame is not valid JSON')), after };
+    }
+    if (Array.isArray(frame)) {
+      if (frame.length === 0) return { response: errorFrame(null, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: empty batch')), after };
+      if (frame.length > LIMITS.maxBatch) return { response: errorFrame(null, new DomainError('payload_too_large', `batch: ${frame.length} requests exceed ${LIMITS.maxBatch}`, 'too_large')), after };
+      const out: string[] = [];
+      for (const req of frame) {
+        const r = await this.one(req, ctx, after);
+        if (r !== null) out.push(r);
+      }
+      return { response: out.length ? `[${out.join(',')}]` : null, after };
+    }
+    return { response: await this.one(frame, ctx, after), after };
+  }
+
+  private async one(req: unknown, ctx: CallContext, after: Array<() => void>): Promise<string | null> {
+    if (!req || typeof req !== 'object' || Array.isArray(req)) return errorFrame(null, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: expected an object'));
+    const r = req as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+    const idValid = r.id === undefined || r.id === null || typeof r.id === 'string' || (typeof r.id === 'number' && Number.isFinite(r.id));
+    const id: Id = idValid && r.id !== undefined ? (r.id as Id) : null;
+    if (r.jsonrpc !== '2.0' || typeof r.method !== 'string' || !idValid) {
+      return errorFrame(id, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: needs jsonrpc "2.0", a string method and a string/number/null id'));
+    }
+    const notification = r.id === undefined;
+    try {
+      const json = await this.call(r.method, r.params, ctx, after);
+      return notification ? null : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`;
+    } catch (err) {
+      if (!(err instanceof RpcError) && !(err instanceof DomainError) && (err as { name?: string })?.name !== 'ZodError') console.error(`rpc ${r.method.slice(0, 100)}:`, err);
+      return notification ? null : errorFrame(id, err);
+    }
+  }
+
+  /** Runs one method; returns the result as JSON text. */
+  async call(method: string, rawParams: unknown, ctx: CallContext, after: Array<() => void> = []): Promise<string> {
+    if (method === 'rpc.discover') return JSON.stringify(openRpcDocument());
+    if (rawParams !== undefined && (rawParams === null || typeof rawParams !== 'object' || Array.isArray(rawParams))) {
+      throw new RpcError(INVALID_PARAMS, 'invalid_params', 'params: must be an object of named parameters');
+    }
+    const params = (rawParams ?? {}) as Record<string, unknown>;
+    assertWithinLimits(params);
+    if (method === 'unwatch' || method === 'rpc.unsubscribe') return this.unwatch(params, ctx);
+    const spec = methodTable().get(method);
+    if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist (see rpc.discover)`);
+    const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer);
+    checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
+    const payload = payloadOf(params);
+    switch (spec.kind) {
+      case 'command':
+        return this.command(spec, caller, params, payload);
+      case 'query':
+        return this.query(spec, caller, params, payload);
+      case 'watch':
+        return this.watch(spec, caller, params, payload, ctx, after);
+    }
+  }
+
+  private async command(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
+    const envelope: CommandEnvelope = {
+      idempotencyKey: params.idempotencyKey,
+      principal: caller.principal,
+      role: caller.role,
+      correlationId: typeof params.correlationId === 'string' ? params.correlationId.slice(0, 200) : undefined,
+    };
+    if (spec.command!.name === 'issueToken') return (await issueApiToken(this.ledger, caller.workspace.id, envelope, payload)).json;
+    if (isCreateWorkspace(spec)) return this.createWorkspace(caller, envelope, payload);
+    return (await this.ledger.executor.execute(spec.command!, caller.workspace, envelope, payload)).json;
+  }
+
+  /**
+   * An owner creates another workspace and becomes its owner. Tokens are workspace-scoped, so the
+   * response carries an owner token for the new workspace (derived from the same idempotency key: a
+   * replay returns the same bytes).
+   */
+  private async createWorkspace(caller: Caller, envelope: CommandEnvelope, payload: Record<string, unknown>): Promise<string> {
+    const created = await this.ledger.createWorkspace(envelope, payload);
+    const workspaceId = (created.response.result as { workspaceId: string }).workspaceId;
+    const key = assertIdempotencyKey(envelope.idempotencyKey, this.ledger.clock());
+    // Index 1000: far past the ids the createWorkspace batch itself derives from the key.
+    const issued = await issueApiToken(this.ledger, workspaceId, { ...envelope, idempotencyKey: deriveEventId(key, 1000) }, { principal: caller.principal, role: 'owner', label: 'created with the workspace' });
+    return canonicalJson({ ...created.response, result: { workspaceId, token: issued.token, tokenId: (issued.response.result as { tokenId: string }).tokenId } });
+  }
+
+  private async query(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
+    const parsed = spec.query!.input.safeParse(payload);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    let asOf: number | undefined;
+    if (params.asOf !== undefined) {
+      if (typeof params.asOf !== 'number' || !Number.isSafeInteger(params.asOf) || params.asOf < 0) throw new DomainError('invalid_payload', 'asOf: must be a non-negative integer position');
+      asOf = params.asOf;
+    }
+    const answer = await runQuery(spec.query!, caller.workspace, parsed.data, asOf);
+    return canonicalJson(answer);
+  }
+
+  private async watch(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, ctx: CallContext, after: Array<() => void>): Promise<string> {
+    const conn = ctx.connection;
+    if (!conn) throw new DomainError('transport_unsupported', `${spec.name}: subscriptions need the WebSocket transport (/rpc) or SSE (GET /workspaces/:id/watch/${spec.query!.name})`);
+    if (conn.watchers.size >= LIMITS.maxSubscriptionsPerConnection) throw new DomainError('too_many_subscriptions', `${spec.name}: a connection may hold ${LIMITS.maxSubscriptionsPerConnection} subscriptions`, 'too_large');
+    const parsed = spec.query!.input.safeParse(payload);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    const since = parseSince(params.since);
+    const started = await this.hub.watch(caller.workspace, spec.query!, parsed.data, since, conn.sink());
+    const w = started.watcher;
+    conn.watchers.set(w.id, w);
+    after.push(() => w.start());
+    const result = started.snapshot
+      ? `{"position":${started.snapshot.position},"snapshot":${started.snapshot.valueJson},"subscription":${JSON.stringify(w.id)}}`
+      : `{"position":${started.position},"resumed":true,"subscription":${JSON.stringify(w.id)}}`;
+    return result;
+  }
+
+  private unwatch(params: Record<string, unknown>, ctx: CallContext): string {
+    const id = params.subscription;
+    if (typeof id !== 'string') throw new DomainError('invalid_payload', 'subscription: required, the id a watch* call returned');
+    const w = ctx.connection?.watchers.get(id);
+    if (!w) return 'false';
+    ctx.connection!.watchers.delete(id);
+    w.close();
+    return 'true';
+  }
+}
+
+export function parseSince(value: unknown): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const n = typeof value === 'string' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new DomainError('invalid_since', `since: must be a non-negative integer position, got ${JSON.stringify(value)?.slice(0, 40)}`);
+  return n;
+}
+
+function payloadOf(params: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) if (!ENVELOPE_KEYS.has(k)) out[k] = v;
+  return out;
+}
+
+function errorFrame(id: Id, err: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: toRpcError(err) });
+}

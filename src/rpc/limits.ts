@@ -1,0 +1,39 @@
+import { DomainError } from '../domain-error';
+
+/** Request limits (SPEC §16). One stored event is at most 1 MiB, so no request needs more. */
+export const LIMITS = {
+  /** Bytes of one HTTP body or WebSocket frame. */
+  maxBodyBytes: 1024 * 1024 + 64 * 1024,
+  /** Requests in one JSON-RPC batch. */
+  maxBatch: 100,
+  /** Characters of any single string anywhere in the params. */
+  maxStringLength: 256 * 1024,
+  /** Nesting depth of params. */
+  maxDepth: 32,
+  /** Elements of any array / keys of any object in the params. */
+  maxItems: 10_000,
+  /** Subscriptions one connection may hold. */
+  maxSubscriptionsPerConnection: 256,
+} as const;
+
+/** Walks the params once and refuses the first string, array, object or nesting past a limit, by path. */
+export function assertWithinLimits(value: unknown, path = 'params', depth = 0): void {
+  if (depth > LIMITS.maxDepth) throw new DomainError('payload_too_large', `${path}: nested deeper than ${LIMITS.maxDepth} levels`, 'too_large');
+  if (typeof value === 'string') {
+    if (value.length > LIMITS.maxStringLength) throw new DomainError('string_too_long', `${path}: string of ${value.length} characters exceeds ${LIMITS.maxStringLength}`, 'too_large');
+    return;
+  }
+  if (Array.isArray(value)) {
+    if (value.length > LIMITS.maxItems) throw new DomainError('payload_too_large', `${path}: ${value.length} items exceed ${LIMITS.maxItems}`, 'too_large');
+    for (let i = 0; i < value.length; i++) assertWithinLimits(value[i], `${path}[${i}]`, depth + 1);
+    return;
+  }
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length > LIMITS.maxItems) throw new DomainError('payload_too_large', `${path}: ${keys.length} keys exceed ${LIMITS.maxItems}`, 'too_large');
+    for (const k of keys) {
+      if (k.length > 1000) throw new DomainError('string_too_long', `${path}: a key of ${k.length} characters`, 'too_large');
+      assertWithinLimits((value as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
+    }
+  }
+}

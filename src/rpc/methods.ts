@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { createWorkspace } from '../commands/create-workspace';
+import type { AccessRule, CommandDefinition } from '../commands/kernel';
+import { COMMANDS } from '../commands/registry';
+import type { QueryDefinition } from '../projections/query';
+import { QUERIES } from '../projections/queries';
+import { issueTokenRequestSchema } from '../security/tokens';
+
+export type MethodKind = 'command' | 'query' | 'watch';
+
+/**
+ * One RPC method, derived from a command or a query definition. Nothing here is written by hand per
+ * method: whatever lands in COMMANDS / QUERIES appears in the dispatcher, `rpc.discover` and (for the
+ * agent subset) the MCP tools.
+ */
+export interface MethodSpec {
+  name: string;
+  kind: MethodKind;
+  description: string;
+  /** The payload schema clients send (besides workspace_id / idempotencyKey / since / asOf). */
+  params: z.ZodType;
+  access: AccessRule;
+  command?: CommandDefinition;
+  query?: QueryDefinition;
+}
+
+/** Commands whose public params differ from their internal input (the server derives the rest). */
+const PUBLIC_PARAMS: Record<string, z.ZodType> = {
+  issueToken: issueTokenRequestSchema,
+};
+
+export const REVIEW_STUDIO = 'review_studio.';
+export const watchName = (queryName: string): string => `watch${queryName[0].toUpperCase()}${queryName.slice(1)}`;
+
+let table: Map<string, MethodSpec> | null = null;
+
+/** Built on first use so every registry module has finished loading. */
+export function methodTable(): Map<string, MethodSpec> {
+  if (table) return table;
+  const t = new Map<string, MethodSpec>();
+  for (const c of COMMANDS) {
+    const spec: MethodSpec = { name: c.name, kind: 'command', description: c.description, params: PUBLIC_PARAMS[c.name] ?? c.input, access: c.access, command: c };
+    t.set(c.name, spec);
+    t.set(REVIEW_STUDIO + c.name, { ...spec, name: REVIEW_STUDIO + c.name });
+  }
+  for (const q of QUERIES) {
+    // A command of the same name keeps `review_studio.<name>`; the query is then read through watch/SSE.
+    if (!t.has(REVIEW_STUDIO + q.name)) t.set(REVIEW_STUDIO + q.name, { name: REVIEW_STUDIO + q.name, kind: 'query', description: q.description, params: q.input, access: { minRole: q.access.minRole }, query: q });
+    t.set(watchName(q.name), { name: watchName(q.name), kind: 'watch', description: `Subscribe to ${q.name}: a snapshot, then ordered updates with the global position. ${q.description}`, params: q.input, access: { minRole: q.access.minRole }, query: q });
+  }
+  table = t;
+  return t;
+}
+
+export const isCreateWorkspace = (spec: MethodSpec): boolean => spec.command === createWorkspace;
+
+/** Looks a query up by the name used in SSE paths: `verdict`, `watchVerdict` or `review_studio.verdict`. */
+export function queryForPath(name: string): QueryDefinition | undefined {
+  for (const spec of methodTable().values()) {
+    if (spec.kind !== 'watch' || !spec.query) continue;
+    if (name === spec.query.name || name === spec.name || name === REVIEW_STUDIO + spec.query.name) return spec.query;
+  }
+  return undefined;
+}

@@ -1,0 +1,76 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DomainError, validationError } from '../domain-error';
+import { checkAccess } from '../commands/kernel';
+import type { Ledger } from '../ledger';
+import { authenticate, bearerFrom } from '../security/tokens';
+import { parseSince } from './dispatcher';
+import { httpStatusOf, toRpcError } from './errors';
+import { assertWithinLimits } from './limits';
+import { queryForPath, watchName } from './methods';
+import type { WatchHub, WatchUpdate } from './watch';
+
+export const SSE_HIGH_WATER_BYTES = 256 * 1024;
+const HEARTBEAT_MS = 15_000;
+
+const sseFrame = (event: string, position: number, data: string): string => `id: ${position}\nevent: ${event}\ndata: ${data}\n\n`;
+
+/**
+ * `GET /workspaces/:id/watch/:query` as Server-Sent Events, for clients that cannot speak WebSocket.
+ * Query input: `?input=<JSON>` and/or plain `key=value` parameters (numbers and booleans are parsed);
+ * resume with `?since=<position>` or the browser's automatic `Last-Event-ID` header.
+ */
+export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: string, queryName: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? undefined;
+    const caller = await authenticate(ledger, workspaceId, bearer);
+    const query = queryForPath(queryName);
+    if (!query) throw new DomainError('unknown_query', `query: "${queryName.slice(0, 100)}" is not a watchable query`, 'not_found');
+    checkAccess({ name: watchName(query.name), access: { minRole: query.access.minRole } }, caller.principal, caller.role);
+    const input = inputFrom(url);
+    assertWithinLimits(input);
+    const parsed = query.input.safeParse(input);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    const since = parseSince(url.searchParams.get('since') ?? req.headers['last-event-id']);
+    const started = await hub.watch(caller.workspace, query, parsed.data, since, {
+      send: (u: WatchUpdate) => res.write(sseFrame('update', u.position, `{"position":${u.position},"value":${u.valueJson}${u.coalesced ? ',"coalesced":true' : ''}}`)),
+      congested: () => res.writableLength > SSE_HIGH_WATER_BYTES,
+      onDrain: (cb) => (res.writableLength > SSE_HIGH_WATER_BYTES ? res.once('drain', cb) : setImmediate(cb)),
+      fail: (err) => res.end(`event: error\ndata: ${JSON.stringify(toRpcError(err))}\n\n`),
+    });
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    if (started.snapshot) res.write(sseFrame('snapshot', started.snapshot.position, `{"position":${started.snapshot.position},"value":${started.snapshot.valueJson}}`));
+    else res.write(sseFrame('resumed', started.position, `{"position":${started.position}}`));
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const stop = () => {
+      clearInterval(heartbeat);
+      started.watcher.close();
+    };
+    req.on('close', stop);
+    res.on('close', stop);
+    started.watcher.start();
+  } catch (err) {
+    res.writeHead(httpStatusOf(err), { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: toRpcError(err) }));
+  }
+}
+
+function inputFrom(url: URL): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const raw = url.searchParams.get('input');
+  if (raw) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw new DomainError('invalid_payload', 'input: must be a JSON object');
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new DomainError('invalid_payload', 'input: must be a JSON object');
+    Object.assign(out, parsed);
+  }
+  for (const [k, v] of url.searchParams) {
+    if (k === 'input' || k === 'since' || k === 'access_token' || k === 'workspace_id') continue;
+    out[k] = /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v === 'true' ? true : v === 'false' ? false : v;
+  }
+  return out;
+}

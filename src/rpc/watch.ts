@@ -1,0 +1,366 @@
+import { canonicalJson } from '../events/canonical-json';
+import type { RecordedEvent } from '../events/envelope';
+import type { Subscription } from '../events/store/port';
+import type { StreamFold } from '../commands/kernel';
+import { DomainError } from '../domain-error';
+import type { QueryDefinition } from '../projections/query';
+import type { WorkspaceHandle } from '../workspaces/registry';
+
+/** Where a watcher's frames go (a WebSocket, an SSE response). */
+export interface WatchSink {
+  send(update: WatchUpdate): void;
+  /** True while the transport's own buffer is above its high-water mark. */
+  congested(): boolean;
+  /** Calls `cb` once the transport can take more (or at once if it already can). */
+  onDrain(cb: () => void): void;
+  /** The watch ended for a reason other than unsubscribe (store closed, fold failed). */
+  fail(err: DomainError): void;
+}
+
+export interface WatchUpdate {
+  /** The watcher's id (the subscription id clients see). */
+  subscription: string;
+  position: number;
+  /** The view as JSON (computed once per change, shared by every watcher of the same query+input). */
+  valueJson: string;
+  /** Intermediate states were skipped because the consumer was slow: this is the latest state. */
+  coalesced: boolean;
+}
+
+/** Updates a watcher may hold before it collapses them into the latest one. */
+const MAX_QUEUED_UPDATES = 64;
+
+/**
+ * One subscriber. Updates go straight to the sink while it keeps up; while it is congested (or before
+ * `start`, when the subscribe response is not yet written) they queue, and past MAX_QUEUED_UPDATES the
+ * queue collapses to the latest state. So memory per watcher is bounded whatever the consumer does.
+ */
+export class Watcher {
+  private queue: Array<Omit<WatchUpdate, 'subscription'>> = [];
+  private started = false;
+  private waitingForDrain = false;
+  closed = false;
+  group: WatchGroup | null = null;
+  /** Position of the last update handed to this watcher (snapshot or update). */
+  position = 0;
+
+  constructor(readonly id: string, private readonly sink: WatchSink, private readonly onClose: (w: Watcher) => void) {}
+
+  enqueue(position: number, valueJson: string): void {
+    if (this.closed) return;
+    this.position = position;
+    if (this.started && this.queue.length === 0 && !this.sink.congested()) {
+      this.sink.send({ subscription: this.id, position, valueJson, coalesced: false });
+      return;
+    }
+    if (this.queue.length >= MAX_QUEUED_UPDATES) this.queue = [{ position, valueJson, coalesced: true }];
+    else this.queue.push({ position, valueJson, coalesced: false });
+    this.scheduleFlush();
+  }
+
+  /** The subscribe response has been written: updates may follow. */
+  start(): void {
+    this.started = true;
+    this.flush();
+  }
+
+  private scheduleFlush(): void {
+    if (!this.started || this.waitingForDrain) return;
+    this.waitingForDrain = true;
+    this.sink.onDrain(() => {
+      this.waitingForDrain = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (!this.closed && this.queue.length && !this.sink.congested()) this.sink.send({ subscription: this.id, ...this.queue.shift()! });
+    if (this.queue.length) {
+      // Still congested: keep only the latest state, marked so the client knows steps were skipped.
+      const last = this.queue[this.queue.length - 1];
+      this.queue = [{ ...last, coalesced: last.coalesced || this.queue.length > 1 }];
+      this.scheduleFlush();
+    }
+  }
+
+  fail(err: DomainError): void {
+    if (this.closed) return;
+    this.sink.fail(err);
+    this.close();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    this.onClose(this);
+  }
+}
+
+type Fold = StreamFold<unknown>;
+
+/**
+ * Every watcher of one (query, input) in one workspace shares one fold, advanced once per event by the
+ * workspace feed: 1,000 subscribers on one verdict cost one evolve, one view and one serialization.
+ */
+export class WatchGroup {
+  readonly members = new Set<Watcher>();
+  /** Watchers still catching up privately (`since`): they keep the group alive without being members. */
+  holds = 0;
+  state: unknown;
+  /** The global position the state reflects (every event up to here has been offered to the fold). */
+  position = 0;
+  viewJson = '';
+  live = false;
+  private fold!: Fold;
+  private readonly streams: Set<string> | null;
+
+  constructor(readonly key: string, readonly query: QueryDefinition, readonly input: unknown, private readonly feed: WorkspaceFeed) {
+    const sources = query.sources(input);
+    this.streams = sources === 'all' ? null : new Set(sources);
+  }
+
+  relevant(e: RecordedEvent): boolean {
+    return (this.streams === null || this.streams.has(e.streamId)) && this.query.affects(this.input, e);
+  }
+
+  /** Folds from the store up to the feed's position, then goes live in the same turn (no gap). */
+  async build(): Promise<void> {
+    this.fold = (await this.query.fold(this.input, this.feed.workspace)) as Fold;
+    this.state = this.fold.initialState();
+    for (;;) {
+      const target = this.feed.position;
+      for await (const e of readRange(this.feed.workspace, this.query, this.input, this.position, target)) this.state = this.fold.evolve(this.state, e);
+      this.position = target;
+      if (this.feed.position === target) break;
+    }
+    this.viewJson = canonicalJson(this.query.view(this.state, this.input));
+    this.live = true;
+  }
+
+  onEvent(e: RecordedEvent): void {
+    this.position = e.globalPosition;
+    if (!this.relevant(e)) return;
+    this.state = this.fold.evolve(this.state, e);
+    const json = canonicalJson(this.query.view(this.state, this.input));
+    if (json === this.viewJson) return;
+    this.viewJson = json;
+    for (const m of this.members) m.enqueue(e.globalPosition, json);
+  }
+
+  fail(err: DomainError): void {
+    for (const m of [...this.members]) m.fail(err);
+  }
+}
+
+/** One shared store subscription per workspace, fanned out to the watch groups. */
+export class WorkspaceFeed {
+  readonly groups = new Map<string, WatchGroup>();
+  private readonly building = new Map<string, Promise<WatchGroup>>();
+  position = 0;
+  private sub: Subscription | null = null;
+  private ready: Promise<void> | null = null;
+  closed = false;
+
+  constructor(readonly workspace: WorkspaceHandle, private readonly onIdle: (f: WorkspaceFeed) => void) {}
+
+  start(): Promise<void> {
+    this.ready ??= (async () => {
+      this.position = await this.workspace.store.headPosition();
+      this.sub = this.workspace.store.subscribeAll({ after: this.position });
+      void this.pump(this.sub);
+    })();
+    return this.ready;
+  }
+
+  private async pump(sub: Subscription): Promise<void> {
+    try {
+      for await (const e of sub) {
+        this.position = e.globalPosition;
+        for (const g of this.groups.values()) {
+          try {
+            g.onEvent(e);
+          } catch (err) {
+            g.fail(new DomainError('watch_failed', `watch ${g.query.name}: ${(err as Error).message}`, 'internal'));
+            this.groups.delete(g.key);
+          }
+        }
+      }
+    } catch (err) {
+      if (!this.closed) for (const g of this.groups.values()) g.fail(new DomainError('watch_failed', `subscription ended: ${(err as Error).message}`, 'unavailable'));
+    }
+    if (!this.closed) this.close();
+  }
+
+  async group(query: QueryDefinition, input: unknown): Promise<WatchGroup> {
+    await this.start();
+    const key = `${query.name}\u0000${canonicalJson(input)}`;
+    const existing = this.groups.get(key);
+    if (existing) return existing;
+    let pending = this.building.get(key);
+    if (!pending) {
+      const g = new WatchGroup(key, query, input, this);
+      pending = g.build().then(
+        () => {
+          this.building.delete(key);
+          this.groups.set(key, g);
+          return g;
+        },
+        (err) => {
+          this.building.delete(key);
+          throw err;
+        },
+      );
+      this.building.set(key, pending);
+    }
+    return pending;
+  }
+
+  release(g: WatchGroup): void {
+    if (g.members.size > 0 || g.holds > 0) return;
+    if (this.groups.get(g.key) === g) this.groups.delete(g.key);
+    this.closeIfIdle();
+  }
+
+  closeIfIdle(): void {
+    if (this.groups.size === 0 && this.building.size === 0) this.close();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.sub?.close();
+    for (const g of this.groups.values()) for (const m of [...g.members]) m.close();
+    this.groups.clear();
+    this.onIdle(this);
+  }
+}
+
+export interface WatchStart {
+  watcher: Watcher;
+  /** The snapshot (absent when resuming with `since`: the missed updates follow instead). */
+  snapshot?: { position: number; valueJson: string };
+  position: number;
+}
+
+/**
+ * The watch machinery shared by every transport. A watch is a snapshot (the view and the position it
+ * reflects) then ordered updates; `since` replays exactly the changes after that position, folded
+ * from the store, before joining the live group — nothing lost, nothing repeated.
+ */
+export class WatchHub {
+  private readonly feeds = new Map<string, WorkspaceFeed>();
+  private nextId = 1;
+
+  feedCount(): number {
+    return this.feeds.size;
+  }
+
+  private feedFor(ws: WorkspaceHandle): WorkspaceFeed {
+    let feed = this.feeds.get(ws.id);
+    if (!feed || feed.closed) {
+      feed = new WorkspaceFeed(ws, (f) => {
+        if (this.feeds.get(f.workspace.id) === f) this.feeds.delete(f.workspace.id);
+      });
+      this.feeds.set(ws.id, feed);
+    }
+    return feed;
+  }
+
+  async watch(ws: WorkspaceHandle, query: QueryDefinition, input: unknown, since: number | undefined, sink: WatchSink): Promise<WatchStart> {
+    const feed = this.feedFor(ws);
+    const watcher = new Watcher(`w${this.nextId++}`, sink, (w) => {
+      const g = w.group;
+      if (g) {
+        g.members.delete(w);
+        feed.release(g);
+      }
+    });
+    let group: WatchGroup;
+    try {
+      group = await feed.group(query, input);
+    } catch (err) {
+      feed.closeIfIdle();
+      throw err;
+    }
+    if (since === undefined) {
+      watcher.group = group;
+      group.members.add(watcher);
+      watcher.position = group.position;
+      return { watcher, snapshot: { position: group.position, valueJson: group.viewJson }, position: group.position };
+    }
+    if (!Number.isSafeInteger(since) || since < 0 || since > group.position) {
+      feed.release(group);
+      throw new DomainError('invalid_since', `since: must be a position returned by this server (0…${group.position}), got ${String(since)}`);
+    }
+    await this.catchUp(feed, group, watcher, since);
+    return { watcher, position: since };
+  }
+
+  /** Replays the changes after `since` to this watcher, then attaches it to the live group. */
+  private async catchUp(feed: WorkspaceFeed, first: WatchGroup, watcher: Watcher, since: number): Promise<void> {
+    let group = first;
+    // Hold the group open while catching up, so the feed is not released under us.
+    group.holds++;
+    try {
+      await this.replayInto(feed, group, watcher, since, (g) => {
+        group.holds--;
+        feed.release(group);
+        group = g;
+        group.holds++;
+      });
+      watcher.group = group;
+      group.members.add(watcher);
+    } finally {
+      group.holds--;
+      feed.release(group);
+    }
+  }
+
+  private async replayInto(feed: WorkspaceFeed, start: WatchGroup, watcher: Watcher, since: number, switchGroup: (g: WatchGroup) => void): Promise<void> {
+    let group = start;
+    const fold = (await group.query.fold(group.input, feed.workspace)) as Fold;
+    let state = fold.initialState();
+    for await (const e of readRange(feed.workspace, group.query, group.input, 0, since)) state = fold.evolve(state, e);
+    let json = canonicalJson(group.query.view(state, group.input));
+    let pos = since;
+    watcher.position = since;
+    for (;;) {
+      const target = group.position;
+      for await (const e of readRange(feed.workspace, group.query, group.input, pos, target)) {
+        state = fold.evolve(state, e);
+        const next = canonicalJson(group.query.view(state, group.input));
+        if (next !== json) {
+          json = next;
+          watcher.enqueue(e.globalPosition, json);
+        }
+      }
+      pos = target;
+      if (group.position === target && feed.groups.get(group.key) === group) break;
+      if (feed.closed) throw new DomainError('watch_failed', 'the workspace feed closed during catch-up', 'unavailable');
+      if (feed.groups.get(group.key) !== group) {
+        group = await feed.group(group.query, group.input);
+        switchGroup(group);
+      }
+    }
+  }
+
+  close(): void {
+    for (const f of [...this.feeds.values()]) f.close();
+    this.feeds.clear();
+  }
+}
+
+/** Events in (after, until] that can change the query's answer, in global order. */
+export async function* readRange(ws: WorkspaceHandle, q: QueryDefinition, input: unknown, after: number, until: number): AsyncIterable<RecordedEvent> {
+  if (until <= after) return;
+  const sources = q.sources(input);
+  if (sources === 'all') {
+    for await (const e of ws.store.readAll({ after, until })) if (q.affects(input, e)) yield e;
+    return;
+  }
+  const events: RecordedEvent[] = [];
+  for (const s of sources) for await (const e of ws.store.readStream(s)) if (e.globalPosition > after && e.globalPosition <= until && q.affects(input, e)) events.push(e);
+  if (sources.length > 1) events.sort((a, b) => a.globalPosition - b.globalPosition);
+  yield* events;
+}

@@ -1,0 +1,82 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { DomainError } from '../domain-error';
+import { bearerFrom } from '../security/tokens';
+import type { RpcConnection, RpcDispatcher } from './dispatcher';
+import { toRpcError } from './errors';
+import { LIMITS } from './limits';
+import type { Watcher, WatchSink, WatchUpdate } from './watch';
+
+/** Above this many unsent bytes a subscriber counts as slow and its updates coalesce. */
+export const WS_HIGH_WATER_BYTES = 256 * 1024;
+
+export const updateFrame = (u: WatchUpdate): string =>
+  `{"jsonrpc":"2.0","method":"watch.update","params":{"subscription":${JSON.stringify(u.subscription)},"position":${u.position},"value":${u.valueJson}${u.coalesced ? ',"coalesced":true' : ''}}}`;
+
+class WsConnection implements RpcConnection {
+  readonly watchers = new Map<string, Watcher>();
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly ws: WebSocket, private readonly dispatcher: RpcDispatcher, private readonly bearer: string | undefined) {
+    ws.on('message', (data, isBinary) => {
+      const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
+      // Requests of one connection run in arrival order, so "file, then watch" means what it says.
+      this.chain = this.chain.then(() => this.onFrame(text));
+    });
+    ws.on('close', () => this.release());
+    ws.on('error', () => this.release());
+  }
+
+  private async onFrame(text: string): Promise<void> {
+    const { response, after } = await this.dispatcher.handle(text, { bearer: this.bearer, connection: this });
+    if (response !== null && this.ws.readyState === WebSocket.OPEN) this.ws.send(response);
+    for (const fn of after) fn();
+  }
+
+  sink(): WatchSink {
+    const ws = this.ws;
+    return {
+      send: (u) => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(updateFrame(u));
+      },
+      congested: () => ws.bufferedAmount > WS_HIGH_WATER_BYTES,
+      onDrain: (cb) => {
+        const check = () => {
+          if (ws.readyState !== WebSocket.OPEN) return;
+          if (ws.bufferedAmount <= WS_HIGH_WATER_BYTES) cb();
+          else setTimeout(check, 10);
+        };
+        setTimeout(check, 0);
+      },
+      fail: (err: DomainError) => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'watch.error', params: { error: toRpcError(err) } }));
+      },
+    };
+  }
+
+  private release(): void {
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
+  }
+}
+
+/** JSON-RPC over WebSocket on `/rpc` of the same HTTP server. */
+export function attachRpcWebSocket(server: Server, dispatcher: RpcDispatcher): { close(): void; clients(): number } {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/rpc') return;
+    const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? undefined;
+    wss.handleUpgrade(req, socket, head, (ws) => new WsConnection(ws, dispatcher, bearer));
+  };
+  server.on('upgrade', onUpgrade);
+  return {
+    clients: () => wss.clients.size,
+    close() {
+      server.off('upgrade', onUpgrade);
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+    },
+  };
+}

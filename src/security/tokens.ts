@@ -1,0 +1,104 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { DomainError, validationError } from '../domain-error';
+import type { Principal } from '../events/envelope';
+import { principalSchema } from '../events/envelope';
+import { assertIdempotencyKey } from '../events/ids';
+import type { CommandEnvelope, CommandOutcome } from '../commands/kernel';
+import { canonicalJson } from '../events/canonical-json';
+import type { Ledger } from '../ledger';
+import { workspaceFold } from '../projections/workspace-state';
+import { WorkspaceRegistry, type WorkspaceHandle } from '../workspaces/registry';
+import { loadServerKey } from './server-key';
+import { Role, roleAtLeast, roleSchema } from './roles';
+
+/**
+ * Bearer tokens: `rl_<workspaceId>_<tokenId>_<secret>`. The secret is 256 bits; only sha256(token) is
+ * stored (ApiTokenIssued). Naming the workspace and the token id in the token makes the lookup one
+ * cached fold of that workspace's stream plus one constant-time hash comparison — and lets a token for
+ * another workspace be refused before that workspace's store is opened.
+ */
+const TOKEN_RE = /^rl_([a-z0-9][a-z0-9-]{0,62})_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+
+export interface ParsedToken {
+  workspaceId: string;
+  tokenId: string;
+}
+
+export function parseToken(token: string): ParsedToken | null {
+  const m = TOKEN_RE.exec(token);
+  return m ? { workspaceId: m[1], tokenId: m[2] } : null;
+}
+
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** Deterministic in (server key, workspace, idempotency key): a replayed issue returns the same token. */
+export function deriveToken(serverKey: Buffer, workspaceId: string, idempotencyKey: string): { token: string; tokenId: string; tokenHash: string } {
+  const tokenId = createHmac('sha256', serverKey).update(`token-id/${workspaceId}/${idempotencyKey}`).digest('hex').slice(0, 16);
+  const secret = createHmac('sha256', serverKey).update(`token-secret/${workspaceId}/${idempotencyKey}`).digest('base64url');
+  const token = `rl_${workspaceId}_${tokenId}_${secret}`;
+  return { token, tokenId, tokenHash: hashToken(token) };
+}
+
+export interface Caller {
+  workspace: WorkspaceHandle;
+  principal: Principal;
+  role: Role;
+  tokenId: string;
+}
+
+/** Extracts the token from an `Authorization: Bearer …` header value. */
+export function bearerFrom(header: string | string[] | undefined): string | undefined {
+  const h = Array.isArray(header) ? header[0] : header;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : undefined;
+}
+
+/**
+ * Resolves (workspace_id, bearer token) to a caller. Order matters: the id is validated and the token's
+ * own workspace compared BEFORE the registry opens a store, and an unregistered id is refused by the
+ * registry before it touches the disk.
+ */
+export async function authenticate(ledger: Ledger, workspaceId: unknown, token: string | undefined): Promise<Caller> {
+  const wid = WorkspaceRegistry.validateId(workspaceId);
+  if (!token) throw new DomainError('unauthorized', 'Authorization: a bearer token is required', 'unauthorized');
+  const parsed = parseToken(token);
+  if (!parsed) throw new DomainError('unauthorized', 'Authorization: not a review-ledger token', 'unauthorized');
+  // A catalogue lookup, not a store open: unknown ids are refused before anything touches the disk.
+  if (!ledger.workspaces.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`, 'not_found');
+  if (parsed.workspaceId !== wid) throw new DomainError('forbidden', `workspace_id: the token is not valid for workspace "${wid}"`, 'forbidden');
+  const workspace = await ledger.workspace(wid);
+  const { state } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
+  const entry = state.tokens[parsed.tokenId];
+  const presented = Buffer.from(hashToken(token), 'hex');
+  const stored = entry ? Buffer.from(entry.tokenHash, 'hex') : Buffer.alloc(32);
+  // Compare even when the id is unknown, so timing does not tell which token ids exist.
+  const match = timingSafeEqual(presented, stored.length === 32 ? stored : Buffer.alloc(32));
+  if (!entry || !match || entry.revoked) throw new DomainError('unauthorized', 'Authorization: unknown or revoked token', 'unauthorized');
+  const memberRole = state.members[entry.principal];
+  // A member's current role caps every token issued to them: a demotion takes effect at once.
+  const role = memberRole !== undefined && !roleAtLeast(memberRole, entry.role) ? memberRole : entry.role;
+  return { workspace, principal: entry.principal as Principal, role, tokenId: parsed.tokenId };
+}
+
+/** What a client sends to issue a token: the id and hash are the server's to derive. */
+export const issueTokenRequestSchema = z.object({
+  principal: principalSchema,
+  role: roleSchema,
+  label: z.string().max(200).optional(),
+});
+
+/**
+ * Issues a token through the `issueToken` command and adds the secret to the response. The secret is
+ * derived from the server key and the idempotency key, so a replay returns byte-identical output.
+ */
+export async function issueApiToken(ledger: Ledger, workspaceId: string, envelope: CommandEnvelope, request: unknown): Promise<CommandOutcome & { token: string }> {
+  const parsed = issueTokenRequestSchema.safeParse(request);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  const key = assertIdempotencyKey(envelope.idempotencyKey, ledger.clock());
+  const derived = deriveToken(loadServerKey(ledger.config.dataDir), workspaceId, key);
+  const outcome = await ledger.run('issueToken', workspaceId, envelope, { ...parsed.data, tokenId: derived.tokenId, tokenHash: derived.tokenHash });
+  const response = { ...outcome.response, result: { ...(outcome.response.result as object), token: derived.token } };
+  return { ...outcome, response, json: canonicalJson(response), token: derived.token };
+}
