@@ -2,6 +2,7 @@
 import type { Type } from '@nestjs/common';
 import { SecurityModule } from '../security/security.module';
 import { RpcModule } from '../rpc/rpc.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 
 export interface ServerFeature {
   module: Type<unknown>;
@@ -10,4 +11,5 @@ export interface ServerFeature {
 export const SERVER_FEATURES: ServerFeature[] = [
   { module: SecurityModule },
   { module: RpcModule },
+  { module: WebhooksModule },
 ];

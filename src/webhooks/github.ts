@@ -1,0 +1,140 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { DomainError } from '../domain-error';
+import { commandByName } from '../commands/registry';
+import type { RecordedEvent } from '../events/envelope';
+import type { Ledger } from '../ledger';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import { readWebhookSecret } from './secrets';
+import { validateWebhookPayload } from './schemas';
+
+export const WEBHOOK_PRINCIPAL = 'system:github-webhook' as const;
+
+export interface WebhookDelivery {
+  workspaceId: unknown;
+  event: string | undefined;
+  deliveryId: string | undefined;
+  signature: string | undefined;
+  body: Buffer;
+}
+
+export interface WebhookOutcome {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** `sha256=<hex>` over the exact body bytes, compared in constant time. */
+export function verifySignature(secret: string, body: Buffer, header: string | undefined): boolean {
+  if (!header || !header.startsWith('sha256=')) return false;
+  const presented = Buffer.from(header.slice(7), 'hex');
+  const expected = createHmac('sha256', secret).update(body).digest();
+  return presented.length === expected.length && timingSafeEqual(presented, expected);
+}
+
+export const signBody = (secret: string, body: Buffer | string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+/**
+ * The idempotency key of the n-th command a delivery produces: a UUIDv7 whose bits come from the
+ * delivery id, so a redelivery (same X-GitHub-Delivery) replays instead of recording twice. The
+ * timestamp is the payload's own time, so the key is the same on every redelivery.
+ */
+export function deliveryKey(workspaceId: string, deliveryId: string, n: number, at: number): string {
+  const h = createHash('sha256').update(`${workspaceId}/${deliveryId}/${n}`).digest('hex');
+  const ms = Math.max(0, Math.min(at, 2 ** 48 - 1)).toString(16).padStart(12, '0');
+  const hex = ms + '7' + h.slice(0, 3) + ((parseInt(h[3], 16) & 0x3) | 0x8).toString(16) + h.slice(4, 19);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+interface RepoRef {
+  repoId: string;
+  autoRecompute: boolean;
+}
+
+const REPO_INDEX = Symbol('webhooks.repoIndex');
+
+/** GitHub `owner/name` (lower-cased) → registered repo, folded from the log and kept current by position. */
+async function findRepo(ws: WorkspaceHandle, fullName: string): Promise<RepoRef | undefined> {
+  let index = ws.cache.get(REPO_INDEX) as { position: number; byName: Map<string, RepoRef> } | undefined;
+  if (!index) ws.cache.set(REPO_INDEX, (index = { position: 0, byName: new Map() }));
+  for await (const e of ws.store.readAll({ after: index.position })) {
+    index.position = e.globalPosition;
+    if (e.type === 'RepoRegistered') indexRepo(index.byName, e);
+  }
+  return index.byName.get(fullName.toLowerCase());
+}
+
+function indexRepo(byName: Map<string, RepoRef>, e: RecordedEvent): void {
+  const d = e.data as { repoId: string; forge?: { kind: string; owner: string; name: string }; config?: { autoRecompute?: boolean } };
+  if (d.forge?.kind !== 'github') return;
+  byName.set(`${d.forge.owner}/${d.forge.name}`.toLowerCase(), { repoId: d.repoId, autoRecompute: d.config?.autoRecompute === true });
+}
+
+const HANDLED: Record<string, string[]> = {
+  pull_request: ['opened', 'reopened', 'synchronize'],
+  check_run: ['completed'],
+  check_suite: ['completed'],
+};
+
+/**
+ * POST /webhooks/github?workspace_id=…: verify the signature with the repo's secret (nothing is recorded
+ * before that), validate the payload against @octokit/webhooks-schemas, map it to commands, and let the
+ * delivery id make every command idempotent. Unknown events are acknowledged and ignored.
+ */
+export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): Promise<WebhookOutcome> {
+  const wid = typeof d.workspaceId === 'string' ? d.workspaceId : '';
+  if (!wid) throw new DomainError('missing_workspace', 'workspace_id: required as a query parameter of the webhook URL', 'invalid');
+  if (!ledger.workspaces.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid.slice(0, 63)}" is not a registered workspace`, 'not_found');
+  if (!d.event) throw new DomainError('invalid_webhook', 'X-GitHub-Event: header required');
+  if (!d.deliveryId || d.deliveryId.length > 100) throw new DomainError('invalid_webhook', 'X-GitHub-Delivery: header required (at most 100 characters)');
+  let payload: any;
+  try {
+    payload = JSON.parse(d.body.toString('utf8'));
+  } catch {
+    throw new DomainError('invalid_webhook', 'body: not JSON (configure the webhook with content type application/json)');
+  }
+  const fullName: unknown = payload?.repository?.full_name;
+  if (typeof fullName !== 'string') throw new DomainError('unauthorized', 'repository.full_name: missing, so no secret can verify this delivery', 'unauthorized');
+  const ws = await ledger.workspace(wid);
+  const repo = await findRepo(ws, fullName);
+  const secret = repo ? readWebhookSecret(ws.dir, repo.repoId) : null;
+  // One answer for "unknown repo", "no secret" and "bad signature": a forger learns nothing.
+  if (!repo || !secret || !verifySignature(secret, d.body, d.signature)) throw new DomainError('invalid_signature', 'X-Hub-Signature-256: missing or does not match the repository secret', 'unauthorized');
+
+  const action = typeof payload.action === 'string' ? payload.action : '';
+  if (!HANDLED[d.event]?.includes(action)) return { status: 202, body: { ignored: true, event: d.event, action: action || null } };
+  validateWebhookPayload(d.event, action, payload);
+
+  const envelope = (n: number, at: number) => ({ idempotencyKey: deliveryKey(wid, d.deliveryId!, n, at), principal: WEBHOOK_PRINCIPAL, role: 'member' as const, correlationId: `github-delivery:${d.deliveryId}` });
+  const results: Array<{ command: string; prNumber: number; replayed: boolean; result: unknown }> = [];
+  if (d.event === 'pull_request') {
+    const pr = payload.pull_request;
+    const at = Date.parse(pr.updated_at) || 0;
+    const out = await ledger.run('observeHead', wid, envelope(0, at), { repoId: repo.repoId, prNumber: payload.number, headSha: pr.head.sha, source: `github:pull_request.${action}` });
+    results.push({ command: 'observeHead', prNumber: payload.number, replayed: out.replayed, result: out.response.result });
+    if (repo.autoRecompute && out.response.eventIds.length > 0) results.push(...(await recompute(ledger, wid, envelope(1, at), repo.repoId, payload)));
+  } else {
+    const check = d.event === 'check_run' ? payload.check_run : payload.check_suite;
+    const at = Date.parse(check.completed_at ?? check.updated_at) || 0;
+    const name: string = d.event === 'check_run' ? check.name : (check.app?.name ?? 'check_suite');
+    const url: string | undefined = check.html_url ?? check.details_url ?? check.url ?? undefined;
+    const prs: Array<{ number: number }> = check.pull_requests ?? [];
+    for (let i = 0; i < prs.length; i++) {
+      const input = { repoId: repo.repoId, prNumber: prs[i].number, name: name.slice(0, 200), status: check.status, conclusion: check.conclusion ?? undefined, url, headSha: check.head_sha };
+      const out = await ledger.run('recordCiSignal', wid, envelope(i, at), input);
+      results.push({ command: 'recordCiSignal', prNumber: prs[i].number, replayed: out.replayed, result: out.response.result });
+    }
+  }
+  return { status: 200, body: { delivery: d.deliveryId, duplicate: results.length > 0 && results.every((r) => r.replayed), results } };
+}
+
+/** "Recompute automatically when the repo is configured to": runs the compute command when it exists. */
+async function recompute(ledger: Ledger, wid: string, envelope: { idempotencyKey: string; principal: typeof WEBHOOK_PRINCIPAL; role: 'member'; correlationId: string }, repoId: string, payload: any) {
+  const compute = commandByName.get('compute') ?? commandByName.get('computeReview');
+  if (!compute) return [];
+  const input = { repoId, prNumber: payload.number, baseSha: payload.pull_request.base.sha, headSha: payload.pull_request.head.sha };
+  try {
+    const out = await ledger.run(compute.name, wid, envelope, input);
+    return [{ command: compute.name, prNumber: payload.number as number, replayed: out.replayed, result: out.response.result }];
+  } catch (err) {
+    return [{ command: compute.name, prNumber: payload.number as number, replayed: false, result: { error: (err as DomainError).code ?? 'internal', message: (err as Error).message } }];
+  }
+}
