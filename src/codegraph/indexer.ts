@@ -90,9 +90,13 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
   }
   report();
 
+  // Reads of the next batch overlap the parsing of the current one (git cat-file runs in its own process).
+  const readBatch = (from: number) => Promise.all(misses.slice(from, from + READ_CONCURRENCY).map((f) => repo.readBlob(f.blob)));
+  let pending = misses.length ? readBatch(0) : undefined;
   for (let i = 0; i < misses.length; i += READ_CONCURRENCY) {
     const batch = misses.slice(i, i + READ_CONCURRENCY);
-    const blobs = await Promise.all(batch.map((f) => (parsedThisRun.has(`${f.blob}:${f.language}`) ? Promise.resolve(null) : repo.readBlob(f.blob))));
+    const blobs = await pending!;
+    pending = i + READ_CONCURRENCY < misses.length ? readBatch(i + READ_CONCURRENCY) : undefined;
     for (let j = 0; j < batch.length; j++) {
       const f = batch[j];
       const key = `${f.blob}:${f.language}`;

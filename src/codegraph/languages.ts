@@ -22,13 +22,13 @@ export interface LanguageSpec {
 }
 
 const ECMA_EXTRA = `
-(internal_module name: (_) @name) @definition.module
 (program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
 (program (variable_declaration (variable_declarator name: (identifier) @name) @definition.constant))
 (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
 (export_statement (variable_declaration (variable_declarator name: (identifier) @name) @definition.constant))
 `;
 const TS_EXTRA = `${ECMA_EXTRA}
+(internal_module name: (_) @name) @definition.module
 (type_alias_declaration name: (type_identifier) @name) @definition.type
 (enum_declaration name: (identifier) @name) @definition.enum
 (public_field_definition name: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.method
