@@ -1,0 +1,111 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { FactsCache } from '../src/codegraph/facts-cache';
+import { CodeGraph } from '../src/codegraph/graph';
+import { indexCommit } from '../src/codegraph/indexer';
+import { GitRepo } from '../src/git/repo';
+import { buildRxjsRepo, RXJS_HEAD } from './rxjs-fixture';
+// The TypeScript 5.9 compiler API (an npm alias), used only by this evaluation.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const ts = require('typescript-compiler-api') as typeof import('typescript');
+
+type Ts = typeof import('typescript');
+
+/** Top-level declaration name owning a declaration node (a class for its members), or undefined. */
+function topLevelName(t: Ts, decl: import('typescript').Node): string | undefined {
+  let n: import('typescript').Node | undefined = decl;
+  while (n && n.parent && !t.isSourceFile(n.parent)) {
+    if (t.isModuleBlock(n.parent)) return undefined;
+    n = n.parent;
+  }
+  if (!n) return undefined;
+  if (t.isVariableStatement(n)) {
+    const d = n.declarationList.declarations[0];
+    return d && t.isIdentifier(d.name) ? d.name.text : undefined;
+  }
+  const name = (n as { name?: import('typescript').Node }).name;
+  return name && t.isIdentifier(name) ? name.text : undefined;
+}
+
+/**
+ * Cross-file references the TypeScript compiler resolves: every identifier outside import/export
+ * declarations whose symbol (aliases followed) is declared at top level of another project file.
+ * Edge granularity: (referencing file, target file#top-level name).
+ */
+function compilerEdges(root: string, files: string[]): Set<string> {
+  const program = ts.createProgram(files, { target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, strict: false, noEmit: true, skipLibCheck: true, types: [] });
+  const checker = program.getTypeChecker();
+  const inProject = new Set(files.map((f) => path.resolve(f)));
+  const edges = new Set<string>();
+  for (const sf of program.getSourceFiles()) {
+    if (!inProject.has(path.resolve(sf.fileName))) continue;
+    const from = path.relative(root, sf.fileName).split(path.sep).join('/');
+    const visit = (node: import('typescript').Node): void => {
+      if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return;
+      if (ts.isIdentifier(node)) {
+        const parent = node.parent;
+        const isDeclName = parent && (parent as { name?: unknown }).name === node && (ts.isDeclarationStatement(parent) || ts.isVariableDeclaration(parent) || ts.isParameter(parent) || ts.isPropertyDeclaration(parent) || ts.isMethodDeclaration(parent) || ts.isPropertySignature(parent) || ts.isMethodSignature(parent) || ts.isBindingElement(parent) || ts.isTypeParameterDeclaration(parent) || ts.isEnumMember(parent) || ts.isPropertyAssignment(parent));
+        if (!isDeclName) {
+          let sym = checker.getSymbolAtLocation(node);
+          if (sym && sym.flags & ts.SymbolFlags.Alias) sym = checker.getAliasedSymbol(sym);
+          const decl = sym?.declarations?.[0];
+          const target = decl?.getSourceFile();
+          if (decl && target && target !== sf && inProject.has(path.resolve(target.fileName))) {
+            const name = topLevelName(ts, decl);
+            if (name) edges.add(`${from}\0${path.relative(root, target.fileName).split(path.sep).join('/')}#${name}`);
+          }
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return edges;
+}
+
+export async function main(): Promise<void> {
+  const fixture = buildRxjsRepo();
+  const repo = await GitRepo.open(fixture.dir);
+  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-eval-'));
+  try {
+    const cache = FactsCache.open(cacheDir);
+    const index = await indexCommit(repo, fixture.head, { cache });
+    cache.close();
+    const graph = new CodeGraph(index);
+    const ours = new Set<string>();
+    for (const e of graph.edges) {
+      if (e.fromFile === e.toFile) continue;
+      const q = e.to.slice(e.to.indexOf('#') + 1);
+      ours.add(`${e.fromFile}\0${e.toFile}#${q.split('.')[0]}`);
+    }
+    // Name-only matching, for comparison: every cross-file candidate of a name-matched reference.
+    const nameOnly = new Set<string>();
+    for (const m of graph.nameMatches) for (const c of m.candidates) nameOnly.add(`${m.fromFile}\0${c.split('#')[0]}#${c.slice(c.indexOf('#') + 1).split('.')[0]}`);
+
+    const files = [...index.files.keys()].filter((p) => p.endsWith('.ts')).map((p) => path.join(fixture.dir, p));
+    const truth = compilerEdges(fixture.dir, files);
+    const tp = [...ours].filter((e) => truth.has(e)).length;
+    const precision = ours.size ? tp / ours.size : 0;
+    const recall = truth.size ? tp / truth.size : 0;
+    const nameTp = [...nameOnly].filter((e) => truth.has(e)).length;
+    const namePrecision = nameOnly.size ? nameTp / nameOnly.size : 0;
+
+    const show = (s: string) => s.replace('\0', ' → ');
+    const falsePositives = [...ours].filter((e) => !truth.has(e)).slice(0, 5).map(show);
+    const missed = [...truth].filter((e) => !ours.has(e)).slice(0, 5).map(show);
+    console.log(`eval:edges — rxjs ${RXJS_HEAD} src/ (${files.length} TypeScript files), edges = (file, target file#top-level symbol)`);
+    console.log(`compiler-resolved cross-file edges   ${truth.size}`);
+    console.log(`our resolved cross-file edges        ${ours.size}  (true positives ${tp})`);
+    console.log(`precision                            ${precision.toFixed(3)}  (target ≥ 0.95)`);
+    console.log(`recall                               ${recall.toFixed(3)}  (target ≥ 0.80)`);
+    console.log(`name-match-only edges (not used)     ${nameOnly.size}  precision ${namePrecision.toFixed(3)}`);
+    if (falsePositives.length) console.log(`sample false positives: ${falsePositives.join(' | ')}`);
+    if (missed.length) console.log(`sample misses: ${missed.join(' | ')}`);
+    console.log(JSON.stringify({ bench: 'eval-edges', corpus: `rxjs@${RXJS_HEAD}/src`, files: files.length, compilerEdges: truth.size, ourEdges: ours.size, truePositives: tp, precision: +precision.toFixed(4), recall: +recall.toFixed(4), nameMatchEdges: nameOnly.size, nameMatchPrecision: +namePrecision.toFixed(4) }));
+  } finally {
+    repo.close();
+    fixture.cleanup();
+    fs.rmSync(cacheDir, { recursive: true, force: true });
+  }
+}
