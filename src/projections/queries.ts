@@ -1,6 +1,21 @@
 import type { QueryDefinition } from './query';
+import { verdictQuery } from './verdict';
+import { nodeStatusQuery } from './node-status';
+import { reReviewDeltaQuery } from './re-review-delta';
+import { reviewStatusQuery } from './review-status';
+import { reportingGroupsQuery } from './reporting-groups';
+import { ciSignalsQuery } from './ci-signals';
+import { auditQuery } from './audit';
 
 /** Every query of the ledger (RPC `review_studio.<name>` + `watch<Name>`). One line each. */
-export const QUERIES: QueryDefinition[] = [];
+export const QUERIES: QueryDefinition[] = [
+  verdictQuery,
+  nodeStatusQuery,
+  reReviewDeltaQuery,
+  reviewStatusQuery,
+  reportingGroupsQuery,
+  ciSignalsQuery,
+  auditQuery,
+];
 
 export const queryByName = (name: string): QueryDefinition | undefined => QUERIES.find((q) => q.name === name);

@@ -1,0 +1,28 @@
+import { currentFinalization } from '../review/pr-state';
+import { verdictOfPr } from '../review/pr-verdict';
+import type { QueryDefinition } from './query';
+import { affectsReview, reviewQueryInput, ReviewQueryInput, reviewSources, ReviewView, reviewViewFold } from './review-fold';
+
+/** The live verdict of a review (SPEC §7) under the rules in force, with its axes and reasons. */
+export function verdictView(s: ReviewView) {
+  if (!s.pr.exists) return { exists: false as const };
+  const v = verdictOfPr(s.pr, s.rules);
+  const f = currentFinalization(s.pr);
+  return {
+    exists: true as const,
+    ...v,
+    status: s.pr.status,
+    finalized: f ? { verdict: f.verdict, confidence: f.confidence, rulesVersion: f.rulesVersion, by: f.by, position: f.at } : null,
+  };
+}
+
+export const verdictQuery: QueryDefinition<ReviewQueryInput, ReviewView> = {
+  name: 'verdict',
+  description: 'Ship / Hold / Block with aggregate confidence, the axes and the deciding reasons, for one review.',
+  input: reviewQueryInput,
+  access: { minRole: 'viewer' },
+  affects: affectsReview,
+  fold: () => reviewViewFold(),
+  sources: reviewSources,
+  view: (s) => verdictView(s),
+};
