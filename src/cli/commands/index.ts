@@ -1,7 +1,13 @@
 import type { Command } from 'commander';
 import * as core from './core';
+import * as token from './token';
+import * as mcp from './mcp';
+import * as visualDiff from './visual-diff';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   core,
+  token,
+  mcp,
+  visualDiff,
 ];
