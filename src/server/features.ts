@@ -3,6 +3,7 @@ import type { Type } from '@nestjs/common';
 import { SecurityModule } from '../security/security.module';
 import { RpcModule } from '../rpc/rpc.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
+import { McpModule } from '../mcp/mcp.module';
 
 export interface ServerFeature {
   module: Type<unknown>;
@@ -12,4 +13,5 @@ export const SERVER_FEATURES: ServerFeature[] = [
   { module: SecurityModule },
   { module: RpcModule },
   { module: WebhooksModule },
+  { module: McpModule },
 ];

@@ -1,0 +1,56 @@
+import { All, Controller, Inject, Module, Req, Res } from '@nestjs/common';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { ServerResponse } from 'node:http';
+import { DomainError } from '../domain-error';
+import { Ledger } from '../ledger';
+import { httpStatusOf, toRpcError } from '../rpc/errors';
+import type { RawBodyRequest } from '../rpc/raw-body';
+import { authenticate, bearerFrom, parseToken } from '../security/tokens';
+import { buildMcpServer } from './server';
+
+/**
+ * MCP over streamable HTTP at /mcp, stateless: every POST authenticates its bearer token (the token
+ * names its workspace) and gets a fresh server+transport, so no session state outlives a request.
+ */
+@Controller()
+export class McpController {
+  constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
+
+  @All('/mcp')
+  async mcp(@Req() req: RawBodyRequest, @Res() res: ServerResponse): Promise<void> {
+    try {
+      if (req.method !== 'POST') {
+        res.writeHead(405, { allow: 'POST', 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'this MCP endpoint is stateless: POST only' } }));
+        return;
+      }
+      const token = bearerFrom(req.headers.authorization);
+      if (!token) throw new DomainError('unauthorized', 'Authorization: a bearer token is required', 'unauthorized');
+      const workspaceId = token ? parseToken(token)?.workspaceId : undefined;
+      await authenticate(this.ledger, workspaceId ?? '', token);
+      let body: unknown;
+      try {
+        body = JSON.parse((req.rawBody ?? Buffer.alloc(0)).toString('utf8'));
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON' } }));
+        return;
+      }
+      const server = buildMcpServer(this.ledger, { kind: 'token', token: token!, workspaceId: workspaceId! });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    } catch (err) {
+      if (res.headersSent) return;
+      res.writeHead(httpStatusOf(err), { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: toRpcError(err) }));
+    }
+  }
+}
+
+@Module({ controllers: [McpController] })
+export class McpModule {}

@@ -1,0 +1,71 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { DomainError, validationError } from '../domain-error';
+import { checkAccess } from '../commands/kernel';
+import type { Principal } from '../events/envelope';
+import { newUuidV7 } from '../events/ids';
+import type { Ledger } from '../ledger';
+import { runQuery } from '../projections/run-query';
+import { toRpcError } from '../rpc/errors';
+import { assertWithinLimits } from '../rpc/limits';
+import type { Role } from '../security/roles';
+import { authenticate } from '../security/tokens';
+import { payloadFor, resolveTools, type ResolvedTool } from './tools';
+
+/** Who the MCP session acts as. Over HTTP a bearer token; over stdio the operator's choice. */
+export type McpIdentity =
+  | { kind: 'token'; token: string; workspaceId: string }
+  | { kind: 'local'; workspaceId: string; principal: Principal; role: Role };
+
+async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unknown) {
+  const wid = workspaceId ?? identity.workspaceId;
+  if (identity.kind === 'token') return authenticate(ledger, wid, identity.token);
+  return { workspace: await ledger.workspace(wid), principal: identity.principal, role: identity.role };
+}
+
+/** An MCP server exposing the agent tools (src/mcp/tools.ts) for one identity. */
+export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
+  const server = new Server({ name: 'review-ledger', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const tools = (): ResolvedTool[] => resolveTools();
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: tools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema as { type: 'object'; properties?: Record<string, object>; required?: string[] } })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+    const tool = tools().find((t) => t.name === req.params.name);
+    if (!tool) return failure(new DomainError('unknown_tool', `name: "${String(req.params.name).slice(0, 100)}" is not a tool of this server`, 'not_found'));
+    try {
+      const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+      assertWithinLimits(args, 'arguments');
+      const parsed = tool.schema.safeParse(args);
+      if (!parsed.success) throw validationError(parsed.error.issues);
+      const caller = await callerFor(ledger, identity, args.workspace_id);
+      checkAccess({ name: tool.name, access: tool.access }, caller.principal, caller.role);
+      if (tool.kind === 'review') {
+        const target = { repoId: args.repoId, prNumber: args.prNumber };
+        const review: Record<string, unknown> = {};
+        for (const q of tool.queries ?? []) {
+          const input = q.input.safeParse(target);
+          if (!input.success) continue;
+          review[q.name] = await runQuery(q, caller.workspace, input.data);
+        }
+        return success(JSON.stringify(review));
+      }
+      const envelope = { idempotencyKey: typeof args.idempotencyKey === 'string' ? args.idempotencyKey : newUuidV7(), principal: caller.principal, role: caller.role, correlationId: `mcp:${tool.name}` };
+      const out = await ledger.executor.execute(tool.command!, caller.workspace, envelope, payloadFor(tool.binding!, args));
+      return success(out.json);
+    } catch (err) {
+      if (!(err instanceof DomainError)) console.error(`mcp ${tool.name}:`, err);
+      return failure(err);
+    }
+  });
+  return server;
+}
+
+const success = (json: string): CallToolResult => ({ content: [{ type: 'text', text: json }], structuredContent: JSON.parse(json) });
+
+function failure(err: unknown): CallToolResult {
+  const e = toRpcError(err);
+  return { isError: true, content: [{ type: 'text', text: `${e.data?.code ?? 'error'}: ${e.message}` }], structuredContent: { error: e } };
+}

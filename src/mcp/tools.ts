@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import type { AccessRule, CommandDefinition } from '../commands/kernel';
+import { commandByName } from '../commands/registry';
+import { reviewTargetSchema } from '../commands/review-target';
+import { QUERIES } from '../projections/queries';
+import type { QueryDefinition } from '../projections/query';
+
+/**
+ * The agent tools. Each is a command of COMMANDS (or a read over QUERIES) under an MCP-style name; the
+ * input schema is the command's own zod schema, reshaped only where the tool asks for it:
+ *  - `lift`: a nested field moved to the FRONT of the tool schema. `add_review_node` lifts
+ *    `node.reasoning` so a model writes its analysis before the finding it justifies.
+ *  - `defaults`: values the tool fills when the agent leaves them out (publish defaults to consensus).
+ * A tool whose command has not landed in COMMANDS is simply not offered.
+ */
+export interface ToolBinding {
+  tool: string;
+  /** Candidate command names (first present wins). */
+  commands: string[];
+  description?: string;
+  lift?: { from: string; field: string; required?: boolean };
+  defaults?: Record<string, unknown>;
+}
+
+export const COMMAND_TOOLS: ToolBinding[] = [
+  { tool: 'add_review_node', commands: ['addReviewNode'], lift: { from: 'node', field: 'reasoning', required: true } },
+  { tool: 'confirm_review_node', commands: ['confirmNode'] },
+  { tool: 'set_cohort_summary', commands: ['setCohortSummary'] },
+  { tool: 'add_review_diagram', commands: ['addReviewDiagram'] },
+  { tool: 'finalize_review', commands: ['finalizeReview'] },
+  { tool: 'publish_review_to_github', commands: ['publishReview', 'publishReviewToGithub', 'requestPublish'], defaults: { selection: 'consensus' } },
+];
+
+/** What `get_review` gathers, when the query exists: cohorts, nodes, axes, verdict. */
+export const REVIEW_PARTS = ['cohorts', 'nodes', 'axes', 'verdict', 'reviewStatus', 'ciSignals'];
+
+const envelopeShape = {
+  workspace_id: z.string().max(63).optional().describe('Workspace; defaults to the workspace of the token or session.'),
+  idempotencyKey: z.string().max(36).optional().describe('UUIDv7 for a safe retry; generated when omitted.'),
+};
+
+export interface ResolvedTool {
+  name: string;
+  description: string;
+  /** The tool's input schema as clients see it. */
+  schema: z.ZodObject<z.ZodRawShape>;
+  inputJsonSchema: Record<string, unknown>;
+  access: AccessRule;
+  kind: 'command' | 'review';
+  command?: CommandDefinition;
+  binding?: ToolBinding;
+  queries?: QueryDefinition[];
+}
+
+function objectShape(schema: z.ZodType): z.ZodRawShape | null {
+  return schema instanceof z.ZodObject ? (schema.shape as z.ZodRawShape) : null;
+}
+
+/** The command's schema reshaped for the tool (see ToolBinding). */
+export function toolSchemaFor(command: CommandDefinition, binding: ToolBinding): z.ZodObject<z.ZodRawShape> {
+  const shape = objectShape(command.input);
+  if (!shape) return z.object({ ...envelopeShape, payload: command.input });
+  let front: Record<string, z.ZodType> = {};
+  let rest: Record<string, z.ZodType> = { ...(shape as Record<string, z.ZodType>) };
+  const lift = binding.lift;
+  if (lift) {
+    const inner = objectShape(shape[lift.from] as z.ZodType);
+    const field = inner?.[lift.field] as z.ZodType | undefined;
+    if (inner && field) {
+      const lifted = lift.required && field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field;
+      front = { [lift.field]: lift.required && lifted instanceof z.ZodString ? lifted.min(1) : lifted };
+      const { [lift.field]: _moved, ...innerRest } = inner;
+      rest = { ...rest, [lift.from]: z.object(innerRest) };
+    }
+  }
+  for (const [k, v] of Object.entries(binding.defaults ?? {})) if (rest[k]) rest[k] = rest[k].optional().describe(`Default: ${JSON.stringify(v)}`);
+  return z.object({ ...front, ...rest, ...envelopeShape });
+}
+
+/** Turns tool arguments back into the command's payload (undoes the lift, applies defaults). */
+export function payloadFor(binding: ToolBinding, args: Record<string, unknown>): Record<string, unknown> {
+  const { workspace_id: _w, idempotencyKey: _k, ...payload } = args;
+  for (const [k, v] of Object.entries(binding.defaults ?? {})) if (payload[k] === undefined) payload[k] = v;
+  const lift = binding.lift;
+  if (lift && lift.field in payload) {
+    const value = payload[lift.field];
+    delete payload[lift.field];
+    const inner = payload[lift.from];
+    payload[lift.from] = inner && typeof inner === 'object' && !Array.isArray(inner) ? { [lift.field]: value, ...(inner as object) } : inner;
+  }
+  return payload;
+}
+
+const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+};
+
+/** The tools available with the commands and queries registered right now. */
+export function resolveTools(): ResolvedTool[] {
+  const out: ResolvedTool[] = [];
+  for (const b of COMMAND_TOOLS) {
+    const command = b.commands.map((n) => commandByName.get(n)).find((c) => c !== undefined);
+    if (!command) continue;
+    const schema = toolSchemaFor(command, b);
+    out.push({ name: b.tool, description: b.description ?? command.description, schema, inputJsonSchema: jsonSchemaOf(schema), access: command.access, kind: 'command', command, binding: b });
+  }
+  const parts = REVIEW_PARTS.map((n) => QUERIES.find((q) => q.name === n)).filter((q): q is QueryDefinition => q !== undefined);
+  const schema = reviewTargetSchema.extend({ workspace_id: envelopeShape.workspace_id });
+  out.push({
+    name: 'get_review',
+    description: `The review of a PR in one read: ${parts.map((q) => q.name).join(', ') || '(no review queries registered)'}, each with the global position it reflects.`,
+    schema,
+    inputJsonSchema: jsonSchemaOf(schema),
+    access: { minRole: 'viewer' },
+    kind: 'review',
+    queries: parts,
+  });
+  return out;
+}
