@@ -37,6 +37,7 @@ const input = z.object({
         startLine: z.number().int().min(1, 'startLine must be ≥ 1'),
         endLine: z.number().int().min(1, 'endLine must be ≥ 1'),
         symbolId: z.string().min(1).max(2000).optional(),
+        side: z.enum(['RIGHT', 'LEFT']).optional(),
       })
       .refine((a) => a.startLine <= a.endLine, { message: 'startLine must be ≤ endLine', path: ['endLine'] })
       .optional(),

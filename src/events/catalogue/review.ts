@@ -57,6 +57,8 @@ export const anchorSchema = z
     endLine: z.number().int().min(1, 'endLine must be ≥ 1'),
     /** Stable id of the enclosing symbol (`<path>#<qualified name>`), when the reviewer or the code graph knows it. */
     symbolId: z.string().min(1).max(2000).optional(),
+    /** Which side of the diff the lines number: RIGHT (head, default) or LEFT (base: a deleted line). */
+    side: z.enum(['RIGHT', 'LEFT']).optional(),
   })
   .refine((a) => a.startLine <= a.endLine, { message: 'startLine must be ≤ endLine', path: ['endLine'] });
 
@@ -221,7 +223,18 @@ export const PublishRequested = defineEvent(
 );
 export const PublishApproved = defineEvent('PublishApproved', 'pr', 1, z.object({ requestId: z.string().min(1).max(100), by: principalSchema, role: roleSchema }));
 
-const publishedItem = z.object({ nodeId: nodeIdSchema, path: z.string().max(4000).optional(), line: z.number().int().positive().optional() });
+const publishedItem = z.object({
+  nodeId: nodeIdSchema,
+  path: z.string().max(4000).optional(),
+  line: z.number().int().positive().optional(),
+  startLine: z.number().int().positive().optional(),
+  side: z.enum(['RIGHT', 'LEFT']).optional(),
+  fingerprint: z.string().max(128).optional(),
+  /** Why a finding went into the body instead of a line (no_anchor, line_outside_diff, range_spans_hunks, …). */
+  reason: z.string().max(100).optional(),
+  /** Duplicates published with this one ("also found by …"). */
+  duplicates: z.array(nodeIdSchema).max(1000).optional(),
+});
 export const ReviewPublished = defineEvent(
   'ReviewPublished',
   'pr',
@@ -236,9 +249,34 @@ export const ReviewPublished = defineEvent(
     headSha: shaSchema.optional(),
     publishedBy: principalSchema,
     role: roleSchema.optional(),
+    /** Hidden marker key (PR, head, selected fingerprints, verdict) that makes the post findable on GitHub. */
+    publishKey: z.string().max(200).optional(),
+    url: z.string().max(2000).optional(),
+    verdict: verdictSchema.optional(),
+    selection: publishSelectionSchema.optional(),
+    /** The event the verdict asked for when GitHub refused it and the review went out as COMMENT. */
+    requestedEvent: z.enum(['APPROVE', 'COMMENT', 'REQUEST_CHANGES']).optional(),
+    eventRefusal: z.string().max(2000).optional(),
+    /** The review already existed on GitHub (found by its marker): nothing was posted. */
+    foundExisting: z.boolean().optional(),
+    /** Which fallbacks ran: anchors_refolded, orphan_completed, event_downgraded, rate_limit_retry. */
+    fallbacks: z.array(z.string().max(50)).max(20).optional(),
   }),
 );
-export const PublishFailed = defineEvent('PublishFailed', 'pr', 1, z.object({ requestId: z.string().min(1).max(100).optional(), reason: z.string().max(10_000), by: principalSchema.optional() }));
+export const PublishFailed = defineEvent(
+  'PublishFailed',
+  'pr',
+  1,
+  z.object({
+    requestId: z.string().min(1).max(100).optional(),
+    reason: z.string().max(10_000),
+    by: principalSchema.optional(),
+    /** GitHub's HTTP status, when GitHub answered. */
+    status: z.number().int().optional(),
+    publishKey: z.string().max(200).optional(),
+    headSha: shaSchema.optional(),
+  }),
+);
 
 export const reviewEvents = [
   ReviewRequested,
