@@ -14,6 +14,11 @@ import { activateRules } from './activate-rules';
 import { issueToken } from './issue-token';
 import { revokeToken } from './revoke-token';
 import { addMember, changeMemberRole, removeMember } from './manage-members';
+import { registerRepo } from './register-repo';
+import { indexCode } from './index-code';
+import { computeReviewCommand } from './compute-review';
+import { setCohortSummary } from './set-cohort-summary';
+import { addReviewDiagram } from './add-review-diagram';
 
 /**
  * Every command of the ledger, by name. The RPC method catalogue, the MCP tools and the CLI are
@@ -33,6 +38,7 @@ export const COMMANDS: CommandDefinition[] = [
   finalizeReview,
   activateRules,
   issueToken, revokeToken, addMember, changeMemberRole, removeMember,
+  registerRepo, indexCode, computeReviewCommand, setCohortSummary, addReviewDiagram,
 ];
 
 export const commandByName = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { computeReview, inputsDigestOf, REVIEW_ENGINE_VERSION, ReviewComputedData } from '../compute/review';
+import { computeFold, ComputeState, loadComputeState, loadRepoState, openRegisteredRepo } from '../compute/streams';
+import { DomainError } from '../domain-error';
+import { shaSchema } from '../events/catalogue/review';
+import type { CommandDefinition } from './kernel';
+import { reviewStreamOf, reviewTarget } from './review-target';
+import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
+
+const input = z.object({ ...reviewTarget, baseSha: shaSchema.optional(), headSha: shaSchema.optional() });
+type Input = z.infer<typeof input>;
+type Prepared = { unchanged: true; inputsDigest: string } | { unchanged: false; data: ReviewComputedData };
+
+/**
+ * `review_studio.compute` (SPEC §8): the deterministic review computation of the PR at its head, recorded
+ * as `ReviewComputed` on the review stream. Identical inputs (same inputsDigest) record nothing; a new
+ * head replaces the cohort set wholesale (the latest computation is the cohort set).
+ */
+export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepared> = {
+  name: 'computeReview',
+  description: 'Compute the review of a PR: cohorts from the code graph, blast radius, dependency diffs, API-contract and visual axes.',
+  input,
+  access: { minRole: 'member' },
+  stream: reviewStreamOf,
+  fold: computeFold,
+  async prepare(cmd, env) {
+    const repoState = await loadRepoState(env.workspace, cmd.repoId);
+    const pr = await loadComputeState(env.workspace, reviewStreamOf(cmd));
+    if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`, 'not_found');
+    const repo = await openRegisteredRepo(repoState);
+    try {
+      const baseSha = await repo.revParse(cmd.baseSha ?? pr.baseSha!);
+      const headSha = await repo.revParse(cmd.headSha ?? pr.headSha!);
+      const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config);
+      if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest };
+      const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
+      const { data } = await computeReview({
+        repo,
+        baseSha,
+        headSha,
+        workspaceDir: env.workspace.dir,
+        repoConfig: repoState.config,
+        onProgress: (_phase, p) => listener?.({ ...p, repoId: cmd.repoId, commit: _phase === 'index-head' ? headSha : baseSha }),
+      });
+      return { unchanged: false, data };
+    } finally {
+      repo.close();
+    }
+  },
+  decide(state, prepared) {
+    if (!state.exists) throw new DomainError('review_not_found', 'prNumber: no review has been requested for this PR', 'not_found');
+    const digest = prepared.unchanged ? prepared.inputsDigest : prepared.data.inputsDigest;
+    if (state.latest?.inputsDigest === digest) return [];
+    if (prepared.unchanged) return [];
+    return [{ type: 'ReviewComputed', data: prepared.data }];
+  },
+  result(events) {
+    if (!events[0]) return { recorded: false, reason: 'identical inputs: the latest computation stands' };
+    const d = events[0].data as ReviewComputedData;
+    return { recorded: true, headSha: d.headSha, inputsDigest: d.inputsDigest, cohorts: d.cohorts.map((c) => ({ key: c.key, rank: c.rank, title: c.title, grouping: c.grouping, files: c.files })) };
+  },
+};

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { FactsCache } from '../codegraph/facts-cache';
+import { CODEGRAPH_ENGINE_VERSION, indexCommit, IndexProgress } from '../codegraph/indexer';
+import { loadRepoState, openRegisteredRepo, repoFold, RepoState } from '../compute/streams';
+import { RepoRegistered } from '../events/catalogue/repo';
+import type { CommandDefinition } from './kernel';
+
+/** Service name under which an edge may register a progress listener (the CLI's progress bar, subscriptions). */
+export const INDEX_PROGRESS_SERVICE = 'codegraph.indexProgress';
+export type IndexProgressListener = (p: IndexProgress & { repoId: string; commit: string }) => void;
+
+const input = z.object({
+  repoId: RepoRegistered.schema.shape.repoId,
+  /** Commit-ish to index (default: the repo's default branch, else HEAD). */
+  commit: z.string().min(1).max(255).regex(/^[^-\s][^\s]*$/, 'commit must be a ref or sha (no spaces, not starting with "-")').optional(),
+});
+type Input = z.infer<typeof input>;
+type Indexed = {
+  repoId: string;
+  commit: string;
+  languages: Array<{ language: string; files: number }>;
+  fileCount: number;
+  symbolCount: number;
+  parsedBlobs: number;
+  cachedBlobs: number;
+  unsupportedFiles: string[];
+  unsupportedFileCount: number;
+};
+
+/** Indexes a commit of a registered repo (SPEC §8.1) and records `RepoIndexed`; parse results are cached by blob SHA. */
+export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
+  name: 'indexCode',
+  description: 'Index a commit of a registered repo with web-tree-sitter (definitions, references, imports); cached by blob SHA.',
+  input,
+  access: { minRole: 'member' },
+  stream: (i) => `repo-${i.repoId}`,
+  fold: repoFold,
+  async prepare(cmd, env) {
+    const state = await loadRepoState(env.workspace, cmd.repoId);
+    const repo = await openRegisteredRepo(state);
+    const cache = FactsCache.open(env.workspace.dir);
+    try {
+      const commit = await repo.revParse(cmd.commit ?? state.defaultBranch ?? 'HEAD');
+      const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
+      const idx = await indexCommit(repo, commit, { cache, onProgress: (p) => listener?.({ ...p, repoId: cmd.repoId, commit }) });
+      return {
+        repoId: cmd.repoId,
+        commit,
+        languages: Object.entries(idx.languages).sort(([a], [b]) => a.localeCompare(b)).map(([language, files]) => ({ language, files })),
+        fileCount: idx.fileCount,
+        symbolCount: idx.symbolCount,
+        parsedBlobs: idx.parsedBlobs,
+        cachedBlobs: idx.cachedBlobs,
+        unsupportedFiles: idx.unsupported.map((u) => u.path).slice(0, 500),
+        unsupportedFileCount: idx.unsupported.length,
+      };
+    } finally {
+      cache.close();
+      repo.close();
+    }
+  },
+  decide(state, idx) {
+    const known = state.indexed[idx.commit];
+    if (known && known.engineVersion === CODEGRAPH_ENGINE_VERSION) return [];
+    const { repoId: _repoId, ...data } = idx;
+    return [{ type: 'RepoIndexed', data: { ...data, engineVersion: CODEGRAPH_ENGINE_VERSION } }];
+  },
+  result: (events) => (events[0] ? events[0].data : { alreadyIndexed: true }),
+};

@@ -1,0 +1,107 @@
+import * as path from 'node:path';
+import { DomainError } from '../domain-error';
+import type { RecordedEvent } from '../events/envelope';
+import type { CohortData } from '../events/catalogue/compute';
+import type { Forge, RepoConfig } from '../events/catalogue/repo';
+import { CommandExecutor, StreamFold } from '../commands/kernel';
+import { GitRepo } from '../git/repo';
+import type { WorkspaceHandle } from '../workspaces/registry';
+
+/** The repo stream folded: registration and the commits indexed. */
+export interface RepoState {
+  registered: boolean;
+  repoId?: string;
+  path?: string;
+  forge?: Forge;
+  defaultBranch?: string;
+  config?: RepoConfig;
+  indexed: Record<string, { engineVersion?: string; fileCount: number; symbolCount: number }>;
+}
+
+export const repoFold: StreamFold<RepoState> = {
+  initialState: () => ({ registered: false, indexed: {} }),
+  evolve(s, e: RecordedEvent) {
+    if (e.type === 'RepoRegistered') {
+      const d = e.data as { repoId: string; path: string; forge: Forge; defaultBranch?: string; config?: RepoConfig };
+      Object.assign(s, { registered: true, repoId: d.repoId, path: d.path, forge: d.forge, defaultBranch: d.defaultBranch, config: d.config });
+    } else if (e.type === 'RepoIndexed') {
+      const d = e.data as { commit: string; engineVersion?: string; fileCount: number; symbolCount: number };
+      s.indexed[d.commit] = { engineVersion: d.engineVersion, fileCount: d.fileCount, symbolCount: d.symbolCount };
+    }
+    return s;
+  },
+};
+
+/** What the compute commands need from the PR stream: does the review exist, its current round, the latest computation. */
+export interface ComputeState {
+  exists: boolean;
+  baseSha?: string;
+  headSha?: string;
+  latest?: { inputsDigest: string; baseSha: string; headSha: string; cohorts: CohortData[] };
+  /** Current summary per cohort key: keyed by content-derived keys, so it survives rebases. */
+  summaries: Record<string, { markdown: string; by: string }>;
+  diagrams: number;
+}
+
+export const computeFold: StreamFold<ComputeState> = {
+  initialState: () => ({ exists: false, summaries: {}, diagrams: 0 }),
+  evolve(s, e: RecordedEvent) {
+    const d = e.data as Record<string, unknown>;
+    switch (e.type) {
+      case 'ReviewRequested':
+      case 'ReviewRoundStarted':
+        s.exists = true;
+        s.baseSha = d.baseSha as string;
+        s.headSha = d.headSha as string;
+        break;
+      case 'ReviewComputed':
+        s.latest = { inputsDigest: d.inputsDigest as string, baseSha: d.baseSha as string, headSha: d.headSha as string, cohorts: d.cohorts as CohortData[] };
+        break;
+      case 'CohortSummarySet':
+        s.summaries[d.cohortKey as string] = { markdown: d.markdown as string, by: d.by as string };
+        break;
+      case 'ReviewDiagramAdded':
+        s.diagrams++;
+        break;
+      default:
+        break;
+    }
+    return s;
+  },
+};
+
+const reader = new CommandExecutor();
+
+export async function loadRepoState(ws: WorkspaceHandle, repoId: string): Promise<RepoState> {
+  const state = (await reader.load(repoFold, ws, `repo-${repoId}`)).state;
+  if (!state.registered) throw new DomainError('repo_not_found', `repoId: "${repoId}" is not registered in this workspace`, 'not_found', { repoId });
+  return state;
+}
+
+export async function loadComputeState(ws: WorkspaceHandle, streamId: string): Promise<ComputeState> {
+  return (await reader.load(computeFold, ws, streamId)).state;
+}
+
+/** Opens the registered work tree; refuses when it moved or is no longer a git work tree. */
+export async function openRegisteredRepo(state: RepoState): Promise<GitRepo> {
+  const repo = await GitRepo.open(state.path!);
+  if (path.resolve(repo.root) !== path.resolve(state.path!)) {
+    repo.close();
+    throw new DomainError('repo_moved', `path: the registered work tree ${state.path} now resolves to ${repo.root}`, 'conflict');
+  }
+  return repo;
+}
+
+/** Parses an origin remote URL (https, ssh, scp-like) into forge coordinates; undefined for other hosts. */
+export function forgeFromRemote(url: string): Forge | undefined {
+  const m = /^(?:[a-z+]+:\/\/)?(?:[^@/]+@)?([^/:]+)(?::\d+)?[:/](.+?)(?:\.git)?\/?$/.exec(url.trim());
+  if (!m) return undefined;
+  const host = m[1].toLowerCase();
+  const kind = host.includes('github') ? 'github' : host.includes('gitlab') ? 'gitlab' : host.includes('bitbucket') ? 'bitbucket' : undefined;
+  if (!kind) return undefined;
+  const parts = m[2].split('/').filter(Boolean);
+  if (parts.length < 2) return undefined;
+  const name = parts[parts.length - 1];
+  const owner = parts.slice(0, -1).join('/');
+  return { kind, owner, name, url: `https://${host}/${owner}/${name}` };
+}
