@@ -19,7 +19,7 @@ export interface VerdictResult {
   rulesVersion: string;
   /** Why, most decisive first: the deciding nodes and every axis that raised the verdict. */
   reasons: string[];
-  /** Canonical nodes whose priority/confidence decided the findings verdict. */
+  /** Canonical nodes of the defects that decided the findings verdict. */
   decidingNodeIds: string[];
   /** How many confidences entered the aggregate (deciding nodes plus their agreeing duplicates). */
   contributing: number;
@@ -31,28 +31,32 @@ const stricter = (a: Verdict, b: Verdict): Verdict => (RANK[b] > RANK[a] ? b : a
 /**
  * The verdict of SPEC §7 under a rules document. Rules v1 reads:
  *
- *  1. Findings (live nodes: open or consensus-ready; duplicates counted once through their canonical):
- *     each canonical node asks for `rules.verdict.priorities[priority]` — `atOrAboveThreshold` when its
- *     confidence ≥ `blockThreshold` (0.7), else `belowThreshold`. v1: P0 ≥ 0.7 → Block, other P0 → Hold,
- *     P1 → Hold, P2/P3 → Ship. The findings verdict is the strictest ask, Ship when there is none.
+ *  1. Findings (live nodes: open or consensus-ready): each node asks for `rules.verdict.priorities[priority]`
+ *     — `atOrAboveThreshold` when its confidence ≥ `blockThreshold` (0.7), else `belowThreshold`. v1:
+ *     P0 ≥ 0.7 → Block, other P0 → Hold, P1 → Hold, P2/P3 → Ship. Duplicates count once: a defect (a
+ *     canonical node and its duplicates) asks for the strictest of its reports. The findings verdict is
+ *     the strictest ask, Ship when there is none.
  *  2. Axes fold in last and only make it stricter: a gated axis in `fail` forces `onGatedStatus.fail`
  *     (Block), in `partial`/`unavailable` at least `onGatedStatus.partial|unavailable` (Hold). Nothing
  *     ever lowers the verdict; not_applicable, pass and warn force nothing.
- *  3. Confidence: contributing = the confidences of the canonical nodes that asked for the findings
- *     verdict (for Ship that is every live node) plus those of their duplicates, since agreement among
+ *  3. Confidence: contributing = the confidences of every report of the defects that asked for the
+ *     findings verdict (for Ship that is every live node), duplicates included, since agreement among
  *     duplicates should raise it. `base = mean × (1 − population stddev)`; with no contributing node
  *     `base = withoutContributingNodes` (1.0). Then `− penaltyPerIncompleteGatedAxis` (0.25) for every
  *     gated axis that is partial or unavailable, floored at 0, rounded to `decimals` (3).
  */
 export function computeVerdict(nodes: readonly VerdictNode[], axes: readonly AxisReport[], rules: Rules): VerdictResult {
   const { blockThreshold, priorities } = rules.verdict;
+  // A defect is counted once: its ask is the strictest of its reports (canonical + duplicates), so a
+  // confident duplicate is not outvoted by a hesitant canonical filed first.
   const asks = new Map<string, Verdict>();
   let findingsVerdict: Verdict = 'Ship';
   for (const n of nodes) {
-    if (n.duplicateOf !== undefined) continue;
     const rule = priorities[n.priority];
     const ask = n.confidence >= blockThreshold ? rule.atOrAboveThreshold : rule.belowThreshold;
-    asks.set(n.nodeId, ask);
+    const defect = n.duplicateOf ?? n.nodeId;
+    const prev = asks.get(defect);
+    if (prev === undefined || RANK[ask] > RANK[prev]) asks.set(defect, ask);
     if (RANK[ask] > RANK[findingsVerdict]) findingsVerdict = ask;
   }
 
@@ -61,8 +65,7 @@ export function computeVerdict(nodes: readonly VerdictNode[], axes: readonly Axi
   let sumSq = 0;
   let count = 0;
   for (const n of nodes) {
-    const ask = asks.get(n.duplicateOf ?? n.nodeId);
-    if (ask !== findingsVerdict) continue;
+    if (asks.get(n.duplicateOf ?? n.nodeId) !== findingsVerdict) continue;
     if (n.duplicateOf === undefined) decidingNodeIds.push(n.nodeId);
     sum += n.confidence;
     sumSq += n.confidence * n.confidence;

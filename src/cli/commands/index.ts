@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import * as core from './core';
+import * as review from './review';
 import * as token from './token';
 import * as mcp from './mcp';
 import * as visualDiff from './visual-diff';
@@ -7,6 +8,7 @@ import * as visualDiff from './visual-diff';
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   core,
+  review,
   token,
   mcp,
   visualDiff,
