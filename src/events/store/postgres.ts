@@ -1,0 +1,626 @@
+import { Client, Pool, PoolClient, types } from 'pg';
+import { DomainError } from '../../domain-error';
+import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
+import { eventCatalogue, upcastEvent } from '../catalogue';
+import {
+  AppendResult,
+  DuplicateEventId,
+  EventStore,
+  ExpectedRevision,
+  ReadAllOptions,
+  ReadStreamOptions,
+  SubscribeOptions,
+  Subscription,
+  WrongExpectedRevision,
+} from './port';
+import { LiveSubscription } from './subscription';
+
+/**
+ * PostgreSQL event store. Layout: ONE `events` table for every workspace with a `workspace_id` column
+ * that every statement is scoped by (not a schema per workspace): one set of prepared statements and
+ * one migration for the whole server, a catalogue that is just another table, and no DDL when a
+ * workspace is created. Isolation is enforced by the adapter (a store instance is bound to one
+ * workspace id and every statement filters on it first: it is the leading column of every index).
+ *
+ * Global order (the sequence-gap problem): positions are NOT taken from a sequence. Every append
+ * transaction first locks its workspace's row in `heads` (SELECT … FOR UPDATE) and numbers its events
+ * from that row; the lock is held until COMMIT, and PostgreSQL makes a transaction visible before it
+ * releases its locks. So position N+1 can only be assigned after the transaction holding N is visible:
+ * a reader that has seen N+1 has necessarily been able to see N, and `position > checkpoint` never
+ * skips a late commit. Positions are consecutive (a refused or rolled-back append returns nothing to a
+ * sequence). The price — one writing transaction per workspace at a time — is paid back by group
+ * commit: concurrent appends of one process share one transaction (one round trip, one fsync), so the
+ * serialized section is a single `SELECT append_batch(…)` statement plus its commit.
+ */
+
+const INT8_OID = 20;
+/** Positions and revisions are bigint columns; they stay far below 2^53, so plain numbers are exact. */
+const parseTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? Number : types.getTypeParser(oid, format as 'text'))) as typeof types.getTypeParser,
+};
+
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,40}$/;
+
+/** Expected revision as the append function's bigint: ≥ 0 exact; the named cases as negative codes. */
+const EXPECTED_CODE = { no_stream: -1, stream_exists: -2, any: -3 } as const;
+const encodeExpected = (e: ExpectedRevision): number => (typeof e === 'number' ? e : EXPECTED_CODE[e]);
+
+/** Every DDL statement, idempotent; run under an advisory lock so processes starting together do not race. */
+export function migrationSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE SCHEMA IF NOT EXISTS ${s};
+CREATE TABLE IF NOT EXISTS ${s}.events (
+  workspace_id    text    NOT NULL,
+  global_position bigint  NOT NULL,
+  event_id        text    NOT NULL,
+  stream_id       text    NOT NULL,
+  stream_revision bigint  NOT NULL,
+  type            text    NOT NULL,
+  schema_version  integer NOT NULL,
+  data            text    NOT NULL,
+  metadata        text    NOT NULL,
+  PRIMARY KEY (workspace_id, global_position),
+  UNIQUE (workspace_id, event_id),
+  UNIQUE (workspace_id, stream_id, stream_revision)
+);
+CREATE TABLE IF NOT EXISTS ${s}.heads (
+  workspace_id text   PRIMARY KEY,
+  position     bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${s}.workspaces (
+  workspace_id text PRIMARY KEY,
+  name         text NOT NULL,
+  created_at   text NOT NULL
+);
+CREATE OR REPLACE FUNCTION ${s}.append_batch(
+  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
+  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[])
+RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_head bigint;
+  v_start bigint;
+  v_off int := 0;
+  v_n int;
+  v_cur bigint;
+  v_exp bigint;
+  v_first record;
+  v_row record;
+BEGIN
+  -- The workspace's head row lock serializes appends until COMMIT: see the header of postgres.ts.
+  SELECT h.position INTO v_head FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO ${s}.heads (workspace_id, position) VALUES (p_ws, 0) ON CONFLICT DO NOTHING;
+    SELECT h.position INTO v_head FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  END IF;
+  v_start := v_head;
+  FOR i IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
+    item := i - 1; status := NULL; first_pos := NULL; last_pos := NULL; next_rev := NULL; detail := NULL;
+    v_n := p_counts[i];
+    -- Idempotency first: a retry of an append that landed answers as the original did.
+    SELECT e.stream_id, e.stream_revision, e.global_position INTO v_first
+      FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + 1];
+    IF FOUND THEN
+      IF v_first.stream_id <> p_streams[i] THEN
+        status := 'duplicate_id'; detail := p_ids[v_off + 1];
+      ELSE
+        status := 'duplicate'; first_pos := v_first.global_position; last_pos := first_pos; next_rev := v_first.stream_revision;
+        FOR k IN 2 .. v_n LOOP
+          SELECT e.stream_id, e.stream_revision, e.global_position INTO v_row
+            FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + k];
+          IF NOT FOUND OR v_row.stream_id <> p_streams[i] OR v_row.stream_revision <> v_first.stream_revision + k - 1 THEN
+            status := 'duplicate_id'; detail := p_ids[v_off + k]; first_pos := NULL; last_pos := NULL; next_rev := NULL;
+            EXIT;
+          END IF;
+          last_pos := v_row.global_position; next_rev := v_row.stream_revision;
+        END LOOP;
+      END IF;
+    ELSE
+      SELECT coalesce(max(e.stream_revision), -1) INTO v_cur FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_streams[i];
+      v_exp := p_expected[i];
+      IF NOT (v_exp = -3 OR (v_exp = -1 AND v_cur = -1) OR (v_exp = -2 AND v_cur >= 0) OR v_exp = v_cur) THEN
+        status := 'wrong_expected'; next_rev := v_cur;
+      ELSE
+        -- Checked up front so a refused append never raises: no subtransaction per item is needed.
+        SELECT x.id INTO detail FROM unnest(p_ids[v_off + 1 : v_off + v_n]) AS x(id)
+          WHERE EXISTS (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = x.id) LIMIT 1;
+        IF detail IS NULL AND (SELECT count(DISTINCT x.id) FROM unnest(p_ids[v_off + 1 : v_off + v_n]) AS x(id)) <> v_n THEN
+          detail := p_ids[v_off + 1];
+        END IF;
+        IF detail IS NOT NULL THEN
+          status := 'duplicate_id';
+        ELSE
+          INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata)
+            SELECT p_ws, v_head + k, p_ids[v_off + k], p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k]
+            FROM generate_series(1, v_n) AS k;
+          status := 'ok'; first_pos := v_head + 1; last_pos := v_head + v_n; next_rev := v_cur + v_n;
+          v_head := v_head + v_n;
+        END IF;
+      END IF;
+    END IF;
+    v_off := v_off + v_n;
+    RETURN NEXT;
+  END LOOP;
+  IF v_head > v_start THEN
+    UPDATE ${s}.heads SET position = v_head WHERE workspace_id = p_ws;
+    -- Delivered at COMMIT only, to every listening process: wakes their subscriptions.
+    PERFORM pg_notify('${schema}_events', p_ws || ' ' || v_head);
+  END IF;
+END
+$fn$;
+`;
+}
+
+/** Stable advisory-lock key for migrations of one schema. */
+const migrationLockKey = (schema: string): number => {
+  let h = 0x5eed;
+  for (const c of schema) h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0;
+  return h;
+};
+
+export interface PostgresBackendOptions {
+  connectionString: string;
+  /** Schema holding the tables (default `review_ledger`); tests use a fresh one per run. */
+  schema?: string;
+  /** Pool size of this process (default 10). */
+  poolSize?: number;
+}
+
+/**
+ * What one process shares across all its workspaces on one PostgreSQL database: the connection pool,
+ * the schema (migrated on open) and one LISTEN connection that fans notifications out by workspace.
+ */
+export class PostgresBackend {
+  readonly pool: Pool;
+  readonly schema: string;
+  readonly channel: string;
+  private listener: Client | null = null;
+  private listening: Promise<void> | null = null;
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private closed = false;
+
+  private constructor(readonly options: PostgresBackendOptions) {
+    this.schema = options.schema ?? 'review_ledger';
+    if (!SCHEMA_RE.test(this.schema)) throw new DomainError('invalid_config', `schema: "${this.schema}" must match ${SCHEMA_RE}`);
+    this.channel = `${this.schema}_events`;
+    this.pool = new Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10, types: parseTypes });
+    // An idle client losing its connection must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+  }
+
+  static async open(options: PostgresBackendOptions): Promise<PostgresBackend> {
+    const backend = new PostgresBackend(options);
+    try {
+      await backend.migrate();
+    } catch (err) {
+      await backend.pool.end().catch(() => undefined);
+      throw new DomainError('store_unavailable', `database: cannot open PostgreSQL store (${(err as Error).message})`, 'unavailable');
+    }
+    return backend;
+  }
+
+  /** Idempotent; serialized across processes by a transaction-scoped advisory lock. */
+  async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLockKey(this.schema)]);
+      await client.query(migrationSql(this.schema));
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Registers a wake-up for a workspace's commits. The returned promise resolves once LISTEN is
+   * active: a subscription must not do its first catch-up read before that, or a commit landing in
+   * between would notify no one.
+   */
+  listen(workspaceId: string, wake: () => void): { ready: Promise<void>; unlisten: () => void } {
+    let set = this.wakers.get(workspaceId);
+    if (!set) this.wakers.set(workspaceId, (set = new Set()));
+    set.add(wake);
+    return {
+      ready: this.ensureListening(),
+      unlisten: () => {
+        set!.delete(wake);
+        if (set!.size === 0 && this.wakers.get(workspaceId) === set) this.wakers.delete(workspaceId);
+      },
+    };
+  }
+
+  /** Wakes this process's subscribers of a workspace at once, without waiting for the NOTIFY echo. */
+  wakeLocal(workspaceId: string): void {
+    for (const w of this.wakers.get(workspaceId) ?? []) w();
+  }
+
+  private ensureListening(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.listening ??= this.connectListener().catch((err) => {
+      this.listening = null;
+      throw err;
+    });
+    return this.listening;
+  }
+
+  private async connectListener(): Promise<void> {
+    const client = new Client({ connectionString: this.options.connectionString });
+    client.on('notification', (msg) => {
+      const ws = msg.payload?.slice(0, msg.payload.lastIndexOf(' '));
+      if (ws !== undefined) this.wakeLocal(ws);
+    });
+    const lost = () => {
+      if (this.listener !== client) return;
+      this.listener = null;
+      this.listening = null;
+      if (this.closed) return;
+      // Reconnect, then wake everyone: notifications sent while we were away are lost, and the
+      // catch-up read every subscription does on wake-up recovers those events.
+      const retry = (delay: number) =>
+        setTimeout(() => {
+          if (this.closed || this.wakers.size === 0) return;
+          this.ensureListening().then(
+            () => {
+              for (const ws of this.wakers.keys()) this.wakeLocal(ws);
+            },
+            () => retry(Math.min(delay * 2, 5000)),
+          );
+        }, delay).unref();
+      retry(100);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    await client.connect();
+    await client.query(`LISTEN "${this.channel}"`);
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.listener = client;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const set of this.wakers.values()) for (const w of set) w();
+    this.wakers.clear();
+    const l = this.listener;
+    this.listener = null;
+    await this.listening?.catch(() => undefined);
+    await (l ?? this.listener)?.end().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+}
+
+type Row = [number, string, string, number, string, number, string, string];
+const COLUMNS = 'global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata';
+
+const currentVersion = (type: string): number => eventCatalogue.get(type)?.schemaVersion ?? 0;
+
+/** A stored event; metadata is decoded on first access (most readers only need the data). */
+export class DecodedEvent implements RecordedEvent {
+  schemaVersion: number;
+  data: unknown;
+  private decodedMetadata?: EventMetadata;
+
+  constructor(
+    readonly eventId: string,
+    readonly streamId: string,
+    readonly streamRevision: number,
+    readonly globalPosition: number,
+    readonly type: string,
+    storedVersion: number,
+    data: unknown,
+    private readonly rawMetadata: string | EventMetadata,
+  ) {
+    this.schemaVersion = storedVersion;
+    this.data = data;
+    if (storedVersion < currentVersion(type)) {
+      const up = upcastEvent(type, storedVersion, data, this.metadata);
+      this.schemaVersion = up.schemaVersion;
+      this.data = up.data;
+    }
+  }
+
+  get metadata(): EventMetadata {
+    return (this.decodedMetadata ??= typeof this.rawMetadata === 'string' ? JSON.parse(this.rawMetadata) : this.rawMetadata);
+  }
+
+  set metadata(m: EventMetadata) {
+    this.decodedMetadata = m;
+  }
+
+  toJSON(): RecordedEvent {
+    const { eventId, streamId, streamRevision, globalPosition, type, schemaVersion, data, metadata } = this;
+    return { eventId, streamId, streamRevision, globalPosition, type, schemaVersion, data, metadata };
+  }
+}
+
+const fromRow = (r: Row): RecordedEvent => new DecodedEvent(r[1], r[2], r[3], r[0], r[4], r[5], JSON.parse(r[6]), r[7]);
+
+interface PendingAppend {
+  streamId: string;
+  expected: ExpectedRevision;
+  events: NewEvent[];
+  data: string[];
+  metadata: string[];
+  resolve: (r: AppendResult) => void;
+  reject: (e: unknown) => void;
+}
+
+interface BatchRow {
+  item: number;
+  status: 'ok' | 'duplicate' | 'wrong_expected' | 'duplicate_id';
+  first_pos: number | null;
+  last_pos: number | null;
+  next_rev: number | null;
+  detail: string | null;
+}
+
+export interface PostgresStoreOptions {
+  backend: PostgresBackend;
+  workspaceId: string;
+  /** Close the backend with the store (a store opened on its own connection string). */
+  ownsBackend?: boolean;
+  /** Most appends one transaction carries (default 500). */
+  maxBatch?: number;
+  /**
+   * Test hook: runs inside the append transaction after the rows are written and the head lock is
+   * held, before COMMIT (the gap test sleeps here).
+   */
+  beforeCommit?: (client: PoolClient) => Promise<void>;
+}
+
+const PAGE = 1000;
+
+export class PostgresEventStore implements EventStore {
+  readonly adapter = 'postgres';
+  readonly workspaceId: string;
+  private readonly backend: PostgresBackend;
+  private readonly s: string;
+  private readonly q;
+  private pending: PendingAppend[] = [];
+  private writing = false;
+  private flushScheduled = false;
+  private closed = false;
+  private readonly subscriptions = new Set<Subscription>();
+
+  constructor(private readonly options: PostgresStoreOptions) {
+    this.backend = options.backend;
+    this.workspaceId = options.workspaceId;
+    this.s = `"${this.backend.schema}"`;
+    const s = this.s;
+    // Named statements: prepared once per pooled connection.
+    this.q = {
+      append: `${s}.append_batch`,
+      all: { name: `${s}.all`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2 AND global_position <= $3 ORDER BY global_position LIMIT $4`, rowMode: 'array' },
+      forward: { name: `${s}.fwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision >= $3 ORDER BY stream_revision LIMIT $4`, rowMode: 'array' },
+      backward: { name: `${s}.bwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision <= $3 ORDER BY stream_revision DESC LIMIT $4`, rowMode: 'array' },
+      byId: { name: `${s}.byid`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND event_id = $2`, rowMode: 'array' },
+      revision: { name: `${s}.rev`, text: `SELECT coalesce(max(stream_revision), -1) FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2`, rowMode: 'array' },
+      head: { name: `${s}.head`, text: `SELECT coalesce((SELECT position FROM ${s}.heads WHERE workspace_id = $1), 0)`, rowMode: 'array' },
+    } as const;
+  }
+
+  /** Opens a store on a shared backend, or on its own connection (closed with the store). */
+  static async open(options: { workspaceId: string; backend: PostgresBackend } | ({ workspaceId: string } & PostgresBackendOptions)): Promise<PostgresEventStore> {
+    if ('backend' in options) return new PostgresEventStore({ backend: options.backend, workspaceId: options.workspaceId });
+    const backend = await PostgresBackend.open(options);
+    return new PostgresEventStore({ backend, workspaceId: options.workspaceId, ownsBackend: true });
+  }
+
+  append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new Error('store is closed'));
+    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    // PostgreSQL text cannot hold NUL; JSON.stringify escapes it inside data, but ids are raw strings.
+    if (streamId.includes('\u0000') || events.some((e) => e.eventId.includes('\u0000') || e.type.includes('\u0000'))) {
+      return Promise.reject(new DomainError('invalid_payload', 'streamId/eventId/type: must not contain NUL characters'));
+    }
+    let data: string[];
+    let metadata: string[];
+    try {
+      // Encode before queueing: serialization errors belong to this caller, not to the whole batch.
+      data = events.map((e) => JSON.stringify(e.data));
+      metadata = events.map((e) => JSON.stringify(e.metadata));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => {
+      this.pending.push({ streamId, expected, events, data, metadata, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /**
+   * Group commit: one batch in flight per store; appends arriving meanwhile wait for the next batch,
+   * so under load each transaction (one round trip, one fsync) carries everything that queued.
+   */
+  private scheduleFlush(): void {
+    if (this.writing || this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.writing || this.pending.length === 0) return;
+    this.writing = true;
+    const max = this.options.maxBatch ?? 500;
+    const batch = this.pending.slice(0, max);
+    this.pending = this.pending.slice(batch.length);
+    let wrote = false;
+    try {
+      const rows = await this.writeBatch(batch);
+      rows.forEach((row, i) => {
+        const req = batch[i];
+        switch (row.status) {
+          case 'ok':
+            wrote = true;
+            req.resolve({ streamId: req.streamId, nextExpectedRevision: row.next_rev!, firstPosition: row.first_pos!, lastPosition: row.last_pos!, duplicate: false });
+            break;
+          case 'duplicate':
+            req.resolve({ streamId: req.streamId, nextExpectedRevision: row.next_rev!, firstPosition: row.first_pos!, lastPosition: row.last_pos!, duplicate: true });
+            break;
+          case 'wrong_expected':
+            req.reject(new WrongExpectedRevision(req.streamId, req.expected, row.next_rev!));
+            break;
+          default:
+            req.reject(new DuplicateEventId(row.detail ?? req.events[0].eventId));
+        }
+      });
+    } catch (err) {
+      // Not acknowledged: the commit may or may not have happened; a retry with the same ids is safe.
+      for (const req of batch) req.reject(unavailable(err));
+    } finally {
+      this.writing = false;
+      if (wrote) this.backend.wakeLocal(this.workspaceId);
+      if (this.pending.length) this.scheduleFlush();
+    }
+  }
+
+  private async writeBatch(batch: PendingAppend[]): Promise<BatchRow[]> {
+    const ids: string[] = [];
+    const typesCol: string[] = [];
+    const versions: number[] = [];
+    const data: string[] = [];
+    const meta: string[] = [];
+    for (const req of batch) {
+      req.events.forEach((e, i) => {
+        ids.push(e.eventId);
+        typesCol.push(e.type);
+        versions.push(e.schemaVersion);
+        data.push(req.data[i]);
+        meta.push(req.metadata[i]);
+      });
+    }
+    const query = {
+      name: `${this.s}.append`,
+      text: `SELECT item, status, first_pos, last_pos, next_rev, detail FROM ${this.q.append}($1, $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[])`,
+      values: [this.workspaceId, batch.map((r) => r.streamId), batch.map((r) => encodeExpected(r.expected)), batch.map((r) => r.events.length), ids, typesCol, versions, data, meta],
+    };
+    const hook = this.options.beforeCommit;
+    if (!hook) {
+      // Autocommit: the function is the whole transaction, one round trip.
+      return (await this.backend.pool.query<BatchRow>(query)).rows;
+    }
+    const client = await this.backend.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const rows = (await client.query<BatchRow>(query)).rows;
+      await hook(client);
+      await client.query('COMMIT');
+      return rows;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async *readStream(streamId: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
+    const backward = options.direction === 'backward';
+    let remaining = options.maxCount ?? Number.MAX_SAFE_INTEGER;
+    let cursor = options.fromRevision ?? (backward ? Number.MAX_SAFE_INTEGER : 0);
+    while (remaining > 0) {
+      const limit = Math.min(PAGE, remaining);
+      const rows = await this.rows(backward ? this.q.backward : this.q.forward, [this.workspaceId, streamId, cursor, limit]);
+      for (const row of rows) yield fromRow(row);
+      if (rows.length < limit) return;
+      remaining -= rows.length;
+      cursor = rows[rows.length - 1][3] + (backward ? -1 : 1);
+    }
+  }
+
+  /** One page of the workspace log in global order: the building block of readAll and subscriptions. */
+  async readPage(after: number, limit: number, until = Number.MAX_SAFE_INTEGER): Promise<RecordedEvent[]> {
+    return (await this.rows(this.q.all, [this.workspaceId, after, until, limit])).map(fromRow);
+  }
+
+  async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
+    let after = options.after ?? 0;
+    let remaining = options.maxCount ?? Number.MAX_SAFE_INTEGER;
+    const until = options.until ?? Number.MAX_SAFE_INTEGER;
+    while (remaining > 0) {
+      const limit = Math.min(PAGE, remaining);
+      const page = await this.readPage(after, limit, until);
+      for (const e of page) yield e;
+      if (page.length < limit) return;
+      remaining -= page.length;
+      after = page[page.length - 1].globalPosition;
+    }
+  }
+
+  subscribeAll(options: SubscribeOptions = {}): Subscription {
+    let ready: Promise<void> = Promise.resolve();
+    const sub = new LiveSubscription(
+      options.after ?? 0,
+      async (after, limit) => {
+        await ready;
+        return this.closed ? [] : this.readPage(after, limit);
+      },
+      (wake) => {
+        const l = this.backend.listen(this.workspaceId, wake);
+        ready = l.ready;
+        return () => {
+          l.unlisten();
+          this.subscriptions.delete(sub);
+        };
+      },
+    );
+    this.subscriptions.add(sub);
+    return sub;
+  }
+
+  async findEvent(eventId: string): Promise<RecordedEvent | null> {
+    const rows = await this.rows(this.q.byId, [this.workspaceId, eventId]);
+    return rows.length ? fromRow(rows[0]) : null;
+  }
+
+  async streamRevision(streamId: string): Promise<number> {
+    return (await this.rows(this.q.revision, [this.workspaceId, streamId]))[0][0] as unknown as number;
+  }
+
+  async headPosition(): Promise<number> {
+    return (await this.rows(this.q.head, [this.workspaceId]))[0][0] as unknown as number;
+  }
+
+  private async rows(q: { name: string; text: string; rowMode: 'array' }, values: unknown[]): Promise<Row[]> {
+    if (this.closed) throw new Error('store is closed');
+    try {
+      return (await this.backend.pool.query<Row>({ ...q, values })).rows;
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Let queued appends finish: their callers were promised an answer.
+    while (this.pending.length || this.writing) {
+      if (!this.writing) void this.flush();
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    this.closed = true;
+    for (const sub of [...this.subscriptions]) sub.close();
+    if (this.options.ownsBackend) await this.backend.close();
+  }
+}
+
+/** Connection-level failures become a retryable DomainError; our own refusals pass through. */
+function unavailable(err: unknown): unknown {
+  if (err instanceof DomainError) return err;
+  const code = (err as { code?: string }).code;
+  // SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention): the store is away.
+  if (typeof code === 'string' && /^(08|53|57)/.test(code)) return new DomainError('store_unavailable', `database: ${(err as Error).message}`, 'unavailable');
+  if (err instanceof Error && /ECONNREFUSED|ECONNRESET|Connection terminated/.test(err.message)) return new DomainError('store_unavailable', `database: ${err.message}`, 'unavailable');
+  return err;
+}

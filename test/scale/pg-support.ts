@@ -1,0 +1,51 @@
+import { spawnSync } from 'node:child_process';
+import { Client } from 'pg';
+
+/** The local test server (trust auth); DATABASE_URL overrides it. */
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+let probed: string | null | undefined;
+
+/**
+ * Whether PostgreSQL answers, checked synchronously (jest builds suites synchronously) by a child
+ * process: null when reachable, otherwise the reason.
+ */
+export function postgresUnreachable(): string | null {
+  if (probed !== undefined) return probed;
+  const probe = `const {Client}=require(${JSON.stringify(require.resolve('pg'))});const c=new Client({connectionString:process.argv[1],connectionTimeoutMillis:3000});c.connect().then(()=>c.query('select 1')).then(()=>c.end()).then(()=>process.exit(0),(e)=>{console.error(e.message);process.exit(1)})`;
+  const r = spawnSync(process.execPath, ['-e', probe, DATABASE_URL], { encoding: 'utf8', timeout: 10_000 });
+  probed = r.status === 0 ? null : (r.stderr || r.error?.message || `exit ${r.status}`).trim();
+  return probed;
+}
+
+/**
+ * Defines the PostgreSQL suites when the server is reachable. Otherwise (outside CI, where .ci/run
+ * starts the server) it prints why and registers one test that pins the reason, so the run says
+ * plainly that these suites did not run.
+ */
+export function whenPostgres(name: string, define: () => void): void {
+  const reason = postgresUnreachable();
+  if (reason === null || process.env.CI) {
+    define();
+    return;
+  }
+  console.log(`${name}: PostgreSQL at ${DATABASE_URL} is unreachable (${reason}); its suites are not run`);
+  test(`${name}: not run, PostgreSQL is unreachable at ${DATABASE_URL}`, () => {
+    expect(postgresUnreachable()).not.toBeNull();
+  });
+}
+
+/** A schema name unique to this run (each test file gets its own tables and drops them). */
+export function uniqueSchema(prefix: string): string {
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6).toString(36)}`.toLowerCase();
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const c = new Client({ connectionString: DATABASE_URL });
+  await c.connect();
+  try {
+    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await c.end();
+  }
+}
