@@ -4,6 +4,8 @@ import * as review from './review';
 import * as token from './token';
 import * as mcp from './mcp';
 import * as visualDiff from './visual-diff';
+import * as indexCode from './index-code';
+import * as compute from './compute';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
@@ -12,4 +14,6 @@ export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   token,
   mcp,
   visualDiff,
+  indexCode,
+  compute,
 ];
