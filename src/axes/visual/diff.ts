@@ -49,12 +49,13 @@ export function sha256(bytes: Uint8Array): string {
  * for a PNG that does not decode; callers turn that into a per-snapshot error.
  */
 export async function compareImages(base: Uint8Array, head: Uint8Array): Promise<ImageComparison> {
+  // A memcmp first: identical files (the common case) then cost one hash, not two.
+  if (Buffer.from(base.buffer, base.byteOffset, base.byteLength).equals(Buffer.from(head.buffer, head.byteOffset, head.byteLength))) {
+    const hash = sha256(head);
+    return { state: 'unchanged', baseHash: hash, headHash: hash, ...dimensionsOrUndefined(head), changedPixels: 0, changedRatio: 0 };
+  }
   const baseHash = sha256(base);
   const headHash = sha256(head);
-  if (baseHash === headHash) {
-    const size = dimensionsOrUndefined(head);
-    return { state: 'unchanged', baseHash, headHash, ...size, changedPixels: 0, changedRatio: 0 };
-  }
   const { base: a, head: b, sameRows } = await decodePngPair(base, head);
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);

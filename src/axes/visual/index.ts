@@ -82,10 +82,9 @@ async function diffSnapshots(outcomes: HarnessOutcome[], input: ComputeVisualInp
       const snapshotId = snapshotIdOf(outcome.harness, id);
       if (base && head) {
         // Byte-identical pairs are settled here by hash: no decode, no round trip to a worker.
-        const baseHash = sha256(base);
-        const headHash = sha256(head);
-        if (baseHash === headHash) {
-          snapshots.push({ snapshotId, harness: outcome.harness, state: 'unchanged', baseHash, headHash, changedPixels: 0, changedRatio: 0 });
+        if (Buffer.from(base.buffer, base.byteOffset, base.byteLength).equals(Buffer.from(head.buffer, head.byteOffset, head.byteLength))) {
+          const hash = sha256(head);
+          snapshots.push({ snapshotId, harness: outcome.harness, state: 'unchanged', baseHash: hash, headHash: hash, changedPixels: 0, changedRatio: 0 });
           continue;
         }
         jobOwners.push(snapshots.length);

@@ -1,0 +1,213 @@
+/**
+ * bench:visual — the visual diff engine against its limits and against odiff (SPEC §12, issue 6).
+ *
+ * Pairs at 1920×1080 and 390×844 of a synthetic UI (header, sidebar, cards, lines of text-like glyphs
+ * with anti-aliased edges), encoded by pngjs with its adaptive filters like a screenshot tool would:
+ *   identical — byte-identical files;
+ *   changed1pct — a contiguous block of ~1 % of the pixels recoloured (a badge/card that changed);
+ *   textShift — one line of text moved right by one pixel.
+ * Measured in one run (medians): raw pixelmatch on already-decoded buffers (the floor for the compare
+ * step); our end-to-end per snapshot (read both files, hash, decode, compare, encode the diff PNG);
+ * odiff-bin in its persistent --server mode on the same files (reads, decodes, compares, writes its
+ * diff PNG); the decoders alone (pngjs, fast-png, ours); and a 50-snapshot PR, serial vs worker pool.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PNG } from 'pngjs';
+import pixelmatch from 'pixelmatch';
+import { decode as fastPngDecode } from 'fast-png';
+import { compareImages, VISUAL_DIFF_OPTIONS, type DiffJob } from '../src/axes/visual/diff';
+import { decodePng } from '../src/axes/visual/png';
+import { runDiffJobs } from '../src/axes/visual/pool';
+
+// odiff-bin is CommonJS without an ESM entry; its server class drives one native process over stdio.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { ODiffServer } = require('odiff-bin') as { ODiffServer: new () => { compare(a: string, b: string, out: string, o: object): Promise<{ match: boolean; diffCount?: number }>; stop(): void } };
+
+type Rgba = { width: number; height: number; data: Uint8Array };
+
+function uiImage(width: number, height: number, textShiftLine = -1): Rgba {
+  const data = new Uint8Array(width * height * 4);
+  const put = (x: number, y: number, r: number, g: number, b: number) => {
+    if (x < 0 || y < 0 || x >= width || y >= height) return;
+    const o = (y * width + x) * 4;
+    data[o] = r;
+    data[o + 1] = g;
+    data[o + 2] = b;
+    data[o + 3] = 255;
+  };
+  const header = Math.round(height * 0.06);
+  const sidebar = width > 800 ? Math.round(width * 0.12) : 0;
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      if (y < header) put(x, y, 28, 58, 118);
+      else if (x < sidebar) put(x, y, 232, 234, 238);
+      else put(x, y, 247, 248, 250);
+    }
+  // Cards with a border.
+  const cardW = Math.min(420, width - sidebar - 40);
+  for (let cy = header + 20, line = 0; cy + 120 < height; cy += 150) {
+    for (let cx = sidebar + 20; cx + cardW < width; cx += cardW + 20) {
+      for (let y = cy; y < cy + 130; y++)
+        for (let x = cx; x < cx + cardW; x++) {
+          const border = y === cy || y === cy + 129 || x === cx || x === cx + cardW - 1;
+          put(x, y, border ? 210 : 255, border ? 214 : 255, border ? 220 : 255);
+        }
+      // Text lines: glyphs 6 px wide with a grey anti-aliased left edge, words separated by spaces.
+      for (let ty = cy + 16; ty + 12 < cy + 124; ty += 18, line++) {
+        const shift = line === textShiftLine ? 1 : 0;
+        for (let gx = cx + 14, glyph = 0; gx + 8 < cx + cardW - 14; gx += 7, glyph++) {
+          if ((glyph * 31 + line * 7) % 9 === 0) continue;
+          const h = 8 + ((glyph * 13 + line) % 4);
+          for (let dy = 12 - h; dy < 12; dy++) {
+            put(gx + shift, ty + dy, 150, 150, 150);
+            put(gx + 1 + shift, ty + dy, 40, 40, 40);
+            if ((glyph + dy) % 3 !== 0) put(gx + 2 + shift, ty + dy, 40, 40, 40);
+            put(gx + 3 + shift, ty + dy, 190, 190, 190);
+          }
+        }
+      }
+    }
+  }
+  return { width, height, data };
+}
+
+function recolourBlock(img: Rgba, fraction: number): Rgba {
+  const out = { ...img, data: new Uint8Array(img.data) };
+  const side = Math.round(Math.sqrt(img.width * img.height * fraction));
+  const x0 = Math.round(img.width / 2 - side / 2);
+  const y0 = Math.round(img.height / 2 - side / 2);
+  for (let y = y0; y < y0 + side; y++)
+    for (let x = x0; x < x0 + side; x++) {
+      const o = (y * img.width + x) * 4;
+      out.data[o] = 255 - out.data[o];
+      out.data[o + 1] = (out.data[o + 1] + 90) & 255;
+    }
+  return out;
+}
+
+function encode(img: Rgba): Buffer {
+  const png = new PNG({ width: img.width, height: img.height });
+  png.data = Buffer.from(img.data);
+  return PNG.sync.write(png);
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+async function timeIt(runs: number, f: () => unknown): Promise<number> {
+  await f(); // warm-up
+  const t: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const s = now();
+    await f();
+    t.push(now() - s);
+  }
+  return median(t);
+}
+
+interface Row {
+  size: string;
+  pair: string;
+  changedPixels: number;
+  odiffCount: number | null;
+  pixelmatchRawMs: number;
+  oursEndToEndMs: number;
+  odiffServerMs: number;
+}
+
+export async function main(args: string[]): Promise<void> {
+  const runs = Number(args.find((a) => a.startsWith('--runs='))?.slice(7) ?? 15);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-visual-'));
+  const odiff = new ODiffServer();
+  try {
+    const rows: Row[] = [];
+    const decoders: Array<{ size: string; pngjsMs: number; fastPngMs: number; oursMs: number }> = [];
+    const sizes: Array<[number, number]> = [
+      [1920, 1080],
+      [390, 844],
+    ];
+    const files = new Map<string, { base: string; head: string }>();
+    for (const [w, h] of sizes) {
+      const size = `${w}x${h}`;
+      const base = uiImage(w, h);
+      const variants: Record<string, Rgba> = { identical: base, changed1pct: recolourBlock(base, 0.01), textShift: uiImage(w, h, 3) };
+      const basePng = encode(base);
+      const basePath = path.join(dir, `${size}-base.png`);
+      fs.writeFileSync(basePath, basePng);
+      decoders.push({
+        size,
+        pngjsMs: await timeIt(runs, () => PNG.sync.read(basePng)),
+        fastPngMs: await timeIt(runs, () => fastPngDecode(basePng)),
+        oursMs: await timeIt(runs, () => decodePng(basePng)),
+      });
+      for (const [pair, head] of Object.entries(variants)) {
+        const headPath = path.join(dir, `${size}-${pair}.png`);
+        fs.writeFileSync(headPath, pair === 'identical' ? basePng : encode(head));
+        files.set(`${size}/${pair}`, { base: basePath, head: headPath });
+        const out = new Uint8Array(w * h * 4);
+        const pixelmatchRawMs = await timeIt(runs, () => pixelmatch(base.data, head.data, out, w, h, VISUAL_DIFF_OPTIONS));
+        const ours = async () => compareImages(await fs.promises.readFile(basePath), await fs.promises.readFile(headPath));
+        const result = await ours();
+        const oursEndToEndMs = await timeIt(runs, ours);
+        const diffOut = path.join(dir, `${size}-${pair}-odiff.png`);
+        const odiffOpts = { threshold: VISUAL_DIFF_OPTIONS.threshold, antialiasing: true };
+        const odiffResult = await odiff.compare(basePath, headPath, diffOut, odiffOpts);
+        const odiffServerMs = await timeIt(runs, () => odiff.compare(basePath, headPath, diffOut, odiffOpts));
+        rows.push({ size, pair, changedPixels: result.changedPixels, odiffCount: odiffResult.match ? 0 : (odiffResult.diffCount ?? null), pixelmatchRawMs, oursEndToEndMs, odiffServerMs });
+      }
+    }
+
+    // A 50-snapshot PR: 25 desktop and 25 mobile pairs, each with a different 1 % change.
+    const jobs: DiffJob[] = [];
+    for (let i = 0; i < 50; i++) {
+      const [w, h] = sizes[i % 2];
+      const base = uiImage(w, h);
+      const head = recolourBlock(base, 0.005 + (i % 5) * 0.002);
+      jobs.push({ kind: 'compare', base: encode(base), head: encode(head) });
+    }
+    const cores = os.availableParallelism();
+    const prRuns = Math.max(3, Math.round(runs / 5));
+    const serialMs = await timeIt(prRuns, () => runDiffJobs(jobs, { parallelism: 1 }));
+    const poolMs = await timeIt(prRuns, () => runDiffJobs(jobs, { parallelism: cores }));
+
+    const f = (n: number) => n.toFixed(2).padStart(8);
+    console.log(`bench:visual — medians of ${runs} runs (PR: ${prRuns} runs), ${cores} cores; pixelmatch ${JSON.stringify(VISUAL_DIFF_OPTIONS)}`);
+    console.log('\ndecode one base PNG (ms)      pngjs  fast-png      ours');
+    for (const d of decoders) console.log(`  ${d.size.padEnd(26)}${f(d.pngjsMs)}${f(d.fastPngMs)}${f(d.oursMs)}`);
+    console.log('\nper pair (ms)                    changed px (odiff)  pixelmatch raw  ours end-to-end  odiff --server');
+    for (const r of rows) console.log(`  ${`${r.size} ${r.pair}`.padEnd(30)}${String(r.changedPixels).padStart(9)} (${String(r.odiffCount).padStart(6)})${f(r.pixelmatchRawMs).padStart(16)}${f(r.oursEndToEndMs).padStart(17)}${f(r.odiffServerMs).padStart(16)}`);
+    console.log(`\n50-snapshot PR: serial ${serialMs.toFixed(0)} ms, worker pool (${cores}) ${poolMs.toFixed(0)} ms → ${(serialMs / poolMs).toFixed(2)}×`);
+
+    const get = (size: string, pair: string) => rows.find((r) => r.size === size && r.pair === pair)!;
+    const summary: Record<string, unknown> = { bench: 'visual', runs, cores };
+    for (const r of rows) {
+      const k = `${r.size}_${r.pair}`;
+      summary[`${k}_pixelmatchRawMs`] = +r.pixelmatchRawMs.toFixed(2);
+      summary[`${k}_oursMs`] = +r.oursEndToEndMs.toFixed(2);
+      summary[`${k}_odiffServerMs`] = +r.odiffServerMs.toFixed(2);
+      summary[`${k}_changedPixels`] = r.changedPixels;
+    }
+    for (const d of decoders) Object.assign(summary, { [`${d.size}_decode_pngjsMs`]: +d.pngjsMs.toFixed(2), [`${d.size}_decode_fastPngMs`]: +d.fastPngMs.toFixed(2), [`${d.size}_decode_oursMs`]: +d.oursMs.toFixed(2) });
+    const changed1080 = get('1920x1080', 'changed1pct');
+    const shift1080 = get('1920x1080', 'textShift');
+    Object.assign(summary, {
+      identical1080_oursMs: +get('1920x1080', 'identical').oursEndToEndMs.toFixed(2),
+      identicalTargetMet: get('1920x1080', 'identical').oursEndToEndMs <= 2 && get('390x844', 'identical').oursEndToEndMs <= 2,
+      changed1080_oursOverOdiff: +(changed1080.oursEndToEndMs / changed1080.odiffServerMs).toFixed(3),
+      textShift1080_oursOverOdiff: +(shift1080.oursEndToEndMs / shift1080.odiffServerMs).toFixed(3),
+      changed1080TargetMet: changed1080.oursEndToEndMs <= changed1080.odiffServerMs && shift1080.oursEndToEndMs <= shift1080.odiffServerMs,
+      pr50_serialMs: +serialMs.toFixed(1),
+      pr50_poolMs: +poolMs.toFixed(1),
+      pr50_speedup: +(serialMs / poolMs).toFixed(3),
+      poolTargetMet: serialMs / poolMs >= 1.6,
+    });
+    console.log(JSON.stringify(summary));
+  } finally {
+    odiff.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
