@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { FactsCache } from '../../src/codegraph/facts-cache';
+import { CodeGraph } from '../../src/codegraph/graph';
+import { blastRadius } from '../../src/codegraph/impact';
+import { indexCommit } from '../../src/codegraph/indexer';
+import { GitRepo } from '../../src/git/repo';
+import { GitFixture } from '../support/git-fixture';
+
+jest.setTimeout(60_000);
+
+describe('code graph', () => {
+  const f = new GitFixture('rl-graph-');
+  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-cache-'));
+  let repo: GitRepo;
+  let c1: string;
+  let c2: string;
+  beforeAll(async () => {
+    f.write('src/core.ts', 'export type Id = string;\nexport enum Mode { A, B }\nexport const LIMIT = 3;\nexport function base(id: Id): Mode {\n  return Mode.A;\n}\nexport class Box {\n  open = () => base("x");\n}\n');
+    f.write('src/index.ts', "export * from './core';\nexport { base as renamed } from './core';\n");
+    f.write('src/use.ts', "import { renamed, Box, LIMIT } from './index';\nimport * as core from './core';\n\nexport function use(): number {\n  new Box();\n  core.base('y');\n  return LIMIT + (renamed('z') as number);\n}\n");
+    f.write('src/far.ts', "import { use } from './use';\nexport const far = () => use();\n");
+    f.write('src/far.test.ts', "import { far } from './far';\ntest('far', () => far());\n");
+    f.write('src/other.ts', 'export function base(): number {\n  return 1;\n}\n');
+    f.write('app/Main.kt', 'fun main() {}\n');
+    c1 = f.commit('one');
+    f.write('src/other.ts', 'export function base(): number {\n  return 2;\n}\n');
+    c2 = f.commit('two');
+    repo = await GitRepo.open(f.dir);
+  });
+  afterAll(() => {
+    repo.close();
+    f.cleanup();
+    fs.rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it('extracts TypeScript definitions tags.scm misses: type aliases, enums, consts, class-field arrow functions', async () => {
+    const cache = FactsCache.open(cacheDir);
+    const idx = await indexCommit(repo, c1, { cache });
+    cache.close();
+    const g = new CodeGraph(idx);
+    for (const id of ['src/core.ts#Id', 'src/core.ts#Mode', 'src/core.ts#LIMIT', 'src/core.ts#base', 'src/core.ts#Box', 'src/core.ts#Box.open']) expect(g.symbols.has(id)).toBe(true);
+    expect(idx.unsupported).toEqual([{ path: 'app/Main.kt', language: 'kotlin' }]);
+  });
+
+  it('resolves through re-exports (export *, export { a as b }) and namespace imports; never to a same-name definition elsewhere', async () => {
+    const cache = FactsCache.open(cacheDir);
+    const g = new CodeGraph(await indexCommit(repo, c1, { cache }));
+    cache.close();
+    const targets = g.outgoingOf('src/use.ts#use').map((e) => e.to).sort();
+    expect(targets).toEqual(['src/core.ts#Box', 'src/core.ts#LIMIT', 'src/core.ts#base']);
+    expect(g.edges.some((e) => e.to === 'src/other.ts#base')).toBe(false);
+  });
+
+  it('re-indexing another commit parses only the changed blobs', async () => {
+    const cache = FactsCache.open(cacheDir);
+    await indexCommit(repo, c1, { cache });
+    const second = await indexCommit(repo, c2, { cache });
+    cache.close();
+    expect(second.parsedBlobs).toBe(1);
+    expect(second.cachedBlobs).toBe(second.fileCount - 1);
+  });
+
+  it('blast radius walks resolved dependents transitively and finds the tests reaching them', async () => {
+    const cache = FactsCache.open(cacheDir);
+    const g = new CodeGraph(await indexCommit(repo, c1, { cache }));
+    cache.close();
+    const r = blastRadius(g, { symbolId: 'src/core.ts#base' }, 3);
+    expect(r.dependents.files).toEqual(['src/far.test.ts', 'src/far.ts', 'src/use.ts']);
+    expect(r.tests).toEqual(['src/far.test.ts']);
+    expect(blastRadius(g, { symbolId: 'src/core.ts#base' }, 1).dependents.files).toEqual(['src/use.ts']);
+  });
+});
