@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { approvalKeyOf } from '../axes/visual/gate';
+import { DomainError } from '../domain-error';
+import { shaSchema } from '../events/catalogue/review';
+import { currentRound, PrState, prFold } from '../review/pr-state';
+import type { CommandDefinition } from './kernel';
+import { requireReview, reviewStreamOf, reviewTarget } from './review-target';
+
+const input = z.object({
+  ...reviewTarget,
+  snapshotId: z.string().min(1, 'snapshotId must not be empty').max(500, 'snapshotId must be at most 500 characters'),
+  /** The head whose computed snapshot is approved; default: the current round's head. */
+  headSha: shaSchema.optional(),
+});
+
+/**
+ * A human approves one visual change (SPEC §12). The approval is recorded under the content hash of
+ * the head image as computed (`approvalKeyOf`), so it applies for as long as that exact image comes
+ * back, across rebases and recomputes, and lapses when the image changes. The verdict reads approvals
+ * directly, so approving updates the axis and the verdict at once. Approving an image already approved
+ * is a no-op; approving a snapshot that holds nothing (unchanged/added) is refused, as is an unknown one.
+ */
+export const approveVisual: CommandDefinition<z.infer<typeof input>, PrState> = {
+  name: 'approveVisual',
+  description: 'Approve a changed or removed visual snapshot of the computed head (human principals, member or above); keyed by the head image hash.',
+  input,
+  access: { minRole: 'member', humanOnly: true },
+  stream: reviewStreamOf,
+  fold: prFold,
+  decide(state, cmd, ctx) {
+    requireReview(state, cmd);
+    const headSha = cmd.headSha ?? currentRound(state)!.headSha;
+    const computed = state.computes[headSha];
+    if (!computed) {
+      throw new DomainError('visual_not_computed', `headSha: the review has no computation for ${headSha}; compute it before approving visual changes`, 'conflict', { headSha });
+    }
+    const snapshot = computed.visual.snapshots.find((s) => s.snapshotId === cmd.snapshotId);
+    if (!snapshot) {
+      const known = computed.visual.snapshots.map((s) => s.snapshotId);
+      throw new DomainError(
+        'unknown_snapshot',
+        `snapshotId: "${cmd.snapshotId}" is not a visual snapshot computed for ${headSha.slice(0, 12)} (${known.length ? `known: ${known.slice(0, 20).join(', ')}` : 'it has none'})`,
+        'not_found',
+        { snapshotId: cmd.snapshotId, headSha },
+      );
+    }
+    if (snapshot.error === undefined && snapshot.state !== 'changed' && snapshot.state !== 'removed') {
+      throw new DomainError('visual_approval_not_needed', `snapshotId: "${cmd.snapshotId}" is ${snapshot.state}; only changed, removed or failed snapshots need an approval`, 'conflict', {
+        snapshotId: cmd.snapshotId,
+        state: snapshot.state,
+      });
+    }
+    const approvalKey = approvalKeyOf(snapshot);
+    if (!approvalKey) {
+      throw new DomainError('snapshot_not_approvable', `snapshotId: "${cmd.snapshotId}" has no image to approve (${snapshot.error ?? 'no content hash'})`, 'conflict', { snapshotId: cmd.snapshotId });
+    }
+    if (state.visualApprovals[approvalKey]) return [];
+    return [{ type: 'VisualChangeApproved', data: { snapshotId: snapshot.snapshotId, approvalKey, by: ctx.principal, headSha } }];
+  },
+  result: (events) => ({ approved: events.length > 0, approvalKey: (events[0]?.data as { approvalKey?: string } | undefined)?.approvalKey ?? null }),
+};
