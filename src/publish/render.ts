@@ -1,0 +1,148 @@
+import { sha256Hex } from '../events/canonical-json';
+import type { ReviewNodeBody, Verdict } from '../events/catalogue/review';
+import type { FoldReason, InlinePlacement } from './diff-anchors';
+
+/**
+ * What a published review says, as text. Pure: the same findings, placements and verdict always give
+ * the same bytes, so a re-send after a failure carries the same hidden marker as the first attempt.
+ */
+
+export const FOOTER = '— review-ledger AI review';
+const MARKER_PREFIX = '<!-- review-ledger:';
+
+export const publishMarker = (key: string): string => `${MARKER_PREFIX}publish=${key} -->`;
+export const fingerprintMarker = (fingerprint: string): string => `${MARKER_PREFIX}fp=${fingerprint} -->`;
+
+/**
+ * The identity of one publication: the PR, the head the anchors were verified against, the selected
+ * findings (by fingerprint, order-free) and the verdict. The same request at the same head always has
+ * the same key, so the marker on GitHub answers "was this already posted?" even after a crash.
+ */
+export function publishKeyOf(input: { owner: string; repo: string; prNumber: number; headSha: string; fingerprints: readonly string[]; verdict: Verdict }): string {
+  const fps = [...new Set(input.fingerprints)].sort();
+  return `rl1-${sha256Hex(['publish-v1', `${input.owner.toLowerCase()}/${input.repo.toLowerCase()}#${input.prNumber}`, input.headSha, input.verdict, ...fps].join('\n')).slice(0, 40)}`;
+}
+
+export function hasPublishMarker(body: string | null | undefined, key: string): boolean {
+  return !!body && body.includes(publishMarker(key));
+}
+
+/** A finding's text may quote a marker (or forge one): neutralize it so only what we add is ever found. */
+function defuse(text: string): string {
+  return text.split(MARKER_PREFIX).join('<!-- review-ledger (quoted):');
+}
+
+/** A code fence longer than any run of backticks inside `content`, so the content cannot close it. */
+export function fenceFor(content: string): string {
+  let longest = 0;
+  for (const run of content.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  return '`'.repeat(Math.max(3, longest + 1));
+}
+
+function fenced(info: string, content: string): string {
+  const fence = fenceFor(content);
+  return `${fence}${info}\n${content}${content.endsWith('\n') || content === '' ? '' : '\n'}${fence}`;
+}
+
+export interface PublishedFinding {
+  nodeId: string;
+  fingerprint: string;
+  node: ReviewNodeBody;
+  /** Other reviewers who filed the same defect (same fingerprint): published once, credited here. */
+  alsoFoundBy: Array<{ nodeId: string; principal: string; brief: string }>;
+  /** Every node folded into this one (same fingerprint), credited or not. */
+  duplicateNodeIds: string[];
+}
+
+export interface RenderOptions {
+  /** True when the comment is posted on a RIGHT-side range inside one hunk: only then a suggestion applies. */
+  suggestionApplies: boolean;
+  /** The body section puts the title in its heading. */
+  omitTitle?: boolean;
+}
+
+const location = (n: ReviewNodeBody): string => {
+  const a = n.anchor;
+  if (!a) return '';
+  const lines = a.startLine === a.endLine ? `L${a.startLine}` : `L${a.startLine}-L${a.endLine}`;
+  return `\`${a.path}:${lines}${a.side === 'LEFT' ? ' (base)' : ''}\``;
+};
+
+/** One finding as markdown: title, triage, body, fix, suggestion (when it applies), confidence, footer. */
+export function renderFinding(f: PublishedFinding, opts: RenderOptions): string {
+  const n = f.node;
+  const parts: string[] = [];
+  if (!opts.omitTitle) parts.push(`**${defuse(n.title)}**`);
+  parts.push(`${n.kind} · ${n.priority} · ${n.triage.category} · ${n.triage.severity} · effort ${n.triage.effort}`);
+  if (n.body.trim() !== '') parts.push(defuse(n.body));
+  const replacement = n.fix?.replacementLines;
+  if (replacement && opts.suggestionApplies) {
+    parts.push(fenced('suggestion', defuse(replacement.join('\n'))));
+  } else if (replacement) {
+    // Not one-click here (body or LEFT side), but the exact lines are still the reviewer's fix.
+    parts.push(`Proposed replacement for the anchored lines:\n\n${fenced('', defuse(replacement.join('\n')))}`);
+  }
+  if (n.fix?.unifiedDiff) parts.push(`<details><summary>Proposed fix</summary>\n\n${fenced('diff', defuse(n.fix.unifiedDiff))}\n\n</details>`);
+  if (n.fix?.prompt) parts.push(`<details><summary>Fix prompt</summary>\n\n${fenced('text', defuse(n.fix.prompt))}\n\n</details>`);
+  if (f.alsoFoundBy.length > 0) parts.push(`Also found by ${f.alsoFoundBy.map((d) => `${d.principal} (${d.brief})`).join(', ')}.`);
+  parts.push(`Confidence: ${n.confidence.toFixed(2)}`);
+  parts.push(FOOTER);
+  return parts.join('\n\n');
+}
+
+export function renderInlineComment(f: PublishedFinding, placement: InlinePlacement): string {
+  return `${renderFinding(f, { suggestionApplies: placement.side === 'RIGHT' })}\n${fingerprintMarker(f.fingerprint)}`;
+}
+
+const FOLD_REASON_TEXT: Record<FoldReason, string> = {
+  no_anchor: 'no line anchor',
+  not_in_diff: 'file not in the current diff',
+  file_has_no_patch: 'file has no diff GitHub can comment on',
+  line_outside_diff: 'lines outside the diff hunks',
+  range_spans_hunks: 'range spans two hunks',
+  head_moved_since_review: 'the PR head moved since the review',
+  github_rejected_anchors: 'GitHub refused the inline anchors',
+};
+
+export interface BodyInput {
+  key: string;
+  verdict: Verdict;
+  confidence: number | null;
+  walkthrough: string;
+  /** The head the review was made at, when the PR has moved on since. */
+  movedFrom?: { reviewedHead: string; currentHead: string };
+  inlineCount: number;
+  folded: Array<{ finding: PublishedFinding; reason: FoldReason }>;
+  /** GitHub refused the verdict event: say so (SPEC §14). */
+  eventRefusal?: { requested: string; message: string };
+}
+
+/** The review body: verdict, walkthrough, "Findings not tied to a line", the hidden publish marker. */
+export function renderBody(b: BodyInput): string {
+  const marker = publishMarker(b.key);
+  const refusal = b.eventRefusal
+    ? `> GitHub refused to post this review as ${b.eventRefusal.requested} ("${b.eventRefusal.message}"), so it is posted as COMMENT. The verdict is still **${b.verdict}**.`
+    : null;
+  if (b.verdict === 'Ship' && b.inlineCount === 0 && b.folded.length === 0 && !refusal && !b.movedFrom) {
+    // A clean Ship is one line.
+    return `**Ship** — no open findings. ${FOOTER} ${marker}`;
+  }
+  const parts: string[] = [];
+  parts.push(`## Verdict: ${b.verdict}${b.confidence !== null ? ` (confidence ${b.confidence.toFixed(2)})` : ''}`);
+  if (refusal) parts.push(refusal);
+  if (b.movedFrom) {
+    parts.push(`> This review was made at \`${b.movedFrom.reviewedHead.slice(0, 12)}\`; the PR has moved to \`${b.movedFrom.currentHead.slice(0, 12)}\`, so no finding is pinned to a line.`);
+  }
+  if (b.walkthrough.trim() !== '') parts.push(defuse(b.walkthrough.trim()));
+  const counts = `${b.inlineCount} inline finding${b.inlineCount === 1 ? '' : 's'}, ${b.folded.length} below.`;
+  parts.push(counts);
+  if (b.folded.length > 0) {
+    const items = b.folded.map(({ finding, reason }) => {
+      const where = location(finding.node);
+      return `#### ${where ? `${where} — ` : ''}${defuse(finding.node.title).replace(/\s+/g, ' ')}\n_${FOLD_REASON_TEXT[reason]}_\n\n${renderFinding(finding, { suggestionApplies: false, omitTitle: true })}\n${fingerprintMarker(finding.fingerprint)}`;
+    });
+    parts.push(`### Findings not tied to a line\n\n${items.join('\n\n---\n\n')}`);
+  }
+  parts.push(marker);
+  return parts.join('\n\n');
+}
