@@ -3,6 +3,7 @@ import { runQuery } from '../../src/projections/run-query';
 import { nodeStatusQuery } from '../../src/projections/node-status';
 import { reviewStatusQuery } from '../../src/projections/review-status';
 import { verdictQuery } from '../../src/projections/verdict';
+import { reportingGroupsQuery } from '../../src/projections/reporting-groups';
 import { ALICE, BASE, BOB, CAROL, HEAD1, HEAD2, nodeInput, OWNER, REPO, reviewFixture } from './support';
 
 type Fixture = Awaited<ReturnType<typeof reviewFixture>>;
@@ -72,6 +73,20 @@ describe('requestReview: one review per PR (SPEC §10)', () => {
     // PR 7 keeps its balanced snapshot: a qa node is still accepted there, refused on PR 8.
     await f.file(BOB, { brief: 'qa' }, 7);
     await expectRefused(f.run('addReviewNode', BOB, { ...f.pr(8), node: nodeInput({ brief: 'qa' }) }), 'brief_not_on_roster');
+  });
+
+  test('reporting groups follow the snapshotted level and never drop a node', async () => {
+    await f.run('setReviewLevel', OWNER, { level: 'light' });
+    await f.request(7);
+    const ids: Record<string, string> = {};
+    for (const p of ['P0', 'P1', 'P2', 'P3']) ids[p] = await f.file(ALICE, { priority: p });
+    await f.run('dismissNode', CAROL, { ...f.pr(), nodeId: ids.P3, reason: 'nit' });
+    const light = (await runQuery(reportingGroupsQuery, f.ws, f.pr())).value;
+    expect(light).toEqual({ level: 'light', mainPriorities: ['P0', 'P1'], main: [ids.P0, ids.P1], belowThreshold: [ids.P2, ids.P3] });
+    await f.run('setReviewLevel', OWNER, { level: 'thorough' });
+    await f.request(8);
+    const t = [await f.file(ALICE, { priority: 'P3', brief: 'performance' }, 8), await f.file(BOB, { priority: 'P2', brief: 'security' }, 8)];
+    expect((await runQuery(reportingGroupsQuery, f.ws, f.pr(8))).value).toMatchObject({ level: 'thorough', main: t, belowThreshold: [] });
   });
 
   test('setReviewLevel needs admin', async () => {
