@@ -8,13 +8,13 @@ import { GitRepo } from '../src/git/repo';
 import { buildRxjsRepo, RXJS_HEAD } from './rxjs-fixture';
 // The TypeScript 5.9 compiler API (an npm alias), used only by this evaluation.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const ts = require('typescript-compiler-api') as typeof import('typescript');
+const ts = require('typescript-compiler-api') as typeof import('typescript-compiler-api');
 
-type Ts = typeof import('typescript');
+type Ts = typeof import('typescript-compiler-api');
 
 /** Top-level declaration name owning a declaration node (a class for its members), or undefined. */
-function topLevelName(t: Ts, decl: import('typescript').Node): string | undefined {
-  let n: import('typescript').Node | undefined = decl;
+function topLevelName(t: Ts, decl: import('typescript-compiler-api').Node): string | undefined {
+  let n: import('typescript-compiler-api').Node | undefined = decl;
   while (n && n.parent && !t.isSourceFile(n.parent)) {
     if (t.isModuleBlock(n.parent)) return undefined;
     n = n.parent;
@@ -24,7 +24,7 @@ function topLevelName(t: Ts, decl: import('typescript').Node): string | undefine
     const d = n.declarationList.declarations[0];
     return d && t.isIdentifier(d.name) ? d.name.text : undefined;
   }
-  const name = (n as { name?: import('typescript').Node }).name;
+  const name = (n as { name?: import('typescript-compiler-api').Node }).name;
   return name && t.isIdentifier(name) ? name.text : undefined;
 }
 
@@ -41,7 +41,7 @@ function compilerEdges(root: string, files: string[]): Set<string> {
   for (const sf of program.getSourceFiles()) {
     if (!inProject.has(path.resolve(sf.fileName))) continue;
     const from = path.relative(root, sf.fileName).split(path.sep).join('/');
-    const visit = (node: import('typescript').Node): void => {
+    const visit = (node: import('typescript-compiler-api').Node): void => {
       if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return;
       if (ts.isIdentifier(node)) {
         const parent = node.parent;

@@ -108,7 +108,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const changedForAxes: ChangedFile[] = changed;
   const [apiContract, visual] = await Promise.all([
     runApiContract(repo, baseSha, headSha, changedForAxes),
-    runVisual(repo, baseSha, headSha, changedForAxes, input.workspaceDir, input.repoConfig?.renderCommand),
+    runVisual(repo, baseSha, headSha, changedForAxes, input.workspaceDir, input.repoConfig),
   ]);
 
   const data: ReviewComputedData = {

@@ -58,6 +58,12 @@ export class GitRepo {
     }
   }
 
+  /** Committer date of a commit (ISO-8601, strict). */
+  async commitDate(ref: string): Promise<string> {
+    const sha = await this.revParse(ref);
+    return (await this.git(['show', '-s', '--format=%cI', sha])).trim();
+  }
+
   async remoteUrl(name = 'origin'): Promise<string | null> {
     try {
       return (await this.git(['remote', 'get-url', name])).trim() || null;

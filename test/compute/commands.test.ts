@@ -1,3 +1,5 @@
+// pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
+import '../axes/visual/support/esm';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

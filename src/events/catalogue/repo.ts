@@ -15,6 +15,9 @@ export type Forge = z.infer<typeof forgeSchema>;
 export const repoConfigSchema = z.object({
   /** Shell command run in base/head worktrees by the visual axis (SPEC §12). */
   renderCommand: z.string().min(1).max(4000).optional(),
+  /** Repo-relative folder the render command writes PNGs to (required for the command to be used). */
+  renderOutputDir: z.string().min(1).max(4000).optional(),
+  renderTimeoutMs: z.number().int().positive().max(3_600_000).optional(),
   /** Recompute automatically when a new head is observed. */
   autoRecompute: z.boolean().optional(),
 });
