@@ -19,6 +19,7 @@ import { indexCode } from './index-code';
 import { computeReviewCommand } from './compute-review';
 import { setCohortSummary } from './set-cohort-summary';
 import { addReviewDiagram } from './add-review-diagram';
+import { publish, requestPublish, approvePublish } from './publish-review';
 
 /**
  * Every command of the ledger, by name. The RPC method catalogue, the MCP tools and the CLI are
@@ -39,6 +40,7 @@ export const COMMANDS: CommandDefinition[] = [
   activateRules,
   issueToken, revokeToken, addMember, changeMemberRole, removeMember,
   registerRepo, indexCode, computeReviewCommand, setCohortSummary, addReviewDiagram,
+  publish, requestPublish, approvePublish,
 ];
 
 export const commandByName = new Map(COMMANDS.map((c) => [c.name, c]));

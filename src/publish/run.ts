@@ -1,0 +1,201 @@
+import type { CommandEnv, DecideContext, PendingEvent } from '../commands/kernel';
+import { CommandExecutor } from '../commands/kernel';
+import { loadActiveRules, loadWorkspaceState, reviewStreamOf } from '../commands/review-target';
+import { DomainError } from '../domain-error';
+import type { Forge } from '../events/catalogue/repo';
+import { isHuman, streamIds } from '../events/envelope';
+import type { WorkspaceState } from '../projections/workspace-state';
+import { currentFinalization, currentRound } from '../review/pr-state';
+import { verdictOfPr } from '../review/pr-verdict';
+import type { Rules } from '../rules/rules';
+import { roleAtLeast } from '../security/roles';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import { GITHUB_SERVICE, GitHubClientFactory, githubClientFactoryFromEnv } from './github-client';
+import { currentPublication, PublishState, publishFold } from './publish-state';
+import { PublishOutcome, Publisher, PublisherOptions, PublishPlan } from './publisher';
+import { PublishSelection, reviewEventFor, selectFindings } from './selection';
+
+/** Services the application may register (Ledger `services`): the GitHub client factory and publisher options. */
+export const PUBLISHER_OPTIONS_SERVICE = 'publish.options';
+
+export interface PublishTarget {
+  repoId: string;
+  prNumber: number;
+}
+
+const reader = new CommandExecutor();
+
+export async function loadPublishState(ws: WorkspaceHandle, t: PublishTarget): Promise<PublishState> {
+  return (await reader.load(publishFold, ws, reviewStreamOf(t))).state;
+}
+
+/**
+ * Humans who could approve an agent's publish request: user principals with member or above, as
+ * members or through a live token. None means an agent's request could never be approved, so it is
+ * refused up front (fail closed) rather than left waiting forever.
+ */
+export function humanApprovers(ws: WorkspaceState): string[] {
+  const out = new Set<string>();
+  for (const [principal, role] of Object.entries(ws.members)) if (isHuman(principal) && roleAtLeast(role, 'member')) out.add(principal);
+  for (const t of Object.values(ws.tokens)) if (!t.revoked && isHuman(t.principal) && roleAtLeast(t.role, 'member')) out.add(t.principal);
+  return [...out].sort();
+}
+
+export async function assertApproverExists(ws: WorkspaceHandle, requester: string): Promise<void> {
+  const approvers = humanApprovers(await loadWorkspaceState(ws)).filter((p) => p !== requester);
+  if (approvers.length === 0) {
+    throw new DomainError('no_publish_approver', `publish: no human member (member or above) in this workspace can approve a publish request by ${requester}; publishing is refused until one is added`, 'forbidden');
+  }
+}
+
+/** SPEC §10: publish only from "awaiting approval". A completed review says where it went. */
+export function assertPublishable(s: PublishState, t: PublishTarget): void {
+  if (!s.pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${t.repoId}#${t.prNumber}`, 'not_found', { ...t });
+  const done = currentPublication(s);
+  if (s.pr.status === 'completed' && done) {
+    throw new DomainError('already_published', `the review of ${t.repoId}#${t.prNumber} was already published to GitHub as review ${done.forgeReviewId}${done.url ? ` (${done.url})` : ''}; nothing was posted`, 'conflict', {
+      forgeReviewId: done.forgeReviewId,
+      url: done.url,
+      publishKey: done.publishKey,
+    });
+  }
+  if (s.pr.status !== 'awaiting_approval' || !currentFinalization(s.pr)) {
+    throw new DomainError('not_awaiting_approval', `the review of ${t.repoId}#${t.prNumber} is "${s.pr.status}"; it can be published only once finalized (awaiting approval)`, 'conflict', { status: s.pr.status });
+  }
+}
+
+/** The review to post, from the folded state: verdict under the rules in force, selected findings, event. Pure. */
+export function planOf(s: PublishState, rules: Rules, forge: Forge, prNumber: number, selection: PublishSelection, approveOnShip: boolean): PublishPlan {
+  const f = currentFinalization(s.pr)!;
+  const round = currentRound(s.pr)!;
+  const v = verdictOfPr(s.pr, rules, f.tokenAxes);
+  const { findings } = selectFindings(s.pr, selection);
+  return {
+    pr: { owner: forge.owner, repo: forge.name, pullNumber: prNumber },
+    verdict: v.verdict,
+    confidence: v.confidence,
+    walkthrough: s.walkthrough && s.walkthrough.round === round.round ? s.walkthrough.text : '',
+    event: reviewEventFor(v.verdict, approveOnShip),
+    reviewedHead: round.headSha,
+    findings,
+  };
+}
+
+async function forgeOf(ws: WorkspaceHandle, repoId: string): Promise<Forge> {
+  let forge: Forge | undefined;
+  for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (e.type === 'RepoRegistered') forge = (e.data as { forge: Forge }).forge;
+  if (!forge) throw new DomainError('repo_not_registered', `repoId: "${repoId}" is not registered in this workspace, so its GitHub repository is unknown`, 'not_found', { repoId });
+  if (forge.kind !== 'github') throw new DomainError('forge_not_supported', `repoId: "${repoId}" is on ${forge.kind}; publishing supports GitHub only`, 'invalid', { repoId, forge: forge.kind });
+  return forge;
+}
+
+export interface PreparedPublish {
+  outcome: PublishOutcome;
+  verdict: PublishPlan['verdict'];
+  selection: PublishSelection;
+}
+
+/**
+ * The I/O of a publish, at the edge (the command's `prepare`). Publishes of one PR are serialized in
+ * this process, and the state is re-read inside the lock: a second click waits for the first, then
+ * either sees it recorded (already_published) or finds its marker on GitHub — never posts again.
+ */
+export async function executePublish(env: CommandEnv, t: PublishTarget, selection: PublishSelection, approveOnShip: boolean, check?: (s: PublishState) => void): Promise<PreparedPublish> {
+  const forge = await forgeOf(env.workspace, t.repoId);
+  const factory = (env.services.get(GITHUB_SERVICE) as GitHubClientFactory | undefined) ?? githubClientFactoryFromEnv();
+  const options = env.services.get(PUBLISHER_OPTIONS_SERVICE) as PublisherOptions | undefined;
+  const rules = await loadActiveRules(env.workspace);
+  return withPublishLock(env.workspace, reviewStreamOf(t), async () => {
+    const s = await loadPublishState(env.workspace, t);
+    assertPublishable(s, t);
+    check?.(s);
+    const plan = planOf(s, rules, forge, t.prNumber, selection, approveOnShip);
+    const outcome = await new Publisher(factory(forge), options).publish(plan);
+    return { outcome, verdict: plan.verdict, selection };
+  });
+}
+
+const LOCKS = Symbol('publish.locks');
+
+async function withPublishLock<T>(ws: WorkspaceHandle, streamId: string, fn: () => Promise<T>): Promise<T> {
+  let locks = ws.cache.get(LOCKS) as Map<string, Promise<unknown>> | undefined;
+  if (!locks) ws.cache.set(LOCKS, (locks = new Map()));
+  const prev = locks.get(streamId) ?? Promise.resolve();
+  const run = prev.then(fn, fn);
+  const tail = run.catch(() => undefined);
+  locks.set(streamId, tail);
+  void tail.then(() => {
+    if (locks!.get(streamId) === tail) locks!.delete(streamId);
+  });
+  return run;
+}
+
+/**
+ * The events a finished publish records (pure; the decider's half). A post that happened is a fact: it
+ * is recorded even if the review moved meanwhile, and only the ladder step depends on the state.
+ */
+export function publishOutcomeEvents(s: PublishState, p: PreparedPublish, requestId: string, ctx: DecideContext, t: PublishTarget): PendingEvent[] {
+  const o = p.outcome;
+  if (o.kind === 'failed') {
+    return [{ type: 'PublishFailed', data: { requestId, reason: o.reason.slice(0, 10_000), by: ctx.principal, status: o.status, publishKey: o.key, headSha: o.headSha } }];
+  }
+  const done = currentPublication(s);
+  if (done && done.publishKey === o.key && o.foundExisting) {
+    // Another publish of the same thing was recorded while this one talked to GitHub.
+    throw new DomainError('already_published', `the review of ${t.repoId}#${t.prNumber} was already published to GitHub as review ${done.forgeReviewId}; nothing was posted`, 'conflict', {
+      forgeReviewId: done.forgeReviewId,
+      url: done.url,
+      publishKey: done.publishKey,
+    });
+  }
+  const events: PendingEvent[] = [
+    {
+      type: 'ReviewPublished',
+      data: {
+        requestId,
+        forgeReviewId: String(o.review.id),
+        url: o.review.htmlUrl ?? undefined,
+        event: o.event,
+        inline: o.inline,
+        folded: o.folded,
+        fallbackUsed: o.fallbacks.includes('anchors_refolded') || o.fallbacks.includes('orphan_completed') || o.fallbacks.includes('event_downgraded'),
+        fallbacks: o.fallbacks,
+        headSha: o.headSha,
+        publishKey: o.key,
+        verdict: p.verdict,
+        selection: p.selection,
+        requestedEvent: o.requestedEvent,
+        eventRefusal: o.eventRefusal?.slice(0, 2000),
+        foundExisting: o.foundExisting,
+        publishedBy: ctx.principal,
+        role: ctx.role,
+      },
+    },
+  ];
+  if (s.pr.status === 'awaiting_approval') events.push({ type: 'ReviewStatusChanged', data: { from: 'awaiting_approval', to: 'completed', reason: `published to GitHub as review ${o.review.id}` } });
+  return events;
+}
+
+export function publishResult(events: ReadonlyArray<{ type: string; data: unknown }>): unknown {
+  const published = events.find((e) => e.type === 'ReviewPublished')?.data as Record<string, any> | undefined;
+  if (published) {
+    return {
+      status: 'published',
+      requestId: published.requestId ?? null,
+      forgeReviewId: published.forgeReviewId,
+      url: published.url ?? null,
+      event: published.event,
+      verdict: published.verdict ?? null,
+      inline: published.inline.length,
+      folded: published.folded.length,
+      fallbacks: published.fallbacks ?? [],
+      eventRefusal: published.eventRefusal ?? null,
+      alreadyOnGitHub: published.foundExisting ?? false,
+    };
+  }
+  const failed = events.find((e) => e.type === 'PublishFailed')?.data as Record<string, any> | undefined;
+  if (failed) return { status: 'failed', requestId: failed.requestId ?? null, reason: failed.reason, githubStatus: failed.status ?? null };
+  const requested = events.find((e) => e.type === 'PublishRequested')?.data as Record<string, any> | undefined;
+  if (requested) return { status: 'awaiting_approval', requestId: requested.requestId, selection: requested.selection, approveOnShip: requested.approveOnShip ?? false };
+  return null;
+}
