@@ -5,6 +5,7 @@ import { commandByName } from './commands/registry';
 import { createWorkspace } from './commands/create-workspace';
 import type { LedgerConfig } from './config';
 import { StoreFactory, WorkspaceHandle, WorkspaceRegistry, sqliteStoreFactory } from './workspaces/registry';
+import { kurrentdbStoreFactory, postgresStoreFactory, requireUrl } from './workspaces/store-factories';
 import { workspaceIdSchema } from './events/catalogue/workspace';
 import { validationError } from './domain-error';
 import { assertIdempotencyKey } from './events/ids';
@@ -63,8 +64,16 @@ export class Ledger {
 }
 
 export function storeFactoryFor(config: LedgerConfig): StoreFactory {
-  if (config.store === 'sqlite') return sqliteStoreFactory(config.synchronous);
-  throw new DomainError('store_unavailable', `store: "${config.store}" adapter is not available in this build`, 'unavailable');
+  switch (config.store) {
+    case 'sqlite':
+      return sqliteStoreFactory(config.synchronous);
+    case 'postgres':
+      return postgresStoreFactory(requireUrl(config.databaseUrl, 'postgres', 'DATABASE_URL', '--database-url'));
+    case 'kurrentdb':
+      return kurrentdbStoreFactory(requireUrl(config.kurrentdbUrl, 'kurrentdb', 'KURRENTDB_URL', '--kurrentdb-url'), config.databaseUrl);
+    default:
+      throw new DomainError('store_unavailable', `store: "${String(config.store)}" is not sqlite, postgres or kurrentdb`, 'unavailable');
+  }
 }
 
 /** The principal the local CLI acts as (it has filesystem access to the data dir, so it is the owner). */

@@ -1,16 +1,12 @@
-import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DomainError } from '../domain-error';
 import { workspaceIdSchema } from '../events/catalogue/workspace';
 import type { EventStore } from '../events/store/port';
 import { SqliteEventStore, SynchronousMode } from '../events/store/sqlite';
+import { SqliteCatalogue, type WorkspaceCatalogue, type WorkspaceInfo } from './catalogue';
 
-export interface WorkspaceInfo {
-  workspaceId: string;
-  name: string;
-  createdAt: string;
-}
+export type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 
 /** An open workspace: its store and the in-process caches that belong to it (never shared across workspaces). */
 export interface WorkspaceHandle {
@@ -22,7 +18,12 @@ export interface WorkspaceHandle {
   readonly cache: Map<unknown, unknown>;
 }
 
-export type StoreFactory = (workspaceId: string, dir: string) => Promise<EventStore>;
+export type StoreFactory = ((workspaceId: string, dir: string) => Promise<EventStore>) & {
+  /** The catalogue that goes with this store (shared stores need a shared catalogue); default SQLite. */
+  catalogue?: (dataDir: string) => WorkspaceCatalogue;
+  /** Releases what the factory shares across workspaces (connection pools), after every store closed. */
+  close?: () => Promise<void>;
+};
 
 export const sqliteStoreFactory =
   (synchronous: SynchronousMode = 'FULL'): StoreFactory =>
@@ -30,27 +31,18 @@ export const sqliteStoreFactory =
     new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId, synchronous });
 
 /**
- * The workspace catalogue (`<dataDir>/catalog.db`) and the per-workspace store handles. Isolation
- * starts here: an id is validated and looked up in the catalogue BEFORE any store is opened or any
- * folder created, and the id grammar (a-z0-9-) cannot name a path outside the data dir.
+ * The workspace catalogue and the per-workspace store handles. Isolation starts here: an id is
+ * validated and looked up in the catalogue BEFORE any store is opened or any folder created, and the
+ * id grammar (a-z0-9-) cannot name a path outside the data dir. The catalogue is `<dataDir>/catalog.db`
+ * unless the store factory brings a shared one (PostgreSQL, for several processes on one store).
  */
 export class WorkspaceRegistry {
-  private readonly catalog: Database.Database;
+  private readonly catalog: WorkspaceCatalogue;
   private readonly handles = new Map<string, Promise<WorkspaceHandle>>();
-  private readonly stmts;
 
-  constructor(readonly dataDir: string, private readonly storeFactory: StoreFactory = sqliteStoreFactory()) {
+  constructor(readonly dataDir: string, private readonly storeFactory: StoreFactory = sqliteStoreFactory(), catalogue?: WorkspaceCatalogue) {
     fs.mkdirSync(dataDir, { recursive: true });
-    this.catalog = new Database(path.join(dataDir, 'catalog.db'));
-    this.catalog.pragma('journal_mode = WAL');
-    this.catalog.pragma('synchronous = FULL');
-    this.catalog.pragma('busy_timeout = 5000');
-    this.catalog.exec('CREATE TABLE IF NOT EXISTS workspaces (workspace_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL)');
-    this.stmts = {
-      get: this.catalog.prepare('SELECT workspace_id AS workspaceId, name, created_at AS createdAt FROM workspaces WHERE workspace_id = ?'),
-      list: this.catalog.prepare('SELECT workspace_id AS workspaceId, name, created_at AS createdAt FROM workspaces ORDER BY workspace_id'),
-      insert: this.catalog.prepare('INSERT OR IGNORE INTO workspaces (workspace_id, name, created_at) VALUES (?, ?, ?)'),
-    };
+    this.catalog = catalogue ?? storeFactory.catalogue?.(dataDir) ?? new SqliteCatalogue(dataDir);
   }
 
   static validateId(id: unknown): string {
@@ -61,17 +53,17 @@ export class WorkspaceRegistry {
   }
 
   get(id: string): WorkspaceInfo | undefined {
-    return this.stmts.get.get(id) as WorkspaceInfo | undefined;
+    return this.catalog.get(id);
   }
 
   list(): WorkspaceInfo[] {
-    return this.stmts.list.all() as WorkspaceInfo[];
+    return this.catalog.list();
   }
 
   /** Registers a workspace in the catalogue; returns whether it was new. */
   register(id: string, name: string, createdAt: string): boolean {
     const wid = WorkspaceRegistry.validateId(id);
-    return this.stmts.insert.run(wid, name, createdAt).changes === 1;
+    return this.catalog.register(wid, name, createdAt);
   }
 
   /** Opens the store of a registered workspace; refuses unknown ids before touching the disk. */
@@ -98,7 +90,8 @@ export class WorkspaceRegistry {
   async close(): Promise<void> {
     const handles = [...this.handles.values()];
     this.handles.clear();
-    for (const h of handles) await (await h).store.close().catch(() => undefined);
-    this.catalog.close();
+    for (const h of handles) await (await h.catch(() => null))?.store.close().catch(() => undefined);
+    await this.catalog.close();
+    await this.storeFactory.close?.();
   }
 }

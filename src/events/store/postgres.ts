@@ -154,7 +154,7 @@ $fn$;
 }
 
 /** Stable advisory-lock key for migrations of one schema. */
-const migrationLockKey = (schema: string): number => {
+export const migrationLockKey = (schema: string): number => {
   let h = 0x5eed;
   for (const c of schema) h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0;
   return h;

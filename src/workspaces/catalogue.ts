@@ -1,0 +1,58 @@
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface WorkspaceInfo {
+  workspaceId: string;
+  name: string;
+  createdAt: string;
+}
+
+/**
+ * Where the list of workspaces lives. Synchronous on purpose: isolation checks (`get`) run on every
+ * request before any store opens, and callers rely on a plain answer, not a promise they could forget
+ * to await. Implementations: SQLite under the data dir (one process), PostgreSQL (several processes).
+ */
+export interface WorkspaceCatalogue {
+  get(workspaceId: string): WorkspaceInfo | undefined;
+  list(): WorkspaceInfo[];
+  /** Registers a workspace; returns whether it was new (an existing id keeps its name and date). */
+  register(workspaceId: string, name: string, createdAt: string): boolean;
+  close(): Promise<void>;
+}
+
+/** `<dataDir>/catalog.db`: the catalogue of a single-process deployment. */
+export class SqliteCatalogue implements WorkspaceCatalogue {
+  private readonly db: Database.Database;
+  private readonly stmts;
+
+  constructor(dataDir: string) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    this.db = new Database(path.join(dataDir, 'catalog.db'));
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec('CREATE TABLE IF NOT EXISTS workspaces (workspace_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL)');
+    this.stmts = {
+      get: this.db.prepare('SELECT workspace_id AS workspaceId, name, created_at AS createdAt FROM workspaces WHERE workspace_id = ?'),
+      list: this.db.prepare('SELECT workspace_id AS workspaceId, name, created_at AS createdAt FROM workspaces ORDER BY workspace_id'),
+      insert: this.db.prepare('INSERT OR IGNORE INTO workspaces (workspace_id, name, created_at) VALUES (?, ?, ?)'),
+    };
+  }
+
+  get(workspaceId: string): WorkspaceInfo | undefined {
+    return this.stmts.get.get(workspaceId) as WorkspaceInfo | undefined;
+  }
+
+  list(): WorkspaceInfo[] {
+    return this.stmts.list.all() as WorkspaceInfo[];
+  }
+
+  register(workspaceId: string, name: string, createdAt: string): boolean {
+    return this.stmts.insert.run(workspaceId, name, createdAt).changes === 1;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

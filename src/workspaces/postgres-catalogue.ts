@@ -1,0 +1,134 @@
+import { MessageChannel, MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import { DomainError } from '../domain-error';
+import { migrationLockKey, migrationSql } from '../events/store/postgres';
+import type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
+
+/**
+ * The worker half of the synchronous bridge: one pg connection, one query at a time; it answers on
+ * the port and then flips the shared flag the caller is blocked on. It runs the store migration
+ * first, so the catalogue works even before any workspace store was opened.
+ */
+const WORKER = `
+const { workerData } = require('node:worker_threads');
+const { Client } = require(workerData.pgPath);
+const flag = new Int32Array(workerData.shared);
+const port = workerData.port;
+let client = null;
+let ready = null;
+async function connect() {
+  const c = new Client({ connectionString: workerData.connectionString, connectionTimeoutMillis: 5000 });
+  c.on('error', () => { if (client === c) { client = null; ready = null; } });
+  await c.connect();
+  await c.query('BEGIN');
+  await c.query('SELECT pg_advisory_xact_lock($1)', [workerData.lockKey]);
+  await c.query(workerData.migration);
+  await c.query('COMMIT');
+  client = c;
+}
+port.on('message', async (msg) => {
+  let reply;
+  try {
+    if (msg.close) {
+      if (client) await client.end();
+      client = null;
+      reply = { rows: [] };
+    } else {
+      ready ??= connect();
+      try { await ready; } catch (e) { ready = null; throw e; }
+      const r = await client.query(msg.sql, msg.params);
+      reply = { rows: r.rows, rowCount: r.rowCount };
+    }
+  } catch (e) {
+    if (client && !client._connected) { client = null; ready = null; }
+    reply = { error: String(e && e.message || e) };
+  }
+  port.postMessage(reply);
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+});
+`;
+
+const TIMEOUT_MS = 10_000;
+
+/**
+ * The workspace catalogue in PostgreSQL (`<schema>.workspaces`), shared by every process on the
+ * database, so a workspace created through one process is known to all at once.
+ *
+ * The catalogue API is synchronous (isolation checks must not be a forgettable promise), and `pg` is
+ * asynchronous: a worker thread holds the connection and the caller blocks on `Atomics.wait` until it
+ * answers. Registered workspaces are never removed, so hits are cached and only a miss (an unknown
+ * id), `list` and `register` pay a round trip (~0.2 ms locally) on the caller's thread.
+ */
+export class PostgresCatalogue implements WorkspaceCatalogue {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly flag: Int32Array;
+  private readonly known = new Map<string, WorkspaceInfo>();
+  private readonly table: string;
+  private closed = false;
+
+  constructor(connectionString: string, schema = 'review_ledger') {
+    this.table = `"${schema}".workspaces`;
+    const shared = new SharedArrayBuffer(4);
+    this.flag = new Int32Array(shared);
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.worker = new Worker(WORKER, {
+      eval: true,
+      workerData: { port: port2, shared, connectionString, pgPath: require.resolve('pg'), migration: migrationSql(schema), lockKey: migrationLockKey(schema) },
+      transferList: [port2],
+    });
+    // Neither may keep a finished process alive; close() ends them explicitly.
+    this.worker.unref();
+    this.port.unref();
+  }
+
+  private call(sql: string, params: unknown[] = []): Array<Record<string, unknown>> {
+    return this.send({ sql, params });
+  }
+
+  private send(msg: unknown): Array<Record<string, unknown>> {
+    if (this.closed) throw new DomainError('store_unavailable', 'catalogue: closed', 'unavailable');
+    Atomics.store(this.flag, 0, 0);
+    this.port.postMessage(msg);
+    if (Atomics.wait(this.flag, 0, 0, TIMEOUT_MS) === 'timed-out') {
+      throw new DomainError('store_unavailable', `catalogue: PostgreSQL did not answer within ${TIMEOUT_MS} ms`, 'unavailable');
+    }
+    const reply = receiveMessageOnPort(this.port)?.message as { rows: Array<Record<string, unknown>>; error?: string } | undefined;
+    if (!reply) throw new DomainError('store_unavailable', 'catalogue: no reply from the database worker', 'unavailable');
+    if (reply.error !== undefined) throw new DomainError('store_unavailable', `catalogue: ${reply.error}`, 'unavailable');
+    return reply.rows;
+  }
+
+  get(workspaceId: string): WorkspaceInfo | undefined {
+    const hit = this.known.get(workspaceId);
+    if (hit) return hit;
+    const rows = this.call(`SELECT workspace_id AS "workspaceId", name, created_at AS "createdAt" FROM ${this.table} WHERE workspace_id = $1`, [workspaceId]);
+    const info = rows[0] as unknown as WorkspaceInfo | undefined;
+    if (info) this.known.set(workspaceId, info);
+    return info;
+  }
+
+  list(): WorkspaceInfo[] {
+    const rows = this.call(`SELECT workspace_id AS "workspaceId", name, created_at AS "createdAt" FROM ${this.table} ORDER BY workspace_id`) as unknown as WorkspaceInfo[];
+    for (const w of rows) this.known.set(w.workspaceId, w);
+    return rows;
+  }
+
+  register(workspaceId: string, name: string, createdAt: string): boolean {
+    const rows = this.call(`INSERT INTO ${this.table} (workspace_id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (workspace_id) DO NOTHING RETURNING workspace_id`, [workspaceId, name, createdAt]);
+    return rows.length === 1;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      this.send({ close: true });
+    } catch {
+      // Closing anyway.
+    }
+    this.closed = true;
+    await this.worker.terminate();
+    this.port.close();
+  }
+}

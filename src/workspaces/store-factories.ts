@@ -1,0 +1,55 @@
+import { DomainError } from '../domain-error';
+import { PostgresBackend, PostgresEventStore } from '../events/store/postgres';
+import type * as KurrentDb from '../events/store/kurrentdb';
+import { PostgresCatalogue } from './postgres-catalogue';
+import { SqliteCatalogue } from './catalogue';
+import type { StoreFactory } from './registry';
+
+/**
+ * Every workspace of the process on one PostgreSQL database: one pool, one LISTEN connection, one
+ * schema migrated on first use, and the catalogue in the same database — so several processes on the
+ * same DATABASE_URL form one deployment.
+ */
+export function postgresStoreFactory(connectionString: string, schema?: string): StoreFactory {
+  let backend: Promise<PostgresBackend> | null = null;
+  const factory: StoreFactory = async (workspaceId) => {
+    backend ??= PostgresBackend.open({ connectionString, schema }).catch((err) => {
+      backend = null;
+      throw err;
+    });
+    return new PostgresEventStore({ backend: await backend, workspaceId });
+  };
+  factory.catalogue = () => new PostgresCatalogue(connectionString, schema);
+  factory.close = async () => {
+    const b = backend;
+    backend = null;
+    if (b) await (await b.catch(() => null))?.close();
+  };
+  return factory;
+}
+
+/**
+ * Every workspace on one KurrentDB connection, streams prefixed by workspace. The catalogue is
+ * PostgreSQL when a DATABASE_URL is also configured (several processes), else SQLite under the data dir.
+ */
+export function kurrentdbStoreFactory(connectionString: string, catalogueDatabaseUrl?: string): StoreFactory {
+  let connection: KurrentDb.KurrentDbConnection | null = null;
+  const factory: StoreFactory = async (workspaceId) => {
+    // Loaded on demand: the gRPC client is only paid for by deployments that use it.
+    const { KurrentDbConnection, KurrentDbEventStore } = require('../events/store/kurrentdb') as typeof KurrentDb;
+    connection ??= new KurrentDbConnection(connectionString);
+    return new KurrentDbEventStore({ connection, workspaceId });
+  };
+  factory.catalogue = (dataDir) => (catalogueDatabaseUrl ? new PostgresCatalogue(catalogueDatabaseUrl) : new SqliteCatalogue(dataDir));
+  factory.close = async () => {
+    const c = connection;
+    connection = null;
+    await c?.close();
+  };
+  return factory;
+}
+
+export function requireUrl(value: string | undefined, store: string, env: string, flag: string): string {
+  if (!value) throw new DomainError('invalid_config', `${flag}: required with --store ${store} (or set ${env})`, 'invalid');
+  return value;
+}
