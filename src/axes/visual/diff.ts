@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import pixelmatch from 'pixelmatch';
 import { decodePng, decodePngPair, encodePngCompact, MalformedPngError, pngDimensions, type RgbaImage } from './png';
 
 /**
@@ -18,6 +17,31 @@ import { decodePng, decodePngPair, encodePngCompact, MalformedPngError, pngDimen
  *   differ (see `compareDecoded`) and get exactly the result of comparing the whole image.
  */
 export const VISUAL_DIFF_OPTIONS = Object.freeze({ threshold: 0.1, includeAA: false, alpha: 0.1, checkerboard: false });
+
+type Pixelmatch = typeof import('pixelmatch').default;
+let pixelmatchFn: Pixelmatch | undefined;
+
+/**
+ * pixelmatch 7 is ESM-only. Node ≥ 20.19 `require`s ESM natively (server, CLI, benchmarks, our worker
+ * threads), but jest's module system on Node 20 cannot; loading it on first use keeps this module
+ * importable everywhere, and `runDiffJobs` sends the work to worker threads (plain Node) when the
+ * current runtime cannot load it (see `pixelmatchLoadsInProcess`).
+ */
+function pixelmatch(...args: Parameters<Pixelmatch>): number {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  pixelmatchFn ??= (require('pixelmatch') as { default: Pixelmatch }).default;
+  return pixelmatchFn(...args);
+}
+
+export function pixelmatchLoadsInProcess(): boolean {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    pixelmatchFn ??= (require('pixelmatch') as { default: Pixelmatch }).default;
+    return typeof pixelmatchFn === 'function';
+  } catch {
+    return false;
+  }
+}
 
 /** Pixelmatch's anti-aliasing detector reads neighbours of neighbours: two rows either side. */
 const BAND_MARGIN_ROWS = 2;

@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { runDiffJob, type DiffJob, type DiffJobResult } from './diff';
+import { pixelmatchLoadsInProcess, runDiffJob, type DiffJob, type DiffJobResult } from './diff';
 
 interface Pending {
   resolve: (r: DiffJobResult) => void;
@@ -41,11 +41,14 @@ export class DiffPool {
     for (let i = 0; i < size; i++) {
       const worker = startWorker();
       const slot: Slot = { worker, inFlight: new Map<number, Pending>(), dead: false };
+      // Idle workers must not keep the process alive (the pool outlives computations); busy ones must.
+      worker.unref();
       worker.on('message', (m: { id: number; result: DiffJobResult }) => {
         const pending = slot.inFlight.get(m.id);
         slot.inFlight.delete(m.id);
         pending?.resolve(m.result);
         this.dispatch();
+        if (slot.inFlight.size === 0) worker.unref();
       });
       const fail = (reason: string) => {
         if (slot.dead) return;
@@ -79,9 +82,14 @@ export class DiffPool {
         const { job, resolve } = this.queue.shift()!;
         const id = this.nextId++;
         slot.inFlight.set(id, { resolve });
+        slot.worker.ref();
         slot.worker.postMessage({ id, job });
       }
     }
+  }
+
+  get live(): number {
+    return this.workers.filter((w) => !w.dead).length;
   }
 
   async close(): Promise<void> {
@@ -95,22 +103,38 @@ export interface RunDiffJobsOptions {
   parallelism?: number;
 }
 
+const sharedPools = new Map<number, DiffPool>();
+
 /**
- * Runs diff jobs, in worker threads when there are at least two and more than one core. Results are
- * in job order. The pool lives for one call: starting a worker costs a few tens of milliseconds,
- * small next to a PR's worth of decodes, and nothing is left running between computations.
+ * The process-wide pool of `size` workers, started on first use and kept (idle workers are unref'd,
+ * so they never hold the process open): a server computing PR after PR pays the worker start-up once
+ * rather than per computation. A pool whose workers all died is replaced.
+ */
+export function sharedDiffPool(size: number): DiffPool {
+  let pool = sharedPools.get(size);
+  if (!pool || pool.live === 0) sharedPools.set(size, (pool = new DiffPool(size)));
+  return pool;
+}
+
+/** Stops the shared pools (tests, shutdown). */
+export async function closeSharedDiffPools(): Promise<void> {
+  const pools = [...sharedPools.values()];
+  sharedPools.clear();
+  await Promise.all(pools.map((p) => p.close()));
+}
+
+/**
+ * Runs diff jobs, in the shared worker pool when there are at least two and more than one core (or
+ * when this runtime cannot load pixelmatch in-process). Results are in job order.
  */
 export async function runDiffJobs(jobs: DiffJob[], options: RunDiffJobsOptions = {}): Promise<DiffJobResult[]> {
-  const parallelism = Math.max(1, Math.min(options.parallelism ?? os.availableParallelism(), jobs.length));
-  if (parallelism === 1) {
+  const parallelism = Math.max(1, options.parallelism ?? os.availableParallelism());
+  if (jobs.length === 0) return [];
+  if ((parallelism === 1 || jobs.length < 2) && pixelmatchLoadsInProcess()) {
     const results: DiffJobResult[] = [];
     for (const job of jobs) results.push(await runDiffJob(job));
     return results;
   }
-  const pool = new DiffPool(parallelism);
-  try {
-    return await Promise.all(jobs.map((job) => pool.run(job)));
-  } finally {
-    await pool.close();
-  }
+  const pool = sharedDiffPool(parallelism);
+  return Promise.all(jobs.map((job) => pool.run(job)));
 }

@@ -5,8 +5,11 @@ import * as path from 'node:path';
 import { GitRepo } from '../../../src/git/repo';
 import { computeVisual, readDiffImage, visualGate, approvalKeyOf } from '../../../src/axes/visual';
 import { isGoldenPath } from '../../../src/axes/visual/harness/goldens';
+import { closeSharedDiffPools } from '../../../src/axes/visual/pool';
 import { GitFixture } from '../../support/git-fixture';
 import { blank, clone, fromPng, setPixel, toPng, uiLike } from './support/images';
+
+afterAll(() => closeSharedDiffPools());
 
 describe('committed goldens harness + computeVisual', () => {
   let fx: GitFixture;

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { GitRepo } from '../../../src/git/repo';
 import { computeVisual, visualGate } from '../../../src/axes/visual';
+import { closeSharedDiffPools } from '../../../src/axes/visual/pool';
 import { GitFixture } from '../../support/git-fixture';
 import { blank, fromPng, toPng } from './support/images';
 
@@ -33,6 +34,8 @@ function isRunning(pid: number): boolean {
     return false;
   }
 }
+
+afterAll(() => closeSharedDiffPools());
 
 describe('render-command harness', () => {
   let fx: GitFixture;
