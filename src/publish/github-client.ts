@@ -1,6 +1,6 @@
 import { createSign } from 'node:crypto';
 import * as fs from 'node:fs';
-import { Octokit } from '@octokit/rest';
+import type { Octokit } from '@octokit/rest';
 import { DomainError } from '../domain-error';
 import type { Forge } from '../events/catalogue/repo';
 import type { PrFile, Side } from './diff-anchors';
@@ -153,7 +153,9 @@ export class OctokitGitHub implements GitHubPort {
   constructor(private readonly options: GitHubClientOptions) {
     this.now = options.now ?? Date.now;
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
-    this.octokit = new Octokit({ baseUrl: options.baseUrl.replace(/\/+$/, ''), userAgent: options.userAgent ?? 'review-ledger', log: silent });
+    // Loaded on first use: @octokit/rest is ESM-only, and nothing but a publish needs it.
+    const { Octokit: OctokitClass } = require('@octokit/rest') as typeof import('@octokit/rest');
+    this.octokit = new OctokitClass({ baseUrl: options.baseUrl.replace(/\/+$/, ''), userAgent: options.userAgent ?? 'review-ledger', log: silent });
     this.octokit.hook.before('request', async (req) => {
       if ((req.url as string).includes('/app/installations/')) return;
       req.headers.authorization = `token ${await this.token()}`;
