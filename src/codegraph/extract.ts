@@ -26,19 +26,12 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
 
     const rawDefs: RawDef[] = [];
     const rawRefs: Array<{ nameNode: Node; kind: ReferenceKind }> = [];
-    const sweep: Node[] = [];
     for (const match of grammar.query.matches(root)) {
       let nameNode: Node | undefined;
       let role: QueryCapture | undefined;
-      let sweepNode: Node | undefined;
       for (const c of match.captures) {
         if (c.name === 'name') nameNode = c.node;
-        else if (c.name === 'sweep') sweepNode = c.node;
         else if (c.name.startsWith('definition.') || c.name.startsWith('reference.')) role = c;
-      }
-      if (sweepNode) {
-        if (importedLocals.size && importedLocals.has(sweepNode.text)) sweep.push(sweepNode);
-        continue;
       }
       if (!nameNode || !role) continue;
       const [category, kind] = role.name.split('.');
@@ -82,8 +75,7 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
       refs.push(ref);
     };
     for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualifierOf(nameNode), kind, nameNode);
-    for (const node of sweep) {
-      if (insideRanges(importRanges, node.startIndex)) continue;
+    for (const node of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {
       const parent = node.parent;
       if (parent && MEMBER_PARENTS.has(parent.type)) {
         const first = parent.firstNamedChild;
@@ -100,6 +92,25 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
   } finally {
     tree.delete();
   }
+}
+
+/**
+ * Uses of imported names anywhere in the file (values, `extends`, generic arguments, …). Scanning the text
+ * and asking the tree only at the hits costs far less than capturing every identifier of the file.
+ */
+function usesOfImports(root: Node, source: string, names: Set<string>, types: string[], importRanges: Array<[number, number]>): Node[] {
+  if (!names.size || !types.length) return [];
+  const alternatives = [...names].map((n) => n.replace(/[$.*+?^{}()|[\]\\]/g, '\\$&')).join('|');
+  // Not after a word character, nor after a member dot (`x.name`) — a spread (`...name`) is a use.
+  const pattern = new RegExp(`(?<![\\w$])(?<![^.]\\.)(?:${alternatives})(?![\\w$])`, 'g');
+  const out: Node[] = [];
+  for (let m = pattern.exec(source); m; m = pattern.exec(source)) {
+    const start = m.index;
+    if (insideRanges(importRanges, start)) continue;
+    const node = root.descendantForIndex(start, start + m[0].length);
+    if (node && node.startIndex === start && node.endIndex === start + m[0].length && types.includes(node.type)) out.push(node);
+  }
+  return out;
 }
 
 function memberNameOf(parent: Node): string | undefined {

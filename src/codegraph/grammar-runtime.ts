@@ -8,7 +8,7 @@ export interface LoadedGrammar {
   spec: LanguageSpec;
   language: Language;
   parser: Parser;
-  /** tags.scm (+ extensions) and the identifier sweep, compiled as one query: one pass over each tree. */
+  /** tags.scm (+ extensions), compiled once per process. */
   query: Query;
 }
 
@@ -25,7 +25,7 @@ export function wasmPathOf(spec: LanguageSpec): string {
 
 export function tagsSourceOf(spec: LanguageSpec): string {
   const upstream = spec.tags.map(([pkg, file]) => fs.readFileSync(path.join(packageDir(pkg), file), 'utf8'));
-  return [...upstream, spec.extraTags, spec.sweep].join('\n');
+  return [...upstream, spec.extraTags].join('\n');
 }
 
 export function initTreeSitter(): Promise<void> {

@@ -3,8 +3,9 @@ import * as path from 'node:path';
 /**
  * The grammars the code graph understands (SPEC §8.1): every grammar that loads in web-tree-sitter from
  * a registry package. Each language uses its grammar's own `queries/tags.scm`, plus `extraTags` where the
- * upstream file under-reports, plus `sweep`: identifier captures used to find uses of imported bindings
- * (tags.scm only reports calls, which would miss a function passed by reference or a type in `extends`).
+ * upstream file under-reports, plus `sweepTypes`: the identifier node types a use of an imported binding
+ * can have (tags.scm only reports calls, which would miss a function passed by reference or a type in
+ * `extends`); those uses are found by scanning the text for the imported names, then checked on the tree.
  */
 export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'include' | 'ruby' | 'none';
 
@@ -15,7 +16,7 @@ export interface LanguageSpec {
   /** tags.scm files, concatenated in order ([pkg, file]). */
   tags: Array<[pkg: string, file: string]>;
   extraTags: string;
-  sweep: string;
+  sweepTypes: string[];
   imports: ImportStyle;
   /** File extensions (with dot) resolved by relative imports, in probe order. */
   moduleExtensions: string[];
@@ -38,7 +39,7 @@ const TS_EXTRA = `${ECMA_EXTRA}
 const JS_EXTRA = `${ECMA_EXTRA}
 (field_definition property: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.method
 `;
-const TS_SWEEP = `(identifier) @sweep (type_identifier) @sweep (shorthand_property_identifier) @sweep`;
+const TS_SWEEP = ['identifier', 'type_identifier', 'shorthand_property_identifier'];
 const C_CALLS = `(call_expression function: (identifier) @name) @reference.call`;
 
 const TS_EXTENSIONS = ['.ts', '.tsx', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
@@ -49,7 +50,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-typescript', 'tree-sitter-typescript.wasm'],
     tags: [['tree-sitter-javascript', 'queries/tags.scm'], ['tree-sitter-typescript', 'queries/tags.scm']],
     extraTags: TS_EXTRA,
-    sweep: TS_SWEEP,
+    sweepTypes: TS_SWEEP,
     imports: 'ecmascript',
     moduleExtensions: TS_EXTENSIONS,
   },
@@ -58,7 +59,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-typescript', 'tree-sitter-tsx.wasm'],
     tags: [['tree-sitter-javascript', 'queries/tags.scm'], ['tree-sitter-typescript', 'queries/tags.scm']],
     extraTags: TS_EXTRA,
-    sweep: TS_SWEEP,
+    sweepTypes: TS_SWEEP,
     imports: 'ecmascript',
     moduleExtensions: TS_EXTENSIONS,
   },
@@ -67,7 +68,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-javascript', 'tree-sitter-javascript.wasm'],
     tags: [['tree-sitter-javascript', 'queries/tags.scm']],
     extraTags: JS_EXTRA,
-    sweep: `(identifier) @sweep (shorthand_property_identifier) @sweep`,
+    sweepTypes: ['identifier', 'shorthand_property_identifier'],
     imports: 'ecmascript',
     moduleExtensions: ['.js', '.jsx', '.mjs', '.cjs', '.ts', '.tsx'],
   },
@@ -76,7 +77,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-python', 'tree-sitter-python.wasm'],
     tags: [['tree-sitter-python', 'queries/tags.scm']],
     extraTags: '',
-    sweep: `(identifier) @sweep`,
+    sweepTypes: ['identifier'],
     imports: 'python',
     moduleExtensions: ['.py', '.pyi'],
   },
@@ -88,7 +89,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.constant))
 `,
-    sweep: `(identifier) @sweep (package_identifier) @sweep (type_identifier) @sweep`,
+    sweepTypes: ['identifier', 'package_identifier', 'type_identifier'],
     imports: 'go',
     moduleExtensions: ['.go'],
   },
@@ -101,7 +102,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
 (record_declaration name: (identifier) @name) @definition.class
 (constructor_declaration name: (identifier) @name) @definition.method
 `,
-    sweep: `(identifier) @sweep (type_identifier) @sweep`,
+    sweepTypes: ['identifier', 'type_identifier'],
     imports: 'java',
     moduleExtensions: ['.java'],
   },
@@ -111,7 +112,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     tags: [['tree-sitter-rust', 'queries/tags.scm']],
     extraTags: `(type_item name: (type_identifier) @name) @definition.type
 (const_item name: (identifier) @name) @definition.constant`,
-    sweep: '',
+    sweepTypes: [],
     imports: 'none',
     moduleExtensions: ['.rs'],
   },
@@ -120,7 +121,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-ruby', 'tree-sitter-ruby.wasm'],
     tags: [['tree-sitter-ruby', 'queries/tags.scm']],
     extraTags: '',
-    sweep: '',
+    sweepTypes: [],
     imports: 'ruby',
     moduleExtensions: ['.rb'],
   },
@@ -129,7 +130,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-c', 'tree-sitter-c.wasm'],
     tags: [['tree-sitter-c', 'queries/tags.scm']],
     extraTags: C_CALLS,
-    sweep: '',
+    sweepTypes: [],
     imports: 'include',
     moduleExtensions: ['.h', '.c'],
   },
@@ -138,7 +139,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-cpp', 'tree-sitter-cpp.wasm'],
     tags: [['tree-sitter-cpp', 'queries/tags.scm']],
     extraTags: C_CALLS,
-    sweep: '',
+    sweepTypes: [],
     imports: 'include',
     moduleExtensions: ['.h', '.hpp', '.hh', '.cpp', '.cc'],
   },
@@ -147,7 +148,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-c-sharp', 'tree-sitter-c_sharp.wasm'],
     tags: [['tree-sitter-c-sharp', 'queries/tags.scm']],
     extraTags: '',
-    sweep: '',
+    sweepTypes: [],
     imports: 'none',
     moduleExtensions: ['.cs'],
   },
@@ -156,7 +157,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     wasm: ['tree-sitter-php', 'tree-sitter-php.wasm'],
     tags: [['tree-sitter-php', 'queries/tags.scm']],
     extraTags: '',
-    sweep: '',
+    sweepTypes: [],
     imports: 'none',
     moduleExtensions: ['.php'],
   },
@@ -170,7 +171,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
 (variable_declaration (identifier) @name [(struct_declaration) (enum_declaration) (union_declaration)]) @definition.class
 (call_expression function: (identifier) @name) @reference.call
 `,
-    sweep: '',
+    sweepTypes: [],
     imports: 'none',
     moduleExtensions: ['.zig'],
   },
