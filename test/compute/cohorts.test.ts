@@ -189,6 +189,20 @@ describe('cohort formation in other languages', () => {
     expect(groups(r)).toEqual(['calc/calc.go,calc/calc_test.go,main.go', 'other/other.go', 'text/text.go']);
   });
 
+  it('Java: an imported class\'s changed method called from a changed method merges; a same-name class elsewhere does not', async () => {
+    const f = fixture();
+    f.write('src/main/java/com/acme/calc/Calc.java', 'package com.acme.calc;\n\npublic class Calc {\n  public static int g(int x) {\n    return x + 1;\n  }\n}\n');
+    f.write('src/main/java/com/acme/app/App.java', 'package com.acme.app;\n\nimport com.acme.calc.Calc;\n\npublic class App {\n  public int f(int x) {\n    return Calc.g(x) * 2;\n  }\n}\n');
+    f.write('src/main/java/com/acme/other/Calc.java', 'package com.acme.other;\n\npublic class Calc {\n  public static int g(int x) {\n    return x;\n  }\n}\n');
+    const base = f.commit('base');
+    f.write('src/main/java/com/acme/calc/Calc.java', 'package com.acme.calc;\n\npublic class Calc {\n  public static int g(int x) {\n    return x + 2;\n  }\n}\n');
+    f.write('src/main/java/com/acme/app/App.java', 'package com.acme.app;\n\nimport com.acme.calc.Calc;\n\npublic class App {\n  public int f(int x) {\n    return Calc.g(x) * 3;\n  }\n}\n');
+    f.write('src/main/java/com/acme/other/Calc.java', 'package com.acme.other;\n\npublic class Calc {\n  public static int g(int x) {\n    return x * 5;\n  }\n}\n');
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/main/java/com/acme/app/App.java,src/main/java/com/acme/calc/Calc.java', 'src/main/java/com/acme/other/Calc.java']);
+  });
+
   it('a language without a grammar is grouped by path and says why', async () => {
     const f = fixture();
     f.write('app/src/Main.kt', 'fun main() {\n  println("a")\n}\n');
