@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { StreamFold } from '../commands/kernel';
 import { reviewStreamOf, reviewTarget } from '../commands/review-target';
 import type { RecordedEvent } from '../events/envelope';
-import { evolvePr, initialPrState, PrState } from '../review/pr-state';
+import { currentRound, evolvePr, initialPrState, isLive, PrState } from '../review/pr-state';
+import { buildVerdictIndex, indexNode, VerdictIndex } from '../review/verdict-index';
 import { activeRules, Rules } from '../rules/rules';
 
 export const reviewQueryInput = z.object(reviewTarget);
@@ -21,26 +22,42 @@ export interface ReviewView {
   suppressions: Record<string, { nodeId: string; repoId?: string; prNumber?: number; at: number }>;
   /** nodeId → the suppression fact that existed when the node was filed ("previously dismissed"). */
   previouslyDismissed: Record<string, { nodeId: string; repoId?: string; prNumber?: number; at: number }>;
+  /** The verdict's findings part, kept up to date event by event (rebuilt when the round or the rules change). */
+  verdictIndex: VerdictIndex;
 }
 
 const WORKSPACE_TYPES = new Set(['RulesVersionActivated', 'SuppressionFactRecorded']);
 
 export function reviewViewFold(pinned?: Rules): StreamFold<ReviewView> {
   return {
-    initialState: () => ({ pr: initialPrState(), rules: pinned ?? activeRules(null), suppressions: {}, previouslyDismissed: {} }),
+    initialState: () => {
+      const pr = initialPrState();
+      const rules = pinned ?? activeRules(null);
+      return { pr, rules, suppressions: {}, previouslyDismissed: {}, verdictIndex: buildVerdictIndex(pr, rules) };
+    },
     evolve(s, e) {
       if (e.streamId === 'workspace') {
         const d = e.data as any;
-        if (e.type === 'RulesVersionActivated' && !pinned) s.rules = activeRules(d.document);
-        else if (e.type === 'SuppressionFactRecorded' && !s.suppressions[d.fingerprint]) s.suppressions[d.fingerprint] = { nodeId: d.nodeId, repoId: d.repoId, prNumber: d.prNumber, at: e.globalPosition };
+        if (e.type === 'RulesVersionActivated' && !pinned) {
+          s.rules = activeRules(d.document);
+          s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
+        } else if (e.type === 'SuppressionFactRecorded' && !s.suppressions[d.fingerprint]) s.suppressions[d.fingerprint] = { nodeId: d.nodeId, repoId: d.repoId, prNumber: d.prNumber, at: e.globalPosition };
         return s;
       }
+      const d = e.data as { nodeId: string; fingerprint: string };
+      const closing = e.type === 'ReviewNodeDismissed' || e.type === 'ReviewNodeResolved' ? s.pr.nodes[d.nodeId] : undefined;
+      const wasLive = closing !== undefined && isLive(closing);
       if (e.type === 'ReviewNodeFiled') {
-        const d = e.data as { nodeId: string; fingerprint: string };
         const fact = s.suppressions[d.fingerprint];
         if (fact) s.previouslyDismissed[d.nodeId] = fact;
       }
       evolvePr(s.pr, e);
+      const ix = s.verdictIndex;
+      if ((currentRound(s.pr)?.round ?? 0) !== ix.round) s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
+      else if (e.type === 'ReviewNodeFiled') {
+        const n = s.pr.nodes[d.nodeId];
+        if (n.round === ix.round) indexNode(ix, n, s.rules, +1);
+      } else if (wasLive && !isLive(closing!) && closing!.round === ix.round) indexNode(ix, closing!, s.rules, -1);
       return s;
     },
   };

@@ -1,12 +1,12 @@
 import { currentFinalization } from '../review/pr-state';
-import { verdictOfPr } from '../review/pr-verdict';
+import { verdictFromIndex } from '../review/verdict-index';
 import type { QueryDefinition } from './query';
 import { affectsReview, reviewQueryInput, ReviewQueryInput, reviewSources, ReviewView, reviewViewFold } from './review-fold';
 
 /** The live verdict of a review (SPEC §7) under the rules in force, with its axes and reasons. */
 export function verdictView(s: ReviewView) {
   if (!s.pr.exists) return { exists: false as const };
-  const v = verdictOfPr(s.pr, s.rules);
+  const v = verdictFromIndex(s.pr, s.verdictIndex, s.rules);
   const f = currentFinalization(s.pr);
   return {
     exists: true as const,

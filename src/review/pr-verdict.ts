@@ -30,6 +30,8 @@ export function liveNodesOfCurrentRound(s: PrState): NodeRecord[] {
 export function verdictOfPr(s: PrState, rules: Rules, tokenAxes?: TokenAxes): PrVerdict {
   const live = liveNodesOfCurrentRound(s);
   const dup = duplicatesOf(live);
+  // From scratch on purpose: the finalizer and replay score under arbitrary rules; the live projection
+  // uses the incremental index (verdict-index.ts), and a property test keeps the two identical.
   const nodes: VerdictNode[] = live.map((n) => ({ nodeId: n.nodeId, priority: n.node.priority, confidence: n.node.confidence, duplicateOf: dup.get(n.nodeId) }));
   const axes = axesOf(s, rules, tokenAxes);
   const round = currentRound(s);

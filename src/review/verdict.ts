@@ -19,14 +19,40 @@ export interface VerdictResult {
   rulesVersion: string;
   /** Why, most decisive first: the deciding nodes and every axis that raised the verdict. */
   reasons: string[];
-  /** Canonical nodes of the defects that decided the findings verdict. */
+  /** Canonical nodes of the defects that decided the findings verdict: the first DECIDING_LISTED in filing order. */
   decidingNodeIds: string[];
-  /** How many confidences entered the aggregate (deciding nodes plus their agreeing duplicates). */
+  /** How many defects decided the findings verdict. */
+  decidingCount: number;
+  /** How many confidences entered the aggregate (every report of the deciding defects, duplicates included). */
   contributing: number;
 }
 
+/** What the findings contribute, however it was computed (from scratch here, incrementally in verdict-index.ts). */
+export interface FindingsSummary {
+  findingsVerdict: Verdict;
+  decidingNodeIds: string[];
+  decidingCount: number;
+  /** Sums of the contributing confidences in CONFIDENCE_SCALE units: integers, so any fold order gives the same bits. */
+  sum: number;
+  sumSq: number;
+  count: number;
+  liveNodes: number;
+}
+
+export const DECIDING_LISTED = 20;
+/** Confidences enter the aggregate at 4-decimal precision as integers: sums stay exact (no float drift). */
+export const CONFIDENCE_SCALE = 10_000;
+export const VERDICT_LEVELS: readonly Verdict[] = ['Ship', 'Hold', 'Block'];
 const RANK: Record<Verdict, number> = { Ship: 0, Hold: 1, Block: 2 };
 const stricter = (a: Verdict, b: Verdict): Verdict => (RANK[b] > RANK[a] ? b : a);
+
+export const quantized = (confidence: number): number => Math.round(confidence * CONFIDENCE_SCALE);
+
+/** The level (0 Ship, 1 Hold, 2 Block) one report asks for under the rules' priority→verdict table. */
+export function askLevel(priority: Priority, confidence: number, rules: Rules): number {
+  const rule = rules.verdict.priorities[priority];
+  return RANK[confidence >= rules.verdict.blockThreshold ? rule.atOrAboveThreshold : rule.belowThreshold];
+}
 
 /**
  * The verdict of SPEC §7 under a rules document. Rules v1 reads:
@@ -41,44 +67,59 @@ const stricter = (a: Verdict, b: Verdict): Verdict => (RANK[b] > RANK[a] ? b : a
  *     ever lowers the verdict; not_applicable, pass and warn force nothing.
  *  3. Confidence: contributing = the confidences of every report of the defects that asked for the
  *     findings verdict (for Ship that is every live node), duplicates included, since agreement among
- *     duplicates should raise it. `base = mean × (1 − population stddev)`; with no contributing node
- *     `base = withoutContributingNodes` (1.0). Then `− penaltyPerIncompleteGatedAxis` (0.25) for every
- *     gated axis that is partial or unavailable, floored at 0, rounded to `decimals` (3).
+ *     duplicates should raise it; each taken at 4-decimal precision. `base = mean × (1 − population
+ *     stddev)`; with no contributing node `base = withoutContributingNodes` (1.0). Then
+ *     `− penaltyPerIncompleteGatedAxis` (0.25) for every gated axis that is partial or unavailable,
+ *     floored at 0, rounded to `decimals` (3).
+ *
+ * `nodes` are the live nodes in filing order.
  */
 export function computeVerdict(nodes: readonly VerdictNode[], axes: readonly AxisReport[], rules: Rules): VerdictResult {
-  const { blockThreshold, priorities } = rules.verdict;
-  // A defect is counted once: its ask is the strictest of its reports (canonical + duplicates), so a
-  // confident duplicate is not outvoted by a hesitant canonical filed first.
-  const asks = new Map<string, Verdict>();
-  let findingsVerdict: Verdict = 'Ship';
+  return finishVerdict(summarizeFindings(nodes, rules), axes, rules);
+}
+
+/** Step 1 and the contributing sums of step 3, from scratch. */
+export function summarizeFindings(nodes: readonly VerdictNode[], rules: Rules): FindingsSummary {
+  // A defect is counted once: its ask is the strictest of its reports, so a confident duplicate is not
+  // outvoted by a hesitant canonical filed first.
+  const asks = new Map<string, number>();
+  let level = 0;
   for (const n of nodes) {
-    const rule = priorities[n.priority];
-    const ask = n.confidence >= blockThreshold ? rule.atOrAboveThreshold : rule.belowThreshold;
+    const ask = askLevel(n.priority, n.confidence, rules);
     const defect = n.duplicateOf ?? n.nodeId;
     const prev = asks.get(defect);
-    if (prev === undefined || RANK[ask] > RANK[prev]) asks.set(defect, ask);
-    if (RANK[ask] > RANK[findingsVerdict]) findingsVerdict = ask;
+    if (prev === undefined || ask > prev) asks.set(defect, ask);
+    if (ask > level) level = ask;
   }
-
   const decidingNodeIds: string[] = [];
+  let decidingCount = 0;
   let sum = 0;
   let sumSq = 0;
   let count = 0;
   for (const n of nodes) {
-    if (asks.get(n.duplicateOf ?? n.nodeId) !== findingsVerdict) continue;
-    if (n.duplicateOf === undefined) decidingNodeIds.push(n.nodeId);
-    sum += n.confidence;
-    sumSq += n.confidence * n.confidence;
+    if (asks.get(n.duplicateOf ?? n.nodeId) !== level) continue;
+    if (n.duplicateOf === undefined) {
+      decidingCount++;
+      if (decidingNodeIds.length < DECIDING_LISTED) decidingNodeIds.push(n.nodeId);
+    }
+    const q = quantized(n.confidence);
+    sum += q;
+    sumSq += q * q;
     count++;
   }
+  return { findingsVerdict: VERDICT_LEVELS[level], decidingNodeIds, decidingCount, sum, sumSq, count, liveNodes: nodes.length };
+}
 
+/** Steps 2 and 3: fold the axes in and aggregate the confidence. */
+export function finishVerdict(f: FindingsSummary, axes: readonly AxisReport[], rules: Rules): VerdictResult {
+  const { findingsVerdict, decidingNodeIds, decidingCount, count } = f;
   const reasons: string[] = [];
-  if (decidingNodeIds.length > 0 && findingsVerdict !== 'Ship') {
+  if (decidingCount > 0 && findingsVerdict !== 'Ship') {
     const shown = decidingNodeIds.slice(0, 5).join(', ');
-    const more = decidingNodeIds.length > 5 ? ` and ${decidingNodeIds.length - 5} more` : '';
+    const more = decidingCount > 5 ? ` and ${decidingCount - 5} more` : '';
     reasons.push(`${findingsVerdict} from findings: ${shown}${more} (${describeAsk(findingsVerdict, rules)})`);
   } else {
-    reasons.push(nodes.length === 0 ? 'Ship from findings: no live findings' : `Ship from findings: no live finding asks for more (${nodes.length} live)`);
+    reasons.push(f.liveNodes === 0 ? 'Ship from findings: no live findings' : `Ship from findings: no live finding asks for more (${f.liveNodes} live)`);
   }
 
   let verdict = findingsVerdict;
@@ -96,15 +137,15 @@ export function computeVerdict(nodes: readonly VerdictNode[], axes: readonly Axi
   let base: number;
   if (count === 0) base = rules.confidence.withoutContributingNodes;
   else {
-    const mean = sum / count;
-    const variance = Math.max(0, sumSq / count - mean * mean);
-    base = mean * (1 - Math.sqrt(variance));
+    const mean = f.sum / count;
+    const variance = Math.max(0, f.sumSq / count - mean * mean);
+    base = (mean / CONFIDENCE_SCALE) * (1 - Math.sqrt(variance) / CONFIDENCE_SCALE);
   }
   const penalized = Math.max(0, base - incompleteGated * rules.confidence.penaltyPerIncompleteGatedAxis);
   const scale = 10 ** rules.confidence.decimals;
   const confidence = Math.min(1, Math.round(penalized * scale) / scale);
 
-  return { verdict, findingsVerdict, confidence, rulesVersion: rules.rulesVersion, reasons, decidingNodeIds, contributing: count };
+  return { verdict, findingsVerdict, confidence, rulesVersion: rules.rulesVersion, reasons, decidingNodeIds, decidingCount, contributing: count };
 }
 
 function forcedBy(status: AxisStatus, rules: Rules): Verdict | undefined {

@@ -6,6 +6,9 @@ import { verdictQuery } from '../../src/projections/verdict';
 import { auditQuery } from '../../src/projections/audit';
 import { resolveAsOf } from '../../src/projections/as-of';
 import { RULES_V1 } from '../../src/rules/rules';
+import { Ledger } from '../../src/ledger';
+import { loadConfig } from '../../src/config';
+import { newUuidV7 } from '../../src/events/ids';
 import { ALICE, BOB, CAROL, computedEvent, HEAD1, REPO, reviewFixture, WS } from './support';
 
 type Fixture = Awaited<ReturnType<typeof reviewFixture>>;
@@ -96,9 +99,6 @@ describe('as-of reads (SPEC §7.4)', () => {
     let t = Date.now() + 3600_000;
     f = await reviewFixture();
     // A second ledger on the same data dir with a stepping clock, so events carry distinct times.
-    const { Ledger } = await import('../../src/ledger');
-    const { loadConfig } = await import('../../src/config');
-    const { newUuidV7 } = await import('../../src/events/ids');
     const timed = new Ledger(loadConfig({ dataDir: f.dataDir }, {}), { clock: () => new Date((t += 60_000)) });
     const run = (c: string, a: typeof ALICE, p: object) => timed.run(c, WS, { principal: a.principal as any, role: a.role, idempotencyKey: newUuidV7() }, p);
     await run('requestReview', ALICE, { ...f.pr(), baseSha: 'b'.repeat(40), headSha: HEAD1 });

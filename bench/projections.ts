@@ -1,0 +1,271 @@
+// npm run bench:projections [-- --events 1000000 --prs 1000 --nodes 10000 --samples 2000 --rounds 3]
+// Full rebuild of the review projections from a real SQLite store, against the raw read of the same log
+// (the limit a rebuild cannot beat), and the incremental verdict of one PR holding 10,000 nodes after one
+// more event (evolve + verdict view, no refold), against a full refold of that PR.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { validateEventData } from '../src/events/catalogue';
+import type { NewEvent, RecordedEvent } from '../src/events/envelope';
+import { deriveEventId, newUuidV7 } from '../src/events/ids';
+import { SqliteEventStore } from '../src/events/store/sqlite';
+import { verdictView } from '../src/projections/verdict';
+import { ReviewView, reviewViewFold } from '../src/projections/review-fold';
+import { evolvePr, initialPrState, PrState } from '../src/review/pr-state';
+import { verdictOfPr } from '../src/review/pr-verdict';
+import { RULES_V1 } from '../src/rules/rules';
+import { argValue, median, percentile, round, table } from './support/report';
+
+const REPO = 'bench-repo';
+const BASE = 'b'.repeat(40);
+const HEAD = 'a'.repeat(40);
+const AGENTS = ['agent:eng', 'agent:qa', 'agent:arch'];
+const BRIEFS = ['engineer', 'qa', 'architect'] as const;
+const PRIOS = ['P0', 'P1', 'P2', 'P3', 'P3', 'P2'] as const;
+const KINDS = ['bug', 'suggestion', 'recommendation', 'question'] as const;
+const META = { principal: 'agent:bench', workspaceId: 'bench', correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' } as const;
+
+/** Seeded PRNG so every run generates the same log. */
+function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const hex64 = (n: number) => n.toString(16).padStart(64, '0');
+
+/** Generates one PR's events: a request, computes, and a realistic mix of nodes, confirmations, dismissals, resolutions, CI, decisions. */
+class PrGenerator {
+  private nodes = 0;
+  private live: number[] = [];
+  private emitted = 0;
+  constructor(readonly pr: number, private readonly rnd: () => number) {}
+
+  next(): { type: string; data: unknown } {
+    const r = this.rnd();
+    const i = this.emitted++;
+    if (i === 0) return { type: 'ReviewRequested', data: { repoId: REPO, prNumber: this.pr, baseSha: BASE, headSha: HEAD, level: 'balanced', roster: [...BRIEFS], rulesVersion: 'v1', requestedBy: 'user:bench', role: 'member' } };
+    if (i === 1 || r < 0.004) return { type: 'ReviewComputed', data: computed(this.pr, r) };
+    if (r < 0.02) return { type: 'CiSignalRecorded', data: { name: `check-${Math.floor(r * 1000) % 7}`, status: 'completed', conclusion: r < 0.01 ? 'failure' : 'success', headSha: HEAD, by: 'system:ci' } };
+    if (r < 0.025) return { type: 'ContractChangeDecided', data: { changeId: `c-${this.pr}-1`, decision: r < 0.022 ? 'approved' : 'rejected', by: 'user:lead', headSha: HEAD } };
+    if (this.live.length === 0 || r < 0.47) return this.file();
+    const pick = Math.floor(this.rnd() * this.live.length);
+    const nodeId = `n${this.live[pick]}`;
+    if (r < 0.8) return { type: 'ReviewNodeConfirmed', data: { nodeId, by: AGENTS[Math.floor(this.rnd() * 3)], role: 'member' } };
+    this.live[pick] = this.live[this.live.length - 1];
+    this.live.pop();
+    if (r < 0.92) return { type: 'ReviewNodeDismissed', data: { nodeId, by: 'user:lead', role: 'member', reason: 'not a defect here', fingerprint: hex64(this.pr * 100_000 + Number(nodeId.slice(1))) } };
+    return { type: 'ReviewNodeResolved', data: { nodeId, by: 'user:lead', role: 'member', reason: 'fixed' } };
+  }
+
+  file(): { type: string; data: unknown } {
+    const k = ++this.nodes;
+    this.live.push(k);
+    const a = Math.floor(this.rnd() * 3);
+    const line = 1 + Math.floor(this.rnd() * 2000);
+    return {
+      type: 'ReviewNodeFiled',
+      data: {
+        nodeId: `n${k}`,
+        round: 1,
+        headSha: HEAD,
+        // ~5% share a fingerprint with an earlier node: duplicates.
+        fingerprint: hex64(this.pr * 100_000 + (k > 20 && this.rnd() < 0.05 ? Math.floor(this.rnd() * k) + 1 : k)),
+        role: 'member',
+        node: {
+          kind: KINDS[Math.floor(this.rnd() * 4)],
+          priority: PRIOS[Math.floor(this.rnd() * PRIOS.length)],
+          triage: { category: 'correctness', severity: 'medium', effort: 'small' },
+          anchor: { path: `src/module-${Math.floor(this.rnd() * 40)}.ts`, startLine: line, endLine: line + Math.floor(this.rnd() * 8) },
+          confidence: Math.round(this.rnd() * 1000) / 1000,
+          title: `Finding ${k}`,
+          body: 'A short body: the finding, its impact and a suggested fix.',
+          reviewer: { principal: AGENTS[a], brief: BRIEFS[a] },
+        },
+      },
+    };
+  }
+}
+
+function computed(pr: number, r: number) {
+  return {
+    baseSha: BASE,
+    headSha: HEAD,
+    engineVersion: 'bench',
+    inputsDigest: hex64(pr),
+    cohorts: [],
+    dependencyDiffs: [],
+    apiContract: { status: 'pass', specs: [{ path: 'openapi.yaml', change: 'modified' }], changes: [{ changeId: `c-${pr}-1`, ruleId: 'response-property-removed', severity: r < 0.5 ? 'breaking' : 'non-breaking', direction: 'response', message: 'removed', specPath: 'openapi.yaml' }] },
+    visual: { status: 'not_applicable', reason: 'no snapshots', snapshots: [] },
+    changedFiles: [],
+    metrics: { files: 12 },
+  };
+}
+
+async function generate(store: SqliteEventStore, totalEvents: number, prs: number): Promise<void> {
+  const rnd = prng(42);
+  const gens = Array.from({ length: prs }, (_, i) => new PrGenerator(i + 1, prng(1000 + i)));
+  const seenTypes = new Set<string>();
+  const key = newUuidV7();
+  let n = 0;
+  const BURST = 25;
+  while (n < totalEvents) {
+    // A wave: many PRs each append a burst, concurrently (the store group-commits them).
+    const wave: Promise<unknown>[] = [];
+    for (let w = 0; w < 200 && n < totalEvents; w++) {
+      const g = gens[Math.floor(rnd() * prs)];
+      const events: NewEvent[] = [];
+      for (let b = 0; b < BURST && n < totalEvents; b++, n++) {
+        const e = g.next();
+        // Validate one event of each type against the real catalogue: the generated log is a valid log.
+        if (!seenTypes.has(e.type)) {
+          validateEventData(e.type, e.data);
+          seenTypes.add(e.type);
+        }
+        events.push({ eventId: deriveEventId(key, n + 1), type: e.type, schemaVersion: 1, data: e.data, metadata: META as any });
+      }
+      wave.push(store.append(`pr-${REPO}-${g.pr}`, 'any', events));
+    }
+    await Promise.all(wave);
+  }
+}
+
+/** Raw read: every event parsed and handed over, nothing folded. */
+async function rawRead(store: SqliteEventStore): Promise<number> {
+  let n = 0;
+  for await (const _e of store.readAll()) n++;
+  return n;
+}
+
+/** Full rebuild: every PR's review view folded from the log, then every verdict computed. */
+async function rebuild(store: SqliteEventStore): Promise<{ events: number; verdicts: Record<string, number> }> {
+  const fold = reviewViewFold(RULES_V1);
+  const views = new Map<string, ReviewView>();
+  let n = 0;
+  for await (const e of store.readAll()) {
+    n++;
+    let v = views.get(e.streamId);
+    if (!v) views.set(e.streamId, (v = fold.initialState()));
+    fold.evolve(v, e);
+  }
+  const verdicts: Record<string, number> = { Ship: 0, Hold: 0, Block: 0 };
+  for (const v of views.values()) {
+    const out = verdictView(v);
+    if (out.exists) verdicts[out.verdict]++;
+  }
+  return { events: n, verdicts };
+}
+
+function bigPr(nodes: number): { events: RecordedEvent[]; gen: PrGenerator } {
+  const gen = new PrGenerator(999_999, prng(7));
+  const events: RecordedEvent[] = [];
+  let pos = 0;
+  const push = (e: { type: string; data: unknown }) => events.push({ eventId: `e${pos}`, type: e.type, schemaVersion: 1, data: e.data, metadata: META as any, streamId: `pr-${REPO}-999999`, streamRevision: pos, globalPosition: ++pos });
+  push(gen.next());
+  push(gen.next());
+  for (let i = 0; i < nodes; i++) push(gen.file());
+  return { events, gen };
+}
+
+export async function main(args: string[]): Promise<void> {
+  const totalEvents = Number(argValue(args, '--events') ?? 1_000_000);
+  const prs = Number(argValue(args, '--prs') ?? 1000);
+  const nodes = Number(argValue(args, '--nodes') ?? 10_000);
+  const samples = Number(argValue(args, '--samples') ?? 2000);
+  const rounds = Number(argValue(args, '--rounds') ?? 3);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-proj-'));
+  const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'bench', synchronous: 'OFF' });
+  try {
+    const tg = performance.now();
+    await generate(store, totalEvents, prs);
+    const genSeconds = (performance.now() - tg) / 1000;
+    process.stdout.write(`generated ${totalEvents.toLocaleString('en-US')} events over ${prs} PRs in ${genSeconds.toFixed(1)} s\n`);
+
+    // Alternate raw and rebuild rounds so noise from neighbours hits both alike.
+    const raw: number[] = [];
+    const full: number[] = [];
+    let verdicts: Record<string, number> = {};
+    for (let r = 0; r < rounds; r++) {
+      let t = performance.now();
+      const n1 = await rawRead(store);
+      raw.push((n1 / (performance.now() - t)) * 1000);
+      t = performance.now();
+      const out = await rebuild(store);
+      full.push((out.events / (performance.now() - t)) * 1000);
+      verdicts = out.verdicts;
+    }
+
+    // Incremental verdict on one PR with `nodes` nodes: one more event → evolve + verdict view.
+    const big = bigPr(nodes);
+    const state: PrState = initialPrState();
+    for (const e of big.events) evolvePr(state, e);
+    let pos = big.events.length;
+    const latencies: number[] = [];
+    let sink = 0;
+    for (let i = 0; i < samples + 100; i++) {
+      const g = i % 3 === 0 ? big.gen.file() : big.gen.next();
+      if (g.type === 'ReviewRequested') continue;
+      const e: RecordedEvent = { eventId: `x${i}`, type: g.type, schemaVersion: 1, data: g.data, metadata: META as any, streamId: `pr-${REPO}-999999`, streamRevision: pos, globalPosition: ++pos };
+      const t = performance.now();
+      evolvePr(state, e);
+      const v = verdictOfPr(state, RULES_V1);
+      const dt = performance.now() - t;
+      sink += v.confidence;
+      if (i >= 100) latencies.push(dt); // the first 100 warm the JIT
+    }
+    // The same answer by a full refold of that PR, for the ratio.
+    const refold: number[] = [];
+    for (let r = 0; r < 5; r++) {
+      const t = performance.now();
+      const s = initialPrState();
+      for (const e of big.events) evolvePr(s, e);
+      sink += verdictOfPr(s, RULES_V1).confidence;
+      refold.push(performance.now() - t);
+    }
+    const liveNodes = verdictOfPr(state, RULES_V1).liveNodes;
+
+    const rawRate = Math.round(median(raw));
+    const fullRate = Math.round(median(full));
+    const p50 = round(percentile(latencies, 50), 3);
+    const p99 = round(percentile(latencies, 99), 3);
+    const refoldMs = round(median(refold), 2);
+    process.stdout.write(
+      `\n${table([
+        { measure: 'raw read of the log (limit)', value: rawRate, unit: 'events/s' },
+        { measure: 'full rebuild: fold + every verdict', value: fullRate, unit: 'events/s' },
+        { measure: 'rebuild / raw read', value: round(fullRate / rawRate, 3), unit: 'ratio' },
+        { measure: `incremental verdict p50 (${liveNodes.toLocaleString('en-US')} live nodes)`, value: p50, unit: 'ms' },
+        { measure: 'incremental verdict p99', value: p99, unit: 'ms' },
+        { measure: `full refold of that PR (${big.events.length.toLocaleString('en-US')} events)`, value: refoldMs, unit: 'ms' },
+        { measure: 'refold / incremental p50', value: round(refoldMs / p50, 1), unit: 'ratio' },
+      ])}\n`,
+    );
+    process.stdout.write(`verdicts after rebuild: ${JSON.stringify(verdicts)} (checksum ${round(sink, 3)})\n`);
+    process.stdout.write(
+      `${JSON.stringify({
+        bench: 'projections',
+        events: totalEvents,
+        prs,
+        rounds,
+        rawReadEventsPerSec: rawRate,
+        rebuildEventsPerSec: fullRate,
+        rebuildVsRawRead: round(fullRate / rawRate, 3),
+        rebuildTargetMet: fullRate >= 100_000,
+        bigPrNodes: nodes,
+        incrementalSamples: latencies.length,
+        incrementalVerdictP50Ms: p50,
+        incrementalVerdictP99Ms: p99,
+        incrementalTargetMet: p99 <= 5,
+        fullRefoldMs: refoldMs,
+        refoldVsIncrementalP50: round(refoldMs / p50, 1),
+      })}\n`,
+    );
+  } finally {
+    await store.close();
+    if (process.env.BENCH_KEEP_DB) process.stdout.write(`kept ${path.join(dir, 'workspace.db')}\n`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,73 @@
+import { canonicalJson } from '../../src/events/canonical-json';
+import type { RecordedEvent } from '../../src/events/envelope';
+import { reviewViewFold } from '../../src/projections/review-fold';
+import { verdictView } from '../../src/projections/verdict';
+import { verdictOfPr } from '../../src/review/pr-verdict';
+import { RULES_V1 } from '../../src/rules/rules';
+
+function mulberry32(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const V2 = { ...RULES_V1, rulesVersion: 'v2', verdict: { blockThreshold: 0.4, priorities: { ...RULES_V1.verdict.priorities, P2: { atOrAboveThreshold: 'Hold' as const, belowThreshold: 'Ship' as const } } } };
+
+/** Random PR histories: nodes (with shared fingerprints), closes, forged double closes, new rounds, rules changes. */
+function history(rnd: () => number, length: number): RecordedEvent[] {
+  const out: RecordedEvent[] = [];
+  let pos = 0;
+  let nodes = 0;
+  let round = 1;
+  const push = (streamId: string, type: string, data: unknown) => out.push({ eventId: `e${pos}`, type, schemaVersion: 1, data, metadata: {} as any, streamId, streamRevision: pos, globalPosition: ++pos });
+  push('pr-r-1', 'ReviewRequested', { repoId: 'r', prNumber: 1, baseSha: 'b'.repeat(40), headSha: '1'.repeat(40), level: 'balanced', roster: ['engineer'], rulesVersion: 'v1', requestedBy: 'user:u', role: 'member' });
+  for (let i = 0; i < length; i++) {
+    const r = rnd();
+    if (r < 0.55 || nodes === 0) {
+      nodes++;
+      push('pr-r-1', 'ReviewNodeFiled', {
+        nodeId: `n${nodes}`,
+        round,
+        headSha: String(round).repeat(40).slice(0, 40),
+        fingerprint: `f${Math.floor(rnd() * 8)}`,
+        role: 'member',
+        node: { kind: 'bug', priority: ['P0', 'P1', 'P2', 'P3'][Math.floor(rnd() * 4)], triage: {}, confidence: Math.round(rnd() * 100) / 100, title: 't', body: 'b', reviewer: { principal: `agent:a${Math.floor(rnd() * 3)}`, brief: 'engineer' } },
+      });
+    } else if (r < 0.85) {
+      push('pr-r-1', rnd() < 0.5 ? 'ReviewNodeDismissed' : 'ReviewNodeResolved', { nodeId: `n${1 + Math.floor(rnd() * nodes)}`, by: 'user:u', role: 'member', reason: 'x', fingerprint: 'f' });
+    } else if (r < 0.9) {
+      push('pr-r-1', 'ReviewNodeConfirmed', { nodeId: `n${1 + Math.floor(rnd() * nodes)}`, by: 'agent:a1', role: 'member' });
+    } else if (r < 0.94) {
+      round++;
+      push('pr-r-1', 'ReviewRoundStarted', { round, baseSha: 'b'.repeat(40), headSha: String(round % 10).repeat(40), requestedBy: 'user:u', role: 'member' });
+    } else if (r < 0.97) {
+      push('workspace', 'RulesVersionActivated', { rulesVersion: rnd() < 0.5 ? 'v2' : 'v1', document: rnd() < 0.5 ? V2 : RULES_V1 });
+    } else {
+      push('pr-r-1', 'ReviewComputed', { baseSha: 'b'.repeat(40), headSha: String(round % 10).repeat(40), apiContract: { status: rnd() < 0.5 ? 'pass' : 'partial', specs: [], changes: [] }, visual: { status: 'pass', snapshots: [] } });
+    }
+  }
+  return out;
+}
+
+describe('the incremental verdict equals the verdict folded from scratch', () => {
+  test('after every event of 300 random histories, under changing rules', () => {
+    const rnd = mulberry32(11);
+    let compared = 0;
+    for (let h = 0; h < 300; h++) {
+      const fold = reviewViewFold();
+      let s = fold.initialState();
+      for (const e of history(rnd, 60)) {
+        s = fold.evolve(s, e);
+        const incremental = verdictView(s);
+        if (!incremental.exists) continue;
+        const { exists: _e, status: _s, finalized: _f, ...v } = incremental;
+        expect(canonicalJson(v)).toBe(canonicalJson(verdictOfPr(s.pr, s.rules)));
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(10_000);
+  });
+});
