@@ -160,7 +160,7 @@ export class FakeGitHub {
     const login = this.tokens.get(auth.replace(/^(token|bearer) /i, ''));
     if (!login) return this.reply(req, res, body, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
 
-    const m = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)(\/files|\/reviews(?:\/(\d+)(\/events|\/comments)?)?)?$/.exec(url.pathname);
+    const m = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)(?:(\/files|\/reviews)(?:\/(\d+)(\/events|\/comments)?)?)?$/.exec(url.pathname);
     const pull = m ? this.pulls.get(Number(m[3])) : undefined;
     if (!m || !pull) return this.reply(req, res, body, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
     const [, owner, repo, , sub, reviewId, reviewSub] = m;

@@ -54,3 +54,68 @@ describe('publishing a review to GitHub (fake GitHub over loopback)', () => {
     void OWNER;
   });
 });
+
+/** The content of the first fenced block with this info string, and its fence. */
+function fencedBlock(markdown: string, info: string): { fence: string; content: string } | null {
+  const m = new RegExp('^(`{3,})' + info + '\\n([\\s\\S]*?)\\n\\1$', 'm').exec(markdown);
+  return m ? { fence: m[1], content: m[2] } : null;
+}
+
+describe('rendering what is posted', () => {
+  let f: Fixture;
+  afterEach(async () => f?.close());
+
+  it('a suggestion block only for exact replacement lines on a RIGHT range, fenced longer than any backtick run', async () => {
+    f = await publishFixture();
+    const replacement = ['const v4 = 4;', "const v5 = `five` + '```' + '````';", 'const v6 = 6;'];
+    await f.file(ALICE, { title: 'use a template', anchor: { path: 'src/app.ts', startLine: 4, endLine: 6 }, fix: { replacementLines: replacement, prompt: 'Rewrite v5 as a template literal.' } });
+    await f.file(ALICE, { title: 'restore v20', anchor: { path: 'src/app.ts', startLine: 20, endLine: 20, side: 'LEFT' }, fix: { replacementLines: ['const v20 = 20;'] } });
+    await f.file(ALICE, { title: 'only a diff', anchor: { path: 'src/app.ts', startLine: 29, endLine: 29 }, fix: { unifiedDiff: "-const v30 = 'thirty';\n+const v30 = 30;" } });
+    await f.finalize();
+    await f.publish(CAROL);
+    const [post] = f.github.reviewPosts();
+    const [withSuggestion, leftSide, diffOnly] = post.body.comments;
+    expect(withSuggestion).toMatchObject({ start_line: 4, line: 6, side: 'RIGHT', start_side: 'RIGHT' });
+    const block = fencedBlock(withSuggestion.body, 'suggestion');
+    expect(block).not.toBeNull();
+    expect(block!.fence).toBe('`````');
+    expect(block!.content.split('\n')).toEqual(replacement);
+    expect(withSuggestion.body).toContain('<summary>Fix prompt</summary>');
+    expect(withSuggestion.body).toMatch(/correctness · medium · effort small/);
+    expect(withSuggestion.body).toContain('Confidence: 0.80');
+    // LEFT side: GitHub cannot apply a suggestion to deleted lines; the lines are still shown.
+    expect(leftSide.side).toBe('LEFT');
+    expect(leftSide.body).not.toContain('```suggestion');
+    expect(leftSide.body).toContain('const v20 = 20;');
+    // Never inferred from a unified diff.
+    expect(diffOnly.body).not.toContain('suggestion');
+    expect(fencedBlock(diffOnly.body, 'diff')!.content).toBe("-const v30 = 'thirty';\n+const v30 = 30;");
+    expect(diffOnly.body).toContain('<summary>Proposed fix</summary>');
+  });
+
+  it('duplicates are published once, crediting the other reviewer', async () => {
+    f = await publishFixture();
+    const first = await f.file(ALICE, { title: 'Five is a string now', anchor: { path: 'src/app.ts', startLine: 5, endLine: 5 } });
+    const second = await f.file(BOB, { title: 'five is a STRING now!', brief: 'qa', anchor: { path: 'src/app.ts', startLine: 5, endLine: 5 } });
+    expect(second.fingerprint).toBe(first.fingerprint);
+    await f.finalize();
+    await f.publish(CAROL);
+    const [post] = f.github.reviewPosts();
+    expect(post.body.comments).toHaveLength(1);
+    expect(post.body.comments[0].body).toContain('Also found by agent:bob (qa).');
+    const [published] = await f.eventsOf('ReviewPublished');
+    expect((published.data as any).inline).toEqual([expect.objectContaining({ nodeId: first.nodeId, duplicates: [second.nodeId] })]);
+    expect((published.data as any).folded).toEqual([]);
+  });
+
+  it('a clean Ship is one line, and approves from the button', async () => {
+    f = await publishFixture();
+    await f.finalize();
+    const out = await f.publish(CAROL);
+    expect(out.response.result).toMatchObject({ status: 'published', event: 'APPROVE', verdict: 'Ship', inline: 0, folded: 0 });
+    const [post] = f.github.reviewPosts();
+    expect(post.body.body.split('\n')).toHaveLength(1);
+    expect(post.body.body).toMatch(/^\*\*Ship\*\* — no open findings\. — review-ledger AI review <!-- review-ledger:publish=rl1-[0-9a-f]{40} -->$/);
+    expect(post.body).not.toHaveProperty('comments');
+  });
+});

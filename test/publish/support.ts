@@ -105,8 +105,8 @@ export async function publishFixture(opts: PublishFixtureOptions = {}) {
     },
     confirm: (actor: Actor, nodeId: string) => run('confirmNode', actor, { repoId: REPO, prNumber: PR, nodeId }),
     async finalize(actor: Actor = ALICE, walkthrough = 'The change renames constants; see the findings.') {
-      // The PR touches no UI and no API spec: the gated axes do not apply (else they would hold the verdict).
-      for (const axis of ['visual', 'apiContract']) await run('recordAxis', actor, { repoId: REPO, prNumber: PR, axis, status: 'not_applicable', reason: 'nothing to diff' });
+      // The real deterministic compute of the head (cohorts, axes): the PR touches no UI and no API spec.
+      await run('computeReview', actor, { repoId: REPO, prNumber: PR });
       return run('finalizeReview', actor, {
         repoId: REPO,
         prNumber: PR,
