@@ -99,7 +99,9 @@ function asBytes(b: Buffer): Uint8Array {
  */
 function inflateOptions(p: ParsedPng): zlib.ZlibOptions {
   const expected = p.height * (p.width * CHANNELS[p.colorType] + 1);
-  return { chunkSize: Math.max(zlib.constants.Z_MIN_CHUNK, Math.min(expected + 1, 1 << 30)) };
+  // maxOutputLength: a small IDAT that inflates far past what the header announces (a decompression
+  // bomb) fails here instead of exhausting memory.
+  return { chunkSize: Math.max(zlib.constants.Z_MIN_CHUNK, Math.min(expected + 1, 1 << 30)), maxOutputLength: expected + 65536 };
 }
 
 function inflateSync(p: ParsedPng): Uint8Array {

@@ -84,3 +84,20 @@ function corruptIdat(png: Buffer): Buffer {
   for (let i = idat + 10; i < idat + 60; i++) out[i] ^= 0x5a;
   return out;
 }
+
+describe('decompression bombs', () => {
+  it('refuses image data that inflates far past the size the header announces', () => {
+    // A 4×4 header over 8 MB of zeros: the inflate stops at the announced size instead of allocating.
+    const zlib = require('node:zlib') as typeof import('node:zlib');
+    const png = Buffer.from(toPng(blank(4, 4)));
+    const idatAt = png.indexOf('IDAT') - 4;
+    const idatLength = png.readUInt32BE(idatAt);
+    const bomb = zlib.deflateSync(Buffer.alloc(8 * 1024 * 1024));
+    const chunk = Buffer.alloc(12 + bomb.length);
+    chunk.writeUInt32BE(bomb.length, 0);
+    chunk.write('IDAT', 4, 'latin1');
+    bomb.copy(chunk, 8);
+    const forged = Buffer.concat([png.subarray(0, idatAt), chunk, png.subarray(idatAt + 12 + idatLength)]);
+    expect(() => decodePng(forged)).toThrow(MalformedPngError);
+  });
+});
