@@ -51,9 +51,13 @@ export async function computeVisual(input: ComputeVisualInput): Promise<VisualCo
   const snapshots = await diffSnapshots(applicable, input);
   const failed = applicable.filter((o): o is Extract<HarnessOutcome, { status: 'unavailable' }> => o.status === 'unavailable');
   if (failed.length === 0) return { status: 'pass', snapshots };
-  const reason = failed.map((o) => `${o.harness}: ${o.reason}`).join('; ');
+  const reason = clip(failed.map((o) => `${o.harness}: ${o.reason}`).join('; '));
   return { status: failed.length === applicable.length ? 'unavailable' : 'partial', reason, snapshots };
 }
+
+/** Reasons and errors are recorded in events, whose schema caps them at 4000 characters. */
+const MAX_REASON = 4000;
+const clip = (text: string) => (text.length > MAX_REASON ? `${text.slice(0, MAX_REASON - 1)}…` : text);
 
 /** A harness that throws is unavailable with the error as its reason, never a crash of the axis. */
 async function guarded(harness: HarnessName, run: () => Promise<HarnessOutcome>): Promise<HarnessOutcome> {
@@ -107,7 +111,7 @@ async function diffSnapshots(outcomes: HarnessOutcome[], input: ComputeVisualInp
       if (snapshot.state === 'unchanged') snapshot.state = 'changed';
       snapshot.baseHash = result.baseHash ?? snapshot.baseHash;
       snapshot.headHash = result.headHash ?? snapshot.headHash;
-      snapshot.error = result.error;
+      snapshot.error = clip(result.error);
     } else if ('validated' in result) {
       snapshot.width = result.validated.width;
       snapshot.height = result.validated.height;
