@@ -85,6 +85,11 @@ export class FakeGitHub {
   rateLimits: Array<{ status: 403 | 429; retryAfter: number }> = [];
   /** Logins that are GitHub Actions tokens in a repo where Actions may not approve. */
   actionsLogins = new Set<string>();
+  /**
+   * `path:line` GitHub refuses although its listed patch shows it — observed on github.com with large
+   * diffs ("Line could not be resolved" for a line inside a hunk). The only way past our own checks.
+   */
+  refuseLines = new Set<string>();
   /** Called after each listing of a PR's files (e.g. to push a new head mid-publish). */
   afterFilesListed: ((pull: FakePull) => void) | null = null;
   /** GitHub App: id and public key that verify the app JWT, and the installation it may get tokens for. */
@@ -270,7 +275,7 @@ export class FakeGitHub {
     const errors = new Set<string>();
     const comments: StoredComment[] = [];
     for (const c of body.comments ?? []) {
-      const error = commentError(c, files);
+      const error = this.refuseLines.has(`${c.path}:${c.line}`) ? 'Line could not be resolved' : commentError(c, files);
       if (error) errors.add(error);
       else comments.push({ id: this.nextId++, path: c.path, line: c.line, side: c.side ?? 'RIGHT', start_line: c.start_line ?? null, body: c.body, commit_id: commitId });
     }
