@@ -1,6 +1,7 @@
 import type { GitRepo } from '../git/repo';
 import { extractFacts } from './extract';
 import type { FileFacts } from './facts';
+import { sharedExtractPool } from './extract-pool';
 import { FactsCache } from './facts-cache';
 import { goModulePath } from './graph';
 import { loadGrammar } from './grammar-runtime';
@@ -13,6 +14,8 @@ export const CODEGRAPH_ENGINE_VERSION = 'codegraph-2';
 const MAX_PARSE_BYTES = 1024 * 1024;
 const VENDORED = /(^|\/)(node_modules|vendor|third_party|bower_components|\.yarn|dist|build)\//;
 const READ_CONCURRENCY = 64;
+/** Below this many blobs to parse, worker start-up costs more than it saves. */
+const POOL_THRESHOLD = 96;
 
 export interface IndexedFile {
   path: string;
@@ -48,6 +51,8 @@ export interface CommitIndex {
 export interface IndexOptions {
   cache: FactsCache;
   onProgress?: (p: IndexProgress) => void;
+  /** Parse on worker threads when there is enough to parse (default true); false keeps it on this thread. */
+  parallel?: boolean;
 }
 
 /** Indexes every file of `commit` that has a grammar; parse results come from the blob cache when possible. */
@@ -76,51 +81,73 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
   const total = todo.length;
   let done = 0;
   const fresh: Array<{ blob: string; grammar: string; engine: string; facts: FileFacts }> = [];
-  const parsedThisRun = new Map<string, FileFacts>();
   const report = (p?: string) => opts.onProgress?.({ done, total, parsed: result.parsedBlobs, cached: result.cachedBlobs, path: p });
 
-  const misses: typeof todo = [];
-  for (const f of todo) {
+  // Facts by position in the tree: files are added in tree order whatever finished first, so the graph
+  // (and everything derived from it) does not depend on cache state or worker scheduling.
+  const factsAt: Array<FileFacts | undefined> = new Array(todo.length);
+  const misses: number[] = [];
+  todo.forEach((f, i) => {
     const facts = opts.cache.get(f.blob, f.language, CODEGRAPH_ENGINE_VERSION);
     if (facts) {
       result.cachedBlobs++;
-      add(result, f, facts);
+      factsAt[i] = facts;
       done++;
-    } else misses.push(f);
-  }
+    } else misses.push(i);
+  });
   report();
 
+  const pool = opts.parallel !== false && misses.length >= POOL_THRESHOLD ? sharedExtractPool() : null;
+  const extract = (language: string, text: string): Promise<FileFacts> =>
+    pool ? pool.run(language, text) : loadGrammar(language).then((g) => extractFacts(g, text));
+  const inRun = new Map<string, Promise<FileFacts>>();
+  const working: Array<Promise<void>> = [];
   // Reads of the next batch overlap the parsing of the current one (git cat-file runs in its own process).
-  const readBatch = (from: number) => Promise.all(misses.slice(from, from + READ_CONCURRENCY).map((f) => repo.readBlob(f.blob)));
+  const readBatch = (from: number) => Promise.all(misses.slice(from, from + READ_CONCURRENCY).map((i) => repo.readBlob(todo[i].blob)));
   let pending = misses.length ? readBatch(0) : undefined;
-  for (let i = 0; i < misses.length; i += READ_CONCURRENCY) {
-    const batch = misses.slice(i, i + READ_CONCURRENCY);
+  for (let b = 0; b < misses.length; b += READ_CONCURRENCY) {
+    const batch = misses.slice(b, b + READ_CONCURRENCY);
     const blobs = await pending!;
-    pending = i + READ_CONCURRENCY < misses.length ? readBatch(i + READ_CONCURRENCY) : undefined;
-    for (let j = 0; j < batch.length; j++) {
-      const f = batch[j];
+    pending = b + READ_CONCURRENCY < misses.length ? readBatch(b + READ_CONCURRENCY) : undefined;
+    batch.forEach((i, j) => {
+      const f = todo[i];
       const key = `${f.blob}:${f.language}`;
-      let facts = parsedThisRun.get(key);
-      if (!facts) {
-        const content = blobs[j];
-        if (!content || content.length > MAX_PARSE_BYTES || content.includes(0)) {
-          result.skipped.push({ path: f.path, reason: !content ? 'unreadable blob' : content.length > MAX_PARSE_BYTES ? 'larger than 1 MiB' : 'binary content' });
+      const same = inRun.get(key);
+      if (same) {
+        result.cachedBlobs++;
+        working.push(same.then((facts) => {
+          factsAt[i] = facts;
           done++;
-          continue;
-        }
-        const grammar = await loadGrammar(f.language);
-        facts = extractFacts(grammar, content.toString('utf8'));
-        parsedThisRun.set(key, facts);
+        }));
+        return;
+      }
+      const content = blobs[j];
+      if (!content || content.length > MAX_PARSE_BYTES || content.includes(0)) {
+        result.skipped.push({ path: f.path, reason: !content ? 'unreadable blob' : content.length > MAX_PARSE_BYTES ? 'larger than 1 MiB' : 'binary content' });
+        done++;
+        return;
+      }
+      const job = extract(f.language, content.toString('utf8'));
+      inRun.set(key, job);
+      result.parsedBlobs++;
+      working.push(job.then((facts) => {
+        factsAt[i] = facts;
         fresh.push({ blob: f.blob, grammar: f.language, engine: CODEGRAPH_ENGINE_VERSION, facts });
-        result.parsedBlobs++;
-      } else result.cachedBlobs++;
-      add(result, f, facts);
-      done++;
-    }
-    report(batch[batch.length - 1]?.path);
+        done++;
+        report(f.path);
+      }));
+    });
+    // Bound the texts held in memory while workers catch up.
+    if (working.length >= 4 * READ_CONCURRENCY) await Promise.all(working.splice(0));
     if (fresh.length >= 500) opts.cache.putMany(fresh.splice(0));
   }
+  await Promise.all(working);
   opts.cache.putMany(fresh);
+  todo.forEach((f, i) => {
+    const facts = factsAt[i];
+    if (facts) add(result, f, facts);
+  });
+  report();
   return result;
 }
 

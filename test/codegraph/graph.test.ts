@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
+import { closeSharedExtractPool } from '../../src/codegraph/extract-pool';
 import { blastRadius } from '../../src/codegraph/impact';
 import { indexCommit } from '../../src/codegraph/indexer';
 import { GitRepo } from '../../src/git/repo';
@@ -70,5 +71,26 @@ describe('code graph', () => {
     expect(r.dependents.files).toEqual(['src/far.test.ts', 'src/far.ts', 'src/use.ts']);
     expect(r.tests).toEqual(['src/far.test.ts']);
     expect(blastRadius(g, { symbolId: 'src/core.ts#base' }, 1).dependents.files).toEqual(['src/use.ts']);
+  });
+
+  it('parsing on worker threads gives exactly the facts of parsing on this thread', async () => {
+    const big = new GitFixture('rl-graph-big-');
+    try {
+      for (let i = 0; i < 120; i++) big.write(`m/mod${i}.ts`, `import { f${(i + 1) % 120} } from './mod${(i + 1) % 120}';\nexport function f${i}(x: number): number {\n  return x > 0 ? f${(i + 1) % 120}(x - 1) : ${i};\n}\n`);
+      const sha = big.commit('many');
+      const bigRepo = await GitRepo.open(big.dir);
+      try {
+        const parallel = await indexCommit(bigRepo, sha, { cache: FactsCache.open(':memory:') });
+        const serial = await indexCommit(bigRepo, sha, { cache: FactsCache.open(':memory:'), parallel: false });
+        expect(parallel.parsedBlobs).toBe(120);
+        expect([...parallel.files.entries()]).toEqual([...serial.files.entries()]);
+        expect(new CodeGraph(parallel).edges).toHaveLength(120);
+      } finally {
+        bigRepo.close();
+        await closeSharedExtractPool();
+      }
+    } finally {
+      big.cleanup();
+    }
   });
 });
