@@ -99,9 +99,6 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[]): Li
   }
   const testFiles = new Set(semanticFiles.filter((f) => f.role === 'test').map((f) => f.path));
   const liveHeadFiles = new Set(semanticFiles.filter((f) => f.status !== 'deleted').map((f) => f.path));
-  // `a.ts#Thing` → a changed `a.ts#Thing.make`: a reference to a class whose changed method is the fragment.
-  const changedDescendant = new Map<string, string>();
-  for (const sym of [...fileOfSymbol.keys()].sort()) for (const a of ancestors(sym)) if (!changedDescendant.has(a)) changedDescendant.set(a, sym);
   const links: Link[] = [];
   const seen = new Set<string>();
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
@@ -114,7 +111,9 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[]): Li
       else if (e.from === e.fromFile) fromSymbol = residualFiles.has(fromFile) ? e.from : undefined;
       else fromSymbol = [e.from, ...ancestors(e.from)].find((s) => fileOfSymbol.has(s));
       if (!fromSymbol) continue;
-      const toSymbol = fileOfSymbol.has(e.to) ? e.to : changedDescendant.get(e.to);
+      // Exactly the changed definition: naming a class (a type annotation, `new X`) says nothing about
+      // which of its changed methods runs, and treating it so turns every widely used class into a hub.
+      const toSymbol = fileOfSymbol.has(e.to) ? e.to : undefined;
       if (!toSymbol) continue;
       const toFile = fileOfSymbol.get(toSymbol)!;
       if (toFile === fromFile) continue;
