@@ -200,8 +200,9 @@ export async function main(args: string[]): Promise<void> {
 
     // Incremental verdict on one PR with `nodes` nodes: one more event → evolve + verdict view.
     const big = bigPr(nodes);
-    const state: PrState = initialPrState();
-    for (const e of big.events) evolvePr(state, e);
+    const fold = reviewViewFold(RULES_V1);
+    const state: ReviewView = fold.initialState();
+    for (const e of big.events) fold.evolve(state, e);
     let pos = big.events.length;
     const latencies: number[] = [];
     let sink = 0;
@@ -210,10 +211,10 @@ export async function main(args: string[]): Promise<void> {
       if (g.type === 'ReviewRequested') continue;
       const e: RecordedEvent = { eventId: `x${i}`, type: g.type, schemaVersion: 1, data: g.data, metadata: META as any, streamId: `pr-${REPO}-999999`, streamRevision: pos, globalPosition: ++pos };
       const t = performance.now();
-      evolvePr(state, e);
-      const v = verdictOfPr(state, RULES_V1);
+      fold.evolve(state, e);
+      const v = verdictView(state);
       const dt = performance.now() - t;
-      sink += v.confidence;
+      if (v.exists) sink += v.confidence;
       if (i >= 100) latencies.push(dt); // the first 100 warm the JIT
     }
     // The same answer by a full refold of that PR, for the ratio.
@@ -225,7 +226,7 @@ export async function main(args: string[]): Promise<void> {
       sink += verdictOfPr(s, RULES_V1).confidence;
       refold.push(performance.now() - t);
     }
-    const liveNodes = verdictOfPr(state, RULES_V1).liveNodes;
+    const liveNodes = state.verdictIndex.live;
 
     const rawRate = Math.round(median(raw));
     const fullRate = Math.round(median(full));

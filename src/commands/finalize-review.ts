@@ -42,7 +42,7 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
           verdict: v.verdict,
           confidence: v.confidence,
           rulesVersion: cmd.rules.rulesVersion,
-          reasons: v.reasons.slice(0, 200),
+          reasons: v.reasons.slice(0, 200).map((r) => r.slice(0, 2000)),
           consensusNodeIds: consensusNodeIds(state),
           by: ctx.principal,
           role: ctx.role,

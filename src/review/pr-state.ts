@@ -172,7 +172,8 @@ export function evolvePr(s: PrState, e: RecordedEvent): PrState {
         status: 'open',
         confirmations: [],
       };
-      const round = s.rounds.find((r) => r.round === d.round) ?? currentRound(s);
+      const last = currentRound(s);
+      const round = last && last.round === d.round ? last : (s.rounds.find((r) => r.round === d.round) ?? last);
       round?.nodeIds.push(d.nodeId);
       if (s.status === 'requested') s.status = 'in_progress';
       break;

@@ -9,8 +9,10 @@ import { askLevel, DECIDING_LISTED, FindingsSummary, finishVerdict, quantized, V
 interface DefectGroup {
   /** Live node ids in filing order. */
   members: string[];
-  /** How many members ask for Ship / Hold / Block. */
-  asks: [number, number, number];
+  /** How many members ask for Ship / Hold / Block (three fields, not an array: one allocation less per defect). */
+  ship: number;
+  hold: number;
+  block: number;
   /** The strictest ask (the defect's level), -1 when empty. */
   level: number;
   sum: number;
@@ -42,7 +44,9 @@ export interface VerdictIndex {
 }
 
 const emptyLevel = (): LevelTotals => ({ groups: {}, groupCount: 0, sum: 0, sumSq: 0, count: 0 });
-const keyOf = (fingerprint: string) => `g${fingerprint}`;
+// Fingerprints are 64 hex digits, never array-index-like, so they key objects directly (and reuse the
+// string's cached hash: no key is built per event).
+const keyOf = (fingerprint: string) => fingerprint;
 const rank = (p: string): number => PRIORITIES.indexOf(p as (typeof PRIORITIES)[number]);
 
 export function buildVerdictIndex(pr: PrState, rules: Rules): VerdictIndex {
@@ -59,18 +63,20 @@ export function buildVerdictIndex(pr: PrState, rules: Rules): VerdictIndex {
 export function indexNode(ix: VerdictIndex, n: NodeRecord, rules: Rules, sign: 1 | -1): void {
   const key = keyOf(n.fingerprint);
   let g = ix.groups[key];
-  if (!g) ix.groups[key] = g = { members: [], asks: [0, 0, 0], level: -1, sum: 0, sumSq: 0, count: 0 };
+  if (!g) ix.groups[key] = g = { members: [], ship: 0, hold: 0, block: 0, level: -1, sum: 0, sumSq: 0, count: 0 };
   if (g.level >= 0) detach(ix, key, g);
   const ask = askLevel(n.node.priority, n.node.confidence, rules);
   const q = quantized(n.node.confidence);
   if (sign > 0) g.members.push(n.nodeId);
   else g.members.splice(g.members.indexOf(n.nodeId), 1);
-  g.asks[ask] += sign;
+  if (ask === 2) g.block += sign;
+  else if (ask === 1) g.hold += sign;
+  else g.ship += sign;
   g.sum += sign * q;
   g.sumSq += sign * q * q;
   g.count += sign;
   ix.live += sign;
-  g.level = g.asks[2] > 0 ? 2 : g.asks[1] > 0 ? 1 : g.asks[0] > 0 ? 0 : -1;
+  g.level = g.block > 0 ? 2 : g.hold > 0 ? 1 : g.ship > 0 ? 0 : -1;
   if (g.level >= 0) attach(ix, key, g);
   else delete ix.groups[key];
 }
