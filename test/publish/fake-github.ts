@@ -21,10 +21,15 @@ const REVIEWS_PATH = '/repos/{owner}/{repo}/pulls/{pull_number}/reviews';
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 const requestSchemaOf = (path: string, method: string) => spec.paths[path][method].requestBody.content['application/json'].schema;
+/** Schema check → the error text GitHub would give, or null. (A plain function: ajv's type guard would erase `body`'s type.) */
+const checker = (schema: object) => {
+  const validate = ajv.compile(schema);
+  return (data: unknown): string | null => (validate(data) ? null : `Invalid request.\n\n${ajv.errorsText(validate.errors)}`);
+};
 const validators = {
-  createReview: ajv.compile(requestSchemaOf(REVIEWS_PATH, 'post')),
-  updateReview: ajv.compile(requestSchemaOf(`${REVIEWS_PATH}/{review_id}`, 'put')),
-  submitReview: ajv.compile(requestSchemaOf(`${REVIEWS_PATH}/{review_id}/events`, 'post')),
+  createReview: checker(requestSchemaOf(REVIEWS_PATH, 'post')),
+  updateReview: checker(requestSchemaOf(`${REVIEWS_PATH}/{review_id}`, 'put')),
+  submitReview: checker(requestSchemaOf(`${REVIEWS_PATH}/{review_id}/events`, 'post')),
 };
 /** Exposed so a test can prove the schema really came from the OpenAPI package. */
 export const createReviewRequestSchema = requestSchemaOf(REVIEWS_PATH, 'post');
@@ -190,7 +195,8 @@ export class FakeGitHub {
         if (!review) return this.reply(req, res, body, 404, { message: 'Not Found', status: '404' });
         if (key === 'GET /reviews/{id}/comments') return this.paginate(req, res, url, review.comments.map((c) => ({ ...c, pull_request_review_id: review.id })));
         const validate = key === 'PUT /reviews/{id}' ? validators.updateReview : validators.submitReview;
-        if (!validate(body)) return this.reply(req, res, body, 422, { message: `Invalid request.\n\n${ajv.errorsText(validate.errors)}`, status: '422' });
+        const invalid = validate(body);
+        if (invalid) return this.reply(req, res, body, 422, { message: invalid, status: '422' });
         if (review.user.login !== login) return this.reply(req, res, body, 403, { message: 'Resource not accessible by integration', status: '403' });
         if (key === 'POST /reviews/{id}/events') {
           if (review.state !== 'PENDING') return this.unprocessable(req, res, body, ['Can not submit a non-pending review']);
@@ -261,9 +267,8 @@ export class FakeGitHub {
         { 'retry-after': String(limit.retryAfter) },
       );
     }
-    if (!validators.createReview(body)) {
-      return this.reply(req, res, body, 422, { message: `Invalid request.\n\n${ajv.errorsText(validators.createReview.errors)}`, documentation_url: DOCS_CREATE_REVIEW, status: '422' });
-    }
+    const invalid = validators.createReview(body);
+    if (invalid) return this.reply(req, res, body, 422, { message: invalid, documentation_url: DOCS_CREATE_REVIEW, status: '422' });
     const commitId: string = body.commit_id ?? pull.headSha;
     const files = pull.diffs.get(commitId);
     if (!files) return this.unprocessable(req, res, body, [`No commit found for SHA: ${commitId}`]);

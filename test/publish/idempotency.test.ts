@@ -1,6 +1,7 @@
 import { newUuidV7 } from '../../src/events/ids';
 import { GitHubError, OctokitGitHub } from '../../src/publish/github-client';
 import { Publisher } from '../../src/publish/publisher';
+import { publishKeyOf } from '../../src/publish/render';
 import { loadPublishState, planOf } from '../../src/publish/run';
 import { activeRules } from '../../src/rules/rules';
 import { ALICE, BOB, CAROL, OWNER, publishFixture, TOKEN } from './support';
@@ -70,7 +71,6 @@ describe('publishing is idempotent: the same request never posts twice', () => {
   });
 
   it('the publish key changes with the head, the selected findings and the verdict, not with their order', async () => {
-    const { publishKeyOf } = await import('../../src/publish/render');
     const base = { owner: 'acme', repo: 'web-app', prNumber: 7, headSha: 'a'.repeat(40), fingerprints: ['1'.repeat(64), '2'.repeat(64)], verdict: 'Hold' as const };
     const k = publishKeyOf(base);
     expect(publishKeyOf({ ...base, fingerprints: [...base.fingerprints].reverse() })).toBe(k);
