@@ -9,7 +9,7 @@ const MEMBER_PARENTS = new Set([
   'call', 'field_expression', 'scoped_identifier', 'member_access_expression', 'member_call_expression', 'field_access',
   'scoped_call_expression', 'generic_type',
 ]);
-const SIMPLE_QUALIFIER = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
+const SIMPLE_QUALIFIER = /^[A-Za-z_$][\w$]*((\.|::)[A-Za-z_$][\w$]*)*$/;
 const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'class', type: 'type', implementation: 'implementation', send: 'call', interface: 'type' };
 
 interface RawDef { node: Node; nameNode: Node; kind: string }

@@ -187,9 +187,12 @@ export class CodeGraph {
       }
       return undefined;
     }
-    const head = q.split('.')[0];
+    const head = q.split(/\.|::/)[0];
     const b = bindings.get(q) ?? bindings.get(head);
     if (b) {
+      // Rust `use crate::calc;` binds a module: `calc::g()` looks inside it.
+      const asModule = file.language === 'rust' && b.imported !== '*' ? this.resolveModule(file, `${b.decl.source}::${b.imported}`) : undefined;
+      if (asModule) return this.resolveExport(asModule, ref.name, 0);
       const target = this.resolveModule(file, b.decl.source);
       if (!target) return 'external';
       if (b.imported === '*') {
@@ -200,6 +203,10 @@ export class CodeGraph {
       const owner = this.resolveExport(target, b.imported, 0);
       if (!owner) return undefined;
       return this.symbols.get(`${owner}.${ref.name}`)?.id ?? owner;
+    }
+    if (file.language === 'rust' && q.includes('::')) {
+      const target = this.resolveModule(file, q);
+      if (target) return this.resolveExport(target, ref.name, 0);
     }
     const ownerLocal = infos.find((s) => s.def.name === q && s.def.parent === -1) ?? (this.packageScope(file, q) ? this.symbols.get(this.packageScope(file, q)!) : undefined);
     if (ownerLocal) return this.symbols.get(`${ownerLocal.id}.${ref.name}`)?.id;
@@ -252,7 +259,7 @@ export class CodeGraph {
     if (own && own.def.parent === -1) return own.id;
     for (const decl of facts.imports) {
       // ES modules re-export only what `export … from` / `export { imported }` names; Python modules expose their imports.
-      const reexported = decl.reexport || file.language === 'python' || local !== name || facts.exportAliases.some(([, l]) => l === local);
+      const reexported = decl.reexport || file.language === 'python' || file.language === 'rust' || local !== name || facts.exportAliases.some(([, l]) => l === local);
       if (!reexported) continue;
       const b = decl.bindings.find((x) => x.local === (decl.reexport ? name : local));
       if (!b || b.imported === '*') continue;
@@ -263,7 +270,7 @@ export class CodeGraph {
       }
     }
     for (const decl of facts.imports) {
-      if (!decl.star || !(decl.reexport || file.language === 'python' || file.language === 'c' || file.language === 'cpp')) continue;
+      if (!decl.star || !(decl.reexport || ['python', 'rust', 'c', 'cpp'].includes(file.language))) continue;
       const next = this.resolveModule(file, decl.source);
       if (!next) continue;
       const found = this.resolveExport(next, name, depth + 1);
@@ -297,6 +304,42 @@ export class CodeGraph {
     for (const ext of extensions) if (this.has(stripped + ext)) return stripped + ext;
     for (const idx of indexNames) for (const ext of extensions) if (this.has(`${norm}/${idx}${ext}`)) return `${norm}/${idx}${ext}`;
     return undefined;
+  }
+
+  /**
+   * Rust module paths: `crate::a::b` from the crate root (the nearest directory up with lib.rs or
+   * main.rs), `self::`/`super::` from the file's own module, `a::b` (2018 uniform paths) as `self::a::b`.
+   * Each segment is `<dir>/<seg>.rs` or `<dir>/<seg>/mod.rs`; undefined when a segment is not a module.
+   */
+  private rustModule(filePath: string, source: string): string | undefined {
+    const segs = source.split('::').filter(Boolean);
+    const dir = path.posix.dirname(filePath);
+    const base = path.posix.basename(filePath, '.rs');
+    const ownDir = ['mod', 'lib', 'main'].includes(base) ? dir : `${dir}/${base}`;
+    let at: string;
+    let file: string | undefined;
+    if (segs[0] === 'crate') {
+      let d = dir;
+      while (d !== '.' && d !== '' && !this.has(`${d}/lib.rs`) && !this.has(`${d}/main.rs`)) d = path.posix.dirname(d);
+      at = d;
+      file = this.has(`${d}/lib.rs`) ? `${d}/lib.rs` : this.has(`${d}/main.rs`) ? `${d}/main.rs` : undefined;
+      segs.shift();
+    } else {
+      at = ownDir;
+      file = filePath;
+      while (segs[0] === 'self' || segs[0] === 'super') {
+        if (segs.shift() === 'super') {
+          at = path.posix.dirname(at);
+          file = this.probe(at, ['.rs'], ['mod']) ?? (this.has(`${at}/lib.rs`) ? `${at}/lib.rs` : undefined);
+        }
+      }
+    }
+    for (const seg of segs) {
+      file = this.probe(`${at}/${seg}`, ['.rs'], ['mod']);
+      if (!file) return undefined;
+      at = `${at}/${seg}`;
+    }
+    return file;
   }
 
   private lookupModule(file: IndexedFile, source: string): string | undefined {
@@ -338,6 +381,8 @@ export class CodeGraph {
         return undefined;
       case 'java':
         return this.javaTypes.get(source);
+      case 'rust':
+        return this.rustModule(file.path, source);
       default:
         return undefined;
     }

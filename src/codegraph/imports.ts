@@ -30,6 +30,9 @@ export function extractImports(style: ImportStyle, root: Node): ImportFacts {
     case 'java':
       for (const n of root.namedChildren) java(n, out);
       break;
+    case 'rust':
+      for (const n of root.namedChildren) rust(n, out);
+      break;
     case 'include':
       for (const n of root.descendantsOfType('preproc_include')) {
         const p = n.childForFieldName('path');
@@ -190,4 +193,43 @@ function java(n: Node, out: ImportFacts): void {
   const last = name.slice(dot + 1);
   if (isStatic) out.imports.push({ source: name.slice(0, dot), bindings: [{ local: last, imported: last }] });
   else out.imports.push({ source: name, bindings: [{ local: last, imported: '*' }] });
+}
+
+/** `use a::b::c;`, `use a::{b, c as d};`, `use a::*;` and `mod m;` (a child module in scope as `m`). */
+function rust(n: Node, out: ImportFacts): void {
+  if (n.type === 'mod_item') {
+    const name = n.childForFieldName('name')?.text;
+    if (name && !n.childForFieldName('body')) out.imports.push({ source: `self::${name}`, bindings: [{ local: name, imported: '*' }] });
+    return;
+  }
+  if (n.type !== 'use_declaration') return;
+  out.importRanges.push([n.startIndex, n.endIndex]);
+  const arg = n.childForFieldName('argument');
+  if (!arg) return;
+  const add = (prefix: string, item: Node) => {
+    if (item.type === 'use_as_clause') {
+      const p = item.childForFieldName('path')?.text;
+      const alias = item.childForFieldName('alias')?.text;
+      if (p && alias) bind(prefix, p, alias);
+    } else if (item.type === 'self') {
+      const segs = prefix.split('::');
+      out.imports.push({ source: prefix, bindings: [{ local: segs[segs.length - 1], imported: '*' }] });
+    } else if (item.type === 'identifier' || item.type === 'scoped_identifier') bind(prefix, item.text, undefined);
+    else if (item.type === 'use_wildcard') {
+      const inner = item.namedChildren[0]?.text;
+      if (inner) out.imports.push({ source: prefix ? `${prefix}::${inner}` : inner, bindings: [], star: true });
+    } else if (item.type === 'scoped_use_list') {
+      const p = item.childForFieldName('path')?.text ?? '';
+      const list = item.childForFieldName('list');
+      for (const c of list?.namedChildren ?? []) add(prefix ? `${prefix}::${p}` : p, c);
+    }
+  };
+  const bind = (prefix: string, p: string, alias: string | undefined) => {
+    const full = prefix ? `${prefix}::${p}` : p;
+    const cut = full.lastIndexOf('::');
+    if (cut < 0) return; // `use serde;`: an external crate
+    const name = full.slice(cut + 2);
+    out.imports.push({ source: full.slice(0, cut), bindings: [{ local: alias ?? name, imported: name }] });
+  };
+  add('', arg);
 }

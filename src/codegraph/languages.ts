@@ -7,7 +7,7 @@ import * as path from 'node:path';
  * can have (tags.scm only reports calls, which would miss a function passed by reference or a type in
  * `extends`); those uses are found by scanning the text for the imported names, then checked on the tree.
  */
-export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'include' | 'ruby' | 'none';
+export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'rust' | 'include' | 'ruby' | 'none';
 
 export interface LanguageSpec {
   id: string;
@@ -112,8 +112,8 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     tags: [['tree-sitter-rust', 'queries/tags.scm']],
     extraTags: `(type_item name: (type_identifier) @name) @definition.type
 (const_item name: (identifier) @name) @definition.constant`,
-    sweepTypes: [],
-    imports: 'none',
+    sweepTypes: ['identifier', 'type_identifier'],
+    imports: 'rust',
     moduleExtensions: ['.rs'],
   },
   ruby: {

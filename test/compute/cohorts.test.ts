@@ -203,6 +203,25 @@ describe('cohort formation in other languages', () => {
     expect(groups(r)).toEqual(['src/main/java/com/acme/app/App.java,src/main/java/com/acme/calc/Calc.java', 'src/main/java/com/acme/other/Calc.java']);
   });
 
+  it('Rust: a call through `use crate::…` and one through `module::item` merge; a same-name function elsewhere does not', async () => {
+    const f = fixture();
+    f.write('Cargo.toml', '[package]\nname = "app"\nversion = "0.1.0"\n');
+    f.write('src/lib.rs', 'mod calc;\nmod app;\nmod other;\nmod text;\n');
+    f.write('src/calc.rs', 'pub fn g(x: i32) -> i32 {\n    x + 1\n}\n\npub fn k(x: i32) -> i32 {\n    x\n}\n');
+    f.write('src/app.rs', 'use crate::calc::g;\nuse crate::calc;\n\npub fn f(x: i32) -> i32 {\n    g(x) * 2\n}\n\npub fn m(x: i32) -> i32 {\n    calc::k(x)\n}\n');
+    f.write('src/other.rs', 'pub fn g(x: i32) -> i32 {\n    x\n}\n');
+    f.write('src/text.rs', 'pub fn h(s: &str) -> &str {\n    s\n}\n');
+    const base = f.commit('base');
+    f.write('src/calc.rs', 'pub fn g(x: i32) -> i32 {\n    x + 2\n}\n\npub fn k(x: i32) -> i32 {\n    x\n}\n');
+    f.write('src/app.rs', 'use crate::calc::g;\nuse crate::calc;\n\npub fn f(x: i32) -> i32 {\n    g(x) * 3\n}\n\npub fn m(x: i32) -> i32 {\n    calc::k(x)\n}\n');
+    f.write('src/other.rs', 'pub fn g(x: i32) -> i32 {\n    x * 9\n}\n');
+    f.write('src/text.rs', 'pub fn h(s: &str) -> &str {\n    s.trim()\n}\n');
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/app.rs,src/calc.rs', 'src/other.rs', 'src/text.rs']);
+    expect(r.head!.outgoingOf('src/app.rs#m').map((e) => e.to)).toEqual(['src/calc.rs#k']);
+  });
+
   it('a language without a grammar is grouped by path and says why', async () => {
     const f = fixture();
     f.write('app/src/Main.kt', 'fun main() {\n  println("a")\n}\n');
