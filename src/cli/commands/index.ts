@@ -6,6 +6,7 @@ import * as mcp from './mcp';
 import * as visualDiff from './visual-diff';
 import * as indexCode from './index-code';
 import * as compute from './compute';
+import * as publish from './publish';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
@@ -16,4 +17,5 @@ export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   visualDiff,
   indexCode,
   compute,
+  publish,
 ];
