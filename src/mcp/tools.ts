@@ -28,7 +28,7 @@ export const COMMAND_TOOLS: ToolBinding[] = [
   { tool: 'set_cohort_summary', commands: ['setCohortSummary'] },
   { tool: 'add_review_diagram', commands: ['addReviewDiagram'] },
   { tool: 'finalize_review', commands: ['finalizeReview'] },
-  { tool: 'publish_review_to_github', commands: ['publishReview', 'publishReviewToGithub', 'requestPublish'], defaults: { selection: 'consensus' } },
+  { tool: 'publish_review_to_github', commands: ['publish', 'requestPublish'], defaults: { selection: 'consensus', approveOnShip: false } },
 ];
 
 /** What `get_review` gathers, when the query exists: cohorts, nodes, axes, verdict. */
