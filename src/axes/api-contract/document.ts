@@ -16,6 +16,12 @@ export interface Loc {
   /** JSON pointer ("" is the document root). */
   ptr: string;
   node: unknown;
+  /**
+   * An empty schema standing in for one a side does not have (items missing on one side, …). All of them
+   * are the same schema, so they share one identity when pairs are remembered: otherwise comparing a
+   * recursive array with nothing would invent a new location (/items/items/…) at every level.
+   */
+  synthetic?: true;
 }
 
 export class SpecParseError extends Error {

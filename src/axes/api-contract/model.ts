@@ -102,7 +102,7 @@ function inlineSchemaOf(loc: Loc): Loc {
   return { file: loc.file, ptr: loc.ptr, node: schema };
 }
 
-const EMPTY = (at: Loc, key: string): Loc => ({ file: at.file, ptr: `${at.ptr}/${key}`, node: {} });
+const EMPTY = (at: Loc, key: string): Loc => ({ file: at.file, ptr: `${at.ptr}/${key}`, node: {}, synthetic: true });
 
 function firstContentSchema(docs: SpecDocuments, at: Loc): Loc | undefined {
   const content = childLoc(at, 'content');
@@ -171,9 +171,7 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
           : pn.schema !== undefined
             ? childLoc(p, 'schema')
             : (firstContentSchema(docs, p) ?? EMPTY(p, 'schema'));
-        const serialization = swagger2
-          ? String(pn.collectionFormat ?? (pn.type === 'array' ? 'csv' : ''))
-          : `${String(pn.style ?? defaultStyle(where))}/${String(pn.explode ?? (pn.style ?? defaultStyle(where)) === 'form')}`;
+        const serialization = swagger2 ? swagger2Serialization(where, pn) : oas3Serialization(where, pn.style, pn.explode);
         const keyOf = where === 'path' && positions.has(name) ? `path:${positions.get(name)}` : `${where}:${where === 'header' ? name.toLowerCase() : name}`;
         const view: ParameterView = {
           key: keyOf,
@@ -272,6 +270,29 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
 
 function defaultStyle(where: string): string {
   return where === 'query' || where === 'cookie' ? 'form' : 'simple';
+}
+
+function oas3Serialization(where: string, style: unknown, explode: unknown): string {
+  const s = typeof style === 'string' ? style : defaultStyle(where);
+  return `${s}/${typeof explode === 'boolean' ? explode : s === 'form'}`;
+}
+
+/** Swagger 2.0 collectionFormat expressed as the OAS 3 style/explode it became, so a 2.0 → 3.x migration compares equal. */
+function swagger2Serialization(where: string, p: Record<string, unknown>): string {
+  if (p.type !== 'array') return oas3Serialization(where, undefined, undefined);
+  const form = where === 'query' || where === 'formData';
+  switch (p.collectionFormat ?? 'csv') {
+    case 'multi':
+      return oas3Serialization(where, 'form', true);
+    case 'ssv':
+      return oas3Serialization(where, 'spaceDelimited', false);
+    case 'pipes':
+      return oas3Serialization(where, 'pipeDelimited', false);
+    case 'tsv':
+      return 'tsv/false';
+    default:
+      return oas3Serialization(where, form ? 'form' : 'simple', false);
+  }
 }
 
 /** Swagger 2.0 formData parameters are the properties of one form body. */

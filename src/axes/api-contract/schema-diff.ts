@@ -8,6 +8,8 @@ import { checkConstraints } from './rules/schema-constraints';
 import { checkObject } from './rules/schema-objects';
 import { checkTypesAndValues } from './rules/schema-types';
 
+const MAX_LABEL = 200;
+
 /** JSON Schema boolean forms: `true` accepts anything, `false` nothing. */
 function asSchemaNode(node: unknown): Record<string, unknown> {
   if (node === false) return { not: {} };
@@ -21,12 +23,33 @@ function asSchemaNode(node: unknown): Record<string, unknown> {
  * mutual, through allOf/items/additionalProperties — terminate at the first revisit.
  */
 export class SchemaDiff implements SchemaComparer {
+  /** Pairs waiting to be compared. An explicit queue instead of recursion: deep or long reference chains cannot overflow the stack. */
+  private readonly pending: Array<[Site, Loc, Loc]> = [];
+  private draining = false;
+
   constructor(readonly ctx: DiffContext) {}
 
   compare(site: Site, base: Loc, head: Loc): void {
+    // Labels grow by one segment per level; through a cycle that would make memory quadratic in the depth.
+    const bounded = site.label.length > MAX_LABEL ? { ...site, label: `${site.label.slice(0, 60)} … ${site.label.slice(-(MAX_LABEL - 70))}` } : site;
+    this.pending.push([bounded, base, head]);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let i = 0; i < this.pending.length; i++) {
+        const [s, b, h] = this.pending[i];
+        this.compareNow(s, b, h);
+      }
+    } finally {
+      this.pending.length = 0;
+      this.draining = false;
+    }
+  }
+
+  private compareNow(site: Site, base: Loc, head: Loc): void {
     const b = this.ctx.base.deref(base);
     const h = this.ctx.head.deref(head);
-    const key = `${site.direction}\u0000${b.file}#${b.ptr}\u0000${h.file}#${h.ptr}`;
+    const key = `${site.direction}\u0000${b.synthetic ? '' : `${b.file}#${b.ptr}`}\u0000${h.synthetic ? '' : `${h.file}#${h.ptr}`}`;
     if (this.ctx.comparedPairs.has(key)) return;
     this.ctx.comparedPairs.add(key);
     const bl: Loc = { ...b, node: asSchemaNode(b.node) };

@@ -1,4 +1,5 @@
 import type { DiffContext, Site } from '../context';
+import { isObject } from '../document';
 import type { OperationView, ParameterView } from '../model';
 import type { SchemaDiff } from '../schema-diff';
 import { defineRule } from './rule';
@@ -23,6 +24,12 @@ export const parameterRules = [
   REQUEST_PARAMETER_SERIALIZATION_CHANGED,
 ];
 
+const isStructured = (schema: unknown): boolean => {
+  if (!isObject(schema)) return false;
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  return types.includes('array') || types.includes('object') || schema.properties !== undefined || schema.items !== undefined;
+};
+
 const describe = (p: ParameterView) => `${p.in} parameter ${p.name}`;
 
 /** Parameters are matched by location and name; path parameters by position, so a rename is not a change. */
@@ -44,7 +51,8 @@ export function checkParameters(ctx: DiffContext, schemas: SchemaDiff, b: Operat
     if (!bp.required && hp.required) ctx.report(REQUEST_PARAMETER_BECAME_REQUIRED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} became required` });
     if (bp.required && !hp.required) ctx.report(REQUEST_PARAMETER_BECAME_OPTIONAL, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} became optional` });
     if (!bp.deprecated && hp.deprecated) ctx.report(REQUEST_PARAMETER_DEPRECATED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} deprecated` });
-    if (bp.serialization !== hp.serialization) ctx.report(REQUEST_PARAMETER_SERIALIZATION_CHANGED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} serialization changed from ${bp.serialization} to ${hp.serialization}` });
+    // style/explode only change the wire format of arrays and objects
+    if (bp.serialization !== hp.serialization && (isStructured(ctx.base.deref(bp.schema).node) || isStructured(ctx.head.deref(hp.schema).node))) ctx.report(REQUEST_PARAMETER_SERIALIZATION_CHANGED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} serialization changed from ${bp.serialization} to ${hp.serialization}` });
     schemas.compare({ ...s, direction, label: describe(hp) }, bp.schema, hp.schema);
   }
 }

@@ -18,7 +18,7 @@ export const UNEVALUATED_ITEMS = keywordFamily(F, 'unevaluated-items', 'unevalua
 export const schemaArrayFamilies = [PREFIX_ITEMS, UNEVALUATED_ITEMS];
 export const schemaArrayRules = schemaArrayFamilies.flatMap(familyRules);
 
-const EMPTY_AT = (owner: Loc, key: string): Loc => ({ file: owner.file, ptr: `${owner.ptr}/${key}`, node: {} });
+const EMPTY_AT = (owner: Loc, key: string): Loc => ({ file: owner.file, ptr: `${owner.ptr}/${key}`, node: {}, synthetic: true });
 
 /**
  * `items` (a schema; in 2019 drafts possibly an array, treated as prefixItems) is compared recursively,
