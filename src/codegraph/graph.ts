@@ -210,12 +210,18 @@ export class CodeGraph {
     }
     const ownerLocal = infos.find((s) => s.def.name === q && s.def.parent === -1) ?? (this.packageScope(file, q) ? this.symbols.get(this.packageScope(file, q)!) : undefined);
     if (ownerLocal) return this.symbols.get(`${ownerLocal.id}.${ref.name}`)?.id;
+    // `Type.member` where Type comes in through an on-demand import (`import a.b.*`, `from x import *`).
+    for (const decl of stars) {
+      const target = this.resolveModule(file, decl.source);
+      const owner = target ? this.resolveExport(target, q, 0) : undefined;
+      if (owner) return this.symbols.get(`${owner}.${ref.name}`)?.id ?? owner;
+    }
     return undefined;
   }
 
   /** Java `import a.b.C` binds C to the file; a bare use of C means its top-level type. */
   private namespaceSelf(target: string, name: string): string | undefined {
-    if (target.startsWith('dir:')) return undefined;
+    if (target.startsWith('dir:') || target.startsWith('pkg:')) return undefined;
     return this.symbols.get(symbolId(target, name))?.id;
   }
 
@@ -246,6 +252,13 @@ export class CodeGraph {
     if (target.startsWith('dir:')) {
       for (const f of this.dirFiles.get(target.slice(4)) ?? []) {
         if (!f.endsWith('.go')) continue;
+        const s = this.symbols.get(symbolId(f, name));
+        if (s && s.def.parent === -1) return s.id;
+      }
+      return undefined;
+    }
+    if (target.startsWith('pkg:')) {
+      for (const f of this.javaPackages.get(target.slice(4)) ?? []) {
         const s = this.symbols.get(symbolId(f, name));
         if (s && s.def.parent === -1) return s.id;
       }
@@ -380,7 +393,8 @@ export class CodeGraph {
         }
         return undefined;
       case 'java':
-        return this.javaTypes.get(source);
+        // A type (`import a.b.C`), else a package (`import a.b.*`).
+        return this.javaTypes.get(source) ?? (this.javaPackages.has(source) ? `pkg:${source}` : undefined);
       case 'rust':
         return this.rustModule(file.path, source);
       default:

@@ -101,6 +101,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
 (enum_declaration name: (identifier) @name) @definition.enum
 (record_declaration name: (identifier) @name) @definition.class
 (constructor_declaration name: (identifier) @name) @definition.method
+(type_identifier) @name @reference.type
 `,
     sweepTypes: ['identifier', 'type_identifier'],
     imports: 'java',

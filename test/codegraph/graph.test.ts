@@ -93,4 +93,30 @@ describe('code graph', () => {
       big.cleanup();
     }
   });
+
+  it('Java: single-type and on-demand (`.*`) imports and same-package types resolve; other packages do not', async () => {
+    const j = new GitFixture('rl-graph-java-');
+    try {
+      j.write('src/main/java/a/model/User.java', 'package a.model;\n\npublic class User {\n  public static User of(String n) {\n    return new User();\n  }\n}\n');
+      j.write('src/main/java/a/model/Role.java', 'package a.model;\n\npublic class Role {\n  public User owner() {\n    return User.of("x");\n  }\n}\n');
+      j.write('src/main/java/a/app/Service.java', 'package a.app;\n\nimport a.model.*;\n\npublic class Service {\n  public Role run() {\n    User u = User.of("y");\n    return new Role();\n  }\n}\n');
+      j.write('src/main/java/b/User.java', 'package b;\n\npublic class User {\n  public static User of(String n) {\n    return null;\n  }\n}\n');
+      const sha = j.commit('java');
+      const jr = await GitRepo.open(j.dir);
+      try {
+        const g = new CodeGraph(await indexCommit(jr, sha, { cache: FactsCache.open(':memory:') }));
+        expect(g.outgoingOf('src/main/java/a/app/Service.java#Service.run').map((e) => e.to).sort()).toEqual([
+          'src/main/java/a/model/Role.java#Role',
+          'src/main/java/a/model/User.java#User',
+          'src/main/java/a/model/User.java#User.of',
+        ]);
+        expect(g.outgoingOf('src/main/java/a/model/Role.java#Role.owner').map((e) => e.to).sort()).toEqual(['src/main/java/a/model/User.java#User', 'src/main/java/a/model/User.java#User.of']);
+        expect(g.edges.some((e) => e.toFile === 'src/main/java/b/User.java' && e.fromFile !== e.toFile)).toBe(false);
+      } finally {
+        jr.close();
+      }
+    } finally {
+      j.cleanup();
+    }
+  });
 });
