@@ -1,12 +1,12 @@
 import { newUuidV7 } from '../../src/events/ids';
 import { payloadFor, resolveTools } from '../../src/mcp/tools';
-import { ALICE, BOB, CAROL, publishFixture } from './support';
+import { Actor, ALICE, BOB, CAROL, publishFixture } from './support';
 
 describe('MCP publish_review_to_github: consensus by default, Ship stays COMMENT unless asked', () => {
   let f: Awaited<ReturnType<typeof publishFixture>>;
   afterEach(async () => f?.close());
 
-  const callTool = async (actor: { principal: string; role: 'member' }, args: Record<string, unknown>) => {
+  const callTool = async (actor: Actor, args: Record<string, unknown>) => {
     const tool = resolveTools().find((t) => t.name === 'publish_review_to_github')!;
     expect(tool.schema.safeParse(args).success).toBe(true);
     const ws = await f.ledger.workspace('acme');
