@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import type { RecordedEvent } from '../../src/events/envelope';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
+import { queryBlastRadius, queryCohortImpact } from '../../src/compute/queries';
 import { GitFixture } from '../support/git-fixture';
 
 jest.setTimeout(60_000);
@@ -109,6 +110,13 @@ describe('repo, compute, summary and diagram commands on a real git repo and a r
     const added = await run('addReviewDiagram', { repoId: 'widgets', prNumber: 7, cohortKey: ab.key, diagram }, AGENT);
     expect((added.response.result as { diagram: { messages: Array<{ verified: boolean }> } }).diagram.messages.map((m) => m.verified)).toEqual([true, false]);
     await expect(run('addReviewDiagram', { repoId: 'widgets', prNumber: 7, cohortKey: ab.key, diagram: 'sequenceDiagram\n f->>g: calls' }, AGENT)).rejects.toMatchObject({ code: 'invalid_payload' });
+
+    const handle = await ledger.workspace(ws);
+    const impact = await queryCohortImpact(handle, { repoId: 'widgets', prNumber: 7, cohortKey: ab.key });
+    expect(impact).toMatchObject({ cohortKey: ab.key, files: ['src/a.ts', 'src/b.ts'], blastRadius: { publicApi: ['src/a.ts#f', 'src/b.ts#g'] } });
+    const radius = await queryBlastRadius(handle, { repoId: 'widgets', prNumber: 7, symbolId: 'src/b.ts#g' });
+    expect(radius).toMatchObject({ commit: rebased, dependents: { files: ['src/a.ts'], symbols: ['src/a.ts#f'] } });
+    await expect(queryCohortImpact(handle, { repoId: 'widgets', prNumber: 7, cohortKey: 'c-ffffffffffffffff' })).rejects.toMatchObject({ code: 'cohort_not_found' });
     await expect(
       run('addReviewDiagram', { repoId: 'widgets', prNumber: 7, cohortKey: ab.key, diagram: { ...diagram, messages: [{ from: 'f', to: 'zzz', label: 'x' }] } }, AGENT),
     ).rejects.toMatchObject({ code: 'invalid_payload' });
