@@ -23,7 +23,7 @@ describe('computeApiContract on a real repository', () => {
     fx.write('README.md', 'hello\n');
   });
   afterEach(() => {
-    (repo as unknown as { close?: () => void })?.close?.();
+    repo?.close();
     fx.cleanup();
   });
 

@@ -1,0 +1,65 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const FIXTURES = path.join(__dirname, 'fixtures', 'rules');
+
+function cli(...args: string[]) {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'review-ledger.js'), 'contract-diff', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '1' },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('review-ledger contract-diff BASE HEAD', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-contract-cli-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('exits 1 and names the rule when a change is breaking', () => {
+    const r = cli(path.join(FIXTURES, 'response-property-removed', 'base.yaml'), path.join(FIXTURES, 'response-property-removed', 'head.yaml'));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('response-property-removed');
+    expect(r.stdout).toContain('1 breaking, 0 non-breaking, 0 info');
+  });
+
+  it('exits 0 when nothing breaks, and --json prints the classified changes', () => {
+    const r = cli(path.join(FIXTURES, 'response-property-added', 'base.json'), path.join(FIXTURES, 'response-property-added', 'head.yaml'), '--json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.summary).toEqual({ breaking: 0, nonBreaking: 1, info: 0 });
+    expect(out.changes[0]).toMatchObject({ ruleId: 'response-property-added', severity: 'non-breaking', direction: 'response' });
+  });
+
+  it('resolves $refs into sibling files on disk', () => {
+    fs.mkdirSync(path.join(dir, 'v1', 'schemas'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'v2', 'schemas'), { recursive: true });
+    const spec = stringify({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: { '/u': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: 'schemas/user.yaml' } } } } } } } },
+    });
+    fs.writeFileSync(path.join(dir, 'v1', 'openapi.yaml'), spec);
+    fs.writeFileSync(path.join(dir, 'v2', 'openapi.yaml'), spec);
+    fs.writeFileSync(path.join(dir, 'v1', 'schemas', 'user.yaml'), stringify({ type: 'object', properties: { id: { type: 'integer' } } }));
+    fs.writeFileSync(path.join(dir, 'v2', 'schemas', 'user.yaml'), stringify({ type: 'object', properties: { id: { type: 'string' } } }));
+    const r = cli(path.join(dir, 'v1', 'openapi.yaml'), path.join(dir, 'v2', 'openapi.yaml'), '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).changes.map((c: { ruleId: string }) => c.ruleId)).toEqual(['response-type-changed']);
+  });
+
+  it('exits 2 with the parser message on an unparsable file', () => {
+    fs.writeFileSync(path.join(dir, 'broken.yaml'), 'openapi: 3.0.0\npaths: [\n');
+    const r = cli(path.join(FIXTURES, 'api-added', 'base.yaml'), path.join(dir, 'broken.yaml'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/spec_unparsable.*broken\.yaml: invalid YAML/);
+  });
+});
