@@ -7,6 +7,7 @@ import * as visualDiff from './visual-diff';
 import * as indexCode from './index-code';
 import * as compute from './compute';
 import * as publish from './publish';
+import * as contractDiff from './contract-diff';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
@@ -18,4 +19,5 @@ export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   indexCode,
   compute,
   publish,
+  contractDiff,
 ];
