@@ -133,8 +133,10 @@ export class Publisher {
   async publish(plan: PublishPlan): Promise<PublishOutcome> {
     let layout: Layout | null = null;
     try {
-      layout = await this.verifiedLayout(plan);
-      if (!layout) return { kind: 'failed', reason: `the PR head kept moving while the review was being verified (${this.maxHeadMoves + 1} reads); nothing was posted` };
+      const verified = await this.verifiedLayout(plan);
+      if (!verified) return { kind: 'failed', reason: `the PR head kept moving while the review was being verified (${this.maxHeadMoves + 1} reads); nothing was posted` };
+      layout = verified.layout;
+      if (verified.existing) return await this.adoptExisting(plan, layout, verified.existing, [], plan.event, undefined);
       return await this.post(plan, layout);
     } catch (err) {
       if (!(err instanceof GitHubError)) throw err;
@@ -143,17 +145,18 @@ export class Publisher {
   }
 
   /**
-   * Reads the head, lays the findings out on that head's files, and re-reads the head: only a layout
-   * whose head is still the PR's head after the files were read is returned. The post then pins
-   * `commit_id` to it, so even a push landing after this point cannot re-anchor our comments.
+   * Reads the head, lays the findings out on that head's files, looks for our marker, and re-reads the
+   * head right before the post: only a layout whose head is still the PR's head is used. The post
+   * pins `commit_id` to it, so even a push landing after this point cannot re-anchor our comments.
    */
-  private async verifiedLayout(plan: PublishPlan): Promise<Layout | null> {
+  private async verifiedLayout(plan: PublishPlan): Promise<{ layout: Layout; existing: ForgeReview | null } | null> {
     let head = (await this.gh.getPull(plan.pr)).headSha;
     for (let moves = 0; moves <= this.maxHeadMoves; moves++) {
       const files = await this.gh.listFiles(plan.pr);
       const layout = layoutFor(plan, head, files);
+      const existing = await this.findOurs(plan, layout.key);
       const now = (await this.gh.getPull(plan.pr)).headSha;
-      if (now === head) return layout;
+      if (now === head) return { layout, existing };
       head = now;
     }
     return null;
@@ -166,9 +169,6 @@ export class Publisher {
 
   private async post(plan: PublishPlan, layout: Layout): Promise<PublishOutcome> {
     const fallbacks: string[] = [];
-    const existing = await this.findOurs(plan, layout.key);
-    if (existing) return this.adoptExisting(plan, layout, existing, fallbacks, plan.event, undefined);
-
     let event = plan.event;
     let refusal: Refusal | undefined;
     let allFolded = false;
