@@ -230,7 +230,8 @@ export class WorkspaceFeed {
     if (this.closed) return;
     this.closed = true;
     this.sub?.close();
-    for (const g of this.groups.values()) for (const m of [...g.members]) m.close();
+    // Members still here mean the server is shutting down: tell them, so streaming responses end.
+    for (const g of this.groups.values()) for (const m of [...g.members]) m.fail(new DomainError('watch_closed', 'the server is shutting down; resume with since', 'unavailable'));
     this.groups.clear();
     this.onIdle(this);
   }
