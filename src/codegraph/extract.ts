@@ -137,7 +137,19 @@ function insideRanges(ranges: Array<[number, number]>, index: number): boolean {
 
 interface BuiltDef { def: Definition; startIndex: number; endIndex: number }
 
-function buildDefinitions(raw: RawDef[], languageId: string, aliasedLocals: Set<string>): BuiltDef[] {
+/**
+ * C/C++ tags.scm captures the function *declarator* (name and parameters) as the definition; the body
+ * (where its calls are) belongs to the enclosing function_definition.
+ */
+function widenDeclarator(r: RawDef): RawDef {
+  if (r.node.type !== 'function_declarator') return r;
+  let n: Node | null = r.node.parent;
+  for (let i = 0; n && i < 4; i++, n = n.parent) if (n.type === 'function_definition') return { ...r, node: n };
+  return r;
+}
+
+function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: Set<string>): BuiltDef[] {
+  const raw = languageId === 'c' || languageId === 'cpp' ? rawDefs.map(widenDeclarator) : rawDefs;
   raw.sort((a, b) => a.node.startIndex - b.node.startIndex || b.node.endIndex - a.node.endIndex);
   const out: BuiltDef[] = [];
   const byQname = new Map<string, number>();

@@ -119,4 +119,25 @@ describe('code graph', () => {
       j.cleanup();
     }
   });
+
+  it('C: a function definition spans its body, and calls resolve through a quoted #include', async () => {
+    const c = new GitFixture('rl-graph-c-');
+    try {
+      c.write('lib/b.h', 'int g(int x);\n');
+      c.write('lib/b.c', '#include "b.h"\nint g(int x) {\n  return x + 1;\n}\n');
+      c.write('app/a.c', '#include "../lib/b.h"\nstatic int h(int x) {\n  return g(x);\n}\nint f(int x) {\n  return h(x) + 1;\n}\n');
+      const sha = c.commit('c');
+      const cr = await GitRepo.open(c.dir);
+      try {
+        const g = new CodeGraph(await indexCommit(cr, sha, { cache: FactsCache.open(':memory:') }));
+        expect(g.symbols.get('app/a.c#h')!.def).toMatchObject({ start: 2, end: 4, exported: false });
+        expect(g.outgoingOf('app/a.c#h').map((e) => e.to)).toEqual(['lib/b.h#g']);
+        expect(g.outgoingOf('app/a.c#f').map((e) => e.to)).toEqual(['app/a.c#h']);
+      } finally {
+        cr.close();
+      }
+    } finally {
+      c.cleanup();
+    }
+  });
 });
