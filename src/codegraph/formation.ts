@@ -31,6 +31,8 @@ export interface FormationInput {
 /** A merge that would make a cohort larger than this is refused: the chain stays at file level. */
 export const MAX_COHORT_FILES = 12;
 export const DEFAULT_BLAST_DEPTH = 3;
+/** Dependents listed per cohort (files and symbols each); beyond it the list is marked truncated. */
+export const MAX_LISTED_DEPENDENTS = 200;
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 
@@ -309,8 +311,12 @@ function blastRadiusOf(g: Group, input: FormationInput): CohortData['blastRadius
   const hasSource = g.files.some((f) => f.role === 'source');
   const fragments = g.files.reduce((n, f) => n + f.fragments.length, 0);
   const score = dependentsFiles.size * 2 + dependentsSymbols.size * 0.5 + publicApi.size * 3 + deletedPublic * 2 + (hasSource && tests.size === 0 ? 3 : 0) + fragments * 0.25;
+  // Lists are bounded so one computation stays a reasonable event; the score counts everything.
+  const files = [...dependentsFiles].sort();
+  const symbols = [...dependentsSymbols].sort();
+  if (files.length > MAX_LISTED_DEPENDENTS || symbols.length > MAX_LISTED_DEPENDENTS) truncated = true;
   return {
-    dependents: { files: [...dependentsFiles].sort(), symbols: [...dependentsSymbols].sort(), depth, truncated },
+    dependents: { files: files.slice(0, MAX_LISTED_DEPENDENTS), symbols: symbols.slice(0, MAX_LISTED_DEPENDENTS), depth, truncated },
     publicApi: [...publicApi].sort(),
     tests: [...tests].sort(),
     score: Math.round(score * 100) / 100,

@@ -110,7 +110,7 @@ export const clueSchema = z.object({
 });
 
 export const blastRadiusSchema = z.object({
-  /** Head-repo files and symbols referencing the cohort's changed symbols (resolved edges, bounded depth). */
+  /** Head-repo files and symbols referencing the cohort's changed symbols (resolved edges, bounded depth; at most 200 of each listed, `truncated` when the walk or a list was cut). */
   dependents: z.object({
     files: z.array(repoPath),
     symbols: z.array(symbolId),
