@@ -6,6 +6,8 @@ import { consensusNodeIds, verdictOfPr } from '../review/pr-verdict';
 import type { Rules } from '../rules/rules';
 import type { CommandDefinition, PendingEvent } from './kernel';
 import { loadActiveRules, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import { incompleteCohortsOf } from '../progress/load';
+import { tokenAxesUnderProgress } from '../progress/progress';
 
 const input = z.object({ ...reviewTarget, tokenAxes: tokenAxesSchema, walkthrough: z.string().max(200_000) });
 type Input = z.infer<typeof input>;
@@ -23,7 +25,10 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
   stream: reviewStreamOf,
   fold: prFold,
   async prepare(cmd, env) {
-    return { ...cmd, rules: await loadActiveRules(env.workspace) };
+    // Cohort progress (src/progress): any cohort the roster did not review completely turns pass/warn
+    // token axes into `partial`, naming the cohorts — a partial review is never recorded as clean.
+    const tokenAxes = tokenAxesUnderProgress(cmd.tokenAxes, await incompleteCohortsOf(env.workspace, reviewStreamOf(cmd)));
+    return { ...cmd, tokenAxes, rules: await loadActiveRules(env.workspace) };
   },
   decide(state, cmd, ctx) {
     requireReview(state, cmd);

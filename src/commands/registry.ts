@@ -20,6 +20,7 @@ import { computeReviewCommand } from './compute-review';
 import { setCohortSummary } from './set-cohort-summary';
 import { addReviewDiagram } from './add-review-diagram';
 import { publish, requestPublish, approvePublish } from './publish-review';
+import { markCohortReviewed } from './mark-cohort-reviewed';
 
 /**
  * Every command of the ledger, by name. The RPC method catalogue, the MCP tools and the CLI are
@@ -41,6 +42,7 @@ export const COMMANDS: CommandDefinition[] = [
   issueToken, revokeToken, addMember, changeMemberRole, removeMember,
   registerRepo, indexCode, computeReviewCommand, setCohortSummary, addReviewDiagram,
   publish, requestPublish, approvePublish,
+  markCohortReviewed,
 ];
 
 export const commandByName = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -6,6 +6,9 @@ import { reviewStatusQuery } from './review-status';
 import { reportingGroupsQuery } from './reporting-groups';
 import { ciSignalsQuery } from './ci-signals';
 import { auditQuery } from './audit';
+import { cohortProgressQuery } from './cohort-progress';
+import { reviewMetricsQuery } from './review-metrics';
+import { cohortContextQuery } from '../context/cohort-context';
 
 /** Every query of the ledger (RPC `review_studio.<name>` + `watch<Name>`). One line each. */
 export const QUERIES: QueryDefinition[] = [
@@ -16,6 +19,9 @@ export const QUERIES: QueryDefinition[] = [
   reportingGroupsQuery,
   ciSignalsQuery,
   auditQuery,
+  cohortProgressQuery,
+  reviewMetricsQuery,
+  cohortContextQuery,
 ];
 
 export const queryByName = (name: string): QueryDefinition | undefined => QUERIES.find((q) => q.name === name);

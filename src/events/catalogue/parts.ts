@@ -5,6 +5,7 @@ import { computeEvents } from './compute';
 import { contractEvents } from './contract';
 import { visualEvents } from './visual';
 import { reviewEvents } from './review';
+import { progressEvents } from '../../progress/events';
 
 export const CATALOGUE_PARTS: EventDefinition[][] = [
   repoEvents,
@@ -12,4 +13,5 @@ export const CATALOGUE_PARTS: EventDefinition[][] = [
   contractEvents,
   visualEvents,
   reviewEvents,
+  progressEvents,
 ];

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { DomainError } from '../domain-error';
+import { cohortSchema } from '../events/catalogue/compute';
+import { reviewerBriefSchema } from '../events/catalogue/review';
+import { cohortReviewStatusSchema } from '../progress/events';
+import { progressFold, ProgressState } from '../progress/progress';
+import type { CommandDefinition } from './kernel';
+import { reviewStreamOf, reviewTarget } from './review-target';
+
+const input = z
+  .object({
+    ...reviewTarget,
+    cohortKey: cohortSchema.shape.key,
+    brief: reviewerBriefSchema,
+    status: cohortReviewStatusSchema,
+    reason: z.string().trim().min(1).max(4000).optional(),
+  })
+  .refine((i) => i.status === 'complete' || i.reason !== undefined, { message: 'reason: required when status is "partial" (say what was not reviewed)', path: ['reason'] });
+type Input = z.infer<typeof input>;
+
+/**
+ * A reviewer brief records how far it got with one cohort: `complete`, or `partial` with the reason.
+ * Finalize reads these marks: a cohort the roster did not review completely makes the token axes partial.
+ */
+export const markCohortReviewed: CommandDefinition<Input, ProgressState> = {
+  name: 'markCohortReviewed',
+  description: 'Mark one cohort as reviewed completely or partially (with the reason) for a reviewer brief; progress is keyed by the stable cohort key.',
+  input,
+  access: { minRole: 'member' },
+  stream: reviewStreamOf,
+  fold: progressFold,
+  decide(state, cmd, ctx) {
+    if (!state.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`, 'not_found', { repoId: cmd.repoId, prNumber: cmd.prNumber });
+    if (!state.cohorts || !state.computedHead) throw new DomainError('review_not_computed', `prNumber: ${cmd.repoId}#${cmd.prNumber} has no computation yet (run computeReview first)`, 'conflict');
+    if (!state.roster.includes(cmd.brief)) {
+      throw new DomainError('brief_not_on_roster', `brief: "${cmd.brief}" is not on this review's roster (${state.roster.join(', ')})`, 'forbidden', { brief: cmd.brief, roster: state.roster });
+    }
+    if (!state.cohorts.some((c) => c.key === cmd.cohortKey)) {
+      throw new DomainError('cohort_not_found', `cohortKey: "${cmd.cohortKey}" is not a cohort of the computation at ${state.computedHead}`, 'not_found', { cohortKey: cmd.cohortKey });
+    }
+    return [
+      {
+        type: 'CohortReviewMarked',
+        data: { cohortKey: cmd.cohortKey, brief: cmd.brief, status: cmd.status, ...(cmd.reason ? { reason: cmd.reason } : {}), headSha: state.computedHead, by: ctx.principal, role: ctx.role },
+      },
+    ];
+  },
+  result(events) {
+    const d = events[0]?.data as { cohortKey: string; brief: string; status: string; headSha: string } | undefined;
+    return d ? { cohortKey: d.cohortKey, brief: d.brief, status: d.status, headSha: d.headSha } : null;
+  },
+};

@@ -1,0 +1,126 @@
+import type { ApiContractComputation } from '../axes/types';
+import { reviewStreamOf } from '../commands/review-target';
+import { loadComputeState } from '../compute/streams';
+import { DomainError } from '../domain-error';
+import type { RecordedEvent } from '../events/envelope';
+import type { CohortData } from '../events/catalogue/compute';
+import type { QueryDefinition } from '../projections/query';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import { evolveHistory, historyOf, HistoryState, initialHistoryState, isHistoryEvent } from './history';
+import { ensureTexts, headMaterials, HeadMaterials } from './materials';
+import { buildContextPack, neededPaths } from './pack';
+import { cohortContextInput, CohortContextInput, ContextPack } from './pack-types';
+
+export interface LatestComputation {
+  headSha: string;
+  baseSha: string;
+  cohorts: CohortData[];
+  apiContract?: ApiContractComputation;
+}
+
+/**
+ * Folded events (the latest computation of the PR and the repo's review history) plus the repository
+ * materials loaded at the edge for the head the query started on. `materials` is a reference to loaded
+ * code, not event data: the fold itself stays a pure function of the events.
+ */
+export interface CohortContextState {
+  streamId: string;
+  computation: LatestComputation | null;
+  history: HistoryState;
+  materials: HeadMaterials | null;
+}
+
+export function evolveContextState(s: CohortContextState, e: RecordedEvent): CohortContextState {
+  if (e.type === 'ReviewComputed' && e.streamId === s.streamId) {
+    const d = e.data as LatestComputation;
+    s.computation = { headSha: d.headSha, baseSha: d.baseSha, cohorts: d.cohorts, apiContract: d.apiContract };
+  } else evolveHistory(s.history, e);
+  return s;
+}
+
+/** When the head a watcher loaded is no longer the computed one: ask again for the new head's pack. */
+export interface StaleContext {
+  stale: true;
+  cohortKey: string;
+  loadedHead: string | null;
+  computedHead: string | null;
+  reason: string;
+}
+
+/** The pack of one cohort from a folded state (pure given the loaded materials). */
+export function contextOf(s: CohortContextState, cohortKey: string, budgetBytes: number): ContextPack | StaleContext {
+  const c = s.computation;
+  const m = s.materials;
+  const cohort = c?.cohorts.find((x) => x.key === cohortKey);
+  if (!c || !m || !cohort || m.headSha !== c.headSha || m.baseSha !== c.baseSha) {
+    return { stale: true, cohortKey, loadedHead: m?.headSha ?? null, computedHead: c?.headSha ?? null, reason: cohort || !c ? 'the review was recomputed for another head: ask for the context again' : `cohortKey: "${cohortKey}" is not a cohort of the computation at ${c.headSha}` };
+  }
+  return buildContextPack(
+    {
+      cohort,
+      headSha: c.headSha,
+      baseSha: c.baseSha,
+      graph: m.graph,
+      hunks: m.hunks,
+      lines: (p) => m.texts.get(p),
+      docs: m.docs,
+      nameMatchesByFrom: m.nameMatchesByFrom,
+      history: (symbolId) => historyOf(s.history, symbolId, { streamId: s.streamId }),
+      apiContract: c.apiContract,
+    },
+    budgetBytes,
+  );
+}
+
+/**
+ * Loads what the packs of the PR's latest computation need: the head materials and, for `cohortKeys`,
+ * the head files they quote. Refuses unknown reviews, uncomputed reviews and unknown cohort keys.
+ */
+export async function prepareContext(ws: WorkspaceHandle, target: { repoId: string; prNumber: number }, cohortKeys: string[] | 'all'): Promise<HeadMaterials | null> {
+  const pr = await loadComputeState(ws, reviewStreamOf(target));
+  if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${target.repoId}#${target.prNumber}`, 'not_found');
+  const latest = pr.latest;
+  if (!latest) {
+    if (cohortKeys === 'all') return null;
+    throw new DomainError('review_not_computed', `prNumber: ${target.repoId}#${target.prNumber} has no computation yet (run computeReview first)`, 'conflict');
+  }
+  const cohorts = cohortKeys === 'all' ? latest.cohorts : cohortKeys.map((k) => latest.cohorts.find((c) => c.key === k) ?? notFound(k, latest.headSha));
+  const m = await headMaterials(ws, target.repoId, latest.baseSha, latest.headSha);
+  const paths = new Set<string>();
+  for (const c of cohorts) for (const p of neededPaths(c, m.graph)) paths.add(p);
+  await ensureTexts(ws, m, paths);
+  return m;
+}
+
+function notFound(cohortKey: string, headSha: string): never {
+  throw new DomainError('cohort_not_found', `cohortKey: "${cohortKey}" is not a cohort of the computation at ${headSha}`, 'not_found', { cohortKey });
+}
+
+export const contextFoldFor = (repoId: string, streamId: string, materials: HeadMaterials | null) => ({
+  initialState: (): CohortContextState => ({ streamId, computation: null, history: initialHistoryState(repoId), materials }),
+  evolve: evolveContextState,
+});
+
+export const affectsContext = (input: { repoId: string; prNumber: number }, e: RecordedEvent): boolean =>
+  (e.type === 'ReviewComputed' && e.streamId === reviewStreamOf(input)) || isHistoryEvent(input.repoId, e);
+
+/**
+ * `review_studio.cohortContext` (MCP `get_cohort_context`): one cohort's context pack at the review's
+ * head within `budgetBytes`. Not a fold of events alone: it reads the head's code graph and files, loaded
+ * at the edge (fold) and kept warm per workspace. History spans every PR of the repo, so the source is
+ * the whole log.
+ */
+export const cohortContextQuery: QueryDefinition<CohortContextInput, CohortContextState, ContextPack | StaleContext> = {
+  name: 'cohortContext',
+  description:
+    'Context pack of one cohort at the review head: its fragments (diff hunks with symbol ids) and clues {relation, kind, ref, content} — resolved callers/callees, tests, contract changes, dependency diffs, docs and earlier reviews of the same symbols — within budgetBytes, degraded to signatures then pointers and listed in `truncated`.',
+  input: cohortContextInput,
+  access: { minRole: 'viewer' },
+  affects: affectsContext,
+  async fold(input, ws) {
+    const materials = await prepareContext(ws, input, [input.cohortKey]);
+    return contextFoldFor(input.repoId, reviewStreamOf(input), materials);
+  },
+  sources: () => 'all',
+  view: (s, input) => contextOf(s, input.cohortKey, input.budgetBytes),
+};
