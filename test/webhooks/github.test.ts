@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { isStale, type PrState } from '../../src/review/pr-state';
+import { loadPrState, reviewStreamOf } from '../../src/commands/review-target';
+import { signBody } from '../../src/webhooks/github';
+import { writeWebhookSecret } from '../../src/webhooks/secrets';
+import { GitFixture } from '../support/git-fixture';
+import { checkRunCompletedPayload, GITHUB_FULL_NAME, pullRequestPayload } from './payloads';
+import { command, serverFixture, tokenFor } from '../rpc/support';
+
+const SECRET = 'it-is-a-test-secret-0123456789';
+
+describe('GitHub webhooks (POST /webhooks/github)', () => {
+  let fx: Awaited<ReturnType<typeof serverFixture>>;
+  let git: GitFixture;
+  let base: string;
+  let head1: string;
+  let head2: string;
+  const target = { repoId: 'widgets', prNumber: 42 };
+
+  const deliver = async (event: string, payload: object, opts: { delivery?: string; secret?: string; signature?: string | null } = {}) => {
+    const body = JSON.stringify(payload);
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': opts.delivery ?? randomUUID() };
+    if (opts.signature !== null) headers['x-hub-signature-256'] = opts.signature ?? signBody(opts.secret ?? SECRET, body);
+    const res = await fetch(`${fx.server.url}/webhooks/github?workspace_id=${fx.workspaceId}`, { method: 'POST', headers, body });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const events = async () => {
+    const ws = await fx.server.ledger.workspace(fx.workspaceId);
+    const out: Array<{ type: string; streamId: string }> = [];
+    for await (const e of ws.store.readAll()) out.push({ type: e.type, streamId: e.streamId });
+    return out;
+  };
+  const prState = async (): Promise<PrState> => loadPrState(await fx.server.ledger.workspace(fx.workspaceId), reviewStreamOf(target));
+
+  const prPayload = (action: 'synchronize' | 'labeled', headSha: string) => pullRequestPayload(action, target.prNumber, base, headSha);
+  const repository = () => pullRequestPayload('synchronize', target.prNumber, 'e'.repeat(40), 'e'.repeat(40)).repository;
+
+  beforeAll(async () => {
+    fx = await serverFixture();
+    git = new GitFixture();
+    git.git('remote', 'add', 'origin', `https://github.com/${GITHUB_FULL_NAME}.git`);
+    git.write('a.txt', 'one\n');
+    base = git.commit('base');
+    git.write('a.txt', 'two\n');
+    head1 = git.commit('head 1');
+    git.write('a.txt', 'three\n');
+    head2 = git.commit('head 2');
+    const reg = await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'registerRepo', { repoId: target.repoId, path: git.dir });
+    expect(reg.error).toBeUndefined();
+    writeWebhookSecret((await fx.server.ledger.workspace(fx.workspaceId)).dir, target.repoId, SECRET);
+    const agent = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:hook-test', 'member');
+    expect((await command(fx.server.url, agent, fx.workspaceId, 'requestReview', { ...target, baseSha: base, headSha: head1 })).error).toBeUndefined();
+  });
+  afterAll(async () => {
+    await fx.close();
+    git.cleanup();
+  });
+
+  it('a signed pull_request synchronize sets the stale flag; the same delivery again changes nothing', async () => {
+    expect(isStale(await prState())).toBe(false);
+    const delivery = randomUUID();
+    const before = (await events()).length;
+    const first = await deliver('pull_request', prPayload('synchronize', head2), { delivery });
+    expect(first.status).toBe(200);
+    expect(first.body.duplicate).toBe(false);
+    expect(isStale(await prState())).toBe(true);
+    const after = await events();
+    expect(after.slice(before)).toEqual([{ type: 'HeadObserved', streamId: reviewStreamOf(target) }]);
+
+    const again = await deliver('pull_request', prPayload('synchronize', head2), { delivery });
+    expect(again.status).toBe(200);
+    expect(again.body.duplicate).toBe(true);
+    expect((await events()).length).toBe(after.length);
+  });
+
+  it('refuses a forged or missing signature with 401 and records nothing', async () => {
+    const before = (await events()).length;
+    const forged = await deliver('pull_request', prPayload('synchronize', 'd'.repeat(40)), { secret: 'not-the-secret-at-all-000000' });
+    expect(forged.status).toBe(401);
+    expect(forged.body.error.data.code).toBe('invalid_signature');
+    const missing = await deliver('pull_request', prPayload('synchronize', 'd'.repeat(40)), { signature: null });
+    expect(missing.status).toBe(401);
+    // A valid signature over different bytes does not verify this body.
+    const other = await deliver('pull_request', prPayload('synchronize', 'd'.repeat(40)), { signature: signBody(SECRET, '{}') });
+    expect(other.status).toBe(401);
+    expect((await events()).length).toBe(before);
+  });
+
+  it('records check_run completed as a CI signal for each PR of the run', async () => {
+    const r = await deliver('check_run', checkRunCompletedPayload(target.prNumber, head2, 'failure'));
+    expect(r.status).toBe(200);
+    expect(r.body.results).toEqual([expect.objectContaining({ command: 'recordCiSignal', prNumber: target.prNumber, replayed: false })]);
+    const signals = Object.values((await prState()).ciSignals);
+    expect(signals).toEqual([expect.objectContaining({ headSha: head2, status: 'completed', conclusion: 'failure' })]);
+  });
+
+  it('validates payloads against @octokit/webhooks-schemas', async () => {
+    const before = (await events()).length;
+    const bad = await deliver('pull_request', { ...prPayload('synchronize', head2), number: 'forty-two' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.data.code).toBe('invalid_webhook_payload');
+    expect((await events()).length).toBe(before);
+  });
+
+  it('acknowledges and ignores unknown events and actions', async () => {
+    const before = (await events()).length;
+    expect((await deliver('star', { action: 'created', repository: repository() })).status).toBe(202);
+    expect((await deliver('pull_request', { ...prPayload('labeled', head2) })).status).toBe(202);
+    expect((await events()).length).toBe(before);
+  });
+
+  it('refuses an unknown workspace without creating it', async () => {
+    const res = await fetch(`${fx.server.url}/webhooks/github?workspace_id=nowhere`, { method: 'POST', headers: { 'x-github-event': 'ping', 'x-github-delivery': randomUUID() }, body: '{}' });
+    expect(res.status).toBe(404);
+  });
+});
