@@ -1,4 +1,4 @@
-import { Client, Pool, PoolClient, types } from 'pg';
+import { Client, Pool, PoolClient, escapeLiteral, types } from 'pg';
 import { DomainError } from '../../domain-error';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
 import { eventCatalogue, upcastEvent } from '../catalogue';
@@ -40,6 +40,8 @@ const parseTypes = {
 };
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,40}$/;
+/** How often a process checks the heads of the workspaces it watches, in case a NOTIFY was lost. */
+const HEADS_POLL_MS = 1000;
 
 /** Expected revision as the append function's bigint: ≥ 0 exact; the named cases as negative codes. */
 const EXPECTED_CODE = { no_stream: -1, stream_exists: -2, any: -3 } as const;
@@ -145,8 +147,6 @@ BEGIN
   END LOOP;
   IF v_head > v_start THEN
     UPDATE ${s}.heads SET position = v_head WHERE workspace_id = p_ws;
-    -- Delivered at COMMIT only, to every listening process: wakes their subscriptions.
-    PERFORM pg_notify('${schema}_events', p_ws || ' ' || v_head);
   END IF;
 END
 $fn$;
@@ -179,6 +179,10 @@ export class PostgresBackend {
   private listener: Client | null = null;
   private listening: Promise<void> | null = null;
   private readonly wakers = new Map<string, Set<() => void>>();
+  private readonly announcing = new Map<string, { head: number; again: boolean }>();
+  private readonly seenHeads = new Map<string, number>();
+  private polling = false;
+  private readonly poller: NodeJS.Timeout;
   private closed = false;
 
   private constructor(readonly options: PostgresBackendOptions) {
@@ -188,6 +192,7 @@ export class PostgresBackend {
     this.pool = new Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10, types: parseTypes });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
+    this.poller = setInterval(() => this.pollHeads(), HEADS_POLL_MS).unref();
   }
 
   static async open(options: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -240,6 +245,60 @@ export class PostgresBackend {
     for (const w of this.wakers.get(workspaceId) ?? []) w();
   }
 
+  /**
+   * After a commit: wake local subscribers now and tell the other processes. The NOTIFY is NOT sent
+   * inside the append transaction: PostgreSQL serializes the commits of every notifying transaction
+   * in the cluster on one lock, held through the commit's WAL flush — that would make appends to
+   * different workspaces queue behind each other's fsync. Sent afterwards in its own transaction
+   * with synchronous_commit off (it carries no data), it costs no fsync under that lock. If the
+   * process dies between the commit and the NOTIFY, the heads poll below wakes the others.
+   */
+  announce(workspaceId: string, head: number): void {
+    this.wakeLocal(workspaceId);
+    const pending = this.announcing.get(workspaceId);
+    if (pending) {
+      pending.head = Math.max(pending.head, head);
+      pending.again = true;
+      return;
+    }
+    const state = { head, again: false };
+    this.announcing.set(workspaceId, state);
+    const send = (): void => {
+      state.again = false;
+      const payload = escapeLiteral(`${workspaceId} ${state.head}`);
+      this.pool
+        .query(`BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify(${escapeLiteral(this.channel)}, ${payload}); COMMIT;`)
+        .catch(() => undefined)
+        .finally(() => {
+          if (state.again && !this.closed) send();
+          else this.announcing.delete(workspaceId);
+        });
+    };
+    send();
+  }
+
+  /**
+   * The safety net for a NOTIFY that never came (its sender died after committing): once a second,
+   * one query over the heads of the workspaces this process watches; an advanced head wakes them.
+   */
+  private pollHeads(): void {
+    if (this.closed || this.polling) return;
+    const ids = [...this.wakers.keys()];
+    if (ids.length === 0) return;
+    this.polling = true;
+    this.pool
+      .query<{ workspace_id: string; position: number }>(`SELECT workspace_id, position FROM "${this.schema}".heads WHERE workspace_id = ANY($1::text[])`, [ids])
+      .then(({ rows }) => {
+        for (const r of rows) {
+          const seen = this.seenHeads.get(r.workspace_id);
+          this.seenHeads.set(r.workspace_id, r.position);
+          if (seen !== undefined && r.position > seen) this.wakeLocal(r.workspace_id);
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => (this.polling = false));
+  }
+
   private ensureListening(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.listening ??= this.connectListener().catch((err) => {
@@ -288,12 +347,14 @@ export class PostgresBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.poller);
     for (const set of this.wakers.values()) for (const w of set) w();
     this.wakers.clear();
     const l = this.listener;
     this.listener = null;
     await this.listening?.catch(() => undefined);
     await (l ?? this.listener)?.end().catch(() => undefined);
+    while (this.announcing.size || this.polling) await new Promise((r) => setTimeout(r, 1));
     await this.pool.end().catch(() => undefined);
   }
 }
@@ -456,14 +517,14 @@ export class PostgresEventStore implements EventStore {
     const max = this.options.maxBatch ?? 500;
     const batch = this.pending.slice(0, max);
     this.pending = this.pending.slice(batch.length);
-    let wrote = false;
+    let head = 0;
     try {
       const rows = await this.writeBatch(batch);
       rows.forEach((row, i) => {
         const req = batch[i];
         switch (row.status) {
           case 'ok':
-            wrote = true;
+            head = Math.max(head, row.last_pos!);
             req.resolve({ streamId: req.streamId, nextExpectedRevision: row.next_rev!, firstPosition: row.first_pos!, lastPosition: row.last_pos!, duplicate: false });
             break;
           case 'duplicate':
@@ -481,7 +542,7 @@ export class PostgresEventStore implements EventStore {
       for (const req of batch) req.reject(unavailable(err));
     } finally {
       this.writing = false;
-      if (wrote) this.backend.wakeLocal(this.workspaceId);
+      if (head > 0) this.backend.announce(this.workspaceId, head);
       if (this.pending.length) this.scheduleFlush();
     }
   }
