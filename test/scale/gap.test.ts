@@ -184,6 +184,30 @@ whenPostgres('sequence-gap', () => {
     await Promise.all([producer.close(), consumer.close(), other.close()]);
   });
 
+  test('a commit whose NOTIFY never came (the writer died in between) still reaches subscribers through the heads poll', async () => {
+    const ws = 'silent-ws';
+    const consumer = await PostgresEventStore.open({ backend: await openBackend(), workspaceId: ws });
+    const sub = consumer.subscribeAll();
+    const got: string[] = [];
+    const loop = (async () => {
+      for await (const e of sub) got.push(e.eventId);
+    })();
+    await sleep(1500); // the poller has seen the empty head
+    // The append function alone, as a writer that committed and then died before announcing it.
+    const e = ev(ws, 0);
+    const c = new Client({ connectionString: DATABASE_URL });
+    await c.connect();
+    await c.query(`SELECT * FROM "${schema}".append_batch($1, $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[])`, [
+      ws, ['s'], [-3], [1], [e.eventId], [e.type], [1], [JSON.stringify(e.data)], [JSON.stringify(e.metadata)],
+    ]);
+    await c.end();
+    for (let i = 0; i < 50 && got.length === 0; i++) await sleep(100);
+    expect(got).toEqual([e.eventId]);
+    sub.close();
+    await loop;
+    await consumer.close();
+  });
+
   test('migrations are idempotent and safe when several processes start at once', async () => {
     const fresh = uniqueSchema('rl_mig');
     try {

@@ -289,10 +289,13 @@ export class PostgresBackend {
     this.pool
       .query<{ workspace_id: string; position: number }>(`SELECT workspace_id, position FROM "${this.schema}".heads WHERE workspace_id = ANY($1::text[])`, [ids])
       .then(({ rows }) => {
-        for (const r of rows) {
-          const seen = this.seenHeads.get(r.workspace_id);
-          this.seenHeads.set(r.workspace_id, r.position);
-          if (seen !== undefined && r.position > seen) this.wakeLocal(r.workspace_id);
+        const heads = new Map(rows.map((r) => [r.workspace_id, r.position]));
+        for (const id of ids) {
+          // A workspace with no head row yet has head 0: its first commit must wake too.
+          const head = heads.get(id) ?? 0;
+          const seen = this.seenHeads.get(id);
+          this.seenHeads.set(id, head);
+          if (seen !== undefined && head > seen) this.wakeLocal(id);
         }
       })
       .catch(() => undefined)
