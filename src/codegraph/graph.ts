@@ -319,6 +319,26 @@ export class CodeGraph {
     return undefined;
   }
 
+  /** Non-relative specifiers through the nearest tsconfig's `paths`, then its `baseUrl`; package imports stay external. */
+  private mappedModule(filePath: string, source: string, extensions: string[]): string | undefined {
+    const config = this.index.tsPathConfigs
+      .filter((c) => c.dir === '' || filePath.startsWith(`${c.dir}/`))
+      .sort((a, b) => b.dir.length - a.dir.length)[0];
+    if (!config) return undefined;
+    for (const { pattern, targets } of config.paths) {
+      const star = pattern.indexOf('*');
+      let captured: string | undefined;
+      if (star < 0) captured = pattern === source ? '' : undefined;
+      else if (source.startsWith(pattern.slice(0, star)) && source.endsWith(pattern.slice(star + 1)) && source.length >= pattern.length - 1) captured = source.slice(star, source.length - (pattern.length - star - 1));
+      if (captured === undefined) continue;
+      for (const t of targets) {
+        const found = this.probe(t.replace('*', captured), extensions, ['index']);
+        if (found) return found;
+      }
+    }
+    return config.baseUrl !== undefined ? this.probe(config.baseUrl ? `${config.baseUrl}/${source}` : source, extensions, ['index']) : undefined;
+  }
+
   /**
    * Rust module paths: `crate::a::b` from the crate root (the nearest directory up with lib.rs or
    * main.rs), `self::`/`super::` from the file's own module, `a::b` (2018 uniform paths) as `self::a::b`.
@@ -360,7 +380,7 @@ export class CodeGraph {
     const dir = path.posix.dirname(file.path);
     switch (spec.imports) {
       case 'ecmascript':
-        if (!source.startsWith('.')) return undefined;
+        if (!source.startsWith('.')) return this.mappedModule(file.path, source, spec.moduleExtensions);
         return this.probe(path.posix.join(dir, source), spec.moduleExtensions, ['index']);
       case 'ruby':
         return this.probe(path.posix.join(dir, source), spec.moduleExtensions, []);

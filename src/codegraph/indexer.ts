@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { GitRepo } from '../git/repo';
 import { extractFacts } from './extract';
 import type { FileFacts } from './facts';
@@ -46,6 +47,17 @@ export interface CommitIndex {
   cachedBlobs: number;
   /** Go modules of the tree (directory of each go.mod and its module path), for import resolution. */
   goModules: Array<{ dir: string; module: string }>;
+  /** TypeScript/JavaScript path mapping (tsconfig/jsconfig `baseUrl` + `paths`) per config directory. */
+  tsPathConfigs: TsPathConfig[];
+}
+
+export interface TsPathConfig {
+  /** Directory of the tsconfig.json ("" for the root). */
+  dir: string;
+  /** Repo-relative directory non-relative specifiers resolve from, when `baseUrl` is set. */
+  baseUrl?: string;
+  /** `paths` patterns with their targets, made repo-relative. */
+  paths: Array<{ pattern: string; targets: string[] }>;
 }
 
 export interface IndexOptions {
@@ -58,13 +70,17 @@ export interface IndexOptions {
 /** Indexes every file of `commit` that has a grammar; parse results come from the blob cache when possible. */
 export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOptions): Promise<CommitIndex> {
   const tree = await repo.lsTree(commit);
-  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0, goModules: [] };
+  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0, goModules: [], tsPathConfigs: [] };
   const todo: Array<{ path: string; blob: string; language: string }> = [];
   for (const e of tree) {
     if (e.type !== 'blob' || e.mode === '120000') continue;
     if (e.path === 'go.mod' || e.path.endsWith('/go.mod')) {
       const mod = goModulePath((await repo.readBlob(e.sha))?.toString('utf8') ?? '');
       if (mod) result.goModules.push({ dir: e.path === 'go.mod' ? '' : e.path.slice(0, -'/go.mod'.length), module: mod });
+    }
+    if (/(^|\/)(tsconfig|jsconfig)\.json$/.test(e.path) && !VENDORED.test(e.path)) {
+      const config = tsPathConfigOf(e.path, (await repo.readBlob(e.sha))?.toString('utf8') ?? '');
+      if (config) result.tsPathConfigs.push(config);
     }
     const language = languageOf(e.path);
     if (!language) {
@@ -158,3 +174,27 @@ function add(result: CommitIndex, f: { path: string; blob: string; language: str
   result.languages[f.language] = (result.languages[f.language] ?? 0) + 1;
 }
 
+
+/**
+ * `compilerOptions.baseUrl` / `paths` of a tsconfig (JSON with comments and trailing commas); `extends`
+ * is not followed. Undefined when the file sets neither.
+ */
+export function tsPathConfigOf(configPath: string, text: string): TsPathConfig | undefined {
+  let json: { compilerOptions?: { baseUrl?: string; paths?: Record<string, string[]> } };
+  try {
+    const stripped = text.replace(/\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\])*")|\/\/[^\n]*/g, (m, str: string | undefined) => str ?? '').replace(/,(\s*[}\]])/g, '$1');
+    json = JSON.parse(stripped);
+  } catch {
+    return undefined;
+  }
+  const opts = json.compilerOptions;
+  if (!opts || (opts.baseUrl === undefined && !opts.paths)) return undefined;
+  const dir = configPath.includes('/') ? configPath.slice(0, configPath.lastIndexOf('/')) : '';
+  const join = (p: string) => path.posix.normalize(path.posix.join(dir || '.', p)).replace(/^\.\/?/, '');
+  const base = opts.baseUrl !== undefined ? join(opts.baseUrl) : dir;
+  return {
+    dir,
+    ...(opts.baseUrl !== undefined ? { baseUrl: base } : {}),
+    paths: Object.entries(opts.paths ?? {}).map(([pattern, targets]) => ({ pattern, targets: (Array.isArray(targets) ? targets : []).map((t) => path.posix.normalize(path.posix.join(base || '.', t)).replace(/^\.\/?/, '')) })),
+  };
+}

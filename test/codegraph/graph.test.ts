@@ -140,4 +140,26 @@ describe('code graph', () => {
       c.cleanup();
     }
   });
+
+  it('TypeScript: non-relative imports resolve through tsconfig paths and baseUrl (JSON with comments); packages stay external', async () => {
+    const t = new GitFixture('rl-graph-tsconfig-');
+    try {
+      t.write('web/tsconfig.json', '{\n  // editor settings\n  "compilerOptions": {\n    "baseUrl": ".", /* root */\n    "paths": { "@app/*": ["src/*"], "@util": ["lib/util/index.ts"] },\n  },\n}\n');
+      t.write('web/src/b.ts', 'export function g(): number {\n  return 1;\n}\n');
+      t.write('web/lib/util/index.ts', 'export const u = 2;\n');
+      t.write('web/lib/c.ts', 'export function c(): number {\n  return 3;\n}\n');
+      t.write('web/src/a.ts', "import { g } from '@app/b';\nimport { u } from '@util';\nimport { c } from 'lib/c';\nimport React from 'react';\n\nexport function f(): number {\n  return g() + u + c() + React.version;\n}\n");
+      const sha = t.commit('ts');
+      const tr = await GitRepo.open(t.dir);
+      try {
+        const g = new CodeGraph(await indexCommit(tr, sha, { cache: FactsCache.open(':memory:') }));
+        expect(g.outgoingOf('web/src/a.ts#f').map((e) => e.to).sort()).toEqual(['web/lib/c.ts#c', 'web/lib/util/index.ts#u', 'web/src/b.ts#g']);
+        expect(g.stats.external).toBeGreaterThan(0);
+      } finally {
+        tr.close();
+      }
+    } finally {
+      t.cleanup();
+    }
+  });
 });
