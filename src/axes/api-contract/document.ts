@@ -79,14 +79,19 @@ export function detectFlavor(root: unknown): SpecFlavor | null {
  * Every `$ref` string in a parsed tree, visiting each object once (YAML aliases can share or even cycle
  * objects, so the walk keeps a set of objects already seen).
  */
-function collectRefs(root: unknown): Set<string> {
+function collectRefs(root: unknown, mayShareObjects: boolean): Set<string> {
   const refs = new Set<string>();
-  const seen = new Set<object>();
+  // JSON.parse never shares objects; only YAML aliases do. Skipping the set for JSON saves a set entry per
+  // object of the document (millions for GitHub's description).
+  const seen = mayShareObjects ? new Set<object>() : null;
   const stack: unknown[] = [root];
   while (stack.length > 0) {
     const v = stack.pop();
-    if (typeof v !== 'object' || v === null || seen.has(v)) continue;
-    seen.add(v);
+    if (typeof v !== 'object' || v === null) continue;
+    if (seen) {
+      if (seen.has(v)) continue;
+      seen.add(v);
+    }
     if (Array.isArray(v)) {
       for (const item of v) if (typeof item === 'object' && item !== null) stack.push(item);
       continue;
@@ -131,7 +136,7 @@ export async function loadSpec(rootFile: string, load: TextLoader, opts: { requi
   const queue: string[] = [rootFile];
   while (queue.length > 0) {
     const file = queue.shift()!;
-    for (const ref of collectRefs(docs.get(file))) {
+    for (const ref of collectRefs(docs.get(file), !file.toLowerCase().endsWith('.json'))) {
       const filePart = ref.split('#')[0];
       if (filePart === '' || isExternalUrl(filePart)) continue;
       const target = resolveRefFile(file, decodeURIComponent(filePart));

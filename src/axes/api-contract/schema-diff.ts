@@ -3,7 +3,7 @@ import { isObject, type Loc } from './document';
 import type { ContractRule, Effect, KeywordFamily } from './rules/rule';
 import { checkArray } from './rules/schema-arrays';
 import type { SchemaComparer } from './rules/schema-comparer';
-import { checkComposition } from './rules/schema-composition';
+import { checkAllOfWrapping, checkComposition } from './rules/schema-composition';
 import { checkConstraints } from './rules/schema-constraints';
 import { checkObject } from './rules/schema-objects';
 import { checkTypesAndValues } from './rules/schema-types';
@@ -52,6 +52,7 @@ export class SchemaDiff implements SchemaComparer {
     const key = `${site.direction}\u0000${b.synthetic ? '' : `${b.file}#${b.ptr}`}\u0000${h.synthetic ? '' : `${h.file}#${h.ptr}`}`;
     if (this.ctx.comparedPairs.has(key)) return;
     this.ctx.comparedPairs.add(key);
+    if (checkAllOfWrapping(this, site, base, head, b, h)) return;
     const bl: Loc = { ...b, node: asSchemaNode(b.node) };
     const hl: Loc = { ...h, node: asSchemaNode(h.node) };
     checkTypesAndValues(this, site, bl, hl);

@@ -78,6 +78,31 @@ describe('composition branches are matched by $ref name, content, then title —
   });
 });
 
+describe('allOf', () => {
+  const schemas = { Options: { type: 'object', properties: { runner: { type: 'string' } } } };
+  const extra = { type: 'object', properties: { allowAdvanced: { type: 'boolean' } } };
+
+  it('reads $ref: X → allOf: [$ref: X, extra] as one added branch, comparing X with X', async () => {
+    const r = await diff(oas(postSending({ $ref: '#/components/schemas/Options' }), schemas), oas(postSending({ allOf: [{ $ref: '#/components/schemas/Options' }, extra] }), schemas));
+    expect(r.changes.map((c) => [c.ruleId, c.severity])).toEqual([['request-all-of-branch-added', 'breaking']]);
+    expect(r.changes[0].headPointer).toBe('#/paths/~1things/post/requestBody/content/application~1json/schema/allOf/1');
+  });
+
+  it('still finds changes inside X when it gets wrapped', async () => {
+    const headSchemas = { Options: { type: 'object', properties: { runner: { type: 'integer' } } } };
+    const r = await diff(oas(getReturning({ allOf: [{ $ref: '#/components/schemas/Options' }, extra] }), schemas), oas(getReturning({ $ref: '#/components/schemas/Options' }), headSchemas));
+    expect(ids(r)).toEqual(['response-all-of-branch-removed', 'response-type-changed']);
+  });
+
+  it('takes the type of an allOf schema from its branches (allOf of objects ≡ object)', async () => {
+    const r = await diff(
+      oas(getReturning({ type: 'object', properties: { a: { allOf: [{ $ref: '#/components/schemas/Options' }], description: 'x' } } }), schemas),
+      oas(getReturning({ type: 'object', properties: { a: { type: 'object', properties: { runner: { type: 'string' } } } } }), schemas),
+    );
+    expect(ids(r).filter((id) => id.includes('type'))).toEqual([]);
+  });
+});
+
 describe('readOnly and writeOnly', () => {
   it('ignores a readOnly property becoming required in a request', async () => {
     const schema = (required: string[]) => ({ type: 'object', required, properties: { id: { type: 'string', readOnly: true }, name: { type: 'string' } } });

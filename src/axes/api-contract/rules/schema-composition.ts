@@ -159,3 +159,41 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
     }
   }
 }
+
+/** Keywords that do not constrain values: a schema with only these besides allOf is a pure wrapper. */
+const ANNOTATIONS = new Set(['allOf', 'description', 'title', 'nullable', 'readOnly', 'writeOnly', 'deprecated', 'example', 'examples', 'default', 'externalDocs', '$comment']);
+const isAllOfWrapper = (node: unknown): node is { allOf: unknown[] } =>
+  isObject(node) && Array.isArray(node.allOf) && Object.keys(node).every((k) => ANNOTATIONS.has(k) || k.startsWith('x-'));
+
+/**
+ * `$ref: X` on one side and `allOf: [$ref: X, …]` on the other is the same schema with branches added or
+ * removed (a common way to extend a shared schema in place): compare X with X and report only the extra
+ * branches, instead of "type changed" and "every branch added". Returns whether it handled the pair.
+ */
+export function checkAllOfWrapping(cmp: SchemaComparer, site: Site, rawBase: Loc, rawHead: Loc, b: Loc, h: Loc): boolean {
+  const bRef = refName(rawBase.node);
+  const hRef = refName(rawHead.node);
+  if (bRef !== undefined && hRef === undefined && isAllOfWrapper(h.node)) {
+    const list = h.node.allOf;
+    const i = list.findIndex((x) => refName(x) === bRef);
+    if (i === -1) return false;
+    const hl = childLoc(h, 'allOf');
+    cmp.compare(site, rawBase, childLoc(hl, i, list[i]));
+    list.forEach((x, j) => {
+      if (j !== i) cmp.emit(ALL_OF_BRANCH, 'narrower', site, b, childLoc(hl, j, x), `allOf branch ${branchLabel(x, j)} added around ${bRef}`, `allOf-${canonicalJson(x)}`);
+    });
+    return true;
+  }
+  if (hRef !== undefined && bRef === undefined && isAllOfWrapper(b.node)) {
+    const list = b.node.allOf;
+    const i = list.findIndex((x) => refName(x) === hRef);
+    if (i === -1) return false;
+    const bl = childLoc(b, 'allOf');
+    cmp.compare(site, childLoc(bl, i, list[i]), rawHead);
+    list.forEach((x, j) => {
+      if (j !== i) cmp.emit(ALL_OF_BRANCH, 'wider', site, childLoc(bl, j, x), h, `allOf branch ${branchLabel(x, j)} around ${hRef} removed`, `allOf-${canonicalJson(x)}`);
+    });
+    return true;
+  }
+  return false;
+}

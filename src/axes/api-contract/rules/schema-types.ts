@@ -1,6 +1,6 @@
 import type { Site } from '../context';
 import { canonicalJson } from '../context';
-import type { Loc } from '../document';
+import { childLoc, isObject, type Loc } from '../document';
 import { familyRules, keywordFamily, type Effect } from './rule';
 import { nodeOf, show, type SchemaComparer } from './schema-comparer';
 
@@ -43,13 +43,40 @@ interface TypeSet {
   nullable: boolean;
 }
 
-function typeSetOf(node: Record<string, unknown>): TypeSet {
+const MAX_ALLOF_DEPTH = 8;
+
+/**
+ * The types a schema admits. Without its own `type`, an allOf schema admits what all its branches admit
+ * (looked up through `$ref`s, a bounded number of levels deep so cycles cannot loop).
+ */
+function typeSetOf(node: Record<string, unknown>, deref: (loc: Loc) => Loc, at: Loc, depth = 0): TypeSet {
   const t = node.type;
-  const types = t === undefined ? null : new Set((Array.isArray(t) ? t : [t]).map(String));
-  const nullable = types?.has('null') === true || node.nullable === true || node['x-nullable'] === true;
+  let types = t === undefined ? null : new Set((Array.isArray(t) ? t : [t]).map(String));
+  let nullable = types?.has('null') === true || node.nullable === true || node['x-nullable'] === true;
   types?.delete('null');
+  if (t === undefined && Array.isArray(node.allOf) && node.allOf.length > 0 && depth < MAX_ALLOF_DEPTH) {
+    const list = childLoc(at, 'allOf');
+    let allNullable = true;
+    for (let i = 0; i < node.allOf.length; i++) {
+      const branch = deref(childLoc(list, i, node.allOf[i]));
+      if (!isObject(branch.node)) continue;
+      const sub = typeSetOf(branch.node, deref, branch, depth + 1);
+      allNullable &&= sub.nullable;
+      if (sub.types === null) continue;
+      types = types === null ? sub.types : intersect(types, sub.types);
+    }
+    nullable ||= allNullable;
+  }
   // `type: "null"` alone is a null-only schema: no other type, nullable.
   return { types, nullable };
+}
+
+function intersect(a: Set<string>, b: Set<string>): Set<string> {
+  const out = new Set<string>();
+  for (const t of a) if (b.has(t)) out.add(t);
+  if (a.has('integer') && b.has('number')) out.add('integer');
+  if (b.has('integer') && a.has('number')) out.add('integer');
+  return out;
 }
 
 /** An integer is a number: {integer} → {number} accepts more, {number} → {integer} accepts less. */
@@ -75,8 +102,8 @@ const FORMAT_WIDENINGS = new Set(['int32>int64', 'float>double', 'int32>double',
 export function checkTypesAndValues(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): void {
   const bn = nodeOf(b);
   const hn = nodeOf(h);
-  const bt = typeSetOf(bn);
-  const ht = typeSetOf(hn);
+  const bt = typeSetOf(bn, (l) => cmp.ctx.base.deref(l), b);
+  const ht = typeSetOf(hn, (l) => cmp.ctx.head.deref(l), h);
   const te = typeEffect(bt.types, ht.types);
   if (te) cmp.emit(TYPE, te, site, b, h, `type changed from ${showTypes(bt.types)} to ${showTypes(ht.types)}`);
   if (bt.nullable !== ht.nullable) cmp.emit(NULLABLE, ht.nullable ? 'wider' : 'narrower', site, b, h, ht.nullable ? 'became nullable' : 'is no longer nullable');
