@@ -17,7 +17,7 @@ import { runApiContract, runVisual } from './axes';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
-export const REVIEW_ENGINE_VERSION = `review-2+${CODEGRAPH_ENGINE_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-3+${CODEGRAPH_ENGINE_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
