@@ -84,8 +84,8 @@ export class FakeGitHub {
   readonly tokens = new Map<string, string>();
   /** Page size cap (GitHub caps at 100; lower it to exercise pagination). */
   pageSize = 100;
-  /** Persist a body-only review before answering 422 to a review whose comments do not resolve. */
-  orphanOn422 = false;
+  /** Persist a body-only review before answering 422 to a review whose comments do not resolve (submitted, or left PENDING). */
+  orphanOn422: false | true | 'PENDING' = false;
   /** The next POSTs to the reviews endpoint are answered with these rate-limit responses first. */
   rateLimits: Array<{ status: 403 | 429; retryAfter: number }> = [];
   /** Logins that are GitHub Actions tokens in a repo where Actions may not approve. */
@@ -287,7 +287,7 @@ export class FakeGitHub {
     const state: StoredReview['state'] = body.event ? stateOf(body.event) : 'PENDING';
     if (errors.size > 0) {
       // Observed on github.com: the review record (body only) can survive the refused request.
-      if (this.orphanOn422) pull.reviews.push({ id: this.nextId++, user: { login }, body: body.body ?? '', state, commit_id: commitId, comments: [] });
+      if (this.orphanOn422) pull.reviews.push({ id: this.nextId++, user: { login }, body: body.body ?? '', state: this.orphanOn422 === 'PENDING' ? 'PENDING' : state, commit_id: commitId, comments: [] });
       return this.unprocessable(req, res, body, [...errors]);
     }
     const review: StoredReview = { id: this.nextId++, user: { login }, body: body.body ?? '', state, commit_id: commitId, comments };

@@ -47,6 +47,20 @@ describe('fallbacks when GitHub refuses', () => {
     expect((out.response.result as any).forgeReviewId).toBe(String(reviews[0].id));
   });
 
+  it('a PENDING orphan is submitted with every finding in its body and the verdict event', async () => {
+    f = await publishFixture();
+    const nodes = await threeFindings(f, 'P0', 0.9);
+    f.github.refuseLines.add('src/app.ts:29');
+    f.github.orphanOn422 = 'PENDING';
+    const out = await f.publish(CAROL);
+    expect(out.response.result).toMatchObject({ status: 'published', event: 'REQUEST_CHANGES', inline: 0, folded: 3, fallbacks: ['orphan_completed'] });
+    const reviews = f.github.pulls.get(7)!.reviews;
+    expect(reviews).toHaveLength(1);
+    expect(reviews[0].state).toBe('CHANGES_REQUESTED');
+    expect(allMarkers(reviews[0].body, nodes)).toBe(true);
+    expect(f.github.log.filter((r) => r.method === 'POST' && r.path.endsWith('/events')).map((r) => r.status)).toEqual([200]);
+  });
+
   it('GitHub refuses to let the server approve its own PR → re-sent as COMMENT, and the body and event say so', async () => {
     f = await publishFixture({ prAuthor: BOT });
     await threeFindings(f);
