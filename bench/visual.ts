@@ -182,17 +182,34 @@ export async function main(args: string[]): Promise<void> {
       jobs.push({ kind: 'compare', base: encode(base), head: encode(head) });
     }
     const cores = os.availableParallelism();
-    const prRuns = Math.max(3, Math.round(runs / 5));
-    const serialMs = await timeIt(prRuns, () => runDiffJobs(jobs, { parallelism: 1 }));
-    // Warm: the process-wide pool the server keeps (its start-up paid by the warm-up run).
-    const poolMs = await timeIt(prRuns, () => runDiffJobs(jobs, { parallelism: cores }));
+    const prRuns = Math.max(5, Math.round(runs / 3));
+    // Serial, warm pool and cold pool run interleaved round by round, so that the noisy neighbours of
+    // a shared machine weigh on all three alike; the ratios are of the medians.
+    // Warm: the process-wide pool the server keeps (its start-up paid by the warm-up round).
     // Cold: a fresh pool per PR, worker start-up included (from TypeScript sources here, so each
     // worker also loads the swc hook; compiled workers start faster).
-    const coldMs = await timeIt(prRuns, async () => {
-      const pool = new DiffPool(cores);
-      await Promise.all(jobs.map((j) => pool.run(j)));
-      await pool.close();
-    });
+    const runPr = {
+      serial: () => runDiffJobs(jobs, { parallelism: 1 }),
+      warm: () => runDiffJobs(jobs, { parallelism: cores }),
+      cold: async () => {
+        const pool = new DiffPool(cores);
+        await Promise.all(jobs.map((j) => pool.run(j)));
+        await pool.close();
+      },
+    };
+    const prTimes = { serial: [] as number[], warm: [] as number[], cold: [] as number[] };
+    await runPr.serial();
+    await runPr.warm();
+    for (let round = 0; round < prRuns; round++) {
+      for (const kind of ['serial', 'warm', 'cold'] as const) {
+        const s0 = now();
+        await runPr[kind]();
+        prTimes[kind].push(now() - s0);
+      }
+    }
+    const serialMs = median(prTimes.serial);
+    const poolMs = median(prTimes.warm);
+    const coldMs = median(prTimes.cold);
 
     const f = (n: number) => n.toFixed(2).padStart(8);
     console.log(`bench:visual — medians of ${runs} runs (PR: ${prRuns} runs), ${cores} cores; pixelmatch ${JSON.stringify(VISUAL_DIFF_OPTIONS)}`);
