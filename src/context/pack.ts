@@ -266,10 +266,10 @@ function fragmentDiffs(inp: PackInputs): Array<{ fragment: PackFragment; diff: s
 }
 
 /**
- * Fits the facts into `budgetBytes` (fragment diffs and clue refs/contents, UTF-8). Every fact is kept at
- * least as a pointer, so pointers are reserved first; then, most certain first, each fact is upgraded to
- * its whole text if it fits, else to its signature, else it stays a pointer. Every fact not handed over
- * whole is listed in `truncated`.
+ * Fits the facts into `budgetBytes` (fragment diffs plus clue refs and contents, UTF-8 bytes). Everything
+ * starts whole; while over budget, the least certain clue is degraded — to its signature, then to a
+ * pointer (`ref` only) — before the next more certain one, and fragment diffs (the own change) go last.
+ * Nothing is dropped: every fact not handed over whole is listed in `truncated`.
  */
 export function buildContextPack(inp: PackInputs, budgetBytes: number): ContextPack {
   const frags = fragmentDiffs(inp);
@@ -277,39 +277,44 @@ export function buildContextPack(inp: PackInputs, budgetBytes: number): ContextP
     .map((c, i) => ({ c, i }))
     .sort((a, b) => a.c.tier - b.c.tier || a.i - b.i)
     .map((x) => x.c);
-  const pointerBytes = frags.reduce((n, f) => n + bytes(f.fragment.id), 0) + candidates.reduce((n, c) => n + bytes(c.ref), 0);
-  let remaining = budgetBytes - pointerBytes;
-  const overBudget = remaining < 0;
-  const truncated: TruncatedEntry[] = [];
-  const fragments: PackFragment[] = frags.map(({ fragment, diff }) => {
-    const cost = bytes(diff);
-    if (cost === 0) return fragment;
-    if (cost <= remaining) {
-      remaining -= cost;
-      return { ...fragment, diff };
+  const wholeSize = candidates.map((c) => bytes(c.ref) + bytes(c.whole));
+  const sigSize = candidates.map((c) => (c.signature ? bytes(c.ref) + bytes(c.signature) : Infinity));
+  const pointerSize = candidates.map((c) => bytes(c.ref));
+  const forms: Array<'whole' | 'signature' | 'pointer'> = candidates.map(() => 'whole');
+  const fragWhole = frags.map((f) => bytes(f.fragment.id) + bytes(f.diff));
+  const fragPointer = frags.map((f) => bytes(f.fragment.id));
+  const fragForms: Array<'whole' | 'pointer'> = frags.map(() => 'whole');
+  let total = wholeSize.reduce((n, x) => n + x, 0) + fragWhole.reduce((n, x) => n + x, 0);
+  // Least certain first, each clue all the way down (signature, then pointer) before a more certain one
+  // is touched: a more certain fact never holds less than a less certain one.
+  for (let i = candidates.length - 1; i >= 0 && total > budgetBytes; i--) {
+    if (sigSize[i] < wholeSize[i]) {
+      total -= wholeSize[i] - sigSize[i];
+      forms[i] = 'signature';
+      if (total <= budgetBytes) break;
     }
-    truncated.push({ ref: fragment.id, what: 'fragment', relation: 'self', form: 'pointer', wholeBytes: bytes(fragment.id) + cost });
+    total -= (forms[i] === 'signature' ? sigSize[i] : wholeSize[i]) - pointerSize[i];
+    forms[i] = 'pointer';
+  }
+  for (let i = frags.length - 1; i >= 0 && total > budgetBytes; i--) {
+    if (fragWhole[i] === fragPointer[i]) continue;
+    total -= fragWhole[i] - fragPointer[i];
+    fragForms[i] = 'pointer';
+  }
+  const truncated: TruncatedEntry[] = [];
+  const fragments: PackFragment[] = frags.map(({ fragment, diff }, i) => {
+    if (fragForms[i] === 'whole') return diff ? { ...fragment, diff } : fragment;
+    truncated.push({ ref: fragment.id, what: 'fragment', relation: 'self', form: 'pointer', wholeBytes: fragWhole[i] });
     return fragment;
   });
   const counts = { whole: 0, signature: 0, pointer: 0 };
-  const clues: Clue[] = candidates.map((c) => {
-    const whole = bytes(c.whole);
+  const clues: Clue[] = candidates.map((c, i) => {
+    const form = forms[i];
+    counts[form]++;
     const base = { relation: c.relation, kind: c.kind, ref: c.ref };
-    if (whole <= remaining) {
-      remaining -= whole;
-      counts.whole++;
-      return { ...base, content: c.whole, form: 'whole' };
-    }
-    const entry = { ref: c.ref, what: 'clue' as const, relation: c.relation, kind: c.kind, wholeBytes: bytes(c.ref) + whole };
-    if (c.signature !== undefined && c.signature !== '' && bytes(c.signature) <= remaining) {
-      remaining -= bytes(c.signature);
-      counts.signature++;
-      truncated.push({ ...entry, form: 'signature' });
-      return { ...base, content: c.signature, form: 'signature' };
-    }
-    counts.pointer++;
-    truncated.push({ ...entry, form: 'pointer' });
-    return { ...base, form: 'pointer' };
+    if (form === 'whole') return { ...base, content: c.whole, form };
+    truncated.push({ ref: c.ref, what: 'clue', relation: c.relation, kind: c.kind, form, wholeBytes: wholeSize[i] });
+    return form === 'signature' ? { ...base, content: c.signature!, form } : { ...base, form };
   });
   const unresolved: ContextPack['unresolved'] = [];
   for (const f of inp.cohort.fragments) {
@@ -322,8 +327,8 @@ export function buildContextPack(inp: PackInputs, budgetBytes: number): ContextP
     headSha: inp.headSha,
     baseSha: inp.baseSha,
     budgetBytes,
-    usedBytes: budgetBytes - remaining,
-    overBudget,
+    usedBytes: total,
+    overBudget: total > budgetBytes,
     fragments,
     clues,
     truncated,

@@ -1,0 +1,113 @@
+// pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
+import '../axes/visual/support/esm';
+import type { ContextPack } from '../../src/context/pack-types';
+import { headMaterials } from '../../src/context/materials';
+import { AGENT, contextFixture, REPO } from './support';
+
+jest.setTimeout(120_000);
+
+type Cohort = { key: string; files: string[] };
+
+describe('context packs on a real repository', () => {
+  let f: Awaited<ReturnType<typeof contextFixture>>;
+  let cohort: Cohort;
+  const pack = (budgetBytes?: number) => f.query<ContextPack>('cohortContext', { repoId: REPO, prNumber: 2, cohortKey: cohort.key, ...(budgetBytes ? { budgetBytes } : {}) });
+
+  beforeAll(async () => {
+    f = await contextFixture();
+    // PR 1: a reviewer files a node on scale (anchored to its symbol id); a human dismisses it.
+    await f.run('requestReview', { repoId: REPO, prNumber: 1, baseSha: f.base, headSha: f.head1 }, AGENT);
+    await f.run('computeReview', { repoId: REPO, prNumber: 1 }, AGENT);
+    const filed = await f.run(
+      'addReviewNode',
+      {
+        repoId: REPO,
+        prNumber: 1,
+        node: {
+          kind: 'bug',
+          priority: 'P2',
+          triage: { category: 'correctness', severity: 'medium', effort: 'small' },
+          anchor: { path: 'src/math.ts', startLine: 3, endLine: 5, symbolId: 'src/math.ts#scale' },
+          confidence: 0.6,
+          title: 'scale may overflow the clamp range',
+          body: 'Tripling before clamping loses the sign of large negatives.',
+          brief: 'engineer',
+        },
+      },
+      AGENT,
+    );
+    const nodeId = (filed.response.result as { nodeId: string }).nodeId;
+    await f.run('dismissNode', { repoId: REPO, prNumber: 1, nodeId, reason: 'clamp bounds are checked upstream' });
+    // PR 2 changes scale again.
+    await f.run('requestReview', { repoId: REPO, prNumber: 2, baseSha: f.base, headSha: f.head2 }, AGENT);
+    await f.run('computeReview', { repoId: REPO, prNumber: 2 }, AGENT);
+    const computed = (await f.lf.events()).filter((e) => e.type === 'ReviewComputed' && e.streamId === `pr-${REPO}-2`).pop()!;
+    cohort = (computed.data as { cohorts: Cohort[] }).cohorts.find((c) => c.files.includes('src/math.ts'))!;
+    expect(cohort).toBeDefined();
+  });
+  afterAll(() => f.cleanup());
+
+  it("holds the cohort's own diff with symbol ids, its caller's definition and the test that exercises it", async () => {
+    const p = await pack();
+    const frag = p.fragments.find((x) => x.symbolId === 'src/math.ts#scale')!;
+    expect(frag.diff).toContain('+  const step0 = x * 2;');
+    const caller = p.clues.find((c) => c.relation === 'caller' && c.kind === 'link' && c.ref === 'src/report.ts#buildReport')!;
+    expect(caller.form).toBe('whole');
+    expect(caller.content).toContain('const scaled = values.map((v) => scale(v));');
+    const test = p.clues.find((c) => c.relation === 'caller' && c.kind === 'case' && c.ref === 'test/math.test.ts')!;
+    expect(test.content).toContain('expect(scale(2)).toBe(4);');
+    const callee = p.clues.find((c) => c.relation === 'callee' && c.ref === 'src/clamp.ts#clamp')!;
+    expect(callee.form).toBe('whole');
+    expect(callee.content).toContain('return Math.min(upper, Math.max(lower, value));');
+    const dep = p.clues.find((c) => c.relation === 'project' && c.kind === 'project' && c.ref === 'package.json')!;
+    expect(dep.content).toContain('left-pad: upgraded 1.0.0 → 2.0.0 (major)');
+    const doc = p.clues.find((c) => c.kind === 'doc')!;
+    expect(doc).toMatchObject({ relation: 'self', ref: 'docs/math.md:L3' });
+    expect(p.truncated).toEqual([]);
+    expect(p.usedBytes).toBeLessThanOrEqual(p.budgetBytes);
+  });
+
+  it('never attaches a same-name function elsewhere as a caller, and leaves name-only identities unknown', async () => {
+    const p = await pack();
+    // The graph does see those sites: one resolved to the other `scale`, one matched by name only.
+    const m = await headMaterials(await f.lf.ledger.workspace(f.ws), REPO, f.base, f.head2);
+    expect(m.graph.outgoingOf('src/legacy-user.ts#useLegacy').map((e) => e.to)).toContain('src/legacy.ts#scale');
+    expect(m.nameMatchesByFrom.get('src/global-user.js#guessCaller')).toContainEqual({ name: 'scale', candidates: 2 });
+    const refs = p.clues.map((c) => c.ref);
+    expect(refs.some((r) => r.includes('legacy'))).toBe(false);
+    expect(refs.some((r) => r.includes('global-user'))).toBe(false);
+    // roundHalf is called without an import: only its name matches src/other.ts, so no callee clue.
+    expect(refs).not.toContain('src/other.ts#roundHalf');
+    expect(p.unresolved).toContainEqual({ from: 'src/math.ts#scale', name: 'roundHalf', candidates: 1 });
+  });
+
+  it('shows the node dismissed in an earlier PR on the same symbol as a history clue with its outcome', async () => {
+    const p = await pack();
+    const history = p.clues.filter((c) => c.kind === 'history');
+    expect(history).toHaveLength(1);
+    expect(history[0]).toMatchObject({ relation: 'self', ref: `pr-${REPO}-1/n1`, form: 'whole' });
+    expect(history[0].content).toContain('dismissed by user:owner: clamp bounds are checked upstream');
+    expect(history[0].content).toContain('scale may overflow the clamp range');
+  });
+
+  it('degrades callees to pointers under a 2 KB budget and lists every degraded clue in truncated', async () => {
+    const p = await pack(2048);
+    const callee = p.clues.find((c) => c.relation === 'callee' && c.ref === 'src/clamp.ts#clamp')!;
+    expect(callee.form).toBe('pointer');
+    expect(callee.content).toBeUndefined();
+    expect(p.truncated).toContainEqual(expect.objectContaining({ ref: 'src/clamp.ts#clamp', what: 'clue', relation: 'callee', form: 'pointer' }));
+    // Nothing silently dropped: every clue of the full pack is still there, and each non-whole one is listed.
+    const full = await pack();
+    expect(p.clues.map((c) => c.ref).sort()).toEqual(full.clues.map((c) => c.ref).sort());
+    for (const c of p.clues.filter((x) => x.form !== 'whole')) expect(p.truncated.map((t) => t.ref)).toContain(c.ref);
+    // The more certain facts keep more: the own diff and the history stay whole.
+    expect(p.fragments.find((x) => x.symbolId === 'src/math.ts#scale')!.diff).toBeDefined();
+    expect(p.clues.find((c) => c.kind === 'history')!.form).toBe('whole');
+    expect(p.usedBytes).toBeLessThanOrEqual(2048);
+  });
+
+  it('refuses an unknown cohort key and a malformed budget, naming the field', async () => {
+    await expect(f.query('cohortContext', { repoId: REPO, prNumber: 2, cohortKey: 'c-00000000deadbeef' })).rejects.toMatchObject({ code: 'cohort_not_found' });
+    await expect(f.query('cohortContext', { repoId: REPO, prNumber: 2, cohortKey: cohort.key, budgetBytes: 10 })).rejects.toThrow(/budgetBytes/);
+  });
+});
