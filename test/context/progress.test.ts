@@ -1,0 +1,97 @@
+// pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
+import '../axes/visual/support/esm';
+import type { ProgressView } from '../../src/progress/progress';
+import type { ReviewMetrics } from '../../src/projections/review-metrics';
+import { AGENT, contextFixture, QA, REPO } from './support';
+
+jest.setTimeout(120_000);
+
+const PASS = { correctness: { status: 'pass' }, security: { status: 'pass' }, testGap: { status: 'warn', reason: 'no test for the widened steps' } };
+type Cohort = { key: string; title: string; files: string[] };
+
+describe('cohort review progress, finalize and metrics on a real repository', () => {
+  let f: Awaited<ReturnType<typeof contextFixture>>;
+  let cohorts: Cohort[];
+  const pr = { repoId: REPO, prNumber: 2 };
+  const mark = (cohortKey: string, brief: string, status: string, reason?: string, who = AGENT) => f.run('markCohortReviewed', { ...pr, cohortKey, brief, status, ...(reason ? { reason } : {}) }, who);
+  const progress = () => f.query<ProgressView>('cohortProgress', pr);
+  const finalized = async () => (await f.lf.events()).filter((e) => e.type === 'ReviewFinalized' && e.streamId === `pr-${REPO}-2`).pop()!.data as { tokenAxes: Record<string, { status: string; reason?: string }> };
+
+  beforeAll(async () => {
+    f = await contextFixture();
+    await f.run('requestReview', { ...pr, baseSha: f.base, headSha: f.head2 }, AGENT);
+    await f.run('computeReview', pr, AGENT);
+    const computed = (await f.lf.events()).filter((e) => e.type === 'ReviewComputed').pop()!;
+    cohorts = (computed.data as { cohorts: Cohort[] }).cohorts;
+    expect(cohorts.length).toBeGreaterThan(0);
+    // A finding moves the review to in_progress (finalize is a ladder step from there).
+    await f.run('addReviewNode', { ...pr, node: { kind: 'suggestion', priority: 'P3', triage: { category: 'maintainability', severity: 'low', effort: 'trivial' }, confidence: 0.5, title: 'name the steps', body: 'x', brief: 'engineer' } }, AGENT);
+  });
+  afterAll(() => f.cleanup());
+
+  it('refuses marks by a brief off the roster, a partial without a reason and an unknown cohort', async () => {
+    await expect(mark(cohorts[0].key, 'security', 'complete')).rejects.toMatchObject({ code: 'brief_not_on_roster' });
+    await expect(mark(cohorts[0].key, 'qa', 'partial')).rejects.toMatchObject({ code: 'invalid_payload', message: expect.stringMatching(/^reason: /) });
+    await expect(mark('c-00000000deadbeef', 'qa', 'complete')).rejects.toMatchObject({ code: 'cohort_not_found' });
+  });
+
+  it('a cohort left partial makes finalize record partial token axes naming it; complete review keeps them', async () => {
+    const math = cohorts.find((c) => c.files.includes('src/math.ts'))!;
+    for (const c of cohorts) {
+      await mark(c.key, 'engineer', 'complete');
+      await mark(c.key, 'architect', 'complete');
+      if (c !== math) await mark(c.key, 'qa', 'complete', undefined, QA);
+    }
+    await mark(math.key, 'qa', 'partial', 'ran out of budget before the clamp callee', QA);
+    const p = await progress();
+    expect(p.cohorts.find((c) => c.cohortKey === math.key)).toMatchObject({ status: 'partial', briefs: expect.arrayContaining([{ brief: 'qa', status: 'partial', reason: 'ran out of budget before the clamp callee', by: QA.principal, headSha: f.head2 }]) });
+    expect(p.totals).toEqual({ cohorts: cohorts.length, complete: cohorts.length - 1, partial: 1, pending: 0 });
+
+    await f.run('finalizeReview', { ...pr, tokenAxes: { ...PASS, security: { status: 'fail', reason: 'token logged' } }, walkthrough: 'w' }, AGENT);
+    const axes = (await finalized()).tokenAxes;
+    expect(axes.correctness.status).toBe('partial');
+    expect(axes.correctness.reason).toContain(math.key);
+    expect(axes.correctness.reason).toContain('qa: partial (ran out of budget before the clamp callee)');
+    expect(axes.testGap.status).toBe('partial');
+    expect(axes.testGap.reason).toContain('(reviewer said: no test for the widened steps)');
+    // A found problem is not softened into "incomplete".
+    expect(axes.security).toEqual({ status: 'fail', reason: 'token logged' });
+
+    const metrics = await f.query<ReviewMetrics>('metrics', pr);
+    expect(metrics.progress).toEqual({ clean: cohorts.length - 1, partial: 1, unreviewed: 0, orphanedMarks: 0 });
+
+    await mark(math.key, 'qa', 'complete', undefined, QA);
+    await f.run('finalizeReview', { ...pr, tokenAxes: PASS, walkthrough: 'w2' }, AGENT);
+    expect((await finalized()).tokenAxes).toEqual(PASS);
+  });
+
+  it('progress set before a rebase is still there after the recompute', async () => {
+    const before = await progress();
+    f.git.git('checkout', '-q', 'main');
+    f.git.write('README.md', 'shop\n');
+    const newBase = f.git.commit('main moves');
+    f.git.git('checkout', '-q', 'pr2');
+    f.git.git('rebase', '-q', 'main');
+    const rebased = f.git.git('rev-parse', 'HEAD');
+    expect(rebased).not.toBe(f.head2);
+    await f.run('requestReview', { ...pr, baseSha: newBase, headSha: rebased }, AGENT);
+    await f.run('computeReview', pr, AGENT);
+    const after = await progress();
+    expect(after.computedHead).toBe(rebased);
+    expect(after.cohorts.map((c) => c.cohortKey).sort()).toEqual(before.cohorts.map((c) => c.cohortKey).sort());
+    expect(after.cohorts).toEqual(before.cohorts);
+    expect(after.totals.complete).toBe(cohorts.length);
+    expect(after.orphaned).toEqual([]);
+  });
+
+  it('reports review metrics: files, cohorts vs target files, merge ratio, bytes per context pack', async () => {
+    const m = await f.query<ReviewMetrics>('metrics', pr);
+    // After the rebase the PR still changes src/math.ts and package.json (the README moved into the base).
+    expect(m.files).toEqual({ changed: 2, filteredOut: { generated: 0, vendored: 0, versionOnly: 0, total: 0 }, underReview: 2, targets: 1 });
+    expect(m.cohorts).toMatchObject({ count: 1, withinTargetFiles: true, loopsPerTargetFile: 1, fragments: 1, fragmentsPerCohort: 1, semantic: 1, pathGrouped: 0 });
+    expect('perCohort' in m.contextPacks && m.contextPacks.perCohort).toEqual([expect.objectContaining({ cohortKey: cohorts[0].key, degraded: 0 })]);
+    const packBytes = 'perCohort' in m.contextPacks ? m.contextPacks.perCohort[0].bytes : -1;
+    const pack = await f.query<{ usedBytes: number }>('cohortContext', { ...pr, cohortKey: cohorts[0].key });
+    expect(packBytes).toBe(pack.usedBytes);
+  });
+});
