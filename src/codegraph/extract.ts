@@ -42,7 +42,7 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
       }
     }
 
-    const defs = buildDefinitions(rawDefs, grammar.spec.id, new Set(exportAliases.map(([, local]) => local)));
+    const defs = buildDefinitions(rawDefs, grammar.spec.id, new Set(exportAliases.map(([, local]) => local)), source);
     const starts = defs.map((d) => d.startIndex);
     const enclosing = (index: number): number => {
       let lo = 0;
@@ -148,7 +148,7 @@ function widenDeclarator(r: RawDef): RawDef {
   return r;
 }
 
-function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: Set<string>): BuiltDef[] {
+function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: Set<string>, source: string): BuiltDef[] {
   const raw = languageId === 'c' || languageId === 'cpp' ? rawDefs.map(widenDeclarator) : rawDefs;
   raw.sort((a, b) => a.node.startIndex - b.node.startIndex || b.node.endIndex - a.node.endIndex);
   const out: BuiltDef[] = [];
@@ -179,7 +179,7 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
       continue;
     }
     const parentDef = parent >= 0 ? out[parent].def : undefined;
-    const def: Definition = { name, qname, kind: r.kind, start, end, exported: isExported(r, languageId, parentDef, aliasedLocals), parent };
+    const def: Definition = { name, qname, kind: r.kind, start, end, exported: isExported(r, languageId, parentDef, aliasedLocals, source, name), parent };
     byQname.set(qname, out.length);
     out.push({ def, startIndex: r.node.startIndex, endIndex: r.node.endIndex });
     stack.push(out.length - 1);
@@ -205,9 +205,9 @@ function qualifierPrefix(r: RawDef, languageId: string): string | undefined {
   return undefined;
 }
 
-function isExported(r: RawDef, languageId: string, parent: Definition | undefined, aliasedLocals: Set<string>): boolean {
-  const name = r.nameNode.text;
-  const head = r.node.text.slice(0, Math.max(0, r.nameNode.startIndex - r.node.startIndex));
+function isExported(r: RawDef, languageId: string, parent: Definition | undefined, aliasedLocals: Set<string>, source: string, name: string): boolean {
+  // The text between the definition's start and its name holds the modifiers (`pub`, `public`, `static`, …).
+  const head = source.slice(r.node.startIndex, Math.max(r.node.startIndex, r.nameNode.startIndex));
   switch (languageId) {
     case 'typescript':
     case 'tsx':

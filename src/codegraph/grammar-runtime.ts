@@ -46,6 +46,8 @@ export function loadGrammar(languageId: string): Promise<LoadedGrammar> {
       const parser = new Parser();
       parser.setLanguage(language);
       const query = new Query(language, tagsSourceOf(spec));
+      // Doc comments are never used: not capturing them saves marshalling a node per comment.
+      if (query.captureNames.includes('doc')) query.disableCapture('doc');
       return { spec, language, parser, query };
     })();
     grammars.set(languageId, g);
