@@ -91,7 +91,10 @@ export function renderFinding(f: PublishedFinding, opts: RenderOptions): string 
 }
 
 export function renderInlineComment(f: PublishedFinding, placement: InlinePlacement): string {
-  return `${renderFinding(f, { suggestionApplies: placement.side === 'RIGHT' })}\n${fingerprintMarker(f.fingerprint)}`;
+  const marker = fingerprintMarker(f.fingerprint);
+  const full = renderFinding(f, { suggestionApplies: placement.side === 'RIGHT' });
+  // A cut suggestion could be applied half-way: a finding too long for GitHub loses its one-click block first.
+  return clampComment(full.length + marker.length < GITHUB_BODY_LIMIT ? full : renderFinding(f, { suggestionApplies: false }), marker);
 }
 
 const FOLD_REASON_TEXT: Record<FoldReason, string> = {
@@ -117,6 +120,49 @@ export interface BodyInput {
   eventRefusal?: { requested: string; message: string };
 }
 
+/** GitHub refuses a review or comment body longer than this ("Body is too long (maximum is 65536 characters)"). */
+export const GITHUB_BODY_LIMIT = 65_536;
+const MAX_WALKTHROUGH = 20_000;
+
+function foldedItem(finding: PublishedFinding, reason: FoldReason): string {
+  const where = location(finding.node);
+  return `#### ${where ? `${where} — ` : ''}${defuse(finding.node.title).replace(/\s+/g, ' ')}\n_${FOLD_REASON_TEXT[reason]}_\n\n${renderFinding(finding, { suggestionApplies: false, omitTitle: true })}\n${fingerprintMarker(finding.fingerprint)}`;
+}
+
+/** One line per finding: what the body falls back to when the full items do not fit GitHub's limit. */
+function compactItem(finding: PublishedFinding, reason: FoldReason): string {
+  const n = finding.node;
+  const where = location(n);
+  return `- ${where ? `${where} — ` : ''}**${defuse(n.title).replace(/\s+/g, ' ')}** (${n.kind} · ${n.priority} · ${n.triage.category}; ${FOLD_REASON_TEXT[reason]}) ${FOOTER} ${fingerprintMarker(finding.fingerprint)}`;
+}
+
+/**
+ * The folded findings within `room` characters: in full when they fit, else one line each, else as
+ * many lines as fit and an explicit count of the rest — never a silent cut.
+ */
+function foldedSection(folded: BodyInput['folded'], room: number): string {
+  const full = folded.map(({ finding, reason }) => foldedItem(finding, reason)).join('\n\n---\n\n');
+  if (full.length <= room) return full;
+  const lines = folded.map(({ finding, reason }) => compactItem(finding, reason));
+  const compact = `_Shown one line each: the full text does not fit GitHub's ${GITHUB_BODY_LIMIT}-character limit; every finding is in the ledger._\n\n${lines.join('\n')}`;
+  if (compact.length <= room) return compact;
+  const kept: string[] = [];
+  let used = 300;
+  for (const line of lines) {
+    if (used + line.length + 1 > room) break;
+    kept.push(line);
+    used += line.length + 1;
+  }
+  return `_Shown one line each, and only ${kept.length} of ${folded.length}: GitHub limits a review body to ${GITHUB_BODY_LIMIT} characters. The other ${folded.length - kept.length} findings are recorded in the ledger._\n\n${kept.join('\n')}`;
+}
+
+/** An inline comment within GitHub's limit: the long parts of a finding are cut with a note, the marker kept. */
+function clampComment(text: string, marker: string): string {
+  if (text.length + marker.length + 1 <= GITHUB_BODY_LIMIT) return `${text}\n${marker}`;
+  const note = `\n\n_(shortened to fit GitHub's ${GITHUB_BODY_LIMIT}-character limit; the full finding is in the ledger)_\n${FOOTER}\n`;
+  return `${text.slice(0, GITHUB_BODY_LIMIT - note.length - marker.length - 16)}${note}${marker}`;
+}
+
 /** The review body: verdict, walkthrough, "Findings not tied to a line", the hidden publish marker. */
 export function renderBody(b: BodyInput): string {
   const marker = publishMarker(b.key);
@@ -133,15 +179,13 @@ export function renderBody(b: BodyInput): string {
   if (b.movedFrom) {
     parts.push(`> This review was made at \`${b.movedFrom.reviewedHead.slice(0, 12)}\`; the PR has moved to \`${b.movedFrom.currentHead.slice(0, 12)}\`, so no finding is pinned to a line.`);
   }
-  if (b.walkthrough.trim() !== '') parts.push(defuse(b.walkthrough.trim()));
-  const counts = `${b.inlineCount} inline finding${b.inlineCount === 1 ? '' : 's'}, ${b.folded.length} below.`;
-  parts.push(counts);
+  const walkthrough = b.walkthrough.trim();
+  if (walkthrough !== '') parts.push(walkthrough.length > MAX_WALKTHROUGH ? `${defuse(walkthrough.slice(0, MAX_WALKTHROUGH))}\n\n_(walkthrough shortened: the full text is in the ledger)_` : defuse(walkthrough));
+  parts.push(`${b.inlineCount} inline finding${b.inlineCount === 1 ? '' : 's'}, ${b.folded.length} below.`);
   if (b.folded.length > 0) {
-    const items = b.folded.map(({ finding, reason }) => {
-      const where = location(finding.node);
-      return `#### ${where ? `${where} — ` : ''}${defuse(finding.node.title).replace(/\s+/g, ' ')}\n_${FOLD_REASON_TEXT[reason]}_\n\n${renderFinding(finding, { suggestionApplies: false, omitTitle: true })}\n${fingerprintMarker(finding.fingerprint)}`;
-    });
-    parts.push(`### Findings not tied to a line\n\n${items.join('\n\n---\n\n')}`);
+    const head = parts.join('\n\n');
+    const room = GITHUB_BODY_LIMIT - head.length - marker.length - 200;
+    parts.push(`### Findings not tied to a line\n\n${foldedSection(b.folded, room)}`);
   }
   parts.push(marker);
   return parts.join('\n\n');

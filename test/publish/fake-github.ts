@@ -277,10 +277,11 @@ export class FakeGitHub {
     if ((body.event === 'REQUEST_CHANGES' || body.event === 'COMMENT') && !body.body && !(body.comments?.length > 0)) {
       return this.unprocessable(req, res, body, ['Body is required when using REQUEST_CHANGES or COMMENT']);
     }
+    if ((body.body ?? '').length > 65_536) return this.unprocessable(req, res, body, ['Body is too long (maximum is 65536 characters)']);
     const errors = new Set<string>();
     const comments: StoredComment[] = [];
     for (const c of body.comments ?? []) {
-      const error = this.refuseLines.has(`${c.path}:${c.line}`) ? 'Line could not be resolved' : commentError(c, files);
+      const error = c.body.length > 65_536 ? 'Body is too long (maximum is 65536 characters)' : this.refuseLines.has(`${c.path}:${c.line}`) ? 'Line could not be resolved' : commentError(c, files);
       if (error) errors.add(error);
       else comments.push({ id: this.nextId++, path: c.path, line: c.line, side: c.side ?? 'RIGHT', start_line: c.start_line ?? null, body: c.body, commit_id: commitId });
     }

@@ -153,4 +153,24 @@ describe('fallbacks when GitHub refuses', () => {
     const statuses = await f.eventsOf('ReviewStatusChanged');
     expect((statuses[statuses.length - 1].data as any).to).toBe('awaiting_approval');
   });
+
+  it('what does not fit GitHub\'s 65,536-character bodies is shortened explicitly, never cut silently', async () => {
+    f = await publishFixture();
+    const long = 'x'.repeat(3000);
+    const nodes = [];
+    for (let i = 0; i < 30; i++) nodes.push(await f.file(ALICE, { title: `unanchored finding ${i}`, body: long }));
+    const huge = await f.file(ALICE, { title: 'huge inline', body: 'y'.repeat(50_000), fix: { replacementLines: ['const v5 = 5;'], unifiedDiff: 'z'.repeat(20_000) }, anchor: { path: 'src/app.ts', startLine: 5, endLine: 5 } });
+    await f.finalize();
+    const out = await f.publish(CAROL);
+    expect(out.response.result).toMatchObject({ status: 'published', inline: 1, folded: 30, fallbacks: [] });
+    const [post] = f.github.reviewPosts();
+    expect(post.body.body.length).toBeLessThanOrEqual(65_536);
+    expect(post.body.body).toContain('Shown one line each');
+    expect(allMarkers(post.body.body, nodes)).toBe(true);
+    const comment = post.body.comments[0].body as string;
+    expect(comment.length).toBeLessThanOrEqual(65_536);
+    expect(comment).not.toContain('```suggestion');
+    expect(comment).toContain('shortened to fit');
+    expect(comment.endsWith(`<!-- review-ledger:fp=${huge.fingerprint} -->`)).toBe(true);
+  });
 });
