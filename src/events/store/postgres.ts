@@ -295,7 +295,8 @@ export class PostgresBackend {
           const head = heads.get(id) ?? 0;
           const seen = this.seenHeads.get(id);
           this.seenHeads.set(id, head);
-          if (seen !== undefined && head > seen) this.wakeLocal(id);
+          // First sight wakes too (one spare read): the commit may predate this process's first poll.
+          if (seen === undefined || head > seen) this.wakeLocal(id);
         }
       })
       .catch(() => undefined)
