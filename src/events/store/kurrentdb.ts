@@ -245,7 +245,7 @@ export class KurrentDbEventStore implements EventStore {
    * other workspaces' (and system) events are skipped here; subscriptions filter on the server.
    */
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
-    const after = options.after ?? 0;
+    let after = options.after ?? 0;
     const until = options.until ?? Number.MAX_SAFE_INTEGER;
     let remaining = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     let from: Position | typeof START = after > 0 ? { commit: BigInt(after), prepare: BigInt(after) } : START;
@@ -259,6 +259,7 @@ export class KurrentDbEventStore implements EventStore {
           const e = this.decode(resolved);
           if (!e || e.globalPosition <= after) continue;
           if (e.globalPosition > until) return;
+          after = e.globalPosition;
           yield e;
           if (--remaining === 0) return;
         }
@@ -266,7 +267,7 @@ export class KurrentDbEventStore implements EventStore {
         throw unavailable(err);
       }
       if (seen < PAGE || !last) return;
-      // The next page starts at the last event read; it is read again and dropped by position.
+      // The next page starts at the last event read; it is read again and dropped by `after`.
       from = last;
     }
   }
