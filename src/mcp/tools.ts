@@ -73,7 +73,13 @@ export function toolSchemaFor(command: CommandDefinition, binding: ToolBinding):
       rest = { ...rest, [lift.from]: z.object(innerRest) };
     }
   }
-  for (const [k, v] of Object.entries(binding.defaults ?? {})) if (rest[k]) rest[k] = rest[k].optional().describe(`Default: ${JSON.stringify(v)}`);
+  // The tool's default replaces the command's own (the schema clients see states the tool's default).
+  for (const [k, v] of Object.entries(binding.defaults ?? {})) {
+    const field = rest[k];
+    if (!field) continue;
+    const bare = field instanceof z.ZodDefault || field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field;
+    rest[k] = bare.default(v as never);
+  }
   return z.object({ ...front, ...rest, ...envelopeShape });
 }
 

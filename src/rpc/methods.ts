@@ -32,6 +32,16 @@ const PUBLIC_PARAMS: Record<string, z.ZodType> = {
 export const REVIEW_STUDIO = 'review_studio.';
 export const watchName = (queryName: string): string => `watch${queryName[0].toUpperCase()}${queryName.slice(1)}`;
 
+/**
+ * The SPEC's names for methods whose definitions are registered under another name. Added only when the
+ * target exists and the alias is not itself a registered method.
+ */
+const SPEC_ALIASES: Record<string, string> = {
+  'review_studio.compute': 'computeReview',
+  'review_studio.delta': 'review_studio.reReviewDelta',
+  watchDelta: 'watchReReviewDelta',
+};
+
 let table: Map<string, MethodSpec> | null = null;
 
 /** Built on first use so every registry module has finished loading. */
@@ -47,6 +57,10 @@ export function methodTable(): Map<string, MethodSpec> {
     // A command of the same name keeps `review_studio.<name>`; the query is then read through watch/SSE.
     if (!t.has(REVIEW_STUDIO + q.name)) t.set(REVIEW_STUDIO + q.name, { name: REVIEW_STUDIO + q.name, kind: 'query', description: q.description, params: q.input, access: { minRole: q.access.minRole }, query: q });
     t.set(watchName(q.name), { name: watchName(q.name), kind: 'watch', description: `Subscribe to ${q.name}: a snapshot, then ordered updates with the global position. ${q.description}`, params: q.input, access: { minRole: q.access.minRole }, query: q });
+  }
+  for (const [alias, target] of Object.entries(SPEC_ALIASES)) {
+    const spec = t.get(target);
+    if (spec && !t.has(alias)) t.set(alias, { ...spec, name: alias });
   }
   table = t;
   return t;

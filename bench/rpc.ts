@@ -1,0 +1,234 @@
+// npm run bench:rpc [-- --duration 20 --connections 50 --subscribers 1000 --watch-seconds 10]
+// (a) addReviewNode over HTTP JSON-RPC (autocannon, loopback, 50 connections) against the same command
+//     run in-process through the kernel (the raw limit of the embedded store + command path, same run);
+// (b) 1,000 WebSocket subscribers on one PR's verdict while addReviewNode commands flow: delay from the
+//     acknowledged append to delivery, and lost / out-of-order updates.
+// The server runs in a child process (`review-ledger serve`), so client work does not steal its event loop.
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { WebSocket } from 'ws';
+import { newUuidV7 } from '../src/events/ids';
+import { loadConfig } from '../src/config';
+import { Ledger, LOCAL_OPERATOR } from '../src/ledger';
+import { argValue, median, percentile, round, table } from './support/report';
+
+const ROOT = path.resolve(__dirname, '..');
+const REPO = 'bench-repo';
+const SHA_BASE = 'c'.repeat(40);
+const SHA_HEAD = 'a'.repeat(40);
+const PRS_FOR_FILING = 100;
+const WATCHED_PR = 100_000;
+
+const node = (title: string) => ({
+  kind: 'bug',
+  priority: 'P2',
+  triage: { category: 'correctness', severity: 'medium', effort: 'small' },
+  confidence: 0.6,
+  reasoning: 'The guard is evaluated after the dereference, so an empty list reads index -1.',
+  title,
+  body: 'Move the length check before the access.',
+  brief: 'engineer',
+});
+
+async function startChild(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  return { child, url };
+}
+
+async function rpc(url: string, token: string, method: string, params: Record<string, unknown>): Promise<any> {
+  const res = await fetch(`${url}/rpc`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await res.json()) as any;
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+/** The raw limit: the same command through the kernel in-process, same concurrency, no HTTP. */
+async function inProcess(seconds: number, concurrency: number): Promise<{ perSecond: number; p50: number; p99: number }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-rpc-raw-'));
+  const ledger = new Ledger(loadConfig({ dataDir }, {}));
+  try {
+    await ledger.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { workspaceId: 'raw' });
+    for (let pr = 1; pr <= PRS_FOR_FILING; pr++) await ledger.run('requestReview', 'raw', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: REPO, prNumber: pr, baseSha: SHA_BASE, headSha: SHA_HEAD });
+    const agent = { principal: 'agent:bench' as const, role: 'member' as const };
+    const latencies: number[] = [];
+    let n = 0;
+    const end = performance.now() + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < end) {
+          const i = n++;
+          const t = performance.now();
+          await ledger.run('addReviewNode', 'raw', { ...agent, idempotencyKey: newUuidV7() }, { repoId: REPO, prNumber: 1 + (i % PRS_FOR_FILING), node: node(`raw ${i}`) });
+          latencies.push(performance.now() - t);
+        }
+      }),
+    );
+    return { perSecond: latencies.length / seconds, p50: median(latencies), p99: percentile(latencies, 99) };
+  } finally {
+    await ledger.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function httpLoad(url: string, token: string, seconds: number, connections: number) {
+  let i = 0;
+  let rpcErrors = 0;
+  const result = await autocannon({
+    url: `${url}/rpc`,
+    connections,
+    duration: seconds,
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    requests: [
+      {
+        setupRequest: (req: any) => {
+          const n = i++;
+          req.body = JSON.stringify({ jsonrpc: '2.0', id: n, method: 'addReviewNode', params: { workspace_id: 'default', idempotencyKey: newUuidV7(), repoId: REPO, prNumber: 1 + (n % PRS_FOR_FILING), node: node(`http ${n}`) } });
+          return req;
+        },
+        onResponse: (_status: number, body: string) => {
+          if (body.includes('"error"')) rpcErrors++;
+        },
+      },
+    ],
+  } as any);
+  return { perSecond: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors + rpcErrors };
+}
+
+interface Subscriber {
+  ws: WebSocket;
+  positions: number[];
+  arrivals: Map<number, number>;
+  coalesced: number;
+}
+
+async function openSubscribers(url: string, token: string, n: number): Promise<Subscriber[]> {
+  const subs: Subscriber[] = [];
+  const wsUrl = `${url.replace(/^http/, 'ws')}/rpc`;
+  const POSITION = /"position":(\d+)/;
+  for (let start = 0; start < n; start += 100) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(100, n - start) }, async () => {
+        const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${token}` } });
+        await new Promise<void>((resolve, reject) => {
+          ws.once('open', () => resolve());
+          ws.once('error', reject);
+        });
+        const sub: Subscriber = { ws, positions: [], arrivals: new Map(), coalesced: 0 };
+        const subscribed = new Promise<void>((resolve) => {
+          ws.on('message', (data) => {
+            const text = data.toString();
+            // Only the frame head is read: 1,000 clients parsing every verdict would measure the client.
+            if (text.startsWith('{"jsonrpc":"2.0","method":"watch.update"')) {
+              const p = Number(POSITION.exec(text)![1]);
+              sub.positions.push(p);
+              sub.arrivals.set(p, performance.now());
+              if (text.endsWith(',"coalesced":true}}')) sub.coalesced++;
+            } else if (text.includes('"result"')) resolve();
+          });
+        });
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'watchVerdict', params: { workspace_id: 'default', repoId: REPO, prNumber: WATCHED_PR } }));
+        await subscribed;
+        return sub;
+      }),
+    );
+    subs.push(...batch);
+  }
+  return subs;
+}
+
+async function watchLoad(url: string, token: string, subscribers: number, seconds: number) {
+  await rpc(url, token, 'requestReview', { workspace_id: 'default', idempotencyKey: newUuidV7(), repoId: REPO, prNumber: WATCHED_PR, baseSha: SHA_BASE, headSha: SHA_HEAD });
+  const t0 = performance.now();
+  const subs = await openSubscribers(url, token, subscribers);
+  const subscribeSeconds = (performance.now() - t0) / 1000;
+  const acks: Array<{ position: number; at: number }> = [];
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  // Two writers on the one watched review: commands keep flowing without turning into a conflict storm.
+  await Promise.all(
+    [0, 1].map(async () => {
+      while (performance.now() < end) {
+        const r = await rpc(url, token, 'addReviewNode', { workspace_id: 'default', idempotencyKey: newUuidV7(), repoId: REPO, prNumber: WATCHED_PR, node: node(`watched ${n++}`) });
+        acks.push({ position: r.lastPosition, at: performance.now() });
+      }
+    }),
+  );
+  const last = Math.max(...acks.map((a) => a.position));
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline && subs.some((s) => (s.positions.at(-1) ?? 0) < last)) await new Promise((r) => setTimeout(r, 50));
+  const delays: number[] = [];
+  let lost = 0;
+  let outOfOrder = 0;
+  let coalesced = 0;
+  for (const s of subs) {
+    coalesced += s.coalesced;
+    for (let i = 1; i < s.positions.length; i++) if (s.positions[i] <= s.positions[i - 1]) outOfOrder++;
+    for (const a of acks) {
+      const arrived = s.arrivals.get(a.position);
+      if (arrived === undefined) {
+        // Skipped positions are only acceptable when the subscriber was told it got coalesced state.
+        if (s.coalesced === 0) lost++;
+        continue;
+      }
+      delays.push(Math.max(0, arrived - a.at));
+    }
+  }
+  for (const s of subs) s.ws.terminate();
+  return { subscribers: subs.length, subscribeSeconds, commands: acks.length, commandsPerSecond: acks.length / seconds, deliveries: delays.length, p50: median(delays), p99: percentile(delays, 99), max: Math.max(...delays), lost, outOfOrder, coalesced };
+}
+
+export async function main(args: string[]): Promise<void> {
+  const seconds = Number(argValue(args, '--duration') ?? 20);
+  const connections = Number(argValue(args, '--connections') ?? 50);
+  const subscribers = Number(argValue(args, '--subscribers') ?? 1000);
+  const watchSeconds = Number(argValue(args, '--watch-seconds') ?? 10);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-rpc-'));
+  const { child, url } = await startChild(dataDir);
+  try {
+    const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
+    const agent = (await rpc(url, owner, 'issueToken', { workspace_id: 'default', idempotencyKey: newUuidV7(), principal: 'agent:bench', role: 'member' })).result.token as string;
+    for (let pr = 1; pr <= PRS_FOR_FILING; pr++) await rpc(url, agent, 'requestReview', { workspace_id: 'default', idempotencyKey: newUuidV7(), repoId: REPO, prNumber: pr, baseSha: SHA_BASE, headSha: SHA_HEAD });
+
+    const http = await httpLoad(url, agent, seconds, connections);
+    const raw = await inProcess(Math.min(seconds, 10), connections);
+    console.log(`\n(a) addReviewNode, ${connections} concurrent, ${seconds}s over HTTP (in-process: ${Math.min(seconds, 10)}s)`);
+    console.log(
+      table([
+        { path: 'JSON-RPC over HTTP', 'commands/s': Math.round(http.perSecond), 'p50 ms': http.p50, 'p99 ms': http.p99, errors: http.errors + http.non2xx },
+        { path: 'kernel in-process (raw limit)', 'commands/s': Math.round(raw.perSecond), 'p50 ms': round(raw.p50, 2), 'p99 ms': round(raw.p99, 2), errors: 0 },
+      ]),
+    );
+
+    const watch = await watchLoad(url, agent, subscribers, watchSeconds);
+    console.log(`\n(b) ${watch.subscribers} WebSocket subscribers on one verdict, ${watch.commands} commands in ${watchSeconds}s (subscribed in ${round(watch.subscribeSeconds, 2)}s)`);
+    console.log(table([{ deliveries: watch.deliveries, 'p50 ms': round(watch.p50, 2), 'p99 ms': round(watch.p99, 2), 'max ms': round(watch.max, 2), lost: watch.lost, 'out of order': watch.outOfOrder, coalesced: watch.coalesced }]));
+
+    console.log(
+      JSON.stringify({
+        bench: 'rpc',
+        http: { connections, seconds, commandsPerSecond: Math.round(http.perSecond), p50Ms: http.p50, p99Ms: http.p99, errors: http.errors + http.non2xx },
+        inProcess: { commandsPerSecond: Math.round(raw.perSecond), p50Ms: round(raw.p50, 2), p99Ms: round(raw.p99, 2) },
+        httpVsInProcess: round(http.perSecond / raw.perSecond, 3),
+        watch: { subscribers: watch.subscribers, commands: watch.commands, deliveries: watch.deliveries, p50Ms: round(watch.p50, 2), p99Ms: round(watch.p99, 2), maxMs: round(watch.max, 2), lost: watch.lost, outOfOrder: watch.outOfOrder, coalesced: watch.coalesced },
+        targets: { commandsPerSecond: 2000, p99Ms: 50, deliveryP99Ms: 100 },
+      }),
+    );
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
