@@ -173,6 +173,11 @@ export async function main(args: string[]): Promise<void> {
       rows.push({ size, pair, changedPixels: result.changedPixels, odiffCount: odiffResult.match ? 0 : (odiffResult.diffCount ?? null), pixelmatchRawMs, oursEndToEndMs, odiffServerMs });
     }
 
+    // odiff-bin's stop() clears its own "exiting" flag before the process exits, so it warns
+    // "exited unexpectedly" on a normal stop; stopping here keeps that line out of the results.
+    odiff.stop();
+    odiff = undefined;
+
     // A 50-snapshot PR: 25 desktop and 25 mobile pairs, each with a different 1 % change.
     const jobs: DiffJob[] = [];
     for (let i = 0; i < 50; i++) {
