@@ -106,6 +106,20 @@ describe('context packs on a real repository', () => {
     expect(p.usedBytes).toBeLessThanOrEqual(2048);
   });
 
+  it('degrades in certainty order at every budget: whole facts first, then at most one signature, then pointers', async () => {
+    const rank = { whole: 'w', signature: 's', pointer: 'p' } as const;
+    let previousUsed = 0;
+    for (let budget = 256; budget <= 8192; budget += 128) {
+      const p = await pack(budget);
+      expect(p.clues.map((c) => rank[c.form]).join('')).toMatch(/^w*[sp]?p*$/);
+      if (!p.overBudget) expect(p.usedBytes).toBeLessThanOrEqual(budget);
+      expect(p.truncated.filter((t) => t.what === 'clue')).toHaveLength(p.counts.signature + p.counts.pointer);
+      // A larger budget never hands over less.
+      expect(p.usedBytes).toBeGreaterThanOrEqual(previousUsed);
+      previousUsed = p.usedBytes;
+    }
+  });
+
   it('refuses an unknown cohort key and a malformed budget, naming the field', async () => {
     await expect(f.query('cohortContext', { repoId: REPO, prNumber: 2, cohortKey: 'c-00000000deadbeef' })).rejects.toMatchObject({ code: 'cohort_not_found' });
     await expect(f.query('cohortContext', { repoId: REPO, prNumber: 2, cohortKey: cohort.key, budgetBytes: 10 })).rejects.toThrow(/budgetBytes/);
