@@ -9,6 +9,8 @@ const MEMBER_PARENTS = new Set([
   'call', 'field_expression', 'scoped_identifier', 'member_access_expression', 'member_call_expression', 'field_access',
   'scoped_call_expression', 'generic_type',
 ]);
+/** A member access right after an identifier: `.name`, `?.name`, `::name`. */
+const MEMBER_AFTER = /^\s*(?:\?\.|\.|::)\s*([A-Za-z_$][\w$]*)/;
 const SIMPLE_QUALIFIER = /^[A-Za-z_$][\w$]*((\.|::)[A-Za-z_$][\w$]*)*$/;
 const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'class', type: 'type', implementation: 'implementation', send: 'call', interface: 'type' };
 
@@ -62,31 +64,24 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
     const refs: Reference[] = [];
     const seen = new Set<string>();
     const seenAnyKind = new Set<string>();
-    const push = (name: string, qualifier: string | undefined, kind: ReferenceKind, node: Node) => {
-      const from = enclosing(node.startIndex);
+    const push = (name: string, qualifier: string | undefined, kind: ReferenceKind, index: number, line: number) => {
+      const from = enclosing(index);
       const site = `${name}\0${qualifier ?? ''}\0${from}`;
       const key = `${site}\0${kind}`;
       // A plain use adds nothing when the same site is already known as a call/type/class reference.
       if (seen.has(key) || (kind === 'use' && seenAnyKind.has(site))) return;
       seen.add(key);
       seenAnyKind.add(site);
-      const ref: Reference = { name, kind, line: node.startPosition.row + 1, from };
+      const ref: Reference = { name, kind, line, from };
       if (qualifier !== undefined) ref.qualifier = qualifier;
       refs.push(ref);
     };
-    for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualifierOf(nameNode), kind, nameNode);
-    for (const node of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {
-      const parent = node.parent;
-      if (parent && MEMBER_PARENTS.has(parent.type)) {
-        const first = parent.firstNamedChild;
-        if (first && first.startIndex !== node.startIndex) continue; // `x.name`: a member, not the binding
-        const member = memberNameOf(parent);
-        if (member) {
-          push(member, node.text, 'use', node);
-          continue;
-        }
-      }
-      push(node.text, undefined, 'use', node);
+    for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualifierOf(nameNode), kind, nameNode.startIndex, nameNode.startPosition.row + 1);
+    for (const use of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {
+      // `ns.member` / `pkg::item`: the binding qualifies the member (the text says so without asking the tree).
+      const member = MEMBER_AFTER.exec(source.slice(use.end, use.end + 200));
+      if (member) push(member[1], use.name, 'use', use.index, use.line);
+      else push(use.name, undefined, 'use', use.index, use.line);
     }
     return { defs: defs.map((d) => d.def), refs, imports, exportAliases, ...(packageName ? { packageName } : {}), ...(root.hasError ? { hasErrors: true } : {}) };
   } finally {
@@ -98,27 +93,20 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
  * Uses of imported names anywhere in the file (values, `extends`, generic arguments, …). Scanning the text
  * and asking the tree only at the hits costs far less than capturing every identifier of the file.
  */
-function usesOfImports(root: Node, source: string, names: Set<string>, types: string[], importRanges: Array<[number, number]>): Node[] {
+function usesOfImports(root: Node, source: string, names: Set<string>, types: string[], importRanges: Array<[number, number]>): Array<{ name: string; index: number; end: number; line: number }> {
   if (!names.size || !types.length) return [];
   const alternatives = [...names].map((n) => n.replace(/[$.*+?^{}()|[\]\\]/g, '\\$&')).join('|');
   // Not after a word character, nor after a member dot (`x.name`) — a spread (`...name`) is a use.
   const pattern = new RegExp(`(?<![\\w$])(?<![^.]\\.)(?:${alternatives})(?![\\w$])`, 'g');
-  const out: Node[] = [];
+  const out: Array<{ name: string; index: number; end: number; line: number }> = [];
   for (let m = pattern.exec(source); m; m = pattern.exec(source)) {
     const start = m.index;
+    const end = start + m[0].length;
     if (insideRanges(importRanges, start)) continue;
-    const node = root.descendantForIndex(start, start + m[0].length);
-    if (node && node.startIndex === start && node.endIndex === start + m[0].length && types.includes(node.type)) out.push(node);
+    const node = root.descendantForIndex(start, end);
+    if (node && node.startIndex === start && node.endIndex === end && types.includes(node.type)) out.push({ name: m[0], index: start, end, line: node.startPosition.row + 1 });
   }
   return out;
-}
-
-function memberNameOf(parent: Node): string | undefined {
-  const last = parent.namedChildren[parent.namedChildren.length - 1];
-  if (!last || last.startIndex === parent.firstNamedChild?.startIndex) return undefined;
-  if (parent.type === 'method_invocation') return parent.childForFieldName('name')?.text;
-  const text = last.text;
-  return /^[A-Za-z_$][\w$]*$/.test(text) ? text : undefined;
 }
 
 function qualifierOf(nameNode: Node): string | undefined {
