@@ -29,6 +29,8 @@ export class FactsCache {
     db.pragma('journal_mode = WAL');
     // A lost cache entry is re-parsed, never wrong: durability is not worth an fsync per batch.
     db.pragma('synchronous = OFF');
+    // Several commands (or processes) may index at once: wait for the writer instead of failing.
+    db.pragma('busy_timeout = 5000');
     return new FactsCache(db);
   }
 
