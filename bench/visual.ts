@@ -203,13 +203,19 @@ export async function main(args: string[]): Promise<void> {
       },
     };
     const prTimes = { serial: [] as number[], warm: [] as number[], cold: [] as number[] };
+    // CPU time of the whole process (all threads) per wall time: how many cores each mode actually got.
+    const prCores = { serial: [] as number[], warm: [] as number[], cold: [] as number[] };
     await runPr.serial();
     await runPr.warm();
     for (let round = 0; round < prRuns; round++) {
       for (const kind of ['serial', 'warm', 'cold'] as const) {
+        const c0 = process.cpuUsage();
         const s0 = now();
         await runPr[kind]();
-        prTimes[kind].push(now() - s0);
+        const wall = now() - s0;
+        const cpu = process.cpuUsage(c0);
+        prTimes[kind].push(wall);
+        prCores[kind].push((cpu.user + cpu.system) / 1000 / wall);
       }
     }
     const serialMs = median(prTimes.serial);
@@ -222,7 +228,8 @@ export async function main(args: string[]): Promise<void> {
     for (const d of decoders) console.log(`  ${d.size.padEnd(26)}${f(d.pngjsMs)}${f(d.fastPngMs)}${f(d.oursMs)}`);
     console.log('\nper pair (ms)                    changed px (odiff)  pixelmatch raw  ours end-to-end  odiff --server');
     for (const r of rows) console.log(`  ${`${r.size} ${r.pair}`.padEnd(30)}${String(r.changedPixels).padStart(9)} (${String(r.odiffCount).padStart(6)})${f(r.pixelmatchRawMs).padStart(16)}${f(r.oursEndToEndMs).padStart(17)}${f(r.odiffServerMs).padStart(16)}`);
-    console.log(`\n50-snapshot PR: serial ${serialMs.toFixed(0)} ms, warm worker pool (${cores}) ${poolMs.toFixed(0)} ms → ${(serialMs / poolMs).toFixed(2)}×; cold pool (start-up included) ${coldMs.toFixed(0)} ms → ${(serialMs / coldMs).toFixed(2)}×`);
+    console.log(`\n50-snapshot PR, cores actually used (CPU time / wall): serial ${median(prCores.serial).toFixed(2)}, warm pool ${median(prCores.warm).toFixed(2)}, cold pool ${median(prCores.cold).toFixed(2)}`);
+    console.log(`50-snapshot PR: serial ${serialMs.toFixed(0)} ms, warm worker pool (${cores}) ${poolMs.toFixed(0)} ms → ${(serialMs / poolMs).toFixed(2)}×; cold pool (start-up included) ${coldMs.toFixed(0)} ms → ${(serialMs / coldMs).toFixed(2)}×`);
 
     const get = (size: string, pair: string) => rows.find((r) => r.size === size && r.pair === pair)!;
     const summary: Record<string, unknown> = { bench: 'visual', runs, cores };
@@ -247,6 +254,9 @@ export async function main(args: string[]): Promise<void> {
       pr50_speedup: +(serialMs / poolMs).toFixed(3),
       pr50_coldPoolMs: +coldMs.toFixed(1),
       pr50_coldSpeedup: +(serialMs / coldMs).toFixed(3),
+      pr50_serialCoresUsed: +median(prCores.serial).toFixed(2),
+      pr50_poolCoresUsed: +median(prCores.warm).toFixed(2),
+      loadAverage1m: +os.loadavg()[0].toFixed(2),
       poolTargetMet: serialMs / poolMs >= 1.6,
     });
     console.log(JSON.stringify(summary));
