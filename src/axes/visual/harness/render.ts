@@ -93,7 +93,9 @@ export async function renderAt(repo: GitRepo, sha: string, config: RenderConfig,
     return { ok: false, reason: `render outputDir "${config.outputDir}" is not a repo-relative folder: ${(err as Error).message}` };
   }
   const temp = await fs.mkdtemp(path.join(os.tmpdir(), 'rl-render-'));
-  const tree = path.join(temp, 'tree');
+  // git names a worktree's admin folder after the checkout's basename: a unique one keeps concurrent
+  // renders of the same repo from racing for the same name.
+  const tree = path.join(temp, path.basename(temp));
   try {
     try {
       await repo.addWorktree(sha, tree);
