@@ -79,6 +79,18 @@ describe('render-command harness', () => {
     expect(worktrees()).toBe(1);
   });
 
+  it('renders two PRs of the same repo concurrently without their worktrees colliding', async () => {
+    fx.write('src/theme.json', JSON.stringify({ color: [0, 90, 200], buttonWidth: 32 }));
+    const headA = fx.commit('a');
+    fx.write('src/theme.json', JSON.stringify({ color: [0, 90, 200], buttonWidth: 36 }));
+    const headB = fx.commit('b');
+    const [a, b] = await Promise.all([compute(headA), compute(headB)]);
+    expect([a.status, b.status]).toEqual(['pass', 'pass']);
+    expect(a.snapshots[0]).toMatchObject({ state: 'changed', changedPixels: 2 * 20 });
+    expect(b.snapshots[0]).toMatchObject({ state: 'changed', changedPixels: 6 * 20 });
+    expect(worktrees()).toBe(1);
+  });
+
   it('is not applicable when the PR touches none of the configured UI paths', async () => {
     fx.write('docs/guide.md', 'more guide\n');
     expect((await compute(fx.commit('docs'))).status).toBe('not_applicable');
