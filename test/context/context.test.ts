@@ -1,10 +1,15 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import type { ContextPack } from '../../src/context/pack-types';
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
 import { headMaterials } from '../../src/context/materials';
+import { methodTable } from '../../src/rpc/methods';
 import { AGENT, contextFixture, REPO } from './support';
 
 jest.setTimeout(120_000);
+
+const BIN = path.join(__dirname, '..', '..', 'bin', 'review-ledger.js');
 
 type Cohort = { key: string; files: string[] };
 
@@ -118,6 +123,32 @@ describe('context packs on a real repository', () => {
       expect(p.usedBytes).toBeGreaterThanOrEqual(previousUsed);
       previousUsed = p.usedBytes;
     }
+  });
+
+  it('prints the pack and the review metrics from the CLI', async () => {
+    const cli = (...args: string[]) =>
+      new Promise<{ stdout: string; stderr: string; code: number }>((resolve) =>
+        execFile(process.execPath, [BIN, '--data-dir', f.lf.dataDir, ...args], { env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '1' } }, (err, stdout, stderr) =>
+          resolve({ stdout, stderr, code: err ? ((err as { code?: number }).code ?? 1) : 0 }),
+        ),
+      );
+    const target = ['--workspace', f.ws, '--repo', REPO, '--pr', '2'];
+    const ctx = await cli('context', ...target, '--cohort', cohort.key, '--budget', '2048');
+    expect(ctx.code).toBe(0);
+    expect(ctx.stdout).toContain('-- callee/link src/clamp.ts#clamp [pointer]');
+    expect(ctx.stdout).toMatch(/truncated \(\d+\): .*src\/clamp\.ts#clamp → pointer/);
+    const metrics = await cli('metrics', ...target);
+    expect(metrics.code).toBe(0);
+    expect(metrics.stdout).toMatch(/files: 2 changed · 0 filtered .* 2 under review · 1 target source file/);
+    expect(metrics.stdout).toMatch(/progress: 0 clean · 0 partial · 1 unreviewed/);
+  });
+
+  it('is served over JSON-RPC as review_studio.cohortContext, with review_studio.metrics and markCohortReviewed', () => {
+    const table = methodTable();
+    expect(table.get('review_studio.cohortContext')).toMatchObject({ kind: 'query', access: { minRole: 'viewer' } });
+    expect(table.get('review_studio.metrics')).toMatchObject({ kind: 'query' });
+    expect(table.get('review_studio.cohortProgress')).toMatchObject({ kind: 'query' });
+    expect(table.get('markCohortReviewed')).toMatchObject({ kind: 'command', access: { minRole: 'member' } });
   });
 
   it('refuses an unknown cohort key and a malformed budget, naming the field', async () => {

@@ -13,7 +13,7 @@ describe('cohort review progress, finalize and metrics on a real repository', ()
   let f: Awaited<ReturnType<typeof contextFixture>>;
   let cohorts: Cohort[];
   const pr = { repoId: REPO, prNumber: 2 };
-  const mark = (cohortKey: string, brief: string, status: string, reason?: string, who = AGENT) => f.run('markCohortReviewed', { ...pr, cohortKey, brief, status, ...(reason ? { reason } : {}) }, who);
+  const mark = (cohortKey: string, brief: string, status: string, reason?: string, who: typeof AGENT | typeof QA = AGENT) => f.run('markCohortReviewed', { ...pr, cohortKey, brief, status, ...(reason ? { reason } : {}) }, who);
   const progress = () => f.query<ProgressView>('cohortProgress', pr);
   const finalized = async () => (await f.lf.events()).filter((e) => e.type === 'ReviewFinalized' && e.streamId === `pr-${REPO}-2`).pop()!.data as { tokenAxes: Record<string, { status: string; reason?: string }> };
 
@@ -90,7 +90,7 @@ describe('cohort review progress, finalize and metrics on a real repository', ()
     expect(m.files).toEqual({ changed: 2, filteredOut: { generated: 0, vendored: 0, versionOnly: 0, total: 0 }, underReview: 2, targets: 1 });
     expect(m.cohorts).toMatchObject({ count: 1, withinTargetFiles: true, loopsPerTargetFile: 1, fragments: 1, fragmentsPerCohort: 1, semantic: 1, pathGrouped: 0 });
     expect('perCohort' in m.contextPacks && m.contextPacks.perCohort).toEqual([expect.objectContaining({ cohortKey: cohorts[0].key, degraded: 0 })]);
-    const packBytes = 'perCohort' in m.contextPacks ? m.contextPacks.perCohort[0].bytes : -1;
+    const packBytes = 'perCohort' in m.contextPacks ? m.contextPacks.perCohort![0].bytes : -1;
     const pack = await f.query<{ usedBytes: number }>('cohortContext', { ...pr, cohortKey: cohorts[0].key });
     expect(packBytes).toBe(pack.usedBytes);
   });

@@ -8,6 +8,7 @@ import * as indexCode from './index-code';
 import * as compute from './compute';
 import * as publish from './publish';
 import * as contractDiff from './contract-diff';
+import * as contextPacks from '../../context/cli';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
@@ -20,4 +21,5 @@ export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   compute,
   publish,
   contractDiff,
+  contextPacks,
 ];
