@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy, Param, Req, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Ledger } from '../ledger';
@@ -8,6 +8,23 @@ import { rawBodyMiddleware, type RawBodyRequest } from './raw-body';
 import { serveSse } from './sse';
 import { WatchHub } from './watch';
 import { attachRpcWebSocket } from './ws-transport';
+
+async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: ServerResponse): Promise<void> {
+  try {
+    const { response } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization) });
+    if (response === null) {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(response) });
+    res.end(response);
+  } catch (err) {
+    console.error('rpc:', err);
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+    res.end('{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error","data":{"code":"internal"}}}');
+  }
+}
 
 /** Routes whose bodies are read raw and bounded before any framework parser (see raw-body.ts). */
 export const RAW_BODY_PATHS = ['/rpc', '/webhooks/github', '/mcp'];
@@ -20,6 +37,12 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(private readonly adapterHost: HttpAdapterHost, @Inject(RpcDispatcher) private readonly dispatcher: RpcDispatcher, @Inject(WatchHub) private readonly hub: WatchHub) {
     // Providers are created before Nest registers its body parsers, so this middleware runs first.
     adapterHost.httpAdapter.use(rawBodyMiddleware(RAW_BODY_PATHS));
+    // POST /rpc is answered right here: JSON-RPC has its own envelope, errors and status mapping, so
+    // Nest's route pipeline (guards, pipes, filters) would only add cost to the hottest path.
+    adapterHost.httpAdapter.use((req: RawBodyRequest, res: ServerResponse, next: () => void) => {
+      if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/rpc' || !req.rawBody) return next();
+      void answerRpc(dispatcher, req, res);
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -34,19 +57,7 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
 
 @Controller()
 export class RpcController {
-  constructor(@Inject(Ledger) private readonly ledger: Ledger, @Inject(RpcDispatcher) private readonly dispatcher: RpcDispatcher, @Inject(WatchHub) private readonly hub: WatchHub) {}
-
-  @Post('/rpc')
-  async rpc(@Req() req: RawBodyRequest, @Res() res: ServerResponse): Promise<void> {
-    const { response } = await this.dispatcher.handle((req.rawBody ?? Buffer.alloc(0)).toString('utf8'), { bearer: bearerFrom(req.headers.authorization) });
-    if (response === null) {
-      res.writeHead(204);
-      res.end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(response);
-  }
+  constructor(@Inject(Ledger) private readonly ledger: Ledger, @Inject(WatchHub) private readonly hub: WatchHub) {}
 
   @Get('/workspaces/:id/watch/:query')
   async sse(@Param('id') id: string, @Param('query') query: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {

@@ -15,6 +15,12 @@ describe('JSON-RPC over HTTP and WebSocket', () => {
     await fx.close();
   });
 
+  it('listens on 127.0.0.1 unless configured otherwise', () => {
+    const addr = fx.server.app.getHttpServer().address();
+    expect(addr.address).toBe('127.0.0.1');
+    expect(new URL(fx.server.url).hostname).toBe('127.0.0.1');
+  });
+
   it('answers a malformed HTTP body with a JSON-RPC parse error (-32700), not an HTML 400', async () => {
     const r = await postRpc(fx.server.url, fx.ownerToken, '{"jsonrpc": "2.0", "method": ');
     expect(r.status).toBe(200);
