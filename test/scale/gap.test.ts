@@ -20,7 +20,7 @@ whenPostgres('sequence-gap', () => {
   const backends: PostgresBackend[] = [];
   // Each writer gets its own backend (pool + LISTEN connection), as a separate process would.
   const openBackend = async () => {
-    const b = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 3 });
+    const b = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 2 });
     backends.push(b);
     return b;
   };
