@@ -28,6 +28,7 @@ export const COMMAND_TOOLS: ToolBinding[] = [
   { tool: 'set_cohort_summary', commands: ['setCohortSummary'] },
   { tool: 'add_review_diagram', commands: ['addReviewDiagram'] },
   { tool: 'finalize_review', commands: ['finalizeReview'] },
+  { tool: 'mark_cohort_reviewed', commands: ['markCohortReviewed'] },
   { tool: 'publish_review_to_github', commands: ['publish', 'requestPublish'], defaults: { selection: 'consensus', approveOnShip: false } },
 ];
 
