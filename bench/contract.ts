@@ -6,7 +6,7 @@
  *   parse  read + JSON.parse both documents: the limit (any diff has to at least do this)
  *   ours   loadSpec both (read, parse, collect refs) + diffSpecs (resolve + compare + classify)
  *   optic  read + JSON.parse both + @useoptic/openapi-utilities diff() (raw structural diff, no classification)
- * Medians over --runs repetitions inside each child (after one warm-up). Targets (issue #5): ours total ≤ optic
+ * Medians over --runs interleaved rounds (see measure()). Targets (issue #5): ours total ≤ optic
  * total on ghes-3.17 → ghes-3.18, peak RSS < 512 MiB.
  *
  *   npm run bench:contract [-- --runs 5] [-- --pairs ghes-3.17:ghes-3.18,ghes-3.18:ghes-3.19]
@@ -46,7 +46,9 @@ async function worker(mode: Mode, baseName: string, headName: string, runs: numb
   let opticDiffs: number | undefined;
   let breakingSample: WorkerResult['breakingSample'];
   const optic = mode === 'optic' ? await import('@useoptic/openapi-utilities') : undefined;
+  const gc = (globalThis as { gc?: () => void }).gc;
   for (let i = 0; i <= runs; i++) {
+    if (i === 1) gc?.();
     const t0 = performance.now();
     if (mode === 'ours') {
       const base = await loadSpec(`${baseName}.json`, async (p) => fs.readFileSync(path.join(GENERATED, p), 'utf8'));
@@ -92,13 +94,34 @@ async function worker(mode: Mode, baseName: string, headName: string, runs: numb
 }
 
 function runChild(mode: Mode, base: string, head: string, runs: number): WorkerResult {
-  const r = spawnSync(process.execPath, [path.join(__dirname, 'run.js'), 'contract', '--worker', mode, base, head, String(runs)], {
+  const r = spawnSync(process.execPath, ['--expose-gc', path.join(__dirname, 'run.js'), 'contract', '--worker', mode, base, head, String(runs)], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
   if (r.status !== 0) throw new Error(`worker ${mode} ${base}→${head} failed (${r.status}): ${r.stderr}`);
   const last = r.stdout.trim().split('\n').pop()!;
   return JSON.parse(last) as WorkerResult;
+}
+
+/**
+ * Rounds interleave the three tools (parse, ours, optic, parse, ours, …) so that the noise of a shared
+ * machine hits all of them alike; each round is a fresh process per tool (one warm-up, then one
+ * measured run), and the figures are medians over rounds.
+ */
+function measure(mode: Mode, base: string, head: string, rounds: number, results: Map<Mode, WorkerResult[]>): void {
+  const list = results.get(mode) ?? [];
+  list.push(runChild(mode, base, head, 1));
+  results.set(mode, list);
+}
+
+function combine(list: WorkerResult[]): WorkerResult {
+  return {
+    ...list[list.length - 1],
+    parseMs: median(list.map((r) => r.parseMs)),
+    diffMs: median(list.map((r) => r.diffMs)),
+    totalMs: median(list.map((r) => r.totalMs)),
+    maxRssMiB: Math.max(...list.map((r) => r.maxRssMiB)),
+  };
 }
 
 const f1 = (n: number) => n.toFixed(1);
@@ -121,10 +144,12 @@ export async function main(args: string[]): Promise<void> {
       continue;
     }
     const sizeMiB = (fs.statSync(path.join(GENERATED, `${base}.json`)).size + fs.statSync(path.join(GENERATED, `${head}.json`)).size) / 1024 / 1024;
-    const parse = runChild('parse', base, head, runs);
-    const ours = runChild('ours', base, head, runs);
-    const optic = runChild('optic', base, head, Math.max(1, Math.min(runs, 3)));
-    console.log(`\n${base} → ${head}  (${f1(sizeMiB)} MiB of JSON, medians of ${runs} runs after a warm-up, each tool in its own process)`);
+    const results = new Map<Mode, WorkerResult[]>();
+    for (let round = 0; round < runs; round++) for (const mode of ['parse', 'ours', 'optic'] as const) measure(mode, base, head, runs, results);
+    const parse = combine(results.get('parse')!);
+    const ours = combine(results.get('ours')!);
+    const optic = combine(results.get('optic')!);
+    console.log(`\n${base} → ${head}  (${f1(sizeMiB)} MiB of JSON; medians of ${runs} interleaved rounds, each a fresh process per tool: warm-up, GC, measured run; peak RSS = max over rounds)`);
     console.log('tool                      parse ms   diff ms   total ms   peak RSS MiB   result');
     console.log(`JSON.parse both (limit)   ${f1(parse.parseMs).padStart(8)}   ${'-'.padStart(7)}   ${f1(parse.totalMs).padStart(8)}   ${f1(parse.maxRssMiB).padStart(12)}`);
     console.log(

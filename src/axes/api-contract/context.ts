@@ -35,8 +35,8 @@ export interface DiffOptions {
 export class DiffContext {
   readonly changes: ContractChange[] = [];
   private readonly seenChanges = new Set<string>();
-  /** (base location, head location, direction) triples already compared: what makes cycles terminate. */
-  readonly comparedPairs = new Set<string>();
+  /** (base schema, head schema, direction) triples already compared: what makes cycles terminate. */
+  readonly comparedPairs = new ComparedPairs();
 
   constructor(
     readonly base: SpecDocuments,
@@ -91,4 +91,46 @@ export function canonicalJson(value: unknown): string {
     return out;
   };
   return walk(value);
+}
+
+const SYNTHETIC = {};
+const PRIMITIVES = new Map<unknown, object>();
+
+/**
+ * The schema pairs already compared, keyed by the identity of the parsed nodes (a node is one location of
+ * one file; YAML aliases share a node between locations, which then are the same schema anyway). Cheaper
+ * than building a "file#pointer|file#pointer" string per pair on documents with millions of nodes.
+ */
+export class ComparedPairs {
+  private readonly request = new Map<object, Set<object>>();
+  private readonly response = new Map<object, Set<object>>();
+  size = 0;
+
+  /** Records the pair; false when it was already there. */
+  add(direction: 'request' | 'response', base: Loc, head: Loc): boolean {
+    const byBase = direction === 'request' ? this.request : this.response;
+    const b = identity(base);
+    let heads = byBase.get(b);
+    if (!heads) {
+      heads = new Set();
+      byBase.set(b, heads);
+    }
+    const h = identity(head);
+    if (heads.has(h)) return false;
+    heads.add(h);
+    this.size++;
+    return true;
+  }
+}
+
+function identity(loc: Loc): object {
+  if (loc.synthetic) return SYNTHETIC;
+  const node = loc.node;
+  if (typeof node === 'object' && node !== null) return node;
+  let sentinel = PRIMITIVES.get(node);
+  if (!sentinel) {
+    sentinel = {};
+    PRIMITIVES.set(node, sentinel);
+  }
+  return sentinel;
 }

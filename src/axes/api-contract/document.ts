@@ -38,7 +38,7 @@ export type TextLoader = (filePath: string) => Promise<string | null>;
 
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export const escapePointerSegment = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+export const escapePointerSegment = (s: string): string => (s.includes('~') || s.includes('/') ? s.replace(/~/g, '~0').replace(/\//g, '~1') : s);
 const unescapePointerSegment = (s: string): string => s.replace(/~1/g, '/').replace(/~0/g, '~');
 export const childLoc = (loc: Loc, key: string | number, node?: unknown): Loc => ({
   file: loc.file,

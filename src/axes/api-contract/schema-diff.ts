@@ -49,9 +49,7 @@ export class SchemaDiff implements SchemaComparer {
   private compareNow(site: Site, base: Loc, head: Loc): void {
     const b = this.ctx.base.deref(base);
     const h = this.ctx.head.deref(head);
-    const key = `${site.direction}\u0000${b.synthetic ? '' : `${b.file}#${b.ptr}`}\u0000${h.synthetic ? '' : `${h.file}#${h.ptr}`}`;
-    if (this.ctx.comparedPairs.has(key)) return;
-    this.ctx.comparedPairs.add(key);
+    if (!this.ctx.comparedPairs.add(site.direction, b, h)) return;
     if (checkAllOfWrapping(this, site, base, head, b, h)) return;
     const bl: Loc = { ...b, node: asSchemaNode(b.node) };
     const hl: Loc = { ...h, node: asSchemaNode(h.node) };
