@@ -34,7 +34,8 @@ export function evolveContextState(s: CohortContextState, e: RecordedEvent): Coh
   if (e.type === 'ReviewComputed' && e.streamId === s.streamId) {
     const d = e.data as LatestComputation;
     s.computation = { headSha: d.headSha, baseSha: d.baseSha, cohorts: d.cohorts, apiContract: d.apiContract };
-  } else evolveHistory(s.history, e);
+  }
+  evolveHistory(s.history, e);
   return s;
 }
 
@@ -101,8 +102,7 @@ export const contextFoldFor = (repoId: string, streamId: string, materials: Head
   evolve: evolveContextState,
 });
 
-export const affectsContext = (input: { repoId: string; prNumber: number }, e: RecordedEvent): boolean =>
-  (e.type === 'ReviewComputed' && e.streamId === reviewStreamOf(input)) || isHistoryEvent(input.repoId, e);
+export const affectsContext = (input: { repoId: string; prNumber: number }, e: RecordedEvent): boolean => isHistoryEvent(input.repoId, e);
 
 /**
  * `review_studio.cohortContext` (MCP `get_cohort_context`): one cohort's context pack at the review's

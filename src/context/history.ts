@@ -19,12 +19,31 @@ export interface HistoryEntry {
   status: 'open' | 'consensus-ready' | 'resolved' | 'dismissed';
   closedBy?: string;
   closedReason?: string;
+  /** `symbol-id`: the reviewer named it; `fragment`: the anchored lines lie in a changed definition the computation at that head recorded. */
+  anchoredBy: 'symbol-id' | 'fragment';
+}
+
+interface RecordedFragment {
+  path: string;
+  side: 'head' | 'base';
+  startLine: number;
+  endLine: number;
+  symbolId: string;
+}
+
+interface PendingAnchor {
+  key: string;
+  path: string;
+  side: 'head' | 'base';
+  startLine: number;
+  endLine: number;
 }
 
 /**
  * The ledger's memory of one repo: review nodes of every PR stream of the repo, indexed by the symbol id
- * their anchor names. Only anchors with a symbol id count: a path-and-lines anchor from another head
- * says nothing reliable about which definition it meant, and a guess would be a name-match.
+ * of their anchor — the one the reviewer gave, or else the changed definition whose recorded fragment (of
+ * the computation at the node's own head) contains the anchored lines. An anchor that maps to neither is
+ * left out: a path-and-lines anchor from another head, matched by name or position, would be a guess.
  */
 export interface HistoryState {
   repoId: string;
@@ -34,11 +53,15 @@ export interface HistoryState {
   bySymbol: Record<string, string[]>;
   /** streamId → current round. */
   rounds: Record<string, number>;
+  /** `${streamId}@${headSha}` → definition fragments the computation at that head recorded. */
+  fragments: Record<string, RecordedFragment[]>;
+  /** `${streamId}@${headSha}` → nodes anchored by lines, filed before that head was computed. */
+  pending: Record<string, PendingAnchor[]>;
 }
 
-export const HISTORY_EVENT_TYPES = new Set(['ReviewRequested', 'ReviewRoundStarted', 'ReviewNodeFiled', 'ReviewNodeConfirmed', 'ReviewNodeDismissed', 'ReviewNodeResolved']);
+export const HISTORY_EVENT_TYPES = new Set(['ReviewComputed', 'ReviewRequested', 'ReviewRoundStarted', 'ReviewNodeFiled', 'ReviewNodeConfirmed', 'ReviewNodeDismissed', 'ReviewNodeResolved']);
 
-export const initialHistoryState = (repoId: string): HistoryState => ({ repoId, entries: {}, bySymbol: {}, rounds: {} });
+export const initialHistoryState = (repoId: string): HistoryState => ({ repoId, entries: {}, bySymbol: {}, rounds: {}, fragments: {}, pending: {} });
 
 export function isHistoryEvent(repoId: string, e: RecordedEvent): boolean {
   if (!HISTORY_EVENT_TYPES.has(e.type)) return false;
@@ -55,18 +78,35 @@ export function evolveHistory(s: HistoryState, e: RecordedEvent): HistoryState {
     case 'ReviewRoundStarted':
       s.rounds[e.streamId] = d.round as number;
       break;
+    case 'ReviewComputed': {
+      const at = `${e.streamId}@${d.headSha}`;
+      const recorded: RecordedFragment[] = [];
+      for (const c of d.cohorts as Array<{ fragments: Array<{ path: string; side: 'head' | 'base'; startLine: number; endLine: number; symbolId?: string }> }>) {
+        for (const f of c.fragments) if (f.symbolId) recorded.push({ path: f.path, side: f.side, startLine: f.startLine, endLine: f.endLine, symbolId: f.symbolId });
+      }
+      s.fragments[at] = recorded;
+      for (const p of s.pending[at] ?? []) {
+        const symbolId = fragmentSymbol(recorded, p);
+        if (symbolId) index(s, p.key, symbolId);
+      }
+      delete s.pending[at];
+      break;
+    }
     case 'ReviewNodeFiled': {
       const node = d.node as ReviewNodeBody;
-      const symbolId = node.anchor?.symbolId;
-      if (!symbolId) break;
+      const anchor = node.anchor;
+      if (!anchor) break;
       const key = `${e.streamId}/${d.nodeId}`;
+      const at = `${e.streamId}@${d.headSha}`;
+      const lines: PendingAnchor = { key, path: anchor.path, side: anchor.side === 'LEFT' ? 'base' : 'head', startLine: anchor.startLine, endLine: anchor.endLine };
+      const symbolId = anchor.symbolId ?? (s.fragments[at] ? fragmentSymbol(s.fragments[at], lines) : undefined);
       s.entries[key] = {
         streamId: e.streamId,
         prNumber: parseReviewStream(e.streamId)!.prNumber,
         nodeId: d.nodeId,
         round: d.round,
         headSha: d.headSha,
-        symbolId,
+        symbolId: symbolId ?? '',
         kind: node.kind,
         priority: node.priority,
         category: node.triage.category,
@@ -74,8 +114,10 @@ export function evolveHistory(s: HistoryState, e: RecordedEvent): HistoryState {
         body: node.body,
         author: node.reviewer.principal,
         status: 'open',
+        anchoredBy: anchor.symbolId ? 'symbol-id' : 'fragment',
       };
-      (s.bySymbol[symbolId] ??= []).push(key);
+      if (symbolId) index(s, key, symbolId);
+      else if (!s.fragments[at]) (s.pending[at] ??= []).push(lines);
       break;
     }
     case 'ReviewNodeConfirmed': {
@@ -98,6 +140,21 @@ export function evolveHistory(s: HistoryState, e: RecordedEvent): HistoryState {
       break;
   }
   return s;
+}
+
+/** The innermost recorded definition fragment containing the anchored lines, on the anchor's side. */
+function fragmentSymbol(fragments: readonly RecordedFragment[], a: Omit<PendingAnchor, 'key'>): string | undefined {
+  let best: RecordedFragment | undefined;
+  for (const f of fragments) {
+    if (f.path !== a.path || f.side !== a.side || f.startLine > a.startLine || f.endLine < a.endLine) continue;
+    if (!best || f.endLine - f.startLine < best.endLine - best.startLine) best = f;
+  }
+  return best?.symbolId;
+}
+
+function index(s: HistoryState, key: string, symbolId: string): void {
+  s.entries[key].symbolId = symbolId;
+  (s.bySymbol[symbolId] ??= []).push(key);
 }
 
 /**

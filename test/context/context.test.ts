@@ -43,6 +43,12 @@ describe('context packs on a real repository', () => {
     );
     const nodeId = (filed.response.result as { nodeId: string }).nodeId;
     await f.run('dismissNode', { repoId: REPO, prNumber: 1, nodeId, reason: 'clamp bounds are checked upstream' });
+    // Anchored by lines only: inside scale's recorded fragment at PR 1's head, so it is history of scale too;
+    // one on the import line (no definition there) attaches to nothing.
+    const byLines = { kind: 'question', priority: 'P3', triage: { category: 'maintainability', severity: 'low', effort: 'trivial' }, confidence: 0.5, body: '', brief: 'engineer' };
+    const second = await f.run('addReviewNode', { repoId: REPO, prNumber: 1, node: { ...byLines, title: 'why triple?', anchor: { path: 'src/math.ts', startLine: 4, endLine: 4 } } }, AGENT);
+    await f.run('resolveNode', { repoId: REPO, prNumber: 1, nodeId: (second.response.result as { nodeId: string }).nodeId, reason: 'explained in the PR description' });
+    await f.run('addReviewNode', { repoId: REPO, prNumber: 1, node: { ...byLines, title: 'import order', anchor: { path: 'src/math.ts', startLine: 1, endLine: 1 } } }, AGENT);
     // PR 2 changes scale again.
     await f.run('requestReview', { repoId: REPO, prNumber: 2, baseSha: f.base, headSha: f.head2 }, AGENT);
     await f.run('computeReview', { repoId: REPO, prNumber: 2 }, AGENT);
@@ -89,7 +95,9 @@ describe('context packs on a real repository', () => {
   it('shows the node dismissed in an earlier PR on the same symbol as a history clue with its outcome', async () => {
     const p = await pack();
     const history = p.clues.filter((c) => c.kind === 'history');
-    expect(history).toHaveLength(1);
+    expect(history.map((c) => c.ref)).toEqual([`pr-${REPO}-1/n1`, `pr-${REPO}-1/n2`]);
+    expect(history[1].content).toContain('resolved by user:owner: explained in the PR description');
+    expect(history[1].content).toContain('why triple?');
     expect(history[0]).toMatchObject({ relation: 'self', ref: `pr-${REPO}-1/n1`, form: 'whole' });
     expect(history[0].content).toContain('dismissed by user:owner: clamp bounds are checked upstream');
     expect(history[0].content).toContain('scale may overflow the clamp range');
@@ -107,7 +115,7 @@ describe('context packs on a real repository', () => {
     for (const c of p.clues.filter((x) => x.form !== 'whole')) expect(p.truncated.map((t) => t.ref)).toContain(c.ref);
     // The more certain facts keep more: the own diff and the history stay whole.
     expect(p.fragments.find((x) => x.symbolId === 'src/math.ts#scale')!.diff).toBeDefined();
-    expect(p.clues.find((c) => c.kind === 'history')!.form).toBe('whole');
+    expect(p.clues.filter((c) => c.kind === 'history').map((c) => c.form)).toEqual(['whole', 'whole']);
     expect(p.usedBytes).toBeLessThanOrEqual(2048);
   });
 
