@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { DomainError } from '../domain-error';
+import { shaSchema } from '../events/catalogue/review';
+import { currentRound, PrState, prFold } from '../review/pr-state';
+import type { CommandDefinition } from './kernel';
+import { requireReview, reviewStreamOf, reviewTarget } from './review-target';
+
+const input = z.object({
+  ...reviewTarget,
+  changeId: z.string().min(1, 'changeId must not be empty').max(200, 'changeId must be at most 200 characters'),
+  decision: z.enum(['approved', 'rejected'], { message: 'decision must be "approved" or "rejected"' }),
+  note: z.string().max(4000, 'note must be at most 4000 characters').optional(),
+  /** The head whose computed contract diff holds the change; default: the current round's head. */
+  headSha: shaSchema.optional(),
+});
+
+/**
+ * A human approves or rejects one API-contract change (SPEC §11). Decisions are keyed by the change's
+ * stable changeId, so they keep applying after a recompute for as long as the same change reappears;
+ * the gate (contractGate) reads them directly. Re-recording the decision already in force is a no-op;
+ * changing it (approved → rejected) records the new one. A changeId the computed diff does not hold is
+ * refused, so a typo can never silently approve nothing.
+ */
+export const setContractDecision: CommandDefinition<z.infer<typeof input>, PrState> = {
+  name: 'setContractDecision',
+  description: 'Approve or reject one API-contract change of the computed head by its changeId (human principals, member or above). Rejected → the axis fails; all breaking changes approved → warn.',
+  input,
+  access: { minRole: 'member', humanOnly: true },
+  stream: reviewStreamOf,
+  fold: prFold,
+  decide(state, cmd, ctx) {
+    requireReview(state, cmd);
+    const headSha = cmd.headSha ?? currentRound(state)!.headSha;
+    const computed = state.computes[headSha];
+    if (!computed) {
+      throw new DomainError('contract_not_computed', `headSha: the review has no computation for ${headSha}; compute it before deciding on contract changes`, 'conflict', { headSha });
+    }
+    const change = computed.apiContract.changes.find((c) => c.changeId === cmd.changeId);
+    if (!change) {
+      const known = computed.apiContract.changes.map((c) => c.changeId);
+      throw new DomainError(
+        'unknown_contract_change',
+        `changeId: "${cmd.changeId}" is not a contract change computed for ${headSha.slice(0, 12)} (${known.length ? `known: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', …' : ''}` : 'it has none'})`,
+        'not_found',
+        { changeId: cmd.changeId, headSha },
+      );
+    }
+    if (state.contractDecisions[cmd.changeId]?.decision === cmd.decision) return [];
+    return [
+      {
+        type: 'ContractChangeDecided',
+        data: { changeId: cmd.changeId, decision: cmd.decision, by: ctx.principal, ...(cmd.note !== undefined ? { note: cmd.note } : {}), headSha },
+      },
+    ];
+  },
+  result: (events) => {
+    const d = events[0]?.data as { changeId: string; decision: string } | undefined;
+    return { recorded: events.length > 0, changeId: d?.changeId ?? null, decision: d?.decision ?? null };
+  },
+};
