@@ -1,6 +1,9 @@
 import { parseReviewStream } from '../commands/review-target';
 import type { RecordedEvent } from '../events/envelope';
-import { evolvePr, initialPrState, PrState } from '../review/pr-state';
+import { evolvePr, initialPrState, NodeCore, PrState as FullPrState } from '../review/pr-state';
+
+// Replay only scores verdicts: the lean fold keeps what the verdict reads of each node.
+type PrState = FullPrState<NodeCore>;
 import { verdictOfPr } from '../review/pr-verdict';
 import { activeRules, Rules } from '../rules/rules';
 import type { WorkspaceHandle } from '../workspaces/registry';
@@ -44,9 +47,9 @@ export function foldForReplay(prs: Map<string, PrState>, e: RecordedEvent, filte
   if (!s) {
     const target = parseReviewStream(e.streamId);
     if (!target || (filter.repoId !== undefined && target.repoId !== filter.repoId) || (filter.prNumber !== undefined && target.prNumber !== filter.prNumber)) return;
-    prs.set(e.streamId, (s = initialPrState()));
+    prs.set(e.streamId, (s = initialPrState<NodeCore>()));
   }
-  evolvePr(s, e);
+  evolvePr(s, e, true);
 }
 
 export function compareUnder(prs: Map<string, PrState>, current: Rules, next: Rules): ReplayRow[] {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { StreamFold } from '../commands/kernel';
 import { reviewStreamOf, reviewTarget } from '../commands/review-target';
 import type { RecordedEvent } from '../events/envelope';
-import { currentRound, evolvePr, initialPrState, isLive, PrState } from '../review/pr-state';
+import type { ReviewNodeBody } from '../events/catalogue/review';
+import { currentRound, dict, evolvePr, initialPrState, internType, isLive, NodeCore, PrState } from '../review/pr-state';
 import { buildVerdictIndex, indexNode, VerdictIndex } from '../review/verdict-index';
 import { activeRules, Rules } from '../rules/rules';
 
@@ -15,8 +16,8 @@ export type ReviewQueryInput = z.infer<typeof reviewQueryInput>;
  * `pinned` is given (replay) activations are ignored, else the rules are those active at the position
  * folded to, so an "as of" read answers under the rules of that time.
  */
-export interface ReviewView {
-  pr: PrState;
+export interface ReviewView<B extends NodeCore = ReviewNodeBody> {
+  pr: PrState<B>;
   rules: Rules;
   /** fingerprint → the dismissed node that recorded it first. */
   suppressions: Record<string, { nodeId: string; repoId?: string; prNumber?: number; at: number }>;
@@ -29,11 +30,20 @@ export interface ReviewView {
 const WORKSPACE_TYPES = new Set(['RulesVersionActivated', 'SuppressionFactRecorded']);
 
 export function reviewViewFold(pinned?: Rules): StreamFold<ReviewView> {
+  return makeReviewViewFold<ReviewNodeBody>(pinned, false);
+}
+
+/** The same fold keeping only what the verdict reads of each node: the verdict projection and rebuilds use it. */
+export function leanReviewViewFold(pinned?: Rules): StreamFold<ReviewView<NodeCore>> {
+  return makeReviewViewFold<NodeCore>(pinned, true);
+}
+
+function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean: boolean): StreamFold<ReviewView<B>> {
   return {
     initialState: () => {
-      const pr = initialPrState();
+      const pr = initialPrState<B>();
       const rules = pinned ?? activeRules(null);
-      return { pr, rules, suppressions: {}, previouslyDismissed: {}, verdictIndex: buildVerdictIndex(pr, rules) };
+      return { pr, rules, suppressions: dict(), previouslyDismissed: dict(), verdictIndex: buildVerdictIndex(pr, rules) };
     },
     evolve(s, e) {
       if (e.streamId === 'workspace') {
@@ -45,16 +55,19 @@ export function reviewViewFold(pinned?: Rules): StreamFold<ReviewView> {
         return s;
       }
       const d = e.data as { nodeId: string; fingerprint: string };
-      const closing = e.type === 'ReviewNodeDismissed' || e.type === 'ReviewNodeResolved' ? s.pr.nodes[d.nodeId] : undefined;
+      const type = internType(e.type);
+      const filed = type === 'ReviewNodeFiled';
+      const closing = type === 'ReviewNodeDismissed' || type === 'ReviewNodeResolved' ? s.pr.nodes[d.nodeId] : undefined;
       const wasLive = closing !== undefined && isLive(closing);
-      if (e.type === 'ReviewNodeFiled') {
+      if (filed) {
         const fact = s.suppressions[d.fingerprint];
         if (fact) s.previouslyDismissed[d.nodeId] = fact;
       }
-      evolvePr(s.pr, e);
+      evolvePr(s.pr, e, lean);
       const ix = s.verdictIndex;
-      if ((currentRound(s.pr)?.round ?? 0) !== ix.round) s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
-      else if (e.type === 'ReviewNodeFiled') {
+      const rounds = s.pr.rounds;
+      if ((rounds.length === 0 ? 0 : rounds[rounds.length - 1].round) !== ix.round) s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
+      else if (filed) {
         const n = s.pr.nodes[d.nodeId];
         if (n.round === ix.round) indexNode(ix, n, s.rules, +1);
       } else if (wasLive && !isLive(closing!) && closing!.round === ix.round) indexNode(ix, closing!, s.rules, -1);

@@ -3,7 +3,7 @@ import type { ApiContractComputation, AxisName, AxisStatus, ContractDecision } f
 import { visualGate } from '../axes/visual/gate';
 import type { TokenAxes } from '../events/catalogue/review';
 import type { Rules } from '../rules/rules';
-import { currentFinalization, currentRound, PrState } from './pr-state';
+import { currentFinalization, currentRound, NodeCore, PrState } from './pr-state';
 
 export interface AxisReport {
   axis: AxisName;
@@ -27,7 +27,7 @@ const holdRank: Record<AxisStatus, number> = { not_applicable: 0, pass: 0, warn:
  * changes the axis (and the verdict) at once, without a recompute. A recorded result may only make a
  * computed axis stricter: nobody can record a green gate over a computed red one.
  */
-export function axesOf(s: PrState, rules: Rules, tokenAxes?: TokenAxes): AxisReport[] {
+export function axesOf(s: PrState<NodeCore>, rules: Rules, tokenAxes?: TokenAxes): AxisReport[] {
   const round = currentRound(s);
   const head = round?.headSha;
   const compute = head ? s.computes[head] : undefined;
@@ -57,7 +57,7 @@ export function axesOf(s: PrState, rules: Rules, tokenAxes?: TokenAxes): AxisRep
   return out;
 }
 
-function contractDecisionMap(s: PrState): Map<string, ContractDecision> {
+function contractDecisionMap(s: PrState<NodeCore>): Map<string, ContractDecision> {
   const m = new Map<string, ContractDecision>();
   for (const id in s.contractDecisions) m.set(id, s.contractDecisions[id].decision);
   return m;

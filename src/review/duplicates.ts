@@ -1,5 +1,5 @@
 import { PRIORITIES } from '../events/catalogue/review';
-import type { NodeRecord } from './pr-state';
+import type { NodeCore, NodeRecord } from './pr-state';
 
 const priorityRank = (p: string): number => PRIORITIES.indexOf(p as (typeof PRIORITIES)[number]);
 
@@ -8,8 +8,8 @@ const priorityRank = (p: string): number => PRIORITIES.indexOf(p as (typeof PRIO
  * node is the highest-priority one, the earliest filed among equals; the rest map to it (`duplicateOf`).
  * `nodes` must be live nodes of a single round, in filing order. O(n).
  */
-export function duplicatesOf(nodes: readonly NodeRecord[]): Map<string, string> {
-  const canonical = new Map<string, NodeRecord>();
+export function duplicatesOf(nodes: readonly NodeRecord<NodeCore>[]): Map<string, string> {
+  const canonical = new Map<string, NodeRecord<NodeCore>>();
   for (const n of nodes) {
     const best = canonical.get(n.fingerprint);
     if (!best || priorityRank(n.node.priority) < priorityRank(best.node.priority)) canonical.set(n.fingerprint, n);

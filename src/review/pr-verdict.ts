@@ -3,7 +3,7 @@ import type { Rules } from '../rules/rules';
 import { AxisReport, axesOf } from './axes';
 import { countsAsConsensus } from './consensus';
 import { duplicatesOf } from './duplicates';
-import { currentRound, isLive, NodeRecord, PrState } from './pr-state';
+import { currentRound, isLive, NodeCore, NodeRecord, PrState } from './pr-state';
 import { computeVerdict, VerdictNode, VerdictResult } from './verdict';
 
 export interface PrVerdict extends VerdictResult {
@@ -15,10 +15,10 @@ export interface PrVerdict extends VerdictResult {
 }
 
 /** Live nodes of the current round, in filing order. */
-export function liveNodesOfCurrentRound(s: PrState): NodeRecord[] {
+export function liveNodesOfCurrentRound<B extends NodeCore>(s: PrState<B>): NodeRecord<B>[] {
   const round = currentRound(s);
   if (!round) return [];
-  const out: NodeRecord[] = [];
+  const out: NodeRecord<B>[] = [];
   for (const id of round.nodeIds) {
     const n = s.nodes[id];
     if (isLive(n)) out.push(n);
@@ -27,7 +27,7 @@ export function liveNodesOfCurrentRound(s: PrState): NodeRecord[] {
 }
 
 /** The verdict of one review under `rules` (SPEC §7); `tokenAxes` lets the finalizer score what it is about to record. */
-export function verdictOfPr(s: PrState, rules: Rules, tokenAxes?: TokenAxes): PrVerdict {
+export function verdictOfPr(s: PrState<NodeCore>, rules: Rules, tokenAxes?: TokenAxes): PrVerdict {
   const live = liveNodesOfCurrentRound(s);
   const dup = duplicatesOf(live);
   // From scratch on purpose: the finalizer and replay score under arbitrary rules; the live projection
@@ -42,7 +42,7 @@ export function verdictOfPr(s: PrState, rules: Rules, tokenAxes?: TokenAxes): Pr
  * Nodes of the current round that count as peer-confirmed, re-derived from the raw confirmations with
  * `countsAsConsensus` (not from the folded status), so the finalizer is an independent check (SPEC §5).
  */
-export function consensusNodeIds(s: PrState): string[] {
+export function consensusNodeIds(s: PrState<NodeCore>): string[] {
   return liveNodesOfCurrentRound(s)
     .filter((n) => countsAsConsensus(n, n.confirmations))
     .map((n) => n.nodeId);
