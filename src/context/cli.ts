@@ -25,7 +25,7 @@ export function formatContextPack(p: ContextPack): string {
 export function formatReviewMetrics(m: ReviewMetrics): string {
   const packs = 'perCohort' in m.contextPacks ? `median ${m.contextPacks.medianBytes} B, max ${m.contextPacks.maxBytes} B, ${m.contextPacks.degradedClues} degraded clue(s) at ${m.contextPacks.budgetBytes / 1024} KB` : `unavailable: ${m.contextPacks.unavailable}`;
   return [
-    `files: ${m.files.changed} changed · ${m.files.filteredOut.total} filtered (generated ${m.files.filteredOut.generated}, vendored ${m.files.filteredOut.vendored}, version-only ${m.files.filteredOut.versionOnly}) · ${m.files.underReview} under review · ${m.files.targets} target source file(s)`,
+    `files: ${m.files.changed} changed · ${m.files.filteredOut.total} filtered (generated ${m.files.filteredOut.generated}, vendored ${m.files.filteredOut.vendored}, version-only ${m.files.filteredOut.versionOnly}) · ${m.files.underReview} under review · ${m.files.targets} target file(s)`,
     `cohorts: ${m.cohorts.count} (${m.cohorts.semantic} semantic, ${m.cohorts.pathGrouped} by path) · ${m.cohorts.withinTargetFiles ? 'within' : 'MORE THAN'} one loop per target file (${m.cohorts.loopsPerTargetFile ?? '–'}) · ${m.cohorts.fragments} fragments, ${m.cohorts.fragmentsPerCohort ?? '–'} per cohort`,
     `context packs: ${packs}`,
     `progress: ${m.progress.clean} clean · ${m.progress.partial} partial · ${m.progress.unreviewed} unreviewed`,

@@ -36,8 +36,9 @@ export function reviewMetricsView(s: MetricsState) {
     if (k) filteredOut[k]++;
   }
   const filtered = filteredOut.generated + filteredOut.vendored + filteredOut.versionOnly;
-  const targetFiles = s.changedFiles.filter((f) => f.role === 'source').length;
   const cohorts = c?.cohorts ?? [];
+  // The files a file-by-file review would open one loop each for: every file some cohort covers.
+  const targetFiles = new Set(cohorts.flatMap((x) => x.files)).size;
   const fragments = cohorts.reduce((n, x) => n + x.fragments.length, 0);
   const packs = cohorts.map((x) => {
     const pack = contextOf(s.context, x.key, DEFAULT_BUDGET_BYTES);
@@ -52,7 +53,7 @@ export function reviewMetricsView(s: MetricsState) {
       changed: s.changedFiles.length,
       filteredOut: { ...filteredOut, total: filtered },
       underReview: s.changedFiles.length - filtered,
-      /** Source files: the review targets one reading loop each would cost without cohorts. */
+      /** Files the cohorts cover: one reading loop each is what a file-by-file review would cost. */
       targets: targetFiles,
     },
     cohorts: {

@@ -72,6 +72,9 @@ describe('context packs on a real repository', () => {
     expect(callee.content).toContain('return Math.min(upper, Math.max(lower, value));');
     const dep = p.clues.find((c) => c.relation === 'project' && c.kind === 'project' && c.ref === 'package.json')!;
     expect(dep.content).toContain('left-pad: upgraded 1.0.0 → 2.0.0 (major)');
+    const spec = p.clues.find((c) => c.kind === 'spec')!;
+    expect(spec).toMatchObject({ relation: 'project', ref: 'openapi.yaml', form: 'whole' });
+    expect(spec.content).toMatch(/^breaking .*\/report/m);
     const doc = p.clues.find((c) => c.kind === 'doc')!;
     expect(doc).toMatchObject({ relation: 'self', ref: 'docs/math.md:L3' });
     expect(p.truncated).toEqual([]);
@@ -147,8 +150,9 @@ describe('context packs on a real repository', () => {
     expect(ctx.stdout).toMatch(/truncated \(\d+\): .*src\/clamp\.ts#clamp → pointer/);
     const metrics = await cli('metrics', ...target);
     expect(metrics.code).toBe(0);
-    expect(metrics.stdout).toMatch(/files: 2 changed · 0 filtered .* 2 under review · 1 target source file/);
-    expect(metrics.stdout).toMatch(/progress: 0 clean · 0 partial · 1 unreviewed/);
+    expect(metrics.stdout).toMatch(/files: 3 changed · 0 filtered .* 3 under review · 2 target file/);
+    expect(metrics.stdout).toMatch(/cohorts: 2 \(1 semantic, 1 by path\) · within one loop per target file \(1\)/);
+    expect(metrics.stdout).toMatch(/progress: 0 clean · 0 partial · 2 unreviewed/);
   });
 
   it('is served over JSON-RPC as review_studio.cohortContext, with review_studio.metrics and markCohortReviewed', () => {

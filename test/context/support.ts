@@ -11,6 +11,9 @@ type Actor = { principal: `user:${string}` | `agent:${string}`; role: 'owner' | 
 
 const lines = (n: number, f: (i: number) => string): string => Array.from({ length: n }, (_, i) => f(i)).join('\n');
 
+const OPENAPI = (withReport: boolean): string =>
+  `openapi: 3.0.3\ninfo:\n  title: shop\n  version: '1'\npaths:\n  /scale:\n    get:\n      responses:\n        '200':\n          description: ok\n${withReport ? `  /report:\n    get:\n      responses:\n        '200':\n          description: ok\n` : ''}`;
+
 /** `clamp` is a long unchanged callee; `buildReport` the unchanged caller; tests call `scale` directly. */
 export const BASE_FILES: Record<string, string> = {
   'src/clamp.ts': `export function clamp(value: number, lower: number, upper: number): number {\n${lines(40, (i) => `  // bound check ${i}: keep the value inside [lower, upper] for step ${i}\n  if (value < lower - ${i}) value = lower - ${i};`)}\n  return Math.min(upper, Math.max(lower, value));\n}\n`,
@@ -24,11 +27,12 @@ export const BASE_FILES: Record<string, string> = {
   'test/math.test.ts': "import { scale } from '../src/math';\n\ndescribe('scale', () => {\n  it('doubles within bounds', () => {\n    expect(scale(2)).toBe(4);\n  });\n});\n",
   'docs/math.md': '# Math helpers\n\nUse `scale()` to double a value within bounds.\n\nUnrelated paragraph.\n',
   'package.json': '{ "name": "shop", "version": "1.0.0", "dependencies": { "left-pad": "1.0.0" } }\n',
+  'openapi.yaml': OPENAPI(true),
 };
 
-/** PR 1 changes scale once; PR 2 changes it again, calls an un-imported helper and bumps a dependency. */
+/** PR 1 changes scale once; PR 2 changes it again, calls an un-imported helper, bumps a dependency and removes an endpoint. */
 export const PR1_MATH = `import { clamp } from './clamp';\n\nexport function scale(x: number): number {\n  return clamp(x * 3, 0, 100);\n}\n`;
-export const PR2_MATH = `import { clamp } from './clamp';\n\nexport function scale(x: number): number {\n${lines(19, (i) => `  const step${i} = x * ${i + 2}; // widened scaling step ${i}, see the design note`)}\n  return clamp(roundHalf(step0), 0, 100);\n}\n`;
+export const PR2_MATH = `import { clamp } from './clamp';\n\nexport function scale(x: number): number {\n${lines(17, (i) => `  const step${i} = x * ${i + 2}; // widened scaling step ${i}, see the design note`)}\n  return clamp(roundHalf(step0), 0, 100);\n}\n`;
 
 export async function contextFixture() {
   const lf = await ledgerFixture({ workspaceId: 'ws-context' });
@@ -44,6 +48,7 @@ export async function contextFixture() {
   git.git('checkout', '-q', '-b', 'pr2');
   git.write('src/math.ts', PR2_MATH);
   git.write('package.json', '{ "name": "shop", "version": "1.0.0", "dependencies": { "left-pad": "2.0.0" } }\n');
+  git.write('openapi.yaml', OPENAPI(false));
   const head2 = git.commit('pr2');
 
   const run = (cmd: string, payload: unknown, who: Actor = OWNER) => lf.ledger.run(cmd, ws, { ...who, idempotencyKey: newUuidV7() }, payload);
