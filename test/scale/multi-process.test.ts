@@ -61,6 +61,16 @@ interface SentCommand {
 
 const rpc = async (url: string, token: string, cmd: SentCommand) => call(url, token, cmd.method, cmd.params);
 
+/** The exact response bytes (same request id every time, so an idempotent replay must match byte for byte). */
+async function rawRpc(url: string, token: string, cmd: SentCommand): Promise<string> {
+  const res = await fetch(`${url}/rpc`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: cmd.method, params: cmd.params }),
+  });
+  return res.text();
+}
+
 whenPostgres('multi-process', () => {
   // A database of its own: the two servers use the default schema, exactly as in production.
   const dbName = `rl_mp_${process.pid}_${Date.now().toString(36)}`;
@@ -162,15 +172,15 @@ whenPostgres('multi-process', () => {
       method: 'addReviewNode',
       params: { workspace_id: ws, idempotencyKey: newUuidV7(), ...target2, node: nodePayload(`under fire ${i}`) },
     }));
-    const acked = new Map<number, unknown>();
+    const acked = new Map<number, string>();
     let killed = false;
     // Four clients keep A busy; A is killed mid-stream once a few commands were acknowledged.
     const workers = Array.from({ length: 4 }, async (_, w) => {
       for (let i = w; i < sent.length; i += 4) {
         if (killed) return;
         try {
-          const r = await rpc(a.url, author, sent[i]);
-          if (r.result) acked.set(i, r.result);
+          const text = await rawRpc(a.url, author, sent[i]);
+          if (JSON.parse(text).result) acked.set(i, text);
           if (acked.size >= 10 && !killed) {
             killed = true;
             a.child.kill('SIGKILL');
@@ -188,7 +198,7 @@ whenPostgres('multi-process', () => {
     const head = () => admin(async (c) => Number((await c.query(`SELECT position FROM review_ledger.heads WHERE workspace_id = $1`, [ws])).rows[0].position), dbUrl);
     // Every acknowledged command is durable: its retry through B returns the same response and writes nothing.
     const before = await head();
-    for (const [i, result] of acked) expect(await rpc(b.url, author, sent[i])).toEqual(expect.objectContaining({ result }));
+    for (const [i, text] of acked) expect(await rawRpc(b.url, author, sent[i])).toBe(text);
     expect(await head()).toBe(before);
     const stored = await admin(async (c) => new Set((await c.query(`SELECT event_id FROM review_ledger.events WHERE workspace_id = $1`, [ws])).rows.map((r) => r.event_id as string)), dbUrl);
     for (const i of acked.keys()) expect(stored.has(sent[i].params.idempotencyKey as string)).toBe(true);
