@@ -170,6 +170,11 @@ export class SpecDocuments {
     private readonly files: ReadonlyMap<string, unknown>,
   ) {}
 
+  /** Every file loaded for this side: the spec and the files its `$ref`s reach. */
+  get filePaths(): string[] {
+    return [...this.files.keys()];
+  }
+
   get root(): Loc {
     return { file: this.rootFile, ptr: '', node: this.files.get(this.rootFile) };
   }

@@ -1,5 +1,6 @@
 import type { ApiContractComputation, ContractChange } from '../types';
-import { matchSpecPath } from './detect';
+import { posix } from 'node:path';
+import { DEFAULT_SPEC_NAMES, matchSpecPath } from './detect';
 import { diffSpecs } from './diff';
 import { loadSpec, SpecParseError, type LoadedSpec } from './document';
 
@@ -65,8 +66,9 @@ export function specCandidates(changedFiles: ChangedFileInput[]): Candidate[] {
 }
 
 /**
- * The API-contract computation of one PR (SPEC §11): detect the spec files the PR touches, load each
- * side at its commit (with every file reached through `$ref`), diff and classify. Decisions are not
+ * The API-contract computation of one PR (SPEC §11): detect the spec files the PR touches (and the
+ * default-named specs whose `$ref`s reach a changed file), load each side at its commit (with every file
+ * reached through `$ref`), diff and classify. Decisions are not
  * applied here: `contractGate` turns this plus the recorded decisions into the axis result.
  *
  * Status: `not_applicable` when no spec file changed; `pass` when every spec was compared; `partial` when
@@ -74,7 +76,8 @@ export function specCandidates(changedFiles: ChangedFileInput[]): Candidate[] {
  * `unavailable` when no spec could be compared at all. Never `pass` on a parse failure.
  */
 export async function computeApiContract(input: ComputeApiContractInput): Promise<ApiContractComputation> {
-  const candidates = specCandidates(input.changedFiles);
+  const direct = specCandidates(input.changedFiles);
+  const candidates = [...direct, ...(await specsReachingChangedFiles(input, direct))];
   if (candidates.length === 0) return { status: 'not_applicable', reason: 'no API spec file changed', specs: [], changes: [] };
   const asOf = input.asOf ?? new Date().toISOString().slice(0, 10);
   const specs: ApiContractComputation['specs'] = [];
@@ -104,6 +107,55 @@ export async function computeApiContract(input: ComputeApiContractInput): Promis
   if (specs.length === 0) return { status: 'not_applicable', reason: 'the changed files named like specs are not OpenAPI documents', specs: [], changes: [] };
   if (problems.length === 0) return { status: 'pass', specs, changes };
   return { status: compared === 0 ? 'unavailable' : 'partial', reason: problems.join(' | '), specs, changes };
+}
+
+/** Bounds the existence probes for default-named specs above changed YAML/JSON files. */
+const MAX_SPEC_PROBES = 200;
+
+/**
+ * A spec split over several files changes when only a file it references changes (`openapi.yaml` →
+ * `schemas/user.yaml`). For each changed YAML/JSON file that is not itself a spec, look for a
+ * default-named spec in its directory and every ancestor directory, and keep those whose `$ref`
+ * closure (at head, or at base when the head no longer loads) contains a changed file.
+ */
+async function specsReachingChangedFiles(input: ComputeApiContractInput, direct: Candidate[]): Promise<Candidate[]> {
+  const taken = new Set(direct.flatMap((c) => [c.basePath, c.headPath]).filter((p): p is string => !!p));
+  const changed = new Set(input.changedFiles.flatMap((f) => [f.path, f.oldPath]).filter((p): p is string => !!p));
+  const dirs = new Set<string>();
+  for (const p of changed) {
+    if (taken.has(p) || !/\.(ya?ml|json)$/i.test(p)) continue;
+    let dir = posix.dirname(p);
+    for (;;) {
+      dirs.add(dir);
+      if (dir === '.' || dir === '/' || dir === '') break;
+      dir = posix.dirname(dir);
+    }
+  }
+  const found: Candidate[] = [];
+  let probes = 0;
+  for (const dir of [...dirs].sort()) {
+    for (const name of DEFAULT_SPEC_NAMES) {
+      const specPath = dir === '.' ? name : `${dir}/${name}`;
+      if (taken.has(specPath) || changed.has(specPath)) continue;
+      if (++probes > MAX_SPEC_PROBES) return found;
+      if ((await input.readFile(input.headSha, specPath)) === null) continue;
+      taken.add(specPath);
+      let reached: string[];
+      try {
+        reached = (await loadAt(input, input.headSha, specPath, true))!.docs.filePaths;
+      } catch (err) {
+        if (!(err instanceof SpecParseError)) throw err;
+        // it no longer loads at head: related to this PR only if its base version reached a changed file
+        try {
+          reached = (await loadAt(input, input.baseSha, specPath, true))!.docs.filePaths;
+        } catch {
+          continue;
+        }
+      }
+      if (reached.some((f) => changed.has(f))) found.push({ basePath: specPath, headPath: specPath, change: 'modified', mustBeSpec: true });
+    }
+  }
+  return found;
 }
 
 async function loadAt(input: ComputeApiContractInput, commit: string, path: string, mustBeSpec: boolean): Promise<LoadedSpec | null> {

@@ -120,6 +120,48 @@ describe('computeApiContract on a real repository', () => {
     expect(r.changes.map((c) => [c.ruleId, c.basePointer])).toEqual([['response-property-became-optional', 'api/schemas/pet.yaml#/Pet/properties/id']]);
   });
 
+  describe('a spec split over several files', () => {
+    const split = () => {
+      const spec = petstore();
+      (spec.paths as Json)['/pets/{petId}'] = { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: 'schemas/pet.yaml#/Pet' } } } } } } };
+      return stringify(spec);
+    };
+    const pet = (props: Json) => stringify({ Pet: { type: 'object', properties: props } });
+
+    it('is diffed when only a file it references changed (the spec itself untouched)', async () => {
+      fx.write('api/openapi.yaml', split());
+      fx.write('api/schemas/pet.yaml', pet({ id: { type: 'integer' }, name: { type: 'string' } }));
+      const base = fx.commit('base');
+      fx.write('api/schemas/pet.yaml', pet({ id: { type: 'integer' } }));
+      const head = fx.commit('head');
+      const r = await compute(base, head);
+      expect(r.status).toBe('pass');
+      expect(r.specs).toEqual([{ path: 'api/openapi.yaml', change: 'modified' }]);
+      expect(r.changes.map((c) => [c.ruleId, c.basePointer])).toEqual([['response-property-removed', 'api/schemas/pet.yaml#/Pet/properties/name']]);
+    });
+
+    it('is not diffed when the changed YAML file is not one it references', async () => {
+      fx.write('api/openapi.yaml', split());
+      fx.write('api/schemas/pet.yaml', pet({ id: { type: 'integer' } }));
+      fx.write('api/config/settings.yaml', 'a: 1\n');
+      const base = fx.commit('base');
+      fx.write('api/config/settings.yaml', 'a: 2\n');
+      const head = fx.commit('head');
+      expect((await compute(base, head)).status).toBe('not_applicable');
+    });
+
+    it('is partial, naming the missing file, when a file it references was deleted', async () => {
+      fx.write('api/openapi.yaml', split());
+      fx.write('api/schemas/pet.yaml', pet({ id: { type: 'integer' } }));
+      const base = fx.commit('base');
+      fx.remove('api/schemas/pet.yaml');
+      const head = fx.commit('head');
+      const r = await compute(base, head);
+      expect(['partial', 'unavailable']).toContain(r.status);
+      expect(r.reason).toMatch(/schemas\/pet\.yaml not found/);
+    });
+  });
+
   it('diffs a renamed spec against its old path', async () => {
     fx.write('openapi.yaml', stringify(petstore()));
     const base = fx.commit('base');
