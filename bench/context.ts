@@ -19,6 +19,7 @@ const quantile = (xs: number[], q: number): number => {
 const BUDGETS = [8 * 1024, 32 * 1024];
 const AGENT = { principal: 'agent:bench' as const, role: 'member' as const };
 const REPO = 'rxjs';
+const E2E_SAMPLE = 30;
 
 /**
  * Context packs for every cohort of the rxjs 7.5 → 7.8 release diff (the cohorts benchmark repository), at
@@ -73,6 +74,7 @@ export async function main(args: string[]): Promise<void> {
 
     const byBudget = new Map<number, { ms: number[]; whole: number; signature: number; pointer: number; fragmentsDegraded: number; used: number[]; history: number }>();
     for (const budget of BUDGETS) byBudget.set(budget, { ms: [], whole: 0, signature: 0, pointer: 0, fragmentsDegraded: 0, used: [], history: 0 });
+    const slowest = new Map<number, { ms: number; key: string; round: number }>();
     // Round 0 warms the JIT and is not counted; budgets interleave per cohort so noise hits both alike.
     for (let r = 0; r <= rounds; r++) {
       for (const c of cohorts) {
@@ -84,6 +86,7 @@ export async function main(args: string[]): Promise<void> {
           if (r === 0) continue;
           const s = byBudget.get(budget)!;
           s.ms.push(ms);
+          if (ms > (slowest.get(budget)?.ms ?? -1)) slowest.set(budget, { ms, key: c.key, round: r });
           if (r === 1) {
             s.whole += pack.counts.whole;
             s.signature += pack.counts.signature;
@@ -100,7 +103,7 @@ export async function main(args: string[]): Promise<void> {
     let logEvents = 0;
     for await (const _e of handle.store.readAll()) logEvents++;
     const e2e: number[] = [];
-    for (const c of cohorts.slice(0, 30)) {
+    for (const c of cohorts.slice(0, E2E_SAMPLE)) {
       const t = performance.now();
       await runQuery(cohortContextQuery, handle, { ...target, cohortKey: c.key, budgetBytes: 32 * 1024 });
       e2e.push(performance.now() - t);
@@ -132,8 +135,11 @@ export async function main(args: string[]): Promise<void> {
         [`fragmentsDegraded_${kb}k`]: s.fragmentsDegraded,
         [`bytesPerPackP50_${kb}k`]: quantile(s.used, 0.5),
       });
+      const slow = slowest.get(budget)!;
+      const sameCohort = s.ms.filter((_, i) => cohorts[Math.floor(i) % cohorts.length].key === slow.key);
+      rows.push([`  slowest build at ${kb} KB`, `${slow.ms.toFixed(2)} ms in round ${slow.round} (${slow.key}; that cohort's median ${quantile(sameCohort, 0.5).toFixed(2)} ms)`]);
     }
-    rows.push(['end-to-end query (warm, 30 cohorts)', `p50 ${quantile(e2e, 0.5).toFixed(1)} ms · p99 ${quantile(e2e, 0.99).toFixed(1)} ms (each reads the whole workspace log: ${logEvents} events)`]);
+    rows.push([`end-to-end query (warm, ${Math.min(E2E_SAMPLE, cohorts.length)} cohorts)`, `p50 ${quantile(e2e, 0.5).toFixed(1)} ms · p99 ${quantile(e2e, 0.99).toFixed(1)} ms (each reads the whole workspace log: ${logEvents} events)`]);
     const w = Math.max(...rows.map((r) => r[0].length));
     console.log(`bench:context — ${rounds} rounds over every cohort`);
     for (const [k, v] of rows) console.log(`${k.padEnd(w)}  ${v}`);
