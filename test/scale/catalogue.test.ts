@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import { LOCAL_OPERATOR, Ledger, storeFactoryFor } from '../../src/ledger';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
+import { PostgresBackend } from '../../src/events/store/postgres';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 
@@ -57,4 +58,13 @@ whenPostgres('postgres catalogue', () => {
     expect(typeof pg.catalogue).toBe('function');
     expect(storeFactoryFor(loadConfig({}, {})).catalogue).toBeUndefined();
   });
+});
+
+test('an unreachable PostgreSQL is reported as store_unavailable, by the store and by the catalogue', async () => {
+  // Port 1 on loopback: nothing listens there, the connection is refused at once.
+  const url = 'postgres://postgres@127.0.0.1:1/test';
+  await expect(PostgresBackend.open({ connectionString: url })).rejects.toMatchObject({ code: 'store_unavailable' });
+  const catalogue = new PostgresCatalogue(url);
+  expect(() => catalogue.get('any-ws')).toThrow(expect.objectContaining({ code: 'store_unavailable' }));
+  await catalogue.close();
 });

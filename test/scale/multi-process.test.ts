@@ -223,5 +223,16 @@ whenPostgres('multi-process', () => {
       return u.length > 0 && JSON.stringify(u[u.length - 1].value) === JSON.stringify(fresh.result.value);
     }, 20_000);
     expect(outcomes.size).toBe(sent.length - acked.size);
+
+    // The killed process restarts on the same store and answers exactly as the survivor does.
+    const again = await startProcess(dataDir, dbUrl);
+    procs.push(again);
+    const [viaRestarted, viaSurvivor] = await Promise.all([
+      call(again.url, viewer, 'review_studio.verdict', { workspace_id: ws, ...target2 }),
+      call(b.url, viewer, 'review_studio.verdict', { workspace_id: ws, ...target2 }),
+    ]);
+    expect(viaRestarted.result).toEqual(viaSurvivor.result);
+    const [i0, text0] = [...acked][0];
+    expect(await rawRpc(again.url, author, sent[i0])).toBe(text0);
   }, 120_000);
 });
