@@ -33,7 +33,7 @@ export const COMMAND_TOOLS: ToolBinding[] = [
 ];
 
 /** What `get_review` gathers, when the query exists: cohorts, nodes, axes, verdict. */
-export const REVIEW_PARTS = ['cohorts', 'nodes', 'axes', 'verdict', 'reviewStatus', 'ciSignals'];
+export const REVIEW_PARTS = ['cohorts', 'cohortProgress', 'nodes', 'axes', 'verdict', 'reviewStatus', 'ciSignals'];
 
 const envelopeShape = {
   workspace_id: z.string().max(63).optional().describe('Workspace; defaults to the workspace of the token or session.'),
