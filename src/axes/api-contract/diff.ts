@@ -39,6 +39,9 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
   for (const key of [...new Set([...bm.operations.keys(), ...hm.operations.keys()])].sort()) {
     const bo = bm.operations.get(key);
     const ho = hm.operations.get(key);
+    // a callback comes and goes with its operation: only report it on its own when the operation stays
+    const callbackOwner = (bo ?? ho)!.owner;
+    if (callbackOwner && (!bm.operations.has(callbackOwner) || !hm.operations.has(callbackOwner)) && !(bo && ho)) continue;
     if (bo && !ho) {
       if (bo.webhook) checkWebhookRemoved(ctx, bo);
       else checkOperationRemoved(ctx, bo);

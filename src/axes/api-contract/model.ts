@@ -15,6 +15,7 @@ export interface ParameterView {
   in: string;
   required: boolean;
   deprecated: boolean;
+  allowEmptyValue: boolean;
   /** style/explode (OAS 3) or collectionFormat (Swagger 2), normalized for comparison. */
   serialization: string;
   loc: Loc;
@@ -33,6 +34,7 @@ export interface BodyView {
 export interface HeaderView {
   name: string;
   required: boolean;
+  deprecated: boolean;
   loc: Loc;
   schema: Loc;
 }
@@ -51,11 +53,15 @@ export interface SecurityRequirementView {
 }
 
 export interface OperationView {
-  /** "GET /users/{}" for paths, "WEBHOOK name POST" for webhooks. */
+  /** "GET /users/{}" for paths, "WEBHOOK name POST" for webhooks, "CALLBACK <operation> name <expression> POST" for callbacks. */
   key: string;
   /** What a reader sees: "GET /users/{id}" as written in this spec. */
   display: string;
+  /** Webhooks and callbacks: the API sends the request and the subscriber answers (directions flip). */
   webhook: boolean;
+  callback?: true;
+  /** For a callback: the key of the operation that declares it. */
+  owner?: string;
   loc: Loc;
   operationId?: string;
   tags: string[];
@@ -74,6 +80,8 @@ export interface SpecModel {
   docs: SpecDocuments;
   operations: Map<string, OperationView>;
   basePath?: string;
+  /** Document-level server URLs (OAS 3), sorted. */
+  servers: string[];
   /** Security schemes by name (components.securitySchemes / securityDefinitions), resolved. */
   securitySchemes: Map<string, Loc>;
 }
@@ -137,7 +145,31 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
         if (!isObject(op.node)) continue;
         const key = webhook ? `WEBHOOK ${name} ${method.toUpperCase()}` : `${method.toUpperCase()} ${normalized}`;
         const display = webhook ? `webhook ${name} (${method.toUpperCase()})` : `${method.toUpperCase()} ${name}`;
-        operations.set(key, buildOperation(op, item, key, display, webhook, positions));
+        const view = buildOperation(op, item, key, display, webhook, positions);
+        operations.set(key, view);
+        if (!swagger2) addCallbacks(view);
+      }
+    }
+  };
+
+  /** OAS 3 callbacks: requests the API makes to a URL the client gave; compared like webhooks. */
+  const addCallbacks = (owner: OperationView) => {
+    const callbacks = childLoc(owner.loc, 'callbacks');
+    if (!isObject(callbacks.node)) return;
+    for (const name of Object.keys(callbacks.node)) {
+      const cb = docs.deref(childLoc(callbacks, name));
+      if (!isObject(cb.node)) continue;
+      for (const expression of Object.keys(cb.node)) {
+        if (expression.startsWith('x-')) continue;
+        const item = docs.deref(childLoc(cb, expression));
+        if (!isObject(item.node)) continue;
+        for (const method of HTTP_METHODS) {
+          const op = childLoc(item, method);
+          if (!isObject(op.node)) continue;
+          const key = `CALLBACK ${owner.key} ${name} ${expression} ${method.toUpperCase()}`;
+          const view = buildOperation(op, item, key, `callback ${name} of ${owner.display} (${method.toUpperCase()} ${expression})`, true, new Map());
+          operations.set(key, { ...view, callback: true, owner: owner.key });
+        }
       }
     }
   };
@@ -179,6 +211,7 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
           in: where,
           required: where === 'path' || pn.required === true,
           deprecated: pn.deprecated === true,
+          allowEmptyValue: pn.allowEmptyValue === true,
           serialization,
           loc: p,
           listedAt,
@@ -215,7 +248,7 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
             const h = docs.deref(childLoc(hs, hn));
             if (!isObject(h.node)) continue;
             const schema = swagger2 ? inlineSchemaOf(h) : h.node.schema !== undefined ? childLoc(h, 'schema') : (firstContentSchema(docs, h) ?? EMPTY(h, 'schema'));
-            headers.set(hn.toLowerCase(), { name: hn, required: h.node.required === true, loc: h, schema });
+            headers.set(hn.toLowerCase(), { name: hn, required: h.node.required === true, deprecated: h.node.deprecated === true, loc: h, schema });
           }
         }
         responses.set(status.toUpperCase(), { status, loc: r, content, headers });
@@ -264,6 +297,7 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
     docs,
     operations,
     basePath: swagger2 && typeof rootNode.basePath === 'string' ? rootNode.basePath : undefined,
+    servers: Array.isArray(rootNode.servers) ? (rootNode.servers as unknown[]).map((x) => (isObject(x) ? String(x.url ?? '') : '')).sort() : [],
     securitySchemes,
   };
 }

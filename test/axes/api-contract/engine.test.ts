@@ -103,6 +103,30 @@ describe('allOf', () => {
   });
 });
 
+describe('webhooks and callbacks flow the other way', () => {
+  const payload = (required: string[]) => ({ type: 'object', required, properties: { id: { type: 'string' }, note: { type: 'string' } } });
+  const withWebhook = (required: string[]) => ({ ...oas({}), openapi: '3.1.0', webhooks: { petAdded: { post: { requestBody: { content: { 'application/json': { schema: payload(required) } } }, responses: { '200': { description: 'ok' } } } } } });
+  const withCallback = (required: string[]) =>
+    oas({ '/subscribe': { post: { callbacks: { onEvent: { '{$request.body#/url}': { post: { requestBody: { content: { 'application/json': { schema: payload(required) } } }, responses: { '200': { description: 'ok' } } } } } }, responses: { '201': { description: 'ok' } } } } });
+
+  it('classifies a webhook payload like a response: a property becoming optional breaks subscribers', async () => {
+    const r = await diff(withWebhook(['id', 'note']), withWebhook(['id']));
+    expect(r.changes.map((c) => [c.ruleId, c.severity])).toEqual([['response-property-became-optional', 'breaking']]);
+    expect(r.changes[0].message).toContain('payload');
+  });
+
+  it('classifies a callback payload like a response, and names the callback', async () => {
+    const r = await diff(withCallback(['id']), withCallback([]));
+    expect(r.changes.map((c) => c.ruleId)).toEqual(['response-property-became-optional']);
+    expect(r.changes[0].message).toContain('callback onEvent of POST /subscribe');
+  });
+
+  it('does not report the callbacks of a removed operation separately', async () => {
+    const r = await diff(withCallback([]), oas({}));
+    expect(r.changes.map((c) => c.ruleId)).toEqual(['api-removed-without-deprecation']);
+  });
+});
+
 describe('readOnly and writeOnly', () => {
   it('ignores a readOnly property becoming required in a request', async () => {
     const schema = (required: string[]) => ({ type: 'object', required, properties: { id: { type: 'string', readOnly: true }, name: { type: 'string' } } });

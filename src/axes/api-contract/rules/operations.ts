@@ -16,7 +16,10 @@ export const API_OPERATION_ID_CHANGED = defineRule(F, 'api-operation-id-changed'
 export const API_TAGS_CHANGED = defineRule(F, 'api-tags-changed', 'none', 'info', 'The tags of an operation changed (grouping in generated clients and docs).', '`tags: [users]` → `tags: [accounts]`');
 export const API_BASE_PATH_CHANGED = defineRule(F, 'api-base-path-changed', 'none', 'breaking', 'The Swagger 2.0 `basePath` changed: every operation moved.', '`basePath: /v1` → `basePath: /v2`');
 
+export const API_SERVERS_CHANGED = defineRule(F, 'api-servers-changed', 'none', 'info', 'The document-level server URLs changed (clients configured with a removed URL must move).', '`servers: [{url: https://api.example.com/v1}]` → `servers: [{url: https://api.example.com}]`');
+
 export const operationRules = [
+  API_SERVERS_CHANGED,
   API_REMOVED_WITHOUT_DEPRECATION,
   API_REMOVED_BEFORE_SUNSET,
   API_REMOVED_AFTER_SUNSET,
@@ -79,6 +82,15 @@ export function checkOperationMetadata(ctx: DiffContext, b: OperationView, h: Op
 }
 
 export function checkDocument(ctx: DiffContext, base: SpecModel, head: SpecModel): void {
+  const removed = base.servers.filter((u) => !head.servers.includes(u));
+  const added = head.servers.filter((u) => !base.servers.includes(u));
+  if ((removed.length > 0 || added.length > 0) && base.servers.length > 0 && head.servers.length > 0) {
+    ctx.report(API_SERVERS_CHANGED, { operation: '', display: '' }, {
+      base: { file: base.docs.rootFile, ptr: '/servers' },
+      head: { file: head.docs.rootFile, ptr: '/servers' },
+      message: `servers changed${removed.length ? `; removed ${removed.join(', ')}` : ''}${added.length ? `; added ${added.join(', ')}` : ''}`,
+    });
+  }
   if (base.basePath !== undefined && head.basePath !== undefined && base.basePath !== head.basePath) {
     ctx.report(API_BASE_PATH_CHANGED, { operation: '', display: '' }, { base: { file: base.docs.rootFile, ptr: '/basePath' }, head: { file: head.docs.rootFile, ptr: '/basePath' }, message: `basePath changed from ${base.basePath} to ${head.basePath}` });
   }

@@ -14,7 +14,12 @@ export const REQUEST_PARAMETER_BECAME_OPTIONAL = defineRule(F, 'request-paramete
 export const REQUEST_PARAMETER_DEPRECATED = defineRule(F, 'request-parameter-deprecated', 'request', 'info', 'A parameter was marked deprecated.', '`{name: limit}` → `{name: limit, deprecated: true}`');
 export const REQUEST_PARAMETER_SERIALIZATION_CHANGED = defineRule(F, 'request-parameter-serialization-changed', 'request', 'breaking', 'How a parameter is serialized changed (style/explode, or collectionFormat in Swagger 2.0): clients encode it differently than the server parses it.', '`{style: form, explode: true}` → `{style: form, explode: false}`');
 
+export const REQUEST_PARAMETER_EMPTY_VALUE_DISALLOWED = defineRule(F, 'request-parameter-empty-value-disallowed', 'request', 'breaking', 'A query parameter no longer allows an empty value (`allowEmptyValue` removed).', '`{allowEmptyValue: true}` → `{}`');
+export const REQUEST_PARAMETER_EMPTY_VALUE_ALLOWED = defineRule(F, 'request-parameter-empty-value-allowed', 'request', 'non-breaking', 'A query parameter now allows an empty value.', '`{}` → `{allowEmptyValue: true}`');
+
 export const parameterRules = [
+  REQUEST_PARAMETER_EMPTY_VALUE_DISALLOWED,
+  REQUEST_PARAMETER_EMPTY_VALUE_ALLOWED,
   REQUEST_PARAMETER_REMOVED,
   REQUEST_PARAMETER_ADDED_REQUIRED,
   REQUEST_PARAMETER_ADDED,
@@ -50,6 +55,8 @@ export function checkParameters(ctx: DiffContext, schemas: SchemaDiff, b: Operat
     if (!bp || !hp) continue;
     if (!bp.required && hp.required) ctx.report(REQUEST_PARAMETER_BECAME_REQUIRED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} became required` });
     if (bp.required && !hp.required) ctx.report(REQUEST_PARAMETER_BECAME_OPTIONAL, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} became optional` });
+    if (bp.allowEmptyValue && !hp.allowEmptyValue) ctx.report(REQUEST_PARAMETER_EMPTY_VALUE_DISALLOWED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} no longer allows an empty value` });
+    if (!bp.allowEmptyValue && hp.allowEmptyValue) ctx.report(REQUEST_PARAMETER_EMPTY_VALUE_ALLOWED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} now allows an empty value` });
     if (!bp.deprecated && hp.deprecated) ctx.report(REQUEST_PARAMETER_DEPRECATED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} deprecated` });
     // style/explode only change the wire format of arrays and objects
     if (bp.serialization !== hp.serialization && (isStructured(ctx.base.deref(bp.schema).node) || isStructured(ctx.head.deref(hp.schema).node))) ctx.report(REQUEST_PARAMETER_SERIALIZATION_CHANGED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} serialization changed from ${bp.serialization} to ${hp.serialization}` });

@@ -15,7 +15,10 @@ export const RESPONSE_HEADER_ADDED = defineRule(F, 'response-header-added', 'res
 export const RESPONSE_HEADER_BECAME_OPTIONAL = defineRule(F, 'response-header-became-optional', 'response', 'breaking', 'A required response header became optional: clients can no longer rely on it.', '`{required: true}` → `{required: false}`');
 export const RESPONSE_HEADER_BECAME_REQUIRED = defineRule(F, 'response-header-became-required', 'response', 'non-breaking', 'An optional response header is now always sent.', '`{required: false}` → `{required: true}`');
 
+export const RESPONSE_HEADER_DEPRECATED = defineRule(F, 'response-header-deprecated', 'response', 'info', 'A response header was marked deprecated.', '`{X-Rate-Limit: {}}` → `{X-Rate-Limit: {deprecated: true}}`');
+
 export const responseRules = [
+  RESPONSE_HEADER_DEPRECATED,
   RESPONSE_SUCCESS_STATUS_REMOVED,
   RESPONSE_NON_SUCCESS_STATUS_REMOVED,
   RESPONSE_STATUS_ADDED,
@@ -57,6 +60,7 @@ export function checkResponses(ctx: DiffContext, schemas: SchemaDiff, b: Operati
       else if (!bh && hh) ctx.report(RESPONSE_HEADER_ADDED, s, { base: br.loc, head: hh.loc, subject: name, message: `response ${hr.status} header ${hh.name} added` });
       else if (bh && hh) {
         if (bh.required && !hh.required) ctx.report(RESPONSE_HEADER_BECAME_OPTIONAL, s, { base: bh.loc, head: hh.loc, message: `response ${hr.status} header ${hh.name} became optional` });
+        if (!bh.deprecated && hh.deprecated) ctx.report(RESPONSE_HEADER_DEPRECATED, s, { base: bh.loc, head: hh.loc, message: `response ${hr.status} header ${hh.name} deprecated` });
         if (!bh.required && hh.required) ctx.report(RESPONSE_HEADER_BECAME_REQUIRED, s, { base: bh.loc, head: hh.loc, message: `response ${hr.status} header ${hh.name} became required` });
         schemas.compare({ ...s, direction, label: `response ${hr.status} header ${hh.name}` }, bh.schema, hh.schema);
       }

@@ -1,7 +1,7 @@
 import type { Site } from '../context';
 import { childLoc, type Loc } from '../document';
 import { familyRules, keywordFamily } from './rule';
-import { nodeOf, type SchemaComparer } from './schema-comparer';
+import { boundEffect, nodeOf, num, show, type SchemaComparer } from './schema-comparer';
 
 const F = 'schema arrays';
 const A = (extra: Record<string, unknown>) => ({ type: 'array', ...extra });
@@ -15,7 +15,20 @@ export const UNEVALUATED_ITEMS = keywordFamily(F, 'unevaluated-items', 'unevalua
   wider: [A({ prefixItems: [{ type: 'string' }], unevaluatedItems: false }), A({ prefixItems: [{ type: 'string' }] })],
 });
 
-export const schemaArrayFamilies = [PREFIX_ITEMS, UNEVALUATED_ITEMS];
+export const CONTAINS = keywordFamily(F, 'contains', 'contains', { narrower: 'added', wider: 'removed' }, {
+  narrower: [A({ items: { type: 'string' } }), A({ items: { type: 'string' }, contains: { const: 'admin' } })],
+  wider: [A({ items: { type: 'string' }, contains: { const: 'admin' } }), A({ items: { type: 'string' } })],
+});
+export const MIN_CONTAINS = keywordFamily(F, 'min-contains', 'minContains', { narrower: 'increased', wider: 'decreased' }, {
+  narrower: [A({ contains: { const: 'a' }, minContains: 1 }), A({ contains: { const: 'a' }, minContains: 2 })],
+  wider: [A({ contains: { const: 'a' }, minContains: 2 }), A({ contains: { const: 'a' }, minContains: 1 })],
+});
+export const MAX_CONTAINS = keywordFamily(F, 'max-contains', 'maxContains', { narrower: 'decreased', wider: 'increased' }, {
+  narrower: [A({ contains: { const: 'a' }, maxContains: 3 }), A({ contains: { const: 'a' }, maxContains: 2 })],
+  wider: [A({ contains: { const: 'a' }, maxContains: 2 }), A({ contains: { const: 'a' }, maxContains: 3 })],
+});
+
+export const schemaArrayFamilies = [PREFIX_ITEMS, UNEVALUATED_ITEMS, CONTAINS, MIN_CONTAINS, MAX_CONTAINS];
 export const schemaArrayRules = schemaArrayFamilies.flatMap(familyRules);
 
 const EMPTY_AT = (owner: Loc, key: string): Loc => ({ file: owner.file, ptr: `${owner.ptr}/${key}`, node: {}, synthetic: true });
@@ -47,6 +60,17 @@ export function checkArray(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): voi
     for (let i = common; i < hList.length; i++) cmp.emit(PREFIX_ITEMS, 'narrower', site, b, childLoc(hl, i), `positional item ${i} added`, String(i));
     for (let i = common; i < bList.length; i++) cmp.emit(PREFIX_ITEMS, 'wider', site, childLoc(bl, i), h, `positional item ${i} removed`, String(i));
   }
+  if (bn.contains !== undefined || hn.contains !== undefined) {
+    if (bn.contains === undefined) cmp.emit(CONTAINS, 'narrower', site, b, h, 'contains constraint added');
+    else if (hn.contains === undefined) cmp.emit(CONTAINS, 'wider', site, b, h, 'contains constraint removed');
+    else cmp.compare({ ...site, label: `${site.label}[contains]` }, childLoc(b, 'contains'), childLoc(h, 'contains'));
+  }
+  // minContains defaults to 1 and only applies with contains; maxContains is unbounded when absent
+  const minC = (n: Record<string, unknown>) => (n.contains === undefined ? undefined : (num(n.minContains) ?? 1));
+  const minE = boundEffect(minC(bn), minC(hn), false);
+  if (minE && bn.contains !== undefined && hn.contains !== undefined) cmp.emit(MIN_CONTAINS, minE, site, b, h, `minContains changed from ${show(bn.minContains)} to ${show(hn.minContains)}`);
+  const maxE = boundEffect(num(bn.maxContains), num(hn.maxContains), true);
+  if (maxE) cmp.emit(MAX_CONTAINS, maxE, site, b, h, `maxContains changed from ${show(bn.maxContains)} to ${show(hn.maxContains)}`);
   const bu = bn.unevaluatedItems;
   const hu = hn.unevaluatedItems;
   if (bu !== hu) {

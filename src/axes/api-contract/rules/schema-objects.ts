@@ -40,7 +40,16 @@ export const RESPONSE_PROPERTY_BECAME_WRITE_ONLY = defineRule(F, 'response-prope
 export const RESPONSE_PROPERTY_WRITE_ONLY_REMOVED = defineRule(F, 'response-property-write-only-removed', 'response', 'non-breaking', 'A writeOnly property is now returned in responses.', '`{"writeOnly": true}` → `{}`');
 export const PROPERTY_DEPRECATED = defineRule(F, 'property-deprecated', 'none', 'info', 'A property was marked deprecated.', '`{"name": {}}` → `{"name": {"deprecated": true}}`');
 
-export const schemaObjectFamilies = [PROPERTY_REQUIRED, ADDITIONAL_PROPERTIES, UNEVALUATED_PROPERTIES, DEPENDENT_REQUIRED, DEPENDENT_SCHEMAS];
+export const PATTERN_PROPERTIES = keywordFamily(F, 'pattern-properties', 'patternProperties', { narrower: 'added', wider: 'removed' }, {
+  narrower: [O({ properties: P }), O({ properties: P, patternProperties: { '^x-': { type: 'string' } } })],
+  wider: [O({ properties: P, patternProperties: { '^x-': { type: 'string' } } }), O({ properties: P })],
+});
+export const PROPERTY_NAMES = keywordFamily(F, 'property-names', 'propertyNames', { narrower: 'added', wider: 'removed' }, {
+  narrower: [O({ additionalProperties: { type: 'string' } }), O({ additionalProperties: { type: 'string' }, propertyNames: { pattern: '^[a-z]+$' } })],
+  wider: [O({ additionalProperties: { type: 'string' }, propertyNames: { pattern: '^[a-z]+$' } }), O({ additionalProperties: { type: 'string' } })],
+});
+
+export const schemaObjectFamilies = [PROPERTY_REQUIRED, ADDITIONAL_PROPERTIES, UNEVALUATED_PROPERTIES, DEPENDENT_REQUIRED, DEPENDENT_SCHEMAS, PATTERN_PROPERTIES, PROPERTY_NAMES];
 export const schemaObjectRules = [
   ...schemaObjectFamilies.flatMap(familyRules),
   REQUEST_PROPERTY_ADDED_REQUIRED,
@@ -162,6 +171,21 @@ const describeOpenness = (v: unknown) => (v === undefined ? 'unset' : v === true
 function checkDependencies(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): void {
   const bn = nodeOf(b);
   const hn = nodeOf(h);
+  if (bn.patternProperties !== undefined || hn.patternProperties !== undefined) {
+    const bpp = childLoc(b, 'patternProperties');
+    const hpp = childLoc(h, 'patternProperties');
+    for (const pattern of [...new Set([...keysOf(bpp.node), ...keysOf(hpp.node)])].sort()) {
+      const inB = has(bpp.node, pattern);
+      const inH = has(hpp.node, pattern);
+      if (inB && inH) cmp.compare({ ...site, label: `${site.label}{/${pattern}/}` }, childLoc(bpp, pattern), childLoc(hpp, pattern));
+      else cmp.emit(PATTERN_PROPERTIES, inH ? 'narrower' : 'wider', site, b, h, `properties matching /${pattern}/ ${inH ? 'now constrained' : 'no longer constrained'}`, pattern);
+    }
+  }
+  if (bn.propertyNames !== undefined || hn.propertyNames !== undefined) {
+    if (bn.propertyNames === undefined) cmp.emit(PROPERTY_NAMES, 'narrower', site, b, h, 'propertyNames constraint added');
+    else if (hn.propertyNames === undefined) cmp.emit(PROPERTY_NAMES, 'wider', site, b, h, 'propertyNames constraint removed');
+    else cmp.compare({ ...site, label: `${site.label}{propertyNames}` }, childLoc(b, 'propertyNames'), childLoc(h, 'propertyNames'));
+  }
   if (bn.dependentRequired !== undefined || hn.dependentRequired !== undefined) {
     const bd = isObject(bn.dependentRequired) ? bn.dependentRequired : {};
     const hd = isObject(hn.dependentRequired) ? hn.dependentRequired : {};

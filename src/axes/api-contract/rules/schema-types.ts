@@ -34,7 +34,13 @@ export const CONST = keywordFamily(F, 'const', 'const', { narrower: 'added', wid
   changed: [{ type: 'string', const: 'a' }, { type: 'string', const: 'b' }],
 });
 
-export const schemaTypeFamilies = [TYPE, NULLABLE, FORMAT, ENUM, ENUM_VALUE, CONST];
+export const CONTENT_ENCODING = keywordFamily(F, 'content-encoding', 'contentEncoding / contentMediaType', { narrower: 'added', wider: 'removed', changed: 'changed' }, {
+  narrower: [{ type: 'string' }, { type: 'string', contentEncoding: 'base64' }],
+  wider: [{ type: 'string', contentEncoding: 'base64' }, { type: 'string' }],
+  changed: [{ type: 'string', contentMediaType: 'image/png' }, { type: 'string', contentMediaType: 'image/jpeg' }],
+});
+
+export const schemaTypeFamilies = [TYPE, NULLABLE, FORMAT, ENUM, ENUM_VALUE, CONST, CONTENT_ENCODING];
 export const schemaTypeRules = schemaTypeFamilies.flatMap(familyRules);
 
 interface TypeSet {
@@ -127,6 +133,12 @@ export function checkTypesAndValues(cmp: SchemaComparer, site: Site, b: Loc, h: 
     for (const v of hs) if (!bs.has(v)) cmp.emit(ENUM_VALUE, 'wider', site, b, h, `enum value ${v} added`, v);
   }
 
+  for (const key of ['contentEncoding', 'contentMediaType']) {
+    const bv = typeof bn[key] === 'string' ? (bn[key] as string) : undefined;
+    const hv = typeof hn[key] === 'string' ? (hn[key] as string) : undefined;
+    if (bv === hv) continue;
+    cmp.emit(CONTENT_ENCODING, bv === undefined ? 'narrower' : hv === undefined ? 'wider' : 'changed', site, b, h, `${key} changed from ${bv ?? 'none'} to ${hv ?? 'none'}`, key);
+  }
   const hasBc = Object.prototype.hasOwnProperty.call(bn, 'const');
   const hasHc = Object.prototype.hasOwnProperty.call(hn, 'const');
   if (hasBc && !hasHc) cmp.emit(CONST, 'wider', site, b, h, `const ${show(bn.const)} removed`);
