@@ -22,7 +22,7 @@ class WsConnection implements RpcConnection {
     ws.on('message', (data, isBinary) => {
       const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
       // Requests of one connection run in arrival order, so "file, then watch" means what it says.
-      this.chain = this.chain.then(() => this.onFrame(text));
+      this.chain = this.chain.then(() => this.onFrame(text)).catch((err) => console.error('rpc websocket:', err));
     });
     ws.on('close', () => this.release());
     ws.on('error', () => this.release());
