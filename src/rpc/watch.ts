@@ -115,7 +115,7 @@ export class WatchGroup {
   private fold!: Fold;
   private readonly streams: Set<string> | null;
 
-  constructor(readonly key: string, readonly query: QueryDefinition, readonly input: unknown, private readonly feed: WorkspaceFeed) {
+  constructor(readonly key: string, readonly query: QueryDefinition, readonly input: unknown, readonly feed: WorkspaceFeed) {
     const sources = query.sources(input);
     this.streams = sources === 'all' ? null : new Set(sources);
   }
@@ -269,20 +269,25 @@ export class WatchHub {
   }
 
   async watch(ws: WorkspaceHandle, query: QueryDefinition, input: unknown, since: number | undefined, sink: WatchSink): Promise<WatchStart> {
-    const feed = this.feedFor(ws);
     const watcher = new Watcher(`w${this.nextId++}`, sink, (w) => {
       const g = w.group;
       if (g) {
         g.members.delete(w);
-        feed.release(g);
+        g.feed.release(g);
       }
     });
+    let feed: WorkspaceFeed;
     let group: WatchGroup;
-    try {
-      group = await feed.group(query, input);
-    } catch (err) {
-      feed.closeIfIdle();
-      throw err;
+    for (;;) {
+      feed = this.feedFor(ws);
+      try {
+        group = await feed.group(query, input);
+      } catch (err) {
+        feed.closeIfIdle();
+        throw err;
+      }
+      // The last watcher of this group may have left while we awaited, releasing it: take a live one.
+      if (!feed.closed && feed.groups.get(group.key) === group) break;
     }
     if (since === undefined) {
       watcher.group = group;
