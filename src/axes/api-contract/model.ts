@@ -122,6 +122,8 @@ function firstContentSchema(docs: SpecDocuments, at: Loc): Loc | undefined {
   return schema.node === undefined ? EMPTY(media, 'schema') : schema;
 }
 
+const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
+
 const normalizeMediaType = (m: string): string => m.toLowerCase().replace(/\s+/g, '');
 
 export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
@@ -191,6 +193,8 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
         const pn = p.node;
         const name = String(pn.name ?? '');
         const where = String(pn.in ?? '');
+        // OAS 3: header parameters named Accept, Content-Type or Authorization "SHALL be ignored"
+        if (!swagger2 && where === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) return;
         if (swagger2 && where === 'body') {
           const schema = childLoc(p, 'schema');
           const content = new Map<string, Loc>();

@@ -275,6 +275,29 @@ describe('Swagger 2.0', () => {
   });
 });
 
+describe('Swagger 2.0 petstore pair on disk (fixtures/swagger2)', () => {
+  it('classifies every edit of a realistic 2.0 document, and not the path parameter rename', async () => {
+    const dir = `${__dirname}/fixtures/swagger2`;
+    const load = (name: string) => loadSpecFromTexts('swagger.yaml', { 'swagger.yaml': fs.readFileSync(`${dir}/${name}.yaml`, 'utf8') });
+    const r = diffSpecs(await load('base'), await load('head'), 'swagger.yaml', { asOf: '2026-06-01' });
+    expect(r.changes.map((c) => [c.operation, c.ruleId, c.severity])).toEqual(
+      expect.arrayContaining([
+        ['DELETE /pets/{}', 'api-removed-without-deprecation', 'breaking'],
+        ['GET /pets', 'request-max-decreased', 'breaking'],
+        ['GET /pets', 'request-parameter-serialization-changed', 'breaking'],
+        ['GET /pets', 'response-property-removed', 'breaking'],
+        ['GET /pets', 'response-enum-value-added', 'breaking'],
+        ['GET /pets', 'response-header-removed', 'breaking'],
+        ['GET /pets', 'api-security-scope-added', 'breaking'],
+        ['POST /pets/{}/photo', 'request-property-became-required', 'breaking'],
+        ['GET /pets/{}', 'response-non-success-status-removed', 'non-breaking'],
+        ['POST /pets', 'request-property-removed', 'non-breaking'],
+      ]),
+    );
+    expect(r.changes).toHaveLength(10);
+  });
+});
+
 describe('docs/contract-rules.md', () => {
   it('is the rendering of the current registry (regenerate with src/axes/api-contract/generate-docs.ts)', () => {
     expect(fs.readFileSync(CONTRACT_RULES_DOC, 'utf8')).toBe(renderContractRulesDoc());
