@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess } from '../commands/kernel';
 import type { Ledger } from '../ledger';
@@ -16,7 +17,8 @@ const sseFrame = (event: string, position: number, data: string): string => `id:
 
 /**
  * `GET /workspaces/:id/watch/:query` as Server-Sent Events, for clients that cannot speak WebSocket.
- * Query input: `?input=<JSON>` and/or plain `key=value` parameters (numbers and booleans are parsed);
+ * Query input: `?input=<JSON>` and/or plain `key=value` parameters (parsed as numbers or booleans where the
+ * query's schema says so);
  * resume with `?since=<position>` or the browser's automatic `Last-Event-ID` header.
  */
 export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: string, queryName: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -27,7 +29,7 @@ export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: strin
     const query = queryForPath(queryName);
     if (!query) throw new DomainError('unknown_query', `query: "${queryName.slice(0, 100)}" is not a watchable query`, 'not_found');
     checkAccess({ name: watchName(query.name), access: { minRole: query.access.minRole } }, caller.principal, caller.role);
-    const input = inputFrom(url);
+    const input = inputFrom(url, query.input);
     assertWithinLimits(input);
     const parsed = query.input.safeParse(input);
     if (!parsed.success) throw validationError(parsed.error.issues);
@@ -55,7 +57,18 @@ export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: strin
   }
 }
 
-function inputFrom(url: URL): Record<string, unknown> {
+/** JSON-Schema types of each top-level input field, to parse `?prNumber=7` as a number but `?repoId=123` as a string. */
+function fieldTypes(schema: z.ZodType): Record<string, string[]> {
+  try {
+    const props = ((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, { type?: string | string[] }> }).properties ?? {});
+    return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, v.type === undefined ? [] : Array.isArray(v.type) ? v.type : [v.type]]));
+  } catch {
+    return {};
+  }
+}
+
+function inputFrom(url: URL, schema: z.ZodType): Record<string, unknown> {
+  const types = fieldTypes(schema);
   const out: Record<string, unknown> = {};
   const raw = url.searchParams.get('input');
   if (raw) {
@@ -70,7 +83,10 @@ function inputFrom(url: URL): Record<string, unknown> {
   }
   for (const [k, v] of url.searchParams) {
     if (k === 'input' || k === 'since' || k === 'access_token' || k === 'workspace_id') continue;
-    out[k] = /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v === 'true' ? true : v === 'false' ? false : v;
+    const t = types[k] ?? [];
+    if ((t.includes('integer') || t.includes('number')) && /^-?\d+(\.\d+)?$/.test(v)) out[k] = Number(v);
+    else if (t.includes('boolean') && (v === 'true' || v === 'false')) out[k] = v === 'true';
+    else out[k] = v;
   }
   return out;
 }

@@ -153,6 +153,19 @@ describe('watch* subscriptions over WebSocket and SSE', () => {
     await reader.cancel();
   });
 
+  it('parses SSE query parameters by the query schema: a numeric-looking repoId stays a string', async () => {
+    const target = { repoId: '2024', prNumber: pr++ };
+    expect((await command(fx.server.url, agent, fx.workspaceId, 'requestReview', { ...target, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
+    const res = await fetch(`${fx.server.url}/workspaces/${fx.workspaceId}/watch/reviewStatus?repoId=2024&prNumber=${target.prNumber}`, { headers: { authorization: `Bearer ${viewer}` } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    expect(text).toMatch(/^id: \d+\nevent: snapshot\ndata: /);
+    expect(JSON.parse(text.split('data: ')[1].split('\n')[0]).value).toEqual(expect.objectContaining({ exists: true }));
+  });
+
   it('refuses SSE without a token and for an unknown workspace', async () => {
     expect((await fetch(`${fx.server.url}/workspaces/${fx.workspaceId}/watch/verdict?repoId=r&prNumber=1`)).status).toBe(401);
     expect((await fetch(`${fx.server.url}/workspaces/nope/watch/verdict?repoId=r&prNumber=1`, { headers: { authorization: `Bearer ${viewer}` } })).status).toBe(404);
