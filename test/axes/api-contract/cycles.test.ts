@@ -199,6 +199,30 @@ describe('fuzz: generated cyclic specs', () => {
 });
 
 describe('YAML aliases', () => {
+  it('terminates on a YAML alias that points at its own ancestor (a cyclic object graph, no $ref at all)', async () => {
+    const text = (t: string) =>
+      [
+        'openapi: 3.0.3',
+        'info: {title: t, version: "1"}',
+        'paths:',
+        '  /n:',
+        '    get:',
+        '      responses:',
+        '        "200":',
+        '          description: ok',
+        '          content:',
+        '            application/json:',
+        '              schema: &node',
+        '                type: object',
+        '                properties:',
+        `                  v: {type: ${t}}`,
+        '                  next: *node',
+      ].join('\n');
+    const b = await loadSpecFromTexts('openapi.yaml', { 'openapi.yaml': text('string') });
+    const h = await loadSpecFromTexts('openapi.yaml', { 'openapi.yaml': text('integer') });
+    expect(diffSpecs(b, h, 'openapi.yaml').changes.map((c) => c.ruleId)).toEqual(['response-type-changed']);
+  });
+
   it('survives a YAML document whose aliases share objects across the spec', async () => {
     const text = [
       'openapi: 3.0.3',
