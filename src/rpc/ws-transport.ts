@@ -11,8 +11,17 @@ import type { Watcher, WatchSink, WatchUpdate } from './watch';
 /** Above this many unsent bytes a subscriber counts as slow and its updates coalesce. */
 export const WS_HIGH_WATER_BYTES = 256 * 1024;
 
-export const updateFrame = (u: WatchUpdate): string =>
-  `{"jsonrpc":"2.0","method":"watch.update","params":{"subscription":${JSON.stringify(u.subscription)},"position":${u.position},"value":${u.valueJson}${u.coalesced ? ',"coalesced":true' : ''}}}`;
+// A group hands the same update to every member in one synchronous loop: encode its tail (position and
+// value, the bulk of the frame) once and reuse it, so each of 1,000 members costs a short prefix only.
+let tailFor: { position: number; valueJson: string; coalesced: boolean; bytes: Buffer } | null = null;
+
+/** `{"jsonrpc":"2.0","method":"watch.update","params":{"subscription","position","value"[,"coalesced":true]}}` */
+export function updateFrameBytes(u: WatchUpdate): Buffer {
+  if (!tailFor || tailFor.valueJson !== u.valueJson || tailFor.position !== u.position || tailFor.coalesced !== u.coalesced) {
+    tailFor = { position: u.position, valueJson: u.valueJson, coalesced: u.coalesced, bytes: Buffer.from(`,"position":${u.position},"value":${u.valueJson}${u.coalesced ? ',"coalesced":true' : ''}}}`) };
+  }
+  return Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","method":"watch.update","params":{"subscription":${JSON.stringify(u.subscription)}`), tailFor.bytes]);
+}
 
 class WsConnection implements RpcConnection {
   readonly watchers = new Map<string, Watcher>();
@@ -38,7 +47,8 @@ class WsConnection implements RpcConnection {
     const ws = this.ws;
     return {
       send: (u) => {
-        if (ws.readyState === WebSocket.OPEN) ws.send(updateFrame(u));
+        // binary: false — the frame is JSON text, sent from a shared buffer.
+        if (ws.readyState === WebSocket.OPEN) ws.send(updateFrameBytes(u), { binary: false });
       },
       congested: () => ws.bufferedAmount > WS_HIGH_WATER_BYTES,
       onDrain: (cb) => {
