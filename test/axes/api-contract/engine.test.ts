@@ -290,7 +290,7 @@ describe('Swagger 2.0 petstore pair on disk (fixtures/swagger2)', () => {
         ['GET /pets', 'response-header-removed', 'breaking'],
         ['GET /pets', 'api-security-scope-added', 'breaking'],
         ['POST /pets/{}/photo', 'request-property-became-required', 'breaking'],
-        ['GET /pets/{}', 'response-non-success-status-removed', 'non-breaking'],
+        ['GET /pets/{}', 'response-non-success-status-removed', 'breaking'],
         ['POST /pets', 'request-property-removed', 'non-breaking'],
       ]),
     );
