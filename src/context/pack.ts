@@ -269,7 +269,9 @@ function fragmentDiffs(inp: PackInputs): Array<{ fragment: PackFragment; diff: s
  * Fits the facts into `budgetBytes` (fragment diffs plus clue refs and contents, UTF-8 bytes). Everything
  * starts whole; while over budget, the least certain clue is degraded — to its signature, then to a
  * pointer (`ref` only) — before the next more certain one, and fragment diffs (the own change) go last.
- * Nothing is dropped: every fact not handed over whole is listed in `truncated`.
+ * Then whatever budget is left is handed back, most certain first (whole if it fits, else signature), so
+ * no degraded fact could have been given more from the unused budget. Nothing is dropped: every fact not
+ * handed over whole is listed in `truncated`.
  */
 export function buildContextPack(inp: PackInputs, budgetBytes: number): ContextPack {
   const frags = fragmentDiffs(inp);
@@ -300,6 +302,25 @@ export function buildContextPack(inp: PackInputs, budgetBytes: number): ContextP
     if (fragWhole[i] === fragPointer[i]) continue;
     total -= fragWhole[i] - fragPointer[i];
     fragForms[i] = 'pointer';
+  }
+  // One large certain fact (a whole class as caller) can force every less certain one down before it is
+  // degraded itself, leaving budget unused: hand what is left back, most certain first.
+  for (let i = 0; i < frags.length; i++) {
+    if (fragForms[i] === 'pointer' && total - fragPointer[i] + fragWhole[i] <= budgetBytes) {
+      total += fragWhole[i] - fragPointer[i];
+      fragForms[i] = 'whole';
+    }
+  }
+  for (let i = 0; i < candidates.length; i++) {
+    if (forms[i] === 'whole') continue;
+    const current = forms[i] === 'signature' ? sigSize[i] : pointerSize[i];
+    if (total - current + wholeSize[i] <= budgetBytes) {
+      total += wholeSize[i] - current;
+      forms[i] = 'whole';
+    } else if (forms[i] === 'pointer' && sigSize[i] < wholeSize[i] && total - current + sigSize[i] <= budgetBytes) {
+      total += sigSize[i] - current;
+      forms[i] = 'signature';
+    }
   }
   const truncated: TruncatedEntry[] = [];
   const fragments: PackFragment[] = frags.map(({ fragment, diff }, i) => {

@@ -122,14 +122,21 @@ describe('context packs on a real repository', () => {
     expect(p.usedBytes).toBeLessThanOrEqual(2048);
   });
 
-  it('degrades in certainty order at every budget: whole facts first, then at most one signature, then pointers', async () => {
-    const rank = { whole: 'w', signature: 's', pointer: 'p' } as const;
+  it('at every budget: within budget, nothing dropped, and no degraded fact could have been given more from the unused budget', async () => {
+    const full = await pack();
+    const bytes = (x: string | undefined) => Buffer.byteLength(x ?? '');
     let previousUsed = 0;
     for (let budget = 256; budget <= 8192; budget += 128) {
       const p = await pack(budget);
-      expect(p.clues.map((c) => rank[c.form]).join('')).toMatch(/^w*[sp]?p*$/);
       if (!p.overBudget) expect(p.usedBytes).toBeLessThanOrEqual(budget);
+      expect(p.clues.map((c) => c.ref)).toEqual(full.clues.map((c) => c.ref));
       expect(p.truncated.filter((t) => t.what === 'clue')).toHaveLength(p.counts.signature + p.counts.pointer);
+      const unused = budget - p.usedBytes;
+      for (const t of p.truncated.filter((x) => x.what === 'clue')) {
+        const clue = p.clues.find((c) => c.ref === t.ref && c.relation === t.relation && c.kind === t.kind)!;
+        const held = bytes(clue.ref) + bytes(clue.content);
+        expect(t.wholeBytes - held).toBeGreaterThan(unused);
+      }
       // A larger budget never hands over less.
       expect(p.usedBytes).toBeGreaterThanOrEqual(previousUsed);
       previousUsed = p.usedBytes;
