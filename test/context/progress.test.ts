@@ -82,6 +82,11 @@ describe('cohort review progress, finalize and metrics on a real repository', ()
     expect(after.cohorts).toEqual(before.cohorts);
     expect(after.totals.complete).toBe(cohorts.length);
     expect(after.orphaned).toEqual([]);
+    // The context of the same key now comes from the rebased head.
+    const math = cohorts.find((c) => c.files.includes('src/math.ts'))!;
+    const pack = await f.query<{ headSha: string; baseSha: string; fragments: Array<{ symbolId?: string }> }>('cohortContext', { ...pr, cohortKey: math.key });
+    expect(pack).toMatchObject({ headSha: rebased, baseSha: newBase });
+    expect(pack.fragments.map((x) => x.symbolId)).toContain('src/math.ts#scale');
   });
 
   it('reports review metrics: files, cohorts vs target files, merge ratio, bytes per context pack', async () => {
