@@ -21,6 +21,8 @@ import { setCohortSummary } from './set-cohort-summary';
 import { addReviewDiagram } from './add-review-diagram';
 import { publish, requestPublish, approvePublish } from './publish-review';
 import { markCohortReviewed } from './mark-cohort-reviewed';
+import { setContractDecision } from './set-contract-decision';
+import { approveVisual } from './approve-visual';
 
 /**
  * Every command of the ledger, by name. The RPC method catalogue, the MCP tools and the CLI are
@@ -43,6 +45,7 @@ export const COMMANDS: CommandDefinition[] = [
   registerRepo, indexCode, computeReviewCommand, setCohortSummary, addReviewDiagram,
   publish, requestPublish, approvePublish,
   markCohortReviewed,
+  setContractDecision, approveVisual,
 ];
 
 export const commandByName = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -9,6 +9,13 @@ import { auditQuery } from './audit';
 import { cohortProgressQuery } from './cohort-progress';
 import { reviewMetricsQuery } from './review-metrics';
 import { cohortContextQuery } from '../context/cohort-context';
+import { cohortsQuery } from './cohorts';
+import { apiContractQuery } from './api-contract';
+import { visualQuery } from './visual';
+import { dependencyDiffsQuery } from './dependency-diffs';
+import { blastRadiusQuery } from './blast-radius';
+import { cohortImpactQuery } from './cohort-impact';
+import { publishPreviewQuery } from './publish-preview';
 
 /** Every query of the ledger (RPC `review_studio.<name>` + `watch<Name>`). One line each. */
 export const QUERIES: QueryDefinition[] = [
@@ -22,6 +29,13 @@ export const QUERIES: QueryDefinition[] = [
   cohortProgressQuery,
   reviewMetricsQuery,
   cohortContextQuery,
+  cohortsQuery,
+  apiContractQuery,
+  visualQuery,
+  dependencyDiffsQuery,
+  blastRadiusQuery,
+  cohortImpactQuery,
+  publishPreviewQuery,
 ];
 
 export const queryByName = (name: string): QueryDefinition | undefined => QUERIES.find((q) => q.name === name);
