@@ -1,6 +1,7 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import type { ProgressView } from '../../src/progress/progress';
+import { cohortContextQuery } from '../../src/context/cohort-context';
 import type { ReviewMetrics } from '../../src/projections/review-metrics';
 import { AGENT, contextFixture, QA, REPO } from './support';
 
@@ -67,6 +68,10 @@ describe('cohort review progress, finalize and metrics on a real repository', ()
 
   it('progress set before a rebase is still there after the recompute', async () => {
     const before = await progress();
+    const math0 = cohorts.find((c) => c.files.includes('src/math.ts'))!;
+    const ws = await f.lf.ledger.workspace(f.ws);
+    const input = cohortContextQuery.input.parse({ ...pr, cohortKey: math0.key });
+    const watcherFold = await cohortContextQuery.fold(input, ws);
     f.git.git('checkout', '-q', 'main');
     f.git.write('README.md', 'shop\n');
     const newBase = f.git.commit('main moves');
@@ -82,6 +87,10 @@ describe('cohort review progress, finalize and metrics on a real repository', ()
     expect(after.cohorts).toEqual(before.cohorts);
     expect(after.totals.complete).toBe(cohorts.length);
     expect(after.orphaned).toEqual([]);
+    // A watcher that loaded the old head is told to ask again rather than shown the old head's code.
+    let watched = watcherFold.initialState();
+    for (const e of await f.lf.events()) if (cohortContextQuery.affects(input, e)) watched = watcherFold.evolve(watched, e);
+    expect(cohortContextQuery.view(watched, input)).toMatchObject({ stale: true, loadedHead: f.head2, computedHead: rebased });
     // The context of the same key now comes from the rebased head.
     const math = cohorts.find((c) => c.files.includes('src/math.ts'))!;
     const pack = await f.query<{ headSha: string; baseSha: string; fragments: Array<{ symbolId?: string }> }>('cohortContext', { ...pr, cohortKey: math.key });
