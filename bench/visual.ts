@@ -254,6 +254,8 @@ export async function main(args: string[]): Promise<void> {
       pr50_speedup: +(serialMs / poolMs).toFixed(3),
       pr50_coldPoolMs: +coldMs.toFixed(1),
       pr50_coldSpeedup: +(serialMs / coldMs).toFixed(3),
+      pr50_serialCpuMs: Math.round(serialMs * median(prCores.serial)),
+      pr50_poolCpuMs: Math.round(poolMs * median(prCores.warm)),
       pr50_serialCoresUsed: +median(prCores.serial).toFixed(2),
       pr50_poolCoresUsed: +median(prCores.warm).toFixed(2),
       loadAverage1m: +os.loadavg()[0].toFixed(2),
