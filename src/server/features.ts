@@ -4,6 +4,7 @@ import { SecurityModule } from '../security/security.module';
 import { RpcModule } from '../rpc/rpc.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { McpModule } from '../mcp/mcp.module';
+import { ReviewPageModule } from '../web/review-page.module';
 
 export interface ServerFeature {
   module: Type<unknown>;
@@ -14,4 +15,5 @@ export const SERVER_FEATURES: ServerFeature[] = [
   { module: RpcModule },
   { module: WebhooksModule },
   { module: McpModule },
+  { module: ReviewPageModule },
 ];

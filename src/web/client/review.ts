@@ -1,0 +1,583 @@
+/// <reference lib="dom" />
+import { fill, h, markdown } from './dom';
+import { LiveConnection, uuidV7 } from './live';
+
+/**
+ * The Review page: one view in two states (the review running, then the finished review with its
+ * actions). Every value on it arrives through a watch* subscription; actions are commands over POST /rpc,
+ * and their effect comes back through the same subscriptions — to this page and to every other one open.
+ */
+
+const body = document.body;
+const target = { workspaceId: body.dataset.workspace!, repoId: body.dataset.repo!, prNumber: Number(body.dataset.pr) };
+const reviewTarget = { repoId: target.repoId, prNumber: target.prNumber };
+const TOKEN_KEY = `review-ledger.token.${target.workspaceId}`;
+
+interface Me {
+  principal: string;
+  role: 'owner' | 'admin' | 'member' | 'viewer' | 'guest';
+}
+
+let token: string | null = null;
+let me: Me | null = null;
+let live: LiveConnection | null = null;
+let selection: 'all_open' | 'consensus' = 'all_open';
+const notices: string[] = [];
+const openDismiss = new Set<string>();
+const imageUrls = new Map<string, string>();
+
+const ROLE_RANK = { guest: 0, viewer: 1, member: 2, admin: 3, owner: 4 } as const;
+const canAct = () => !!me && ROLE_RANK[me.role] >= ROLE_RANK.member;
+const isHuman = () => !!me && me.principal.startsWith('user:');
+/** Contract decisions, visual approvals and the Publish button are human steps (SPEC §0, §11, §12, §14). */
+const canDecide = () => canAct() && isHuman();
+
+const v = (key: string): any => live?.subs.get(key)?.value ?? null;
+
+// ---- authorization -------------------------------------------------------------------------------
+
+async function start(): Promise<void> {
+  const fromHash = /(?:^#|&)token=([^&]+)/.exec(location.hash)?.[1];
+  if (fromHash) {
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(fromHash));
+    // The token never stays in the address bar (or in the history, or in a copied link).
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  const stored = sessionStorage.getItem(TOKEN_KEY) ?? localStorage.getItem(TOKEN_KEY);
+  if (!stored) return showLogin(null);
+  await signIn(stored, false);
+}
+
+async function signIn(candidate: string, remember: boolean): Promise<void> {
+  const res = await fetch(`/workspaces/${encodeURIComponent(target.workspaceId)}/review-page/me`, { headers: { authorization: `Bearer ${candidate}` } });
+  if (!res.ok) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    localStorage.removeItem(TOKEN_KEY);
+    const err = await res.json().catch(() => null);
+    return showLogin(err?.error?.message ?? `HTTP ${res.status}`);
+  }
+  token = candidate;
+  me = (await res.json()) as Me;
+  sessionStorage.setItem(TOKEN_KEY, candidate);
+  if (remember) localStorage.setItem(TOKEN_KEY, candidate);
+  mountReview();
+}
+
+function showLogin(error: string | null): void {
+  live?.close();
+  live = null;
+  const input = h('input', { id: 'token-input', type: 'password', autocomplete: 'off', placeholder: 'rl_…', 'aria-label': 'API token' }) as HTMLInputElement;
+  const remember = h('input', { id: 'remember', type: 'checkbox' }) as HTMLInputElement;
+  fill(
+    'app',
+    h(
+      'form',
+      {
+        id: 'login',
+        class: 'login',
+        onsubmit: (ev: Event) => {
+          ev.preventDefault();
+          if (input.value.trim()) void signIn(input.value.trim(), remember.checked);
+        },
+      },
+      h('h1', null, 'Review ', h('span', { class: 'muted' }, `${target.repoId}#${target.prNumber}`)),
+      h('p', null, 'Sign in with an API token of workspace ', h('code', null, target.workspaceId), '. On the server host the owner token is in ', h('code', null, '<dataDir>/owner-token'), '.'),
+      error ? h('p', { class: 'error', id: 'login-error' }, error) : null,
+      input,
+      h('label', null, remember, ' remember on this browser'),
+      h('button', { type: 'submit' }, 'Sign in'),
+    ),
+  );
+}
+
+// ---- layout and subscriptions ---------------------------------------------------------------------
+
+function mountReview(): void {
+  fill(
+    'app',
+    h(
+      'header',
+      { class: 'top' },
+      h('div', { class: 'title' }, h('strong', null, `${target.repoId}#${target.prNumber}`), h('span', { id: 'ladder', class: 'pill' }, '…'), h('span', { id: 'heads', class: 'muted' })),
+      h('div', { class: 'who' }, h('span', { id: 'conn', class: 'conn' }), ' ', h('span', { class: 'muted' }, `${me!.principal} · ${me!.role}`), ' ', h('button', { class: 'link', onclick: signOut }, 'sign out')),
+    ),
+    h('div', { id: 'verdict-bar', class: 'verdict-bar' }),
+    h('div', { id: 'stale-banner', class: 'stale-banner', hidden: true }),
+    h('div', { id: 'notices' }),
+    h('div', { id: 'progress', class: 'progress' }),
+    h(
+      'div',
+      { class: 'layout' },
+      h(
+        'main',
+        null,
+        h('section', { id: 'cohorts-section' }, h('h2', null, 'Cohorts'), h('div', { id: 'cohorts' })),
+        h('section', { id: 'axes-section' }, h('h2', null, 'Axes'), h('div', { id: 'axes' })),
+        h('section', { id: 'contract-section' }, h('h2', null, 'API contract'), h('div', { id: 'contract' })),
+        h('section', { id: 'visual-section' }, h('h2', null, 'Visual snapshots'), h('div', { id: 'visual' })),
+        h('section', { id: 'deps-section' }, h('h2', null, 'Dependencies'), h('div', { id: 'deps' })),
+        h('section', { id: 'publish-section' }, h('h2', null, 'Publish to GitHub'), h('div', { id: 'publish' })),
+      ),
+      h('aside', { id: 'findings', class: 'findings' }, h('h2', null, 'Findings'), h('div', { id: 'nodes' })),
+    ),
+  );
+  live = new LiveConnection(target.workspaceId, token!, (key) => render(key), (message) => showLogin(message));
+  live.watch('status', 'watchReviewStatus', reviewTarget);
+  live.watch('verdict', 'watchVerdict', reviewTarget);
+  live.watch('nodes', 'watchNodes', reviewTarget);
+  live.watch('groups', 'watchReportingGroups', reviewTarget);
+  live.watch('delta', 'watchReReviewDelta', reviewTarget);
+  live.watch('cohorts', 'watchCohorts', reviewTarget);
+  live.watch('progress', 'watchCohortProgress', reviewTarget);
+  live.watch('contract', 'watchApiContract', reviewTarget);
+  live.watch('visual', 'watchVisual', reviewTarget);
+  live.watch('deps', 'watchDependencyDiffs', reviewTarget);
+  live.watch('publish', 'watchPublishPreview', { ...reviewTarget, selection });
+  live.connect();
+  (window as any).__reviewPage = { live, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
+  render(null);
+}
+
+function signOut(): void {
+  sessionStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(TOKEN_KEY);
+  token = null;
+  me = null;
+  showLogin(null);
+}
+
+// ---- commands ------------------------------------------------------------------------------------
+
+async function command(method: string, payload: Record<string, unknown>): Promise<boolean> {
+  const res = await fetch('/rpc', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: target.workspaceId, idempotencyKey: uuidV7(), ...reviewTarget, ...payload } }),
+  });
+  const reply = await res.json().catch(() => null);
+  if (!reply || reply.error) {
+    notices.unshift(`${method}: ${reply?.error?.message ?? `HTTP ${res.status}`}`);
+    notices.length = Math.min(notices.length, 3);
+    renderNotices();
+    return false;
+  }
+  return true;
+}
+
+function renderNotices(): void {
+  fill('notices', notices.map((n, i) => h('div', { class: 'notice' }, n, ' ', h('button', { class: 'link', onclick: () => (notices.splice(i, 1), renderNotices()) }, 'close'))));
+}
+
+// ---- rendering -----------------------------------------------------------------------------------
+
+const RENDERERS: Record<string, Array<() => void>> = {
+  status: [renderHeader, renderStale, renderProgress],
+  verdict: [renderVerdict, renderAxes],
+  nodes: [renderNodes, renderProgress],
+  groups: [renderNodes],
+  delta: [renderNodes],
+  cohorts: [renderCohorts, renderProgress],
+  progress: [renderProgress, renderCohorts],
+  contract: [renderContract],
+  visual: [renderVisual],
+  deps: [renderDeps],
+  publish: [renderPublish],
+};
+
+function render(key: string | null): void {
+  if (!live) return;
+  renderConnection();
+  const fns = key ? RENDERERS[key] ?? [] : [...new Set(Object.values(RENDERERS).flat())];
+  for (const fn of fns) fn();
+}
+
+function renderConnection(): void {
+  const el = document.getElementById('conn');
+  if (!el || !live) return;
+  el.textContent = live.connected ? '● live' : '○ reconnecting…';
+  el.className = live.connected ? 'conn live' : 'conn down';
+  el.dataset.connected = String(live.connected);
+}
+
+const LADDER: Record<string, string> = { requested: 'requested', in_progress: 'in progress', awaiting_approval: 'awaiting approval', completed: 'completed' };
+const short = (sha: string | null | undefined) => (sha ? sha.slice(0, 8) : '—');
+
+function renderHeader(): void {
+  const s = v('status');
+  const ladder = document.getElementById('ladder');
+  if (ladder) {
+    ladder.textContent = s?.exists ? LADDER[s.status] ?? s.status : 'no review';
+    ladder.dataset.status = s?.status ?? 'none';
+  }
+  fill('heads', s?.exists ? ` round ${s.round} · reviewed head ${short(s.reviewedHead)} · level ${s.level}` : '');
+}
+
+function renderStale(): void {
+  const s = v('status');
+  const el = document.getElementById('stale-banner');
+  if (!el) return;
+  el.hidden = !s?.stale;
+  fill('stale-banner', s?.stale ? ['The PR head moved to ', h('code', null, short(s.observedHead)), ' after the reviewed head ', h('code', null, short(s.reviewedHead)), ': this review is stale. Request or compute a review of the new head.'] : []);
+}
+
+function renderVerdict(): void {
+  const d = v('verdict');
+  const el = document.getElementById('verdict-bar');
+  if (!el) return;
+  if (!d?.exists) {
+    el.className = 'verdict-bar pending';
+    el.dataset.verdict = 'none';
+    return fill('verdict-bar', d === null ? 'Loading…' : 'No review has been requested for this PR yet.');
+  }
+  el.className = `verdict-bar v-${d.verdict.toLowerCase()}`;
+  el.dataset.verdict = d.verdict;
+  const decidedBy = d.reasons?.[0] ?? (d.verdict === 'Ship' ? 'nothing blocking' : '');
+  fill(
+    'verdict-bar',
+    h('span', { class: 'verdict', id: 'verdict-value' }, d.verdict),
+    h('span', { class: 'confidence', title: 'aggregate confidence' }, `confidence ${Number(d.confidence).toFixed(2)}`),
+    h('span', { class: 'decided', id: 'verdict-reason' }, decidedBy),
+    d.reasons?.length > 1 ? h('details', { class: 'more' }, h('summary', null, `+${d.reasons.length - 1} more`), h('ul', null, d.reasons.slice(1).map((r: string) => h('li', null, r)))) : null,
+    d.finalized ? h('span', { class: 'muted' }, `finalized ${d.finalized.verdict} by ${d.finalized.by}`) : null,
+  );
+}
+
+function renderProgress(): void {
+  const s = v('status');
+  const c = v('cohorts');
+  const p = v('progress');
+  const n = v('nodes');
+  const running = s?.exists && (s.status === 'requested' || s.status === 'in_progress');
+  const el = document.getElementById('progress');
+  if (!el) return;
+  el.hidden = !running;
+  if (!running) return fill('progress');
+  const cohorts: any[] = p?.cohorts ?? [];
+  const done = cohorts.filter((x) => x.status === 'complete').length;
+  fill(
+    'progress',
+    h('strong', null, 'Review in progress'),
+    ' · ',
+    c?.computed ? `computed at ${short(c.headSha)}: ${c.cohorts.length} cohort(s), ${c.changedFiles.length} changed file(s)` : 'waiting for the computation (cohorts, axes)…',
+    ' · ',
+    h('span', { id: 'progress-nodes' }, `${n?.nodes?.length ?? 0} finding(s) filed`),
+    cohorts.length ? [' · ', `${done}/${cohorts.length} cohort(s) reviewed by every brief`] : null,
+    cohorts.length ? h('div', { class: 'bars' }, cohorts.map((x) => h('span', { class: `bar ${x.status}`, title: `${x.title}: ${x.briefs.map((b: any) => `${b.brief} ${b.status}`).join(', ')}` }))) : null,
+  );
+}
+
+const PRIORITY_ORDER: Record<string, number> = { P0: 0, P1: 1, P2: 2, P3: 3 };
+
+function renderNodes(): void {
+  const d = v('nodes');
+  if (!d) return fill('nodes', h('p', { class: 'muted' }, 'Loading…'));
+  const groups = v('groups');
+  const delta = v('delta');
+  const deltaOf = new Map<string, string>();
+  for (const e of delta?.entries ?? []) if (e.state !== 'gone') for (const id of e.nodeIds) deltaOf.set(id, e.state);
+  const below = new Set<string>(groups?.belowThreshold ?? []);
+  const all: any[] = d.nodes;
+  const dupsOf = new Map<string, any[]>();
+  for (const n of all) if (n.duplicateOf) (dupsOf.get(n.duplicateOf) ?? dupsOf.set(n.duplicateOf, []).get(n.duplicateOf)!).push(n);
+  const canonical = all.filter((n) => !n.duplicateOf);
+  const order = (a: any, b: any) => Number(b.inDisagreement) - Number(a.inDisagreement) || PRIORITY_ORDER[a.priority] - PRIORITY_ORDER[b.priority] || a.filedAt - b.filedAt;
+  const main = canonical.filter((n) => !below.has(n.nodeId)).sort(order);
+  const rest = canonical.filter((n) => below.has(n.nodeId)).sort(order);
+  const byLevel = new Map<string, any[]>();
+  for (const n of rest) (byLevel.get(n.priority) ?? byLevel.set(n.priority, []).get(n.priority)!).push(n);
+  const gone = (delta?.entries ?? []).filter((e: any) => e.state === 'gone');
+  fill(
+    'nodes',
+    d.disagreements?.length ? h('div', { class: 'disagreements', id: 'disagreements' }, `${d.disagreements.length} disagreement(s) between reviewers — shown first`) : null,
+    main.length === 0 && rest.length === 0 ? h('p', { class: 'muted', id: 'no-nodes' }, 'No findings yet.') : null,
+    h('ol', { class: 'node-list', id: 'main-nodes' }, main.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))),
+    rest.length
+      ? h(
+          'details',
+          { class: 'below', id: 'below-threshold' },
+          h('summary', null, `${rest.length} below the ${groups?.level ?? ''} threshold`),
+          [...byLevel.entries()].sort(([a], [b]) => PRIORITY_ORDER[a] - PRIORITY_ORDER[b]).map(([level, ns]) => h('div', null, h('h4', null, level), h('ol', { class: 'node-list' }, ns.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))))),
+        )
+      : null,
+    gone.length ? h('details', { class: 'gone' }, h('summary', null, `${gone.length} gone since round ${delta.previousRound}`), h('ul', null, gone.map((e: any) => h('li', null, `${e.priority} ${e.title}`)))) : null,
+  );
+}
+
+function nodeItem(n: any, duplicates: any[], deltaOf: Map<string, string>): HTMLElement {
+  const liveNode = n.status === 'open' || n.status === 'consensus-ready';
+  const own = me?.principal === n.author;
+  const badge = deltaOf.get(n.nodeId);
+  const actions: HTMLElement[] = [];
+  if (liveNode && canAct()) {
+    if (!own && !n.confirmedBy.includes(me!.principal)) actions.push(h('button', { class: 'act confirm', onclick: () => void command('confirmNode', { nodeId: n.nodeId }) }, 'Confirm'));
+    actions.push(h('button', { class: 'act dismiss', onclick: () => (openDismiss.has(n.nodeId) ? openDismiss.delete(n.nodeId) : openDismiss.add(`${n.nodeId}`), renderNodes()) }, 'Dismiss…'));
+    actions.push(h('button', { class: 'act resolve', onclick: () => void command('resolveNode', { nodeId: n.nodeId, reason: `resolved by ${me!.principal} from the review page` }) }, 'Resolve'));
+  }
+  let dismissForm: HTMLElement | null = null;
+  if (openDismiss.has(n.nodeId) && liveNode) {
+    const reason = h('input', { class: 'reason', placeholder: 'why dismiss?', 'aria-label': 'dismiss reason' }) as HTMLInputElement;
+    dismissForm = h(
+      'form',
+      {
+        class: 'dismiss-form',
+        onsubmit: (ev: Event) => {
+          ev.preventDefault();
+          if (!reason.value.trim()) return;
+          openDismiss.delete(n.nodeId);
+          void command('dismissNode', { nodeId: n.nodeId, reason: reason.value.trim() });
+        },
+      },
+      reason,
+      h('button', { type: 'submit' }, 'Dismiss'),
+    );
+  }
+  return h(
+    'li',
+    { class: `node st-${n.status}${n.inDisagreement ? ' disagree' : ''}`, 'data-node-id': n.nodeId, 'data-status': n.status },
+    h(
+      'div',
+      { class: 'node-head' },
+      h('span', { class: `prio ${n.priority}` }, n.priority),
+      h('span', { class: 'kind' }, n.kind),
+      badge ? h('span', { class: `delta ${badge}` }, badge) : null,
+      n.inDisagreement ? h('span', { class: 'tag disagree' }, 'disagreement') : null,
+      n.previouslyDismissed ? h('span', { class: 'tag', title: 'a node with this fingerprint was dismissed before (a preference, not a rule)' }, 'previously dismissed') : null,
+      h('span', { class: `status ${n.status}` }, n.status),
+    ),
+    h('div', { class: 'node-title' }, n.title),
+    h(
+      'div',
+      { class: 'node-meta muted' },
+      n.anchor ? `${n.anchor.path}:${n.anchor.startLine}${n.anchor.endLine !== n.anchor.startLine ? `-${n.anchor.endLine}` : ''} · ` : '',
+      `${n.brief} · ${n.author} · conf ${Number(n.confidence).toFixed(2)}`,
+      n.confirmedBy.length ? ` · confirmed by ${n.confirmedBy.join(', ')}` : '',
+      n.closed ? ` · ${n.status} by ${n.closed.by}: ${n.closed.reason}` : '',
+    ),
+    duplicates.length ? h('details', { class: 'dups' }, h('summary', null, `${duplicates.length} duplicate(s) folded`), h('ul', null, duplicates.map((x) => h('li', { 'data-node-id': x.nodeId }, `${x.priority} ${x.title} — ${x.author}`)))) : null,
+    actions.length ? h('div', { class: 'actions' }, actions) : null,
+    dismissForm,
+  );
+}
+
+function renderCohorts(): void {
+  const c = v('cohorts');
+  if (!c) return fill('cohorts', h('p', { class: 'muted' }, 'Loading…'));
+  if (!c.computed) return fill('cohorts', h('p', { class: 'muted' }, 'Not computed yet: cohorts appear when the review computation lands.'));
+  const progress = new Map<string, any>((v('progress')?.cohorts ?? []).map((p: any) => [p.cohortKey, p]));
+  fill(
+    'cohorts',
+    c.cohorts.length === 0 ? h('p', { class: 'muted' }, 'No source file changed: no cohort to review.') : null,
+    c.cohorts.map((co: any) => {
+      const br = co.blastRadius;
+      const p = progress.get(co.key);
+      return h(
+        'article',
+        { class: 'cohort', 'data-cohort-key': co.key },
+        h(
+          'header',
+          null,
+          h('span', { class: 'rank' }, `#${co.rank}`),
+          h('strong', null, co.title),
+          h('span', { class: `tag grouping ${co.grouping}`, title: co.groupingReason ?? '' }, `${co.grouping} grouping`),
+          p ? h('span', { class: `tag progress ${p.status}` }, `review ${p.status}`) : null,
+        ),
+        co.groupingReason ? h('div', { class: 'muted reason' }, co.groupingReason) : null,
+        h(
+          'div',
+          { class: 'blast' },
+          h('span', null, `blast radius ${br.score}`),
+          h('span', null, `${br.dependents.files.length} dependent file(s)${br.dependents.truncated ? '+' : ''}`),
+          h('span', null, `${br.publicApi.length} public symbol(s)`),
+          h('span', null, `${br.tests.length} test file(s) reach it`),
+        ),
+        h('div', { class: 'files' }, co.files.map((f: string) => h('code', null, f))),
+        co.readingOrder?.steps?.length
+          ? h('details', { class: 'reading' }, h('summary', null, `reading order (${co.readingOrder.order})`), h('ol', null, co.readingOrder.steps.map((s: any) => h('li', null, h('code', null, s.symbolId ?? s.path), ' — ', s.why))))
+          : null,
+        co.summary ? h('div', { class: 'summary' }, markdown(co.summary.markdown), h('div', { class: 'muted' }, `summary by ${co.summary.by}`)) : h('div', { class: 'muted summary' }, 'No summary yet.'),
+        co.diagrams.map((d: any) => diagramView(d)),
+        co.clues?.length ? h('div', { class: 'clues muted' }, 'clues: ', co.clues.map((x: any) => `${x.kind} ${x.path}`).join(', ')) : null,
+      );
+    }),
+  );
+}
+
+function diagramView(entry: any): HTMLElement {
+  const d = entry.diagram;
+  const names = new Map<string, string>();
+  const nodes: any[] = d.kind === 'sequence' ? d.participants : d.kind === 'entityRelation' ? d.entities : d.states;
+  for (const n of nodes) names.set(n.id, n.label ?? n.id);
+  const edges: any[] = d.kind === 'sequence' ? d.messages : d.kind === 'entityRelation' ? d.relations : d.transitions;
+  const kindLabel = { sequence: 'sequence', entityRelation: 'entity–relation', stateMachine: 'state machine' }[d.kind as string];
+  return h(
+    'figure',
+    { class: `diagram ${d.kind}` },
+    h('figcaption', null, `${kindLabel} diagram${d.title ? `: ${d.title}` : ''}`, entry.unverifiedEdges ? h('span', { class: 'tag unverified' }, `${entry.unverifiedEdges}/${entry.edgeCount} edge(s) unverified`) : h('span', { class: 'tag verified' }, 'all edges verified')),
+    h('div', { class: 'diagram-nodes' }, nodes.map((n) => h('span', { class: `dnode${d.initial === n.id ? ' initial' : ''}`, title: n.symbolId ?? '' }, names.get(n.id)!))),
+    h(
+      'ol',
+      { class: 'edges' },
+      edges.map((e) =>
+        h(
+          'li',
+          { class: e.verified ? 'edge verified' : 'edge unverified', title: e.verified ? 'confirmed by the code graph' : 'the code graph could not confirm this edge' },
+          h('span', null, names.get(e.from) ?? e.from),
+          h('span', { class: 'arrow' }, e.verified ? ' ──▶ ' : ' ┄┄▶ '),
+          h('span', null, names.get(e.to) ?? e.to),
+          e.label ?? e.event ? h('span', { class: 'muted' }, ` : ${e.label ?? e.event}`) : null,
+          e.cardinality ? h('span', { class: 'muted' }, ` (${e.cardinality})`) : null,
+          e.verified ? null : h('span', { class: 'tag unverified' }, 'unverified'),
+        ),
+      ),
+    ),
+  );
+}
+
+function renderAxes(): void {
+  const d = v('verdict');
+  if (!d?.exists) return fill('axes', h('p', { class: 'muted' }, 'No axes yet.'));
+  fill(
+    'axes',
+    h(
+      'table',
+      { class: 'axes' },
+      h('thead', null, h('tr', null, h('th', null, 'axis'), h('th', null, 'state'), h('th', null, 'gated'), h('th', null, 'reason'))),
+      h(
+        'tbody',
+        null,
+        d.axes.map((a: any) => h('tr', { 'data-axis': a.axis }, h('td', null, a.axis), h('td', null, h('span', { class: `ax ${a.status}` }, a.status.replace('_', ' '))), h('td', null, a.gated ? 'yes' : 'no'), h('td', { class: 'muted' }, a.reason ?? (a.source === 'none' ? 'not recorded yet' : '')))),
+      ),
+    ),
+  );
+}
+
+function renderContract(): void {
+  const c = v('contract');
+  if (!c) return fill('contract', h('p', { class: 'muted' }, 'Loading…'));
+  if (!c.computed) return fill('contract', h('p', { class: 'muted' }, c.reason));
+  fill(
+    'contract',
+    h('div', { class: 'gate' }, 'gate ', h('span', { class: `ax ${c.status}`, id: 'contract-gate' }, c.status), c.reason ? h('span', { class: 'muted' }, ` ${c.reason}`) : null),
+    c.specs.length ? h('div', { class: 'muted' }, 'specs: ', c.specs.map((s: any) => `${s.path} (${s.change}${s.error ? `: ${s.error}` : ''})`).join(', ')) : null,
+    h(
+      'ul',
+      { class: 'changes' },
+      c.changes.map((ch: any) =>
+        h(
+          'li',
+          { class: `change sev-${ch.severity}`, 'data-change-id': ch.changeId, 'data-decision': ch.decision?.decision ?? 'undecided' },
+          h('span', { class: `sev ${ch.severity}` }, ch.severity),
+          ch.derived ? h('span', { class: 'tag' }, 'derived (advisory)') : null,
+          h('code', { class: 'rule' }, ch.ruleId),
+          h('span', { class: 'msg' }, ch.message),
+          h('div', { class: 'muted' }, `${ch.operation ?? ''} ${ch.specPath} · ${ch.direction}`),
+          ch.decision ? h('div', { class: `decision ${ch.decision.decision}` }, `${ch.decision.decision} by ${ch.decision.by}`) : null,
+          canDecide()
+            ? h(
+                'div',
+                { class: 'actions' },
+                ch.decision?.decision !== 'approved' ? h('button', { class: 'act approve-change', onclick: () => void command('setContractDecision', { changeId: ch.changeId, decision: 'approved' }) }, 'Approve') : null,
+                ch.decision?.decision !== 'rejected' ? h('button', { class: 'act reject-change', onclick: () => void command('setContractDecision', { changeId: ch.changeId, decision: 'rejected' }) }, 'Reject') : null,
+              )
+            : null,
+        ),
+      ),
+    ),
+  );
+}
+
+/** Images are data: fetched with the caller's token and shown from a blob URL (an <img src> cannot carry the header). */
+function authImage(url: string, alt: string, cls: string): HTMLElement {
+  const img = h('img', { alt, class: cls }) as HTMLImageElement;
+  const known = imageUrls.get(url);
+  if (known) {
+    img.src = known;
+    return img;
+  }
+  void fetch(url, { headers: { authorization: `Bearer ${token}` } }).then(async (res) => {
+    if (!res.ok) {
+      const err = await res.json().catch(() => null);
+      img.replaceWith(h('div', { class: `noimg ${cls}` }, err?.error?.message ?? `${alt}: HTTP ${res.status}`));
+      return;
+    }
+    const blobUrl = URL.createObjectURL(await res.blob());
+    imageUrls.set(url, blobUrl);
+    img.src = blobUrl;
+  });
+  return img;
+}
+
+function renderVisual(): void {
+  const c = v('visual');
+  if (!c) return fill('visual', h('p', { class: 'muted' }, 'Loading…'));
+  if (!c.computed) return fill('visual', h('p', { class: 'muted' }, c.reason));
+  const ws = encodeURIComponent(target.workspaceId);
+  const snapUrl = (side: string, id: string) => `/workspaces/${ws}/repos/${encodeURIComponent(target.repoId)}/prs/${target.prNumber}/snapshots/${side}?id=${encodeURIComponent(id)}`;
+  fill(
+    'visual',
+    h('div', { class: 'gate' }, 'gate ', h('span', { class: `ax ${c.status}`, id: 'visual-gate' }, c.status), c.reason ? h('span', { class: 'muted' }, ` ${c.reason}`) : null),
+    c.snapshots.map((s: any) =>
+      h(
+        'article',
+        { class: `snapshot st-${s.displayState}`, 'data-snapshot-id': s.snapshotId, 'data-state': s.displayState },
+        h(
+          'header',
+          null,
+          h('code', null, s.snapshotId),
+          h('span', { class: `tag ${s.displayState}` }, s.displayState),
+          s.changedRatio !== undefined ? h('span', { class: 'ratio' }, `${(s.changedRatio * 100).toFixed(2)}% of pixels changed${s.changedPixels !== undefined ? ` (${s.changedPixels})` : ''}`) : null,
+          s.approval ? h('span', { class: 'muted' }, `approved by ${s.approval.by}`) : null,
+          s.needsApproval && canDecide() ? h('button', { class: 'act approve-visual', onclick: () => void command('approveVisual', { snapshotId: s.snapshotId }) }, 'Approve') : null,
+        ),
+        s.error ? h('div', { class: 'error' }, s.error) : null,
+        h(
+          'div',
+          { class: 'images' },
+          s.baseHash ? h('figure', null, authImage(snapUrl('base', s.snapshotId), 'before', 'before'), h('figcaption', null, 'before')) : null,
+          s.headHash ? h('figure', null, authImage(snapUrl('head', s.snapshotId), 'after', 'after'), h('figcaption', null, 'after')) : null,
+          s.diffHash ? h('figure', null, authImage(`/workspaces/${ws}/visual/${s.diffHash}.png`, 'diff', 'diff'), h('figcaption', null, 'diff')) : null,
+        ),
+      ),
+    ),
+  );
+}
+
+function renderDeps(): void {
+  const d = v('deps');
+  if (!d?.computed) return fill('deps', h('p', { class: 'muted' }, 'Not computed yet.'));
+  if (!d.diffs.length) return fill('deps', h('p', { class: 'muted' }, 'No manifest or lock file changed.'));
+  fill(
+    'deps',
+    d.diffs.map((m: any) =>
+      h(
+        'div',
+        { class: 'manifest' },
+        h('div', null, h('code', null, m.path), ` (${m.ecosystem})`, m.versionOnly ? ' — version-only bump' : '', m.error ? h('span', { class: 'error' }, ` ${m.error}`) : null),
+        h('ul', null, m.changes.map((c: any) => h('li', { class: c.major ? 'major' : '' }, `${c.change} ${c.name} ${c.from ?? ''}${c.from && c.to ? ' → ' : ''}${c.to ?? ''}`, c.major ? h('span', { class: 'tag major' }, 'major') : null, c.group ? h('span', { class: 'muted' }, ` ${c.group}`) : null))),
+      ),
+    ),
+  );
+}
+
+function renderPublish(): void {
+  const p = v('publish');
+  if (!p) return fill('publish', h('p', { class: 'muted' }, 'Loading…'));
+  const radio = (value: 'all_open' | 'consensus', label: string) =>
+    h('label', null, h('input', { type: 'radio', name: 'selection', value, checked: selection === value, onchange: () => ((selection = value), live?.watch('publish', 'watchPublishPreview', { ...reviewTarget, selection })) }), ` ${label}`);
+  const allowed = p.enabled && canDecide();
+  const why = !p.enabled ? p.blockedBy : !canDecide() ? 'publishing from this page is a human step (member or above)' : null;
+  fill(
+    'publish',
+    h('div', { class: 'selection' }, radio('all_open', 'every open finding'), ' ', radio('consensus', 'peer-confirmed only')),
+    h('div', { class: 'preview', id: 'publish-preview' }, p.verdict ? `${p.verdict} → GitHub ${p.event}` : 'not finalized yet', ` · ${p.inline.length} inline, ${p.folded.length} in the body`, p.excluded.length ? ` · ${p.excluded.length} left out` : ''),
+    h('div', { class: 'cols' },
+      h('div', null, h('h4', null, 'inline comments'), h('ul', { id: 'publish-inline' }, p.inline.map((x: any) => h('li', null, `${x.priority} ${x.title} — ${x.placement.path}:${x.placement.startLine}`)))),
+      h('div', null, h('h4', null, 'folded into the body'), h('ul', { id: 'publish-folded' }, p.folded.map((x: any) => h('li', null, `${x.priority} ${x.title} — ${x.placement.reason.replace(/_/g, ' ')}`)))),
+    ),
+    h('p', { class: 'muted' }, p.note),
+    h('button', { id: 'publish-button', class: 'primary', disabled: !allowed, title: why ?? '', onclick: () => void command('publish', { selection }) }, 'Publish to GitHub'),
+    why ? h('span', { class: 'muted' }, ` ${why}`) : null,
+  );
+}
+
+void start();
