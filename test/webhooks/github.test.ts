@@ -4,7 +4,7 @@ import { loadPrState, reviewStreamOf } from '../../src/commands/review-target';
 import { signBody } from '../../src/webhooks/github';
 import { writeWebhookSecret } from '../../src/webhooks/secrets';
 import { GitFixture } from '../support/git-fixture';
-import { checkRunCompletedPayload, GITHUB_FULL_NAME, pullRequestPayload } from './payloads';
+import { checkRunCompletedPayload, checkSuiteCompletedPayload, GITHUB_FULL_NAME, pullRequestPayload } from './payloads';
 import { command, serverFixture, tokenFor } from '../rpc/support';
 
 const SECRET = 'it-is-a-test-secret-0123456789';
@@ -94,6 +94,13 @@ describe('GitHub webhooks (POST /webhooks/github)', () => {
     expect(signals).toEqual([expect.objectContaining({ headSha: head2, status: 'completed', conclusion: 'failure' })]);
   });
 
+  it('records check_suite completed as a CI signal named after the app', async () => {
+    const payload = checkSuiteCompletedPayload(target.prNumber, head2, 'success');
+    const r = await deliver('check_suite', payload);
+    expect(r.status).toBe(200);
+    expect((await prState()).ciSignals[`${head2}/${payload.check_suite.app.name}`]).toEqual(expect.objectContaining({ status: 'completed', conclusion: 'success' }));
+  });
+
   it('validates payloads against @octokit/webhooks-schemas', async () => {
     const before = (await events()).length;
     const bad = await deliver('pull_request', { ...prPayload('synchronize', head2), number: 'forty-two' });
@@ -113,4 +120,46 @@ describe('GitHub webhooks (POST /webhooks/github)', () => {
     const res = await fetch(`${fx.server.url}/webhooks/github?workspace_id=nowhere`, { method: 'POST', headers: { 'x-github-event': 'ping', 'x-github-delivery': randomUUID() }, body: '{}' });
     expect(res.status).toBe(404);
   });
+});
+
+describe('GitHub webhooks with autoRecompute', () => {
+  it('a synchronize for a repo configured to recompute records the new head and computes the review at it', async () => {
+    const fx = await serverFixture();
+    const git = new GitFixture();
+    try {
+      git.git('remote', 'add', 'origin', `https://github.com/${GITHUB_FULL_NAME}.git`);
+      git.write('src/a.ts', 'export const a = 1;\n');
+      const base = git.commit('base');
+      git.write('src/a.ts', 'export const a = 2;\n');
+      const head1 = git.commit('head 1');
+      git.write('src/b.ts', 'import { a } from "./a";\nexport const b = a + 1;\n');
+      const head2 = git.commit('head 2');
+      const target = { repoId: 'auto', prNumber: 9 };
+      expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'registerRepo', { repoId: target.repoId, path: git.dir, config: { autoRecompute: true } })).error).toBeUndefined();
+      writeWebhookSecret((await fx.server.ledger.workspace(fx.workspaceId)).dir, target.repoId, SECRET);
+      expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'requestReview', { ...target, baseSha: base, headSha: head1 })).error).toBeUndefined();
+      const body = JSON.stringify(pullRequestPayload('synchronize', target.prNumber, base, head2));
+      const res = await fetch(`${fx.server.url}/webhooks/github?workspace_id=${fx.workspaceId}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': signBody(SECRET, body) },
+        body,
+      });
+      const out = (await res.json()) as any;
+      expect(res.status).toBe(200);
+      expect(out.results.map((r: any) => r.command)).toEqual(['observeHead', 'computeReview']);
+      expect(out.results[1].result?.error).toBeUndefined();
+      const ws = await fx.server.ledger.workspace(fx.workspaceId);
+      const computed: unknown[] = [];
+      const types: string[] = [];
+      for await (const e of ws.store.readStream(reviewStreamOf(target))) {
+        types.push(e.type);
+        if (e.type === 'ReviewComputed') computed.push(e.data);
+      }
+      expect(types).toEqual(expect.arrayContaining(['HeadObserved', 'ReviewComputed']));
+      expect(computed).toEqual([expect.objectContaining({ headSha: head2 })]);
+    } finally {
+      await fx.close();
+      git.cleanup();
+    }
+  }, 60_000);
 });

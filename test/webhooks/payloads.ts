@@ -39,3 +39,15 @@ export function checkRunCompletedPayload(prNumber: number, headSha: string, conc
   p.check_run.pull_requests = p.check_run.pull_requests.slice(0, 1).map((x: any) => ({ ...x, number: prNumber }));
   return p;
 }
+
+export function checkSuiteCompletedPayload(prNumber: number, headSha: string, conclusion: string): any {
+  const suite = example('check-suite');
+  // The REST example embeds its repository; the webhook's check_suite does not.
+  delete suite.repository;
+  suite.head_sha = headSha;
+  suite.status = 'completed';
+  suite.conclusion = conclusion;
+  suite.pull_requests = example('check-run-completed').check_run.pull_requests.slice(0, 1).map((x: any) => ({ ...x, number: prNumber }));
+  const pr = example('pull-request');
+  return { action: 'completed', check_suite: suite, repository: webhookRepository(pr.base.repo), sender: pr.user };
+}
