@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { validateEventData } from '../src/events/catalogue';
 import { canonicalJson } from '../src/events/canonical-json';
 import type { NewEvent, RecordedEvent } from '../src/events/envelope';
+import type { Priority } from '../src/events/catalogue/review';
 import { deriveEventId, newUuidV7 } from '../src/events/ids';
 import { SqliteEventStore } from '../src/events/store/sqlite';
 import { verdictView } from '../src/projections/verdict';
@@ -22,7 +23,18 @@ const BASE = 'b'.repeat(40);
 const HEAD = 'a'.repeat(40);
 const AGENTS = ['agent:eng', 'agent:qa', 'agent:arch'];
 const BRIEFS = ['engineer', 'qa', 'architect'] as const;
-const PRIOS = ['P0', 'P1', 'P2', 'P3', 'P3', 'P2'] as const;
+// Priority mix of filed nodes: blockers are rare, nits common (so rebuilt verdicts mix Ship, Hold and Block).
+const PRIO_WEIGHTS: Array<[Priority, number]> = [
+  ['P0', 0.002],
+  ['P1', 0.01],
+  ['P2', 0.3],
+  ['P3', 0.688],
+];
+function priorityOf(r: number): Priority {
+  let acc = 0;
+  for (const [p, w] of PRIO_WEIGHTS) if (r < (acc += w)) return p;
+  return 'P3';
+}
 const KINDS = ['bug', 'suggestion', 'recommendation', 'question'] as const;
 const META = { principal: 'agent:bench', workspaceId: 'bench', correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' } as const;
 
@@ -78,7 +90,7 @@ class PrGenerator {
         role: 'member',
         node: {
           kind: KINDS[Math.floor(this.rnd() * 4)],
-          priority: PRIOS[Math.floor(this.rnd() * PRIOS.length)],
+          priority: priorityOf(this.rnd()),
           triage: { category: 'correctness', severity: 'medium', effort: 'small' },
           anchor: { path: `src/module-${Math.floor(this.rnd() * 40)}.ts`, startLine: line, endLine: line + Math.floor(this.rnd() * 8) },
           confidence: Math.round(this.rnd() * 1000) / 1000,
@@ -99,7 +111,7 @@ function computed(pr: number, r: number) {
     inputsDigest: hex64(pr),
     cohorts: [],
     dependencyDiffs: [],
-    apiContract: { status: 'pass', specs: [{ path: 'openapi.yaml', change: 'modified' }], changes: [{ changeId: `c-${pr}-1`, ruleId: 'response-property-removed', severity: r < 0.5 ? 'breaking' : 'non-breaking', direction: 'response', message: 'removed', specPath: 'openapi.yaml' }] },
+    apiContract: { status: 'pass', specs: [{ path: 'openapi.yaml', change: 'modified' }], changes: [{ changeId: `c-${pr}-1`, ruleId: 'response-property-removed', severity: pr % 4 === 0 ? 'breaking' : 'non-breaking', direction: 'response', message: 'removed', specPath: 'openapi.yaml' }] },
     visual: { status: 'not_applicable', reason: 'no snapshots', snapshots: [] },
     changedFiles: [],
     metrics: { files: 12 },

@@ -24,6 +24,11 @@ interface DefectGroup {
 }
 
 interface LevelTotals {
+  /**
+   * Keys of the groups at this level, for Hold and Block only: those are rare, so listing the deciding
+   * defects never scans the whole round; Ship's deciding defects are every live one, found by a short scan.
+   */
+  groups: Record<string, true> | null;
   groupCount: number;
   sum: number;
   sumSq: number;
@@ -44,7 +49,7 @@ export interface VerdictIndex {
   live: number;
 }
 
-const emptyLevel = (): LevelTotals => ({ groupCount: 0, sum: 0, sumSq: 0, count: 0 });
+const emptyLevel = (tracked: boolean): LevelTotals => ({ groups: tracked ? dict() : null, groupCount: 0, sum: 0, sumSq: 0, count: 0 });
 // Fingerprints are 64 hex digits, never array-index-like, so they key objects directly (and reuse the
 // string's cached hash: no key is built per event).
 const keyOf = (fingerprint: string) => fingerprint;
@@ -52,7 +57,7 @@ const rank = (p: string): number => PRIORITIES.indexOf(p as (typeof PRIORITIES)[
 
 export function buildVerdictIndex(pr: PrState, rules: Rules): VerdictIndex {
   const round = currentRound(pr);
-  const ix: VerdictIndex = { round: round?.round ?? 0, rulesVersion: rules.rulesVersion, groups: dict(), levels: [emptyLevel(), emptyLevel(), emptyLevel()], live: 0 };
+  const ix: VerdictIndex = { round: round?.round ?? 0, rulesVersion: rules.rulesVersion, groups: dict(), levels: [emptyLevel(false), emptyLevel(true), emptyLevel(true)], live: 0 };
   for (const id of round?.nodeIds ?? []) {
     const n = pr.nodes[id];
     if (isLive(n)) indexNode(ix, n, rules, +1);
@@ -65,7 +70,7 @@ export function indexNode(ix: VerdictIndex, n: NodeRecord, rules: Rules, sign: 1
   const key = keyOf(n.fingerprint);
   let g = ix.groups[key];
   if (!g) ix.groups[key] = g = { members: [], ship: 0, hold: 0, block: 0, level: -1, sum: 0, sumSq: 0, count: 0 };
-  if (g.level >= 0) detach(ix, g);
+  if (g.level >= 0) detach(ix, key, g);
   const ask = askLevel(n.node.priority, n.node.confidence, rules);
   const q = quantized(n.node.confidence);
   if (sign > 0) g.members.push(n.nodeId);
@@ -78,20 +83,22 @@ export function indexNode(ix: VerdictIndex, n: NodeRecord, rules: Rules, sign: 1
   g.count += sign;
   ix.live += sign;
   g.level = g.block > 0 ? 2 : g.hold > 0 ? 1 : g.ship > 0 ? 0 : -1;
-  if (g.level >= 0) attach(ix, g);
+  if (g.level >= 0) attach(ix, key, g);
   else delete ix.groups[key];
 }
 
-function detach(ix: VerdictIndex, g: DefectGroup): void {
+function detach(ix: VerdictIndex, key: string, g: DefectGroup): void {
   const t = ix.levels[g.level];
+  if (t.groups) delete t.groups[key];
   t.groupCount--;
   t.sum -= g.sum;
   t.sumSq -= g.sumSq;
   t.count -= g.count;
 }
 
-function attach(ix: VerdictIndex, g: DefectGroup): void {
+function attach(ix: VerdictIndex, key: string, g: DefectGroup): void {
   const t = ix.levels[g.level];
+  if (t.groups) t.groups[key] = true;
   t.groupCount++;
   t.sum += g.sum;
   t.sumSq += g.sumSq;
@@ -111,17 +118,24 @@ function canonicalOf(pr: PrState, g: DefectGroup): NodeRecord {
 export function summaryFromIndex(pr: PrState, ix: VerdictIndex): FindingsSummary {
   const level = ix.levels[2].groupCount > 0 ? 2 : ix.levels[1].groupCount > 0 ? 1 : 0;
   const t = ix.levels[level];
-  // The first deciding defects in filing order: scan the round until enough are found. Deciding defects
-  // are usually common enough to stop early; the worst case (one deciding node at the very end) is one
-  // cheap pass over the round, still far below a refold.
-  const decidingNodeIds: string[] = [];
-  const ids = currentRound(pr)?.nodeIds ?? [];
-  const wanted = Math.min(DECIDING_LISTED, t.groupCount);
-  for (let i = 0; i < ids.length && decidingNodeIds.length < wanted; i++) {
-    const n = pr.nodes[ids[i]];
-    if (!isLive(n)) continue;
-    const g = ix.groups[keyOf(n.fingerprint)];
-    if (g.level === level && canonicalOf(pr, g) === n) decidingNodeIds.push(n.nodeId);
+  let decidingNodeIds: string[];
+  if (t.groups && t.groupCount <= 8 * DECIDING_LISTED) {
+    const canon: NodeRecord[] = [];
+    for (const key in t.groups) canon.push(canonicalOf(pr, ix.groups[key]));
+    canon.sort((a, b) => a.filedAt - b.filedAt);
+    decidingNodeIds = canon.slice(0, DECIDING_LISTED).map((n) => n.nodeId);
+  } else {
+    // Many deciding defects (or Ship, where every live defect decides): the first ones in filing order
+    // turn up early in the round's node list.
+    decidingNodeIds = [];
+    const ids = currentRound(pr)?.nodeIds ?? [];
+    const wanted = Math.min(DECIDING_LISTED, t.groupCount);
+    for (let i = 0; i < ids.length && decidingNodeIds.length < wanted; i++) {
+      const n = pr.nodes[ids[i]];
+      if (!isLive(n)) continue;
+      const g = ix.groups[keyOf(n.fingerprint)];
+      if (g.level === level && canonicalOf(pr, g) === n) decidingNodeIds.push(n.nodeId);
+    }
   }
   return { findingsVerdict: VERDICT_LEVELS[level], decidingNodeIds, decidingCount: t.groupCount, sum: t.sum, sumSq: t.sumSq, count: t.count, liveNodes: ix.live };
 }

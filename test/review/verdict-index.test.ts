@@ -17,7 +17,7 @@ function mulberry32(seed: number) {
 const V2 = { ...RULES_V1, rulesVersion: 'v2', verdict: { blockThreshold: 0.4, priorities: { ...RULES_V1.verdict.priorities, P2: { atOrAboveThreshold: 'Hold' as const, belowThreshold: 'Ship' as const } } } };
 
 /** Random PR histories: nodes (with shared fingerprints), closes, forged double closes, new rounds, rules changes. */
-function history(rnd: () => number, length: number): RecordedEvent[] {
+function history(rnd: () => number, length: number, fingerprints = 8, newRounds = true, p0Share = 0.25): RecordedEvent[] {
   const out: RecordedEvent[] = [];
   let pos = 0;
   let nodes = 0;
@@ -26,15 +26,15 @@ function history(rnd: () => number, length: number): RecordedEvent[] {
   push('pr-r-1', 'ReviewRequested', { repoId: 'r', prNumber: 1, baseSha: 'b'.repeat(40), headSha: '1'.repeat(40), level: 'balanced', roster: ['engineer'], rulesVersion: 'v1', requestedBy: 'user:u', role: 'member' });
   for (let i = 0; i < length; i++) {
     const r = rnd();
-    if (r < 0.55 || nodes === 0) {
+    if (r < 0.55 || nodes === 0 || (!newRounds && r >= 0.9)) {
       nodes++;
       push('pr-r-1', 'ReviewNodeFiled', {
         nodeId: `n${nodes}`,
         round,
         headSha: String(round).repeat(40).slice(0, 40),
-        fingerprint: `f${Math.floor(rnd() * 8)}`,
+        fingerprint: `f${Math.floor(rnd() * fingerprints)}`,
         role: 'member',
-        node: { kind: 'bug', priority: ['P0', 'P1', 'P2', 'P3'][Math.floor(rnd() * 4)], triage: {}, confidence: Math.round(rnd() * 100) / 100, title: 't', body: 'b', reviewer: { principal: `agent:a${Math.floor(rnd() * 3)}`, brief: 'engineer' } },
+        node: { kind: 'bug', priority: rnd() < p0Share ? 'P0' : ['P1', 'P2', 'P3'][Math.floor(rnd() * 3)], triage: {}, confidence: Math.round(rnd() * 100) / 100, title: 't', body: 'b', reviewer: { principal: `agent:a${Math.floor(rnd() * 3)}`, brief: 'engineer' } },
       });
     } else if (r < 0.85) {
       push('pr-r-1', rnd() < 0.5 ? 'ReviewNodeDismissed' : 'ReviewNodeResolved', { nodeId: `n${1 + Math.floor(rnd() * nodes)}`, by: 'user:u', role: 'member', reason: 'x', fingerprint: 'f' });
@@ -70,4 +70,25 @@ describe('the incremental verdict equals the verdict folded from scratch', () =>
     }
     expect(compared).toBeGreaterThan(10_000);
   });
+
+  test('with hundreds of deciding defects (the listing scans the round instead of enumerating defects)', () => {
+    const rnd = mulberry32(12);
+    let manyDeciding = 0;
+    for (let h = 0; h < 2; h++) {
+      const fold = reviewViewFold();
+      let s = fold.initialState();
+      let i = 0;
+      for (const e of history(rnd, 3600, 5000, false, 0.6)) {
+        s = fold.evolve(s, e);
+        // Every 3rd event: each comparison refolds ~1,000 nodes from scratch.
+        if (i++ % 3 !== 0) continue;
+        const incremental = verdictView(s);
+        if (!incremental.exists) continue;
+        const { exists: _e, status: _s, finalized: _f, ...v } = incremental;
+        expect(canonicalJson(v)).toBe(canonicalJson(verdictOfPr(s.pr, s.rules)));
+        if (v.decidingCount > 160 && v.findingsVerdict !== 'Ship') manyDeciding++;
+      }
+    }
+    expect(manyDeciding).toBeGreaterThan(100);
+  }, 120_000);
 });
