@@ -108,7 +108,7 @@ function runChild(mode: Mode, base: string, head: string, runs: number): WorkerR
  * machine hits all of them alike; each round is a fresh process per tool (one warm-up, then one
  * measured run), and the figures are medians over rounds.
  */
-function measure(mode: Mode, base: string, head: string, rounds: number, results: Map<Mode, WorkerResult[]>): void {
+function measure(mode: Mode, base: string, head: string, results: Map<Mode, WorkerResult[]>): void {
   const list = results.get(mode) ?? [];
   list.push(runChild(mode, base, head, 1));
   results.set(mode, list);
@@ -145,7 +145,7 @@ export async function main(args: string[]): Promise<void> {
     }
     const sizeMiB = (fs.statSync(path.join(GENERATED, `${base}.json`)).size + fs.statSync(path.join(GENERATED, `${head}.json`)).size) / 1024 / 1024;
     const results = new Map<Mode, WorkerResult[]>();
-    for (let round = 0; round < runs; round++) for (const mode of ['parse', 'ours', 'optic'] as const) measure(mode, base, head, runs, results);
+    for (let round = 0; round < runs; round++) for (const mode of ['parse', 'ours', 'optic'] as const) measure(mode, base, head, results);
     const parse = combine(results.get('parse')!);
     const ours = combine(results.get('ours')!);
     const optic = combine(results.get('optic')!);
