@@ -173,3 +173,20 @@ describe('audit log (SPEC §0: who approved what, when)', () => {
     expect(table).toMatch(/confirm\s+agent:bob\s+member\s+n1\s+web-app#7/);
   });
 });
+
+describe('review CLI', () => {
+  test('`review run` executes a review command as the given principal and `review show` reads it back', async () => {
+    f = await reviewFixture();
+    const payload = JSON.stringify({ repoId: REPO, prNumber: 5, baseSha: 'b'.repeat(40), headSha: HEAD1 });
+    const out = await cli('review', 'run', 'requestReview', '--workspace', WS, '--payload', payload, '--as', 'agent:cli', '--role', 'member');
+    expect(out.code).toBe(0);
+    expect(JSON.parse(out.stdout)).toMatchObject({ streamId: `pr-${REPO}-5`, result: { started: true, roster: ['engineer', 'qa', 'architect'] } });
+    const requested = (await f.events()).find((e) => e.type === 'ReviewRequested')!;
+    expect(requested.metadata.principal).toBe('agent:cli');
+    const shown = JSON.parse((await cli('review', 'show', 'status', '--workspace', WS, '--repo', REPO, '--pr', '5')).stdout);
+    expect(shown.value).toMatchObject({ status: 'requested', reviewedHead: HEAD1, stale: false });
+    const refused = await cli('review', 'run', 'confirmNode', '--workspace', WS, '--payload', JSON.stringify({ repoId: REPO, prNumber: 5, nodeId: 'n1' }));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/error \[node_not_found\]/);
+  });
+});
