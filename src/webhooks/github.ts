@@ -105,12 +105,15 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
 
   const envelope = (n: number, at: number) => ({ idempotencyKey: deliveryKey(wid, d.deliveryId!, n, at), principal: WEBHOOK_PRINCIPAL, role: 'member' as const, correlationId: `github-delivery:${d.deliveryId}` });
   const results: Array<{ command: string; prNumber: number; replayed: boolean; result: unknown }> = [];
+  let recomputing: string | null = null;
   if (d.event === 'pull_request') {
     const pr = payload.pull_request;
     const at = Date.parse(pr.updated_at) || 0;
     const out = await ledger.run('observeHead', wid, envelope(0, at), { repoId: repo.repoId, prNumber: payload.number, headSha: pr.head.sha, source: `github:pull_request.${action}` });
     results.push({ command: 'observeHead', prNumber: payload.number, replayed: out.replayed, result: out.response.result });
-    if (repo.autoRecompute && out.response.eventIds.length > 0) results.push(...(await recompute(ledger, wid, envelope(1, at), repo.repoId, payload)));
+    // GitHub gives a delivery 10 s: the computation runs after the answer. Its key comes from the
+    // delivery too, so a redelivery that arrives while (or after) it runs cannot start a second one.
+    if (repo.autoRecompute && out.response.eventIds.length > 0) recomputing = startRecompute(ledger, wid, envelope(1, at), repo.repoId, payload);
   } else {
     const check = d.event === 'check_run' ? payload.check_run : payload.check_suite;
     const at = Date.parse(check.completed_at ?? check.updated_at) || 0;
@@ -123,18 +126,20 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
       results.push({ command: 'recordCiSignal', prNumber: prs[i].number, replayed: out.replayed, result: out.response.result });
     }
   }
-  return { status: 200, body: { delivery: d.deliveryId, duplicate: results.length > 0 && results.every((r) => r.replayed), results } };
+  return { status: 200, body: { delivery: d.deliveryId, duplicate: results.length > 0 && results.every((r) => r.replayed), results, ...(recomputing ? { recompute: recomputing } : {}) } };
 }
 
-/** "Recompute automatically when the repo is configured to": runs the compute command when it exists. */
-async function recompute(ledger: Ledger, wid: string, envelope: { idempotencyKey: string; principal: typeof WEBHOOK_PRINCIPAL; role: 'member'; correlationId: string }, repoId: string, payload: any) {
-  const compute = commandByName.get('compute') ?? commandByName.get('computeReview');
-  if (!compute) return [];
+/**
+ * "Recompute automatically when the repo is configured to": starts the compute command in the
+ * background and returns its name (null when no compute command is registered). A failure is logged;
+ * the review stays recomputable (SPEC §10).
+ */
+function startRecompute(ledger: Ledger, wid: string, envelope: { idempotencyKey: string; principal: typeof WEBHOOK_PRINCIPAL; role: 'member'; correlationId: string }, repoId: string, payload: any): string | null {
+  const compute = commandByName.get('computeReview') ?? commandByName.get('compute');
+  if (!compute) return null;
   const input = { repoId, prNumber: payload.number, baseSha: payload.pull_request.base.sha, headSha: payload.pull_request.head.sha };
-  try {
-    const out = await ledger.run(compute.name, wid, envelope, input);
-    return [{ command: compute.name, prNumber: payload.number as number, replayed: out.replayed, result: out.response.result }];
-  } catch (err) {
-    return [{ command: compute.name, prNumber: payload.number as number, replayed: false, result: { error: (err as DomainError).code ?? 'internal', message: (err as Error).message } }];
-  }
+  ledger.run(compute.name, wid, envelope, input).catch((err) => {
+    if ((err as Error).message !== 'store is closed') console.error(`webhook recompute of ${repoId}#${payload.number}: ${(err as DomainError).code ?? 'internal'}: ${(err as Error).message}`);
+  });
+  return compute.name;
 }
