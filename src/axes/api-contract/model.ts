@@ -67,6 +67,8 @@ export interface OperationView {
   tags: string[];
   deprecated: boolean;
   sunset?: string;
+  /** `x-stability-level` (draft, alpha, beta, stable), as oasdiff reads it. */
+  stability?: string;
   parameters: Map<string, ParameterView>;
   requestBody?: BodyView;
   responses: Map<string, ResponseView>;
@@ -269,6 +271,7 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
       tags: Array.isArray(o.tags) ? (o.tags as unknown[]).map(String) : [],
       deprecated: o.deprecated === true,
       sunset: typeof o['x-sunset'] === 'string' ? o['x-sunset'] : o['x-sunset'] instanceof Date ? (o['x-sunset'] as Date).toISOString().slice(0, 10) : undefined,
+      stability: typeof o['x-stability-level'] === 'string' ? o['x-stability-level'] : undefined,
       parameters,
       requestBody: body,
       responses,

@@ -16,9 +16,15 @@ export const API_OPERATION_ID_CHANGED = defineRule(F, 'api-operation-id-changed'
 export const API_TAGS_CHANGED = defineRule(F, 'api-tags-changed', 'none', 'info', 'The tags of an operation changed (grouping in generated clients and docs).', '`tags: [users]` → `tags: [accounts]`');
 export const API_BASE_PATH_CHANGED = defineRule(F, 'api-base-path-changed', 'none', 'breaking', 'The Swagger 2.0 `basePath` changed: every operation moved.', '`basePath: /v1` → `basePath: /v2`');
 
+export const API_STABILITY_DECREASED = defineRule(F, 'api-stability-decreased', 'none', 'breaking', 'The `x-stability-level` of an operation went down (stable → beta → alpha → draft): clients built against the promise lose it.', '`x-stability-level: stable` → `x-stability-level: beta`');
+export const API_STABILITY_INCREASED = defineRule(F, 'api-stability-increased', 'none', 'info', 'The `x-stability-level` of an operation went up.', '`x-stability-level: beta` → `x-stability-level: stable`');
+export const API_SUNSET_DATE_INVALID = defineRule(F, 'api-sunset-date-invalid', 'none', 'info', 'The `x-sunset` of an operation is not a date: the sunset rules cannot apply to it.', '`x-sunset: soon`');
 export const API_SERVERS_CHANGED = defineRule(F, 'api-servers-changed', 'none', 'info', 'The document-level server URLs changed (clients configured with a removed URL must move).', '`servers: [{url: https://api.example.com/v1}]` → `servers: [{url: https://api.example.com}]`');
 
 export const operationRules = [
+  API_STABILITY_DECREASED,
+  API_STABILITY_INCREASED,
+  API_SUNSET_DATE_INVALID,
   API_SERVERS_CHANGED,
   API_REMOVED_WITHOUT_DEPRECATION,
   API_REMOVED_BEFORE_SUNSET,
@@ -65,7 +71,7 @@ export function checkOperationMetadata(ctx: DiffContext, b: OperationView, h: Op
   const s = site(h);
   if (!b.deprecated && h.deprecated) ctx.report(API_DEPRECATED, s, { base: b.loc, head: h.loc, message: `operation deprecated${h.sunset ? ` (sunset ${h.sunset})` : ''}` });
   if (b.deprecated && !h.deprecated) ctx.report(API_UNDEPRECATED, s, { base: b.loc, head: h.loc, message: 'operation is no longer deprecated' });
-  if (b.sunset !== h.sunset) {
+  if (b.sunset !== h.sunset && (h.sunset === undefined || time(h.sunset) !== undefined)) {
     const bt = time(b.sunset);
     const ht = time(h.sunset);
     const earlier = ht !== undefined && (bt === undefined || ht < bt);
@@ -74,6 +80,15 @@ export function checkOperationMetadata(ctx: DiffContext, b: OperationView, h: Op
       head: h.loc,
       message: `x-sunset changed from ${b.sunset ?? 'none'} to ${h.sunset ?? 'none'}`,
     });
+  }
+  const stability = ['draft', 'alpha', 'beta', 'stable'];
+  const bs = b.stability === undefined ? undefined : stability.indexOf(b.stability);
+  const hs = h.stability === undefined ? undefined : stability.indexOf(h.stability);
+  if (bs !== undefined && hs !== undefined && bs !== -1 && hs !== -1 && bs !== hs) {
+    ctx.report(hs < bs ? API_STABILITY_DECREASED : API_STABILITY_INCREASED, s, { base: b.loc, head: h.loc, message: `x-stability-level changed from ${b.stability} to ${h.stability}` });
+  }
+  if (h.sunset !== undefined && time(h.sunset) === undefined && h.sunset !== b.sunset) {
+    ctx.report(API_SUNSET_DATE_INVALID, s, { head: h.loc, message: `x-sunset "${h.sunset}" is not a date` });
   }
   if (b.operationId !== h.operationId) ctx.report(API_OPERATION_ID_CHANGED, s, { base: b.loc, head: h.loc, message: `operationId changed from ${b.operationId ?? 'none'} to ${h.operationId ?? 'none'}` });
   const bt = [...b.tags].sort().join(',');
