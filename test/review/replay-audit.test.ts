@@ -11,6 +11,9 @@ import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import { ALICE, BOB, CAROL, computedEvent, HEAD1, REPO, reviewFixture, WS } from './support';
 
+// These tests spawn the real CLI several times; on a loaded machine that takes a while.
+jest.setTimeout(120_000);
+
 type Fixture = Awaited<ReturnType<typeof reviewFixture>>;
 let f: Fixture;
 afterEach(async () => f.cleanup());
