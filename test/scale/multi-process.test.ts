@@ -161,6 +161,17 @@ whenPostgres('multi-process', () => {
     for (const [i, c] of confirms.entries()) expect(await rpc(i % 2 ? b.url : a.url, peer, c)).toEqual(expect.objectContaining({ result: confirmed[i].result }));
   }, 120_000);
 
+  test('the same command sent 10 times at once through both processes lands exactly once, and every caller gets the same bytes', async () => {
+    const target3 = { repoId: 'mp-repo', prNumber: 9 };
+    expect((await call(a.url, author, 'requestReview', { workspace_id: ws, idempotencyKey: newUuidV7(), ...target3, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
+    const same: SentCommand = { method: 'addReviewNode', params: { workspace_id: ws, idempotencyKey: newUuidV7(), ...target3, node: nodePayload('raced') } };
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => rawRpc(i % 2 ? b.url : a.url, author, same)));
+    expect(JSON.parse(replies[0]).result).toBeDefined();
+    expect(new Set(replies).size).toBe(1);
+    const nodes = await call(b.url, viewer, 'review_studio.nodes', { workspace_id: ws, ...target3 });
+    expect(nodes.result.value.nodes.map((n: { title: string }) => n.title)).toEqual(['raced']);
+  }, 60_000);
+
   test('SIGKILL of one process loses no acknowledged command, and retries through the other return the original responses', async () => {
     const target2 = { repoId: 'mp-repo', prNumber: 8 };
     expect((await call(b.url, author, 'requestReview', { workspace_id: ws, idempotencyKey: newUuidV7(), ...target2, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
