@@ -113,6 +113,10 @@ function resolveRefFile(fromFile: string, filePart: string): string | null {
   return joined.replace(/^\.\//, '');
 }
 
+/** Bounds on what one spec may pull in (SPEC §16: sizes are bounded). */
+export const MAX_SPEC_FILE_BYTES = 64 * 1024 * 1024;
+export const MAX_SPEC_FILES = 1000;
+
 export interface LoadedSpec {
   docs: SpecDocuments;
   flavor: SpecFlavor;
@@ -126,6 +130,7 @@ export interface LoadedSpec {
 export async function loadSpec(rootFile: string, load: TextLoader, opts: { requireSpec?: boolean } = {}): Promise<LoadedSpec | null> {
   const text = await load(rootFile);
   if (text === null) throw new SpecParseError(rootFile, 'file not found');
+  if (text.length > MAX_SPEC_FILE_BYTES) throw new SpecParseError(rootFile, `file larger than ${MAX_SPEC_FILE_BYTES / 1024 / 1024} MiB`);
   const root = parseSpecText(rootFile, text);
   const flavor = detectFlavor(root);
   if (!flavor) {
@@ -142,8 +147,10 @@ export async function loadSpec(rootFile: string, load: TextLoader, opts: { requi
       const target = resolveRefFile(file, decodeURIComponent(filePart));
       if (target === null) throw new SpecParseError(file, `$ref "${ref}" points outside the repository`);
       if (docs.has(target)) continue;
+      if (docs.size >= MAX_SPEC_FILES) throw new SpecParseError(rootFile, `references more than ${MAX_SPEC_FILES} files`);
       const refText = await load(target);
       if (refText === null) throw new SpecParseError(file, `$ref "${ref}": referenced file ${target} not found`);
+      if (refText.length > MAX_SPEC_FILE_BYTES) throw new SpecParseError(target, `file larger than ${MAX_SPEC_FILE_BYTES / 1024 / 1024} MiB`);
       docs.set(target, parseSpecText(target, refText));
       queue.push(target);
     }

@@ -101,13 +101,64 @@ export async function computeApiContract(input: ComputeApiContractInput): Promis
     } catch (err) {
       if (!(err instanceof SpecParseError)) throw err;
       problems.push(err.message);
-      specs.push({ path, change: c.change, error: err.message });
+      specs.push({ path, change: c.change, error: bounded(err.message, MAX_REASON_CHARS) });
     }
   }
   if (specs.length === 0) return { status: 'not_applicable', reason: 'the changed files named like specs are not OpenAPI documents', specs: [], changes: [] };
-  if (problems.length === 0) return { status: 'pass', specs, changes };
-  return { status: compared === 0 ? 'unavailable' : 'partial', reason: problems.join(' | '), specs, changes };
+  const kept = withinBudget(changes);
+  if (kept.overBudget) problems.push(kept.note!);
+  if (problems.length === 0) return { status: 'pass', ...(kept.note ? { reason: kept.note } : {}), specs, changes: kept.changes };
+  return { status: compared === 0 ? 'unavailable' : 'partial', reason: bounded(problems.join(' | '), MAX_REASON_CHARS), specs, changes: kept.changes };
 }
+
+/**
+ * The computation is recorded inside one ReviewComputed event (bounded to 1 MiB with everything else),
+ * so the changes get a byte budget. Non-breaking and info changes never hold the gate and are dropped
+ * first; if the breaking ones alone do not fit, the result is partial: an unseen breaking change must
+ * not let the gate open.
+ */
+export const CHANGES_BYTE_BUDGET = 384 * 1024;
+const MAX_REASON_CHARS = 4000;
+const MAX_FIELD_CHARS = { message: 1000, pointer: 2000 };
+
+function withinBudget(all: ContractChange[]): { changes: ContractChange[]; overBudget: boolean; note?: string } {
+  const changes = all.map(boundFields);
+  const size = (c: ContractChange) => JSON.stringify(c).length + 1;
+  const total = changes.reduce((n, c) => n + size(c), 0);
+  if (total <= CHANGES_BYTE_BUDGET) return { changes, overBudget: false };
+  const kept: ContractChange[] = [];
+  let used = 0;
+  let droppedBreaking = 0;
+  let droppedOther = 0;
+  for (const severity of ['breaking', 'non-breaking', 'info'] as const) {
+    for (const c of changes) {
+      if (c.severity !== severity) continue;
+      const n = size(c);
+      if (used + n <= CHANGES_BYTE_BUDGET) {
+        kept.push(c);
+        used += n;
+      } else if (severity === 'breaking') droppedBreaking++;
+      else droppedOther++;
+    }
+  }
+  const order = new Map(changes.map((c, i) => [c, i]));
+  kept.sort((a, b) => order.get(a)! - order.get(b)!);
+  const note =
+    droppedBreaking > 0
+      ? `${droppedBreaking} breaking and ${droppedOther} other contract changes not recorded (over the ${CHANGES_BYTE_BUDGET / 1024} KiB budget); run contract-diff on the specs for the full list`
+      : `${droppedOther} non-breaking/info contract changes not recorded (over the ${CHANGES_BYTE_BUDGET / 1024} KiB budget); every breaking change is kept`;
+  return { changes: kept, overBudget: droppedBreaking > 0, note };
+}
+
+function boundFields(c: ContractChange): ContractChange {
+  const out = { ...c, message: bounded(c.message, MAX_FIELD_CHARS.message) };
+  if (out.basePointer !== undefined) out.basePointer = bounded(out.basePointer, MAX_FIELD_CHARS.pointer);
+  if (out.headPointer !== undefined) out.headPointer = bounded(out.headPointer, MAX_FIELD_CHARS.pointer);
+  if (out.operation !== undefined) out.operation = bounded(out.operation, MAX_FIELD_CHARS.message);
+  return out;
+}
+
+const bounded = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
 
 /** Bounds the existence probes for default-named specs above changed YAML/JSON files. */
 const MAX_SPEC_PROBES = 200;

@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
-import { computeApiContract, contractGate, specCandidates } from '../../../src/axes/api-contract';
+import { CHANGES_BYTE_BUDGET, computeApiContract, contractGate, specCandidates } from '../../../src/axes/api-contract';
+import { apiContractComputationSchema } from '../../../src/events/catalogue/compute';
 import { GitRepo } from '../../../src/git/repo';
 import { GitFixture } from '../../support/git-fixture';
 
@@ -179,6 +180,39 @@ describe('computeApiContract on a real repository', () => {
     fx.write('openapitools.json', JSON.stringify({ generatorName: 'go' }));
     const head = fx.commit('head');
     expect((await compute(base, head)).status).toBe('not_applicable');
+  });
+
+  describe('the record budget (the computation travels inside one ReviewComputed event)', () => {
+    const many = (n: number) => {
+      const paths: Json = {};
+      for (let i = 0; i < n; i++) paths[`/resources/${i}/items/{itemId}/details`] = { get: { responses: { '200': { description: 'ok' } } } };
+      return { openapi: '3.0.3', info: { title: 'big', version: '1' }, paths };
+    };
+
+    it('keeps every breaking change and drops non-breaking ones first, staying pass', async () => {
+      fx.write('openapi.json', JSON.stringify(many(10)));
+      const base = fx.commit('base');
+      fx.write('openapi.json', JSON.stringify({ ...many(4000), paths: { ...(many(4000).paths as Json) } }));
+      const head = fx.commit('head');
+      const r = await compute(base, head);
+      expect(r.status).toBe('pass');
+      expect(r.reason).toMatch(/non-breaking\/info contract changes not recorded/);
+      expect(JSON.stringify(r.changes).length).toBeLessThanOrEqual(CHANGES_BYTE_BUDGET);
+      expect(r.changes.length).toBeGreaterThan(100);
+      expect(apiContractComputationSchema.safeParse(r).success).toBe(true);
+    });
+
+    it('is partial when the breaking changes alone do not fit: an unseen breaking change must not open the gate', async () => {
+      fx.write('openapi.json', JSON.stringify(many(4000)));
+      const base = fx.commit('base');
+      fx.remove('openapi.json');
+      const head = fx.commit('head');
+      const r = await compute(base, head);
+      expect(r.status).toBe('partial');
+      expect(r.reason).toMatch(/breaking and 0 other contract changes not recorded/);
+      expect(contractGate(r, new Map(r.changes.map((c) => [c.changeId, 'approved' as const]))).status).toBe('partial');
+      expect(apiContractComputationSchema.safeParse(r).success).toBe(true);
+    });
   });
 
   it('returns the same changeIds when computed twice (decisions survive a recompute)', async () => {
