@@ -5,7 +5,7 @@ import { signBody } from '../../src/webhooks/github';
 import { writeWebhookSecret } from '../../src/webhooks/secrets';
 import { GitFixture } from '../support/git-fixture';
 import { checkRunCompletedPayload, checkSuiteCompletedPayload, GITHUB_FULL_NAME, pullRequestPayload } from './payloads';
-import { command, serverFixture, tokenFor } from '../rpc/support';
+import { command, serverFixture, tokenFor, WsClient } from '../rpc/support';
 
 const SECRET = 'it-is-a-test-secret-0123456789';
 
@@ -138,6 +138,10 @@ describe('GitHub webhooks with autoRecompute', () => {
       expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'registerRepo', { repoId: target.repoId, path: git.dir, config: { autoRecompute: true } })).error).toBeUndefined();
       writeWebhookSecret((await fx.server.ledger.workspace(fx.workspaceId)).dir, target.repoId, SECRET);
       expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'requestReview', { ...target, baseSha: base, headSha: head1 })).error).toBeUndefined();
+      // A review page watching the cohorts sees the computation the webhook starts.
+      const page = await WsClient.open(fx.server.url, fx.ownerToken);
+      const sub = await page.call('watchCohorts', { workspace_id: fx.workspaceId, ...target });
+      expect(sub.result.snapshot).toEqual(expect.objectContaining({ computed: false }));
       const body = JSON.stringify(pullRequestPayload('synchronize', target.prNumber, base, head2));
       const res = await fetch(`${fx.server.url}/webhooks/github?workspace_id=${fx.workspaceId}`, {
         method: 'POST',
@@ -164,6 +168,11 @@ describe('GitHub webhooks with autoRecompute', () => {
       }
       expect(types).toEqual(expect.arrayContaining(['HeadObserved', 'ReviewComputed']));
       expect(computed).toEqual([expect.objectContaining({ headSha: head2 })]);
+      await page.until(() => page.updates(sub.result.subscription).some((u) => u.value.computed));
+      const shown = page.updates(sub.result.subscription).at(-1).value;
+      expect(shown).toEqual(expect.objectContaining({ computed: true, headSha: head2 }));
+      expect(shown.changedFiles.map((f: any) => f.path ?? f)).toEqual(expect.arrayContaining(['src/a.ts', 'src/b.ts']));
+      await page.close();
     } finally {
       await fx.close();
       git.cleanup();
