@@ -149,7 +149,8 @@ for (const t of FOLDED_TYPES) INTERNED[t] = t;
 export const internType = (type: string): string => INTERNED[type] ?? type;
 
 /** Shared by every unconfirmed node (most of them): one array less per node in a rebuild. Never pushed to. */
-const NO_CONFIRMATIONS: Confirmation[] = [];
+// Frozen: a push onto the shared array would throw instead of confirming every node at once.
+const NO_CONFIRMATIONS = Object.freeze([]) as unknown as Confirmation[];
 
 /**
  * Mutates and returns `s`: the hot path of every rebuild, so no copies. `lean` keeps only the node
