@@ -60,6 +60,11 @@ describe('composition branches are matched by $ref name, content, then title —
     expect((await diff(oas(getReturning(pet('Cat', 'Dog')), schemas), oas(getReturning(pet('Dog', 'Cat')), schemas))).changes).toEqual([]);
   });
 
+  it('pairs a $ref listed several times with each of its occurrences (found by the fuzz test)', async () => {
+    expect((await diff(oas(getReturning(pet('Cat', 'Cat', 'Cat')), schemas), oas(getReturning(pet('Cat', 'Cat', 'Cat')), schemas))).changes).toEqual([]);
+    expect(ids(await diff(oas(getReturning(pet('Cat', 'Cat', 'Dog')), schemas), oas(getReturning(pet('Cat', 'Dog')), schemas)))).toEqual(['response-one-of-branch-removed']);
+  });
+
   it('compares the branch with the same $ref name even when it moved', async () => {
     const headSchemas = { ...schemas, Dog: { type: 'object', properties: {} } };
     const r = await diff(oas(getReturning(pet('Cat', 'Dog')), schemas), oas(getReturning(pet('Dog', 'Cat')), headSchemas));

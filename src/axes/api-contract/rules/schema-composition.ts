@@ -62,21 +62,24 @@ export function matchBranches(base: unknown[], head: unknown[], titleOf: (side: 
   const freeB = new Set(base.map((_, i) => i));
   const freeH = new Set(head.map((_, i) => i));
   const pairs: Array<[number, number]> = [];
+  // one queue of head branches per key: the same $ref listed twice pairs up twice
   const pass = (keyB: (i: number) => string | undefined, keyH: (j: number) => string | undefined) => {
-    const byKey = new Map<string, number>();
+    const byKey = new Map<string, number[]>();
     for (const j of freeH) {
       const k = keyH(j);
-      if (k !== undefined && !byKey.has(k)) byKey.set(k, j);
+      if (k === undefined) continue;
+      const queue = byKey.get(k);
+      if (queue) queue.push(j);
+      else byKey.set(k, [j]);
     }
     for (const i of [...freeB]) {
       const k = keyB(i);
       if (k === undefined) continue;
-      const j = byKey.get(k);
-      if (j === undefined || !freeH.has(j)) continue;
+      const j = byKey.get(k)?.shift();
+      if (j === undefined) continue;
       pairs.push([i, j]);
       freeB.delete(i);
       freeH.delete(j);
-      byKey.delete(k);
     }
   };
   pass((i) => refName(base[i]), (j) => refName(head[j]));
