@@ -105,6 +105,8 @@ export class RpcDispatcher {
         return this.query(spec, caller, params, payload);
       case 'watch':
         return this.watch(spec, caller, params, payload, ctx, after);
+      case 'read':
+        return this.read(spec, caller, params, payload);
     }
   }
 
@@ -137,13 +139,17 @@ export class RpcDispatcher {
   private async query(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
     const parsed = spec.query!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
-    let asOf: number | undefined;
-    if (params.asOf !== undefined) {
-      if (typeof params.asOf !== 'number' || !Number.isSafeInteger(params.asOf) || params.asOf < 0) throw new DomainError('invalid_payload', 'asOf: must be a non-negative integer position');
-      asOf = params.asOf;
-    }
-    const answer = await runQuery(spec.query!, caller.workspace, parsed.data, asOf);
+    const answer = await runQuery(spec.query!, caller.workspace, parsed.data, asOfParam(params));
     return canonicalJson(answer);
+  }
+
+  private async read(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
+    const parsed = spec.read!.input.safeParse(payload);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    const head = await caller.workspace.store.headPosition();
+    const asOf = asOfParam(params);
+    const position = asOf === undefined ? head : Math.min(asOf, head);
+    return canonicalJson({ position, value: await spec.read!.run(caller.workspace, parsed.data, position) });
   }
 
   private async watch(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, ctx: CallContext, after: Array<() => void>): Promise<string> {
@@ -172,6 +178,12 @@ export class RpcDispatcher {
     w.close();
     return 'true';
   }
+}
+
+function asOfParam(params: Record<string, unknown>): number | undefined {
+  if (params.asOf === undefined) return undefined;
+  if (typeof params.asOf !== 'number' || !Number.isSafeInteger(params.asOf) || params.asOf < 0) throw new DomainError('invalid_payload', 'asOf: must be a non-negative integer position');
+  return params.asOf;
 }
 
 export function parseSince(value: unknown): number | undefined {

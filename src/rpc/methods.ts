@@ -5,8 +5,9 @@ import { COMMANDS } from '../commands/registry';
 import type { QueryDefinition } from '../projections/query';
 import { QUERIES } from '../projections/queries';
 import { issueTokenRequestSchema } from '../security/tokens';
+import { READ_PROCEDURES, type ReadProcedure } from './reads';
 
-export type MethodKind = 'command' | 'query' | 'watch';
+export type MethodKind = 'command' | 'query' | 'watch' | 'read';
 
 /**
  * One RPC method, derived from a command or a query definition. Nothing here is written by hand per
@@ -22,6 +23,7 @@ export interface MethodSpec {
   access: AccessRule;
   command?: CommandDefinition;
   query?: QueryDefinition;
+  read?: ReadProcedure;
 }
 
 /** Commands whose public params differ from their internal input (the server derives the rest). */
@@ -57,6 +59,9 @@ export function methodTable(): Map<string, MethodSpec> {
     // A command of the same name keeps `review_studio.<name>`; the query is then read through watch/SSE.
     if (!t.has(REVIEW_STUDIO + q.name)) t.set(REVIEW_STUDIO + q.name, { name: REVIEW_STUDIO + q.name, kind: 'query', description: q.description, params: q.input, access: { minRole: q.access.minRole }, query: q });
     t.set(watchName(q.name), { name: watchName(q.name), kind: 'watch', description: `Subscribe to ${q.name}: a snapshot, then ordered updates with the global position. ${q.description}`, params: q.input, access: { minRole: q.access.minRole }, query: q });
+  }
+  for (const r of READ_PROCEDURES) {
+    if (!t.has(REVIEW_STUDIO + r.name)) t.set(REVIEW_STUDIO + r.name, { name: REVIEW_STUDIO + r.name, kind: 'read', description: r.description, params: r.input, access: r.access, read: r });
   }
   for (const [alias, target] of Object.entries(SPEC_ALIASES)) {
     const spec = t.get(target);

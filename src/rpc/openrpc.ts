@@ -22,14 +22,15 @@ function paramsOf(spec: MethodSpec): unknown[] {
   const schema = jsonSchemaOf(spec.params);
   const props = (schema.properties ?? {}) as Record<string, unknown>;
   const required = new Set((schema.required as string[] | undefined) ?? []);
-  const envelope = spec.kind === 'command' ? [envelopeParams.workspace_id, envelopeParams.idempotencyKey, envelopeParams.correlationId] : spec.kind === 'query' ? [envelopeParams.workspace_id, envelopeParams.asOf] : [envelopeParams.workspace_id, envelopeParams.since];
+  const envelope =
+    spec.kind === 'command' ? [envelopeParams.workspace_id, envelopeParams.idempotencyKey, envelopeParams.correlationId] : spec.kind === 'watch' ? [envelopeParams.workspace_id, envelopeParams.since] : [envelopeParams.workspace_id, envelopeParams.asOf];
   return [...envelope, ...Object.entries(props).map(([name, s]) => ({ name, required: required.has(name), schema: s }))];
 }
 
 const resultOf = (spec: MethodSpec): unknown =>
   spec.kind === 'command'
     ? { name: 'outcome', schema: { type: 'object', properties: { streamId: { type: 'string' }, eventIds: { type: 'array', items: { type: 'string' } }, firstPosition: { type: ['integer', 'null'] }, lastPosition: { type: ['integer', 'null'] }, streamRevision: { type: 'integer' }, result: {} } } }
-    : spec.kind === 'query'
+    : spec.kind === 'query' || spec.kind === 'read'
       ? { name: 'answer', schema: { type: 'object', properties: { position: { type: 'integer' }, value: {} } } }
       : { name: 'subscription', schema: { type: 'object', properties: { subscription: { type: 'string' }, position: { type: 'integer' }, snapshot: {}, resumed: { type: 'boolean' } } } };
 

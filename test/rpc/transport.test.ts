@@ -4,6 +4,7 @@ import { COMMANDS } from '../../src/commands/registry';
 import { newUuidV7 } from '../../src/events/ids';
 import { QUERIES } from '../../src/projections/queries';
 import { watchName } from '../../src/rpc/methods';
+import { RULES_V1 } from '../../src/rules/rules';
 import { BASE, call, command, HEAD_A, nodePayload, postRpc, serverFixture, tokenFor, WsClient } from './support';
 
 describe('JSON-RPC over HTTP and WebSocket', () => {
@@ -99,6 +100,23 @@ describe('JSON-RPC over HTTP and WebSocket', () => {
     expect(filed.error).toBeUndefined();
     const self = await command(fx.server.url, agent, fx.workspaceId, 'review_studio.confirmNode', { ...target, nodeId: filed.result.result.nodeId });
     expect(self.error).toEqual(expect.objectContaining({ code: -32003, data: expect.objectContaining({ code: 'self_confirmation_refused' }) }));
+  });
+
+  it('review_studio.replay scores reviews under another rules document without writing', async () => {
+    const agent = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:replay-author', 'member');
+    const target = { repoId: 'repo-replay', prNumber: 4 };
+    await command(fx.server.url, agent, fx.workspaceId, 'requestReview', { ...target, baseSha: BASE, headSha: HEAD_A });
+    expect((await command(fx.server.url, agent, fx.workspaceId, 'addReviewNode', { ...target, node: nodePayload('crash', { priority: 'P0', confidence: 0.95 }) })).error).toBeUndefined();
+    const softer = JSON.parse(JSON.stringify(RULES_V1));
+    softer.rulesVersion = 'v1-soft-p0';
+    softer.verdict.priorities.P0.atOrAboveThreshold = 'Hold';
+    const before = await fx.server.ledger.workspace(fx.workspaceId).then((ws) => ws.store.headPosition());
+    const r = await call(fx.server.url, fx.ownerToken, 'review_studio.replay', { workspace_id: fx.workspaceId, rules: softer, repoId: target.repoId });
+    expect(r.error).toBeUndefined();
+    expect(r.result.value.rows).toEqual([expect.objectContaining({ ...target, changed: true, old: expect.objectContaining({ verdict: 'Block' }), new: expect.objectContaining({ verdict: 'Hold', rulesVersion: 'v1-soft-p0' }) })]);
+    expect(await fx.server.ledger.workspace(fx.workspaceId).then((ws) => ws.store.headPosition())).toBe(before);
+    const bad = await call(fx.server.url, fx.ownerToken, 'review_studio.replay', { workspace_id: fx.workspaceId, rules: { rulesVersion: 'x' } });
+    expect(bad.error!.data!.code).toBe('invalid_payload');
   });
 
   it('bounds strings and bodies', async () => {

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
+import { replayReviews } from '../projections/replay';
+import { rulesSchema } from '../rules/rules';
+import type { Role } from '../security/roles';
+import type { WorkspaceHandle } from '../workspaces/registry';
+
+/**
+ * Read-only procedures that are not folds of one read model (so they have no `watch` pair), exposed as
+ * `review_studio.<name>` with the same generated catalogue and role check as the queries.
+ */
+export interface ReadProcedure<I = any> {
+  name: string;
+  description: string;
+  input: z.ZodType<I>;
+  access: { minRole: Role };
+  run(workspace: WorkspaceHandle, input: I, asOf: number | undefined): Promise<unknown>;
+}
+
+const replayInput = z.object({
+  /** The rules document to replay under (the shape of src/rules/v1.json). */
+  rules: rulesSchema,
+  repoId: repoIdSchema.optional(),
+  prNumber: prNumberSchema.optional(),
+  /** List unchanged reviews too. */
+  all: z.boolean().optional(),
+});
+
+export const READ_PROCEDURES: ReadProcedure[] = [
+  {
+    name: 'replay',
+    description: 'Replay reviews under another rules document (SPEC §7.4): which verdicts or confidences would change, old → new and why. Writes nothing.',
+    input: replayInput,
+    access: { minRole: 'viewer' },
+    async run(ws, input: z.infer<typeof replayInput>, asOf) {
+      const rows = await replayReviews(ws, input.rules, { repoId: input.repoId, prNumber: input.prNumber, asOf });
+      return { rulesVersion: input.rules.rulesVersion, reviews: rows.length, changed: rows.filter((r) => r.changed).length, rows: input.all ? rows : rows.filter((r) => r.changed) };
+    },
+  },
+];
