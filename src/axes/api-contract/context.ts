@@ -10,7 +10,7 @@ export interface Site {
   /** What the reader sees ("GET /users/{id}"). */
   display: string;
   direction: 'request' | 'response';
-  /** Human path inside the operation: "request body application/json .address.zip". */
+  /** Human path inside the operation: "request body (application/json).address.zip". */
   label: string;
 }
 
