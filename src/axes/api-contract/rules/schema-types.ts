@@ -1,7 +1,7 @@
 import type { Site } from '../context';
 import { canonicalJson } from '../context';
 import { childLoc, isObject, type Loc } from '../document';
-import { familyRules, keywordFamily, type Effect } from './rule';
+import { defineRule, familyRules, keywordFamily, type Effect } from './rule';
 import { nodeOf, show, type SchemaComparer } from './schema-comparer';
 
 const F = 'schema types and values';
@@ -40,8 +40,21 @@ export const CONTENT_ENCODING = keywordFamily(F, 'content-encoding', 'contentEnc
   changed: [{ type: 'string', contentMediaType: 'image/png' }, { type: 'string', contentMediaType: 'image/jpeg' }],
 });
 
+// x-extensible-enum (Zalando guidelines) promises clients that unknown values may appear: adding one
+// to a response is therefore not breaking, unlike `enum`.
+export const REQUEST_EXTENSIBLE_ENUM_VALUE_REMOVED = defineRule(F, 'request-extensible-enum-value-removed', 'request', 'breaking', 'A value of an `x-extensible-enum` in a request was removed: clients sending it may be refused.', '`{"x-extensible-enum": ["a", "b"]}` → `{"x-extensible-enum": ["a"]}`');
+export const REQUEST_EXTENSIBLE_ENUM_VALUE_ADDED = defineRule(F, 'request-extensible-enum-value-added', 'request', 'non-breaking', 'A value was added to an `x-extensible-enum` in a request.', '`{"x-extensible-enum": ["a"]}` → `{"x-extensible-enum": ["a", "b"]}`');
+export const RESPONSE_EXTENSIBLE_ENUM_VALUE_ADDED = defineRule(F, 'response-extensible-enum-value-added', 'response', 'non-breaking', 'A value was added to an `x-extensible-enum` in a response: clients were told to expect unknown values.', '`{"x-extensible-enum": ["a"]}` → `{"x-extensible-enum": ["a", "b"]}`');
+export const RESPONSE_EXTENSIBLE_ENUM_VALUE_REMOVED = defineRule(F, 'response-extensible-enum-value-removed', 'response', 'non-breaking', 'A value of an `x-extensible-enum` in a response is no longer returned.', '`{"x-extensible-enum": ["a", "b"]}` → `{"x-extensible-enum": ["a"]}`');
+
 export const schemaTypeFamilies = [TYPE, NULLABLE, FORMAT, ENUM, ENUM_VALUE, CONST, CONTENT_ENCODING];
-export const schemaTypeRules = schemaTypeFamilies.flatMap(familyRules);
+export const schemaTypeRules = [
+  ...schemaTypeFamilies.flatMap(familyRules),
+  REQUEST_EXTENSIBLE_ENUM_VALUE_REMOVED,
+  REQUEST_EXTENSIBLE_ENUM_VALUE_ADDED,
+  RESPONSE_EXTENSIBLE_ENUM_VALUE_ADDED,
+  RESPONSE_EXTENSIBLE_ENUM_VALUE_REMOVED,
+];
 
 interface TypeSet {
   /** null: no `type` keyword (any type). */
@@ -133,6 +146,15 @@ export function checkTypesAndValues(cmp: SchemaComparer, site: Site, b: Loc, h: 
     for (const v of hs) if (!bs.has(v)) cmp.emit(ENUM_VALUE, 'wider', site, b, h, `enum value ${v} added`, v);
   }
 
+  const bx = Array.isArray(bn['x-extensible-enum']) ? (bn['x-extensible-enum'] as unknown[]) : undefined;
+  const hx = Array.isArray(hn['x-extensible-enum']) ? (hn['x-extensible-enum'] as unknown[]) : undefined;
+  if (bx && hx) {
+    const bs = new Set(bx.map(canonicalJson));
+    const hs = new Set(hx.map(canonicalJson));
+    const request = site.direction === 'request';
+    for (const v of bs) if (!hs.has(v)) cmp.report(request ? REQUEST_EXTENSIBLE_ENUM_VALUE_REMOVED : RESPONSE_EXTENSIBLE_ENUM_VALUE_REMOVED, site, b, h, `x-extensible-enum value ${v} removed`, v);
+    for (const v of hs) if (!bs.has(v)) cmp.report(request ? REQUEST_EXTENSIBLE_ENUM_VALUE_ADDED : RESPONSE_EXTENSIBLE_ENUM_VALUE_ADDED, site, b, h, `x-extensible-enum value ${v} added`, v);
+  }
   for (const key of ['contentEncoding', 'contentMediaType']) {
     const bv = typeof bn[key] === 'string' ? (bn[key] as string) : undefined;
     const hv = typeof hn[key] === 'string' ? (hn[key] as string) : undefined;
