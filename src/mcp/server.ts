@@ -42,6 +42,10 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
       if (!parsed.success) throw validationError(parsed.error.issues);
       const caller = await callerFor(ledger, identity, args.workspace_id);
       checkAccess({ name: tool.name, access: tool.access }, caller.principal, caller.role);
+      if (tool.kind === 'query') {
+        const { workspace_id: _w, ...input } = parsed.data as Record<string, unknown>;
+        return success(JSON.stringify(await runQuery(tool.query!, caller.workspace, tool.query!.input.parse(input))));
+      }
       if (tool.kind === 'review') {
         const target = { repoId: args.repoId, prNumber: args.prNumber };
         const review: Record<string, unknown> = {};

@@ -32,6 +32,11 @@ export const COMMAND_TOOLS: ToolBinding[] = [
   { tool: 'publish_review_to_github', commands: ['publish', 'requestPublish'], defaults: { selection: 'consensus', approveOnShip: false } },
 ];
 
+/** Read tools: one query each, its input schema as the tool schema. */
+export const QUERY_TOOLS: Array<{ tool: string; query: string; description?: string }> = [
+  { tool: 'get_cohort_context', query: 'cohortContext', description: 'The context pack of one cohort: its fragments and clues (relation × kind), degraded to signatures then pointers to fit budgetBytes; every degraded clue is listed in `truncated`.' },
+];
+
 /** What `get_review` gathers, when the query exists: cohorts, nodes, axes, verdict. */
 export const REVIEW_PARTS = ['cohorts', 'cohortProgress', 'nodes', 'axes', 'verdict', 'reviewStatus', 'ciSignals'];
 
@@ -47,8 +52,9 @@ export interface ResolvedTool {
   schema: z.ZodObject<z.ZodRawShape>;
   inputJsonSchema: Record<string, unknown>;
   access: AccessRule;
-  kind: 'command' | 'review';
+  kind: 'command' | 'review' | 'query';
   command?: CommandDefinition;
+  query?: QueryDefinition;
   binding?: ToolBinding;
   queries?: QueryDefinition[];
 }
@@ -111,6 +117,13 @@ export function resolveTools(): ResolvedTool[] {
     if (!command) continue;
     const schema = toolSchemaFor(command, b);
     out.push({ name: b.tool, description: b.description ?? command.description, schema, inputJsonSchema: jsonSchemaOf(schema), access: command.access, kind: 'command', command, binding: b });
+  }
+  for (const b of QUERY_TOOLS) {
+    const query = QUERIES.find((q) => q.name === b.query);
+    const shape = query ? objectShape(query.input) : null;
+    if (!query || !shape) continue;
+    const schema = z.object({ ...shape, workspace_id: envelopeShape.workspace_id });
+    out.push({ name: b.tool, description: b.description ?? query.description, schema, inputJsonSchema: jsonSchemaOf(schema), access: { minRole: query.access.minRole }, kind: 'query', query });
   }
   const parts = REVIEW_PARTS.map((n) => QUERIES.find((q) => q.name === n)).filter((q): q is QueryDefinition => q !== undefined);
   const schema = reviewTargetSchema.extend({ workspace_id: envelopeShape.workspace_id });
