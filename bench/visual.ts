@@ -14,6 +14,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { PNG } from 'pngjs';
 import pixelmatch from 'pixelmatch';
 import { decode as fastPngDecode } from 'fast-png';
@@ -107,6 +108,19 @@ async function timeIt(runs: number, f: () => unknown): Promise<number> {
     t.push(now() - s);
   }
   return median(t);
+}
+
+/**
+ * How many cores this machine gives us right now: `cores` threads spin for `ms` and we measure the
+ * CPU time they got per wall time. On a shared machine this bounds any worker-pool speed-up.
+ */
+async function probeCores(cores: number, ms = 1000): Promise<number> {
+  const code = `const end = Date.now() + ${ms}; let x = 0; while (Date.now() < end) x++; require('node:worker_threads').parentPort.postMessage(x);`;
+  const c0 = process.cpuUsage();
+  const t0 = now();
+  await Promise.all(Array.from({ length: cores }, () => new Promise((resolve) => new Worker(code, { eval: true }).once('message', resolve))));
+  const cpu = process.cpuUsage(c0);
+  return (cpu.user + cpu.system) / 1000 / (now() - t0);
 }
 
 interface Row {
@@ -218,6 +232,7 @@ export async function main(args: string[]): Promise<void> {
         prCores[kind].push((cpu.user + cpu.system) / 1000 / wall);
       }
     }
+    const coresGiven = await probeCores(cores);
     const serialMs = median(prTimes.serial);
     const poolMs = median(prTimes.warm);
     const coldMs = median(prTimes.cold);
@@ -228,7 +243,8 @@ export async function main(args: string[]): Promise<void> {
     for (const d of decoders) console.log(`  ${d.size.padEnd(26)}${f(d.pngjsMs)}${f(d.fastPngMs)}${f(d.oursMs)}`);
     console.log('\nper pair (ms)                    changed px (odiff)  pixelmatch raw  ours end-to-end  odiff --server');
     for (const r of rows) console.log(`  ${`${r.size} ${r.pair}`.padEnd(30)}${String(r.changedPixels).padStart(9)} (${String(r.odiffCount).padStart(6)})${f(r.pixelmatchRawMs).padStart(16)}${f(r.oursEndToEndMs).padStart(17)}${f(r.odiffServerMs).padStart(16)}`);
-    console.log(`\n50-snapshot PR, cores actually used (CPU time / wall): serial ${median(prCores.serial).toFixed(2)}, warm pool ${median(prCores.warm).toFixed(2)}, cold pool ${median(prCores.cold).toFixed(2)}`);
+    console.log(`\nmachine probe: ${cores} spinning threads got ${coresGiven.toFixed(2)} cores (load average ${os.loadavg()[0].toFixed(2)})`);
+    console.log(`50-snapshot PR, cores actually used (CPU time / wall): serial ${median(prCores.serial).toFixed(2)}, warm pool ${median(prCores.warm).toFixed(2)}, cold pool ${median(prCores.cold).toFixed(2)}`);
     console.log(`50-snapshot PR: serial ${serialMs.toFixed(0)} ms, warm worker pool (${cores}) ${poolMs.toFixed(0)} ms → ${(serialMs / poolMs).toFixed(2)}×; cold pool (start-up included) ${coldMs.toFixed(0)} ms → ${(serialMs / coldMs).toFixed(2)}×`);
 
     const get = (size: string, pair: string) => rows.find((r) => r.size === size && r.pair === pair)!;
@@ -259,6 +275,7 @@ export async function main(args: string[]): Promise<void> {
       pr50_serialCoresUsed: +median(prCores.serial).toFixed(2),
       pr50_poolCoresUsed: +median(prCores.warm).toFixed(2),
       loadAverage1m: +os.loadavg()[0].toFixed(2),
+      coresGivenProbe: +coresGiven.toFixed(2),
       poolTargetMet: serialMs / poolMs >= 1.6,
     });
     console.log(JSON.stringify(summary));
