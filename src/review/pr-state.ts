@@ -154,7 +154,8 @@ const NO_CONFIRMATIONS = Object.freeze([]) as unknown as Confirmation[];
 
 /**
  * Mutates and returns `s`: the hot path of every rebuild, so no copies. `lean` keeps only the node
- * fields the verdict reads (the rest of each body becomes garbage at once instead of old-generation heap).
+ * fields the verdict reads: a 1M-event rebuild holds ~300 MB instead of ~480 MB (measured; the speed is
+ * about the same, bench:projections reports both).
  */
 export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: RecordedEvent, lean = false): PrState<B> {
   const d = e.data as any;
