@@ -60,3 +60,12 @@ function inline(text: string): Child[] {
   if (last < text.length) out.push(text.slice(last));
   return out;
 }
+
+/** Which collapsible sections the reader opened: a re-render from a subscription must not close them. */
+const openSections = new Set<string>();
+
+export function details(key: string, attrs: Attrs | null, summary: Child, ...children: Child[]): HTMLElement {
+  const el = h('details', { ...(attrs ?? {}), 'data-key': key, open: openSections.has(key) }, h('summary', null, summary), ...children);
+  el.addEventListener('toggle', () => ((el as HTMLDetailsElement).open ? openSections.add(key) : openSections.delete(key)));
+  return el;
+}

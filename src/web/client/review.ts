@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { fill, h, markdown } from './dom';
+import { details, fill, h, markdown } from './dom';
 import { LiveConnection, uuidV7 } from './live';
 
 /**
@@ -237,7 +237,7 @@ function renderVerdict(): void {
     h('span', { class: 'verdict', id: 'verdict-value' }, d.verdict),
     h('span', { class: 'confidence', title: 'aggregate confidence' }, `confidence ${Number(d.confidence).toFixed(2)}`),
     h('span', { class: 'decided', id: 'verdict-reason' }, decidedBy),
-    d.reasons?.length > 1 ? h('details', { class: 'more' }, h('summary', null, `+${d.reasons.length - 1} more`), h('ul', null, d.reasons.slice(1).map((r: string) => h('li', null, r)))) : null,
+    d.reasons?.length > 1 ? details('verdict-reasons', { class: 'more' }, `+${d.reasons.length - 1} more`, h('ul', null, d.reasons.slice(1).map((r: string) => h('li', null, r)))) : null,
     d.finalized ? h('span', { class: 'muted' }, `finalized ${d.finalized.verdict} by ${d.finalized.by}`) : null,
   );
 }
@@ -292,14 +292,14 @@ function renderNodes(): void {
     main.length === 0 && rest.length === 0 ? h('p', { class: 'muted', id: 'no-nodes' }, 'No findings yet.') : null,
     h('ol', { class: 'node-list', id: 'main-nodes' }, main.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))),
     rest.length
-      ? h(
-          'details',
+      ? details(
+          'below-threshold',
           { class: 'below', id: 'below-threshold' },
-          h('summary', null, `${rest.length} below the ${groups?.level ?? ''} threshold`),
+          `${rest.length} below the ${groups?.level ?? ''} threshold`,
           [...byLevel.entries()].sort(([a], [b]) => PRIORITY_ORDER[a] - PRIORITY_ORDER[b]).map(([level, ns]) => h('div', null, h('h4', null, level), h('ol', { class: 'node-list' }, ns.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))))),
         )
       : null,
-    gone.length ? h('details', { class: 'gone' }, h('summary', null, `${gone.length} gone since round ${delta.previousRound}`), h('ul', null, gone.map((e: any) => h('li', null, `${e.priority} ${e.title}`)))) : null,
+    gone.length ? details('gone', { class: 'gone' }, `${gone.length} gone since round ${delta.previousRound}`, h('ul', null, gone.map((e: any) => h('li', null, `${e.priority} ${e.title}`)))) : null,
   );
 }
 
@@ -353,7 +353,7 @@ function nodeItem(n: any, duplicates: any[], deltaOf: Map<string, string>): HTML
       n.confirmedBy.length ? ` · confirmed by ${n.confirmedBy.join(', ')}` : '',
       n.closed ? ` · ${n.status} by ${n.closed.by}: ${n.closed.reason}` : '',
     ),
-    duplicates.length ? h('details', { class: 'dups' }, h('summary', null, `${duplicates.length} duplicate(s) folded`), h('ul', null, duplicates.map((x) => h('li', { 'data-node-id': x.nodeId }, `${x.priority} ${x.title} — ${x.author}`)))) : null,
+    duplicates.length ? details(`dups-${n.nodeId}`, { class: 'dups' }, `${duplicates.length} duplicate(s) folded`, h('ul', null, duplicates.map((x) => h('li', { 'data-node-id': x.nodeId }, `${x.priority} ${x.title} — ${x.author}`)))) : null,
     actions.length ? h('div', { class: 'actions' }, actions) : null,
     dismissForm,
   );
@@ -392,7 +392,7 @@ function renderCohorts(): void {
         ),
         h('div', { class: 'files' }, co.files.map((f: string) => h('code', null, f))),
         co.readingOrder?.steps?.length
-          ? h('details', { class: 'reading' }, h('summary', null, `reading order (${co.readingOrder.order})`), h('ol', null, co.readingOrder.steps.map((s: any) => h('li', null, h('code', null, s.symbolId ?? s.path), ' — ', s.why))))
+          ? details(`reading-${co.key}`, { class: 'reading' }, `reading order (${co.readingOrder.order})`, h('ol', null, co.readingOrder.steps.map((s: any) => h('li', null, h('code', null, s.symbolId ?? s.path), ' — ', s.why))))
           : null,
         co.summary ? h('div', { class: 'summary' }, markdown(co.summary.markdown), h('div', { class: 'muted' }, `summary by ${co.summary.by}`)) : h('div', { class: 'muted summary' }, 'No summary yet.'),
         co.diagrams.map((d: any) => diagramView(d)),
