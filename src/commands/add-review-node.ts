@@ -3,6 +3,8 @@ import { DomainError } from '../domain-error';
 import { fixSchema, nodeKindSchema, prioritySchema, reviewerBriefSchema, shaSchema, triageSchema } from '../events/catalogue/review';
 import { streamIds } from '../events/envelope';
 import { GitRepo, normalizeRepoPath } from '../git/repo';
+import { FactsCache } from '../codegraph/facts-cache';
+import { definitionsAt, enclosingSymbolOf } from '../review/enclosing-symbol';
 import { anchoredLines, fingerprintOf } from '../review/fingerprint';
 import { currentRound, PrState, prFold } from '../review/pr-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
@@ -54,8 +56,10 @@ type Prepared = Input & { fingerprint: string; fingerprintHead: string | null };
 
 /**
  * Files a review node (SPEC §5) under the caller's principal. The fingerprint is computed here, at the
- * edge, from the anchored code as it reads at the round's head in the registered repo (or the symbol id
- * the reviewer gave), so it survives line shifts, rebases and reformatting.
+ * edge: from the symbol id the reviewer gave, else the code graph's innermost definition enclosing the
+ * anchor at the round's head (base for a deleted line, `side: LEFT`), which is recorded as
+ * `anchor.symbolId`, else the anchored lines' text at the head. So it survives line shifts, rebases,
+ * reformatting and, inside a known definition, edits to the anchored lines themselves.
  */
 export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
   name: 'addReviewNode',
@@ -66,12 +70,19 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
   fold: prFold,
   async prepare(cmd, env) {
     const state = await loadPrState(env.workspace, reviewStreamOf(cmd));
-    const head = currentRound(state)?.headSha ?? null;
+    const round = currentRound(state);
+    const head = round?.headSha ?? null;
     const anchor = cmd.node.anchor;
-    let anchoredText: string | undefined;
-    if (anchor && !anchor.symbolId && head) anchoredText = (await readAnchoredText(env.workspace, cmd.repoId, head, anchor.path, anchor.startLine, anchor.endLine)) ?? undefined;
-    const fingerprint = fingerprintOf({ path: anchor?.path, symbolId: anchor?.symbolId, anchoredText, kind: cmd.node.kind, category: cmd.node.triage.category, title: cmd.node.title });
-    return { ...cmd, fingerprint, fingerprintHead: head };
+    if (!anchor || !round) {
+      const fingerprint = fingerprintOf({ path: anchor?.path, symbolId: anchor?.symbolId, kind: cmd.node.kind, category: cmd.node.triage.category, title: cmd.node.title });
+      return { ...cmd, fingerprint, fingerprintHead: head };
+    }
+    // A deleted line only exists at the base: its enclosing definition is the base's.
+    const definitionsCommit = anchor.side === 'LEFT' ? round.baseSha : round.headSha;
+    const locus = await readAnchorLocus(env.workspace, cmd.repoId, anchor, definitionsCommit, round.headSha);
+    const fingerprint = fingerprintOf({ path: anchor.path, symbolId: locus.symbolId, anchoredText: locus.anchoredText, kind: cmd.node.kind, category: cmd.node.triage.category, title: cmd.node.title });
+    const node = locus.symbolId === anchor.symbolId ? cmd.node : { ...cmd.node, anchor: { ...anchor, symbolId: locus.symbolId } };
+    return { ...cmd, node, fingerprint, fingerprintHead: head };
   },
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
@@ -103,19 +114,43 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
   },
 };
 
-/** The anchored lines at `head` in the registered repo, or null when the repo, commit or file is not readable. */
-async function readAnchoredText(ws: WorkspaceHandle, repoId: string, head: string, path: string, startLine: number, endLine: number): Promise<string | null> {
+type Anchor = NonNullable<Input['node']['anchor']>;
+
+/**
+ * What locates the finding for its fingerprint: the reviewer's symbol id, else the code graph's innermost
+ * definition enclosing the anchored range at `definitionsCommit`, else the anchored lines as they read at
+ * `head`. Everything is optional: an unregistered repo, unknown commit or file without a grammar only
+ * moves the fingerprint down that list, it never refuses the node.
+ */
+async function readAnchorLocus(ws: WorkspaceHandle, repoId: string, anchor: Anchor, definitionsCommit: string, head: string): Promise<{ symbolId?: string; anchoredText?: string }> {
+  if (anchor.symbolId) return { symbolId: anchor.symbolId };
   let repoPath: string | undefined;
   for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (e.type === 'RepoRegistered') repoPath = (e.data as { path: string }).path;
-  if (!repoPath) return null;
+  if (!repoPath) return {};
   let repo: GitRepo | undefined;
   try {
     repo = await GitRepo.open(repoPath);
-    const blob = await repo.readFileAt(head, path);
-    return blob ? anchoredLines(blob.toString('utf8'), startLine, endLine) : null;
+    const symbolId = await enclosingSymbolAt(ws, repo, definitionsCommit, anchor);
+    if (symbolId) return { symbolId };
+    const blob = await repo.readFileAt(head, anchor.path);
+    const text = blob ? anchoredLines(blob.toString('utf8'), anchor.startLine, anchor.endLine) : null;
+    return text === null ? {} : { anchoredText: text };
   } catch {
-    return null;
+    return {};
   } finally {
     repo?.close();
+  }
+}
+
+async function enclosingSymbolAt(ws: WorkspaceHandle, repo: GitRepo, commit: string, anchor: Anchor): Promise<string | undefined> {
+  const cache = FactsCache.open(ws.dir);
+  try {
+    const defs = await definitionsAt(repo, cache, commit, anchor.path);
+    return defs ? enclosingSymbolOf(anchor.path, defs, anchor.startLine, anchor.endLine) : undefined;
+  } catch {
+    // The text fallback still gives a usable fingerprint when a parse or the cache fails.
+    return undefined;
+  } finally {
+    cache.close();
   }
 }
