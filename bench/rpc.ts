@@ -1,4 +1,4 @@
-// npm run bench:rpc [-- --duration 20 --connections 50 --subscribers 1000 --watch-seconds 10]
+// npm run bench:rpc [-- --duration 20 --connections 50 --subscribers 1000 --watch-seconds 10 --only http --server-cpu-prof <dir>]
 // (a) addReviewNode over HTTP JSON-RPC (autocannon, loopback, 50 connections) against the same command
 //     run in-process through the kernel (the raw limit of the embedded store + command path, same run);
 // (b) 1,000 WebSocket subscribers on one PR's verdict while addReviewNode commands flow: delay from the
@@ -35,8 +35,10 @@ const node = (title: string) => ({
   brief: 'engineer',
 });
 
-async function startChild(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startChild(dataDir: string, cpuProfDir?: string): Promise<{ child: ChildProcess; url: string }> {
+  // --server-cpu-prof: the server child writes a V8 CPU profile on exit (open it in Chrome DevTools).
+  const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
+  const child = spawn(process.execPath, [...prof, '-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
@@ -210,8 +212,11 @@ export async function main(args: string[]): Promise<void> {
   const connections = Number(argValue(args, '--connections') ?? 50);
   const subscribers = Number(argValue(args, '--subscribers') ?? 1000);
   const watchSeconds = Number(argValue(args, '--watch-seconds') ?? 10);
+  // --only http: part (a) over HTTP only (no in-process run, no subscribers), e.g. while profiling.
+  const httpOnly = argValue(args, '--only') === 'http';
+  const cpuProfDir = argValue(args, '--server-cpu-prof');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-rpc-'));
-  const { child, url } = await startChild(dataDir);
+  const { child, url } = await startChild(dataDir, cpuProfDir ? path.resolve(cpuProfDir) : undefined);
   try {
     const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
     const agent = (await rpc(url, owner, 'issueToken', { workspace_id: 'default', idempotencyKey: newUuidV7(), principal: 'agent:bench', role: 'member' })).result.token as string;
@@ -219,6 +224,11 @@ export async function main(args: string[]): Promise<void> {
 
     const ceiling = await transportCeiling(url, agent, Math.min(seconds, 5), connections);
     const http = await httpLoad(url, agent, seconds, connections);
+    if (httpOnly) {
+      console.log(`\naddReviewNode over HTTP, ${connections} concurrent, ${seconds}s: ${Math.round(http.perSecond)}/s, p50 ${http.p50} ms, p99 ${http.p99} ms, errors ${http.errors + http.non2xx}; no-op ceiling ${Math.round(ceiling.perSecond)}/s`);
+      console.log(JSON.stringify({ bench: 'rpc', only: 'http', http: { connections, seconds, commandsPerSecond: Math.round(http.perSecond), p50Ms: http.p50, p99Ms: http.p99, errors: http.errors + http.non2xx }, transportCeiling: { requestsPerSecond: Math.round(ceiling.perSecond), p50Ms: ceiling.p50, p99Ms: ceiling.p99 }, httpVsTransportCeiling: round(http.perSecond / ceiling.perSecond, 3) }));
+      return;
+    }
     const raw = await inProcess(Math.min(seconds, 10), connections);
     console.log(`\n(a) addReviewNode, ${connections} concurrent, ${seconds}s over HTTP (in-process: ${Math.min(seconds, 10)}s)`);
     console.log(

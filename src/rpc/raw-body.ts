@@ -15,34 +15,45 @@ export function rawBodyMiddleware(paths: string[], limit = LIMITS.maxBodyBytes) 
   return (req: RawBodyRequest, res: ServerResponse, next: (err?: unknown) => void): void => {
     const pathname = (req.url ?? '/').split('?')[0];
     if (req.method !== 'POST' || !paths.includes(pathname)) return next();
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) return tooLarge(res, limit);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let aborted = false;
-    req.on('data', (c: Buffer) => {
-      if (aborted) return;
-      size += c.length;
-      if (size > limit) {
-        aborted = true;
-        tooLarge(res, limit);
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (aborted) return;
-      req.rawBody = Buffer.concat(chunks);
+    readBoundedBody(req, res, limit, (err) => {
+      if (err) return next(err);
       // Mark the body consumed so the framework's parsers leave it alone.
       req.body = undefined;
       (req as unknown as { _body: boolean })._body = true;
       next();
     });
-    req.on('error', (err) => {
-      if (!aborted) next(err);
-    });
   };
+}
+
+/**
+ * Reads the whole body into `req.rawBody`, refusing (413, connection closed) past `limit` bytes, declared
+ * or actual. `done` runs once the body is complete, or with the stream's error; never after a 413.
+ */
+export function readBoundedBody(req: RawBodyRequest, res: ServerResponse, limit: number, done: (err?: unknown) => void): void {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) return tooLarge(res, limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let aborted = false;
+  req.on('data', (c: Buffer) => {
+    if (aborted) return;
+    size += c.length;
+    if (size > limit) {
+      aborted = true;
+      tooLarge(res, limit);
+      req.destroy();
+      return;
+    }
+    chunks.push(c);
+  });
+  req.on('end', () => {
+    if (aborted) return;
+    req.rawBody = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    done();
+  });
+  req.on('error', (err) => {
+    if (!aborted) done(err);
+  });
 }
 
 function tooLarge(res: ServerResponse, limit: number): void {

@@ -1,10 +1,11 @@
 import { Controller, Get, Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy, Param, Req, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Ledger } from '../ledger';
 import { bearerFrom } from '../security/tokens';
 import { RpcDispatcher } from './dispatcher';
-import { rawBodyMiddleware, type RawBodyRequest } from './raw-body';
+import { LIMITS } from './limits';
+import { rawBodyMiddleware, readBoundedBody, type RawBodyRequest } from './raw-body';
 import { serveSse } from './sse';
 import { WatchHub } from './watch';
 import { attachRpcWebSocket } from './ws-transport';
@@ -24,6 +25,33 @@ async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: Se
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
     res.end('{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error","data":{"code":"internal"}}}');
   }
+}
+
+/**
+ * `POST /rpc` answered on the HTTP server's own 'request' event, before Express: under load the router,
+ * its per-request `next` chain and Express's request/response decoration cost as much CPU as the
+ * command itself (profiled with `npm run bench:rpc -- --only http --server-cpu-prof <dir>`). Every other
+ * request goes to the framework's listeners unchanged; the Express middleware above stays as the path
+ * for servers built without this hook.
+ */
+function installRpcFastPath(server: Server, dispatcher: RpcDispatcher): void {
+  const framework = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: RawBodyRequest, res: ServerResponse) => {
+    const url = req.url ?? '';
+    if (req.method === 'POST' && (url === '/rpc' || url.startsWith('/rpc?'))) {
+      readBoundedBody(req, res, LIMITS.maxBodyBytes, (err) => {
+        if (err) {
+          if (!res.headersSent) res.writeHead(400, { 'content-type': 'application/json', connection: 'close' });
+          res.end();
+          return;
+        }
+        void answerRpc(dispatcher, req, res);
+      });
+      return;
+    }
+    for (const listener of framework) listener.call(server, req, res);
+  });
 }
 
 /** Routes whose bodies are read raw and bounded before any framework parser (see raw-body.ts). */
@@ -46,7 +74,9 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
-    this.ws = attachRpcWebSocket(this.adapterHost.httpAdapter.getHttpServer() as Server, this.dispatcher);
+    const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
+    installRpcFastPath(server, this.dispatcher);
+    this.ws = attachRpcWebSocket(server, this.dispatcher);
   }
 
   onModuleDestroy(): void {

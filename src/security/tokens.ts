@@ -66,10 +66,13 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   const parsed = parseToken(token);
   if (!parsed) throw new DomainError('unauthorized', 'Authorization: not a review-ledger token', 'unauthorized');
   // A catalogue lookup, not a store open: unknown ids are refused before anything touches the disk.
-  if (!ledger.workspaces.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`, 'not_found');
+  if (!isRegistered(ledger, wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`, 'not_found');
   if (parsed.workspaceId !== wid) throw new DomainError('forbidden', `workspace_id: the token is not valid for workspace "${wid}"`, 'forbidden');
   const workspace = await ledger.workspace(wid);
-  const { state } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
+  const { state, revision } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
+  const verified = verifiedTokens(workspace, revision);
+  const known = verified.get(token);
+  if (known) return { workspace, ...known };
   const entry = state.tokens[parsed.tokenId];
   const presented = Buffer.from(hashToken(token), 'hex');
   const stored = entry ? Buffer.from(entry.tokenHash, 'hex') : Buffer.alloc(32);
@@ -79,7 +82,38 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   const memberRole = state.members[entry.principal];
   // A member's current role caps every token issued to them: a demotion takes effect at once.
   const role = memberRole !== undefined && !roleAtLeast(memberRole, entry.role) ? memberRole : entry.role;
-  return { workspace, principal: entry.principal as Principal, role, tokenId: parsed.tokenId };
+  const caller = { principal: entry.principal as Principal, role, tokenId: parsed.tokenId };
+  if (verified.size >= MAX_VERIFIED_TOKENS) verified.clear();
+  verified.set(token, caller);
+  return { workspace, ...caller };
+}
+
+/** Workspaces are never unregistered, so a positive catalogue answer can be remembered (a query less per call). */
+const registeredIds = new WeakMap<Ledger, Set<string>>();
+
+function isRegistered(ledger: Ledger, id: string): boolean {
+  let ids = registeredIds.get(ledger);
+  if (!ids) registeredIds.set(ledger, (ids = new Set()));
+  if (ids.has(id)) return true;
+  if (!ledger.workspaces.get(id)) return false;
+  ids.add(id);
+  return true;
+}
+
+const MAX_VERIFIED_TOKENS = 10_000;
+const VERIFIED_TOKENS = Symbol('verified tokens');
+
+/**
+ * Tokens already verified against the workspace stream at `revision`: hashing and role resolution are
+ * skipped for them. Any new event on the workspace stream (an issue, a revocation, a role change) moves
+ * the revision and empties the cache, so a revocation still takes effect on the very next call — the
+ * revision comes from the kernel's cached fold, which reads the stream (or the store's knowledge of its
+ * end) on every call, including events committed by other processes.
+ */
+function verifiedTokens(workspace: WorkspaceHandle, revision: number): Map<string, Omit<Caller, 'workspace'>> {
+  let entry = workspace.cache.get(VERIFIED_TOKENS) as { revision: number; tokens: Map<string, Omit<Caller, 'workspace'>> } | undefined;
+  if (!entry || entry.revision !== revision) workspace.cache.set(VERIFIED_TOKENS, (entry = { revision, tokens: new Map() }));
+  return entry.tokens;
 }
 
 /** What a client sends to issue a token: the id and hash are the server's to derive. */

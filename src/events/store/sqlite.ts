@@ -279,6 +279,10 @@ export class SqliteEventStore implements EventStore {
     const backward = options.direction === 'backward';
     let remaining = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     let cursor = options.fromRevision ?? (backward ? Number.MAX_SAFE_INTEGER : 0);
+    // Cached folds read "everything past revision r" on every command, and nearly always find nothing:
+    // when this connection knows the stream's last revision (and nobody else committed since), that
+    // answer needs no query. Under HTTP load these empty reads were ~10% of the server's CPU.
+    if (!backward && this.revisionIfCurrent(streamId) < cursor) return;
     while (remaining > 0) {
       const limit = Math.min(PAGE, remaining);
       const rows = (backward ? this.stmts.backward : this.stmts.forward).all(streamId, cursor, limit) as EventRow[];
@@ -287,6 +291,23 @@ export class SqliteEventStore implements EventStore {
       remaining -= rows.length;
       cursor = rows[rows.length - 1].stream_revision + (backward ? -1 : 1);
     }
+  }
+
+  /**
+   * The stream's last revision if this connection knows it for certain, else +Infinity (unknown: read).
+   * The cache holds exact revisions written by this connection's appends; data_version tells whether
+   * another connection committed since, in which case the cache is dropped. Appends still queued are
+   * not committed, so they are invisible to reads either way.
+   */
+  private revisionIfCurrent(streamId: string): number {
+    if (this.closed) return Number.POSITIVE_INFINITY;
+    const version = this.dataVersion.get() as number;
+    if (version !== this.seenDataVersion) {
+      this.revisions.clear();
+      this.seenDataVersion = version;
+      return Number.POSITIVE_INFINITY;
+    }
+    return this.revisions.get(streamId) ?? Number.POSITIVE_INFINITY;
   }
 
   /** Synchronous page read: the building block of readAll and subscriptions. */
