@@ -6,14 +6,33 @@ import { PublishState, publishFold } from '../publish/publish-state';
 import type { CommandDefinition, PendingEvent } from './kernel';
 import { reviewStreamOf, reviewTarget } from './review-target';
 
-const input = z.object({
-  ...reviewTarget,
-  /** The button publishes every open finding; the MCP tool asks for `consensus` (peer-confirmed only). */
-  selection: publishSelectionSchema.default('all_open'),
-  /** Ship → APPROVE (the button's default); false leaves Ship as COMMENT. */
-  approveOnShip: z.boolean().default(true),
-});
-type Input = z.infer<typeof input>;
+/** Ship → APPROVE by default from the button; false leaves Ship as COMMENT. */
+const APPROVE_ON_SHIP_DEFAULT = true;
+
+/**
+ * SPEC §14 spells the option `approve_on_ship`; the API has always said `approveOnShip`. Both are
+ * accepted and folded into `approveOnShip`. The schema stays a plain object (checks, not a preprocess
+ * pipe) because the MCP tool reshapes the object's fields and shows their defaults.
+ */
+const input = z
+  .object({
+    ...reviewTarget,
+    /** The button publishes every open finding; the MCP tool asks for `consensus` (peer-confirmed only). */
+    selection: publishSelectionSchema.default('all_open'),
+    approveOnShip: z.boolean().describe('Ship → APPROVE when true; false leaves Ship as COMMENT.').optional(),
+    approve_on_ship: z.boolean().describe('The SPEC §14 spelling of approveOnShip (give one of the two).').optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.approveOnShip !== undefined && v.approve_on_ship !== undefined && v.approveOnShip !== v.approve_on_ship) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['approve_on_ship'],
+        message: `approve_on_ship (${v.approve_on_ship}) and approveOnShip (${v.approveOnShip}) are two spellings of one option and disagree; give one of them`,
+      });
+    }
+  })
+  .overwrite(({ approve_on_ship, ...v }) => ({ ...v, approveOnShip: v.approveOnShip ?? approve_on_ship ?? APPROVE_ON_SHIP_DEFAULT }));
+type Input = Omit<z.infer<typeof input>, 'approve_on_ship' | 'approveOnShip'> & { approveOnShip: boolean };
 type Prepared = Input & ({ mode: 'request' } | { mode: 'publish'; prepared: PreparedPublish });
 
 /**
@@ -26,7 +45,8 @@ export const publish: CommandDefinition<Input, PublishState, Prepared> = {
   name: 'publish',
   description:
     'Publish the review to GitHub as one review: inline comments on verified anchors, the rest in the body; verdict → event. A human member publishes directly; an agent records a request that waits for human approval.',
-  input,
+  // The overwrite always sets approveOnShip and drops the other spelling.
+  input: input as z.ZodType<Input>,
   access: { minRole: 'member' },
   stream: reviewStreamOf,
   fold: publishFold,
