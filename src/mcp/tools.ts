@@ -20,6 +20,8 @@ export interface ToolBinding {
   description?: string;
   lift?: { from: string; field: string; required?: boolean };
   defaults?: Record<string, unknown>;
+  /** Other spellings of a field (alias → field): a default never overrides what the agent sent under an alias. */
+  aliases?: Record<string, string>;
 }
 
 export const COMMAND_TOOLS: ToolBinding[] = [
@@ -29,7 +31,7 @@ export const COMMAND_TOOLS: ToolBinding[] = [
   { tool: 'add_review_diagram', commands: ['addReviewDiagram'] },
   { tool: 'finalize_review', commands: ['finalizeReview'] },
   { tool: 'mark_cohort_reviewed', commands: ['markCohortReviewed'] },
-  { tool: 'publish_review_to_github', commands: ['publish', 'requestPublish'], defaults: { selection: 'consensus', approveOnShip: false } },
+  { tool: 'publish_review_to_github', commands: ['publish', 'requestPublish'], defaults: { selection: 'consensus', approveOnShip: false }, aliases: { approve_on_ship: 'approveOnShip' } },
 ];
 
 /** Read tools: one query each, its input schema as the tool schema. */
@@ -93,7 +95,8 @@ export function toolSchemaFor(command: CommandDefinition, binding: ToolBinding):
 /** Turns tool arguments back into the command's payload (undoes the lift, applies defaults). */
 export function payloadFor(binding: ToolBinding, args: Record<string, unknown>): Record<string, unknown> {
   const { workspace_id: _w, idempotencyKey: _k, ...payload } = args;
-  for (const [k, v] of Object.entries(binding.defaults ?? {})) if (payload[k] === undefined) payload[k] = v;
+  const spelledOtherwise = new Set(Object.entries(binding.aliases ?? {}).filter(([alias]) => payload[alias] !== undefined).map(([, field]) => field));
+  for (const [k, v] of Object.entries(binding.defaults ?? {})) if (payload[k] === undefined && !spelledOtherwise.has(k)) payload[k] = v;
   const lift = binding.lift;
   if (lift && lift.field in payload) {
     const value = payload[lift.field];

@@ -53,3 +53,12 @@ describe('publish accepts the SPEC §14 spelling approve_on_ship as well as appr
     expect(tool.schema.safeParse({ repoId: 'web-app', prNumber: 7, approve_on_ship: true, idempotencyKey: newUuidV7() }).success).toBe(true);
   });
 });
+
+describe('MCP publish_review_to_github and the approve_on_ship spelling', () => {
+  it('a tool default never overrides the field sent under its SPEC spelling', () => {
+    const { COMMAND_TOOLS, payloadFor } = require('../../src/mcp/tools') as typeof import('../../src/mcp/tools');
+    const binding = COMMAND_TOOLS.find((b) => b.tool === 'publish_review_to_github')!;
+    expect(payloadFor(binding, { repoId: 'r', prNumber: 1, approve_on_ship: true })).toEqual({ repoId: 'r', prNumber: 1, approve_on_ship: true, selection: 'consensus' });
+    expect(payloadFor(binding, { repoId: 'r', prNumber: 1 })).toEqual({ repoId: 'r', prNumber: 1, selection: 'consensus', approveOnShip: false });
+  });
+});
