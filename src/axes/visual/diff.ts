@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodePng, decodePngPair, encodePngCompact, MalformedPngError, pngDimensions, type RgbaImage } from './png';
+import { decodePng, decodePngPair, encodePng, MalformedPngError, PaletteBuilder, pngDimensions, type RgbaImage } from './png';
 
 /**
  * How two images are compared. Every setting is a pixelmatch option, fixed here so that a recompute of
@@ -94,10 +94,11 @@ export async function compareImages(base: Uint8Array, head: Uint8Array): Promise
       sizeChanged: { base: { width: a.width, height: a.height }, head: { width: b.width, height: b.height } },
     };
   }
-  const { changedPixels, diff } = compareDecoded(a, b, sameRows);
+  const diff = compareDecoded(a, b, sameRows);
+  const { changedPixels } = diff;
   const changedRatio = changedPixels / (a.width * a.height);
   if (changedPixels === 0) return { state: 'unchanged', baseHash, headHash, width: b.width, height: b.height, changedPixels: 0, changedRatio: 0 };
-  return { state: 'changed', baseHash, headHash, width: b.width, height: b.height, changedPixels, changedRatio, diffPng: encodePngCompact(diff) };
+  return { state: 'changed', baseHash, headHash, width: b.width, height: b.height, changedPixels, changedRatio, diffPng: encodeDiffPng(diff) };
 }
 
 function dimensionsOrUndefined(bytes: Uint8Array): { width?: number; height?: number } {
@@ -110,35 +111,78 @@ function dimensionsOrUndefined(bytes: Uint8Array): { width?: number; height?: nu
 }
 
 /**
- * Runs pixelmatch on two same-sized images and draws the diff image. Pixelmatch is only run over bands
- * of rows that differ (plus the two rows either side its anti-aliasing detector reads); the identical
- * rows in between go through pixelmatch's identical-image path, which only draws the faded background.
- * With a position-independent comparison (`checkerboard: false`) this counts and draws exactly what one
- * pixelmatch call over the whole image would, at the cost of the changed rows instead of all rows.
+ * The outcome of comparing two same-sized images: the changed-pixel count, and the diff image in
+ * parts — pixelmatch's output for each band of rows that differ, and the base for the rows between,
+ * which the diff image shows as pixelmatch's faded background. `renderDiff` assembles the RGBA image;
+ * `encodeDiffPng` encodes it without ever drawing the identical rows.
  */
-export function compareDecoded(a: RgbaImage, b: RgbaImage, knownSameRows?: Uint8Array): { changedPixels: number; diff: RgbaImage } {
+export interface BandedDiff {
+  width: number;
+  height: number;
+  changedPixels: number;
+  base: RgbaImage;
+  bands: Array<{ from: number; to: number; out: Uint8Array }>;
+}
+
+/**
+ * Runs pixelmatch on two same-sized images, only over bands of rows that differ (plus the two rows
+ * either side its anti-aliasing detector reads). With a position-independent comparison
+ * (`checkerboard: false`) this counts and draws exactly what one pixelmatch call over the whole image
+ * would, at the cost of the changed rows instead of all rows.
+ */
+export function compareDecoded(a: RgbaImage, b: RgbaImage, knownSameRows?: Uint8Array): BandedDiff {
   const { width, height } = a;
   const rowBytes = width * 4;
-  const out = new Uint8Array(width * height * 4);
   const changedRows: number[] = [];
   for (let y = 0; y < height; y++) {
     if (knownSameRows?.[y]) continue;
-    const start = a.data.byteOffset + y * rowBytes;
-    const rowA = Buffer.from(a.data.buffer, start, rowBytes);
+    const rowA = Buffer.from(a.data.buffer, a.data.byteOffset + y * rowBytes, rowBytes);
     const rowB = Buffer.from(b.data.buffer, b.data.byteOffset + y * rowBytes, rowBytes);
     if (!rowA.equals(rowB)) changedRows.push(y);
   }
-  const bands = bandsOf(changedRows, height);
   let changedPixels = 0;
-  let cursor = 0;
+  const bands: BandedDiff['bands'] = [];
   const rows = (img: Uint8Array, from: number, to: number) => img.subarray(from * rowBytes, to * rowBytes);
-  for (const [from, to] of bands) {
-    if (from > cursor) drawFadedBackground(a.data, out, cursor * width, from * width);
-    changedPixels += pixelmatch(rows(a.data, from, to), rows(b.data, from, to), rows(out, from, to), width, to - from, VISUAL_DIFF_OPTIONS);
-    cursor = to;
+  for (const [from, to] of bandsOf(changedRows, height)) {
+    const out = new Uint8Array((to - from) * rowBytes);
+    changedPixels += pixelmatch(rows(a.data, from, to), rows(b.data, from, to), out, width, to - from, VISUAL_DIFF_OPTIONS);
+    bands.push({ from, to, out });
   }
-  if (cursor < height) drawFadedBackground(a.data, out, cursor * width, height * width);
-  return { changedPixels, diff: { width, height, data: out } };
+  return { width, height, changedPixels, base: a, bands };
+}
+
+/** The diff image as RGBA, exactly as one pixelmatch call over the whole image would draw it. */
+export function renderDiff(diff: BandedDiff): RgbaImage {
+  const { width, height } = diff;
+  const out = new Uint8Array(width * height * 4);
+  let cursor = 0;
+  for (const band of diff.bands) {
+    if (band.from > cursor) drawFadedBackground(diff.base.data, out, cursor * width, band.from * width);
+    out.set(band.out, band.from * width * 4);
+    cursor = band.to;
+  }
+  if (cursor < height) drawFadedBackground(diff.base.data, out, cursor * width, height * width);
+  return { width, height, data: out };
+}
+
+/**
+ * Encodes the diff image as a palette PNG straight from its parts: the identical rows are indexed from
+ * the base pixels (one luma computation per run of equal pixels) without drawing them, the bands from
+ * pixelmatch's output. Falls back to RGBA (via `renderDiff`) past 256 colours.
+ */
+export function encodeDiffPng(diff: BandedDiff): Buffer {
+  const { width, height } = diff;
+  const palette = new PaletteBuilder();
+  const indices = new Uint8Array(width * height);
+  let cursor = 0;
+  let fits = true;
+  for (const band of diff.bands) {
+    if (band.from > cursor) fits &&= indexFadedBackground(diff.base.data, cursor * width, band.from * width, palette, indices);
+    fits &&= palette.indexPixels(band.out, 0, (band.to - band.from) * width, indices, band.from * width);
+    cursor = band.to;
+  }
+  if (cursor < height) fits &&= indexFadedBackground(diff.base.data, cursor * width, height * width, palette, indices);
+  return fits ? palette.encode(indices, width, height) : encodePng(renderDiff(diff));
 }
 
 /**
@@ -160,11 +204,16 @@ function bandsOf(changedRows: number[], height: number): Array<[number, number]>
 
 /**
  * What pixelmatch draws for a matching pixel (its `drawGrayPixel`): the pixel's YIQ luma blended
- * towards white by `alpha`, stored into a Uint8Array (truncating). Computed once per run of equal
- * pixels, which in UI images are long; the band test checks it stays byte-identical to pixelmatch.
+ * towards white by `alpha`, stored into a Uint8Array (so truncated; it always lies in [0, 255]).
+ * The tests check both users below stay byte-identical to pixelmatch.
  */
+function fadedGrey(img: Uint8Array, o: number): number {
+  const val = 255 + (img[o] * 0.29889531 + img[o + 1] * 0.58662247 + img[o + 2] * 0.11448223 - 255) * VISUAL_DIFF_OPTIONS.alpha * img[o + 3] / 255;
+  return val | 0;
+}
+
+/** Draws the faded background, computing it once per run of equal pixels (long in UI images). */
 function drawFadedBackground(img: Uint8Array, out: Uint8Array, fromPixel: number, toPixel: number): void {
-  const alpha = VISUAL_DIFF_OPTIONS.alpha;
   // Int32 views keep the words in int32 registers (Uint32 words above 2^31 become doubles).
   const src32 = new Int32Array(img.buffer, img.byteOffset, img.byteLength >> 2);
   const out32 = new Int32Array(out.buffer, out.byteOffset, out.byteLength >> 2);
@@ -174,10 +223,10 @@ function drawFadedBackground(img: Uint8Array, out: Uint8Array, fromPixel: number
     const c = src32[i];
     if (c !== last || i === fromPixel) {
       const o = i * 4;
-      const val = 255 + (img[o] * 0.29889531 + img[o + 1] * 0.58662247 + img[o + 2] * 0.11448223 - 255) * alpha * img[o + 3] / 255;
-      out[o] = val;
-      out[o + 1] = val;
-      out[o + 2] = val;
+      const v = fadedGrey(img, o);
+      out[o] = v;
+      out[o + 1] = v;
+      out[o + 2] = v;
       out[o + 3] = 255;
       last = c;
       lastWord = out32[i];
@@ -185,6 +234,23 @@ function drawFadedBackground(img: Uint8Array, out: Uint8Array, fromPixel: number
       out32[i] = lastWord;
     }
   }
+}
+
+/** Palette indices of the faded background, once per run of equal base pixels; false when full. */
+function indexFadedBackground(img: Uint8Array, fromPixel: number, toPixel: number, palette: PaletteBuilder, indices: Uint8Array): boolean {
+  const src32 = new Int32Array(img.buffer, img.byteOffset, img.byteLength >> 2);
+  let last = 0;
+  let lastIndex = -1;
+  for (let i = fromPixel; i < toPixel; i++) {
+    const c = src32[i];
+    if (c !== last || i === fromPixel) {
+      lastIndex = palette.grey(fadedGrey(img, i * 4));
+      if (lastIndex < 0) return false;
+      last = c;
+    }
+    indices[i] = lastIndex;
+  }
+  return true;
 }
 
 /** One unit of work for the diff pool: compare a pair, or check that an added image decodes. */

@@ -1,7 +1,7 @@
 import './support/esm';
 import pixelmatch from 'pixelmatch';
-import { compareDecoded, compareImages, runDiffJob, sha256, VISUAL_DIFF_OPTIONS } from '../../../src/axes/visual/diff';
-import { encodePng } from '../../../src/axes/visual/png';
+import { compareDecoded, compareImages, encodeDiffPng, renderDiff, runDiffJob, sha256, VISUAL_DIFF_OPTIONS } from '../../../src/axes/visual/diff';
+import { decodePng, encodePng } from '../../../src/axes/visual/png';
 import { blank, clone, fromPng, setPixel, toPng, uiLike, type Rgba } from './support/images';
 
 describe('compareImages', () => {
@@ -78,7 +78,15 @@ describe('banded comparison', () => {
     const expected = pixelmatch(base.data, head.data, whole, base.width, base.height, VISUAL_DIFF_OPTIONS);
     const banded = compareDecoded(base, head);
     expect(banded.changedPixels).toBe(expected);
-    expect(Buffer.from(banded.diff.data)).toEqual(Buffer.from(whole));
+    expect(Buffer.from(renderDiff(banded).data)).toEqual(Buffer.from(whole));
+  });
+
+  it.each([1, 2, 3])('encodes the diff image from its parts to exactly the rendered pixels (seed %i)', (seed) => {
+    const [base, head] = pair(73, 48, seed);
+    const banded = compareDecoded(base, head);
+    const png = encodeDiffPng(banded);
+    expect(png[25]).toBe(3); // a palette PNG
+    expect(Buffer.from(decodePng(png).data)).toEqual(Buffer.from(renderDiff(banded).data));
   });
 });
 
