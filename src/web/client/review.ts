@@ -231,7 +231,11 @@ function renderVerdict(): void {
   }
   el.className = `verdict-bar v-${d.verdict.toLowerCase()}`;
   el.dataset.verdict = d.verdict;
-  const decidedBy = d.reasons?.[0] ?? (d.verdict === 'Ship' ? 'nothing blocking' : '');
+  // When the axes made the verdict stricter than the findings did, the axes decided it: say which.
+  const raisingAxes = d.verdict !== d.findingsVerdict ? d.axes.filter((a: any) => a.gated && ['fail', 'partial', 'unavailable'].includes(a.status)) : [];
+  const decidedBy = raisingAxes.length
+    ? `decided by ${raisingAxes.map((a: any) => `${a.axis} ${a.status}${a.reason ? ` (${a.reason})` : ''}`).join('; ')}`
+    : (d.reasons?.[0] ?? (d.verdict === 'Ship' ? 'nothing blocking' : ''));
   fill(
     'verdict-bar',
     h('span', { class: 'verdict', id: 'verdict-value' }, d.verdict),
