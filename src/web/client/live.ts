@@ -14,6 +14,8 @@ export interface SubscriptionState {
   value: unknown;
   serverId: string | null;
   error: string | null;
+  /** Not in the log (job progress): no position, so a reconnect subscribes afresh instead of resuming. */
+  ephemeral: boolean;
 }
 
 export interface LiveStats {
@@ -21,13 +23,15 @@ export interface LiveStats {
   resumes: number;
   snapshots: number;
   updates: number;
+  /** Fresh subscriptions to ephemeral streams (progress), counted apart from the log's snapshots. */
+  ephemeral: number;
 }
 
 type Reply = { id?: number; result?: any; error?: { message: string; data?: { code?: string } }; method?: string; params?: any };
 
 export class LiveConnection {
   readonly subs = new Map<string, SubscriptionState>();
-  readonly stats: LiveStats = { connects: 0, resumes: 0, snapshots: 0, updates: 0 };
+  readonly stats: LiveStats = { connects: 0, resumes: 0, snapshots: 0, updates: 0, ephemeral: 0 };
   private ws: WebSocket | null = null;
   private byServerId = new Map<string, string>();
   private pending = new Map<number, (r: Reply) => void>();
@@ -44,12 +48,12 @@ export class LiveConnection {
     private readonly onAuthFailure: (message: string) => void,
   ) {}
 
-  watch(key: string, method: string, params: Record<string, unknown>): void {
+  watch(key: string, method: string, params: Record<string, unknown>, ephemeral = false): void {
     const previous = this.subs.get(key);
     if (previous && previous.method === method && JSON.stringify(previous.params) === JSON.stringify(params)) return;
     if (previous?.serverId && this.connected) this.send('unwatch', { subscription: previous.serverId }, () => undefined);
     if (previous?.serverId) this.byServerId.delete(previous.serverId);
-    this.subs.set(key, { key, method, params, position: null, value: previous?.value ?? null, serverId: null, error: null });
+    this.subs.set(key, { key, method, params, position: null, value: previous?.value ?? null, serverId: null, error: null, ephemeral });
     if (this.connected) this.subscribe(key);
   }
 
@@ -114,7 +118,7 @@ export class LiveConnection {
   private subscribe(key: string): void {
     const sub = this.subs.get(key)!;
     const params: Record<string, unknown> = { workspace_id: this.workspaceId, ...sub.params };
-    if (sub.position !== null) params.since = sub.position;
+    if (sub.position !== null && !sub.ephemeral) params.since = sub.position;
     const asked = sub.params;
     this.send(sub.method, params, (r) => {
       const current = this.subs.get(key);
@@ -133,7 +137,10 @@ export class LiveConnection {
       current.error = null;
       current.serverId = r.result.subscription;
       this.byServerId.set(r.result.subscription, key);
-      if (r.result.resumed) this.stats.resumes++;
+      if (current.ephemeral) {
+        this.stats.ephemeral++;
+        current.value = { jobs: r.result.jobs ?? [] };
+      } else if (r.result.resumed) this.stats.resumes++;
       else {
         this.stats.snapshots++;
         current.value = r.result.snapshot;
@@ -155,6 +162,13 @@ export class LiveConnection {
         const key = this.byServerId.get(m.params.subscription);
         const sub = key ? this.subs.get(key) : undefined;
         if (!sub) continue;
+        if (sub.ephemeral) {
+          // Progress updates are the latest state of one job: merge by job id.
+          const jobs = ((sub.value as { jobs?: Array<{ job: string }> } | null)?.jobs ?? []).filter((j) => j.job !== m.params.value?.job);
+          sub.value = { jobs: [...jobs, m.params.value] };
+          this.onChange(sub.key);
+          continue;
+        }
         sub.value = m.params.value;
         sub.position = m.params.position;
         this.stats.updates++;

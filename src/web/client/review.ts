@@ -133,6 +133,8 @@ function mountReview(): void {
   live.watch('visual', 'watchVisual', reviewTarget);
   live.watch('deps', 'watchDependencyDiffs', reviewTarget);
   live.watch('publish', 'watchPublishPreview', { ...reviewTarget, selection });
+  // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.
+  live.watch('jobs', 'watchProgress', {}, true);
   live.connect();
   (window as any).__reviewPage = { live, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
   render(null);
@@ -182,6 +184,7 @@ const RENDERERS: Record<string, Array<() => void>> = {
   visual: [renderVisual],
   deps: [renderDeps],
   publish: [renderPublish],
+  jobs: [renderProgress],
 };
 
 function render(key: string | null): void {
@@ -266,8 +269,25 @@ function renderProgress(): void {
     ' · ',
     h('span', { id: 'progress-nodes' }, `${n?.nodes?.length ?? 0} finding(s) filed`),
     cohorts.length ? [' · ', `${done}/${cohorts.length} cohort(s) reviewed by every brief`] : null,
+    jobsOfThisPr().map((j) =>
+      h(
+        'div',
+        { class: `job ${j.status}`, 'data-job-kind': j.kind, 'data-job-status': j.status },
+        `${j.kind === 'computeReview' ? 'computing the review' : 'indexing'}${j.phase ? ` (${j.phase})` : ''}: `,
+        h('progress', { max: 1, value: j.fraction }),
+        ` ${Math.round(j.fraction * 100)}%`,
+        j.total ? ` · ${j.done}/${j.total} files` : '',
+        j.status !== 'running' ? ` · ${j.status}${j.error ? `: ${j.error}` : ''}` : '',
+      ),
+    ),
     cohorts.length ? h('div', { class: 'bars' }, cohorts.map((x) => h('span', { class: `bar ${x.status}`, title: `${x.title}: ${x.briefs.map((b: any) => `${b.brief} ${b.status}`).join(', ')}` }))) : null,
   );
+}
+
+/** Jobs of this PR (its compute) and of its repo (indexing), latest first; the subscription covers the workspace. */
+function jobsOfThisPr(): any[] {
+  const jobs: any[] = v('jobs')?.jobs ?? [];
+  return jobs.filter((j) => j.repoId === target.repoId && (j.prNumber === undefined || j.prNumber === target.prNumber)).sort((a, b) => b.seq - a.seq).slice(0, 3);
 }
 
 const PRIORITY_ORDER: Record<string, number> = { P0: 0, P1: 1, P2: 2, P3: 3 };
