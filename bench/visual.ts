@@ -28,7 +28,7 @@ const { ODiffServer } = require('odiff-bin') as { ODiffServer: new () => { compa
 
 type Rgba = { width: number; height: number; data: Uint8Array };
 
-function uiImage(width: number, height: number, textShiftLine = -1): Rgba {
+export function uiImage(width: number, height: number, textShiftLine = -1): Rgba {
   const data = new Uint8Array(width * height * 4);
   const put = (x: number, y: number, r: number, g: number, b: number) => {
     if (x < 0 || y < 0 || x >= width || y >= height) return;
@@ -74,7 +74,7 @@ function uiImage(width: number, height: number, textShiftLine = -1): Rgba {
   return { width, height, data };
 }
 
-function recolourBlock(img: Rgba, fraction: number): Rgba {
+export function recolourBlock(img: Rgba, fraction: number): Rgba {
   const out = { ...img, data: new Uint8Array(img.data) };
   const side = Math.round(Math.sqrt(img.width * img.height * fraction));
   const x0 = Math.round(img.width / 2 - side / 2);
@@ -88,7 +88,7 @@ function recolourBlock(img: Rgba, fraction: number): Rgba {
   return out;
 }
 
-function encode(img: Rgba): Buffer {
+export function encode(img: Rgba): Buffer {
   const png = new PNG({ width: img.width, height: img.height });
   png.data = Buffer.from(img.data);
   return PNG.sync.write(png);

@@ -177,11 +177,11 @@ export function encodeDiffPng(diff: BandedDiff): Buffer {
   let cursor = 0;
   let fits = true;
   for (const band of diff.bands) {
-    if (band.from > cursor) fits &&= indexFadedBackground(diff.base.data, cursor * width, band.from * width, palette, indices);
+    if (band.from > cursor) fits &&= indexFadedBackground(diff.base.data, cursor * width, band.from * width, width, palette, indices);
     fits &&= palette.indexPixels(band.out, 0, (band.to - band.from) * width, indices, band.from * width);
     cursor = band.to;
   }
-  if (cursor < height) fits &&= indexFadedBackground(diff.base.data, cursor * width, height * width, palette, indices);
+  if (cursor < height) fits &&= indexFadedBackground(diff.base.data, cursor * width, height * width, width, palette, indices);
   return fits ? palette.encode(indices, width, height) : encodePng(renderDiff(diff));
 }
 
@@ -236,19 +236,31 @@ function drawFadedBackground(img: Uint8Array, out: Uint8Array, fromPixel: number
   }
 }
 
-/** Palette indices of the faded background, once per run of equal base pixels; false when full. */
-function indexFadedBackground(img: Uint8Array, fromPixel: number, toPixel: number, palette: PaletteBuilder, indices: Uint8Array): boolean {
+/**
+ * Palette indices of the faded background (whole rows), once per run of equal base pixels; a row equal
+ * to the one above (flat areas, vertical strokes: most rows of a UI image) copies its indices. False
+ * when the palette is full.
+ */
+function indexFadedBackground(img: Uint8Array, fromPixel: number, toPixel: number, width: number, palette: PaletteBuilder, indices: Uint8Array): boolean {
   const src32 = new Int32Array(img.buffer, img.byteOffset, img.byteLength >> 2);
-  let last = 0;
-  let lastIndex = -1;
-  for (let i = fromPixel; i < toPixel; i++) {
-    const c = src32[i];
-    if (c !== last || i === fromPixel) {
-      lastIndex = palette.grey(fadedGrey(img, i * 4));
-      if (lastIndex < 0) return false;
-      last = c;
+  const bytes = Buffer.from(img.buffer, img.byteOffset, img.byteLength);
+  const rowBytes = width * 4;
+  for (let row = fromPixel; row < toPixel; row += width) {
+    if (row > fromPixel && bytes.compare(bytes, (row - width) * 4, row * 4, row * 4, row * 4 + rowBytes) === 0) {
+      indices.copyWithin(row, row - width, row);
+      continue;
     }
-    indices[i] = lastIndex;
+    let last = 0;
+    let lastIndex = -1;
+    for (let i = row; i < row + width; i++) {
+      const c = src32[i];
+      if (c !== last || lastIndex < 0) {
+        lastIndex = palette.grey(fadedGrey(img, i * 4));
+        if (lastIndex < 0) return false;
+        last = c;
+      }
+      indices[i] = lastIndex;
+    }
   }
   return true;
 }
