@@ -283,6 +283,30 @@ describe('Review page (browser)', () => {
     await shot(pageA, '07-awaiting-approval');
   });
 
+  it('a viewer sees the same review but is offered no action; images refuse other callers', async () => {
+    const viewer = await tokenFor('user:carol', 'viewer');
+    const page = await openPage(viewer);
+    await page.waitForSelector('#verdict-bar[data-verdict="Hold"]');
+    await page.waitForSelector(`li.node[data-node-id="${ids.bug}"]`);
+    await page.waitForSelector('li.change.sev-breaking');
+    expect(await page.$$('button.confirm, button.dismiss, button.resolve, button.approve-change, button.reject-change, button.approve-visual')).toHaveLength(0);
+    expect(await page.isDisabled('#publish-button')).toBe(true);
+    expect(await page.textContent('#publish-section')).toContain('human step (member or above)');
+    await page.context().close();
+
+    // The snapshot images: served to a token of this workspace, refused to anyone else.
+    const snapshotUrl = `${server.url}/workspaces/${ws}/repos/${target.repoId}/prs/${target.prNumber}/snapshots/head?id=goldens%2Fbutton.png`;
+    const ok = await fetch(snapshotUrl, { headers: { authorization: `Bearer ${viewer}` } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toBe('image/png');
+    expect((await fetch(snapshotUrl)).status).toBe(401);
+    const created = await rpc(owner, 'createWorkspace', { idempotencyKey: newUuidV7(), workspaceId: 'other', name: 'Other' });
+    expect((await fetch(snapshotUrl, { headers: { authorization: `Bearer ${created.result.token}` } })).status).toBe(403);
+    const unknown = await fetch(snapshotUrl.replace('goldens%2Fbutton.png', 'goldens%2Fnope.png'), { headers: { authorization: `Bearer ${viewer}` } });
+    expect(unknown.status).toBe(404);
+    expect((await fetch(`${server.url}/workspaces/${ws}/visual/..%2F..%2Fowner-token`, { headers: { authorization: `Bearer ${viewer}` } })).status).toBe(404);
+  });
+
   it('the stale banner appears in every open page when a newer head is observed', async () => {
     expect(await pageA.isHidden('#stale-banner')).toBe(true);
     repo.write('src/price.ts', 'export function price(qty: number, unit: number): number {\n  return Math.round(qty * unit * 1000) / 1000;\n}\n');
