@@ -6,7 +6,7 @@ import { closeSharedDiffPools } from '../../src/axes/visual/pool';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { GitFixture } from '../support/git-fixture';
-import { ARTIFACTS, buildWebBundle, launchChromium, OPENAPI_BASE, OPENAPI_HEAD, png } from './support';
+import { ARTIFACTS, buildWebBundle, CuttableProxy, launchChromium, OPENAPI_BASE, OPENAPI_HEAD, png } from './support';
 
 /**
  * The Review page in a real browser (Debian chromium through playwright-core) against a real server on a
@@ -260,6 +260,37 @@ describe('Review page (browser)', () => {
     const truth = await rpc(bob, 'review_studio.nodes', target);
     expect(pageNodes).toEqual(truth.value);
     await shot(pageA, '06-resumed');
+  });
+
+  it('a socket killed on the network (not by the page) reconnects once the network is back and loses no update', async () => {
+    const proxy = await CuttableProxy.start(Number(new URL(server.url).port));
+    try {
+      const ctx = await browser.newContext({ viewport: { width: 1360, height: 1000 } });
+      contexts.push(ctx);
+      const page = await ctx.newPage();
+      await page.goto(`http://127.0.0.1:${proxy.port}/workspaces/${ws}/repos/${target.repoId}/prs/${target.prNumber}#token=${encodeURIComponent(bob)}`);
+      await page.waitForSelector(`li.node[data-node-id="${ids.bug}"]`);
+      await page.waitForSelector('#conn[data-connected="true"]');
+      const before = await page.evaluate(() => ({ ...(window as any).__reviewPage.stats }));
+      proxy.kill();
+      await page.waitForSelector('#conn[data-connected="false"]');
+      const missed = await fileNode(rev2, 'qa', { kind: 'bug', priority: 'P2', title: 'filed while the network was down' });
+      await command(rev1, 'confirmNode', { nodeId: ids.suggestion });
+      // Reconnect attempts fail while the network is down; the page keeps what it had.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await page.$(`li.node[data-node-id="${missed}"]`)).toBeNull();
+      proxy.restore();
+      await page.waitForSelector(`li.node[data-node-id="${missed}"]`, { timeout: 10_000 });
+      await page.waitForSelector(`li.node[data-node-id="${ids.suggestion}"][data-status="consensus-ready"]`);
+      const after = await page.evaluate(() => ({ ...(window as any).__reviewPage.stats }));
+      expect(after.snapshots).toBe(before.snapshots);
+      expect(after.resumes - before.resumes).toBe(11);
+      const truth = await rpc(bob, 'review_studio.nodes', target);
+      expect(await page.evaluate(() => (window as any).__reviewPage.live.subs.get('nodes').value)).toEqual(truth.value);
+      await ctx.close();
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('Publish is enabled only in awaiting approval, with the selection and a preview of inline vs folded', async () => {

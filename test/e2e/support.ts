@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import * as net from 'node:net';
 import { PNG } from 'pngjs';
 import { chromium, type Browser } from 'playwright-core';
 
@@ -74,3 +75,51 @@ paths:
             application/json:
               schema: { type: array, items: { type: string } }
 `;
+
+/**
+ * A TCP hop between the browser and the server that the test can cut: `kill()` destroys every open
+ * connection (the browser sees its WebSocket die, as on a network failure) and refuses new ones until
+ * `restore()`.
+ */
+export class CuttableProxy {
+  private readonly sockets = new Set<net.Socket>();
+  private refusing = false;
+  private readonly server: net.Server;
+  port = 0;
+
+  private constructor(targetPort: number) {
+    this.server = net.createServer((client) => {
+      if (this.refusing) return client.destroy();
+      const upstream = net.connect(targetPort, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+  }
+
+  static async start(targetPort: number): Promise<CuttableProxy> {
+    const p = new CuttableProxy(targetPort);
+    await new Promise<void>((resolve) => p.server.listen(0, '127.0.0.1', () => resolve()));
+    p.port = (p.server.address() as net.AddressInfo).port;
+    return p;
+  }
+
+  kill(): void {
+    this.refusing = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  restore(): void {
+    this.refusing = false;
+  }
+
+  async close(): Promise<void> {
+    this.kill();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
