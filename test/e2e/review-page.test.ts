@@ -184,6 +184,8 @@ describe('Review page (browser)', () => {
     expect(await pageA.textContent('tr[data-axis="visual"]')).toContain('fail');
     expect(await pageA.textContent('#verdict-reason')).toMatch(/decided by .*apiContract fail/);
     expect(await pageA.textContent('#deps')).toContain('express');
+    await command(rev1, 'recordCiSignal', { headSha, name: 'unit tests', status: 'completed', conclusion: 'failure' });
+    await pageA.waitForSelector('#ci li[data-check="unit tests"]');
     await shot(pageA, '02-review');
   });
 
@@ -254,7 +256,7 @@ describe('Review page (browser)', () => {
     // Every subscription resumed with `since` (no fresh snapshot), and the missed changes came as updates.
     expect(after.connects).toBe(before.connects + 1);
     expect(after.snapshots).toBe(before.snapshots);
-    expect(after.resumes - before.resumes).toBe(11);
+    expect(after.resumes - before.resumes).toBe(12);
     // The page's node list is exactly what the ledger answers now.
     const pageNodes = await pageA.evaluate(() => (window as any).__reviewPage.live.subs.get('nodes').value);
     const truth = await rpc(bob, 'review_studio.nodes', target);
@@ -284,7 +286,7 @@ describe('Review page (browser)', () => {
       await page.waitForSelector(`li.node[data-node-id="${ids.suggestion}"][data-status="consensus-ready"]`);
       const after = await page.evaluate(() => ({ ...(window as any).__reviewPage.stats }));
       expect(after.snapshots).toBe(before.snapshots);
-      expect(after.resumes - before.resumes).toBe(11);
+      expect(after.resumes - before.resumes).toBe(12);
       const truth = await rpc(bob, 'review_studio.nodes', target);
       expect(await page.evaluate(() => (window as any).__reviewPage.live.subs.get('nodes').value)).toEqual(truth.value);
       await ctx.close();

@@ -112,7 +112,7 @@ function mountReview(): void {
         'main',
         null,
         h('section', { id: 'cohorts-section' }, h('h2', null, 'Cohorts'), h('div', { id: 'cohorts' })),
-        h('section', { id: 'axes-section' }, h('h2', null, 'Axes'), h('div', { id: 'axes' })),
+        h('section', { id: 'axes-section' }, h('h2', null, 'Axes'), h('div', { id: 'axes' }), h('div', { id: 'ci' })),
         h('section', { id: 'contract-section' }, h('h2', null, 'API contract'), h('div', { id: 'contract' })),
         h('section', { id: 'visual-section' }, h('h2', null, 'Visual snapshots'), h('div', { id: 'visual' })),
         h('section', { id: 'deps-section' }, h('h2', null, 'Dependencies'), h('div', { id: 'deps' })),
@@ -133,6 +133,7 @@ function mountReview(): void {
   live.watch('visual', 'watchVisual', reviewTarget);
   live.watch('deps', 'watchDependencyDiffs', reviewTarget);
   live.watch('publish', 'watchPublishPreview', { ...reviewTarget, selection });
+  live.watch('ci', 'watchCiSignals', reviewTarget);
   // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.
   live.watch('jobs', 'watchProgress', {}, true);
   live.connect();
@@ -185,6 +186,7 @@ const RENDERERS: Record<string, Array<() => void>> = {
   deps: [renderDeps],
   publish: [renderPublish],
   jobs: [renderProgress],
+  ci: [renderCi],
 };
 
 function render(key: string | null): void {
@@ -414,6 +416,17 @@ function renderCohorts(): void {
           h('span', null, `${br.publicApi.length} public symbol(s)`),
           h('span', null, `${br.tests.length} test file(s) reach it`),
         ),
+        br.dependents.files.length || br.publicApi.length || br.tests.length
+          ? details(
+              `impact-${co.key}`,
+              { class: 'impact' },
+              'who depends on it',
+              br.publicApi.length ? h('div', null, 'public API: ', br.publicApi.map((x: string) => h('code', null, x))) : null,
+              br.dependents.symbols.length ? h('div', null, `dependent symbols (depth ${br.dependents.depth}): `, br.dependents.symbols.map((x: string) => h('code', null, x))) : null,
+              br.dependents.files.length ? h('div', null, 'dependent files: ', br.dependents.files.map((x: string) => h('code', null, x))) : null,
+              br.tests.length ? h('div', null, 'tests: ', br.tests.map((x: string) => h('code', null, x))) : null,
+            )
+          : null,
         h('div', { class: 'files' }, co.files.map((f: string) => h('code', null, f))),
         co.readingOrder?.steps?.length
           ? details(`reading-${co.key}`, { class: 'reading' }, `reading order (${co.readingOrder.order})`, h('ol', null, co.readingOrder.steps.map((s: any) => h('li', null, h('code', null, s.symbolId ?? s.path), ' — ', s.why))))
@@ -472,6 +485,16 @@ function renderAxes(): void {
         d.axes.map((a: any) => h('tr', { 'data-axis': a.axis }, h('td', null, a.axis), h('td', null, h('span', { class: `ax ${a.status}` }, a.status.replace('_', ' '))), h('td', null, a.gated ? 'yes' : 'no'), h('td', { class: 'muted' }, a.reason ?? (a.source === 'none' ? 'not recorded yet' : '')))),
       ),
     ),
+  );
+}
+
+function renderCi(): void {
+  const c = v('ci');
+  if (!c?.signals?.length) return fill('ci');
+  fill(
+    'ci',
+    h('h4', null, `CI checks at ${short(c.headSha)}`),
+    h('ul', { class: 'ci' }, c.signals.map((x: any) => h('li', { 'data-check': x.name }, h('span', { class: `ax ${x.conclusion === 'success' ? 'pass' : x.conclusion === 'failure' ? 'fail' : ''}` }, x.conclusion ?? x.status), ' ', x.name))),
   );
 }
 
