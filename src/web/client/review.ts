@@ -245,7 +245,7 @@ function renderVerdict(): void {
     'verdict-bar',
     h('span', { class: 'verdict', id: 'verdict-value' }, d.verdict),
     h('span', { class: 'confidence', title: 'aggregate confidence' }, `confidence ${Number(d.confidence).toFixed(2)}`),
-    h('span', { class: 'decided', id: 'verdict-reason' }, decidedBy),
+    h('span', { class: 'decided', id: 'verdict-reason', title: decidedBy }, decidedBy),
     d.reasons?.length > 1 ? details('verdict-reasons', { class: 'more' }, `+${d.reasons.length - 1} more`, h('ul', null, d.reasons.slice(1).map((r: string) => h('li', null, r)))) : null,
     d.finalized ? h('span', { class: 'muted' }, `finalized ${d.finalized.verdict} by ${d.finalized.by}`) : null,
   );
