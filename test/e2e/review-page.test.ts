@@ -340,7 +340,7 @@ describe('Review page (browser)', () => {
     expect((await fetch(`${server.url}/workspaces/${ws}/visual/..%2F..%2Fowner-token`, { headers: { authorization: `Bearer ${viewer}` } })).status).toBe(404);
   });
 
-  it('the stale banner appears in every open page when a newer head is observed', async () => {
+  it('the stale banner appears in every open page when a newer head is observed, and goes when the new head is reviewed', async () => {
     expect(await pageA.isHidden('#stale-banner')).toBe(true);
     repo.write('src/price.ts', 'export function price(qty: number, unit: number): number {\n  return Math.round(qty * unit * 1000) / 1000;\n}\n');
     const newer = repo.commit('pr: more precision');
@@ -348,5 +348,18 @@ describe('Review page (browser)', () => {
     await Promise.all([pageA.waitForSelector('#stale-banner:not([hidden])'), pageB.waitForSelector('#stale-banner:not([hidden])')]);
     expect(await pageA.textContent('#stale-banner')).toContain(newer.slice(0, 8));
     await shot(pageA, '08-stale');
+
+    // Reviewing the new head starts round 2: the banner goes, and re-filed findings read `persisting`.
+    await command(rev1, 'requestReview', { baseSha, headSha: newer });
+    await command(rev1, 'computeReview', {});
+    await pageA.waitForSelector('#stale-banner[hidden]', { state: 'attached' });
+    await pageA.waitForSelector('#ladder[data-status="in_progress"]');
+    expect(await pageA.textContent('#heads')).toContain(`round 2 · reviewed head ${newer.slice(0, 8)}`);
+    const again = await fileNode(rev1, 'engineer', { kind: 'bug', priority: 'P1', title: 'total ignores negative quantities', anchor: { path: 'src/cart.ts', startLine: 3, endLine: 6 } });
+    const fresh = await fileNode(rev1, 'engineer', { kind: 'bug', priority: 'P1', title: 'precision now differs from the API', anchor: { path: 'src/price.ts', startLine: 2, endLine: 2 } });
+    await pageA.waitForSelector(`li.node[data-node-id="${fresh}"] .delta.new`);
+    expect(await pageA.textContent(`li.node[data-node-id="${again}"] .delta`)).toBe('persisting');
+    expect(await pageA.textContent('details.gone summary')).toMatch(/gone since round 1/);
+    await shot(pageA, '09-round-2');
   });
 });
