@@ -6,6 +6,10 @@ import { shaSchema } from '../events/catalogue/review';
 import type { CommandDefinition } from './kernel';
 import { reviewStreamOf, reviewTarget } from './review-target';
 import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
+import { ProgressHub } from '../progress-hub/hub';
+
+/** Share of the whole computation each indexing phase stands for in watchProgress (the rest is analysis). */
+const PHASE_SPAN = { 'index-head': [0, 0.45], 'index-base': [0.45, 0.9] } as const;
 
 const input = z.object({ ...reviewTarget, baseSha: shaSchema.optional(), headSha: shaSchema.optional() });
 type Input = z.infer<typeof input>;
@@ -34,15 +38,28 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
       const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config);
       if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest };
       const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
-      const { data } = await computeReview({
-        repo,
-        baseSha,
-        headSha,
-        workspaceDir: env.workspace.dir,
-        repoConfig: repoState.config,
-        onProgress: (_phase, p) => listener?.({ ...p, repoId: cmd.repoId, commit: _phase === 'index-head' ? headSha : baseSha }),
-      });
-      return { unchanged: false, data };
+      // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
+      const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'computeReview', repoId: cmd.repoId, prNumber: cmd.prNumber });
+      try {
+        const { data } = await computeReview({
+          repo,
+          baseSha,
+          headSha,
+          workspaceDir: env.workspace.dir,
+          repoConfig: repoState.config,
+          onProgress: (_phase, p) => {
+            const commit = _phase === 'index-head' ? headSha : baseSha;
+            listener?.({ ...p, repoId: cmd.repoId, commit });
+            const [from, to] = PHASE_SPAN[_phase];
+            job.report({ phase: _phase, done: p.done, total: p.total, fraction: from + (to - from) * (p.total ? p.done / p.total : 1), commit });
+          },
+        });
+        job.done();
+        return { unchanged: false, data };
+      } catch (err) {
+        job.failed(err);
+        throw err;
+      }
     } finally {
       repo.close();
     }

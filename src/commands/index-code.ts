@@ -3,6 +3,7 @@ import { FactsCache } from '../codegraph/facts-cache';
 import { CODEGRAPH_ENGINE_VERSION, indexCommit, IndexProgress } from '../codegraph/indexer';
 import { loadRepoState, openRegisteredRepo, repoFold, RepoState } from '../compute/streams';
 import { RepoRegistered } from '../events/catalogue/repo';
+import { ProgressHub } from '../progress-hub/hub';
 import type { CommandDefinition } from './kernel';
 
 /** Service name under which an edge may register a progress listener (the CLI's progress bar, subscriptions). */
@@ -39,10 +40,19 @@ export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
     const state = await loadRepoState(env.workspace, cmd.repoId);
     const repo = await openRegisteredRepo(state);
     const cache = FactsCache.open(env.workspace.dir);
+    // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
+    const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'indexCode', repoId: cmd.repoId });
     try {
       const commit = await repo.revParse(cmd.commit ?? state.defaultBranch ?? 'HEAD');
       const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
-      const idx = await indexCommit(repo, commit, { cache, onProgress: (p) => listener?.({ ...p, repoId: cmd.repoId, commit }) });
+      const idx = await indexCommit(repo, commit, {
+        cache,
+        onProgress: (p) => {
+          listener?.({ ...p, repoId: cmd.repoId, commit });
+          job.report({ phase: 'index', done: p.done, total: p.total, fraction: p.total ? p.done / p.total : 0, commit });
+        },
+      });
+      job.done();
       return {
         repoId: cmd.repoId,
         commit,
@@ -54,6 +64,9 @@ export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
         unsupportedFiles: idx.unsupported.map((u) => u.path).slice(0, 500),
         unsupportedFileCount: idx.unsupported.length,
       };
+    } catch (err) {
+      job.failed(err);
+      throw err;
     } finally {
       cache.close();
       repo.close();

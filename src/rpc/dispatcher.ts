@@ -9,7 +9,8 @@ import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcErro
 import { assertWithinLimits, LIMITS } from './limits';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcDocument } from './openrpc';
-import type { Watcher, WatchHub, WatchSink } from './watch';
+import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
+import type { WatchHub, WatchSink } from './watch';
 
 /** What a transport knows about the caller and the connection a request arrived on. */
 export interface CallContext {
@@ -20,8 +21,10 @@ export interface CallContext {
 
 /** A long-lived connection: it owns its subscriptions and releases them when it closes. */
 export interface RpcConnection {
-  readonly watchers: Map<string, Watcher>;
+  /** Every live subscription of the connection (query watches and progress), by subscription id. */
+  readonly watchers: Map<string, { close(): void }>;
   sink(): WatchSink;
+  progressSink(): ProgressSink;
 }
 
 export interface DispatchResult {
@@ -43,7 +46,7 @@ type Id = string | number | null;
  * byte-identical too.
  */
 export class RpcDispatcher {
-  constructor(readonly ledger: Ledger, readonly hub: WatchHub) {}
+  constructor(readonly ledger: Ledger, readonly hub: WatchHub, readonly progress?: ProgressHub) {}
 
   async handle(text: string, ctx: CallContext): Promise<DispatchResult> {
     const after: Array<() => void> = [];
@@ -107,7 +110,27 @@ export class RpcDispatcher {
         return this.watch(spec, caller, params, payload, ctx, after);
       case 'read':
         return this.read(spec, caller, params, payload);
+      case 'progress':
+        return this.watchProgress(spec, caller, params, payload, ctx);
     }
+  }
+
+  /**
+   * `watchProgress`: the caller's workspace's index/compute progress (ephemeral, never in the log, so no
+   * position and no `since`). The snapshot lists running jobs and the last few that ended.
+   */
+  private watchProgress(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, ctx: CallContext): string {
+    const conn = ctx.connection;
+    if (!conn) throw new DomainError('transport_unsupported', `${spec.name}: subscriptions need the WebSocket transport (/rpc) or SSE (GET /workspaces/:id/watch/progress)`);
+    if (!this.progress) throw new DomainError('watch_closed', `${spec.name}: progress is not available on this server`, 'unavailable');
+    if (params.since !== undefined) throw new DomainError('invalid_since', 'since: progress is not recorded in the log, so it cannot be resumed; subscribe again for the current state');
+    const parsed = spec.params.safeParse(payload);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    if (conn.watchers.size >= LIMITS.maxSubscriptionsPerConnection) throw new DomainError('too_many_subscriptions', `${spec.name}: a connection may hold ${LIMITS.maxSubscriptionsPerConnection} subscriptions`, 'too_large');
+    // Scoped by the authenticated workspace: a token of another workspace was refused by authenticate.
+    const { subscription, snapshot } = this.progress.subscribe(caller.workspace.id, conn.progressSink());
+    conn.watchers.set(subscription.id, subscription);
+    return JSON.stringify({ subscription: subscription.id, jobs: snapshot });
   }
 
   private async command(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {

@@ -7,7 +7,7 @@ import { QUERIES } from '../projections/queries';
 import { issueTokenRequestSchema } from '../security/tokens';
 import { READ_PROCEDURES, type ReadProcedure } from './reads';
 
-export type MethodKind = 'command' | 'query' | 'watch' | 'read';
+export type MethodKind = 'command' | 'query' | 'watch' | 'read' | 'progress';
 
 /**
  * One RPC method, derived from a command or a query definition. Nothing here is written by hand per
@@ -44,6 +44,16 @@ const SPEC_ALIASES: Record<string, string> = {
   watchDelta: 'watchReReviewDelta',
 };
 
+/** Progress of indexCode / computeReview in the caller's workspace (src/progress-hub): not a query of the log. */
+export const WATCH_PROGRESS: MethodSpec = {
+  name: 'watchProgress',
+  kind: 'progress',
+  description:
+    'Subscribe to the progress of indexCode and computeReview jobs in this workspace: a snapshot of running (and recently ended) jobs, then `watch.update` notifications `{subscription, value}`, coalesced to the latest per job, each job ending with status done or failed. Ephemeral: no position, no since.',
+  params: z.object({}).strict(),
+  access: { minRole: 'viewer' },
+};
+
 let table: Map<string, MethodSpec> | null = null;
 
 /** Built on first use so every registry module has finished loading. */
@@ -63,6 +73,7 @@ export function methodTable(): Map<string, MethodSpec> {
   for (const r of READ_PROCEDURES) {
     if (!t.has(REVIEW_STUDIO + r.name)) t.set(REVIEW_STUDIO + r.name, { name: REVIEW_STUDIO + r.name, kind: 'read', description: r.description, params: r.input, access: r.access, read: r });
   }
+  t.set(WATCH_PROGRESS.name, WATCH_PROGRESS);
   for (const [alias, target] of Object.entries(SPEC_ALIASES)) {
     const spec = t.get(target);
     if (spec && !t.has(alias)) t.set(alias, { ...spec, name: alias });

@@ -23,7 +23,13 @@ function paramsOf(spec: MethodSpec): unknown[] {
   const props = (schema.properties ?? {}) as Record<string, unknown>;
   const required = new Set((schema.required as string[] | undefined) ?? []);
   const envelope =
-    spec.kind === 'command' ? [envelopeParams.workspace_id, envelopeParams.idempotencyKey, envelopeParams.correlationId] : spec.kind === 'watch' ? [envelopeParams.workspace_id, envelopeParams.since] : [envelopeParams.workspace_id, envelopeParams.asOf];
+    spec.kind === 'command'
+      ? [envelopeParams.workspace_id, envelopeParams.idempotencyKey, envelopeParams.correlationId]
+      : spec.kind === 'watch'
+        ? [envelopeParams.workspace_id, envelopeParams.since]
+        : spec.kind === 'progress'
+          ? [envelopeParams.workspace_id]
+          : [envelopeParams.workspace_id, envelopeParams.asOf];
   return [...envelope, ...Object.entries(props).map(([name, s]) => ({ name, required: required.has(name), schema: s }))];
 }
 
@@ -32,7 +38,29 @@ const resultOf = (spec: MethodSpec): unknown =>
     ? { name: 'outcome', schema: { type: 'object', properties: { streamId: { type: 'string' }, eventIds: { type: 'array', items: { type: 'string' } }, firstPosition: { type: ['integer', 'null'] }, lastPosition: { type: ['integer', 'null'] }, streamRevision: { type: 'integer' }, result: {} } } }
     : spec.kind === 'query' || spec.kind === 'read'
       ? { name: 'answer', schema: { type: 'object', properties: { position: { type: 'integer' }, value: {} } } }
-      : { name: 'subscription', schema: { type: 'object', properties: { subscription: { type: 'string' }, position: { type: 'integer' }, snapshot: {}, resumed: { type: 'boolean' } } } };
+      : spec.kind === 'progress'
+        ? { name: 'subscription', schema: { type: 'object', properties: { subscription: { type: 'string' }, jobs: { type: 'array', items: PROGRESS_UPDATE_SCHEMA } } } }
+        : { name: 'subscription', schema: { type: 'object', properties: { subscription: { type: 'string' }, position: { type: 'integer' }, snapshot: {}, resumed: { type: 'boolean' } } } };
+
+/** One `watchProgress` update (src/progress-hub/hub.ts `ProgressUpdate`). */
+const PROGRESS_UPDATE_SCHEMA = {
+  type: 'object',
+  required: ['job', 'kind', 'status', 'repoId', 'done', 'total', 'fraction', 'seq'],
+  properties: {
+    job: { type: 'string' },
+    kind: { enum: ['indexCode', 'computeReview'] },
+    status: { enum: ['running', 'done', 'failed'] },
+    repoId: { type: 'string' },
+    prNumber: { type: 'integer' },
+    commit: { type: 'string' },
+    phase: { type: 'string' },
+    done: { type: 'integer' },
+    total: { type: 'integer' },
+    fraction: { type: 'number', minimum: 0, maximum: 1 },
+    error: { type: 'string' },
+    seq: { type: 'integer' },
+  },
+};
 
 let cached: unknown = null;
 

@@ -2,11 +2,12 @@ import { Controller, Get, Inject, Injectable, Module, OnApplicationBootstrap, On
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Ledger } from '../ledger';
+import { PROGRESS_HUB_SERVICE, ProgressHub } from '../progress-hub/hub';
 import { bearerFrom } from '../security/tokens';
 import { RpcDispatcher } from './dispatcher';
 import { LIMITS } from './limits';
 import { rawBodyMiddleware, readBoundedBody, type RawBodyRequest } from './raw-body';
-import { serveSse } from './sse';
+import { isProgressPath, serveProgressSse, serveSse } from './sse';
 import { WatchHub } from './watch';
 import { attachRpcWebSocket } from './ws-transport';
 
@@ -62,7 +63,13 @@ export const RAW_BODY_PATHS = ['/rpc', '/webhooks/github', '/mcp'];
 export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
   private ws: ReturnType<typeof attachRpcWebSocket> | null = null;
 
-  constructor(private readonly adapterHost: HttpAdapterHost, @Inject(RpcDispatcher) private readonly dispatcher: RpcDispatcher, @Inject(WatchHub) private readonly hub: WatchHub) {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(RpcDispatcher) private readonly dispatcher: RpcDispatcher,
+    @Inject(WatchHub) private readonly hub: WatchHub,
+    @Inject(ProgressHub) private readonly progress: ProgressHub,
+    @Inject(Ledger) private readonly ledger: Ledger,
+  ) {
     // Providers are created before Nest registers its body parsers, so this middleware runs first.
     adapterHost.httpAdapter.use(rawBodyMiddleware(RAW_BODY_PATHS));
     // POST /rpc is answered right here: JSON-RPC has its own envelope, errors and status mapping, so
@@ -82,15 +89,18 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
   onModuleDestroy(): void {
     this.ws?.close();
     this.hub.close();
+    this.progress.close();
+    if (this.ledger.services.get(PROGRESS_HUB_SERVICE) === this.progress) this.ledger.services.delete(PROGRESS_HUB_SERVICE);
   }
 }
 
 @Controller()
 export class RpcController {
-  constructor(@Inject(Ledger) private readonly ledger: Ledger, @Inject(WatchHub) private readonly hub: WatchHub) {}
+  constructor(@Inject(Ledger) private readonly ledger: Ledger, @Inject(WatchHub) private readonly hub: WatchHub, @Inject(ProgressHub) private readonly progress: ProgressHub) {}
 
   @Get('/workspaces/:id/watch/:query')
   async sse(@Param('id') id: string, @Param('query') query: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    if (isProgressPath(query)) return serveProgressSse(this.ledger, this.progress, id, req, res);
     await serveSse(this.ledger, this.hub, id, query, req, res);
   }
 }
@@ -99,9 +109,20 @@ export class RpcController {
   controllers: [RpcController],
   providers: [
     { provide: WatchHub, useFactory: () => new WatchHub() },
-    { provide: RpcDispatcher, useFactory: (ledger: Ledger, hub: WatchHub) => new RpcDispatcher(ledger, hub), inject: [Ledger, WatchHub] },
+    {
+      provide: ProgressHub,
+      // Registered as a ledger service so the index/compute commands (wherever they are called from:
+      // RPC, MCP, webhooks) report to this server's subscribers.
+      useFactory: (ledger: Ledger) => {
+        const progress = new ProgressHub();
+        ledger.services.set(PROGRESS_HUB_SERVICE, progress);
+        return progress;
+      },
+      inject: [Ledger],
+    },
+    { provide: RpcDispatcher, useFactory: (ledger: Ledger, hub: WatchHub, progress: ProgressHub) => new RpcDispatcher(ledger, hub, progress), inject: [Ledger, WatchHub, ProgressHub] },
     RpcTransports,
   ],
-  exports: [RpcDispatcher, WatchHub],
+  exports: [RpcDispatcher, WatchHub, ProgressHub],
 })
 export class RpcModule {}

@@ -9,6 +9,8 @@ import { httpStatusOf, toRpcError } from './errors';
 import { assertWithinLimits } from './limits';
 import { queryForPath, watchName } from './methods';
 import type { WatchHub, WatchUpdate } from './watch';
+import type { ProgressHub } from '../progress-hub/hub';
+import { WATCH_PROGRESS } from './methods';
 
 export const SSE_HIGH_WATER_BYTES = 256 * 1024;
 const HEARTBEAT_MS = 15_000;
@@ -51,6 +53,40 @@ export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: strin
     req.on('close', stop);
     res.on('close', stop);
     started.watcher.start();
+  } catch (err) {
+    res.writeHead(httpStatusOf(err), { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: toRpcError(err) }));
+  }
+}
+
+/** `progress`, `watchProgress`: the SSE path of watchProgress (not a query of the log). */
+export const isProgressPath = (name: string): boolean => name === 'progress' || name === WATCH_PROGRESS.name;
+
+/**
+ * `GET /workspaces/:id/watch/progress`: the workspace's index/compute progress as Server-Sent Events —
+ * `snapshot` (`{jobs}`), then one `progress` event per (coalesced) update. No ids: progress is not in
+ * the log, so there is nothing to resume; a reconnect gets a fresh snapshot.
+ */
+export async function serveProgressSse(ledger: Ledger, progress: ProgressHub, workspaceId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? undefined;
+    const caller = await authenticate(ledger, workspaceId, bearer);
+    checkAccess(WATCH_PROGRESS, caller.principal, caller.role);
+    const { subscription, snapshot } = progress.subscribe(caller.workspace.id, {
+      send: (_id, u) => res.write(`event: progress\ndata: ${JSON.stringify(u)}\n\n`),
+      congested: () => res.writableLength > SSE_HIGH_WATER_BYTES,
+      onDrain: (cb) => (res.writableLength > SSE_HIGH_WATER_BYTES ? res.once('drain', cb) : setImmediate(cb)),
+    });
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.write(`event: snapshot\ndata: ${JSON.stringify({ subscription: subscription.id, jobs: snapshot })}\n\n`);
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const stop = () => {
+      clearInterval(heartbeat);
+      subscription.close();
+    };
+    req.on('close', stop);
+    res.on('close', stop);
   } catch (err) {
     res.writeHead(httpStatusOf(err), { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: toRpcError(err) }));

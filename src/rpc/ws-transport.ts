@@ -6,7 +6,8 @@ import { bearerFrom } from '../security/tokens';
 import type { RpcConnection, RpcDispatcher } from './dispatcher';
 import { toRpcError } from './errors';
 import { LIMITS } from './limits';
-import type { Watcher, WatchSink, WatchUpdate } from './watch';
+import type { ProgressSink } from '../progress-hub/hub';
+import type { WatchSink, WatchUpdate } from './watch';
 
 /** Above this many unsent bytes a subscriber counts as slow and its updates coalesce. */
 export const WS_HIGH_WATER_BYTES = 256 * 1024;
@@ -24,7 +25,7 @@ export function updateFrameBytes(u: WatchUpdate): Buffer {
 }
 
 class WsConnection implements RpcConnection {
-  readonly watchers = new Map<string, Watcher>();
+  readonly watchers = new Map<string, { close(): void }>();
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly ws: WebSocket, private readonly dispatcher: RpcDispatcher, private readonly bearer: string | undefined) {
@@ -61,6 +62,24 @@ class WsConnection implements RpcConnection {
       },
       fail: (err: DomainError) => {
         if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'watch.error', params: { error: toRpcError(err) } }));
+      },
+    };
+  }
+
+  progressSink(): ProgressSink {
+    const ws = this.ws;
+    return {
+      send: (subscription, update) => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'watch.update', params: { subscription, value: update } }));
+      },
+      congested: () => ws.bufferedAmount > WS_HIGH_WATER_BYTES,
+      onDrain: (cb) => {
+        const check = () => {
+          if (ws.readyState !== WebSocket.OPEN) return;
+          if (ws.bufferedAmount <= WS_HIGH_WATER_BYTES) cb();
+          else setTimeout(check, 10);
+        };
+        setTimeout(check, 0);
       },
     };
   }
