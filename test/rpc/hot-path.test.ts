@@ -54,6 +54,32 @@ describe('HTTP hot path caches keep their promises', () => {
     }
   }, 60_000);
 
+  it('the store serves the rows it just appended from memory exactly as the table holds them', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-hot-'));
+    const file = path.join(dir, 'workspace.db');
+    const a = new SqliteEventStore({ file, workspaceId: 'w' });
+    const reader = new SqliteEventStore({ file, workspaceId: 'w' });
+    try {
+      await a.append('s-1', 'no_stream', [event(), event()]);
+      const batch = [event(), event(), event()];
+      // Two appends in one group commit: one refused (wrong revision), the other lands.
+      const [refused, landed] = await Promise.allSettled([a.append('s-1', 0, [event()]), a.append('s-1', 1, batch)]);
+      expect(refused.status).toBe('rejected');
+      expect(landed.status).toBe('fulfilled');
+      const fromTable = async (from: number, maxCount?: number) => (await collect(reader.readStream('s-1', { fromRevision: from, maxCount }))).map((e) => JSON.stringify(e));
+      const fromA = async (from: number, maxCount?: number) => (await collect(a.readStream('s-1', { fromRevision: from, maxCount }))).map((e) => JSON.stringify(e));
+      await a.append('s-1', 4, batch.map(() => event()));
+      for (const from of [0, 3, 5, 6, 7, 8]) expect([from, await fromA(from)]).toEqual([from, await fromTable(from)]);
+      expect(await fromA(5, 2)).toEqual(await fromTable(5, 2));
+      for (const e of batch) expect(JSON.stringify(await a.findEvent(e.eventId))).toBe(JSON.stringify(await reader.findEvent(e.eventId)));
+      expect(await a.findEvent(newUuidV7())).toBeNull();
+    } finally {
+      await a.close();
+      await reader.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the store answers "nothing past my last append" without a query, yet sees what another connection committed', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-hot-'));
     const file = path.join(dir, 'workspace.db');

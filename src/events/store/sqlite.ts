@@ -58,7 +58,13 @@ interface PendingAppend {
   encoded: Array<{ data: string; metadata: string }>;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
+  /** The rows this append inserted (set inside the transaction; remembered only once it committed). */
+  rows?: EventRow[];
 }
+
+/** Streams whose latest appended rows are kept in memory, and the largest row worth keeping. */
+const TAIL_STREAMS = 1024;
+const TAIL_MAX_ROW_CHARS = 64 * 1024;
 
 const PAGE = 1000;
 
@@ -134,6 +140,14 @@ export class SqliteEventStore implements EventStore {
   private seenDataVersion = -1;
   /** Last revision per stream, written only by this connection (refreshed when data_version moves). */
   private readonly revisions = new Map<string, number>();
+  /**
+   * The rows of the latest append this connection committed to each stream, and the same rows by event
+   * id. A cached fold reads exactly these right after the append (and the kernel looks its batch up by
+   * id), so serving them from memory saves a query per command. Both follow the `revisions` rule
+   * (dropped whenever another connection committed or an append failed) and are bounded by TAIL_STREAMS.
+   */
+  private readonly tails = new Map<string, EventRow[]>();
+  private readonly tailRowsById = new Map<string, EventRow>();
 
   constructor(options: SqliteStoreOptions) {
     this.workspaceId = options.workspaceId;
@@ -218,18 +232,19 @@ export class SqliteEventStore implements EventStore {
     // Another connection (another process) committed since our last look: our revision cache is stale.
     const version = this.dataVersion.get() as number;
     if (version !== this.seenDataVersion) {
-      this.revisions.clear();
+      this.forgetRevisions();
       this.seenDataVersion = version;
     }
     let results: Array<{ ok: AppendResult } | { err: unknown }>;
     try {
       results = this.applyBatch(batch);
     } catch (err) {
-      this.revisions.clear();
+      this.forgetRevisions();
       for (const req of batch) req.reject(err);
       return;
     }
-    if (results.some((r) => 'err' in r)) this.revisions.clear();
+    if (results.some((r) => 'err' in r)) this.forgetRevisions();
+    else for (const req of batch) if (req.rows) this.rememberTail(req.streamId, req.rows);
     let wrote = false;
     results.forEach((r, i) => {
       if ('ok' in r) {
@@ -251,6 +266,7 @@ export class SqliteEventStore implements EventStore {
     checkExpected(streamId, req.expected, current);
     let first = 0;
     let last = 0;
+    const rows: EventRow[] = [];
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
       let info: Database.RunResult;
@@ -263,7 +279,9 @@ export class SqliteEventStore implements EventStore {
       const pos = Number(info.lastInsertRowid);
       if (i === 0) first = pos;
       last = pos;
+      rows.push({ global_position: pos, event_id: e.eventId, stream_id: streamId, stream_revision: current + 1 + i, type: e.type, schema_version: e.schemaVersion, data: req.encoded[i].data, metadata: req.encoded[i].metadata });
     }
+    req.rows = rows;
     this.revisions.set(streamId, current + events.length);
     return { streamId, nextExpectedRevision: current + events.length, firstPosition: first, lastPosition: last, duplicate: false };
   }
@@ -287,7 +305,19 @@ export class SqliteEventStore implements EventStore {
     // Cached folds read "everything past revision r" on every command, and nearly always find nothing:
     // when this connection knows the stream's last revision (and nobody else committed since), that
     // answer needs no query. Under HTTP load these empty reads were ~10% of the server's CPU.
-    if (!backward && this.revisionIfCurrent(streamId) < cursor) return;
+    if (!backward) {
+      const known = this.revisionIfCurrent(streamId);
+      if (known < cursor) return;
+      const tail = this.tails.get(streamId);
+      if (tail && tail[tail.length - 1].stream_revision === known && tail[0].stream_revision <= cursor) {
+        for (const row of tail) {
+          if (row.stream_revision < cursor) continue;
+          if (remaining-- <= 0) return;
+          yield new StoredEvent(row);
+        }
+        return;
+      }
+    }
     while (remaining > 0) {
       const limit = Math.min(PAGE, remaining);
       const rows = (backward ? this.stmts.backward : this.stmts.forward).all(streamId, cursor, limit) as EventRow[];
@@ -308,11 +338,31 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return Number.POSITIVE_INFINITY;
     const version = this.dataVersion.get() as number;
     if (version !== this.seenDataVersion) {
-      this.revisions.clear();
+      this.forgetRevisions();
       this.seenDataVersion = version;
       return Number.POSITIVE_INFINITY;
     }
     return this.revisions.get(streamId) ?? Number.POSITIVE_INFINITY;
+  }
+
+  private forgetRevisions(): void {
+    this.revisions.clear();
+    this.tails.clear();
+    this.tailRowsById.clear();
+  }
+
+  private rememberTail(streamId: string, rows: EventRow[]): void {
+    const previous = this.tails.get(streamId);
+    if (previous) for (const r of previous) this.tailRowsById.delete(r.event_id);
+    this.tails.delete(streamId);
+    if (rows.some((r) => r.data.length + r.metadata.length > TAIL_MAX_ROW_CHARS)) return;
+    this.tails.set(streamId, rows);
+    for (const r of rows) this.tailRowsById.set(r.event_id, r);
+    if (this.tails.size > TAIL_STREAMS) {
+      const [oldest, oldRows] = this.tails.entries().next().value as [string, EventRow[]];
+      this.tails.delete(oldest);
+      for (const r of oldRows) this.tailRowsById.delete(r.event_id);
+    }
   }
 
   /** Synchronous page read: the building block of readAll and subscriptions. */
@@ -341,7 +391,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async findEvent(eventId: string): Promise<RecordedEvent | null> {
-    const row = this.stmts.byId.get(eventId) as EventRow | undefined;
+    const row = this.tailRowsById.get(eventId) ?? (this.stmts.byId.get(eventId) as EventRow | undefined);
     return row ? new StoredEvent(row) : null;
   }
 
