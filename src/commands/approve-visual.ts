@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { approvalKeyOf } from '../axes/visual/gate';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
-import { currentRound, PrState, prFold } from '../review/pr-state';
+import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
-import { requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import { requireComputation, reviewStreamOf, reviewTarget } from './review-target';
 
 const input = z.object({
   ...reviewTarget,
@@ -28,12 +28,7 @@ export const approveVisual: CommandDefinition<z.infer<typeof input>, PrState> = 
   stream: reviewStreamOf,
   fold: prFold,
   decide(state, cmd, ctx) {
-    requireReview(state, cmd);
-    const headSha = cmd.headSha ?? currentRound(state)!.headSha;
-    const computed = state.computes[headSha];
-    if (!computed) {
-      throw new DomainError('visual_not_computed', `headSha: the review has no computation for ${headSha}; compute it before approving visual changes`, 'conflict', { headSha });
-    }
+    const { headSha, computed } = requireComputation(state, cmd, 'visual_not_computed', 'approving visual changes');
     const snapshot = computed.visual.snapshots.find((s) => s.snapshotId === cmd.snapshotId);
     if (!snapshot) {
       const known = computed.visual.snapshots.map((s) => s.snapshotId);

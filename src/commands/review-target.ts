@@ -3,7 +3,7 @@ import { DomainError } from '../domain-error';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import { streamIds } from '../events/envelope';
 import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
-import { PrState, prFold } from '../review/pr-state';
+import { currentRound, PrState, prFold } from '../review/pr-state';
 import { activeRules, Rules } from '../rules/rules';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { CommandExecutor } from './kernel';
@@ -51,4 +51,16 @@ export function requireLiveNode(s: PrState, nodeId: string, act: string) {
     throw new DomainError('node_closed', `nodeId: "${nodeId}" is already ${n.status}; it cannot be ${act}`, 'conflict', { nodeId, status: n.status });
   }
   return n;
+}
+
+/**
+ * The computation a human decision is about: the named head's, or the current round's. Contract
+ * decisions and visual approvals are refused (with `code`) until that head has been computed.
+ */
+export function requireComputation(s: PrState, t: { repoId: string; prNumber: number; headSha?: string }, code: string, beforeWhat: string) {
+  requireReview(s, t);
+  const headSha = t.headSha ?? currentRound(s)!.headSha;
+  const computed = s.computes[headSha];
+  if (!computed) throw new DomainError(code, `headSha: the review has no computation for ${headSha}; compute it before ${beforeWhat}`, 'conflict', { headSha });
+  return { headSha, computed };
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
-import { currentRound, PrState, prFold } from '../review/pr-state';
+import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
-import { requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import { requireComputation, reviewStreamOf, reviewTarget } from './review-target';
 
 const input = z.object({
   ...reviewTarget,
@@ -29,12 +29,7 @@ export const setContractDecision: CommandDefinition<z.infer<typeof input>, PrSta
   stream: reviewStreamOf,
   fold: prFold,
   decide(state, cmd, ctx) {
-    requireReview(state, cmd);
-    const headSha = cmd.headSha ?? currentRound(state)!.headSha;
-    const computed = state.computes[headSha];
-    if (!computed) {
-      throw new DomainError('contract_not_computed', `headSha: the review has no computation for ${headSha}; compute it before deciding on contract changes`, 'conflict', { headSha });
-    }
+    const { headSha, computed } = requireComputation(state, cmd, 'contract_not_computed', 'deciding on contract changes');
     const change = computed.apiContract.changes.find((c) => c.changeId === cmd.changeId);
     if (!change) {
       const known = computed.apiContract.changes.map((c) => c.changeId);
