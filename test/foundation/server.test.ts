@@ -1,6 +1,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as net from 'node:net';
+import { Ledger } from '../../src/ledger';
+import { loadConfig } from '../../src/config';
 import { startServer } from '../../src/server/bootstrap';
 
 describe('HTTP server', () => {
@@ -15,6 +18,37 @@ describe('HTTP server', () => {
       expect(body).toMatchObject({ status: 'ok', store: { adapter: 'sqlite', dataDir, synchronous: 'FULL' } });
     } finally {
       await server.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a server started on a given ledger listens where the caller says (port 0), even while the operator runs one on that ledger\'s port', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-server-'));
+    // The ledger's own config names a port that is already taken, as the README's `npm start` takes 3000.
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    const takenPort = (blocker.address() as net.AddressInfo).port;
+    const ledger = new Ledger(loadConfig({ dataDir, port: takenPort }));
+    const server = await startServer({ port: 0 }, ledger);
+    try {
+      expect(Number(new URL(server.url).port)).not.toBe(takenPort);
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    } finally {
+      await server.close();
+      blocker.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a server that cannot bind throws and leaves nothing running', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-server-'));
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    const takenPort = (blocker.address() as net.AddressInfo).port;
+    try {
+      await expect(startServer({ dataDir, port: takenPort })).rejects.toThrow(/EADDRINUSE/);
+    } finally {
+      blocker.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
