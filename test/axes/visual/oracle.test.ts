@@ -72,7 +72,7 @@ describe('the engine against pixelmatch on canvas renders', () => {
     const a = base;
     const out = new Uint8Array(a.data.length);
     const counted = pixelmatch(a.data, b.data, out, a.width, a.height, VISUAL_DIFF_OPTIONS);
-    const withAa = pixelmatch(a.data, b.data, null, a.width, a.height, { ...VISUAL_DIFF_OPTIONS, includeAA: true });
+    const withAa = pixelmatch(a.data, b.data, undefined, a.width, a.height, { ...VISUAL_DIFF_OPTIONS, includeAA: true });
     expect(counted).toBeGreaterThan(0);
     expect(withAa).toBeGreaterThan(counted);
   });
