@@ -100,6 +100,8 @@ interface Row {
 
 export async function main(args: string[]): Promise<void> {
   const runs = Number(args.find((a) => a.startsWith('--runs='))?.slice(7) ?? 15);
+  // --pairs-only: skip the 50-snapshot PR (a quicker run while working on the engine).
+  const pairsOnly = args.includes('--pairs-only');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-visual-'));
   // Started once the synchronous rendering is done: its start-up timeout (5 s) runs on our event loop.
   let odiff: InstanceType<typeof ODiffServer> | undefined;
@@ -179,6 +181,11 @@ export async function main(args: string[]): Promise<void> {
     odiff.stop();
     odiff = undefined;
 
+    if (pairsOnly) {
+      printPairs(rows, runs, renderMs, decoders, odiffOpts);
+      return;
+    }
+
     // A 50-snapshot PR: 25 desktop and 25 mobile screenshots, each pair with a different change.
     const jobs: DiffJob[] = [];
     const mobile = renderUi(390, 844);
@@ -227,15 +234,8 @@ export async function main(args: string[]): Promise<void> {
     const poolMs = median(prTimes.warm);
     const coldMs = median(prTimes.cold);
 
-    const f = (n: number, w = 9) => n.toFixed(2).padStart(w);
-    console.log(`bench:visual — medians of ${runs} alternating runs (PR: ${prRuns} rounds), ${cores} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; fixtures rendered by Skia in ${(renderMs / 1000).toFixed(1)} s`);
-    console.log(`pixelmatch ${JSON.stringify(VISUAL_DIFF_OPTIONS)}; odiff ${JSON.stringify(odiffOpts)}`);
-    console.log(`\ndecode one 1080p base PNG (ms): pngjs ${decoders.pngjsMs.toFixed(2)}, fast-png ${decoders.fastPngMs.toFixed(2)}, ours ${decoders.oursMs.toFixed(2)}`);
-    console.log('\npair                   changed px: pixelmatch    ours   odiff | pixelmatch raw   ours e2e   odiff srv  ours/odiff (paired)');
-    for (const r of rows) {
-      console.log(`  ${r.name.padEnd(22)}${String(r.pixelmatchCount).padStart(19)}${String(r.oursCount).padStart(8)}${String(r.odiffCount).padStart(8)} |${f(r.pixelmatchRawMs, 15)}${f(r.oursMs, 11)}${f(r.odiffMs, 12)}${f(r.oursMs / r.odiffMs, 8)} (${r.pairedRatio.toFixed(2)})`);
-    }
-    console.log(`\nmachine probe: ${cores} spinning threads got ${coresGiven.toFixed(2)} cores (load average ${os.loadavg()[0].toFixed(2)})`);
+    printPairs(rows, runs, renderMs, decoders, odiffOpts);
+    console.log(`machine probe: ${cores} spinning threads got ${coresGiven.toFixed(2)} cores (load average ${os.loadavg()[0].toFixed(2)})`);
     console.log(`50-snapshot PR, cores actually used (CPU time / wall): serial ${median(prCores.serial).toFixed(2)}, warm pool ${median(prCores.warm).toFixed(2)}, cold pool ${median(prCores.cold).toFixed(2)}`);
     console.log(`50-snapshot PR: serial ${serialMs.toFixed(0)} ms, warm worker pool (${cores}) ${poolMs.toFixed(0)} ms → ${(serialMs / poolMs).toFixed(2)}×; cold pool (start-up included) ${coldMs.toFixed(0)} ms → ${(serialMs / coldMs).toFixed(2)}×`);
 
@@ -280,4 +280,16 @@ export async function main(args: string[]): Promise<void> {
     odiff?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function printPairs(rows: Row[], runs: number, renderMs: number, decoders: Record<string, number>, odiffOpts: object): void {
+  const f = (n: number, w = 9) => n.toFixed(2).padStart(w);
+  console.log(`bench:visual — medians of ${runs} alternating runs, ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; fixtures rendered by Skia in ${(renderMs / 1000).toFixed(1)} s`);
+  console.log(`pixelmatch ${JSON.stringify(VISUAL_DIFF_OPTIONS)}; odiff ${JSON.stringify(odiffOpts)}`);
+  console.log(`\ndecode one 1080p base PNG (ms): pngjs ${decoders.pngjsMs.toFixed(2)}, fast-png ${decoders.fastPngMs.toFixed(2)}, ours ${decoders.oursMs.toFixed(2)}`);
+  console.log('\npair                   changed px: pixelmatch    ours   odiff | pixelmatch raw   ours e2e   odiff srv  ours/odiff (paired)');
+  for (const r of rows) {
+    console.log(`  ${r.name.padEnd(22)}${String(r.pixelmatchCount).padStart(19)}${String(r.oursCount).padStart(8)}${String(r.odiffCount).padStart(8)} |${f(r.pixelmatchRawMs, 15)}${f(r.oursMs, 11)}${f(r.odiffMs, 12)}${f(r.oursMs / r.odiffMs, 8)} (${r.pairedRatio.toFixed(2)})`);
+  }
+  console.log('');
 }

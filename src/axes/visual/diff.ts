@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodePng, decodePngPair, encodePng, MalformedPngError, PaletteBuilder, pngDimensions, type RgbaImage } from './png';
+import { decodePng, decodePngPair, encodePalettePng, MalformedPngError, pngDimensions, type RgbaImage } from './png';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
 import { matchRows } from './match';
@@ -129,11 +129,42 @@ const MARK_WORD = (() => {
   return words;
 })();
 
+const ALPHA = VISUAL_DIFF_OPTIONS.alpha;
+
+/**
+ * What pixelmatch draws for a matching pixel (its `drawGrayPixel`): the pixel's YIQ luma blended
+ * towards white by `alpha`, stored into a Uint8Array (so truncated; it always lies in [0, 255]).
+ * The tests check it stays byte-identical to pixelmatch.
+ */
+function fadedGrey(img: Uint8Array, o: number): number {
+  const val = 255 + (img[o] * 0.29889531 + img[o + 1] * 0.58662247 + img[o + 2] * 0.11448223 - 255) * ALPHA * img[o + 3] / 255;
+  return val | 0;
+}
+
+/**
+ * The diff image's palette, fixed: every grey `fadedGrey` can produce (luma 0..255 blended towards
+ * white by alpha: ⌊255 − 255·alpha⌋ … 255, 27 levels at 0.1), ascending, then red and yellow. A fixed
+ * palette makes a pixel's index a function of that pixel alone, so rows can be indexed in any order
+ * (or copied from the row above) and the encoding stays deterministic.
+ */
+const GREY_MIN = Math.floor(255 - 255 * ALPHA);
+const RED_INDEX = 256 - GREY_MIN;
+const YELLOW_INDEX = RED_INDEX + 1;
+const MARK_INDEX = [0, RED_INDEX, RED_INDEX, YELLOW_INDEX];
+const DIFF_PALETTE: number[] = [];
+for (let v = GREY_MIN; v <= 255; v++) DIFF_PALETTE.push(v, v, v, 255);
+DIFF_PALETTE.push(...MARK_RGBA[1], ...MARK_RGBA[3]);
+
 /** The diff image as RGBA, exactly as one pixelmatch call over the whole image would draw it. */
 export function renderDiff(diff: MarkedDiff): RgbaImage {
   const { width, height, marks } = diff;
+  const img = diff.base.data;
   const out = new Uint8Array(width * height * 4);
-  drawFadedBackground(diff.base.data, out, 0, width * height);
+  for (let i = 0, o = 0; i < width * height; i++, o += 4) {
+    const v = fadedGrey(img, o);
+    out[o] = out[o + 1] = out[o + 2] = v;
+    out[o + 3] = 255;
+  }
   const out32 = new Int32Array(out.buffer, out.byteOffset, width * height);
   for (let y = 0; y < height; y++) {
     if (!diff.markedRows[y]) continue;
@@ -143,121 +174,47 @@ export function renderDiff(diff: MarkedDiff): RgbaImage {
 }
 
 /**
- * Encodes the diff image as a palette PNG straight from its parts, in raster order (so the palette,
- * the indices and the bytes are those of encoding `renderDiff`'s image): rows without marks are
- * indexed from the base pixels (one luma computation per run of equal pixels, a row equal to the one
- * above copied), marked rows pixel by pixel. Falls back to RGBA (via `renderDiff`) past 256 colours.
+ * Writes the palette indices of rows [fromRow, toRow) of the diff image into `indices`: the faded grey
+ * of the base pixel (computed once per run of equal pixels; a base row equal to the one above copies
+ * its indices), the mark's colour where there is one.
  */
-export function encodeDiffPng(diff: MarkedDiff): Buffer {
-  const { width, height, marks, markedRows } = diff;
-  const palette = new PaletteBuilder();
-  const indices = new Uint8Array(width * height);
+export function indexDiffRows(diff: MarkedDiff, indices: Uint8Array, fromRow = 0, toRow = diff.height): void {
+  const { width, marks, markedRows } = diff;
   const img = diff.base.data;
-  const src32 = new Int32Array(img.buffer, img.byteOffset, width * height);
-  const markIndex = new Int16Array(MARK_RGBA.length).fill(-1);
-  let fits = true;
-  for (let y = 0; y < height && fits; ) {
-    if (!markedRows[y]) {
-      let end = y + 1;
-      while (end < height && !markedRows[end]) end++;
-      fits = indexFadedBackground(img, y * width, end * width, width, palette, indices);
-      y = end;
-      continue;
-    }
-    let last = 0;
-    let lastIndex = -1;
-    for (let i = y * width; i < (y + 1) * width; i++) {
-      const m = marks[i];
-      if (m) {
-        if (markIndex[m] < 0) {
-          const [r, g, b, a] = MARK_RGBA[m];
-          const idx = palette.word(MARK_WORD[m], r, g, b, a);
-          if (idx < 0) {
-            fits = false;
-            break;
-          }
-          markIndex[m] = idx;
-        }
-        indices[i] = markIndex[m];
-        continue;
-      }
-      const c = src32[i];
-      if (c !== last || lastIndex < 0) {
-        lastIndex = palette.grey(fadedGrey(img, i * 4));
-        if (lastIndex < 0) {
-          fits = false;
-          break;
-        }
-        last = c;
-      }
-      indices[i] = lastIndex;
-    }
-    y++;
-  }
-  return fits ? palette.encode(indices, width, height) : encodePng(renderDiff(diff));
-}
-
-/**
- * What pixelmatch draws for a matching pixel (its `drawGrayPixel`): the pixel's YIQ luma blended
- * towards white by `alpha`, stored into a Uint8Array (so truncated; it always lies in [0, 255]).
- * The tests check both users below stay byte-identical to pixelmatch.
- */
-function fadedGrey(img: Uint8Array, o: number): number {
-  const val = 255 + (img[o] * 0.29889531 + img[o + 1] * 0.58662247 + img[o + 2] * 0.11448223 - 255) * VISUAL_DIFF_OPTIONS.alpha * img[o + 3] / 255;
-  return val | 0;
-}
-
-/** Draws the faded background, computing it once per run of equal pixels (long in UI images). */
-function drawFadedBackground(img: Uint8Array, out: Uint8Array, fromPixel: number, toPixel: number): void {
-  // Int32 views keep the words in int32 registers (Uint32 words above 2^31 become doubles).
-  const src32 = new Int32Array(img.buffer, img.byteOffset, img.byteLength >> 2);
-  const out32 = new Int32Array(out.buffer, out.byteOffset, out.byteLength >> 2);
-  let last = 0;
-  let lastWord = 0;
-  for (let i = fromPixel; i < toPixel; i++) {
-    const c = src32[i];
-    if (c !== last || i === fromPixel) {
-      const o = i * 4;
-      const v = fadedGrey(img, o);
-      out[o] = v;
-      out[o + 1] = v;
-      out[o + 2] = v;
-      out[o + 3] = 255;
-      last = c;
-      lastWord = out32[i];
-    } else {
-      out32[i] = lastWord;
-    }
-  }
-}
-
-/**
- * Palette indices of the faded background (whole rows), once per run of equal base pixels; a row equal
- * to the one above (flat areas, vertical strokes: most rows of a UI image) copies its indices. False
- * when the palette is full.
- */
-function indexFadedBackground(img: Uint8Array, fromPixel: number, toPixel: number, width: number, palette: PaletteBuilder, indices: Uint8Array): boolean {
-  const src32 = new Int32Array(img.buffer, img.byteOffset, img.byteLength >> 2);
+  const src32 = new Int32Array(img.buffer, img.byteOffset, width * diff.height);
   const bytes = Buffer.from(img.buffer, img.byteOffset, img.byteLength);
   const rowBytes = width * 4;
-  for (let row = fromPixel; row < toPixel; row += width) {
-    if (row > fromPixel && bytes.compare(bytes, (row - width) * 4, row * 4, row * 4, row * 4 + rowBytes) === 0) {
-      indices.copyWithin(row, row - width, row);
-      continue;
-    }
-    let last = 0;
-    let lastIndex = -1;
-    for (let i = row; i < row + width; i++) {
-      const c = src32[i];
-      if (c !== last || lastIndex < 0) {
-        lastIndex = palette.grey(fadedGrey(img, i * 4));
-        if (lastIndex < 0) return false;
-        last = c;
+  // The background (unmarked) indices of the row above, which marks overwrite in `indices`.
+  const background = new Uint8Array(width);
+  for (let y = fromRow; y < toRow; y++) {
+    const row = y * width;
+    const target = indices.subarray(row, row + width);
+    if (y > fromRow && bytes.compare(bytes, row * 4 - rowBytes, row * 4, row * 4, row * 4 + rowBytes) === 0) {
+      target.set(background);
+    } else {
+      let last = 0;
+      let lastIndex = -1;
+      for (let i = row; i < row + width; i++) {
+        const c = src32[i];
+        if (c !== last || lastIndex < 0) {
+          lastIndex = fadedGrey(img, i * 4) - GREY_MIN;
+          last = c;
+        }
+        indices[i] = lastIndex;
       }
-      indices[i] = lastIndex;
+      background.set(target);
     }
+    if (markedRows[y]) for (let i = row; i < row + width; i++) if (marks[i] !== 0) indices[i] = MARK_INDEX[marks[i]];
   }
-  return true;
+}
+
+/** Encodes the diff image (pixelmatch's, pixel for pixel) as a palette PNG straight from its parts. */
+export function encodeDiffPng(diff: MarkedDiff, indices?: Uint8Array): Buffer {
+  if (!indices) {
+    indices = new Uint8Array(diff.width * diff.height);
+    indexDiffRows(diff, indices);
+  }
+  return encodePalettePng(indices, diff.width, diff.height, DIFF_PALETTE);
 }
 
 /** One unit of work for the diff pool: compare a pair, or check that an added image decodes. */

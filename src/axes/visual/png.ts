@@ -239,6 +239,7 @@ function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: numb
       }
     }
     if (out32 && filter !== 0 && filter !== 4) unfilterRowRgba(raw, src, out, out32, row, stride, filter, y);
+    else if (bpp === 4 && filter === 4 && y > 0) unfilterPaethRgba(raw, src, out, row, row - stride, stride);
     else unfilterRow(raw, src, out, row, stride, bpp, filter, y);
     if (reference && sameRows) {
       prevSame = Buffer.from(out.buffer, out.byteOffset + row, stride).equals(Buffer.from(reference.rows.buffer, reference.rows.byteOffset + row, stride));
@@ -273,6 +274,73 @@ function unfilterRowRgba(raw: Uint8Array, src: number, out: Uint8Array, out32: I
       out32[w] = addBytes(out32[w], halfBytes(out32[up]));
       for (let j = 1; j < n; j++) out32[w + j] = addBytes(out32[w + j], averageBytes(out32[w + j - 1], out32[up + j]));
       return;
+  }
+}
+
+/**
+ * Paeth for 4-byte pixels below the first row, the four channels unrolled: the left (a) and upper-left
+ * (c) bytes stay in locals from one pixel to the next, so each byte costs one load of the filtered
+ * byte, one of the byte above and one store. The distances are those of the PNG specification
+ * rewritten without p: |p − a| = |b − c|, |p − b| = |a − c|, |p − c| = |a + b − 2c|, ties broken
+ * a, then b, then c. Skia and browsers' encoders pick Paeth for a third of a screenshot's rows.
+ */
+function unfilterPaethRgba(raw: Uint8Array, src: number, out: Uint8Array, row: number, prev: number, stride: number): void {
+  let c0 = out[prev];
+  let c1 = out[prev + 1];
+  let c2 = out[prev + 2];
+  let c3 = out[prev + 3];
+  let a0 = (raw[src] + c0) & 0xff;
+  let a1 = (raw[src + 1] + c1) & 0xff;
+  let a2 = (raw[src + 2] + c2) & 0xff;
+  let a3 = (raw[src + 3] + c3) & 0xff;
+  out[row] = a0;
+  out[row + 1] = a1;
+  out[row + 2] = a2;
+  out[row + 3] = a3;
+  for (let i = 4; i < stride; i += 4) {
+    let b = out[prev + i];
+    let pa = b - c0;
+    let pb = a0 - c0;
+    let pc = pa + pb;
+    pa = pa < 0 ? -pa : pa;
+    pb = pb < 0 ? -pb : pb;
+    pc = pc < 0 ? -pc : pc;
+    a0 = (raw[src + i] + (pa <= pb && pa <= pc ? a0 : pb <= pc ? b : c0)) & 0xff;
+    out[row + i] = a0;
+    c0 = b;
+
+    b = out[prev + i + 1];
+    pa = b - c1;
+    pb = a1 - c1;
+    pc = pa + pb;
+    pa = pa < 0 ? -pa : pa;
+    pb = pb < 0 ? -pb : pb;
+    pc = pc < 0 ? -pc : pc;
+    a1 = (raw[src + i + 1] + (pa <= pb && pa <= pc ? a1 : pb <= pc ? b : c1)) & 0xff;
+    out[row + i + 1] = a1;
+    c1 = b;
+
+    b = out[prev + i + 2];
+    pa = b - c2;
+    pb = a2 - c2;
+    pc = pa + pb;
+    pa = pa < 0 ? -pa : pa;
+    pb = pb < 0 ? -pb : pb;
+    pc = pc < 0 ? -pc : pc;
+    a2 = (raw[src + i + 2] + (pa <= pb && pa <= pc ? a2 : pb <= pc ? b : c2)) & 0xff;
+    out[row + i + 2] = a2;
+    c2 = b;
+
+    b = out[prev + i + 3];
+    pa = b - c3;
+    pb = a3 - c3;
+    pc = pa + pb;
+    pa = pa < 0 ? -pa : pa;
+    pb = pb < 0 ? -pb : pb;
+    pc = pc < 0 ? -pc : pc;
+    a3 = (raw[src + i + 3] + (pa <= pb && pa <= pc ? a3 : pb <= pc ? b : c3)) & 0xff;
+    out[row + i + 3] = a3;
+    c3 = b;
   }
 }
 
@@ -528,22 +596,27 @@ export class PaletteBuilder {
   }
 
   encode(indices: Uint8Array, width: number, height: number): Buffer {
-    const n = this.colours.length / 4;
-    const plte = Buffer.alloc(n * 3);
-    const trns = Buffer.alloc(n);
-    let opaque = true;
-    for (let i = 0; i < n; i++) {
-      plte[i * 3] = this.colours[i * 4];
-      plte[i * 3 + 1] = this.colours[i * 4 + 1];
-      plte[i * 3 + 2] = this.colours[i * 4 + 2];
-      trns[i] = this.colours[i * 4 + 3];
-      if (trns[i] !== 255) opaque = false;
-    }
-    const parts = [SIGNATURE, ihdr(width, height, 3), chunk('PLTE', plte)];
-    if (!opaque) parts.push(chunk('tRNS', trns));
-    parts.push(chunk('IDAT', unfilteredIndices(indices, width, height)), chunk('IEND', new Uint8Array(0)));
-    return Buffer.concat(parts);
+    return encodePalettePng(indices, width, height, this.colours);
   }
+}
+
+/** Encodes palette indices (one byte per pixel) with `colours` (r, g, b, a of each entry, flattened, ≤ 256 entries). */
+export function encodePalettePng(indices: Uint8Array, width: number, height: number, colours: ArrayLike<number>): Buffer {
+  const n = colours.length / 4;
+  const plte = Buffer.alloc(n * 3);
+  const trns = Buffer.alloc(n);
+  let opaque = true;
+  for (let i = 0; i < n; i++) {
+    plte[i * 3] = colours[i * 4];
+    plte[i * 3 + 1] = colours[i * 4 + 1];
+    plte[i * 3 + 2] = colours[i * 4 + 2];
+    trns[i] = colours[i * 4 + 3];
+    if (trns[i] !== 255) opaque = false;
+  }
+  const parts = [SIGNATURE, ihdr(width, height, 3), chunk('PLTE', plte)];
+  if (!opaque) parts.push(chunk('tRNS', trns));
+  parts.push(chunk('IDAT', unfilteredIndices(indices, width, height)), chunk('IEND', new Uint8Array(0)));
+  return Buffer.concat(parts);
 }
 
 /**
