@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { decodePng, decodePngPair, encodePalettePng, MalformedPngError, pngDimensions, type RgbaImage } from './png';
+import { decodePng, decodePngPair, decodePngSharedAsync, encodePalettePng, fastPathDimensions, MalformedPngError, pngDimensions, type RgbaImage } from './png';
+import { bandHelper, SPLIT_MIN_PIXELS, splitStats } from './split';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
 import { matchRows } from './match';
@@ -24,14 +25,24 @@ export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
+export interface CompareOptions {
+  /**
+   * Whether one large pair may be split with the band helper thread (split.ts): 'auto' (default) for
+   * pairs of at least `SPLIT_MIN_PIXELS` on the main thread of a multi-core process, 'never', or
+   * 'always' (any size, wherever a helper can start; the tests use it on small images).
+   */
+  split?: 'auto' | 'never' | 'always';
+}
+
 /**
  * Compares a base and a head PNG. Byte-identical files are settled by their hash without decoding;
- * otherwise both are decoded and compared with pixelmatch (`VISUAL_DIFF_OPTIONS`). A size mismatch is a
- * change of every pixel. Images whose pixels all match within the threshold are `unchanged` even when
- * their bytes differ (a re-encode, an anti-aliasing shift). Throws `MalformedPngError` naming the side
- * for a PNG that does not decode; callers turn that into a per-snapshot error.
+ * otherwise both are decoded and compared with pixelmatch's comparison (`VISUAL_DIFF_OPTIONS`, see
+ * match.ts). A size mismatch is a change of every pixel. Images whose pixels all match within the
+ * threshold are `unchanged` even when their bytes differ (a re-encode, an anti-aliasing shift). Throws
+ * `MalformedPngError` naming the side for a PNG that does not decode; callers turn that into a
+ * per-snapshot error.
  */
-export async function compareImages(base: Uint8Array, head: Uint8Array): Promise<ImageComparison> {
+export async function compareImages(base: Uint8Array, head: Uint8Array, options: CompareOptions = {}): Promise<ImageComparison> {
   // A memcmp first: identical files (the common case) then cost one hash, not two.
   if (Buffer.from(base.buffer, base.byteOffset, base.byteLength).equals(Buffer.from(head.buffer, head.byteOffset, head.byteLength))) {
     const hash = sha256(head);
@@ -39,6 +50,8 @@ export async function compareImages(base: Uint8Array, head: Uint8Array): Promise
   }
   const baseHash = sha256(base);
   const headHash = sha256(head);
+  const split = await compareSplit(base, head, options.split ?? 'auto');
+  if (split) return finish(baseHash, headHash, split.diff, split.indices);
   const { base: a, head: b, sameRows } = await decodePngPair(base, head);
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);
@@ -53,11 +66,95 @@ export async function compareImages(base: Uint8Array, head: Uint8Array): Promise
       sizeChanged: { base: { width: a.width, height: a.height }, head: { width: b.width, height: b.height } },
     };
   }
-  const diff = compareDecoded(a, b, sameRows);
-  const { changedPixels } = diff;
-  const changedRatio = changedPixels / (a.width * a.height);
-  if (changedPixels === 0) return { state: 'unchanged', baseHash, headHash, width: b.width, height: b.height, changedPixels: 0, changedRatio: 0 };
-  return { state: 'changed', baseHash, headHash, width: b.width, height: b.height, changedPixels, changedRatio, diffPng: encodeDiffPng(diff) };
+  return finish(baseHash, headHash, compareDecoded(a, b, sameRows));
+}
+
+function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: Uint8Array): ImageComparison {
+  const { width, height, changedPixels } = diff;
+  if (changedPixels === 0) return { state: 'unchanged', baseHash, headHash, width, height, changedPixels: 0, changedRatio: 0 };
+  return { state: 'changed', baseHash, headHash, width, height, changedPixels, changedRatio: changedPixels / (width * height), diffPng: encodeDiffPng(diff, indices) };
+}
+
+/**
+ * The split comparison of one large pair (split.ts): the helper thread decodes the head while this
+ * thread decodes the base, then each compares and indexes a band of rows — the bands cut where each
+ * holds about half of the work (rows that differ weigh more than rows that only need indexing).
+ * Undefined when the pair does not qualify (then the caller compares it in this thread), including
+ * when the helper fails; a PNG that does not decode throws `MalformedPngError` naming the side, the
+ * base first, as the serial path does.
+ */
+async function compareSplit(base: Uint8Array, head: Uint8Array, mode: 'auto' | 'never' | 'always'): Promise<{ diff: MarkedDiff; indices: Uint8Array } | undefined> {
+  if (mode === 'never') return undefined;
+  const dimsA = fastPathDimensions(base);
+  const dimsB = fastPathDimensions(head);
+  if (!dimsA || !dimsB || dimsA.width !== dimsB.width || dimsA.height !== dimsB.height) return undefined;
+  const { width, height } = dimsA;
+  if (mode === 'auto' && width * height < SPLIT_MIN_PIXELS) return undefined;
+  const helper = bandHelper();
+  if (!helper) return undefined;
+
+  const headReply = helper.call({ op: 'decode', png: head });
+  let a: RgbaImage;
+  try {
+    a = await decodePngSharedAsync(base);
+  } catch (err) {
+    await headReply;
+    if (err instanceof MalformedPngError) throw new MalformedPngError(`base image: ${err.message}`);
+    throw err;
+  }
+  const decoded = await headReply;
+  if (!decoded.ok) {
+    if (decoded.malformed) throw new MalformedPngError(`head image: ${decoded.message}`);
+    splitStats.helperFailures++;
+    return undefined;
+  }
+  const b: RgbaImage = { width, height, data: new Uint8Array(decoded.data!) };
+
+  const shared = (n: number) => new Uint8Array(new SharedArrayBuffer(n));
+  const sameRows = sameRowsOf(a, b, shared(height));
+  const marks = shared(width * height);
+  const markedRows = shared(height);
+  const indices = shared(width * height);
+  const cut = balancedCut(sameRows);
+  const far = helper.call({
+    op: 'match',
+    base: a.data.buffer as SharedArrayBuffer,
+    head: b.data.buffer as SharedArrayBuffer,
+    width,
+    height,
+    marks: marks.buffer as SharedArrayBuffer,
+    markedRows: markedRows.buffer as SharedArrayBuffer,
+    indices: indices.buffer as SharedArrayBuffer,
+    sameRows: sameRows.buffer as SharedArrayBuffer,
+    fromRow: cut,
+    toRow: height,
+  });
+  const near = matchRows(a.data, b.data, width, height, marks, markedRows, 0, cut, sameRows);
+  const diff: MarkedDiff = { width, height, changedPixels: near, base: a, marks, markedRows };
+  indexDiffRows(diff, indices, 0, cut);
+  const farReply = await far;
+  if (!farReply.ok) {
+    // The helper died: finish the far band here.
+    splitStats.helperFailures++;
+    diff.changedPixels += matchRows(a.data, b.data, width, height, marks, markedRows, cut, height, sameRows);
+    indexDiffRows(diff, indices, cut, height);
+  } else {
+    diff.changedPixels += farReply.count!;
+  }
+  splitStats.pairs++;
+  return { diff, indices };
+}
+
+/** The row that splits the work in two halves: a differing row costs ~4× a row that is only indexed. */
+function balancedCut(sameRows: Uint8Array): number {
+  let total = 0;
+  for (let y = 0; y < sameRows.length; y++) total += sameRows[y] ? 1 : 4;
+  let acc = 0;
+  for (let y = 0; y < sameRows.length; y++) {
+    acc += sameRows[y] ? 1 : 4;
+    if (acc * 2 >= total) return y + 1;
+  }
+  return sameRows.length;
 }
 
 function dimensionsOrUndefined(bytes: Uint8Array): { width?: number; height?: number } {

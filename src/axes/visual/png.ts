@@ -127,11 +127,12 @@ interface DecodedRows {
   stride: number;
 }
 
-function reconstruct(p: ParsedPng, raw: Uint8Array, reference?: DecodedRows): { decoded: DecodedRows; sameRows?: Uint8Array } {
+function reconstruct(p: ParsedPng, raw: Uint8Array, reference?: DecodedRows, shared = false): { decoded: DecodedRows; sameRows?: Uint8Array } {
   const channels = CHANNELS[p.colorType];
   const stride = p.width * channels;
   if (raw.length < p.height * (stride + 1)) throw new MalformedPngError(`PNG image data is too short (${raw.length} bytes for ${p.width}×${p.height})`);
-  const out = new Uint8Array(p.width * p.height * 4);
+  const bytes = p.width * p.height * 4;
+  const out = shared ? new Uint8Array(new SharedArrayBuffer(bytes)) : new Uint8Array(bytes);
   const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
   const usable = reference && reference.stride === stride && reference.rows.length === rows.length ? reference : undefined;
   const sameRows = usable ? new Uint8Array(p.height) : undefined;
@@ -155,6 +156,36 @@ export function decodePng(bytes: Uint8Array): RgbaImage {
   const p = parsePng(bytes);
   if (!onFastPath(p)) return decodeWithPngjs(bytes);
   return reconstruct(p, inflateSync(p)).decoded.image;
+}
+
+/**
+ * Width and height of a PNG the fast path decodes (8-bit, not interlaced); undefined for any other PNG
+ * and for bytes that do not parse (the caller's regular decode then reports those).
+ */
+export function fastPathDimensions(bytes: Uint8Array): { width: number; height: number } | undefined {
+  try {
+    const p = parsePng(bytes);
+    return onFastPath(p) ? { width: p.width, height: p.height } : undefined;
+  } catch (err) {
+    if (err instanceof MalformedPngError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Decodes a fast-path PNG into memory shared between threads (a SharedArrayBuffer), for the split
+ * comparison of one pair (split.ts). `async` inflates on libuv's thread pool instead of this thread.
+ */
+export function decodePngShared(bytes: Uint8Array): RgbaImage {
+  const p = parsePng(bytes);
+  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
+  return reconstruct(p, inflateSync(p), undefined, true).decoded.image;
+}
+
+export async function decodePngSharedAsync(bytes: Uint8Array): Promise<RgbaImage> {
+  const p = parsePng(bytes);
+  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
+  return reconstruct(p, await inflateAsync(p), undefined, true).decoded.image;
 }
 
 export interface DecodedPair {

@@ -1,0 +1,29 @@
+import { parentPort } from 'node:worker_threads';
+import { indexDiffRows } from './diff';
+import { matchRows } from './match';
+import { decodePngShared, MalformedPngError } from './png';
+import type { BandReply, BandRequest } from './split';
+
+// Entry point of the band helper thread (see split.ts): decodes a head image into shared memory, or
+// compares and indexes one band of rows of a pair held in shared memory.
+parentPort!.on('message', ({ id, request }: { id: number; request: BandRequest }) => {
+  let reply: BandReply;
+  try {
+    if (request.op === 'decode') {
+      const image = decodePngShared(request.png);
+      reply = { ok: true, width: image.width, height: image.height, data: image.data.buffer as SharedArrayBuffer };
+    } else {
+      const { width, height, fromRow, toRow } = request;
+      const base = new Uint8Array(request.base);
+      const head = new Uint8Array(request.head);
+      const marks = new Uint8Array(request.marks);
+      const markedRows = new Uint8Array(request.markedRows);
+      const count = matchRows(base, head, width, height, marks, markedRows, fromRow, toRow, new Uint8Array(request.sameRows));
+      indexDiffRows({ width, height, changedPixels: count, base: { width, height, data: base }, marks, markedRows }, new Uint8Array(request.indices), fromRow, toRow);
+      reply = { ok: true, count };
+    }
+  } catch (err) {
+    reply = { ok: false, malformed: err instanceof MalformedPngError, message: (err as Error).message ?? String(err) };
+  }
+  parentPort!.postMessage({ id, reply });
+});
