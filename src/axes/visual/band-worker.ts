@@ -1,11 +1,11 @@
 import { parentPort } from 'node:worker_threads';
 import { indexDiffRows } from './diff';
 import { matchRows } from './match';
-import { decodePngShared, MalformedPngError } from './png';
+import { decodePngShared, deflateIndexSegment, MalformedPngError } from './png';
 import type { BandReply, BandRequest } from './split';
 
 // Entry point of the band helper thread (see split.ts): decodes a head image into shared memory, or
-// compares and indexes one band of rows of a pair held in shared memory.
+// compares, indexes and compresses one band of rows of a pair held in shared memory.
 parentPort!.on('message', ({ id, request }: { id: number; request: BandRequest }) => {
   let reply: BandReply;
   try {
@@ -19,8 +19,12 @@ parentPort!.on('message', ({ id, request }: { id: number; request: BandRequest }
       const marks = new Uint8Array(request.marks);
       const markedRows = new Uint8Array(request.markedRows);
       const count = matchRows(base, head, width, height, marks, markedRows, fromRow, toRow, new Uint8Array(request.sameRows));
-      indexDiffRows({ width, height, changedPixels: count, base: { width, height, data: base }, marks, markedRows }, new Uint8Array(request.indices), fromRow, toRow);
-      reply = { ok: true, count };
+      const indices = new Uint8Array(request.indices);
+      indexDiffRows({ width, height, changedPixels: count, base: { width, height, data: base }, marks, markedRows }, indices, fromRow, toRow);
+      // The band's IDAT segment, compressed here while the other thread compresses its own; wasted
+      // only when no pixel of the whole pair counts (then there is no diff image).
+      const segment = deflateIndexSegment(indices, width, fromRow, toRow, toRow === height);
+      reply = { ok: true, count, segment: { deflated: segment.deflated, adler: segment.adler, length: segment.length } };
     }
   } catch (err) {
     reply = { ok: false, malformed: err instanceof MalformedPngError, message: (err as Error).message ?? String(err) };

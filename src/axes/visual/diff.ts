@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodePng, decodePngPair, decodePngSharedAsync, encodePalettePng, fastPathDimensions, MalformedPngError, pngDimensions, type RgbaImage } from './png';
+import { decodePng, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
 import { bandHelper, SPLIT_MIN_PIXELS, splitStats } from './split';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
@@ -51,7 +51,7 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   const baseHash = sha256(base);
   const headHash = sha256(head);
   const split = await compareSplit(base, head, options.split ?? 'auto');
-  if (split) return finish(baseHash, headHash, split.diff, split.indices);
+  if (split) return finish(baseHash, headHash, split.diff, split.indices, split.farSegment);
   const { base: a, head: b, sameRows } = await decodePngPair(base, head);
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);
@@ -69,10 +69,10 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   return finish(baseHash, headHash, compareDecoded(a, b, sameRows));
 }
 
-function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: Uint8Array): ImageComparison {
+function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment): ImageComparison {
   const { width, height, changedPixels } = diff;
   if (changedPixels === 0) return { state: 'unchanged', baseHash, headHash, width, height, changedPixels: 0, changedRatio: 0 };
-  return { state: 'changed', baseHash, headHash, width, height, changedPixels, changedRatio: changedPixels / (width * height), diffPng: encodeDiffPng(diff, indices) };
+  return { state: 'changed', baseHash, headHash, width, height, changedPixels, changedRatio: changedPixels / (width * height), diffPng: encodeDiffPng(diff, indices, farSegment) };
 }
 
 /**
@@ -83,7 +83,7 @@ function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: 
  * when the helper fails; a PNG that does not decode throws `MalformedPngError` naming the side, the
  * base first, as the serial path does.
  */
-async function compareSplit(base: Uint8Array, head: Uint8Array, mode: 'auto' | 'never' | 'always'): Promise<{ diff: MarkedDiff; indices: Uint8Array } | undefined> {
+async function compareSplit(base: Uint8Array, head: Uint8Array, mode: 'auto' | 'never' | 'always'): Promise<{ diff: MarkedDiff; indices: Uint8Array; farSegment?: IndexSegment } | undefined> {
   if (mode === 'never') return undefined;
   const dimsA = fastPathDimensions(base);
   const dimsB = fastPathDimensions(head);
@@ -115,7 +115,7 @@ async function compareSplit(base: Uint8Array, head: Uint8Array, mode: 'auto' | '
   const marks = shared(width * height);
   const markedRows = shared(height);
   const indices = shared(width * height);
-  const cut = balancedCut(sameRows);
+  const cut = diffSegmentCut(height);
   const far = helper.call({
     op: 'match',
     base: a.data.buffer as SharedArrayBuffer,
@@ -138,23 +138,14 @@ async function compareSplit(base: Uint8Array, head: Uint8Array, mode: 'auto' | '
     splitStats.helperFailures++;
     diff.changedPixels += matchRows(a.data, b.data, width, height, marks, markedRows, cut, height, sameRows);
     indexDiffRows(diff, indices, cut, height);
-  } else {
-    diff.changedPixels += farReply.count!;
+    splitStats.pairs++;
+    return { diff, indices };
   }
+  diff.changedPixels += farReply.count!;
   splitStats.pairs++;
-  return { diff, indices };
-}
-
-/** The row that splits the work in two halves: a differing row costs ~4× a row that is only indexed. */
-function balancedCut(sameRows: Uint8Array): number {
-  let total = 0;
-  for (let y = 0; y < sameRows.length; y++) total += sameRows[y] ? 1 : 4;
-  let acc = 0;
-  for (let y = 0; y < sameRows.length; y++) {
-    acc += sameRows[y] ? 1 : 4;
-    if (acc * 2 >= total) return y + 1;
-  }
-  return sameRows.length;
+  // The far segment is only worth its bytes when there is a diff image to encode.
+  const s = farReply.segment;
+  return { diff, indices, farSegment: s && diff.changedPixels > 0 ? { deflated: Buffer.from(s.deflated.buffer, s.deflated.byteOffset, s.deflated.byteLength), adler: s.adler, length: s.length } : undefined };
 }
 
 function dimensionsOrUndefined(bytes: Uint8Array): { width?: number; height?: number } {
@@ -305,13 +296,29 @@ export function indexDiffRows(diff: MarkedDiff, indices: Uint8Array, fromRow = 0
   }
 }
 
-/** Encodes the diff image (pixelmatch's, pixel for pixel) as a palette PNG straight from its parts. */
-export function encodeDiffPng(diff: MarkedDiff, indices?: Uint8Array): Buffer {
+/**
+ * Where the diff image's IDAT stream is cut in two independently compressed segments (so the split
+ * comparison compresses the halves in two threads): always the middle row, on every path, so a pair
+ * gives the same PNG bytes whether it was compared in one thread or split.
+ */
+export function diffSegmentCut(height: number): number {
+  return height >= 2 ? height >> 1 : height;
+}
+
+/**
+ * Encodes the diff image (pixelmatch's, pixel for pixel) as a palette PNG straight from its parts.
+ * `indices` and the far segment (rows from `diffSegmentCut` on) when the split comparison made them.
+ */
+export function encodeDiffPng(diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment): Buffer {
+  const { width, height } = diff;
   if (!indices) {
-    indices = new Uint8Array(diff.width * diff.height);
+    indices = new Uint8Array(width * height);
     indexDiffRows(diff, indices);
   }
-  return encodePalettePng(indices, diff.width, diff.height, DIFF_PALETTE);
+  const cut = diffSegmentCut(height);
+  const segments = [deflateIndexSegment(indices, width, 0, cut, cut === height)];
+  if (cut < height) segments.push(farSegment ?? deflateIndexSegment(indices, width, cut, height, true));
+  return encodePalettePngStream(joinIndexSegments(segments), width, height, DIFF_PALETTE);
 }
 
 /** One unit of work for the diff pool: compare a pair, or check that an added image decodes. */

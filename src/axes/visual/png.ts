@@ -562,6 +562,78 @@ function unfilteredIndices(indices: Uint8Array, width: number, height: number): 
   return zlib.deflateSync(raw, { level: 2 });
 }
 
+/** One part of a zlib stream of palette rows, compressed on its own (see `joinIndexSegments`). */
+export interface IndexSegment {
+  /** Raw deflate blocks; all but the last segment end with a sync flush, not a final block. */
+  deflated: Buffer;
+  /** Adler-32 of the uncompressed bytes (filter byte + indices of each row), and their count. */
+  adler: number;
+  length: number;
+}
+
+/**
+ * Compresses rows [fromRow, toRow) of palette indices (unfiltered, see `unfilteredIndices`) as one
+ * segment of an IDAT stream. Segments are independent (no back-reference crosses a boundary), so two
+ * threads can compress the halves of an image at once; `joinIndexSegments` makes the zlib stream.
+ */
+export function deflateIndexSegment(indices: Uint8Array, width: number, fromRow: number, toRow: number, last: boolean): IndexSegment {
+  const raw = Buffer.allocUnsafe((toRow - fromRow) * (width + 1));
+  for (let y = fromRow; y < toRow; y++) {
+    const d = (y - fromRow) * (width + 1);
+    raw[d] = 0;
+    raw.set(indices.subarray(y * width, y * width + width), d + 1);
+  }
+  const deflated = zlib.deflateRawSync(raw, { level: 2, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
+  return { deflated, adler: adler32(raw), length: raw.length };
+}
+
+/** The zlib stream of consecutive segments: a header, their deflate blocks, the combined Adler-32. */
+export function joinIndexSegments(segments: IndexSegment[]): Buffer {
+  let adler = 1;
+  for (const s of segments) adler = adler32Combine(adler, s.adler, s.length);
+  const trailer = Buffer.alloc(4);
+  trailer.writeUInt32BE(adler >>> 0);
+  // CMF 0x78 (deflate, 32 KiB window), FLG 0x5e (level 2 class, check bits): what zlib writes at level 2.
+  return Buffer.concat([Buffer.from([0x78, 0x5e]), ...segments.map((s) => s.deflated), trailer]);
+}
+
+const ADLER_BASE = 65521;
+
+function adler32(data: Uint8Array): number {
+  let a = 1;
+  let b = 0;
+  for (let i = 0; i < data.length; ) {
+    // 5552 bytes is the most that cannot overflow b before the modulo (zlib's NMAX).
+    const end = Math.min(i + 5552, data.length);
+    for (; i < end; i++) {
+      a += data[i];
+      b += a;
+    }
+    a %= ADLER_BASE;
+    b %= ADLER_BASE;
+  }
+  return ((b << 16) | a) >>> 0;
+}
+
+/** zlib's adler32_combine: the Adler-32 of A‖B from those of A and B and the length of B. */
+function adler32Combine(adler1: number, adler2: number, length2: number): number {
+  const rem = length2 % ADLER_BASE;
+  let sum1 = adler1 & 0xffff;
+  let sum2 = (rem * sum1) % ADLER_BASE;
+  sum1 += (adler2 & 0xffff) + ADLER_BASE - 1;
+  sum2 += (adler1 >>> 16) + (adler2 >>> 16) + ADLER_BASE - rem;
+  if (sum1 >= ADLER_BASE) sum1 -= ADLER_BASE;
+  if (sum1 >= ADLER_BASE) sum1 -= ADLER_BASE;
+  if (sum2 >= ADLER_BASE * 2) sum2 -= ADLER_BASE * 2;
+  if (sum2 >= ADLER_BASE) sum2 -= ADLER_BASE;
+  return ((sum2 << 16) | sum1) >>> 0;
+}
+
+/** A palette PNG whose IDAT is the given zlib stream (see `joinIndexSegments`). */
+export function encodePalettePngStream(idat: Buffer, width: number, height: number, colours: ArrayLike<number>): Buffer {
+  return paletteParts(width, height, colours, idat);
+}
+
 /** Encodes RGBA8 as a truecolour+alpha PNG. Deterministic for a given input. */
 export function encodePng(image: RgbaImage): Buffer {
   const { width, height, data } = image;
@@ -633,6 +705,10 @@ export class PaletteBuilder {
 
 /** Encodes palette indices (one byte per pixel) with `colours` (r, g, b, a of each entry, flattened, ≤ 256 entries). */
 export function encodePalettePng(indices: Uint8Array, width: number, height: number, colours: ArrayLike<number>): Buffer {
+  return paletteParts(width, height, colours, unfilteredIndices(indices, width, height));
+}
+
+function paletteParts(width: number, height: number, colours: ArrayLike<number>, idat: Buffer): Buffer {
   const n = colours.length / 4;
   const plte = Buffer.alloc(n * 3);
   const trns = Buffer.alloc(n);
@@ -646,7 +722,7 @@ export function encodePalettePng(indices: Uint8Array, width: number, height: num
   }
   const parts = [SIGNATURE, ihdr(width, height, 3), chunk('PLTE', plte)];
   if (!opaque) parts.push(chunk('tRNS', trns));
-  parts.push(chunk('IDAT', unfilteredIndices(indices, width, height)), chunk('IEND', new Uint8Array(0)));
+  parts.push(chunk('IDAT', idat), chunk('IEND', new Uint8Array(0)));
   return Buffer.concat(parts);
 }
 

@@ -4,8 +4,8 @@ import { startVisualWorker } from './threads';
 
 /**
  * One helper thread that takes half of a single large comparison (issue 18): it decodes the head
- * while this thread decodes the base, then compares and indexes one band of rows while this thread
- * does the other. Both halves work on the same SharedArrayBuffers, so nothing is copied back. Exact
+ * while this thread decodes the base, then compares, indexes and compresses the lower half of the
+ * rows while this thread does the upper half. Both halves work on the same SharedArrayBuffers, so nothing is copied back. Exact
  * by construction: the comparison of a pixel reads the whole images (borders included) and writes
  * only its own mark, and a row's palette indices depend on that row alone (diff.ts).
  *
@@ -31,7 +31,9 @@ export type BandRequest =
       fromRow: number;
       toRow: number;
     };
-export type BandReply = { ok: true; width?: number; height?: number; data?: SharedArrayBuffer; count?: number } | { ok: false; malformed: boolean; message: string };
+export type BandReply =
+  | { ok: true; width?: number; height?: number; data?: SharedArrayBuffer; count?: number; segment?: { deflated: Uint8Array; adler: number; length: number } }
+  | { ok: false; malformed: boolean; message: string };
 
 export class BandHelper {
   private readonly worker: Worker;
