@@ -1,16 +1,16 @@
 import { parentPort } from 'node:worker_threads';
 import { indexDiffRows } from './diff';
 import { matchRows } from './match';
-import { decodePngShared, deflateIndexSegment, MalformedPngError } from './png';
+import { decodePngSharedAsync, deflateIndexSegment, MalformedPngError } from './png';
 import type { BandReply, BandRequest } from './split';
 
 // Entry point of the band helper thread (see split.ts): decodes a head image into shared memory, or
 // compares, indexes and compresses one band of rows of a pair held in shared memory.
-parentPort!.on('message', ({ id, request }: { id: number; request: BandRequest }) => {
+parentPort!.on('message', async ({ id, request }: { id: number; request: BandRequest }) => {
   let reply: BandReply;
   try {
     if (request.op === 'decode') {
-      const image = decodePngShared(request.png);
+      const image = await decodePngSharedAsync(request.png);
       reply = { ok: true, width: image.width, height: image.height, data: image.data.buffer as SharedArrayBuffer };
     } else {
       const { width, height, fromRow, toRow } = request;

@@ -174,18 +174,65 @@ export function fastPathDimensions(bytes: Uint8Array): { width: number; height: 
 
 /**
  * Decodes a fast-path PNG into memory shared between threads (a SharedArrayBuffer), for the split
- * comparison of one pair (split.ts). `async` inflates on libuv's thread pool instead of this thread.
+ * comparison of one pair (split.ts), in one streaming pass (see `decodeStreaming`).
  */
-export function decodePngShared(bytes: Uint8Array): RgbaImage {
-  const p = parsePng(bytes);
-  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
-  return reconstruct(p, inflateSync(p), undefined, true).decoded.image;
-}
-
 export async function decodePngSharedAsync(bytes: Uint8Array): Promise<RgbaImage> {
   const p = parsePng(bytes);
   if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
-  return reconstruct(p, await inflateAsync(p), undefined, true).decoded.image;
+  return decodeStreaming(p, true);
+}
+
+/**
+ * Inflates on libuv's thread pool in chunks and unfilters each complete row as soon as it has arrived,
+ * so this thread's unfilter overlaps the inflate of what follows (decode in one streaming pass) instead
+ * of waiting for the whole image data. The same checks as the one-shot path: data past the announced
+ * size by more than 64 KiB (a decompression bomb) and data too short fail as malformed.
+ */
+function decodeStreaming(p: ParsedPng, shared: boolean): Promise<RgbaImage> {
+  const channels = CHANNELS[p.colorType];
+  const stride = p.width * channels;
+  const expected = p.height * (stride + 1);
+  const bytes = p.width * p.height * 4;
+  const out = shared ? new Uint8Array(new SharedArrayBuffer(bytes)) : new Uint8Array(bytes);
+  const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
+  const raw = new Uint8Array(expected);
+  let filled = 0;
+  let received = 0;
+  let doneRows = 0;
+  return new Promise((resolve, reject) => {
+    const inflater = zlib.createInflate({ chunkSize: 1 << 18 });
+    const fail = (err: unknown) => {
+      inflater.destroy();
+      reject(err instanceof MalformedPngError ? err : new MalformedPngError(`PNG image data does not inflate: ${(err as Error).message}`));
+    };
+    inflater.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > expected + 65536) return fail(new MalformedPngError(`PNG image data inflates past its announced size (${p.width}×${p.height})`));
+      const take = Math.min(chunk.length, expected - filled);
+      if (take > 0) raw.set(chunk.subarray(0, take), filled);
+      filled += take;
+      const complete = Math.floor(filled / (stride + 1));
+      if (complete > doneRows) {
+        try {
+          unfilter(raw, rows, stride, complete, channels, undefined, undefined, doneRows);
+        } catch (err) {
+          return fail(err);
+        }
+        doneRows = complete;
+      }
+    });
+    inflater.on('error', fail);
+    inflater.on('end', () => {
+      if (doneRows < p.height) return fail(new MalformedPngError(`PNG image data is too short (${filled} bytes for ${p.width}×${p.height})`));
+      try {
+        if (p.colorType !== 6) expandToRgba(rows, out, p.width * p.height, p.colorType, p.palette, p.transparency);
+      } catch (err) {
+        return fail(err);
+      }
+      resolve({ width: p.width, height: p.height, data: out });
+    });
+    inflater.end(p.idat);
+  });
 }
 
 export interface DecodedPair {
@@ -250,12 +297,12 @@ const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
  * base image of a pair), a row whose filtered bytes equal the reference's is copied from it instead,
  * provided it does not depend on a row above that differs; `sameRows[y]` records the rows known equal.
  */
-function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array): void {
+function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array, fromRow = 0): void {
   const rawBuf = reference ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) : undefined;
   const refRaw = reference ? Buffer.from(reference.raw.buffer, reference.raw.byteOffset, reference.raw.byteLength) : undefined;
   let prevSame = true;
   const out32 = bpp === 4 && out.byteOffset % 4 === 0 ? new Int32Array(out.buffer, out.byteOffset, out.byteLength >> 2) : undefined;
-  for (let y = 0; y < height; y++) {
+  for (let y = fromRow; y < height; y++) {
     const src = y * (stride + 1) + 1;
     const filter = raw[src - 1];
     const row = y * stride;

@@ -94,6 +94,13 @@ describe('the engine against pixelmatch on canvas renders', () => {
     broken.fill(7, 60, 200); // inside the IDAT data: parses, does not inflate
     await expect(compareImages(good, broken, { split: 'always' })).rejects.toThrow(/^head image: /);
     await expect(compareImages(broken, good, { split: 'always' })).rejects.toThrow(/^base image: /);
+    // Image data that ends before the rows the header announces (the streaming decoder's own check).
+    const short = encodePng({ width: 64, height: 48, data: new Uint8Array(64 * 48 * 4).fill(200) });
+    const tall = Buffer.from(short);
+    tall.writeUInt32BE(60, 20); // IHDR height: 60 rows announced, 48 stored
+    const other = encodePng({ width: 64, height: 60, data: new Uint8Array(64 * 60 * 4).fill(100) });
+    await expect(compareImages(other, tall, { split: 'always' })).rejects.toThrow(/^head image: PNG image data is too short/);
+    await expect(compareImages(tall, other, { split: 'always' })).rejects.toThrow(/^base image: PNG image data is too short/);
   });
 
   it('the fixtures do exercise the anti-aliasing detector and both outcomes', () => {
