@@ -329,9 +329,9 @@ export type DiffJobResult =
   | { ok: false; error: string; baseHash?: string; headHash?: string };
 
 /** Runs one job; a PNG that does not decode becomes an error result naming the side, never a throw. */
-export async function runDiffJob(job: DiffJob): Promise<DiffJobResult> {
+export async function runDiffJob(job: DiffJob, options: CompareOptions = {}): Promise<DiffJobResult> {
   try {
-    if (job.kind === 'compare') return { ok: true, comparison: await compareImages(job.base, job.head) };
+    if (job.kind === 'compare') return { ok: true, comparison: await compareImages(job.base, job.head, options) };
     const { width, height } = decodePng(job.head);
     return { ok: true, validated: { headHash: sha256(job.head), width, height } };
   } catch (err) {

@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { runDiffJob, type DiffJob, type DiffJobResult } from './diff';
+import { runDiffJob, type CompareOptions, type DiffJob, type DiffJobResult } from './diff';
 import { startVisualWorker } from './threads';
 
 interface Pending {
@@ -92,6 +92,8 @@ export class DiffPool {
 export interface RunDiffJobsOptions {
   /** Worker threads to use; default `os.availableParallelism()`. 1 runs everything in this thread. */
   parallelism?: number;
+  /** For jobs run in this thread: whether a large pair may use the band helper thread (diff.ts). */
+  split?: CompareOptions['split'];
 }
 
 const sharedPools = new Map<number, DiffPool>();
@@ -120,7 +122,7 @@ export async function runDiffJobs(jobs: DiffJob[], options: RunDiffJobsOptions =
   if (jobs.length === 0) return [];
   if (parallelism === 1 || jobs.length < 2) {
     const results: DiffJobResult[] = [];
-    for (const job of jobs) results.push(await runDiffJob(job));
+    for (const job of jobs) results.push(await runDiffJob(job, { split: options.split }));
     return results;
   }
   const pool = sharedDiffPool(parallelism);
