@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { decodePng, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
-import { bandHelper, SPLIT_MIN_PIXELS, splitStats } from './split';
+import { decodePng, decodePngPair, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
+import { bandHelper, SPLIT_MIN_PIXELS, splitStats, type BandHelper } from './split';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
 import { matchRows } from './match';
@@ -50,9 +50,9 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   }
   const baseHash = sha256(base);
   const headHash = sha256(head);
-  const split = await compareSplit(base, head, options.split ?? 'auto');
-  if (split) return finish(baseHash, headHash, split.diff, split.indices, split.farSegment);
-  const { base: a, head: b, sameRows } = await decodePngPair(base, head);
+  const mode = options.split ?? 'auto';
+  const helper = splitCandidate(base, head, mode) ? bandHelper() : undefined;
+  const { base: a, head: b, sameRows } = await decodePngPair(base, head, { shared: helper !== undefined });
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);
     return {
@@ -66,7 +66,29 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
       sizeChanged: { base: { width: a.width, height: a.height }, head: { width: b.width, height: b.height } },
     };
   }
+  if (helper && a.data.buffer instanceof SharedArrayBuffer && b.data.buffer instanceof SharedArrayBuffer) {
+    const same = new Uint8Array(new SharedArrayBuffer(a.height));
+    if (sameRows) same.set(sameRows);
+    sameRowsOf(a, b, same);
+    let differing = 0;
+    for (let y = 0; y < a.height; y++) differing += same[y] ? 0 : 1;
+    // A change confined to a few rows costs less than the hand-off; a fifth of the rows pays for it.
+    if (mode === 'always' || differing * 5 >= a.height) {
+      const split = await compareSplit(helper, a, b, same);
+      return finish(baseHash, headHash, split.diff, split.indices, split.farSegment);
+    }
+    return finish(baseHash, headHash, compareDecoded(a, b, same));
+  }
   return finish(baseHash, headHash, compareDecoded(a, b, sameRows));
+}
+
+/** Whether a pair may be split (same size on the PNG fast path, large enough unless 'always'). */
+function splitCandidate(base: Uint8Array, head: Uint8Array, mode: 'auto' | 'never' | 'always'): boolean {
+  if (mode === 'never') return false;
+  const dimsA = fastPathDimensions(base);
+  const dimsB = fastPathDimensions(head);
+  if (!dimsA || !dimsB || dimsA.width !== dimsB.width || dimsA.height !== dimsB.height) return false;
+  return mode === 'always' || dimsA.width * dimsA.height >= SPLIT_MIN_PIXELS;
 }
 
 function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment): ImageComparison {
@@ -76,42 +98,13 @@ function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: 
 }
 
 /**
- * The split comparison of one large pair (split.ts): the helper thread decodes the head while this
- * thread decodes the base, then each compares and indexes a band of rows — the bands cut where each
- * holds about half of the work (rows that differ weigh more than rows that only need indexing).
- * Undefined when the pair does not qualify (then the caller compares it in this thread), including
- * when the helper fails; a PNG that does not decode throws `MalformedPngError` naming the side, the
- * base first, as the serial path does.
+ * The split comparison of one large decoded pair (split.ts): the helper thread compares, indexes and
+ * deflates the lower half of the rows while this thread does the upper half, all in shared memory. If
+ * the helper fails, this thread finishes its half.
  */
-async function compareSplit(base: Uint8Array, head: Uint8Array, mode: 'auto' | 'never' | 'always'): Promise<{ diff: MarkedDiff; indices: Uint8Array; farSegment?: IndexSegment } | undefined> {
-  if (mode === 'never') return undefined;
-  const dimsA = fastPathDimensions(base);
-  const dimsB = fastPathDimensions(head);
-  if (!dimsA || !dimsB || dimsA.width !== dimsB.width || dimsA.height !== dimsB.height) return undefined;
-  const { width, height } = dimsA;
-  if (mode === 'auto' && width * height < SPLIT_MIN_PIXELS) return undefined;
-  const helper = bandHelper();
-  if (!helper) return undefined;
-
-  const headReply = helper.call({ op: 'decode', png: head });
-  let a: RgbaImage;
-  try {
-    a = await decodePngSharedAsync(base);
-  } catch (err) {
-    await headReply;
-    if (err instanceof MalformedPngError) throw new MalformedPngError(`base image: ${err.message}`);
-    throw err;
-  }
-  const decoded = await headReply;
-  if (!decoded.ok) {
-    if (decoded.malformed) throw new MalformedPngError(`head image: ${decoded.message}`);
-    splitStats.helperFailures++;
-    return undefined;
-  }
-  const b: RgbaImage = { width, height, data: new Uint8Array(decoded.data!) };
-
+async function compareSplit(helper: BandHelper, a: RgbaImage, b: RgbaImage, sameRows: Uint8Array): Promise<{ diff: MarkedDiff; indices: Uint8Array; farSegment?: IndexSegment }> {
+  const { width, height } = a;
   const shared = (n: number) => new Uint8Array(new SharedArrayBuffer(n));
-  const sameRows = sameRowsOf(a, b, shared(height));
   const marks = shared(width * height);
   const markedRows = shared(height);
   const indices = shared(width * height);
@@ -141,11 +134,11 @@ async function compareSplit(base: Uint8Array, head: Uint8Array, mode: 'auto' | '
     splitStats.pairs++;
     return { diff, indices };
   }
-  diff.changedPixels += farReply.count!;
+  diff.changedPixels += farReply.count;
   splitStats.pairs++;
   // The far segment is only worth its bytes when there is a diff image to encode.
   const s = farReply.segment;
-  return { diff, indices, farSegment: s && diff.changedPixels > 0 ? { deflated: Buffer.from(s.deflated.buffer, s.deflated.byteOffset, s.deflated.byteLength), adler: s.adler, length: s.length } : undefined };
+  return { diff, indices, farSegment: diff.changedPixels > 0 ? { deflated: Buffer.from(s.deflated.buffer, s.deflated.byteOffset, s.deflated.byteLength), adler: s.adler, length: s.length } : undefined };
 }
 
 function dimensionsOrUndefined(bytes: Uint8Array): { width?: number; height?: number } {

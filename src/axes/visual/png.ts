@@ -173,22 +173,12 @@ export function fastPathDimensions(bytes: Uint8Array): { width: number; height: 
 }
 
 /**
- * Decodes a fast-path PNG into memory shared between threads (a SharedArrayBuffer), for the split
- * comparison of one pair (split.ts), in one streaming pass (see `decodeStreaming`).
- */
-export async function decodePngSharedAsync(bytes: Uint8Array): Promise<RgbaImage> {
-  const p = parsePng(bytes);
-  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
-  return decodeStreaming(p, true);
-}
-
-/**
  * Inflates on libuv's thread pool in chunks and unfilters each complete row as soon as it has arrived,
  * so this thread's unfilter overlaps the inflate of what follows (decode in one streaming pass) instead
  * of waiting for the whole image data. The same checks as the one-shot path: data past the announced
  * size by more than 64 KiB (a decompression bomb) and data too short fail as malformed.
  */
-function decodeStreaming(p: ParsedPng, shared: boolean): Promise<RgbaImage> {
+function decodeStreaming(p: ParsedPng, shared: boolean): Promise<DecodedRows> {
   const channels = CHANNELS[p.colorType];
   const stride = p.width * channels;
   const expected = p.height * (stride + 1);
@@ -229,7 +219,7 @@ function decodeStreaming(p: ParsedPng, shared: boolean): Promise<RgbaImage> {
       } catch (err) {
         return fail(err);
       }
-      resolve({ width: p.width, height: p.height, data: out });
+      resolve({ image: { width: p.width, height: p.height, data: out }, raw, rows, stride });
     });
     inflater.end(p.idat);
   });
@@ -251,18 +241,20 @@ export interface DecodedPair {
  * for filters that read it): a typical UI change touches a few rows, so most of the head costs a
  * memcmp and a memcpy instead of an unfilter, and the same pass yields which rows can differ at all.
  */
-export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array): Promise<DecodedPair> {
+export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array, options: { shared?: boolean } = {}): Promise<DecodedPair> {
+  const shared = options.shared ?? false;
   const pb = parsePngLabelled(baseBytes, 'base');
   const ph = parsePngLabelled(headBytes, 'head');
-  const [rawBase, rawHead] = await Promise.all([
-    onFastPath(pb) ? inflateAsync(pb).catch(relabel('base')) : Promise.resolve(undefined),
+  // The base streams (its rows unfiltered while the rest inflates); the head inflates at once, as it
+  // is unfiltered against the base afterwards.
+  const [base, rawHead] = await Promise.all([
+    onFastPath(pb) ? decodeStreaming(pb, shared).catch(relabel('base')) : Promise.resolve(undefined),
     onFastPath(ph) ? inflateAsync(ph).catch(relabel('head')) : Promise.resolve(undefined),
   ]);
-  const base = rawBase ? labelled('base', () => reconstruct(pb, rawBase).decoded) : undefined;
   const baseImage = base ? base.image : labelled('base', () => decodeWithPngjs(baseBytes));
   if (!rawHead) return { base: baseImage, head: labelled('head', () => decodeWithPngjs(headBytes)) };
   const sameFormat = base && pb.width === ph.width && pb.height === ph.height && pb.colorType === ph.colorType && samePalette(pb, ph);
-  const { decoded, sameRows } = labelled('head', () => reconstruct(ph, rawHead, sameFormat ? base : undefined));
+  const { decoded, sameRows } = labelled('head', () => reconstruct(ph, rawHead, sameFormat ? base : undefined, shared));
   return { base: baseImage, head: decoded.image, sameRows };
 }
 

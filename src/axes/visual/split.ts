@@ -3,9 +3,9 @@ import { isMainThread, type Worker } from 'node:worker_threads';
 import { startVisualWorker } from './threads';
 
 /**
- * One helper thread that takes half of a single large comparison (issue 18): it decodes the head
- * while this thread decodes the base, then compares, indexes and compresses the lower half of the
- * rows while this thread does the upper half. Both halves work on the same SharedArrayBuffers, so nothing is copied back. Exact
+ * One helper thread that takes half of a single large comparison (issue 18): once the pair is decoded
+ * (into SharedArrayBuffers), it compares, indexes and compresses the lower half of the rows while this
+ * thread does the upper half; nothing is copied back but the compressed half. Exact
  * by construction: the comparison of a pixel reads the whole images (borders included) and writes
  * only its own mark, and a row's palette indices depend on that row alone (diff.ts).
  *
@@ -16,24 +16,22 @@ import { startVisualWorker } from './threads';
 /** Below this many pixels a pair is compared in one thread (the hand-off costs about a millisecond). */
 export const SPLIT_MIN_PIXELS = 1 << 20;
 
-export type BandRequest =
-  | { op: 'decode'; png: Uint8Array }
-  | {
-      op: 'match';
-      base: SharedArrayBuffer;
-      head: SharedArrayBuffer;
-      width: number;
-      height: number;
-      marks: SharedArrayBuffer;
-      markedRows: SharedArrayBuffer;
-      indices: SharedArrayBuffer;
-      sameRows: SharedArrayBuffer;
-      fromRow: number;
-      toRow: number;
-    };
+export interface BandRequest {
+  op: 'match';
+  base: SharedArrayBuffer;
+  head: SharedArrayBuffer;
+  width: number;
+  height: number;
+  marks: SharedArrayBuffer;
+  markedRows: SharedArrayBuffer;
+  indices: SharedArrayBuffer;
+  sameRows: SharedArrayBuffer;
+  fromRow: number;
+  toRow: number;
+}
 export type BandReply =
-  | { ok: true; width?: number; height?: number; data?: SharedArrayBuffer; count?: number; segment?: { deflated: Uint8Array; adler: number; length: number } }
-  | { ok: false; malformed: boolean; message: string };
+  | { ok: true; count: number; segment: { deflated: Uint8Array; adler: number; length: number } }
+  | { ok: false; message: string };
 
 export class BandHelper {
   private readonly worker: Worker;
@@ -53,7 +51,7 @@ export class BandHelper {
     const fail = (reason: string) => {
       if (this.dead) return;
       this.dead = true;
-      for (const resolve of this.pending.values()) resolve({ ok: false, malformed: false, message: `band helper failed: ${reason}` });
+      for (const resolve of this.pending.values()) resolve({ ok: false, message: `band helper failed: ${reason}` });
       this.pending.clear();
     };
     this.worker.on('error', (err) => fail(err.message));
@@ -61,7 +59,7 @@ export class BandHelper {
   }
 
   call(request: BandRequest): Promise<BandReply> {
-    if (this.dead) return Promise.resolve({ ok: false, malformed: false, message: 'band helper failed' });
+    if (this.dead) return Promise.resolve({ ok: false, message: 'band helper failed' });
     return new Promise((resolve) => {
       const id = this.nextId++;
       this.pending.set(id, resolve);

@@ -61,7 +61,7 @@ describe('the engine against pixelmatch on canvas renders', () => {
     expect(diff.changedPixels).toBe(expected);
     expect(Buffer.from(renderDiff(diff).data).equals(Buffer.from(expectedImage))).toBe(true);
 
-    // In one thread, and split with the band helper thread (decode in parallel, two bands of rows).
+    // In one thread, and split with the band helper thread (two bands of rows).
     for (const split of ['never', 'always'] as const) {
       const before = { ...splitStats };
       const result = await compareImages(a.png, b.png, { split });
