@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodePng, decodePngPair, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
+import { decodePng, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
 import { bandHelper, SPLIT_MIN_PIXELS, splitStats, type BandHelper } from './split';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
@@ -52,7 +52,8 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   const headHash = sha256(head);
   const mode = options.split ?? 'auto';
   const helper = splitCandidate(base, head, mode) ? bandHelper() : undefined;
-  const { base: a, head: b, sameRows } = await decodePngPair(base, head, { shared: helper !== undefined });
+  const decoded = helper && sharedPrefix(base, head) < PARALLEL_DECODE_PREFIX ? await decodeInParallel(helper, base, head) : undefined;
+  const { base: a, head: b, sameRows } = decoded ?? (await decodePngPair(base, head, { shared: helper !== undefined }));
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);
     return {
@@ -66,7 +67,7 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
       sizeChanged: { base: { width: a.width, height: a.height }, head: { width: b.width, height: b.height } },
     };
   }
-  if (helper && a.data.buffer instanceof SharedArrayBuffer && b.data.buffer instanceof SharedArrayBuffer) {
+  if (helper && isShared(a.data.buffer) && isShared(b.data.buffer)) {
     const same = new Uint8Array(new SharedArrayBuffer(a.height));
     if (sameRows) same.set(sameRows);
     sameRowsOf(a, b, same);
@@ -81,6 +82,57 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   }
   return finish(baseHash, headHash, compareDecoded(a, b, sameRows));
 }
+
+/**
+ * Below this share of common leading bytes of the two files, the head is decoded by the band helper
+ * while this thread decodes the base. Deflate writes the same bytes for the same leading rows, so a
+ * long common prefix means the first change comes late and the head will mostly be copied from the
+ * base rather than unfiltered (cheaper in one thread); a short one (a change near the top, or all
+ * over the image) means the head needs a decode of its own, which then runs in parallel. Only speed
+ * depends on it: the pixels decoded are the same either way.
+ */
+const PARALLEL_DECODE_PREFIX = 0.1;
+
+function sharedPrefix(a: Uint8Array, b: Uint8Array): number {
+  const x = Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  const y = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  let lo = 0;
+  let hi = Math.min(x.length, y.length);
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (x.compare(y, 0, mid, 0, mid) === 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo / Math.max(x.length, y.length);
+}
+
+/**
+ * Decodes the base here and the head in the band helper at once, both into shared memory. Undefined
+ * when the helper fails (the caller then decodes both here); a PNG that does not decode throws
+ * `MalformedPngError` naming the side, the base first, as `decodePngPair` does.
+ */
+async function decodeInParallel(helper: BandHelper, base: Uint8Array, head: Uint8Array): Promise<{ base: RgbaImage; head: RgbaImage; sameRows?: Uint8Array } | undefined> {
+  const headReply = helper.call({ op: 'decode', png: head });
+  let a: RgbaImage;
+  try {
+    a = await decodePngSharedAsync(base);
+  } catch (err) {
+    await headReply;
+    if (err instanceof MalformedPngError) throw new MalformedPngError(`base image: ${err.message}`);
+    throw err;
+  }
+  const reply = await headReply;
+  if (!reply.ok) {
+    if (reply.malformed) throw new MalformedPngError(`head image: ${reply.message}`);
+    splitStats.helperFailures++;
+    return undefined;
+  }
+  if (!('decoded' in reply)) return undefined;
+  return { base: a, head: { width: reply.decoded.width, height: reply.decoded.height, data: new Uint8Array(reply.decoded.data) } };
+}
+
+/** Realm-independent (a buffer received from a worker is not an instance of a vm context's class). */
+const isShared = (buffer: ArrayBufferLike): boolean => Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
 
 /** Whether a pair may be split (same size on the PNG fast path, large enough unless 'always'). */
 function splitCandidate(base: Uint8Array, head: Uint8Array, mode: 'auto' | 'never' | 'always'): boolean {
@@ -126,7 +178,7 @@ async function compareSplit(helper: BandHelper, a: RgbaImage, b: RgbaImage, same
   const diff: MarkedDiff = { width, height, changedPixels: near, base: a, marks, markedRows };
   indexDiffRows(diff, indices, 0, cut);
   const farReply = await far;
-  if (!farReply.ok) {
+  if (!farReply.ok || !('count' in farReply)) {
     // The helper died: finish the far band here.
     splitStats.helperFailures++;
     diff.changedPixels += matchRows(a.data, b.data, width, height, marks, markedRows, cut, height, sameRows);

@@ -173,6 +173,16 @@ export function fastPathDimensions(bytes: Uint8Array): { width: number; height: 
 }
 
 /**
+ * Decodes a fast-path PNG into memory shared between threads (a SharedArrayBuffer), in one streaming
+ * pass (see `decodeStreaming`): the band helper decodes a head with it (split.ts).
+ */
+export async function decodePngSharedAsync(bytes: Uint8Array): Promise<RgbaImage> {
+  const p = parsePng(bytes);
+  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
+  return (await decodeStreaming(p, true)).image;
+}
+
+/**
  * Inflates on libuv's thread pool in chunks and unfilters each complete row as soon as it has arrived,
  * so this thread's unfilter overlaps the inflate of what follows (decode in one streaming pass) instead
  * of waiting for the whole image data. The same checks as the one-shot path: data past the announced

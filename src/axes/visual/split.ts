@@ -3,9 +3,10 @@ import { isMainThread, type Worker } from 'node:worker_threads';
 import { startVisualWorker } from './threads';
 
 /**
- * One helper thread that takes half of a single large comparison (issue 18): once the pair is decoded
- * (into SharedArrayBuffers), it compares, indexes and compresses the lower half of the rows while this
- * thread does the upper half; nothing is copied back but the compressed half. Exact
+ * One helper thread that takes half of a single large comparison (issue 18): it may decode the head
+ * while this thread decodes the base, and it compares, indexes and compresses the lower half of the
+ * rows while this thread does the upper half, all in SharedArrayBuffers; nothing is copied back but
+ * the compressed half. Exact
  * by construction: the comparison of a pixel reads the whole images (borders included) and writes
  * only its own mark, and a row's palette indices depend on that row alone (diff.ts).
  *
@@ -16,7 +17,9 @@ import { startVisualWorker } from './threads';
 /** Below this many pixels a pair is compared in one thread (the hand-off costs about a millisecond). */
 export const SPLIT_MIN_PIXELS = 1 << 20;
 
-export interface BandRequest {
+export type BandRequest = { op: 'decode'; png: Uint8Array } | BandMatchRequest;
+
+export interface BandMatchRequest {
   op: 'match';
   base: SharedArrayBuffer;
   head: SharedArrayBuffer;
@@ -31,7 +34,8 @@ export interface BandRequest {
 }
 export type BandReply =
   | { ok: true; count: number; segment: { deflated: Uint8Array; adler: number; length: number } }
-  | { ok: false; message: string };
+  | { ok: true; decoded: { width: number; height: number; data: SharedArrayBuffer } }
+  | { ok: false; malformed?: boolean; message: string };
 
 export class BandHelper {
   private readonly worker: Worker;
