@@ -18,6 +18,11 @@ import { verdictQuery } from '../../projections/verdict';
 import { loadRulesFile } from '../../rules/rules';
 import { roleSchema } from '../../security/roles';
 import { withLedger } from '../context';
+import { registerAuditSubcommands } from './audit';
+import { hasAuditLog } from '../../events/chain';
+import { verifyStore } from '../../audit/checkpointer';
+import { AuditKeyring } from '../../audit/keys';
+import { formatReport } from '../../audit/verify';
 
 const REVIEW_COMMANDS = ['requestReview', 'setReviewLevel', 'observeHead', 'addReviewNode', 'confirmNode', 'dismissNode', 'resolveNode', 'recordAxis', 'recordCiSignal', 'finalizeReview', 'activateRules'];
 const REVIEW_QUERIES: Record<string, QueryDefinition> = {
@@ -115,10 +120,10 @@ export function register(program: Command): void {
       });
     });
 
-  program
+  const audit = program
     .command('audit')
-    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish)')
-    .requiredOption('--workspace <id>', 'workspace id')
+    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish); `audit verify|export|checkpoint|rotate-key` check the log itself')
+    .option('--workspace <id>', 'workspace id')
     .option('--actor <principal>', 'only this actor')
     .option('--action <action>', 'only this action')
     .option('--repo <repoId>', 'only this repo')
@@ -129,15 +134,21 @@ export function register(program: Command): void {
     .option('--json', 'print JSON rows')
     .action(async (opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean }, cmd: Command) => {
       await withLedger(cmd, async (ledger) => {
+        if (!opts.workspace) throw new DomainError('missing_workspace', '--workspace: required');
         const ws = await ledger.workspace(opts.workspace);
         const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until });
         if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
         const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
         const { value } = await runQuery(auditQuery, ws, parsed.data, asOf);
         if (opts.json) process.stdout.write(`${JSON.stringify(value)}\n`);
-        else process.stdout.write(auditTable(value));
+        else {
+          process.stdout.write(auditTable(value));
+          // Rows are only as good as the log behind them: say whether it verifies.
+          if (hasAuditLog(ws.store)) process.stdout.write(`\nlog integrity: ${formatReport(await verifyStore(ws.store, new AuditKeyring(ledger.config.dataDir).current(false)?.publicKey)).trimEnd().split('\n').slice(1).join('\n  ')}\n`);
+        }
       });
     });
+  registerAuditSubcommands(audit);
 }
 
 function table(header: string[], rows: string[][]): string {
