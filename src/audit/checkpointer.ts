@@ -100,6 +100,19 @@ export interface CheckpointSchedule {
 
 export const DEFAULT_SCHEDULE: CheckpointSchedule = { everyEvents: 1000, everySeconds: 60, tickMs: 1000 };
 
+/** REVIEW_LEDGER_CHECKPOINT_EVENTS, REVIEW_LEDGER_CHECKPOINT_SECONDS (positive numbers), else the defaults. */
+export function checkpointScheduleFrom(env: NodeJS.ProcessEnv): CheckpointSchedule {
+  const num = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new DomainError('invalid_config', `${name}: must be a positive number, got "${raw}"`);
+    return n;
+  };
+  const everySeconds = num('REVIEW_LEDGER_CHECKPOINT_SECONDS', DEFAULT_SCHEDULE.everySeconds);
+  return { everyEvents: Math.ceil(num('REVIEW_LEDGER_CHECKPOINT_EVENTS', DEFAULT_SCHEDULE.everyEvents)), everySeconds, tickMs: Math.min(DEFAULT_SCHEDULE.tickMs, everySeconds * 1000) };
+}
+
 /**
  * Signs checkpoints for the open workspaces on a schedule. Runs in the server; a checkpoint is a
  * separate small write after the fact, never part of an append (appends pay nothing for it).
