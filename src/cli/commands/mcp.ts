@@ -3,7 +3,6 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { principalSchema } from '../../events/envelope';
 import { Ledger } from '../../ledger';
 import { buildMcpServer, type McpIdentity } from '../../mcp/server';
-import { roleSchema } from '../../security/roles';
 import { parseToken } from '../../security/tokens';
 import { configFrom } from '../context';
 
@@ -14,9 +13,8 @@ export function register(program: Command): void {
     .description('Serve the MCP agent tools over stdio (add_review_node, confirm_review_node, finalize_review, get_review, …)')
     .option('--token <token>', 'act as the principal and role of this bearer token (env REVIEW_LEDGER_TOKEN)')
     .option('--workspace <id>', 'workspace (without a token)')
-    .option('--principal <principal>', 'principal to act as without a token', 'agent:local')
-    .option('--role <role>', 'role without a token', 'member')
-    .action(async (opts: { token?: string; workspace?: string; principal: string; role: string }, cmd: Command) => {
+    .option('--principal <principal>', 'without a token: an existing member to act as, with its membership role', 'agent:local')
+    .action(async (opts: { token?: string; workspace?: string; principal: string }, cmd: Command) => {
       const token = opts.token ?? process.env.REVIEW_LEDGER_TOKEN;
       let identity: McpIdentity;
       if (token) {
@@ -25,7 +23,7 @@ export function register(program: Command): void {
         identity = { kind: 'token', token, workspaceId: parsed.workspaceId };
       } else {
         if (!opts.workspace) throw new Error('--workspace or --token is required');
-        identity = { kind: 'local', workspaceId: opts.workspace, principal: principalSchema.parse(opts.principal), role: roleSchema.parse(opts.role) };
+        identity = { kind: 'local', workspaceId: opts.workspace, principal: principalSchema.parse(opts.principal) };
       }
       const ledger = new Ledger(configFrom(cmd));
       await ledger.workspace(identity.workspaceId);

@@ -1,17 +1,15 @@
 import type { Command } from 'commander';
 import { DomainError } from '../../domain-error';
-import { principalSchema } from '../../events/envelope';
 import { newUuidV7 } from '../../events/ids';
-import { LOCAL_OPERATOR } from '../../ledger';
-import { roleSchema } from '../../security/roles';
 import { withLedger } from '../context';
+import { cliIdentity } from '../identity';
 
 interface PublishOptions {
   workspace: string;
   repo: string;
   pr: string;
-  as: string;
-  role: string;
+  as?: string;
+  token?: string;
   idempotencyKey?: string;
 }
 
@@ -25,13 +23,14 @@ const common = (c: Command): Command =>
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--repo <repoId>', 'repo id')
     .requiredOption('--pr <number>', 'PR number')
-    .option('--as <principal>', 'who presses publish (default: the local operator)', LOCAL_OPERATOR.principal)
-    .option('--role <role>', 'workspace role of that principal', LOCAL_OPERATOR.role)
+    .option('--token <token>', "who presses publish: this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
+    .option('--as <principal>', "the principal you mean to act as: must be the token's (or the local operator without a token)")
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted); reuse it to retry safely');
 
 async function runPublishCommand(cmd: Command, name: string, opts: PublishOptions, payload: Record<string, unknown>): Promise<void> {
   await withLedger(cmd, async (ledger) => {
-    const out = await ledger.run(name, opts.workspace, { principal: principalSchema.parse(opts.as), role: roleSchema.parse(opts.role), idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { ...target(opts), ...payload });
+    const actor = await cliIdentity(ledger, opts.workspace, opts);
+    const out = await ledger.run(name, opts.workspace, { ...actor, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { ...target(opts), ...payload });
     process.stdout.write(`${out.json}\n`);
     const r = out.response.result as { status?: string; reason?: string } | null;
     if (r?.status === 'failed') process.exitCode = 2;

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { DomainError } from '../../domain-error';
 import { commandByName } from '../../commands/registry';
 import { newUuidV7 } from '../../events/ids';
-import { principalSchema } from '../../events/envelope';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { resolveAsOf } from '../../projections/as-of';
 import { AuditRow, auditQuery } from '../../projections/audit';
@@ -16,8 +15,8 @@ import { reviewStatusQuery } from '../../projections/review-status';
 import { runQuery } from '../../projections/run-query';
 import { verdictQuery } from '../../projections/verdict';
 import { loadRulesFile } from '../../rules/rules';
-import { roleSchema } from '../../security/roles';
 import { withLedger } from '../context';
+import { cliIdentity } from '../identity';
 
 const REVIEW_COMMANDS = ['requestReview', 'setReviewLevel', 'observeHead', 'addReviewNode', 'confirmNode', 'dismissNode', 'resolveNode', 'recordAxis', 'recordCiSignal', 'finalizeReview', 'activateRules'];
 const REVIEW_QUERIES: Record<string, QueryDefinition> = {
@@ -53,15 +52,15 @@ export function register(program: Command): void {
     .description(`Run a review command with a JSON payload (${REVIEW_COMMANDS.join(', ')})`)
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--payload <json>', 'the command payload as JSON')
-    .option('--as <principal>', 'act as this principal (default: the local operator)', LOCAL_OPERATOR.principal)
-    .option('--role <role>', 'workspace role of that principal', LOCAL_OPERATOR.role)
+    .option('--token <token>', "act as this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
+    .option('--as <principal>', "the principal you mean to act as: must be the token's (or the local operator without a token)")
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted)')
-    .action(async (name: string, opts: { workspace: string; payload: string; as: string; role: string; idempotencyKey?: string }, cmd: Command) => {
+    .action(async (name: string, opts: { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string }, cmd: Command) => {
       await withLedger(cmd, async (ledger) => {
         if (!REVIEW_COMMANDS.includes(name) || !commandByName.has(name)) throw new DomainError('unknown_command', `command: "${name}" is not a review command (${REVIEW_COMMANDS.join(', ')})`, 'not_found');
-        const principal = principalSchema.parse(opts.as);
-        const role = roleSchema.parse(opts.role);
-        const out = await ledger.run(name, opts.workspace, { principal, role, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, parseJson(opts.payload, '--payload'));
+        const payload = parseJson(opts.payload, '--payload');
+        const actor = await cliIdentity(ledger, opts.workspace, opts);
+        const out = await ledger.run(name, opts.workspace, { ...actor, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, payload);
         process.stdout.write(`${out.json}\n`);
       });
     });
@@ -151,7 +150,12 @@ function replayTable(rows: ReplayRow[], total: number, version: string): string 
   return table(['PR', 'old', `new (rules ${version})`, 'reason'], body) + `${rows.filter((r) => r.changed).length} of ${total} review(s) would change\n`;
 }
 
+/** `user:ada (token 1a2b…) ← user:local-operator (cli)`: who issued the acting token, then theirs, … */
+function issuedBy(r: AuditRow): string {
+  return r.issuerChain.map((l) => `${l.principal} (${l.tokenId ? `token ${l.tokenId}` : (l.via ?? 'local')})`).join(' <- ');
+}
+
 function auditTable(rows: AuditRow[]): string {
-  const body = rows.map((r) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80)]);
-  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail'], body);
+  const body = rows.map((r) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80), r.via ?? '', issuedBy(r)]);
+  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail', 'via', 'issued by'], body);
 }

@@ -6,14 +6,14 @@ import { issueApiToken } from '../../security/tokens';
 import { writeWebhookSecret } from '../../webhooks/secrets';
 import { withLedger } from '../context';
 
-/** token create|revoke|list, webhook-secret set: the local operator manages access (it owns the data dir). */
+/** token create|revoke|list, member add|role|remove|list, webhook-secret: the local operator manages access (it owns the data dir). */
 export function register(program: Command): void {
   const token = program.command('token').description('Manage bearer API tokens of a workspace (stored as sha256 hashes)');
   token
     .command('create')
-    .description('Issue a token; the secret is printed once')
+    .description('Issue a token for an existing member (see `member add`); the secret is printed once')
     .requiredOption('--workspace <id>', 'workspace id')
-    .requiredOption('--principal <principal>', 'user:<id> (human) or agent:<id>')
+    .requiredOption('--principal <principal>', 'a member: user:<id> (human) or agent:<id>')
     .option('--role <role>', 'owner | admin | member | viewer | guest', 'member')
     .option('--label <label>', 'a note to recognise the token by')
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted; reusing it prints the same token)')
@@ -47,6 +47,57 @@ export function register(program: Command): void {
         const rows = Object.entries(state.tokens).map(([tokenId, t]) => ({ tokenId, principal: t.principal, role: t.role, label: t.label ?? null, revoked: t.revoked, issuedAt: t.issuedAt }));
         if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
         else for (const r of rows) process.stdout.write(`${r.tokenId}\t${r.principal}\t${r.role}\t${r.revoked ? 'revoked' : 'active'}\t${r.issuedAt}\t${r.label ?? ''}\n`);
+      });
+    });
+
+  const member = program.command('member').description('Manage the members of a workspace: a token is issued only for a member, and acts with at most its role');
+  member
+    .command('add')
+    .description('Add a principal with a role (agents hold at most member)')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--principal <principal>', 'user:<id> (human) or agent:<id>')
+    .option('--role <role>', 'owner | admin | member | viewer | guest', 'member')
+    .action(async (opts: { workspace: string; principal: string; role: string }, cmd: Command) => {
+      await withLedger(cmd, async (ledger) => {
+        const out = await ledger.run('addMember', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: opts.principal, role: opts.role });
+        process.stdout.write(`${out.json}\n`);
+      });
+    });
+  member
+    .command('role')
+    .description("Change a member's role: every token of that principal follows at once")
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--principal <principal>', 'the member')
+    .requiredOption('--role <role>', 'owner | admin | member | viewer | guest')
+    .action(async (opts: { workspace: string; principal: string; role: string }, cmd: Command) => {
+      await withLedger(cmd, async (ledger) => {
+        const out = await ledger.run('changeMemberRole', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: opts.principal, role: opts.role });
+        process.stdout.write(`${out.json}\n`);
+      });
+    });
+  member
+    .command('remove')
+    .description('Remove a member: every token of that principal stops working at once')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--principal <principal>', 'the member')
+    .action(async (opts: { workspace: string; principal: string }, cmd: Command) => {
+      await withLedger(cmd, async (ledger) => {
+        const out = await ledger.run('removeMember', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: opts.principal });
+        process.stdout.write(`${out.json}\n`);
+      });
+    });
+  member
+    .command('list')
+    .description("List a workspace's members and roles")
+    .requiredOption('--workspace <id>', 'workspace id')
+    .option('--json', 'print JSON')
+    .action(async (opts: { workspace: string; json?: boolean }, cmd: Command) => {
+      await withLedger(cmd, async (ledger) => {
+        const ws = await ledger.workspace(opts.workspace);
+        const { state } = await ledger.executor.load(workspaceFold, ws, 'workspace');
+        const rows = Object.entries(state.members).map(([principal, role]) => ({ principal, role }));
+        if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+        else for (const r of rows) process.stdout.write(`${r.principal}\t${r.role}\n`);
       });
     });
 
