@@ -1,6 +1,5 @@
 import { DomainError } from './domain-error';
-import type { Principal } from './events/envelope';
-import { CommandExecutor, CommandEnvelope, CommandOutcome, type Via } from './commands/kernel';
+import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
 import { commandByName } from './commands/registry';
 import { createWorkspace } from './commands/create-workspace';
 import type { LedgerConfig } from './config';
@@ -76,8 +75,4 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
   }
 }
 
-/**
- * The principal the local CLI acts as (it has filesystem access to the data dir, so it is the owner).
- * Its acts are marked `via: cli` in the log; a CLI act as anyone else needs that principal's token.
- */
-export const LOCAL_OPERATOR: { principal: Principal; role: 'owner'; via: Via } = { principal: 'user:local-operator', role: 'owner', via: 'cli' };
+export { LOCAL_OPERATOR } from './local-operator';
