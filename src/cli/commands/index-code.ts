@@ -34,10 +34,9 @@ export function register(program: Command): void {
     .requiredOption('--repo <repoId>', 'repo id to register it under')
     .requiredOption('--path <dir>', 'path of the git work tree')
     .option('--default-branch <name>', 'default branch')
-    .option('--render-command <cmd>', 'visual axis render command')
-    .action(async (opts: { workspace: string; repo: string; path: string; defaultBranch?: string; renderCommand?: string }, cmd: Command) => {
+    .action(async (opts: { workspace: string; repo: string; path: string; defaultBranch?: string }, cmd: Command) => {
       await withLedger(cmd, async (ledger) => {
-        const out = await ledger.run('registerRepo', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: opts.repo, path: opts.path, defaultBranch: opts.defaultBranch, config: opts.renderCommand ? { renderCommand: opts.renderCommand } : undefined });
+        const out = await ledger.run('registerRepo', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: opts.repo, path: opts.path, defaultBranch: opts.defaultBranch });
         process.stdout.write(`${JSON.stringify(out.response.result, null, 2)}\n`);
       });
     });
