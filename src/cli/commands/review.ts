@@ -16,10 +16,10 @@ export function register(program: Command): void {
     .description(`Run a review command with a JSON payload (${REVIEW_COMMANDS.join(', ')})`)
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--payload <json>', 'the command payload as JSON')
-    .option('--as <principal>', 'act as this principal (default: the local operator)', LOCAL_OPERATOR.principal)
-    .option('--role <role>', 'workspace role of that principal', LOCAL_OPERATOR.role)
+    .option('--token <token>', "act as this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
+    .option('--as <principal>', `the principal you mean to act as: must be the token's (or ${LOCAL_OPERATOR.principal} without a token)`)
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted)')
-    .action((name: string, opts: { workspace: string; payload: string; as: string; role: string; idempotencyKey?: string }, cmd: Command) => actions().runReviewCommand(name, opts, cmd));
+    .action((name: string, opts: { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string }, cmd: Command) => actions().runReviewCommand(name, opts, cmd));
 
   review
     .command('show <view>')
