@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../events/catalogue/compute';
+import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
 import { isTestPath } from './roles';
 
@@ -33,6 +34,8 @@ export const MAX_COHORT_FILES = 12;
 export const DEFAULT_BLAST_DEPTH = 3;
 /** Dependents listed per cohort (files and symbols each); beyond it the list is marked truncated. */
 export const MAX_LISTED_DEPENDENTS = 200;
+/** Symbols named in one reading-order step's explanation; the rest are counted. */
+export const MAX_NAMES_IN_WHY = 8;
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 
@@ -143,7 +146,7 @@ export function formCohorts(input: FormationInput): CohortData[] {
   const reviewable = input.files.filter((f) => f.role === 'source' || f.role === 'test');
   const semantic = input.noIndexReason ? [] : reviewable.filter((f) => f.language);
   const pathOnly = reviewable.filter((f) => !semantic.includes(f));
-  for (const f of semantic) if (!f.fragments.length) f.fragments.push({ id: `${f.path}#<residual>`, path: f.path, kind: 'residual', side: f.status === 'deleted' ? 'base' : 'head', change: 'modified', startLine: 1, endLine: 1 });
+  for (const f of semantic) if (!f.fragments.length) f.fragments.push({ id: clipId(`${f.path}#<residual>`, BOUNDS.fragmentId), path: f.path, kind: 'residual', side: f.status === 'deleted' ? 'base' : 'head', change: 'modified', startLine: 1, endLine: 1 });
 
   // Semantic formation: source↔source links first, bounded; then each test joins the cohort it exercises most.
   const links = changedLinks(input, semantic);
@@ -195,7 +198,7 @@ export function formCohorts(input: FormationInput): CohortData[] {
     byDir.set(dir, entry);
   }
   for (const [, { files, reasons }] of [...byDir.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
-    groups.push({ files, grouping: 'path', reason: [...reasons].sort().join('; '), links: [] });
+    groups.push({ files, grouping: 'path', reason: clipText([...reasons].sort().join('; '), BOUNDS.groupingReason), links: [] });
   }
 
   const cohorts = groups.map((g) => toCohort(g, input));
@@ -210,7 +213,7 @@ function anchorsOf(g: Group): string[] {
   const pick = sources.length ? sources : g.files;
   const symbols = pick.flatMap((f) => f.fragments.map((fr) => fr.symbolId).filter((s): s is string => !!s));
   if (symbols.length) return [...new Set(symbols)].sort();
-  return pick.map((f) => `${f.path}#<residual>`).sort();
+  return pick.map((f) => clipId(`${f.path}#<residual>`, BOUNDS.symbolId)).sort();
 }
 
 /** Key: content-derived (SPEC §8.4) — the anchor definitions' stable symbol ids, or the directory. */
@@ -245,12 +248,14 @@ function toCohort(g: Group, input: FormationInput): CohortData {
 function titleOf(g: Group, anchors: string[]): string {
   if (g.grouping === 'path') {
     const dir = path.posix.dirname(g.files[0].path);
-    return `${dir === '.' ? '(root)' : dir}/ — ${g.files.length} file${g.files.length === 1 ? '' : 's'}`;
+    const count = `/ — ${g.files.length} file${g.files.length === 1 ? '' : 's'}`;
+    return `${clipText(dir === '.' ? '(root)' : dir, BOUNDS.cohortTitle - count.length)}${count}`;
   }
   const names = anchors.map((a) => a.slice(a.indexOf('#') + 1)).filter((n) => n !== '<residual>');
   const shown = names.slice(0, 3).join(', ') || g.files.map((f) => path.posix.basename(f.path)).slice(0, 3).join(', ');
   const more = names.length > 3 ? ` +${names.length - 3}` : '';
-  return `${shown}${more} (${g.files.length} file${g.files.length === 1 ? '' : 's'})`;
+  const count = ` (${g.files.length} file${g.files.length === 1 ? '' : 's'})`;
+  return `${clipText(`${shown}${more}`, BOUNDS.cohortTitle - count.length)}${count}`;
 }
 
 /**
@@ -351,17 +356,19 @@ function readingOrderOf(g: Group): CohortData['readingOrder'] {
   for (const x of sorted.filter((y) => rank(y) === 0)) visit(x.fr.symbolId ?? x.fr.id, new Set());
   for (const x of sorted.filter((y) => rank(y) > 0)) visit(x.fr.symbolId ?? x.fr.id, new Set());
   const short = (id: string) => id.slice(id.indexOf('#') + 1);
+  // A hub called by hundreds of changed symbols would make an unreadable (and unrecordable) step.
+  const list = (ids: string[]) => (ids.length <= MAX_NAMES_IN_WHY ? ids.map(short).join(', ') : `${ids.slice(0, MAX_NAMES_IN_WHY).map(short).join(', ')} and ${ids.length - MAX_NAMES_IN_WHY} more`);
   return {
     order: 'callee-first',
     steps: ordered.map(({ fr, role }) => {
-      const calledBy = [...(callers.get(fr.symbolId ?? '') ?? [])].map(short);
-      const calls = [...(callees.get(fr.symbolId ?? '') ?? [])].map(short);
+      const calledBy = [...(callers.get(fr.symbolId ?? '') ?? [])].sort();
+      const calls = [...(callees.get(fr.symbolId ?? '') ?? [])].sort();
       let why: string;
-      if (role === 'test') why = calls.length ? `test exercising ${calls.join(', ')}` : 'changed test';
+      if (role === 'test') why = calls.length ? `test exercising ${list(calls)}` : 'changed test';
       else if (fr.kind === 'residual') why = `rest of the changes in ${path.posix.basename(fr.path)} (imports, top-level code)`;
-      else if (fr.change === 'deleted') why = `${fr.kind} ${short(fr.symbolId!)} deleted${calledBy.length ? `; was used by ${calledBy.join(', ')}` : ''}`;
-      else why = `${fr.change} ${fr.kind}${calledBy.length ? `, called by ${calledBy.join(', ')}` : ''}${calls.length ? `, calls ${calls.join(', ')}` : ''}`;
-      return { path: fr.path, ...(fr.symbolId ? { symbolId: fr.symbolId } : {}), startLine: fr.startLine, endLine: fr.endLine, why };
+      else if (fr.change === 'deleted') why = `${fr.kind} ${short(fr.symbolId!)} deleted${calledBy.length ? `; was used by ${list(calledBy)}` : ''}`;
+      else why = `${fr.change} ${fr.kind}${calledBy.length ? `, called by ${list(calledBy)}` : ''}${calls.length ? `, calls ${list(calls)}` : ''}`;
+      return { path: fr.path, ...(fr.symbolId ? { symbolId: fr.symbolId } : {}), startLine: fr.startLine, endLine: fr.endLine, why: clipText(why, BOUNDS.readingWhy) };
     }),
   };
 }
@@ -374,7 +381,7 @@ function cluesFor(files: string[], input: FormationInput): CohortData['clues'] {
   const mine = new Set(files.map(componentOf).filter((c): c is string => c !== undefined));
   for (const d of input.dependencyDiffs) {
     if (d.versionOnly || !mine.has(d.component)) continue;
-    clues.push({ kind: 'dependency-diff', path: d.path, note: `${d.ecosystem} dependencies changed in ${d.path}: ${d.changes.length} change(s)`, dependencyChanges: d.changes });
+    clues.push({ kind: 'dependency-diff', path: d.path, note: clipText(`${d.ecosystem} dependencies changed in ${d.path}: ${d.changes.length} change(s)`, BOUNDS.note), dependencyChanges: d.changes });
   }
   return clues;
 }

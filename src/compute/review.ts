@@ -13,6 +13,8 @@ import { classifyRole } from '../codegraph/roles';
 import { diffDependencies } from '../dependencies/diff';
 import type { ChangedFile, GitRepo } from '../git/repo';
 import { runApiContract, runVisual } from './axes';
+import { fitReviewComputed } from './fit-output';
+import { BOUNDS, clipId } from '../events/catalogue/bounds';
 
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
@@ -55,7 +57,14 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const { repo } = input;
   const baseSha = await repo.revParse(input.baseSha);
   const headSha = await repo.revParse(input.headSha);
-  const changed = await repo.diffNameStatus(baseSha, headSha);
+  // A path beyond the recorded bound cannot be read back anyway: it is recorded clipped, as a non-code file.
+  const overlong = new Set<string>();
+  const changed = (await repo.diffNameStatus(baseSha, headSha)).map((c) => {
+    if (c.path.length <= BOUNDS.path && (c.oldPath ?? '').length <= BOUNDS.path) return c;
+    const path = clipId(c.path, BOUNDS.path);
+    overlong.add(path);
+    return { ...c, path, ...(c.oldPath ? { oldPath: clipId(c.oldPath, BOUNDS.path) } : {}) };
+  });
   const semantic = input.semantic !== false;
 
   let head: CodeGraph | undefined;
@@ -84,7 +93,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const versionOnly = new Set(dependencyDiffs.filter((d) => d.versionOnly).map((d) => d.path));
 
   const files: FormationFile[] = changed.map((c) => {
-    let role = classifyRole(c.path);
+    let role = overlong.has(c.path) ? 'other' : classifyRole(c.path);
     if (role === 'manifest' && versionOnly.has(c.path)) role = 'version-bump';
     const language = languageOf(c.path);
     const status = c.status;
@@ -111,7 +120,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     runVisual(repo, baseSha, headSha, changedForAxes, input.workspaceDir, input.repoConfig),
   ]);
 
-  const data: ReviewComputedData = {
+  const data: ReviewComputedData = fitReviewComputed({
     baseSha,
     headSha,
     engineVersion: REVIEW_ENGINE_VERSION,
@@ -135,6 +144,6 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       indexMs: Math.round(indexedAt - started),
       formationMs: Math.round(formedAt - indexedAt),
     },
-  };
+  });
   return { data, head, base };
 }
