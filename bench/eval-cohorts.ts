@@ -5,6 +5,7 @@ import { closeSharedExtractPool } from '../src/codegraph/extract-pool';
 import { classifyRole } from '../src/codegraph/roles';
 import { languageOf } from '../src/codegraph/languages';
 import { computeReview } from '../src/compute/review';
+import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/codegraph/formation';
 import { GitRepo } from '../src/git/repo';
 import { argValue, median, round } from './support/report';
 
@@ -133,6 +134,12 @@ export async function main(args: string[]): Promise<void> {
   if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S]');
   const n = Number(argValue(args, '--n') ?? 150);
   const seed = Number(argValue(args, '--seed') ?? 1);
+  const verbose = args.includes('--verbose');
+  // --signals a,b (or none) sets them; --without a,b removes from the default.
+  const listArg = (name: string) => (argValue(args, name) ?? '').split(',').filter(Boolean);
+  let signals: FormationSignal[] = argValue(args, '--signals') !== undefined ? (listArg('--signals').filter((x) => x !== 'none') as FormationSignal[]) : [...DEFAULT_SIGNALS];
+  signals = signals.filter((x) => !listArg('--without').includes(x));
+  for (const x of signals) if (!ALL_SIGNALS.includes(x)) throw new Error(`unknown signal ${x}; known: ${ALL_SIGNALS.join(', ')}`);
   const name = path.basename(path.resolve(repoDir));
   const repo = await GitRepo.open(repoDir);
   const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-eval-cohorts-'));
@@ -158,7 +165,7 @@ export async function main(args: string[]): Promise<void> {
       const t0 = performance.now();
       let groups: Map<string, string>;
       try {
-        const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir });
+        const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals });
         groups = new Map();
         for (const cohort of data.cohorts) for (const f of cohort.files) groups.set(f, cohort.key);
       } catch (e) {
@@ -181,11 +188,15 @@ export async function main(args: string[]): Promise<void> {
       const e = pairErrors(c.truth, groups);
       for (const k of Object.keys(errors) as Array<keyof typeof errors>) errors[k] += e[k];
       if (new Set([...c.truth.keys()].map((f) => groups.get(f))).size === c.truth.size) mergedNothing++;
+      if (verbose && engine < Math.max(byFile, byDirectory)) {
+        const show = (m: Map<string, string | number>) => [...new Set(m.values())].map((g) => [...c.truth.keys()].filter((f) => m.get(f) === g).join(' ')).join('  |  ');
+        console.log(`case ${base.slice(0, 8)}..${head.slice(0, 8)} engine ${engine.toFixed(2)} file ${byFile.toFixed(2)} dir ${byDirectory.toFixed(2)}\n  truth:  ${show(c.truth)}\n  engine: ${show(new Map([...c.truth.keys()].map((f) => [f, groups.get(f)!])))}`);
+      }
     }
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
     const row = (label: string, xs: number[]) => `${label.padEnd(20)} median ${median(xs).toFixed(3)}  mean ${mean(xs).toFixed(3)}`;
     const scored = scores.engine.length;
-    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
+    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
     console.log(row('engine', scores.engine));
     console.log(row('group-by-file', scores.byFile));
     console.log(row('group-by-directory', scores.byDirectory));
@@ -197,6 +208,7 @@ export async function main(args: string[]): Promise<void> {
         bench: 'eval-cohorts',
         repo: name,
         seed,
+        signals,
         candidates: all.length,
         cases: scored,
         failures,

@@ -5,7 +5,8 @@ import type { RepoConfig } from '../events/catalogue/repo';
 import { parseHunks } from '../codegraph/diff-hunks';
 import { FactsCache } from '../codegraph/facts-cache';
 import { fragmentsOf } from '../codegraph/fragments';
-import { formCohorts, FormationFile } from '../codegraph/formation';
+import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
+import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
 import { languageOf, unsupportedLanguageOf } from '../codegraph/languages';
@@ -19,7 +20,7 @@ import { BOUNDS, clipId } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
-export const REVIEW_ENGINE_VERSION = `review-3+${CODEGRAPH_ENGINE_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-4+${CODEGRAPH_ENGINE_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -31,6 +32,8 @@ export interface ComputeReviewInput {
   /** `false`: do not index (path grouping with the reason), e.g. when indexing is disabled. */
   semantic?: boolean;
   blastDepth?: number;
+  /** Formation signals (default DEFAULT_SIGNALS); the evaluation measures each with and without. */
+  signals?: readonly FormationSignal[];
   onProgress?: (phase: 'index-base' | 'index-head', p: IndexProgress) => void;
 }
 
@@ -111,7 +114,19 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     return file;
   });
 
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth });
+  const changedLines = new Map<string, { head: Set<number>; base: Set<number> }>();
+  for (const [p, fh] of hunks) {
+    const lines = { head: new Set<number>(), base: new Set<number>() };
+    for (const h of fh.hunks) {
+      for (let l = h.newStart; l < h.newStart + h.newCount; l++) lines.head.add(l);
+      for (let l = h.oldStart; l < h.oldStart + h.oldCount; l++) lines.base.add(l);
+    }
+    changedLines.set(p, lines);
+  }
+  const signals = input.signals ?? DEFAULT_SIGNALS;
+  const codeFiles = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test')).map((f) => f.path);
+  const coChange = signals.includes('co-change') && !noIndexReason ? await coChangePairs(repo, baseSha, codeFiles) : undefined;
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;
