@@ -1,5 +1,4 @@
 import { DomainError } from './domain-error';
-import type { Principal } from './events/envelope';
 import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
 import { commandByName } from './commands/registry';
 import { createWorkspace } from './commands/create-workspace';
@@ -76,5 +75,4 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
   }
 }
 
-/** The principal the local CLI acts as (it has filesystem access to the data dir, so it is the owner). */
-export const LOCAL_OPERATOR: { principal: Principal; role: 'owner' } = { principal: 'user:local-operator', role: 'owner' };
+export { LOCAL_OPERATOR } from './local-operator';

@@ -1,4 +1,3 @@
-import 'reflect-metadata';
 import { Command } from 'commander';
 import { CLI_MODULES } from './commands';
 
