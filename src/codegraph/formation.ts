@@ -152,7 +152,8 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
     for (const e of graph.edges) {
       const fromFile = side === 'head' ? e.fromFile : baseToHead.get(e.fromFile);
       if (!fromFile || (side === 'head' && !liveHeadFiles.has(fromFile))) continue;
-      if (byLine && !input.changedLines?.get(fromFile)?.[side].has(e.line)) continue;
+      // A changed test exercises whatever it references: the line rule is for source files.
+      if (byLine && !testFiles.has(fromFile) && !input.changedLines?.get(fromFile)?.[side].has(e.line)) continue;
       let fromSymbol: string | undefined;
       if (testFiles.has(fromFile)) fromSymbol = e.from; // a changed test exercises whatever it references
       else if (e.from === e.fromFile) fromSymbol = residualFiles.has(fromFile) || byLine ? e.from : undefined;

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 
 /** Test-name patterns per ecosystem: the capture is the subject's stem. */
 const TEST_STEMS: RegExp[] = [
-  /^(.+)\.(?:test|spec|tests|e2e)\.[cm]?[jt]sx?$/, // JS/TS: foo.test.ts, foo.spec.js
+  /^(.+)\.(?:test|spec|tests|e2e|test-d)\.[cm]?[jt]sx?$/, // JS/TS: foo.test.ts, foo.spec.js, foo.test-d.ts (tsd)
   /^test_(.+)\.py$/, // Python: test_foo.py
   /^(.+)_test\.(?:py|go|rb|rs|exs|dart|c|cc|cpp|zig)$/, // foo_test.go, foo_test.py
   /^(.+)_spec\.rb$/, // RSpec
