@@ -17,6 +17,8 @@ export interface FormationFile {
   /** Language name of source without a grammar. */
   unsupportedLanguage?: string;
   fragments: FragmentData[];
+  /** The grammar's parse of the file has errors: said in the cohort's reason. */
+  parseErrors?: boolean;
 }
 
 /**
@@ -292,7 +294,9 @@ export function formCohorts(input: FormationInput): CohortData[] {
 
 /** Why the files of a semantic cohort are together, in words: its reference links and its other joins. */
 function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string | undefined {
-  if (files.length < 2) return undefined;
+  const broken = files.filter((f) => f.parseErrors).map((f) => path.posix.basename(f.path));
+  const brokenNote = broken.length ? `parse errors in ${broken.slice(0, 3).join(', ')}${broken.length > 3 ? ` and ${broken.length - 3} more` : ''}: definitions and references there may be incomplete` : undefined;
+  if (files.length < 2) return brokenNote;
   const short = (id: string) => id.slice(id.indexOf('#') + 1) || id;
   const parts: string[] = [];
   const refs = links.filter((l) => !l.via);
@@ -303,6 +307,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
   const label: Record<string, string> = { 'test-subject': 'test ↔ subject', mirror: 'mirror of its source', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
+  if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;
 }
 

@@ -126,6 +126,9 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const signals = input.signals ?? DEFAULT_SIGNALS;
   const codeFiles = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test')).map((f) => f.path);
   const coChange = signals.includes('co-change') && !noIndexReason ? await coChangePairs(repo, baseSha, codeFiles) : undefined;
+  // A file the grammar could not parse cleanly is said so, never silently degraded (its fragments may be residual).
+  const parseErrorFiles = new Set(files.filter((f) => f.language && (f.status === 'deleted' ? baseIndex?.files.get(f.oldPath ?? f.path) : headIndex?.files.get(f.path))?.facts.hasErrors).map((f) => f.path));
+  for (const f of files) if (parseErrorFiles.has(f.path)) f.parseErrors = true;
   const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange });
   const formedAt = performance.now();
 
@@ -144,7 +147,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     dependencyDiffs,
     apiContract,
     visual,
-    changedFiles: files.map((f) => ({ path: f.path, ...(f.oldPath ? { oldPath: f.oldPath } : {}), status: f.status, role: f.role, ...(f.language ? { language: f.language } : {}) })),
+    changedFiles: files.map((f) => ({ path: f.path, ...(f.oldPath ? { oldPath: f.oldPath } : {}), status: f.status, role: f.role, ...(f.language ? { language: f.language } : {}), ...(parseErrorFiles.has(f.path) ? { parseErrors: true } : {}) })),
     metrics: {
       changedFiles: files.length,
       cohorts: cohorts.length,
@@ -154,6 +157,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       parsedBlobs: (headIndex?.parsedBlobs ?? 0) + (baseIndex?.parsedBlobs ?? 0),
       cachedBlobs: (headIndex?.cachedBlobs ?? 0) + (baseIndex?.cachedBlobs ?? 0),
       resolvedEdges: head?.stats.resolved ?? 0,
+      parseErrorFiles: parseErrorFiles.size,
       nameMatchedReferences: head?.stats.nameMatch ?? 0,
       elapsedMs: Math.round(performance.now() - started),
       indexMs: Math.round(indexedAt - started),

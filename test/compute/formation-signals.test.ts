@@ -119,4 +119,22 @@ describe('formation signals', () => {
       repo.close();
     }
   });
+
+  it('a file the grammar cannot parse cleanly (valid TypeScript tree-sitter 0.23.2 rejects) is reported in the output, not silently degraded', async () => {
+    const f = fixture();
+    // As in immer's types-external.ts: generic call signatures without semicolons. tsc accepts it,
+    // tree-sitter-typescript 0.23.2 produces ERROR nodes.
+    const text = (v: number) => `type AnyFunc = (...args: any[]) => any\n\nexport interface IProduce {\n  <Recipe extends AnyFunc>(\n    recipe: Recipe\n  ): Recipe\n  <State>(\n    recipe: (state: State) => State\n  ): (state: State) => State\n}\n\nexport function f(): number {\n  return ${v};\n}\n`;
+    f.write('src/types.ts', text(1));
+    f.write('src/ok.ts', 'export const ok = 1;\n');
+    const base = f.commit('base');
+    f.write('src/types.ts', text(2));
+    f.write('src/ok.ts', 'export const ok = 2;\n');
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(r.data.changedFiles.find((c) => c.path === 'src/types.ts')).toMatchObject({ parseErrors: true });
+    expect(r.data.changedFiles.find((c) => c.path === 'src/ok.ts')!.parseErrors).toBeUndefined();
+    expect(r.data.metrics.parseErrorFiles).toBe(1);
+    expect(cohortOf(r, 'src/types.ts').groupingReason).toMatch(/^parse errors in types\.ts: definitions and references there may be incomplete$/);
+  });
 });

@@ -62,6 +62,8 @@ export const changedFileSchema = z.object({
   role: fileRoleSchema,
   /** Grammar language when the file has one; absent for files no grammar covers. */
   language: z.string().max(BOUNDS.kind).optional(),
+  /** The grammar's parse of this file has ERROR/MISSING nodes: its definitions and references may be incomplete. */
+  parseErrors: z.boolean().optional(),
 });
 
 export const fragmentSchema = z.object({
