@@ -7,6 +7,7 @@ import type { CommandDefinition } from './kernel';
 import { reviewStreamOf, reviewTarget } from './review-target';
 import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
 import { ProgressHub } from '../progress-hub/hub';
+import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
 
 /** Share of the whole computation each indexing phase stands for in watchProgress (the rest is analysis). */
 const PHASE_SPAN = { 'index-head': [0, 0.45], 'index-base': [0.45, 0.9] } as const;
@@ -35,7 +36,10 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
     try {
       const baseSha = await repo.revParse(cmd.baseSha ?? pr.baseSha!);
       const headSha = await repo.revParse(cmd.headSha ?? pr.headSha!);
-      const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config);
+      const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
+      const key = `${env.workspace.id}/${cmd.repoId}`;
+      const render = operator ? { key, entry: operator.renderRepos[key], sandbox: operator.sandbox } : undefined;
+      const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry);
       if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest };
       const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
       // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
@@ -47,6 +51,7 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
           headSha,
           workspaceDir: env.workspace.dir,
           repoConfig: repoState.config,
+          render,
           onProgress: (_phase, p) => {
             const commit = _phase === 'index-head' ? headSha : baseSha;
             listener?.({ ...p, repoId: cmd.repoId, commit });

@@ -13,7 +13,7 @@ import { languageOf, unsupportedLanguageOf } from '../codegraph/languages';
 import { classifyRole } from '../codegraph/roles';
 import { diffDependencies } from '../dependencies/diff';
 import type { ChangedFile, GitRepo } from '../git/repo';
-import { runApiContract, runVisual } from './axes';
+import { runApiContract, runVisual, type RenderSetup } from './axes';
 import { fitReviewComputed } from './fit-output';
 import { BOUNDS, clipId } from '../events/catalogue/bounds';
 
@@ -29,6 +29,8 @@ export interface ComputeReviewInput {
   /** Workspace folder: the blob-SHA facts cache and axis artefacts live here. */
   workspaceDir: string;
   repoConfig?: RepoConfig;
+  /** The operator's render configuration for this repo (never the repo registration's). */
+  render?: RenderSetup;
   /** `false`: do not index (path grouping with the reason), e.g. when indexing is disabled. */
   semantic?: boolean;
   blastDepth?: number;
@@ -41,8 +43,10 @@ const canonical = (v: unknown): string =>
   JSON.stringify(v, (_k, val: unknown) => (val && typeof val === 'object' && !Array.isArray(val) ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : val));
 
 /** Identical inputs give the identical digest; a recompute with the same digest records nothing new. */
-export function inputsDigestOf(engineVersion: string, baseSha: string, headSha: string, repoConfig: RepoConfig | undefined): string {
-  return createHash('sha256').update(canonical({ engineVersion, baseSha, headSha, repoConfig: repoConfig ?? {} })).digest('hex');
+export function inputsDigestOf(engineVersion: string, baseSha: string, headSha: string, repoConfig: RepoConfig | undefined, operatorRender?: unknown): string {
+  // The operator's render entry joins the digest only when there is one, so digests recorded before it
+  // existed stay the same.
+  return createHash('sha256').update(canonical({ engineVersion, baseSha, headSha, repoConfig: repoConfig ?? {}, ...(operatorRender ? { operatorRender } : {}) })).digest('hex');
 }
 
 export interface ComputedReview {
@@ -135,14 +139,14 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const changedForAxes: ChangedFile[] = changed;
   const [apiContract, visual] = await Promise.all([
     runApiContract(repo, baseSha, headSha, changedForAxes),
-    runVisual(repo, baseSha, headSha, changedForAxes, input.workspaceDir, input.repoConfig),
+    runVisual(repo, baseSha, headSha, changedForAxes, input.workspaceDir, input.render),
   ]);
 
   const data: ReviewComputedData = fitReviewComputed({
     baseSha,
     headSha,
     engineVersion: REVIEW_ENGINE_VERSION,
-    inputsDigest: inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, input.repoConfig),
+    inputsDigest: inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, input.repoConfig, input.render?.entry),
     cohorts,
     dependencyDiffs,
     apiContract,
