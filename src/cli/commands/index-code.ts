@@ -13,8 +13,7 @@ export function register(program: Command): void {
     .requiredOption('--repo <repoId>', 'repo id to register it under')
     .requiredOption('--path <dir>', 'path of the git work tree')
     .option('--default-branch <name>', 'default branch')
-    .option('--render-command <cmd>', 'visual axis render command')
-    .action((opts: { workspace: string; repo: string; path: string; defaultBranch?: string; renderCommand?: string }, cmd: Command) => actions().registerRepo(opts, cmd));
+    .action((opts: { workspace: string; repo: string; path: string; defaultBranch?: string }, cmd: Command) => actions().registerRepo(opts, cmd));
 
   program
     .command('index')
