@@ -12,6 +12,8 @@ import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { STATUS_SYNC_SERVICE } from '../../src/status-check/status-check.module';
 import { STATUS_CHECK_OPTIONS_SERVICE, verdictStatusQuery, type VerdictStatusSync } from '../../src/status-check/sync';
 import { GitFixture } from '../support/git-fixture';
+import { closeSharedExtractPool } from '../../src/codegraph/extract-pool';
+import { closeSharedDiffPools } from '../../src/axes/visual/pool';
 import { createCommitStatusOperationId, createCommitStatusRequestSchema, FakeGitHub } from '../publish/fake-github';
 import { githubFiles } from '../publish/support';
 
@@ -86,6 +88,11 @@ describe('the verdict as a GitHub commit status', () => {
     await run('registerRepo', OWNER, { repoId: REPO, path: repo.dir });
     await onPr('requestReview', AGENT, { baseSha: base, headSha: head });
     await onPr('computeReview', AGENT);
+  });
+
+  afterAll(async () => {
+    await closeSharedDiffPools();
+    await closeSharedExtractPool();
   });
 
   afterEach(async () => {

@@ -35,10 +35,13 @@ export function register(program: Command): void {
         if (health.store.dataDir) dataDir = health.store.dataDir;
         if (!opts.json) process.stdout.write(`review-ledger demo: using the server at ${url} (store ${health.store.adapter}${health.store.dataDir ? ` under ${health.store.dataDir}` : ''})\n`);
       } else {
-        if (!opts.json) process.stdout.write(`review-ledger demo: no server answers at ${url}; starting one on ${config.dataDir}\n`);
-        own = await startServer({ ...config }).catch(async (err: NodeJS.ErrnoException) => {
+        if (!opts.json) process.stdout.write(`review-ledger demo: no server answers at ${url}; starting one there on ${config.dataDir}\n`);
+        const at = new URL(url);
+        const listen = { host: at.hostname, port: at.port ? Number(at.port) : 80 };
+        own = await startServer({ ...config, ...listen }).catch(async (err: NodeJS.ErrnoException) => {
+          // Something else holds the port (it did not answer /health as a ledger): take any free one.
           if (err.code !== 'EADDRINUSE') throw err;
-          return startServer({ ...config, port: 0 });
+          return startServer({ ...config, host: listen.host, port: 0 });
         });
         serverUrl = own.url;
       }
