@@ -146,6 +146,14 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     });
   }
 
+  // Each brief of the balanced roster records that it went through every cohort (else finalize marks
+  // the token axes partial: a review that did not look everywhere never reads as a clean one).
+  for (const c of computed.cohorts) {
+    for (const [brief, agent] of [['engineer', engineer], ['qa', qa], ['architect', engineer]] as const) {
+      await agent.command('markCohortReviewed', { ...target, cohortKey: c.key, brief, status: 'complete' });
+    }
+  }
+
   // The human decides the API-contract changes; the changed golden is left for you to approve on the page.
   const contract = await alice.query<{ changes: Array<{ changeId: string; severity: string }> }>('apiContract', target);
   for (const change of contract.changes.filter((c) => c.severity === 'breaking')) {
