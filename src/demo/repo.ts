@@ -21,9 +21,10 @@ const PRICE_BASE = `export function price(qty: number, unit: number): number {
   return qty * unit;
 }
 `;
-const PRICE_HEAD = `/** Line price, rounded to cents. */
-export function price(qty: number, unit: number): number {
-  return Math.round(qty * unit * 100) / 100;
+const PRICE_HEAD = `/** Line price, rounded to cents unless asked not to. */
+export function price(qty: number, unit: number, roundToCents = true): number {
+  const raw = qty * unit;
+  return roundToCents ? Math.round(raw * 100) / 100 : raw;
 }
 `;
 const CART_BASE = `import { price } from './price';
@@ -38,7 +39,7 @@ const CART_HEAD = `import { price } from './price';
 
 export function total(lines: Array<[number, number]>, discount = 0): number {
   let sum = 0;
-  for (const [q, u] of lines) sum += price(q, u);
+  for (const [q, u] of lines) sum += price(q, u, true);
   return sum - discount;
 }
 `;

@@ -126,7 +126,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       kind: 'suggestion',
       priority: 'P3',
       triage: triage('maintainability', 'low'),
-      anchor: { path: 'src/price.ts', startLine: 3, endLine: 3 },
+      anchor: { path: 'src/price.ts', startLine: 4, endLine: 4 },
       confidence: 0.6,
       title: 'Name the rounding rule',
       body: 'A `roundToCents` helper would say what `Math.round(x * 100) / 100` means.',

@@ -28,28 +28,29 @@ export function clip(text: string, max = MAX_DESCRIPTION): string {
  * The verdict as a commit status (SPEC §14): provisional → pending, Ship → success, Hold / Block →
  * failure, on the PR's newest known head, with the deciding reason.
  *
- * "Provisional" is decided here from the round itself, not from the verdict's label: a round counts as
- * decided only when the finalization on record belongs to the current round (`currentFinalization`).
- * Until then the live verdict may well read Ship — an empty round does — and a gate must never turn
- * green on it. A newer head observed than the one reviewed is pending too: nobody reviewed that commit.
+ * The verdict projection says whether its answer is `final` (the current round finalized at the newest
+ * head known, nothing filed since) or `provisional` (src/review/provisional.ts). Only a final verdict
+ * ever turns the gate green or red; a provisional one is pending, whatever it reads. A newer head
+ * observed than the one reviewed gets pending on that head: nobody reviewed that commit.
  * Pure: the same folded review always gives the same intent.
  */
 export function verdictStatusIntent(s: ReviewView<NodeCore>): VerdictStatusIntent | null {
   const v = verdictView(s);
   const round = currentRound(s.pr);
   if (!v.exists || !round) return null;
+  const sha = v.latestHead ?? round.headSha;
+  if (v.state === 'provisional') {
+    if (sha !== round.headSha) {
+      const f = currentFinalization(s.pr);
+      const last = f && f.headSha === round.headSha ? f.verdict : `provisional ${v.verdict}`;
+      return { sha, state: 'pending', provisional: true, verdict: null, description: clip(`head ${short(sha)} not reviewed yet (review of ${short(round.headSha)}: ${last})`) };
+    }
+    return { sha, state: 'pending', provisional: true, verdict: v.verdict, description: clip(`provisional ${v.verdict}: ${v.provisionalReason ?? 'not finalized'}`) };
+  }
   // The reason that decided the verdict: an axis that forced Block outranks the findings' Hold.
   const reason = v.reasons.find((r) => r.startsWith(v.verdict)) ?? v.reasons[0] ?? '';
-  if (s.pr.observedHead && s.pr.observedHead !== round.headSha) {
-    const finalized = currentFinalization(s.pr);
-    const last = finalized ? `${v.verdict}` : `provisional ${v.verdict}`;
-    return { sha: s.pr.observedHead, state: 'pending', provisional: true, verdict: null, description: clip(`head ${short(s.pr.observedHead)} not reviewed yet (review of ${short(round.headSha)}: ${last})`) };
-  }
-  if (!currentFinalization(s.pr)) {
-    return { sha: round.headSha, state: 'pending', provisional: true, verdict: v.verdict, description: clip(`review in progress (provisional ${v.verdict}): ${reason}`) };
-  }
   const state: CommitState = v.verdict === 'Ship' ? 'success' : 'failure';
-  return { sha: round.headSha, state, provisional: false, verdict: v.verdict, description: clip(`${v.verdict} (confidence ${v.confidence}): ${reason}`) };
+  return { sha, state, provisional: false, verdict: v.verdict, description: clip(`${v.verdict} (confidence ${v.confidence}): ${reason}`) };
 }
 
 /** The status for a head GitHub shows but the ledger has not seen (it moved while we posted). */

@@ -1,12 +1,7 @@
 import type { Command } from 'commander';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { principalSchema } from '../../events/envelope';
-import { Ledger } from '../../ledger';
-import { buildMcpServer, type McpIdentity } from '../../mcp/server';
-import { roleSchema } from '../../security/roles';
-import { parseToken } from '../../security/tokens';
-import { configFrom } from '../context';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const actions = (): typeof import('./mcp.actions') => require('./mcp.actions');
 
 /** `review-ledger mcp`: the agent tools over stdio, for harnesses that spawn their MCP servers. */
 export function register(program: Command): void {
@@ -15,50 +10,7 @@ export function register(program: Command): void {
     .description('Serve the MCP agent tools over stdio (add_review_node, confirm_review_node, finalize_review, get_review, …)')
     .option('--token <token>', 'act as the principal and role of this bearer token (env REVIEW_LEDGER_TOKEN)')
     .option('--workspace <id>', 'workspace (without a token)')
-    .option('--principal <principal>', 'principal to act as without a token', 'agent:local')
-    .option('--role <role>', 'role without a token', 'member')
-    .option('--url <url>', "relay to a running server's MCP endpoint (<url>/mcp) instead of opening the store (needs --token)")
-    .action(async (opts: { token?: string; workspace?: string; principal: string; role: string; url?: string }, cmd: Command) => {
-      const token = opts.token ?? process.env.REVIEW_LEDGER_TOKEN;
-      if (opts.url) {
-        if (!token) throw new Error('--url needs --token (or REVIEW_LEDGER_TOKEN): the server authenticates every MCP request');
-        return relayToServer(opts.url, token);
-      }
-      let identity: McpIdentity;
-      if (token) {
-        const parsed = parseToken(token);
-        if (!parsed) throw new Error('--token: not a review-ledger token');
-        identity = { kind: 'token', token, workspaceId: parsed.workspaceId };
-      } else {
-        if (!opts.workspace) throw new Error('--workspace or --token is required');
-        identity = { kind: 'local', workspaceId: opts.workspace, principal: principalSchema.parse(opts.principal), role: roleSchema.parse(opts.role) };
-      }
-      const ledger = new Ledger(configFrom(cmd));
-      await ledger.workspace(identity.workspaceId);
-      const server = buildMcpServer(ledger, identity);
-      const transport = new StdioServerTransport();
-      transport.onclose = () => void ledger.close();
-      await server.connect(transport);
-    });
-}
-
-/**
- * stdio ↔ streamable HTTP: a harness that spawns its MCP servers gets the running server's tools,
- * without a second process opening that server's SQLite files. Messages pass through unchanged.
- */
-async function relayToServer(url: string, token: string): Promise<void> {
-  const stdio = new StdioServerTransport();
-  const http = new StreamableHTTPClientTransport(new URL(`${url.replace(/\/+$/, '')}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-  stdio.onmessage = (m) =>
-    void http.send(m).catch((err) => {
-      const message = `review-ledger mcp: ${url} refused or failed: ${err instanceof Error ? err.message : String(err)}`;
-      process.stderr.write(`${message}\n`);
-      // A request must get an answer, or the harness waits forever.
-      if ('id' in m && m.id !== undefined && 'method' in m) void stdio.send({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message } });
-    });
-  http.onmessage = (m) => void stdio.send(m);
-  http.onerror = (err) => process.stderr.write(`review-ledger mcp: ${err.message}\n`);
-  stdio.onclose = () => void http.close();
-  await http.start();
-  await stdio.start();
+    .option('--principal <principal>', 'without a token: an existing member to act as, with its membership role', 'agent:local')
+    .option('--url <url>', "relay to a running server's MCP endpoint (<url>/mcp) instead of opening its store (needs --token)")
+    .action((opts: { token?: string; workspace?: string; principal: string; url?: string }, cmd: Command) => actions().serveMcp(opts, cmd));
 }
