@@ -61,6 +61,8 @@ describe('signed checkpoints', () => {
   test('key rotation is a checkpoint signed by the old and the new key; afterwards only the new key verifies the chain', async () => {
     const ring = new AuditKeyring(dir);
     const old = ring.current()!;
+    const serverRing = new AuditKeyring(dir); // a running server's view of the same data dir
+    expect(serverRing.current()!.keyId).toBe(old.keyId);
     expect(fs.statSync(ring.file).mode & 0o777).toBe(0o600);
     await append(3);
     await writeCheckpoint(store, old, new Date());
@@ -71,6 +73,8 @@ describe('signed checkpoints', () => {
     expect(await rotateCheckpointKey(store, old, next, new Date())).toBeNull(); // a resumed rotation leaves it alone
     ring.promoteNext();
     expect(ring.current()!.keyId).toBe(next.keyId);
+    expect(serverRing.current()!.keyId).toBe(next.keyId); // picked up without a restart
+    expect(fs.statSync(ring.file).mode & 0o777).toBe(0o600);
     await append(1);
     expect(await writeCheckpoint(store, ring.current()!, new Date())).toMatchObject({ seq: 2, keyId: next.keyId });
     expect(await verifyStore(store, next.publicKey)).toMatchObject({ ok: true, keyId: next.keyId, verifiedCheckpoint: { seq: 2, position: 6 } });
