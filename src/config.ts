@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { SynchronousMode } from './events/store/sqlite';
+import { loadOperatorConfig, type OperatorConfig, type OperatorOverrides } from './operator-config';
 
 /** Server configuration: flags override environment variables, which override these defaults. */
 export interface LedgerConfig {
@@ -12,22 +13,26 @@ export interface LedgerConfig {
   synchronous: SynchronousMode;
   databaseUrl?: string;
   kurrentdbUrl?: string;
+  /** What only the operator decides (render commands, repo root, forge hosts): see operator-config.ts. */
+  operator?: OperatorConfig;
 }
 
-export function loadConfig(overrides: Partial<LedgerConfig> = {}, env: NodeJS.ProcessEnv = process.env): LedgerConfig {
+export function loadConfig(overrides: Partial<LedgerConfig> & OperatorOverrides = {}, env: NodeJS.ProcessEnv = process.env): LedgerConfig {
   const sync = (overrides.synchronous ?? env.REVIEW_LEDGER_SYNCHRONOUS ?? 'FULL').toUpperCase();
   if (!['FULL', 'NORMAL', 'OFF', 'EXTRA'].includes(sync)) throw new Error(`synchronous: must be FULL, NORMAL, EXTRA or OFF, got ${sync}`);
   const store = (overrides.store ?? env.REVIEW_LEDGER_STORE ?? 'sqlite') as LedgerConfig['store'];
   if (!['sqlite', 'postgres', 'kurrentdb'].includes(store)) throw new Error(`store: must be sqlite, postgres or kurrentdb, got ${store}`);
   const port = Number(overrides.port ?? env.REVIEW_LEDGER_PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port: must be an integer 0–65535, got ${port}`);
+  const dataDir = path.resolve(overrides.dataDir ?? env.REVIEW_LEDGER_DATA_DIR ?? './data');
   return {
-    dataDir: path.resolve(overrides.dataDir ?? env.REVIEW_LEDGER_DATA_DIR ?? './data'),
+    dataDir,
     host: overrides.host ?? env.REVIEW_LEDGER_HOST ?? '127.0.0.1',
     port,
     store,
     synchronous: sync as SynchronousMode,
     databaseUrl: overrides.databaseUrl ?? env.DATABASE_URL,
     kurrentdbUrl: overrides.kurrentdbUrl ?? env.KURRENTDB_URL,
+    operator: overrides.operator ?? loadOperatorConfig(dataDir, overrides, env),
   };
 }

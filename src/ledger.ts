@@ -1,5 +1,4 @@
 import { DomainError } from './domain-error';
-import type { Principal } from './events/envelope';
 import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
 import { commandByName } from './commands/registry';
 import { createWorkspace } from './commands/create-workspace';
@@ -9,6 +8,7 @@ import { kurrentdbStoreFactory, postgresStoreFactory, requireUrl } from './works
 import { workspaceIdSchema } from './events/catalogue/workspace';
 import { validationError } from './domain-error';
 import { assertIdempotencyKey } from './events/ids';
+import { defaultOperatorConfig, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from './operator-config';
 
 export interface LedgerOptions {
   clock?: () => Date;
@@ -29,8 +29,15 @@ export class Ledger {
   constructor(readonly config: LedgerConfig, options: LedgerOptions = {}) {
     this.clock = options.clock ?? (() => new Date());
     this.services = options.services ?? new Map();
+    // Commands reach the operator's decisions through this service; a ledger built without them gets
+    // the safe defaults (nothing enabled, sandbox on).
+    if (!this.services.has(OPERATOR_CONFIG_SERVICE)) this.services.set(OPERATOR_CONFIG_SERVICE, config.operator ?? defaultOperatorConfig(config.dataDir));
     this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config));
     this.executor = new CommandExecutor(this.clock, this.services);
+  }
+
+  get operator(): OperatorConfig {
+    return this.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig;
   }
 
   /** Resolves a workspace; unknown or malformed ids are refused before any store opens. */
@@ -76,5 +83,4 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
   }
 }
 
-/** The principal the local CLI acts as (it has filesystem access to the data dir, so it is the owner). */
-export const LOCAL_OPERATOR: { principal: Principal; role: 'owner' } = { principal: 'user:local-operator', role: 'owner' };
+export { LOCAL_OPERATOR } from './local-operator';

@@ -5,8 +5,18 @@ import { isDomainError } from '../domain-error';
 
 /** Global options every subcommand understands. */
 export function configFrom(cmd: Command): LedgerConfig {
-  const opts = cmd.optsWithGlobals() as { dataDir?: string; store?: LedgerConfig['store']; synchronous?: string; databaseUrl?: string; kurrentdbUrl?: string };
-  return loadConfig({ dataDir: opts.dataDir, store: opts.store, synchronous: opts.synchronous as LedgerConfig['synchronous'], databaseUrl: opts.databaseUrl, kurrentdbUrl: opts.kurrentdbUrl });
+  const opts = cmd.optsWithGlobals() as { dataDir?: string; store?: LedgerConfig['store']; synchronous?: string; databaseUrl?: string; kurrentdbUrl?: string; config?: string; repoRoot?: string; githubEnterpriseHost?: string[]; unsafeRenderWithoutSandbox?: boolean };
+  return loadConfig({
+    dataDir: opts.dataDir,
+    store: opts.store,
+    synchronous: opts.synchronous as LedgerConfig['synchronous'],
+    databaseUrl: opts.databaseUrl,
+    kurrentdbUrl: opts.kurrentdbUrl,
+    configFile: opts.config,
+    repoRoot: opts.repoRoot,
+    githubEnterpriseHosts: opts.githubEnterpriseHost,
+    unsafeRenderWithoutSandbox: opts.unsafeRenderWithoutSandbox ? true : undefined,
+  });
 }
 
 /** Opens a Ledger for one CLI action and always closes it. Domain errors print their code and message. */

@@ -1,4 +1,3 @@
-import 'reflect-metadata';
 import { Command } from 'commander';
 import { CLI_MODULES } from './commands';
 
@@ -10,6 +9,10 @@ export function buildProgram(): Command {
     .option('--synchronous <mode>', 'SQLite durability FULL | NORMAL (env REVIEW_LEDGER_SYNCHRONOUS)')
     .option('--database-url <url>', 'PostgreSQL connection string (env DATABASE_URL)')
     .option('--kurrentdb-url <url>', 'KurrentDB connection string (env KURRENTDB_URL)')
+    .option('--config <file>', 'operator config file: render commands per repo, render sandbox, repo root, GitHub Enterprise hosts (env REVIEW_LEDGER_CONFIG)')
+    .option('--repo-root <dir>', 'folder repos registered over RPC live in (default <data-dir>/repos; env REVIEW_LEDGER_REPO_ROOT)')
+    .option('--github-enterprise-host <host...>', 'GitHub Enterprise host the GitHub credential may be sent to (exact host; env REVIEW_LEDGER_GITHUB_ENTERPRISE_HOSTS, comma-separated)')
+    .option('--unsafe-render-without-sandbox', 'run visual render commands (PR code) on the host with no sandbox: only when every repo is trusted')
     .showHelpAfterError();
   for (const m of CLI_MODULES) m.register(program);
   return program;

@@ -3,17 +3,20 @@ import { computeReview, inputsDigestOf, REVIEW_ENGINE_VERSION, ReviewComputedDat
 import { computeFold, ComputeState, loadComputeState, loadRepoState, openRegisteredRepo } from '../compute/streams';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
-import type { CommandDefinition } from './kernel';
+import type { CommandDefinition, PendingEvent } from './kernel';
 import { reviewStreamOf, reviewTarget } from './review-target';
 import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
 import { ProgressHub } from '../progress-hub/hub';
+import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
+import { loadPrState } from './review-target';
+import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
 
 /** Share of the whole computation each indexing phase stands for in watchProgress (the rest is analysis). */
 const PHASE_SPAN = { 'index-head': [0, 0.45], 'index-base': [0.45, 0.9] } as const;
 
 const input = z.object({ ...reviewTarget, baseSha: shaSchema.optional(), headSha: shaSchema.optional() });
 type Input = z.infer<typeof input>;
-type Prepared = { unchanged: true; inputsDigest: string } | { unchanged: false; data: ReviewComputedData };
+type Prepared = { unchanged: true; inputsDigest: string } | { unchanged: false; data: ReviewComputedData; carry: CarryOverData | null };
 
 /**
  * `review_studio.compute` (SPEC §8): the deterministic review computation of the PR at its head, recorded
@@ -35,7 +38,10 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
     try {
       const baseSha = await repo.revParse(cmd.baseSha ?? pr.baseSha!);
       const headSha = await repo.revParse(cmd.headSha ?? pr.headSha!);
-      const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config);
+      const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
+      const key = `${env.workspace.id}/${cmd.repoId}`;
+      const render = operator ? { key, entry: operator.renderRepos[key], sandbox: operator.sandbox } : undefined;
+      const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry);
       if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest };
       const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
       // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
@@ -47,6 +53,7 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
           headSha,
           workspaceDir: env.workspace.dir,
           repoConfig: repoState.config,
+          render,
           onProgress: (_phase, p) => {
             const commit = _phase === 'index-head' ? headSha : baseSha;
             listener?.({ ...p, repoId: cmd.repoId, commit });
@@ -55,7 +62,10 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
           },
         });
         job.done();
-        return { unchanged: false, data };
+        // A compute at a head no round reviewed starts a round: gather what carries over to it (SPEC §5).
+        const prState = await loadPrState(env.workspace, reviewStreamOf(cmd));
+        const carry = prState.rounds.some((r) => r.headSha === data.headSha) ? null : await gatherCarryOver(env.workspace, prState, data.headSha, data.baseSha);
+        return { unchanged: false, data, carry };
       } catch (err) {
         job.failed(err);
         throw err;
@@ -69,11 +79,21 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
     const digest = prepared.unchanged ? prepared.inputsDigest : prepared.data.inputsDigest;
     if (state.latest?.inputsDigest === digest) return [];
     if (prepared.unchanged) return [];
-    return [{ type: 'ReviewComputed', data: prepared.data }];
+    const events: PendingEvent[] = [{ type: 'ReviewComputed', data: prepared.data }];
+    const n = state.roundHeads.length;
+    if (n > 0 && !state.roundHeads.includes(prepared.data.headSha)) {
+      // Facts about another previous round than the one this decision sees are dropped: the fold then
+      // lists every live node of the previous round for re-review.
+      const c = prepared.carry;
+      const fresh = c && c.fromHead === state.roundHeads[n - 1] && c.fromRound === n;
+      events.push({ type: 'FindingsCarriedOver', data: fresh ? { ...c, round: n + 1 } : { round: n + 1, fromRound: n, fromHead: state.roundHeads[n - 1], toHead: prepared.data.headSha, carried: [], moved: [], outdated: [], gone: [] } });
+    }
+    return events;
   },
   result(events) {
     if (!events[0]) return { recorded: false, reason: 'identical inputs: the latest computation stands' };
     const d = events[0].data as ReviewComputedData;
-    return { recorded: true, headSha: d.headSha, inputsDigest: d.inputsDigest, cohorts: d.cohorts.map((c) => ({ key: c.key, rank: c.rank, title: c.title, grouping: c.grouping, files: c.files })) };
+    const carried = events.find((e) => e.type === 'FindingsCarriedOver')?.data as CarryOverData | undefined;
+    return { recorded: true, headSha: d.headSha, inputsDigest: d.inputsDigest, cohorts: d.cohorts.map((c) => ({ key: c.key, rank: c.rank, title: c.title, grouping: c.grouping, files: c.files })), ...(carried ? { newRound: carried.round, carryOver: { carried: carried.carried.length, outdated: carried.outdated.length, gone: carried.gone.length } } : {}) };
   },
 };

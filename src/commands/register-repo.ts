@@ -30,6 +30,12 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
   stream: (i) => `repo-${i.repoId}`,
   fold: repoFold,
   async prepare(cmd) {
+    // A tenant role never grants host execution: what the render harness runs is operator configuration.
+    for (const field of ['renderCommand', 'renderOutputDir', 'renderTimeoutMs'] as const) {
+      if (cmd.config?.[field] !== undefined) {
+        throw new DomainError('render_command_not_accepted', `config.${field}: render commands are operator configuration (render.repos["<workspaceId>/${cmd.repoId}"] in the server config file), never a request field`, 'invalid', { field: `config.${field}` });
+      }
+    }
     const abs = path.resolve(cmd.path);
     if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new DomainError('repo_path_not_found', `path: "${cmd.path}" is not an existing directory`, 'invalid');
     const repo = await GitRepo.open(abs);

@@ -1,7 +1,7 @@
 import { computeApiContract } from '../axes/api-contract/index';
 import type { ApiContractComputation, VisualComputation } from '../axes/types';
 import { computeVisual } from '../axes/visual/index';
-import type { RepoConfig } from '../events/catalogue/repo';
+import type { OperatorRenderEntry, RenderSandboxConfig } from '../operator-config';
 import type { ChangedFile, GitRepo } from '../git/repo';
 
 /**
@@ -18,10 +18,22 @@ export async function runApiContract(repo: GitRepo, baseSha: string, headSha: st
   }
 }
 
-export async function runVisual(repo: GitRepo, baseSha: string, headSha: string, changedFiles: ChangedFile[], workspaceDir: string, config?: RepoConfig): Promise<VisualComputation> {
+/**
+ * What the operator configured for one repo's render harness (operator-config.ts). Never read from the
+ * repo's registration: a render command in an RPC request or an old `RepoRegistered` event is ignored.
+ */
+export interface RenderSetup {
+  /** `<workspaceId>/<repoId>`, the key of `render.repos` in the operator config. */
+  key: string;
+  entry?: OperatorRenderEntry;
+  sandbox: RenderSandboxConfig;
+}
+
+export async function runVisual(repo: GitRepo, baseSha: string, headSha: string, changedFiles: ChangedFile[], workspaceDir: string, render?: RenderSetup): Promise<VisualComputation> {
   try {
-    const renderCommand = config?.renderCommand && config.renderOutputDir ? { command: config.renderCommand, outputDir: config.renderOutputDir, ...(config.renderTimeoutMs ? { timeoutMs: config.renderTimeoutMs } : {}) } : undefined;
-    return await computeVisual({ repo, baseSha, headSha, changedFiles, workspaceDir, renderCommand });
+    const e = render?.entry;
+    const renderCommand = e?.command && e.outputDir ? { command: e.command, outputDir: e.outputDir, ...(e.timeoutMs ? { timeoutMs: e.timeoutMs } : {}), ...(e.paths ? { paths: e.paths } : {}) } : undefined;
+    return await computeVisual({ repo, baseSha, headSha, changedFiles, workspaceDir, renderCommand, repoRenderConfig: e?.repoConfig === true, renderConfigKey: render?.key, renderSandbox: render?.sandbox });
   } catch (e) {
     return { status: 'unavailable', reason: `visual axis could not run: ${(e as Error).message}`.slice(0, 4000), snapshots: [] };
   }

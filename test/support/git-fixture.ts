@@ -6,8 +6,10 @@ import * as path from 'node:path';
 /** A real git repository built by a test with the real git binary. */
 export class GitFixture {
   readonly dir: string;
-  constructor(prefix = 'rl-git-') {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  /** `parent`: the folder to create it in (default the system temp dir), e.g. a server's repo root. */
+  constructor(prefix = 'rl-git-', parent = os.tmpdir()) {
+    fs.mkdirSync(parent, { recursive: true });
+    this.dir = fs.mkdtempSync(path.join(parent, prefix));
     this.git('init', '-q', '-b', 'main');
     this.git('config', 'user.email', 'test@example.com');
     this.git('config', 'user.name', 'Test');

@@ -1,50 +1,9 @@
 import { createHash } from 'node:crypto';
 import { decodePng, decodePngPair, encodePng, MalformedPngError, PaletteBuilder, pngDimensions, type RgbaImage } from './png';
 
-/**
- * How two images are compared. Every setting is a pixelmatch option, fixed here so that a recompute of
- * the same pair always reaches the same verdict:
- * - `threshold: 0.1` (pixelmatch's default): the YIQ colour distance, 0..1, above which a pixel differs.
- *   It absorbs sub-perceptual noise (re-dithered gradients, GPU rounding) but not a one-step colour
- *   change of a UI element.
- * - `includeAA: false`: pixels pixelmatch recognises as anti-aliasing (a pixel between a darker and a
- *   brighter neighbour, each with 3+ identical siblings) are drawn yellow and not counted, so text that
- *   re-rasterises by a sub-pixel does not hold the gate.
- * - `alpha: 0.1`: the base image is drawn faded to 10 % in the diff image, so the red pixels stand out.
- * - `checkerboard: false`: semi-transparent pixels are blended against white. Pixelmatch's checkerboard
- *   depends on the absolute byte offset of a pixel; blending against white makes the comparison of a
- *   pixel independent of its position, which is what lets us compare only the bands of rows that
- *   differ (see `compareDecoded`) and get exactly the result of comparing the whole image.
- */
-export const VISUAL_DIFF_OPTIONS = Object.freeze({ threshold: 0.1, includeAA: false, alpha: 0.1, checkerboard: false });
-
-type Pixelmatch = typeof import('pixelmatch').default;
-let pixelmatchFn: Pixelmatch | undefined;
-
-/**
- * pixelmatch 7 is ESM-only. Node ≥ 20.19 `require`s ESM natively (server, CLI, benchmarks, our worker
- * threads), but jest's module system on Node 20 cannot; loading it on first use keeps this module
- * importable everywhere, and `runDiffJobs` sends the work to worker threads (plain Node) when the
- * current runtime cannot load it (see `pixelmatchLoadsInProcess`).
- */
-function pixelmatch(...args: Parameters<Pixelmatch>): number {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  pixelmatchFn ??= (require('pixelmatch') as { default: Pixelmatch }).default;
-  return pixelmatchFn(...args);
-}
-
-export function pixelmatchLoadsInProcess(): boolean {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    pixelmatchFn ??= (require('pixelmatch') as { default: Pixelmatch }).default;
-    return typeof pixelmatchFn === 'function';
-  } catch {
-    return false;
-  }
-}
-
-/** Pixelmatch's anti-aliasing detector reads neighbours of neighbours: two rows either side. */
-const BAND_MARGIN_ROWS = 2;
+export { VISUAL_DIFF_OPTIONS } from './options';
+import { matchRows } from './match';
+import { VISUAL_DIFF_OPTIONS } from './options';
 
 export interface ImageComparison {
   state: 'unchanged' | 'changed';
@@ -111,95 +70,131 @@ function dimensionsOrUndefined(bytes: Uint8Array): { width?: number; height?: nu
 }
 
 /**
- * The outcome of comparing two same-sized images: the changed-pixel count, and the diff image in
- * parts — pixelmatch's output for each band of rows that differ, and the base for the rows between,
- * which the diff image shows as pixelmatch's faded background. `renderDiff` assembles the RGBA image;
- * `encodeDiffPng` encodes it without ever drawing the identical rows.
+ * The outcome of comparing two same-sized images: the changed-pixel count and the diff image in parts —
+ * the base (which pixelmatch draws faded to grey wherever pixels match) and one mark per pixel that
+ * differs beyond the threshold (see match.ts). `renderDiff` assembles the RGBA image pixelmatch would
+ * draw; `encodeDiffPng` encodes it straight from the parts.
  */
-export interface BandedDiff {
+export interface MarkedDiff {
   width: number;
   height: number;
   changedPixels: number;
   base: RgbaImage;
-  bands: Array<{ from: number; to: number; out: Uint8Array }>;
+  /** One byte per pixel: 0, or a MARK_* of match.ts. */
+  marks: Uint8Array;
+  /** Per row, 1 when it holds a mark. */
+  markedRows: Uint8Array;
 }
 
 /**
- * Runs pixelmatch on two same-sized images, only over bands of rows that differ (plus the two rows
- * either side its anti-aliasing detector reads). With a position-independent comparison
- * (`checkerboard: false`) this counts and draws exactly what one pixelmatch call over the whole image
- * would, at the cost of the changed rows instead of all rows.
+ * Compares two same-sized images as pixelmatch does over the whole image (`VISUAL_DIFF_OPTIONS`), at
+ * the cost of the rows that differ: rows that `knownSameRows` declares equal, or whose bytes are equal,
+ * are skipped (every pixel of them matches). Exact because the comparison of a pixel is independent
+ * of its position (`checkerboard: false`) and the anti-aliasing detector sees the image's own borders.
  */
-export function compareDecoded(a: RgbaImage, b: RgbaImage, knownSameRows?: Uint8Array): BandedDiff {
+export function compareDecoded(a: RgbaImage, b: RgbaImage, knownSameRows?: Uint8Array): MarkedDiff {
   const { width, height } = a;
-  const rowBytes = width * 4;
-  const changedRows: number[] = [];
-  for (let y = 0; y < height; y++) {
-    if (knownSameRows?.[y]) continue;
-    const rowA = Buffer.from(a.data.buffer, a.data.byteOffset + y * rowBytes, rowBytes);
-    const rowB = Buffer.from(b.data.buffer, b.data.byteOffset + y * rowBytes, rowBytes);
-    if (!rowA.equals(rowB)) changedRows.push(y);
-  }
-  let changedPixels = 0;
-  const bands: BandedDiff['bands'] = [];
-  const rows = (img: Uint8Array, from: number, to: number) => img.subarray(from * rowBytes, to * rowBytes);
-  for (const [from, to] of bandsOf(changedRows, height)) {
-    const out = new Uint8Array((to - from) * rowBytes);
-    changedPixels += pixelmatch(rows(a.data, from, to), rows(b.data, from, to), out, width, to - from, VISUAL_DIFF_OPTIONS);
-    bands.push({ from, to, out });
-  }
-  return { width, height, changedPixels, base: a, bands };
+  const skip = sameRowsOf(a, b, knownSameRows);
+  const marks = new Uint8Array(width * height);
+  const markedRows = new Uint8Array(height);
+  const changedPixels = matchRows(a.data, b.data, width, height, marks, markedRows, 0, height, skip);
+  return { width, height, changedPixels, base: a, marks, markedRows };
 }
 
-/** The diff image as RGBA, exactly as one pixelmatch call over the whole image would draw it. */
-export function renderDiff(diff: BandedDiff): RgbaImage {
-  const { width, height } = diff;
-  const out = new Uint8Array(width * height * 4);
-  let cursor = 0;
-  for (const band of diff.bands) {
-    if (band.from > cursor) drawFadedBackground(diff.base.data, out, cursor * width, band.from * width);
-    out.set(band.out, band.from * width * 4);
-    cursor = band.to;
+/** Per row, 1 when the row is equal in both images (known from decoding, or found by a memcmp). */
+export function sameRowsOf(a: RgbaImage, b: RgbaImage, knownSameRows?: Uint8Array, fromRow = 0, toRow = a.height): Uint8Array {
+  const rowBytes = a.width * 4;
+  const same = knownSameRows ? knownSameRows : new Uint8Array(a.height);
+  const bufA = Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength);
+  const bufB = Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength);
+  for (let y = fromRow; y < toRow; y++) {
+    if (same[y]) continue;
+    const o = y * rowBytes;
+    if (bufA.compare(bufB, o, o + rowBytes, o, o + rowBytes) === 0) same[y] = 1;
   }
-  if (cursor < height) drawFadedBackground(diff.base.data, out, cursor * width, height * width);
+  return same;
+}
+
+/** The colours pixelmatch draws for each mark: diffColor (diffColorAlt defaults to it) and aaColor. */
+const MARK_RGBA: ReadonlyArray<readonly [number, number, number, number]> = [
+  [0, 0, 0, 0],
+  [255, 0, 0, 255],
+  [255, 0, 0, 255],
+  [255, 255, 0, 255],
+];
+const MARK_WORD = (() => {
+  const words = new Int32Array(MARK_RGBA.length);
+  const bytes = new Uint8Array(words.buffer);
+  MARK_RGBA.forEach((c, m) => bytes.set(c, m * 4));
+  return words;
+})();
+
+/** The diff image as RGBA, exactly as one pixelmatch call over the whole image would draw it. */
+export function renderDiff(diff: MarkedDiff): RgbaImage {
+  const { width, height, marks } = diff;
+  const out = new Uint8Array(width * height * 4);
+  drawFadedBackground(diff.base.data, out, 0, width * height);
+  const out32 = new Int32Array(out.buffer, out.byteOffset, width * height);
+  for (let y = 0; y < height; y++) {
+    if (!diff.markedRows[y]) continue;
+    for (let i = y * width; i < (y + 1) * width; i++) if (marks[i]) out32[i] = MARK_WORD[marks[i]];
+  }
   return { width, height, data: out };
 }
 
 /**
- * Encodes the diff image as a palette PNG straight from its parts: the identical rows are indexed from
- * the base pixels (one luma computation per run of equal pixels) without drawing them, the bands from
- * pixelmatch's output. Falls back to RGBA (via `renderDiff`) past 256 colours.
+ * Encodes the diff image as a palette PNG straight from its parts, in raster order (so the palette,
+ * the indices and the bytes are those of encoding `renderDiff`'s image): rows without marks are
+ * indexed from the base pixels (one luma computation per run of equal pixels, a row equal to the one
+ * above copied), marked rows pixel by pixel. Falls back to RGBA (via `renderDiff`) past 256 colours.
  */
-export function encodeDiffPng(diff: BandedDiff): Buffer {
-  const { width, height } = diff;
+export function encodeDiffPng(diff: MarkedDiff): Buffer {
+  const { width, height, marks, markedRows } = diff;
   const palette = new PaletteBuilder();
   const indices = new Uint8Array(width * height);
-  let cursor = 0;
+  const img = diff.base.data;
+  const src32 = new Int32Array(img.buffer, img.byteOffset, width * height);
+  const markIndex = new Int16Array(MARK_RGBA.length).fill(-1);
   let fits = true;
-  for (const band of diff.bands) {
-    if (band.from > cursor) fits &&= indexFadedBackground(diff.base.data, cursor * width, band.from * width, width, palette, indices);
-    fits &&= palette.indexPixels(band.out, 0, (band.to - band.from) * width, indices, band.from * width);
-    cursor = band.to;
+  for (let y = 0; y < height && fits; ) {
+    if (!markedRows[y]) {
+      let end = y + 1;
+      while (end < height && !markedRows[end]) end++;
+      fits = indexFadedBackground(img, y * width, end * width, width, palette, indices);
+      y = end;
+      continue;
+    }
+    let last = 0;
+    let lastIndex = -1;
+    for (let i = y * width; i < (y + 1) * width; i++) {
+      const m = marks[i];
+      if (m) {
+        if (markIndex[m] < 0) {
+          const [r, g, b, a] = MARK_RGBA[m];
+          const idx = palette.word(MARK_WORD[m], r, g, b, a);
+          if (idx < 0) {
+            fits = false;
+            break;
+          }
+          markIndex[m] = idx;
+        }
+        indices[i] = markIndex[m];
+        continue;
+      }
+      const c = src32[i];
+      if (c !== last || lastIndex < 0) {
+        lastIndex = palette.grey(fadedGrey(img, i * 4));
+        if (lastIndex < 0) {
+          fits = false;
+          break;
+        }
+        last = c;
+      }
+      indices[i] = lastIndex;
+    }
+    y++;
   }
-  if (cursor < height) fits &&= indexFadedBackground(diff.base.data, cursor * width, height * width, width, palette, indices);
   return fits ? palette.encode(indices, width, height) : encodePng(renderDiff(diff));
-}
-
-/**
- * Half-open row ranges [from, to) covering every changed row with the margin either side. Clusters
- * closer than two margins are merged, so no band's margin reaches into another band's changed rows
- * (which would count them twice).
- */
-function bandsOf(changedRows: number[], height: number): Array<[number, number]> {
-  const bands: Array<[number, number]> = [];
-  for (const y of changedRows) {
-    const from = Math.max(0, y - BAND_MARGIN_ROWS);
-    const to = Math.min(height, y + BAND_MARGIN_ROWS + 1);
-    const last = bands[bands.length - 1];
-    if (last && from <= last[1] + BAND_MARGIN_ROWS) last[1] = to;
-    else bands.push([from, to]);
-  }
-  return bands;
 }
 
 /**

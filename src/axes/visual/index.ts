@@ -1,4 +1,6 @@
+import { BOUNDS, clipId } from '../../events/catalogue/bounds';
 import type { GitRepo } from '../../git/repo';
+import type { RenderSandboxConfig } from '../../operator-config';
 import type { VisualComputation, VisualSnapshot } from '../types';
 import { sha256, type DiffJob } from './diff';
 import { collectFlutter } from './harness/flutter';
@@ -20,8 +22,14 @@ export interface ComputeVisualInput {
   changedFiles: Array<{ status: string; path: string; oldPath?: string }>;
   /** Diff images are stored in `<workspaceDir>/visual/<sha256>.png`. */
   workspaceDir: string;
-  /** The repo registration's render command; when absent, `.review-ledger.json` at the base decides. */
+  /** The operator's render command for this repo (server configuration, never a request field). */
   renderCommand?: RenderConfig;
+  /** The operator enabled `visual` in the repo's own `.review-ledger.json` (read at the base). */
+  repoRenderConfig?: boolean;
+  /** How the operator config names this repo (`<workspaceId>/<repoId>`), for reasons. */
+  renderConfigKey?: string;
+  /** Where render commands run (default: bubblewrap with the default limits). */
+  renderSandbox?: RenderSandboxConfig;
   /** Worker threads for the diffs (default: all cores). */
   parallelism?: number;
 }
@@ -41,9 +49,11 @@ export async function computeVisual(input: ComputeVisualInput): Promise<VisualCo
   const outcomes: HarnessOutcome[] = [];
   outcomes.push(await guarded('goldens', () => collectGoldens(harnessInput)));
   outcomes.push(
-    await guarded('render', async () => collectRendered(harnessInput, await loadRenderConfig(input.repo, input.baseSha, input.renderCommand))),
+    await guarded('render', async () =>
+      collectRendered(harnessInput, await loadRenderConfig(input.repo, input.baseSha, input.renderCommand, input.repoRenderConfig === true, input.renderConfigKey), 'render', input.renderSandbox),
+    ),
   );
-  outcomes.push(await guarded('flutter', () => collectFlutter(harnessInput)));
+  outcomes.push(await guarded('flutter', () => collectFlutter(harnessInput, input.renderSandbox)));
 
   const applicable = outcomes.filter((o) => o.status !== 'not_applicable');
   if (applicable.length === 0) return { status: 'not_applicable', reason: 'the PR changes no UI snapshot or component of a configured harness', snapshots: [] };
@@ -70,7 +80,8 @@ async function guarded(harness: HarnessName, run: () => Promise<HarnessOutcome>)
 
 /** Snapshot ids are prefixed by harness except for goldens, whose id is their repo path. */
 function snapshotIdOf(harness: HarnessName, id: string): string {
-  return harness === 'goldens' ? id : `${harness}:${id}`;
+  // A deep golden path can outgrow the recorded bound: clipped with a hash, it stays distinct and stable.
+  return clipId(harness === 'goldens' ? id : `${harness}:${id}`, BOUNDS.snapshotId);
 }
 
 async function diffSnapshots(outcomes: HarnessOutcome[], input: ComputeVisualInput): Promise<VisualSnapshot[]> {

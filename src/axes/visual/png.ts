@@ -1,5 +1,4 @@
 import * as zlib from 'node:zlib';
-import { PNG } from 'pngjs';
 
 /** A decoded image: 8-bit RGBA, row-major, `width * height * 4` bytes. */
 export interface RgbaImage {
@@ -388,6 +387,9 @@ function expandToRgba(rows: Uint8Array, out: Uint8Array, pixels: number, colorTy
 
 function decodeWithPngjs(bytes: Uint8Array): RgbaImage {
   try {
+    // Loaded on first use: only images outside the fast path (16-bit, sub-byte, interlaced) need it.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { PNG } = require('pngjs') as typeof import('pngjs');
     const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     return { width: png.width, height: png.height, data: new Uint8Array(png.data.buffer, png.data.byteOffset, png.data.byteLength) };
   } catch (err) {

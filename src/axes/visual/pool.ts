@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { pixelmatchLoadsInProcess, runDiffJob, type DiffJob, type DiffJobResult } from './diff';
+import { runDiffJob, type DiffJob, type DiffJobResult } from './diff';
 
 interface Pending {
   resolve: (r: DiffJobResult) => void;
@@ -123,14 +123,11 @@ export async function closeSharedDiffPools(): Promise<void> {
   await Promise.all(pools.map((p) => p.close()));
 }
 
-/**
- * Runs diff jobs, in the shared worker pool when there are at least two and more than one core (or
- * when this runtime cannot load pixelmatch in-process). Results are in job order.
- */
+/** Runs diff jobs, in the shared worker pool when there are at least two and more than one core. Results are in job order. */
 export async function runDiffJobs(jobs: DiffJob[], options: RunDiffJobsOptions = {}): Promise<DiffJobResult[]> {
   const parallelism = Math.max(1, options.parallelism ?? os.availableParallelism());
   if (jobs.length === 0) return [];
-  if ((parallelism === 1 || jobs.length < 2) && pixelmatchLoadsInProcess()) {
+  if (parallelism === 1 || jobs.length < 2) {
     const results: DiffJobResult[] = [];
     for (const job of jobs) results.push(await runDiffJob(job));
     return results;

@@ -1,37 +1,7 @@
 import type { Command } from 'commander';
-import { INDEX_PROGRESS_SERVICE } from '../../commands/index-code';
-import type { CohortData } from '../../events/catalogue/compute';
-import type { RecordedEvent } from '../../events/envelope';
-import { newUuidV7 } from '../../events/ids';
-import { LOCAL_OPERATOR } from '../../ledger';
-import { withLedger } from '../context';
-import { progressBar } from './index-code';
 
-/** A readable cohort report: riskiest first, grouping mode, blast radius, guided reading order. */
-export function formatCohortReport(data: { baseSha: string; headSha: string; cohorts: CohortData[]; dependencyDiffs: Array<{ path: string; changes: Array<{ name: string; change: string; from?: string; to?: string; major: boolean }>; versionOnly?: boolean }>; metrics: Record<string, number> }): string {
-  const lines: string[] = [];
-  lines.push(`review ${data.baseSha.slice(0, 10)}..${data.headSha.slice(0, 10)} — ${data.cohorts.length} cohort(s), ${data.metrics.changedFiles ?? '?'} changed file(s), computed in ${data.metrics.elapsedMs ?? '?'} ms`);
-  for (const c of data.cohorts) {
-    const b = c.blastRadius;
-    lines.push('');
-    lines.push(`#${c.rank} ${c.title}   [${c.key}]`);
-    lines.push(`   grouping: ${c.grouping}${c.groupingReason ? ` — ${c.groupingReason}` : ''}`);
-    lines.push(`   files: ${c.files.join(', ')}`);
-    lines.push(`   blast radius: score ${b.score} · ${b.dependents.files.length} dependent file(s), ${b.dependents.symbols.length} symbol(s) (depth ≤ ${b.dependents.depth}${b.dependents.truncated ? ', truncated' : ''}) · public API ${b.publicApi.length} · tests ${b.tests.length ? b.tests.join(', ') : 'none reach it'}`);
-    if (c.readingOrder.steps.length) {
-      lines.push(`   reading order (${c.readingOrder.order}):`);
-      c.readingOrder.steps.forEach((s, i) => lines.push(`     ${i + 1}. ${s.symbolId ?? s.path}${s.startLine ? ` (L${s.startLine}-${s.endLine})` : ''} — ${s.why}`));
-    }
-    for (const clue of c.clues) lines.push(`   clue: ${clue.note ?? clue.path}`);
-  }
-  const deps = data.dependencyDiffs.filter((d) => d.changes.length);
-  if (deps.length) {
-    lines.push('');
-    lines.push('dependency changes:');
-    for (const d of deps) for (const ch of d.changes) lines.push(`   ${d.path}: ${ch.name} ${ch.change}${ch.from ? ` ${ch.from}` : ''}${ch.to ? ` → ${ch.to}` : ''}${ch.major ? ' (MAJOR)' : ''}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const actions = (): typeof import('./compute.actions') => require('./compute.actions');
 
 /** `compute`: request (or reuse) the PR's review, compute it, print the cohort report. */
 export function register(program: Command): void {
@@ -44,23 +14,5 @@ export function register(program: Command): void {
     .requiredOption('--base <sha>', 'base commit sha')
     .requiredOption('--head <sha>', 'head commit sha')
     .option('--json', 'print the computation as JSON')
-    .action(async (opts: { workspace: string; repo: string; pr: string; base: string; head: string; json?: boolean }, cmd: Command) => {
-      await withLedger(cmd, async (ledger) => {
-        const target = { repoId: opts.repo, prNumber: Number(opts.pr) };
-        const envelope = () => ({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() });
-        // One code path from a PR to its review (SPEC §10): requesting returns the existing review.
-        await ledger.run('requestReview', opts.workspace, envelope(), { ...target, baseSha: opts.base, headSha: opts.head });
-        const bar = progressBar('indexing');
-        ledger.services.set(INDEX_PROGRESS_SERVICE, bar);
-        const out = await ledger.run('computeReview', opts.workspace, envelope(), { ...target, baseSha: opts.base, headSha: opts.head });
-        bar.done();
-        const ws = await ledger.workspace(opts.workspace);
-        let latest: RecordedEvent | undefined;
-        for await (const e of ws.store.readStream(`pr-${opts.repo}-${opts.pr}`)) if (e.type === 'ReviewComputed') latest = e;
-        if (!latest) return;
-        if (!out.response.eventIds.length) process.stdout.write('identical inputs: the latest computation stands (nothing recorded)\n');
-        const data = latest.data as Parameters<typeof formatCohortReport>[0];
-        process.stdout.write(opts.json ? `${JSON.stringify(data, null, 2)}\n` : formatCohortReport(data));
-      });
-    });
+    .action((opts: { workspace: string; repo: string; pr: string; base: string; head: string; json?: boolean }, cmd: Command) => actions().compute(opts, cmd));
 }

@@ -1,28 +1,7 @@
 import type { Command } from 'commander';
-import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from '../../commands/index-code';
-import { newUuidV7 } from '../../events/ids';
-import { LOCAL_OPERATOR } from '../../ledger';
-import { withLedger } from '../context';
 
-/** A one-line progress bar on stderr (only when it is a terminal, so logs stay clean). */
-export function progressBar(label: string): IndexProgressListener & { done(): void } {
-  const tty = process.stderr.isTTY;
-  let last = '';
-  const fn = ((p) => {
-    const width = 30;
-    const ratio = p.total ? p.done / p.total : 1;
-    const filled = Math.round(ratio * width);
-    const line = `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${p.done}/${p.total} files · parsed ${p.parsed} · cached ${p.cached}`;
-    if (line === last) return;
-    last = line;
-    if (tty) process.stderr.write(`\r${line}`);
-  }) as IndexProgressListener & { done(): void };
-  fn.done = () => {
-    if (tty && last) process.stderr.write('\n');
-    else if (last) process.stderr.write(`${last}\n`);
-  };
-  return fn;
-}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const actions = (): typeof import('./index-code.actions') => require('./index-code.actions');
 
 /** `repo register` and `index`: register a local work tree, index a commit with a progress bar. */
 export function register(program: Command): void {
@@ -34,13 +13,7 @@ export function register(program: Command): void {
     .requiredOption('--repo <repoId>', 'repo id to register it under')
     .requiredOption('--path <dir>', 'path of the git work tree')
     .option('--default-branch <name>', 'default branch')
-    .option('--render-command <cmd>', 'visual axis render command')
-    .action(async (opts: { workspace: string; repo: string; path: string; defaultBranch?: string; renderCommand?: string }, cmd: Command) => {
-      await withLedger(cmd, async (ledger) => {
-        const out = await ledger.run('registerRepo', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: opts.repo, path: opts.path, defaultBranch: opts.defaultBranch, config: opts.renderCommand ? { renderCommand: opts.renderCommand } : undefined });
-        process.stdout.write(`${JSON.stringify(out.response.result, null, 2)}\n`);
-      });
-    });
+    .action((opts: { workspace: string; repo: string; path: string; defaultBranch?: string }, cmd: Command) => actions().registerRepo(opts, cmd));
 
   program
     .command('index')
@@ -48,20 +21,5 @@ export function register(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--repo <repoId>', 'registered repo id')
     .option('--commit <ref>', 'commit to index (default: default branch or HEAD)')
-    .action(async (opts: { workspace: string; repo: string; commit?: string }, cmd: Command) => {
-      await withLedger(cmd, async (ledger) => {
-        const bar = progressBar('indexing');
-        ledger.services.set(INDEX_PROGRESS_SERVICE, bar);
-        const out = await ledger.run('indexCode', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: opts.repo, commit: opts.commit });
-        bar.done();
-        const r = out.response.result as { commit?: string; fileCount?: number; symbolCount?: number; parsedBlobs?: number; cachedBlobs?: number; languages?: Array<{ language: string; files: number }>; unsupportedFileCount?: number; unsupportedFiles?: string[]; alreadyIndexed?: boolean };
-        if (r.alreadyIndexed) {
-          process.stdout.write('already indexed at this commit with this engine version: nothing recorded\n');
-          return;
-        }
-        process.stdout.write(`indexed ${r.commit}: ${r.fileCount} files, ${r.symbolCount} symbols (parsed ${r.parsedBlobs} blobs, ${r.cachedBlobs} from cache)\n`);
-        process.stdout.write(`languages: ${(r.languages ?? []).map((l) => `${l.language} ${l.files}`).join(', ') || 'none'}\n`);
-        if (r.unsupportedFileCount) process.stdout.write(`${r.unsupportedFileCount} file(s) in languages without a grammar (never grouped semantically): ${(r.unsupportedFiles ?? []).slice(0, 10).join(', ')}${r.unsupportedFileCount > 10 ? ', …' : ''}\n`);
-      });
-    });
+    .action((opts: { workspace: string; repo: string; commit?: string }, cmd: Command) => actions().indexCommit(opts, cmd));
 }

@@ -1,42 +1,18 @@
 import type { Command } from 'commander';
-import { DomainError } from '../../domain-error';
-import { principalSchema } from '../../events/envelope';
-import { newUuidV7 } from '../../events/ids';
-import { LOCAL_OPERATOR } from '../../ledger';
-import { roleSchema } from '../../security/roles';
-import { withLedger } from '../context';
+import { LOCAL_OPERATOR } from '../../local-operator';
+import type { PublishOptions } from './publish.actions';
 
-interface PublishOptions {
-  workspace: string;
-  repo: string;
-  pr: string;
-  as: string;
-  role: string;
-  idempotencyKey?: string;
-}
-
-function target(opts: PublishOptions) {
-  if (!/^\d+$/.test(opts.pr) || Number(opts.pr) < 1) throw new DomainError('invalid_payload', `--pr: must be a positive integer, got "${opts.pr}"`);
-  return { repoId: opts.repo, prNumber: Number(opts.pr) };
-}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const actions = (): typeof import('./publish.actions') => require('./publish.actions');
 
 const common = (c: Command): Command =>
   c
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--repo <repoId>', 'repo id')
     .requiredOption('--pr <number>', 'PR number')
-    .option('--as <principal>', 'who presses publish (default: the local operator)', LOCAL_OPERATOR.principal)
-    .option('--role <role>', 'workspace role of that principal', LOCAL_OPERATOR.role)
+    .option('--token <token>', "who presses publish: this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
+    .option('--as <principal>', `the principal you mean to act as: must be the token's (or ${LOCAL_OPERATOR.principal} without a token)`)
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted); reuse it to retry safely');
-
-async function runPublishCommand(cmd: Command, name: string, opts: PublishOptions, payload: Record<string, unknown>): Promise<void> {
-  await withLedger(cmd, async (ledger) => {
-    const out = await ledger.run(name, opts.workspace, { principal: principalSchema.parse(opts.as), role: roleSchema.parse(opts.role), idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { ...target(opts), ...payload });
-    process.stdout.write(`${out.json}\n`);
-    const r = out.response.result as { status?: string; reason?: string } | null;
-    if (r?.status === 'failed') process.exitCode = 2;
-  });
-}
 
 /**
  * `review-ledger publish` (SPEC §14): publish a finalized review (the button), `--request` a publish a
@@ -53,12 +29,5 @@ export function register(program: Command): void {
       .option('--no-approve-on-ship', 'post a Ship verdict as COMMENT instead of APPROVE')
       .option('--request', 'record a publish request that a human member must approve')
       .option('--approve <requestId>', 'approve a pending publish request: it is published now'),
-  ).action(async (opts: PublishOptions & { selection?: string; approveOnShip: boolean; request?: boolean; approve?: string }, cmd: Command) => {
-    if (opts.request && opts.approve) throw new DomainError('invalid_payload', '--request and --approve: choose one');
-    if (opts.approve) return runPublishCommand(cmd, 'approvePublish', opts, { requestId: opts.approve });
-    // A request defaults to the agent semantics: peer-confirmed findings, Ship as COMMENT unless asked.
-    const explicitApprove = cmd.getOptionValueSource('approveOnShip') === 'cli';
-    if (opts.request) return runPublishCommand(cmd, 'requestPublish', opts, { selection: opts.selection ?? 'consensus', approveOnShip: explicitApprove ? opts.approveOnShip : false });
-    return runPublishCommand(cmd, 'publish', opts, { selection: opts.selection ?? 'all_open', approveOnShip: opts.approveOnShip });
-  });
+  ).action((opts: PublishOptions & { selection?: string; approveOnShip: boolean; request?: boolean; approve?: string }, cmd: Command) => actions().publish(opts, cmd));
 }

@@ -1,48 +1,11 @@
 import type { Command } from 'commander';
-import { DomainError } from '../../domain-error';
-import { commandByName } from '../../commands/registry';
-import { newUuidV7 } from '../../events/ids';
-import { principalSchema } from '../../events/envelope';
-import { LOCAL_OPERATOR } from '../../ledger';
-import { resolveAsOf } from '../../projections/as-of';
-import { AuditRow, auditQuery } from '../../projections/audit';
-import { ciSignalsQuery } from '../../projections/ci-signals';
-import { nodeStatusQuery } from '../../projections/node-status';
-import type { QueryDefinition } from '../../projections/query';
-import { reReviewDeltaQuery } from '../../projections/re-review-delta';
-import { replayReviews, ReplayRow } from '../../projections/replay';
-import { reportingGroupsQuery } from '../../projections/reporting-groups';
-import { reviewStatusQuery } from '../../projections/review-status';
-import { runQuery } from '../../projections/run-query';
-import { verdictQuery } from '../../projections/verdict';
-import { loadRulesFile } from '../../rules/rules';
-import { roleSchema } from '../../security/roles';
-import { withLedger } from '../context';
+import { LOCAL_OPERATOR } from '../../local-operator';
+import { REVIEW_COMMANDS, REVIEW_VIEWS } from './review.names';
 
-const REVIEW_COMMANDS = ['requestReview', 'setReviewLevel', 'observeHead', 'addReviewNode', 'confirmNode', 'dismissNode', 'resolveNode', 'recordAxis', 'recordCiSignal', 'finalizeReview', 'activateRules'];
-const REVIEW_QUERIES: Record<string, QueryDefinition> = {
-  verdict: verdictQuery,
-  nodes: nodeStatusQuery,
-  delta: reReviewDeltaQuery,
-  status: reviewStatusQuery,
-  groups: reportingGroupsQuery,
-  ci: ciSignalsQuery,
-};
-
-function parseJson(text: string, field: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(text);
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v;
-  } catch {
-    /* reported below */
-  }
-  throw new DomainError('invalid_payload', `${field}: must be a JSON object`);
-}
-
-function positiveInt(value: string, field: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new DomainError('invalid_payload', `${field}: must be a positive integer, got "${value}"`);
-  return Number(value);
-}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const actions = (): typeof import('./review.actions') => require('./review.actions');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const auditActions = (): typeof import('./audit.actions') => require('./audit.actions');
 
 /** review run|show, replay, audit. */
 export function register(program: Command): void {
@@ -53,40 +16,20 @@ export function register(program: Command): void {
     .description(`Run a review command with a JSON payload (${REVIEW_COMMANDS.join(', ')})`)
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--payload <json>', 'the command payload as JSON')
-    .option('--as <principal>', 'act as this principal (default: the local operator)', LOCAL_OPERATOR.principal)
-    .option('--role <role>', 'workspace role of that principal', LOCAL_OPERATOR.role)
+    .option('--token <token>', "act as this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
+    .option('--as <principal>', `the principal you mean to act as: must be the token's (or ${LOCAL_OPERATOR.principal} without a token)`)
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted)')
-    .action(async (name: string, opts: { workspace: string; payload: string; as: string; role: string; idempotencyKey?: string }, cmd: Command) => {
-      await withLedger(cmd, async (ledger) => {
-        if (!REVIEW_COMMANDS.includes(name) || !commandByName.has(name)) throw new DomainError('unknown_command', `command: "${name}" is not a review command (${REVIEW_COMMANDS.join(', ')})`, 'not_found');
-        const principal = principalSchema.parse(opts.as);
-        const role = roleSchema.parse(opts.role);
-        const out = await ledger.run(name, opts.workspace, { principal, role, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, parseJson(opts.payload, '--payload'));
-        process.stdout.write(`${out.json}\n`);
-      });
-    });
+    .action((name: string, opts: { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string }, cmd: Command) => actions().runReviewCommand(name, opts, cmd));
 
   review
     .command('show <view>')
-    .description(`Read a review projection (${Object.keys(REVIEW_QUERIES).join(', ')}), optionally as of a global position or ISO time`)
+    .description(`Read a review projection (${REVIEW_VIEWS.join(', ')}), optionally as of a global position or ISO time`)
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--repo <repoId>', 'repo id')
     .requiredOption('--pr <number>', 'PR number')
     .option('--round <n>', 'round (delta only)')
     .option('--as-of <position|time>', 'answer as of a global position or an ISO-8601 time')
-    .action(async (view: string, opts: { workspace: string; repo: string; pr: string; round?: string; asOf?: string }, cmd: Command) => {
-      await withLedger(cmd, async (ledger) => {
-        const q = REVIEW_QUERIES[view];
-        if (!q) throw new DomainError('unknown_query', `view: "${view}" is not one of ${Object.keys(REVIEW_QUERIES).join(', ')}`, 'not_found');
-        const ws = await ledger.workspace(opts.workspace);
-        const raw: Record<string, unknown> = { repoId: opts.repo, prNumber: positiveInt(opts.pr, '--pr') };
-        if (opts.round !== undefined) raw.round = positiveInt(opts.round, '--round');
-        const input = q.input.parse(raw);
-        const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
-        const answer = await runQuery(q, ws, input, asOf);
-        process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
-      });
-    });
+    .action((view: string, opts: { workspace: string; repo: string; pr: string; round?: string; asOf?: string }, cmd: Command) => actions().showReview(view, opts, cmd));
 
   program
     .command('replay')
@@ -99,26 +42,13 @@ export function register(program: Command): void {
     .option('--all', 'list unchanged reviews too')
     .option('--json', 'print JSON rows')
     .option('--activate', 'record RulesVersionActivated for this document afterwards')
-    .action(async (opts: { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean }, cmd: Command) => {
-      await withLedger(cmd, async (ledger) => {
-        const rules = loadRulesFile(opts.rules);
-        const ws = await ledger.workspace(opts.workspace);
-        const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
-        const rows = await replayReviews(ws, rules, { repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, asOf });
-        const shown = opts.all ? rows : rows.filter((r) => r.changed);
-        if (opts.json) process.stdout.write(`${JSON.stringify({ rulesVersion: rules.rulesVersion, reviews: rows.length, changed: rows.filter((r) => r.changed).length, rows: shown })}\n`);
-        else process.stdout.write(replayTable(shown, rows.length, rules.rulesVersion));
-        if (opts.activate) {
-          const out = await ledger.run('activateRules', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { document: rules });
-          process.stderr.write((out.response.result as { activated: boolean }).activated ? `activated rules ${rules.rulesVersion}\n` : `rules ${rules.rulesVersion} already active\n`);
-        }
-      });
-    });
+    .action((opts: { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean }, cmd: Command) => actions().replay(opts, cmd));
 
-  program
+  const audit = program
     .command('audit')
-    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish)')
-    .requiredOption('--workspace <id>', 'workspace id')
+    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish); `audit verify|export|checkpoint|rotate-key` check the log itself (docs/audit.md)')
+    // Not required here: the subcommands read it too (commander hands parent options to the parent), and rotate-key has none.
+    .option('--workspace <id>', 'workspace id')
     .option('--actor <principal>', 'only this actor')
     .option('--action <action>', 'only this action')
     .option('--repo <repoId>', 'only this repo')
@@ -127,31 +57,25 @@ export function register(program: Command): void {
     .option('--until <time>', 'ISO-8601: acts at or before')
     .option('--as-of <position|time>', 'the log as of a global position or ISO-8601 time')
     .option('--json', 'print JSON rows')
-    .action(async (opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean }, cmd: Command) => {
-      await withLedger(cmd, async (ledger) => {
-        const ws = await ledger.workspace(opts.workspace);
-        const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until });
-        if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
-        const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
-        const { value } = await runQuery(auditQuery, ws, parsed.data, asOf);
-        if (opts.json) process.stdout.write(`${JSON.stringify(value)}\n`);
-        else process.stdout.write(auditTable(value));
-      });
-    });
-}
+    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
 
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
-}
-
-function replayTable(rows: ReplayRow[], total: number, version: string): string {
-  const body = rows.map((r) => [`${r.repoId}#${r.prNumber}`, `${r.old.verdict} (${r.old.confidence})`, `${r.new.verdict} (${r.new.confidence})`, r.reason]);
-  return table(['PR', 'old', `new (rules ${version})`, 'reason'], body) + `${rows.filter((r) => r.changed).length} of ${total} review(s) would change\n`;
-}
-
-function auditTable(rows: AuditRow[]): string {
-  const body = rows.map((r) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80)]);
-  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail'], body);
+  audit
+    .command('verify')
+    .description("Recompute the workspace's hash chain and check its signed checkpoints; prints the first broken position and exits 1")
+    .option('--file <export>', 'verify an `audit export` file instead of the store')
+    .action((opts: { file?: string }, cmd: Command) => auditActions().verify(opts, cmd));
+  audit
+    .command('export')
+    .description('Write a self-contained file (events as stored, checkpoints, public key) that an outsider can verify without the server')
+    .requiredOption('--out <file>', 'where to write the export')
+    .option('--no-checkpoint', 'do not sign a checkpoint at the current head first')
+    .action((opts: { out: string; checkpoint: boolean }, cmd: Command) => auditActions().exportLog(opts, cmd));
+  audit
+    .command('checkpoint')
+    .description("Sign a checkpoint at the workspace's current head now (the server also signs them on a schedule)")
+    .action((_opts: unknown, cmd: Command) => auditActions().checkpoint(cmd));
+  audit
+    .command('rotate-key')
+    .description('Replace the checkpoint key: every workspace records a rotation signed by the old and the new key')
+    .action((_opts: unknown, cmd: Command) => auditActions().rotateKey(cmd));
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { RenderSandboxConfig } from '../../../operator-config';
 import { collectRendered } from './render';
 import type { HarnessInput, HarnessOutcome } from './types';
 
@@ -54,7 +55,7 @@ export function findFlutterSdk(env: NodeJS.ProcessEnv = process.env): string | u
  * runs `flutter test --update-goldens` in base and head worktrees and compares what lands in
  * test/goldens; any failure there is a "golden harness error".
  */
-export async function collectFlutter(input: HarnessInput): Promise<HarnessOutcome> {
+export async function collectFlutter(input: HarnessInput, sandbox?: RenderSandboxConfig): Promise<HarnessOutcome> {
   const { repo, headSha } = input;
   if (!input.changedFiles.some((f) => f.path.endsWith('.dart'))) return { harness: 'flutter', status: 'not_applicable' };
   const pubspecPaths = (await repo.lsTree(headSha)).filter((e) => e.type === 'blob' && (e.path === 'pubspec.yaml' || e.path.endsWith('/pubspec.yaml'))).map((e) => e.path);
@@ -69,9 +70,13 @@ export async function collectFlutter(input: HarnessInput): Promise<HarnessOutcom
   const unavailable = (reason: string): HarnessOutcome => ({ harness: 'flutter', status: 'unavailable', reason });
   if (!pubspecs.some((p) => dependsOn(p, 'widgetbook'))) return unavailable(FLUTTER_UNAVAILABLE.noWidgetbook);
   if (!(await hasUseCase(input))) return unavailable(FLUTTER_UNAVAILABLE.noUseCase);
-  if (!findFlutterSdk()) return unavailable(FLUTTER_UNAVAILABLE.noSdk);
+  const sdk = findFlutterSdk();
+  if (!sdk) return unavailable(FLUTTER_UNAVAILABLE.noSdk);
 
-  const run = await collectRendered(input, { command: 'flutter test --update-goldens', outputDir: GOLDEN_OUTPUT_DIR, timeoutMs: GOLDEN_RUN_TIMEOUT_MS }, 'flutter');
+  // `flutter test` runs the PR's code: in the render sandbox, with the SDK mounted read-only.
+  const sdkRoot = path.dirname(path.dirname(fs.realpathSync(sdk)));
+  const sandboxed = sandbox && { ...sandbox, readOnlyPaths: [...sandbox.readOnlyPaths, sdkRoot] };
+  const run = await collectRendered(input, { command: 'flutter test --update-goldens', outputDir: GOLDEN_OUTPUT_DIR, timeoutMs: GOLDEN_RUN_TIMEOUT_MS }, 'flutter', sandboxed);
   if (run.status === 'unavailable') return unavailable(`${FLUTTER_UNAVAILABLE.harnessError}: ${run.reason}`);
   return run;
 }

@@ -1,10 +1,14 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { normalizeRepoPath, type GitRepo } from '../../../git/repo';
 import type { ChangedPath, HarnessInput, HarnessName, HarnessOutcome } from './types';
+import { defaultOperatorConfig, type RenderSandboxConfig } from '../../../operator-config';
+import { limitReasonOf, runRenderCommand, sandboxUnavailableReason } from './sandbox';
+
+/** The sandbox of a caller that names none: bubblewrap with the default limits (never unsandboxed). */
+const defaultRenderSandbox = (): RenderSandboxConfig => defaultOperatorConfig('/nonexistent').sandbox;
 
 export const DEFAULT_RENDER_TIMEOUT_MS = 120_000;
 /** The repo-level configuration file, read from the base commit. */
@@ -21,6 +25,8 @@ export interface RenderConfig {
    * harness only runs for a PR that changes a matching file. Absent: every PR runs it.
    */
   paths?: string[];
+  /** Set when rendering was asked for by a source the operator did not enable: unavailable with this. */
+  refused?: string;
 }
 
 const repoConfigSchema = z.object({
@@ -35,12 +41,15 @@ const repoConfigSchema = z.object({
 });
 
 /**
- * The render configuration: the one given by the caller (the repo's registration) or `visual` in
- * `.review-ledger.json` at the BASE commit. Read from the base so that a PR cannot choose the command
- * the host runs (it still runs the PR's code, which is what rendering means). Undefined when neither
- * configures rendering; a config that does not validate is an error naming the field.
+ * The render configuration. `given` is the operator's command for this repo (server configuration, never
+ * a request field). Without one, `visual` in `.review-ledger.json` at the BASE commit is used only where
+ * the operator enabled repo configuration for this repo (`allowRepoConfig`); read from the base so that
+ * a PR cannot choose the command (it still runs the PR's code, which is what rendering means — in the
+ * sandbox). A repo file asking for rendering where that is not enabled comes back `refused`, so the axis
+ * says why nothing rendered. Undefined when nothing configures rendering; a config that does not
+ * validate is an error naming the field.
  */
-export async function loadRenderConfig(repo: GitRepo, baseSha: string, given?: RenderConfig): Promise<RenderConfig | { error: string } | undefined> {
+export async function loadRenderConfig(repo: GitRepo, baseSha: string, given?: RenderConfig, allowRepoConfig = false, configKey = 'this repo'): Promise<RenderConfig | { error: string } | undefined> {
   if (given) return given;
   const bytes = await repo.readFileAt(baseSha, REPO_CONFIG_FILE);
   if (!bytes) return undefined;
@@ -48,7 +57,18 @@ export async function loadRenderConfig(repo: GitRepo, baseSha: string, given?: R
   try {
     json = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    return { error: `${REPO_CONFIG_FILE} is not valid JSON: ${(err as Error).message}` };
+    return allowRepoConfig ? { error: `${REPO_CONFIG_FILE} is not valid JSON: ${(err as Error).message}` } : undefined;
+  }
+  if (!allowRepoConfig) {
+    const visual = (json as { visual?: { renderCommand?: unknown; paths?: unknown } } | null)?.visual;
+    if (!visual || typeof visual !== 'object' || visual.renderCommand === undefined) return undefined;
+    const paths = Array.isArray(visual.paths) && visual.paths.every((p) => typeof p === 'string') ? (visual.paths as string[]) : undefined;
+    return {
+      command: '',
+      outputDir: '.',
+      paths,
+      refused: `${REPO_CONFIG_FILE} asks for a render command, but the operator has not enabled repo configuration for ${configKey} (render.repos["${configKey}"].repoConfig in the server config file): a repository never chooses on its own what the host runs`,
+    };
   }
   const parsed = repoConfigSchema.safeParse(json);
   if (!parsed.success) return { error: `${REPO_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}` };
@@ -80,12 +100,12 @@ export function touchesPaths(changed: ChangedPath[], globs: string[] | undefined
 export type RenderRun = { ok: true; images: Map<string, Uint8Array> } | { ok: false; reason: string };
 
 /**
- * Runs the command in a temporary detached worktree of `sha` and collects the PNGs it wrote. The
- * command runs in its own process group with a minimal environment (no server secrets); on timeout
- * the whole group is killed, and after it exits any stray background child of the group is killed too.
- * The worktree and its temporary folder are removed whatever happens.
+ * Runs the command in a throwaway detached worktree of `sha`, inside the render sandbox (sandbox.ts:
+ * no network, no data dir, $HOME or other repos, resource limits, the whole process group killed at
+ * the timeout), and collects the PNGs it wrote. The worktree and its temporary folder are removed
+ * whatever happens.
  */
-export async function renderAt(repo: GitRepo, sha: string, config: RenderConfig, side: 'base' | 'head'): Promise<RenderRun> {
+export async function renderAt(repo: GitRepo, sha: string, config: RenderConfig, side: 'base' | 'head', sandbox: RenderSandboxConfig = defaultRenderSandbox()): Promise<RenderRun> {
   let outputDir: string;
   try {
     outputDir = normalizeRepoPath(config.outputDir);
@@ -103,67 +123,37 @@ export async function renderAt(repo: GitRepo, sha: string, config: RenderConfig,
       return { ok: false, reason: `could not check out ${side} ${sha.slice(0, 12)}: ${(err as Error).message.split('\n')[0]}` };
     }
     const timeoutMs = config.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
-    const run = await runCommand(config.command, tree, timeoutMs, { REVIEW_LEDGER_SIDE: side, REVIEW_LEDGER_SHA: sha, REVIEW_LEDGER_OUTPUT_DIR: path.join(tree, outputDir) });
+    const run = await runRenderCommand(sandbox, config.command, tree, timeoutMs, (root) => ({ REVIEW_LEDGER_SIDE: side, REVIEW_LEDGER_SHA: sha, REVIEW_LEDGER_OUTPUT_DIR: path.posix.join(root, outputDir) }));
     const at = `${side} (${sha.slice(0, 12)})`;
     if (run.timedOut) return { ok: false, reason: `render command timed out after ${timeoutMs} ms on ${at}` };
-    if (run.code !== 0) return { ok: false, reason: `render command failed on ${at} with ${run.signal ? `signal ${run.signal}` : `exit code ${run.code}`}${run.stderr ? `: ${run.stderr}` : ''}` };
-    const images = await collectPngs(path.join(tree, outputDir));
-    if (!images) return { ok: false, reason: `render command wrote no ${outputDir}/ folder on ${at}` };
-    return { ok: true, images };
+    if (run.code !== 0) {
+      const limit = limitReasonOf(sandbox, run);
+      const how = limit ? `${limit} on ${at}` : `failed on ${at} with ${run.signal ? `signal ${run.signal}` : `exit code ${run.code}`}`;
+      return { ok: false, reason: `render command ${how}${run.stderr ? `: ${run.stderr}` : ''}` };
+    }
+    const collected = await collectPngs(tree, outputDir, sandbox.limits.outputBytes);
+    if (collected === undefined) return { ok: false, reason: `render command wrote no ${outputDir}/ folder on ${at}` };
+    if ('error' in collected) return { ok: false, reason: `${collected.error} on ${at}` };
+    return { ok: true, images: collected };
   } finally {
     await repo.removeWorktree(tree);
     await fs.rm(temp, { recursive: true, force: true });
   }
 }
 
-interface CommandRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  stderr: string;
-}
-
-const STDERR_TAIL = 2000;
-
-function runCommand(command: string, cwd: string, timeoutMs: number, extraEnv: Record<string, string>): Promise<CommandRun> {
-  const env: Record<string, string> = { ...extraEnv };
-  for (const key of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TERM']) if (process.env[key] !== undefined) env[key] = process.env[key]!;
-  return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        /* the group is already gone */
-      }
-    };
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutMs);
-    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
-      clearTimeout(timer);
-      killGroup();
-      resolve({ code, signal, timedOut, stderr: stderr.trim() });
-    };
-    child.on('error', (err) => {
-      stderr += err.message;
-      finish(null, null);
-    });
-    // 'exit', not 'close': a background grandchild holding stderr open must not keep us waiting.
-    child.on('exit', finish);
-  });
-}
-
-/** PNGs under `dir` keyed by their path relative to it (posix); undefined when `dir` does not exist. */
-async function collectPngs(dir: string): Promise<Map<string, Uint8Array> | undefined> {
+/**
+ * PNGs under `<tree>/<outputDir>` keyed by their path relative to it (posix); undefined when the folder
+ * does not exist. The server reads them outside the sandbox, so nothing the command wrote may point it
+ * elsewhere: the folder and every file must resolve inside the worktree (a symlink to the data dir is
+ * refused), and the total is bounded.
+ */
+async function collectPngs(tree: string, outputDir: string, maxBytes: number): Promise<Map<string, Uint8Array> | { error: string } | undefined> {
+  const realTree = await fs.realpath(tree);
+  const inside = (p: string) => p === realTree || p.startsWith(realTree + path.sep);
+  const dir = path.join(tree, outputDir);
   try {
     if (!(await fs.stat(dir)).isDirectory()) return undefined;
+    if (!inside(await fs.realpath(dir))) return { error: `render output folder ${outputDir}/ leads outside the worktree` };
   } catch {
     return undefined;
   }
@@ -173,18 +163,27 @@ async function collectPngs(dir: string): Promise<Map<string, Uint8Array> | undef
     .filter((e) => e.isFile() && /\.png$/i.test(e.name))
     .map((e) => path.join(e.parentPath, e.name))
     .sort();
-  for (const file of files) images.set(path.relative(dir, file).split(path.sep).join('/'), await fs.readFile(file));
+  let total = 0;
+  for (const file of files) {
+    if (!inside(await fs.realpath(file))) return { error: `render output ${path.relative(dir, file)} leads outside the worktree` };
+    total += (await fs.lstat(file)).size;
+    if (total > maxBytes) return { error: `render output exceeds the sandbox output limit of ${maxBytes} bytes` };
+    images.set(path.relative(dir, file).split(path.sep).join('/'), await fs.readFile(file));
+  }
   return images;
 }
 
-/** The render-command harness: the configured command in base and head worktrees. */
-export async function collectRendered(input: HarnessInput, config: RenderConfig | { error: string } | undefined, harness: HarnessName = 'render'): Promise<HarnessOutcome> {
+/** The render-command harness: the configured command in base and head worktrees, sandboxed. */
+export async function collectRendered(input: HarnessInput, config: RenderConfig | { error: string } | undefined, harness: HarnessName = 'render', sandbox: RenderSandboxConfig = defaultRenderSandbox()): Promise<HarnessOutcome> {
   if (!config) return { harness, status: 'not_applicable' };
   if ('error' in config) return { harness, status: 'unavailable', reason: config.error };
   if (!touchesPaths(input.changedFiles, config.paths)) return { harness, status: 'not_applicable' };
-  const base = await renderAt(input.repo, input.baseSha, config, 'base');
+  if (config.refused) return { harness, status: 'unavailable', reason: config.refused };
+  const noSandbox = await sandboxUnavailableReason(sandbox);
+  if (noSandbox) return { harness, status: 'unavailable', reason: noSandbox };
+  const base = await renderAt(input.repo, input.baseSha, config, 'base', sandbox);
   if (!base.ok) return { harness, status: 'unavailable', reason: base.reason };
-  const head = await renderAt(input.repo, input.headSha, config, 'head');
+  const head = await renderAt(input.repo, input.headSha, config, 'head', sandbox);
   if (!head.ok) return { harness, status: 'unavailable', reason: head.reason };
   return { harness, status: 'ok', base: base.images, head: head.images };
 }

@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { INDEX_PROGRESS_SERVICE } from '../../commands/index-code';
+import type { CohortData } from '../../events/catalogue/compute';
+import type { RecordedEvent } from '../../events/envelope';
+import { newUuidV7 } from '../../events/ids';
+import { LOCAL_OPERATOR } from '../../ledger';
+import { withLedger } from '../context';
+import { runQuery } from '../../projections/run-query';
+import { verdictQuery } from '../../projections/verdict';
+import type { WorkspaceHandle } from '../../workspaces/registry';
+import { progressBar } from './index-code.actions';
+
+/** The actions of compute.ts, loaded when `compute` runs. */
+
+/** A readable cohort report: riskiest first, grouping mode, blast radius, guided reading order. */
+export function formatCohortReport(data: { baseSha: string; headSha: string; cohorts: CohortData[]; dependencyDiffs: Array<{ path: string; changes: Array<{ name: string; change: string; from?: string; to?: string; major: boolean }>; versionOnly?: boolean }>; metrics: Record<string, number> }): string {
+  const lines: string[] = [];
+  lines.push(`review ${data.baseSha.slice(0, 10)}..${data.headSha.slice(0, 10)} — ${data.cohorts.length} cohort(s), ${data.metrics.changedFiles ?? '?'} changed file(s), computed in ${data.metrics.elapsedMs ?? '?'} ms`);
+  for (const c of data.cohorts) {
+    const b = c.blastRadius;
+    lines.push('');
+    lines.push(`#${c.rank} ${c.title}   [${c.key}]`);
+    lines.push(`   grouping: ${c.grouping}${c.groupingReason ? ` — ${c.groupingReason}` : ''}`);
+    lines.push(`   files: ${c.files.join(', ')}`);
+    lines.push(`   blast radius: score ${b.score} · ${b.dependents.files.length} dependent file(s), ${b.dependents.symbols.length} symbol(s) (depth ≤ ${b.dependents.depth}${b.dependents.truncated ? ', truncated' : ''}) · public API ${b.publicApi.length} · tests ${b.tests.length ? b.tests.join(', ') : 'none reach it'}`);
+    if (c.readingOrder.steps.length) {
+      lines.push(`   reading order (${c.readingOrder.order}):`);
+      c.readingOrder.steps.forEach((s, i) => lines.push(`     ${i + 1}. ${s.symbolId ?? s.path}${s.startLine ? ` (L${s.startLine}-${s.endLine})` : ''} — ${s.why}`));
+    }
+    for (const clue of c.clues) lines.push(`   clue: ${clue.note ?? clue.path}`);
+  }
+  const deps = data.dependencyDiffs.filter((d) => d.changes.length);
+  if (deps.length) {
+    lines.push('');
+    lines.push('dependency changes:');
+    for (const d of deps) for (const ch of d.changes) lines.push(`   ${d.path}: ${ch.name} ${ch.change}${ch.from ? ` ${ch.from}` : ''}${ch.to ? ` → ${ch.to}` : ''}${ch.major ? ' (MAJOR)' : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export async function compute(opts: { workspace: string; repo: string; pr: string; base: string; head: string; json?: boolean }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const target = { repoId: opts.repo, prNumber: Number(opts.pr) };
+    const envelope = () => ({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() });
+    // One code path from a PR to its review (SPEC §10): requesting returns the existing review.
+    await ledger.run('requestReview', opts.workspace, envelope(), { ...target, baseSha: opts.base, headSha: opts.head });
+    const bar = progressBar('indexing');
+    ledger.services.set(INDEX_PROGRESS_SERVICE, bar);
+    const out = await ledger.run('computeReview', opts.workspace, envelope(), { ...target, baseSha: opts.base, headSha: opts.head });
+    bar.done();
+    const ws = await ledger.workspace(opts.workspace);
+    let latest: RecordedEvent | undefined;
+    for await (const e of ws.store.readStream(`pr-${opts.repo}-${opts.pr}`)) if (e.type === 'ReviewComputed') latest = e;
+    if (!latest) return;
+    if (!out.response.eventIds.length) process.stdout.write('identical inputs: the latest computation stands (nothing recorded)\n');
+    const data = latest.data as Parameters<typeof formatCohortReport>[0];
+    process.stdout.write(opts.json ? `${JSON.stringify(await withGates(ws, target, latest.data as Record<string, any>), null, 2)}\n` : formatCohortReport(data));
+  });
+}
+
+/**
+ * The computation as JSON, with each gated deterministic axis reporting its gate's state (SPEC §6, §11):
+ * the computed `status` only says the diff ran ("pass" with undecided breaking changes), so `status` is
+ * the gate's (decisions and approvals folded in, as the verdict reads it), the computed one is kept as
+ * `computedStatus`, and `pending` lists what holds the gate. The verdict's state rides along.
+ */
+async function withGates(ws: WorkspaceHandle, target: { repoId: string; prNumber: number }, data: Record<string, any>): Promise<Record<string, unknown>> {
+  const v = (await runQuery(verdictQuery, ws, target)).value as any;
+  if (!v.exists || v.headSha !== data.headSha) return data;
+  const gate = (axis: string, computed: Record<string, any>) => {
+    const a = v.axes.find((x: any) => x.axis === axis);
+    return a ? { ...computed, status: a.status, reason: a.reason ?? null, computedStatus: computed.status, pending: a.pending ?? [] } : computed;
+  };
+  return { ...data, apiContract: gate('apiContract', data.apiContract), visual: gate('visual', data.visual), verdict: { state: v.state, verdict: v.verdict, reasons: v.reasons } };
+}

@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import { newUuidV7 } from '../../events/ids';
+import { LOCAL_OPERATOR } from '../../ledger';
+import { configFrom, withLedger } from '../context';
+import { startServer } from '../../server/bootstrap';
+
+/** The actions of core.ts, loaded when one of its commands runs. */
+
+export async function serve(opts: { host?: string; port?: string }, cmd: Command): Promise<void> {
+  const config = configFrom(cmd);
+  const server = await startServer({ ...config, host: opts.host ?? config.host, port: opts.port !== undefined ? Number(opts.port) : config.port });
+  process.stdout.write(`review-ledger listening on ${server.url} (store: ${config.store}${config.store === 'sqlite' ? ` under ${config.dataDir}` : ''})\n`);
+  const stop = async () => {
+    await server.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+export async function createWorkspace(workspaceId: string, opts: { name?: string; level: string; idempotencyKey?: string }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const out = await ledger.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { workspaceId, name: opts.name, defaultLevel: opts.level });
+    process.stdout.write(`${out.json}\n`);
+  });
+}
+
+export async function listWorkspaces(opts: { json?: boolean }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const list = ledger.workspaces.list();
+    if (opts.json) process.stdout.write(`${JSON.stringify(list)}\n`);
+    else for (const w of list) process.stdout.write(`${w.workspaceId}\t${w.name}\t${w.createdAt}\n`);
+  });
+}
+
+export async function tailEvents(opts: { workspace: string; from: string; follow?: boolean }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const handle = await ledger.workspace(opts.workspace);
+    const after = Number(opts.from);
+    if (opts.follow) {
+      const sub = handle.store.subscribeAll({ after });
+      process.once('SIGINT', () => sub.close());
+      for await (const e of sub) process.stdout.write(`${JSON.stringify(e)}\n`);
+    } else {
+      for await (const e of handle.store.readAll({ after })) process.stdout.write(`${JSON.stringify(e)}\n`);
+    }
+  });
+}

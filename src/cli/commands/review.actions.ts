@@ -1,0 +1,136 @@
+import type { Command } from 'commander';
+import { DomainError } from '../../domain-error';
+import { commandByName } from '../../commands/registry';
+import { newUuidV7 } from '../../events/ids';
+import { LOCAL_OPERATOR } from '../../ledger';
+import { resolveAsOf } from '../../projections/as-of';
+import { AuditRow, auditQuery } from '../../projections/audit';
+import { ciSignalsQuery } from '../../projections/ci-signals';
+import { nodeStatusQuery } from '../../projections/node-status';
+import type { QueryDefinition } from '../../projections/query';
+import { reReviewDeltaQuery } from '../../projections/re-review-delta';
+import { replayReviews, ReplayRow } from '../../projections/replay';
+import { reportingGroupsQuery } from '../../projections/reporting-groups';
+import { reviewStatusQuery } from '../../projections/review-status';
+import { runQuery } from '../../projections/run-query';
+import { verdictQuery } from '../../projections/verdict';
+import { loadRulesFile } from '../../rules/rules';
+import { withLedger } from '../context';
+import { hasAuditLog } from '../../events/chain';
+import { verifyStore } from '../../audit/checkpointer';
+import { AuditKeyring } from '../../audit/keys';
+import { formatReport } from '../../audit/verify';
+import { cliIdentity } from '../identity';
+import { REVIEW_COMMANDS, REVIEW_VIEWS, type ReviewView } from './review.names';
+
+/** The actions of review.ts, loaded when one of its commands runs. */
+
+const REVIEW_QUERIES: Record<ReviewView, QueryDefinition> = {
+  verdict: verdictQuery,
+  nodes: nodeStatusQuery,
+  delta: reReviewDeltaQuery,
+  status: reviewStatusQuery,
+  groups: reportingGroupsQuery,
+  ci: ciSignalsQuery,
+};
+
+function parseJson(text: string, field: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(text);
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v;
+  } catch {
+    /* reported below */
+  }
+  throw new DomainError('invalid_payload', `${field}: must be a JSON object`);
+}
+
+function positiveInt(value: string, field: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new DomainError('invalid_payload', `${field}: must be a positive integer, got "${value}"`);
+  return Number(value);
+}
+
+type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string };
+type ShowOptions = { workspace: string; repo: string; pr: string; round?: string; asOf?: string };
+type ReplayOptions = { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean };
+type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean };
+
+export async function runReviewCommand(name: string, opts: RunOptions, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    if (!(REVIEW_COMMANDS as readonly string[]).includes(name) || !commandByName.has(name)) throw new DomainError('unknown_command', `command: "${name}" is not a review command (${REVIEW_COMMANDS.join(', ')})`, 'not_found');
+    const payload = parseJson(opts.payload, '--payload');
+    const actor = await cliIdentity(ledger, opts.workspace, opts);
+    const out = await ledger.run(name, opts.workspace, { ...actor, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, payload);
+    process.stdout.write(`${out.json}\n`);
+  });
+}
+
+export async function showReview(view: string, opts: ShowOptions, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const q = Object.hasOwn(REVIEW_QUERIES, view) ? REVIEW_QUERIES[view as ReviewView] : undefined;
+    if (!q) throw new DomainError('unknown_query', `view: "${view}" is not one of ${REVIEW_VIEWS.join(', ')}`, 'not_found');
+    const ws = await ledger.workspace(opts.workspace);
+    const raw: Record<string, unknown> = { repoId: opts.repo, prNumber: positiveInt(opts.pr, '--pr') };
+    if (opts.round !== undefined) raw.round = positiveInt(opts.round, '--round');
+    const input = q.input.parse(raw);
+    const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
+    const answer = await runQuery(q, ws, input, asOf);
+    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+  });
+}
+
+export async function replay(opts: ReplayOptions, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const rules = loadRulesFile(opts.rules);
+    const ws = await ledger.workspace(opts.workspace);
+    const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
+    const rows = await replayReviews(ws, rules, { repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, asOf });
+    const shown = opts.all ? rows : rows.filter((r) => r.changed);
+    if (opts.json) process.stdout.write(`${JSON.stringify({ rulesVersion: rules.rulesVersion, reviews: rows.length, changed: rows.filter((r) => r.changed).length, rows: shown })}\n`);
+    else process.stdout.write(replayTable(shown, rows.length, rules.rulesVersion));
+    if (opts.activate) {
+      const out = await ledger.run('activateRules', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { document: rules });
+      process.stderr.write((out.response.result as { activated: boolean }).activated ? `activated rules ${rules.rulesVersion}\n` : `rules ${rules.rulesVersion} already active\n`);
+    }
+  });
+}
+
+export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    if (!opts.workspace) throw new DomainError('missing_workspace', '--workspace: required');
+    const ws = await ledger.workspace(opts.workspace);
+    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until });
+    if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
+    const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
+    const { value } = await runQuery(auditQuery, ws, parsed.data, asOf);
+    if (opts.json) process.stdout.write(`${JSON.stringify(value)}\n`);
+    else {
+      process.stdout.write(auditTable(value));
+      // The rows are only as good as the log behind them: say whether it verifies (docs/audit.md).
+      if (hasAuditLog(ws.store)) {
+        const report = await verifyStore(ws.store, new AuditKeyring(ledger.config.dataDir).current(false)?.publicKey);
+        process.stdout.write(`\nlog integrity: ${formatReport(report).trimEnd().split('\n').slice(1).join('\n  ')}\n`);
+      }
+    }
+  });
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+}
+
+function replayTable(rows: ReplayRow[], total: number, version: string): string {
+  const body = rows.map((r) => [`${r.repoId}#${r.prNumber}`, `${r.old.verdict} (${r.old.confidence})`, `${r.new.verdict} (${r.new.confidence})`, r.reason]);
+  return table(['PR', 'old', `new (rules ${version})`, 'reason'], body) + `${rows.filter((r) => r.changed).length} of ${total} review(s) would change\n`;
+}
+
+/** `user:ada (token 1a2b…) <- user:local-operator (cli)`: who issued the acting token, then theirs, … */
+function issuedBy(r: AuditRow): string {
+  return r.issuerChain.map((l) => `${l.principal} (${l.tokenId ? `token ${l.tokenId}` : (l.via ?? 'local')})`).join(' <- ');
+}
+
+function auditTable(rows: AuditRow[]): string {
+  const body = rows.map((r) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80), r.via ?? '', issuedBy(r)]);
+  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail', 'via', 'issued by'], body);
+}

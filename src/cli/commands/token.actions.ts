@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { newUuidV7 } from '../../events/ids';
+import { LOCAL_OPERATOR } from '../../ledger';
+import { workspaceFold } from '../../projections/workspace-state';
+import { issueApiToken } from '../../security/tokens';
+import { writeWebhookSecret } from '../../webhooks/secrets';
+import { withLedger } from '../context';
+
+/** The actions of token.ts, loaded when one of its commands runs. */
+
+export async function createToken(opts: { workspace: string; principal: string; role: string; label?: string; idempotencyKey?: string; json?: boolean }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    await ledger.workspace(opts.workspace);
+    const out = await issueApiToken(ledger, opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { principal: opts.principal, role: opts.role, label: opts.label });
+    process.stdout.write(opts.json ? `${out.json}\n` : `${out.token}\n`);
+  });
+}
+
+export async function revokeToken(tokenId: string, opts: { workspace: string }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const out = await ledger.run('revokeToken', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { tokenId });
+    process.stdout.write(`${out.json}\n`);
+  });
+}
+
+export async function listTokens(opts: { workspace: string; json?: boolean }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const ws = await ledger.workspace(opts.workspace);
+    const { state } = await ledger.executor.load(workspaceFold, ws, 'workspace');
+    const rows = Object.entries(state.tokens).map(([tokenId, t]) => ({ tokenId, principal: t.principal, role: t.role, label: t.label ?? null, revoked: t.revoked, issuedAt: t.issuedAt }));
+    if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+    else for (const r of rows) process.stdout.write(`${r.tokenId}\t${r.principal}\t${r.role}\t${r.revoked ? 'revoked' : 'active'}\t${r.issuedAt}\t${r.label ?? ''}\n`);
+  });
+}
+
+async function runMemberCommand(cmd: Command, name: string, workspace: string, payload: Record<string, unknown>): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const out = await ledger.run(name, workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, payload);
+    process.stdout.write(`${out.json}\n`);
+  });
+}
+
+export const addMember = (opts: { workspace: string; principal: string; role: string }, cmd: Command) => runMemberCommand(cmd, 'addMember', opts.workspace, { principal: opts.principal, role: opts.role });
+export const changeMemberRole = (opts: { workspace: string; principal: string; role: string }, cmd: Command) => runMemberCommand(cmd, 'changeMemberRole', opts.workspace, { principal: opts.principal, role: opts.role });
+export const removeMember = (opts: { workspace: string; principal: string }, cmd: Command) => runMemberCommand(cmd, 'removeMember', opts.workspace, { principal: opts.principal });
+
+export async function listMembers(opts: { workspace: string; json?: boolean }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const ws = await ledger.workspace(opts.workspace);
+    const { state } = await ledger.executor.load(workspaceFold, ws, 'workspace');
+    const rows = Object.entries(state.members).map(([principal, role]) => ({ principal, role }));
+    if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+    else for (const r of rows) process.stdout.write(`${r.principal}\t${r.role}\n`);
+  });
+}
+
+export async function setWebhookSecret(opts: { workspace: string; repo: string; secret?: string }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const ws = await ledger.workspace(opts.workspace);
+    const secret = writeWebhookSecret(ws.dir, opts.repo, opts.secret);
+    process.stdout.write(opts.secret ? 'secret stored\n' : `${secret}\n`);
+  });
+}

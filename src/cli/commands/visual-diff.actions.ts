@@ -1,0 +1,40 @@
+import * as fs from 'node:fs/promises';
+import { compareImages, VISUAL_DIFF_OPTIONS } from '../../axes/visual/diff';
+import { MalformedPngError } from '../../axes/visual/png';
+
+/** The action of visual-diff.ts, loaded when `visual-diff` runs. */
+
+export async function visualDiff(basePath: string, headPath: string, opts: { out?: string; json?: boolean }): Promise<void> {
+  let base: Buffer;
+  let head: Buffer;
+  try {
+    [base, head] = await Promise.all([fs.readFile(basePath), fs.readFile(headPath)]);
+  } catch (err) {
+    process.stderr.write(`error [file_unreadable]: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const started = process.hrtime.bigint();
+  let result: Awaited<ReturnType<typeof compareImages>>;
+  try {
+    result = await compareImages(base, head);
+  } catch (err) {
+    if (!(err instanceof MalformedPngError)) throw err;
+    process.stderr.write(`error [malformed_png]: ${err.message.replace(/^base image/, basePath).replace(/^head image/, headPath)}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (opts.out && result.diffPng) await fs.writeFile(opts.out, result.diffPng);
+  const { diffPng, ...summary } = result;
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ ...summary, diffWritten: Boolean(opts.out && diffPng), ms: Number(ms.toFixed(2)) })}\n`);
+  } else {
+    const size = result.sizeChanged
+      ? `size ${result.sizeChanged.base.width}×${result.sizeChanged.base.height} → ${result.sizeChanged.head.width}×${result.sizeChanged.head.height}`
+      : `${result.width ?? '?'}×${result.height ?? '?'}`;
+    process.stdout.write(`${result.state}: ${result.changedPixels} pixel(s) changed (${(result.changedRatio * 100).toFixed(3)} %), ${size}, ${ms.toFixed(1)} ms\n`);
+    if (opts.out) process.stdout.write(diffPng ? `diff image written to ${opts.out}\n` : 'no diff image (no pixel diff)\n');
+  }
+  process.exitCode = result.state === 'changed' ? 1 : 0;
+}

@@ -1,0 +1,141 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Operator configuration: what only the person who runs the server may decide, because it reaches the
+ * host (commands it executes, folders it reads, where its forge credential goes). It comes from a JSON
+ * file named by `--config` / REVIEW_LEDGER_CONFIG and a few flags — never from an RPC field, a
+ * repository's own files or the event log (a tenant can write all three).
+ */
+
+/** Limits of one sandboxed render run (SPEC §16). Every default is documented here and in README. */
+export const DEFAULT_SANDBOX_LIMITS = {
+  /** CPU seconds (RLIMIT_CPU): past it the kernel sends SIGXCPU, then SIGKILL. */
+  cpuSeconds: 300,
+  /** Writable private memory of each process (RLIMIT_DATA), bytes. */
+  memoryBytes: 4 * 1024 ** 3,
+  /** Processes and threads inside the sandbox (RLIMIT_NPROC, counted in its own user namespace). */
+  processes: 256,
+  /** Largest single file the command may write (RLIMIT_FSIZE), bytes. */
+  fileBytes: 256 * 1024 ** 2,
+  /** Total size of the PNGs collected from the output folder, bytes. */
+  outputBytes: 512 * 1024 ** 2,
+  /** Size of the sandbox's private /tmp (a tmpfs), bytes. */
+  tmpBytes: 512 * 1024 ** 2,
+} as const;
+export type SandboxLimits = { -readonly [K in keyof typeof DEFAULT_SANDBOX_LIMITS]: number };
+
+const renderEntrySchema = z
+  .object({
+    /** Shell command run at the root of a throwaway worktree, inside the sandbox. */
+    command: z.string().min(1).max(4000).optional(),
+    outputDir: z.string().min(1).max(4000).optional(),
+    timeoutMs: z.number().int().positive().max(3_600_000).optional(),
+    paths: z.array(z.string().min(1).max(1000)).max(1000).optional(),
+    /** Honour `visual` in the repo's own `.review-ledger.json` (read at the base commit). */
+    repoConfig: z.boolean().optional(),
+  })
+  .strict()
+  .refine((e) => !e.command || e.outputDir, { message: 'outputDir: required with command' })
+  .refine((e) => e.command || e.repoConfig, { message: 'an entry needs a command (with outputDir) or "repoConfig": true' });
+export type OperatorRenderEntry = z.infer<typeof renderEntrySchema>;
+
+const positive = z.number().int().positive();
+
+export const operatorConfigSchema = z
+  .object({
+    /** Folder RPC-registered repos live in (cloned there by the server); default `<dataDir>/repos`. */
+    repoRoot: z.string().min(1).max(4000).optional(),
+    /** GitHub Enterprise hosts (exact host names) the GitHub credential may be sent to, besides github.com. */
+    githubEnterpriseHosts: z.array(z.string().min(1).max(253)).max(100).optional(),
+    /** Origins (scheme://host[:port]) besides the server's own that may open the WebSocket /rpc. */
+    allowedOrigins: z.array(z.string().min(1).max(300)).max(100).optional(),
+    render: z
+      .object({
+        /** Per repo, keyed `<workspaceId>/<repoId>`. */
+        repos: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/, 'keys are "<workspaceId>/<repoId>"'), renderEntrySchema).optional(),
+        sandbox: z
+          .object({
+            /** The bubblewrap binary (default `bwrap` on PATH). */
+            bwrap: z.string().min(1).max(4000).optional(),
+            /** Extra host folders mounted read-only (e.g. a toolchain outside /usr). */
+            readOnlyPaths: z.array(z.string().min(1).max(4000)).max(100).optional(),
+            /** When the server runs as root: the uid/gid the sandbox runs as (default 65534, nobody). */
+            uid: z.number().int().min(1).max(2 ** 31).optional(),
+            limits: z.object({ cpuSeconds: positive, memoryBytes: positive, processes: positive, fileBytes: positive, outputBytes: positive, tmpBytes: positive }).partial().strict().optional(),
+          })
+          .strict()
+          .optional(),
+        /** Run render commands with no sandbox. Only for a host where every repo is trusted. */
+        unsafeWithoutSandbox: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+export type OperatorConfigFile = z.infer<typeof operatorConfigSchema>;
+
+export interface RenderSandboxConfig {
+  /** `bwrap`: bubblewrap namespaces; `none`: the operator's explicit unsafe choice. */
+  kind: 'bwrap' | 'none';
+  bwrap: string;
+  readOnlyPaths: string[];
+  uid: number;
+  limits: SandboxLimits;
+}
+
+export interface OperatorConfig {
+  repoRoot: string;
+  githubEnterpriseHosts: string[];
+  allowedOrigins: string[];
+  renderRepos: Record<string, OperatorRenderEntry>;
+  sandbox: RenderSandboxConfig;
+}
+
+export interface OperatorOverrides {
+  configFile?: string;
+  unsafeRenderWithoutSandbox?: boolean;
+  repoRoot?: string;
+  githubEnterpriseHosts?: string[];
+}
+
+/** Reads and validates the operator file (when named); flags override it. Errors name the file and field. */
+export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides = {}, env: NodeJS.ProcessEnv = process.env): OperatorConfig {
+  const file = overrides.configFile ?? env.REVIEW_LEDGER_CONFIG;
+  let parsed: OperatorConfigFile = {};
+  if (file) {
+    let json: unknown;
+    try {
+      json = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new Error(`config: cannot read ${file}: ${(err as Error).message}`);
+    }
+    const r = operatorConfigSchema.safeParse(json);
+    if (!r.success) throw new Error(`config ${file}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    parsed = r.data;
+  }
+  const unsafe = overrides.unsafeRenderWithoutSandbox ?? (env.REVIEW_LEDGER_UNSAFE_RENDER_WITHOUT_SANDBOX === '1' || parsed.render?.unsafeWithoutSandbox === true);
+  const enterprise = [...(parsed.githubEnterpriseHosts ?? []), ...(overrides.githubEnterpriseHosts ?? []), ...splitList(env.REVIEW_LEDGER_GITHUB_ENTERPRISE_HOSTS)];
+  return {
+    repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
+    githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
+    allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
+    renderRepos: parsed.render?.repos ?? {},
+    sandbox: {
+      kind: unsafe ? 'none' : 'bwrap',
+      bwrap: parsed.render?.sandbox?.bwrap ?? 'bwrap',
+      readOnlyPaths: parsed.render?.sandbox?.readOnlyPaths ?? [],
+      uid: parsed.render?.sandbox?.uid ?? 65534,
+      limits: { ...DEFAULT_SANDBOX_LIMITS, ...(parsed.render?.sandbox?.limits ?? {}) },
+    },
+  };
+}
+
+const splitList = (v: string | undefined): string[] => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
+
+/** The operator config of a ledger built without one (tests, embedded use): nothing enabled, sandbox on. */
+export const defaultOperatorConfig = (dataDir: string): OperatorConfig => loadOperatorConfig(dataDir, {}, {});
+
+/** Name of the ledger service holding the OperatorConfig (commands read it through CommandEnv.services). */
+export const OPERATOR_CONFIG_SERVICE = 'operator.config';
