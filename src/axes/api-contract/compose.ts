@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { childLoc, isObject, type Loc, type SpecDocuments } from './document';
 
 /**
@@ -233,10 +232,27 @@ export class Composer {
     } finally {
       this.digesting.delete(value);
     }
-    const digest = text.length <= 40 ? text : createHash('sha1').update(text).digest('base64');
+    const digest = text.length <= 40 ? text : hash53(text);
     this.digests.set(value, digest);
     return digest;
   }
+}
+
+/**
+ * cyrb53, a fast 53-bit string hash (two 32-bit multiplicative lanes) plus the length: a digest only has to
+ * tell apart the schemas of two documents, and sha1 through node:crypto cost a tenth of a large diff.
+ */
+function hash53(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return `#${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)}.${text.length.toString(36)}`;
 }
 
 /** Keywords whose value maps names to schemas: the names are data, not keywords to filter. */

@@ -16,22 +16,36 @@ export const COMPONENT_SCHEMA_CHANGED = defineRule(F, 'component-schema-changed'
 
 export const componentRules = [COMPONENT_SCHEMA_ADDED, COMPONENT_SCHEMA_REMOVED, COMPONENT_SCHEMA_CHANGED];
 
-/** Every object node reachable from the operations (paths and webhooks), following `$ref`s. */
+/**
+ * Every object node reachable from the operations (paths and webhooks), following `$ref`s. Walks raw nodes
+ * with their file beside them (no location object per node: this visits the whole document).
+ */
 function reachableNodes(docs: SpecDocuments): Set<object> {
   const seen = new Set<object>();
   const root = docs.root;
-  const stack: Loc[] = [childLoc(root, 'paths'), childLoc(root, 'webhooks')];
-  while (stack.length > 0) {
-    const raw = stack.pop()!;
-    if (isObject(raw.node) && typeof raw.node.$ref === 'string') seen.add(raw.node); // an alias component is used too
-    const at = docs.deref(raw);
-    const node = at.node;
-    if (typeof node !== 'object' || node === null || seen.has(node)) continue;
+  const rootNode = root.node as Record<string, unknown>;
+  const nodes: unknown[] = [rootNode?.paths, rootNode?.webhooks];
+  const files: string[] = [root.file, root.file];
+  while (nodes.length > 0) {
+    let node = nodes.pop();
+    let file = files.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (!Array.isArray(node) && typeof (node as Record<string, unknown>).$ref === 'string') {
+      seen.add(node); // an alias component is used too
+      const target = docs.deref({ file, ptr: '', node });
+      node = target.node;
+      file = target.file;
+      if (typeof node !== 'object' || node === null) continue;
+    }
+    if (seen.has(node)) continue;
     seen.add(node);
-    if (Array.isArray(node)) node.forEach((v, i) => typeof v === 'object' && v !== null && stack.push(childLoc(at, i, v)));
-    else for (const k of Object.keys(node)) {
-      const v = (node as Record<string, unknown>)[k];
-      if (typeof v === 'object' && v !== null) stack.push(childLoc(at, k, v));
+    if (Array.isArray(node)) {
+      for (const v of node) if (typeof v === 'object' && v !== null) (nodes.push(v), files.push(file));
+    } else {
+      for (const k in node) {
+        const v = (node as Record<string, unknown>)[k];
+        if (typeof v === 'object' && v !== null) (nodes.push(v), files.push(file));
+      }
     }
   }
   return seen;

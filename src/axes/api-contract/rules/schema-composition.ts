@@ -213,9 +213,18 @@ export function checkAllOfBranches(cmp: SchemaComparer, site: Site, rawBase: Loc
     titleOf,
     (side, i) => (side === 'base' ? bd(bList[i]) : hd(hList[i])),
   );
+  // One branch replaced by one other is the same branch edited (or renamed and edited): the composed
+  // schema says what changed. A plain side that matches no branch was restructured into (or out of) an
+  // allOf: again, only the composed schema can say what changed, branch by branch it is noise.
+  if (m.removed.length === 1 && m.added.length === 1) {
+    m.pairs.push([m.removed[0], m.added[0]]);
+    m.removed = [];
+    m.added = [];
+  }
+  const plainUnmatched = (!bHas || !hHas) && m.pairs.length === 0;
   for (const [i, j] of m.pairs) checkRefRename(cmp, site, bList[i], hList[j], cmp.ctx.base.deref(bList[i]), cmp.ctx.head.deref(hList[j]));
   const reorganized = m.removed.length > 0 || m.added.length > 0 || m.pairs.some(([i, j]) => bd(bList[i]) !== hd(hList[j]));
-  if (!reorganized) return;
+  if (!reorganized || plainUnmatched) return;
   // the composed schemas admit the same values: a reshuffle, whatever the branches look like
   if (cmp.ctx.baseView.digestOf(bn, b) === cmp.ctx.headView.digestOf(hn, h)) {
     cmp.report(ALL_OF_REORGANIZED, site, b, h, 'allOf branches reorganized; the composed schema is unchanged');

@@ -113,6 +113,17 @@ export function checkObject(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): vo
     const bFlags = bp ? flagsOf(bp.node, cmp.ctx.base.deref(bp).node) : undefined;
     const hFlags = hp ? flagsOf(hp.node, cmp.ctx.head.deref(hp).node) : undefined;
     const sub = childLabel(site, name);
+    if (bp && !hp && hReq.has(name)) {
+      // still required, no longer described: the property is there, its schema became "anything"
+      cmp.compare(sub, bp, { file: h.file, ptr: `${h.ptr}/properties/${name}`, node: {}, synthetic: true });
+      if (!bReq.has(name)) cmp.emit(PROPERTY_REQUIRED, 'narrower', sub, bp, h, `property ${name} became required`);
+      continue;
+    }
+    if (!bp && hp && bReq.has(name)) {
+      cmp.compare(sub, { file: b.file, ptr: `${b.ptr}/properties/${name}`, node: {}, synthetic: true }, hp);
+      if (!hReq.has(name)) cmp.emit(PROPERTY_REQUIRED, 'wider', sub, b, hp, `property ${name} became optional`);
+      continue;
+    }
     if (bp && !hp) {
       if (hidden(bFlags!)) continue;
       const rule = site.direction === 'request' ? (headClosed ? REQUEST_PROPERTY_REMOVED_CLOSED : REQUEST_PROPERTY_REMOVED) : RESPONSE_PROPERTY_REMOVED;
