@@ -309,7 +309,10 @@ function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): vo
   const moved: Record<string, { startLine: number; endLine: number }> = dict();
   if (prev.round === d.fromRound && prev.headSha === d.fromHead && cur.headSha === d.toHead) {
     for (const id of d.carried) facts[id] = { fate: 'carried' };
-    for (const o of d.outdated) facts[o.nodeId] = { fate: 'outdated', reason: o.reason };
+    for (const o of d.outdated) {
+      facts[o.nodeId] = { fate: 'outdated', reason: o.reason };
+      if (o.startLine !== undefined && o.endLine !== undefined) moved[o.nodeId] = o;
+    }
     for (const g of d.gone) facts[g.nodeId] = { fate: 'gone', reason: g.reason };
     for (const m of d.moved) moved[m.nodeId] = m;
   }
@@ -330,11 +333,11 @@ function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): vo
     const same = byFingerprint[n.fingerprint];
     if (same) same.push(id);
     else byFingerprint[n.fingerprint] = [id];
-    if (f.fate === 'carried') {
-      const m = moved[id];
-      const a = (n.node as Partial<ReviewNodeBody>).anchor;
-      if (m && !lean && a) (n.node as Partial<ReviewNodeBody>) = { ...(n.node as Partial<ReviewNodeBody>), anchor: { ...a, startLine: m.startLine, endLine: m.endLine } };
-    } else {
+    // The anchor follows its lines to the new head (carried: moved; outdated: the changed range).
+    const m = moved[id];
+    const a = (n.node as Partial<ReviewNodeBody>).anchor;
+    if (m && !lean && a) (n.node as Partial<ReviewNodeBody>) = { ...(n.node as Partial<ReviewNodeBody>), anchor: { ...a, startLine: m.startLine, endLine: m.endLine } };
+    if (f.fate === 'outdated') {
       // Confirmations carry only while the anchored text is unchanged (SPEC §5).
       if (n.confirmations.length > 0) n.outdatedConfirmations = n.confirmations;
       n.confirmations = NO_CONFIRMATIONS;
