@@ -294,6 +294,9 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
   return s;
 }
 
+/** Shared by every carried node's entry (most of them): never mutated. */
+const CARRIED: CarryRecord = Object.freeze({ fate: 'carried' as const });
+
 /**
  * Applies `FindingsCarriedOver` (facts gathered at the edge, src/review/carry-facts.ts): every node of
  * the previous round gets its fate, in that round's order, so the new round lists carried and outdated
@@ -308,7 +311,7 @@ function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): vo
   const facts: Record<string, CarryRecord> = dict();
   const moved: Record<string, { startLine: number; endLine: number }> = dict();
   if (prev.round === d.fromRound && prev.headSha === d.fromHead && cur.headSha === d.toHead) {
-    for (const id of d.carried) facts[id] = { fate: 'carried' };
+    for (const id of d.carried) facts[id] = CARRIED;
     for (const o of d.outdated) {
       facts[o.nodeId] = { fate: 'outdated', reason: o.reason };
       if (o.startLine !== undefined && o.endLine !== undefined) moved[o.nodeId] = o;

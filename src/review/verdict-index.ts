@@ -7,7 +7,7 @@ type PrState = FullPrState<NodeCore>;
 type NodeRecord = FullNodeRecord<NodeCore>;
 import type { PrVerdict } from './pr-verdict';
 import type { Priority } from '../events/catalogue/review';
-import { askLevel, CLAUSE_ORDER, clauseOf, DECIDING_LISTED, FindingsSummary, finishVerdict, quantized, VERDICT_LEVELS } from './verdict';
+import { askLevel, CLAUSE_ORDER, clauseIndex, DECIDING_LISTED, FindingsSummary, finishVerdict, quantized, VERDICT_LEVELS } from './verdict';
 
 /** One defect of the round: the live nodes sharing a fingerprint, with what they ask for and their sums. */
 interface DefectGroup {
@@ -48,8 +48,8 @@ export interface VerdictIndex {
   groups: Record<string, DefectGroup>;
   levels: [LevelTotals, LevelTotals, LevelTotals];
   live: number;
-  /** Live reports per rule clause (`clauseOf`): the clauses of the verdict level are the deciding ones. */
-  clauses: Record<string, number>;
+  /** Live reports per rule clause (index in CLAUSE_ORDER): the clauses of the verdict level are the deciding ones. */
+  clauses: number[];
 }
 
 const emptyLevel = (tracked: boolean): LevelTotals => ({ groups: tracked ? dict() : null, groupCount: 0, sum: 0, sumSq: 0, count: 0 });
@@ -60,7 +60,7 @@ const rank = (p: string): number => PRIORITIES.indexOf(p as (typeof PRIORITIES)[
 
 export function buildVerdictIndex(pr: PrState, rules: Rules): VerdictIndex {
   const round = currentRound(pr);
-  const ix: VerdictIndex = { round: round?.round ?? 0, rulesVersion: rules.rulesVersion, groups: dict(), levels: [emptyLevel(false), emptyLevel(true), emptyLevel(true)], live: 0, clauses: dict() };
+  const ix: VerdictIndex = { round: round?.round ?? 0, rulesVersion: rules.rulesVersion, groups: dict(), levels: [emptyLevel(false), emptyLevel(true), emptyLevel(true)], live: 0, clauses: CLAUSE_ORDER.map(() => 0) };
   for (const id of round?.nodeIds ?? []) {
     const n = pr.nodes[id];
     if (isLive(n)) indexNode(ix, n, rules, +1);
@@ -85,8 +85,7 @@ export function indexNode(ix: VerdictIndex, n: NodeRecord, rules: Rules, sign: 1
   g.sumSq += sign * q * q;
   g.count += sign;
   ix.live += sign;
-  const clause = clauseOf(n.node.priority, n.node.confidence, rules);
-  ix.clauses[clause] = (ix.clauses[clause] ?? 0) + sign;
+  ix.clauses[clauseIndex(n.node.priority, n.node.confidence, rules)] += sign;
   g.level = g.block > 0 ? 2 : g.hold > 0 ? 1 : g.ship > 0 ? 0 : -1;
   if (g.level >= 0) attach(ix, key, g);
   else delete ix.groups[key];
@@ -142,7 +141,7 @@ export function summaryFromIndex(pr: PrState, ix: VerdictIndex, rules: Rules): F
       if (g.level === level && canonicalOf(pr, g) === n) decidingNodeIds.push(n.nodeId);
     }
   }
-  const clauses = CLAUSE_ORDER.filter((c) => (ix.clauses[c] ?? 0) > 0 && askOfClause(c, rules) === level);
+  const clauses = CLAUSE_ORDER.filter((c, i) => ix.clauses[i] > 0 && askOfClause(c, rules) === level);
   return { findingsVerdict: VERDICT_LEVELS[level], decidingNodeIds, decidingCount: t.groupCount, sum: t.sum, sumSq: t.sumSq, count: t.count, liveNodes: ix.live, clauses };
 }
 

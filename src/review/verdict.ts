@@ -62,6 +62,15 @@ export function clauseOf(priority: Priority, confidence: number, rules: Rules): 
 
 /** Every clause of the rules, in priority order: the order reasons list them in. */
 export const CLAUSE_ORDER: readonly string[] = ['P0', 'P0:at', 'P0:below', 'P1', 'P1:at', 'P1:below', 'P2', 'P2:at', 'P2:below', 'P3', 'P3:at', 'P3:below'];
+const PRIORITY_INDEX: Record<string, number> = { P0: 0, P1: 1, P2: 2, P3: 3 };
+
+/** `clauseOf` as its index in CLAUSE_ORDER: the incremental index counts clauses without building strings. */
+export function clauseIndex(priority: Priority, confidence: number, rules: Rules): number {
+  const rule = rules.verdict.priorities[priority];
+  const base = PRIORITY_INDEX[priority] * 3;
+  if (rule.atOrAboveThreshold === rule.belowThreshold) return base;
+  return base + (confidence >= rules.verdict.blockThreshold ? 1 : 2);
+}
 
 /** The level (0 Ship, 1 Hold, 2 Block) one report asks for under the rules' priority→verdict table. */
 export function askLevel(priority: Priority, confidence: number, rules: Rules): number {
