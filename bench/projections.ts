@@ -276,11 +276,12 @@ export async function main(args: string[]): Promise<void> {
       const head2 = 'c'.repeat(40);
       const at = (type: string, data: unknown): RecordedEvent => ({ eventId: `r${p2}`, type, schemaVersion: 1, data, metadata: META as any, streamId: `pr-${REPO}-999999`, streamRevision: p2, globalPosition: ++p2 });
       validateEventData('FindingsCarriedOver', { round: 2, fromRound: 1, fromHead: HEAD, toHead: head2, carried, moved: [], outdated, gone: [] });
-      const t = performance.now();
+      // CPU time of this process: on a shared 2-core box wall-clock mostly measures the neighbours.
+      const t = cpuNow();
       f2.evolve(st, at('ReviewRoundStarted', { round: 2, baseSha: BASE, headSha: head2, requestedBy: 'user:bench', role: 'member' }));
       f2.evolve(st, at('FindingsCarriedOver', { round: 2, fromRound: 1, fromHead: HEAD, toHead: head2, carried, moved: [], outdated, gone: [] }));
       const v = verdictView(st);
-      const dt = performance.now() - t;
+      const dt = cpuNow() - t;
       if (v.exists) sink += v.confidence;
       return { ms: dt, state: st, fold: f2, gen: b.gen, pos: p2, carried: st.pr.rounds[1].nodeIds.length };
     };
@@ -330,8 +331,8 @@ export async function main(args: string[]): Promise<void> {
         { measure: 'incremental verdict p99', value: p99, unit: 'ms' },
         { measure: `full refold of that PR (${big.events.length.toLocaleString('en-US')} events)`, value: refoldMs, unit: 'ms' },
         { measure: 'refold / incremental p50', value: round(refoldMs / p50, 1), unit: 'ratio' },
-        { measure: `carry-over into a new round (${round2.carried.toLocaleString('en-US')} nodes carried/outdated)`, value: carryFullMs, unit: 'ms' },
-        { measure: 'carry-over, half the nodes', value: carryHalfMs, unit: 'ms' },
+        { measure: `carry-over into a new round (${round2.carried.toLocaleString('en-US')} nodes carried/outdated)`, value: carryFullMs, unit: 'cpu-ms' },
+        { measure: 'carry-over, half the nodes', value: carryHalfMs, unit: 'cpu-ms' },
         { measure: 'carry-over full / half (linear ≈ 2)', value: round(carryFullMs / carryHalfMs, 2), unit: 'ratio' },
         { measure: 'incremental verdict p99 in the carried round', value: round2P99, unit: 'ms' },
       ])}\n`,
@@ -360,8 +361,8 @@ export async function main(args: string[]): Promise<void> {
         incrementalTargetMet: p99 <= 5,
         fullRefoldMs: refoldMs,
         refoldVsIncrementalP50: round(refoldMs / p50, 1),
-        carryOverMs: carryFullMs,
-        carryOverHalfMs: carryHalfMs,
+        carryOverCpuMs: carryFullMs,
+        carryOverHalfCpuMs: carryHalfMs,
         carryOverFullVsHalf: round(carryFullMs / carryHalfMs, 2),
         carriedRoundIncrementalP99Ms: round2P99,
         carryOverTargetMet: carryFullMs / carryHalfMs < 3 && round2P99 <= 5,

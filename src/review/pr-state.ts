@@ -60,8 +60,8 @@ export interface RoundRecord {
     fromRound: number;
     fromHead: string;
     entries: Record<string, CarryRecord>;
-    /** fingerprint → the carried and outdated nodes with it, in order: a re-filed report finds what it joins in O(1). */
-    byFingerprint: Record<string, string[]>;
+    /** fingerprint → the first carried or outdated node with it: a re-filed report finds what it joins in O(1). */
+    byFingerprint: Record<string, string>;
   };
 }
 
@@ -320,7 +320,7 @@ function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): vo
     for (const m of d.moved) moved[m.nodeId] = m;
   }
   const entries: Record<string, CarryRecord> = dict();
-  const byFingerprint: Record<string, string[]> = dict();
+  const byFingerprint: Record<string, string> = dict();
   const ids: string[] = [];
   for (const id of prev.nodeIds) {
     const n = s.nodes[id];
@@ -333,9 +333,7 @@ function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): vo
     if (f.fate === 'gone') continue;
     n.round = cur.round;
     ids.push(id);
-    const same = byFingerprint[n.fingerprint];
-    if (same) same.push(id);
-    else byFingerprint[n.fingerprint] = [id];
+    if (byFingerprint[n.fingerprint] === undefined) byFingerprint[n.fingerprint] = id;
     // The anchor follows its lines to the new head (carried: moved; outdated: the changed range).
     const m = moved[id];
     const a = (n.node as Partial<ReviewNodeBody>).anchor;
