@@ -4,6 +4,7 @@ import { canonicalJson } from '../events/canonical-json';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import type { Ledger } from '../ledger';
 import { runQuery } from '../projections/run-query';
+import { accessGuardFor } from '../security/access-guard';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
 import { assertWithinLimits, LIMITS } from './limits';
@@ -25,6 +26,8 @@ export interface RpcConnection {
   readonly watchers: Map<string, { close(): void }>;
   sink(): WatchSink;
   progressSink(): ProgressSink;
+  /** Closes the connection because its token no longer authenticates (revoked, member removed). */
+  end?(reason: DomainError): void;
 }
 
 export interface DispatchResult {
@@ -130,6 +133,7 @@ export class RpcDispatcher {
     // Scoped by the authenticated workspace: a token of another workspace was refused by authenticate.
     const { subscription, snapshot } = this.progress.subscribe(caller.workspace.id, conn.progressSink());
     conn.watchers.set(subscription.id, subscription);
+    this.guard(caller, spec, conn, subscription.id, () => !subscription.closed, () => subscription.close());
     return JSON.stringify({ subscription: subscription.id, jobs: snapshot });
   }
 
@@ -187,11 +191,33 @@ export class RpcDispatcher {
     const started = await this.hub.watch(caller.workspace, spec.query!, parsed.data, since, conn.sink());
     const w = started.watcher;
     conn.watchers.set(w.id, w);
+    this.guard(caller, spec, conn, w.id, () => !w.closed, () => w.close());
     after.push(() => w.start());
     const result = started.snapshot
       ? `{"position":${started.snapshot.position},"snapshot":${started.snapshot.valueJson},"subscription":${JSON.stringify(w.id)}}`
       : `{"position":${started.position},"resumed":true,"subscription":${JSON.stringify(w.id)}}`;
     return result;
+  }
+
+  /**
+   * Ends the subscription once its token stops granting the method (revoked, member removed, demoted):
+   * a `watch.error` naming the subscription and the reason, then — when the token no longer authenticates
+   * at all — the connection closes with that reason.
+   */
+  private guard(caller: Caller, spec: MethodSpec, conn: RpcConnection, id: string, isOpen: () => boolean, close: () => void): void {
+    accessGuardFor(this.ledger).hold(caller.workspace, {
+      principal: caller.principal,
+      tokenId: caller.tokenId,
+      minRole: spec.access.minRole,
+      isOpen,
+      end: (reason) => {
+        conn.watchers.delete(id);
+        close();
+        conn.sink().fail(new DomainError(reason.code, `subscription ${id}: ${reason.message}`, reason.status, { ...reason.details, subscription: id }));
+        // After the guard's pass, so every subscription of the connection has sent its watch.error first.
+        if (reason.status === 'unauthorized') setImmediate(() => conn.end?.(reason));
+      },
+    });
   }
 
   private unwatch(params: Record<string, unknown>, ctx: CallContext): string {

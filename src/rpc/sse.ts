@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess } from '../commands/kernel';
 import type { Ledger } from '../ledger';
+import { accessGuardFor } from '../security/access-guard';
 import { authenticate, bearerFrom } from '../security/tokens';
 import { parseSince } from './dispatcher';
 import { httpStatusOf, toRpcError } from './errors';
@@ -50,6 +51,8 @@ export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: strin
       clearInterval(heartbeat);
       started.watcher.close();
     };
+    // A revoked token, a removed member or a demotion ends the stream: `event: error` with the reason.
+    accessGuardFor(ledger).hold(caller.workspace, { principal: caller.principal, tokenId: caller.tokenId, minRole: query.access.minRole, isOpen: () => !started.watcher.closed, end: (reason) => started.watcher.fail(reason) });
     req.on('close', stop);
     res.on('close', stop);
     started.watcher.start();
@@ -85,6 +88,16 @@ export async function serveProgressSse(ledger: Ledger, progress: ProgressHub, wo
       clearInterval(heartbeat);
       subscription.close();
     };
+    accessGuardFor(ledger).hold(caller.workspace, {
+      principal: caller.principal,
+      tokenId: caller.tokenId,
+      minRole: WATCH_PROGRESS.access.minRole,
+      isOpen: () => !subscription.closed,
+      end: (reason) => {
+        stop();
+        res.end(`event: error\ndata: ${JSON.stringify(toRpcError(reason))}\n\n`);
+      },
+    });
     req.on('close', stop);
     res.on('close', stop);
   } catch (err) {
