@@ -8,6 +8,7 @@ import { accessGuardFor } from '../security/access-guard';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
 import { assertWithinLimits, LIMITS } from './limits';
+import { assertKnownFields, assertNoReservedKeys } from '../commands/payload-keys';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcDocument } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
@@ -98,12 +99,14 @@ export class RpcDispatcher {
     }
     const params = (rawParams ?? {}) as Record<string, unknown>;
     assertWithinLimits(params);
+    assertNoReservedKeys(params);
     if (method === 'unwatch' || method === 'rpc.unsubscribe') return this.unwatch(params, ctx);
     const spec = methodTable().get(method);
     if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist (see rpc.discover)`);
     const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer);
     checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
     const payload = payloadOf(params);
+    assertKnownFields(spec.params, payload);
     switch (spec.kind) {
       case 'command':
         return this.command(spec, caller, params, payload);
@@ -245,7 +248,8 @@ export function parseSince(value: unknown): number | undefined {
 }
 
 function payloadOf(params: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Own keys only ever (reserved keys were refused above): a prototype cannot supply a field.
+  const out: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(params)) if (!ENVELOPE_KEYS.has(k)) out[k] = v;
   return out;
 }

@@ -8,6 +8,7 @@ import { authenticate, bearerFrom } from '../security/tokens';
 import { parseSince } from './dispatcher';
 import { httpStatusOf, toRpcError } from './errors';
 import { assertWithinLimits } from './limits';
+import { assertNoReservedKeys } from '../commands/payload-keys';
 import { queryForPath, watchName } from './methods';
 import type { WatchHub, WatchUpdate } from './watch';
 import type { ProgressHub } from '../progress-hub/hub';
@@ -118,7 +119,7 @@ function fieldTypes(schema: z.ZodType): Record<string, string[]> {
 
 function inputFrom(url: URL, schema: z.ZodType): Record<string, unknown> {
   const types = fieldTypes(schema);
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null);
   const raw = url.searchParams.get('input');
   if (raw) {
     let parsed: unknown;
@@ -128,6 +129,7 @@ function inputFrom(url: URL, schema: z.ZodType): Record<string, unknown> {
       throw new DomainError('invalid_payload', 'input: must be a JSON object');
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new DomainError('invalid_payload', 'input: must be a JSON object');
+    assertNoReservedKeys(parsed, 'input');
     Object.assign(out, parsed);
   }
   for (const [k, v] of url.searchParams) {
