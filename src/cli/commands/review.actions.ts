@@ -16,6 +16,10 @@ import { runQuery } from '../../projections/run-query';
 import { verdictQuery } from '../../projections/verdict';
 import { loadRulesFile } from '../../rules/rules';
 import { withLedger } from '../context';
+import { hasAuditLog } from '../../events/chain';
+import { verifyStore } from '../../audit/checkpointer';
+import { AuditKeyring } from '../../audit/keys';
+import { formatReport } from '../../audit/verify';
 import { cliIdentity } from '../identity';
 import { REVIEW_COMMANDS, REVIEW_VIEWS, type ReviewView } from './review.names';
 
@@ -92,13 +96,21 @@ export async function replay(opts: ReplayOptions, cmd: Command): Promise<void> {
 
 export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
+    if (!opts.workspace) throw new DomainError('missing_workspace', '--workspace: required');
     const ws = await ledger.workspace(opts.workspace);
     const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until });
     if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
     const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
     const { value } = await runQuery(auditQuery, ws, parsed.data, asOf);
     if (opts.json) process.stdout.write(`${JSON.stringify(value)}\n`);
-    else process.stdout.write(auditTable(value));
+    else {
+      process.stdout.write(auditTable(value));
+      // The rows are only as good as the log behind them: say whether it verifies (docs/audit.md).
+      if (hasAuditLog(ws.store)) {
+        const report = await verifyStore(ws.store, new AuditKeyring(ledger.config.dataDir).current(false)?.publicKey);
+        process.stdout.write(`\nlog integrity: ${formatReport(report).trimEnd().split('\n').slice(1).join('\n  ')}\n`);
+      }
+    }
   });
 }
 
