@@ -111,6 +111,8 @@ const MATRIX: Record<string, Need> = {
   'review_studio.publishPreview': 'viewer',
   watchPublishPreview: 'viewer',
   'review_studio.replay': 'viewer',
+  // Whether the log behind the page verifies (a read, like the audit itself).
+  'review_studio.auditChain': 'viewer',
   watchProgress: 'viewer',
 };
 
