@@ -62,6 +62,20 @@ describe('formation signals', () => {
     expect(cohortOf(r, 'src/a.ts').groupingReason).toBe('changed references: f → g');
   });
 
+  it('new-symbol-import: a package __init__.py that starts re-exporting a function the change adds joins it; without the signal they stay apart', async () => {
+    const f = fixture();
+    f.write('pkg/__init__.py', 'from .utils import echo\n');
+    f.write('pkg/utils.py', 'def echo(s):\n    return s\n');
+    const base = f.commit('base');
+    f.write('pkg/__init__.py', 'from .utils import echo\nfrom .utils import shout\n');
+    f.write('pkg/utils.py', 'def echo(s):\n    return s\n\n\ndef shout(s):\n    return s.upper()\n');
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['pkg/__init__.py,pkg/utils.py']);
+    expect(cohortOf(r, 'pkg/utils.py').groupingReason).toBe('changed references: pkg/__init__.py → shout');
+    expect(groups(await compute(f, base, head, ['changed-reference', 'test-subject']))).toEqual(['pkg/__init__.py', 'pkg/utils.py']);
+  });
+
   it('test-subject: a changed test named for a changed source joins it without a reference to a changed symbol', async () => {
     const f = fixture();
     f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(s);\n}\n\nexport function other(): number {\n  return 1;\n}\n');
