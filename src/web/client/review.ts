@@ -253,8 +253,10 @@ function renderVerdict(): void {
     el.dataset.verdict = 'none';
     return fill('verdict-bar', d === null ? 'Loading…' : 'No review has been requested for this PR yet.');
   }
-  el.className = `verdict-bar v-${d.verdict.toLowerCase()}`;
+  const provisional = d.state === 'provisional';
+  el.className = `verdict-bar v-${d.verdict.toLowerCase()}${provisional ? ' provisional' : ''}`;
   el.dataset.verdict = d.verdict;
+  el.dataset.state = d.state ?? 'final';
   // When the axes made the verdict stricter than the findings did, the axes decided it: say which.
   const raisingAxes = d.verdict !== d.findingsVerdict ? d.axes.filter((a: any) => a.gated && ['fail', 'partial', 'unavailable'].includes(a.status)) : [];
   const decidedBy = raisingAxes.length
@@ -263,6 +265,10 @@ function renderVerdict(): void {
   fill(
     'verdict-bar',
     h('span', { class: 'verdict', id: 'verdict-value' }, d.verdict),
+    // SPEC §7.1: a provisional verdict is flagged, with the last finalized one and whether it is stale.
+    provisional
+      ? h('span', { class: 'state', id: 'verdict-state', title: d.provisionalReason ?? '' }, 'provisional', d.previous ? ` · last finalized ${d.previous.verdict} at ${short(d.previous.headSha)}${d.stale ? ' (stale)' : ''}` : '')
+      : null,
     h('span', { class: 'confidence', title: 'aggregate confidence' }, `confidence ${Number(d.confidence).toFixed(2)}`),
     h('span', { class: 'decided', id: 'verdict-reason', title: decidedBy }, decidedBy),
     d.reasons?.length > 1 ? details('verdict-reasons', { class: 'more' }, `+${d.reasons.length - 1} more`, h('ul', null, d.reasons.slice(1).map((r: string) => h('li', null, r)))) : null,
