@@ -45,7 +45,7 @@ describe('Review page (browser)', () => {
   // Principals are provisioned, never asserted: add the member, then issue its token.
   const tokenFor = async (principal: string, role: string) => {
     await rpc(owner, 'addMember', { idempotencyKey: newUuidV7(), principal, role });
-    return (await command(owner, 'issueToken', { principal, role })).result.token as string;
+    return (await rpc(owner, 'issueToken', { idempotencyKey: newUuidV7(), principal, role })).result.token as string;
   };
   const fileNode = async (token: string, brief: string, node: Record<string, unknown>) => {
     const r = await command(token, 'addReviewNode', { node: { triage: { category: 'correctness', severity: 'medium', effort: 'small' }, confidence: 0.8, body: 'details', brief, ...node } });
@@ -125,6 +125,9 @@ describe('Review page (browser)', () => {
   it('shows live progress while the review runs, then the review with findings, a breaking contract change and a changed snapshot', async () => {
     pageA = await openPage(alice);
     await pageA.waitForSelector('#ladder[data-status="requested"]');
+    // The log behind the page verifies (review_studio.auditChain): the header says so.
+    await pageA.waitForSelector('#audit-chain[data-status="verified"]');
+    expect(await pageA.textContent('#audit-chain')).toMatch(/^log verified/);
     await pageA.waitForSelector('#progress:not([hidden])');
     expect(await pageA.textContent('#progress')).toContain('waiting for the computation');
     // The token left the address bar.
