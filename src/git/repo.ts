@@ -20,6 +20,62 @@ export function normalizeRepoPath(p: string): string {
   return norm;
 }
 
+/**
+ * Config that makes git run a program is neutralized on every invocation (a registered repo's
+ * `.git/config` is not the server's to trust: a cloned or downloaded repo may carry one): hooks,
+ * fsmonitor, signature checks, external diff, textconv and filter drivers. Passed as
+ * GIT_CONFIG_COUNT/KEY/VALUE (command-line scope, which beats the repo's own), so a driver name holding
+ * "=" or "." cannot split the key the way `-c k=v` would.
+ */
+const HARDENED_CONFIG: ReadonlyArray<[string, string]> = [
+  ['core.hooksPath', '/dev/null'],
+  ['core.fsmonitor', 'false'],
+  ['core.untrackedCache', 'false'],
+  ['log.showSignature', 'false'],
+  ['diff.external', ''],
+  ['core.pager', 'cat'],
+  ['uploadpack.packObjectsHook', ''],
+  ['protocol.ext.allow', 'never'],
+];
+const DRIVER_KEYS: Record<string, string[]> = { filter: ['smudge', 'clean', 'process'], diff: ['textconv', 'command'], merge: ['driver'] };
+
+/** The environment git runs with: the base overrides plus an empty command for every configured driver. */
+export function hardenedGitEnv(drivers: Array<{ section: string; name: string }> = []): NodeJS.ProcessEnv {
+  const pairs: Array<[string, string]> = [...HARDENED_CONFIG];
+  for (const d of drivers) {
+    for (const k of DRIVER_KEYS[d.section] ?? []) pairs.push([`${d.section}.${d.name}.${k}`, '']);
+    if (d.section === 'filter') pairs.push([`filter.${d.name}.required`, 'false']);
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_CONFIG_COUNT: String(pairs.length), GIT_TERMINAL_PROMPT: '0' };
+  // Not inherited from the server's environment either: no external diff program, no pager.
+  delete env.GIT_EXTERNAL_DIFF;
+  delete env.GIT_PAGER;
+  pairs.forEach(([k, v], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = k;
+    env[`GIT_CONFIG_VALUE_${i}`] = v;
+  });
+  return env;
+}
+
+/** Driver names (filter.<name>.*, diff.<name>.*, merge.<name>.*) the repo's config defines, read without running anything. */
+async function configuredDrivers(root: string): Promise<Array<{ section: string; name: string }>> {
+  let out = '';
+  try {
+    out = (await execFileAsync('git', ['config', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'], { cwd: root, env: hardenedGitEnv(), encoding: 'utf8' })).stdout;
+  } catch {
+    return []; // exit 1: none configured
+  }
+  const drivers = new Map<string, { section: string; name: string }>();
+  for (const key of out.split('\0')) {
+    const first = key.indexOf('.');
+    const last = key.lastIndexOf('.');
+    if (first < 0 || last <= first) continue;
+    const d = { section: key.slice(0, first).toLowerCase(), name: key.slice(first + 1, last) };
+    drivers.set(`${d.section}\0${d.name}`, d);
+  }
+  return [...drivers.values()];
+}
+
 interface PendingRead { resolve: (b: Buffer | null) => void; reject: (e: Error) => void; }
 
 /**
@@ -31,21 +87,21 @@ export class GitRepo {
   private queue: PendingRead[] = [];
   private buf: Buffer = Buffer.alloc(0);
 
-  private constructor(readonly root: string) {}
+  private constructor(readonly root: string, private readonly env: NodeJS.ProcessEnv) {}
 
   static async open(dir: string): Promise<GitRepo> {
     const abs = path.resolve(dir);
     let top: string;
     try {
-      top = (await execFileAsync('git', ['rev-parse', '--show-toplevel'], { cwd: abs })).stdout.trim();
+      top = (await execFileAsync('git', ['rev-parse', '--show-toplevel'], { cwd: abs, env: hardenedGitEnv() })).stdout.trim();
     } catch {
       throw new DomainError('not_a_git_repo', `path: "${dir}" is not a git work tree`, 'invalid');
     }
-    return new GitRepo(top);
+    return new GitRepo(top, hardenedGitEnv(await configuredDrivers(top)));
   }
 
   async git(args: string[], opts: { maxBuffer?: number; cwd?: string } = {}): Promise<string> {
-    const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024, encoding: 'utf8' });
+    const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, env: this.env, maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024, encoding: 'utf8' });
     return stdout;
   }
 
@@ -86,7 +142,7 @@ export class GitRepo {
 
   /** Changed files between two commits, with rename detection. */
   async diffNameStatus(base: string, head: string): Promise<ChangedFile[]> {
-    const out = await this.git(['diff', '--find-renames', '--name-status', '-z', base, head]);
+    const out = await this.git(['diff', '--no-ext-diff', '--no-textconv', '--find-renames', '--name-status', '-z', base, head]);
     const parts = out.split('\0');
     const files: ChangedFile[] = [];
     for (let i = 0; i < parts.length; ) {
@@ -108,7 +164,7 @@ export class GitRepo {
 
   /** Unified diff between two commits (optionally for some paths), `context` lines of context. */
   async diffPatch(base: string, head: string, paths: string[] = [], context = 3): Promise<string> {
-    const args = ['diff', '--find-renames', '--no-color', '--no-ext-diff', `-U${context}`, base, head];
+    const args = ['diff', '--find-renames', '--no-color', '--no-ext-diff', '--no-textconv', `-U${context}`, base, head];
     if (paths.length) args.push('--', ...paths.map(normalizeRepoPath));
     return this.git(args);
   }
@@ -158,7 +214,7 @@ export class GitRepo {
 
   private ensureCatFile(): ChildProcessWithoutNullStreams {
     if (this.catFile) return this.catFile;
-    const proc = spawn('git', ['cat-file', '--batch'], { cwd: this.root, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn('git', ['cat-file', '--batch'], { cwd: this.root, env: this.env, stdio: ['pipe', 'pipe', 'pipe'] });
     proc.stdout.on('data', (chunk: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
       this.drain();
