@@ -76,6 +76,9 @@ async function configuredDrivers(root: string): Promise<Array<{ section: string;
   return [...drivers.values()];
 }
 
+/** Objects larger than this are not read into memory (readObject answers null): no source file, spec or golden is this big. */
+export const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
+
 interface PendingRead { resolve: (b: Buffer | null) => void; reject: (e: Error) => void; }
 
 /**
@@ -85,7 +88,8 @@ interface PendingRead { resolve: (b: Buffer | null) => void; reject: (e: Error) 
 export class GitRepo {
   private catFile?: ChildProcessWithoutNullStreams;
   private queue: PendingRead[] = [];
-  private buf: Buffer = Buffer.alloc(0);
+  private header: Buffer = Buffer.alloc(0);
+  private body?: { size: number; got: number; data?: Buffer };
 
   private constructor(readonly root: string, private readonly env: NodeJS.ProcessEnv) {}
 
@@ -173,7 +177,7 @@ export class GitRepo {
     return (await this.git(['merge-base', a, b])).trim();
   }
 
-  /** Reads one object (`<sha>` or `<commit>:<path>`); null when it does not exist. */
+  /** Reads one object (`<sha>` or `<commit>:<path>`); null when it does not exist or exceeds MAX_OBJECT_BYTES. */
   readObject(spec: string): Promise<Buffer | null> {
     if (spec.includes('\n')) return Promise.reject(new DomainError('invalid_ref', 'object: must not contain a newline'));
     const proc = this.ensureCatFile();
@@ -215,13 +219,12 @@ export class GitRepo {
   private ensureCatFile(): ChildProcessWithoutNullStreams {
     if (this.catFile) return this.catFile;
     const proc = spawn('git', ['cat-file', '--batch'], { cwd: this.root, env: this.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    proc.stdout.on('data', (chunk: Buffer) => {
-      this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
-      this.drain();
-    });
+    proc.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     const fail = (err: Error) => {
       for (const p of this.queue.splice(0)) p.reject(err);
       this.catFile = undefined;
+      this.header = Buffer.alloc(0);
+      this.body = undefined;
     };
     proc.on('error', fail);
     proc.on('exit', () => fail(new Error('git cat-file exited')));
@@ -242,23 +245,46 @@ export class GitRepo {
     for (const s of streams) (hold ? s.ref : s.unref)?.call(s);
   }
 
-  private drain(): void {
-    for (;;) {
-      const nl = this.buf.indexOf(10);
-      if (nl < 0) return;
-      const header = this.buf.toString('utf8', 0, nl);
+  /**
+   * Parses `git cat-file --batch` output as it arrives: each body is copied once into a buffer of its
+   * announced size (no re-concatenation per chunk, which made a large blob quadratic), and a body over
+   * MAX_OBJECT_BYTES — a file a PR author made huge — is skipped without being held and reads as null.
+   */
+  private onData(chunk: Buffer): void {
+    let off = 0;
+    while (off < chunk.length) {
+      const body = this.body;
+      if (body) {
+        const take = Math.min(body.size + 1 - body.got, chunk.length - off);
+        const copy = Math.min(take, body.size - body.got);
+        if (body.data && copy > 0) chunk.copy(body.data, body.got, off, off + copy);
+        body.got += take;
+        off += take;
+        if (body.got === body.size + 1) {
+          this.body = undefined;
+          this.settle(body.data ?? null);
+        }
+        continue;
+      }
+      const nl = chunk.indexOf(10, off);
+      if (nl < 0) {
+        this.header = Buffer.concat([this.header, chunk.subarray(off)]);
+        return;
+      }
+      const header = Buffer.concat([this.header, chunk.subarray(off, nl)]).toString('utf8');
+      this.header = Buffer.alloc(0);
+      off = nl + 1;
       if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
-        this.buf = this.buf.subarray(nl + 1);
-        this.queue.shift()?.resolve(null);
-        if (this.queue.length === 0 && this.catFile) this.holdEventLoop(this.catFile, false);
+        this.settle(null);
         continue;
       }
       const size = Number(header.slice(header.lastIndexOf(' ') + 1));
-      if (this.buf.length < nl + 1 + size + 1) return;
-      const body = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size));
-      this.buf = this.buf.subarray(nl + 1 + size + 1);
-      this.queue.shift()?.resolve(body);
-      if (this.queue.length === 0 && this.catFile) this.holdEventLoop(this.catFile, false);
+      this.body = { size, got: 0, data: size > MAX_OBJECT_BYTES ? undefined : Buffer.allocUnsafe(size) };
     }
+  }
+
+  private settle(value: Buffer | null): void {
+    this.queue.shift()?.resolve(value);
+    if (this.queue.length === 0 && this.catFile) this.holdEventLoop(this.catFile, false);
   }
 }
