@@ -1,5 +1,6 @@
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess, type CommandEnvelope } from '../commands/kernel';
+import { placeRemoteRegistration, registerRepo } from '../commands/register-repo';
 import { canonicalJson } from '../events/canonical-json';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import type { Ledger } from '../ledger';
@@ -142,6 +143,11 @@ export class RpcDispatcher {
     };
     if (spec.command!.name === 'issueToken') return (await issueApiToken(this.ledger, caller.workspace.id, envelope, payload)).json;
     if (isCreateWorkspace(spec)) return this.createWorkspace(caller, envelope, payload);
+    if (spec.command!.name === registerRepo.name) {
+      // Over RPC the caller is a tenant: the repo must live under the operator's repo root.
+      const op = this.ledger.operator;
+      payload = await placeRemoteRegistration(payload, op.repoRoot, caller.workspace.id, op.githubEnterpriseHosts);
+    }
     return (await this.ledger.executor.execute(spec.command!, caller.workspace, envelope, payload)).json;
   }
 
