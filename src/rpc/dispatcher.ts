@@ -7,9 +7,9 @@ import type { Ledger } from '../ledger';
 import { runQuery } from '../projections/run-query';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
-import { assertWithinLimits, LIMITS } from './limits';
+import { assertWithinLimits, DISCOVER_COST, LIMITS, requestCost } from './limits';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
-import { openRpcDocument } from './openrpc';
+import { openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
 import type { WatchHub, WatchSink } from './watch';
 
@@ -60,8 +60,15 @@ export class RpcDispatcher {
     if (Array.isArray(frame)) {
       if (frame.length === 0) return { response: errorFrame(null, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: empty batch')), after };
       if (frame.length > LIMITS.maxBatch) return { response: errorFrame(null, new DomainError('payload_too_large', `batch: ${frame.length} requests exceed ${LIMITS.maxBatch}`, 'too_large')), after };
+      const cost = frame.reduce((sum: number, req) => sum + requestCost(req), 0);
+      if (cost > LIMITS.maxBatchCost) {
+        return { response: errorFrame(null, new DomainError('batch_too_costly', `batch: costs ${cost} units, more than ${LIMITS.maxBatchCost} (rpc.discover costs ${DISCOVER_COST}, any other request 1)`, 'too_large')), after };
+      }
       const out: string[] = [];
-      for (const req of frame) {
+      for (let i = 0; i < frame.length; i++) {
+        // Yield between entries: one batch must not hold the event loop for every other client.
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        const req = frame[i];
         const r = await this.one(req, ctx, after);
         if (r !== null) out.push(r);
       }
@@ -90,7 +97,7 @@ export class RpcDispatcher {
 
   /** Runs one method; returns the result as JSON text. */
   async call(method: string, rawParams: unknown, ctx: CallContext, after: Array<() => void> = []): Promise<string> {
-    if (method === 'rpc.discover') return JSON.stringify(openRpcDocument());
+    if (method === 'rpc.discover') return openRpcJson();
     if (rawParams !== undefined && (rawParams === null || typeof rawParams !== 'object' || Array.isArray(rawParams))) {
       throw new RpcError(INVALID_PARAMS, 'invalid_params', 'params: must be an object of named parameters');
     }

@@ -81,3 +81,11 @@ export function openRpcDocument(): unknown {
   };
   return cached;
 }
+
+let cachedJson: string | null = null;
+
+/** The catalogue as JSON text, serialized once (it is ~140 KB: re-encoding it per call cost the event loop). */
+export function openRpcJson(): string {
+  cachedJson ??= JSON.stringify(openRpcDocument());
+  return cachedJson;
+}
