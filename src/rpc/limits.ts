@@ -42,9 +42,9 @@ export function assertWithinLimits(value: unknown, path = 'params', depth = 0): 
 
 /**
  * What one request of a batch costs: `rpc.discover` answers with the whole catalogue (~140 KB), so it
- * counts as 25 requests and a batch holds at most 4 of them; any other request counts 1.
+ * costs a whole batch: it is answered alone; any other request counts 1.
  */
-export const DISCOVER_COST = 25;
+export const DISCOVER_COST = 100;
 export function requestCost(req: unknown): number {
   return req && typeof req === 'object' && (req as { method?: unknown }).method === 'rpc.discover' ? DISCOVER_COST : 1;
 }
