@@ -9,7 +9,7 @@ import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
 import { assertWithinLimits, DISCOVER_COST, LIMITS, requestCost } from './limits';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
-import { openRpcJson } from './openrpc';
+import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
 import type { WatchHub, WatchSink } from './watch';
 
@@ -29,8 +29,14 @@ export interface RpcConnection {
 }
 
 export interface DispatchResult {
-  /** The response frame, or null when every request was a notification. */
+  /** The response frame, or null when every request was a notification (or `parts` holds it). */
   response: string | null;
+  /**
+   * The response as byte ranges to write in order, for a lone `rpc.discover`: the ~140 KB catalogue is
+   * the same shared buffer every time instead of a fresh copy per answer (a flood of them was the
+   * memory a client could make the server churn through).
+   */
+  parts?: Buffer[];
   /** To run once the response has been written (starts subscription delivery). */
   after: Array<() => void>;
 }
@@ -56,6 +62,10 @@ export class RpcDispatcher {
       frame = JSON.parse(text);
     } catch {
       return { response: errorFrame(null, new RpcError(PARSE_ERROR, 'parse_error', 'Parse error: the frame is not valid JSON')), after };
+    }
+    const lone = frame as { jsonrpc?: unknown; id?: unknown; method?: unknown } | null;
+    if (lone && typeof lone === 'object' && !Array.isArray(lone) && lone.jsonrpc === '2.0' && lone.method === 'rpc.discover' && (typeof lone.id === 'string' || (typeof lone.id === 'number' && Number.isFinite(lone.id)))) {
+      return { response: null, parts: [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(lone.id)},"result":`), openRpcBytes(), Buffer.from('}')], after };
     }
     if (Array.isArray(frame)) {
       if (frame.length === 0) return { response: errorFrame(null, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: empty batch')), after };

@@ -29,7 +29,13 @@ function refuseMediaType(req: IncomingMessage, res: ServerResponse): void {
 
 async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: ServerResponse): Promise<void> {
   try {
-    const { response } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization) });
+    const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization) });
+    if (parts) {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': parts.reduce((n, p) => n + p.length, 0) });
+      for (const p of parts) res.write(p);
+      res.end();
+      return;
+    }
     if (response === null) {
       res.writeHead(204);
       res.end();

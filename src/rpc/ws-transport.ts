@@ -61,9 +61,11 @@ class WsConnection implements RpcConnection {
     // Every connection's unsent bytes are bounded: the next request waits (unread) until the client
     // has taken what it was already sent.
     if (!(await this.drained())) return;
-    const { response, after } = await this.dispatcher.handle(text, { bearer: this.bearer, connection: this });
-    if (response !== null && this.ws.readyState === WebSocket.OPEN) {
-      this.ws.send(response);
+    const { response, parts, after } = await this.dispatcher.handle(text, { bearer: this.bearer, connection: this });
+    if (this.ws.readyState === WebSocket.OPEN && (response !== null || parts)) {
+      // One text message, sent as continuation frames so the shared parts are written, not copied.
+      if (parts) parts.forEach((p, i) => this.ws.send(p, { binary: false, fin: i === parts.length - 1 }));
+      else this.ws.send(response!);
       if (this.ws.bufferedAmount > WS_MAX_UNSENT_BYTES) return this.overflow();
     }
     for (const fn of after) fn();
