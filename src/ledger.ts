@@ -8,7 +8,6 @@ import { kurrentdbStoreFactory, postgresStoreFactory, requireUrl } from './works
 import { workspaceIdSchema } from './events/catalogue/workspace';
 import { validationError } from './domain-error';
 import { assertIdempotencyKey } from './events/ids';
-import { mkdirPrivate } from './events/store/private-files';
 import { defaultOperatorConfig, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from './operator-config';
 
 export interface LedgerOptions {
@@ -33,8 +32,6 @@ export class Ledger {
     // Commands reach the operator's decisions through this service; a ledger built without them gets
     // the safe defaults (nothing enabled, sandbox on).
     if (!this.services.has(OPERATOR_CONFIG_SERVICE)) this.services.set(OPERATOR_CONFIG_SERVICE, config.operator ?? defaultOperatorConfig(config.dataDir));
-    // Repos registered over RPC are cloned or kept here: the server user's alone, like the data dir.
-    mkdirPrivate(this.operator.repoRoot);
     this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config));
     this.executor = new CommandExecutor(this.clock, this.services);
   }
