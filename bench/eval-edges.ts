@@ -6,6 +6,7 @@ import { CodeGraph } from '../src/codegraph/graph';
 import { indexCommit } from '../src/codegraph/indexer';
 import { GitRepo } from '../src/git/repo';
 import { buildRxjsRepo, RXJS_HEAD } from './rxjs-fixture';
+import { argValue } from './support/report';
 // The TypeScript 5.9 compiler API (an npm alias), used only by this evaluation.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const ts = require('typescript-compiler-api') as typeof import('typescript-compiler-api');
@@ -31,10 +32,20 @@ function topLevelName(t: Ts, decl: import('typescript-compiler-api').Node): stri
 /**
  * Cross-file references the TypeScript compiler resolves: every identifier outside import/export
  * declarations whose symbol (aliases followed) is declared at top level of another project file.
- * Edge granularity: (referencing file, target file#top-level name).
+ * Edge granularity: (referencing file, target file#top-level name). Object shorthand (`{ useState }`)
+ * is a use of the value it names, not a property declaration. Compiler options come from the root
+ * tsconfig.json when there is one (its `extends` chain followed by TypeScript itself); JS files are included.
  */
 function compilerEdges(root: string, files: string[]): Set<string> {
-  const program = ts.createProgram(files, { target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, strict: false, noEmit: true, skipLibCheck: true, types: [] });
+  const base: import('typescript-compiler-api').CompilerOptions = { target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, strict: false };
+  const configPath = ts.findConfigFile(root, (f) => fs.existsSync(f) && path.dirname(f) === root);
+  let options = base;
+  if (configPath) {
+    const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+    if (parsed) options = { ...parsed.options };
+  }
+  options = { ...options, noEmit: true, skipLibCheck: true, types: [], allowJs: true, checkJs: false, composite: false, incremental: false };
+  const program = ts.createProgram(files, options);
   const checker = program.getTypeChecker();
   const inProject = new Set(files.map((f) => path.resolve(f)));
   const edges = new Set<string>();
@@ -45,9 +56,10 @@ function compilerEdges(root: string, files: string[]): Set<string> {
       if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return;
       if (ts.isIdentifier(node)) {
         const parent = node.parent;
-        const isDeclName = parent && (parent as { name?: unknown }).name === node && (ts.isDeclarationStatement(parent) || ts.isVariableDeclaration(parent) || ts.isParameter(parent) || ts.isPropertyDeclaration(parent) || ts.isMethodDeclaration(parent) || ts.isPropertySignature(parent) || ts.isMethodSignature(parent) || ts.isBindingElement(parent) || ts.isTypeParameterDeclaration(parent) || ts.isEnumMember(parent) || ts.isPropertyAssignment(parent));
+        const shorthand = parent && ts.isShorthandPropertyAssignment(parent) && parent.name === node;
+        const isDeclName = !shorthand && parent && (parent as { name?: unknown }).name === node && (ts.isDeclarationStatement(parent) || ts.isVariableDeclaration(parent) || ts.isParameter(parent) || ts.isPropertyDeclaration(parent) || ts.isMethodDeclaration(parent) || ts.isPropertySignature(parent) || ts.isMethodSignature(parent) || ts.isBindingElement(parent) || ts.isTypeParameterDeclaration(parent) || ts.isEnumMember(parent) || ts.isPropertyAssignment(parent));
         if (!isDeclName) {
-          let sym = checker.getSymbolAtLocation(node);
+          let sym = shorthand ? checker.getShorthandAssignmentValueSymbol(parent) : checker.getSymbolAtLocation(node);
           if (sym && sym.flags & ts.SymbolFlags.Alias) sym = checker.getAliasedSymbol(sym);
           const decl = sym?.declarations?.[0];
           const target = decl?.getSourceFile();
@@ -64,18 +76,30 @@ function compilerEdges(root: string, files: string[]): Set<string> {
   return edges;
 }
 
-export async function main(): Promise<void> {
-  const fixture = buildRxjsRepo();
-  const repo = await GitRepo.open(fixture.dir);
+const TS_JS = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
+
+/**
+ * `npm run eval:edges [-- --repo <git dir> --commit <sha>]`: our resolved cross-file edges against the
+ * TypeScript compiler's on the TS/JS files of one commit (default: the rxjs fixture of bench:cohorts).
+ */
+export async function main(args: string[] = []): Promise<void> {
+  const repoArg = argValue(args, '--repo');
+  const fixture = repoArg ? undefined : buildRxjsRepo();
+  const repo = await GitRepo.open(repoArg ?? fixture!.dir);
+  const commit = await repo.revParse(argValue(args, '--commit') ?? (fixture ? fixture.head : 'HEAD'));
   const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-eval-'));
+  // The compiler reads files from disk: a worktree of the commit (the fixture's checkout is already its head).
+  const tree = repoArg ? path.join(cacheDir, 'tree') : fixture!.dir;
+  const corpus = repoArg ? `${path.basename(path.resolve(repoArg))}@${commit.slice(0, 12)}` : `rxjs@${RXJS_HEAD}/src`;
   try {
+    if (repoArg) await repo.addWorktree(commit, tree);
     const cache = FactsCache.open(cacheDir);
-    const index = await indexCommit(repo, fixture.head, { cache });
+    const index = await indexCommit(repo, commit, { cache });
     cache.close();
     const graph = new CodeGraph(index);
     const ours = new Set<string>();
     for (const e of graph.edges) {
-      if (e.fromFile === e.toFile) continue;
+      if (e.fromFile === e.toFile || !TS_JS.test(e.fromFile) || !TS_JS.test(e.toFile)) continue;
       const q = e.to.slice(e.to.indexOf('#') + 1);
       ours.add(`${e.fromFile}\0${e.toFile}#${q.split('.')[0]}`);
     }
@@ -83,8 +107,8 @@ export async function main(): Promise<void> {
     const nameOnly = new Set<string>();
     for (const m of graph.nameMatches) for (const c of m.candidates) nameOnly.add(`${m.fromFile}\0${c.split('#')[0]}#${c.slice(c.indexOf('#') + 1).split('.')[0]}`);
 
-    const files = [...index.files.keys()].filter((p) => p.endsWith('.ts')).map((p) => path.join(fixture.dir, p));
-    const truth = compilerEdges(fixture.dir, files);
+    const files = [...index.files.keys()].filter((p) => TS_JS.test(p)).map((p) => path.join(tree, p));
+    const truth = compilerEdges(tree, files);
     const tp = [...ours].filter((e) => truth.has(e)).length;
     const precision = ours.size ? tp / ours.size : 0;
     const recall = truth.size ? tp / truth.size : 0;
@@ -94,18 +118,19 @@ export async function main(): Promise<void> {
     const show = (s: string) => s.replace('\0', ' → ');
     const falsePositives = [...ours].filter((e) => !truth.has(e)).slice(0, 5).map(show);
     const missed = [...truth].filter((e) => !ours.has(e)).slice(0, 5).map(show);
-    console.log(`eval:edges — rxjs ${RXJS_HEAD} src/ (${files.length} TypeScript files), edges = (file, target file#top-level symbol)`);
+    console.log(`eval:edges — ${corpus} (${files.length} TypeScript/JavaScript files), edges = (file, target file#top-level symbol)`);
     console.log(`compiler-resolved cross-file edges   ${truth.size}`);
     console.log(`our resolved cross-file edges        ${ours.size}  (true positives ${tp})`);
-    console.log(`precision                            ${precision.toFixed(3)}  (target ≥ 0.95)`);
-    console.log(`recall                               ${recall.toFixed(3)}  (target ≥ 0.80)`);
+    console.log(`precision                            ${precision.toFixed(3)}  (target ≥ 0.99)`);
+    console.log(`recall                               ${recall.toFixed(3)}  (target ≥ 0.90)`);
     console.log(`name-match-only edges (not used)     ${nameOnly.size}  precision ${namePrecision.toFixed(3)}`);
     if (falsePositives.length) console.log(`sample false positives: ${falsePositives.join(' | ')}`);
     if (missed.length) console.log(`sample misses: ${missed.join(' | ')}`);
-    console.log(JSON.stringify({ bench: 'eval-edges', corpus: `rxjs@${RXJS_HEAD}/src`, files: files.length, compilerEdges: truth.size, ourEdges: ours.size, truePositives: tp, precision: +precision.toFixed(4), recall: +recall.toFixed(4), nameMatchEdges: nameOnly.size, nameMatchPrecision: +namePrecision.toFixed(4) }));
+    console.log(JSON.stringify({ bench: 'eval-edges', corpus, files: files.length, compilerEdges: truth.size, ourEdges: ours.size, truePositives: tp, precision: +precision.toFixed(4), recall: +recall.toFixed(4), nameMatchEdges: nameOnly.size, nameMatchPrecision: +namePrecision.toFixed(4) }));
   } finally {
+    if (repoArg) await repo.removeWorktree(tree).catch(() => undefined);
     repo.close();
-    fixture.cleanup();
+    fixture?.cleanup();
     fs.rmSync(cacheDir, { recursive: true, force: true });
   }
 }

@@ -1,4 +1,6 @@
-// npm run bench:store [-- --events 100000 --streams 1000 --rounds 5 --store sqlite|postgres]
+// npm run bench:store [-- --events 100000 --streams 1000 --rounds 5 --store sqlite|postgres] [-- --chain]
+// --chain: instead of raw better-sqlite3, compare our store with the hash chain ON against the same
+// store with it OFF (SqliteStoreOptions.chain = false), same alternating rounds: the chain's cost.
 // Our store API vs raw better-sqlite3 with a minimal schema, same machine, same run, FULL and NORMAL.
 // Each operation runs in rounds that alternate ours/raw, so load from noisy neighbours hits both
 // alike; figures are medians of the per-round rates.
@@ -153,6 +155,43 @@ async function runSync(dir: string, sync: SynchronousMode, n: number, streams: n
   return res;
 }
 
+/** Chain on vs chain off, same store code, alternating rounds: (a) single-event, (b) 10/append, (d) group commit. */
+async function runChain(dir: string, sync: SynchronousMode, n: number, streams: number, rounds: number) {
+  const chunk = Math.ceil(n / rounds);
+  const res: Record<string, { ours: number; raw: number }> = {};
+  const open = (tag: string, chain: boolean) => new SqliteEventStore({ file: path.join(dir, `chain-${chain ? 'on' : 'off'}-${sync}-${tag}.db`), workspaceId: 'bench', synchronous: sync, chain });
+  const sequential = (store: SqliteEventStore, size: number) => {
+    const rev = new Int32Array(streams).fill(-1);
+    let i = 0;
+    return async () => {
+      for (let k = 0; k < chunk; k += size, i++) {
+        const s = i % streams;
+        await store.append(`s-${s}`, rev[s] < 0 ? 'no_stream' : rev[s], Array.from({ length: size }, makeEvent));
+        rev[s] += size;
+      }
+      return chunk;
+    };
+  };
+  const grouped = (store: SqliteEventStore) => {
+    const producers = 50;
+    const per = Math.ceil(chunk / producers);
+    return async () => {
+      await Promise.all(Array.from({ length: producers }, async (_, p) => {
+        for (let k = 0; k < per; k++) await store.append(`p-${p}-${k % 20}`, 'any', [makeEvent()]);
+      }));
+      return per * producers;
+    };
+  };
+  for (const [k, make] of [['a', (s: SqliteEventStore) => sequential(s, 1)], ['b', (s: SqliteEventStore) => sequential(s, 10)], ['d', grouped]] as const) {
+    const on = open(k, true);
+    const off = open(k, false);
+    res[k] = await compare(rounds, make(on), make(off));
+    await on.close();
+    await off.close();
+  }
+  return res;
+}
+
 export async function main(args: string[]) {
   const n = Number(argValue(args, '--events') ?? 100_000);
   const streams = Number(argValue(args, '--streams') ?? 1000);
@@ -169,6 +208,7 @@ export async function main(args: string[]) {
     return mod.main(args);
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-store-'));
+  if (args.includes('--chain')) return mainChain(dir, n, streams, rounds);
   console.log(`bench:store — ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
   const rows: Array<Record<string, string | number>> = [];
   const json: Record<string, unknown> = { bench: 'store', events: n, streams, rounds };
@@ -190,5 +230,29 @@ export async function main(args: string[]) {
   console.log(table(rows));
   console.log('raw = better-sqlite3, minimal schema: one INSERT per transaction for (a) and (d), one transaction per 10 for (b), SELECT + JSON.parse for (c)');
   console.log('targets: (a),(b) ≥ 0.5 of raw; (c) ≥ 0.7 of raw; (d) ≥ 5× raw single-event transactions at FULL');
+  console.log(JSON.stringify(json));
+}
+
+async function mainChain(dir: string, n: number, streams: number, rounds: number) {
+  console.log(`bench:store --chain — hash chain on vs off, ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
+  const rows: Array<Record<string, string | number>> = [];
+  const json: Record<string, unknown> = { bench: 'store-chain', events: n, streams, rounds };
+  const label: Record<string, string> = { a: '(a) 1 event/append, sequential', b: '(b) 10 events/append', d: '(d) group commit, 50 producers' };
+  try {
+    for (const sync of ['FULL', 'NORMAL'] as SynchronousMode[]) {
+      const res = await runChain(dir, sync, n, streams, rounds);
+      for (const k of ['a', 'b', 'd']) {
+        const { ours: on, raw: off } = res[k];
+        rows.push({ sync, operation: label[k], 'chain on ev/s': on, 'chain off ev/s': off, 'on/off': round(on / off, 2) });
+        json[`${sync}_${k}_on`] = on;
+        json[`${sync}_${k}_off`] = off;
+        json[`${sync}_${k}_ratio`] = round(on / off, 2);
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(table(rows));
+  console.log('target: chain on ≥ 0.9× chain off for (a) and (d)');
   console.log(JSON.stringify(json));
 }

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../events/catalogue/compute';
+import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
+import { mirrorPairs, subjectOf } from './pairing';
 import { isTestPath } from './roles';
 
 /** A changed file as formation sees it. */
@@ -15,10 +17,37 @@ export interface FormationFile {
   /** Language name of source without a grammar. */
   unsupportedLanguage?: string;
   fragments: FragmentData[];
+  /** The grammar's parse of the file has errors: said in the cohort's reason. */
+  parseErrors?: boolean;
+}
+
+/**
+ * What may join two changed files into one cohort besides a resolved edge between changed definitions:
+ * `changed-reference` (stricter: the reference itself is on a changed line), `wrapper` (one hop through an
+ * unchanged definition of a changed file), `test-subject` (name pairing), `mirror` (a copy of the same
+ * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
+ * one directory). Each is measured with and without on `npm run eval:cohorts` (docs/cohorts.md).
+ */
+export type FormationSignal = 'changed-reference' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory'];
+// Measured (docs/cohorts.md): wrapper, mirror, co-change and directory did not earn their place on the five evaluation repos.
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-subject'];
+
+/** Files of the change that earlier commits changed together (from `git log` before the base). */
+export interface CoChangePair {
+  a: string;
+  b: string;
+  together: number;
+  window: number;
 }
 
 export interface FormationInput {
   files: FormationFile[];
+  /** Changed line numbers per (head) path: head-side lines added or changed, base-side lines removed. */
+  changedLines?: Map<string, { head: Set<number>; base: Set<number> }>;
+  coChange?: CoChangePair[];
+  /** Signals in use (default DEFAULT_SIGNALS). */
+  signals?: readonly FormationSignal[];
   head?: CodeGraph;
   base?: CodeGraph;
   /** Why there is no semantic grouping at all (no index at the needed commit); undefined when indexed. */
@@ -33,6 +62,8 @@ export const MAX_COHORT_FILES = 12;
 export const DEFAULT_BLAST_DEPTH = 3;
 /** Dependents listed per cohort (files and symbols each); beyond it the list is marked truncated. */
 export const MAX_LISTED_DEPENDENTS = 200;
+/** Symbols named in one reading-order step's explanation; the rest are counted. */
+export const MAX_NAMES_IN_WHY = 8;
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 
@@ -82,13 +113,19 @@ interface Link {
   toFile: string;
   fromSymbol: string;
   toSymbol: string;
+  /** The unchanged wrapper the reference went through (the `wrapper` signal). */
+  via?: string;
 }
 
 /**
  * Resolved edges between changed fragments of different files (SPEC §8.3), from the head graph and, for
- * deleted definitions, from the base graph. Paths are normalized to head paths.
+ * deleted definitions, from the base graph. Paths are normalized to head paths. With the
+ * `changed-reference` signal an edge counts only when the reference itself is on a changed line (the
+ * caller's change is about the callee: a new call, an updated call, a removed one); without it, any
+ * edge from a changed fragment does. With `wrapper`, a reference to an unchanged definition of a changed
+ * file that itself calls a changed definition of that file counts as reaching it (one hop).
  */
-function changedLinks(input: FormationInput, semanticFiles: FormationFile[]): Link[] {
+function changedLinks(input: FormationInput, semanticFiles: FormationFile[], signals: ReadonlySet<FormationSignal>): Link[] {
   const fileOfSymbol = new Map<string, string>();
   const residualFiles = new Set<string>();
   const baseToHead = new Map<string, string>();
@@ -101,28 +138,40 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[]): Li
   }
   const testFiles = new Set(semanticFiles.filter((f) => f.role === 'test').map((f) => f.path));
   const liveHeadFiles = new Set(semanticFiles.filter((f) => f.status !== 'deleted').map((f) => f.path));
+  const byLine = signals.has('changed-reference');
   const links: Link[] = [];
   const seen = new Set<string>();
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
     if (!graph) return;
+    /** A changed definition reached through one unchanged same-file definition (an exported wrapper). */
+    const throughWrapper = (to: string): string | undefined => {
+      if (!signals.has('wrapper')) return undefined;
+      const info = graph.symbols.get(to);
+      if (!info) return undefined;
+      for (const e of graph.outgoingOf(to)) if (e.toFile === info.path && fileOfSymbol.has(e.to)) return e.to;
+      return undefined;
+    };
     for (const e of graph.edges) {
       const fromFile = side === 'head' ? e.fromFile : baseToHead.get(e.fromFile);
       if (!fromFile || (side === 'head' && !liveHeadFiles.has(fromFile))) continue;
+      // A changed test exercises whatever it references: the line rule is for source files.
+      if (byLine && !testFiles.has(fromFile) && !input.changedLines?.get(fromFile)?.[side].has(e.line)) continue;
       let fromSymbol: string | undefined;
       if (testFiles.has(fromFile)) fromSymbol = e.from; // a changed test exercises whatever it references
-      else if (e.from === e.fromFile) fromSymbol = residualFiles.has(fromFile) ? e.from : undefined;
-      else fromSymbol = [e.from, ...ancestors(e.from)].find((s) => fileOfSymbol.has(s));
+      else if (e.from === e.fromFile) fromSymbol = residualFiles.has(fromFile) || byLine ? e.from : undefined;
+      else fromSymbol = [e.from, ...ancestors(e.from)].find((s) => fileOfSymbol.has(s)) ?? (byLine ? e.from : undefined);
       if (!fromSymbol) continue;
       // Exactly the changed definition: naming a class (a type annotation, `new X`) says nothing about
       // which of its changed methods runs, and treating it so turns every widely used class into a hub.
-      const toSymbol = fileOfSymbol.has(e.to) ? e.to : undefined;
+      const direct = fileOfSymbol.has(e.to) ? e.to : undefined;
+      const toSymbol = direct ?? throughWrapper(e.to);
       if (!toSymbol) continue;
       const toFile = fileOfSymbol.get(toSymbol)!;
       if (toFile === fromFile) continue;
       const key = `${fromFile}\0${toFile}\0${fromSymbol}\0${toSymbol}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      links.push({ fromFile, toFile, fromSymbol, toSymbol });
+      links.push({ fromFile, toFile, fromSymbol, toSymbol, ...(direct ? {} : { via: e.to }) });
     }
   };
   visit(input.head, 'head');
@@ -137,25 +186,43 @@ interface Group {
   links: Link[];
 }
 
+/** Why two files of one cohort were joined (other than a reference edge): recorded in the cohort's reason. */
+interface Join {
+  a: string;
+  b: string;
+  signal: Exclude<FormationSignal, 'changed-reference' | 'wrapper'>;
+  detail: string;
+}
+
 /** Forms cohorts, keys them, measures blast radius and ranks them riskiest first. */
 export function formCohorts(input: FormationInput): CohortData[] {
+  const signals: ReadonlySet<FormationSignal> = new Set(input.signals ?? DEFAULT_SIGNALS);
   const groups: Group[] = [];
   const reviewable = input.files.filter((f) => f.role === 'source' || f.role === 'test');
   const semantic = input.noIndexReason ? [] : reviewable.filter((f) => f.language);
   const pathOnly = reviewable.filter((f) => !semantic.includes(f));
-  for (const f of semantic) if (!f.fragments.length) f.fragments.push({ id: `${f.path}#<residual>`, path: f.path, kind: 'residual', side: f.status === 'deleted' ? 'base' : 'head', change: 'modified', startLine: 1, endLine: 1 });
+  for (const f of semantic) if (!f.fragments.length) f.fragments.push({ id: clipId(`${f.path}#<residual>`, BOUNDS.fragmentId), path: f.path, kind: 'residual', side: f.status === 'deleted' ? 'base' : 'head', change: 'modified', startLine: 1, endLine: 1 });
 
   // Semantic formation: source↔source links first, bounded; then each test joins the cohort it exercises most.
-  const links = changedLinks(input, semantic);
+  const links = changedLinks(input, semantic, signals);
   const uf = new UnionFind();
   for (const f of semantic) uf.add(f.path);
   const role = new Map(semantic.map((f) => [f.path, f.role]));
+  const joins: Join[] = [];
+  const join = (a: string, b: string, signal: Join['signal'], detail: string): boolean => {
+    if (uf.find(a) === uf.find(b) || uf.sizeOf(a) + uf.sizeOf(b) > MAX_COHORT_FILES) return false;
+    uf.union(a, b);
+    joins.push({ a, b, signal, detail });
+    return true;
+  };
+  if (signals.has('mirror')) for (const [a, b] of mirrorPairs(semantic.map((f) => f.path))) join(a, b, 'mirror', `${a} mirrors ${b}`);
   for (const l of links) {
     if (role.get(l.fromFile) === 'test' || role.get(l.toFile) === 'test') continue;
     if (uf.find(l.fromFile) === uf.find(l.toFile)) continue;
     if (uf.sizeOf(l.fromFile) + uf.sizeOf(l.toFile) > MAX_COHORT_FILES) continue;
     uf.union(l.fromFile, l.toFile);
   }
+  const joinedTests = new Set<string>();
   for (const t of semantic.filter((f) => f.role === 'test')) {
     const votes = new Map<string, Set<string>>();
     for (const l of links) {
@@ -166,7 +233,27 @@ export function formCohorts(input: FormationInput): CohortData[] {
       votes.set(root, set);
     }
     const best = [...votes.entries()].sort((a, b) => b[1].size - a[1].size || a[0].localeCompare(b[0]))[0];
-    if (best && uf.sizeOf(best[0]) < MAX_COHORT_FILES) uf.union(best[0], t.path);
+    if (best && uf.sizeOf(best[0]) < MAX_COHORT_FILES) {
+      uf.union(best[0], t.path);
+      joinedTests.add(t.path);
+    }
+  }
+  if (signals.has('test-subject')) {
+    const sources = semantic.filter((f) => f.role === 'source').map((f) => f.path);
+    for (const t of semantic.filter((f) => f.role === 'test' && !joinedTests.has(f.path))) {
+      const subject = subjectOf(t.path, sources);
+      if (subject) join(t.path, subject, 'test-subject', `${path.posix.basename(t.path)} tests ${path.posix.basename(subject)}`);
+    }
+  }
+  if (signals.has('co-change') && input.coChange) {
+    for (const p of input.coChange) if (role.has(p.a) && role.has(p.b)) join(p.a, p.b, 'co-change', `${path.posix.basename(p.a)} and ${path.posix.basename(p.b)} changed together in ${p.together} of the last ${p.window} commits`);
+  }
+  if (signals.has('directory')) {
+    // Files no other signal joined, in the same directory: a weak signal, used only between loners.
+    const loners = semantic.filter((f) => uf.sizeOf(f.path) === 1).map((f) => f.path);
+    const byDir = new Map<string, string[]>();
+    for (const p of loners) byDir.set(path.posix.dirname(p), [...(byDir.get(path.posix.dirname(p)) ?? []), p]);
+    for (const [dir, ps] of byDir) for (const p of ps.slice(1)) join(ps[0], p, 'directory', `no resolved link; both in ${dir}/`);
   }
   const byRoot = new Map<string, FormationFile[]>();
   for (const f of semantic) {
@@ -175,7 +262,8 @@ export function formCohorts(input: FormationInput): CohortData[] {
   }
   for (const files of byRoot.values()) {
     const paths = new Set(files.map((f) => f.path));
-    groups.push({ files, grouping: 'semantic', links: links.filter((l) => paths.has(l.fromFile) && paths.has(l.toFile)) });
+    const own = links.filter((l) => paths.has(l.fromFile) && paths.has(l.toFile));
+    groups.push({ files, grouping: 'semantic', links: own, reason: reasonOf(files, own, joins.filter((j) => paths.has(j.a))) });
   }
 
   // Path fallback: never fake semantic confidence.
@@ -195,7 +283,7 @@ export function formCohorts(input: FormationInput): CohortData[] {
     byDir.set(dir, entry);
   }
   for (const [, { files, reasons }] of [...byDir.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
-    groups.push({ files, grouping: 'path', reason: [...reasons].sort().join('; '), links: [] });
+    groups.push({ files, grouping: 'path', reason: clipText([...reasons].sort().join('; '), BOUNDS.groupingReason), links: [] });
   }
 
   const cohorts = groups.map((g) => toCohort(g, input));
@@ -204,13 +292,32 @@ export function formCohorts(input: FormationInput): CohortData[] {
   return cohorts;
 }
 
+/** Why the files of a semantic cohort are together, in words: its reference links and its other joins. */
+function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string | undefined {
+  const broken = files.filter((f) => f.parseErrors).map((f) => path.posix.basename(f.path));
+  const brokenNote = broken.length ? `parse errors in ${broken.slice(0, 3).join(', ')}${broken.length > 3 ? ` and ${broken.length - 3} more` : ''}: definitions and references there may be incomplete` : undefined;
+  if (files.length < 2) return brokenNote;
+  const short = (id: string) => id.slice(id.indexOf('#') + 1) || id;
+  const parts: string[] = [];
+  const refs = links.filter((l) => !l.via);
+  const hops = links.filter((l) => l.via);
+  if (refs.length) parts.push(`changed references: ${refs.slice(0, 4).map((l) => `${short(l.fromSymbol)} → ${short(l.toSymbol)}`).join(', ')}${refs.length > 4 ? ` and ${refs.length - 4} more` : ''}`);
+  if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
+  const bySignal = new Map<string, string[]>();
+  for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', mirror: 'mirror of its source', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
+  if (brokenNote) parts.push(brokenNote);
+  return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;
+}
+
 function anchorsOf(g: Group): string[] {
   if (g.grouping === 'path') return [];
   const sources = g.files.filter((f) => f.role !== 'test');
   const pick = sources.length ? sources : g.files;
   const symbols = pick.flatMap((f) => f.fragments.map((fr) => fr.symbolId).filter((s): s is string => !!s));
   if (symbols.length) return [...new Set(symbols)].sort();
-  return pick.map((f) => `${f.path}#<residual>`).sort();
+  return pick.map((f) => clipId(`${f.path}#<residual>`, BOUNDS.symbolId)).sort();
 }
 
 /** Key: content-derived (SPEC §8.4) — the anchor definitions' stable symbol ids, or the directory. */
@@ -245,12 +352,14 @@ function toCohort(g: Group, input: FormationInput): CohortData {
 function titleOf(g: Group, anchors: string[]): string {
   if (g.grouping === 'path') {
     const dir = path.posix.dirname(g.files[0].path);
-    return `${dir === '.' ? '(root)' : dir}/ — ${g.files.length} file${g.files.length === 1 ? '' : 's'}`;
+    const count = `/ — ${g.files.length} file${g.files.length === 1 ? '' : 's'}`;
+    return `${clipText(dir === '.' ? '(root)' : dir, BOUNDS.cohortTitle - count.length)}${count}`;
   }
   const names = anchors.map((a) => a.slice(a.indexOf('#') + 1)).filter((n) => n !== '<residual>');
   const shown = names.slice(0, 3).join(', ') || g.files.map((f) => path.posix.basename(f.path)).slice(0, 3).join(', ');
   const more = names.length > 3 ? ` +${names.length - 3}` : '';
-  return `${shown}${more} (${g.files.length} file${g.files.length === 1 ? '' : 's'})`;
+  const count = ` (${g.files.length} file${g.files.length === 1 ? '' : 's'})`;
+  return `${clipText(`${shown}${more}`, BOUNDS.cohortTitle - count.length)}${count}`;
 }
 
 /**
@@ -351,17 +460,19 @@ function readingOrderOf(g: Group): CohortData['readingOrder'] {
   for (const x of sorted.filter((y) => rank(y) === 0)) visit(x.fr.symbolId ?? x.fr.id, new Set());
   for (const x of sorted.filter((y) => rank(y) > 0)) visit(x.fr.symbolId ?? x.fr.id, new Set());
   const short = (id: string) => id.slice(id.indexOf('#') + 1);
+  // A hub called by hundreds of changed symbols would make an unreadable (and unrecordable) step.
+  const list = (ids: string[]) => (ids.length <= MAX_NAMES_IN_WHY ? ids.map(short).join(', ') : `${ids.slice(0, MAX_NAMES_IN_WHY).map(short).join(', ')} and ${ids.length - MAX_NAMES_IN_WHY} more`);
   return {
     order: 'callee-first',
     steps: ordered.map(({ fr, role }) => {
-      const calledBy = [...(callers.get(fr.symbolId ?? '') ?? [])].map(short);
-      const calls = [...(callees.get(fr.symbolId ?? '') ?? [])].map(short);
+      const calledBy = [...(callers.get(fr.symbolId ?? '') ?? [])].sort();
+      const calls = [...(callees.get(fr.symbolId ?? '') ?? [])].sort();
       let why: string;
-      if (role === 'test') why = calls.length ? `test exercising ${calls.join(', ')}` : 'changed test';
+      if (role === 'test') why = calls.length ? `test exercising ${list(calls)}` : 'changed test';
       else if (fr.kind === 'residual') why = `rest of the changes in ${path.posix.basename(fr.path)} (imports, top-level code)`;
-      else if (fr.change === 'deleted') why = `${fr.kind} ${short(fr.symbolId!)} deleted${calledBy.length ? `; was used by ${calledBy.join(', ')}` : ''}`;
-      else why = `${fr.change} ${fr.kind}${calledBy.length ? `, called by ${calledBy.join(', ')}` : ''}${calls.length ? `, calls ${calls.join(', ')}` : ''}`;
-      return { path: fr.path, ...(fr.symbolId ? { symbolId: fr.symbolId } : {}), startLine: fr.startLine, endLine: fr.endLine, why };
+      else if (fr.change === 'deleted') why = `${fr.kind} ${short(fr.symbolId!)} deleted${calledBy.length ? `; was used by ${list(calledBy)}` : ''}`;
+      else why = `${fr.change} ${fr.kind}${calledBy.length ? `, called by ${list(calledBy)}` : ''}${calls.length ? `, calls ${list(calls)}` : ''}`;
+      return { path: fr.path, ...(fr.symbolId ? { symbolId: fr.symbolId } : {}), startLine: fr.startLine, endLine: fr.endLine, why: clipText(why, BOUNDS.readingWhy) };
     }),
   };
 }
@@ -374,7 +485,7 @@ function cluesFor(files: string[], input: FormationInput): CohortData['clues'] {
   const mine = new Set(files.map(componentOf).filter((c): c is string => c !== undefined));
   for (const d of input.dependencyDiffs) {
     if (d.versionOnly || !mine.has(d.component)) continue;
-    clues.push({ kind: 'dependency-diff', path: d.path, note: `${d.ecosystem} dependencies changed in ${d.path}: ${d.changes.length} change(s)`, dependencyChanges: d.changes });
+    clues.push({ kind: 'dependency-diff', path: d.path, note: clipText(`${d.ecosystem} dependencies changed in ${d.path}: ${d.changes.length} change(s)`, BOUNDS.note), dependencyChanges: d.changes });
   }
   return clues;
 }

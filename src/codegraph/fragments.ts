@@ -1,3 +1,4 @@
+import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { FragmentData } from '../events/catalogue/compute';
 import type { FileHunks } from './diff-hunks';
 import type { CodeGraph, SymbolInfo } from './graph';
@@ -37,7 +38,7 @@ export function fragmentsOf(file: { path: string; oldPath?: string; status: stri
   };
   const addDef = (s: SymbolInfo, side: 'head' | 'base', change: FragmentData['change']) => {
     if (fragments.has(s.def.qname)) return;
-    fragments.set(s.def.qname, { id: s.id, path: side === 'head' ? headPath : basePath, symbolId: s.id, kind: s.def.kind, side, change, startLine: s.def.start, endLine: s.def.end });
+    fragments.set(s.def.qname, { id: s.id, path: side === 'head' ? headPath : basePath, symbolId: s.id, kind: clipText(s.def.kind, BOUNDS.kind), side, change, startLine: s.def.start, endLine: s.def.end });
   };
   for (const h of hunks?.hunks ?? []) {
     for (let l = h.newStart; l < h.newStart + h.newCount; l++) {
@@ -60,7 +61,7 @@ export function fragmentsOf(file: { path: string; oldPath?: string; status: stri
   const out = [...fragments.values()].sort((a, b) => a.startLine - b.startLine || a.id.localeCompare(b.id));
   if (residual) {
     const r = residual as { side: 'head' | 'base'; start: number; end: number };
-    out.push({ id: `${r.side === 'head' ? headPath : basePath}#${RESIDUAL}`, path: r.side === 'head' ? headPath : basePath, kind: 'residual', side: r.side, change: file.status === 'added' ? 'added' : file.status === 'deleted' ? 'deleted' : 'modified', startLine: Math.max(1, r.start), endLine: Math.max(1, r.end) });
+    out.push({ id: clipId(`${r.side === 'head' ? headPath : basePath}#${RESIDUAL}`, BOUNDS.fragmentId), path: r.side === 'head' ? headPath : basePath, kind: 'residual', side: r.side, change: file.status === 'added' ? 'added' : file.status === 'deleted' ? 'deleted' : 'modified', startLine: Math.max(1, r.start), endLine: Math.max(1, r.end) });
   }
   return out;
 }

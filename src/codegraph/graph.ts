@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { BOUNDS, clipId } from '../events/catalogue/bounds';
 import type { Definition, ImportDecl, Reference, ReferenceKind } from './facts';
 import type { CommitIndex, IndexedFile } from './indexer';
 import { LANGUAGES } from './languages';
@@ -33,7 +34,8 @@ export interface EdgeStats {
   external: number;
 }
 
-export const symbolId = (file: string, qname: string): string => `${file}#${qname}`;
+/** `path#Qualified.name`; an id longer than the recorded bound is clipped with a hash of the whole (distinct, stable). */
+export const symbolId = (file: string, qname: string): string => clipId(`${file}#${qname}`, BOUNDS.symbolId);
 
 /** The resolved code graph of one commit, built from its cached per-blob facts. */
 export class CodeGraph {

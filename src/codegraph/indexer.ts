@@ -1,3 +1,4 @@
+import { BOUNDS } from '../events/catalogue/bounds';
 import * as path from 'node:path';
 import type { GitRepo } from '../git/repo';
 import { extractFacts } from './extract';
@@ -86,6 +87,10 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
     if (!language) {
       const other = unsupportedLanguageOf(e.path);
       if (other) result.unsupported.push({ path: e.path, language: other });
+      continue;
+    }
+    if (e.path.length > BOUNDS.path) {
+      result.skipped.push({ path: e.path, reason: `path longer than ${BOUNDS.path} characters` });
       continue;
     }
     if (VENDORED.test(e.path) || /\.min\.js$/.test(e.path)) {

@@ -19,7 +19,8 @@ export function isApiSpecPath(p: string): boolean {
 export function isTestPath(p: string): boolean {
   const lower = p.toLowerCase();
   const base = path.posix.basename(lower);
-  if (/\.(test|spec)\.[cm]?[jt]sx?$/.test(base)) return true;
+  // `.test-d.ts`: tsd type tests.
+  if (/\.(test|spec|test-d)\.[cm]?[jt]sx?$/.test(base)) return true;
   if (/(^|\/)(__tests__|__test__|tests?|spec|specs|testing)\//.test(lower)) return true;
   if (/^test_.*\.py$|_test\.py$/.test(base) || base === 'conftest.py') return true;
   if (base.endsWith('_test.go')) return true;

@@ -6,7 +6,7 @@ import { GitRepo, normalizeRepoPath } from '../git/repo';
 import { FactsCache } from '../codegraph/facts-cache';
 import { definitionsAt, enclosingSymbolOf } from '../review/enclosing-symbol';
 import { anchoredLines, fingerprintOf } from '../review/fingerprint';
-import { currentRound, PrState, prFold } from '../review/pr-state';
+import { currentRound, isLive, PrState, prFold, RoundRecord } from '../review/pr-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import type { CommandDefinition, PendingEvent } from './kernel';
 import { loadPrState, requireReview, reviewStreamOf, reviewTarget } from './review-target';
@@ -90,7 +90,8 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
     if (state.status === 'completed') {
       throw new DomainError('review_completed', `the review of ${cmd.repoId}#${cmd.prNumber} is completed; request a review of the new head to start a round`, 'conflict');
     }
-    if (cmd.headSha && cmd.headSha !== round.headSha) {
+    // An abbreviated head names the round's head when it is a prefix of it (SPEC §10: one commit, one round).
+    if (cmd.headSha && !round.headSha.startsWith(cmd.headSha)) {
       throw new DomainError('stale_head', `headSha: ${cmd.headSha} is not the head of the current round (${round.headSha})`, 'conflict', { headSha: cmd.headSha, roundHead: round.headSha });
     }
     // The round moved between reading the code and deciding: the fingerprint was computed on another head.
@@ -101,18 +102,31 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
     const { brief, ...rest } = cmd.node;
     const events: PendingEvent[] = [];
     if (state.status !== 'in_progress') events.push({ type: 'ReviewStatusChanged', data: { from: state.status, to: 'in_progress', reason: 'a node was filed' } });
+    const joins = carriedMatch(state, round, cmd.fingerprint);
     events.push({
       type: 'ReviewNodeFiled',
-      data: { nodeId: `n${state.nodeCount + 1}`, round: round.round, headSha: round.headSha, fingerprint: cmd.fingerprint, role: ctx.role, node: { ...rest, reviewer: { principal: ctx.principal, brief } } },
+      data: { nodeId: `n${state.nodeCount + 1}`, round: round.round, headSha: round.headSha, fingerprint: cmd.fingerprint, role: ctx.role, node: { ...rest, reviewer: { principal: ctx.principal, brief } }, ...(joins ? { joins } : {}) },
     });
     return events;
   },
   result(events) {
     const filed = events.find((e) => e.type === 'ReviewNodeFiled');
-    const d = filed?.data as { nodeId: string; fingerprint: string; round: number } | undefined;
-    return d ? { nodeId: d.nodeId, fingerprint: d.fingerprint, round: d.round } : null;
+    const d = filed?.data as { nodeId: string; fingerprint: string; round: number; joins?: string } | undefined;
+    return d ? { nodeId: d.nodeId, fingerprint: d.fingerprint, round: d.round, ...(d.joins ? { joins: d.joins } : {}) } : null;
   },
 };
+
+/**
+ * The live node carried or outdated into `round` that a report with this fingerprint re-files (SPEC §5:
+ * it joins that node instead of starting over). The earliest such node when there are several.
+ */
+function carriedMatch(state: PrState, round: RoundRecord, fingerprint: string): string | undefined {
+  for (const id of round.carry?.byFingerprint[fingerprint] ?? []) {
+    const n = state.nodes[id];
+    if (n.round === round.round && isLive(n)) return id;
+  }
+  return undefined;
+}
 
 type Anchor = NonNullable<Input['node']['anchor']>;
 

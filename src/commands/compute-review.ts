@@ -3,10 +3,12 @@ import { computeReview, inputsDigestOf, REVIEW_ENGINE_VERSION, ReviewComputedDat
 import { computeFold, ComputeState, loadComputeState, loadRepoState, openRegisteredRepo } from '../compute/streams';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
-import type { CommandDefinition } from './kernel';
+import type { CommandDefinition, PendingEvent } from './kernel';
 import { reviewStreamOf, reviewTarget } from './review-target';
 import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
 import { ProgressHub } from '../progress-hub/hub';
+import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
+import { loadPrState } from './review-target';
 import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
 
 /** Share of the whole computation each indexing phase stands for in watchProgress (the rest is analysis). */
@@ -14,7 +16,7 @@ const PHASE_SPAN = { 'index-head': [0, 0.45], 'index-base': [0.45, 0.9] } as con
 
 const input = z.object({ ...reviewTarget, baseSha: shaSchema.optional(), headSha: shaSchema.optional() });
 type Input = z.infer<typeof input>;
-type Prepared = { unchanged: true; inputsDigest: string } | { unchanged: false; data: ReviewComputedData };
+type Prepared = { unchanged: true; inputsDigest: string } | { unchanged: false; data: ReviewComputedData; carry: CarryOverData | null };
 
 /**
  * `review_studio.compute` (SPEC §8): the deterministic review computation of the PR at its head, recorded
@@ -60,7 +62,10 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
           },
         });
         job.done();
-        return { unchanged: false, data };
+        // A compute at a head no round reviewed starts a round: gather what carries over to it (SPEC §5).
+        const prState = await loadPrState(env.workspace, reviewStreamOf(cmd));
+        const carry = prState.rounds.some((r) => r.headSha === data.headSha) ? null : await gatherCarryOver(env.workspace, prState, data.headSha, data.baseSha);
+        return { unchanged: false, data, carry };
       } catch (err) {
         job.failed(err);
         throw err;
@@ -74,11 +79,21 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
     const digest = prepared.unchanged ? prepared.inputsDigest : prepared.data.inputsDigest;
     if (state.latest?.inputsDigest === digest) return [];
     if (prepared.unchanged) return [];
-    return [{ type: 'ReviewComputed', data: prepared.data }];
+    const events: PendingEvent[] = [{ type: 'ReviewComputed', data: prepared.data }];
+    const n = state.roundHeads.length;
+    if (n > 0 && !state.roundHeads.includes(prepared.data.headSha)) {
+      // Facts about another previous round than the one this decision sees are dropped: the fold then
+      // lists every live node of the previous round for re-review.
+      const c = prepared.carry;
+      const fresh = c && c.fromHead === state.roundHeads[n - 1] && c.fromRound === n;
+      events.push({ type: 'FindingsCarriedOver', data: fresh ? { ...c, round: n + 1 } : { round: n + 1, fromRound: n, fromHead: state.roundHeads[n - 1], toHead: prepared.data.headSha, carried: [], moved: [], outdated: [], gone: [] } });
+    }
+    return events;
   },
   result(events) {
     if (!events[0]) return { recorded: false, reason: 'identical inputs: the latest computation stands' };
     const d = events[0].data as ReviewComputedData;
-    return { recorded: true, headSha: d.headSha, inputsDigest: d.inputsDigest, cohorts: d.cohorts.map((c) => ({ key: c.key, rank: c.rank, title: c.title, grouping: c.grouping, files: c.files })) };
+    const carried = events.find((e) => e.type === 'FindingsCarriedOver')?.data as CarryOverData | undefined;
+    return { recorded: true, headSha: d.headSha, inputsDigest: d.inputsDigest, cohorts: d.cohorts.map((c) => ({ key: c.key, rank: c.rank, title: c.title, grouping: c.grouping, files: c.files })), ...(carried ? { newRound: carried.round, carryOver: { carried: carried.carried.length, outdated: carried.outdated.length, gone: carried.gone.length } } : {}) };
   },
 };

@@ -4,6 +4,7 @@ import { reviewLevelSchema, workspaceIdSchema } from '../events/catalogue/worksp
 import { streamIds } from '../events/envelope';
 import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
 import type { CommandDefinition } from './kernel';
+import { assertMayHoldRole } from '../security/provisioning';
 
 const input = z.object({
   workspaceId: workspaceIdSchema,
@@ -20,6 +21,8 @@ export const createWorkspace: CommandDefinition<z.infer<typeof input>, Workspace
   stream: () => streamIds.workspace(),
   fold: workspaceFold,
   decide(state, cmd, ctx) {
+    // Its creator becomes its owner, and agents never hold owner (SPEC §16).
+    assertMayHoldRole(ctx.principal, 'owner', 'principal');
     if (state.created) throw new DomainError('workspace_exists', `workspaceId: "${cmd.workspaceId}" already exists`, 'conflict');
     return [
       { type: 'WorkspaceCreated', data: { workspaceId: cmd.workspaceId, name: cmd.name ?? cmd.workspaceId, defaultLevel: cmd.defaultLevel } },

@@ -1,3 +1,4 @@
+import { BOUNDS, clipId } from '../events/catalogue/bounds';
 import { z } from 'zod';
 import { FactsCache } from '../codegraph/facts-cache';
 import { CODEGRAPH_ENGINE_VERSION, indexCommit, IndexProgress } from '../codegraph/indexer';
@@ -61,7 +62,7 @@ export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
         symbolCount: idx.symbolCount,
         parsedBlobs: idx.parsedBlobs,
         cachedBlobs: idx.cachedBlobs,
-        unsupportedFiles: idx.unsupported.map((u) => u.path).slice(0, 500),
+        unsupportedFiles: idx.unsupported.slice(0, 500).map((u) => clipId(u.path, BOUNDS.path)),
         unsupportedFileCount: idx.unsupported.length,
       };
     } catch (err) {

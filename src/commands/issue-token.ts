@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { principalSchema, streamIds } from '../events/envelope';
 import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
-import { roleAtLeast, roleSchema } from '../security/roles';
+import { assertMayIssueToken } from '../security/provisioning';
+import { roleSchema } from '../security/roles';
 import type { CommandDefinition } from './kernel';
 
 const input = z.object({
@@ -14,7 +15,11 @@ const input = z.object({
   label: z.string().max(200).optional(),
 });
 
-/** Records a bearer token's hash for a principal and role. Nobody can issue a role above their own. */
+/**
+ * Records a bearer token's hash for an existing member (src/security/provisioning.ts says who may mint
+ * for whom). Authorization is checked before an idempotent replay answers, so a replayed key never
+ * hands a token to someone who could not mint it now.
+ */
 export const issueToken: CommandDefinition<z.infer<typeof input>, WorkspaceState> = {
   name: 'issueToken',
   description: 'Issue a bearer API token for a principal with a workspace role; the secret is returned once, only its hash is stored.',
@@ -22,8 +27,11 @@ export const issueToken: CommandDefinition<z.infer<typeof input>, WorkspaceState
   access: { minRole: 'admin' },
   stream: () => streamIds.workspace(),
   fold: workspaceFold,
+  authorize(state, cmd, ctx) {
+    assertMayIssueToken(ctx, state.members, cmd.principal, cmd.role);
+  },
   decide(state, cmd, ctx) {
-    if (!roleAtLeast(ctx.role, cmd.role)) throw new DomainError('forbidden', `role: a ${ctx.role} cannot issue a ${cmd.role} token`, 'forbidden');
+    assertMayIssueToken(ctx, state.members, cmd.principal, cmd.role);
     if (state.tokens[cmd.tokenId]) throw new DomainError('token_exists', `tokenId: ${cmd.tokenId} already exists`, 'conflict');
     return [{ type: 'ApiTokenIssued', data: { tokenId: cmd.tokenId, tokenHash: cmd.tokenHash, principal: cmd.principal, role: cmd.role, label: cmd.label } }];
   },

@@ -58,6 +58,12 @@ export interface CommandDefinition<I = any, S = any, P = I> {
   fold: StreamFold<S>;
   /** Optional async preparation at the edge (I/O): enriches the validated input before deciding. */
   prepare?(input: I, env: CommandEnv): Promise<P>;
+  /**
+   * Pure authorization that depends on state (who may act on whom), run against the current state BEFORE
+   * an idempotent replay answers: a replayed key never returns what the caller could not get now.
+   * Commands with one repeat the same check in `decide` (which sees the state the append is made on).
+   */
+  authorize?(state: S, input: I, ctx: DecideContext): void;
   /** Pure: given the stream state and the (prepared) input, the events to append, or a DomainError. */
   decide(state: S, input: P, ctx: DecideContext): PendingEvent[];
   /** The response body, a pure function of the recorded events (so replays are byte-identical). */
@@ -66,10 +72,16 @@ export interface CommandDefinition<I = any, S = any, P = I> {
   followUps?(events: RecordedEvent[]): Array<{ stream: string; events: PendingEvent[] }>;
 }
 
+/** The edge an act came through, recorded in its events' metadata (the audit shows it). */
+export type Via = 'rpc' | 'mcp' | 'cli' | 'webhook' | 'server';
+
 export interface CommandEnvelope {
   idempotencyKey: unknown;
   principal: Principal;
   role: Role;
+  /** The bearer token that authenticated the caller; absent for the local operator and the server. */
+  tokenId?: string;
+  via?: Via;
   correlationId?: string;
   causationId?: string | null;
 }
@@ -121,12 +133,14 @@ export class CommandExecutor {
     const commandDigest = digestOf({ command: def.name, input });
     const streamId = def.stream(input);
 
-    const replay = await this.replay(def, workspace, key, commandDigest, streamId);
+    const ctx: DecideContext = { principal, role: envelope.role, now: now.toISOString(), workspaceId: workspace.id };
+    // Authorize first: a replay answers only a caller who may do this now (and, below, only its original caller).
+    if (def.authorize) def.authorize((await this.load(def.fold, workspace, streamId)).state, input, ctx);
+    const replay = await this.replay(def, workspace, key, commandDigest, streamId, principal);
     if (replay) return replay;
 
     const env: CommandEnv = { workspace, principal, role: envelope.role, now, services: this.services };
     const prepared = def.prepare ? await def.prepare(input, env) : (input as unknown as P);
-    const ctx: DecideContext = { principal, role: envelope.role, now: now.toISOString(), workspaceId: workspace.id };
 
     // Commands on one stream are serialized inside a process (decide on the latest state, no wasted
     // decisions); across processes the expected revision arbitrates and a conflict re-decides.
@@ -147,6 +161,9 @@ export class CommandExecutor {
           commandDigest,
           command: def.name,
           batchSize: pending.length,
+          role: envelope.role,
+          ...(envelope.tokenId ? { tokenId: envelope.tokenId } : {}),
+          ...(envelope.via ? { via: envelope.via } : {}),
         };
         const events = pending.map((p, i) => toNewEvent(p, deriveEventId(key, i), metadata));
         try {
@@ -155,7 +172,7 @@ export class CommandExecutor {
           const code = (err as DomainError).code;
           if (code === 'duplicate_event_id' || code === 'wrong_expected_revision') {
             // Another request with the same key may have won the race: answer as it did.
-            const again = await this.replay(def, workspace, key, commandDigest, streamId);
+            const again = await this.replay(def, workspace, key, commandDigest, streamId, principal);
             if (again) return again;
           }
           if (code === 'wrong_expected_revision' && attempt < MAX_CONFLICT_RETRIES) {
@@ -208,10 +225,15 @@ export class CommandExecutor {
     return { state: e.state, revision: e.revision };
   }
 
-  private async replay(def: CommandDefinition<any, any, any>, workspace: WorkspaceHandle, key: string, digest: string, streamId: string): Promise<CommandOutcome | null> {
+  private async replay(def: CommandDefinition<any, any, any>, workspace: WorkspaceHandle, key: string, digest: string, streamId: string, principal: Principal): Promise<CommandOutcome | null> {
     const recorded = await this.readBatch(workspace, key, streamId);
     if (!recorded) return null;
     const meta = recorded[0].metadata;
+    // Bound to the calling principal: someone else presenting a used key learns nothing of the original
+    // response (not even whether the payload matched).
+    if (meta.principal !== principal) {
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, 'conflict', { idempotencyKey: key });
+    }
     if (meta.commandDigest !== digest || meta.command !== def.name) {
       throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used for a different ${meta.command === def.name ? 'payload' : `command (${meta.command})`}`, 'conflict', { idempotencyKey: key });
     }

@@ -2,15 +2,12 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { principalSchema, streamIds } from '../events/envelope';
 import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
-import { Role, roleAtLeast, roleSchema } from '../security/roles';
+import { assertManages, assertMayGrant } from '../security/provisioning';
+import { roleSchema } from '../security/roles';
 import type { CommandDefinition } from './kernel';
 
 const memberInput = z.object({ principal: principalSchema, role: roleSchema });
 const removeInput = z.object({ principal: principalSchema });
-
-function assertMayGrant(callerRole: Role, role: Role, field: string): void {
-  if (!roleAtLeast(callerRole, role)) throw new DomainError('forbidden', `${field}: a ${callerRole} cannot grant or change ${role}`, 'forbidden');
-}
 
 const owners = (s: WorkspaceState): string[] => Object.entries(s.members).filter(([, r]) => r === 'owner').map(([p]) => p);
 
@@ -22,8 +19,11 @@ export const addMember: CommandDefinition<z.infer<typeof memberInput>, Workspace
   access: { minRole: 'admin' },
   stream: () => streamIds.workspace(),
   fold: workspaceFold,
+  authorize(_state, cmd, ctx) {
+    assertMayGrant(ctx, cmd.principal, cmd.role, 'role');
+  },
   decide(state, cmd, ctx) {
-    assertMayGrant(ctx.role, cmd.role, 'role');
+    assertMayGrant(ctx, cmd.principal, cmd.role, 'role');
     if (state.members[cmd.principal] !== undefined) throw new DomainError('member_exists', `principal: ${cmd.principal} is already a member (${state.members[cmd.principal]})`, 'conflict');
     return [{ type: 'MemberAdded', data: { principal: cmd.principal, role: cmd.role } }];
   },
@@ -37,11 +37,14 @@ export const changeMemberRole: CommandDefinition<z.infer<typeof memberInput>, Wo
   access: { minRole: 'admin' },
   stream: () => streamIds.workspace(),
   fold: workspaceFold,
+  authorize(_state, cmd, ctx) {
+    assertMayGrant(ctx, cmd.principal, cmd.role, 'role');
+  },
   decide(state, cmd, ctx) {
     const from = state.members[cmd.principal];
     if (from === undefined) throw new DomainError('not_a_member', `principal: ${cmd.principal} is not a member`, 'not_found');
-    assertMayGrant(ctx.role, from, 'principal');
-    assertMayGrant(ctx.role, cmd.role, 'role');
+    assertManages(ctx, cmd.principal, from);
+    assertMayGrant(ctx, cmd.principal, cmd.role, 'role');
     if (from === cmd.role) return [];
     if (from === 'owner' && owners(state).length === 1) throw new DomainError('last_owner', `principal: ${cmd.principal} is the last owner`, 'conflict');
     return [{ type: 'MemberRoleChanged', data: { principal: cmd.principal, from, to: cmd.role } }];
@@ -59,7 +62,7 @@ export const removeMember: CommandDefinition<z.infer<typeof removeInput>, Worksp
   decide(state, cmd, ctx) {
     const role = state.members[cmd.principal];
     if (role === undefined) return [];
-    assertMayGrant(ctx.role, role, 'principal');
+    assertManages(ctx, cmd.principal, role);
     if (role === 'owner' && owners(state).length === 1) throw new DomainError('last_owner', `principal: ${cmd.principal} is the last owner`, 'conflict');
     return [{ type: 'MemberRemoved', data: { principal: cmd.principal } }];
   },

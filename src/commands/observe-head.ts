@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { shaSchema } from '../events/catalogue/review';
 import { PrState, prFold } from '../review/pr-state';
+import { resolveCommits } from './commits';
 import type { CommandDefinition } from './kernel';
 import { reviewStreamOf, reviewTarget } from './review-target';
 
@@ -20,6 +21,12 @@ export const observeHead: CommandDefinition<z.infer<typeof input>, PrState> = {
   access: { minRole: 'member' },
   stream: reviewStreamOf,
   fold: prFold,
+  async prepare(cmd, env) {
+    // SPEC §10: resolved to the full commit when the registered repo knows it; a full head the clone has
+    // not fetched yet (a webhook can be first) is taken as given, an unknown abbreviated one is refused.
+    const { headSha } = await resolveCommits(env.workspace, cmd.repoId, { headSha: cmd.headSha }, { allowUnknownFull: true });
+    return { ...cmd, headSha };
+  },
   decide(state, cmd) {
     if (state.observedHead === cmd.headSha) return [];
     // Never backwards: a delivery GitHub stamped before the one that set the current head is stale.

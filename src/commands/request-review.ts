@@ -1,21 +1,25 @@
 import { z } from 'zod';
 import { shaSchema } from '../events/catalogue/review';
 import type { ReviewLevel } from '../events/catalogue/workspace';
+import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
 import { rosterFor } from '../review/levels';
 import { currentRound, PrState, prFold } from '../review/pr-state';
 import type { Rules } from '../rules/rules';
 import type { CommandDefinition, PendingEvent } from './kernel';
-import { loadActiveRules, loadWorkspaceState, reviewStreamOf, reviewTarget } from './review-target';
+import { resolveCommits } from './commits';
+import { loadActiveRules, loadPrState, loadWorkspaceState, reviewStreamOf, reviewTarget } from './review-target';
 
 const input = z.object({ ...reviewTarget, baseSha: shaSchema, headSha: shaSchema });
 type Input = z.infer<typeof input>;
-type Prepared = Input & { level: ReviewLevel; rules: Rules };
+type Prepared = Input & { level: ReviewLevel; rules: Rules; carry: CarryOverData | null };
 
 /**
  * One review per PR (SPEC §10): the first request starts it with the workspace level and roster
  * snapshotted; a later request returns the same review, starting a new round when the head moved.
  * Two concurrent first requests cannot both start one: both decide on "no stream", the kernel's exact
  * expected revision lets one append, and the other re-decides on the stored review and writes nothing.
+ * Both SHAs are resolved to full commits through the registered repo first (SPEC §10; unknown commits are
+ * refused). A new round records `FindingsCarriedOver`: what of the previous round still applies (SPEC §5).
  */
 export const requestReview: CommandDefinition<Input, PrState, Prepared> = {
   name: 'requestReview',
@@ -26,7 +30,11 @@ export const requestReview: CommandDefinition<Input, PrState, Prepared> = {
   fold: prFold,
   async prepare(cmd, env) {
     const ws = await loadWorkspaceState(env.workspace);
-    return { ...cmd, level: ws.level, rules: await loadActiveRules(env.workspace) };
+    const { baseSha, headSha } = await resolveCommits(env.workspace, cmd.repoId, { baseSha: cmd.baseSha, headSha: cmd.headSha });
+    const pr = await loadPrState(env.workspace, reviewStreamOf(cmd));
+    // The git facts of the carry-over are gathered here, at the edge; the fold only applies them.
+    const carry = pr.exists ? await gatherCarryOver(env.workspace, pr, headSha, baseSha) : null;
+    return { ...cmd, baseSha, headSha, level: ws.level, rules: await loadActiveRules(env.workspace), carry };
   },
   decide(state, cmd, ctx) {
     if (!state.exists) {
@@ -51,12 +59,31 @@ export const requestReview: CommandDefinition<Input, PrState, Prepared> = {
     if (round.headSha === cmd.headSha) return [];
     const events: PendingEvent[] = [{ type: 'ReviewRoundStarted', data: { round: state.rounds.length + 1, baseSha: cmd.baseSha, headSha: cmd.headSha, requestedBy: ctx.principal, role: ctx.role } }];
     if (state.status !== 'requested') events.push({ type: 'ReviewStatusChanged', data: { from: state.status, to: 'requested', reason: `new round at head ${cmd.headSha}` } });
+    const carry = carryOverEvent(state, cmd.carry, cmd.headSha);
+    if (carry) events.push(carry);
     return events;
   },
   result(events) {
     if (events.length === 0) return { started: false, newRound: false };
+    const carried = events.find((e) => e.type === 'FindingsCarriedOver')?.data as CarryOverData | undefined;
     const first = events[0];
     const d = first.data as { round?: number; level?: string; roster?: string[] };
-    return first.type === 'ReviewRequested' ? { started: true, newRound: true, round: 1, level: d.level, roster: d.roster } : { started: false, newRound: true, round: d.round };
+    if (first.type === 'ReviewRequested') return { started: true, newRound: true, round: 1, level: d.level, roster: d.roster };
+    return carried
+      ? { started: false, newRound: true, round: d.round, carryOver: { carried: carried.carried.length, outdated: carried.outdated.length, gone: carried.gone.length } }
+      : { started: false, newRound: true, round: d.round };
   },
 };
+
+/**
+ * The `FindingsCarriedOver` of a round starting at `toHead` (pure): the facts gathered at the edge when
+ * they are about the round this decision is made on; else (the review moved meanwhile) none, so the
+ * fold lists every live node for re-review. Nothing when the previous round has no node.
+ */
+export function carryOverEvent(state: PrState, facts: CarryOverData | null, toHead: string): PendingEvent | null {
+  const prev = currentRound(state);
+  if (!prev || prev.nodeIds.length === 0) return null;
+  const fresh = facts && facts.fromRound === prev.round && facts.fromHead === prev.headSha && facts.toHead === toHead;
+  const data: CarryOverData = fresh ? { ...facts, round: prev.round + 1 } : { round: prev.round + 1, fromRound: prev.round, fromHead: prev.headSha, toHead, carried: [], moved: [], outdated: [], gone: [] };
+  return { type: 'FindingsCarriedOver', data };
+}

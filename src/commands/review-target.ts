@@ -47,7 +47,7 @@ export function requireNode(s: PrState, nodeId: string) {
 /** Confirm, dismiss and resolve act on live nodes only: a closed node stays closed. */
 export function requireLiveNode(s: PrState, nodeId: string, act: string) {
   const n = requireNode(s, nodeId);
-  if (n.status === 'resolved' || n.status === 'dismissed') {
+  if (n.status === 'resolved' || n.status === 'dismissed' || n.status === 'superseded') {
     throw new DomainError('node_closed', `nodeId: "${nodeId}" is already ${n.status}; it cannot be ${act}`, 'conflict', { nodeId, status: n.status });
   }
   return n;

@@ -5,7 +5,8 @@ import type { RepoConfig } from '../events/catalogue/repo';
 import { parseHunks } from '../codegraph/diff-hunks';
 import { FactsCache } from '../codegraph/facts-cache';
 import { fragmentsOf } from '../codegraph/fragments';
-import { formCohorts, FormationFile } from '../codegraph/formation';
+import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
+import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
 import { languageOf, unsupportedLanguageOf } from '../codegraph/languages';
@@ -13,11 +14,13 @@ import { classifyRole } from '../codegraph/roles';
 import { diffDependencies } from '../dependencies/diff';
 import type { ChangedFile, GitRepo } from '../git/repo';
 import { runApiContract, runVisual, type RenderSetup } from './axes';
+import { fitReviewComputed } from './fit-output';
+import { BOUNDS, clipId } from '../events/catalogue/bounds';
 
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
-export const REVIEW_ENGINE_VERSION = `review-3+${CODEGRAPH_ENGINE_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-4+${CODEGRAPH_ENGINE_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -31,6 +34,8 @@ export interface ComputeReviewInput {
   /** `false`: do not index (path grouping with the reason), e.g. when indexing is disabled. */
   semantic?: boolean;
   blastDepth?: number;
+  /** Formation signals (default DEFAULT_SIGNALS); the evaluation measures each with and without. */
+  signals?: readonly FormationSignal[];
   onProgress?: (phase: 'index-base' | 'index-head', p: IndexProgress) => void;
 }
 
@@ -59,7 +64,14 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const { repo } = input;
   const baseSha = await repo.revParse(input.baseSha);
   const headSha = await repo.revParse(input.headSha);
-  const changed = await repo.diffNameStatus(baseSha, headSha);
+  // A path beyond the recorded bound cannot be read back anyway: it is recorded clipped, as a non-code file.
+  const overlong = new Set<string>();
+  const changed = (await repo.diffNameStatus(baseSha, headSha)).map((c) => {
+    if (c.path.length <= BOUNDS.path && (c.oldPath ?? '').length <= BOUNDS.path) return c;
+    const path = clipId(c.path, BOUNDS.path);
+    overlong.add(path);
+    return { ...c, path, ...(c.oldPath ? { oldPath: clipId(c.oldPath, BOUNDS.path) } : {}) };
+  });
   const semantic = input.semantic !== false;
 
   let head: CodeGraph | undefined;
@@ -88,7 +100,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const versionOnly = new Set(dependencyDiffs.filter((d) => d.versionOnly).map((d) => d.path));
 
   const files: FormationFile[] = changed.map((c) => {
-    let role = classifyRole(c.path);
+    let role = overlong.has(c.path) ? 'other' : classifyRole(c.path);
     if (role === 'manifest' && versionOnly.has(c.path)) role = 'version-bump';
     const language = languageOf(c.path);
     const status = c.status;
@@ -106,7 +118,22 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     return file;
   });
 
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth });
+  const changedLines = new Map<string, { head: Set<number>; base: Set<number> }>();
+  for (const [p, fh] of hunks) {
+    const lines = { head: new Set<number>(), base: new Set<number>() };
+    for (const h of fh.hunks) {
+      for (let l = h.newStart; l < h.newStart + h.newCount; l++) lines.head.add(l);
+      for (let l = h.oldStart; l < h.oldStart + h.oldCount; l++) lines.base.add(l);
+    }
+    changedLines.set(p, lines);
+  }
+  const signals = input.signals ?? DEFAULT_SIGNALS;
+  const codeFiles = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test')).map((f) => f.path);
+  const coChange = signals.includes('co-change') && !noIndexReason ? await coChangePairs(repo, baseSha, codeFiles) : undefined;
+  // A file the grammar could not parse cleanly is said so, never silently degraded (its fragments may be residual).
+  const parseErrorFiles = new Set(files.filter((f) => f.language && (f.status === 'deleted' ? baseIndex?.files.get(f.oldPath ?? f.path) : headIndex?.files.get(f.path))?.facts.hasErrors).map((f) => f.path));
+  for (const f of files) if (parseErrorFiles.has(f.path)) f.parseErrors = true;
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;
@@ -115,7 +142,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     runVisual(repo, baseSha, headSha, changedForAxes, input.workspaceDir, input.render),
   ]);
 
-  const data: ReviewComputedData = {
+  const data: ReviewComputedData = fitReviewComputed({
     baseSha,
     headSha,
     engineVersion: REVIEW_ENGINE_VERSION,
@@ -124,7 +151,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     dependencyDiffs,
     apiContract,
     visual,
-    changedFiles: files.map((f) => ({ path: f.path, ...(f.oldPath ? { oldPath: f.oldPath } : {}), status: f.status, role: f.role, ...(f.language ? { language: f.language } : {}) })),
+    changedFiles: files.map((f) => ({ path: f.path, ...(f.oldPath ? { oldPath: f.oldPath } : {}), status: f.status, role: f.role, ...(f.language ? { language: f.language } : {}), ...(parseErrorFiles.has(f.path) ? { parseErrors: true } : {}) })),
     metrics: {
       changedFiles: files.length,
       cohorts: cohorts.length,
@@ -134,11 +161,12 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       parsedBlobs: (headIndex?.parsedBlobs ?? 0) + (baseIndex?.parsedBlobs ?? 0),
       cachedBlobs: (headIndex?.cachedBlobs ?? 0) + (baseIndex?.cachedBlobs ?? 0),
       resolvedEdges: head?.stats.resolved ?? 0,
+      parseErrorFiles: parseErrorFiles.size,
       nameMatchedReferences: head?.stats.nameMatch ?? 0,
       elapsedMs: Math.round(performance.now() - started),
       indexMs: Math.round(indexedAt - started),
       formationMs: Math.round(formedAt - indexedAt),
     },
-  };
+  });
   return { data, head, base };
 }

@@ -41,10 +41,12 @@ export interface ComputeState {
   /** Current summary per cohort key: keyed by content-derived keys, so it survives rebases. */
   summaries: Record<string, { markdown: string; by: string }>;
   diagrams: number;
+  /** The head of every round, in order (requested, requested again, or started by a compute at a new head). */
+  roundHeads: string[];
 }
 
 export const computeFold: StreamFold<ComputeState> = {
-  initialState: () => ({ exists: false, summaries: {}, diagrams: 0 }),
+  initialState: () => ({ exists: false, summaries: {}, diagrams: 0, roundHeads: [] }),
   evolve(s, e: RecordedEvent) {
     const d = e.data as Record<string, unknown>;
     switch (e.type) {
@@ -53,8 +55,11 @@ export const computeFold: StreamFold<ComputeState> = {
         s.exists = true;
         s.baseSha = d.baseSha as string;
         s.headSha = d.headSha as string;
+        s.roundHeads.push(d.headSha as string);
         break;
       case 'ReviewComputed':
+        // The same rule as the PR fold: a compute at a head no round reviewed starts a round.
+        if (s.exists && !s.roundHeads.includes(d.headSha as string)) s.roundHeads.push(d.headSha as string);
         s.latest = { inputsDigest: d.inputsDigest as string, baseSha: d.baseSha as string, headSha: d.headSha as string, cohorts: d.cohorts as CohortData[] };
         break;
       case 'CohortSummarySet':

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { DependencyDiffData } from '../events/catalogue/compute';
 import { DependencyMap, manifestKindOf } from './manifests';
 
@@ -24,6 +25,19 @@ function isMajor(from: number[], to: number[]): boolean {
 
 /** Pure diff of two dependency maps. */
 export function diffDependencyMaps(base: DependencyMap, head: DependencyMap): Change[] {
+  const changes: Change[] = [];
+  for (const c of rawDependencyChanges(base, head)) {
+    // Manifests are data from the repo: a 600-character package name must not sink the computation.
+    const out: Change = { ...c, name: c.name ? clipId(c.name, BOUNDS.dependencyName) : '(empty name)' };
+    if (c.from !== undefined) out.from = clipText(c.from, BOUNDS.dependencyVersion);
+    if (c.to !== undefined) out.to = clipText(c.to, BOUNDS.dependencyVersion);
+    if (c.group !== undefined) out.group = clipText(c.group, BOUNDS.dependencyGroup);
+    changes.push(out);
+  }
+  return changes;
+}
+
+function rawDependencyChanges(base: DependencyMap, head: DependencyMap): Change[] {
   const changes: Change[] = [];
   const names = [...new Set([...base.keys(), ...head.keys()])].sort();
   for (const name of names) {
@@ -80,7 +94,7 @@ export async function diffDependencies(files: ManifestChange[], read: (side: 'ba
       diff.changes = diffDependencyMaps(baseMap, headMap);
       if (!diff.changes.length && baseText !== null && headText !== null && onlyVersionChanged(baseText, headText)) diff.versionOnly = true;
     } catch (e) {
-      diff.error = `could not parse ${f.path}: ${(e as Error).message}`.slice(0, 4000);
+      diff.error = clipText(`could not parse ${f.path}: ${(e as Error).message}`, BOUNDS.error);
     }
     out.push(diff);
   }

@@ -23,6 +23,12 @@ export const eventMetadataSchema = z.object({
   /** Name of the command that produced the event and how many events it produced. */
   command: z.string().optional(),
   batchSize: z.number().int().positive().optional(),
+  /** The role the act was authorized with (the caller's token role capped by its membership). */
+  role: z.string().max(20).optional(),
+  /** The bearer token that acted (absent for the local operator's CLI and the server itself). */
+  tokenId: z.string().max(100).optional(),
+  /** The edge the act came through: rpc, mcp, sse, cli, webhook, server. */
+  via: z.string().max(20).optional(),
 });
 export type EventMetadata = z.infer<typeof eventMetadataSchema>;
 

@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError, validationError } from '../domain-error';
-import { checkAccess } from '../commands/kernel';
+import { checkAccess, type CommandEnvelope, type Via } from '../commands/kernel';
 import type { Principal } from '../events/envelope';
 import { newUuidV7 } from '../events/ids';
 import type { Ledger } from '../ledger';
@@ -10,17 +10,27 @@ import { toRpcError } from '../rpc/errors';
 import { assertWithinLimits } from '../rpc/limits';
 import type { Role } from '../security/roles';
 import { authenticate } from '../security/tokens';
+import { effectiveRole } from '../security/provisioning';
+import { workspaceFold } from '../projections/workspace-state';
+import type { WorkspaceHandle } from '../workspaces/registry';
 import { payloadFor, resolveTools, type ResolvedTool } from './tools';
 
-/** Who the MCP session acts as. Over HTTP a bearer token; over stdio the operator's choice. */
+/**
+ * Who the MCP session acts as. Over HTTP a bearer token; over stdio a token, or (the operator's own host)
+ * a principal that is already a member, acting with its membership's role — never an asserted one.
+ */
 export type McpIdentity =
   | { kind: 'token'; token: string; workspaceId: string }
-  | { kind: 'local'; workspaceId: string; principal: Principal; role: Role };
+  | { kind: 'local'; workspaceId: string; principal: Principal };
 
-async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unknown) {
+async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unknown): Promise<{ workspace: WorkspaceHandle; principal: Principal; role: Role; tokenId?: string; via: Via }> {
   const wid = workspaceId ?? identity.workspaceId;
-  if (identity.kind === 'token') return authenticate(ledger, wid, identity.token);
-  return { workspace: await ledger.workspace(wid), principal: identity.principal, role: identity.role };
+  if (identity.kind === 'token') return { ...(await authenticate(ledger, wid, identity.token)), via: 'mcp' };
+  const workspace = await ledger.workspace(wid);
+  const { state } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
+  const role = effectiveRole(identity.principal, state.members[identity.principal] ?? 'guest', state.members[identity.principal]);
+  if (role === null) throw new DomainError('unauthorized', `--principal: ${identity.principal} is not a member of workspace "${workspace.id}"; add it (review-ledger member add) or pass --token`, 'unauthorized');
+  return { workspace, principal: identity.principal, role, via: 'cli' };
 }
 
 /** An MCP server exposing the agent tools (src/mcp/tools.ts) for one identity. */
@@ -56,7 +66,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
         }
         return success(JSON.stringify(review));
       }
-      const envelope = { idempotencyKey: typeof args.idempotencyKey === 'string' ? args.idempotencyKey : newUuidV7(), principal: caller.principal, role: caller.role, correlationId: `mcp:${tool.name}` };
+      const envelope: CommandEnvelope = { idempotencyKey: typeof args.idempotencyKey === 'string' ? args.idempotencyKey : newUuidV7(), principal: caller.principal, role: caller.role, tokenId: caller.tokenId, via: caller.via, correlationId: `mcp:${tool.name}` };
       const out = await ledger.executor.execute(tool.command!, caller.workspace, envelope, payloadFor(tool.binding!, args));
       return success(out.json);
     } catch (err) {

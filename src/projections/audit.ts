@@ -32,19 +32,52 @@ export interface AuditRow {
   prNumber: number | null;
   detail: string | null;
   eventId: string;
+  /** The edge the act came through (rpc, mcp, cli, webhook, server); null for acts recorded before it was kept. */
+  via: string | null;
+  /** The token that acted, or null (the local operator's CLI, the server itself). */
+  tokenId: string | null;
+  /**
+   * Who issued the token that acted, then who issued theirs, … up to an act without a token (the local
+   * operator's CLI or the server's first start). Empty when no token acted.
+   */
+  issuerChain: IssuerLink[];
+}
+
+export interface IssuerLink {
+  principal: string;
+  /** The token the issuer used, or null at the chain's root. */
+  tokenId: string | null;
+  via: string | null;
 }
 
 export interface AuditState {
   /** Workspace roles as of each point of the log, for acts whose events do not carry the role. */
   members: Record<string, string>;
+  /** tokenId → who issued it, and with which token. */
+  tokens: Record<string, IssuerLink>;
   rows: AuditRow[];
 }
 
+/** Tokens are issued by earlier tokens, so a chain cannot loop; the bound only guards a corrupted log. */
+const MAX_CHAIN = 32;
+
+function issuerChain(tokens: Record<string, IssuerLink>, tokenId: string | undefined): IssuerLink[] {
+  const chain: IssuerLink[] = [];
+  for (let id = tokenId; id !== undefined && chain.length < MAX_CHAIN; ) {
+    const link = tokens[id];
+    if (!link) break;
+    chain.push(link);
+    id = link.tokenId ?? undefined;
+  }
+  return chain;
+}
+
 export const auditFold: StreamFold<AuditState> = {
-  initialState: () => ({ members: {}, rows: [] }),
+  initialState: () => ({ members: {}, tokens: {}, rows: [] }),
   evolve(s, e) {
     const d = e.data as any;
-    if (e.type === 'MemberAdded') s.members[d.principal] = d.role;
+    if (e.type === 'ApiTokenIssued') s.tokens[d.tokenId] = { principal: e.metadata.principal, tokenId: e.metadata.tokenId ?? null, via: e.metadata.via ?? null };
+    else if (e.type === 'MemberAdded') s.members[d.principal] = d.role;
     else if (e.type === 'MemberRoleChanged') s.members[d.principal] = d.to;
     else if (e.type === 'MemberRemoved') delete s.members[d.principal];
     const act = ACTS[e.type];
@@ -56,12 +89,16 @@ export const auditFold: StreamFold<AuditState> = {
       time: e.metadata.occurredAt,
       action: act.action,
       actor,
-      role: d.role ?? s.members[actor] ?? 'unknown',
+      // The role the act was authorized with; older events carry it in their data or not at all.
+      role: d.role ?? (actor === e.metadata.principal ? e.metadata.role : undefined) ?? s.members[actor] ?? 'unknown',
       target: act.target(d),
       repoId: pr?.repoId ?? null,
       prNumber: pr?.prNumber ?? null,
       detail: act.detail?.(d) ?? null,
       eventId: e.eventId,
+      via: e.metadata.via ?? null,
+      tokenId: e.metadata.tokenId ?? null,
+      issuerChain: issuerChain(s.tokens, e.metadata.tokenId),
     });
     return s;
   },
@@ -92,7 +129,7 @@ export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
   );
 }
 
-const AFFECTING = new Set([...Object.keys(ACTS), 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved']);
+const AFFECTING = new Set([...Object.keys(ACTS), 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);
 
 export const auditQuery: QueryDefinition<AuditInput, AuditState, AuditRow[]> = {
   name: 'audit',

@@ -18,7 +18,8 @@ type Input = z.infer<typeof input>;
 export function nodeStatusView(s: ReviewView, opts: { allRounds?: boolean } = {}) {
   const pr = s.pr;
   const round = currentRound(pr);
-  const ids = opts.allRounds ? pr.rounds.flatMap((r) => r.nodeIds) : (round?.nodeIds ?? []);
+  // A carried node is listed in every round it lives in: once is enough for the all-rounds list.
+  const ids = opts.allRounds ? [...new Set(pr.rounds.flatMap((r) => r.nodeIds))] : (round?.nodeIds ?? []);
   const nodes = ids.map((id) => pr.nodes[id]);
   const duplicateOf = new Map<string, string>();
   for (const r of opts.allRounds ? pr.rounds : round ? [round] : []) {
@@ -47,10 +48,20 @@ export function nodeStatusView(s: ReviewView, opts: { allRounds?: boolean } = {}
     inDisagreement: inDisagreement.has(n.nodeId),
     closed: n.closed ?? null,
     filedAt: n.filedAt,
+    /** SPEC §5 carry-over into the current round: carried (unchanged code) or outdated (changed: re-review it). */
+    carry: carryOf(n.nodeId),
+    joins: n.joins ?? null,
+    outdatedConfirmedBy: n.outdatedConfirmations?.map((c) => c.by) ?? [],
   });
+  function carryOf(id: string) {
+    const c = round?.carry?.entries[id];
+    if (!c || c.fate === 'gone' || pr.nodes[id].round !== round!.round) return null;
+    return { fate: c.fate, fromRound: round!.carry!.fromRound, reason: c.reason ?? null };
+  }
   const first = nodes.filter((n) => inDisagreement.has(n.nodeId));
   const rest = nodes.filter((n) => !inDisagreement.has(n.nodeId));
-  return { exists: pr.exists, round: round?.round ?? null, disagreements, nodes: [...first, ...rest].map(row) };
+  const reReview = (round?.nodeIds ?? []).filter((id) => round!.carry?.entries[id]?.fate === 'outdated' && isLive(pr.nodes[id]));
+  return { exists: pr.exists, round: round?.round ?? null, disagreements, reReview, nodes: [...first, ...rest].map(row) };
 }
 
 export const nodeStatusQuery: QueryDefinition<Input, ReviewView> = {

@@ -5,6 +5,7 @@ import { publishSelectionSchema } from '../events/catalogue/review';
 import { reviewEventFor, selectFindings } from '../publish/selection';
 import { currentFinalization, currentRound } from '../review/pr-state';
 import { verdictOfPr } from '../review/pr-verdict';
+import { verdictStanding } from '../review/provisional';
 import type { QueryDefinition } from './query';
 import { affectsReview, reviewSources, ReviewView, reviewViewFold } from './review-fold';
 
@@ -29,8 +30,18 @@ export function publishPreviewView(s: PreviewState, i: Input) {
   const pr = s.view.pr;
   const round = currentRound(pr);
   const f = currentFinalization(pr);
-  const enabled = pr.exists && pr.status === 'awaiting_approval' && f !== null;
-  const blockedBy = !pr.exists ? 'no review' : enabled ? null : pr.status === 'completed' ? 'already published' : 'the review is not finalized (publish is allowed only in awaiting approval)';
+  const standing = verdictStanding(pr);
+  const finalized = pr.exists && pr.status === 'awaiting_approval' && f !== null;
+  const enabled = finalized && standing.state === 'final';
+  const blockedBy = !pr.exists
+    ? 'no review'
+    : enabled
+      ? null
+      : pr.status === 'completed'
+        ? 'already published'
+        : finalized
+          ? `the verdict is provisional: ${standing.why}`
+          : 'the review is not finalized (publish is allowed only in awaiting approval)';
   const changed = new Set(round ? (s.changedPaths[round.headSha] ?? []) : []);
   const { findings, excluded } = selectFindings(pr, i.selection);
   const items = findings.map((x) => {
@@ -45,6 +56,7 @@ export function publishPreviewView(s: PreviewState, i: Input) {
     status: pr.exists ? pr.status : null,
     selection: i.selection,
     verdict: v?.verdict ?? null,
+    verdictState: pr.exists ? standing.state : null,
     event: v ? reviewEventFor(v.verdict, i.approveOnShip) : null,
     inline: items.filter((x) => x.placement.inline),
     folded: items.filter((x) => !x.placement.inline),

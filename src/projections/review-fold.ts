@@ -54,10 +54,11 @@ function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean:
         } else if (e.type === 'SuppressionFactRecorded' && !s.suppressions[d.fingerprint]) s.suppressions[d.fingerprint] = { nodeId: d.nodeId, repoId: d.repoId, prNumber: d.prNumber, at: e.globalPosition };
         return s;
       }
-      const d = e.data as { nodeId: string; fingerprint: string };
+      const d = e.data as { nodeId: string; fingerprint: string; joins?: string };
       const type = internType(e.type);
       const filed = type === 'ReviewNodeFiled';
-      const closing = type === 'ReviewNodeDismissed' || type === 'ReviewNodeResolved' ? s.pr.nodes[d.nodeId] : undefined;
+      // A re-filed report superseding an outdated node closes that node (pr-state.ts joinCarried).
+      const closing = type === 'ReviewNodeDismissed' || type === 'ReviewNodeResolved' ? s.pr.nodes[d.nodeId] : filed && d.joins ? s.pr.nodes[d.joins] : undefined;
       const wasLive = closing !== undefined && isLive(closing);
       if (filed) {
         const fact = s.suppressions[d.fingerprint];
@@ -66,11 +67,14 @@ function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean:
       evolvePr(s.pr, e, lean);
       const ix = s.verdictIndex;
       const rounds = s.pr.rounds;
-      if ((rounds.length === 0 ? 0 : rounds[rounds.length - 1].round) !== ix.round) s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
-      else if (filed) {
-        const n = s.pr.nodes[d.nodeId];
-        if (n.round === ix.round) indexNode(ix, n, s.rules, +1);
-      } else if (wasLive && !isLive(closing!) && closing!.round === ix.round) indexNode(ix, closing!, s.rules, -1);
+      if ((rounds.length === 0 ? 0 : rounds[rounds.length - 1].round) !== ix.round || type === 'FindingsCarriedOver') s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
+      else {
+        if (wasLive && !isLive(closing!) && closing!.round === ix.round) indexNode(ix, closing!, s.rules, -1);
+        if (filed) {
+          const n = s.pr.nodes[d.nodeId];
+          if (n.round === ix.round) indexNode(ix, n, s.rules, +1);
+        }
+      }
       return s;
     },
   };

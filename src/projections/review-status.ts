@@ -1,4 +1,5 @@
 import { currentFinalization, currentRound, isStale } from '../review/pr-state';
+import { verdictStanding } from '../review/provisional';
 import type { QueryDefinition } from './query';
 import { affectsReview, reviewQueryInput, ReviewQueryInput, reviewSources, ReviewView, reviewViewFold } from './review-fold';
 
@@ -7,6 +8,7 @@ export function reviewStatusView(s: ReviewView) {
   const pr = s.pr;
   const round = currentRound(pr);
   const f = currentFinalization(pr);
+  const standing = verdictStanding(pr);
   return {
     exists: pr.exists,
     repoId: pr.repoId ?? null,
@@ -19,6 +21,9 @@ export function reviewStatusView(s: ReviewView) {
     level: pr.exists ? pr.level : null,
     roster: pr.roster,
     finalized: f ? { verdict: f.verdict, confidence: f.confidence, position: f.at } : null,
+    /** SPEC §7.1: what a client gating on this review may read — `final` or `provisional` (never a go-ahead). */
+    verdictState: pr.exists ? standing.state : null,
+    previousVerdict: standing.previous,
   };
 }
 

@@ -1,13 +1,19 @@
 import { currentFinalization } from '../review/pr-state';
+import { verdictStanding, withStanding } from '../review/provisional';
 import { verdictFromIndex } from '../review/verdict-index';
 import type { QueryDefinition } from './query';
 import type { NodeCore } from '../review/pr-state';
 import { affectsReview, leanReviewViewFold, reviewQueryInput, ReviewQueryInput, reviewSources, ReviewView } from './review-fold';
 
-/** The live verdict of a review (SPEC §7) under the rules in force, with its axes and reasons. */
+/**
+ * The live verdict of a review (SPEC §7) under the rules in force, with its axes and reasons, and its
+ * standing: `state` is `final` only while the current round is finalized at the newest head known;
+ * otherwise `provisional` (never Ship), with the last finalized verdict as `previous` and `stale` when
+ * that verdict describes another head (src/review/provisional.ts).
+ */
 export function verdictView(s: ReviewView<NodeCore>) {
   if (!s.pr.exists) return { exists: false as const };
-  const v = verdictFromIndex(s.pr, s.verdictIndex, s.rules);
+  const v = withStanding(verdictFromIndex(s.pr, s.verdictIndex, s.rules), verdictStanding(s.pr));
   const f = currentFinalization(s.pr);
   return {
     exists: true as const,
@@ -19,7 +25,7 @@ export function verdictView(s: ReviewView<NodeCore>) {
 
 export const verdictQuery: QueryDefinition<ReviewQueryInput, ReviewView<NodeCore>> = {
   name: 'verdict',
-  description: 'Ship / Hold / Block with aggregate confidence, the axes and the deciding reasons, for one review.',
+  description: 'Ship / Hold / Block with aggregate confidence, the axes and the deciding reasons, for one review; state final | provisional (a provisional verdict is never Ship), previous, stale.',
   input: reviewQueryInput,
   access: { minRole: 'viewer' },
   affects: affectsReview,

@@ -7,6 +7,7 @@ import { isHuman, streamIds } from '../events/envelope';
 import type { WorkspaceState } from '../projections/workspace-state';
 import { currentFinalization, currentRound } from '../review/pr-state';
 import { verdictOfPr } from '../review/pr-verdict';
+import { verdictStanding } from '../review/provisional';
 import type { Rules } from '../rules/rules';
 import { roleAtLeast } from '../security/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
@@ -62,6 +63,11 @@ export function assertPublishable(s: PublishState, t: PublishTarget): void {
   }
   if (s.pr.status !== 'awaiting_approval' || !currentFinalization(s.pr)) {
     throw new DomainError('not_awaiting_approval', `the review of ${t.repoId}#${t.prNumber} is "${s.pr.status}"; it can be published only once finalized (awaiting approval)`, 'conflict', { status: s.pr.status });
+  }
+  // SPEC §7.1: a finalized round whose PR moved on to a newer head has only a provisional verdict.
+  const standing = verdictStanding(s.pr);
+  if (standing.state === 'provisional') {
+    throw new DomainError('verdict_provisional', `the verdict of ${t.repoId}#${t.prNumber} is provisional (${standing.why}); review and finalize the new head before publishing`, 'conflict', { latestHead: standing.latestHead });
   }
 }
 

@@ -6,7 +6,8 @@ import type { ReviewLevel } from '../events/catalogue/workspace';
 import type { Role } from '../security/roles';
 import { countsAsConsensus } from './consensus';
 
-export type NodeStatus = 'open' | 'consensus-ready' | 'resolved' | 'dismissed';
+/** `superseded`: an outdated node whose re-review (a re-filed node with its fingerprint) replaced it (SPEC §5). */
+export type NodeStatus = 'open' | 'consensus-ready' | 'resolved' | 'dismissed' | 'superseded';
 
 export interface Confirmation {
   by: string;
@@ -31,6 +32,16 @@ export interface NodeRecord<B extends NodeCore = ReviewNodeBody> {
   /** Every confirmation recorded, including any that do not count (a forged self-confirmation stays visible). */
   confirmations: Confirmation[];
   closed?: { by: string; role: Role; reason: string; at: number };
+  /** The node of an earlier round this re-filed report joined (SPEC §5 carry-over). */
+  joins?: string;
+  /** Confirmations recorded before its anchored code changed (outdated): kept for the record, they no longer count. */
+  outdatedConfirmations?: Confirmation[];
+}
+
+/** One node's fate when a round started: carried unchanged, outdated (code changed) or gone (code deleted). */
+export interface CarryRecord {
+  fate: 'carried' | 'outdated' | 'gone';
+  reason?: string;
 }
 
 export interface RoundRecord {
@@ -41,6 +52,17 @@ export interface RoundRecord {
   /** Started by a compute at a head no round had reviewed, rather than by a request. */
   implicit?: boolean;
   nodeIds: string[];
+  /**
+   * SPEC §5 carry-over from the previous round (absent when none was recorded, e.g. logs older than it):
+   * nodeId → its fate, for every node of round `fromRound`.
+   */
+  carry?: {
+    fromRound: number;
+    fromHead: string;
+    entries: Record<string, CarryRecord>;
+    /** fingerprint → the carried and outdated nodes with it, in order: a re-filed report finds what it joins in O(1). */
+    byFingerprint: Record<string, string[]>;
+  };
 }
 
 export interface Finalization {
@@ -140,6 +162,7 @@ const FOLDED_TYPES = [
   'ReviewRequested', 'ReviewRoundStarted', 'ReviewStatusChanged', 'HeadObserved', 'ReviewComputed', 'ReviewNodeFiled',
   'ReviewNodeConfirmed', 'ReviewNodeDismissed', 'ReviewNodeResolved', 'ContractChangeDecided', 'VisualChangeApproved',
   'AxisRecorded', 'CiSignalRecorded', 'ReviewFinalized', 'PublishRequested', 'PublishApproved', 'ReviewPublished',
+  'FindingsCarriedOver',
 ] as const;
 const INTERNED: Record<string, string> = dict();
 for (const t of FOLDED_TYPES) INTERNED[t] = t;
@@ -213,8 +236,12 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
       const round = last && last.round === d.round ? last : (s.rounds.find((r) => r.round === d.round) ?? last);
       round?.nodeIds.push(d.nodeId);
       if (s.status === 'requested') s.status = 'in_progress';
+      if (d.joins) joinCarried(s, s.nodes[d.nodeId], d.joins, round, e.globalPosition);
       break;
     }
+    case 'FindingsCarriedOver':
+      carryOver(s, d, lean);
+      break;
     case 'ReviewNodeConfirmed': {
       const n = s.nodes[d.nodeId];
       if (!n) break;
@@ -269,6 +296,72 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
       break;
   }
   return s;
+}
+
+/**
+ * Applies `FindingsCarriedOver` (facts gathered at the edge, src/review/carry-facts.ts): every node of
+ * the previous round gets its fate, in that round's order, so the new round lists carried and outdated
+ * nodes first, in filing order. Facts about another previous round than the one folded here (a race
+ * between two round starts) are ignored: every live node is then outdated, nothing is dropped. One
+ * pass over the previous round's nodes.
+ */
+function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): void {
+  const cur = currentRound(s);
+  const prev = s.rounds[s.rounds.length - 2];
+  if (!cur || !prev || cur.round !== d.round || cur.carry) return;
+  const facts: Record<string, CarryRecord> = dict();
+  const moved: Record<string, { startLine: number; endLine: number }> = dict();
+  if (prev.round === d.fromRound && prev.headSha === d.fromHead && cur.headSha === d.toHead) {
+    for (const id of d.carried) facts[id] = { fate: 'carried' };
+    for (const o of d.outdated) facts[o.nodeId] = { fate: 'outdated', reason: o.reason };
+    for (const g of d.gone) facts[g.nodeId] = { fate: 'gone', reason: g.reason };
+    for (const m of d.moved) moved[m.nodeId] = m;
+  }
+  const entries: Record<string, CarryRecord> = dict();
+  const byFingerprint: Record<string, string[]> = dict();
+  const ids: string[] = [];
+  for (const id of prev.nodeIds) {
+    const n = s.nodes[id];
+    if (!n || n.round !== prev.round) continue;
+    const live = isLive(n);
+    let f = facts[id] ?? (live ? { fate: 'outdated' as const, reason: 'not checked against the new head' } : { fate: 'gone' as const, reason: 'closed; not checked against the new head' });
+    // A closed finding whose code changed no longer describes anything to carry.
+    if (f.fate === 'outdated' && !live) f = { fate: 'gone', reason: `${n.status}; ${f.reason ?? 'its code changed'}` };
+    entries[id] = f;
+    if (f.fate === 'gone') continue;
+    n.round = cur.round;
+    ids.push(id);
+    const same = byFingerprint[n.fingerprint];
+    if (same) same.push(id);
+    else byFingerprint[n.fingerprint] = [id];
+    if (f.fate === 'carried') {
+      const m = moved[id];
+      const a = (n.node as Partial<ReviewNodeBody>).anchor;
+      if (m && !lean && a) (n.node as Partial<ReviewNodeBody>) = { ...(n.node as Partial<ReviewNodeBody>), anchor: { ...a, startLine: m.startLine, endLine: m.endLine } };
+    } else {
+      // Confirmations carry only while the anchored text is unchanged (SPEC §5).
+      if (n.confirmations.length > 0) n.outdatedConfirmations = n.confirmations;
+      n.confirmations = NO_CONFIRMATIONS;
+      if (n.status === 'consensus-ready') n.status = 'open';
+    }
+  }
+  cur.nodeIds = cur.nodeIds.length === 0 ? ids : ids.concat(cur.nodeIds);
+  cur.carry = { fromRound: prev.round, fromHead: prev.headSha, entries, byFingerprint };
+}
+
+/**
+ * A re-filed report joins the carried or outdated node it matches (the decider found it): an outdated
+ * node is superseded by the re-review, which decides from now on; a carried one stays, with its
+ * confirmations, and the new report is its duplicate.
+ */
+function joinCarried<B extends NodeCore>(s: PrState<B>, n: NodeRecord<B>, joinedId: string, round: RoundRecord | undefined, at: number): void {
+  const joined = s.nodes[joinedId];
+  if (!joined || !round || joined.round !== round.round || !isLive(joined)) return;
+  n.joins = joinedId;
+  if (round.carry?.entries[joinedId]?.fate === 'outdated') {
+    joined.status = 'superseded';
+    joined.closed = { by: n.author, role: n.authorRole, reason: `re-reviewed as ${n.nodeId} after its code changed`, at };
+  }
 }
 
 /** The PR stream fold the review commands decide on (cached per stream by the kernel). */

@@ -156,6 +156,8 @@ export class RpcDispatcher {
       idempotencyKey: params.idempotencyKey,
       principal: caller.principal,
       role: caller.role,
+      tokenId: caller.tokenId,
+      via: 'rpc',
       correlationId: typeof params.correlationId === 'string' ? params.correlationId.slice(0, 200) : undefined,
     };
     if (spec.command!.name === 'issueToken') return (await issueApiToken(this.ledger, caller.workspace.id, envelope, payload)).json;

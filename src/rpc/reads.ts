@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import { replayReviews } from '../projections/replay';
+import { auditChainStatus } from '../audit/status';
 import { rulesSchema } from '../rules/rules';
 import type { Role } from '../security/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
@@ -27,6 +28,14 @@ const replayInput = z.object({
 });
 
 export const READ_PROCEDURES: ReadProcedure[] = [
+  {
+    name: 'auditChain',
+    description: "Whether the workspace's log verifies (docs/audit.md): the hash chain recomputed, the signed checkpoints checked against the server's key; the first broken position and what is wrong, and up to which checkpoint it holds.",
+    input: z.object({}),
+    access: { minRole: 'viewer' },
+    // The log as stored now, whatever asOf says: integrity is not a fold.
+    run: (ws) => auditChainStatus(ws, new Date()),
+  },
   {
     name: 'replay',
     description: 'Replay reviews under another rules document (SPEC §7.4): which verdicts or confidences would change, old → new and why. Writes nothing.',

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { newUuidV7 } from '../events/ids';
 import { LOCAL_OPERATOR, type Ledger } from '../ledger';
 import { issueApiToken } from './tokens';
+import { workspaceFold } from '../projections/workspace-state';
 
 export const OWNER_TOKEN_FILE = 'owner-token';
 export const DEFAULT_WORKSPACE = 'default';
@@ -26,11 +27,15 @@ export async function ensureOwnerToken(ledger: Ledger): Promise<OwnerTokenResult
   }
   const existing = ledger.workspaces.list();
   let workspaceId = existing[0]?.workspaceId;
+  const operator = { ...LOCAL_OPERATOR, via: 'server' as const };
   if (!workspaceId) {
     workspaceId = DEFAULT_WORKSPACE;
-    await ledger.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { workspaceId, name: 'Default workspace' });
+    await ledger.createWorkspace({ ...operator, idempotencyKey: newUuidV7() }, { workspaceId, name: 'Default workspace' });
   }
-  const issued = await issueApiToken(ledger, workspaceId, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: LOCAL_OPERATOR.principal, role: 'owner', label: 'first-start owner token' });
+  // Tokens are minted only for members: a workspace someone else created gets the operator as an owner first.
+  const { state } = await ledger.executor.load(workspaceFold, await ledger.workspace(workspaceId), 'workspace');
+  if (state.members[operator.principal] === undefined) await ledger.run('addMember', workspaceId, { ...operator, idempotencyKey: newUuidV7() }, { principal: operator.principal, role: 'owner' });
+  const issued = await issueApiToken(ledger, workspaceId, { ...operator, idempotencyKey: newUuidV7() }, { principal: operator.principal, role: 'owner', label: 'first-start owner token' });
   // 'wx' + 0600: never clobber a file someone else wrote, never readable by other local users.
   fs.writeFileSync(file, `${issued.token}\n`, { mode: 0o600, flag: 'wx' });
   return { file, workspaceId, created: true };

@@ -10,7 +10,8 @@ import type { Ledger } from '../ledger';
 import { workspaceFold } from '../projections/workspace-state';
 import { WorkspaceRegistry, type WorkspaceHandle } from '../workspaces/registry';
 import { loadServerKey } from './server-key';
-import { Role, roleAtLeast, roleSchema } from './roles';
+import { effectiveRole } from './provisioning';
+import { Role, roleSchema } from './roles';
 
 /**
  * Bearer tokens: `rl_<workspaceId>_<tokenId>_<secret>`. The secret is 256 bits; only sha256(token) is
@@ -79,9 +80,9 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   // Compare even when the id is unknown, so timing does not tell which token ids exist.
   const match = timingSafeEqual(presented, stored.length === 32 ? stored : Buffer.alloc(32));
   if (!entry || !match || entry.revoked) throw new DomainError('unauthorized', 'Authorization: unknown or revoked token', 'unauthorized');
-  const memberRole = state.members[entry.principal];
-  // A member's current role caps every token issued to them: a demotion takes effect at once.
-  const role = memberRole !== undefined && !roleAtLeast(memberRole, entry.role) ? memberRole : entry.role;
+  // The role lives with the membership: removal ends every token of the principal, a demotion caps them.
+  const role = effectiveRole(entry.principal as Principal, entry.role, state.members[entry.principal]);
+  if (role === null) throw new DomainError('unauthorized', `Authorization: ${entry.principal} is no longer a member of this workspace`, 'unauthorized');
   const caller = { principal: entry.principal as Principal, role, tokenId: parsed.tokenId };
   if (verified.size >= MAX_VERIFIED_TOKENS) verified.clear();
   verified.set(token, caller);

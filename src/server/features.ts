@@ -5,6 +5,7 @@ import { RpcModule } from '../rpc/rpc.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { McpModule } from '../mcp/mcp.module';
 import { ReviewPageModule } from '../web/review-page.module';
+import { AuditModule } from '../audit/audit.module';
 
 export interface ServerFeature {
   module: Type<unknown>;
@@ -16,4 +17,5 @@ export const SERVER_FEATURES: ServerFeature[] = [
   { module: WebhooksModule },
   { module: McpModule },
   { module: ReviewPageModule },
+  { module: AuditModule },
 ];

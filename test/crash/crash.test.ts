@@ -1,7 +1,7 @@
 import { crashRun } from './harness';
 
 describe('crash safety (kill -9 during writes)', () => {
-  test('after SIGKILL mid-append the reopened store holds every acknowledged event, no partial one, contiguous positions', async () => {
+  test('after SIGKILL mid-append the reopened store holds every acknowledged event, no partial one, contiguous positions, and a hash chain that verifies', async () => {
     for (let run = 0; run < 3; run++) {
       const r = await crashRun();
       expect(r.problems).toEqual([]);

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { SqliteEventStore } from '../../src/events/store/sqlite';
 import { collect } from '../../src/events/store/port';
+import { verifyStore } from '../../src/audit/checkpointer';
 
 export interface CrashRunResult {
   acknowledged: number;
@@ -17,7 +18,7 @@ const root = path.join(__dirname, '..', '..');
 /**
  * One crash run: a child appends and reports acknowledgements; we SIGKILL it at a random moment, reopen
  * the store and check: every acknowledged event is there, nothing is partial, positions are contiguous,
- * and stream revisions are contiguous.
+ * stream revisions are contiguous, and the hash chain verifies.
  */
 export async function crashRun(random: () => number = Math.random): Promise<CrashRunResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-crash-'));
@@ -55,6 +56,8 @@ export async function crashRun(random: () => number = Math.random): Promise<Cras
   const problems: string[] = [];
   const store = new SqliteEventStore({ file, workspaceId: 'crash' });
   const all = await collect(store.readAll());
+  // The hash chain survives the kill too: no half-advanced head, every row linked to the one before.
+  const chain = await verifyStore(store);
   await store.close();
   fs.rmSync(dir, { recursive: true, force: true });
 
@@ -66,6 +69,8 @@ export async function crashRun(random: () => number = Math.random): Promise<Cras
     const d = e.data as { reason?: string };
     if (typeof d?.reason !== 'string' || d.reason.length < 200) problems.push(`partial event ${e.eventId}`);
   });
+  if (!chain.ok) problems.push(`hash chain: ${chain.problems[0].kind} at ${chain.problems[0].position}: ${chain.problems[0].message}`);
+  if (chain.events !== all.length) problems.push(`hash chain read ${chain.events} rows, readAll ${all.length}`);
   const revs = new Map<string, number>();
   for (const e of all) {
     const expected = (revs.get(e.streamId) ?? -1) + 1;

@@ -42,7 +42,11 @@ describe('Review page (browser)', () => {
     return reply.result;
   };
   const command = (token: string, method: string, payload: Record<string, unknown>) => rpc(token, method, { idempotencyKey: newUuidV7(), ...target, ...payload });
-  const tokenFor = async (principal: string, role: string) => (await command(owner, 'issueToken', { principal, role })).result.token as string;
+  // Principals are provisioned, never asserted: add the member, then issue its token.
+  const tokenFor = async (principal: string, role: string) => {
+    await rpc(owner, 'addMember', { idempotencyKey: newUuidV7(), principal, role });
+    return (await command(owner, 'issueToken', { principal, role })).result.token as string;
+  };
   const fileNode = async (token: string, brief: string, node: Record<string, unknown>) => {
     const r = await command(token, 'addReviewNode', { node: { triage: { category: 'correctness', severity: 'medium', effort: 'small' }, confidence: 0.8, body: 'details', brief, ...node } });
     return r.result.nodeId as string;

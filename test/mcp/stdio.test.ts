@@ -16,6 +16,7 @@ describe('review-ledger mcp (stdio)', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-mcp-stdio-'));
     const ledger = new Ledger(loadConfig({ dataDir }, {}));
     await ledger.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { workspaceId: 'stdio' });
+    await ledger.run('addMember', 'stdio', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:stdio-bot', role: 'member' });
     const { token } = await issueApiToken(ledger, 'stdio', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:stdio-bot', role: 'member' });
     await ledger.run('requestReview', 'stdio', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: 'r', prNumber: 1, baseSha: BASE, headSha: HEAD_A });
     await ledger.close();

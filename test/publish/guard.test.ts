@@ -57,9 +57,10 @@ describe('publishing is a guarded action', () => {
     await expect(f.publish(BOB)).rejects.toMatchObject({ code: 'no_publish_approver' });
     expect((await f.events('acme')).length).toBe(before);
     // A human added as a viewer cannot approve either; as a member they can.
-    await f.run('addMember', { principal: 'agent:root', role: 'owner' }, { principal: 'user:vera', role: 'viewer' });
+    // The local operator provisions humans (an agent never provisions a human).
+    await f.run('addMember', { principal: 'user:local-operator', role: 'owner' }, { principal: 'user:vera', role: 'viewer' });
     await expect(f.run('requestPublish', ALICE, { ...f.target })).rejects.toMatchObject({ code: 'no_publish_approver' });
-    await f.run('addMember', { principal: 'agent:root', role: 'owner' }, { principal: 'user:mona', role: 'member' });
+    await f.run('addMember', { principal: 'user:local-operator', role: 'owner' }, { principal: 'user:mona', role: 'member' });
     await expect(f.run('requestPublish', ALICE, { ...f.target })).resolves.toBeDefined();
   });
 

@@ -13,7 +13,10 @@ describe('RPC review_studio.publish over HTTP (generated from COMMANDS)', () => 
     const f = await publishFixture();
     const server = await startServer({ port: 0 }, f.ledger);
     try {
-      const issue = async (principal: string, role: string) => (await issueApiToken(f.ledger, 'acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role })).token;
+      const issue = async (principal: string, role: string) => {
+        await f.ledger.run('addMember', 'acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role });
+        return (await issueApiToken(f.ledger, 'acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role })).token;
+      };
       const carol = await issue('user:carol', 'member');
       const alice = await issue(ALICE.principal, 'member');
       await f.file(ALICE, { title: 'five is a string now', anchor: { path: 'src/app.ts', startLine: 5, endLine: 5 } });

@@ -82,7 +82,16 @@ export async function publishFixture(opts: PublishFixtureOptions = {}) {
   ]);
   const creator = opts.workspaceCreator ?? OWNER;
   const f = await ledgerFixture({ options: { services } });
-  await f.ledger.createWorkspace({ principal: creator.principal as any, role: 'owner', idempotencyKey: newUuidV7() }, { workspaceId: WS });
+  if (creator.principal.startsWith('agent:')) {
+    // Agents never hold owner now (SPEC §16), so a workspace whose only owner is an agent exists only in a
+    // log written before that rule: append it as the old server did.
+    f.ledger.workspaces.register(WS, WS, new Date().toISOString());
+    const meta = { principal: creator.principal as any, workspaceId: WS, correlationId: 'legacy', causationId: null, occurredAt: new Date().toISOString() };
+    await (await f.ledger.workspace(WS)).store.append('workspace', 'no_stream', [
+      { eventId: newUuidV7(), type: 'WorkspaceCreated', schemaVersion: 1, data: { workspaceId: WS, name: WS, defaultLevel: 'balanced' }, metadata: meta },
+      { eventId: newUuidV7(), type: 'MemberAdded', schemaVersion: 1, data: { principal: creator.principal, role: 'owner' }, metadata: meta },
+    ]);
+  } else await f.ledger.createWorkspace({ principal: creator.principal as any, role: 'owner', idempotencyKey: newUuidV7() }, { workspaceId: WS });
   const ws = await f.ledger.workspace(WS);
   const run = (command: string, actor: Actor, payload: Record<string, unknown>, key = newUuidV7()) =>
     f.ledger.run(command, WS, { principal: actor.principal as any, role: actor.role, idempotencyKey: key }, payload);

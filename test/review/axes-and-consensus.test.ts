@@ -10,6 +10,8 @@ const STREAM = `pr-${REPO}-7`;
 const tokenAxes = { correctness: { status: 'pass' }, security: { status: 'pass' }, testGap: { status: 'pass' } };
 const verdict = async () => (await runQuery(verdictQuery, f.ws, f.pr())).value as any;
 const axis = async (name: string) => (await verdict()).axes.find((a: any) => a.axis === name);
+/** A round must be finalized before its verdict can be Ship (SPEC §7.1): these tests look at the axes of a finalized round. */
+const finalize = () => f.run('finalizeReview', CAROL, { ...f.pr(), tokenAxes, walkthrough: 'x' });
 
 beforeEach(async () => {
   f = await reviewFixture();
@@ -53,13 +55,15 @@ describe('axes fold in last (SPEC §6, §7.2) and decisions apply without a reco
     await f.append(STREAM, 'ReviewComputed', computedEvent(HEAD1, { apiContract: { status: 'pass', specs: [{ path: 'openapi.yaml', change: 'modified' }], changes: [breaking] } }));
     expect(await axis('apiContract')).toMatchObject({ status: 'fail', pending: ['c-1'] });
     expect((await verdict()).verdict).toBe('Block');
+    await finalize();
     await f.append(STREAM, 'ContractChangeDecided', { changeId: 'c-1', decision: 'approved', by: CAROL.principal, headSha: HEAD1 }, CAROL.principal);
     expect(await axis('apiContract')).toMatchObject({ status: 'warn' });
-    expect(await verdict()).toMatchObject({ verdict: 'Ship', confidence: 1 });
+    expect(await verdict()).toMatchObject({ verdict: 'Ship', confidence: 1, state: 'final' });
   });
 
   test('a rejected change fails the gate', async () => {
     await f.append(STREAM, 'ReviewComputed', computedEvent(HEAD1, { apiContract: { status: 'pass', specs: [], changes: [{ ...breaking, severity: 'non-breaking' }] } }));
+    await finalize();
     expect((await verdict()).verdict).toBe('Ship');
     await f.append(STREAM, 'ContractChangeDecided', { changeId: 'c-1', decision: 'rejected', by: CAROL.principal, headSha: HEAD1 }, CAROL.principal);
     expect((await verdict()).verdict).toBe('Block');
@@ -69,6 +73,7 @@ describe('axes fold in last (SPEC §6, §7.2) and decisions apply without a reco
     const headHash = 'a'.repeat(64);
     await f.append(STREAM, 'ReviewComputed', computedEvent(HEAD1, { visual: { status: 'pass', snapshots: [{ snapshotId: 'goldens/home.png', state: 'changed', harness: 'goldens', baseHash: 'b'.repeat(64), headHash }] } }));
     expect(await verdict()).toMatchObject({ verdict: 'Block' });
+    await finalize();
     await f.append(STREAM, 'VisualChangeApproved', { snapshotId: 'goldens/home.png', approvalKey: headHash, by: CAROL.principal, headSha: HEAD1 }, CAROL.principal);
     expect(await axis('visual')).toMatchObject({ status: 'warn' });
     expect((await verdict()).verdict).toBe('Ship');

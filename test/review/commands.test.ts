@@ -42,7 +42,8 @@ describe('requestReview: one review per PR (SPEC §10)', () => {
     await f.request();
     await f.file(ALICE);
     const out = await f.request(7, HEAD2);
-    expect(out.response.result).toEqual({ started: false, newRound: true, round: 2 });
+    // The repo is not registered, so nothing can be checked: the live node is carried as outdated (SPEC §5).
+    expect(out.response.result).toEqual({ started: false, newRound: true, round: 2, carryOver: { carried: 0, outdated: 1, gone: 0 } });
     const status = (await runQuery(reviewStatusQuery, f.ws, f.pr())).value;
     expect(status).toMatchObject({ round: 2, reviewedHead: HEAD2, status: 'requested' });
   });

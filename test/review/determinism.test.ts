@@ -107,8 +107,12 @@ describe('projections are deterministic (SPEC §2)', () => {
 
   test('the scenario exercised what it claims (sanity of the fixture)', async () => {
     const v = (await runQuery(verdictQuery, f.ws, { repoId: REPO, prNumber: 7 })).value as any;
-    expect(v).toMatchObject({ round: 2, rulesVersion: 'v1b', verdict: 'Hold' });
+    // Round 1's live P0s are carried into round 2 as outdated (unregistered repo: not checked) and block under v1b.
+    expect(v).toMatchObject({ round: 2, rulesVersion: 'v1b', verdict: 'Block', state: 'provisional' });
+    const round2 = (await runQuery(nodeStatusQuery, f.ws, { repoId: REPO, prNumber: 7 })).value as any;
+    expect(round2.reReview.length).toBeGreaterThan(0);
     const n = (await runQuery(nodeStatusQuery, f.ws, { repoId: REPO, prNumber: 7, allRounds: true })).value as any;
-    expect(n.nodes.find((x: any) => x.nodeId === 'n2')).toMatchObject({ status: 'open', consensus: false });
+    // n2 (forged self-confirmation) was never consensus; outdated into round 2, it was superseded by a re-filing.
+    expect(n.nodes.find((x: any) => x.nodeId === 'n2')).toMatchObject({ status: 'superseded', consensus: false, outdatedConfirmedBy: ['agent:bob'] });
   });
 });

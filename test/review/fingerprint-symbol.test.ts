@@ -4,7 +4,7 @@ import type { Definition } from '../../src/codegraph/facts';
 import { enclosingSymbolOf } from '../../src/review/enclosing-symbol';
 import { anchoredLines, fingerprintOf } from '../../src/review/fingerprint';
 import { GitFixture } from '../support/git-fixture';
-import { ALICE, BASE, REPO, reviewFixture } from './support';
+import { ALICE, REPO, reviewFixture } from './support';
 
 const def = (qname: string, start: number, end: number, parent = -1): Definition => ({ name: qname.split('.').pop()!, qname, kind: 'function', start, end, exported: true, parent });
 
@@ -51,7 +51,8 @@ describe('addReviewNode fingerprints by the code graph\'s enclosing definition (
     git.cleanup();
   });
 
-  async function fileAt(head: string, anchor: Record<string, unknown>, base = BASE) {
+  // The base must be a commit of the registered repo (SPEC §10); the fingerprint reads only the head.
+  async function fileAt(head: string, anchor: Record<string, unknown>, base = head) {
     await f.run('requestReview', ALICE, { ...f.pr(), baseSha: base, headSha: head });
     const out = await f.run('addReviewNode', ALICE, { ...f.pr(), node: { ...nodeBody(), anchor: { path: 'src/calc.ts', ...anchor } } });
     return (out.response.result as { fingerprint: string }).fingerprint;
@@ -147,7 +148,7 @@ describe('addReviewNode fingerprints by the code graph\'s enclosing definition (
   describe('a file without a grammar', () => {
     const notes = ['# notes', 'function total {', '  sum=$((sum + 1))', '}', ''].join('\n');
     async function fileNotes(head: string, startLine: number, endLine: number) {
-      await f.run('requestReview', ALICE, { ...f.pr(), baseSha: BASE, headSha: head });
+      await f.run('requestReview', ALICE, { ...f.pr(), baseSha: head, headSha: head });
       const out = await f.run('addReviewNode', ALICE, { ...f.pr(), node: { ...nodeBody(), anchor: { path: 'scripts/total.sh', startLine, endLine } } });
       return (out.response.result as { fingerprint: string }).fingerprint;
     }

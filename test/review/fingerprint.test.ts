@@ -49,12 +49,13 @@ describe('fingerprints computed by addReviewNode from the registered repo at the
   });
 
   async function fileAt(head: string, startLine: number, endLine: number, over: Record<string, unknown> = {}) {
-    await f.request(7, head);
+    // The base must be a commit of the registered repo (SPEC §10); the fingerprint reads only the head.
+    await f.run('requestReview', ALICE, { ...f.pr(), baseSha: head, headSha: head });
     const out = await f.run('addReviewNode', ALICE, { ...f.pr(), node: { ...nodeBody(), anchor: { path: 'src/calc.ts', startLine, endLine }, ...over } });
     return (out.response.result as { fingerprint: string }).fingerprint;
   }
 
-  test('moving the anchored code down 40 lines keeps the fingerprint (and the delta says persisting)', async () => {
+  test('moving the anchored code down 40 lines keeps the fingerprint (and the delta says carried: the code did not change)', async () => {
     git.write('src/calc.ts', v1);
     const h1 = git.commit('v1');
     const fp1 = await fileAt(h1, 3, 5);
@@ -63,7 +64,7 @@ describe('fingerprints computed by addReviewNode from the registered repo at the
     const fp2 = await fileAt(h2, 43, 45);
     expect(fp2).toBe(fp1);
     const delta = (await runQuery(reReviewDeltaQuery, f.ws, f.pr())).value;
-    expect(delta).toMatchObject({ round: 2, previousRound: 1, entries: [{ fingerprint: fp1, state: 'persisting' }] });
+    expect(delta).toMatchObject({ round: 2, previousRound: 1, entries: [{ fingerprint: fp1, state: 'carried', nodeIds: ['n1', 'n2'] }] });
   });
 
   test('a rebase onto a new base (same anchored code, new commit ids) keeps the fingerprint', async () => {

@@ -178,10 +178,12 @@ describe('audit log (SPEC §0: who approved what, when)', () => {
 });
 
 describe('review CLI', () => {
-  test('`review run` executes a review command as the given principal and `review show` reads it back', async () => {
+  test("`review run` executes a review command as the token's principal and `review show` reads it back", async () => {
     f = await reviewFixture();
     const payload = JSON.stringify({ repoId: REPO, prNumber: 5, baseSha: 'b'.repeat(40), headSha: HEAD1 });
-    const out = await cli('review', 'run', 'requestReview', '--workspace', WS, '--payload', payload, '--as', 'agent:cli', '--role', 'member');
+    expect((await cli('member', 'add', '--workspace', WS, '--principal', 'agent:cli', '--role', 'member')).code).toBe(0);
+    const token = (await cli('token', 'create', '--workspace', WS, '--principal', 'agent:cli', '--role', 'member')).stdout.trim();
+    const out = await cli('review', 'run', 'requestReview', '--workspace', WS, '--payload', payload, '--token', token);
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout)).toMatchObject({ streamId: `pr-${REPO}-5`, result: { started: true, roster: ['engineer', 'qa', 'architect'] } });
     const requested = (await f.events()).find((e) => e.type === 'ReviewRequested')!;

@@ -51,8 +51,21 @@ export async function call(url: string, token: string | undefined, method: strin
 export const command = (url: string, token: string, workspaceId: string, method: string, payload: Record<string, unknown>) =>
   call(url, token, method, { workspace_id: workspaceId, idempotencyKey: newUuidV7(), ...payload });
 
-/** Issues a token for a principal/role with the owner token; returns the secret. */
+const RANK: Record<string, number> = { owner: 4, admin: 3, member: 2, viewer: 1, guest: 0 };
+
+/**
+ * Provisions `principal` as a member holding at least `role` (principals are provisioned, never
+ * asserted: SPEC §16), then issues it a token with `role` using the owner token; returns the secret.
+ */
 export async function tokenFor(url: string, ownerToken: string, workspaceId: string, principal: string, role: string): Promise<string> {
+  const added = await command(url, ownerToken, workspaceId, 'addMember', { principal, role });
+  if (added.error?.data?.code === 'member_exists') {
+    const current = /\((\w+)\)$/.exec(added.error.message)?.[1] ?? 'guest';
+    if (RANK[current] < RANK[role]) {
+      const changed = await command(url, ownerToken, workspaceId, 'changeMemberRole', { principal, role });
+      if (changed.error) throw new Error(`changeMemberRole: ${JSON.stringify(changed.error)}`);
+    }
+  } else if (added.error) throw new Error(`addMember: ${JSON.stringify(added.error)}`);
   const r = await command(url, ownerToken, workspaceId, 'issueToken', { principal, role });
   if (r.error) throw new Error(`issueToken: ${JSON.stringify(r.error)}`);
   return r.result.result.token;

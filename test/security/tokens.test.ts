@@ -15,6 +15,7 @@ describe('bearer tokens (SPEC §16)', () => {
   it('carry 256 random bits, are stored only as sha256 hashes, and a replayed issue returns the same token', async () => {
     const fx = await ledgerFixture({ workspaceId: 'tok' });
     try {
+      await fx.ledger.run('addMember', 'tok', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:a', role: 'member' });
       const key = newUuidV7();
       const a = await issueApiToken(fx.ledger, 'tok', { ...LOCAL_OPERATOR, idempotencyKey: key }, { principal: 'agent:a', role: 'member' });
       const again = await issueApiToken(fx.ledger, 'tok', { ...LOCAL_OPERATOR, idempotencyKey: key }, { principal: 'agent:a', role: 'member' });
@@ -58,6 +59,7 @@ describe('bearer tokens (SPEC §16)', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-cli-tok-'));
     try {
       cli(dataDir, 'workspace', 'create', 'cli-ws');
+      cli(dataDir, 'member', 'add', '--workspace', 'cli-ws', '--principal', 'agent:cli', '--role', 'viewer');
       const token = cli(dataDir, 'token', 'create', '--workspace', 'cli-ws', '--principal', 'agent:cli', '--role', 'viewer', '--label', 'ci bot').trim();
       expect(parseToken(token)).toEqual({ workspaceId: 'cli-ws', tokenId: expect.stringMatching(/^[0-9a-f]{16}$/) });
       const listed = JSON.parse(cli(dataDir, 'token', 'list', '--workspace', 'cli-ws', '--json'));

@@ -1,3 +1,4 @@
+import { BOUNDS, clipId } from '../../events/catalogue/bounds';
 import type { GitRepo } from '../../git/repo';
 import type { RenderSandboxConfig } from '../../operator-config';
 import type { VisualComputation, VisualSnapshot } from '../types';
@@ -79,7 +80,8 @@ async function guarded(harness: HarnessName, run: () => Promise<HarnessOutcome>)
 
 /** Snapshot ids are prefixed by harness except for goldens, whose id is their repo path. */
 function snapshotIdOf(harness: HarnessName, id: string): string {
-  return harness === 'goldens' ? id : `${harness}:${id}`;
+  // A deep golden path can outgrow the recorded bound: clipped with a hash, it stays distinct and stable.
+  return clipId(harness === 'goldens' ? id : `${harness}:${id}`, BOUNDS.snapshotId);
 }
 
 async function diffSnapshots(outcomes: HarnessOutcome[], input: ComputeVisualInput): Promise<VisualSnapshot[]> {

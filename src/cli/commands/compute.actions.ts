@@ -5,6 +5,9 @@ import type { RecordedEvent } from '../../events/envelope';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { withLedger } from '../context';
+import { runQuery } from '../../projections/run-query';
+import { verdictQuery } from '../../projections/verdict';
+import type { WorkspaceHandle } from '../../workspaces/registry';
 import { progressBar } from './index-code.actions';
 
 /** The actions of compute.ts, loaded when `compute` runs. */
@@ -51,6 +54,22 @@ export async function compute(opts: { workspace: string; repo: string; pr: strin
     if (!latest) return;
     if (!out.response.eventIds.length) process.stdout.write('identical inputs: the latest computation stands (nothing recorded)\n');
     const data = latest.data as Parameters<typeof formatCohortReport>[0];
-    process.stdout.write(opts.json ? `${JSON.stringify(data, null, 2)}\n` : formatCohortReport(data));
+    process.stdout.write(opts.json ? `${JSON.stringify(await withGates(ws, target, latest.data as Record<string, any>), null, 2)}\n` : formatCohortReport(data));
   });
+}
+
+/**
+ * The computation as JSON, with each gated deterministic axis reporting its gate's state (SPEC §6, §11):
+ * the computed `status` only says the diff ran ("pass" with undecided breaking changes), so `status` is
+ * the gate's (decisions and approvals folded in, as the verdict reads it), the computed one is kept as
+ * `computedStatus`, and `pending` lists what holds the gate. The verdict's state rides along.
+ */
+async function withGates(ws: WorkspaceHandle, target: { repoId: string; prNumber: number }, data: Record<string, any>): Promise<Record<string, unknown>> {
+  const v = (await runQuery(verdictQuery, ws, target)).value as any;
+  if (!v.exists || v.headSha !== data.headSha) return data;
+  const gate = (axis: string, computed: Record<string, any>) => {
+    const a = v.axes.find((x: any) => x.axis === axis);
+    return a ? { ...computed, status: a.status, reason: a.reason ?? null, computedStatus: computed.status, pending: a.pending ?? [] } : computed;
+  };
+  return { ...data, apiContract: gate('apiContract', data.apiContract), visual: gate('visual', data.visual), verdict: { state: v.state, verdict: v.verdict, reasons: v.reasons } };
 }

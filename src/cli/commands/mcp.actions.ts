@@ -3,13 +3,12 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { principalSchema } from '../../events/envelope';
 import { Ledger } from '../../ledger';
 import { buildMcpServer, type McpIdentity } from '../../mcp/server';
-import { roleSchema } from '../../security/roles';
 import { parseToken } from '../../security/tokens';
 import { configFrom } from '../context';
 
 /** The action of mcp.ts, loaded when `mcp` runs. */
 
-export async function serveMcp(opts: { token?: string; workspace?: string; principal: string; role: string }, cmd: Command): Promise<void> {
+export async function serveMcp(opts: { token?: string; workspace?: string; principal: string }, cmd: Command): Promise<void> {
   const token = opts.token ?? process.env.REVIEW_LEDGER_TOKEN;
   let identity: McpIdentity;
   if (token) {
@@ -18,7 +17,7 @@ export async function serveMcp(opts: { token?: string; workspace?: string; princ
     identity = { kind: 'token', token, workspaceId: parsed.workspaceId };
   } else {
     if (!opts.workspace) throw new Error('--workspace or --token is required');
-    identity = { kind: 'local', workspaceId: opts.workspace, principal: principalSchema.parse(opts.principal), role: roleSchema.parse(opts.role) };
+    identity = { kind: 'local', workspaceId: opts.workspace, principal: principalSchema.parse(opts.principal) };
   }
   const ledger = new Ledger(configFrom(cmd));
   await ledger.workspace(identity.workspaceId);

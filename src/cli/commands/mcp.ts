@@ -10,7 +10,6 @@ export function register(program: Command): void {
     .description('Serve the MCP agent tools over stdio (add_review_node, confirm_review_node, finalize_review, get_review, …)')
     .option('--token <token>', 'act as the principal and role of this bearer token (env REVIEW_LEDGER_TOKEN)')
     .option('--workspace <id>', 'workspace (without a token)')
-    .option('--principal <principal>', 'principal to act as without a token', 'agent:local')
-    .option('--role <role>', 'role without a token', 'member')
-    .action((opts: { token?: string; workspace?: string; principal: string; role: string }, cmd: Command) => actions().serveMcp(opts, cmd));
+    .option('--principal <principal>', 'without a token: an existing member to act as, with its membership role', 'agent:local')
+    .action((opts: { token?: string; workspace?: string; principal: string }, cmd: Command) => actions().serveMcp(opts, cmd));
 }

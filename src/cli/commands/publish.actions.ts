@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { DomainError } from '../../domain-error';
-import { principalSchema } from '../../events/envelope';
 import { newUuidV7 } from '../../events/ids';
-import { roleSchema } from '../../security/roles';
 import { withLedger } from '../context';
+import { cliIdentity } from '../identity';
 
 /** The action of publish.ts, loaded when `publish` runs. */
 
@@ -11,8 +10,8 @@ export interface PublishOptions {
   workspace: string;
   repo: string;
   pr: string;
-  as: string;
-  role: string;
+  as?: string;
+  token?: string;
   idempotencyKey?: string;
 }
 
@@ -23,7 +22,8 @@ function target(opts: PublishOptions) {
 
 async function runPublishCommand(cmd: Command, name: string, opts: PublishOptions, payload: Record<string, unknown>): Promise<void> {
   await withLedger(cmd, async (ledger) => {
-    const out = await ledger.run(name, opts.workspace, { principal: principalSchema.parse(opts.as), role: roleSchema.parse(opts.role), idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { ...target(opts), ...payload });
+    const actor = await cliIdentity(ledger, opts.workspace, opts);
+    const out = await ledger.run(name, opts.workspace, { ...actor, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { ...target(opts), ...payload });
     process.stdout.write(`${out.json}\n`);
     const r = out.response.result as { status?: string; reason?: string } | null;
     if (r?.status === 'failed') process.exitCode = 2;

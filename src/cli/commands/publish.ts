@@ -10,8 +10,8 @@ const common = (c: Command): Command =>
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--repo <repoId>', 'repo id')
     .requiredOption('--pr <number>', 'PR number')
-    .option('--as <principal>', 'who presses publish (default: the local operator)', LOCAL_OPERATOR.principal)
-    .option('--role <role>', 'workspace role of that principal', LOCAL_OPERATOR.role)
+    .option('--token <token>', "who presses publish: this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
+    .option('--as <principal>', `the principal you mean to act as: must be the token's (or ${LOCAL_OPERATOR.principal} without a token)`)
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted); reuse it to retry safely');
 
 /**

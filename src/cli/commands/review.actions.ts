@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { DomainError } from '../../domain-error';
 import { commandByName } from '../../commands/registry';
 import { newUuidV7 } from '../../events/ids';
-import { principalSchema } from '../../events/envelope';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { resolveAsOf } from '../../projections/as-of';
 import { AuditRow, auditQuery } from '../../projections/audit';
@@ -16,8 +15,12 @@ import { reviewStatusQuery } from '../../projections/review-status';
 import { runQuery } from '../../projections/run-query';
 import { verdictQuery } from '../../projections/verdict';
 import { loadRulesFile } from '../../rules/rules';
-import { roleSchema } from '../../security/roles';
 import { withLedger } from '../context';
+import { hasAuditLog } from '../../events/chain';
+import { verifyStore } from '../../audit/checkpointer';
+import { AuditKeyring } from '../../audit/keys';
+import { formatReport } from '../../audit/verify';
+import { cliIdentity } from '../identity';
 import { REVIEW_COMMANDS, REVIEW_VIEWS, type ReviewView } from './review.names';
 
 /** The actions of review.ts, loaded when one of its commands runs. */
@@ -46,7 +49,7 @@ function positiveInt(value: string, field: string): number {
   return Number(value);
 }
 
-type RunOptions = { workspace: string; payload: string; as: string; role: string; idempotencyKey?: string };
+type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string };
 type ShowOptions = { workspace: string; repo: string; pr: string; round?: string; asOf?: string };
 type ReplayOptions = { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean };
 type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean };
@@ -54,9 +57,9 @@ type AuditOptions = { workspace: string; actor?: string; action?: string; repo?:
 export async function runReviewCommand(name: string, opts: RunOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     if (!(REVIEW_COMMANDS as readonly string[]).includes(name) || !commandByName.has(name)) throw new DomainError('unknown_command', `command: "${name}" is not a review command (${REVIEW_COMMANDS.join(', ')})`, 'not_found');
-    const principal = principalSchema.parse(opts.as);
-    const role = roleSchema.parse(opts.role);
-    const out = await ledger.run(name, opts.workspace, { principal, role, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, parseJson(opts.payload, '--payload'));
+    const payload = parseJson(opts.payload, '--payload');
+    const actor = await cliIdentity(ledger, opts.workspace, opts);
+    const out = await ledger.run(name, opts.workspace, { ...actor, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, payload);
     process.stdout.write(`${out.json}\n`);
   });
 }
@@ -93,13 +96,21 @@ export async function replay(opts: ReplayOptions, cmd: Command): Promise<void> {
 
 export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
+    if (!opts.workspace) throw new DomainError('missing_workspace', '--workspace: required');
     const ws = await ledger.workspace(opts.workspace);
     const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until });
     if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
     const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
     const { value } = await runQuery(auditQuery, ws, parsed.data, asOf);
     if (opts.json) process.stdout.write(`${JSON.stringify(value)}\n`);
-    else process.stdout.write(auditTable(value));
+    else {
+      process.stdout.write(auditTable(value));
+      // The rows are only as good as the log behind them: say whether it verifies (docs/audit.md).
+      if (hasAuditLog(ws.store)) {
+        const report = await verifyStore(ws.store, new AuditKeyring(ledger.config.dataDir).current(false)?.publicKey);
+        process.stdout.write(`\nlog integrity: ${formatReport(report).trimEnd().split('\n').slice(1).join('\n  ')}\n`);
+      }
+    }
   });
 }
 
@@ -114,7 +125,12 @@ function replayTable(rows: ReplayRow[], total: number, version: string): string 
   return table(['PR', 'old', `new (rules ${version})`, 'reason'], body) + `${rows.filter((r) => r.changed).length} of ${total} review(s) would change\n`;
 }
 
+/** `user:ada (token 1a2b…) <- user:local-operator (cli)`: who issued the acting token, then theirs, … */
+function issuedBy(r: AuditRow): string {
+  return r.issuerChain.map((l) => `${l.principal} (${l.tokenId ? `token ${l.tokenId}` : (l.via ?? 'local')})`).join(' <- ');
+}
+
 function auditTable(rows: AuditRow[]): string {
-  const body = rows.map((r) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80)]);
-  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail'], body);
+  const body = rows.map((r) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80), r.via ?? '', issuedBy(r)]);
+  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail', 'via', 'issued by'], body);
 }

@@ -4,6 +4,8 @@ import { REVIEW_COMMANDS, REVIEW_VIEWS } from './review.names';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const actions = (): typeof import('./review.actions') => require('./review.actions');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const auditActions = (): typeof import('./audit.actions') => require('./audit.actions');
 
 /** review run|show, replay, audit. */
 export function register(program: Command): void {
@@ -14,10 +16,10 @@ export function register(program: Command): void {
     .description(`Run a review command with a JSON payload (${REVIEW_COMMANDS.join(', ')})`)
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--payload <json>', 'the command payload as JSON')
-    .option('--as <principal>', 'act as this principal (default: the local operator)', LOCAL_OPERATOR.principal)
-    .option('--role <role>', 'workspace role of that principal', LOCAL_OPERATOR.role)
+    .option('--token <token>', "act as this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
+    .option('--as <principal>', `the principal you mean to act as: must be the token's (or ${LOCAL_OPERATOR.principal} without a token)`)
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted)')
-    .action((name: string, opts: { workspace: string; payload: string; as: string; role: string; idempotencyKey?: string }, cmd: Command) => actions().runReviewCommand(name, opts, cmd));
+    .action((name: string, opts: { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string }, cmd: Command) => actions().runReviewCommand(name, opts, cmd));
 
   review
     .command('show <view>')
@@ -42,10 +44,11 @@ export function register(program: Command): void {
     .option('--activate', 'record RulesVersionActivated for this document afterwards')
     .action((opts: { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean }, cmd: Command) => actions().replay(opts, cmd));
 
-  program
+  const audit = program
     .command('audit')
-    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish)')
-    .requiredOption('--workspace <id>', 'workspace id')
+    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish); `audit verify|export|checkpoint|rotate-key` check the log itself (docs/audit.md)')
+    // Not required here: the subcommands read it too (commander hands parent options to the parent), and rotate-key has none.
+    .option('--workspace <id>', 'workspace id')
     .option('--actor <principal>', 'only this actor')
     .option('--action <action>', 'only this action')
     .option('--repo <repoId>', 'only this repo')
@@ -55,4 +58,24 @@ export function register(program: Command): void {
     .option('--as-of <position|time>', 'the log as of a global position or ISO-8601 time')
     .option('--json', 'print JSON rows')
     .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
+
+  audit
+    .command('verify')
+    .description("Recompute the workspace's hash chain and check its signed checkpoints; prints the first broken position and exits 1")
+    .option('--file <export>', 'verify an `audit export` file instead of the store')
+    .action((opts: { file?: string }, cmd: Command) => auditActions().verify(opts, cmd));
+  audit
+    .command('export')
+    .description('Write a self-contained file (events as stored, checkpoints, public key) that an outsider can verify without the server')
+    .requiredOption('--out <file>', 'where to write the export')
+    .option('--no-checkpoint', 'do not sign a checkpoint at the current head first')
+    .action((opts: { out: string; checkpoint: boolean }, cmd: Command) => auditActions().exportLog(opts, cmd));
+  audit
+    .command('checkpoint')
+    .description("Sign a checkpoint at the workspace's current head now (the server also signs them on a schedule)")
+    .action((_opts: unknown, cmd: Command) => auditActions().checkpoint(cmd));
+  audit
+    .command('rotate-key')
+    .description('Replace the checkpoint key: every workspace records a rotation signed by the old and the new key')
+    .action((_opts: unknown, cmd: Command) => auditActions().rotateKey(cmd));
 }

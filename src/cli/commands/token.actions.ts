@@ -33,6 +33,27 @@ export async function listTokens(opts: { workspace: string; json?: boolean }, cm
   });
 }
 
+async function runMemberCommand(cmd: Command, name: string, workspace: string, payload: Record<string, unknown>): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const out = await ledger.run(name, workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, payload);
+    process.stdout.write(`${out.json}\n`);
+  });
+}
+
+export const addMember = (opts: { workspace: string; principal: string; role: string }, cmd: Command) => runMemberCommand(cmd, 'addMember', opts.workspace, { principal: opts.principal, role: opts.role });
+export const changeMemberRole = (opts: { workspace: string; principal: string; role: string }, cmd: Command) => runMemberCommand(cmd, 'changeMemberRole', opts.workspace, { principal: opts.principal, role: opts.role });
+export const removeMember = (opts: { workspace: string; principal: string }, cmd: Command) => runMemberCommand(cmd, 'removeMember', opts.workspace, { principal: opts.principal });
+
+export async function listMembers(opts: { workspace: string; json?: boolean }, cmd: Command): Promise<void> {
+  await withLedger(cmd, async (ledger) => {
+    const ws = await ledger.workspace(opts.workspace);
+    const { state } = await ledger.executor.load(workspaceFold, ws, 'workspace');
+    const rows = Object.entries(state.members).map(([principal, role]) => ({ principal, role }));
+    if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+    else for (const r of rows) process.stdout.write(`${r.principal}\t${r.role}\n`);
+  });
+}
+
 export async function setWebhookSecret(opts: { workspace: string; repo: string; secret?: string }, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     const ws = await ledger.workspace(opts.workspace);

@@ -3,14 +3,14 @@ import type { Command } from 'commander';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const actions = (): typeof import('./token.actions') => require('./token.actions');
 
-/** token create|revoke|list, webhook-secret set: the local operator manages access (it owns the data dir). */
+/** token create|revoke|list, member add|role|remove|list, webhook-secret: the local operator manages access (it owns the data dir). */
 export function register(program: Command): void {
   const token = program.command('token').description('Manage bearer API tokens of a workspace (stored as sha256 hashes)');
   token
     .command('create')
-    .description('Issue a token; the secret is printed once')
+    .description('Issue a token for an existing member (see `member add`); the secret is printed once')
     .requiredOption('--workspace <id>', 'workspace id')
-    .requiredOption('--principal <principal>', 'user:<id> (human) or agent:<id>')
+    .requiredOption('--principal <principal>', 'a member: user:<id> (human) or agent:<id>')
     .option('--role <role>', 'owner | admin | member | viewer | guest', 'member')
     .option('--label <label>', 'a note to recognise the token by')
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted; reusing it prints the same token)')
@@ -27,6 +27,34 @@ export function register(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .option('--json', 'print JSON')
     .action((opts: { workspace: string; json?: boolean }, cmd: Command) => actions().listTokens(opts, cmd));
+
+  const member = program.command('member').description('Manage the members of a workspace: a token is issued only for a member, and acts with at most its role');
+  member
+    .command('add')
+    .description('Add a principal with a role (agents hold at most member)')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--principal <principal>', 'user:<id> (human) or agent:<id>')
+    .option('--role <role>', 'owner | admin | member | viewer | guest', 'member')
+    .action((opts: { workspace: string; principal: string; role: string }, cmd: Command) => actions().addMember(opts, cmd));
+  member
+    .command('role')
+    .description("Change a member's role: every token of that principal follows at once")
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--principal <principal>', 'the member')
+    .requiredOption('--role <role>', 'owner | admin | member | viewer | guest')
+    .action((opts: { workspace: string; principal: string; role: string }, cmd: Command) => actions().changeMemberRole(opts, cmd));
+  member
+    .command('remove')
+    .description('Remove a member: every token of that principal stops working at once')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--principal <principal>', 'the member')
+    .action((opts: { workspace: string; principal: string }, cmd: Command) => actions().removeMember(opts, cmd));
+  member
+    .command('list')
+    .description("List a workspace's members and roles")
+    .requiredOption('--workspace <id>', 'workspace id')
+    .option('--json', 'print JSON')
+    .action((opts: { workspace: string; json?: boolean }, cmd: Command) => actions().listMembers(opts, cmd));
 
   program
     .command('webhook-secret')

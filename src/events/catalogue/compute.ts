@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { BOUNDS } from './bounds';
 import { defineEvent } from './define';
 
 const sha = z.string().regex(/^[0-9a-f]{7,64}$/, 'must be a hex commit id (7-64 lowercase hex digits)');
-const repoPath = z.string().min(1).max(4000);
-const symbolId = z.string().min(1).max(2000);
+const repoPath = z.string().min(1).max(BOUNDS.path);
+const symbolId = z.string().min(1).max(BOUNDS.symbolId);
 const cohortKey = z.string().regex(/^[a-z]+-[0-9a-f]{8,64}$/, 'cohortKey must look like "<prefix>-<hex>" as produced by compute');
 const principal = z.string().min(1).max(200);
 
@@ -31,7 +32,7 @@ export const apiContractComputationSchema = z.object({
 });
 
 export const visualSnapshotSchema = z.object({
-  snapshotId: z.string().min(1).max(500),
+  snapshotId: z.string().min(1).max(BOUNDS.snapshotId),
   state: z.enum(['unchanged', 'added', 'changed', 'removed']),
   harness: z.enum(['goldens', 'render', 'flutter']),
   baseHash: z.string().max(128).optional(),
@@ -60,16 +61,18 @@ export const changedFileSchema = z.object({
   status: z.enum(['added', 'modified', 'deleted', 'renamed', 'copied', 'type_changed']),
   role: fileRoleSchema,
   /** Grammar language when the file has one; absent for files no grammar covers. */
-  language: z.string().max(50).optional(),
+  language: z.string().max(BOUNDS.kind).optional(),
+  /** The grammar's parse of this file has ERROR/MISSING nodes: its definitions and references may be incomplete. */
+  parseErrors: z.boolean().optional(),
 });
 
 export const fragmentSchema = z.object({
   /** `<path>#<symbol>` for a definition fragment, `<path>#<residual>` for the rest of the file. */
-  id: z.string().min(1).max(4000),
+  id: z.string().min(1).max(BOUNDS.fragmentId),
   path: repoPath,
   /** Stable symbol id of the definition the hunks intersect (absent for the residual fragment). */
   symbolId: symbolId.optional(),
-  kind: z.string().max(50),
+  kind: z.string().max(BOUNDS.kind),
   /** Which side the lines refer to: head, or base for deleted definitions. */
   side: z.enum(['head', 'base']),
   change: z.enum(['added', 'modified', 'deleted']),
@@ -79,14 +82,14 @@ export const fragmentSchema = z.object({
 export type FragmentData = z.infer<typeof fragmentSchema>;
 
 export const dependencyChangeSchema = z.object({
-  name: z.string().min(1).max(500),
+  name: z.string().min(1).max(BOUNDS.dependencyName),
   change: z.enum(['added', 'removed', 'upgraded', 'downgraded', 'changed']),
-  from: z.string().max(500).optional(),
-  to: z.string().max(500).optional(),
+  from: z.string().max(BOUNDS.dependencyVersion).optional(),
+  to: z.string().max(BOUNDS.dependencyVersion).optional(),
   /** A major-version bump (or a 0.x minor bump, which semver treats as breaking). */
   major: z.boolean(),
   /** dev / build / optional dependency group, when the manifest says so. */
-  group: z.string().max(100).optional(),
+  group: z.string().max(BOUNDS.dependencyGroup).optional(),
 });
 
 export const dependencyDiffSchema = z.object({
@@ -98,14 +101,14 @@ export const dependencyDiffSchema = z.object({
   changes: z.array(dependencyChangeSchema),
   /** The file changed but only its own version field moved (no dependency changed). */
   versionOnly: z.boolean().optional(),
-  error: z.string().max(4000).optional(),
+  error: z.string().max(BOUNDS.error).optional(),
 });
 export type DependencyDiffData = z.infer<typeof dependencyDiffSchema>;
 
 export const clueSchema = z.object({
   kind: z.enum(['dependency-diff', 'manifest', 'lock', 'spec', 'docs', 'generated']),
   path: repoPath,
-  note: z.string().max(4000).optional(),
+  note: z.string().max(BOUNDS.note).optional(),
   dependencyChanges: z.array(dependencyChangeSchema).optional(),
 });
 
@@ -129,14 +132,14 @@ export const readingStepSchema = z.object({
   symbolId: symbolId.optional(),
   startLine: z.number().int().positive().optional(),
   endLine: z.number().int().positive().optional(),
-  why: z.string().max(1000),
+  why: z.string().max(BOUNDS.readingWhy),
 });
 
 export const cohortSchema = z.object({
   key: cohortKey,
-  title: z.string().max(1000),
+  title: z.string().max(BOUNDS.cohortTitle),
   grouping: z.enum(['semantic', 'path']),
-  groupingReason: z.string().max(2000).optional(),
+  groupingReason: z.string().max(BOUNDS.groupingReason).optional(),
   files: z.array(repoPath),
   fragments: z.array(fragmentSchema),
   /** Stable symbol ids the key is derived from. */

@@ -146,6 +146,39 @@ export const ReviewNodeFiled = defineEvent(
     fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
     role: roleSchema,
     node: reviewNodeBodySchema,
+    /**
+     * The carried or outdated node of this round with the same fingerprint that this re-filed report joins
+     * (SPEC §5): a carried one keeps its confirmations and the new report is its duplicate; an outdated one
+     * is superseded by the new report, the re-review.
+     */
+    joins: nodeIdSchema.optional(),
+  }),
+);
+
+const carryReason = z.string().max(300);
+/**
+ * SPEC §5 carry-over, recorded when a round starts at a new head (with `ReviewRoundStarted`, or after the
+ * `ReviewComputed` that starts a round): the git facts about every finding of the previous round, checked
+ * at the edge against the diff between the two heads and the code graph, so the fold never runs git.
+ * Nodes of `fromRound` listed nowhere (filed while the facts were gathered) are outdated when live.
+ */
+export const FindingsCarriedOver = defineEvent(
+  'FindingsCarriedOver',
+  'pr',
+  1,
+  z.object({
+    round: z.number().int().min(2),
+    fromRound: z.number().int().positive(),
+    fromHead: shaSchema,
+    toHead: shaSchema,
+    /** Anchored code unchanged: carried as it is. */
+    carried: z.array(nodeIdSchema).max(100_000),
+    /** Carried nodes whose unchanged lines moved: their anchor at the new head. */
+    moved: z.array(z.object({ nodeId: nodeIdSchema, startLine: z.number().int().min(1), endLine: z.number().int().min(1) })).max(100_000),
+    /** Anchored code changed, or could not be checked: listed for re-review (live ones stay live). */
+    outdated: z.array(z.object({ nodeId: nodeIdSchema, reason: carryReason })).max(100_000),
+    /** The code the finding points at was deleted. */
+    gone: z.array(z.object({ nodeId: nodeIdSchema, reason: carryReason })).max(100_000),
   }),
 );
 
@@ -285,6 +318,7 @@ export const reviewEvents = [
   ReviewStatusChanged,
   HeadObserved,
   ReviewNodeFiled,
+  FindingsCarriedOver,
   ReviewNodeConfirmed,
   ReviewNodeDismissed,
   ReviewNodeResolved,

@@ -14,6 +14,7 @@ import {
   WrongExpectedRevision,
 } from './port';
 import { LiveSubscription } from './subscription';
+import type { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint } from '../chain';
 
 /**
  * PostgreSQL event store. Layout: ONE `events` table for every workspace with a `workspace_id` column
@@ -62,6 +63,8 @@ CREATE TABLE IF NOT EXISTS ${s}.events (
   schema_version  integer NOT NULL,
   data            text    NOT NULL,
   metadata        text    NOT NULL,
+  prev_hash       text,
+  hash            text,
   PRIMARY KEY (workspace_id, global_position),
   UNIQUE (workspace_id, event_id),
   UNIQUE (workspace_id, stream_id, stream_revision)
@@ -70,6 +73,50 @@ CREATE TABLE IF NOT EXISTS ${s}.heads (
   workspace_id text   PRIMARY KEY,
   position     bigint NOT NULL
 );
+-- The hash chain (src/events/chain.ts): added in place to stores created before it.
+ALTER TABLE ${s}.events ADD COLUMN IF NOT EXISTS prev_hash text;
+ALTER TABLE ${s}.events ADD COLUMN IF NOT EXISTS hash text;
+ALTER TABLE ${s}.heads ADD COLUMN IF NOT EXISTS hash text;
+ALTER TABLE ${s}.heads ADD COLUMN IF NOT EXISTS chained_from bigint NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS ${s}.audit_checkpoints (
+  workspace_id text   NOT NULL,
+  seq          bigint NOT NULL,
+  body         text   NOT NULL,
+  PRIMARY KEY (workspace_id, seq)
+);
+-- The same bytes as chainHash() in src/events/chain.ts: length-prefixed fields, sha256, hex.
+CREATE OR REPLACE FUNCTION ${s}.chain_hash(p_prev text, p_pos bigint, p_stream text, p_rev bigint, p_type text, p_ver int, p_data text, p_meta text, p_id text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT encode(sha256(convert_to(
+    octet_length(p_prev) || ':' || p_prev || octet_length(p_pos::text) || ':' || p_pos::text ||
+    octet_length(p_stream) || ':' || p_stream || octet_length(p_rev::text) || ':' || p_rev::text ||
+    octet_length(p_type) || ':' || p_type || octet_length(p_ver::text) || ':' || p_ver::text ||
+    octet_length(p_data) || ':' || p_data || octet_length(p_meta) || ':' || p_meta ||
+    octet_length(p_id) || ':' || p_id, 'UTF8')), 'hex')
+$fn$;
+CREATE OR REPLACE FUNCTION ${s}.chain_genesis(p_ws text) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT encode(sha256(convert_to('review-ledger/chain/v1' || chr(10) || p_ws, 'UTF8')), 'hex')
+$fn$;
+-- Upgrade: a workspace whose head has no hash yet gets its existing rows hashed in order, under its
+-- head lock; chained_from records the head at that moment (verify states it).
+CREATE OR REPLACE FUNCTION ${s}.chain_backfill(p_ws text) RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_prev text := ${s}.chain_genesis(p_ws);
+  v_last bigint := 0;
+  v_hash text;
+  r record;
+BEGIN
+  PERFORM 1 FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  FOR r IN SELECT * FROM ${s}.events e WHERE e.workspace_id = p_ws ORDER BY e.global_position LOOP
+    v_hash := ${s}.chain_hash(v_prev, r.global_position, r.stream_id, r.stream_revision, r.type, r.schema_version, r.data, r.metadata, r.event_id);
+    UPDATE ${s}.events SET prev_hash = v_prev, hash = v_hash WHERE workspace_id = p_ws AND global_position = r.global_position;
+    v_prev := v_hash;
+    v_last := r.global_position;
+  END LOOP;
+  UPDATE ${s}.heads SET hash = v_prev, chained_from = v_last WHERE workspace_id = p_ws;
+END
+$fn$;
+SELECT ${s}.chain_backfill(workspace_id) FROM ${s}.heads WHERE hash IS NULL;
 CREATE TABLE IF NOT EXISTS ${s}.workspaces (
   workspace_id text PRIMARY KEY,
   name         text NOT NULL,
@@ -90,12 +137,20 @@ DECLARE
   v_exp bigint;
   v_first record;
   v_row record;
+  v_hash text;
+  v_prevs text[];
+  v_hashes text[];
 BEGIN
   -- The workspace's head row lock serializes appends until COMMIT: see the header of postgres.ts.
-  SELECT h.position INTO v_head FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  -- The same lock orders the hash chain: the head row carries the hash of the last event.
+  SELECT h.position, h.hash INTO v_head, v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
   IF NOT FOUND THEN
-    INSERT INTO ${s}.heads (workspace_id, position) VALUES (p_ws, 0) ON CONFLICT DO NOTHING;
-    SELECT h.position INTO v_head FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+    INSERT INTO ${s}.heads (workspace_id, position, hash) VALUES (p_ws, 0, ${s}.chain_genesis(p_ws)) ON CONFLICT DO NOTHING;
+    SELECT h.position, h.hash INTO v_head, v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  END IF;
+  IF v_hash IS NULL THEN
+    PERFORM ${s}.chain_backfill(p_ws);
+    SELECT h.hash INTO v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws;
   END IF;
   v_start := v_head;
   FOR i IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
@@ -134,8 +189,15 @@ BEGIN
         IF detail IS NOT NULL THEN
           status := 'duplicate_id';
         ELSE
-          INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata)
-            SELECT p_ws, v_head + k, p_ids[v_off + k], p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k]
+          -- The chain is sequential: hashes are computed one by one, the rows inserted in one statement.
+          v_prevs := '{}'; v_hashes := '{}';
+          FOR k IN 1 .. v_n LOOP
+            v_prevs := v_prevs || v_hash;
+            v_hash := ${s}.chain_hash(v_hash, v_head + k, p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], p_ids[v_off + k]);
+            v_hashes := v_hashes || v_hash;
+          END LOOP;
+          INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, prev_hash, hash)
+            SELECT p_ws, v_head + k, p_ids[v_off + k], p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], v_prevs[k], v_hashes[k]
             FROM generate_series(1, v_n) AS k;
           status := 'ok'; first_pos := v_head + 1; last_pos := v_head + v_n; next_rev := v_cur + v_n;
           v_head := v_head + v_n;
@@ -146,7 +208,7 @@ BEGIN
     RETURN NEXT;
   END LOOP;
   IF v_head > v_start THEN
-    UPDATE ${s}.heads SET position = v_head WHERE workspace_id = p_ws;
+    UPDATE ${s}.heads SET position = v_head, hash = v_hash WHERE workspace_id = p_ws;
   END IF;
 END
 $fn$;
@@ -445,7 +507,7 @@ export interface PostgresStoreOptions {
 
 const PAGE = 1000;
 
-export class PostgresEventStore implements EventStore {
+export class PostgresEventStore implements EventStore, AuditLogStore {
   readonly adapter = 'postgres';
   readonly workspaceId: string;
   private readonly backend: PostgresBackend;
@@ -471,6 +533,14 @@ export class PostgresEventStore implements EventStore {
       byId: { name: `${s}.byid`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND event_id = $2`, rowMode: 'array' },
       revision: { name: `${s}.rev`, text: `SELECT coalesce(max(stream_revision), -1) FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2`, rowMode: 'array' },
       head: { name: `${s}.head`, text: `SELECT coalesce((SELECT position FROM ${s}.heads WHERE workspace_id = $1), 0)`, rowMode: 'array' },
+      chainPage: { name: `${s}.chainpage`, text: `SELECT ${COLUMNS}, prev_hash, hash FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2 ORDER BY global_position LIMIT $3`, rowMode: 'array' },
+      chainInfo: {
+        name: `${s}.chaininfo`,
+        text: `SELECT coalesce(h.chained_from, 0), coalesce(e.global_position, 0), coalesce(e.hash, ''), ${s}.chain_genesis($1) FROM (SELECT 1) one LEFT JOIN ${s}.heads h ON h.workspace_id = $1 LEFT JOIN LATERAL (SELECT global_position, hash FROM ${s}.events WHERE workspace_id = $1 ORDER BY global_position DESC LIMIT 1) e ON true`,
+        rowMode: 'array',
+      },
+      checkpoints: { name: `${s}.cps`, text: `SELECT seq, body FROM ${s}.audit_checkpoints WHERE workspace_id = $1 ORDER BY seq`, rowMode: 'array' },
+      addCheckpoint: { name: `${s}.addcp`, text: `INSERT INTO ${s}.audit_checkpoints (workspace_id, seq, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, rowMode: 'array' },
     } as const;
   }
 
@@ -657,6 +727,30 @@ export class PostgresEventStore implements EventStore {
 
   async headPosition(): Promise<number> {
     return (await this.rows(this.q.head, [this.workspaceId]))[0][0] as unknown as number;
+  }
+
+  async readChainPage(after: number, limit: number): Promise<ChainRow[]> {
+    const rows = (await this.rows(this.q.chainPage, [this.workspaceId, after, limit])) as unknown as Array<[...Row, string | null, string | null]>;
+    return rows.map((r) => ({ position: r[0], eventId: r[1], streamId: r[2], streamRevision: r[3], type: r[4], schemaVersion: r[5], data: r[6], metadata: r[7], prevHash: r[8], hash: r[9] }));
+  }
+
+  /** Read from the rows themselves, not the heads row: verify must see what is stored. */
+  async chainInfo(): Promise<ChainInfo> {
+    const [r] = (await this.rows(this.q.chainInfo, [this.workspaceId])) as unknown as Array<[number, number, string, string]>;
+    return { chainedFrom: r[0], headPosition: r[1], headHash: r[1] === 0 ? r[3] : r[2] };
+  }
+
+  async appendCheckpoint(expectedSeq: number, body: string): Promise<boolean> {
+    if (this.closed) throw new Error('store is closed');
+    try {
+      return ((await this.backend.pool.query({ ...this.q.addCheckpoint, values: [this.workspaceId, expectedSeq, body] })).rowCount ?? 0) === 1;
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async readCheckpoints(): Promise<StoredCheckpoint[]> {
+    return ((await this.rows(this.q.checkpoints, [this.workspaceId])) as unknown as Array<[number, string]>).map(([seq, body]) => ({ seq, body }));
   }
 
   private async rows(q: { name: string; text: string; rowMode: 'array' }, values: unknown[]): Promise<Row[]> {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
 import { eventCatalogue, upcastEvent } from '../catalogue';
+import { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint, chainHash, genesisHash } from '../chain';
 
 const currentVersion = (type: string): number => eventCatalogue.get(type)?.schemaVersion ?? 0;
 import {
@@ -34,6 +35,11 @@ export interface SqliteStoreOptions {
   workspaceId: string;
   /** FULL (default): an acknowledged append survives power loss. NORMAL: survives a process crash. */
   synchronous?: SynchronousMode;
+  /**
+   * Hash-chain every append (default true). `false` exists only so bench:store can measure the chain's
+   * cost side by side; a log written without it fails `audit verify` from the first unchained row.
+   */
+  chain?: boolean;
 }
 
 interface EventRow {
@@ -70,6 +76,9 @@ interface PendingAppend {
   /** The rows this append inserted (set inside the transaction; remembered only once it committed). */
   rows?: EventRow[];
 }
+
+/** Columns every read selects, in RawRow order (the chain columns are read only by the audit). */
+const COLUMNS = 'global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata';
 
 /** Streams whose latest appended rows are kept in memory, and the largest row worth keeping. */
 const TAIL_STREAMS = 1024;
@@ -135,7 +144,7 @@ class StoredEvent implements RecordedEvent {
  * committed (durably at synchronous=FULL). A lone caller pays one fsync as before; 50 concurrent ones
  * share it — the only way past the ~2–3k fsyncs/s wall of single-event transactions.
  */
-export class SqliteEventStore implements EventStore {
+export class SqliteEventStore implements EventStore, AuditLogStore {
   readonly adapter = 'sqlite';
   readonly workspaceId: string;
   private readonly db: Database.Database;
@@ -157,6 +166,13 @@ export class SqliteEventStore implements EventStore {
    */
   private readonly tails = new Map<string, EventRow[]>();
   private readonly tailRowsById = new Map<string, EventRow>();
+  private readonly chain: boolean;
+  /**
+   * Position and hash of the last committed event, under the `revisions` rule (known only while no
+   * other connection committed). Advanced by applyOne only after all of an append's rows were inserted,
+   * so a refused append rolled back by its savepoint leaves the head where it was.
+   */
+  private chainHead: { position: number; hash: string } | null = null;
 
   constructor(options: SqliteStoreOptions) {
     this.workspaceId = options.workspaceId;
@@ -171,6 +187,7 @@ export class SqliteEventStore implements EventStore {
     // rewritten by consecutive appends be copied back once. Measured: ~25 % less time per lone append at
     // synchronous=NORMAL.
     this.db.pragma('wal_autocheckpoint = 4000');
+    this.chain = options.chain ?? true;
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS events (
         global_position INTEGER PRIMARY KEY,
@@ -181,43 +198,101 @@ export class SqliteEventStore implements EventStore {
         schema_version  INTEGER NOT NULL,
         data            TEXT    NOT NULL,
         metadata        TEXT    NOT NULL,
+        prev_hash       TEXT,
+        hash            TEXT,
         UNIQUE (stream_id, stream_revision)
       );
+      CREATE TABLE IF NOT EXISTS chain_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS audit_checkpoints (seq INTEGER PRIMARY KEY, body TEXT NOT NULL);
     `);
+    this.migrateChain();
     this.stmts = {
       insert: this.db.prepare(
         'INSERT INTO events (event_id, stream_id, stream_revision, type, schema_version, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
+      insertChained: this.db.prepare(
+        'INSERT INTO events (global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      lastHash: this.db.prepare('SELECT global_position, hash FROM events ORDER BY global_position DESC LIMIT 1').raw(true),
+      chainPage: this.db.prepare(`SELECT ${COLUMNS}, prev_hash, hash FROM events WHERE global_position > ? ORDER BY global_position ASC LIMIT ?`).raw(true),
+      checkpoints: this.db.prepare('SELECT seq, body FROM audit_checkpoints ORDER BY seq ASC'),
+      insertCheckpoint: this.db.prepare('INSERT OR IGNORE INTO audit_checkpoints (seq, body) VALUES (?, ?)'),
+      meta: this.db.prepare('SELECT value FROM chain_meta WHERE key = ?').pluck(),
       streamRevision: this.db.prepare('SELECT max(stream_revision) AS r FROM events WHERE stream_id = ?').pluck(),
-      byId: this.db.prepare('SELECT * FROM events WHERE event_id = ?'),
-      forward: this.db.prepare('SELECT * FROM events WHERE stream_id = ? AND stream_revision >= ? ORDER BY stream_revision ASC LIMIT ?'),
-      backward: this.db.prepare('SELECT * FROM events WHERE stream_id = ? AND stream_revision <= ? ORDER BY stream_revision DESC LIMIT ?'),
-      all: this.db.prepare('SELECT * FROM events WHERE global_position > ? AND global_position <= ? ORDER BY global_position ASC LIMIT ?').raw(true),
+      byId: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`),
+      forward: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_revision >= ? ORDER BY stream_revision ASC LIMIT ?`),
+      backward: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_revision <= ? ORDER BY stream_revision DESC LIMIT ?`),
+      all: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? ORDER BY global_position ASC LIMIT ?`).raw(true),
       head: this.db.prepare('SELECT coalesce(max(global_position), 0) FROM events').pluck(),
     };
+    this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
     const applyOne = this.db.transaction((req: PendingAppend) => this.applyOne(req));
-    const single = this.db.transaction((req: PendingAppend) => this.applyOne(req));
-    const many = this.db.transaction((batch: PendingAppend[]) =>
-      batch.map((req) => {
+    const single = this.db.transaction((req: PendingAppend) => {
+      this.checkDataVersion();
+      return this.applyOne(req);
+    });
+    const many = this.db.transaction((batch: PendingAppend[]) => {
+      this.checkDataVersion();
+      return batch.map((req) => {
         try {
           // Nested transaction = SAVEPOINT: a refused append leaves the others of the batch intact.
           return { ok: applyOne(req) };
         } catch (err) {
           return { err };
         }
-      }),
-    );
+      });
+    });
     // A lone append needs no savepoint: if it is refused, its whole transaction rolls back.
+    // BEGIN IMMEDIATE: the write lock is taken before anything is read, so the revisions and the chain
+    // head read inside (or trusted from the cache after the data_version check) cannot go stale before
+    // the rows are written — a second process appending to the same file cannot fork the chain.
     this.applyBatch = (batch) => {
-      if (batch.length > 1) return many(batch);
+      if (batch.length > 1) return many.immediate(batch);
       try {
-        return [{ ok: single(batch[0]) }];
+        return [{ ok: single.immediate(batch[0]) }];
       } catch (err) {
         if (isSqliteError(err)) throw err;
         return [{ err }];
       }
     };
-    this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
+  }
+
+  /** Inside the write transaction: another connection committed since our last look → caches are stale. */
+  private checkDataVersion(): void {
+    const version = this.dataVersion.get() as number;
+    if (version !== this.seenDataVersion) {
+      this.forgetRevisions();
+      this.seenDataVersion = version;
+    }
+  }
+
+  /**
+   * Upgrade of a log written before the chain: add the columns, hash the existing rows in order (one
+   * transaction) and record `chained_from` = the head at that moment — those events are covered from now
+   * on, but nothing attests their history before the upgrade; `audit verify` says so.
+   */
+  private migrateChain(): void {
+    const cols = (this.db.prepare('PRAGMA table_info(events)').all() as Array<{ name: string }>).map((c) => c.name);
+    const upgrade = this.db.transaction(() => {
+      if (!cols.includes('prev_hash')) this.db.exec('ALTER TABLE events ADD COLUMN prev_hash TEXT');
+      if (!cols.includes('hash')) this.db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
+      if (this.db.prepare("SELECT value FROM chain_meta WHERE key = 'chained_from'").pluck().get() !== undefined) return;
+      const page = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE global_position > ? ORDER BY global_position ASC LIMIT 10000`).raw(true);
+      const set = this.db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE global_position = ?');
+      let prev = genesisHash(this.workspaceId);
+      let head = 0;
+      for (let rows = page.all(0) as RawRow[]; rows.length > 0; rows = page.all(head) as RawRow[]) {
+        for (const r of rows) {
+          const row = fromRaw(r);
+          const hash = chainHash(prev, rowFields(row));
+          set.run(prev, hash, row.global_position);
+          prev = hash;
+          head = row.global_position;
+        }
+      }
+      this.db.prepare("INSERT INTO chain_meta (key, value) VALUES ('chained_from', ?)").run(String(head));
+    });
+    if (this.chain || !cols.includes('hash')) upgrade.immediate();
   }
 
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult> {
@@ -239,12 +314,6 @@ export class SqliteEventStore implements EventStore {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    // Another connection (another process) committed since our last look: our revision cache is stale.
-    const version = this.dataVersion.get() as number;
-    if (version !== this.seenDataVersion) {
-      this.forgetRevisions();
-      this.seenDataVersion = version;
-    }
     let results: Array<{ ok: AppendResult } | { err: unknown }>;
     try {
       results = this.applyBatch(batch);
@@ -277,21 +346,32 @@ export class SqliteEventStore implements EventStore {
     let first = 0;
     let last = 0;
     const rows: EventRow[] = [];
+    let head = this.chain ? this.currentChainHead() : null;
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
-      let info: Database.RunResult;
+      let pos: number;
+      const row: EventRow = { global_position: 0, event_id: e.eventId, stream_id: streamId, stream_revision: current + 1 + i, type: e.type, schema_version: e.schemaVersion, data: req.encoded[i].data, metadata: req.encoded[i].metadata };
       try {
-        info = this.stmts.insert.run(e.eventId, streamId, current + 1 + i, e.type, e.schemaVersion, req.encoded[i].data, req.encoded[i].metadata);
+        if (head) {
+          pos = head.position + 1;
+          row.global_position = pos;
+          const hash = chainHash(head.hash, rowFields(row));
+          this.stmts.insertChained.run(pos, e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, head.hash, hash);
+          head = { position: pos, hash };
+        } else {
+          pos = Number(this.stmts.insert.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata).lastInsertRowid);
+          row.global_position = pos;
+        }
       } catch (err) {
         if (isUniqueEventId(err)) throw new DuplicateEventId(e.eventId);
         throw err;
       }
-      const pos = Number(info.lastInsertRowid);
       if (i === 0) first = pos;
       last = pos;
-      rows.push({ global_position: pos, event_id: e.eventId, stream_id: streamId, stream_revision: current + 1 + i, type: e.type, schema_version: e.schemaVersion, data: req.encoded[i].data, metadata: req.encoded[i].metadata });
+      rows.push(row);
     }
     req.rows = rows;
+    if (head) this.chainHead = head;
     this.revisions.set(streamId, current + events.length);
     return { streamId, nextExpectedRevision: current + events.length, firstPosition: first, lastPosition: last, duplicate: false };
   }
@@ -355,7 +435,18 @@ export class SqliteEventStore implements EventStore {
     return this.revisions.get(streamId) ?? Number.POSITIVE_INFINITY;
   }
 
+  /** The chain head, read inside the write transaction when this connection does not know it. */
+  private currentChainHead(): { position: number; hash: string } {
+    if (this.chainHead) return this.chainHead;
+    const last = this.stmts.lastHash.get() as [number, string | null] | undefined;
+    if (!last) return (this.chainHead = { position: 0, hash: genesisHash(this.workspaceId) });
+    // A row without a hash (written with the chain off) cannot be extended: chain from it anyway so
+    // appends keep working; verify reports the unchained row.
+    return (this.chainHead = { position: last[0], hash: last[1] ?? '' });
+  }
+
   private forgetRevisions(): void {
+    this.chainHead = null;
     this.revisions.clear();
     this.tails.clear();
     this.tailRowsById.clear();
@@ -413,6 +504,38 @@ export class SqliteEventStore implements EventStore {
     return this.stmts.head.get() as number;
   }
 
+  async readChainPage(after: number, limit: number): Promise<ChainRow[]> {
+    return (this.stmts.chainPage.all(after, limit) as Array<[...RawRow, string | null, string | null]>).map((r) => ({
+      position: r[0],
+      eventId: r[1],
+      streamId: r[2],
+      streamRevision: r[3],
+      type: r[4],
+      schemaVersion: r[5],
+      data: r[6],
+      metadata: r[7],
+      prevHash: r[8],
+      hash: r[9],
+    }));
+  }
+
+  async chainInfo(): Promise<ChainInfo> {
+    const last = this.stmts.lastHash.get() as [number, string | null] | undefined;
+    return {
+      chainedFrom: Number(this.stmts.meta.get('chained_from') ?? 0),
+      headPosition: last?.[0] ?? 0,
+      headHash: last ? (last[1] ?? '') : genesisHash(this.workspaceId),
+    };
+  }
+
+  async appendCheckpoint(expectedSeq: number, body: string): Promise<boolean> {
+    return this.stmts.insertCheckpoint.run(expectedSeq, body).changes === 1;
+  }
+
+  async readCheckpoints(): Promise<StoredCheckpoint[]> {
+    return this.stmts.checkpoints.all() as StoredCheckpoint[];
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     // Let queued appends finish: their callers were promised an answer.
@@ -423,6 +546,17 @@ export class SqliteEventStore implements EventStore {
     this.db.close();
   }
 }
+
+const rowFields = (r: EventRow) => ({
+  position: r.global_position,
+  streamId: r.stream_id,
+  streamRevision: r.stream_revision,
+  type: r.type,
+  schemaVersion: r.schema_version,
+  data: r.data,
+  metadata: r.metadata,
+  eventId: r.event_id,
+});
 
 function isSqliteError(err: unknown): boolean {
   return err instanceof Error && err.name === 'SqliteError';

@@ -98,7 +98,7 @@ function mountReview(): void {
     h(
       'header',
       { class: 'top' },
-      h('div', { class: 'title' }, h('strong', null, `${target.repoId}#${target.prNumber}`), h('span', { id: 'ladder', class: 'pill' }, '…'), h('span', { id: 'heads', class: 'muted' })),
+      h('div', { class: 'title' }, h('strong', null, `${target.repoId}#${target.prNumber}`), h('span', { id: 'ladder', class: 'pill' }, '…'), h('span', { id: 'heads', class: 'muted' }), h('span', { id: 'audit-chain', class: 'pill', title: 'hash chain and signed checkpoints (docs/audit.md)' }, 'log …')),
       h('div', { class: 'who' }, h('span', { id: 'conn', class: 'conn' }), ' ', h('span', { class: 'muted' }, `${me!.principal} · ${me!.role}`), ' ', h('button', { class: 'link', onclick: signOut }, 'sign out')),
     ),
     h('div', { id: 'verdict-bar', class: 'verdict-bar' }),
@@ -137,6 +137,8 @@ function mountReview(): void {
   // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.
   live.watch('jobs', 'watchProgress', {}, true);
   live.connect();
+  void refreshAuditChain();
+  setInterval(() => void refreshAuditChain(), 30_000);
   (window as any).__reviewPage = { live, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
   render(null);
 }
@@ -165,6 +167,23 @@ async function command(method: string, payload: Record<string, unknown>): Promis
     return false;
   }
   return true;
+}
+
+/** Whether the log behind this page verifies (review_studio.auditChain): not a fold, so polled, not watched. */
+async function refreshAuditChain(): Promise<void> {
+  const el = document.getElementById('audit-chain');
+  if (!el) return;
+  const res = await fetch('/rpc', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'review_studio.auditChain', params: { workspace_id: target.workspaceId } }),
+  }).catch(() => null);
+  const s = (await res?.json().catch(() => null))?.result?.value;
+  if (!s) return;
+  const cp = s.verifiedCheckpoint;
+  el.dataset.status = !s.supported ? 'none' : s.ok ? 'verified' : 'broken';
+  el.textContent = !s.supported ? 'log not chained' : s.ok ? `log verified${cp ? ` · checkpoint #${cp.seq} @${cp.position}` : ' · no checkpoint yet'}` : `log BROKEN at ${s.firstBroken}`;
+  el.title = s.ok ? `hash chain verifies through position ${s.headPosition}${cp ? `; signed checkpoint #${cp.seq} covers 1..${cp.position} (${cp.time})` : ''}${s.chainedFrom ? `; chained from position ${s.chainedFrom}` : ''}` : s.problems?.[0]?.message ?? '';
 }
 
 function renderNotices(): void {
@@ -234,8 +253,10 @@ function renderVerdict(): void {
     el.dataset.verdict = 'none';
     return fill('verdict-bar', d === null ? 'Loading…' : 'No review has been requested for this PR yet.');
   }
-  el.className = `verdict-bar v-${d.verdict.toLowerCase()}`;
+  const provisional = d.state === 'provisional';
+  el.className = `verdict-bar v-${d.verdict.toLowerCase()}${provisional ? ' provisional' : ''}`;
   el.dataset.verdict = d.verdict;
+  el.dataset.state = d.state ?? 'final';
   // When the axes made the verdict stricter than the findings did, the axes decided it: say which.
   const raisingAxes = d.verdict !== d.findingsVerdict ? d.axes.filter((a: any) => a.gated && ['fail', 'partial', 'unavailable'].includes(a.status)) : [];
   const decidedBy = raisingAxes.length
@@ -244,6 +265,10 @@ function renderVerdict(): void {
   fill(
     'verdict-bar',
     h('span', { class: 'verdict', id: 'verdict-value' }, d.verdict),
+    // SPEC §7.1: a provisional verdict is flagged, with the last finalized one and whether it is stale.
+    provisional
+      ? h('span', { class: 'state', id: 'verdict-state', title: d.provisionalReason ?? '' }, 'provisional', d.previous ? ` · last finalized ${d.previous.verdict} at ${short(d.previous.headSha)}${d.stale ? ' (stale)' : ''}` : '')
+      : null,
     h('span', { class: 'confidence', title: 'aggregate confidence' }, `confidence ${Number(d.confidence).toFixed(2)}`),
     h('span', { class: 'decided', id: 'verdict-reason', title: decidedBy }, decidedBy),
     d.reasons?.length > 1 ? details('verdict-reasons', { class: 'more' }, `+${d.reasons.length - 1} more`, h('ul', null, d.reasons.slice(1).map((r: string) => h('li', null, r)))) : null,

@@ -43,7 +43,10 @@ describe('approveVisual (SPEC §12)', () => {
     const second = await approve(CAROL, { snapshotId: 'goldens/old.png' });
     expect(second.response.result).toEqual({ approved: true, approvalKey: `removed:${h('c')}` });
     expect(await visualAxis()).toMatchObject({ status: 'warn' });
-    expect((await verdict()).verdict).toBe('Ship');
+    // Nothing holds any more; the round is still not finalized, so it reads Hold until someone does (SPEC §7.1).
+    expect(await verdict()).toMatchObject({ verdict: 'Hold', findingsVerdict: 'Ship', state: 'provisional' });
+    await f.run('finalizeReview', CAROL, { ...f.pr(), tokenAxes: { correctness: { status: 'pass' }, security: { status: 'pass' }, testGap: { status: 'pass' } }, walkthrough: 'x' });
+    expect(await verdict()).toMatchObject({ verdict: 'Ship', state: 'final' });
   });
 
   it('records the approval keyed by the head image hash, by the approving human, for the computed head', async () => {

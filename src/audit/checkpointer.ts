@@ -1,0 +1,171 @@
+import { DomainError } from '../domain-error';
+import type { AuditLogStore, ChainRow } from '../events/chain';
+import type { EventStore } from '../events/store/port';
+import { Checkpoint, CheckpointBody, checkpointDigest, signBody } from './checkpoint';
+import type { AuditKey } from './keys';
+import { VerifyReport, verifyChain } from './verify';
+
+export type AuditableStore = EventStore & AuditLogStore;
+
+export async function readCheckpointList(store: AuditLogStore): Promise<Checkpoint[]> {
+  return (await store.readCheckpoints()).map((c) => JSON.parse(c.body) as Checkpoint);
+}
+
+/** The stored hash at a position (the chain head for `position` = head). */
+async function hashAt(store: AuditLogStore, position: number): Promise<string> {
+  const [row] = await store.readChainPage(position - 1, 1);
+  if (!row || row.position !== position || !row.hash) throw new DomainError('audit_chain_broken', `position ${position}: no chained event to checkpoint`);
+  return row.hash;
+}
+
+/**
+ * Writes the next checkpoint of a workspace at its current head when the head moved past the last one
+ * (or `force`); the first one is the genesis, at the upgrade point for a log that predates the chain.
+ * Returns null when there is nothing to sign or another writer took the seq first.
+ */
+export async function writeCheckpoint(store: AuditableStore, key: AuditKey, now: Date, options: { force?: boolean; existing?: Checkpoint[] } = {}): Promise<Checkpoint | null> {
+  const list = options.existing ?? (await readCheckpointList(store));
+  const last = list[list.length - 1];
+  const info = await store.chainInfo();
+  let body: CheckpointBody;
+  if (!last) {
+    const position = info.chainedFrom > 0 ? info.chainedFrom : info.headPosition;
+    body = {
+      v: 1, kind: 'genesis', workspace: store.workspaceId, seq: 0, position,
+      headHash: position === info.headPosition ? info.headHash : await hashAt(store, position),
+      time: now.toISOString(), keyId: key.keyId, prev: null, publicKey: key.publicKey, chainedFrom: info.chainedFrom,
+    };
+  } else {
+    if (info.headPosition <= last.position && !options.force) return null;
+    const active = last.kind === 'key_rotation' ? last.newKeyId : last.keyId;
+    if (active !== key.keyId) throw new DomainError('audit_key_mismatch', `workspace ${store.workspaceId}: its checkpoints are signed by key ${active}, the server holds ${key.keyId} (finish the rotation: audit rotate-key)`);
+    body = { v: 1, kind: 'checkpoint', workspace: store.workspaceId, seq: last.seq + 1, position: info.headPosition, headHash: info.headHash, time: now.toISOString(), keyId: key.keyId, prev: checkpointDigest(last) };
+  }
+  const cp: Checkpoint = { ...body, sig: signBody(body, key.privateKey) };
+  return (await store.appendCheckpoint(cp.seq, JSON.stringify(cp))) ? cp : null;
+}
+
+/**
+ * Hands a workspace's checkpoint chain from `oldKey` to `newKey`: a key_rotation record at the current
+ * head, signed by both. A workspace already handed over is left alone (a resumed rotation).
+ */
+export async function rotateCheckpointKey(store: AuditableStore, oldKey: AuditKey, newKey: AuditKey, now: Date): Promise<Checkpoint | null> {
+  let list = await readCheckpointList(store);
+  if (list.length === 0) {
+    await writeCheckpoint(store, oldKey, now, { existing: list });
+    list = await readCheckpointList(store);
+  }
+  const last = list[list.length - 1];
+  const active = last.kind === 'key_rotation' ? last.newKeyId : last.keyId;
+  if (active === newKey.keyId) return null;
+  if (active !== oldKey.keyId) throw new DomainError('audit_key_mismatch', `workspace ${store.workspaceId}: signed by key ${active}, neither the current nor the next key`);
+  const info = await store.chainInfo();
+  const body: CheckpointBody = {
+    v: 1, kind: 'key_rotation', workspace: store.workspaceId, seq: last.seq + 1, position: info.headPosition, headHash: info.headHash,
+    time: now.toISOString(), keyId: oldKey.keyId, prev: checkpointDigest(last), publicKey: oldKey.publicKey, newKeyId: newKey.keyId, newPublicKey: newKey.publicKey,
+  };
+  const cp: Checkpoint = { ...body, sig: signBody(body, oldKey.privateKey), newSig: signBody(body, newKey.privateKey) };
+  if (!(await store.appendCheckpoint(cp.seq, JSON.stringify(cp)))) throw new DomainError('audit_checkpoint_conflict', `workspace ${store.workspaceId}: another writer added checkpoint #${cp.seq}; run the rotation again`, 'conflict');
+  return cp;
+}
+
+const VERIFY_PAGE = 5000;
+
+export function storePages(store: AuditLogStore): () => AsyncIterable<ChainRow[]> {
+  return async function* () {
+    let after = 0;
+    for (;;) {
+      const page = await store.readChainPage(after, VERIFY_PAGE);
+      if (page.length === 0) return;
+      yield page;
+      after = page[page.length - 1].position;
+    }
+  };
+}
+
+/** Verifies a workspace's log as stored. `trustedPublicKey`: the server's current key (base64 SPKI). */
+export async function verifyStore(store: AuditableStore, trustedPublicKey?: string): Promise<VerifyReport> {
+  const [checkpoints, info] = await Promise.all([readCheckpointList(store), store.chainInfo()]);
+  return verifyChain({ workspace: store.workspaceId, pages: storePages(store), checkpoints, trustedPublicKey, chainedFrom: info.chainedFrom });
+}
+
+export interface CheckpointSchedule {
+  /** A checkpoint once the head is this many events past the last one (default 1000). */
+  everyEvents: number;
+  /** …or once this many seconds passed since the last one and the head moved (default 60). */
+  everySeconds: number;
+  /** How often the heads are looked at, ms (default 1000). */
+  tickMs: number;
+}
+
+export const DEFAULT_SCHEDULE: CheckpointSchedule = { everyEvents: 1000, everySeconds: 60, tickMs: 1000 };
+
+/** REVIEW_LEDGER_CHECKPOINT_EVENTS, REVIEW_LEDGER_CHECKPOINT_SECONDS (positive numbers), else the defaults. */
+export function checkpointScheduleFrom(env: NodeJS.ProcessEnv): CheckpointSchedule {
+  const num = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new DomainError('invalid_config', `${name}: must be a positive number, got "${raw}"`);
+    return n;
+  };
+  const everySeconds = num('REVIEW_LEDGER_CHECKPOINT_SECONDS', DEFAULT_SCHEDULE.everySeconds);
+  return { everyEvents: Math.ceil(num('REVIEW_LEDGER_CHECKPOINT_EVENTS', DEFAULT_SCHEDULE.everyEvents)), everySeconds, tickMs: Math.min(DEFAULT_SCHEDULE.tickMs, everySeconds * 1000) };
+}
+
+/**
+ * Signs checkpoints for the open workspaces on a schedule. Runs in the server; a checkpoint is a
+ * separate small write after the fact, never part of an append (appends pay nothing for it).
+ */
+export class AuditCheckpointer {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private readonly last = new Map<string, Checkpoint>();
+
+  constructor(
+    private readonly stores: () => Promise<AuditableStore[]>,
+    private readonly key: () => AuditKey,
+    private readonly clock: () => Date,
+    readonly schedule: CheckpointSchedule = DEFAULT_SCHEDULE,
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.tick(), this.schedule.tickMs).unref();
+  }
+
+  /** One pass over the workspaces (also called directly by tests). */
+  tick(): Promise<void> {
+    this.running ??= this.pass().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const now = this.clock();
+    for (const store of await this.stores()) {
+      try {
+        const last = this.last.get(store.workspaceId) ?? (await readCheckpointList(store)).pop();
+        if (last) {
+          const head = (await store.chainInfo()).headPosition;
+          const due = head - last.position >= this.schedule.everyEvents || (head > last.position && now.getTime() - Date.parse(last.time) >= this.schedule.everySeconds * 1000);
+          if (!due) {
+            this.last.set(store.workspaceId, last);
+            continue;
+          }
+        }
+        const cp = await writeCheckpoint(store, this.key(), now);
+        if (cp) this.last.set(store.workspaceId, cp);
+        else this.last.delete(store.workspaceId);
+      } catch (err) {
+        this.last.delete(store.workspaceId);
+        this.onError(err);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}

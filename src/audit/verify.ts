@@ -1,0 +1,204 @@
+import { ChainRow, chainHash, genesisHash } from '../events/chain';
+import { Checkpoint, checkpointDigest, keyIdOf, signatureValid } from './checkpoint';
+
+export type ChainProblemKind = 'edited' | 'deleted' | 'inserted' | 'reordered' | 'truncated' | 'unchained' | 'forged_checkpoint';
+
+export interface ChainProblem {
+  /** The first log position this problem concerns. */
+  position: number;
+  kind: ChainProblemKind;
+  message: string;
+  /** For checkpoint problems: the checkpoint's seq. */
+  checkpoint?: number;
+}
+
+export interface VerifyReport {
+  workspace: string;
+  ok: boolean;
+  /** Events read; the log's last position. */
+  events: number;
+  headPosition: number;
+  headHash: string;
+  /** > 0 when the log existed before the chain: events 1..chainedFrom were hashed at the upgrade. */
+  chainedFrom: number;
+  checkpoints: number;
+  /** The last checkpoint that is validly signed and matches the log, or null. */
+  verifiedCheckpoint: { seq: number; position: number; time: string; keyId: string } | null;
+  /** The key the checkpoint chain ends with (the one that signs new checkpoints). */
+  keyId: string | null;
+  /** Sorted by position; the first is the first broken position. */
+  problems: ChainProblem[];
+  firstBroken: number | null;
+}
+
+/** Where the rows come from: the store, or an exported file. Called again (from the start) to diagnose. */
+export type ChainPages = () => AsyncIterable<ChainRow[]>;
+
+export interface VerifyInput {
+  workspace: string;
+  pages: ChainPages;
+  checkpoints: Checkpoint[];
+  /** The key the verifier trusts (base64 SPKI): the checkpoint chain must end with it. Omit to trust the chain's own genesis key. */
+  trustedPublicKey?: string;
+  chainedFrom?: number;
+}
+
+/**
+ * Recomputes the chain and checks every checkpoint. One streaming pass over the rows; only when a row
+ * fails does a second pass build the hash → position index that tells an edit from a deletion, an
+ * insertion or a reordering (a failed row's recorded position is recovered from its own prevHash and
+ * hash, since the position is inside the hashed bytes).
+ */
+export async function verifyChain(input: VerifyInput): Promise<VerifyReport> {
+  const { workspace } = input;
+  const genesis = genesisHash(workspace);
+  const problems: ChainProblem[] = [];
+  const cps = checkCheckpoints(input, problems);
+  const wanted = new Set(cps.valid.map((c) => c.position));
+  const hashAt = new Map<number, string | null>();
+
+  let expected = 1;
+  let prev = genesis;
+  let broken: { position: number; row: ChainRow | null; linkOnly: boolean; reported?: boolean } | null = null;
+  let last = 0;
+  let lastHash = genesis;
+  let count = 0;
+  for await (const page of input.pages()) {
+    for (const row of page) {
+      count++;
+      last = row.position;
+      lastHash = row.hash ?? '';
+      if (wanted.has(row.position)) hashAt.set(row.position, row.hash);
+      if (broken) continue;
+      if (row.position !== expected) {
+        broken = { position: expected, row: null, linkOnly: false };
+        continue;
+      }
+      if (row.hash === null || row.prevHash === null) {
+        problems.push({ position: row.position, kind: 'unchained', message: `position ${row.position}: the event has no hash (written without the chain)` });
+        broken = { position: row.position, row: null, linkOnly: true, reported: true };
+        continue;
+      }
+      if (chainHash(row.prevHash, row) !== row.hash) broken = { position: row.position, row, linkOnly: false };
+      else if (row.prevHash !== prev) broken = { position: row.position, row, linkOnly: true };
+      prev = row.hash;
+      expected++;
+    }
+  }
+  if (broken && !broken.reported) problems.push(await diagnose(input.pages, broken.position, broken.row, broken.linkOnly, genesis, last));
+
+  let verified: VerifyReport['verifiedCheckpoint'] = null;
+  for (const cp of cps.valid) {
+    const stored = cp.position === 0 ? genesis : hashAt.get(cp.position);
+    if (cp.position > last) {
+      problems.push({ position: last + 1, kind: 'truncated', checkpoint: cp.seq, message: `position ${last + 1}: the log ends at ${last}, but checkpoint #${cp.seq} signed position ${cp.position} — events ${last + 1}..${cp.position} were removed` });
+    } else if (stored !== cp.headHash) {
+      // A chain already broken at or before this position explains the mismatch more precisely.
+      if (broken && broken.position <= cp.position) continue;
+      const from = (cps.valid.filter((c) => c.position < cp.position && c.seq < cp.seq).pop()?.position ?? 0) + 1;
+      problems.push({ position: from, kind: 'edited', checkpoint: cp.seq, message: `positions ${from}..${cp.position}: checkpoint #${cp.seq} signed head hash ${cp.headHash.slice(0, 16)}… at ${cp.position}, the log now has ${String(stored).slice(0, 16)}… — events in this range were rewritten (and re-hashed) after it was signed` });
+    } else if (!broken || broken.position > cp.position) {
+      verified = { seq: cp.seq, position: cp.position, time: cp.time, keyId: cp.keyId };
+    }
+  }
+  problems.sort((a, b) => a.position - b.position);
+  return {
+    workspace,
+    ok: problems.length === 0,
+    events: count,
+    headPosition: last,
+    headHash: lastHash,
+    chainedFrom: input.chainedFrom ?? cps.chainedFrom,
+    checkpoints: input.checkpoints.length,
+    verifiedCheckpoint: verified,
+    keyId: cps.keyId,
+    problems,
+    firstBroken: problems.length ? problems[0].position : null,
+  };
+}
+
+/** Signatures, seq order and the `prev` links of the checkpoint chain; returns the ones that hold. */
+function checkCheckpoints(input: VerifyInput, problems: ChainProblem[]): { valid: Checkpoint[]; keyId: string | null; chainedFrom: number } {
+  const valid: Checkpoint[] = [];
+  let activeKey: string | null = null;
+  let prevDigest: string | null = null;
+  let chainedFrom = 0;
+  const forged = (cp: Checkpoint, why: string) =>
+    problems.push({ position: Number(cp.position) || 0, kind: 'forged_checkpoint', checkpoint: cp.seq, message: `position ${cp.position}: checkpoint #${cp.seq} ${why}` });
+  input.checkpoints.forEach((cp, i) => {
+    if (cp.seq !== i || cp.workspace !== input.workspace || cp.prev !== prevDigest) {
+      forged(cp, cp.seq !== i ? `is out of sequence (expected #${i})` : cp.workspace !== input.workspace ? `belongs to workspace "${cp.workspace}"` : 'does not link to the previous checkpoint');
+      return;
+    }
+    if (i === 0) {
+      if (cp.kind !== 'genesis' || typeof cp.publicKey !== 'string' || keyIdOf(cp.publicKey) !== cp.keyId) return void forged(cp, 'is not a genesis carrying its signing key');
+      activeKey = cp.publicKey;
+      chainedFrom = cp.chainedFrom ?? 0;
+    } else if (cp.kind === 'genesis') return void forged(cp, 'is a second genesis');
+    if (cp.keyId !== keyIdOf(activeKey!) || !signatureValid(cp, cp.sig, activeKey!)) return void forged(cp, `is not signed by the active key ${keyIdOf(activeKey!)}`);
+    if (cp.kind === 'key_rotation') {
+      if (typeof cp.newPublicKey !== 'string' || keyIdOf(cp.newPublicKey) !== cp.newKeyId || !signatureValid(cp, cp.newSig, cp.newPublicKey)) return void forged(cp, 'rotates to a key that did not sign it');
+      activeKey = cp.newPublicKey;
+    }
+    prevDigest = checkpointDigest(cp);
+    valid.push(cp);
+  });
+  if (activeKey && input.trustedPublicKey && activeKey !== input.trustedPublicKey && valid.length) {
+    const first = valid[0];
+    problems.push({ position: first.position, kind: 'forged_checkpoint', checkpoint: first.seq, message: `position ${first.position}: the checkpoint chain ends with key ${keyIdOf(activeKey)}, not the trusted key ${keyIdOf(input.trustedPublicKey)}` });
+    return { valid: [], keyId: keyIdOf(activeKey), chainedFrom };
+  }
+  return { valid, keyId: activeKey ? keyIdOf(activeKey) : null, chainedFrom };
+}
+
+/**
+ * Names what happened at the first broken position p. `recorded(row)` is the position a row's hash was
+ * computed for (tried: after the row its prevHash names, p ± 1, p): a row that is intact but recorded
+ * elsewhere was moved; one that matches nowhere was edited.
+ */
+async function diagnose(pages: ChainPages, p: number, row: ChainRow | null, linkOnly: boolean, genesis: string, last: number): Promise<ChainProblem> {
+  const positionOf = new Map<string, number>();
+  let next: ChainRow | null = null;
+  for await (const page of pages()) {
+    for (const r of page) {
+      if (r.hash) positionOf.set(r.hash, r.position);
+      if (r.position === p + 1) next = r;
+    }
+  }
+  if (!row) {
+    const found = next ? `the next stored position is ${p + 1}` : `the log ends at ${last}`;
+    return { position: p, kind: 'deleted', message: `position ${p}: missing (${found}) — the event was deleted` };
+  }
+  const recorded = (r: ChainRow | null, at: number): number | null => {
+    if (!r || r.prevHash === null || r.hash === null) return null;
+    const after = r.prevHash === genesis ? 0 : positionOf.get(r.prevHash);
+    const candidates = [after !== undefined ? after + 1 : null, at, at + 1, at - 1];
+    for (const q of candidates) if (q !== null && q > 0 && chainHash(r.prevHash, { ...r, position: q }) === r.hash) return q;
+    return null;
+  };
+  const q = recorded(row, p);
+  const qNext = recorded(next, p + 1);
+  if (q === p && linkOnly) return { position: p - 1, kind: 'edited', message: `position ${p - 1}: rewritten and re-hashed — position ${p} still links to its original hash` };
+  if (q === p + 1 && qNext === p) return { position: p, kind: 'reordered', message: `position ${p}: holds the event recorded at ${p + 1} (positions ${p} and ${p + 1} were swapped)` };
+  if (q === p + 1) return { position: p, kind: 'deleted', message: `position ${p}: holds the event recorded at ${p + 1} — the original event ${p} was deleted and later positions renumbered` };
+  if (q === p - 1) return { position: p - 1, kind: 'inserted', message: `position ${p - 1}: not part of the chain — the event now at ${p} was recorded at ${p - 1}, so an event was inserted before it` };
+  if (q !== null) return { position: p, kind: 'reordered', message: `position ${p}: holds the event recorded at position ${q}` };
+  if (qNext === p) return { position: p, kind: 'inserted', message: `position ${p}: not part of the chain — the event now at ${p + 1} was recorded at ${p}, so this one was inserted` };
+  return { position: p, kind: 'edited', message: `position ${p}: the stored event (data, metadata, type, stream, revision or id) does not match its hash — it was edited` };
+}
+
+/** One line per fact, for the CLI. */
+export function formatReport(r: VerifyReport): string {
+  const lines: string[] = [];
+  lines.push(`workspace ${r.workspace}: ${r.events} events, head ${r.headPosition}, ${r.checkpoints} checkpoint(s)${r.keyId ? `, key ${r.keyId}` : ''}`);
+  if (r.chainedFrom > 0) lines.push(`chained from position ${r.chainedFrom}: events 1..${r.chainedFrom} existed before the chain and were hashed at the upgrade (their earlier history is not attested)`);
+  if (r.ok) {
+    lines.push(`OK: the chain verifies through position ${r.headPosition}`);
+    lines.push(r.verifiedCheckpoint ? `signed checkpoint #${r.verifiedCheckpoint.seq} covers positions 1..${r.verifiedCheckpoint.position} (${r.verifiedCheckpoint.time})${r.verifiedCheckpoint.position < r.headPosition ? `; ${r.headPosition - r.verifiedCheckpoint.position} later event(s) are chained but not yet signed` : ''}` : 'no signed checkpoint yet: the chain is consistent, but nothing signed anchors it');
+  } else {
+    lines.push(`BROKEN at position ${r.firstBroken}: ${r.problems[0].kind} — ${r.problems[0].message}`);
+    for (const p of r.problems.slice(1, 10)) lines.push(`  also: ${p.kind} — ${p.message}`);
+    if (r.verifiedCheckpoint) lines.push(`last checkpoint that still holds: #${r.verifiedCheckpoint.seq} at position ${r.verifiedCheckpoint.position}`);
+  }
+  return lines.join('\n') + '\n';
+}

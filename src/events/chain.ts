@@ -1,0 +1,93 @@
+import * as crypto from 'node:crypto';
+import { createHash } from 'node:crypto';
+
+/**
+ * The hash chain of a workspace's log (SPEC §16, docs/audit.md). Every stored event carries
+ * `prevHash` (the hash of the event at position − 1, or the workspace's genesis value at position 1)
+ * and `hash`:
+ *
+ *   hash = sha256hex( frame(prevHash) frame(position) frame(streamId) frame(streamRevision) frame(type)
+ *                     frame(schemaVersion) frame(data) frame(metadata) frame(eventId) )
+ *   frame(s) = <UTF-8 byte length of s in decimal> ":" s
+ *
+ * `data` and `metadata` are the JSON texts exactly as stored (both adapters keep them as text, so the
+ * bytes survive a round trip; re-serializing parsed JSON would not: key order, number spelling). The
+ * length prefixes make the encoding unambiguous without any escaping, which is why the PostgreSQL
+ * adapter can compute the same bytes in SQL (`octet_length(x) || ':' || x`) and an outside verifier
+ * in ten lines of any language.
+ */
+export const CHAIN_VERSION = 'rl-chain-v1';
+
+/** The prevHash of position 1: binds the chain to its workspace, so two logs cannot be spliced. */
+export function genesisHash(workspaceId: string): string {
+  return createHash('sha256').update(`review-ledger/chain/v1\n${workspaceId}`).digest('hex');
+}
+
+/** The stored form of one event, as the chain covers it. */
+export interface ChainFields {
+  position: number;
+  streamId: string;
+  streamRevision: number;
+  type: string;
+  schemaVersion: number;
+  /** JSON text as stored. */
+  data: string;
+  /** JSON text as stored. */
+  metadata: string;
+  eventId: string;
+}
+
+/** A stored event with its chain columns (null on rows written before the chain existed). */
+export interface ChainRow extends ChainFields {
+  prevHash: string | null;
+  hash: string | null;
+}
+
+const frame = (s: string): string => `${Buffer.byteLength(s, 'utf8')}:${s}`;
+
+export function chainHash(prevHash: string, e: ChainFields): string {
+  const material =
+    frame(prevHash) + frame(String(e.position)) + frame(e.streamId) + frame(String(e.streamRevision)) + frame(e.type) +
+    frame(String(e.schemaVersion)) + frame(e.data) + frame(e.metadata) + frame(e.eventId);
+  return sha256(material);
+}
+
+/** crypto.hash (Node ≥ 20.12) is the one-shot digest: ~40 % cheaper per event than a Hash object. */
+const sha256: (s: string) => string =
+  typeof (crypto as { hash?: unknown }).hash === 'function'
+    ? (s) => (crypto as unknown as { hash(alg: string, data: string, enc: 'hex'): string }).hash('sha256', s, 'hex')
+    : (s) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+/** Where a store's chain stands: `chainedFrom` > 0 when the log existed before the chain (upgrade). */
+export interface ChainInfo {
+  /** Events 1..chainedFrom were hashed when the chain was introduced; their earlier history is not attested. */
+  chainedFrom: number;
+  headPosition: number;
+  /** Hash of the event at headPosition (the genesis hash for an empty log). */
+  headHash: string;
+}
+
+/** A signed checkpoint record as stored: `seq` is its place in the workspace's checkpoint chain, `body` the signed JSON. */
+export interface StoredCheckpoint {
+  seq: number;
+  body: string;
+}
+
+/**
+ * What the audit needs from a store beyond the port: raw chained rows and the checkpoint table.
+ * Checkpoints live in their own table, not in the event log: they are statements ABOUT the log (a
+ * checkpoint cannot be inside the chain it signs), and as events they would take positions, wake every
+ * watch subscriber and reach every projection for no domain fact.
+ */
+export interface AuditLogStore {
+  /** Rows in global order with their stored texts and chain columns: `after` exclusive. */
+  readChainPage(after: number, limit: number): Promise<ChainRow[]>;
+  chainInfo(): Promise<ChainInfo>;
+  /** Appends a checkpoint with seq = expectedSeq; false when that seq is already taken (another writer). */
+  appendCheckpoint(expectedSeq: number, body: string): Promise<boolean>;
+  readCheckpoints(): Promise<StoredCheckpoint[]>;
+}
+
+export function hasAuditLog<T extends object>(store: T): store is T & AuditLogStore {
+  return typeof (store as Partial<AuditLogStore>).readChainPage === 'function';
+}

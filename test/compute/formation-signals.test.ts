@@ -1,0 +1,140 @@
+// pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
+import '../axes/visual/support/esm';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { FormationSignal } from '../../src/codegraph/formation';
+import { mirrorPairs, subjectOf } from '../../src/codegraph/pairing';
+import { computeReview, ComputedReview } from '../../src/compute/review';
+import { coChangePairs } from '../../src/git/co-change';
+import { GitRepo } from '../../src/git/repo';
+import { GitFixture } from '../support/git-fixture';
+
+jest.setTimeout(60_000);
+
+const fixtures: GitFixture[] = [];
+const dirs: string[] = [];
+afterAll(() => {
+  for (const f of fixtures) f.cleanup();
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function fixture(): GitFixture {
+  const f = new GitFixture('rl-signals-');
+  fixtures.push(f);
+  return f;
+}
+
+async function compute(f: GitFixture, base: string, head: string, signals?: FormationSignal[]): Promise<ComputedReview> {
+  const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-ws-'));
+  dirs.push(workspaceDir);
+  const repo = await GitRepo.open(f.dir);
+  try {
+    return await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, ...(signals ? { signals } : {}) });
+  } finally {
+    repo.close();
+  }
+}
+
+const groups = (r: ComputedReview) => r.data.cohorts.map((c) => c.files.join(',')).sort();
+const cohortOf = (r: ComputedReview, file: string) => r.data.cohorts.find((c) => c.files.includes(file))!;
+
+const CALLER = (v: number, arg: string) => `import { g } from './b';\n\nexport function f(x: number): number {\n  const y = x * ${v};\n  return g(${arg});\n}\n`;
+const CALLEE = (v: number) => `export function g(x: number): number {\n  return x + ${v};\n}\n`;
+
+describe('formation signals', () => {
+  it('changed-reference: a caller changed elsewhere than at its call stays apart from the changed callee; a changed call joins it, and the reason names the reference', async () => {
+    const f = fixture();
+    f.write('src/b.ts', CALLEE(1));
+    f.write('src/a.ts', CALLER(2, 'y'));
+    const base = f.commit('base');
+    f.write('src/b.ts', CALLEE(2));
+    f.write('src/a.ts', CALLER(3, 'y'));
+    const unrelatedEdits = f.commit('edits around an unchanged call');
+    expect(groups(await compute(f, base, unrelatedEdits))).toEqual(['src/a.ts', 'src/b.ts']);
+    // The older rule (any edge from a changed fragment) joins them: the signal is what keeps them apart.
+    expect(groups(await compute(f, base, unrelatedEdits, []))).toEqual(['src/a.ts,src/b.ts']);
+
+    f.write('src/a.ts', CALLER(3, 'y + 1'));
+    const changedCall = f.commit('the call changes');
+    const r = await compute(f, base, changedCall);
+    expect(groups(r)).toEqual(['src/a.ts,src/b.ts']);
+    expect(cohortOf(r, 'src/a.ts').groupingReason).toBe('changed references: f → g');
+  });
+
+  it('test-subject: a changed test named for a changed source joins it without a reference to a changed symbol', async () => {
+    const f = fixture();
+    f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(s);\n}\n\nexport function other(): number {\n  return 1;\n}\n');
+    f.write('src/format.ts', 'export function format(n: number): string {\n  return String(n);\n}\n');
+    f.write('test/parse.test.ts', "import { other } from '../src/parse';\n\ntest('other', () => {\n  expect(other()).toBe(1);\n});\n");
+    const base = f.commit('base');
+    f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(s.trim());\n}\n\nexport function other(): number {\n  return 1;\n}\n');
+    f.write('src/format.ts', 'export function format(n: number): string {\n  return String(n).trim();\n}\n');
+    f.write('test/parse.test.ts', "import { other } from '../src/parse';\n\ntest('other is one', () => {\n  expect(other()).toBe(1);\n});\n");
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/format.ts', 'src/parse.ts,test/parse.test.ts']);
+    expect(cohortOf(r, 'src/parse.ts').groupingReason).toBe('test ↔ subject: parse.test.ts tests parse.ts');
+    expect(groups(await compute(f, base, head, ['changed-reference']))).toEqual(['src/format.ts', 'src/parse.ts', 'test/parse.test.ts']);
+  });
+
+  it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {
+    expect(subjectOf('test/parse.test.ts', ['src/parse.ts', 'src/format.ts'])).toBe('src/parse.ts');
+    expect(subjectOf('tests/test_core.py', ['src/click/core.py'])).toBe('src/click/core.py');
+    expect(subjectOf('mux_test.go', ['mux.go', 'tree.go'])).toBe('mux.go');
+    expect(subjectOf('a/x/parse.test.ts', ['a/x/parse.ts', 'b/parse.ts'])).toBe('a/x/parse.ts');
+    expect(subjectOf('test/parse.test.ts', ['a/parse.ts', 'b/parse.ts'])).toBeUndefined();
+    expect(subjectOf('test/index.test.ts', ['src/index.ts'])).toBeUndefined();
+  });
+
+  it('mirror: the same tree under another root pairs; same names in sibling packages do not', () => {
+    expect(mirrorPairs(['src/utils/body.ts', 'deno_dist/utils/body.ts', 'src/app.ts'])).toEqual([['src/utils/body.ts', 'deno_dist/utils/body.ts']]);
+    expect(mirrorPairs(['packages/a/index.ts', 'packages/b/index.ts'])).toEqual([]);
+  });
+
+  it('co-change: files that changed together in most of their earlier commits pair; big commits are ignored', async () => {
+    const f = fixture();
+    f.write('a.ts', '1');
+    f.write('b.ts', '1');
+    f.write('c.ts', '1');
+    f.commit('one');
+    for (let i = 2; i < 5; i++) {
+      f.write('a.ts', String(i));
+      f.write('b.ts', String(i));
+      f.commit(`together ${i}`);
+    }
+    f.write('c.ts', '2');
+    f.write('a.ts', '9');
+    f.commit('c with a once');
+    for (let i = 0; i < 25; i++) f.write(`bulk/f${i}.ts`, '1');
+    f.write('b.ts', 'x');
+    f.write('c.ts', 'x');
+    const base = f.commit('a big commit');
+    const repo = await GitRepo.open(f.dir);
+    try {
+      const pairs = await coChangePairs(repo, base, ['a.ts', 'b.ts', 'c.ts']);
+      // b and c changed together in 'one' and in the big commit: counting the big one would pair them too.
+      expect(pairs.map((p) => [p.a, p.b, p.together])).toEqual([['a.ts', 'b.ts', 4], ['a.ts', 'c.ts', 2]]);
+    } finally {
+      repo.close();
+    }
+  });
+
+  it('a file the grammar cannot parse cleanly (valid TypeScript tree-sitter 0.23.2 rejects) is reported in the output, not silently degraded', async () => {
+    const f = fixture();
+    // As in immer's types-external.ts: generic call signatures without semicolons. tsc accepts it,
+    // tree-sitter-typescript 0.23.2 produces ERROR nodes.
+    const text = (v: number) => `type AnyFunc = (...args: any[]) => any\n\nexport interface IProduce {\n  <Recipe extends AnyFunc>(\n    recipe: Recipe\n  ): Recipe\n  <State>(\n    recipe: (state: State) => State\n  ): (state: State) => State\n}\n\nexport function f(): number {\n  return ${v};\n}\n`;
+    f.write('src/types.ts', text(1));
+    f.write('src/ok.ts', 'export const ok = 1;\n');
+    const base = f.commit('base');
+    f.write('src/types.ts', text(2));
+    f.write('src/ok.ts', 'export const ok = 2;\n');
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(r.data.changedFiles.find((c) => c.path === 'src/types.ts')).toMatchObject({ parseErrors: true });
+    expect(r.data.changedFiles.find((c) => c.path === 'src/ok.ts')!.parseErrors).toBeUndefined();
+    expect(r.data.metrics.parseErrorFiles).toBe(1);
+    expect(cohortOf(r, 'src/types.ts').groupingReason).toMatch(/^parse errors in types\.ts: definitions and references there may be incomplete$/);
+  });
+});
