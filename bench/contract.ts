@@ -1,183 +1,186 @@
 /**
- * bench:contract — the API-contract engine on GitHub's real API descriptions (@octokit/openapi).
+ * bench:contract — `contract-diff` as a user runs it (a fresh `review-ledger contract-diff BASE HEAD --json`
+ * process: start-up, module loading, reading, parsing, diffing, classifying, printing) against Optic's raw
+ * `diff()` (@useoptic/openapi-utilities: a fresh node process that loads it, reads and parses both files —
+ * JSON.parse, or js-yaml for YAML, the fastest parser there is — and diffs). Same pairs, YAML and JSON.
  *
- * For each pair of documents, three measurements, each in its own child process so peak RSS is the
- * measured tool's alone:
- *   parse  read + JSON.parse both documents: the limit (any diff has to at least do this)
- *   ours   loadSpec both (read, parse, collect refs) + diffSpecs (resolve + compare + classify)
- *   optic  read + JSON.parse both + @useoptic/openapi-utilities diff() (raw structural diff, no classification)
- * Medians over --runs interleaved rounds (see measure()). Targets (issue #5): ours total ≤ optic
- * total on ghes-3.17 → ghes-3.18, peak RSS < 512 MiB.
+ * Pairs: GitHub's descriptions (@octokit/openapi, ghes-3.17 → ghes-3.18; the YAML twin is written from the
+ * JSON into .bench-cache/) and the real-spec pairs in --real DIR (default .bench-cache/contract-real), named
+ * <spec>@base.{yaml,json} and <spec>@head.{yaml,json}. docs/contract-rules.md says which commits of
+ * Stripe, Cloudflare and OpenAI they are and how to extract them (`node bench/run.js contract --prepare`).
  *
- *   npm run bench:contract [-- --runs 5] [-- --pairs ghes-3.17:ghes-3.18,ghes-3.18:ghes-3.19]
+ * Each round runs every tool once per pair and format, interleaved, each in its own process timed by
+ * /usr/bin/time (wall time, peak RSS of that process alone); figures are medians over rounds. Targets
+ * (issue #17): ours ≤ 1.0× Optic in both formats, peak RSS < 512 MiB. The breaking and warning findings
+ * of each real pair are printed (counts per rule and a sample) for the hand check in docs/contract-rules.md.
+ *
+ *   npm run bench:contract [-- --runs 3] [-- --only cloudflare,stripe] [-- --formats json,yaml]
+ *   node bench/run.js contract --prepare      (extract the real pairs from fetched mirrors, see PREPARE)
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { diffSpecs } from '../src/axes/api-contract/diff';
-import { loadSpec } from '../src/axes/api-contract/document';
 
-const GENERATED = path.join(__dirname, '..', 'node_modules', '@octokit', 'openapi', 'generated');
-const DEFAULT_PAIRS = ['ghes-3.17:ghes-3.18', 'ghes-3.18:ghes-3.19', 'ghes-3.19:api.github.com'];
+const ROOT = path.join(__dirname, '..');
+const CACHE = path.join(ROOT, '.bench-cache');
+const GENERATED = path.join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated');
 
-type Mode = 'parse' | 'ours' | 'optic';
-interface WorkerResult {
-  mode: Mode;
-  /** medians, ms */
-  parseMs: number;
-  diffMs: number;
-  totalMs: number;
-  maxRssMiB: number;
-  counts?: Record<string, number>;
-  opticDiffs?: number;
-  breakingSample?: Array<{ ruleId: string; message: string; basePointer?: string; headPointer?: string }>;
+/** The real pairs: a month of churn each (git dir of the fetched mirror, path in the repo, base and head commit). */
+const PREPARE: Record<string, { git: string; file: string; base: string; head: string }> = {
+  cloudflare: { git: '/work/.mirror/cloudflare+api-schemas/repo', file: 'openapi.yaml', base: '289c84b0', head: '5e8071fc' }, // 2023-06-20 → 2023-07-31, heavy allOf
+  stripe: { git: '/work/.mirror/stripe+openapi/repo', file: 'openapi/spec3.yaml', base: '38321b8c', head: 'ef16c287' }, // 2023-08-09 → 2023-09-05
+  openai: { git: '/work/.mirror/openai+openai-openapi/repo', file: 'openapi.yaml', base: 'f940017', head: 'f85dbe2' }, // 2026-07-22 → 2026-08-21
+};
+
+function prepare(dir: string): void {
+  const jsYaml = require('js-yaml') as typeof import('js-yaml');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, p] of Object.entries(PREPARE)) {
+    for (const side of ['base', 'head'] as const) {
+      const text = execFileSync('git', ['--git-dir', p.git, 'show', `${p[side]}:${p.file}`], { maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
+      fs.writeFileSync(path.join(dir, `${name}@${side}.yaml`), text);
+      fs.writeFileSync(path.join(dir, `${name}@${side}.json`), JSON.stringify(jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA })));
+    }
+    console.log(`prepared ${name} (${p.base} → ${p.head})`);
+  }
+}
+
+interface Pair {
+  name: string;
+  files: Record<'json' | 'yaml', [string, string]>;
+}
+
+function githubPair(): Pair | null {
+  const base = path.join(GENERATED, 'ghes-3.17.json');
+  const head = path.join(GENERATED, 'ghes-3.18.json');
+  if (!fs.existsSync(base) || !fs.existsSync(head)) return null;
+  const dir = path.join(CACHE, 'contract-github');
+  fs.mkdirSync(dir, { recursive: true });
+  const jsYaml = require('js-yaml') as typeof import('js-yaml');
+  const yamlOf = (src: string, name: string) => {
+    const out = path.join(dir, name);
+    if (!fs.existsSync(out)) fs.writeFileSync(out, jsYaml.dump(JSON.parse(fs.readFileSync(src, 'utf8')), { noRefs: true, lineWidth: -1 }));
+    return out;
+  };
+  return { name: 'github', files: { json: [base, head], yaml: [yamlOf(base, 'ghes-3.17.yaml'), yamlOf(head, 'ghes-3.18.yaml')] } };
+}
+
+function realPairs(dir: string): Pair[] {
+  if (!fs.existsSync(dir)) return [];
+  const names = [...new Set(fs.readdirSync(dir).filter((f) => f.includes('@base.')).map((f) => f.split('@')[0]))].sort();
+  return names
+    .filter((n) => ['json', 'yaml'].every((e) => fs.existsSync(path.join(dir, `${n}@base.${e}`)) && fs.existsSync(path.join(dir, `${n}@head.${e}`))))
+    .map((n) => ({ name: n, files: { json: [path.join(dir, `${n}@base.json`), path.join(dir, `${n}@head.json`)], yaml: [path.join(dir, `${n}@base.yaml`), path.join(dir, `${n}@head.yaml`)] } }));
+}
+
+const OPTIC_SCRIPT = `
+const fs = require('node:fs');
+const { diff } = require('@useoptic/openapi-utilities');
+const load = (f) => { const t = fs.readFileSync(f, 'utf8'); return f.endsWith('.json') ? JSON.parse(t) : require('js-yaml').load(t, { schema: require('js-yaml').CORE_SCHEMA }); };
+const n = diff(load(process.argv[2]), load(process.argv[3])).length;
+process.stdout.write(JSON.stringify({ rawDiffs: n }) + '\\n');
+`;
+
+interface Run {
+  ms: number;
+  rssMiB: number;
+  stdout: string;
+}
+
+/** One process, timed from outside: wall time and the peak RSS of that process (GNU time). */
+function timed(args: string[]): Run {
+  const r = spawnSync('/usr/bin/time', ['-f', '@@time %e %M', ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '' } });
+  const line = r.stderr.split('\n').find((l) => l.startsWith('@@time '));
+  if (!line || (r.status !== 0 && r.status !== 1)) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  const [, secs, kb] = line.split(' ');
+  return { ms: Number(secs) * 1000, rssMiB: Number(kb) / 1024, stdout: r.stdout };
 }
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-
-async function worker(mode: Mode, baseName: string, headName: string, runs: number): Promise<WorkerResult> {
-  const file = (n: string) => path.join(GENERATED, `${n}.json`);
-  const parseMs: number[] = [];
-  const diffMs: number[] = [];
-  let counts: Record<string, number> | undefined;
-  let opticDiffs: number | undefined;
-  let breakingSample: WorkerResult['breakingSample'];
-  const optic = mode === 'optic' ? await import('@useoptic/openapi-utilities') : undefined;
-  const gc = (globalThis as { gc?: () => void }).gc;
-  for (let i = 0; i <= runs; i++) {
-    if (i === 1) gc?.();
-    const t0 = performance.now();
-    if (mode === 'ours') {
-      const base = await loadSpec(`${baseName}.json`, async (p) => fs.readFileSync(path.join(GENERATED, p), 'utf8'));
-      const head = await loadSpec(`${headName}.json`, async (p) => fs.readFileSync(path.join(GENERATED, p), 'utf8'));
-      const t1 = performance.now();
-      const result = diffSpecs(base, head, `${headName}.json`, { asOf: '2026-11-29' });
-      const t2 = performance.now();
-      if (i > 0) {
-        parseMs.push(t1 - t0);
-        diffMs.push(t2 - t1);
-      }
-      counts = { breaking: 0, 'non-breaking': 0, info: 0 };
-      for (const c of result.changes) counts[c.severity]++;
-      // one breaking change per rule first, then the rest: a varied sample to spot-check
-      const breaking = result.changes.filter((c) => c.severity === 'breaking');
-      const firstPerRule = breaking.filter((c, idx) => breaking.findIndex((d) => d.ruleId === c.ruleId) === idx);
-      breakingSample = [...firstPerRule, ...breaking.filter((c) => !firstPerRule.includes(c))]
-        .slice(0, 12)
-        .map(({ ruleId, message, basePointer, headPointer }) => ({ ruleId, message, basePointer, headPointer }));
-    } else {
-      const base = JSON.parse(fs.readFileSync(file(baseName), 'utf8'));
-      const head = JSON.parse(fs.readFileSync(file(headName), 'utf8'));
-      const t1 = performance.now();
-      if (optic) opticDiffs = optic.diff(base, head).length;
-      const t2 = performance.now();
-      if (i > 0) {
-        parseMs.push(t1 - t0);
-        diffMs.push(t2 - t1);
-      }
-    }
-  }
-  const total = parseMs.map((p, i) => p + diffMs[i]);
-  return {
-    mode,
-    parseMs: median(parseMs),
-    diffMs: median(diffMs),
-    totalMs: median(total),
-    maxRssMiB: process.resourceUsage().maxRSS / 1024,
-    counts,
-    opticDiffs,
-    breakingSample,
-  };
-}
-
-function runChild(mode: Mode, base: string, head: string, runs: number): WorkerResult {
-  const r = spawnSync(process.execPath, ['--expose-gc', path.join(__dirname, 'run.js'), 'contract', '--worker', mode, base, head, String(runs)], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  if (r.status !== 0) throw new Error(`worker ${mode} ${base}→${head} failed (${r.status}): ${r.stderr}`);
-  const last = r.stdout.trim().split('\n').pop()!;
-  return JSON.parse(last) as WorkerResult;
-}
-
-/**
- * Rounds interleave the three tools (parse, ours, optic, parse, ours, …) so that the noise of a shared
- * machine hits all of them alike; each round is a fresh process per tool (one warm-up, then one
- * measured run), and the figures are medians over rounds.
- */
-function measure(mode: Mode, base: string, head: string, results: Map<Mode, WorkerResult[]>): void {
-  const list = results.get(mode) ?? [];
-  list.push(runChild(mode, base, head, 1));
-  results.set(mode, list);
-}
-
-function combine(list: WorkerResult[]): WorkerResult {
-  return {
-    ...list[list.length - 1],
-    parseMs: median(list.map((r) => r.parseMs)),
-    diffMs: median(list.map((r) => r.diffMs)),
-    totalMs: median(list.map((r) => r.totalMs)),
-    maxRssMiB: Math.max(...list.map((r) => r.maxRssMiB)),
-  };
-}
-
 const f1 = (n: number) => n.toFixed(1);
 
+function ensureBuilt(): string {
+  const main = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+  const newest = (dir: string): number =>
+    fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
+  if (!fs.existsSync(main) || fs.statSync(main).mtimeMs < newest(path.join(ROOT, 'src'))) {
+    console.log('building the CLI (tsc -p tsconfig.build.json) so contract-diff runs as a user runs it…');
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  }
+  return path.join(ROOT, 'bin', 'review-ledger.js');
+}
+
 export async function main(args: string[]): Promise<void> {
-  if (args[0] === '--worker') {
-    const result = await worker(args[1] as Mode, args[2], args[3], Number(args[4]));
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    return;
-  }
-  const runsArg = args.indexOf('--runs');
-  const runs = runsArg >= 0 ? Number(args[runsArg + 1]) : 5;
-  const pairsArg = args.indexOf('--pairs');
-  const pairs = (pairsArg >= 0 ? args[pairsArg + 1].split(',') : DEFAULT_PAIRS).map((p) => p.split(':') as [string, string]);
-  const available = new Set(fs.readdirSync(GENERATED));
-  const summary: Record<string, unknown> = {};
-  for (const [base, head] of pairs) {
-    if (!available.has(`${base}.json`) || !available.has(`${head}.json`)) {
-      console.log(`skip ${base} → ${head}: not in @octokit/openapi/generated`);
-      continue;
+  const arg = (name: string) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : undefined);
+  const realDir = arg('--real') ?? path.join(CACHE, 'contract-real');
+  if (args.includes('--prepare')) return prepare(realDir);
+  const runs = Number(arg('--runs') ?? 3);
+  const only = arg('--only')?.split(',');
+  const formats = (arg('--formats') ?? 'json,yaml').split(',') as Array<'json' | 'yaml'>;
+  const pairs = [githubPair(), ...realPairs(realDir)].filter((p): p is Pair => !!p && (!only || only.includes(p.name)));
+  if (pairs.length === 0) throw new Error('no pairs: is @octokit/openapi installed, and did `node bench/run.js contract --prepare` run?');
+  const bin = ensureBuilt();
+  // inside the project, so it resolves @useoptic/openapi-utilities and js-yaml from node_modules
+  fs.mkdirSync(CACHE, { recursive: true });
+  const opticScript = path.join(CACHE, `optic-diff-${process.pid}.js`);
+  fs.writeFileSync(opticScript, OPTIC_SCRIPT);
+  const nodeWithPaths = (script: string) => [process.execPath, script];
+  const results: Record<string, Record<string, unknown>> = {};
+  const findings: Record<string, Record<string, number>> = {};
+  const samples: Record<string, Array<{ ruleId: string; severity: string; message: string }>> = {};
+  const times = new Map<string, { ours: Run[]; optic: Run[] }>();
+  for (let round = 0; round < runs; round++) {
+    for (const p of pairs) {
+      for (const fmt of formats) {
+        const key = `${p.name}.${fmt}`;
+        const t = times.get(key) ?? { ours: [], optic: [] };
+        const [b, h] = p.files[fmt];
+        t.ours.push(timed([...nodeWithPaths(bin), 'contract-diff', b, h, '--json', '--as-of', '2026-12-01']));
+        t.optic.push(timed([process.execPath, opticScript, b, h]));
+        times.set(key, t);
+      }
     }
-    const sizeMiB = (fs.statSync(path.join(GENERATED, `${base}.json`)).size + fs.statSync(path.join(GENERATED, `${head}.json`)).size) / 1024 / 1024;
-    const results = new Map<Mode, WorkerResult[]>();
-    for (let round = 0; round < runs; round++) for (const mode of ['parse', 'ours', 'optic'] as const) measure(mode, base, head, results);
-    const parse = combine(results.get('parse')!);
-    const ours = combine(results.get('ours')!);
-    const optic = combine(results.get('optic')!);
-    console.log(`\n${base} → ${head}  (${f1(sizeMiB)} MiB of JSON; medians of ${runs} interleaved rounds, each a fresh process per tool: warm-up, GC, measured run; peak RSS = max over rounds)`);
-    console.log('tool                      parse ms   diff ms   total ms   peak RSS MiB   result');
-    console.log(`JSON.parse both (limit)   ${f1(parse.parseMs).padStart(8)}   ${'-'.padStart(7)}   ${f1(parse.totalMs).padStart(8)}   ${f1(parse.maxRssMiB).padStart(12)}`);
-    console.log(
-      `ours (classified)         ${f1(ours.parseMs).padStart(8)}   ${f1(ours.diffMs).padStart(7)}   ${f1(ours.totalMs).padStart(8)}   ${f1(ours.maxRssMiB).padStart(12)}   ${ours.counts!.breaking} breaking, ${ours.counts!['non-breaking']} non-breaking, ${ours.counts!.info} info`,
-    );
-    console.log(`optic diff() (raw)        ${f1(optic.parseMs).padStart(8)}   ${f1(optic.diffMs).padStart(7)}   ${f1(optic.totalMs).padStart(8)}   ${f1(optic.maxRssMiB).padStart(12)}   ${optic.opticDiffs} raw diffs`);
-    const oursOverLimit = ours.totalMs / parse.totalMs;
-    const oursOverOptic = ours.totalMs / optic.totalMs;
-    console.log(`ratios: ours/limit ${oursOverLimit.toFixed(2)}×   ours/optic ${oursOverOptic.toFixed(2)}×   ours diff/optic diff ${(ours.diffMs / optic.diffMs).toFixed(2)}×`);
-    if (ours.breakingSample && ours.breakingSample.length > 0) {
-      console.log('breaking changes (one per rule first):');
-      for (const c of ours.breakingSample) console.log(`  [${c.ruleId}] ${c.message}\n      base ${c.basePointer ?? '-'}  head ${c.headPointer ?? '-'}`);
-    }
-    summary[`${base}→${head}`] = {
-      limitMs: Number(f1(parse.totalMs)),
-      oursParseMs: Number(f1(ours.parseMs)),
-      oursDiffMs: Number(f1(ours.diffMs)),
-      oursTotalMs: Number(f1(ours.totalMs)),
-      opticDiffMs: Number(f1(optic.diffMs)),
-      opticTotalMs: Number(f1(optic.totalMs)),
-      oursOverLimit: Number(oursOverLimit.toFixed(2)),
-      oursOverOptic: Number(oursOverOptic.toFixed(2)),
-      oursPeakRssMiB: Number(f1(ours.maxRssMiB)),
-      opticPeakRssMiB: Number(f1(optic.maxRssMiB)),
-      limitPeakRssMiB: Number(f1(parse.maxRssMiB)),
-      changes: ours.counts,
-      opticRawDiffs: optic.opticDiffs,
-    };
   }
-  console.log(JSON.stringify({ bench: 'contract', runs, pairs: summary }));
+  fs.rmSync(opticScript, { force: true });
+  for (const p of pairs) {
+    for (const fmt of formats) {
+      const key = `${p.name}.${fmt}`;
+      const t = times.get(key)!;
+      const out = JSON.parse(t.ours[t.ours.length - 1].stdout) as { summary: Record<string, number>; changes: Array<{ ruleId: string; severity: string; message: string }> };
+      const opticOut = JSON.parse(t.optic[t.optic.length - 1].stdout.trim().split('\n').pop()!) as { rawDiffs: number };
+      const oursMs = median(t.ours.map((r) => r.ms));
+      const opticMs = median(t.optic.map((r) => r.ms));
+      const size = (fs.statSync(p.files[fmt][0]).size + fs.statSync(p.files[fmt][1]).size) / 1024 / 1024;
+      results[key] = {
+        sizeMiB: Number(f1(size)),
+        oursMs,
+        opticMs,
+        oursOverOptic: Number((oursMs / opticMs).toFixed(2)),
+        oursPeakRssMiB: Number(f1(Math.max(...t.ours.map((r) => r.rssMiB)))),
+        opticPeakRssMiB: Number(f1(Math.max(...t.optic.map((r) => r.rssMiB)))),
+        summary: out.summary,
+        opticRawDiffs: opticOut.rawDiffs,
+      };
+      console.log(
+        `${key.padEnd(18)} ${f1(size).padStart(5)} MiB  ours ${String(oursMs).padStart(6)} ms (${f1(Math.max(...t.ours.map((r) => r.rssMiB)))} MiB)  optic ${String(opticMs).padStart(6)} ms (${f1(Math.max(...t.optic.map((r) => r.rssMiB)))} MiB)  ours/optic ${(oursMs / opticMs).toFixed(2)}×  ${JSON.stringify(out.summary)}`,
+      );
+      if (fmt === formats[0]) {
+        const counts: Record<string, number> = {};
+        for (const c of out.changes) if (c.severity === 'breaking' || c.severity === 'warning') counts[`${c.ruleId} (${c.severity})`] = (counts[`${c.ruleId} (${c.severity})`] ?? 0) + 1;
+        findings[p.name] = counts;
+        const decisive = out.changes.filter((c) => c.severity === 'breaking' || c.severity === 'warning');
+        const firstPerRule = decisive.filter((c, i) => decisive.findIndex((d) => d.ruleId === c.ruleId) === i);
+        samples[p.name] = firstPerRule.slice(0, 25).map(({ ruleId, severity, message }) => ({ ruleId, severity, message: message.slice(0, 300) }));
+      }
+    }
+  }
+  console.log('\nbreaking and warning findings per real pair (counts per rule; first of each rule):');
+  for (const [name, counts] of Object.entries(findings)) {
+    console.log(`  ${name}: ${JSON.stringify(counts)}`);
+    for (const s of samples[name]) console.log(`    [${s.ruleId}] ${s.message}`);
+  }
+  console.log(JSON.stringify({ bench: 'contract', runs, machine: 'shared', pairs: results }));
 }

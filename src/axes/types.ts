@@ -21,7 +21,16 @@ export interface AxisResult {
 }
 
 // ---- API contract (SPEC §11) --------------------------------------------------------------------
-export type ContractSeverity = 'breaking' | 'non-breaking' | 'info';
+/**
+ * breaking: clients break · warning: clients may break (oasdiff's WARN: a request property or allOf branch
+ * removed, …) — needs a decision exactly like a breaking change and counts as breaking in the CLI exit code ·
+ * non-breaking: additive · info: worth knowing, no client impact.
+ */
+export type ContractSeverity = 'breaking' | 'warning' | 'non-breaking' | 'info';
+/** Every severity, most severe first (display order). */
+export const CONTRACT_SEVERITIES: readonly ContractSeverity[] = ['breaking', 'warning', 'non-breaking', 'info'];
+/** Severities that hold the gate until a human decides (SPEC §11). */
+export const needsDecision = (s: ContractSeverity): boolean => s === 'breaking' || s === 'warning';
 export interface ContractChange {
   /** Stable across recomputes: same change, same id (derived from rule id + spec path + pointers). */
   changeId: string;

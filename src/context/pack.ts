@@ -144,7 +144,7 @@ export function clueCandidates(inp: PackInputs): ClueCandidate[] {
     bySpec.set(ch.specPath, list);
   }
   for (const [specPath, lines] of [...bySpec].sort(([a], [b]) => a.localeCompare(b))) {
-    add({ relation: 'project', kind: 'spec', ref: specPath, whole: lines.join('\n'), signature: `${lines.length} contract change(s), ${lines.filter((l) => l.startsWith('breaking')).length} breaking`, tier: TIER.spec });
+    add({ relation: 'project', kind: 'spec', ref: specPath, whole: lines.join('\n'), signature: `${lines.length} contract change(s), ${lines.filter((l) => l.startsWith('breaking') || l.startsWith('warning')).length} breaking or warning`, tier: TIER.spec });
   }
 
   // History: earlier reviews' nodes on the same symbol ids (base-side deleted symbols included).

@@ -15,7 +15,7 @@ export function apiContractView(s: ReviewView) {
   if (!computed) return { computed: false as const, headSha: null, status: null, reason: 'the review has not been computed yet', specs: [], changes: [], undecidedBreaking: [], rejected: [] };
   const decisions = new Map<string, ContractDecision>(Object.entries(pr.contractDecisions).map(([id, d]) => [id, d.decision]));
   const gate = contractGate(computed.c.apiContract, decisions);
-  const severityRank = { breaking: 0, 'non-breaking': 1, info: 2 } as const;
+  const severityRank = { breaking: 0, warning: 1, 'non-breaking': 2, info: 3 } as const;
   const changes = [...computed.c.apiContract.changes]
     .sort((a, b) => severityRank[a.severity] - severityRank[b.severity] || (a.changeId < b.changeId ? -1 : 1))
     .map((ch) => {

@@ -20,6 +20,37 @@ export interface GitHubPort {
   submitReview(pr: PrRef, reviewId: number, event: ReviewEvent, body: string): Promise<ForgeReview>;
 }
 
+/**
+ * Commit statuses (the verdict as a status check, src/status-check). Separate from GitHubPort: the
+ * publisher never needs them, and a test double of the publisher need not implement them.
+ */
+export interface GitHubStatusPort {
+  getPull(pr: PrRef): Promise<PullInfo>;
+  /** The statuses of a commit, newest first (GitHub's order), all contexts. */
+  listCommitStatuses(repo: RepoRef, sha: string): Promise<CommitStatus[]>;
+  createCommitStatus(repo: RepoRef, sha: string, status: CreateCommitStatusRequest): Promise<CommitStatus>;
+}
+
+export interface RepoRef {
+  owner: string;
+  repo: string;
+}
+
+export interface CommitStatus {
+  id: number;
+  state: string;
+  context: string;
+  description: string | null;
+  targetUrl: string | null;
+}
+
+export interface CreateCommitStatusRequest {
+  state: 'pending' | 'success' | 'failure' | 'error';
+  context: string;
+  description: string;
+  target_url: string;
+}
+
 export interface PrRef {
   owner: string;
   repo: string;
@@ -145,7 +176,7 @@ export function appJwt(appId: string, privateKey: string, nowMs: number): string
  * can contain it. No Octokit retry or throttling plugin is loaded: the publisher owns every retry,
  * because a blind retry of a POST is exactly how a review gets posted twice.
  */
-export class OctokitGitHub implements GitHubPort {
+export class OctokitGitHub implements GitHubPort, GitHubStatusPort {
   private readonly octokit: Octokit;
   private readonly now: () => number;
   private installationToken: { token: string; expiresAt: number } | null = null;
@@ -234,6 +265,21 @@ export class OctokitGitHub implements GitHubPort {
     return this.call(async () => {
       const { data } = await this.octokit.rest.pulls.submitReview({ owner: pr.owner, repo: pr.repo, pull_number: pr.pullNumber, review_id: reviewId, event, body });
       return toForgeReview(data);
+    });
+  }
+
+  listCommitStatuses(repo: RepoRef, sha: string): Promise<CommitStatus[]> {
+    return this.call(async () => {
+      // One page of 100 is enough: only the newest status of our context matters, and GitHub lists newest first.
+      const { data } = await this.octokit.rest.repos.listCommitStatusesForRef({ owner: repo.owner, repo: repo.repo, ref: sha, per_page: 100 });
+      return data.map((s) => ({ id: s.id, state: s.state, context: s.context, description: s.description ?? null, targetUrl: s.target_url ?? null }));
+    });
+  }
+
+  createCommitStatus(repo: RepoRef, sha: string, status: CreateCommitStatusRequest): Promise<CommitStatus> {
+    return this.call(async () => {
+      const { data } = await this.octokit.rest.repos.createCommitStatus({ owner: repo.owner, repo: repo.repo, sha, ...status });
+      return { id: data.id, state: data.state, context: data.context, description: data.description ?? null, targetUrl: data.target_url ?? null };
     });
   }
 }

@@ -39,7 +39,7 @@ export const rulesSchema = z.object({
   }),
   levels: z.object({ light: levelRuleSchema, balanced: levelRuleSchema, thorough: levelRuleSchema }),
   /** contract rule id → severity, applied to computed changes before the contract gate. */
-  contractSeverityOverrides: z.record(z.string().max(200), z.enum(['breaking', 'non-breaking', 'info'])),
+  contractSeverityOverrides: z.record(z.string().max(200), z.enum(['breaking', 'warning', 'non-breaking', 'info'])),
 });
 export type Rules = z.infer<typeof rulesSchema>;
 export type AxisStatusName = z.infer<typeof axisStatusSchema>;

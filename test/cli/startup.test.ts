@@ -43,6 +43,7 @@ const REGISTRATION = [
   'src/cli/commands/compute.ts',
   'src/cli/commands/contract-diff.ts',
   'src/cli/commands/core.ts',
+  'src/cli/commands/demo.ts',
   'src/cli/commands/index-code.ts',
   'src/cli/commands/index.ts',
   'src/cli/commands/mcp.ts',
@@ -73,7 +74,7 @@ describe('CLI start-up loads only what the command uses', () => {
   it('--help lists every command and loads the registration modules and commander only', async () => {
     const r = await loadedBy(['--help']);
     expect(r.code).toBe(0);
-    for (const command of ['serve', 'workspace', 'events', 'review', 'replay', 'audit', 'token', 'webhook-secret', 'mcp', 'visual-diff', 'repo', 'index', 'compute', 'publish', 'contract-diff', 'context', 'metrics']) {
+    for (const command of ['serve', 'workspace', 'events', 'review', 'replay', 'audit', 'token', 'webhook-secret', 'mcp', 'visual-diff', 'repo', 'index', 'compute', 'publish', 'contract-diff', 'context', 'metrics', 'demo']) {
       expect(r.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
     expect(r.sources).toEqual(REGISTRATION);

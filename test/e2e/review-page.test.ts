@@ -126,6 +126,9 @@ describe('Review page (browser)', () => {
   it('shows live progress while the review runs, then the review with findings, a breaking contract change and a changed snapshot', async () => {
     pageA = await openPage(alice);
     await pageA.waitForSelector('#ladder[data-status="requested"]');
+    // The log behind the page verifies (review_studio.auditChain): the header says so.
+    await pageA.waitForSelector('#audit-chain[data-status="verified"]');
+    expect(await pageA.textContent('#audit-chain')).toMatch(/^log verified/);
     await pageA.waitForSelector('#progress:not([hidden])');
     expect(await pageA.textContent('#progress')).toContain('waiting for the computation');
     // The token left the address bar.

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ContractChange } from '../types';
 import { formatPointer, type Loc, type SpecDocuments } from './document';
+import { Composer } from './compose';
 import type { ContractRule } from './rules/rule';
 
 /** Where in the API a comparison is happening: which operation, which way data flows, and a readable path. */
@@ -12,6 +13,8 @@ export interface Site {
   direction: 'request' | 'response';
   /** Human path inside the operation: "request body (application/json).address.zip". */
   label: string;
+  /** Set while comparing a parameter's schema: its default is judged by the parameter rules. */
+  parameter?: true;
 }
 
 export interface ReportInput {
@@ -37,6 +40,15 @@ export class DiffContext {
   private readonly seenChanges = new Set<string>();
   /** (base schema, head schema, direction) triples already compared: what makes cycles terminate. */
   readonly comparedPairs = new ComparedPairs();
+  /** What clients see of each side's schemas (allOf composed, nullable-by-oneOf unwrapped), memoized. */
+  readonly baseView: Composer;
+  readonly headView: Composer;
+
+  /**
+   * Set while comparing an operation marked alpha/draft: its breaking and warning changes are still shown,
+   * graded info and labelled, because unstable operations are exempt from the breaking rules.
+   */
+  exempt: string | undefined;
 
   constructor(
     readonly base: SpecDocuments,
@@ -44,23 +56,29 @@ export class DiffContext {
     /** The repository path the change is reported under (the head path, or the base path of a deleted spec). */
     readonly specPath: string,
     readonly options: DiffOptions = {},
-  ) {}
+  ) {
+    this.baseView = new Composer(base);
+    this.headView = new Composer(head);
+  }
 
   report(rule: ContractRule, site: Pick<Site, 'operation' | 'display'>, input: ReportInput): void {
-    const basePointer = input.base ? formatPointer(this.base.rootFile, input.base) : undefined;
-    const headPointer = input.head ? formatPointer(this.head.rootFile, input.head) : undefined;
+    // a node seen through a composed schema is reported where it is written
+    const basePointer = input.base ? formatPointer(this.base.rootFile, this.baseView.relocate(input.base)) : undefined;
+    const headPointer = input.head ? formatPointer(this.head.rootFile, this.headView.relocate(input.head)) : undefined;
     // A change located inside an operation belongs to that operation; one inside a shared component is
     // the same change whichever operation reached it first, so the operation stays out of its identity.
     const local = isUnderOperation(basePointer) || isUnderOperation(headPointer);
     const identity = [rule.id, this.specPath, local ? site.operation : '', normalizePointer(basePointer), normalizePointer(headPointer), input.subject ?? ''].join('\u0000');
     if (this.seenChanges.has(identity)) return;
     this.seenChanges.add(identity);
+    const exempt = this.exempt !== undefined && (rule.severity === 'breaking' || rule.severity === 'warning');
+    const message = site.display ? `${site.display}: ${input.message}` : input.message;
     this.changes.push({
       changeId: `ac_${createHash('sha256').update(identity).digest('hex').slice(0, 24)}`,
       ruleId: rule.id,
-      severity: rule.severity,
+      severity: exempt ? 'info' : rule.severity,
       direction: rule.direction,
-      message: site.display ? `${site.display}: ${input.message}` : input.message,
+      message: exempt ? `${message} (exempt: x-stability-level ${this.exempt})` : message,
       specPath: this.specPath,
       ...(site.operation ? { operation: site.operation } : {}),
       ...(basePointer !== undefined ? { basePointer } : {}),

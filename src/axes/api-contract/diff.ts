@@ -2,7 +2,8 @@ import type { ContractChange } from '../types';
 import { DiffContext, type DiffOptions } from './context';
 import { SpecDocuments, type LoadedSpec } from './document';
 import { buildModel, type OperationView, type SpecModel } from './model';
-import { checkDocument, checkOperationAdded, checkOperationMetadata, checkOperationRemoved } from './rules/operations';
+import { checkUnreachableComponents } from './rules/components';
+import { checkDocument, checkOperationAdded, checkOperationMetadata, checkOperationRemoved, isUnstable } from './rules/operations';
 import { checkParameters } from './rules/parameters';
 import { checkRequestBody } from './rules/request-body';
 import { checkResponses } from './rules/responses';
@@ -36,7 +37,14 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
   const schemas = new SchemaDiff(ctx);
   checkDocument(ctx, bm, hm);
   checkSecuritySchemes(ctx, bm, hm);
-  for (const key of [...new Set([...bm.operations.keys(), ...hm.operations.keys()])].sort()) {
+  // Operations marked alpha/draft come last: a change inside a schema they share with a stable operation
+  // is recorded once, at the first operation reaching it, and must be recorded with the stable one's grade.
+  const keys = [...new Set([...bm.operations.keys(), ...hm.operations.keys()])].sort();
+  const unstableHead = (k: string) => {
+    const ho = hm.operations.get(k);
+    return ho !== undefined && bm.operations.has(k) && isUnstable(ho);
+  };
+  for (const key of [...keys.filter((k) => !unstableHead(k)), ...keys.filter(unstableHead)]) {
     const bo = bm.operations.get(key);
     const ho = hm.operations.get(key);
     // a callback comes and goes with its operation: only report it on its own when the operation stays
@@ -48,8 +56,14 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
     } else if (!bo && ho) {
       if (ho.webhook) checkWebhookAdded(ctx, ho);
       else checkOperationAdded(ctx, ho);
-    } else if (bo && ho) compareOperation(ctx, schemas, bo, ho);
+    } else if (bo && ho) {
+      checkOperationMetadata(ctx, bo, ho);
+      ctx.exempt = isUnstable(ho) ? ho.stability : undefined;
+      compareOperation(ctx, schemas, bo, ho);
+      ctx.exempt = undefined;
+    }
   }
+  checkUnreachableComponents(ctx, bm, hm);
   const unresolvedRefs = [...[...b.docs.unresolved].map((r) => `base ${r}`), ...[...h.docs.unresolved].map((r) => `head ${r}`)];
   return { changes: ctx.changes, unresolvedRefs };
 }
@@ -58,7 +72,6 @@ function compareOperation(ctx: DiffContext, schemas: SchemaDiff, b: OperationVie
   // Webhook data flows from the API to the subscriber: its payload is read by the client like a response.
   const requestDirection = h.webhook ? 'response' : 'request';
   const responseDirection = h.webhook ? 'request' : 'response';
-  checkOperationMetadata(ctx, b, h);
   checkParameters(ctx, schemas, b, h, requestDirection);
   checkRequestBody(ctx, schemas, b, h, requestDirection);
   checkResponses(ctx, schemas, b, h, responseDirection);

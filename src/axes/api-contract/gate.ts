@@ -1,7 +1,7 @@
-import type { ApiContractComputation, AxisResult, ContractDecision } from '../types';
+import { needsDecision, type ApiContractComputation, type AxisResult, type ContractDecision } from '../types';
 
 export type ContractGateResult = AxisResult & {
-  /** Breaking, non-derived changes nobody has decided on yet: each one holds the gate. */
+  /** Breaking or warning, non-derived changes nobody has decided on yet: each one holds the gate. */
   undecidedBreaking: string[];
   /** Changes a human rejected (any severity): each one fails the gate. */
   rejected: string[];
@@ -30,7 +30,8 @@ export function contractGate(computation: ApiContractComputation, decisions: Rea
       rejected.push(change.changeId);
       continue;
     }
-    if (change.severity !== 'breaking') continue;
+    // A warning (a client may break) needs a decision exactly like a breaking change.
+    if (!needsDecision(change.severity)) continue;
     if (decision === 'approved') approvedBreaking++;
     else undecidedBreaking.push(change.changeId);
   }
@@ -38,12 +39,19 @@ export function contractGate(computation: ApiContractComputation, decisions: Rea
     return { status: 'fail', reason: `${rejected.length} contract change(s) rejected`, undecidedBreaking, rejected };
   }
   if (undecidedBreaking.length > 0) {
-    return { status: 'fail', reason: `${undecidedBreaking.length} breaking contract change(s) awaiting a decision`, undecidedBreaking, rejected };
+    return { status: 'fail', reason: `${undecidedBreaking.length} breaking contract change(s) awaiting a decision${withWarnings(computation, undecidedBreaking)}`, undecidedBreaking, rejected };
   }
   if (approvedBreaking > 0) {
     return { status: 'warn', reason: `${approvedBreaking} breaking contract change(s) approved`, undecidedBreaking, rejected };
   }
   return { status: 'pass', undecidedBreaking, rejected };
+}
+
+/** " (2 of them warnings)" when some of the undecided changes are warnings, so the reason says what it counts. */
+function withWarnings(computation: ApiContractComputation, ids: string[]): string {
+  const set = new Set(ids);
+  const n = computation.changes.filter((c) => set.has(c.changeId) && c.severity === 'warning').length;
+  return n === 0 ? '' : ` (${n} of them warning${n === 1 ? '' : 's'})`;
 }
 
 function defaultReason(status: string): string {

@@ -1,4 +1,4 @@
-import type { ApiContractComputation, ContractChange } from '../types';
+import { CONTRACT_SEVERITIES, needsDecision, type ApiContractComputation, type ContractChange } from '../types';
 import { posix } from 'node:path';
 import { DEFAULT_SPEC_NAMES, matchSpecPath } from './detect';
 import { diffSpecs } from './diff';
@@ -130,14 +130,14 @@ function withinBudget(all: ContractChange[]): { changes: ContractChange[]; overB
   let used = 0;
   let droppedBreaking = 0;
   let droppedOther = 0;
-  for (const severity of ['breaking', 'non-breaking', 'info'] as const) {
+  for (const severity of CONTRACT_SEVERITIES) {
     for (const c of changes) {
       if (c.severity !== severity) continue;
       const n = size(c);
       if (used + n <= CHANGES_BYTE_BUDGET) {
         kept.push(c);
         used += n;
-      } else if (severity === 'breaking') droppedBreaking++;
+      } else if (needsDecision(severity)) droppedBreaking++;
       else droppedOther++;
     }
   }
@@ -146,7 +146,7 @@ function withinBudget(all: ContractChange[]): { changes: ContractChange[]; overB
   const note =
     droppedBreaking > 0
       ? `${droppedBreaking} breaking and ${droppedOther} other contract changes not recorded (over the ${CHANGES_BYTE_BUDGET / 1024} KiB budget); run contract-diff on the specs for the full list`
-      : `${droppedOther} non-breaking/info contract changes not recorded (over the ${CHANGES_BYTE_BUDGET / 1024} KiB budget); every breaking change is kept`;
+      : `${droppedOther} non-breaking/info contract changes not recorded (over the ${CHANGES_BYTE_BUDGET / 1024} KiB budget); every breaking and warning change is kept`;
   return { changes: kept, overBudget: droppedBreaking > 0, note };
 }
 

@@ -15,6 +15,8 @@ export interface ParameterView {
   in: string;
   required: boolean;
   deprecated: boolean;
+  /** `x-sunset` of the parameter (a YAML date becomes its ISO day). */
+  sunset?: string;
   allowEmptyValue: boolean;
   /** style/explode (OAS 3) or collectionFormat (Swagger 2), normalized for comparison. */
   serialization: string;
@@ -217,6 +219,7 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
           in: where,
           required: where === 'path' || pn.required === true,
           deprecated: pn.deprecated === true,
+          sunset: sunsetOf(pn),
           allowEmptyValue: pn.allowEmptyValue === true,
           serialization,
           loc: p,
@@ -270,8 +273,8 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
       operationId: typeof o.operationId === 'string' ? o.operationId : undefined,
       tags: Array.isArray(o.tags) ? (o.tags as unknown[]).map(String) : [],
       deprecated: o.deprecated === true,
-      sunset: typeof o['x-sunset'] === 'string' ? o['x-sunset'] : o['x-sunset'] instanceof Date ? (o['x-sunset'] as Date).toISOString().slice(0, 10) : undefined,
-      stability: typeof o['x-stability-level'] === 'string' ? o['x-stability-level'] : undefined,
+      sunset: sunsetOf(o),
+      stability: o['x-stability-level'] === undefined ? undefined : String(o['x-stability-level']),
       parameters,
       requestBody: body,
       responses,
@@ -308,6 +311,17 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
     securitySchemes,
   };
 }
+
+/** `x-sunset` as text: YAML parsers may hand a bare date over as a Date. */
+export function sunsetOf(node: Record<string, unknown>): string | undefined {
+  const v = node['x-sunset'];
+  if (v === undefined || v === null) return undefined;
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? String(v) : v.toISOString().slice(0, 10);
+  return String(v);
+}
+
+/** The x-stability-level values oasdiff knows, least stable first. */
+export const STABILITY_LEVELS = ['draft', 'alpha', 'beta', 'stable'] as const;
 
 function defaultStyle(where: string): string {
   return where === 'query' || where === 'cookie' ? 'form' : 'simple';
@@ -362,4 +376,14 @@ function securityOf(node: unknown): SecurityRequirementView[] {
     out.push({ key: names.join('+'), scopes });
   }
   return out;
+}
+
+/**
+ * The instant an `x-sunset` names, or undefined when it is not a date. oasdiff accepts an RFC 3339 date
+ * (2026-01-31) or date-time; so do we — `Date.parse` alone would also take "March 7" or "2026".
+ */
+export function sunsetTime(sunset: string | undefined): number | undefined {
+  if (sunset === undefined || !/^\d{4}-\d{2}-\d{2}([Tt ].*)?$/.test(sunset)) return undefined;
+  const t = Date.parse(sunset);
+  return Number.isNaN(t) ? undefined : t;
 }

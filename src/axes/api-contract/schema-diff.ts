@@ -2,8 +2,8 @@ import type { DiffContext, Site } from './context';
 import { isObject, type Loc } from './document';
 import type { ContractRule, Effect, KeywordFamily } from './rules/rule';
 import { checkArray } from './rules/schema-arrays';
-import type { SchemaComparer } from './rules/schema-comparer';
-import { checkAllOfWrapping, checkComposition } from './rules/schema-composition';
+import { nodeOf, type SchemaComparer } from './rules/schema-comparer';
+import { checkAllOfBranches, checkComposition, checkCompositionWrapping, checkRefRename } from './rules/schema-composition';
 import { checkConstraints } from './rules/schema-constraints';
 import { checkObject } from './rules/schema-objects';
 import { checkTypesAndValues } from './rules/schema-types';
@@ -50,11 +50,17 @@ export class SchemaDiff implements SchemaComparer {
     const b = this.ctx.base.deref(base);
     const h = this.ctx.head.deref(head);
     if (!this.ctx.comparedPairs.add(site.direction, b, h)) return;
-    if (checkAllOfWrapping(this, site, base, head, b, h)) return;
-    const bl: Loc = { ...b, node: asSchemaNode(b.node) };
-    const hl: Loc = { ...h, node: asSchemaNode(h.node) };
+    checkRefRename(this, site, base, head, b, h);
+    checkAllOfBranches(this, site, base, head, b, h);
+    // from here on, what a client sees: allOf composed, nullable-by-oneOf unwrapped
+    const bl: Loc = this.ctx.baseView.view({ ...b, node: asSchemaNode(b.node) });
+    const hl: Loc = this.ctx.headView.view({ ...h, node: asSchemaNode(h.node) });
+    if (checkCompositionWrapping(this, site, bl, hl)) return;
     checkTypesAndValues(this, site, bl, hl);
     checkConstraints(this, site, bl, hl);
+    // against an unconstrained schema ({}), the widening (or narrowing) is the one finding: listing every
+    // property and item of the other side as removed (or added) would say the same thing many times over
+    if (Object.keys(nodeOf(bl)).length === 0 || Object.keys(nodeOf(hl)).length === 0) return;
     checkObject(this, site, bl, hl);
     checkArray(this, site, bl, hl);
     checkComposition(this, site, bl, hl);

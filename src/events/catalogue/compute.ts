@@ -14,7 +14,7 @@ export const axisStatusSchema = z.enum(['pass', 'warn', 'fail', 'partial', 'unav
 export const contractChangeSchema = z.object({
   changeId: z.string().min(1).max(300),
   ruleId: z.string().min(1).max(200),
-  severity: z.enum(['breaking', 'non-breaking', 'info']),
+  severity: z.enum(['breaking', 'warning', 'non-breaking', 'info']),
   direction: z.enum(['request', 'response', 'none']),
   message: z.string().max(4000),
   specPath: repoPath,

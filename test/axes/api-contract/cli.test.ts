@@ -28,15 +28,36 @@ describe('review-ledger contract-diff BASE HEAD', () => {
     const r = cli(path.join(FIXTURES, 'response-property-removed', 'base.yaml'), path.join(FIXTURES, 'response-property-removed', 'head.yaml'));
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('response-property-removed');
-    expect(r.stdout).toContain('1 breaking, 0 non-breaking, 0 info');
+    expect(r.stdout).toContain('1 breaking, 0 warning, 0 non-breaking, 0 info');
   });
 
   it('exits 0 when nothing breaks, and --json prints the classified changes', () => {
     const r = cli(path.join(FIXTURES, 'response-property-added', 'base.json'), path.join(FIXTURES, 'response-property-added', 'head.yaml'), '--json');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out.summary).toEqual({ breaking: 0, nonBreaking: 1, info: 0 });
+    expect(out.summary).toEqual({ breaking: 0, warning: 0, nonBreaking: 1, info: 0 });
     expect(out.changes[0]).toMatchObject({ ruleId: 'response-property-added', severity: 'non-breaking', direction: 'response' });
+  });
+
+  it('exits 1 on a warning alone: it needs a decision like a breaking change', () => {
+    const r = cli(path.join(FIXTURES, 'request-property-removed', 'base.yaml'), path.join(FIXTURES, 'request-property-removed', 'head.json'));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^warning +request-property-removed$/m);
+    expect(r.stdout).toContain('0 breaking, 1 warning, 0 non-breaking, 0 info');
+  });
+
+  it('--format oasdiff prints oasdiff rule ids and levels, and our id marked ~ where oasdiff has none', () => {
+    const r = cli(path.join(FIXTURES, 'request-parameter-default-changed', 'base.yaml'), path.join(FIXTURES, 'request-parameter-default-changed', 'head.yaml'), '--format', 'oasdiff');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('error\t[request-parameter-default-value-changed] at ');
+    expect(r.stdout).toContain('\tin API GET /items\n');
+    expect(r.stdout).toContain('1 changes: 1 error, 0 warning, 0 info');
+    const own = cli(path.join(FIXTURES, 'api-removed-unstable', 'base.yaml'), path.join(FIXTURES, 'api-removed-unstable', 'head.yaml'), '--format', 'oasdiff');
+    expect(own.code).toBe(0);
+    expect(own.stdout).toContain('info\t[~api-removed-unstable]');
+    const bad = cli(path.join(FIXTURES, 'api-added', 'base.yaml'), path.join(FIXTURES, 'api-added', 'head.yaml'), '--format', 'xml');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--format must be one of text, json, oasdiff/);
   });
 
   it('resolves $refs into sibling files on disk', () => {

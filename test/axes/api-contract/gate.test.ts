@@ -36,6 +36,15 @@ describe('contractGate (SPEC §11)', () => {
     expect(r.undecidedBreaking).toEqual([]);
   });
 
+  it('holds the gate on an undecided warning exactly like on an undecided breaking change, and says so', () => {
+    const r = contractGate(computed([change('w', 'warning'), change('b', 'non-breaking')]), decisions());
+    expect(r).toEqual({ status: 'fail', reason: '1 breaking contract change(s) awaiting a decision (1 of them warning)', undecidedBreaking: ['w'], rejected: [] });
+    const approved = contractGate(computed([change('w', 'warning')]), decisions([['w', 'approved']]));
+    expect(approved.status).toBe('warn');
+    const rejected = contractGate(computed([change('w', 'warning')]), decisions([['w', 'rejected']]));
+    expect(rejected).toMatchObject({ status: 'fail', rejected: ['w'] });
+  });
+
   it('fails when any change is rejected, even a non-breaking one', () => {
     const r = contractGate(computed([change('a', 'breaking'), change('b', 'non-breaking')]), decisions([['a', 'approved'], ['b', 'rejected']]));
     expect(r.status).toBe('fail');

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { diffSpecs } from '../../../src/axes/api-contract/diff';
 import { loadSpec } from '../../../src/axes/api-contract/document';
 import { CONTRACT_RULES, RULES_BY_ID } from '../../../src/axes/api-contract/rules';
+import { OASDIFF_EQUIVALENTS } from '../../../src/axes/api-contract/rules/oasdiff';
+import { needsDecision } from '../../../src/axes/types';
 
 const FIXTURES = path.join(__dirname, 'fixtures', 'rules');
 const AS_OF = '2026-06-01';
@@ -23,9 +25,21 @@ describe('contract rule registry', () => {
     for (const r of CONTRACT_RULES) {
       expect(r.description.length).toBeGreaterThan(10);
       expect(['request', 'response', 'none']).toContain(r.direction);
-      expect(['breaking', 'non-breaking', 'info']).toContain(r.severity);
+      expect(['breaking', 'warning', 'non-breaking', 'info']).toContain(r.severity);
       expect(r.example.length).toBeGreaterThan(3);
     }
+  });
+
+  it('names oasdiff rules that exist in its registry shape, and says why wherever our grade class differs from its level', () => {
+    for (const [id, o] of Object.entries(OASDIFF_EQUIVALENTS)) {
+      expect(RULES_BY_ID.has(id)).toBe(true);
+      expect(o.id).toMatch(/^[a-z][a-z-]+[a-z]$/);
+      expect(['ERR', 'WARN', 'INFO']).toContain(o.level);
+      const ours = needsDecision(RULES_BY_ID.get(id)!.severity);
+      const theirs = o.level !== 'INFO';
+      if (ours !== theirs) expect({ id, differs: o.differs }).toEqual({ id, differs: expect.stringMatching(/.{20,}/) });
+    }
+    expect(CONTRACT_RULES.filter((r) => r.oasdiff).length).toBe(Object.keys(OASDIFF_EQUIVALENTS).length);
   });
 
   it('has a fixture pair on disk for every rule', () => {

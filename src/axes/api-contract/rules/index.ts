@@ -1,3 +1,5 @@
+import { componentRules } from './components';
+import { attachOasdiff } from './oasdiff';
 import { operationRules } from './operations';
 import { parameterRules } from './parameters';
 import { requestBodyRules } from './request-body';
@@ -12,7 +14,7 @@ import { securityRules } from './security';
 import { webhookRules } from './webhooks';
 
 /** Every contract rule, in documentation order. docs/contract-rules.md is generated from this list. */
-export const CONTRACT_RULES: readonly ContractRule[] = [
+export const CONTRACT_RULES: readonly ContractRule[] = attachOasdiff([
   ...operationRules,
   ...parameterRules,
   ...requestBodyRules,
@@ -24,7 +26,8 @@ export const CONTRACT_RULES: readonly ContractRule[] = [
   ...schemaCompositionRules,
   ...securityRules,
   ...webhookRules,
-];
+  ...componentRules,
+]);
 
 export const RULES_BY_ID: ReadonlyMap<string, ContractRule> = new Map(CONTRACT_RULES.map((r) => [r.id, r]));
 

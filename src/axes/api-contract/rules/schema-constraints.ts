@@ -36,9 +36,14 @@ export const PATTERN = keywordFamily(F, 'pattern', 'pattern', { narrower: 'added
   narrower: [S({}), S({ pattern: '^[a-z]+$' })],
   wider: [S({ pattern: '^[a-z]+$' }), S({})],
   changed: [S({ pattern: '^[a-z]+$' }), S({ pattern: '^[0-9]+$' })],
+}, { 'request-changed': 'warning', 'response-wider': 'info', 'response-changed': 'info' }, {
+  'request-changed': 'A warning, as in oasdiff: the new pattern may or may not accept what clients send today.',
+  // oasdiff grades both INFO: a response pattern documents what the server produces, clients seldom validate it.
+  'response-wider': 'Graded info, as oasdiff does: a response pattern documents what the server produces and clients seldom validate against it.',
+  'response-changed': 'Graded info, as oasdiff does: a response pattern documents what the server produces and clients seldom validate against it.',
 });
 
-export const REQUEST_DEFAULT_CHANGED = defineRule(F, 'request-default-changed', 'request', 'info', 'The default of a request value changed: clients that omit it get a different behaviour.', '`{"default": 10}` → `{"default": 20}`');
+export const REQUEST_DEFAULT_CHANGED = defineRule(F, 'request-default-changed', 'request', 'info', 'The default of a request body value changed: clients that omit it get a different behaviour (parameter defaults have their own, breaking rule).', '`{"default": 10}` → `{"default": 20}`');
 
 const BOUND_FAMILIES: Array<[KeywordFamily, string, boolean]> = [
   [MAX_LENGTH, 'maxLength', true],
@@ -110,7 +115,7 @@ export function checkConstraints(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
     const effect: Effect = bp === undefined ? 'narrower' : hp === undefined ? 'wider' : 'changed';
     cmp.emit(PATTERN, effect, site, b, h, `pattern changed from ${show(bp)} to ${show(hp)}`);
   }
-  if (site.direction === 'request' && bn.default !== undefined && hn.default !== undefined && canonicalJson(bn.default) !== canonicalJson(hn.default)) {
+  if (site.direction === 'request' && !site.parameter && bn.default !== undefined && hn.default !== undefined && canonicalJson(bn.default) !== canonicalJson(hn.default)) {
     cmp.report(REQUEST_DEFAULT_CHANGED, site, b, h, `default changed from ${show(bn.default)} to ${show(hn.default)}`);
   }
 }

@@ -30,11 +30,11 @@ export const DEPENDENT_SCHEMAS = keywordFamily(F, 'dependent-schemas', 'dependen
 
 export const REQUEST_PROPERTY_ADDED_REQUIRED = defineRule(F, 'request-property-added-required', 'request', 'breaking', 'A new required property in a request: existing clients do not send it.', '`{"properties": {"id": …}}` → `{"properties": {"id": …, "name": …}, "required": ["name"]}`');
 export const REQUEST_PROPERTY_ADDED = defineRule(F, 'request-property-added', 'request', 'non-breaking', 'A new optional property in a request.', '`{"properties": {"id": …}}` → `{"properties": {"id": …, "name": …}}`');
-export const REQUEST_PROPERTY_REMOVED = defineRule(F, 'request-property-removed', 'request', 'non-breaking', 'A request property is no longer documented; the object still admits unknown properties, so clients sending it are not refused (the server may ignore it).', '`{"properties": {"id": …, "name": …}}` → `{"properties": {"id": …}}`');
+export const REQUEST_PROPERTY_REMOVED = defineRule(F, 'request-property-removed', 'request', 'warning', 'A request property is no longer documented: the object still admits unknown properties, so a client sending it is not refused by the schema, but the server may now ignore or refuse it (oasdiff: WARN).', '`{"properties": {"id": …, "name": …}}` → `{"properties": {"id": …}}`');
 export const REQUEST_PROPERTY_REMOVED_CLOSED = defineRule(F, 'request-property-removed-closed-object', 'request', 'breaking', 'A request property was removed from an object that refuses unknown properties: clients sending it are refused.', '`{"properties": {"id", "name"}}` → `{"properties": {"id"}, "additionalProperties": false}`');
 export const RESPONSE_PROPERTY_ADDED = defineRule(F, 'response-property-added', 'response', 'non-breaking', 'A new property in a response.', '`{"properties": {"id": …}}` → `{"properties": {"id": …, "name": …}}`');
 export const RESPONSE_PROPERTY_REMOVED = defineRule(F, 'response-property-removed', 'response', 'breaking', 'A response property was removed: clients reading it break.', '`{"properties": {"id": …, "name": …}}` → `{"properties": {"id": …}}`');
-export const REQUEST_PROPERTY_BECAME_READ_ONLY = defineRule(F, 'request-property-became-read-only', 'request', 'breaking', 'A request property became readOnly: clients may no longer send it.', '`{"name": {"type": "string"}}` → `{"name": {"type": "string", "readOnly": true}}`');
+export const REQUEST_PROPERTY_BECAME_READ_ONLY = defineRule(F, 'request-property-became-read-only', 'request', 'non-breaking', 'A request property became readOnly: clients should stop sending it, and a server ignores what they still send (oasdiff: INFO).', '`{"name": {"type": "string"}}` → `{"name": {"type": "string", "readOnly": true}}`');
 export const REQUEST_PROPERTY_READ_ONLY_REMOVED = defineRule(F, 'request-property-read-only-removed', 'request', 'non-breaking', 'A readOnly property became writable in requests.', '`{"readOnly": true}` → `{}`');
 export const RESPONSE_PROPERTY_BECAME_WRITE_ONLY = defineRule(F, 'response-property-became-write-only', 'response', 'breaking', 'A response property became writeOnly: the server stops returning it.', '`{"name": {"type": "string"}}` → `{"name": {"type": "string", "writeOnly": true}}`');
 export const RESPONSE_PROPERTY_WRITE_ONLY_REMOVED = defineRule(F, 'response-property-write-only-removed', 'response', 'non-breaking', 'A writeOnly property is now returned in responses.', '`{"writeOnly": true}` → `{}`');
@@ -113,6 +113,17 @@ export function checkObject(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): vo
     const bFlags = bp ? flagsOf(bp.node, cmp.ctx.base.deref(bp).node) : undefined;
     const hFlags = hp ? flagsOf(hp.node, cmp.ctx.head.deref(hp).node) : undefined;
     const sub = childLabel(site, name);
+    if (bp && !hp && hReq.has(name)) {
+      // still required, no longer described: the property is there, its schema became "anything"
+      cmp.compare(sub, bp, { file: h.file, ptr: `${h.ptr}/properties/${name}`, node: {}, synthetic: true });
+      if (!bReq.has(name)) cmp.emit(PROPERTY_REQUIRED, 'narrower', sub, bp, h, `property ${name} became required`);
+      continue;
+    }
+    if (!bp && hp && bReq.has(name)) {
+      cmp.compare(sub, { file: b.file, ptr: `${b.ptr}/properties/${name}`, node: {}, synthetic: true }, hp);
+      if (!hReq.has(name)) cmp.emit(PROPERTY_REQUIRED, 'wider', sub, b, hp, `property ${name} became optional`);
+      continue;
+    }
     if (bp && !hp) {
       if (hidden(bFlags!)) continue;
       const rule = site.direction === 'request' ? (headClosed ? REQUEST_PROPERTY_REMOVED_CLOSED : REQUEST_PROPERTY_REMOVED) : RESPONSE_PROPERTY_REMOVED;
