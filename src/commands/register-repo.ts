@@ -15,12 +15,14 @@ const input = z.object({
    * Local path of a git work tree. From the local CLI: any path (absolute, or relative to its working
    * directory). Over RPC: a folder under the server's repo root (see `placeRemoteRegistration`).
    */
-  path: z.string().min(1).max(4000).refine((p) => !p.includes('\0'), 'path must not contain NUL'),
+  path: z.string().min(1).max(4000).refine((p) => !p.includes('\0'), 'path must not contain NUL').optional(),
+  /** Over RPC only: a forge URL (https) the server clones under the repo root, instead of `path`. */
+  url: z.string().min(1).max(2000).optional(),
   defaultBranch: z.string().min(1).max(255).optional(),
   config: repoConfigSchema.optional(),
 });
 type Input = z.infer<typeof input>;
-type Prepared = Input & { root: string; forge: Forge };
+type Prepared = Input & { path: string; root: string; forge: Forge };
 
 /**
  * Registers a local git work tree (SPEC §1 "repo"): the forge (github/gitlab/bitbucket) is read from
@@ -36,6 +38,8 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
   fold: repoFold,
   async prepare(cmd, env) {
     assertNoRenderFields(cmd.config, cmd.repoId);
+    // Over RPC a url was cloned (and replaced by the clone's path) before the command runs.
+    if (!cmd.path || cmd.url !== undefined) throw new DomainError('invalid_payload', 'path: required (a forge url is cloned by the server only for registrations over RPC)');
     const abs = path.resolve(cmd.path);
     if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new DomainError('repo_path_not_found', `path: "${cmd.path}" is not an existing directory`, 'invalid');
     const repo = await GitRepo.open(abs);
@@ -48,7 +52,7 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
         const shown = redactCredentials(url);
         throw new DomainError('repo_unknown_forge', `origin: "${shown}" is not a github, gitlab or bitbucket remote (GitHub is github.com or a GitHub Enterprise host the operator configured)`, 'invalid', { origin: shown });
       }
-      return { ...cmd, root: fs.realpathSync(repo.root), forge };
+      return { ...cmd, path: cmd.path, root: fs.realpathSync(repo.root), forge };
     } finally {
       repo.close();
     }
