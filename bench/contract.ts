@@ -93,7 +93,7 @@ function timed(args: string[]): Run {
   const line = r.stderr.split('\n').find((l) => l.startsWith('@@time '));
   if (!line || (r.status !== 0 && r.status !== 1)) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
   const [, secs, kb] = line.split(' ');
-  return { ms: Number(secs) * 1000, rssMiB: Number(kb) / 1024, stdout: r.stdout };
+  return { ms: Math.round(Number(secs) * 1000), rssMiB: Number(kb) / 1024, stdout: r.stdout };
 }
 
 const median = (xs: number[]) => {
