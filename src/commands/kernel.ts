@@ -7,6 +7,7 @@ import { isHuman, principalSchema } from '../events/envelope';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import { MAX_EVENT_BYTES } from '../events/store/port';
 import { Role, roleAtLeast } from '../security/roles';
+import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 /** A pure fold over one stream: `evolve` may update `state` in place and must return it. */
@@ -127,6 +128,8 @@ export class CommandExecutor {
     const key = assertIdempotencyKey(envelope.idempotencyKey, now);
     const principal = principalSchema.parse(envelope.principal);
     checkAccess(def, principal, envelope.role);
+    assertNoReservedKeys(payload);
+    assertKnownFields(def.input, payload);
     const parsed = def.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const input = parsed.data;

@@ -4,9 +4,11 @@ import { canonicalJson } from '../events/canonical-json';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import type { Ledger } from '../ledger';
 import { runQuery } from '../projections/run-query';
+import { accessGuardFor } from '../security/access-guard';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
 import { assertWithinLimits, LIMITS } from './limits';
+import { assertKnownFields, assertNoReservedKeys } from '../commands/payload-keys';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcDocument } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
@@ -25,6 +27,8 @@ export interface RpcConnection {
   readonly watchers: Map<string, { close(): void }>;
   sink(): WatchSink;
   progressSink(): ProgressSink;
+  /** Closes the connection because its token no longer authenticates (revoked, member removed). */
+  end?(reason: DomainError): void;
 }
 
 export interface DispatchResult {
@@ -95,12 +99,14 @@ export class RpcDispatcher {
     }
     const params = (rawParams ?? {}) as Record<string, unknown>;
     assertWithinLimits(params);
+    assertNoReservedKeys(params);
     if (method === 'unwatch' || method === 'rpc.unsubscribe') return this.unwatch(params, ctx);
     const spec = methodTable().get(method);
     if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist (see rpc.discover)`);
     const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer);
     checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
     const payload = payloadOf(params);
+    assertKnownFields(spec.params, payload);
     switch (spec.kind) {
       case 'command':
         return this.command(spec, caller, params, payload);
@@ -130,6 +136,7 @@ export class RpcDispatcher {
     // Scoped by the authenticated workspace: a token of another workspace was refused by authenticate.
     const { subscription, snapshot } = this.progress.subscribe(caller.workspace.id, conn.progressSink());
     conn.watchers.set(subscription.id, subscription);
+    this.guard(caller, spec, conn, subscription.id, () => !subscription.closed, () => subscription.close());
     return JSON.stringify({ subscription: subscription.id, jobs: snapshot });
   }
 
@@ -187,11 +194,33 @@ export class RpcDispatcher {
     const started = await this.hub.watch(caller.workspace, spec.query!, parsed.data, since, conn.sink());
     const w = started.watcher;
     conn.watchers.set(w.id, w);
+    this.guard(caller, spec, conn, w.id, () => !w.closed, () => w.close());
     after.push(() => w.start());
     const result = started.snapshot
       ? `{"position":${started.snapshot.position},"snapshot":${started.snapshot.valueJson},"subscription":${JSON.stringify(w.id)}}`
       : `{"position":${started.position},"resumed":true,"subscription":${JSON.stringify(w.id)}}`;
     return result;
+  }
+
+  /**
+   * Ends the subscription once its token stops granting the method (revoked, member removed, demoted):
+   * a `watch.error` naming the subscription and the reason, then — when the token no longer authenticates
+   * at all — the connection closes with that reason.
+   */
+  private guard(caller: Caller, spec: MethodSpec, conn: RpcConnection, id: string, isOpen: () => boolean, close: () => void): void {
+    accessGuardFor(this.ledger).hold(caller.workspace, {
+      principal: caller.principal,
+      tokenId: caller.tokenId,
+      minRole: spec.access.minRole,
+      isOpen,
+      end: (reason) => {
+        conn.watchers.delete(id);
+        close();
+        conn.sink().fail(new DomainError(reason.code, `subscription ${id}: ${reason.message}`, reason.status, { ...reason.details, subscription: id }));
+        // After the guard's pass, so every subscription of the connection has sent its watch.error first.
+        if (reason.status === 'unauthorized') setImmediate(() => conn.end?.(reason));
+      },
+    });
   }
 
   private unwatch(params: Record<string, unknown>, ctx: CallContext): string {
@@ -219,7 +248,8 @@ export function parseSince(value: unknown): number | undefined {
 }
 
 function payloadOf(params: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Own keys only ever (reserved keys were refused above): a prototype cannot supply a field.
+  const out: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(params)) if (!ENVELOPE_KEYS.has(k)) out[k] = v;
   return out;
 }

@@ -84,6 +84,12 @@ class WsConnection implements RpcConnection {
     };
   }
 
+  end(reason: DomainError): void {
+    // 4001: application-defined (RFC 6455 §7.4.2); the reason is limited to 123 bytes.
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(4001, Buffer.from(`${reason.code}: ${reason.message}`).subarray(0, 123).toString('utf8').replace(/\uFFFD$/, ''));
+    this.release();
+  }
+
   private release(): void {
     for (const w of this.watchers.values()) w.close();
     this.watchers.clear();

@@ -55,6 +55,7 @@ const REGISTRATION = [
   'src/cli/main.ts',
   'src/context/cli.ts',
   'src/local-operator.ts',
+  'src/security/output-hygiene.ts',
 ];
 
 /** Never loaded by --help, visual-diff or contract-diff: the server, the stores, the agent transports. */

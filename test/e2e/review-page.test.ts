@@ -45,7 +45,7 @@ describe('Review page (browser)', () => {
   // Principals are provisioned, never asserted: add the member, then issue its token.
   const tokenFor = async (principal: string, role: string) => {
     await rpc(owner, 'addMember', { idempotencyKey: newUuidV7(), principal, role });
-    return (await command(owner, 'issueToken', { principal, role })).result.token as string;
+    return (await rpc(owner, 'issueToken', { idempotencyKey: newUuidV7(), principal, role })).result.token as string;
   };
   const fileNode = async (token: string, brief: string, node: Record<string, unknown>) => {
     const r = await command(token, 'addReviewNode', { node: { triage: { category: 'correctness', severity: 'medium', effort: 'small' }, confidence: 0.8, body: 'details', brief, ...node } });
