@@ -90,7 +90,13 @@ export class WorkspaceRegistry {
   async close(): Promise<void> {
     const handles = [...this.handles.values()];
     this.handles.clear();
-    for (const h of handles) await (await h.catch(() => null))?.store.close().catch(() => undefined);
+    for (const h of handles) {
+      const handle = await h.catch(() => null);
+      if (!handle) continue;
+      await handle.store.close().catch(() => undefined);
+      // Caches holding files of their own (e.g. the no-op idempotency keys) close with the workspace.
+      for (const v of handle.cache.values()) (v as { closeWithWorkspace?: () => void }).closeWithWorkspace?.();
+    }
     await this.catalog.close();
     await this.storeFactory.close?.();
   }

@@ -74,6 +74,9 @@ const MATRIX: Record<string, Need> = {
   'review_studio.setContractDecision': 'human-member',
   approveVisual: 'human-member',
   'review_studio.approveVisual': 'human-member',
+  // SPEC §14: the verdict as a GitHub commit status is opt-in per repo by an admin.
+  setVerdictStatusCheck: 'admin',
+  'review_studio.setVerdictStatusCheck': 'admin',
   'review_studio.verdict': 'viewer',
   watchVerdict: 'viewer',
   'review_studio.nodes': 'viewer',
