@@ -39,9 +39,9 @@ export function writeKeyFile(file: string, pem: string): void {
   fs.renameSync(tmp, file);
 }
 
-/** The current key, created on first use. Re-read when the file changes (a rotation by the CLI). */
+/** The current key, created on first use. Re-read when the file changes (a rotation by the CLI renames a new file in: new inode). */
 export class AuditKeyring {
-  private cached: { mtimeMs: number; size: number; key: AuditKey } | null = null;
+  private cached: { ino: number; mtimeMs: number; size: number; key: AuditKey } | null = null;
   readonly file: string;
 
   constructor(readonly dataDir: string) {
@@ -59,8 +59,8 @@ export class AuditKeyring {
       writeKeyFile(this.file, generateAuditKey().pem);
       st = fs.statSync(this.file);
     }
-    if (!this.cached || this.cached.mtimeMs !== st.mtimeMs || this.cached.size !== st.size) {
-      this.cached = { mtimeMs: st.mtimeMs, size: st.size, key: keyFromPem(fs.readFileSync(this.file, 'utf8')) };
+    if (!this.cached || this.cached.ino !== st.ino || this.cached.mtimeMs !== st.mtimeMs || this.cached.size !== st.size) {
+      this.cached = { ino: st.ino, mtimeMs: st.mtimeMs, size: st.size, key: keyFromPem(fs.readFileSync(this.file, 'utf8')) };
     }
     return this.cached.key;
   }

@@ -10,7 +10,7 @@ import { loadGrammar } from './grammar-runtime';
 import { languageOf, unsupportedLanguageOf } from './languages';
 
 /** Bump when extraction changes: cached facts of another engine version are ignored. */
-export const CODEGRAPH_ENGINE_VERSION = 'codegraph-6';
+export const CODEGRAPH_ENGINE_VERSION = 'codegraph-7';
 
 /** Files larger than this are treated as generated (minified bundles, fixtures) and not parsed. */
 const MAX_PARSE_BYTES = 1024 * 1024;

@@ -44,11 +44,13 @@ export interface ChainRow extends ChainFields {
 }
 
 const frame = (s: string): string => `${Buffer.byteLength(s, 'utf8')}:${s}`;
+/** Decimal integers are ASCII: their UTF-8 length is their string length (prevHash is framed in full: stored, so untrusted). */
+const asciiFrame = (s: string): string => `${s.length}:${s}`;
 
 export function chainHash(prevHash: string, e: ChainFields): string {
   const material =
-    frame(prevHash) + frame(String(e.position)) + frame(e.streamId) + frame(String(e.streamRevision)) + frame(e.type) +
-    frame(String(e.schemaVersion)) + frame(e.data) + frame(e.metadata) + frame(e.eventId);
+    frame(prevHash) + asciiFrame(String(e.position)) + frame(e.streamId) + asciiFrame(String(e.streamRevision)) + frame(e.type) +
+    asciiFrame(String(e.schemaVersion)) + frame(e.data) + frame(e.metadata) + frame(e.eventId);
   return sha256(material);
 }
 
