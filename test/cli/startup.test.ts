@@ -55,6 +55,7 @@ const REGISTRATION = [
   'src/cli/main.ts',
   'src/context/cli.ts',
   'src/local-operator.ts',
+  'src/security/output-hygiene.ts',
 ];
 
 /** Never loaded by --help, visual-diff or contract-diff: the server, the stores, the agent transports. */
@@ -85,7 +86,7 @@ describe('CLI start-up loads only what the command uses', () => {
     const r = await loadedBy(['visual-diff', path.join(dir, 'a.png'), path.join(dir, 'a.png')]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^unchanged: 0 pixel/);
-    expect(r.sources).toEqual([...REGISTRATION, 'src/axes/visual/diff.ts', 'src/axes/visual/match.ts', 'src/axes/visual/png.ts', 'src/cli/commands/visual-diff.actions.ts'].sort());
+    expect(r.sources).toEqual([...REGISTRATION, 'src/axes/visual/diff.ts', 'src/axes/visual/match.ts', 'src/axes/visual/png.ts', 'src/axes/visual/split.ts', 'src/axes/visual/threads.ts', 'src/cli/commands/visual-diff.actions.ts'].sort());
     expect(r.packages).toEqual(['commander']);
   });
 
