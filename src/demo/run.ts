@@ -20,6 +20,11 @@ export interface DemoOptions {
   /** The server's data dir: where the owner token is read and the demo's own files are kept. */
   dataDir: string;
   ownerToken: string;
+  /**
+   * The server's repo root: repos registered over RPC must live under `<repoRoot>/<workspaceId>/`
+   * (default `<dataDir>/repos`, the server's own default).
+   */
+  repoRoot?: string;
   /** Workspace to create (or reuse, when its owner token from an earlier demo is on file). */
   workspaceId?: string;
   log?: (line: string) => void;
@@ -80,7 +85,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   log(`workspace "${ws.workspaceId}": members ${Object.values(DEMO_CAST).join(', ')}`);
 
   const repoId = `shop-${Date.now().toString(36)}`;
-  const repo: DemoRepo = buildDemoRepo(path.join(opts.dataDir, 'demo-repos', repoId));
+  const workspaceRepos = path.join(opts.repoRoot ?? path.join(opts.dataDir, 'repos'), ws.workspaceId);
+  fs.mkdirSync(workspaceRepos, { recursive: true, mode: 0o700 });
+  const repo: DemoRepo = buildDemoRepo(path.join(workspaceRepos, repoId));
   log(`built a git repository at ${repo.dir}: main ${repo.baseSha.slice(0, 8)} → feature/discount ${repo.headSha.slice(0, 8)} (2 commits)`);
   await owner.command('registerRepo', { repoId, path: repo.dir });
   for (const commit of [repo.baseSha, repo.headSha]) await engineer.command('indexCode', { repoId, commit });

@@ -299,9 +299,10 @@ export const GITHUB_SERVICE = 'publish.github';
  * …_PRIVATE_KEY_FILE; REVIEW_LEDGER_GITHUB_API_URL overrides the API base (GitHub Enterprise), which is
  * otherwise derived from the repo's forge URL.
  */
-export function githubClientFactoryFromEnv(env: NodeJS.ProcessEnv = process.env): GitHubClientFactory {
+export function githubClientFactoryFromEnv(env: NodeJS.ProcessEnv = process.env, githubEnterpriseHosts: readonly string[] = []): GitHubClientFactory {
   return (forge) => {
     if (forge.kind !== 'github') throw new DomainError('forge_not_supported', `repo forge: publishing supports GitHub only, this repo is on ${forge.kind}`, 'invalid');
+    assertGitHubHost(forge.url, githubEnterpriseHosts);
     return new OctokitGitHub({ baseUrl: env.REVIEW_LEDGER_GITHUB_API_URL ?? apiBaseUrlFor(forge.url), auth: authFromEnv(env) });
   };
 }
@@ -319,6 +320,22 @@ export function authFromEnv(env: NodeJS.ProcessEnv): GitHubAuth {
   const token = env.REVIEW_LEDGER_GITHUB_TOKEN ?? env.GITHUB_TOKEN;
   if (!token) throw new DomainError('github_not_configured', 'publishing needs GitHub credentials: set REVIEW_LEDGER_GITHUB_TOKEN (or GITHUB_TOKEN) or a GitHub App (REVIEW_LEDGER_GITHUB_APP_ID, …)', 'unavailable');
   return { kind: 'token', token };
+}
+
+/**
+ * The credential goes only to github.com or an Enterprise host the operator configured, matched exactly.
+ * Checked again here, at the last step before a credential is attached, for repos registered before
+ * the rule (their forge may name any host).
+ */
+export function assertGitHubHost(forgeUrl: string, githubEnterpriseHosts: readonly string[]): void {
+  let host = '';
+  try {
+    host = new URL(forgeUrl).hostname.toLowerCase();
+  } catch {
+    /* not a URL: refused below */
+  }
+  if (host === 'github.com' || host === 'www.github.com' || githubEnterpriseHosts.includes(host)) return;
+  throw new DomainError('github_host_not_allowed', `repo forge: "${host || forgeUrl.slice(0, 200)}" is neither github.com nor a GitHub Enterprise host configured by the operator (githubEnterpriseHosts), so the GitHub credential is not sent there`, 'invalid', { host });
 }
 
 /** https://github.com/o/r → https://api.github.com; https://ghe.example.com/o/r → https://ghe.example.com/api/v3. */

@@ -100,6 +100,8 @@ export interface PrState<B extends NodeCore = ReviewNodeBody> {
   status: LadderStatus;
   rounds: RoundRecord[];
   observedHead: string | null;
+  /** The source time of the observation that set observedHead, when the source gave one. */
+  observedHeadAt: string | null;
   nodes: Record<string, NodeRecord<B>>;
   nodeCount: number;
   /** Latest computation per head sha (only what the axes need). */
@@ -132,6 +134,7 @@ export function initialPrState<B extends NodeCore = ReviewNodeBody>(): PrState<B
     status: 'requested',
     rounds: [],
     observedHead: null,
+    observedHeadAt: null,
     nodes: dict(),
     nodeCount: 0,
     computes: dict(),
@@ -202,6 +205,7 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
       break;
     case 'HeadObserved':
       s.observedHead = d.headSha;
+      s.observedHeadAt = d.observedAt ?? null;
       break;
     case 'ReviewComputed': {
       s.computes[d.headSha] = { baseSha: d.baseSha, apiContract: d.apiContract, visual: d.visual, at: e.globalPosition };

@@ -1,5 +1,6 @@
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess, type CommandEnvelope } from '../commands/kernel';
+import { placeRemoteRegistration, registerRepo } from '../commands/register-repo';
 import { canonicalJson } from '../events/canonical-json';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import type { Ledger } from '../ledger';
@@ -7,10 +8,10 @@ import { runQuery } from '../projections/run-query';
 import { accessGuardFor } from '../security/access-guard';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
-import { assertWithinLimits, LIMITS } from './limits';
+import { assertWithinLimits, DISCOVER_COST, LIMITS, requestCost } from './limits';
 import { assertKnownFields, assertNoReservedKeys } from '../commands/payload-keys';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
-import { openRpcDocument } from './openrpc';
+import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
 import type { WatchHub, WatchSink } from './watch';
 
@@ -32,8 +33,14 @@ export interface RpcConnection {
 }
 
 export interface DispatchResult {
-  /** The response frame, or null when every request was a notification. */
+  /** The response frame, or null when every request was a notification (or `parts` holds it). */
   response: string | null;
+  /**
+   * The response as byte ranges to write in order, for a lone `rpc.discover`: the ~140 KB catalogue is
+   * the same shared buffer every time instead of a fresh copy per answer (a flood of them was the
+   * memory a client could make the server churn through).
+   */
+  parts?: Buffer[];
   /** To run once the response has been written (starts subscription delivery). */
   after: Array<() => void>;
 }
@@ -60,11 +67,22 @@ export class RpcDispatcher {
     } catch {
       return { response: errorFrame(null, new RpcError(PARSE_ERROR, 'parse_error', 'Parse error: the frame is not valid JSON')), after };
     }
+    const lone = frame as { jsonrpc?: unknown; id?: unknown; method?: unknown } | null;
+    if (lone && typeof lone === 'object' && !Array.isArray(lone) && lone.jsonrpc === '2.0' && lone.method === 'rpc.discover' && (typeof lone.id === 'string' || (typeof lone.id === 'number' && Number.isFinite(lone.id)))) {
+      return { response: null, parts: [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(lone.id)},"result":`), openRpcBytes(), Buffer.from('}')], after };
+    }
     if (Array.isArray(frame)) {
       if (frame.length === 0) return { response: errorFrame(null, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: empty batch')), after };
       if (frame.length > LIMITS.maxBatch) return { response: errorFrame(null, new DomainError('payload_too_large', `batch: ${frame.length} requests exceed ${LIMITS.maxBatch}`, 'too_large')), after };
+      const cost = frame.reduce((sum: number, req) => sum + requestCost(req), 0);
+      if (cost > LIMITS.maxBatchCost) {
+        return { response: errorFrame(null, new DomainError('batch_too_costly', `batch: costs ${cost} units, more than ${LIMITS.maxBatchCost} (rpc.discover costs ${DISCOVER_COST}, any other request 1)`, 'too_large')), after };
+      }
       const out: string[] = [];
-      for (const req of frame) {
+      for (let i = 0; i < frame.length; i++) {
+        // Yield between entries: one batch must not hold the event loop for every other client.
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        const req = frame[i];
         const r = await this.one(req, ctx, after);
         if (r !== null) out.push(r);
       }
@@ -93,7 +111,7 @@ export class RpcDispatcher {
 
   /** Runs one method; returns the result as JSON text. */
   async call(method: string, rawParams: unknown, ctx: CallContext, after: Array<() => void> = []): Promise<string> {
-    if (method === 'rpc.discover') return JSON.stringify(openRpcDocument());
+    if (method === 'rpc.discover') return openRpcJson();
     if (rawParams !== undefined && (rawParams === null || typeof rawParams !== 'object' || Array.isArray(rawParams))) {
       throw new RpcError(INVALID_PARAMS, 'invalid_params', 'params: must be an object of named parameters');
     }
@@ -151,6 +169,11 @@ export class RpcDispatcher {
     };
     if (spec.command!.name === 'issueToken') return (await issueApiToken(this.ledger, caller.workspace.id, envelope, payload)).json;
     if (isCreateWorkspace(spec)) return this.createWorkspace(caller, envelope, payload);
+    if (spec.command!.name === registerRepo.name) {
+      // Over RPC the caller is a tenant: the repo must live under the operator's repo root.
+      const op = this.ledger.operator;
+      payload = await placeRemoteRegistration(payload, op.repoRoot, caller.workspace.id, op.githubEnterpriseHosts);
+    }
     return (await this.ledger.executor.execute(spec.command!, caller.workspace, envelope, payload)).json;
   }
 

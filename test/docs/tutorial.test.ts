@@ -53,6 +53,7 @@ describe('docs/tutorial.md', () => {
     URL: server.url,
     TOKEN: fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim(),
     WORK: work,
+    REPO_ROOT: path.join(dataDir, 'repos'),
     REVIEW_LEDGER_FROM_SOURCE: '1',
   });
 

@@ -67,7 +67,9 @@ describe('Review page (browser)', () => {
   beforeAll(async () => {
     buildWebBundle();
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    repo = new GitFixture('rl-e2e-');
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-e2e-data-'));
+    // Repos registered over RPC live under the server's repo root.
+    repo = new GitFixture('rl-e2e-', path.join(dataDir, 'repos', 'default'));
     repo.git('remote', 'add', 'origin', 'git@github.com:acme/shop.git');
     repo.write('src/price.ts', 'export function price(qty: number, unit: number): number {\n  return qty * unit;\n}\n');
     repo.write('src/cart.ts', "import { price } from './price';\n\nexport function total(lines: Array<[number, number]>): number {\n  let sum = 0;\n  for (const [q, u] of lines) sum += price(q, u);\n  return sum;\n}\n");
@@ -83,7 +85,6 @@ describe('Review page (browser)', () => {
     repo.write('package.json', JSON.stringify({ name: 'shop', version: '1.1.0', dependencies: { leftpad: '^1.0.0', express: '^5.1.0' } }, null, 2));
     headSha = repo.commit('pr');
 
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-e2e-data-'));
     server = await startServer({ dataDir, port: 0 });
     owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
     [alice, bob, rev1, rev2] = await Promise.all([tokenFor('user:alice', 'member'), tokenFor('user:bob', 'member'), tokenFor('agent:rev1', 'member'), tokenFor('agent:rev2', 'member')]);

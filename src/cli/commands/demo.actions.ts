@@ -8,7 +8,7 @@ import { startServer, type RunningServer } from '../../server/bootstrap';
 import { configFrom } from '../context';
 
 /** The action of demo.ts, loaded when `demo` runs. */
-export async function runDemoCommand(opts: { url?: string; workspace: string; json?: boolean }, cmd: Command): Promise<void> {
+export async function runDemoCommand(opts: { url?: string; workspace: string; repoRoot?: string; json?: boolean }, cmd: Command): Promise<void> {
   const config = configFrom(cmd);
   const url = (opts.url ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`).replace(/\/+$/, '');
   const log = (line: string) => {
@@ -44,7 +44,7 @@ export async function runDemoCommand(opts: { url?: string; workspace: string; js
   }
   let result: DemoResult;
   try {
-    result = await runDemo({ url: serverUrl, dataDir, ownerToken: fs.readFileSync(tokenFile, 'utf8').trim(), workspaceId: opts.workspace, log });
+    result = await runDemo({ url: serverUrl, dataDir, ownerToken: fs.readFileSync(tokenFile, 'utf8').trim(), workspaceId: opts.workspace, repoRoot: opts.repoRoot ?? process.env.REVIEW_LEDGER_REPO_ROOT, log });
   } catch (err) {
     await own?.close();
     throw err;

@@ -14,6 +14,7 @@ export function register(program: Command): void {
     .description('Build a small git repository, review a PR of it through the running server (or start one), and print the Review page URL with a sign-in link')
     .option('--url <url>', 'the server to use (default http://<host>:<port> from the configuration, i.e. http://127.0.0.1:3000)')
     .option('--workspace <id>', 'the demo workspace (created on first use)', 'demo')
+    .option('--repo-root <dir>', "the server's repo root, where the generated repository is written (default <data-dir>/repos)")
     .option('--json', 'print the result as one JSON line (includes the demo tokens)')
-    .action((opts: { url?: string; workspace: string; json?: boolean }, cmd: Command) => actions().runDemoCommand(opts, cmd));
+    .action((opts: { url?: string; workspace: string; repoRoot?: string; json?: boolean }, cmd: Command) => actions().runDemoCommand(opts, cmd));
 }

@@ -132,7 +132,8 @@ export const ReviewStatusChanged = defineEvent(
   z.object({ from: ladderStatusSchema, to: ladderStatusSchema, reason: z.string().max(1000) }),
 );
 
-export const HeadObserved = defineEvent('HeadObserved', 'pr', 1, z.object({ headSha: shaSchema, source: z.string().max(100).optional() }));
+/** `observedAt`: when the source saw this head (a webhook's pull_request.updated_at); orders observations. */
+export const HeadObserved = defineEvent('HeadObserved', 'pr', 1, z.object({ headSha: shaSchema, source: z.string().max(100).optional(), observedAt: z.string().datetime().optional() }));
 
 export const ReviewNodeFiled = defineEvent(
   'ReviewNodeFiled',
