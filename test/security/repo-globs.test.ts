@@ -58,6 +58,12 @@ describe('repository globs cannot stall the server', () => {
       try {
         const cfg = await loadRenderConfig(repo, git('rev-parse', 'HEAD'), undefined, true);
         expect(cfg).toEqual({ error: expect.stringContaining('at most 100 globs') });
+        // A configuration file of megabytes is not parsed at all.
+        fs.writeFileSync(path.join(dir, '.review-ledger.json'), JSON.stringify({ visual: { renderCommand: 'true', outputDir: 'out', pad: 'x'.repeat(300 * 1024) } }));
+        git('add', '.');
+        git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'big');
+        expect(await loadRenderConfig(repo, git('rev-parse', 'HEAD'), undefined, true)).toEqual({ error: expect.stringContaining('more than the 262144') });
+        expect(await loadRenderConfig(repo, git('rev-parse', 'HEAD'), undefined, false)).toBeUndefined();
       } finally {
         repo.close();
       }

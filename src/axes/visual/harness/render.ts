@@ -31,6 +31,8 @@ export interface RenderConfig {
 
 /** Bounds on a repository's own globs (they are matched against every changed file). */
 const MAX_GLOBS = 100;
+/** A repository's `.review-ledger.json` is parsed only up to this size. */
+const MAX_REPO_CONFIG_BYTES = 256 * 1024;
 const MAX_GLOB_CHARS = 500;
 
 const repoConfigSchema = z.object({
@@ -57,6 +59,7 @@ export async function loadRenderConfig(repo: GitRepo, baseSha: string, given?: R
   if (given) return given;
   const bytes = await repo.readFileAt(baseSha, REPO_CONFIG_FILE);
   if (!bytes) return undefined;
+  if (bytes.length > MAX_REPO_CONFIG_BYTES) return allowRepoConfig ? { error: `${REPO_CONFIG_FILE} is ${bytes.length} bytes, more than the ${MAX_REPO_CONFIG_BYTES} a configuration file may take` } : undefined;
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8'));
