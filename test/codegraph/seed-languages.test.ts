@@ -1,0 +1,109 @@
+import { FactsCache } from '../../src/codegraph/facts-cache';
+import { CodeGraph } from '../../src/codegraph/graph';
+import { loadGrammar } from '../../src/codegraph/grammar-runtime';
+import { indexCommit } from '../../src/codegraph/indexer';
+import { GitRepo } from '../../src/git/repo';
+import { GitFixture } from '../support/git-fixture';
+
+jest.setTimeout(60_000);
+
+/** Builds a repository from `files`, indexes its commit and hands the graph to `check`. */
+async function withGraph(files: Record<string, string>, check: (g: CodeGraph) => void | Promise<void>): Promise<void> {
+  const f = new GitFixture('rl-seed-lang-');
+  try {
+    for (const [p, text] of Object.entries(files)) f.write(p, text);
+    const sha = f.commit('seed');
+    const repo = await GitRepo.open(f.dir);
+    try {
+      await check(new CodeGraph(await indexCommit(repo, sha, { cache: FactsCache.open(':memory:') })));
+    } finally {
+      repo.close();
+    }
+  } finally {
+    f.cleanup();
+  }
+}
+
+const crossFile = (g: CodeGraph) => [...new Set(g.edges.filter((e) => e.fromFile !== e.toFile).map((e) => `${e.fromFile} -> ${e.toFile}`))].sort();
+
+async function errorFree(language: string, source: string): Promise<boolean> {
+  const g = await loadGrammar(language);
+  const tree = g.parser.parse(source)!;
+  try {
+    return !tree.rootNode.hasError;
+  } finally {
+    tree.delete();
+  }
+}
+
+const DART_BUTTON = `import 'package:flutter/material.dart';
+
+/// A button of the design system.
+class PrimaryButton extends StatelessWidget {
+  const PrimaryButton({super.key, required this.label});
+
+  final String label;
+
+  @override
+  Widget build(BuildContext context) {
+    return ElevatedButton(onPressed: _noop, child: Text(label));
+  }
+
+  static PrimaryButton small(String label) => PrimaryButton(label: label);
+}
+
+void _noop() {}
+
+mixin Pressable on StatelessWidget {
+  void press() {}
+}
+
+extension LabelX on String {
+  String get shouted => toUpperCase();
+}
+
+const double kButtonHeight = 48;
+
+String formatLabel(String s) => s.trim();
+`;
+
+describe('Dart, Kotlin and Swift in the code graph', () => {
+  it('Dart: definitions (classes, mixins, extensions, functions, methods, top-level constants) get stable ids; package: and relative imports resolve; dart: and pub packages stay external', async () => {
+    expect(await errorFree('dart', DART_BUTTON)).toBe(true);
+    await withGraph({
+      'pubspec.yaml': 'name: shop\nenvironment:\n  sdk: ">=3.0.0 <4.0.0"\n',
+      'lib/src/button.dart': DART_BUTTON,
+      'lib/src/labels.dart': "import 'button.dart';\n\nString title() => formatLabel('Buy');\n",
+      'lib/shop.dart': "export 'src/button.dart';\n",
+      'lib/screen.dart': "import 'package:flutter/material.dart';\nimport 'package:shop/shop.dart';\n\nclass Screen extends StatelessWidget {\n  const Screen({super.key});\n\n  @override\n  Widget build(BuildContext context) {\n    return PrimaryButton.small('Buy');\n  }\n}\n",
+      'other/lib/button.dart': 'String formatLabel(String s) => s;\n',
+    }, (g) => {
+      for (const id of ['PrimaryButton', 'PrimaryButton.build', 'PrimaryButton.small', 'Pressable', 'Pressable.press', 'LabelX', 'LabelX.shouted', 'kButtonHeight', 'formatLabel', '_noop']) expect(g.symbols.has(`lib/src/button.dart#${id}`)).toBe(true);
+      expect(g.symbols.get('lib/src/button.dart#_noop')!.def.exported).toBe(false);
+      // A method spans its body (the signature and the body are siblings in the Dart tree).
+      const build = g.symbols.get('lib/src/button.dart#PrimaryButton.build')!.def;
+      expect(build.end - build.start).toBe(2);
+      expect(g.outgoingOf('lib/screen.dart#Screen.build').map((e) => e.to)).toContain('lib/src/button.dart#PrimaryButton');
+      expect(g.outgoingOf('lib/src/labels.dart#title').map((e) => e.to)).toEqual(['lib/src/button.dart#formatLabel']);
+      expect(crossFile(g)).toEqual(['lib/screen.dart -> lib/src/button.dart', 'lib/src/labels.dart -> lib/src/button.dart']);
+    });
+  });
+
+  it('Kotlin: imports and same-package declarations resolve by package across Gradle source sets; a same-name declaration of another package does not', async () => {
+    const user = 'package com.acme.model\n\ndata class User(val name: String) {\n    fun greet(): String = "hi $name"\n}\n\nfun makeUser(name: String): User = User(name)\n';
+    expect(await errorFree('kotlin', user)).toBe(true);
+    await withGraph({
+      'model/src/main/kotlin/com/acme/model/User.kt': user,
+      'model/src/main/kotlin/com/acme/model/Roles.kt': 'package com.acme.model\n\nobject Roles {\n    fun owner(): User = makeUser("root")\n}\n',
+      'app/src/main/kotlin/com/acme/app/App.kt': 'package com.acme.app\n\nimport com.acme.model.User\nimport com.acme.model.makeUser as make\n\nclass App {\n    fun run(): String {\n        val u: User = make("a")\n        return u.greet()\n    }\n}\n',
+      'app/src/test/kotlin/com/acme/app/AppTest.kt': 'package com.acme.app\n\nimport com.acme.model.*\n\nclass AppTest {\n    fun check() {\n        App().run()\n        Roles.owner()\n    }\n}\n',
+      'other/src/main/kotlin/com/other/Util.kt': 'package com.other\n\nfun makeUser(name: String): String = name\n',
+    }, (g) => {
+      for (const id of ['User', 'User.greet', 'makeUser']) expect(g.symbols.has(`model/src/main/kotlin/com/acme/model/User.kt#${id}`)).toBe(true);
+      expect(g.outgoingOf('app/src/main/kotlin/com/acme/app/App.kt#App.run').map((e) => e.to).sort()).toEqual(['model/src/main/kotlin/com/acme/model/User.kt#User', 'model/src/main/kotlin/com/acme/model/User.kt#makeUser']);
+      expect(g.outgoingOf('model/src/main/kotlin/com/acme/model/Roles.kt#Roles.owner').map((e) => e.to).sort()).toEqual(['model/src/main/kotlin/com/acme/model/User.kt#User', 'model/src/main/kotlin/com/acme/model/User.kt#makeUser']);
+      expect(g.outgoingOf('app/src/test/kotlin/com/acme/app/AppTest.kt#AppTest.check').map((e) => e.to).sort()).toEqual(['app/src/main/kotlin/com/acme/app/App.kt#App', 'model/src/main/kotlin/com/acme/model/Roles.kt#Roles', 'model/src/main/kotlin/com/acme/model/Roles.kt#Roles.owner']);
+      expect(g.edges.some((e) => e.toFile === 'other/src/main/kotlin/com/other/Util.kt')).toBe(false);
+    });
+  });
+});

@@ -1,0 +1,95 @@
+// pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
+import '../axes/visual/support/esm';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { computeReview, ComputedReview } from '../../src/compute/review';
+import { GitRepo } from '../../src/git/repo';
+import { GitFixture } from '../support/git-fixture';
+
+jest.setTimeout(90_000);
+
+const fixtures: GitFixture[] = [];
+const dirs: string[] = [];
+afterAll(() => {
+  for (const f of fixtures) f.cleanup();
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function fixture(): GitFixture {
+  const f = new GitFixture('rl-cohorts-seed-');
+  fixtures.push(f);
+  return f;
+}
+
+async function compute(f: GitFixture, base: string, head: string): Promise<ComputedReview> {
+  const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-ws-'));
+  dirs.push(workspaceDir);
+  const repo = await GitRepo.open(f.dir);
+  try {
+    return await computeReview({ repo, baseSha: base, headSha: head, workspaceDir });
+  } finally {
+    repo.close();
+  }
+}
+
+const groups = (r: ComputedReview) => r.data.cohorts.map((c) => c.files.join(',')).sort();
+
+const widget = (color: string) => `import 'package:flutter/material.dart';
+
+class BuyButton extends StatelessWidget {
+  const BuyButton({super.key});
+
+  @override
+  Widget build(BuildContext context) {
+    return ColoredBox(color: Colors.${color});
+  }
+}
+`;
+const useCase = (name: string) => `import 'package:flutter/widgets.dart';
+import 'package:shop/buy_button.dart';
+import 'package:widgetbook_annotation/widgetbook_annotation.dart' as widgetbook;
+
+@widgetbook.UseCase(name: '${name}', type: BuyButton)
+Widget buyButtonDefault(BuildContext context) => const BuyButton();
+`;
+
+describe('cohort formation in Dart, Kotlin and Swift', () => {
+  it('Dart (Flutter + Widgetbook): a changed widget and its changed use-case merge through package: imports; a same-name widget of another package does not', async () => {
+    const f = fixture();
+    f.write('pubspec.yaml', 'name: shop\n\ndependencies:\n  flutter:\n    sdk: flutter\n');
+    f.write('lib/buy_button.dart', widget('red'));
+    f.write('widgetbook/pubspec.yaml', 'name: shop_widgetbook\n\ndependencies:\n  shop:\n    path: ../\n');
+    f.write('widgetbook/lib/buy_button.use_case.dart', useCase('Default'));
+    f.write('legacy/pubspec.yaml', 'name: legacy\n');
+    f.write('legacy/lib/buy_button.dart', widget('red'));
+    f.write('lib/price.dart', "String price(int cents) => '\\$\${cents / 100}';\n");
+    const base = f.commit('base');
+    f.write('lib/buy_button.dart', widget('green'));
+    f.write('widgetbook/lib/buy_button.use_case.dart', useCase('Green'));
+    f.write('legacy/lib/buy_button.dart', widget('blue'));
+    f.write('lib/price.dart', "String price(int cents) => '\\$\${cents / 100.0}';\n");
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['legacy/lib/buy_button.dart', 'lib/buy_button.dart,widgetbook/lib/buy_button.use_case.dart', 'lib/price.dart']);
+    const merged = r.data.cohorts.find((c) => c.files.includes('lib/buy_button.dart'))!;
+    expect(merged.grouping).not.toBe('path');
+  });
+
+  it('Kotlin: a call through an import in another Gradle module merges; a same-name function of another package does not', async () => {
+    const f = fixture();
+    const calc = (n: number) => `package com.acme.calc\n\nfun g(x: Int): Int {\n    return x + ${n}\n}\n`;
+    const app = (n: number) => `package com.acme.app\n\nimport com.acme.calc.g\n\nfun f(x: Int): Int {\n    return g(x) * ${n}\n}\n`;
+    const other = (n: number) => `package com.acme.other\n\nfun g(x: Int): Int {\n    return x * ${n}\n}\n`;
+    f.write('calc/src/main/kotlin/com/acme/calc/Calc.kt', calc(1));
+    f.write('app/src/main/kotlin/com/acme/app/App.kt', app(2));
+    f.write('other/src/main/kotlin/com/acme/other/Other.kt', other(3));
+    const base = f.commit('base');
+    f.write('calc/src/main/kotlin/com/acme/calc/Calc.kt', calc(2));
+    f.write('app/src/main/kotlin/com/acme/app/App.kt', app(3));
+    f.write('other/src/main/kotlin/com/acme/other/Other.kt', other(4));
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['app/src/main/kotlin/com/acme/app/App.kt,calc/src/main/kotlin/com/acme/calc/Calc.kt', 'other/src/main/kotlin/com/acme/other/Other.kt']);
+  });
+});
