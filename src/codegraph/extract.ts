@@ -39,6 +39,8 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
       }
       if (!nameNode || !role) continue;
       const [category, kind] = role.name.split('.');
+      // C#: a namespace is the file's package, not a definition (see lang-csharp.ts).
+      if (category === 'definition' && kind === 'module' && grammar.spec.id === 'csharp') continue;
       if (category === 'definition') rawDefs.push(grammar.spec.id === 'dart' ? { node: role.node, nameNode, kind, end: dartDefinitionEnd(role.node) } : { node: role.node, nameNode, kind });
       else {
         const refKind = REFERENCE_KINDS[kind];

@@ -4,6 +4,9 @@ import type { ImportStyle } from './languages';
 import { dartImports } from './lang-dart';
 import { kotlinImports } from './lang-kotlin';
 import { swiftImports } from './lang-swift';
+import { csharpImports } from './lang-csharp';
+import { phpImports } from './lang-php';
+import { zigImports } from './lang-zig';
 
 export interface ImportFacts {
   imports: ImportDecl[];
@@ -58,6 +61,15 @@ export function extractImports(style: ImportStyle, root: Node): ImportFacts {
       break;
     case 'swift':
       swiftImports(root, out);
+      break;
+    case 'csharp':
+      csharpImports(root, out);
+      break;
+    case 'php':
+      phpImports(root, out);
+      break;
+    case 'zig':
+      zigImports(root, out);
       break;
     default:
       break;

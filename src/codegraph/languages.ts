@@ -2,6 +2,9 @@ import * as path from 'node:path';
 import { DART_TAGS } from './lang-dart';
 import { KOTLIN_TAGS } from './lang-kotlin';
 import { SWIFT_TAGS } from './lang-swift';
+import { ZIG_REFERENCE_TAGS } from './lang-zig';
+import { PHP_EXTRA_TAGS } from './lang-php';
+import { CSHARP_EXTRA_TAGS } from './lang-csharp';
 
 /**
  * The grammars the code graph understands (SPEC §8.1): every grammar that loads in web-tree-sitter from
@@ -10,7 +13,7 @@ import { SWIFT_TAGS } from './lang-swift';
  * can have (tags.scm only reports calls, which would miss a function passed by reference or a type in
  * `extends`); those uses are found by scanning the text for the imported names, then checked on the tree.
  */
-export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'rust' | 'include' | 'ruby' | 'dart' | 'kotlin' | 'swift' | 'none';
+export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'rust' | 'include' | 'ruby' | 'dart' | 'kotlin' | 'swift' | 'csharp' | 'php' | 'zig' | 'none';
 
 export interface LanguageSpec {
   id: string;
@@ -151,18 +154,18 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     id: 'csharp',
     wasm: ['tree-sitter-c-sharp', 'tree-sitter-c_sharp.wasm'],
     tags: [['tree-sitter-c-sharp', 'queries/tags.scm']],
-    extraTags: '',
+    extraTags: CSHARP_EXTRA_TAGS,
     sweepTypes: [],
-    imports: 'none',
+    imports: 'csharp',
     moduleExtensions: ['.cs'],
   },
   php: {
     id: 'php',
     wasm: ['tree-sitter-php', 'tree-sitter-php.wasm'],
     tags: [['tree-sitter-php', 'queries/tags.scm']],
-    extraTags: '',
+    extraTags: PHP_EXTRA_TAGS,
     sweepTypes: [],
-    imports: 'none',
+    imports: 'php',
     moduleExtensions: ['.php'],
   },
   zig: {
@@ -174,9 +177,9 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
 (function_declaration name: (identifier) @name) @definition.function
 (variable_declaration (identifier) @name [(struct_declaration) (enum_declaration) (union_declaration)]) @definition.class
 (call_expression function: (identifier) @name) @reference.call
-`,
+${ZIG_REFERENCE_TAGS}`,
     sweepTypes: [],
-    imports: 'none',
+    imports: 'zig',
     moduleExtensions: ['.zig'],
   },
   dart: {
@@ -224,12 +227,11 @@ const BY_EXTENSION: Record<string, string> = {
   '.zig': 'zig',
   '.dart': 'dart',
   '.kt': 'kotlin', '.kts': 'kotlin',
-  '.swift': 'swift',
 };
 
 /** Extensions of source code in languages we have no grammar for: listed as such, never grouped semantically. */
 const UNSUPPORTED_SOURCE: Record<string, string> = {
-  '.scala': 'scala', '.m': 'objective-c',
+  '.swift': 'swift', '.scala': 'scala', '.m': 'objective-c',
   '.mm': 'objective-c', '.lua': 'lua', '.pl': 'perl', '.pm': 'perl', '.r': 'r', '.jl': 'julia', '.ex': 'elixir',
   '.exs': 'elixir', '.erl': 'erlang', '.hs': 'haskell', '.ml': 'ocaml', '.fs': 'fsharp', '.clj': 'clojure',
   '.groovy': 'groovy', '.sh': 'shell', '.bash': 'shell', '.ps1': 'powershell', '.vue': 'vue', '.svelte': 'svelte',

@@ -107,3 +107,46 @@ describe('Dart, Kotlin and Swift in the code graph', () => {
     });
   });
 });
+
+describe('resolved imports for C#, PHP and Zig', () => {
+  it('C#: `using` namespaces, aliases and the enclosing namespace resolve; a same-name type of an unused namespace does not', async () => {
+    await withGraph({
+      'src/Calc/Calc.cs': 'namespace Acme.Calc;\n\npublic static class Calc\n{\n    public static int G(int x) => x + 1;\n}\n',
+      'src/Core/Clock.cs': 'namespace Acme\n{\n    public class Clock\n    {\n        public static int Now() { return 0; }\n    }\n}\n',
+      'src/App/App.cs': 'using System;\nusing Acme.Calc;\nusing Fmt = Acme.Text.Formatter;\n\nnamespace Acme.App\n{\n    public class App\n    {\n        public int F(int x)\n        {\n            return Calc.G(x) + Clock.Now() + Fmt.Len("a");\n        }\n    }\n}\n',
+      'src/Text/Formatter.cs': 'namespace Acme.Text;\n\npublic class Formatter\n{\n    public static int Len(string s) => s.Length;\n}\n',
+      'src/Other/Calc.cs': 'namespace Acme.Other;\n\npublic static class Calc\n{\n    public static int G(int x) => x;\n}\n',
+    }, (g) => {
+      expect(g.symbols.has('src/Calc/Calc.cs#Calc.G')).toBe(true);
+      expect(g.symbols.has('src/Core/Clock.cs#Clock.Now')).toBe(true);
+      expect(g.outgoingOf('src/App/App.cs#App.F').map((e) => e.to).sort()).toEqual(['src/Calc/Calc.cs#Calc', 'src/Calc/Calc.cs#Calc.G', 'src/Core/Clock.cs#Clock', 'src/Core/Clock.cs#Clock.Now', 'src/Text/Formatter.cs#Formatter', 'src/Text/Formatter.cs#Formatter.Len']);
+      expect(g.edges.some((e) => e.toFile === 'src/Other/Calc.cs')).toBe(false);
+    });
+  });
+
+  it('PHP: `use` (plain, aliased, grouped) resolves through composer.json PSR-4, and same-namespace classes without a `use`; a same-name class elsewhere does not', async () => {
+    await withGraph({
+      'composer.json': JSON.stringify({ autoload: { 'psr-4': { 'App\\': 'src/' } }, 'autoload-dev': { 'psr-4': { 'Tests\\': 'tests/' } } }),
+      'src/Models/User.php': '<?php\nnamespace App\\Models;\n\nclass User\n{\n    public static function find(int $id): self\n    {\n        return new self();\n    }\n}\n',
+      'src/Models/Team.php': '<?php\nnamespace App\\Models;\n\nclass Team\n{\n    public function owner(): User\n    {\n        return User::find(1);\n    }\n}\n',
+      'src/Http/Controller.php': '<?php\nnamespace App\\Http;\n\nuse App\\Models\\User;\nuse App\\Models\\{Team as Squad};\n\nclass Controller\n{\n    public function show()\n    {\n        $t = new Squad();\n        return User::find(1);\n    }\n}\n',
+      'legacy/User.php': '<?php\nclass User\n{\n    public static function find(int $id) { return null; }\n}\n',
+    }, (g) => {
+      expect(g.outgoingOf('src/Http/Controller.php#Controller.show').map((e) => e.to).sort()).toEqual(['src/Models/Team.php#Team', 'src/Models/User.php#User.find']);
+      expect(g.outgoingOf('src/Models/Team.php#Team.owner').map((e) => e.to).sort()).toEqual(['src/Models/User.php#User', 'src/Models/User.php#User.find']);
+      expect(g.edges.some((e) => e.toFile === 'legacy/User.php')).toBe(false);
+    });
+  });
+
+  it('Zig: `@import("file.zig")` namespaces and `@import(…).Decl` bindings resolve; std stays external', async () => {
+    await withGraph({
+      'src/calc.zig': 'pub fn g(x: i32) i32 {\n    return x + 1;\n}\n',
+      'src/util/shape.zig': 'pub const Shape = struct {\n    pub fn area() i32 {\n        return 1;\n    }\n};\n',
+      'src/main.zig': 'const std = @import("std");\nconst calc = @import("calc.zig");\nconst Shape = @import("util/shape.zig").Shape;\n\npub fn f(x: i32) i32 {\n    std.debug.print("x", .{});\n    return calc.g(x) + Shape.area();\n}\n',
+      'other/calc.zig': 'pub fn g(x: i32) i32 {\n    return x;\n}\n',
+    }, (g) => {
+      expect(g.outgoingOf('src/main.zig#f').map((e) => e.to).sort()).toEqual(['src/calc.zig#g', 'src/util/shape.zig#Shape.area']);
+      expect(g.edges.some((e) => e.toFile === 'other/calc.zig')).toBe(false);
+    });
+  });
+});

@@ -92,4 +92,42 @@ describe('cohort formation in Dart, Kotlin and Swift', () => {
     const r = await compute(f, base, head);
     expect(groups(r)).toEqual(['app/src/main/kotlin/com/acme/app/App.kt,calc/src/main/kotlin/com/acme/calc/Calc.kt', 'other/src/main/kotlin/com/acme/other/Other.kt']);
   });
+
+  /** `callee`, `caller`, `other`: text for a version number; caller calls callee, other has a same-name definition. */
+  async function callerCalleeOther(files: Record<'callee' | 'caller' | 'other', [string, (n: number) => string]>, extra: Record<string, string> = {}): Promise<string[]> {
+    const f = fixture();
+    for (const [p, text] of Object.entries(extra)) f.write(p, text);
+    for (const [p, text] of Object.values(files)) f.write(p, text(1));
+    const base = f.commit('base');
+    for (const [p, text] of Object.values(files)) f.write(p, text(2));
+    const head = f.commit('head');
+    return groups(await compute(f, base, head));
+  }
+
+  it('C#: a call into a `using` namespace merges; the same-name class of another namespace does not', async () => {
+    const g = await callerCalleeOther({
+      callee: ['src/Calc/Calc.cs', (n) => `namespace Acme.Calc;\n\npublic static class Calc\n{\n    public static int G(int x)\n    {\n        return x + ${n};\n    }\n}\n`],
+      caller: ['src/App/App.cs', (n) => `using Acme.Calc;\n\nnamespace Acme.App;\n\npublic class App\n{\n    public int F(int x)\n    {\n        return Calc.G(x) * ${n};\n    }\n}\n`],
+      other: ['src/Other/Calc.cs', (n) => `namespace Acme.Other;\n\npublic static class Calc\n{\n    public static int G(int x)\n    {\n        return x * ${n};\n    }\n}\n`],
+    });
+    expect(g).toEqual(['src/App/App.cs,src/Calc/Calc.cs', 'src/Other/Calc.cs']);
+  });
+
+  it('PHP: a call through a PSR-4 `use` merges; the same-name class outside the autoload roots does not', async () => {
+    const g = await callerCalleeOther({
+      callee: ['src/Models/User.php', (n) => `<?php\nnamespace App\\Models;\n\nclass User\n{\n    public static function find(int $id): int\n    {\n        return $id + ${n};\n    }\n}\n`],
+      caller: ['src/Http/Controller.php', (n) => `<?php\nnamespace App\\Http;\n\nuse App\\Models\\User;\n\nclass Controller\n{\n    public function show(): int\n    {\n        return User::find(${n});\n    }\n}\n`],
+      other: ['legacy/User.php', (n) => `<?php\nclass User\n{\n    public static function find(int $id): int\n    {\n        return $id * ${n};\n    }\n}\n`],
+    }, { 'composer.json': JSON.stringify({ autoload: { 'psr-4': { 'App\\': 'src/' } } }) });
+    expect(g).toEqual(['legacy/User.php', 'src/Http/Controller.php,src/Models/User.php']);
+  });
+
+  it('Zig: a call through `@import("calc.zig")` merges; the same-name function of another file does not', async () => {
+    const g = await callerCalleeOther({
+      callee: ['src/calc.zig', (n) => `pub fn g(x: i32) i32 {\n    return x + ${n};\n}\n`],
+      caller: ['src/main.zig', (n) => `const calc = @import("calc.zig");\n\npub fn f(x: i32) i32 {\n    return calc.g(x) * ${n};\n}\n`],
+      other: ['other/calc.zig', (n) => `pub fn g(x: i32) i32 {\n    return x * ${n};\n}\n`],
+    });
+    expect(g).toEqual(['other/calc.zig', 'src/calc.zig,src/main.zig']);
+  });
 });
