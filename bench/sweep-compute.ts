@@ -48,7 +48,10 @@ export async function main(args: string[]): Promise<void> {
         // The evaluation mirrors leave out their largest blobs; a commit touching one cannot be diffed by git
         // itself. That is a gap of the copy, not of the engine: counted apart, never hidden.
         if (/unable to read [0-9a-f]{40}|could not get object info|bad object/.test(message)) missingObjects.push(commit);
-        else failures.push({ commit, error: message.slice(0, 500) });
+        else {
+          failures.push({ commit, error: message.slice(0, 500) });
+          console.error(`  FAIL ${commit.slice(0, 12)}: ${message.slice(0, 300)}`);
+        }
       }
       ms.push(performance.now() - t0);
       if ((i + 1) % 100 === 0) console.error(`  ${i + 1}/${picked.length} commits, ${failures.length} failures`);

@@ -9,11 +9,12 @@
  *   1080p block1pct — a solid banner over ~1 % of the image;
  *   1080p textShift — every text run drawn half a pixel to the right (re-rasterised glyphs everywhere);
  *   4K cardChange — a 3840×2160 screenshot of the same layout with the text of one card changed.
- * Per pair, in one loop that alternates ours and odiff run by run (so a noisy neighbour weighs on both):
- * our end to end (read both files, hash, decode, compare, encode the diff PNG) against odiff-bin in its
+ * Per pair, in one loop that rotates the three run by run (so a noisy neighbour weighs on all): our end
+ * to end in-process (read both files, hash, decode, compare, encode the diff PNG; a pair of ≥ 1 Mpx is
+ * split with the band helper thread), the same with the helper off (one thread), and odiff-bin in its
  * persistent --server mode with anti-aliasing detection on (reads, decodes, compares, writes its diff
  * PNG). Before timing, our count is checked against pixelmatch over the whole decoded image.
- * Then a 50-snapshot PR (1080p and 390×844 renders), serial vs the worker pool.
+ * Then a 50-snapshot PR (1080p and 390×844 renders), one thread vs the worker pool.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -26,6 +27,7 @@ import { decode as fastPngDecode } from 'fast-png';
 import { compareImages, VISUAL_DIFF_OPTIONS, type DiffJob } from '../src/axes/visual/diff';
 import { decodePng } from '../src/axes/visual/png';
 import { closeSharedDiffPools, DiffPool, runDiffJobs } from '../src/axes/visual/pool';
+import { closeBandHelper } from '../src/axes/visual/split';
 import { renderUi, scatterPixels, type Rendered } from './support/ui-renders';
 
 // odiff-bin is CommonJS without an ESM entry; its server class drives one native process over stdio.
@@ -93,6 +95,8 @@ interface Row {
   odiffCount: number | null;
   pixelmatchRawMs: number;
   oursMs: number;
+  /** Ours with the band helper off: one thread (plus libuv's inflate). */
+  oursOneThreadMs: number;
   odiffMs: number;
   /** Median of the per-round ratios ours / odiff (each round runs both back to back). */
   pairedRatio: number;
@@ -100,6 +104,8 @@ interface Row {
 
 export async function main(args: string[]): Promise<void> {
   const runs = Number(args.find((a) => a.startsWith('--runs='))?.slice(7) ?? 15);
+  // --pairs-only: skip the 50-snapshot PR (a quicker run while working on the engine).
+  const pairsOnly = args.includes('--pairs-only');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-visual-'));
   // Started once the synchronous rendering is done: its start-up timeout (5 s) runs on our event loop.
   let odiff: InstanceType<typeof ODiffServer> | undefined;
@@ -140,25 +146,29 @@ export async function main(args: string[]): Promise<void> {
       const pixelmatchCount = pixelmatch(c.base.data, c.head.data, out, width, height, VISUAL_DIFF_OPTIONS);
       const pixelmatchRawMs = await timeIt(Math.max(3, Math.round(runs / 3)), () => pixelmatch(c.base.data, c.head.data, out, width, height, VISUAL_DIFF_OPTIONS));
       const ours = async () => compareImages(await fs.promises.readFile(c.basePath), await fs.promises.readFile(c.headPath));
+      const oursOneThread = async () => compareImages(await fs.promises.readFile(c.basePath), await fs.promises.readFile(c.headPath), { split: 'never' });
       const oursCount = (await ours()).changedPixels;
       if (oursCount !== pixelmatchCount) throw new Error(`${c.name}: ours counted ${oursCount} changed pixels, pixelmatch ${pixelmatchCount}`);
       const diffOut = path.join(dir, `${c.name.replace(/\W+/g, '-')}-odiff.png`);
       const o = odiff;
       const odiffResult = await o.compare(c.basePath, c.headPath, diffOut, odiffOpts);
       const oursT: number[] = [];
+      const oneT: number[] = [];
       const odiffT: number[] = [];
       const ratios: number[] = [];
       for (let i = 0; i < runs; i++) {
-        // Alternate which goes first, so neither always runs on a cache the other warmed.
-        const order = i % 2 === 0 ? ['ours', 'odiff'] : ['odiff', 'ours'];
+        // Rotate which goes first, so none always runs on a cache another warmed.
+        const order = [['ours', 'odiff', 'one'], ['odiff', 'one', 'ours'], ['one', 'ours', 'odiff']][i % 3];
         const t: Record<string, number> = {};
         for (const who of order) {
           const s = now();
           if (who === 'ours') await ours();
+          else if (who === 'one') await oursOneThread();
           else await o.compare(c.basePath, c.headPath, diffOut, odiffOpts);
           t[who] = now() - s;
         }
         oursT.push(t.ours);
+        oneT.push(t.one);
         odiffT.push(t.odiff);
         ratios.push(t.ours / t.odiff);
       }
@@ -170,6 +180,7 @@ export async function main(args: string[]): Promise<void> {
         odiffCount: odiffResult.match ? 0 : (odiffResult.diffCount ?? null),
         pixelmatchRawMs,
         oursMs: median(oursT),
+        oursOneThreadMs: median(oneT),
         odiffMs: median(odiffT),
         pairedRatio: median(ratios),
       });
@@ -178,6 +189,11 @@ export async function main(args: string[]): Promise<void> {
     // "exited unexpectedly" on a normal stop; stopping here keeps that line out of the results.
     odiff.stop();
     odiff = undefined;
+
+    if (pairsOnly) {
+      printPairs(rows, runs, renderMs, decoders, odiffOpts);
+      return;
+    }
 
     // A 50-snapshot PR: 25 desktop and 25 mobile screenshots, each pair with a different change.
     const jobs: DiffJob[] = [];
@@ -198,7 +214,8 @@ export async function main(args: string[]): Promise<void> {
     // Cold: a fresh pool per PR, worker start-up included (from TypeScript sources here, so each
     // worker also loads the swc hook; compiled workers start faster).
     const runPr = {
-      serial: () => runDiffJobs(jobs, { parallelism: 1 }),
+      // One thread: the band helper too is off, so this is what one core does.
+      serial: () => runDiffJobs(jobs, { parallelism: 1, split: 'never' }),
       warm: () => runDiffJobs(jobs, { parallelism: cores }),
       cold: async () => {
         const pool = new DiffPool(cores);
@@ -227,15 +244,8 @@ export async function main(args: string[]): Promise<void> {
     const poolMs = median(prTimes.warm);
     const coldMs = median(prTimes.cold);
 
-    const f = (n: number, w = 9) => n.toFixed(2).padStart(w);
-    console.log(`bench:visual — medians of ${runs} alternating runs (PR: ${prRuns} rounds), ${cores} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; fixtures rendered by Skia in ${(renderMs / 1000).toFixed(1)} s`);
-    console.log(`pixelmatch ${JSON.stringify(VISUAL_DIFF_OPTIONS)}; odiff ${JSON.stringify(odiffOpts)}`);
-    console.log(`\ndecode one 1080p base PNG (ms): pngjs ${decoders.pngjsMs.toFixed(2)}, fast-png ${decoders.fastPngMs.toFixed(2)}, ours ${decoders.oursMs.toFixed(2)}`);
-    console.log('\npair                   changed px: pixelmatch    ours   odiff | pixelmatch raw   ours e2e   odiff srv  ours/odiff (paired)');
-    for (const r of rows) {
-      console.log(`  ${r.name.padEnd(22)}${String(r.pixelmatchCount).padStart(19)}${String(r.oursCount).padStart(8)}${String(r.odiffCount).padStart(8)} |${f(r.pixelmatchRawMs, 15)}${f(r.oursMs, 11)}${f(r.odiffMs, 12)}${f(r.oursMs / r.odiffMs, 8)} (${r.pairedRatio.toFixed(2)})`);
-    }
-    console.log(`\nmachine probe: ${cores} spinning threads got ${coresGiven.toFixed(2)} cores (load average ${os.loadavg()[0].toFixed(2)})`);
+    printPairs(rows, runs, renderMs, decoders, odiffOpts);
+    console.log(`machine probe: ${cores} spinning threads got ${coresGiven.toFixed(2)} cores (load average ${os.loadavg()[0].toFixed(2)})`);
     console.log(`50-snapshot PR, cores actually used (CPU time / wall): serial ${median(prCores.serial).toFixed(2)}, warm pool ${median(prCores.warm).toFixed(2)}, cold pool ${median(prCores.cold).toFixed(2)}`);
     console.log(`50-snapshot PR: serial ${serialMs.toFixed(0)} ms, warm worker pool (${cores}) ${poolMs.toFixed(0)} ms → ${(serialMs / poolMs).toFixed(2)}×; cold pool (start-up included) ${coldMs.toFixed(0)} ms → ${(serialMs / coldMs).toFixed(2)}×`);
 
@@ -248,6 +258,7 @@ export async function main(args: string[]): Promise<void> {
         [`${k}_odiffCount`]: r.odiffCount,
         [`${k}_pixelmatchRawMs`]: +r.pixelmatchRawMs.toFixed(2),
         [`${k}_oursMs`]: +r.oursMs.toFixed(2),
+        [`${k}_oursOneThreadMs`]: +r.oursOneThreadMs.toFixed(2),
         [`${k}_odiffServerMs`]: +r.odiffMs.toFixed(2),
         [`${k}_oursOverOdiff`]: +(r.oursMs / r.odiffMs).toFixed(3),
         [`${k}_pairedRatio`]: +r.pairedRatio.toFixed(3),
@@ -277,7 +288,20 @@ export async function main(args: string[]): Promise<void> {
     console.log(JSON.stringify(summary));
   } finally {
     await closeSharedDiffPools();
+    await closeBandHelper();
     odiff?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function printPairs(rows: Row[], runs: number, renderMs: number, decoders: Record<string, number>, odiffOpts: object): void {
+  const f = (n: number, w = 9) => n.toFixed(2).padStart(w);
+  console.log(`bench:visual — medians of ${runs} alternating runs, ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; fixtures rendered by Skia in ${(renderMs / 1000).toFixed(1)} s`);
+  console.log(`pixelmatch ${JSON.stringify(VISUAL_DIFF_OPTIONS)}; odiff ${JSON.stringify(odiffOpts)}`);
+  console.log(`\ndecode one 1080p base PNG (ms): pngjs ${decoders.pngjsMs.toFixed(2)}, fast-png ${decoders.fastPngMs.toFixed(2)}, ours ${decoders.oursMs.toFixed(2)}`);
+  console.log('\npair                   changed px: pixelmatch    ours   odiff | pixelmatch raw   ours e2e  (1 thread)   odiff srv  ours/odiff (paired)');
+  for (const r of rows) {
+    console.log(`  ${r.name.padEnd(22)}${String(r.pixelmatchCount).padStart(19)}${String(r.oursCount).padStart(8)}${String(r.odiffCount).padStart(8)} |${f(r.pixelmatchRawMs, 15)}${f(r.oursMs, 11)} (${f(r.oursOneThreadMs, 8)})${f(r.odiffMs, 12)}${f(r.oursMs / r.odiffMs, 8)} (${r.pairedRatio.toFixed(2)})`);
+  }
+  console.log('');
 }

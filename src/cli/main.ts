@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { CLI_MODULES } from './commands';
+import { neutralize } from '../security/output-hygiene';
 
 export function buildProgram(): Command {
   const program = new Command('review-ledger')
@@ -18,7 +19,19 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * Every string the CLI writes passes output hygiene: stored text is exact, and a finding title holding an
+ * ANSI escape or a bidi override cannot repaint the operator's terminal (src/security/output-hygiene.ts).
+ * JSON output stays exact: inside a JSON string an escape is the same string.
+ */
+function neutralizeWrites(stream: NodeJS.WriteStream): void {
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? neutralize(chunk) : chunk, ...rest)) as typeof stream.write;
+}
+
 export function run(argv: string[]): void {
+  neutralizeWrites(process.stdout);
+  neutralizeWrites(process.stderr);
   buildProgram()
     .parseAsync(argv)
     .catch((err) => {

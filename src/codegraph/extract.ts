@@ -22,6 +22,10 @@ interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
 export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts {
   const tree = grammar.parser.parse(source);
   if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
+  if (tree.rootNode.hasError && grammar.spec.errorFallback) {
+    tree.delete();
+    return grammar.spec.errorFallback(source, grammar.spec.id);
+  }
   try {
     const root = tree.rootNode;
     const { imports, exportAliases, packageName, importRanges } = extractImports(grammar.spec.imports, root);

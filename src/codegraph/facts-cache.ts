@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { mkdirPrivate, touchPrivate } from '../events/store/private-files';
 import type { FileFacts } from './facts';
 
 /**
@@ -24,7 +25,8 @@ export class FactsCache {
   /** Opens (creating) the cache file `<dir>/codegraph.db`; `:memory:` for a throwaway cache. */
   static open(dir: string | ':memory:'): FactsCache {
     if (dir === ':memory:') return new FactsCache(new Database(':memory:'));
-    fs.mkdirSync(dir, { recursive: true });
+    mkdirPrivate(dir);
+    touchPrivate(path.join(dir, 'codegraph.db'));
     const db = new Database(path.join(dir, 'codegraph.db'));
     db.pragma('journal_mode = WAL');
     // A lost cache entry is re-parsed, never wrong: durability is not worth an fsync per batch.

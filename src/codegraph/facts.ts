@@ -54,4 +54,6 @@ export interface FileFacts {
   packageName?: string;
   /** The parse produced error nodes (facts are best-effort). */
   hasErrors?: boolean;
+  /** Which parser produced the facts when it was not the grammar's tree-sitter parser (a fallback). */
+  parser?: 'typescript';
 }

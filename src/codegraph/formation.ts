@@ -23,15 +23,16 @@ export interface FormationFile {
 
 /**
  * What may join two changed files into one cohort besides a resolved edge between changed definitions:
- * `changed-reference` (stricter: the reference itself is on a changed line), `wrapper` (one hop through an
+ * `changed-reference` (stricter: the reference itself is on a changed line), `new-symbol-import` (an import
+ * or re-export of a symbol the change adds or deletes), `wrapper` (one hop through an
  * unchanged definition of a changed file), `test-subject` (name pairing), `mirror` (a copy of the same
  * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory). Each is measured with and without on `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory'];
+export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory'];
 // Measured (docs/cohorts.md): wrapper, mirror, co-change and directory did not earn their place on the five evaluation repos.
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-subject'];
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'test-subject'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -176,6 +177,37 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   };
   visit(input.head, 'head');
   visit(input.base, 'base');
+  if (signals.has('new-symbol-import')) {
+    // An import (or re-export) of a symbol the change adds or removes: that import line changed with it.
+    const changeOf = new Map<string, FragmentData['change']>();
+    for (const f of semanticFiles) for (const fr of f.fragments) if (fr.symbolId) changeOf.set(fr.symbolId, fr.change);
+    const importsOf = (graph: CodeGraph | undefined, side: 'head' | 'base', want: FragmentData['change']) => {
+      if (!graph) return;
+      for (const f of semanticFiles) {
+        const own = side === 'head' ? f.path : f.oldPath ?? f.path;
+        if (side === 'head' && f.status === 'deleted') continue;
+        const indexed = graph.index.files.get(own);
+        if (!indexed) continue;
+        for (const decl of indexed.facts.imports) {
+          const target = graph.resolveModule(indexed, decl.source);
+          if (!target) continue;
+          for (const b of decl.bindings) {
+            if (b.imported === '*') continue;
+            const to = graph.resolveExport(target, b.imported, 0);
+            if (!to || changeOf.get(to) !== want) continue;
+            const toFile = fileOfSymbol.get(to)!;
+            if (toFile === f.path) continue;
+            const key = `${f.path}\0${toFile}\0${f.path}\0${to}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            links.push({ fromFile: f.path, toFile, fromSymbol: f.path, toSymbol: to });
+          }
+        }
+      }
+    };
+    importsOf(input.head, 'head', 'added');
+    importsOf(input.base, 'base', 'deleted');
+  }
   return links.sort((a, b) => `${a.fromFile}\0${a.toFile}\0${a.fromSymbol}\0${a.toSymbol}`.localeCompare(`${b.fromFile}\0${b.toFile}\0${b.fromSymbol}\0${b.toSymbol}`));
 }
 
@@ -190,7 +222,7 @@ interface Group {
 interface Join {
   a: string;
   b: string;
-  signal: Exclude<FormationSignal, 'changed-reference' | 'wrapper'>;
+  signal: Exclude<FormationSignal, 'changed-reference' | 'new-symbol-import' | 'wrapper'>;
   detail: string;
 }
 

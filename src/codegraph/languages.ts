@@ -1,4 +1,6 @@
 import * as path from 'node:path';
+import type { FileFacts } from './facts';
+import { extractFactsWithTypeScript } from './typescript-parser';
 import { DART_TAGS } from './lang-dart';
 import { KOTLIN_TAGS } from './lang-kotlin';
 import { SWIFT_TAGS } from './lang-swift';
@@ -26,6 +28,8 @@ export interface LanguageSpec {
   imports: ImportStyle;
   /** File extensions (with dot) resolved by relative imports, in probe order. */
   moduleExtensions: string[];
+  /** Another parser for texts on which the grammar produces ERROR nodes (e.g. TypeScript's own for TS/JS). */
+  errorFallback?: (source: string, languageId: string) => FileFacts;
 }
 
 const ECMA_EXTRA = `
@@ -53,6 +57,7 @@ const TS_EXTENSIONS = ['.ts', '.tsx', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
 export const LANGUAGES: Record<string, LanguageSpec> = {
   typescript: {
     id: 'typescript',
+    errorFallback: extractFactsWithTypeScript,
     wasm: ['tree-sitter-typescript', 'tree-sitter-typescript.wasm'],
     tags: [['tree-sitter-javascript', 'queries/tags.scm'], ['tree-sitter-typescript', 'queries/tags.scm']],
     extraTags: TS_EXTRA,
@@ -62,6 +67,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   },
   tsx: {
     id: 'tsx',
+    errorFallback: extractFactsWithTypeScript,
     wasm: ['tree-sitter-typescript', 'tree-sitter-tsx.wasm'],
     tags: [['tree-sitter-javascript', 'queries/tags.scm'], ['tree-sitter-typescript', 'queries/tags.scm']],
     extraTags: TS_EXTRA,
@@ -71,6 +77,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   },
   javascript: {
     id: 'javascript',
+    errorFallback: extractFactsWithTypeScript,
     wasm: ['tree-sitter-javascript', 'tree-sitter-javascript.wasm'],
     tags: [['tree-sitter-javascript', 'queries/tags.scm']],
     extraTags: JS_EXTRA,

@@ -121,11 +121,12 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
  * it joins that node instead of starting over). The earliest such node when there are several.
  */
 function carriedMatch(state: PrState, round: RoundRecord, fingerprint: string): string | undefined {
-  for (const id of round.carry?.byFingerprint[fingerprint] ?? []) {
-    const n = state.nodes[id];
-    if (n.round === round.round && isLive(n)) return id;
-  }
-  return undefined;
+  const id = round.carry?.byFingerprint[fingerprint];
+  if (id === undefined) return undefined;
+  const n = state.nodes[id];
+  if (n.round === round.round && isLive(n)) return id;
+  // The first one was closed since: another carried node with this fingerprint (its duplicate) may be live.
+  return round.nodeIds.find((other) => round.carry!.entries[other] && state.nodes[other].fingerprint === fingerprint && isLive(state.nodes[other]) && state.nodes[other].round === round.round);
 }
 
 type Anchor = NonNullable<Input['node']['anchor']>;

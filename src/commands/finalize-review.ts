@@ -7,7 +7,7 @@ import type { Rules } from '../rules/rules';
 import type { CommandDefinition, PendingEvent } from './kernel';
 import { loadActiveRules, requireReview, reviewStreamOf, reviewTarget } from './review-target';
 import { incompleteCohortsOf } from '../progress/load';
-import { tokenAxesUnderProgress } from '../progress/progress';
+import { missingBriefs, tokenAxesUnderProgress } from '../progress/progress';
 
 const input = z.object({ ...reviewTarget, tokenAxes: tokenAxesSchema, walkthrough: z.string().max(200_000) });
 type Input = z.infer<typeof input>;
@@ -17,7 +17,9 @@ type Input = z.infer<typeof input>;
  * rules in force, and the ladder moves to awaiting approval (SPEC §10). Second no-self-confirm check:
  * the consensus it records is re-derived from raw confirmations by non-authors only.
  */
-export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: Rules }> = {
+type Progress = { adjustedAxes: Array<'correctness' | 'security' | 'testGap'>; cohorts: Array<{ cohortKey: string; title: string; missing: string }>; incomplete: number };
+
+export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: Rules; progress?: Progress }> = {
   name: 'finalizeReview',
   description: 'Finalize the current round: record the token axes, walkthrough, verdict and confidence; the review awaits approval.',
   input,
@@ -27,8 +29,11 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
   async prepare(cmd, env) {
     // Cohort progress (src/progress): any cohort the roster did not review completely turns pass/warn
     // token axes into `partial`, naming the cohorts — a partial review is never recorded as clean.
-    const tokenAxes = tokenAxesUnderProgress(cmd.tokenAxes, await incompleteCohortsOf(env.workspace, reviewStreamOf(cmd)));
-    return { ...cmd, tokenAxes, rules: await loadActiveRules(env.workspace) };
+    const incomplete = await incompleteCohortsOf(env.workspace, reviewStreamOf(cmd));
+    const tokenAxes = tokenAxesUnderProgress(cmd.tokenAxes, incomplete);
+    const adjustedAxes = (['correctness', 'security', 'testGap'] as const).filter((a) => tokenAxes[a].status !== cmd.tokenAxes[a].status);
+    const progress = adjustedAxes.length ? { adjustedAxes, cohorts: incomplete.slice(0, 200).map((p) => ({ cohortKey: p.cohortKey, title: p.title.slice(0, 500), missing: missingBriefs(p) })), incomplete: incomplete.length } : undefined;
+    return { ...cmd, tokenAxes, rules: await loadActiveRules(env.workspace), progress };
   },
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
@@ -49,6 +54,7 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
           rulesVersion: cmd.rules.rulesVersion,
           reasons: v.reasons.slice(0, 200).map((r) => r.slice(0, 2000)),
           consensusNodeIds: consensusNodeIds(state),
+          ...(cmd.progress ? { progress: cmd.progress } : {}),
           by: ctx.principal,
           role: ctx.role,
         },
@@ -58,7 +64,16 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
     return events;
   },
   result(events) {
-    const d = events[0]?.data as { verdict: string; confidence: number; reasons: string[]; consensusNodeIds: string[]; round: number } | undefined;
-    return d ? { verdict: d.verdict, confidence: d.confidence, reasons: d.reasons, consensusNodeIds: d.consensusNodeIds, round: d.round } : null;
+    const d = events[0]?.data as { verdict: string; confidence: number; reasons: string[]; consensusNodeIds: string[]; round: number; progress?: Progress } | undefined;
+    if (!d) return null;
+    const out = { verdict: d.verdict, confidence: d.confidence, reasons: d.reasons, consensusNodeIds: d.consensusNodeIds, round: d.round };
+    return d.progress ? { ...out, note: progressNote(d.progress) } : out;
   },
 };
+
+/** Said once, in the answer: which submitted token axes became partial and which cohorts (and briefs) were left. */
+function progressNote(p: Progress): string {
+  const shown = p.cohorts.slice(0, 5).map((c) => `"${c.title.slice(0, 60)}" [${c.cohortKey}] (${c.missing})`);
+  const more = p.incomplete > shown.length ? `; and ${p.incomplete - shown.length} more` : '';
+  return `${p.adjustedAxes.join(', ')} submitted as pass/warn recorded as partial: ${p.incomplete} cohort(s) not reviewed completely by the roster — ${shown.join('; ')}${more}`;
+}

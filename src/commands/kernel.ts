@@ -6,7 +6,9 @@ import type { EventMetadata, NewEvent, Principal, RecordedEvent } from '../event
 import { isHuman, principalSchema } from '../events/envelope';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import { MAX_EVENT_BYTES } from '../events/store/port';
+import { NoopKeys, NoopRecord } from './noop-keys';
 import { Role, roleAtLeast } from '../security/roles';
+import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 /** A pure fold over one stream: `evolve` may update `state` in place and must return it. */
@@ -127,6 +129,8 @@ export class CommandExecutor {
     const key = assertIdempotencyKey(envelope.idempotencyKey, now);
     const principal = principalSchema.parse(envelope.principal);
     checkAccess(def, principal, envelope.role);
+    assertNoReservedKeys(payload);
+    assertKnownFields(def.input, payload);
     const parsed = def.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const input = parsed.data;
@@ -138,6 +142,8 @@ export class CommandExecutor {
     if (def.authorize) def.authorize((await this.load(def.fold, workspace, streamId)).state, input, ctx);
     const replay = await this.replay(def, workspace, key, commandDigest, streamId, principal);
     if (replay) return replay;
+    const noop = NoopKeys.of(workspace).get(key);
+    if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
 
     const env: CommandEnv = { workspace, principal, role: envelope.role, now, services: this.services };
     const prepared = def.prepare ? await def.prepare(input, env) : (input as unknown as P);
@@ -149,7 +155,11 @@ export class CommandExecutor {
         const { state, revision } = await this.load(def.fold, workspace, streamId);
         const pending = def.decide(state, prepared, ctx);
         if (pending.length === 0) {
-          return this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([]) : null }, false);
+          // Nothing to write, but the key is spent: a later use with another payload must be refused.
+          const out = this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([]) : null }, false);
+          const first = NoopKeys.of(workspace).put(key, { principal, command: def.name, digest: commandDigest, json: out.json });
+          const mine = first.json === out.json && first.digest === commandDigest && first.command === def.name && first.principal === principal;
+          return mine ? out : this.replayNoop(def, key, commandDigest, principal, first);
         }
         const metadata: EventMetadata = {
           principal,
@@ -240,6 +250,17 @@ export class CommandExecutor {
     // A crash between the primary append and its follow-ups is repaired here: follow-ups are idempotent.
     await this.runFollowUps(def, workspace, recorded);
     return this.respond(responseOf(def, recorded[0].streamId, recorded), true);
+  }
+
+  /** A key first used by a command that changed nothing: the same caller and payload get the same bytes, anything else is refused. */
+  private replayNoop(def: CommandDefinition<any, any, any>, key: string, digest: string, principal: Principal, noop: NoopRecord): CommandOutcome {
+    if (noop.principal !== principal) {
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, 'conflict', { idempotencyKey: key });
+    }
+    if (noop.digest !== digest || noop.command !== def.name) {
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used for a different ${noop.command === def.name ? 'payload' : `command (${noop.command})`}`, 'conflict', { idempotencyKey: key });
+    }
+    return { response: JSON.parse(noop.json) as CommandResponse, json: noop.json, replayed: true };
   }
 
   private async readBatch(workspace: WorkspaceHandle, key: string, streamId: string): Promise<RecordedEvent[] | null> {

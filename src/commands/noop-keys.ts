@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 export interface NoopRecord {
+  /** Who used the key: a key answers only its original caller (as for keys of written events). */
+  principal: string;
   command: string;
   digest: string;
   /** The response bytes given the first time: a replay with the same payload returns exactly these. */
@@ -19,12 +21,12 @@ export interface NoopRecord {
  */
 export class NoopKeys {
   private readonly getStmt: Database.Statement<[string], NoopRecord>;
-  private readonly putStmt: Database.Statement<[string, string, string, string]>;
+  private readonly putStmt: Database.Statement<[string, string, string, string, string]>;
 
   private constructor(private readonly db: Database.Database) {
-    db.exec('CREATE TABLE IF NOT EXISTS noop_keys (key TEXT PRIMARY KEY, command TEXT NOT NULL, digest TEXT NOT NULL, json TEXT NOT NULL) WITHOUT ROWID');
-    this.getStmt = db.prepare('SELECT command, digest, json FROM noop_keys WHERE key = ?');
-    this.putStmt = db.prepare('INSERT OR IGNORE INTO noop_keys (key, command, digest, json) VALUES (?, ?, ?, ?)');
+    db.exec('CREATE TABLE IF NOT EXISTS noop_keys (key TEXT PRIMARY KEY, principal TEXT NOT NULL, command TEXT NOT NULL, digest TEXT NOT NULL, json TEXT NOT NULL) WITHOUT ROWID');
+    this.getStmt = db.prepare('SELECT principal, command, digest, json FROM noop_keys WHERE key = ?');
+    this.putStmt = db.prepare('INSERT OR IGNORE INTO noop_keys (key, principal, command, digest, json) VALUES (?, ?, ?, ?, ?)');
   }
 
   /** The workspace's table, opened once per workspace handle (closed with it). */
@@ -45,7 +47,7 @@ export class NoopKeys {
 
   /** Records the key unless it is already there; returns what the key answers now (this record or the first one). */
   put(key: string, record: NoopRecord): NoopRecord {
-    this.putStmt.run(key, record.command, record.digest, record.json);
+    this.putStmt.run(key, record.principal, record.command, record.digest, record.json);
     return this.get(key)!;
   }
 

@@ -5,7 +5,13 @@ import { resolveCommits } from './commits';
 import type { CommandDefinition } from './kernel';
 import { reviewStreamOf, reviewTarget } from './review-target';
 
-const input = z.object({ ...reviewTarget, headSha: shaSchema, source: z.string().max(100).optional() });
+const input = z.object({
+  ...reviewTarget,
+  headSha: shaSchema,
+  source: z.string().max(100).optional(),
+  /** When the source saw this head (ISO-8601): an observation older than the current one is ignored. */
+  observedAt: z.string().datetime().optional(),
+});
 
 /** Records the PR's latest head (from a webhook, a poll or a client); drives the stale flag (SPEC §10). */
 export const observeHead: CommandDefinition<z.infer<typeof input>, PrState> = {
@@ -23,7 +29,9 @@ export const observeHead: CommandDefinition<z.infer<typeof input>, PrState> = {
   },
   decide(state, cmd) {
     if (state.observedHead === cmd.headSha) return [];
-    return [{ type: 'HeadObserved', data: { headSha: cmd.headSha, source: cmd.source } }];
+    // Never backwards: a delivery GitHub stamped before the one that set the current head is stale.
+    if (cmd.observedAt && state.observedHeadAt && Date.parse(cmd.observedAt) < Date.parse(state.observedHeadAt)) return [];
+    return [{ type: 'HeadObserved', data: { headSha: cmd.headSha, source: cmd.source, ...(cmd.observedAt ? { observedAt: cmd.observedAt } : {}) } }];
   },
   result: (events) => ({ recorded: events.length > 0 }),
 };

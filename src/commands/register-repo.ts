@@ -4,18 +4,25 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { Forge, RepoConfig, repoConfigSchema, RepoRegistered } from '../events/catalogue/repo';
 import { forgeFromRemote, repoFold, RepoState } from '../compute/streams';
-import { GitRepo } from '../git/repo';
+import { GitRepo, redactCredentials } from '../git/repo';
+import { execFile } from 'node:child_process';
 import type { CommandDefinition } from './kernel';
+import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
 
 const input = z.object({
   repoId: RepoRegistered.schema.shape.repoId,
-  /** Local path of a git work tree (absolute, or relative to the server's working directory). */
-  path: z.string().min(1).max(4000).refine((p) => !p.includes('\0'), 'path must not contain NUL'),
+  /**
+   * Local path of a git work tree. From the local CLI: any path (absolute, or relative to its working
+   * directory). Over RPC: a folder under the server's repo root (see `placeRemoteRegistration`).
+   */
+  path: z.string().min(1).max(4000).refine((p) => !p.includes('\0'), 'path must not contain NUL').optional(),
+  /** Over RPC only: a forge URL (https) the server clones under the repo root, instead of `path`. */
+  url: z.string().min(1).max(2000).optional(),
   defaultBranch: z.string().min(1).max(255).optional(),
   config: repoConfigSchema.optional(),
 });
 type Input = z.infer<typeof input>;
-type Prepared = Input & { root: string; forge: Forge };
+type Prepared = Input & { path: string; root: string; forge: Forge };
 
 /**
  * Registers a local git work tree (SPEC §1 "repo"): the forge (github/gitlab/bitbucket) is read from
@@ -29,22 +36,23 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
   access: { minRole: 'admin' },
   stream: (i) => `repo-${i.repoId}`,
   fold: repoFold,
-  async prepare(cmd) {
-    // A tenant role never grants host execution: what the render harness runs is operator configuration.
-    for (const field of ['renderCommand', 'renderOutputDir', 'renderTimeoutMs'] as const) {
-      if (cmd.config?.[field] !== undefined) {
-        throw new DomainError('render_command_not_accepted', `config.${field}: render commands are operator configuration (render.repos["<workspaceId>/${cmd.repoId}"] in the server config file), never a request field`, 'invalid', { field: `config.${field}` });
-      }
-    }
+  async prepare(cmd, env) {
+    assertNoRenderFields(cmd.config, cmd.repoId);
+    // Over RPC a url was cloned (and replaced by the clone's path) before the command runs.
+    if (!cmd.path || cmd.url !== undefined) throw new DomainError('invalid_payload', 'path: required (a forge url is cloned by the server only for registrations over RPC)');
     const abs = path.resolve(cmd.path);
     if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new DomainError('repo_path_not_found', `path: "${cmd.path}" is not an existing directory`, 'invalid');
     const repo = await GitRepo.open(abs);
     try {
       const url = await repo.remoteUrl('origin');
       if (!url) throw new DomainError('repo_no_origin', `path: "${repo.root}" has no "origin" remote; the forge (github, gitlab or bitbucket) is read from it`, 'invalid');
-      const forge = forgeFromRemote(url);
-      if (!forge) throw new DomainError('repo_unknown_forge', `origin: "${url}" is not a github, gitlab or bitbucket remote`, 'invalid', { origin: url });
-      return { ...cmd, root: fs.realpathSync(repo.root), forge };
+      const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
+      const forge = forgeFromRemote(url, operator?.githubEnterpriseHosts);
+      if (!forge) {
+        const shown = redactCredentials(url);
+        throw new DomainError('repo_unknown_forge', `origin: "${shown}" is not a github, gitlab or bitbucket remote (GitHub is github.com or a GitHub Enterprise host the operator configured)`, 'invalid', { origin: shown });
+      }
+      return { ...cmd, path: cmd.path, root: fs.realpathSync(repo.root), forge };
     } finally {
       repo.close();
     }
@@ -59,3 +67,104 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
   },
   result: (events) => (events[0] ? events[0].data : { alreadyRegistered: true }),
 };
+
+/** A tenant role never grants host execution: what the render harness runs is operator configuration. */
+function assertNoRenderFields(config: unknown, repoId: unknown): void {
+  if (!config || typeof config !== 'object') return;
+  for (const field of ['renderCommand', 'renderOutputDir', 'renderTimeoutMs']) {
+    if ((config as Record<string, unknown>)[field] !== undefined) {
+      throw new DomainError('render_command_not_accepted', `config.${field}: render commands are operator configuration (render.repos["<workspaceId>/${String(repoId).slice(0, 100)}"] in the server config file), never a request field`, 'invalid', { field: `config.${field}` });
+    }
+  }
+}
+
+const REFUSED_PATH = "path: repos registered over RPC live under the server's repo root: name a folder relative to it, or give a forge URL in `url` for the server to clone";
+const inside = (root: string, p: string) => p === root || p.startsWith(root + path.sep);
+
+/** Forge hosts the server clones from (https only), besides the operator's GitHub Enterprise hosts. */
+export const CLONE_HOSTS = ['github.com', 'gitlab.com', 'bitbucket.org'];
+const CLONE_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * `registerRepo` arriving over RPC (a tenant, not the operator): the repo must live under
+ * `<repoRoot>/<workspaceId>/`, either named by a path there (relative, or absolute inside it) or cloned
+ * by the server from a forge URL into `<repoRoot>/<workspaceId>/<repoId>`. Every path outside the root
+ * — existing or not, file or folder, reached through a symlink or `..` — gets the same answer, so the
+ * errors tell nothing about the host. Returns the payload the command runs with (an absolute `path`).
+ * The local CLI (`repo register --path`) does not come through here: the operator owns the host.
+ */
+export async function placeRemoteRegistration(payload: Record<string, unknown>, repoRoot: string, workspaceId: string, githubEnterpriseHosts: readonly string[]): Promise<Record<string, unknown>> {
+  assertNoRenderFields(payload.config, payload.repoId);
+  const root = path.join(repoRoot, workspaceId);
+  await fs.promises.mkdir(root, { recursive: true, mode: 0o700 });
+  const realRoot = await fs.promises.realpath(root);
+  const { url, ...rest } = payload;
+  if (url !== undefined) {
+    if (rest.path !== undefined) throw new DomainError('invalid_payload', 'url: give either a path under the repo root or a forge url, not both');
+    const repoId = RepoRegistered.schema.shape.repoId.safeParse(rest.repoId);
+    if (!repoId.success) throw new DomainError('invalid_payload', `repoId: ${repoId.error.issues[0]?.message ?? 'invalid'}`);
+    const target = path.join(realRoot, repoId.data);
+    await cloneInto(url, target, githubEnterpriseHosts);
+    return { ...rest, path: target };
+  }
+  if (typeof rest.path !== 'string' || rest.path.length === 0 || rest.path.length > 4000 || rest.path.includes('\0')) return rest;
+  const lexical = path.resolve(realRoot, rest.path);
+  if (!inside(realRoot, lexical)) throw new DomainError('repo_path_refused', REFUSED_PATH, 'invalid');
+  let real: string;
+  try {
+    real = await fs.promises.realpath(lexical);
+  } catch {
+    throw new DomainError('repo_path_not_found', `path: "${path.relative(realRoot, lexical)}" is not a folder under the repo root`, 'invalid');
+  }
+  if (!inside(realRoot, real)) throw new DomainError('repo_path_refused', REFUSED_PATH, 'invalid');
+  // git looks upwards for a work tree: the one it finds must be inside the root as well.
+  const repo = await GitRepo.open(real).catch(() => null);
+  if (repo) {
+    const top = await fs.promises.realpath(repo.root);
+    repo.close();
+    if (!inside(realRoot, top)) throw new DomainError('repo_path_refused', REFUSED_PATH, 'invalid');
+  }
+  return { ...rest, path: real };
+}
+
+/** A forge URL the server may clone: https, an allowed forge host, `/owner/name[.git]`, nothing else. */
+function cloneUrlOf(url: unknown, githubEnterpriseHosts: readonly string[]): URL {
+  const refuse = (why: string) =>
+    new DomainError('repo_url_refused', `url: ${why}; the server clones only https URLs of ${[...CLONE_HOSTS, ...githubEnterpriseHosts].join(', ')} (https://host/owner/name)`, 'invalid');
+  if (typeof url !== 'string' || url.length > 2000) throw refuse('must be a string of at most 2000 characters');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw refuse(`"${redactCredentials(url).slice(0, 200)}" is not a URL`);
+  }
+  if (u.protocol !== 'https:') throw refuse(`scheme "${u.protocol}" is not https`);
+  const host = u.hostname.toLowerCase();
+  if (!CLONE_HOSTS.includes(host) && !githubEnterpriseHosts.includes(host)) throw refuse(`host "${host}" is not an allowed forge`);
+  if (u.search || u.hash || !/^\/[A-Za-z0-9._-]+(?:\/[A-Za-z0-9._-]+)+?(?:\.git)?\/?$/.test(u.pathname)) throw refuse('the path must be /owner/name');
+  return u;
+}
+
+async function cloneInto(url: unknown, target: string, githubEnterpriseHosts: readonly string[]): Promise<void> {
+  const u = cloneUrlOf(url, githubEnterpriseHosts);
+  if (fs.existsSync(target)) {
+    // Registering the same clone again is idempotent; anything else there is not ours to overwrite.
+    const repo = await GitRepo.open(target).catch(() => null);
+    const origin = repo ? await repo.remoteUrl('origin') : null;
+    repo?.close();
+    if (origin === u.href) return;
+    throw new DomainError('repo_exists', `repoId: a different repository is already cloned for this repo id`, 'conflict');
+  }
+  await new Promise<void>((resolve, reject) => {
+    execFile(
+      'git',
+      ['-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', 'clone', '--quiet', '--no-tags', '--', u.href, target],
+      { timeout: CLONE_TIMEOUT_MS, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_ASKPASS: '/bin/false', SSH_ASKPASS: '/bin/false' } },
+      (err, _stdout, stderr) => {
+        if (!err) return resolve();
+        fs.rmSync(target, { recursive: true, force: true });
+        reject(new DomainError('repo_clone_failed', `url: cloning ${redactCredentials(u.href)} failed: ${redactCredentials(String(stderr || err.message)).trim().split('\n').pop()?.slice(0, 500)}`, 'unavailable'));
+      },
+    );
+  });
+}

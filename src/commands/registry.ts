@@ -23,6 +23,7 @@ import { publish, requestPublish, approvePublish } from './publish-review';
 import { markCohortReviewed } from './mark-cohort-reviewed';
 import { setContractDecision } from './set-contract-decision';
 import { approveVisual } from './approve-visual';
+import { setVerdictStatusCheck } from '../status-check/commands';
 
 /**
  * Every command of the ledger, by name. The RPC method catalogue, the MCP tools and the CLI are
@@ -46,6 +47,7 @@ export const COMMANDS: CommandDefinition[] = [
   publish, requestPublish, approvePublish,
   markCohortReviewed,
   setContractDecision, approveVisual,
+  setVerdictStatusCheck,
 ];
 
 export const commandByName = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -10,17 +10,18 @@ const METADATA_ALLOWANCE = 16 * 1024;
 export const REVIEW_COMPUTED_BYTE_BUDGET = MAX_EVENT_BYTES - METADATA_ALLOWANCE;
 
 /**
- * Caps applied in turn while the computation does not fit in one event: listed dependents, then
- * reading-order steps, then fragments per cohort. Counts and scores stay computed on everything;
+ * Caps applied in turn while the computation does not fit in one event: the dependency changes copied
+ * into each cohort's clues (the full list stays in `dependencyDiffs`), listed dependents, reading-order
+ * steps, then fragments per cohort. Counts and scores stay computed on everything;
  * only the lists are cut, and the cut is recorded in the metrics.
  */
-const STAGES: Array<{ dependents: number; publicApi: number; tests: number; steps: number; fragments: number; anchors: number }> = [
-  { dependents: 50, publicApi: 100, tests: 100, steps: Infinity, fragments: Infinity, anchors: Infinity },
-  { dependents: 10, publicApi: 50, tests: 50, steps: 100, fragments: Infinity, anchors: Infinity },
-  { dependents: 0, publicApi: 20, tests: 20, steps: 30, fragments: 200, anchors: 200 },
-  { dependents: 0, publicApi: 10, tests: 10, steps: 10, fragments: 50, anchors: 50 },
-  { dependents: 0, publicApi: 3, tests: 3, steps: 3, fragments: 10, anchors: 10 },
-  { dependents: 0, publicApi: 1, tests: 1, steps: 1, fragments: 1, anchors: 1 },
+const STAGES: Array<{ clueChanges: number; dependents: number; publicApi: number; tests: number; steps: number; fragments: number; anchors: number }> = [
+  { clueChanges: 20, dependents: 50, publicApi: 100, tests: 100, steps: Infinity, fragments: Infinity, anchors: Infinity },
+  { clueChanges: 0, dependents: 10, publicApi: 50, tests: 50, steps: 100, fragments: Infinity, anchors: Infinity },
+  { clueChanges: 0, dependents: 0, publicApi: 20, tests: 20, steps: 30, fragments: 200, anchors: 200 },
+  { clueChanges: 0, dependents: 0, publicApi: 10, tests: 10, steps: 10, fragments: 50, anchors: 50 },
+  { clueChanges: 0, dependents: 0, publicApi: 3, tests: 3, steps: 3, fragments: 10, anchors: 10 },
+  { clueChanges: 0, dependents: 0, publicApi: 1, tests: 1, steps: 1, fragments: 1, anchors: 1 },
 ];
 
 const bytesOf = (d: Data) => Buffer.byteLength(JSON.stringify(d));
@@ -52,7 +53,7 @@ export function fitReviewComputed(data: Data): Data {
   if (clipped) data.metrics.clippedFields = clipped;
 
   if (bytesOf(data) <= REVIEW_COMPUTED_BYTE_BUDGET) return data;
-  const full = data.cohorts.map((c) => ({ dependents: { files: c.blastRadius.dependents.files, symbols: c.blastRadius.dependents.symbols }, publicApi: c.blastRadius.publicApi, tests: c.blastRadius.tests, steps: c.readingOrder.steps, fragments: c.fragments, anchors: c.anchors }));
+  const full = data.cohorts.map((c) => ({ dependents: { files: c.blastRadius.dependents.files, symbols: c.blastRadius.dependents.symbols }, publicApi: c.blastRadius.publicApi, tests: c.blastRadius.tests, steps: c.readingOrder.steps, fragments: c.fragments, anchors: c.anchors, clues: c.clues }));
   for (let s = 0; s < STAGES.length; s++) {
     const cap = STAGES[s];
     let omittedSteps = 0;
@@ -78,6 +79,11 @@ export function fitReviewComputed(data: Data): Data {
       omittedAnchors += f.anchors.length - c.anchors.length;
       c.blastRadius.publicApi = f.publicApi.slice(0, cap.publicApi);
       c.blastRadius.tests = f.tests.slice(0, cap.tests);
+      c.clues = f.clues.map((clue) => {
+        if (!clue.dependencyChanges || clue.dependencyChanges.length <= cap.clueChanges) return clue;
+        const { dependencyChanges, ...rest } = clue;
+        return cap.clueChanges > 0 ? { ...rest, dependencyChanges: dependencyChanges.slice(0, cap.clueChanges) } : rest;
+      });
     });
     data.metrics.trimStage = s + 1;
     data.metrics.omittedReadingSteps = omittedSteps;

@@ -97,12 +97,21 @@ export async function openRegisteredRepo(state: RepoState): Promise<GitRepo> {
   return repo;
 }
 
-/** Parses an origin remote URL (https, ssh, scp-like) into forge coordinates; undefined for other hosts. */
-export function forgeFromRemote(url: string): Forge | undefined {
+/** The hosts that are GitHub without any configuration. */
+export const GITHUB_HOSTS = ['github.com', 'www.github.com'];
+
+/**
+ * Parses an origin remote URL (https, ssh, scp-like) into forge coordinates; undefined for other hosts.
+ * GitHub is an exact host match — github.com, or a GitHub Enterprise host the operator configured —
+ * because publishing sends the server's GitHub credential to it (a "contains github" test would send it
+ * to github.evil.example). GitLab and Bitbucket get no credential, so their self-hosted names still count.
+ */
+export function forgeFromRemote(url: string, githubEnterpriseHosts: readonly string[] = []): Forge | undefined {
   const m = /^(?:[a-z+]+:\/\/)?(?:[^@/]+@)?([^/:]+)(?::\d+)?[:/](.+?)(?:\.git)?\/?$/.exec(url.trim());
   if (!m) return undefined;
   const host = m[1].toLowerCase();
-  const kind = host.includes('github') ? 'github' : host.includes('gitlab') ? 'gitlab' : host.includes('bitbucket') ? 'bitbucket' : undefined;
+  const github = GITHUB_HOSTS.includes(host) || githubEnterpriseHosts.includes(host);
+  const kind = github ? 'github' : host.includes('github') ? undefined : host.includes('gitlab') ? 'gitlab' : host.includes('bitbucket') ? 'bitbucket' : undefined;
   if (!kind) return undefined;
   const parts = m[2].split('/').filter(Boolean);
   if (parts.length < 2) return undefined;

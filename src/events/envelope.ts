@@ -51,9 +51,11 @@ export interface RecordedEvent<D = unknown> extends NewEvent<D> {
   globalPosition: number;
 }
 
-/** Streams of a workspace: "workspace", "repo-<repoId>", "pr-<repoId>-<number>". */
+/** Streams of a workspace: "workspace", "repo-<repoId>", "pr-<repoId>-<number>", "status-<repoId>-<number>". */
 export const streamIds = {
   workspace: (): string => 'workspace',
   repo: (repoId: string): string => `repo-${repoId}`,
   pr: (repoId: string, prNumber: number): string => `pr-${repoId}-${prNumber}`,
+  /** What the ledger posted to GitHub as the PR's verdict status (src/status-check). */
+  status: (repoId: string, prNumber: number): string => `status-${repoId}-${prNumber}`,
 };

@@ -26,6 +26,14 @@ interface PendingRead { resolve: (b: Buffer | null) => void; reject: (e: Error) 
  * Git access through the real `git` binary. Blobs go through one long-lived `git cat-file --batch`
  * process (one fork per repo instead of one per file); everything else is a short `git` call.
  */
+/**
+ * A remote URL with any credential it embeds (`https://user:token@host/…`) replaced by `***`, for
+ * anything shown or stored: errors, responses, events, logs. scp-like `git@host:` names no secret.
+ */
+export function redactCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@');
+}
+
 export class GitRepo {
   private catFile?: ChildProcessWithoutNullStreams;
   private queue: PendingRead[] = [];

@@ -16,8 +16,37 @@ export interface FilePatch {
   hunks: DiffHunk[];
 }
 
+const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+
+/**
+ * Git's C-style quoting of a path (`core.quotePath`): `\ooo` octal bytes of the UTF-8 encoding (every
+ * non-ASCII name, e.g. `"docs/zh-CN/\345\217\202.md"`) and `\t \n \" \\ …`. Not JSON: JSON.parse
+ * refuses the octal escapes.
+ */
+export function unquoteGitPath(quoted: string): string {
+  const bytes: number[] = [];
+  for (let i = 1; i < quoted.length - 1; i++) {
+    const c = quoted[i];
+    if (c !== '\\') {
+      const ch = String.fromCodePoint(quoted.codePointAt(i)!);
+      bytes.push(...Buffer.from(ch, 'utf8'));
+      i += ch.length - 1;
+      continue;
+    }
+    const next = quoted[i + 1];
+    if (/[0-7]/.test(next)) {
+      bytes.push(parseInt(quoted.slice(i + 1, i + 4), 8) & 0xff);
+      i += 3;
+    } else {
+      bytes.push(C_ESCAPES[next] ?? next.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
 function unquotePath(raw: string): string {
-  const p = raw.startsWith('"') && raw.endsWith('"') ? (JSON.parse(raw) as string) : raw;
+  const p = raw.startsWith('"') && raw.endsWith('"') ? unquoteGitPath(raw) : raw;
   return p.replace(/^[ab]\//, '');
 }
 

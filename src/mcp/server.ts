@@ -8,6 +8,7 @@ import type { Ledger } from '../ledger';
 import { runQuery } from '../projections/run-query';
 import { toRpcError } from '../rpc/errors';
 import { assertWithinLimits } from '../rpc/limits';
+import { assertNoReservedKeys } from '../commands/payload-keys';
 import type { Role } from '../security/roles';
 import { authenticate } from '../security/tokens';
 import { effectiveRole } from '../security/provisioning';
@@ -48,6 +49,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
     try {
       const args = (req.params.arguments ?? {}) as Record<string, unknown>;
       assertWithinLimits(args, 'arguments');
+      assertNoReservedKeys(args, 'arguments');
       const parsed = tool.schema.safeParse(args);
       if (!parsed.success) throw validationError(parsed.error.issues);
       const caller = await callerFor(ledger, identity, args.workspace_id);

@@ -93,15 +93,22 @@ export function partialCohorts(state: Pick<ProgressState, 'marks'>, cohorts: Rea
 
 const MAX_REASON = 4000;
 
-/** One line naming every cohort left incomplete and what each brief said (capped to the axis reason limit). */
+/** What each brief still owes on one incomplete cohort: `qa: not reviewed`, `engineer: partial (reason)`. */
+export function missingBriefs(p: CohortProgress): string {
+  return p.briefs
+    .filter((b) => b.status !== 'complete')
+    .map((b) => `${b.brief}: ${b.status === 'pending' ? 'not reviewed' : `partial${b.reason ? ` (${b.reason})` : ''}`}`)
+    .join(', ')
+    .slice(0, 300);
+}
+
+const NAMED = 3;
+
+/** Short: how many cohorts are incomplete and the first few by title and key (the details are said once, in the finalization). */
 export function describePartialCohorts(partial: CohortProgress[]): string {
-  const parts = partial.map((p) => {
-    const missing = p.briefs.filter((b) => b.status !== 'complete').map((b) => `${b.brief}: ${b.status === 'pending' ? 'not reviewed' : `partial${b.reason ? ` (${b.reason})` : ''}`}`);
-    return `"${p.title}" [${p.cohortKey}] — ${missing.join(', ')}`;
-  });
-  let text = `${partial.length} cohort(s) not reviewed completely by the roster: ${parts.join('; ')}`;
-  if (text.length > MAX_REASON) text = `${text.slice(0, MAX_REASON - 40)} … (${partial.length} cohorts in all)`;
-  return text;
+  const named = partial.slice(0, NAMED).map((p) => `"${p.title.slice(0, 60)}" [${p.cohortKey}]`);
+  const more = partial.length > NAMED ? ` and ${partial.length - NAMED} more` : '';
+  return `${partial.length} cohort(s) not reviewed completely: ${named.join(', ')}${more}`;
 }
 
 type TokenAxis = { status: string; reason?: string };
@@ -116,7 +123,7 @@ export function tokenAxesUnderProgress<T extends Record<string, TokenAxis>>(axes
   const reason = describePartialCohorts(partial);
   const out: Record<string, TokenAxis> = {};
   for (const [name, axis] of Object.entries(axes)) {
-    out[name] = axis.status === 'pass' || axis.status === 'warn' ? { status: 'partial', reason: axis.reason ? `${reason} (reviewer said: ${axis.reason})`.slice(0, MAX_REASON) : reason } : axis;
+    out[name] = axis.status === 'pass' || axis.status === 'warn' ? { status: 'partial', reason: axis.reason ? `${reason} (reviewer said: ${axis.reason.slice(0, 300)})`.slice(0, MAX_REASON) : reason } : axis;
   }
   return out as T;
 }

@@ -20,6 +20,37 @@ export interface GitHubPort {
   submitReview(pr: PrRef, reviewId: number, event: ReviewEvent, body: string): Promise<ForgeReview>;
 }
 
+/**
+ * Commit statuses (the verdict as a status check, src/status-check). Separate from GitHubPort: the
+ * publisher never needs them, and a test double of the publisher need not implement them.
+ */
+export interface GitHubStatusPort {
+  getPull(pr: PrRef): Promise<PullInfo>;
+  /** The statuses of a commit, newest first (GitHub's order), all contexts. */
+  listCommitStatuses(repo: RepoRef, sha: string): Promise<CommitStatus[]>;
+  createCommitStatus(repo: RepoRef, sha: string, status: CreateCommitStatusRequest): Promise<CommitStatus>;
+}
+
+export interface RepoRef {
+  owner: string;
+  repo: string;
+}
+
+export interface CommitStatus {
+  id: number;
+  state: string;
+  context: string;
+  description: string | null;
+  targetUrl: string | null;
+}
+
+export interface CreateCommitStatusRequest {
+  state: 'pending' | 'success' | 'failure' | 'error';
+  context: string;
+  description: string;
+  target_url: string;
+}
+
 export interface PrRef {
   owner: string;
   repo: string;
@@ -145,7 +176,7 @@ export function appJwt(appId: string, privateKey: string, nowMs: number): string
  * can contain it. No Octokit retry or throttling plugin is loaded: the publisher owns every retry,
  * because a blind retry of a POST is exactly how a review gets posted twice.
  */
-export class OctokitGitHub implements GitHubPort {
+export class OctokitGitHub implements GitHubPort, GitHubStatusPort {
   private readonly octokit: Octokit;
   private readonly now: () => number;
   private installationToken: { token: string; expiresAt: number } | null = null;
@@ -236,6 +267,21 @@ export class OctokitGitHub implements GitHubPort {
       return toForgeReview(data);
     });
   }
+
+  listCommitStatuses(repo: RepoRef, sha: string): Promise<CommitStatus[]> {
+    return this.call(async () => {
+      // One page of 100 is enough: only the newest status of our context matters, and GitHub lists newest first.
+      const { data } = await this.octokit.rest.repos.listCommitStatusesForRef({ owner: repo.owner, repo: repo.repo, ref: sha, per_page: 100 });
+      return data.map((s) => ({ id: s.id, state: s.state, context: s.context, description: s.description ?? null, targetUrl: s.target_url ?? null }));
+    });
+  }
+
+  createCommitStatus(repo: RepoRef, sha: string, status: CreateCommitStatusRequest): Promise<CommitStatus> {
+    return this.call(async () => {
+      const { data } = await this.octokit.rest.repos.createCommitStatus({ owner: repo.owner, repo: repo.repo, sha, ...status });
+      return { id: data.id, state: data.state, context: data.context, description: data.description ?? null, targetUrl: data.target_url ?? null };
+    });
+  }
 }
 
 function toForgeReview(r: { id: number; body?: string | null; state: string; commit_id?: string | null; html_url?: string; user?: { login: string } | null }): ForgeReview {
@@ -253,9 +299,10 @@ export const GITHUB_SERVICE = 'publish.github';
  * …_PRIVATE_KEY_FILE; REVIEW_LEDGER_GITHUB_API_URL overrides the API base (GitHub Enterprise), which is
  * otherwise derived from the repo's forge URL.
  */
-export function githubClientFactoryFromEnv(env: NodeJS.ProcessEnv = process.env): GitHubClientFactory {
+export function githubClientFactoryFromEnv(env: NodeJS.ProcessEnv = process.env, githubEnterpriseHosts: readonly string[] = []): GitHubClientFactory {
   return (forge) => {
     if (forge.kind !== 'github') throw new DomainError('forge_not_supported', `repo forge: publishing supports GitHub only, this repo is on ${forge.kind}`, 'invalid');
+    assertGitHubHost(forge.url, githubEnterpriseHosts);
     return new OctokitGitHub({ baseUrl: env.REVIEW_LEDGER_GITHUB_API_URL ?? apiBaseUrlFor(forge.url), auth: authFromEnv(env) });
   };
 }
@@ -273,6 +320,22 @@ export function authFromEnv(env: NodeJS.ProcessEnv): GitHubAuth {
   const token = env.REVIEW_LEDGER_GITHUB_TOKEN ?? env.GITHUB_TOKEN;
   if (!token) throw new DomainError('github_not_configured', 'publishing needs GitHub credentials: set REVIEW_LEDGER_GITHUB_TOKEN (or GITHUB_TOKEN) or a GitHub App (REVIEW_LEDGER_GITHUB_APP_ID, …)', 'unavailable');
   return { kind: 'token', token };
+}
+
+/**
+ * The credential goes only to github.com or an Enterprise host the operator configured, matched exactly.
+ * Checked again here, at the last step before a credential is attached, for repos registered before
+ * the rule (their forge may name any host).
+ */
+export function assertGitHubHost(forgeUrl: string, githubEnterpriseHosts: readonly string[]): void {
+  let host = '';
+  try {
+    host = new URL(forgeUrl).hostname.toLowerCase();
+  } catch {
+    /* not a URL: refused below */
+  }
+  if (host === 'github.com' || host === 'www.github.com' || githubEnterpriseHosts.includes(host)) return;
+  throw new DomainError('github_host_not_allowed', `repo forge: "${host || forgeUrl.slice(0, 200)}" is neither github.com nor a GitHub Enterprise host configured by the operator (githubEnterpriseHosts), so the GitHub credential is not sent there`, 'invalid', { host });
 }
 
 /** https://github.com/o/r → https://api.github.com; https://ghe.example.com/o/r → https://ghe.example.com/api/v3. */

@@ -1,6 +1,7 @@
 import { sha256Hex } from '../events/canonical-json';
 import type { ReviewNodeBody, Verdict } from '../events/catalogue/review';
 import type { FoldReason, InlinePlacement } from './diff-anchors';
+import { hasUnsafeCharacters, neutralize } from '../security/output-hygiene';
 
 /**
  * What a published review says, as text. Pure: the same findings, placements and verdict always give
@@ -27,9 +28,12 @@ export function hasPublishMarker(body: string | null | undefined, key: string): 
   return !!body && body.includes(publishMarker(key));
 }
 
-/** A finding's text may quote a marker (or forge one): neutralize it so only what we add is ever found. */
+/**
+ * A finding's text may quote a marker (or forge one): neutralize it so only what we add is ever found. And
+ * control characters, ANSI escapes and bidi overrides become visible `\uXXXX` text (src/security/output-hygiene.ts).
+ */
 function defuse(text: string): string {
-  return text.split(MARKER_PREFIX).join('<!-- review-ledger (quoted):');
+  return neutralize(text.split(MARKER_PREFIX).join('<!-- review-ledger (quoted):'));
 }
 
 /** A code fence longer than any run of backticks inside `content`, so the content cannot close it. */
@@ -65,7 +69,7 @@ const location = (n: ReviewNodeBody): string => {
   const a = n.anchor;
   if (!a) return '';
   const lines = a.startLine === a.endLine ? `L${a.startLine}` : `L${a.startLine}-L${a.endLine}`;
-  return `\`${a.path}:${lines}${a.side === 'LEFT' ? ' (base)' : ''}\``;
+  return `\`${neutralize(a.path)}:${lines}${a.side === 'LEFT' ? ' (base)' : ''}\``;
 };
 
 /** One finding as markdown: title, triage, body, fix, suggestion (when it applies), confidence, footer. */
@@ -76,7 +80,9 @@ export function renderFinding(f: PublishedFinding, opts: RenderOptions): string 
   parts.push(`${n.kind} · ${n.priority} · ${n.triage.category} · ${n.triage.severity} · effort ${n.triage.effort}`);
   if (n.body.trim() !== '') parts.push(defuse(n.body));
   const replacement = n.fix?.replacementLines;
-  if (replacement && opts.suggestionApplies) {
+  // A one-click suggestion commits its lines verbatim: lines holding control or bidi characters are shown
+  // (escaped) but never offered for one click.
+  if (replacement && opts.suggestionApplies && !replacement.some(hasUnsafeCharacters)) {
     parts.push(fenced('suggestion', defuse(replacement.join('\n'))));
   } else if (replacement) {
     // Not one-click here (body or LEFT side), but the exact lines are still the reviewer's fix.
@@ -84,7 +90,7 @@ export function renderFinding(f: PublishedFinding, opts: RenderOptions): string 
   }
   if (n.fix?.unifiedDiff) parts.push(`<details><summary>Proposed fix</summary>\n\n${fenced('diff', defuse(n.fix.unifiedDiff))}\n\n</details>`);
   if (n.fix?.prompt) parts.push(`<details><summary>Fix prompt</summary>\n\n${fenced('text', defuse(n.fix.prompt))}\n\n</details>`);
-  if (f.alsoFoundBy.length > 0) parts.push(`Also found by ${f.alsoFoundBy.map((d) => `${d.principal} (${d.brief})`).join(', ')}.`);
+  if (f.alsoFoundBy.length > 0) parts.push(`Also found by ${f.alsoFoundBy.map((d) => `${d.principal} (${defuse(d.brief)})`).join(', ')}.`);
   parts.push(`Confidence: ${n.confidence.toFixed(2)}`);
   parts.push(FOOTER);
   return parts.join('\n\n');
@@ -167,7 +173,7 @@ function clampComment(text: string, marker: string): string {
 export function renderBody(b: BodyInput): string {
   const marker = publishMarker(b.key);
   const refusal = b.eventRefusal
-    ? `> GitHub refused to post this review as ${b.eventRefusal.requested} ("${b.eventRefusal.message}"), so it is posted as COMMENT. The verdict is still **${b.verdict}**.`
+    ? `> GitHub refused to post this review as ${b.eventRefusal.requested} ("${defuse(b.eventRefusal.message)}"), so it is posted as COMMENT. The verdict is still **${b.verdict}**.`
     : null;
   if (b.verdict === 'Ship' && b.inlineCount === 0 && b.folded.length === 0 && !refusal && !b.movedFrom) {
     // A clean Ship is one line.

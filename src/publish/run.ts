@@ -12,6 +12,7 @@ import type { Rules } from '../rules/rules';
 import { roleAtLeast } from '../security/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { GITHUB_SERVICE, GitHubClientFactory, githubClientFactoryFromEnv } from './github-client';
+import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
 import { currentPublication, PublishState, publishFold } from './publish-state';
 import { PublishOutcome, Publisher, PublisherOptions, PublishPlan } from './publisher';
 import { PublishSelection, reviewEventFor, selectFindings } from './selection';
@@ -108,7 +109,7 @@ export interface PreparedPublish {
  */
 export async function executePublish(env: CommandEnv, t: PublishTarget, selection: PublishSelection, approveOnShip: boolean, check?: (s: PublishState) => void): Promise<PreparedPublish> {
   const forge = await forgeOf(env.workspace, t.repoId);
-  const factory = (env.services.get(GITHUB_SERVICE) as GitHubClientFactory | undefined) ?? githubClientFactoryFromEnv();
+  const factory = (env.services.get(GITHUB_SERVICE) as GitHubClientFactory | undefined) ?? githubClientFactoryFromEnv(process.env, (env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined)?.githubEnterpriseHosts);
   const options = env.services.get(PUBLISHER_OPTIONS_SERVICE) as PublisherOptions | undefined;
   const rules = await loadActiveRules(env.workspace);
   return withPublishLock(env.workspace, reviewStreamOf(t), async () => {

@@ -17,7 +17,7 @@ export interface CarryOverData {
   toHead: string;
   carried: string[];
   moved: Array<{ nodeId: string; startLine: number; endLine: number }>;
-  outdated: Array<{ nodeId: string; reason: string }>;
+  outdated: Array<{ nodeId: string; reason: string; startLine?: number; endLine?: number }>;
   gone: Array<{ nodeId: string; reason: string }>;
 }
 
@@ -125,7 +125,7 @@ async function classify(repo: GitRepo, cache: FactsCache, nodes: NodeRecord[], f
       continue;
     }
     if (mapped.kind === 'touched') {
-      out.outdated.push({ nodeId: n.nodeId, reason: `the anchored lines ${a.startLine}-${a.endLine} changed` });
+      out.outdated.push({ nodeId: n.nodeId, reason: `the anchored lines ${a.startLine}-${a.endLine} changed`, startLine: mapped.startLine, endLine: mapped.endLine });
       continue;
     }
     // Untouched by the diff: confirm the text reads the same and the fingerprint's symbol still encloses it.

@@ -60,8 +60,8 @@ export interface RoundRecord {
     fromRound: number;
     fromHead: string;
     entries: Record<string, CarryRecord>;
-    /** fingerprint → the carried and outdated nodes with it, in order: a re-filed report finds what it joins in O(1). */
-    byFingerprint: Record<string, string[]>;
+    /** fingerprint → the first carried or outdated node with it: a re-filed report finds what it joins in O(1). */
+    byFingerprint: Record<string, string>;
   };
 }
 
@@ -100,6 +100,8 @@ export interface PrState<B extends NodeCore = ReviewNodeBody> {
   status: LadderStatus;
   rounds: RoundRecord[];
   observedHead: string | null;
+  /** The source time of the observation that set observedHead, when the source gave one. */
+  observedHeadAt: string | null;
   nodes: Record<string, NodeRecord<B>>;
   nodeCount: number;
   /** Latest computation per head sha (only what the axes need). */
@@ -132,6 +134,7 @@ export function initialPrState<B extends NodeCore = ReviewNodeBody>(): PrState<B
     status: 'requested',
     rounds: [],
     observedHead: null,
+    observedHeadAt: null,
     nodes: dict(),
     nodeCount: 0,
     computes: dict(),
@@ -202,6 +205,7 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
       break;
     case 'HeadObserved':
       s.observedHead = d.headSha;
+      s.observedHeadAt = d.observedAt ?? null;
       break;
     case 'ReviewComputed': {
       s.computes[d.headSha] = { baseSha: d.baseSha, apiContract: d.apiContract, visual: d.visual, at: e.globalPosition };
@@ -294,6 +298,9 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
   return s;
 }
 
+/** Shared by every carried node's entry (most of them): never mutated. */
+const CARRIED: CarryRecord = Object.freeze({ fate: 'carried' as const });
+
 /**
  * Applies `FindingsCarriedOver` (facts gathered at the edge, src/review/carry-facts.ts): every node of
  * the previous round gets its fate, in that round's order, so the new round lists carried and outdated
@@ -308,13 +315,16 @@ function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): vo
   const facts: Record<string, CarryRecord> = dict();
   const moved: Record<string, { startLine: number; endLine: number }> = dict();
   if (prev.round === d.fromRound && prev.headSha === d.fromHead && cur.headSha === d.toHead) {
-    for (const id of d.carried) facts[id] = { fate: 'carried' };
-    for (const o of d.outdated) facts[o.nodeId] = { fate: 'outdated', reason: o.reason };
+    for (const id of d.carried) facts[id] = CARRIED;
+    for (const o of d.outdated) {
+      facts[o.nodeId] = { fate: 'outdated', reason: o.reason };
+      if (o.startLine !== undefined && o.endLine !== undefined) moved[o.nodeId] = o;
+    }
     for (const g of d.gone) facts[g.nodeId] = { fate: 'gone', reason: g.reason };
     for (const m of d.moved) moved[m.nodeId] = m;
   }
   const entries: Record<string, CarryRecord> = dict();
-  const byFingerprint: Record<string, string[]> = dict();
+  const byFingerprint: Record<string, string> = dict();
   const ids: string[] = [];
   for (const id of prev.nodeIds) {
     const n = s.nodes[id];
@@ -327,14 +337,12 @@ function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): vo
     if (f.fate === 'gone') continue;
     n.round = cur.round;
     ids.push(id);
-    const same = byFingerprint[n.fingerprint];
-    if (same) same.push(id);
-    else byFingerprint[n.fingerprint] = [id];
-    if (f.fate === 'carried') {
-      const m = moved[id];
-      const a = (n.node as Partial<ReviewNodeBody>).anchor;
-      if (m && !lean && a) (n.node as Partial<ReviewNodeBody>) = { ...(n.node as Partial<ReviewNodeBody>), anchor: { ...a, startLine: m.startLine, endLine: m.endLine } };
-    } else {
+    if (byFingerprint[n.fingerprint] === undefined) byFingerprint[n.fingerprint] = id;
+    // The anchor follows its lines to the new head (carried: moved; outdated: the changed range).
+    const m = moved[id];
+    const a = (n.node as Partial<ReviewNodeBody>).anchor;
+    if (m && !lean && a) (n.node as Partial<ReviewNodeBody>) = { ...(n.node as Partial<ReviewNodeBody>), anchor: { ...a, startLine: m.startLine, endLine: m.endLine } };
+    if (f.fate === 'outdated') {
       // Confirmations carry only while the anchored text is unchanged (SPEC §5).
       if (n.confirmations.length > 0) n.outdatedConfirmations = n.confirmations;
       n.confirmations = NO_CONFIRMATIONS;

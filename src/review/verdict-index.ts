@@ -6,7 +6,8 @@ import { currentRound, dict, isLive, NodeCore, NodeRecord as FullNodeRecord, PrS
 type PrState = FullPrState<NodeCore>;
 type NodeRecord = FullNodeRecord<NodeCore>;
 import type { PrVerdict } from './pr-verdict';
-import { askLevel, DECIDING_LISTED, FindingsSummary, finishVerdict, quantized, VERDICT_LEVELS } from './verdict';
+import type { Priority } from '../events/catalogue/review';
+import { askLevel, CLAUSE_ORDER, clauseIndex, DECIDING_LISTED, FindingsSummary, finishVerdict, quantized, VERDICT_LEVELS } from './verdict';
 
 /** One defect of the round: the live nodes sharing a fingerprint, with what they ask for and their sums. */
 interface DefectGroup {
@@ -47,6 +48,8 @@ export interface VerdictIndex {
   groups: Record<string, DefectGroup>;
   levels: [LevelTotals, LevelTotals, LevelTotals];
   live: number;
+  /** Live reports per rule clause (index in CLAUSE_ORDER): the clauses of the verdict level are the deciding ones. */
+  clauses: number[];
 }
 
 const emptyLevel = (tracked: boolean): LevelTotals => ({ groups: tracked ? dict() : null, groupCount: 0, sum: 0, sumSq: 0, count: 0 });
@@ -57,7 +60,7 @@ const rank = (p: string): number => PRIORITIES.indexOf(p as (typeof PRIORITIES)[
 
 export function buildVerdictIndex(pr: PrState, rules: Rules): VerdictIndex {
   const round = currentRound(pr);
-  const ix: VerdictIndex = { round: round?.round ?? 0, rulesVersion: rules.rulesVersion, groups: dict(), levels: [emptyLevel(false), emptyLevel(true), emptyLevel(true)], live: 0 };
+  const ix: VerdictIndex = { round: round?.round ?? 0, rulesVersion: rules.rulesVersion, groups: dict(), levels: [emptyLevel(false), emptyLevel(true), emptyLevel(true)], live: 0, clauses: CLAUSE_ORDER.map(() => 0) };
   for (const id of round?.nodeIds ?? []) {
     const n = pr.nodes[id];
     if (isLive(n)) indexNode(ix, n, rules, +1);
@@ -82,6 +85,7 @@ export function indexNode(ix: VerdictIndex, n: NodeRecord, rules: Rules, sign: 1
   g.sumSq += sign * q * q;
   g.count += sign;
   ix.live += sign;
+  ix.clauses[clauseIndex(n.node.priority, n.node.confidence, rules)] += sign;
   g.level = g.block > 0 ? 2 : g.hold > 0 ? 1 : g.ship > 0 ? 0 : -1;
   if (g.level >= 0) attach(ix, key, g);
   else delete ix.groups[key];
@@ -115,7 +119,7 @@ function canonicalOf(pr: PrState, g: DefectGroup): NodeRecord {
   return best;
 }
 
-export function summaryFromIndex(pr: PrState, ix: VerdictIndex): FindingsSummary {
+export function summaryFromIndex(pr: PrState, ix: VerdictIndex, rules: Rules): FindingsSummary {
   const level = ix.levels[2].groupCount > 0 ? 2 : ix.levels[1].groupCount > 0 ? 1 : 0;
   const t = ix.levels[level];
   let decidingNodeIds: string[];
@@ -137,7 +141,15 @@ export function summaryFromIndex(pr: PrState, ix: VerdictIndex): FindingsSummary
       if (g.level === level && canonicalOf(pr, g) === n) decidingNodeIds.push(n.nodeId);
     }
   }
-  return { findingsVerdict: VERDICT_LEVELS[level], decidingNodeIds, decidingCount: t.groupCount, sum: t.sum, sumSq: t.sumSq, count: t.count, liveNodes: ix.live };
+  const clauses = CLAUSE_ORDER.filter((c, i) => ix.clauses[i] > 0 && askOfClause(c, rules) === level);
+  return { findingsVerdict: VERDICT_LEVELS[level], decidingNodeIds, decidingCount: t.groupCount, sum: t.sum, sumSq: t.sumSq, count: t.count, liveNodes: ix.live, clauses };
+}
+
+/** The level a clause asks for (the inverse of `clauseOf`). */
+function askOfClause(clause: string, rules: Rules): number {
+  const [p, side] = clause.split(':') as [Priority, string | undefined];
+  const t = rules.verdict.blockThreshold;
+  return askLevel(p, side === 'below' ? Math.max(0, t - 1) : t, rules);
 }
 
 /** The same answer as `verdictOfPr`, from the index. */
@@ -146,5 +158,5 @@ export function verdictFromIndex(pr: PrState, ix: VerdictIndex, rules: Rules): P
   const round = currentRound(pr);
   let groups = 0;
   for (const t of ix.levels) groups += t.groupCount;
-  return { ...finishVerdict(summaryFromIndex(pr, ix), axes, rules), round: round?.round ?? null, headSha: round?.headSha ?? null, axes, liveNodes: ix.live, duplicates: ix.live - groups };
+  return { ...finishVerdict(summaryFromIndex(pr, ix, rules), axes, rules), round: round?.round ?? null, headSha: round?.headSha ?? null, axes, liveNodes: ix.live, duplicates: ix.live - groups };
 }

@@ -37,6 +37,8 @@ export interface FindingsSummary {
   sumSq: number;
   count: number;
   liveNodes: number;
+  /** The rule clauses that asked for the findings verdict (`P1`, `P0:at`, `P0:below`), in priority order. */
+  clauses: string[];
 }
 
 export const DECIDING_LISTED = 20;
@@ -47,6 +49,28 @@ const RANK: Record<Verdict, number> = { Ship: 0, Hold: 1, Block: 2 };
 const stricter = (a: Verdict, b: Verdict): Verdict => (RANK[b] > RANK[a] ? b : a);
 
 export const quantized = (confidence: number): number => Math.round(confidence * CONFIDENCE_SCALE);
+
+/**
+ * Which clause of the priority→verdict table a report falls under: `P1` when the priority asks the same
+ * either side of the threshold, else `P0:at` (confidence ≥ threshold) or `P0:below`.
+ */
+export function clauseOf(priority: Priority, confidence: number, rules: Rules): string {
+  const rule = rules.verdict.priorities[priority];
+  if (rule.atOrAboveThreshold === rule.belowThreshold) return priority;
+  return `${priority}:${confidence >= rules.verdict.blockThreshold ? 'at' : 'below'}`;
+}
+
+/** Every clause of the rules, in priority order: the order reasons list them in. */
+export const CLAUSE_ORDER: readonly string[] = ['P0', 'P0:at', 'P0:below', 'P1', 'P1:at', 'P1:below', 'P2', 'P2:at', 'P2:below', 'P3', 'P3:at', 'P3:below'];
+const PRIORITY_INDEX: Record<string, number> = { P0: 0, P1: 1, P2: 2, P3: 3 };
+
+/** `clauseOf` as its index in CLAUSE_ORDER: the incremental index counts clauses without building strings. */
+export function clauseIndex(priority: Priority, confidence: number, rules: Rules): number {
+  const rule = rules.verdict.priorities[priority];
+  const base = PRIORITY_INDEX[priority] * 3;
+  if (rule.atOrAboveThreshold === rule.belowThreshold) return base;
+  return base + (confidence >= rules.verdict.blockThreshold ? 1 : 2);
+}
 
 /** The level (0 Ship, 1 Hold, 2 Block) one report asks for under the rules' priority→verdict table. */
 export function askLevel(priority: Priority, confidence: number, rules: Rules): number {
@@ -92,11 +116,14 @@ export function summarizeFindings(nodes: readonly VerdictNode[], rules: Rules): 
     if (ask > level) level = ask;
   }
   const decidingNodeIds: string[] = [];
+  const clauses = new Set<string>();
   let decidingCount = 0;
   let sum = 0;
   let sumSq = 0;
   let count = 0;
   for (const n of nodes) {
+    // A report asking for the verdict level is always in a deciding defect (its defect's ask is that level).
+    if (askLevel(n.priority, n.confidence, rules) === level) clauses.add(clauseOf(n.priority, n.confidence, rules));
     if (asks.get(n.duplicateOf ?? n.nodeId) !== level) continue;
     if (n.duplicateOf === undefined) {
       decidingCount++;
@@ -107,7 +134,7 @@ export function summarizeFindings(nodes: readonly VerdictNode[], rules: Rules): 
     sumSq += q * q;
     count++;
   }
-  return { findingsVerdict: VERDICT_LEVELS[level], decidingNodeIds, decidingCount, sum, sumSq, count, liveNodes: nodes.length };
+  return { findingsVerdict: VERDICT_LEVELS[level], decidingNodeIds, decidingCount, sum, sumSq, count, liveNodes: nodes.length, clauses: CLAUSE_ORDER.filter((c) => clauses.has(c)) };
 }
 
 /** Steps 2 and 3: fold the axes in and aggregate the confidence. */
@@ -117,7 +144,7 @@ export function finishVerdict(f: FindingsSummary, axes: readonly AxisReport[], r
   if (decidingCount > 0 && findingsVerdict !== 'Ship') {
     const shown = decidingNodeIds.slice(0, 5).join(', ');
     const more = decidingCount > 5 ? ` and ${decidingCount - 5} more` : '';
-    reasons.push(`${findingsVerdict} from findings: ${shown}${more} (${describeAsk(findingsVerdict, rules)})`);
+    reasons.push(`${findingsVerdict} from findings: ${shown}${more} (${describeClauses(f.clauses, findingsVerdict, rules)})`);
   } else {
     reasons.push(f.liveNodes === 0 ? 'Ship from findings: no live findings' : `Ship from findings: no live finding asks for more (${f.liveNodes} live)`);
   }
@@ -153,13 +180,12 @@ function forcedBy(status: AxisStatus, rules: Rules): Verdict | undefined {
   return undefined;
 }
 
-function describeAsk(v: Verdict, rules: Rules): string {
-  const parts: string[] = [];
-  for (const p of ['P0', 'P1', 'P2', 'P3'] as const) {
-    const r = rules.verdict.priorities[p];
-    if (r.atOrAboveThreshold === v && r.belowThreshold === v) parts.push(`${p} → ${v}`);
-    else if (r.atOrAboveThreshold === v) parts.push(`${p} at confidence ≥ ${rules.verdict.blockThreshold} → ${v}`);
-    else if (r.belowThreshold === v) parts.push(`${p} below ${rules.verdict.blockThreshold} → ${v}`);
-  }
+/** Only the clauses that decided: "P1 → Hold", not every clause of the table that maps to Hold. */
+function describeClauses(clauses: readonly string[], v: Verdict, rules: Rules): string {
+  const t = rules.verdict.blockThreshold;
+  const parts = clauses.map((c) => {
+    const [p, side] = c.split(':');
+    return side === undefined ? `${p} → ${v}` : side === 'at' ? `${p} at confidence ≥ ${t} → ${v}` : `${p} below ${t} → ${v}`;
+  });
   return `rules ${rules.rulesVersion}: ${parts.join('; ')}`;
 }

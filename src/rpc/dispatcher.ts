@@ -1,14 +1,17 @@
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess, type CommandEnvelope } from '../commands/kernel';
+import { placeRemoteRegistration, registerRepo } from '../commands/register-repo';
 import { canonicalJson } from '../events/canonical-json';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import type { Ledger } from '../ledger';
 import { runQuery } from '../projections/run-query';
+import { accessGuardFor } from '../security/access-guard';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
-import { assertWithinLimits, LIMITS } from './limits';
+import { assertWithinLimits, DISCOVER_COST, LIMITS, requestCost } from './limits';
+import { assertKnownFields, assertNoReservedKeys } from '../commands/payload-keys';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
-import { openRpcDocument } from './openrpc';
+import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
 import type { WatchHub, WatchSink } from './watch';
 
@@ -25,11 +28,19 @@ export interface RpcConnection {
   readonly watchers: Map<string, { close(): void }>;
   sink(): WatchSink;
   progressSink(): ProgressSink;
+  /** Closes the connection because its token no longer authenticates (revoked, member removed). */
+  end?(reason: DomainError): void;
 }
 
 export interface DispatchResult {
-  /** The response frame, or null when every request was a notification. */
+  /** The response frame, or null when every request was a notification (or `parts` holds it). */
   response: string | null;
+  /**
+   * The response as byte ranges to write in order, for a lone `rpc.discover`: the ~140 KB catalogue is
+   * the same shared buffer every time instead of a fresh copy per answer (a flood of them was the
+   * memory a client could make the server churn through).
+   */
+  parts?: Buffer[];
   /** To run once the response has been written (starts subscription delivery). */
   after: Array<() => void>;
 }
@@ -56,11 +67,22 @@ export class RpcDispatcher {
     } catch {
       return { response: errorFrame(null, new RpcError(PARSE_ERROR, 'parse_error', 'Parse error: the frame is not valid JSON')), after };
     }
+    const lone = frame as { jsonrpc?: unknown; id?: unknown; method?: unknown } | null;
+    if (lone && typeof lone === 'object' && !Array.isArray(lone) && lone.jsonrpc === '2.0' && lone.method === 'rpc.discover' && (typeof lone.id === 'string' || (typeof lone.id === 'number' && Number.isFinite(lone.id)))) {
+      return { response: null, parts: [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(lone.id)},"result":`), openRpcBytes(), Buffer.from('}')], after };
+    }
     if (Array.isArray(frame)) {
       if (frame.length === 0) return { response: errorFrame(null, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: empty batch')), after };
       if (frame.length > LIMITS.maxBatch) return { response: errorFrame(null, new DomainError('payload_too_large', `batch: ${frame.length} requests exceed ${LIMITS.maxBatch}`, 'too_large')), after };
+      const cost = frame.reduce((sum: number, req) => sum + requestCost(req), 0);
+      if (cost > LIMITS.maxBatchCost) {
+        return { response: errorFrame(null, new DomainError('batch_too_costly', `batch: costs ${cost} units, more than ${LIMITS.maxBatchCost} (rpc.discover costs ${DISCOVER_COST}, any other request 1)`, 'too_large')), after };
+      }
       const out: string[] = [];
-      for (const req of frame) {
+      for (let i = 0; i < frame.length; i++) {
+        // Yield between entries: one batch must not hold the event loop for every other client.
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        const req = frame[i];
         const r = await this.one(req, ctx, after);
         if (r !== null) out.push(r);
       }
@@ -89,18 +111,20 @@ export class RpcDispatcher {
 
   /** Runs one method; returns the result as JSON text. */
   async call(method: string, rawParams: unknown, ctx: CallContext, after: Array<() => void> = []): Promise<string> {
-    if (method === 'rpc.discover') return JSON.stringify(openRpcDocument());
+    if (method === 'rpc.discover') return openRpcJson();
     if (rawParams !== undefined && (rawParams === null || typeof rawParams !== 'object' || Array.isArray(rawParams))) {
       throw new RpcError(INVALID_PARAMS, 'invalid_params', 'params: must be an object of named parameters');
     }
     const params = (rawParams ?? {}) as Record<string, unknown>;
     assertWithinLimits(params);
+    assertNoReservedKeys(params);
     if (method === 'unwatch' || method === 'rpc.unsubscribe') return this.unwatch(params, ctx);
     const spec = methodTable().get(method);
     if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist (see rpc.discover)`);
     const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer);
     checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
     const payload = payloadOf(params);
+    assertKnownFields(spec.params, payload);
     switch (spec.kind) {
       case 'command':
         return this.command(spec, caller, params, payload);
@@ -130,6 +154,7 @@ export class RpcDispatcher {
     // Scoped by the authenticated workspace: a token of another workspace was refused by authenticate.
     const { subscription, snapshot } = this.progress.subscribe(caller.workspace.id, conn.progressSink());
     conn.watchers.set(subscription.id, subscription);
+    this.guard(caller, spec, conn, subscription.id, () => !subscription.closed, () => subscription.close());
     return JSON.stringify({ subscription: subscription.id, jobs: snapshot });
   }
 
@@ -144,6 +169,11 @@ export class RpcDispatcher {
     };
     if (spec.command!.name === 'issueToken') return (await issueApiToken(this.ledger, caller.workspace.id, envelope, payload)).json;
     if (isCreateWorkspace(spec)) return this.createWorkspace(caller, envelope, payload);
+    if (spec.command!.name === registerRepo.name) {
+      // Over RPC the caller is a tenant: the repo must live under the operator's repo root.
+      const op = this.ledger.operator;
+      payload = await placeRemoteRegistration(payload, op.repoRoot, caller.workspace.id, op.githubEnterpriseHosts);
+    }
     return (await this.ledger.executor.execute(spec.command!, caller.workspace, envelope, payload)).json;
   }
 
@@ -187,11 +217,33 @@ export class RpcDispatcher {
     const started = await this.hub.watch(caller.workspace, spec.query!, parsed.data, since, conn.sink());
     const w = started.watcher;
     conn.watchers.set(w.id, w);
+    this.guard(caller, spec, conn, w.id, () => !w.closed, () => w.close());
     after.push(() => w.start());
     const result = started.snapshot
       ? `{"position":${started.snapshot.position},"snapshot":${started.snapshot.valueJson},"subscription":${JSON.stringify(w.id)}}`
       : `{"position":${started.position},"resumed":true,"subscription":${JSON.stringify(w.id)}}`;
     return result;
+  }
+
+  /**
+   * Ends the subscription once its token stops granting the method (revoked, member removed, demoted):
+   * a `watch.error` naming the subscription and the reason, then — when the token no longer authenticates
+   * at all — the connection closes with that reason.
+   */
+  private guard(caller: Caller, spec: MethodSpec, conn: RpcConnection, id: string, isOpen: () => boolean, close: () => void): void {
+    accessGuardFor(this.ledger).hold(caller.workspace, {
+      principal: caller.principal,
+      tokenId: caller.tokenId,
+      minRole: spec.access.minRole,
+      isOpen,
+      end: (reason) => {
+        conn.watchers.delete(id);
+        close();
+        conn.sink().fail(new DomainError(reason.code, `subscription ${id}: ${reason.message}`, reason.status, { ...reason.details, subscription: id }));
+        // After the guard's pass, so every subscription of the connection has sent its watch.error first.
+        if (reason.status === 'unauthorized') setImmediate(() => conn.end?.(reason));
+      },
+    });
   }
 
   private unwatch(params: Record<string, unknown>, ctx: CallContext): string {
@@ -219,7 +271,8 @@ export function parseSince(value: unknown): number | undefined {
 }
 
 function payloadOf(params: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Own keys only ever (reserved keys were refused above): a prototype cannot supply a field.
+  const out: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(params)) if (!ENVELOPE_KEYS.has(k)) out[k] = v;
   return out;
 }

@@ -6,6 +6,8 @@ export const LIMITS = {
   maxBodyBytes: 1024 * 1024 + 64 * 1024,
   /** Requests in one JSON-RPC batch. */
   maxBatch: 100,
+  /** Cost units one batch may spend (see `requestCost`): what a batch may make the server do and send. */
+  maxBatchCost: 100,
   /** Characters of any single string anywhere in the params. */
   maxStringLength: 256 * 1024,
   /** Nesting depth of params. */
@@ -36,4 +38,13 @@ export function assertWithinLimits(value: unknown, path = 'params', depth = 0): 
       assertWithinLimits((value as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
     }
   }
+}
+
+/**
+ * What one request of a batch costs: `rpc.discover` answers with the whole catalogue (~140 KB), so it
+ * costs a whole batch: it is answered alone; any other request counts 1.
+ */
+export const DISCOVER_COST = 100;
+export function requestCost(req: unknown): number {
+  return req && typeof req === 'object' && (req as { method?: unknown }).method === 'rpc.discover' ? DISCOVER_COST : 1;
 }

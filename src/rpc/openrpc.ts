@@ -81,3 +81,18 @@ export function openRpcDocument(): unknown {
   };
   return cached;
 }
+
+let cachedJson: string | null = null;
+let cachedBytes: Buffer | null = null;
+
+/** The catalogue's UTF-8 bytes, shared by every answer that sends it whole (see DispatchResult.parts). */
+export function openRpcBytes(): Buffer {
+  cachedBytes ??= Buffer.from(openRpcJson());
+  return cachedBytes;
+}
+
+/** The catalogue as JSON text, serialized once (it is ~140 KB: re-encoding it per call cost the event loop). */
+export function openRpcJson(): string {
+  cachedJson ??= JSON.stringify(openRpcDocument());
+  return cachedJson;
+}

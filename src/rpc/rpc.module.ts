@@ -11,9 +11,31 @@ import { isProgressPath, serveProgressSse, serveSse } from './sse';
 import { WatchHub } from './watch';
 import { attachRpcWebSocket } from './ws-transport';
 
+/**
+ * `POST /rpc` takes `application/json` only. text/plain, form encodings and a body with no type are what
+ * a web page on another origin can send without a CORS preflight; refusing them keeps such pages out.
+ */
+export function isJsonContentType(header: string | undefined): boolean {
+  return typeof header === 'string' && /^application\/json\s*(?:;.*)?$/i.test(header.trim());
+}
+
+function refuseMediaType(req: IncomingMessage, res: ServerResponse): void {
+  const body = '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Content-Type: POST /rpc accepts application/json only","data":{"code":"unsupported_media_type"}}}';
+  res.writeHead(415, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+  // The body is not read: the connection closes once the answer is written.
+  req.resume();
+}
+
 async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: ServerResponse): Promise<void> {
   try {
-    const { response } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization) });
+    const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization) });
+    if (parts) {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': parts.reduce((n, p) => n + p.length, 0) });
+      for (const p of parts) res.write(p);
+      res.end();
+      return;
+    }
     if (response === null) {
       res.writeHead(204);
       res.end();
@@ -41,6 +63,7 @@ function installRpcFastPath(server: Server, dispatcher: RpcDispatcher): void {
   server.on('request', (req: RawBodyRequest, res: ServerResponse) => {
     const url = req.url ?? '';
     if (req.method === 'POST' && (url === '/rpc' || url.startsWith('/rpc?'))) {
+      if (!isJsonContentType(req.headers['content-type'])) return refuseMediaType(req, res);
       readBoundedBody(req, res, LIMITS.maxBodyBytes, (err) => {
         if (err) {
           if (!res.headersSent) res.writeHead(400, { 'content-type': 'application/json', connection: 'close' });
@@ -76,6 +99,7 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
     // Nest's route pipeline (guards, pipes, filters) would only add cost to the hottest path.
     adapterHost.httpAdapter.use((req: RawBodyRequest, res: ServerResponse, next: () => void) => {
       if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/rpc' || !req.rawBody) return next();
+      if (!isJsonContentType(req.headers['content-type'])) return refuseMediaType(req, res);
       void answerRpc(dispatcher, req, res);
     });
   }
@@ -83,7 +107,7 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
   onApplicationBootstrap(): void {
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     installRpcFastPath(server, this.dispatcher);
-    this.ws = attachRpcWebSocket(server, this.dispatcher);
+    this.ws = attachRpcWebSocket(server, this.dispatcher, this.ledger.operator.allowedOrigins);
   }
 
   onModuleDestroy(): void {

@@ -3,10 +3,12 @@ import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess } from '../commands/kernel';
 import type { Ledger } from '../ledger';
+import { accessGuardFor } from '../security/access-guard';
 import { authenticate, bearerFrom } from '../security/tokens';
 import { parseSince } from './dispatcher';
 import { httpStatusOf, toRpcError } from './errors';
 import { assertWithinLimits } from './limits';
+import { assertNoReservedKeys } from '../commands/payload-keys';
 import { queryForPath, watchName } from './methods';
 import type { WatchHub, WatchUpdate } from './watch';
 import type { ProgressHub } from '../progress-hub/hub';
@@ -50,6 +52,8 @@ export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: strin
       clearInterval(heartbeat);
       started.watcher.close();
     };
+    // A revoked token, a removed member or a demotion ends the stream: `event: error` with the reason.
+    accessGuardFor(ledger).hold(caller.workspace, { principal: caller.principal, tokenId: caller.tokenId, minRole: query.access.minRole, isOpen: () => !started.watcher.closed, end: (reason) => started.watcher.fail(reason) });
     req.on('close', stop);
     res.on('close', stop);
     started.watcher.start();
@@ -85,6 +89,16 @@ export async function serveProgressSse(ledger: Ledger, progress: ProgressHub, wo
       clearInterval(heartbeat);
       subscription.close();
     };
+    accessGuardFor(ledger).hold(caller.workspace, {
+      principal: caller.principal,
+      tokenId: caller.tokenId,
+      minRole: WATCH_PROGRESS.access.minRole,
+      isOpen: () => !subscription.closed,
+      end: (reason) => {
+        stop();
+        res.end(`event: error\ndata: ${JSON.stringify(toRpcError(reason))}\n\n`);
+      },
+    });
     req.on('close', stop);
     res.on('close', stop);
   } catch (err) {
@@ -105,7 +119,7 @@ function fieldTypes(schema: z.ZodType): Record<string, string[]> {
 
 function inputFrom(url: URL, schema: z.ZodType): Record<string, unknown> {
   const types = fieldTypes(schema);
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null);
   const raw = url.searchParams.get('input');
   if (raw) {
     let parsed: unknown;
@@ -115,6 +129,7 @@ function inputFrom(url: URL, schema: z.ZodType): Record<string, unknown> {
       throw new DomainError('invalid_payload', 'input: must be a JSON object');
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new DomainError('invalid_payload', 'input: must be a JSON object');
+    assertNoReservedKeys(parsed, 'input');
     Object.assign(out, parsed);
   }
   for (const [k, v] of url.searchParams) {

@@ -4,6 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { AppModule } from './app.module';
 import { Ledger } from '../ledger';
 import { LedgerConfig, loadConfig } from '../config';
+import { mkdirPrivate } from '../events/store/private-files';
 
 export interface RunningServer {
   app: INestApplication;
@@ -20,6 +21,8 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
     ? { ...ledger.config, host: overrides.host ?? ledger.config.host, port: overrides.port ?? ledger.config.port }
     : loadConfig(overrides);
   const l = ledger ?? new Ledger(config);
+  // Repos registered over RPC are cloned or kept here: the server user's alone, like the data dir.
+  mkdirPrivate(l.operator.repoRoot);
   const app = await NestFactory.create(AppModule.forLedger(l), { logger: ['error', 'warn'], bodyParser: true });
   app.enableShutdownHooks();
   const hooks = l.services.get('server.hooks') as Array<(app: INestApplication, ledger: Ledger) => Promise<void> | void> | undefined;

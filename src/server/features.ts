@@ -6,6 +6,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { McpModule } from '../mcp/mcp.module';
 import { ReviewPageModule } from '../web/review-page.module';
 import { AuditModule } from '../audit/audit.module';
+import { StatusCheckModule } from '../status-check/status-check.module';
 
 export interface ServerFeature {
   module: Type<unknown>;
@@ -18,4 +19,5 @@ export const SERVER_FEATURES: ServerFeature[] = [
   { module: McpModule },
   { module: ReviewPageModule },
   { module: AuditModule },
+  { module: StatusCheckModule },
 ];

@@ -1,18 +1,39 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import * as fs from 'node:fs';
 import { Ledger } from '../ledger';
+
+/** Below this much free space on the data dir's filesystem the embedded store cannot be relied on. */
+export const MIN_FREE_BYTES = 4 * 1024 * 1024;
 
 @Controller()
 export class HealthController {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
-  /** Liveness plus the store status, so an operator sees at once which adapter serves and where. */
+  /**
+   * Liveness plus the store status. `degraded` when the embedded store's disk is (nearly) full, so the
+   * operator sees it before commands answer `store_unavailable`. The data dir's path is not shown:
+   * /health needs no token, and host paths are nobody else's business.
+   */
   @Get('/health')
   health() {
     const workspaces = this.ledger.workspaces.list();
+    const sqlite = this.ledger.config.store === 'sqlite';
+    const disk = sqlite ? freeSpace(this.ledger.config.dataDir) : undefined;
+    const full = disk !== undefined && disk.freeBytes < MIN_FREE_BYTES;
     return {
-      status: 'ok',
-      store: { adapter: this.ledger.config.store, dataDir: this.ledger.config.store === 'sqlite' ? this.ledger.config.dataDir : undefined, synchronous: this.ledger.config.store === 'sqlite' ? this.ledger.config.synchronous : undefined },
+      status: full ? 'degraded' : 'ok',
+      ...(full ? { reason: `the data dir's disk has ${disk!.freeBytes} bytes free (less than ${MIN_FREE_BYTES}): commands answer store_unavailable` } : {}),
+      store: { adapter: this.ledger.config.store, synchronous: sqlite ? this.ledger.config.synchronous : undefined, ...(disk ? { freeBytes: disk.freeBytes } : {}) },
       workspaces: workspaces.length,
     };
+  }
+}
+
+function freeSpace(dir: string): { freeBytes: number } | undefined {
+  try {
+    const s = fs.statfsSync(dir);
+    return { freeBytes: Number(s.bavail) * Number(s.bsize) };
+  } catch {
+    return undefined;
   }
 }

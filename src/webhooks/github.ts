@@ -22,9 +22,13 @@ export interface WebhookOutcome {
   body: Record<string, unknown>;
 }
 
-/** `sha256=<hex>` over the exact body bytes, compared in constant time. */
+/**
+ * `sha256=<64 lowercase hex>` over the exact body bytes, compared in constant time. The header must be
+ * exactly that: Buffer.from(…, 'hex') stops at the first non-hex character, so without the pattern a
+ * valid signature followed by garbage would pass.
+ */
 export function verifySignature(secret: string, body: Buffer, header: string | undefined): boolean {
-  if (!header || !header.startsWith('sha256=')) return false;
+  if (!header || !/^sha256=[0-9a-f]{64}$/.test(header)) return false;
   const presented = Buffer.from(header.slice(7), 'hex');
   const expected = createHmac('sha256', secret).update(body).digest();
   return presented.length === expected.length && timingSafeEqual(presented, expected);
@@ -33,12 +37,14 @@ export function verifySignature(secret: string, body: Buffer, header: string | u
 export const signBody = (secret: string, body: Buffer | string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /**
- * The idempotency key of the n-th command a delivery produces: a UUIDv7 whose bits come from the
- * delivery id, so a redelivery (same X-GitHub-Delivery) replays instead of recording twice. The
- * timestamp is the payload's own time, so the key is the same on every redelivery.
+ * The idempotency key of the n-th command a delivery produces: a UUIDv7 whose bits come from the digest
+ * of the signed body. The signature covers the body only, not X-GitHub-Delivery, so the body is what
+ * identifies a delivery: a redelivery (same id, same body) and a captured delivery replayed under a new
+ * id both replay instead of recording twice. The timestamp is the payload's own time, so the key is the
+ * same every time.
  */
-export function deliveryKey(workspaceId: string, deliveryId: string, n: number, at: number): string {
-  const h = createHash('sha256').update(`${workspaceId}/${deliveryId}/${n}`).digest('hex');
+export function deliveryKey(workspaceId: string, bodyDigest: string, n: number, at: number): string {
+  const h = createHash('sha256').update(`${workspaceId}/${bodyDigest}/${n}`).digest('hex');
   const ms = Math.max(0, Math.min(at, 2 ** 48 - 1)).toString(16).padStart(12, '0');
   const hex = ms + '7' + h.slice(0, 3) + ((parseInt(h[3], 16) & 0x3) | 0x8).toString(16) + h.slice(4, 19);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
@@ -103,13 +109,16 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
   if (!HANDLED[d.event]?.includes(action)) return { status: 202, body: { ignored: true, event: d.event, action: action || null } };
   validateWebhookPayload(d.event, action, payload);
 
-  const envelope = (n: number, at: number) => ({ idempotencyKey: deliveryKey(wid, d.deliveryId!, n, at), principal: WEBHOOK_PRINCIPAL, role: 'member' as const, correlationId: `github-delivery:${d.deliveryId}` });
+  const digest = createHash('sha256').update(d.body).digest('hex');
+  const envelope = (n: number, at: number) => ({ idempotencyKey: deliveryKey(wid, digest, n, at), principal: WEBHOOK_PRINCIPAL, role: 'member' as const, correlationId: `github-delivery:${d.deliveryId}` });
   const results: Array<{ command: string; prNumber: number; replayed: boolean; result: unknown }> = [];
   let recomputing: string | null = null;
   if (d.event === 'pull_request') {
     const pr = payload.pull_request;
     const at = Date.parse(pr.updated_at) || 0;
-    const out = await ledger.run('observeHead', wid, envelope(0, at), { repoId: repo.repoId, prNumber: payload.number, headSha: pr.head.sha, source: `github:pull_request.${action}` });
+    // The PR's updated_at orders deliveries: an older one never moves the observed head back.
+    const observedAt = at ? new Date(at).toISOString() : undefined;
+    const out = await ledger.run('observeHead', wid, envelope(0, at), { repoId: repo.repoId, prNumber: payload.number, headSha: pr.head.sha, source: `github:pull_request.${action}`, ...(observedAt ? { observedAt } : {}) });
     results.push({ command: 'observeHead', prNumber: payload.number, replayed: out.replayed, result: out.response.result });
     // GitHub gives a delivery 10 s: the computation runs after the answer. Its key comes from the
     // delivery too, so a redelivery that arrives while (or after) it runs cannot start a second one.

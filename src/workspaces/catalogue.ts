@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { mkdirPrivate, touchPrivate } from '../events/store/private-files';
 
 export interface WorkspaceInfo {
   workspaceId: string;
@@ -27,7 +28,8 @@ export class SqliteCatalogue implements WorkspaceCatalogue {
   private readonly stmts;
 
   constructor(dataDir: string) {
-    fs.mkdirSync(dataDir, { recursive: true });
+    mkdirPrivate(dataDir);
+    touchPrivate(path.join(dataDir, 'catalog.db'));
     this.db = new Database(path.join(dataDir, 'catalog.db'));
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { mkdirPrivate } from '../events/store/private-files';
 import { DomainError } from '../domain-error';
 import { workspaceIdSchema } from '../events/catalogue/workspace';
 import type { EventStore } from '../events/store/port';
@@ -41,7 +42,7 @@ export class WorkspaceRegistry {
   private readonly handles = new Map<string, Promise<WorkspaceHandle>>();
 
   constructor(readonly dataDir: string, private readonly storeFactory: StoreFactory = sqliteStoreFactory(), catalogue?: WorkspaceCatalogue) {
-    fs.mkdirSync(dataDir, { recursive: true });
+    mkdirPrivate(dataDir);
     this.catalog = catalogue ?? storeFactory.catalogue?.(dataDir) ?? new SqliteCatalogue(dataDir);
   }
 
@@ -82,7 +83,7 @@ export class WorkspaceRegistry {
   private async openHandle(id: string): Promise<WorkspaceHandle> {
     const dir = path.join(this.dataDir, id);
     if (path.dirname(dir) !== path.resolve(this.dataDir)) throw new DomainError('invalid_workspace_id', 'workspace_id: escapes the data dir');
-    fs.mkdirSync(dir, { recursive: true });
+    mkdirPrivate(dir);
     const store = await this.storeFactory(id, dir);
     return { id, dir, store, cache: new Map() };
   }
@@ -90,7 +91,13 @@ export class WorkspaceRegistry {
   async close(): Promise<void> {
     const handles = [...this.handles.values()];
     this.handles.clear();
-    for (const h of handles) await (await h.catch(() => null))?.store.close().catch(() => undefined);
+    for (const h of handles) {
+      const handle = await h.catch(() => null);
+      if (!handle) continue;
+      await handle.store.close().catch(() => undefined);
+      // Caches holding files of their own (e.g. the no-op idempotency keys) close with the workspace.
+      for (const v of handle.cache.values()) (v as { closeWithWorkspace?: () => void }).closeWithWorkspace?.();
+    }
     await this.catalog.close();
     await this.storeFactory.close?.();
   }

@@ -43,6 +43,7 @@ const REGISTRATION = [
   'src/cli/commands/compute.ts',
   'src/cli/commands/contract-diff.ts',
   'src/cli/commands/core.ts',
+  'src/cli/commands/demo.ts',
   'src/cli/commands/index-code.ts',
   'src/cli/commands/index.ts',
   'src/cli/commands/mcp.ts',
@@ -54,6 +55,7 @@ const REGISTRATION = [
   'src/cli/main.ts',
   'src/context/cli.ts',
   'src/local-operator.ts',
+  'src/security/output-hygiene.ts',
 ];
 
 /** Never loaded by --help, visual-diff or contract-diff: the server, the stores, the agent transports. */
@@ -73,7 +75,7 @@ describe('CLI start-up loads only what the command uses', () => {
   it('--help lists every command and loads the registration modules and commander only', async () => {
     const r = await loadedBy(['--help']);
     expect(r.code).toBe(0);
-    for (const command of ['serve', 'workspace', 'events', 'review', 'replay', 'audit', 'token', 'webhook-secret', 'mcp', 'visual-diff', 'repo', 'index', 'compute', 'publish', 'contract-diff', 'context', 'metrics']) {
+    for (const command of ['serve', 'workspace', 'events', 'review', 'replay', 'audit', 'token', 'webhook-secret', 'mcp', 'visual-diff', 'repo', 'index', 'compute', 'publish', 'contract-diff', 'context', 'metrics', 'demo']) {
       expect(r.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
     expect(r.sources).toEqual(REGISTRATION);
@@ -84,7 +86,7 @@ describe('CLI start-up loads only what the command uses', () => {
     const r = await loadedBy(['visual-diff', path.join(dir, 'a.png'), path.join(dir, 'a.png')]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^unchanged: 0 pixel/);
-    expect(r.sources).toEqual([...REGISTRATION, 'src/axes/visual/diff.ts', 'src/axes/visual/match.ts', 'src/axes/visual/png.ts', 'src/cli/commands/visual-diff.actions.ts'].sort());
+    expect(r.sources).toEqual([...REGISTRATION, 'src/axes/visual/diff.ts', 'src/axes/visual/match.ts', 'src/axes/visual/png.ts', 'src/axes/visual/split.ts', 'src/axes/visual/threads.ts', 'src/cli/commands/visual-diff.actions.ts'].sort());
     expect(r.packages).toEqual(['commander']);
   });
 

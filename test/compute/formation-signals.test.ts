@@ -62,6 +62,20 @@ describe('formation signals', () => {
     expect(cohortOf(r, 'src/a.ts').groupingReason).toBe('changed references: f → g');
   });
 
+  it('new-symbol-import: a package __init__.py that starts re-exporting a function the change adds joins it; without the signal they stay apart', async () => {
+    const f = fixture();
+    f.write('pkg/__init__.py', 'from .utils import echo\n');
+    f.write('pkg/utils.py', 'def echo(s):\n    return s\n');
+    const base = f.commit('base');
+    f.write('pkg/__init__.py', 'from .utils import echo\nfrom .utils import shout\n');
+    f.write('pkg/utils.py', 'def echo(s):\n    return s\n\n\ndef shout(s):\n    return s.upper()\n');
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['pkg/__init__.py,pkg/utils.py']);
+    expect(cohortOf(r, 'pkg/utils.py').groupingReason).toBe('changed references: pkg/__init__.py → shout');
+    expect(groups(await compute(f, base, head, ['changed-reference', 'test-subject']))).toEqual(['pkg/__init__.py', 'pkg/utils.py']);
+  });
+
   it('test-subject: a changed test named for a changed source joins it without a reference to a changed symbol', async () => {
     const f = fixture();
     f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(s);\n}\n\nexport function other(): number {\n  return 1;\n}\n');
@@ -120,21 +134,32 @@ describe('formation signals', () => {
     }
   });
 
-  it('a file the grammar cannot parse cleanly (valid TypeScript tree-sitter 0.23.2 rejects) is reported in the output, not silently degraded', async () => {
+  it('valid TypeScript that tree-sitter-typescript 0.23.2 rejects is parsed by TypeScript\'s parser; a file broken for both is reported in the output, not silently degraded', async () => {
     const f = fixture();
     // As in immer's types-external.ts: generic call signatures without semicolons. tsc accepts it,
     // tree-sitter-typescript 0.23.2 produces ERROR nodes.
-    const text = (v: number) => `type AnyFunc = (...args: any[]) => any\n\nexport interface IProduce {\n  <Recipe extends AnyFunc>(\n    recipe: Recipe\n  ): Recipe\n  <State>(\n    recipe: (state: State) => State\n  ): (state: State) => State\n}\n\nexport function f(): number {\n  return ${v};\n}\n`;
-    f.write('src/types.ts', text(1));
-    f.write('src/ok.ts', 'export const ok = 1;\n');
+    const valid = (v: number) => `type AnyFunc = (...args: any[]) => any\n\nexport interface IProduce {\n  <Recipe extends AnyFunc>(\n    recipe: Recipe\n  ): Recipe\n  <State>(\n    recipe: (state: State) => State\n  ): (state: State) => State\n}\n\nexport function f(): number {\n  return ${v};\n}\n`;
+    const broken = (v: number) => `export function g(): number {\n  return ${v};\n}\n\nexport function h( {\n`;
+    f.write('src/types.ts', valid(1));
+    f.write('src/broken.ts', broken(1));
+    f.write('src/use.ts', "import { f } from './types';\n\nexport function useIt(): number {\n  return f() + 1;\n}\n");
     const base = f.commit('base');
-    f.write('src/types.ts', text(2));
-    f.write('src/ok.ts', 'export const ok = 2;\n');
+    f.write('src/types.ts', valid(2));
+    f.write('src/broken.ts', broken(2));
+    f.write('src/use.ts', "import { f } from './types';\n\nexport function useIt(): number {\n  return f() + 2;\n}\n");
     const head = f.commit('head');
     const r = await compute(f, base, head);
-    expect(r.data.changedFiles.find((c) => c.path === 'src/types.ts')).toMatchObject({ parseErrors: true });
-    expect(r.data.changedFiles.find((c) => c.path === 'src/ok.ts')!.parseErrors).toBeUndefined();
+    const types = r.data.changedFiles.find((c) => c.path === 'src/types.ts')!;
+    expect(types.parseErrors).toBeUndefined();
+    // The definitions are there (IProduce and f), and the changed call f() links use.ts to it.
+    const typesSymbols = r.head!.defsByFile.get('src/types.ts')!.map((s) => s.def.qname);
+    expect(typesSymbols).toEqual(expect.arrayContaining(['AnyFunc', 'IProduce', 'f']));
+    expect(r.head!.index.files.get('src/types.ts')!.facts.parser).toBe('typescript');
+    expect(cohortOf(r, 'src/types.ts').files).toEqual(['src/types.ts', 'src/use.ts']);
+    expect(cohortOf(r, 'src/types.ts').fragments.map((x) => x.symbolId)).toContain('src/types.ts#f');
+
+    expect(r.data.changedFiles.find((c) => c.path === 'src/broken.ts')).toMatchObject({ parseErrors: true });
     expect(r.data.metrics.parseErrorFiles).toBe(1);
-    expect(cohortOf(r, 'src/types.ts').groupingReason).toMatch(/^parse errors in types\.ts: definitions and references there may be incomplete$/);
+    expect(cohortOf(r, 'src/broken.ts').groupingReason).toMatch(/^parse errors in broken\.ts: definitions and references there may be incomplete$/);
   });
 });

@@ -48,11 +48,14 @@ describe('cohort review progress, finalize and metrics on a real repository', ()
     expect(p.cohorts.find((c) => c.cohortKey === math.key)).toMatchObject({ status: 'partial', briefs: expect.arrayContaining([{ brief: 'qa', status: 'partial', reason: 'ran out of budget before the clamp callee', by: QA.principal, headSha: f.head2 }]) });
     expect(p.totals).toEqual({ cohorts: cohorts.length, complete: cohorts.length - 1, partial: 1, pending: 0 });
 
-    await f.run('finalizeReview', { ...pr, tokenAxes: { ...PASS, security: { status: 'fail', reason: 'token logged' } }, walkthrough: 'w' }, AGENT);
+    const out = await f.run('finalizeReview', { ...pr, tokenAxes: { ...PASS, security: { status: 'fail', reason: 'token logged' } }, walkthrough: 'w' }, AGENT);
     const axes = (await finalized()).tokenAxes;
     expect(axes.correctness.status).toBe('partial');
-    expect(axes.correctness.reason).toContain(math.key);
-    expect(axes.correctness.reason).toContain('qa: partial (ran out of budget before the clamp callee)');
+    // Short per axis (the cohort named), the details said once in the answer.
+    expect(axes.correctness.reason).toBe(`1 cohort(s) not reviewed completely: "${math.title}" [${math.key}]`);
+    const note = (out.response.result as { note: string }).note;
+    expect(note).toBe(`correctness, testGap submitted as pass/warn recorded as partial: 1 cohort(s) not reviewed completely by the roster — "${math.title}" [${math.key}] (qa: partial (ran out of budget before the clamp callee))`);
+    expect(((await finalized()) as any).progress).toEqual({ adjustedAxes: ['correctness', 'testGap'], incomplete: 1, cohorts: [{ cohortKey: math.key, title: math.title, missing: 'qa: partial (ran out of budget before the clamp callee)' }] });
     expect(axes.testGap.status).toBe('partial');
     expect(axes.testGap.reason).toContain('(reviewer said: no test for the widened steps)');
     // A found problem is not softened into "incomplete".

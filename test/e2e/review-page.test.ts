@@ -45,7 +45,7 @@ describe('Review page (browser)', () => {
   // Principals are provisioned, never asserted: add the member, then issue its token.
   const tokenFor = async (principal: string, role: string) => {
     await rpc(owner, 'addMember', { idempotencyKey: newUuidV7(), principal, role });
-    return (await command(owner, 'issueToken', { principal, role })).result.token as string;
+    return (await rpc(owner, 'issueToken', { idempotencyKey: newUuidV7(), principal, role })).result.token as string;
   };
   const fileNode = async (token: string, brief: string, node: Record<string, unknown>) => {
     const r = await command(token, 'addReviewNode', { node: { triage: { category: 'correctness', severity: 'medium', effort: 'small' }, confidence: 0.8, body: 'details', brief, ...node } });
@@ -67,7 +67,9 @@ describe('Review page (browser)', () => {
   beforeAll(async () => {
     buildWebBundle();
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    repo = new GitFixture('rl-e2e-');
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-e2e-data-'));
+    // Repos registered over RPC live under the server's repo root.
+    repo = new GitFixture('rl-e2e-', path.join(dataDir, 'repos', 'default'));
     repo.git('remote', 'add', 'origin', 'git@github.com:acme/shop.git');
     repo.write('src/price.ts', 'export function price(qty: number, unit: number): number {\n  return qty * unit;\n}\n');
     repo.write('src/cart.ts', "import { price } from './price';\n\nexport function total(lines: Array<[number, number]>): number {\n  let sum = 0;\n  for (const [q, u] of lines) sum += price(q, u);\n  return sum;\n}\n");
@@ -83,7 +85,6 @@ describe('Review page (browser)', () => {
     repo.write('package.json', JSON.stringify({ name: 'shop', version: '1.1.0', dependencies: { leftpad: '^1.0.0', express: '^5.1.0' } }, null, 2));
     headSha = repo.commit('pr');
 
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-e2e-data-'));
     server = await startServer({ dataDir, port: 0 });
     owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
     [alice, bob, rev1, rev2] = await Promise.all([tokenFor('user:alice', 'member'), tokenFor('user:bob', 'member'), tokenFor('agent:rev1', 'member'), tokenFor('agent:rev2', 'member')]);
@@ -305,9 +306,13 @@ describe('Review page (browser)', () => {
   it('Publish is enabled only in awaiting approval, with the selection and a preview of inline vs folded', async () => {
     expect(await pageA.isDisabled('#publish-button')).toBe(true);
     expect(await pageA.textContent('#publish-section')).toContain('not finalized');
+    // SPEC §7.1: until the round is finalized the verdict bar flags the verdict as provisional.
+    expect(await pageA.getAttribute('#verdict-bar', 'data-state')).toBe('provisional');
+    expect(await pageA.textContent('#verdict-state')).toContain('provisional');
     await command(rev1, 'finalizeReview', { tokenAxes: { correctness: { status: 'warn' }, security: { status: 'pass' }, testGap: { status: 'warn', reason: 'rounding untested' } }, walkthrough: 'Rounds prices; removes DELETE /items/{id}.' });
     await pageA.waitForSelector('#ladder[data-status="awaiting_approval"]');
     await pageA.waitForSelector('#publish-button:not([disabled])');
+    await pageA.waitForSelector('#verdict-bar[data-state="final"]');
     await pageA.waitForSelector('#progress[hidden]', { state: 'attached' });
     const inline = await pageA.textContent('#publish-inline');
     const folded = await pageA.textContent('#publish-folded');
@@ -354,9 +359,13 @@ describe('Review page (browser)', () => {
     await command(rev1, 'observeHead', { headSha: newer, source: 'webhook' });
     await Promise.all([pageA.waitForSelector('#stale-banner:not([hidden])'), pageB.waitForSelector('#stale-banner:not([hidden])')]);
     expect(await pageA.textContent('#stale-banner')).toContain(newer.slice(0, 8));
+    // The verdict finalized for the older head is now provisional and stale (SPEC §7.1).
+    await pageA.waitForSelector('#verdict-bar[data-state="provisional"]');
+    expect(await pageA.textContent('#verdict-state')).toMatch(/last finalized Hold at [0-9a-f]{8} \(stale\)/);
     await shot(pageA, '08-stale');
 
-    // Reviewing the new head starts round 2: the banner goes, and re-filed findings read `persisting`.
+    // Reviewing the new head starts round 2: the banner goes; findings on untouched code are carried (a
+    // re-filed one joins its carried node), those on changed code are outdated and listed for re-review.
     await command(rev1, 'requestReview', { baseSha, headSha: newer });
     await command(rev1, 'computeReview', {});
     await pageA.waitForSelector('#stale-banner[hidden]', { state: 'attached' });
@@ -365,8 +374,12 @@ describe('Review page (browser)', () => {
     const again = await fileNode(rev1, 'engineer', { kind: 'bug', priority: 'P1', title: 'total ignores negative quantities', anchor: { path: 'src/cart.ts', startLine: 3, endLine: 6 } });
     const fresh = await fileNode(rev1, 'engineer', { kind: 'bug', priority: 'P1', title: 'precision now differs from the API', anchor: { path: 'src/price.ts', startLine: 2, endLine: 2 } });
     await pageA.waitForSelector(`li.node[data-node-id="${fresh}"] .delta.new`);
-    expect(await pageA.textContent(`li.node[data-node-id="${again}"] .delta`)).toBe('persisting');
-    expect(await pageA.textContent('details.gone summary')).toMatch(/gone since round 1/);
+    expect(await pageA.textContent(`li.node[data-node-id="${ids.bug}"] .delta`)).toBe('carried');
+    // Findings without an anchor cannot be checked against the new head: outdated, listed for re-review.
+    await pageA.waitForSelector('li.node .delta.outdated');
+    expect(await pageA.textContent('#re-review')).toMatch(/outdated since round 1: their code changed — re-review them/);
+    expect(await pageA.$(`li.node[data-node-id="${again}"]`)).toBeNull(); // a duplicate of the carried node, listed under it
+    expect(await pageA.getAttribute('#verdict-bar', 'data-state')).toBe('provisional');
     await shot(pageA, '09-round-2');
   });
 });

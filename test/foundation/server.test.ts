@@ -15,7 +15,9 @@ describe('HTTP server', () => {
       const res = await fetch(`${server.url}/health`);
       expect(res.status).toBe(200);
       const body = await res.json();
-      expect(body).toMatchObject({ status: 'ok', store: { adapter: 'sqlite', dataDir, synchronous: 'FULL' } });
+      expect(body).toMatchObject({ status: 'ok', store: { adapter: 'sqlite', synchronous: 'FULL' } });
+      // No host path on an unauthenticated endpoint (docs/security.md).
+      expect(JSON.stringify(body)).not.toContain(dataDir);
     } finally {
       await server.close();
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-import { parseUnifiedDiff } from '../../src/git/unified-diff';
+import { parseUnifiedDiff, unquoteGitPath } from '../../src/git/unified-diff';
 import { GitFixture } from '../support/git-fixture';
 
 describe('parseUnifiedDiff (the one git diff parser)', () => {
@@ -21,5 +21,22 @@ describe('parseUnifiedDiff (the one git diff parser)', () => {
     expect(a.hunks).toEqual([{ oldStart: 3, oldCount: 1, newStart: 2, newCount: 0, text: '@@ -3 +2,0 @@ two\n--- x' }]);
     expect(byPath.get('new/name.txt')).toMatchObject({ oldPath: 'old/name.txt', hunks: [{ oldStart: 6, oldCount: 1, newStart: 6, newCount: 1 }] });
     expect(byPath.get('gone.txt')!.hunks[0]).toMatchObject({ oldStart: 1, oldCount: 1, newStart: 0, newCount: 0 });
+  });
+
+  test('paths git quotes C-style (octal UTF-8 bytes for non-ASCII names, \\t, \\", \\\\) come back as the real paths', () => {
+    const g = new GitFixture('rl-udiff-quoted-');
+    try {
+      const names = ['docs/zh-CN/可变参数.md', 'src/tab\there.ts', 'src/quote"d.ts', 'src/back\\slash.ts', 'src/emoji-😀.ts'];
+      for (const n of names) g.write(n, 'one\n');
+      const base = g.commit('base');
+      for (const n of names) g.write(n, 'two\n');
+      g.commit('head');
+      const patch = g.git('-c', 'core.quotePath=true', 'diff', '--no-color', '-U0', base, 'HEAD');
+      expect(patch).toContain('\\345\\217\\257');
+      expect(parseUnifiedDiff(patch).map((f) => f.path).sort()).toEqual([...names].sort());
+    } finally {
+      g.cleanup();
+    }
+    expect(unquoteGitPath('"a\\tb\\\\c\\"d"')).toBe('a\tb\\c"d');
   });
 });

@@ -30,7 +30,7 @@ describe('MCP server (streamable HTTP, the SDK client)', () => {
     expect(add.inputSchema.required).toEqual(expect.arrayContaining(['reasoning', 'repoId', 'prNumber', 'node']));
     expect(Object.keys((add.inputSchema.properties as any).node.properties)).not.toContain('reasoning');
     // Same zod source as the RPC: the node's fields match the addReviewNode catalogue entry.
-    const doc = (await (await fetch(`${fx.server.url}/rpc`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' }) })).json()) as any;
+    const doc = (await (await fetch(`${fx.server.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' }) })).json()) as any;
     const rpcNode = doc.result.methods.find((m: any) => m.name === 'addReviewNode').params.find((p: any) => p.name === 'node').schema;
     expect(Object.keys((add.inputSchema.properties as any).node.properties).sort()).toEqual(Object.keys(rpcNode.properties).filter((k) => k !== 'reasoning').sort());
     await client.close();

@@ -26,13 +26,27 @@ const checker = (schema: object) => {
   const validate = ajv.compile(schema);
   return (data: unknown): string | null => (validate(data) ? null : `Invalid request.\n\n${ajv.errorsText(validate.errors)}`);
 };
+const STATUSES_PATH = '/repos/{owner}/{repo}/statuses/{sha}';
 const validators = {
+  createCommitStatus: checker(requestSchemaOf(STATUSES_PATH, 'post')),
   createReview: checker(requestSchemaOf(REVIEWS_PATH, 'post')),
   updateReview: checker(requestSchemaOf(`${REVIEWS_PATH}/{review_id}`, 'put')),
   submitReview: checker(requestSchemaOf(`${REVIEWS_PATH}/{review_id}/events`, 'post')),
 };
 /** Exposed so a test can prove the schema really came from the OpenAPI package. */
 export const createReviewRequestSchema = requestSchemaOf(REVIEWS_PATH, 'post');
+export const createCommitStatusRequestSchema = requestSchemaOf(STATUSES_PATH, 'post');
+export const createCommitStatusOperationId: string = spec.paths[STATUSES_PATH].post.operationId;
+
+/** A commit status as GitHub stores it (the fields of its `status` schema the ledger reads). */
+export interface StoredStatus {
+  id: number;
+  state: string;
+  context: string;
+  description: string | null;
+  target_url: string | null;
+  creator: string;
+}
 
 export interface FakeFile {
   filename: string;
@@ -97,6 +111,14 @@ export class FakeGitHub {
   refuseLines = new Set<string>();
   /** Called after each listing of a PR's files (e.g. to push a new head mid-publish). */
   afterFilesListed: ((pull: FakePull) => void) | null = null;
+  /** Commit statuses by sha, newest last (listed newest first, as GitHub does). */
+  readonly statuses = new Map<string, StoredStatus[]>();
+  /** Commits that exist besides the PRs' heads and bases (a status on an unknown sha is a 422). */
+  readonly commits = new Set<string>();
+  /** The next POSTs to the statuses endpoint are answered with these rate-limit responses first. */
+  statusRateLimits: Array<{ status: 403 | 429; retryAfter: number }> = [];
+  /** Called after each accepted status (e.g. to push a new head while the ledger is posting). */
+  afterStatusCreated: ((sha: string, status: StoredStatus) => void) | null = null;
   /** GitHub App: id and public key that verify the app JWT, and the installation it may get tokens for. */
   app: { appId: string; publicKey: string; installationId: number; login: string } | null = null;
   private server: http.Server | null = null;
@@ -114,6 +136,70 @@ export class FakeGitHub {
     const pull = this.pulls.get(prNumber)!;
     pull.headSha = headSha;
     pull.diffs.set(headSha, files);
+  }
+
+  statusPosts(): LoggedRequest[] {
+    return this.log.filter((r) => r.method === 'POST' && /^\/repos\/[^/]+\/[^/]+\/statuses\//.test(r.path));
+  }
+
+  /** The newest status of `context` on `sha`, as branch protection would read it. */
+  latestStatus(sha: string, context: string): StoredStatus | undefined {
+    return [...(this.statuses.get(sha) ?? [])].reverse().find((s) => s.context.toLowerCase() === context.toLowerCase());
+  }
+
+  private knownCommit(sha: string): boolean {
+    if (this.commits.has(sha)) return true;
+    for (const p of this.pulls.values()) if (p.baseSha === sha || p.diffs.has(sha)) return true;
+    return false;
+  }
+
+  private statusJson(owner: string, repo: string, sha: string, s: StoredStatus) {
+    return {
+      url: `https://api.github.com/repos/${owner}/${repo}/statuses/${sha}`,
+      avatar_url: null,
+      id: s.id,
+      node_id: `SC_${s.id}`,
+      state: s.state,
+      description: s.description,
+      target_url: s.target_url,
+      context: s.context,
+      created_at: '2026-01-01T00:00:00Z',
+      updated_at: '2026-01-01T00:00:00Z',
+      creator: { login: s.creator, id: 1, type: 'Bot' },
+    };
+  }
+
+  /** `POST /repos/{o}/{r}/statuses/{sha}` and `GET /repos/{o}/{r}/commits/{ref}/statuses`. */
+  private routeStatuses(req: http.IncomingMessage, res: http.ServerResponse, body: any, url: URL, login: string): boolean {
+    const post = /^\/repos\/([^/]+)\/([^/]+)\/statuses\/([^/]+)$/.exec(url.pathname);
+    const list = /^\/repos\/([^/]+)\/([^/]+)\/commits\/([^/]+)\/statuses$/.exec(url.pathname);
+    if (post && req.method === 'POST') {
+      const [, owner, repo, sha] = post;
+      const limit = this.statusRateLimits.shift();
+      if (limit) {
+        this.reply(req, res, body, limit.status, { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', status: String(limit.status) }, { 'retry-after': String(limit.retryAfter) });
+        return true;
+      }
+      const invalid = validators.createCommitStatus(body);
+      if (invalid) return this.reply(req, res, body, 422, { message: invalid, status: '422' }), true;
+      if (!this.knownCommit(sha)) return this.unprocessable(req, res, body, [`No commit found for SHA: ${sha}`]), true;
+      // Observed on github.com: descriptions are cut at 140 characters by refusing longer ones.
+      if ((body.description ?? '').length > 140) return this.unprocessable(req, res, body, ['description is too long (maximum is 140 characters)']), true;
+      const stored: StoredStatus = { id: this.nextId++, state: body.state, context: body.context ?? 'default', description: body.description ?? null, target_url: body.target_url ?? null, creator: login };
+      const list = this.statuses.get(sha) ?? [];
+      list.push(stored);
+      this.statuses.set(sha, list);
+      this.reply(req, res, body, 201, this.statusJson(owner, repo, sha, stored));
+      this.afterStatusCreated?.(sha, stored);
+      return true;
+    }
+    if (list && req.method === 'GET') {
+      const [, owner, repo, ref] = list;
+      const items = [...(this.statuses.get(ref) ?? [])].reverse().map((s) => this.statusJson(owner, repo, ref, s));
+      this.paginate(req, res, url, items);
+      return true;
+    }
+    return false;
   }
 
   reviewPosts(): LoggedRequest[] {
@@ -169,6 +255,7 @@ export class FakeGitHub {
     const auth = req.headers.authorization ?? '';
     const login = this.tokens.get(auth.replace(/^(token|bearer) /i, ''));
     if (!login) return this.reply(req, res, body, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
+    if (this.routeStatuses(req, res, body, url, login)) return;
 
     const m = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)(?:(\/files|\/reviews)(?:\/(\d+)(\/events|\/comments)?)?)?$/.exec(url.pathname);
     const pull = m ? this.pulls.get(Number(m[3])) : undefined;

@@ -170,3 +170,20 @@ describe('verdict properties (SPEC §7, rules v1)', () => {
     expect(computeVerdict(nodes, passing(), RULES_V1)).toMatchObject({ verdict: 'Block', decidingNodeIds: ['n1'], contributing: 2 });
   });
 });
+
+describe('verdict reasons cite only the deciding clause (rules v1)', () => {
+  const node = (nodeId: string, priority: VerdictNode['priority'], confidence: number, duplicateOf?: string): VerdictNode => ({ nodeId, priority, confidence, duplicateOf });
+  test('a P1 Hold cites "P1 → Hold", not the P0 clause that also maps to Hold', () => {
+    expect(computeVerdict([node('n1', 'P1', 0.9), node('n2', 'P3', 0.9)], passing(), RULES_V1).reasons[0]).toBe('Hold from findings: n1 (rules v1: P1 → Hold)');
+  });
+  test('a hesitant P0 Hold cites "P0 below 0.7 → Hold"; with a P1 beside it, both', () => {
+    expect(computeVerdict([node('n1', 'P0', 0.5)], passing(), RULES_V1).reasons[0]).toBe('Hold from findings: n1 (rules v1: P0 below 0.7 → Hold)');
+    expect(computeVerdict([node('n1', 'P0', 0.5), node('n2', 'P1', 0.8)], passing(), RULES_V1).reasons[0]).toBe('Hold from findings: n1, n2 (rules v1: P0 below 0.7 → Hold; P1 → Hold)');
+  });
+  test('a Block cites only the confident-P0 clause, even with Hold reports beside it', () => {
+    expect(computeVerdict([node('n1', 'P1', 0.9), node('n2', 'P0', 0.8), node('n3', 'P0', 0.2)], passing(), RULES_V1).reasons[0]).toBe('Block from findings: n2 (rules v1: P0 at confidence ≥ 0.7 → Block)');
+  });
+  test('a duplicate that asks for the verdict brings its clause', () => {
+    expect(computeVerdict([node('n1', 'P1', 0.9), node('n2', 'P0', 0.3, 'n1')], passing(), RULES_V1).reasons[0]).toBe('Hold from findings: n1 (rules v1: P0 below 0.7 → Hold; P1 → Hold)');
+  });
+});

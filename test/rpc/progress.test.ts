@@ -1,9 +1,11 @@
+import * as path from 'node:path';
 import { GitFixture } from '../support/git-fixture';
+// Repos registered over RPC live under the server's repo root, <dataDir>/repos/<workspace>.
 import { call, command, serverFixture, tokenFor, WsClient } from './support';
 
 /** A repository big enough that indexing spans several of the hub's 50 ms coalescing windows. */
-function manyFileRepo(files: number): GitFixture {
-  const f = new GitFixture('rl-progress-');
+function manyFileRepo(files: number, parent: string): GitFixture {
+  const f = new GitFixture('rl-progress-', parent);
   f.git('remote', 'add', 'origin', 'git@github.com:acme/progress.git');
   for (let i = 0; i < files; i++) {
     const body = Array.from({ length: 25 }, (_, j) => `export function f${i}_${j}(x: number): number {\n  return x * ${j} + ${i};\n}\n`).join('\n');
@@ -16,7 +18,7 @@ function manyFileRepo(files: number): GitFixture {
 describe('watchProgress: index/compute progress over real sockets, scoped to the workspace', () => {
   it('a viewer watching over WebSocket sees increasing progress then done while a real repo is indexed; another workspace sees nothing', async () => {
     const fx = await serverFixture();
-    const repo = manyFileRepo(600);
+    const repo = manyFileRepo(600, path.join(fx.dataDir, 'repos', fx.workspaceId));
     try {
       const url = fx.server.url;
       const created = await command(url, fx.ownerToken, fx.workspaceId, 'createWorkspace', { workspaceId: 'elsewhere' });
@@ -84,7 +86,7 @@ describe('watchProgress: index/compute progress over real sockets, scoped to the
 
   it('SSE: GET /workspaces/:id/watch/progress streams the snapshot, then coalesced updates ending with done (computeReview)', async () => {
     const fx = await serverFixture();
-    const repo = manyFileRepo(150);
+    const repo = manyFileRepo(150, path.join(fx.dataDir, 'repos', fx.workspaceId));
     try {
       const url = fx.server.url;
       const base = repo.git('rev-parse', 'HEAD');

@@ -85,8 +85,8 @@ describe('JSON-RPC over HTTP and WebSocket', () => {
   it('replays an idempotent command byte-identically and refuses the key with another payload', async () => {
     const params = { workspace_id: fx.workspaceId, idempotencyKey: newUuidV7(), principal: 'user:replayed', role: 'viewer' };
     const body = { jsonrpc: '2.0', id: 1, method: 'addMember', params };
-    const first = await fetch(`${fx.server.url}/rpc`, { method: 'POST', headers: { authorization: `Bearer ${fx.ownerToken}` }, body: JSON.stringify(body) }).then((r) => r.text());
-    const second = await fetch(`${fx.server.url}/rpc`, { method: 'POST', headers: { authorization: `Bearer ${fx.ownerToken}` }, body: JSON.stringify(body) }).then((r) => r.text());
+    const first = await fetch(`${fx.server.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${fx.ownerToken}` }, body: JSON.stringify(body) }).then((r) => r.text());
+    const second = await fetch(`${fx.server.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${fx.ownerToken}` }, body: JSON.stringify(body) }).then((r) => r.text());
     expect(second).toBe(first);
     const reused = await call(fx.server.url, fx.ownerToken, 'addMember', { ...params, role: 'member' });
     expect(reused.error).toEqual(expect.objectContaining({ code: -32009, data: expect.objectContaining({ code: 'idempotency_key_reused' }) }));
@@ -122,7 +122,7 @@ describe('JSON-RPC over HTTP and WebSocket', () => {
   it('bounds strings and bodies', async () => {
     const long = await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: 'user:z', role: 'viewer', note: 'x'.repeat(300_000) });
     expect(long.error!.data!.code).toBe('string_too_long');
-    const huge = await fetch(`${fx.server.url}/rpc`, { method: 'POST', headers: { authorization: `Bearer ${fx.ownerToken}` }, body: 'x'.repeat(2 * 1024 * 1024) });
+    const huge = await fetch(`${fx.server.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${fx.ownerToken}` }, body: 'x'.repeat(2 * 1024 * 1024) });
     expect(huge.status).toBe(413);
   });
 

@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
@@ -95,4 +97,30 @@ describe('CLI identities', () => {
     expect(table).toContain('user:local-operator (cli)');
     expect(table).not.toContain('unknown');
   }, 60_000);
+
+  it('`mcp` over stdio without a token acts only as an existing member, with its membership role (no asserted role)', async () => {
+    f = await reviewFixture();
+    await f.request(7);
+    const tool = async (principal: string) => {
+      const client = new Client({ name: 'cli-identity', version: '1.0.0' });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, '--data-dir', f.dataDir, 'mcp', '--workspace', WS, '--principal', principal], env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '1', REVIEW_LEDGER_TOKEN: '' } as Record<string, string>, stderr: 'ignore' }));
+      try {
+        return (await client.callTool({
+          name: 'add_review_node',
+          arguments: { reasoning: 'why', repoId: REPO, prNumber: 7, node: { kind: 'question', priority: 'P3', triage: { category: 'testing', severity: 'info', effort: 'trivial' }, confidence: 0.4, title: `by ${principal}`, body: 'b', brief: 'engineer' } },
+        })) as { isError?: boolean; content: Array<{ text: string }> };
+      } finally {
+        await client.close();
+      }
+    };
+    const stranger = await tool('agent:stranger');
+    expect([stranger.isError, stranger.content[0].text]).toEqual([true, expect.stringMatching(/^unauthorized: --principal: agent:stranger is not a member/)]);
+    expect((await cli('member', 'add', '--workspace', WS, '--principal', 'agent:harness', '--role', 'viewer')).code).toBe(0);
+    const viewer = await tool('agent:harness');
+    expect([viewer.isError, viewer.content[0].text]).toEqual([true, expect.stringMatching(/^forbidden: .*caller has viewer/)]);
+    expect((await cli('member', 'role', '--workspace', WS, '--principal', 'agent:harness', '--role', 'member')).code).toBe(0);
+    expect((await tool('agent:harness')).isError).toBeFalsy();
+    const filed = (await f.events()).find((e) => e.type === 'ReviewNodeFiled')!;
+    expect(filed.metadata).toMatchObject({ principal: 'agent:harness', role: 'member', via: 'cli' });
+  }, 90_000);
 });

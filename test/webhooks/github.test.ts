@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
 import { isStale, type PrState } from '../../src/review/pr-state';
 import { loadPrState, reviewStreamOf } from '../../src/commands/review-target';
 import { signBody } from '../../src/webhooks/github';
@@ -37,7 +38,8 @@ describe('GitHub webhooks (POST /webhooks/github)', () => {
 
   beforeAll(async () => {
     fx = await serverFixture();
-    git = new GitFixture();
+    // Repos registered over RPC live under the server's repo root.
+    git = new GitFixture('rl-git-', path.join(fx.dataDir, 'repos', fx.workspaceId));
     git.git('remote', 'add', 'origin', `https://github.com/${GITHUB_FULL_NAME}.git`);
     git.write('a.txt', 'one\n');
     base = git.commit('base');
@@ -125,7 +127,7 @@ describe('GitHub webhooks (POST /webhooks/github)', () => {
 describe('GitHub webhooks with autoRecompute', () => {
   it('a synchronize for a repo configured to recompute records the new head and computes the review at it', async () => {
     const fx = await serverFixture();
-    const git = new GitFixture();
+    const git = new GitFixture('rl-git-', path.join(fx.dataDir, 'repos', fx.workspaceId));
     try {
       git.git('remote', 'add', 'origin', `https://github.com/${GITHUB_FULL_NAME}.git`);
       git.write('src/a.ts', 'export const a = 1;\n');

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { decodePng, decodePngPair, encodePng, MalformedPngError, PaletteBuilder, pngDimensions, type RgbaImage } from './png';
+import { decodePng, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
+import { bandHelper, SPLIT_MIN_PIXELS, splitStats, type BandHelper } from './split';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
 import { matchRows } from './match';
@@ -24,14 +25,24 @@ export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
+export interface CompareOptions {
+  /**
+   * Whether one large pair may be split with the band helper thread (split.ts): 'auto' (default) for
+   * pairs of at least `SPLIT_MIN_PIXELS` on the main thread of a multi-core process, 'never', or
+   * 'always' (any size, wherever a helper can start; the tests use it on small images).
+   */
+  split?: 'auto' | 'never' | 'always';
+}
+
 /**
  * Compares a base and a head PNG. Byte-identical files are settled by their hash without decoding;
- * otherwise both are decoded and compared with pixelmatch (`VISUAL_DIFF_OPTIONS`). A size mismatch is a
- * change of every pixel. Images whose pixels all match within the threshold are `unchanged` even when
- * their bytes differ (a re-encode, an anti-aliasing shift). Throws `MalformedPngError` naming the side
- * for a PNG that does not decode; callers turn that into a per-snapshot error.
+ * otherwise both are decoded and compared with pixelmatch's comparison (`VISUAL_DIFF_OPTIONS`, see
+ * match.ts). A size mismatch is a change of every pixel. Images whose pixels all match within the
+ * threshold are `unchanged` even when their bytes differ (a re-encode, an anti-aliasing shift). Throws
+ * `MalformedPngError` naming the side for a PNG that does not decode; callers turn that into a
+ * per-snapshot error.
  */
-export async function compareImages(base: Uint8Array, head: Uint8Array): Promise<ImageComparison> {
+export async function compareImages(base: Uint8Array, head: Uint8Array, options: CompareOptions = {}): Promise<ImageComparison> {
   // A memcmp first: identical files (the common case) then cost one hash, not two.
   if (Buffer.from(base.buffer, base.byteOffset, base.byteLength).equals(Buffer.from(head.buffer, head.byteOffset, head.byteLength))) {
     const hash = sha256(head);
@@ -39,7 +50,10 @@ export async function compareImages(base: Uint8Array, head: Uint8Array): Promise
   }
   const baseHash = sha256(base);
   const headHash = sha256(head);
-  const { base: a, head: b, sameRows } = await decodePngPair(base, head);
+  const mode = options.split ?? 'auto';
+  const helper = splitCandidate(base, head, mode) ? bandHelper() : undefined;
+  const decoded = helper && sharedPrefix(base, head) < PARALLEL_DECODE_PREFIX ? await decodeInParallel(helper, base, head) : undefined;
+  const { base: a, head: b, sameRows } = decoded ?? (await decodePngPair(base, head, { shared: helper !== undefined }));
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);
     return {
@@ -53,11 +67,130 @@ export async function compareImages(base: Uint8Array, head: Uint8Array): Promise
       sizeChanged: { base: { width: a.width, height: a.height }, head: { width: b.width, height: b.height } },
     };
   }
-  const diff = compareDecoded(a, b, sameRows);
-  const { changedPixels } = diff;
-  const changedRatio = changedPixels / (a.width * a.height);
-  if (changedPixels === 0) return { state: 'unchanged', baseHash, headHash, width: b.width, height: b.height, changedPixels: 0, changedRatio: 0 };
-  return { state: 'changed', baseHash, headHash, width: b.width, height: b.height, changedPixels, changedRatio, diffPng: encodeDiffPng(diff) };
+  if (helper && isShared(a.data.buffer) && isShared(b.data.buffer)) {
+    const same = new Uint8Array(new SharedArrayBuffer(a.height));
+    if (sameRows) same.set(sameRows);
+    sameRowsOf(a, b, same);
+    let differing = 0;
+    for (let y = 0; y < a.height; y++) differing += same[y] ? 0 : 1;
+    // A change confined to a few rows costs less than the hand-off; a fifth of the rows pays for it.
+    if (mode === 'always' || differing * 5 >= a.height) {
+      const split = await compareSplit(helper, a, b, same);
+      return finish(baseHash, headHash, split.diff, split.indices, split.farSegment);
+    }
+    return finish(baseHash, headHash, compareDecoded(a, b, same));
+  }
+  return finish(baseHash, headHash, compareDecoded(a, b, sameRows));
+}
+
+/**
+ * Below this share of common leading bytes of the two files, the head is decoded by the band helper
+ * while this thread decodes the base. Deflate writes the same bytes for the same leading rows, so a
+ * long common prefix means the first change comes late and the head will mostly be copied from the
+ * base rather than unfiltered (cheaper in one thread); a short one (a change near the top, or all
+ * over the image) means the head needs a decode of its own, which then runs in parallel. Only speed
+ * depends on it: the pixels decoded are the same either way.
+ */
+const PARALLEL_DECODE_PREFIX = 0.1;
+
+function sharedPrefix(a: Uint8Array, b: Uint8Array): number {
+  const x = Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  const y = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  let lo = 0;
+  let hi = Math.min(x.length, y.length);
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (x.compare(y, 0, mid, 0, mid) === 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo / Math.max(x.length, y.length);
+}
+
+/**
+ * Decodes the base here and the head in the band helper at once, both into shared memory. Undefined
+ * when the helper fails (the caller then decodes both here); a PNG that does not decode throws
+ * `MalformedPngError` naming the side, the base first, as `decodePngPair` does.
+ */
+async function decodeInParallel(helper: BandHelper, base: Uint8Array, head: Uint8Array): Promise<{ base: RgbaImage; head: RgbaImage; sameRows?: Uint8Array } | undefined> {
+  const headReply = helper.call({ op: 'decode', png: head });
+  let a: RgbaImage;
+  try {
+    a = await decodePngSharedAsync(base);
+  } catch (err) {
+    await headReply;
+    if (err instanceof MalformedPngError) throw new MalformedPngError(`base image: ${err.message}`);
+    throw err;
+  }
+  const reply = await headReply;
+  if (!reply.ok) {
+    if (reply.malformed) throw new MalformedPngError(`head image: ${reply.message}`);
+    splitStats.helperFailures++;
+    return undefined;
+  }
+  if (!('decoded' in reply)) return undefined;
+  return { base: a, head: { width: reply.decoded.width, height: reply.decoded.height, data: new Uint8Array(reply.decoded.data) } };
+}
+
+/** Realm-independent (a buffer received from a worker is not an instance of a vm context's class). */
+const isShared = (buffer: ArrayBufferLike): boolean => Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
+
+/** Whether a pair may be split (same size on the PNG fast path, large enough unless 'always'). */
+function splitCandidate(base: Uint8Array, head: Uint8Array, mode: 'auto' | 'never' | 'always'): boolean {
+  if (mode === 'never') return false;
+  const dimsA = fastPathDimensions(base);
+  const dimsB = fastPathDimensions(head);
+  if (!dimsA || !dimsB || dimsA.width !== dimsB.width || dimsA.height !== dimsB.height) return false;
+  return mode === 'always' || dimsA.width * dimsA.height >= SPLIT_MIN_PIXELS;
+}
+
+function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment): ImageComparison {
+  const { width, height, changedPixels } = diff;
+  if (changedPixels === 0) return { state: 'unchanged', baseHash, headHash, width, height, changedPixels: 0, changedRatio: 0 };
+  return { state: 'changed', baseHash, headHash, width, height, changedPixels, changedRatio: changedPixels / (width * height), diffPng: encodeDiffPng(diff, indices, farSegment) };
+}
+
+/**
+ * The split comparison of one large decoded pair (split.ts): the helper thread compares, indexes and
+ * deflates the lower half of the rows while this thread does the upper half, all in shared memory. If
+ * the helper fails, this thread finishes its half.
+ */
+async function compareSplit(helper: BandHelper, a: RgbaImage, b: RgbaImage, sameRows: Uint8Array): Promise<{ diff: MarkedDiff; indices: Uint8Array; farSegment?: IndexSegment }> {
+  const { width, height } = a;
+  const shared = (n: number) => new Uint8Array(new SharedArrayBuffer(n));
+  const marks = shared(width * height);
+  const markedRows = shared(height);
+  const indices = shared(width * height);
+  const cut = diffSegmentCut(height);
+  const far = helper.call({
+    op: 'match',
+    base: a.data.buffer as SharedArrayBuffer,
+    head: b.data.buffer as SharedArrayBuffer,
+    width,
+    height,
+    marks: marks.buffer as SharedArrayBuffer,
+    markedRows: markedRows.buffer as SharedArrayBuffer,
+    indices: indices.buffer as SharedArrayBuffer,
+    sameRows: sameRows.buffer as SharedArrayBuffer,
+    fromRow: cut,
+    toRow: height,
+  });
+  const near = matchRows(a.data, b.data, width, height, marks, markedRows, 0, cut, sameRows);
+  const diff: MarkedDiff = { width, height, changedPixels: near, base: a, marks, markedRows };
+  indexDiffRows(diff, indices, 0, cut);
+  const farReply = await far;
+  if (!farReply.ok || !('count' in farReply)) {
+    // The helper died: finish the far band here.
+    splitStats.helperFailures++;
+    diff.changedPixels += matchRows(a.data, b.data, width, height, marks, markedRows, cut, height, sameRows);
+    indexDiffRows(diff, indices, cut, height);
+    splitStats.pairs++;
+    return { diff, indices };
+  }
+  diff.changedPixels += farReply.count;
+  splitStats.pairs++;
+  // The far segment is only worth its bytes when there is a diff image to encode.
+  const s = farReply.segment;
+  return { diff, indices, farSegment: diff.changedPixels > 0 ? { deflated: Buffer.from(s.deflated.buffer, s.deflated.byteOffset, s.deflated.byteLength), adler: s.adler, length: s.length } : undefined };
 }
 
 function dimensionsOrUndefined(bytes: Uint8Array): { width?: number; height?: number } {
@@ -129,11 +262,42 @@ const MARK_WORD = (() => {
   return words;
 })();
 
+const ALPHA = VISUAL_DIFF_OPTIONS.alpha;
+
+/**
+ * What pixelmatch draws for a matching pixel (its `drawGrayPixel`): the pixel's YIQ luma blended
+ * towards white by `alpha`, stored into a Uint8Array (so truncated; it always lies in [0, 255]).
+ * The tests check it stays byte-identical to pixelmatch.
+ */
+function fadedGrey(img: Uint8Array, o: number): number {
+  const val = 255 + (img[o] * 0.29889531 + img[o + 1] * 0.58662247 + img[o + 2] * 0.11448223 - 255) * ALPHA * img[o + 3] / 255;
+  return val | 0;
+}
+
+/**
+ * The diff image's palette, fixed: every grey `fadedGrey` can produce (luma 0..255 blended towards
+ * white by alpha: ⌊255 − 255·alpha⌋ … 255, 27 levels at 0.1), ascending, then red and yellow. A fixed
+ * palette makes a pixel's index a function of that pixel alone, so rows can be indexed in any order
+ * (or copied from the row above) and the encoding stays deterministic.
+ */
+const GREY_MIN = Math.floor(255 - 255 * ALPHA);
+const RED_INDEX = 256 - GREY_MIN;
+const YELLOW_INDEX = RED_INDEX + 1;
+const MARK_INDEX = [0, RED_INDEX, RED_INDEX, YELLOW_INDEX];
+const DIFF_PALETTE: number[] = [];
+for (let v = GREY_MIN; v <= 255; v++) DIFF_PALETTE.push(v, v, v, 255);
+DIFF_PALETTE.push(...MARK_RGBA[1], ...MARK_RGBA[3]);
+
 /** The diff image as RGBA, exactly as one pixelmatch call over the whole image would draw it. */
 export function renderDiff(diff: MarkedDiff): RgbaImage {
   const { width, height, marks } = diff;
+  const img = diff.base.data;
   const out = new Uint8Array(width * height * 4);
-  drawFadedBackground(diff.base.data, out, 0, width * height);
+  for (let i = 0, o = 0; i < width * height; i++, o += 4) {
+    const v = fadedGrey(img, o);
+    out[o] = out[o + 1] = out[o + 2] = v;
+    out[o + 3] = 255;
+  }
   const out32 = new Int32Array(out.buffer, out.byteOffset, width * height);
   for (let y = 0; y < height; y++) {
     if (!diff.markedRows[y]) continue;
@@ -143,121 +307,63 @@ export function renderDiff(diff: MarkedDiff): RgbaImage {
 }
 
 /**
- * Encodes the diff image as a palette PNG straight from its parts, in raster order (so the palette,
- * the indices and the bytes are those of encoding `renderDiff`'s image): rows without marks are
- * indexed from the base pixels (one luma computation per run of equal pixels, a row equal to the one
- * above copied), marked rows pixel by pixel. Falls back to RGBA (via `renderDiff`) past 256 colours.
+ * Writes the palette indices of rows [fromRow, toRow) of the diff image into `indices`: the faded grey
+ * of the base pixel (computed once per run of equal pixels; a base row equal to the one above copies
+ * its indices), the mark's colour where there is one.
  */
-export function encodeDiffPng(diff: MarkedDiff): Buffer {
-  const { width, height, marks, markedRows } = diff;
-  const palette = new PaletteBuilder();
-  const indices = new Uint8Array(width * height);
+export function indexDiffRows(diff: MarkedDiff, indices: Uint8Array, fromRow = 0, toRow = diff.height): void {
+  const { width, marks, markedRows } = diff;
   const img = diff.base.data;
-  const src32 = new Int32Array(img.buffer, img.byteOffset, width * height);
-  const markIndex = new Int16Array(MARK_RGBA.length).fill(-1);
-  let fits = true;
-  for (let y = 0; y < height && fits; ) {
-    if (!markedRows[y]) {
-      let end = y + 1;
-      while (end < height && !markedRows[end]) end++;
-      fits = indexFadedBackground(img, y * width, end * width, width, palette, indices);
-      y = end;
-      continue;
-    }
-    let last = 0;
-    let lastIndex = -1;
-    for (let i = y * width; i < (y + 1) * width; i++) {
-      const m = marks[i];
-      if (m) {
-        if (markIndex[m] < 0) {
-          const [r, g, b, a] = MARK_RGBA[m];
-          const idx = palette.word(MARK_WORD[m], r, g, b, a);
-          if (idx < 0) {
-            fits = false;
-            break;
-          }
-          markIndex[m] = idx;
-        }
-        indices[i] = markIndex[m];
-        continue;
-      }
-      const c = src32[i];
-      if (c !== last || lastIndex < 0) {
-        lastIndex = palette.grey(fadedGrey(img, i * 4));
-        if (lastIndex < 0) {
-          fits = false;
-          break;
-        }
-        last = c;
-      }
-      indices[i] = lastIndex;
-    }
-    y++;
-  }
-  return fits ? palette.encode(indices, width, height) : encodePng(renderDiff(diff));
-}
-
-/**
- * What pixelmatch draws for a matching pixel (its `drawGrayPixel`): the pixel's YIQ luma blended
- * towards white by `alpha`, stored into a Uint8Array (so truncated; it always lies in [0, 255]).
- * The tests check both users below stay byte-identical to pixelmatch.
- */
-function fadedGrey(img: Uint8Array, o: number): number {
-  const val = 255 + (img[o] * 0.29889531 + img[o + 1] * 0.58662247 + img[o + 2] * 0.11448223 - 255) * VISUAL_DIFF_OPTIONS.alpha * img[o + 3] / 255;
-  return val | 0;
-}
-
-/** Draws the faded background, computing it once per run of equal pixels (long in UI images). */
-function drawFadedBackground(img: Uint8Array, out: Uint8Array, fromPixel: number, toPixel: number): void {
-  // Int32 views keep the words in int32 registers (Uint32 words above 2^31 become doubles).
-  const src32 = new Int32Array(img.buffer, img.byteOffset, img.byteLength >> 2);
-  const out32 = new Int32Array(out.buffer, out.byteOffset, out.byteLength >> 2);
-  let last = 0;
-  let lastWord = 0;
-  for (let i = fromPixel; i < toPixel; i++) {
-    const c = src32[i];
-    if (c !== last || i === fromPixel) {
-      const o = i * 4;
-      const v = fadedGrey(img, o);
-      out[o] = v;
-      out[o + 1] = v;
-      out[o + 2] = v;
-      out[o + 3] = 255;
-      last = c;
-      lastWord = out32[i];
-    } else {
-      out32[i] = lastWord;
-    }
-  }
-}
-
-/**
- * Palette indices of the faded background (whole rows), once per run of equal base pixels; a row equal
- * to the one above (flat areas, vertical strokes: most rows of a UI image) copies its indices. False
- * when the palette is full.
- */
-function indexFadedBackground(img: Uint8Array, fromPixel: number, toPixel: number, width: number, palette: PaletteBuilder, indices: Uint8Array): boolean {
-  const src32 = new Int32Array(img.buffer, img.byteOffset, img.byteLength >> 2);
+  const src32 = new Int32Array(img.buffer, img.byteOffset, width * diff.height);
   const bytes = Buffer.from(img.buffer, img.byteOffset, img.byteLength);
   const rowBytes = width * 4;
-  for (let row = fromPixel; row < toPixel; row += width) {
-    if (row > fromPixel && bytes.compare(bytes, (row - width) * 4, row * 4, row * 4, row * 4 + rowBytes) === 0) {
-      indices.copyWithin(row, row - width, row);
-      continue;
-    }
-    let last = 0;
-    let lastIndex = -1;
-    for (let i = row; i < row + width; i++) {
-      const c = src32[i];
-      if (c !== last || lastIndex < 0) {
-        lastIndex = palette.grey(fadedGrey(img, i * 4));
-        if (lastIndex < 0) return false;
-        last = c;
+  // The background (unmarked) indices of the row above, which marks overwrite in `indices`.
+  const background = new Uint8Array(width);
+  for (let y = fromRow; y < toRow; y++) {
+    const row = y * width;
+    const target = indices.subarray(row, row + width);
+    if (y > fromRow && bytes.compare(bytes, row * 4 - rowBytes, row * 4, row * 4, row * 4 + rowBytes) === 0) {
+      target.set(background);
+    } else {
+      let last = 0;
+      let lastIndex = -1;
+      for (let i = row; i < row + width; i++) {
+        const c = src32[i];
+        if (c !== last || lastIndex < 0) {
+          lastIndex = fadedGrey(img, i * 4) - GREY_MIN;
+          last = c;
+        }
+        indices[i] = lastIndex;
       }
-      indices[i] = lastIndex;
+      background.set(target);
     }
+    if (markedRows[y]) for (let i = row; i < row + width; i++) if (marks[i] !== 0) indices[i] = MARK_INDEX[marks[i]];
   }
-  return true;
+}
+
+/**
+ * Where the diff image's IDAT stream is cut in two independently compressed segments (so the split
+ * comparison compresses the halves in two threads): always the middle row, on every path, so a pair
+ * gives the same PNG bytes whether it was compared in one thread or split.
+ */
+export function diffSegmentCut(height: number): number {
+  return height >= 2 ? height >> 1 : height;
+}
+
+/**
+ * Encodes the diff image (pixelmatch's, pixel for pixel) as a palette PNG straight from its parts.
+ * `indices` and the far segment (rows from `diffSegmentCut` on) when the split comparison made them.
+ */
+export function encodeDiffPng(diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment): Buffer {
+  const { width, height } = diff;
+  if (!indices) {
+    indices = new Uint8Array(width * height);
+    indexDiffRows(diff, indices);
+  }
+  const cut = diffSegmentCut(height);
+  const segments = [deflateIndexSegment(indices, width, 0, cut, cut === height)];
+  if (cut < height) segments.push(farSegment ?? deflateIndexSegment(indices, width, cut, height, true));
+  return encodePalettePngStream(joinIndexSegments(segments), width, height, DIFF_PALETTE);
 }
 
 /** One unit of work for the diff pool: compare a pair, or check that an added image decodes. */
@@ -268,9 +374,9 @@ export type DiffJobResult =
   | { ok: false; error: string; baseHash?: string; headHash?: string };
 
 /** Runs one job; a PNG that does not decode becomes an error result naming the side, never a throw. */
-export async function runDiffJob(job: DiffJob): Promise<DiffJobResult> {
+export async function runDiffJob(job: DiffJob, options: CompareOptions = {}): Promise<DiffJobResult> {
   try {
-    if (job.kind === 'compare') return { ok: true, comparison: await compareImages(job.base, job.head) };
+    if (job.kind === 'compare') return { ok: true, comparison: await compareImages(job.base, job.head, options) };
     const { width, height } = decodePng(job.head);
     return { ok: true, validated: { headHash: sha256(job.head), width, height } };
   } catch (err) {

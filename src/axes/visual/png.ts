@@ -127,11 +127,12 @@ interface DecodedRows {
   stride: number;
 }
 
-function reconstruct(p: ParsedPng, raw: Uint8Array, reference?: DecodedRows): { decoded: DecodedRows; sameRows?: Uint8Array } {
+function reconstruct(p: ParsedPng, raw: Uint8Array, reference?: DecodedRows, shared = false): { decoded: DecodedRows; sameRows?: Uint8Array } {
   const channels = CHANNELS[p.colorType];
   const stride = p.width * channels;
   if (raw.length < p.height * (stride + 1)) throw new MalformedPngError(`PNG image data is too short (${raw.length} bytes for ${p.width}×${p.height})`);
-  const out = new Uint8Array(p.width * p.height * 4);
+  const bytes = p.width * p.height * 4;
+  const out = shared ? new Uint8Array(new SharedArrayBuffer(bytes)) : new Uint8Array(bytes);
   const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
   const usable = reference && reference.stride === stride && reference.rows.length === rows.length ? reference : undefined;
   const sameRows = usable ? new Uint8Array(p.height) : undefined;
@@ -157,6 +158,83 @@ export function decodePng(bytes: Uint8Array): RgbaImage {
   return reconstruct(p, inflateSync(p)).decoded.image;
 }
 
+/**
+ * Width and height of a PNG the fast path decodes (8-bit, not interlaced); undefined for any other PNG
+ * and for bytes that do not parse (the caller's regular decode then reports those).
+ */
+export function fastPathDimensions(bytes: Uint8Array): { width: number; height: number } | undefined {
+  try {
+    const p = parsePng(bytes);
+    return onFastPath(p) ? { width: p.width, height: p.height } : undefined;
+  } catch (err) {
+    if (err instanceof MalformedPngError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Decodes a fast-path PNG into memory shared between threads (a SharedArrayBuffer), in one streaming
+ * pass (see `decodeStreaming`): the band helper decodes a head with it (split.ts).
+ */
+export async function decodePngSharedAsync(bytes: Uint8Array): Promise<RgbaImage> {
+  const p = parsePng(bytes);
+  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
+  return (await decodeStreaming(p, true)).image;
+}
+
+/**
+ * Inflates on libuv's thread pool in chunks and unfilters each complete row as soon as it has arrived,
+ * so this thread's unfilter overlaps the inflate of what follows (decode in one streaming pass) instead
+ * of waiting for the whole image data. The same checks as the one-shot path: data past the announced
+ * size by more than 64 KiB (a decompression bomb) and data too short fail as malformed.
+ */
+function decodeStreaming(p: ParsedPng, shared: boolean): Promise<DecodedRows> {
+  const channels = CHANNELS[p.colorType];
+  const stride = p.width * channels;
+  const expected = p.height * (stride + 1);
+  const bytes = p.width * p.height * 4;
+  const out = shared ? new Uint8Array(new SharedArrayBuffer(bytes)) : new Uint8Array(bytes);
+  const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
+  const raw = new Uint8Array(expected);
+  let filled = 0;
+  let received = 0;
+  let doneRows = 0;
+  return new Promise((resolve, reject) => {
+    const inflater = zlib.createInflate({ chunkSize: 1 << 18 });
+    const fail = (err: unknown) => {
+      inflater.destroy();
+      reject(err instanceof MalformedPngError ? err : new MalformedPngError(`PNG image data does not inflate: ${(err as Error).message}`));
+    };
+    inflater.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > expected + 65536) return fail(new MalformedPngError(`PNG image data inflates past its announced size (${p.width}×${p.height})`));
+      const take = Math.min(chunk.length, expected - filled);
+      if (take > 0) raw.set(chunk.subarray(0, take), filled);
+      filled += take;
+      const complete = Math.floor(filled / (stride + 1));
+      if (complete > doneRows) {
+        try {
+          unfilter(raw, rows, stride, complete, channels, undefined, undefined, doneRows);
+        } catch (err) {
+          return fail(err);
+        }
+        doneRows = complete;
+      }
+    });
+    inflater.on('error', fail);
+    inflater.on('end', () => {
+      if (doneRows < p.height) return fail(new MalformedPngError(`PNG image data is too short (${filled} bytes for ${p.width}×${p.height})`));
+      try {
+        if (p.colorType !== 6) expandToRgba(rows, out, p.width * p.height, p.colorType, p.palette, p.transparency);
+      } catch (err) {
+        return fail(err);
+      }
+      resolve({ image: { width: p.width, height: p.height, data: out }, raw, rows, stride });
+    });
+    inflater.end(p.idat);
+  });
+}
+
 export interface DecodedPair {
   base: RgbaImage;
   head: RgbaImage;
@@ -173,18 +251,20 @@ export interface DecodedPair {
  * for filters that read it): a typical UI change touches a few rows, so most of the head costs a
  * memcmp and a memcpy instead of an unfilter, and the same pass yields which rows can differ at all.
  */
-export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array): Promise<DecodedPair> {
+export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array, options: { shared?: boolean } = {}): Promise<DecodedPair> {
+  const shared = options.shared ?? false;
   const pb = parsePngLabelled(baseBytes, 'base');
   const ph = parsePngLabelled(headBytes, 'head');
-  const [rawBase, rawHead] = await Promise.all([
-    onFastPath(pb) ? inflateAsync(pb).catch(relabel('base')) : Promise.resolve(undefined),
+  // The base streams (its rows unfiltered while the rest inflates); the head inflates at once, as it
+  // is unfiltered against the base afterwards.
+  const [base, rawHead] = await Promise.all([
+    onFastPath(pb) ? decodeStreaming(pb, shared).catch(relabel('base')) : Promise.resolve(undefined),
     onFastPath(ph) ? inflateAsync(ph).catch(relabel('head')) : Promise.resolve(undefined),
   ]);
-  const base = rawBase ? labelled('base', () => reconstruct(pb, rawBase).decoded) : undefined;
   const baseImage = base ? base.image : labelled('base', () => decodeWithPngjs(baseBytes));
   if (!rawHead) return { base: baseImage, head: labelled('head', () => decodeWithPngjs(headBytes)) };
   const sameFormat = base && pb.width === ph.width && pb.height === ph.height && pb.colorType === ph.colorType && samePalette(pb, ph);
-  const { decoded, sameRows } = labelled('head', () => reconstruct(ph, rawHead, sameFormat ? base : undefined));
+  const { decoded, sameRows } = labelled('head', () => reconstruct(ph, rawHead, sameFormat ? base : undefined, shared));
   return { base: baseImage, head: decoded.image, sameRows };
 }
 
@@ -219,12 +299,12 @@ const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
  * base image of a pair), a row whose filtered bytes equal the reference's is copied from it instead,
  * provided it does not depend on a row above that differs; `sameRows[y]` records the rows known equal.
  */
-function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array): void {
+function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array, fromRow = 0): void {
   const rawBuf = reference ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) : undefined;
   const refRaw = reference ? Buffer.from(reference.raw.buffer, reference.raw.byteOffset, reference.raw.byteLength) : undefined;
   let prevSame = true;
   const out32 = bpp === 4 && out.byteOffset % 4 === 0 ? new Int32Array(out.buffer, out.byteOffset, out.byteLength >> 2) : undefined;
-  for (let y = 0; y < height; y++) {
+  for (let y = fromRow; y < height; y++) {
     const src = y * (stride + 1) + 1;
     const filter = raw[src - 1];
     const row = y * stride;
@@ -239,6 +319,7 @@ function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: numb
       }
     }
     if (out32 && filter !== 0 && filter !== 4) unfilterRowRgba(raw, src, out, out32, row, stride, filter, y);
+    else if (bpp === 4 && filter === 4 && y > 0) unfilterPaethRgba(raw, src, out, row, row - stride, stride);
     else unfilterRow(raw, src, out, row, stride, bpp, filter, y);
     if (reference && sameRows) {
       prevSame = Buffer.from(out.buffer, out.byteOffset + row, stride).equals(Buffer.from(reference.rows.buffer, reference.rows.byteOffset + row, stride));
@@ -273,6 +354,73 @@ function unfilterRowRgba(raw: Uint8Array, src: number, out: Uint8Array, out32: I
       out32[w] = addBytes(out32[w], halfBytes(out32[up]));
       for (let j = 1; j < n; j++) out32[w + j] = addBytes(out32[w + j], averageBytes(out32[w + j - 1], out32[up + j]));
       return;
+  }
+}
+
+/**
+ * Paeth for 4-byte pixels below the first row, the four channels unrolled: the left (a) and upper-left
+ * (c) bytes stay in locals from one pixel to the next, so each byte costs one load of the filtered
+ * byte, one of the byte above and one store. The distances are those of the PNG specification
+ * rewritten without p: |p − a| = |b − c|, |p − b| = |a − c|, |p − c| = |a + b − 2c|, ties broken
+ * a, then b, then c. Skia and browsers' encoders pick Paeth for a third of a screenshot's rows.
+ */
+function unfilterPaethRgba(raw: Uint8Array, src: number, out: Uint8Array, row: number, prev: number, stride: number): void {
+  let c0 = out[prev];
+  let c1 = out[prev + 1];
+  let c2 = out[prev + 2];
+  let c3 = out[prev + 3];
+  let a0 = (raw[src] + c0) & 0xff;
+  let a1 = (raw[src + 1] + c1) & 0xff;
+  let a2 = (raw[src + 2] + c2) & 0xff;
+  let a3 = (raw[src + 3] + c3) & 0xff;
+  out[row] = a0;
+  out[row + 1] = a1;
+  out[row + 2] = a2;
+  out[row + 3] = a3;
+  for (let i = 4; i < stride; i += 4) {
+    let b = out[prev + i];
+    let pa = b - c0;
+    let pb = a0 - c0;
+    let pc = pa + pb;
+    pa = pa < 0 ? -pa : pa;
+    pb = pb < 0 ? -pb : pb;
+    pc = pc < 0 ? -pc : pc;
+    a0 = (raw[src + i] + (pa <= pb && pa <= pc ? a0 : pb <= pc ? b : c0)) & 0xff;
+    out[row + i] = a0;
+    c0 = b;
+
+    b = out[prev + i + 1];
+    pa = b - c1;
+    pb = a1 - c1;
+    pc = pa + pb;
+    pa = pa < 0 ? -pa : pa;
+    pb = pb < 0 ? -pb : pb;
+    pc = pc < 0 ? -pc : pc;
+    a1 = (raw[src + i + 1] + (pa <= pb && pa <= pc ? a1 : pb <= pc ? b : c1)) & 0xff;
+    out[row + i + 1] = a1;
+    c1 = b;
+
+    b = out[prev + i + 2];
+    pa = b - c2;
+    pb = a2 - c2;
+    pc = pa + pb;
+    pa = pa < 0 ? -pa : pa;
+    pb = pb < 0 ? -pb : pb;
+    pc = pc < 0 ? -pc : pc;
+    a2 = (raw[src + i + 2] + (pa <= pb && pa <= pc ? a2 : pb <= pc ? b : c2)) & 0xff;
+    out[row + i + 2] = a2;
+    c2 = b;
+
+    b = out[prev + i + 3];
+    pa = b - c3;
+    pb = a3 - c3;
+    pc = pa + pb;
+    pa = pa < 0 ? -pa : pa;
+    pb = pb < 0 ? -pb : pb;
+    pc = pc < 0 ? -pc : pc;
+    a3 = (raw[src + i + 3] + (pa <= pb && pa <= pc ? a3 : pb <= pc ? b : c3)) & 0xff;
+    out[row + i + 3] = a3;
+    c3 = b;
   }
 }
 
@@ -463,6 +611,78 @@ function unfilteredIndices(indices: Uint8Array, width: number, height: number): 
   return zlib.deflateSync(raw, { level: 2 });
 }
 
+/** One part of a zlib stream of palette rows, compressed on its own (see `joinIndexSegments`). */
+export interface IndexSegment {
+  /** Raw deflate blocks; all but the last segment end with a sync flush, not a final block. */
+  deflated: Buffer;
+  /** Adler-32 of the uncompressed bytes (filter byte + indices of each row), and their count. */
+  adler: number;
+  length: number;
+}
+
+/**
+ * Compresses rows [fromRow, toRow) of palette indices (unfiltered, see `unfilteredIndices`) as one
+ * segment of an IDAT stream. Segments are independent (no back-reference crosses a boundary), so two
+ * threads can compress the halves of an image at once; `joinIndexSegments` makes the zlib stream.
+ */
+export function deflateIndexSegment(indices: Uint8Array, width: number, fromRow: number, toRow: number, last: boolean): IndexSegment {
+  const raw = Buffer.allocUnsafe((toRow - fromRow) * (width + 1));
+  for (let y = fromRow; y < toRow; y++) {
+    const d = (y - fromRow) * (width + 1);
+    raw[d] = 0;
+    raw.set(indices.subarray(y * width, y * width + width), d + 1);
+  }
+  const deflated = zlib.deflateRawSync(raw, { level: 2, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
+  return { deflated, adler: adler32(raw), length: raw.length };
+}
+
+/** The zlib stream of consecutive segments: a header, their deflate blocks, the combined Adler-32. */
+export function joinIndexSegments(segments: IndexSegment[]): Buffer {
+  let adler = 1;
+  for (const s of segments) adler = adler32Combine(adler, s.adler, s.length);
+  const trailer = Buffer.alloc(4);
+  trailer.writeUInt32BE(adler >>> 0);
+  // CMF 0x78 (deflate, 32 KiB window), FLG 0x5e (level 2 class, check bits): what zlib writes at level 2.
+  return Buffer.concat([Buffer.from([0x78, 0x5e]), ...segments.map((s) => s.deflated), trailer]);
+}
+
+const ADLER_BASE = 65521;
+
+function adler32(data: Uint8Array): number {
+  let a = 1;
+  let b = 0;
+  for (let i = 0; i < data.length; ) {
+    // 5552 bytes is the most that cannot overflow b before the modulo (zlib's NMAX).
+    const end = Math.min(i + 5552, data.length);
+    for (; i < end; i++) {
+      a += data[i];
+      b += a;
+    }
+    a %= ADLER_BASE;
+    b %= ADLER_BASE;
+  }
+  return ((b << 16) | a) >>> 0;
+}
+
+/** zlib's adler32_combine: the Adler-32 of A‖B from those of A and B and the length of B. */
+function adler32Combine(adler1: number, adler2: number, length2: number): number {
+  const rem = length2 % ADLER_BASE;
+  let sum1 = adler1 & 0xffff;
+  let sum2 = (rem * sum1) % ADLER_BASE;
+  sum1 += (adler2 & 0xffff) + ADLER_BASE - 1;
+  sum2 += (adler1 >>> 16) + (adler2 >>> 16) + ADLER_BASE - rem;
+  if (sum1 >= ADLER_BASE) sum1 -= ADLER_BASE;
+  if (sum1 >= ADLER_BASE) sum1 -= ADLER_BASE;
+  if (sum2 >= ADLER_BASE * 2) sum2 -= ADLER_BASE * 2;
+  if (sum2 >= ADLER_BASE) sum2 -= ADLER_BASE;
+  return ((sum2 << 16) | sum1) >>> 0;
+}
+
+/** A palette PNG whose IDAT is the given zlib stream (see `joinIndexSegments`). */
+export function encodePalettePngStream(idat: Buffer, width: number, height: number, colours: ArrayLike<number>): Buffer {
+  return paletteParts(width, height, colours, idat);
+}
+
 /** Encodes RGBA8 as a truecolour+alpha PNG. Deterministic for a given input. */
 export function encodePng(image: RgbaImage): Buffer {
   const { width, height, data } = image;
@@ -528,22 +748,31 @@ export class PaletteBuilder {
   }
 
   encode(indices: Uint8Array, width: number, height: number): Buffer {
-    const n = this.colours.length / 4;
-    const plte = Buffer.alloc(n * 3);
-    const trns = Buffer.alloc(n);
-    let opaque = true;
-    for (let i = 0; i < n; i++) {
-      plte[i * 3] = this.colours[i * 4];
-      plte[i * 3 + 1] = this.colours[i * 4 + 1];
-      plte[i * 3 + 2] = this.colours[i * 4 + 2];
-      trns[i] = this.colours[i * 4 + 3];
-      if (trns[i] !== 255) opaque = false;
-    }
-    const parts = [SIGNATURE, ihdr(width, height, 3), chunk('PLTE', plte)];
-    if (!opaque) parts.push(chunk('tRNS', trns));
-    parts.push(chunk('IDAT', unfilteredIndices(indices, width, height)), chunk('IEND', new Uint8Array(0)));
-    return Buffer.concat(parts);
+    return encodePalettePng(indices, width, height, this.colours);
   }
+}
+
+/** Encodes palette indices (one byte per pixel) with `colours` (r, g, b, a of each entry, flattened, ≤ 256 entries). */
+export function encodePalettePng(indices: Uint8Array, width: number, height: number, colours: ArrayLike<number>): Buffer {
+  return paletteParts(width, height, colours, unfilteredIndices(indices, width, height));
+}
+
+function paletteParts(width: number, height: number, colours: ArrayLike<number>, idat: Buffer): Buffer {
+  const n = colours.length / 4;
+  const plte = Buffer.alloc(n * 3);
+  const trns = Buffer.alloc(n);
+  let opaque = true;
+  for (let i = 0; i < n; i++) {
+    plte[i * 3] = colours[i * 4];
+    plte[i * 3 + 1] = colours[i * 4 + 1];
+    plte[i * 3 + 2] = colours[i * 4 + 2];
+    trns[i] = colours[i * 4 + 3];
+    if (trns[i] !== 255) opaque = false;
+  }
+  const parts = [SIGNATURE, ihdr(width, height, 3), chunk('PLTE', plte)];
+  if (!opaque) parts.push(chunk('tRNS', trns));
+  parts.push(chunk('IDAT', idat), chunk('IEND', new Uint8Array(0)));
+  return Buffer.concat(parts);
 }
 
 /**

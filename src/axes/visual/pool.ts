@@ -1,7 +1,7 @@
 import * as os from 'node:os';
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
-import { runDiffJob, type DiffJob, type DiffJobResult } from './diff';
+import type { Worker } from 'node:worker_threads';
+import { runDiffJob, type CompareOptions, type DiffJob, type DiffJobResult } from './diff';
+import { startVisualWorker } from './threads';
 
 interface Pending {
   resolve: (r: DiffJobResult) => void;
@@ -18,15 +18,6 @@ type Slot = { worker: Worker; inFlight: Map<number, Pending>; dead: boolean };
  */
 const MAX_IN_FLIGHT = 2;
 
-/** Starts a worker running worker.ts/.js; from TypeScript sources (tests, benchmarks) through the swc hook. */
-function startWorker(): Worker {
-  const ext = path.extname(__filename);
-  const entry = path.join(__dirname, `worker${ext}`);
-  if (ext !== '.ts') return new Worker(entry);
-  const register = path.resolve(__dirname, '../../../tools/ts-register.js');
-  return new Worker(`require(${JSON.stringify(register)}); require(${JSON.stringify(entry)});`, { eval: true });
-}
-
 /**
  * A fixed set of worker threads running diff jobs. Decoding and comparing are CPU-bound, synchronous
  * JavaScript, so a PR with many snapshots only uses more than one core through workers. A worker that
@@ -39,7 +30,7 @@ export class DiffPool {
 
   constructor(size: number) {
     for (let i = 0; i < size; i++) {
-      const worker = startWorker();
+      const worker = startVisualWorker('worker');
       const slot: Slot = { worker, inFlight: new Map<number, Pending>(), dead: false };
       // Idle workers must not keep the process alive (the pool outlives computations); busy ones must.
       worker.unref();
@@ -101,6 +92,8 @@ export class DiffPool {
 export interface RunDiffJobsOptions {
   /** Worker threads to use; default `os.availableParallelism()`. 1 runs everything in this thread. */
   parallelism?: number;
+  /** For jobs run in this thread: whether a large pair may use the band helper thread (diff.ts). */
+  split?: CompareOptions['split'];
 }
 
 const sharedPools = new Map<number, DiffPool>();
@@ -129,7 +122,7 @@ export async function runDiffJobs(jobs: DiffJob[], options: RunDiffJobsOptions =
   if (jobs.length === 0) return [];
   if (parallelism === 1 || jobs.length < 2) {
     const results: DiffJobResult[] = [];
-    for (const job of jobs) results.push(await runDiffJob(job));
+    for (const job of jobs) results.push(await runDiffJob(job, { split: options.split }));
     return results;
   }
   const pool = sharedDiffPool(parallelism);

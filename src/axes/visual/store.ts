@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../events/store/private-files';
 import { sha256 } from './diff';
 
 const HASH = /^[0-9a-f]{64}$/;
@@ -23,10 +24,10 @@ export async function writeDiffImage(workspaceDir: string, png: Uint8Array): Pro
   } catch {
     /* not stored yet */
   }
-  await fs.mkdir(path.dirname(target), { recursive: true });
+  await fs.mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
   const temp = `${target}.${randomUUID()}.tmp`;
   try {
-    await fs.writeFile(temp, png);
+    await fs.writeFile(temp, png, { mode: PRIVATE_FILE_MODE });
     await fs.rename(temp, target);
   } finally {
     await fs.rm(temp, { force: true });

@@ -9,6 +9,7 @@ import * as compute from './compute';
 import * as publish from './publish';
 import * as contractDiff from './contract-diff';
 import * as contextPacks from '../../context/cli';
+import * as demo from './demo';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
@@ -22,4 +23,5 @@ export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   publish,
   contractDiff,
   contextPacks,
+  demo,
 ];

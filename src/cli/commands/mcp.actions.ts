@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { principalSchema } from '../../events/envelope';
 import { Ledger } from '../../ledger';
 import { buildMcpServer, type McpIdentity } from '../../mcp/server';
@@ -8,8 +9,12 @@ import { configFrom } from '../context';
 
 /** The action of mcp.ts, loaded when `mcp` runs. */
 
-export async function serveMcp(opts: { token?: string; workspace?: string; principal: string }, cmd: Command): Promise<void> {
+export async function serveMcp(opts: { token?: string; workspace?: string; principal: string; url?: string }, cmd: Command): Promise<void> {
   const token = opts.token ?? process.env.REVIEW_LEDGER_TOKEN;
+  if (opts.url) {
+    if (!token) throw new Error('--url needs --token (or REVIEW_LEDGER_TOKEN): the server authenticates every MCP request');
+    return relayToServer(opts.url, token);
+  }
   let identity: McpIdentity;
   if (token) {
     const parsed = parseToken(token);
@@ -25,4 +30,25 @@ export async function serveMcp(opts: { token?: string; workspace?: string; princ
   const transport = new StdioServerTransport();
   transport.onclose = () => void ledger.close();
   await server.connect(transport);
+}
+
+/**
+ * stdio ↔ streamable HTTP: a harness that spawns its MCP servers gets the running server's tools,
+ * without a second process opening that server's SQLite files. Messages pass through unchanged.
+ */
+async function relayToServer(url: string, token: string): Promise<void> {
+  const stdio = new StdioServerTransport();
+  const http = new StreamableHTTPClientTransport(new URL(`${url.replace(/\/+$/, '')}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  stdio.onmessage = (m) =>
+    void http.send(m).catch((err) => {
+      const message = `review-ledger mcp: ${url} refused or failed: ${err instanceof Error ? err.message : String(err)}`;
+      process.stderr.write(`${message}\n`);
+      // A request must get an answer, or the harness waits forever.
+      if ('id' in m && m.id !== undefined && 'method' in m) void stdio.send({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message } });
+    });
+  http.onmessage = (m) => void stdio.send(m);
+  http.onerror = (err) => process.stderr.write(`review-ledger mcp: ${err.message}\n`);
+  stdio.onclose = () => void http.close();
+  await http.start();
+  await stdio.start();
 }

@@ -11,5 +11,6 @@ export function register(program: Command): void {
     .option('--token <token>', 'act as the principal and role of this bearer token (env REVIEW_LEDGER_TOKEN)')
     .option('--workspace <id>', 'workspace (without a token)')
     .option('--principal <principal>', 'without a token: an existing member to act as, with its membership role', 'agent:local')
-    .action((opts: { token?: string; workspace?: string; principal: string }, cmd: Command) => actions().serveMcp(opts, cmd));
+    .option('--url <url>', "relay to a running server's MCP endpoint (<url>/mcp) instead of opening its store (needs --token)")
+    .action((opts: { token?: string; workspace?: string; principal: string; url?: string }, cmd: Command) => actions().serveMcp(opts, cmd));
 }

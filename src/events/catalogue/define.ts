@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export type StreamCategory = 'workspace' | 'repo' | 'pr';
+export type StreamCategory = 'workspace' | 'repo' | 'pr' | 'status';
 
 /**
  * One event type of the catalogue: its current schema version and the zod schema of its data at that

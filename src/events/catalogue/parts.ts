@@ -6,6 +6,7 @@ import { contractEvents } from './contract';
 import { visualEvents } from './visual';
 import { reviewEvents } from './review';
 import { progressEvents } from '../../progress/events';
+import { statusCheckEvents } from '../../status-check/events';
 
 export const CATALOGUE_PARTS: EventDefinition[][] = [
   repoEvents,
@@ -14,4 +15,5 @@ export const CATALOGUE_PARTS: EventDefinition[][] = [
   visualEvents,
   reviewEvents,
   progressEvents,
+  statusCheckEvents,
 ];

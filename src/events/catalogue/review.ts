@@ -132,7 +132,8 @@ export const ReviewStatusChanged = defineEvent(
   z.object({ from: ladderStatusSchema, to: ladderStatusSchema, reason: z.string().max(1000) }),
 );
 
-export const HeadObserved = defineEvent('HeadObserved', 'pr', 1, z.object({ headSha: shaSchema, source: z.string().max(100).optional() }));
+/** `observedAt`: when the source saw this head (a webhook's pull_request.updated_at); orders observations. */
+export const HeadObserved = defineEvent('HeadObserved', 'pr', 1, z.object({ headSha: shaSchema, source: z.string().max(100).optional(), observedAt: z.string().datetime().optional() }));
 
 export const ReviewNodeFiled = defineEvent(
   'ReviewNodeFiled',
@@ -174,8 +175,11 @@ export const FindingsCarriedOver = defineEvent(
     carried: z.array(nodeIdSchema).max(100_000),
     /** Carried nodes whose unchanged lines moved: their anchor at the new head. */
     moved: z.array(z.object({ nodeId: nodeIdSchema, startLine: z.number().int().min(1), endLine: z.number().int().min(1) })).max(100_000),
-    /** Anchored code changed, or could not be checked: listed for re-review (live ones stay live). */
-    outdated: z.array(z.object({ nodeId: nodeIdSchema, reason: carryReason })).max(100_000),
+    /**
+     * Anchored code changed, or could not be checked: listed for re-review (live ones stay live); with the
+     * lines the changed range covers at the new head when the diff tells (where a re-reviewer looks).
+     */
+    outdated: z.array(z.object({ nodeId: nodeIdSchema, reason: carryReason, startLine: z.number().int().min(1).optional(), endLine: z.number().int().min(1).optional() })).max(100_000),
     /** The code the finding points at was deleted. */
     gone: z.array(z.object({ nodeId: nodeIdSchema, reason: carryReason })).max(100_000),
   }),
@@ -235,6 +239,17 @@ export const ReviewFinalized = defineEvent(
     reasons: z.array(z.string().max(2000)).max(200),
     /** Nodes the finalizer counted as peer-confirmed (confirmations by non-authors only). */
     consensusNodeIds: z.array(nodeIdSchema),
+    /**
+     * Token axes submitted as pass/warn that cohort progress turned into `partial` (src/progress), and the
+     * cohorts not reviewed completely with what each brief still owes: said once here, not per axis.
+     */
+    progress: z
+      .object({
+        adjustedAxes: z.array(z.enum(['correctness', 'security', 'testGap'])),
+        cohorts: z.array(z.object({ cohortKey: z.string().max(200), title: z.string().max(500), missing: z.string().max(300) })).max(200),
+        incomplete: z.number().int().min(0),
+      })
+      .optional(),
     by: principalSchema,
     role: roleSchema,
   }),

@@ -18,6 +18,15 @@ import {
   checkExpected,
 } from './port';
 import { LiveSubscription } from './subscription';
+import { isStoreUnavailableError, mkdirPrivate, touchPrivate } from './private-files';
+import { DomainError } from '../../domain-error';
+
+/** A full disk (or an unwritable file) answers `store_unavailable`, never `internal`. */
+function storeErrorOf(err: unknown): unknown {
+  if (!isStoreUnavailableError(err)) return err;
+  const code = (err as { code?: string }).code;
+  return new DomainError('store_unavailable', `store: the event store cannot write (${code}${code === 'SQLITE_FULL' ? ': the disk is full' : ''}); nothing was recorded`, 'unavailable', { sqlite: code });
+}
 
 export type SynchronousMode = 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
 
@@ -167,7 +176,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
 
   constructor(options: SqliteStoreOptions) {
     this.workspaceId = options.workspaceId;
-    fs.mkdirSync(path.dirname(options.file), { recursive: true });
+    mkdirPrivate(path.dirname(options.file));
+    if (options.file !== ':memory:') touchPrivate(options.file);
     this.db = new Database(options.file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
@@ -309,7 +319,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       results = this.applyBatch(batch);
     } catch (err) {
       this.forgetRevisions();
-      for (const req of batch) req.reject(err);
+      for (const req of batch) req.reject(storeErrorOf(err));
       return;
     }
     if (results.some((r) => 'err' in r)) this.forgetRevisions();
@@ -319,7 +329,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       if ('ok' in r) {
         if (!r.ok.duplicate) wrote = true;
         batch[i].resolve(r.ok);
-      } else batch[i].reject(r.err);
+      } else batch[i].reject(storeErrorOf(r.err));
     });
     if (wrote) for (const l of this.listeners) l();
   }

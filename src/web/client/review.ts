@@ -337,9 +337,12 @@ function renderNodes(): void {
   const byLevel = new Map<string, any[]>();
   for (const n of rest) (byLevel.get(n.priority) ?? byLevel.set(n.priority, []).get(n.priority)!).push(n);
   const gone = (delta?.entries ?? []).filter((e: any) => e.state === 'gone');
+  const outdated = (delta?.entries ?? []).filter((e: any) => e.state === 'outdated');
   fill(
     'nodes',
     d.disagreements?.length ? h('div', { class: 'disagreements', id: 'disagreements' }, `${d.disagreements.length} disagreement(s) between reviewers — shown first`) : null,
+    // SPEC §5: findings whose anchored code changed since round N−1 still hold; they need a re-review.
+    outdated.length ? h('div', { class: 're-review', id: 're-review' }, `${outdated.length} finding(s) outdated since round ${delta.previousRound}: their code changed — re-review them`) : null,
     main.length === 0 && rest.length === 0 ? h('p', { class: 'muted', id: 'no-nodes' }, 'No findings yet.') : null,
     h('ol', { class: 'node-list', id: 'main-nodes' }, main.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))),
     rest.length
@@ -350,7 +353,7 @@ function renderNodes(): void {
           [...byLevel.entries()].sort(([a], [b]) => PRIORITY_ORDER[a] - PRIORITY_ORDER[b]).map(([level, ns]) => h('div', null, h('h4', null, level), h('ol', { class: 'node-list' }, ns.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))))),
         )
       : null,
-    gone.length ? details('gone', { class: 'gone' }, `${gone.length} gone since round ${delta.previousRound}`, h('ul', null, gone.map((e: any) => h('li', null, `${e.priority} ${e.title}`)))) : null,
+    gone.length ? details('gone', { class: 'gone' }, `${gone.length} gone since round ${delta.previousRound}`, h('ul', null, gone.map((e: any) => h('li', null, `${e.priority} ${e.title}${e.reason ? ` — ${e.reason}` : ''}`)))) : null,
   );
 }
 
@@ -390,7 +393,7 @@ function nodeItem(n: any, duplicates: any[], deltaOf: Map<string, string>): HTML
       { class: 'node-head' },
       h('span', { class: `prio ${n.priority}` }, n.priority),
       h('span', { class: 'kind' }, n.kind),
-      badge ? h('span', { class: `delta ${badge}` }, badge) : null,
+      badge ? h('span', { class: `delta ${badge}`, title: n.carry?.reason ?? '' }, badge) : null,
       n.inDisagreement ? h('span', { class: 'tag disagree' }, 'disagreement') : null,
       n.previouslyDismissed ? h('span', { class: 'tag', title: 'a node with this fingerprint was dismissed before (a preference, not a rule)' }, 'previously dismissed') : null,
       h('span', { class: `status ${n.status}` }, n.status),

@@ -1,0 +1,25 @@
+import * as fs from 'node:fs';
+
+/**
+ * Data at rest is the server user's alone (SPEC §16): folders 0700, files 0600, whatever the umask.
+ * SQLite gives its -wal and -shm files the mode of the database file, so creating that file 0600
+ * before SQLite opens it covers all three.
+ */
+export const PRIVATE_DIR_MODE = 0o700;
+export const PRIVATE_FILE_MODE = 0o600;
+
+export function mkdirPrivate(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+}
+
+/** Creates `file` (mode 0600) if it does not exist, so a database opened on it inherits the mode. */
+export function touchPrivate(file: string): void {
+  fs.closeSync(fs.openSync(file, 'a', PRIVATE_FILE_MODE));
+}
+
+/** SQLite's answers for "the disk or the file cannot take this write": a store problem, not a bug. */
+const UNAVAILABLE_CODES = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|PROTOCOL)/;
+
+export function isStoreUnavailableError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'SqliteError' && UNAVAILABLE_CODES.test((err as { code?: string }).code ?? '');
+}

@@ -1,0 +1,113 @@
+import { DomainError } from '../domain-error';
+import type { Principal } from '../events/envelope';
+import type { Ledger } from '../ledger';
+import { workspaceFold, type WorkspaceState } from '../projections/workspace-state';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import { effectiveRole } from './provisioning';
+import { type Role, roleAtLeast } from './roles';
+
+/**
+ * Ends long-lived streams (WebSocket subscriptions, SSE streams) whose access was taken away: a revoked
+ * token, a removed member, a demotion below what the stream needs. A call is re-authenticated on every
+ * request; a stream is authenticated once, so without this a revoked token would keep receiving data.
+ *
+ * Per workspace with open streams, one timer looks at the workspace stream every CHECK_MS (one cached
+ * fold read: nothing when nothing changed). Polling rather than a store subscription because it also sees
+ * revocations committed by other processes (the CLI) on every store, and costs one query per workspace —
+ * not per stream — per tick. The promise is "ended within 1 s"; CHECK_MS leaves room for a loaded machine.
+ */
+export const CHECK_MS = 200;
+
+/** A stream to end when its token stops granting `minRole`. */
+export interface GuardedStream {
+  principal: Principal;
+  tokenId: string;
+  minRole: Role;
+  /** False once the stream ended by itself (unsubscribed, disconnected): the guard forgets it. */
+  isOpen(): boolean;
+  /** Ends the stream, telling the client why. Called at most once. */
+  end(reason: DomainError): void;
+}
+
+/** Why a token no longer grants a stream, or null while it still does. */
+export function revocationOf(state: WorkspaceState, s: Pick<GuardedStream, 'principal' | 'tokenId' | 'minRole'>): DomainError | null {
+  const token = state.tokens[s.tokenId];
+  if (!token || token.revoked) return new DomainError('token_revoked', `Authorization: token ${s.tokenId} was revoked; the stream is closed`, 'unauthorized', { tokenId: s.tokenId });
+  const role = effectiveRole(s.principal, token.role, state.members[s.principal]);
+  if (role === null) return new DomainError('member_removed', `Authorization: ${s.principal} is no longer a member of this workspace; the stream is closed`, 'unauthorized', { principal: s.principal });
+  if (!roleAtLeast(role, s.minRole)) return new DomainError('role_changed', `Authorization: ${s.principal} is now ${role}; this stream needs ${s.minRole} or above and is closed`, 'forbidden', { principal: s.principal, role });
+  return null;
+}
+
+interface WorkspaceWatch {
+  workspace: WorkspaceHandle;
+  streams: Set<GuardedStream>;
+  revision: number;
+  timer: NodeJS.Timeout;
+  checking: boolean;
+}
+
+export class AccessGuard {
+  private readonly watches = new Map<string, WorkspaceWatch>();
+
+  constructor(private readonly ledger: Ledger) {}
+
+  /** Guards a stream opened by an authenticated caller; it is forgotten once `isOpen()` turns false. */
+  hold(workspace: WorkspaceHandle, stream: GuardedStream): void {
+    let w = this.watches.get(workspace.id);
+    if (!w) {
+      const entry: WorkspaceWatch = { workspace, streams: new Set(), revision: -2, checking: false, timer: setInterval(() => void this.check(entry), CHECK_MS) };
+      entry.timer.unref();
+      this.watches.set(workspace.id, (w = entry));
+    }
+    w.streams.add(stream);
+  }
+
+  /** Open guarded streams (for tests and health figures). */
+  size(): number {
+    let n = 0;
+    for (const w of this.watches.values()) n += w.streams.size;
+    return n;
+  }
+
+  private async check(w: WorkspaceWatch): Promise<void> {
+    if (w.checking) return;
+    w.checking = true;
+    try {
+      for (const s of w.streams) if (!s.isOpen()) w.streams.delete(s);
+      if (w.streams.size === 0) return this.drop(w);
+      const { state, revision } = await this.ledger.executor.load(workspaceFold, w.workspace, 'workspace');
+      if (revision === w.revision) return;
+      w.revision = revision;
+      for (const s of [...w.streams]) {
+        const reason = revocationOf(state, s);
+        if (!reason) continue;
+        w.streams.delete(s);
+        s.end(reason);
+      }
+    } catch {
+      // The store closed under us (shutdown): the transports end their streams themselves.
+      this.drop(w);
+    } finally {
+      w.checking = false;
+    }
+  }
+
+  private drop(w: WorkspaceWatch): void {
+    clearInterval(w.timer);
+    if (this.watches.get(w.workspace.id) === w) this.watches.delete(w.workspace.id);
+  }
+
+  close(): void {
+    for (const w of [...this.watches.values()]) this.drop(w);
+  }
+}
+
+const guards = new WeakMap<Ledger, AccessGuard>();
+
+/** The ledger's one guard (every transport of a server shares it). */
+export function accessGuardFor(ledger: Ledger): AccessGuard {
+  let g = guards.get(ledger);
+  if (!g) guards.set(ledger, (g = new AccessGuard(ledger)));
+  return g;
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { CommandDefinition, StreamFold } from '../commands/kernel';
+import { reviewTarget } from '../commands/review-target';
+import { DomainError } from '../domain-error';
+import type { Forge } from '../events/catalogue/repo';
+import { RepoRegistered } from '../events/catalogue/repo';
+import { streamIds, type RecordedEvent } from '../events/envelope';
+import { DEFAULT_CONTEXT } from './intent';
+import { statusContextSchema, VerdictStatusFailed, VerdictStatusPosted } from './events';
+
+/** What the repo stream says about the status check. */
+export interface StatusCheckRepoState {
+  registered: boolean;
+  forge?: Forge;
+  enabled: boolean;
+  context: string;
+}
+
+export const statusCheckRepoFold: StreamFold<StatusCheckRepoState> = {
+  initialState: () => ({ registered: false, enabled: false, context: DEFAULT_CONTEXT }),
+  evolve(s, e: RecordedEvent) {
+    if (e.type === 'RepoRegistered') {
+      s.registered = true;
+      s.forge = (e.data as { forge: Forge }).forge;
+    } else if (e.type === 'VerdictStatusCheckConfigured') {
+      const d = e.data as { enabled: boolean; context: string };
+      s.enabled = d.enabled;
+      s.context = d.context;
+    }
+    return s;
+  },
+};
+
+const configureInput = z.object({
+  repoId: RepoRegistered.schema.shape.repoId,
+  enabled: z.boolean(),
+  /** The status context branch protection will require (default "review-ledger/verdict"). */
+  context: statusContextSchema.optional(),
+});
+
+/**
+ * Turns the verdict status check of one repo on or off (admin; off by default). While on, the server
+ * keeps a GitHub commit status on each PR head in step with the verdict projection.
+ */
+export const setVerdictStatusCheck: CommandDefinition<z.infer<typeof configureInput>, StatusCheckRepoState> = {
+  name: 'setVerdictStatusCheck',
+  description: "Opt a repo in (or out) of the verdict as a GitHub commit status on each PR head: provisional → pending, Ship → success, Hold/Block → failure, with the deciding reason and a link to the Review page. Off by default.",
+  input: configureInput,
+  access: { minRole: 'admin' },
+  stream: (i) => streamIds.repo(i.repoId),
+  fold: statusCheckRepoFold,
+  decide(state, cmd) {
+    if (!state.registered) throw new DomainError('repo_not_found', `repoId: "${cmd.repoId}" is not a registered repo`, 'not_found');
+    if (state.forge?.kind !== 'github') throw new DomainError('forge_not_supported', `repoId: "${cmd.repoId}" is on ${state.forge?.kind}; the verdict status check posts to GitHub only`, 'invalid');
+    const context = cmd.context ?? state.context;
+    if (state.enabled === cmd.enabled && state.context === context) return [];
+    return [{ type: 'VerdictStatusCheckConfigured', data: { repoId: cmd.repoId, enabled: cmd.enabled, context } }];
+  },
+  result: (events) => (events[0] ? events[0].data : { unchanged: true }),
+};
+
+/** What the status stream says was posted: `${sha} ${context}` → the last status on GitHub. */
+export interface PostedStatuses {
+  posted: Record<string, { state: string; description: string; targetUrl: string; reflects: number }>;
+}
+
+export const postedKey = (sha: string, context: string): string => `${sha} ${context}`;
+
+export const postedStatusesFold: StreamFold<PostedStatuses> = {
+  initialState: () => ({ posted: {} }),
+  evolve(s, e) {
+    if (e.type === 'VerdictStatusPosted') {
+      const d = e.data as { sha: string; context: string; state: string; description: string; targetUrl: string; reflects: number };
+      s.posted[postedKey(d.sha, d.context)] = { state: d.state, description: d.description, targetUrl: d.targetUrl, reflects: d.reflects };
+    }
+    return s;
+  },
+};
+
+const recordInput = z.discriminatedUnion('outcome', [
+  z.object({ outcome: z.literal('posted'), ...reviewTarget, ...VerdictStatusPosted.schema.omit({ repoId: true, prNumber: true }).shape }),
+  z.object({ outcome: z.literal('failed'), ...reviewTarget, ...VerdictStatusFailed.schema.omit({ repoId: true, prNumber: true }).shape }),
+]);
+
+/**
+ * Records what the status sync did on GitHub. Internal: it is not in the command registry, so no client
+ * can call it (a forged "posted" record would silence the gate); only the server's sync runs it, as
+ * `system:verdict-status`. A record equal to what is already on file writes nothing.
+ */
+export const recordVerdictStatus: CommandDefinition<z.infer<typeof recordInput>, PostedStatuses> = {
+  name: 'recordVerdictStatus',
+  description: 'Internal: what the verdict status sync posted to GitHub.',
+  input: recordInput,
+  access: { minRole: 'member' },
+  stream: (i) => streamIds.status(i.repoId, i.prNumber),
+  fold: postedStatusesFold,
+  decide(state, cmd) {
+    const { outcome, ...data } = cmd;
+    if (outcome === 'failed') return [{ type: 'VerdictStatusFailed', data }];
+    const last = state.posted[postedKey(cmd.sha, cmd.context)];
+    if (last && last.state === cmd.state && last.description === cmd.description && last.targetUrl === cmd.targetUrl) return [];
+    return [{ type: 'VerdictStatusPosted', data }];
+  },
+};

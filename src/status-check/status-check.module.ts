@@ -1,0 +1,44 @@
+import { Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Server } from 'node:http';
+import { Ledger } from '../ledger';
+import { statusCheckOptions, statusClientFactory, VerdictStatusSync } from './sync';
+
+/** Ledger service under which the running sync is registered (tests wait on `idle()`). */
+export const STATUS_SYNC_SERVICE = 'statusCheck.sync';
+
+/**
+ * Runs the verdict status sync in the server — only when the server has a GitHub credential (or an
+ * application registered a GitHub client): without one nothing could be posted, so nothing subscribes.
+ * The Review page link uses REVIEW_LEDGER_PUBLIC_URL, else the address the server listens on.
+ */
+@Injectable()
+export class VerdictStatusRunner implements OnApplicationBootstrap, OnModuleDestroy {
+  private sync: VerdictStatusSync | null = null;
+
+  constructor(@Inject(Ledger) private readonly ledger: Ledger, private readonly adapterHost: HttpAdapterHost) {}
+
+  onApplicationBootstrap(): void {
+    const factory = statusClientFactory(this.ledger);
+    if (!factory) return;
+    const baseUrl = () => {
+      const configured = statusCheckOptions(this.ledger).publicUrl ?? process.env.REVIEW_LEDGER_PUBLIC_URL;
+      if (configured) return configured;
+      const addr = (this.adapterHost.httpAdapter.getHttpServer() as Server).address();
+      const port = typeof addr === 'object' && addr ? addr.port : this.ledger.config.port;
+      const host = this.ledger.config.host === '0.0.0.0' ? '127.0.0.1' : this.ledger.config.host;
+      return `http://${host}:${port}`;
+    };
+    this.sync = new VerdictStatusSync(this.ledger, factory, baseUrl);
+    this.ledger.services.set(STATUS_SYNC_SERVICE, this.sync);
+    this.sync.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.sync?.stop();
+    if (this.ledger.services.get(STATUS_SYNC_SERVICE) === this.sync) this.ledger.services.delete(STATUS_SYNC_SERVICE);
+  }
+}
+
+@Module({ providers: [VerdictStatusRunner] })
+export class StatusCheckModule {}

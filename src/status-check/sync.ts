@@ -1,0 +1,294 @@
+import { parseReviewStream } from '../commands/review-target';
+import { newUuidV7 } from '../events/ids';
+import type { RecordedEvent } from '../events/envelope';
+import { streamIds } from '../events/envelope';
+import type { Subscription } from '../events/store/port';
+import type { Ledger } from '../ledger';
+import { verdictQuery } from '../projections/verdict';
+import type { QueryDefinition } from '../projections/query';
+import type { ReviewQueryInput, ReviewView } from '../projections/review-fold';
+import { runQuery } from '../projections/run-query';
+import { GITHUB_SERVICE, GitHubError, authFromEnv, githubClientFactoryFromEnv, type GitHubClientFactory, type GitHubStatusPort } from '../publish/github-client';
+import type { NodeCore } from '../review/pr-state';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import { postedKey, postedStatusesFold, recordVerdictStatus, statusCheckRepoFold, type StatusCheckRepoState } from './commands';
+import { unreviewedHeadIntent, verdictStatusIntent, type VerdictStatusIntent } from './intent';
+
+/** Optional ledger service: timings and waits (tests shorten them, and count the sleeps). */
+export const STATUS_CHECK_OPTIONS_SERVICE = 'statusCheck.options';
+
+export interface StatusCheckOptions {
+  sleep?: (ms: number) => Promise<void>;
+  /** Rate-limited re-sends per status (default 3). */
+  maxRateLimitRetries?: number;
+  /** Longest single wait a rate limit may impose before the status is recorded as failed (default 60 s). */
+  maxRateLimitWaitSeconds?: number;
+  /** How long changes are gathered before a sync (default 50 ms): a burst of findings is one status. */
+  debounceMs?: number;
+  /** How often the workspace catalogue is re-read for new workspaces (default 5 s). */
+  rescanMs?: number;
+  /** The server's public base URL for the Review page link (else REVIEW_LEDGER_PUBLIC_URL, else the listening address). */
+  publicUrl?: string;
+}
+
+export function statusCheckOptions(ledger: Ledger): StatusCheckOptions {
+  return (ledger.services.get(STATUS_CHECK_OPTIONS_SERVICE) as StatusCheckOptions | undefined) ?? {};
+}
+
+/** The principal the server records its own posts under (never a client's). */
+export const STATUS_PRINCIPAL = 'system:verdict-status' as const;
+
+/** The verdict projection, viewed as the commit status it asks for. */
+export const verdictStatusQuery: QueryDefinition<ReviewQueryInput, ReviewView<NodeCore>, VerdictStatusIntent | null> = {
+  ...verdictQuery,
+  name: 'verdictStatus',
+  view: (s) => verdictStatusIntent(s),
+};
+
+/** The GitHub client factory this server may use, or null when it has no GitHub credential at all. */
+export function statusClientFactory(ledger: Ledger, env: NodeJS.ProcessEnv = process.env): GitHubClientFactory | null {
+  const registered = ledger.services.get(GITHUB_SERVICE) as GitHubClientFactory | undefined;
+  if (registered) return registered;
+  try {
+    authFromEnv(env);
+  } catch {
+    return null;
+  }
+  return githubClientFactoryFromEnv(env);
+}
+
+interface Target {
+  repoId: string;
+  prNumber: number;
+}
+
+/** One workspace: its log subscription and what the sync knows from it. */
+class WorkspaceLoop {
+  readonly repos = new Map<string, StatusCheckRepoState>();
+  readonly prsByRepo = new Map<string, Set<number>>();
+  readonly dirty = new Set<string>();
+  caughtUp = false;
+  timer: NodeJS.Timeout | null = null;
+  running: Promise<void> | null = null;
+  sub: Subscription | null = null;
+  /** Position of the last event folded. */
+  seen = 0;
+  reading: Promise<void> | null = null;
+  constructor(readonly ws: WorkspaceHandle) {}
+}
+
+/**
+ * Keeps a GitHub commit status on each PR head in step with the verdict projection, for the repos an
+ * admin opted in (SPEC §14). Fed by each workspace's store subscription — the log, never an in-memory
+ * bus — so whatever process wrote an event, and whenever this server (re)started, the status follows.
+ *
+ * Never twice: what was posted is recorded (`VerdictStatusPosted`), and before posting the commit's
+ * statuses on GitHub are read, so a status posted by a process that died before recording it is found
+ * and recorded instead of posted again. A restart folds the log, then syncs every opted-in PR once:
+ * only what differs from the record is posted.
+ */
+export class VerdictStatusSync {
+  private readonly loops = new Map<string, WorkspaceLoop>();
+  private readonly options: Required<Omit<StatusCheckOptions, 'publicUrl'>>;
+  private rescan: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly factory: GitHubClientFactory,
+    /** The server's public base URL, for the Review page link (resolved when a status is posted). */
+    private readonly baseUrl: () => string,
+  ) {
+    const o = statusCheckOptions(ledger);
+    this.options = {
+      sleep: o.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+      maxRateLimitRetries: o.maxRateLimitRetries ?? 3,
+      maxRateLimitWaitSeconds: o.maxRateLimitWaitSeconds ?? 60,
+      debounceMs: o.debounceMs ?? 50,
+      rescanMs: o.rescanMs ?? 5000,
+    };
+  }
+
+  start(): void {
+    this.scan();
+    this.rescan = setInterval(() => this.scan(), this.options.rescanMs);
+    this.rescan.unref();
+  }
+
+  /** Stops every subscription and waits for the syncs in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.rescan) clearInterval(this.rescan);
+    for (const loop of this.loops.values()) {
+      if (loop.timer) clearTimeout(loop.timer);
+      loop.sub?.close();
+    }
+    await Promise.all([...this.loops.values()].flatMap((l) => [l.running, l.reading]).map((p) => p?.catch(() => undefined)));
+  }
+
+  /**
+   * Resolves once every event in every followed workspace's log at the time of the call has been folded
+   * and every sync it asked for has finished (tests wait on it instead of sleeping).
+   */
+  async settled(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const heads = new Map<string, number>();
+    for (const w of this.ledger.workspaces.list()) heads.set(w.workspaceId, await (await this.ledger.workspace(w.workspaceId)).store.headPosition());
+    for (;;) {
+      if (this.stopped) return;
+      const pending = [...heads].filter(([id, head]) => {
+        const l = this.loops.get(id);
+        return !l || !l.caughtUp || l.seen < head || l.timer !== null || l.running !== null || l.dirty.size > 0;
+      });
+      if (pending.length === 0) return;
+      if (Date.now() > deadline) throw new Error(`verdict status: not settled after ${timeoutMs} ms (${pending.map(([id]) => id).join(', ')})`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  private scan(): void {
+    if (this.stopped) return;
+    for (const w of this.ledger.workspaces.list()) {
+      if (this.loops.has(w.workspaceId)) continue;
+      this.loops.set(w.workspaceId, null as unknown as WorkspaceLoop);
+      void this.ledger.workspace(w.workspaceId).then(
+        (ws) => this.follow(new WorkspaceLoop(ws)),
+        (err) => {
+          this.loops.delete(w.workspaceId);
+          console.error(`verdict status: workspace ${w.workspaceId} could not be opened:`, err);
+        },
+      );
+    }
+  }
+
+  private follow(loop: WorkspaceLoop): void {
+    if (this.stopped) return;
+    this.loops.set(loop.ws.id, loop);
+    loop.reading = (async () => {
+      const head = await loop.ws.store.headPosition();
+      loop.caughtUp = head === 0;
+      loop.sub = loop.ws.store.subscribeAll({ after: 0 });
+      try {
+        for await (const e of loop.sub) {
+          this.track(loop, e);
+          loop.seen = e.globalPosition;
+          if (!loop.caughtUp && e.globalPosition >= head) loop.caughtUp = true;
+          if (loop.caughtUp) this.schedule(loop);
+        }
+      } catch (err) {
+        if (!this.stopped) console.error(`verdict status: the subscription of workspace ${loop.ws.id} ended:`, err);
+      }
+    })();
+  }
+
+  /** Folds one event into what the loop knows and marks the PRs whose status it may change. */
+  private track(loop: WorkspaceLoop, e: RecordedEvent): void {
+    if (e.streamId.startsWith('repo-')) {
+      if (e.type !== 'RepoRegistered' && e.type !== 'VerdictStatusCheckConfigured') return;
+      const repoId = e.streamId.slice('repo-'.length);
+      const state = statusCheckRepoFold.evolve(loop.repos.get(repoId) ?? statusCheckRepoFold.initialState(), e);
+      loop.repos.set(repoId, state);
+      if (e.type === 'VerdictStatusCheckConfigured' && state.enabled) for (const n of loop.prsByRepo.get(repoId) ?? []) loop.dirty.add(JSON.stringify([repoId, n]));
+      return;
+    }
+    if (e.streamId === streamIds.workspace()) {
+      // New rules re-score every review.
+      if (e.type === 'RulesVersionActivated') for (const [repoId, prs] of loop.prsByRepo) for (const n of prs) loop.dirty.add(JSON.stringify([repoId, n]));
+      return;
+    }
+    const t = e.streamId.startsWith('pr-') ? parseReviewStream(e.streamId) : null;
+    if (!t) return;
+    let prs = loop.prsByRepo.get(t.repoId);
+    if (!prs) loop.prsByRepo.set(t.repoId, (prs = new Set()));
+    prs.add(t.prNumber);
+    loop.dirty.add(JSON.stringify([t.repoId, t.prNumber]));
+  }
+
+  private schedule(loop: WorkspaceLoop): void {
+    if (this.stopped || loop.timer || loop.running || loop.dirty.size === 0) return;
+    loop.timer = setTimeout(() => {
+      loop.timer = null;
+      loop.running = this.drain(loop).finally(() => {
+        loop.running = null;
+        this.schedule(loop);
+      });
+    }, this.options.debounceMs);
+  }
+
+  private async drain(loop: WorkspaceLoop): Promise<void> {
+    while (loop.dirty.size > 0 && !this.stopped) {
+      const batch = [...loop.dirty];
+      loop.dirty.clear();
+      for (const key of batch) {
+        const [repoId, prNumber] = JSON.parse(key) as [string, number];
+        if (!loop.repos.get(repoId)?.enabled) continue;
+        try {
+          await this.syncPr(loop, { repoId, prNumber });
+        } catch (err) {
+          if (!this.stopped) console.error(`verdict status: ${loop.ws.id}/${repoId}#${prNumber}:`, err instanceof Error ? err.message : err);
+        }
+      }
+    }
+  }
+
+  private async syncPr(loop: WorkspaceLoop, t: Target): Promise<void> {
+    const repo = loop.repos.get(t.repoId)!;
+    const answer = await runQuery(verdictStatusQuery, loop.ws, t);
+    const intent = answer.value;
+    if (!intent || !repo.forge) return;
+    const client = this.factory(repo.forge) as Partial<GitHubStatusPort>;
+    if (typeof client.createCommitStatus !== 'function' || typeof client.listCommitStatuses !== 'function' || typeof client.getPull !== 'function') {
+      throw new Error('the configured GitHub client cannot post commit statuses');
+    }
+    const github = client as GitHubStatusPort;
+    const link = `${this.baseUrl().replace(/\/+$/, '')}/workspaces/${loop.ws.id}/repos/${encodeURIComponent(t.repoId)}/prs/${t.prNumber}`;
+    const posted = await this.ensure(loop, t, repo, github, intent, link, answer.position);
+    if (!posted) return;
+    // The head may have moved on GitHub while we posted: a commit nobody reviewed gets pending, so a
+    // required check can never be satisfied by the status of an older commit.
+    const pull = await github.getPull({ owner: repo.forge.owner, repo: repo.forge.name, pullNumber: t.prNumber });
+    if (pull.headSha !== intent.sha) await this.ensure(loop, t, repo, github, unreviewedHeadIntent(pull.headSha, intent), link, answer.position);
+  }
+
+  /** Makes GitHub show `intent` on its commit. Returns false when the record already said so (nothing to do). */
+  private async ensure(loop: WorkspaceLoop, t: Target, repo: StatusCheckRepoState, github: GitHubStatusPort, intent: VerdictStatusIntent, link: string, reflects: number): Promise<boolean> {
+    const { state: record } = await this.ledger.executor.load(postedStatusesFold, loop.ws, streamIds.status(t.repoId, t.prNumber));
+    const last = record.posted[postedKey(intent.sha, repo.context)];
+    if (last && last.state === intent.state && last.description === intent.description && last.targetUrl === link) return false;
+
+    const ref = { owner: repo.forge!.owner, repo: repo.forge!.name };
+    const fields = { ...t, sha: intent.sha, context: repo.context, state: intent.state, description: intent.description, targetUrl: link, verdict: intent.verdict, provisional: intent.provisional, reflects };
+    try {
+      // GitHub itself is asked first: an earlier process may have posted this and died before recording it.
+      const onGitHub = (await github.listCommitStatuses(ref, intent.sha)).find((s) => s.context === repo.context);
+      if (onGitHub && onGitHub.state === intent.state && (onGitHub.description ?? '') === intent.description && (onGitHub.targetUrl ?? '') === link) {
+        await this.record(loop, { outcome: 'posted', ...fields, foundOnGitHub: true, githubStatusId: onGitHub.id });
+        return true;
+      }
+      const created = await this.withRateLimits(() => github.createCommitStatus(ref, intent.sha, { state: intent.state, context: repo.context, description: intent.description, target_url: link }));
+      await this.record(loop, { outcome: 'posted', ...fields, foundOnGitHub: false, githubStatusId: created.id });
+      return true;
+    } catch (err) {
+      if (!(err instanceof GitHubError)) throw err;
+      await this.record(loop, { outcome: 'failed', ...fields, githubStatus: err.status, reason: err.message.slice(0, 2000) });
+      return false;
+    }
+  }
+
+  private async withRateLimits<T>(post: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await post();
+      } catch (err) {
+        if (!(err instanceof GitHubError) || !err.rateLimited || attempt >= this.options.maxRateLimitRetries || this.stopped) throw err;
+        const wait = err.retryAfterSeconds ?? 60;
+        if (wait > this.options.maxRateLimitWaitSeconds) throw err;
+        await this.options.sleep(wait * 1000);
+      }
+    }
+  }
+
+  private async record(loop: WorkspaceLoop, payload: Record<string, unknown>): Promise<void> {
+    await this.ledger.executor.execute(recordVerdictStatus, loop.ws, { principal: STATUS_PRINCIPAL, role: 'member', idempotencyKey: newUuidV7() }, payload);
+  }
+}

@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { closeSharedDiffPools } from '../../src/axes/visual/pool';
+import { closeSharedExtractPool } from '../../src/codegraph/extract-pool';
+import { loadConfig } from '../../src/config';
+import { Ledger } from '../../src/ledger';
+import { GITHUB_SERVICE, OctokitGitHub } from '../../src/publish/github-client';
+import { startServer, type RunningServer } from '../../src/server/bootstrap';
+import { STATUS_SYNC_SERVICE } from '../../src/status-check/status-check.module';
+import type { VerdictStatusSync } from '../../src/status-check/sync';
+import { FakeGitHub } from '../publish/fake-github';
+import { githubFiles } from '../publish/support';
+import { DocBlockFailed, fencedBlocks, runDocBlocks, BLOCK_KINDS } from './doc-runner';
+
+/**
+ * docs/tutorial.md is executed: every fenced block, in order, against a real server on port 0 with a
+ * temporary data dir, GitHub replaced by the local stand-in (which validates every request body with
+ * GitHub's own OpenAPI schemas). A documented command or payload that stops working fails here.
+ */
+const ROOT = path.resolve(__dirname, '..', '..');
+const TUTORIAL = path.join(ROOT, 'docs', 'tutorial.md');
+const GITHUB_TOKEN = 'ghp_tutorial_0123456789';
+
+describe('docs/tutorial.md', () => {
+  let server: RunningServer;
+  let github: FakeGitHub;
+  let dataDir: string;
+  let work: string;
+
+  beforeAll(async () => {
+    github = new FakeGitHub();
+    github.tokens.set(GITHUB_TOKEN, 'review-ledger[bot]');
+    await github.start();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tutorial-data-'));
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tutorial-work-'));
+    const services = new Map<string, unknown>([[GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: GITHUB_TOKEN } })]]);
+    server = await startServer({ port: 0 }, new Ledger(loadConfig({ dataDir }, {}), { services }));
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await github?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(work, { recursive: true, force: true });
+    await closeSharedDiffPools();
+    await closeSharedExtractPool();
+  });
+
+  const env = () => ({
+    ...process.env,
+    URL: server.url,
+    TOKEN: fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim(),
+    WORK: work,
+    REPO_ROOT: path.join(dataDir, 'repos'),
+    REVIEW_LEDGER_FROM_SOURCE: '1',
+  });
+
+  it('has only blocks the runner executes, covering CLI, curl, SSE, WebSocket, MCP (stdio and HTTP), decisions, audit, replay and publishing', () => {
+    const blocks = fencedBlocks(fs.readFileSync(TUTORIAL, 'utf8'));
+    expect(blocks.length).toBeGreaterThan(20);
+    expect(blocks.filter((b) => !(BLOCK_KINDS as readonly string[]).includes(b.info))).toEqual([]);
+    const all = blocks.map((b) => b.text).join('\n');
+    for (const needle of ['rl contract-diff', 'rl visual-diff', '/watch/verdict', "require('ws')", 'tools/call', 'confirmNode', 'setContractDecision', 'approveVisual', 'setVerdictStatusCheck', 'review_studio.audit', 'review_studio.replay', 'review_studio.publish']) {
+      expect(all).toContain(needle);
+    }
+    expect(blocks.map((b) => b.info)).toEqual(expect.arrayContaining(['json mcp-stdio', 'json mcp-http']));
+  });
+
+  it('runs every block in order against a real server, and GitHub (the stand-in) gets the status and the review', async () => {
+    const blocks = fencedBlocks(fs.readFileSync(TUTORIAL, 'utf8'));
+    let pull = false;
+    await runDocBlocks(blocks, {
+      cwd: ROOT,
+      env: env(),
+      vars: ['REPO_DIR', 'BASE', 'HEAD'],
+      afterBlock: (_block, v) => {
+        // Once the tutorial has made its PR, the stand-in serves it, with the diff the real git computes.
+        if (pull || !v.REPO_DIR || !v.BASE || !v.HEAD) return;
+        const repo = { git: (...args: string[]) => execFileSync('git', args, { cwd: v.REPO_DIR, encoding: 'utf8' }).trim() };
+        github.addPull({ number: 1, author: 'octocat', headSha: v.HEAD, baseSha: v.BASE, files: githubFiles(repo as any, v.BASE, v.HEAD) });
+        pull = true;
+      },
+    });
+    expect(pull).toBe(true);
+    const head = github.pulls.get(1)!.headSha;
+    // Section 7: the status check followed the verdict to failure (Hold), linking the Review page.
+    await (server.ledger.services.get(STATUS_SYNC_SERVICE) as VerdictStatusSync).settled();
+    const status = github.latestStatus(head, 'review-ledger/verdict');
+    expect(status).toMatchObject({ state: 'failure', target_url: `${server.url}/workspaces/tutorial/repos/shop/prs/1` });
+    expect(status!.description).toMatch(/^Hold /);
+    // Section 10: one review, posted once, with the confirmed bug inline on src/cart.ts.
+    const posts = github.reviewPosts();
+    expect(posts.map((p) => p.status)).toEqual([200]);
+    expect(posts[0].body.event).toBe('COMMENT');
+    expect(posts[0].body.comments.map((c: any) => c.path)).toEqual(['src/cart.ts']);
+  }, 300_000);
+
+  it('fails at the block whose documented payload the server refuses', async () => {
+    const blocks = fencedBlocks(fs.readFileSync(TUTORIAL, 'utf8')).slice(0, 2);
+    const broken = [...blocks, { index: 2, info: 'sh', line: 0, text: 'rpc "$TOKEN" createWorkspace "{\\"workspace_id\\":\\"default\\",\\"idempotencyKey\\":\\"$(key)\\",\\"workspaceID\\":\\"typo\\"}" > /dev/null' }];
+    await expect(runDocBlocks(broken, { cwd: ROOT, env: env() })).rejects.toThrow(DocBlockFailed);
+    await expect(runDocBlocks(broken, { cwd: ROOT, env: env() })).rejects.toThrow(/block 2 .*invalid_payload|block 2 [\s\S]*workspaceId/);
+  }, 60_000);
+});
