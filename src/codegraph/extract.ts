@@ -2,7 +2,7 @@ import type { Node, QueryCapture } from 'web-tree-sitter';
 import type { LoadedGrammar } from './grammar-runtime';
 import type { Definition, FileFacts, ImportDecl, Reference, ReferenceKind } from './facts';
 import { extractImports } from './imports';
-import { dartDefinitionEnd, widgetbookUseCaseRefs } from './lang-dart';
+import { dartDefinitionEnd, dartQualifierOf, widgetbookUseCaseRefs } from './lang-dart';
 
 /** Parents whose first named child is the receiver/namespace of the member named by a later child. */
 const MEMBER_PARENTS = new Set([
@@ -84,7 +84,8 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
       if (qualifier !== undefined) ref.qualifier = qualifier;
       refs.push(ref);
     };
-    for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualifierOf(nameNode), kind, nameNode.startIndex, nameNode.startPosition.row + 1);
+    const qualify = grammar.spec.id === 'dart' ? dartQualifierOf : qualifierOf;
+    for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualify(nameNode), kind, nameNode.startIndex, nameNode.startPosition.row + 1);
     if (grammar.spec.id === 'dart') for (const u of widgetbookUseCaseRefs(root)) push(u.member, u.node.text, 'call', u.node.startIndex, u.node.startPosition.row + 1);
     for (const use of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {
       // `ns.member` / `pkg::item`: the binding qualifies the member (the text says so without asking the tree).

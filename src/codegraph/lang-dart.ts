@@ -25,7 +25,21 @@ export const DART_TAGS = `
 (_ (identifier) @name @reference.call . (selector (argument_part)))
 (_ (identifier) @name @reference.class . (selector (unconditional_assignable_selector)))
 (named_argument (identifier) @name @reference.call)
+(_ (identifier) . (selector (unconditional_assignable_selector (identifier) @name)) @reference.call . (selector (argument_part)))
 `;
+
+/**
+ * Dart member chains are flat (\`A.b()\` is identifier, selector(.b), selector(args)): the qualifier of
+ * \`b\` is the identifier right before its selector, when the chain starts there (\`A.b\`, \`prefix.A\`).
+ */
+export function dartQualifierOf(nameNode: Node): string | undefined {
+  const sel = nameNode.parent?.type === 'unconditional_assignable_selector' ? nameNode.parent.parent : null;
+  if (!sel || sel.type !== 'selector') return undefined;
+  const prev = sel.previousNamedSibling;
+  if (!prev) return undefined;
+  if (prev.type === 'identifier') return prev.text;
+  return '?';
+}
 
 /**
  * Flutter awareness: a Widgetbook use-case (`@UseCase(type: BuyButton)` of widgetbook_annotation) renders

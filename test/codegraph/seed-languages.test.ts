@@ -76,6 +76,7 @@ describe('Dart, Kotlin and Swift in the code graph', () => {
       'lib/src/labels.dart': "import 'button.dart';\n\nString title() => formatLabel('Buy');\n",
       'lib/shop.dart': "export 'src/button.dart';\n",
       'lib/screen.dart': "import 'package:flutter/material.dart';\nimport 'package:shop/shop.dart';\n\nclass Screen extends StatelessWidget {\n  const Screen({super.key});\n\n  @override\n  Widget build(BuildContext context) {\n    return PrimaryButton.small('Buy');\n  }\n}\n",
+      'lib/prefixed.dart': "import 'src/button.dart' as ui;\n\nString shout(String s) => ui.formatLabel(s);\n",
       'other/lib/button.dart': 'String formatLabel(String s) => s;\n',
     }, (g) => {
       for (const id of ['PrimaryButton', 'PrimaryButton.build', 'PrimaryButton.small', 'Pressable', 'Pressable.press', 'LabelX', 'LabelX.shouted', 'kButtonHeight', 'formatLabel', '_noop']) expect(g.symbols.has(`lib/src/button.dart#${id}`)).toBe(true);
@@ -83,9 +84,10 @@ describe('Dart, Kotlin and Swift in the code graph', () => {
       // A method spans its body (the signature and the body are siblings in the Dart tree).
       const build = g.symbols.get('lib/src/button.dart#PrimaryButton.build')!.def;
       expect(build.end - build.start).toBe(2);
-      expect(g.outgoingOf('lib/screen.dart#Screen.build').map((e) => e.to)).toContain('lib/src/button.dart#PrimaryButton');
+      expect(g.outgoingOf('lib/screen.dart#Screen.build').map((e) => e.to).sort()).toEqual(['lib/src/button.dart#PrimaryButton', 'lib/src/button.dart#PrimaryButton.small']);
       expect(g.outgoingOf('lib/src/labels.dart#title').map((e) => e.to)).toEqual(['lib/src/button.dart#formatLabel']);
-      expect(crossFile(g)).toEqual(['lib/screen.dart -> lib/src/button.dart', 'lib/src/labels.dart -> lib/src/button.dart']);
+      expect(g.outgoingOf('lib/prefixed.dart#shout').map((e) => e.to)).toEqual(['lib/src/button.dart#formatLabel']);
+      expect(crossFile(g)).toEqual(['lib/prefixed.dart -> lib/src/button.dart', 'lib/screen.dart -> lib/src/button.dart', 'lib/src/labels.dart -> lib/src/button.dart']);
     });
   });
 

@@ -104,6 +104,16 @@ describe('cohort formation in Dart, Kotlin and Swift', () => {
     return groups(await compute(f, base, head));
   }
 
+  it('Dart: a call to a static method through a package: import merges; the same-name class of another package does not', async () => {
+    const calc = (n: number) => `class Calc {\n  static int g(int x) {\n    return x + ${n};\n  }\n}\n`;
+    const g = await callerCalleeOther({
+      callee: ['lib/src/calc.dart', calc],
+      caller: ['lib/app.dart', (n) => `import 'package:shop/src/calc.dart';\n\nint f(int x) {\n  return Calc.g(x) * ${n};\n}\n`],
+      other: ['tools/lib/calc.dart', (n) => calc(n + 10)],
+    }, { 'pubspec.yaml': 'name: shop\n', 'tools/pubspec.yaml': 'name: shop_tools\n' });
+    expect(g).toEqual(['lib/app.dart,lib/src/calc.dart', 'tools/lib/calc.dart']);
+  });
+
   it('C#: a call into a `using` namespace merges; the same-name class of another namespace does not', async () => {
     const g = await callerCalleeOther({
       callee: ['src/Calc/Calc.cs', (n) => `namespace Acme.Calc;\n\npublic static class Calc\n{\n    public static int G(int x)\n    {\n        return x + ${n};\n    }\n}\n`],
