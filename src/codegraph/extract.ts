@@ -3,6 +3,7 @@ import type { LoadedGrammar } from './grammar-runtime';
 import type { Definition, FileFacts, ImportDecl, Reference, ReferenceKind } from './facts';
 import { extractImports } from './imports';
 import { dartDefinitionEnd, dartQualifierOf, widgetbookUseCaseRefs } from './lang-dart';
+import { swiftQualifierOf } from './lang-swift';
 
 /** Parents whose first named child is the receiver/namespace of the member named by a later child. */
 const MEMBER_PARENTS = new Set([
@@ -84,7 +85,7 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
       if (qualifier !== undefined) ref.qualifier = qualifier;
       refs.push(ref);
     };
-    const qualify = grammar.spec.id === 'dart' ? dartQualifierOf : qualifierOf;
+    const qualify = grammar.spec.id === 'dart' ? dartQualifierOf : grammar.spec.id === 'swift' ? swiftQualifierOf : qualifierOf;
     for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualify(nameNode), kind, nameNode.startIndex, nameNode.startPosition.row + 1);
     if (grammar.spec.id === 'dart') for (const u of widgetbookUseCaseRefs(root)) push(u.member, u.node.text, 'call', u.node.startIndex, u.node.startPosition.row + 1);
     for (const use of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {

@@ -7,6 +7,8 @@ import type { ImportFacts } from './imports';
  * module see each other's declarations without an import; `import M` opens module M. A module is a
  * SwiftPM target — the directory `Sources/<M>/` (or `Tests/<M>/`) — and every other Swift file of the
  * repository is taken as one app module (an Xcode target), which is what most apps are.
+ * tree-sitter-swift 0.7.1 parses `a + f(x)` as `(a + f)(x)`: the operand right before a call suffix is
+ * reported as the call.
  */
 export const SWIFT_TAGS = `
 (class_declaration name: (type_identifier) @name) @definition.class
@@ -20,7 +22,17 @@ export const SWIFT_TAGS = `
 (call_expression . (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @name))) @reference.call
 (navigation_expression . target: (simple_identifier) @name) @reference.class
 (user_type (type_identifier) @name) @reference.type
+(call_expression . [(additive_expression rhs: (simple_identifier) @name) (multiplicative_expression rhs: (simple_identifier) @name) (comparison_expression rhs: (simple_identifier) @name) (equality_expression rhs: (simple_identifier) @name) (nil_coalescing_expression if_nil: (simple_identifier) @name) (conjunction_expression rhs: (simple_identifier) @name) (disjunction_expression rhs: (simple_identifier) @name)]) @reference.call
 `;
+
+/** \`a.b\`: the name's parent is a navigation_suffix; the qualifier is the navigation's target, when simple. */
+export function swiftQualifierOf(nameNode: Node): string | undefined {
+  const suffix = nameNode.parent;
+  if (suffix?.type !== 'navigation_suffix') return undefined;
+  const target = suffix.parent?.childForFieldName('target');
+  if (!target) return undefined;
+  return target.type === 'simple_identifier' || target.type === 'self_expression' ? target.text : '?';
+}
 
 /** The SwiftPM target a file belongs to: `[key, module name]`; the app module ("", "") otherwise. */
 export function swiftModuleOf(filePath: string): [key: string, name: string] {

@@ -234,11 +234,12 @@ const BY_EXTENSION: Record<string, string> = {
   '.zig': 'zig',
   '.dart': 'dart',
   '.kt': 'kotlin', '.kts': 'kotlin',
+  '.swift': 'swift',
 };
 
 /** Extensions of source code in languages we have no grammar for: listed as such, never grouped semantically. */
 const UNSUPPORTED_SOURCE: Record<string, string> = {
-  '.swift': 'swift', '.scala': 'scala', '.m': 'objective-c',
+  '.scala': 'scala', '.m': 'objective-c',
   '.mm': 'objective-c', '.lua': 'lua', '.pl': 'perl', '.pm': 'perl', '.r': 'r', '.jl': 'julia', '.ex': 'elixir',
   '.exs': 'elixir', '.erl': 'erlang', '.hs': 'haskell', '.ml': 'ocaml', '.fs': 'fsharp', '.clj': 'clojure',
   '.groovy': 'groovy', '.sh': 'shell', '.bash': 'shell', '.ps1': 'powershell', '.vue': 'vue', '.svelte': 'svelte',

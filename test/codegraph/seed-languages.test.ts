@@ -108,6 +108,23 @@ describe('Dart, Kotlin and Swift in the code graph', () => {
       expect(g.edges.some((e) => e.toFile === 'other/src/main/kotlin/com/other/Util.kt')).toBe(false);
     });
   });
+
+  it('Swift: declarations of one SwiftPM target resolve without an import, `import Target` opens another target; a same-name declaration of an unimported target does not', async () => {
+    const calc = 'public struct Calc {\n    public static func g(_ x: Int) -> Int {\n        return x + 1\n    }\n}\n\npublic func twice(_ x: Int) -> Int {\n    return x * 2\n}\n';
+    expect(await errorFree('swift', calc)).toBe(true);
+    await withGraph({
+      'Package.swift': '// swift-tools-version:5.9\nimport PackageDescription\n\nlet package = Package(name: "Shop", targets: [.target(name: "CalcKit"), .target(name: "OtherKit"), .executableTarget(name: "App", dependencies: ["CalcKit"])])\n',
+      'Sources/CalcKit/Calc.swift': calc,
+      'Sources/CalcKit/Extra.swift': 'func extra() -> Int {\n    return Calc.g(1) + twice(2)\n}\n',
+      'Sources/App/main.swift': 'import Foundation\nimport CalcKit\n\nfunc run() -> Int {\n    let value = Calc.g(2)\n    return twice(value)\n}\n',
+      'Sources/OtherKit/Calc.swift': 'public struct Calc {\n    public static func g(_ x: Int) -> Int {\n        return x\n    }\n}\n',
+    }, (g) => {
+      for (const id of ['Calc', 'Calc.g', 'twice']) expect(g.symbols.has(`Sources/CalcKit/Calc.swift#${id}`)).toBe(true);
+      expect(g.outgoingOf('Sources/App/main.swift#run').map((e) => e.to).sort()).toEqual(['Sources/CalcKit/Calc.swift#Calc', 'Sources/CalcKit/Calc.swift#Calc.g', 'Sources/CalcKit/Calc.swift#twice']);
+      expect(g.outgoingOf('Sources/CalcKit/Extra.swift#extra').map((e) => e.to).sort()).toEqual(['Sources/CalcKit/Calc.swift#Calc', 'Sources/CalcKit/Calc.swift#Calc.g', 'Sources/CalcKit/Calc.swift#twice']);
+      expect(g.edges.some((e) => e.toFile === 'Sources/OtherKit/Calc.swift')).toBe(false);
+    });
+  });
 });
 
 describe('resolved imports for C#, PHP and Zig', () => {

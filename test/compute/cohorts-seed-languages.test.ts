@@ -114,6 +114,16 @@ describe('cohort formation in Dart, Kotlin and Swift', () => {
     expect(g).toEqual(['lib/app.dart,lib/src/calc.dart', 'tools/lib/calc.dart']);
   });
 
+  it('Swift: a call into an imported SwiftPM target merges; the same-name type of another target does not', async () => {
+    const calc = (n: number) => `public struct Calc {\n    public static func g(_ x: Int) -> Int {\n        return x + ${n}\n    }\n}\n`;
+    const g = await callerCalleeOther({
+      callee: ['Sources/CalcKit/Calc.swift', calc],
+      caller: ['Sources/App/main.swift', (n) => `import CalcKit\n\nfunc run() -> Int {\n    return Calc.g(${n})\n}\n`],
+      other: ['Sources/OtherKit/Calc.swift', (n) => calc(n + 10)],
+    });
+    expect(g).toEqual(['Sources/App/main.swift,Sources/CalcKit/Calc.swift', 'Sources/OtherKit/Calc.swift']);
+  });
+
   it('C#: a call into a `using` namespace merges; the same-name class of another namespace does not', async () => {
     const g = await callerCalleeOther({
       callee: ['src/Calc/Calc.cs', (n) => `namespace Acme.Calc;\n\npublic static class Calc\n{\n    public static int G(int x)\n    {\n        return x + ${n};\n    }\n}\n`],
