@@ -83,17 +83,19 @@ process.stdout.write(JSON.stringify({ rawDiffs: n }) + '\\n');
 
 interface Run {
   ms: number;
+  /** user + system CPU time of the process: far less sensitive than wall time to a machine shared with other work */
+  cpuMs: number;
   rssMiB: number;
   stdout: string;
 }
 
 /** One process, timed from outside: wall time and the peak RSS of that process (GNU time). */
 function timed(args: string[]): Run {
-  const r = spawnSync('/usr/bin/time', ['-f', '@@time %e %M', ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '' } });
+  const r = spawnSync('/usr/bin/time', ['-f', '@@time %e %M %U %S', ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '' } });
   const line = r.stderr.split('\n').find((l) => l.startsWith('@@time '));
   if (!line || (r.status !== 0 && r.status !== 1)) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
-  const [, secs, kb] = line.split(' ');
-  return { ms: Number(secs) * 1000, rssMiB: Number(kb) / 1024, stdout: r.stdout };
+  const [, secs, kb, user, sys] = line.split(' ');
+  return { ms: Math.round(Number(secs) * 1000), cpuMs: Math.round((Number(user) + Number(sys)) * 1000), rssMiB: Number(kb) / 1024, stdout: r.stdout };
 }
 
 const median = (xs: number[]) => {
@@ -153,19 +155,24 @@ export async function main(args: string[]): Promise<void> {
       const opticOut = JSON.parse(t.optic[t.optic.length - 1].stdout.trim().split('\n').pop()!) as { rawDiffs: number };
       const oursMs = median(t.ours.map((r) => r.ms));
       const opticMs = median(t.optic.map((r) => r.ms));
+      const oursCpu = median(t.ours.map((r) => r.cpuMs));
+      const opticCpu = median(t.optic.map((r) => r.cpuMs));
       const size = (fs.statSync(p.files[fmt][0]).size + fs.statSync(p.files[fmt][1]).size) / 1024 / 1024;
       results[key] = {
         sizeMiB: Number(f1(size)),
         oursMs,
         opticMs,
         oursOverOptic: Number((oursMs / opticMs).toFixed(2)),
+        oursCpuMs: oursCpu,
+        opticCpuMs: opticCpu,
+        oursOverOpticCpu: Number((oursCpu / opticCpu).toFixed(2)),
         oursPeakRssMiB: Number(f1(Math.max(...t.ours.map((r) => r.rssMiB)))),
         opticPeakRssMiB: Number(f1(Math.max(...t.optic.map((r) => r.rssMiB)))),
         summary: out.summary,
         opticRawDiffs: opticOut.rawDiffs,
       };
       console.log(
-        `${key.padEnd(18)} ${f1(size).padStart(5)} MiB  ours ${String(oursMs).padStart(6)} ms (${f1(Math.max(...t.ours.map((r) => r.rssMiB)))} MiB)  optic ${String(opticMs).padStart(6)} ms (${f1(Math.max(...t.optic.map((r) => r.rssMiB)))} MiB)  ours/optic ${(oursMs / opticMs).toFixed(2)}×  ${JSON.stringify(out.summary)}`,
+        `${key.padEnd(18)} ${f1(size).padStart(5)} MiB  ours ${String(oursMs).padStart(6)} ms (${f1(Math.max(...t.ours.map((r) => r.rssMiB)))} MiB)  optic ${String(opticMs).padStart(6)} ms (${f1(Math.max(...t.optic.map((r) => r.rssMiB)))} MiB)  ours/optic ${(oursMs / opticMs).toFixed(2)}× wall, ${(oursCpu / opticCpu).toFixed(2)}× CPU (${oursCpu} vs ${opticCpu} ms)  ${JSON.stringify(out.summary)}`,
       );
       if (fmt === formats[0]) {
         const counts: Record<string, number> = {};

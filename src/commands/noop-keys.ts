@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import type { WorkspaceHandle } from '../workspaces/registry';
+import { touchPrivate } from '../events/store/private-files';
 
 export interface NoopRecord {
   /** Who used the key: a key answers only its original caller (as for keys of written events). */
@@ -33,6 +34,8 @@ export class NoopKeys {
   static of(ws: WorkspaceHandle): NoopKeys {
     let keys = ws.cache.get(NoopKeys) as NoopKeys | undefined;
     if (!keys) {
+      // The server user's alone, like every store file (docs/security.md "Data at rest").
+      touchPrivate(path.join(ws.dir, 'idempotency.db'));
       const db = new Database(path.join(ws.dir, 'idempotency.db'));
       // Several processes may serve one workspace folder: wait for a writer instead of failing.
       db.pragma('busy_timeout = 5000');

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { GitFixture } from '../support/git-fixture';
 import { call, command, serverFixture } from './support';
 
@@ -9,7 +10,8 @@ describe('requestReview over JSON-RPC resolves every SHA', () => {
   let git: GitFixture;
   beforeAll(async () => {
     fx = await serverFixture();
-    git = new GitFixture('rl-rpc-sha-');
+    // Repos registered over RPC live under the server's repo root.
+    git = new GitFixture('rl-rpc-sha-', path.join(fx.dataDir, 'repos', fx.workspaceId));
     git.git('remote', 'add', 'origin', 'git@github.com:acme/shop.git');
   });
   afterAll(async () => {

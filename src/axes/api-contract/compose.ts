@@ -21,6 +21,9 @@ const isAnnotation = (k: string) => ANNOTATION_KEYWORDS.has(k) || (k.startsWith(
 
 const MAX_DEPTH = 32;
 
+/** Only these keywords make a schema's view differ from the schema itself. */
+const mayRewrite = (n: Record<string, unknown>): boolean => n.allOf !== undefined || n.oneOf !== undefined || n.anyOf !== undefined;
+
 const isNullSchema = (n: unknown): boolean => isObject(n) && (n.type === 'null' || (Array.isArray(n.type) && n.type.length === 1 && n.type[0] === 'null')) && Object.keys(n).every((k) => k === 'type' || isAnnotation(k));
 
 export class Composer {
@@ -47,7 +50,7 @@ export class Composer {
   /** The schema a client sees at a dereferenced location (the node itself when nothing is rewritten). */
   view(loc: Loc): Loc {
     const node = loc.node;
-    if (!isObject(node)) return loc;
+    if (!isObject(node) || !mayRewrite(node)) return loc;
     const out = this.normalize(loc, 0);
     return out === node ? loc : { ...loc, node: out };
   }
@@ -165,10 +168,9 @@ export class Composer {
 
   private digestOfMap(map: unknown): string {
     if (!isObject(map)) return this.digestOf(map);
-    return `{${Object.keys(map)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${this.digestOf(map[k])}`)
-      .join(',')}}`;
+    let text = '{';
+    for (const k of Object.keys(map).sort()) text += `${JSON.stringify(k)}:${this.digestOf(map[k])},`;
+    return `${text}}`;
   }
 
   /**
@@ -222,12 +224,16 @@ export class Composer {
     try {
       if (Array.isArray(node)) text = `[${node.map((v) => this.digestOf(v)).join(',')}]`;
       else {
-        const view = this.normalize({ ...loc, node }, 0);
-        text = `{${Object.keys(view)
-          .filter((k) => !isAnnotation(k))
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${k === 'enum' || k === 'required' ? canonicalSet(view[k]) : NAME_MAPS.has(k) ? this.digestOfMap(view[k]) : this.digestOf(view[k])}`)
-          .join(',')}}`;
+        const obj = node as Record<string, unknown>;
+        const view = mayRewrite(obj) ? this.normalize({ ...loc, node }, 0) : obj;
+        const keys = Object.keys(view).sort();
+        text = '{';
+        for (const k of keys) {
+          if (isAnnotation(k)) continue;
+          const v = view[k];
+          text += `${k}:${k === 'enum' || k === 'required' ? canonicalSet(v) : NAME_MAPS.has(k) ? this.digestOfMap(v) : this.digestOf(v)},`;
+        }
+        text += '}';
       }
     } finally {
       this.digesting.delete(value);

@@ -67,8 +67,7 @@ export function parseSpecText(file: string, text: string): unknown {
       throw new SpecParseError(file, `invalid JSON: ${(err as Error).message}`);
     }
   }
-  const aliases = trimmed.includes('*') ? (trimmed.match(ALIAS_TOKEN)?.length ?? 0) : 0;
-  if (aliases <= MAX_YAML_ALIASES) {
+  if (aliasCount(trimmed) <= MAX_YAML_ALIASES) {
     const jsYaml = require('js-yaml') as typeof JsYaml;
     try {
       return jsYaml.load(trimmed, { schema: jsYaml.CORE_SCHEMA, filename: file });
@@ -83,6 +82,14 @@ export function parseSpecText(file: string, text: string): unknown {
     throw new SpecParseError(file, `invalid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
 }
+
+const aliasCount = (text: string): number => (text.includes('*') ? (text.match(ALIAS_TOKEN)?.length ?? 0) : 0);
+/**
+ * Aliases need an anchor, and an anchor (`&name`) always follows whitespace, the start of a line or a flow
+ * indicator: this pattern finds every real one (and some `&` in prose, which only costs the guard below).
+ */
+const ANCHOR_TOKEN = /(?:^|[\s[{,])&[^\s,\]}]/m;
+const mayShareObjects = (file: string, text: string): boolean => !file.toLowerCase().endsWith('.json') && ANCHOR_TOKEN.test(text);
 
 const slowYaml = () => require('yaml') as typeof Yaml;
 
@@ -162,6 +169,8 @@ export async function loadSpec(rootFile: string, load: TextLoader, opts: { requi
   const text = await load(rootFile);
   if (text === null) throw new SpecParseError(rootFile, 'file not found');
   if (text.length > MAX_SPEC_FILE_BYTES) throw new SpecParseError(rootFile, `file larger than ${MAX_SPEC_FILE_BYTES / 1024 / 1024} MiB`);
+  // Only YAML aliases share objects in a parsed tree; a YAML file without any has none to guard against.
+  const sharing = new Map<string, boolean>([[rootFile, mayShareObjects(rootFile, text)]]);
   const root = parseSpecText(rootFile, text);
   const flavor = detectFlavor(root);
   if (!flavor) {
@@ -172,7 +181,7 @@ export async function loadSpec(rootFile: string, load: TextLoader, opts: { requi
   const queue: string[] = [rootFile];
   while (queue.length > 0) {
     const file = queue.shift()!;
-    for (const ref of collectRefs(docs.get(file), !file.toLowerCase().endsWith('.json'))) {
+    for (const ref of collectRefs(docs.get(file), sharing.get(file) === true)) {
       const filePart = ref.split('#')[0];
       if (filePart === '' || isExternalUrl(filePart)) continue;
       const target = resolveRefFile(file, decodeURIComponent(filePart));
@@ -182,6 +191,7 @@ export async function loadSpec(rootFile: string, load: TextLoader, opts: { requi
       const refText = await load(target);
       if (refText === null) throw new SpecParseError(file, `$ref "${ref}": referenced file ${target} not found`);
       if (refText.length > MAX_SPEC_FILE_BYTES) throw new SpecParseError(target, `file larger than ${MAX_SPEC_FILE_BYTES / 1024 / 1024} MiB`);
+      sharing.set(target, mayShareObjects(target, refText));
       docs.set(target, parseSpecText(target, refText));
       queue.push(target);
     }

@@ -198,11 +198,22 @@ export function checkAllOfBranches(cmp: SchemaComparer, site: Site, rawBase: Loc
     const list = childLoc(at, 'allOf');
     return ((at.node as Record<string, unknown>).allOf as unknown[]).map((x, i) => childLoc(list, i, x));
   };
+  const bAll = branches(bHas, rawBase, b);
+  const hAll = branches(hHas, rawHead, h);
+  if (sameBranchesAsWritten(bAll, hAll)) {
+    // The same components (and identical inline branches) on both sides — the common case, settled without
+    // digesting whole schemas. What changed inside them is found on the composed schema; a property that
+    // moved between them is a reorganization when the composed schemas turn out identical.
+    if (ownPropertyNames(cmp, bAll, 'base') !== ownPropertyNames(cmp, hAll, 'head') && cmp.ctx.baseView.digestOf(bn, b) === cmp.ctx.headView.digestOf(hn, h)) {
+      cmp.report(ALL_OF_REORGANIZED, site, b, h, 'allOf branches reorganized; the composed schema is unchanged');
+    }
+    return;
+  }
   const dedupe = (locs: Loc[], digest: (l: Loc) => string) => locs.filter((l, i) => locs.findIndex((m) => digest(m) === digest(l)) === i);
   const bd = (l: Loc) => cmp.ctx.baseView.digestOf(l.node, l);
   const hd = (l: Loc) => cmp.ctx.headView.digestOf(l.node, l);
-  const bList = dedupe(branches(bHas, rawBase, b), bd);
-  const hList = dedupe(branches(hHas, rawHead, h), hd);
+  const bList = dedupe(bAll, bd);
+  const hList = dedupe(hAll, hd);
   const titleOf = (side: 'base' | 'head', i: number) => {
     const loc = side === 'base' ? cmp.ctx.base.deref(bList[i]) : cmp.ctx.head.deref(hList[i]);
     return isObject(loc.node) && typeof loc.node.title === 'string' ? loc.node.title : undefined;
@@ -232,6 +243,28 @@ export function checkAllOfBranches(cmp: SchemaComparer, site: Site, rawBase: Loc
   }
   for (const i of m.removed) cmp.emit(ALL_OF_BRANCH, 'wider', site, bList[i], h, `allOf branch ${branchLabel(bList[i].node, i)} removed`, `allOf-${bd(bList[i])}`);
   for (const j of m.added) cmp.emit(ALL_OF_BRANCH, 'narrower', site, b, hList[j], `allOf branch ${branchLabel(hList[j].node, j)} added`, `allOf-${hd(hList[j])}`);
+}
+
+/** The same `$ref`s and the same inline branches, as written, in any order (a multiset comparison). */
+function sameBranchesAsWritten(b: Loc[], h: Loc[]): boolean {
+  if (b.length !== h.length) return false;
+  const key = (l: Loc) => (isObject(l.node) && typeof l.node.$ref === 'string' && Object.keys(l.node).length === 1 ? `$ref:${l.node.$ref}` : canonicalJson(l.node));
+  const bk = b.map(key).sort();
+  const hk = h.map(key).sort();
+  return bk.every((k, i) => k === hk[i]);
+}
+
+/** Which branch declares which property (shallow, refs followed once): tells a property move apart. */
+function ownPropertyNames(cmp: SchemaComparer, list: Loc[], side: 'base' | 'head'): string {
+  const docs = side === 'base' ? cmp.ctx.base : cmp.ctx.head;
+  return list
+    .map((l) => {
+      const n = docs.deref(l).node;
+      const key = isObject(l.node) && typeof l.node.$ref === 'string' ? l.node.$ref : '';
+      return `${key}:${isObject(n) && isObject(n.properties) ? Object.keys(n.properties).sort().join(',') : ''}`;
+    })
+    .sort()
+    .join('|');
 }
 
 /**
