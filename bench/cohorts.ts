@@ -9,14 +9,40 @@ import { indexCommit } from '../src/codegraph/indexer';
 import { languageOf } from '../src/codegraph/languages';
 import { computeReview } from '../src/compute/review';
 import { GitRepo } from '../src/git/repo';
+import { buildDartRepo } from './dart-fixture';
 import { buildRxjsRepo, RXJS_BASE, RXJS_HEAD } from './rxjs-fixture';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-ws-'));
 
+interface Fixture {
+  dir: string;
+  base: string;
+  head: string;
+  label: string;
+  cleanup(): void;
+}
+
+/** rxjs (TypeScript), then a Flutter repository (Dart) when a copy is at hand (bench/dart-fixture.ts); one JSON line, rxjs's figures at the top level. */
 export async function main(args: string[]): Promise<void> {
   const runs = Number(args.find((a) => a.startsWith('--runs='))?.slice(7) ?? 5);
-  const fixture = buildRxjsRepo();
+  const only = args.find((a) => a.startsWith('--repo='))?.slice(7);
+  const results: Record<string, Record<string, unknown>> = {};
+  if (!only || only === 'rxjs') {
+    const rx = buildRxjsRepo();
+    results.rxjs = await measure({ ...rx, label: `rxjs ${RXJS_BASE} → ${RXJS_HEAD} (src/ + package.json)` }, runs);
+  }
+  if (!only || only === 'dart') {
+    const dart = buildDartRepo();
+    if (dart) results.dart = await measure(dart, runs);
+    else console.log('bench:cohorts — no Dart repository copy (set BENCH_DART_REPO): Dart not measured');
+  }
+  await closeSharedExtractPool();
+  const { rxjs, ...others } = results;
+  console.log(JSON.stringify({ bench: 'cohorts', ...(rxjs ?? {}), ...others }));
+}
+
+async function measure(fixture: Fixture, runs: number): Promise<Record<string, unknown>> {
   const repo = await GitRepo.open(fixture.dir);
   const scratch: string[] = [];
   try {
@@ -96,7 +122,7 @@ export async function main(args: string[]): Promise<void> {
     const serialMBs = bytes / 1e6 / (median(serialMs) / 1000);
     const cores = os.availableParallelism();
     const rows: Array<[string, string]> = [
-      ['repository', `rxjs ${RXJS_BASE} → ${RXJS_HEAD} (src/ + package.json), ${files.length} files, ${(bytes / 1e6).toFixed(2)} MB`],
+      ['repository', `${fixture.label}, ${files.length} files, ${(bytes / 1e6).toFixed(2)} MB`],
       ['raw web-tree-sitter parse (limit)', `${median(rawMs).toFixed(0)} ms · ${rawMBs.toFixed(2)} MB/s · ${(files.length / (median(rawMs) / 1000)).toFixed(0)} files/s`],
       ['cold index (ours)', `${median(coldMs).toFixed(0)} ms · ${coldMBs.toFixed(2)} MB/s · ${cold.files} files, ${cold.symbols} symbols, ${cold.parsed} parsed (worker threads, ${cores} cores)`],
       ['cold index / raw', `${ratio.toFixed(2)} (target ≥ 0.5)`],
@@ -107,9 +133,7 @@ export async function main(args: string[]): Promise<void> {
     const w = Math.max(...rows.map((r) => r[0].length));
     console.log(`bench:cohorts — medians of ${runs} runs`);
     for (const [k, v] of rows) console.log(`${k.padEnd(w)}  ${v}`);
-    console.log(
-      JSON.stringify({
-        bench: 'cohorts',
+    return {
         runs,
         files: files.length,
         bytes,
@@ -128,10 +152,8 @@ export async function main(args: string[]): Promise<void> {
         computeMs: Math.round(median(computeMs)),
         cohorts: summary.cohorts,
         semanticCohorts: summary.semantic,
-      }),
-    );
+      };
   } finally {
-    await closeSharedExtractPool();
     repo.close();
     fixture.cleanup();
     for (const d of scratch) fs.rmSync(d, { recursive: true, force: true });

@@ -2,19 +2,22 @@ import type { Node, QueryCapture } from 'web-tree-sitter';
 import type { LoadedGrammar } from './grammar-runtime';
 import type { Definition, FileFacts, ImportDecl, Reference, ReferenceKind } from './facts';
 import { extractImports } from './imports';
+import { dartDefinitionEnd, dartQualifierOf, widgetbookUseCaseRefs } from './lang-dart';
+import { swiftQualifierOf } from './lang-swift';
 
 /** Parents whose first named child is the receiver/namespace of the member named by a later child. */
 const MEMBER_PARENTS = new Set([
   'member_expression', 'selector_expression', 'qualified_type', 'attribute', 'method_invocation', 'nested_type_identifier',
   'call', 'field_expression', 'scoped_identifier', 'member_access_expression', 'member_call_expression', 'field_access',
-  'scoped_call_expression', 'generic_type',
+  'scoped_call_expression', 'generic_type', 'navigation_expression',
 ]);
 /** A member access right after an identifier: `.name`, `?.name`, `::name`. */
 const MEMBER_AFTER = /^\s*(?:\?\.|\.|::)\s*([A-Za-z_$][\w$]*)/;
 const SIMPLE_QUALIFIER = /^[A-Za-z_$][\w$]*((\.|::)[A-Za-z_$][\w$]*)*$/;
 const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'class', type: 'type', implementation: 'implementation', send: 'call', interface: 'type' };
 
-interface RawDef { node: Node; nameNode: Node; kind: string }
+/** `end`: the node the definition runs to when it is not `node` itself (Dart bodies follow their signatures). */
+interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
 
 /** One parse, one query pass: definitions, references and imports of one source text. */
 export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts {
@@ -41,7 +44,9 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
       }
       if (!nameNode || !role) continue;
       const [category, kind] = role.name.split('.');
-      if (category === 'definition') rawDefs.push({ node: role.node, nameNode, kind });
+      // C#: a namespace is the file's package, not a definition (see lang-csharp.ts).
+      if (category === 'definition' && kind === 'module' && grammar.spec.id === 'csharp') continue;
+      if (category === 'definition') rawDefs.push(grammar.spec.id === 'dart' ? { node: role.node, nameNode, kind, end: dartDefinitionEnd(role.node) } : { node: role.node, nameNode, kind });
       else {
         const refKind = REFERENCE_KINDS[kind];
         if (refKind) rawRefs.push({ nameNode, kind: refKind });
@@ -80,7 +85,9 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
       if (qualifier !== undefined) ref.qualifier = qualifier;
       refs.push(ref);
     };
-    for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualifierOf(nameNode), kind, nameNode.startIndex, nameNode.startPosition.row + 1);
+    const qualify = grammar.spec.id === 'dart' ? dartQualifierOf : grammar.spec.id === 'swift' ? swiftQualifierOf : qualifierOf;
+    for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualify(nameNode), kind, nameNode.startIndex, nameNode.startPosition.row + 1);
+    if (grammar.spec.id === 'dart') for (const u of widgetbookUseCaseRefs(root)) push(u.member, u.node.text, 'call', u.node.startIndex, u.node.startPosition.row + 1);
     for (const use of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {
       // `ns.member` / `pkg::item`: the binding qualifies the member (the text says so without asking the tree).
       const member = MEMBER_AFTER.exec(source.slice(use.end, use.end + 200));
@@ -142,7 +149,8 @@ function widenDeclarator(r: RawDef): RawDef {
 
 function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: Set<string>, source: string): BuiltDef[] {
   const raw = languageId === 'c' || languageId === 'cpp' ? rawDefs.map(widenDeclarator) : rawDefs;
-  raw.sort((a, b) => a.node.startIndex - b.node.startIndex || b.node.endIndex - a.node.endIndex);
+  const endOf = (r: RawDef) => (r.end ?? r.node).endIndex;
+  raw.sort((a, b) => a.node.startIndex - b.node.startIndex || endOf(b) - endOf(a));
   const out: BuiltDef[] = [];
   const byQname = new Map<string, number>();
   const stack: number[] = [];
@@ -152,7 +160,7 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
     while (stack.length && out[stack[stack.length - 1]].endIndex <= r.node.startIndex) stack.pop();
     // The same node captured twice (e.g. an arrow-function const is both a function and a constant): keep the first.
     const top = stack.length ? out[stack[stack.length - 1]] : undefined;
-    if (top && top.startIndex === r.node.startIndex && top.endIndex === r.node.endIndex && top.def.name === name) {
+    if (top && top.startIndex === r.node.startIndex && top.endIndex === endOf(r) && top.def.name === name) {
       if (top.def.kind === 'constant') top.def.kind = r.kind;
       continue;
     }
@@ -160,20 +168,20 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
     const prefix = qualifierPrefix(r, languageId) ?? (parent >= 0 ? out[parent].def.qname : undefined);
     const qname = prefix ? `${prefix}.${name}` : name;
     const start = r.node.startPosition.row + 1;
-    const end = r.node.endPosition.row + 1;
+    const end = (r.end ?? r.node).endPosition.row + 1;
     const existing = byQname.get(qname);
     if (existing !== undefined) {
       // Overloads, property getter/setter pairs, redeclarations: one symbol spanning all of them.
       const e = out[existing];
       e.def.start = Math.min(e.def.start, start);
       e.def.end = Math.max(e.def.end, end);
-      e.endIndex = Math.max(e.endIndex, r.node.endIndex);
+      e.endIndex = Math.max(e.endIndex, endOf(r));
       continue;
     }
     const parentDef = parent >= 0 ? out[parent].def : undefined;
     const def: Definition = { name, qname, kind: r.kind, start, end, exported: isExported(r, languageId, parentDef, aliasedLocals, source, name), parent };
     byQname.set(qname, out.length);
-    out.push({ def, startIndex: r.node.startIndex, endIndex: r.node.endIndex });
+    out.push({ def, startIndex: r.node.startIndex, endIndex: endOf(r) });
     stack.push(out.length - 1);
   }
   return out;
@@ -217,6 +225,11 @@ function isExported(r: RawDef, languageId: string, parent: Definition | undefine
       return /\bpublic\b/.test(head) && (!parent || parent.exported);
     case 'php':
       return !/\b(private|protected)\b/.test(head) && (!parent || parent.exported);
+    case 'dart':
+      return !name.startsWith('_') && (!parent || parent.exported);
+    case 'kotlin':
+    case 'swift':
+      return !/\b(private|fileprivate)\b/.test(head) && (!parent || parent.exported);
     case 'rust':
     case 'zig':
       return /\bpub\b/.test(head) && (!parent || parent.exported);

@@ -15,7 +15,14 @@ export interface LoadedGrammar {
 let initialized: Promise<void> | undefined;
 const grammars = new Map<string, Promise<LoadedGrammar>>();
 
+/** Grammars built from C sources by tools/build-grammars.js live in src/codegraph/grammars (also when running from dist/). */
+function localGrammarsDir(): string {
+  const beside = path.join(__dirname, 'grammars');
+  return fs.existsSync(beside) ? beside : path.resolve(__dirname, '..', '..', '..', 'src', 'codegraph', 'grammars');
+}
+
 function packageDir(pkg: string): string {
+  if (pkg === '.') return localGrammarsDir();
   return path.dirname(require.resolve(`${pkg}/package.json`));
 }
 

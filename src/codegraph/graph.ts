@@ -3,6 +3,10 @@ import { BOUNDS, clipId } from '../events/catalogue/bounds';
 import type { Definition, ImportDecl, Reference, ReferenceKind } from './facts';
 import type { CommitIndex, IndexedFile } from './indexer';
 import { LANGUAGES } from './languages';
+import { dartModulePath } from './lang-dart';
+import { swiftModuleOf } from './lang-swift';
+import { psr4Candidates } from './lang-php';
+import { zigModulePath } from './lang-zig';
 
 /**
  * `resolved`: bound through the same file or through an import (re-exports followed) · `name-match`: only
@@ -54,6 +58,11 @@ export class CodeGraph {
   private readonly goModules: Array<{ dir: string; module: string }> = [];
   private readonly javaTypes = new Map<string, string>();
   private readonly javaPackages = new Map<string, string[]>();
+  /** Swift modules: SwiftPM target key → its files, and module name → key. */
+  private readonly swiftModules = new Map<string, string[]>();
+  private readonly swiftModuleNames = new Map<string, string>();
+  /** C# namespace → its files. */
+  private readonly csNamespaces = new Map<string, string[]>();
 
   constructor(readonly index: CommitIndex) {
     this.goModules = [...index.goModules].sort((a, b) => b.module.length - a.module.length);
@@ -79,8 +88,37 @@ export class CodeGraph {
         if (pkg) pkg.push(file.path);
         else this.javaPackages.set(file.facts.packageName, [file.path]);
       }
+      if (file.language === 'kotlin') this.addKotlinFile(file, infos);
+      if (file.language === 'csharp') {
+        const ns = file.facts.packageName ?? '';
+        const files = this.csNamespaces.get(ns);
+        if (files) files.push(file.path);
+        else this.csNamespaces.set(ns, [file.path]);
+      }
+      if (file.language === 'swift') {
+        const [key, name] = swiftModuleOf(file.path);
+        const files = this.swiftModules.get(key);
+        if (files) files.push(file.path);
+        else this.swiftModules.set(key, [file.path]);
+        if (name && !this.swiftModuleNames.has(name)) this.swiftModuleNames.set(name, key);
+      }
     }
     for (const file of index.files.values()) this.resolveFile(file);
+  }
+
+  /**
+   * Kotlin shares Java's package tables (the two interoperate within a package): every top-level
+   * declaration is importable as `<package>.<name>`, whatever the file is called.
+   */
+  private addKotlinFile(file: IndexedFile, infos: SymbolInfo[]): void {
+    const pkgName = file.facts.packageName ?? '';
+    const pkg = this.javaPackages.get(pkgName);
+    if (pkg) pkg.push(file.path);
+    else this.javaPackages.set(pkgName, [file.path]);
+    for (const s of infos) {
+      const key = pkgName ? `${pkgName}.${s.def.name}` : s.def.name;
+      if (s.def.parent === -1 && !this.javaTypes.has(key)) this.javaTypes.set(key, file.path);
+    }
   }
 
   outgoingOf(from: string): Edge[] {
@@ -223,16 +261,44 @@ export class CodeGraph {
 
   /** Java `import a.b.C` binds C to the file; a bare use of C means its top-level type. */
   private namespaceSelf(target: string, name: string): string | undefined {
-    if (target.startsWith('dir:') || target.startsWith('pkg:')) return undefined;
+    if (target.startsWith('dir:') || target.startsWith('pkg:') || target.startsWith('swift:') || target.startsWith('csns:')) return undefined;
     return this.symbols.get(symbolId(target, name))?.id;
   }
 
   /** Go package scope and Java package-private scope: definitions of sibling files. */
   private packageScope(file: IndexedFile, name: string): string | undefined {
+    if (file.language === 'kotlin') return this.topLevelIn(this.javaPackages.get(file.facts.packageName ?? '') ?? [], name, file.path);
+    if (file.language === 'swift') return this.topLevelIn(this.swiftModules.get(swiftModuleOf(file.path)[0]) ?? [], name, file.path);
+    if (file.language === 'csharp') {
+      // The file's namespace, then each enclosing one (`A.B` sees `A`'s types).
+      const parts = (file.facts.packageName ?? '').split('.').filter(Boolean);
+      for (let i = parts.length; i >= 0; i--) {
+        const found = this.topLevelIn(this.csNamespaces.get(parts.slice(0, i).join('.')) ?? [], name, file.path);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    if (file.language === 'php') {
+      const ns = file.facts.packageName;
+      for (const candidate of psr4Candidates(ns ? `${ns}\\${name}` : name, this.index.psr4Roots ?? [])) {
+        const s = candidate !== file.path ? this.symbols.get(symbolId(candidate, name)) : undefined;
+        if (s && s.def.parent === -1) return s.id;
+      }
+      return undefined;
+    }
     if (file.language !== 'go' && file.language !== 'java') return undefined;
     for (const sibling of this.dirFiles.get(path.posix.dirname(file.path)) ?? []) {
       if (sibling === file.path) continue;
       const s = this.symbols.get(symbolId(sibling, name));
+      if (s && s.def.parent === -1) return s.id;
+    }
+    return undefined;
+  }
+
+  private topLevelIn(files: string[], name: string, except?: string): string | undefined {
+    for (const f of files) {
+      if (f === except) continue;
+      const s = this.symbols.get(symbolId(f, name));
       if (s && s.def.parent === -1) return s.id;
     }
     return undefined;
@@ -259,6 +325,8 @@ export class CodeGraph {
       }
       return undefined;
     }
+    if (target.startsWith('csns:')) return this.topLevelIn(this.csNamespaces.get(target.slice(5)) ?? [], name);
+    if (target.startsWith('swift:')) return this.topLevelIn(this.swiftModules.get(target.slice(6)) ?? [], name);
     if (target.startsWith('pkg:')) {
       for (const f of this.javaPackages.get(target.slice(4)) ?? []) {
         const s = this.symbols.get(symbolId(f, name));
@@ -414,6 +482,23 @@ export class CodeGraph {
           }
         }
         return undefined;
+      case 'dart': {
+        const p = dartModulePath(file.path, source, this.index.dartPackages ?? []);
+        return p && this.has(p) ? p : undefined;
+      }
+      case 'csharp':
+        return this.csNamespaces.has(source) ? `csns:${source}` : undefined;
+      case 'php':
+        return psr4Candidates(source, this.index.psr4Roots ?? []).find((p) => this.has(p));
+      case 'zig': {
+        const p = zigModulePath(file.path, source);
+        return p && this.has(p) ? p : undefined;
+      }
+      case 'swift': {
+        const key = this.swiftModuleNames.get(source);
+        return key !== undefined ? `swift:${key}` : undefined;
+      }
+      case 'kotlin':
       case 'java':
         // A type (`import a.b.C`), else a package (`import a.b.*`).
         return this.javaTypes.get(source) ?? (this.javaPackages.has(source) ? `pkg:${source}` : undefined);

@@ -1,6 +1,12 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportDecl } from './facts';
 import type { ImportStyle } from './languages';
+import { dartImports } from './lang-dart';
+import { kotlinImports } from './lang-kotlin';
+import { swiftImports } from './lang-swift';
+import { csharpImports } from './lang-csharp';
+import { phpImports } from './lang-php';
+import { zigImports } from './lang-zig';
 
 export interface ImportFacts {
   imports: ImportDecl[];
@@ -46,6 +52,24 @@ export function extractImports(style: ImportStyle, root: Node): ImportFacts {
         const arg = n.childForFieldName('arguments')?.namedChildren[0];
         if (method === 'require_relative' && arg?.type === 'string') out.imports.push({ source: `./${unquote(arg.text)}`, bindings: [], star: true });
       }
+      break;
+    case 'dart':
+      dartImports(root, out);
+      break;
+    case 'kotlin':
+      kotlinImports(root, out);
+      break;
+    case 'swift':
+      swiftImports(root, out);
+      break;
+    case 'csharp':
+      csharpImports(root, out);
+      break;
+    case 'php':
+      phpImports(root, out);
+      break;
+    case 'zig':
+      zigImports(root, out);
       break;
     default:
       break;

@@ -7,10 +7,12 @@ import { sharedExtractPool } from './extract-pool';
 import { FactsCache } from './facts-cache';
 import { goModulePath } from './graph';
 import { loadGrammar } from './grammar-runtime';
+import { pubspecName } from './lang-dart';
+import { psr4RootsOf, type Psr4Root } from './lang-php';
 import { languageOf, unsupportedLanguageOf } from './languages';
 
 /** Bump when extraction changes: cached facts of another engine version are ignored. */
-export const CODEGRAPH_ENGINE_VERSION = 'codegraph-7';
+export const CODEGRAPH_ENGINE_VERSION = 'codegraph-8';
 
 /** Files larger than this are treated as generated (minified bundles, fixtures) and not parsed. */
 const MAX_PARSE_BYTES = 1024 * 1024;
@@ -50,6 +52,10 @@ export interface CommitIndex {
   goModules: Array<{ dir: string; module: string }>;
   /** TypeScript/JavaScript path mapping (tsconfig/jsconfig `baseUrl` + `paths`) per config directory. */
   tsPathConfigs: TsPathConfig[];
+  /** Dart packages of the tree (directory of each pubspec.yaml and its `name`), for `package:` imports. */
+  dartPackages?: Array<{ dir: string; name: string }>;
+  /** PHP PSR-4 autoload roots of every composer.json, for `use` resolution. */
+  psr4Roots?: Psr4Root[];
 }
 
 export interface TsPathConfig {
@@ -71,13 +77,20 @@ export interface IndexOptions {
 /** Indexes every file of `commit` that has a grammar; parse results come from the blob cache when possible. */
 export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOptions): Promise<CommitIndex> {
   const tree = await repo.lsTree(commit);
-  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0, goModules: [], tsPathConfigs: [] };
+  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0, goModules: [], tsPathConfigs: [], dartPackages: [], psr4Roots: [] };
   const todo: Array<{ path: string; blob: string; language: string }> = [];
   for (const e of tree) {
     if (e.type !== 'blob' || e.mode === '120000') continue;
     if (e.path === 'go.mod' || e.path.endsWith('/go.mod')) {
       const mod = goModulePath((await repo.readBlob(e.sha))?.toString('utf8') ?? '');
       if (mod) result.goModules.push({ dir: e.path === 'go.mod' ? '' : e.path.slice(0, -'/go.mod'.length), module: mod });
+    }
+    if ((e.path === 'composer.json' || e.path.endsWith('/composer.json')) && !VENDORED.test(e.path)) {
+      result.psr4Roots!.push(...psr4RootsOf(e.path, (await repo.readBlob(e.sha))?.toString('utf8') ?? ''));
+    }
+    if ((e.path === 'pubspec.yaml' || e.path.endsWith('/pubspec.yaml')) && !VENDORED.test(e.path)) {
+      const name = pubspecName((await repo.readBlob(e.sha))?.toString('utf8') ?? '');
+      if (name) result.dartPackages!.push({ dir: e.path === 'pubspec.yaml' ? '' : e.path.slice(0, -'/pubspec.yaml'.length), name });
     }
     if (/(^|\/)(tsconfig|jsconfig)\.json$/.test(e.path) && !VENDORED.test(e.path)) {
       const config = tsPathConfigOf(e.path, (await repo.readBlob(e.sha))?.toString('utf8') ?? '');

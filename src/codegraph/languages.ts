@@ -1,6 +1,12 @@
 import * as path from 'node:path';
 import type { FileFacts } from './facts';
 import { extractFactsWithTypeScript } from './typescript-parser';
+import { DART_TAGS } from './lang-dart';
+import { KOTLIN_TAGS } from './lang-kotlin';
+import { SWIFT_TAGS } from './lang-swift';
+import { ZIG_REFERENCE_TAGS } from './lang-zig';
+import { PHP_EXTRA_TAGS } from './lang-php';
+import { CSHARP_EXTRA_TAGS } from './lang-csharp';
 
 /**
  * The grammars the code graph understands (SPEC §8.1): every grammar that loads in web-tree-sitter from
@@ -9,11 +15,11 @@ import { extractFactsWithTypeScript } from './typescript-parser';
  * can have (tags.scm only reports calls, which would miss a function passed by reference or a type in
  * `extends`); those uses are found by scanning the text for the imported names, then checked on the tree.
  */
-export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'rust' | 'include' | 'ruby' | 'none';
+export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'rust' | 'include' | 'ruby' | 'dart' | 'kotlin' | 'swift' | 'csharp' | 'php' | 'zig' | 'none';
 
 export interface LanguageSpec {
   id: string;
-  /** npm package and file of the grammar wasm. */
+  /** npm package and file of the grammar wasm; package `.` is src/codegraph/grammars (built by tools/build-grammars.js). */
   wasm: [pkg: string, file: string];
   /** tags.scm files, concatenated in order ([pkg, file]). */
   tags: Array<[pkg: string, file: string]>;
@@ -155,18 +161,18 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     id: 'csharp',
     wasm: ['tree-sitter-c-sharp', 'tree-sitter-c_sharp.wasm'],
     tags: [['tree-sitter-c-sharp', 'queries/tags.scm']],
-    extraTags: '',
+    extraTags: CSHARP_EXTRA_TAGS,
     sweepTypes: [],
-    imports: 'none',
+    imports: 'csharp',
     moduleExtensions: ['.cs'],
   },
   php: {
     id: 'php',
     wasm: ['tree-sitter-php', 'tree-sitter-php.wasm'],
     tags: [['tree-sitter-php', 'queries/tags.scm']],
-    extraTags: '',
+    extraTags: PHP_EXTRA_TAGS,
     sweepTypes: [],
-    imports: 'none',
+    imports: 'php',
     moduleExtensions: ['.php'],
   },
   zig: {
@@ -178,10 +184,37 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
 (function_declaration name: (identifier) @name) @definition.function
 (variable_declaration (identifier) @name [(struct_declaration) (enum_declaration) (union_declaration)]) @definition.class
 (call_expression function: (identifier) @name) @reference.call
-`,
+${ZIG_REFERENCE_TAGS}`,
     sweepTypes: [],
-    imports: 'none',
+    imports: 'zig',
     moduleExtensions: ['.zig'],
+  },
+  dart: {
+    id: 'dart',
+    wasm: ['.', 'tree-sitter-dart.wasm'],
+    tags: [],
+    extraTags: DART_TAGS,
+    sweepTypes: [],
+    imports: 'dart',
+    moduleExtensions: ['.dart'],
+  },
+  kotlin: {
+    id: 'kotlin',
+    wasm: ['.', 'tree-sitter-kotlin.wasm'],
+    tags: [],
+    extraTags: KOTLIN_TAGS,
+    sweepTypes: [],
+    imports: 'kotlin',
+    moduleExtensions: ['.kt', '.kts'],
+  },
+  swift: {
+    id: 'swift',
+    wasm: ['.', 'tree-sitter-swift.wasm'],
+    tags: [],
+    extraTags: SWIFT_TAGS,
+    sweepTypes: [],
+    imports: 'swift',
+    moduleExtensions: ['.swift'],
   },
 };
 
@@ -199,11 +232,14 @@ const BY_EXTENSION: Record<string, string> = {
   '.cs': 'csharp',
   '.php': 'php',
   '.zig': 'zig',
+  '.dart': 'dart',
+  '.kt': 'kotlin', '.kts': 'kotlin',
+  '.swift': 'swift',
 };
 
 /** Extensions of source code in languages we have no grammar for: listed as such, never grouped semantically. */
 const UNSUPPORTED_SOURCE: Record<string, string> = {
-  '.kt': 'kotlin', '.kts': 'kotlin', '.swift': 'swift', '.dart': 'dart', '.scala': 'scala', '.m': 'objective-c',
+  '.scala': 'scala', '.m': 'objective-c',
   '.mm': 'objective-c', '.lua': 'lua', '.pl': 'perl', '.pm': 'perl', '.r': 'r', '.jl': 'julia', '.ex': 'elixir',
   '.exs': 'elixir', '.erl': 'erlang', '.hs': 'haskell', '.ml': 'ocaml', '.fs': 'fsharp', '.clj': 'clojure',
   '.groovy': 'groovy', '.sh': 'shell', '.bash': 'shell', '.ps1': 'powershell', '.vue': 'vue', '.svelte': 'svelte',

@@ -24,7 +24,7 @@ describe('code graph', () => {
     f.write('src/far.ts', "import { use } from './use';\nexport const far = () => use();\n");
     f.write('src/far.test.ts', "import { far } from './far';\ntest('far', () => far());\n");
     f.write('src/other.ts', 'export function base(): number {\n  return 1;\n}\n');
-    f.write('app/Main.kt', 'fun main() {}\n');
+    f.write('app/Main.scala', 'object Main\n');
     c1 = f.commit('one');
     f.write('src/other.ts', 'export function base(): number {\n  return 2;\n}\n');
     c2 = f.commit('two');
@@ -42,7 +42,7 @@ describe('code graph', () => {
     cache.close();
     const g = new CodeGraph(idx);
     for (const id of ['src/core.ts#Id', 'src/core.ts#Mode', 'src/core.ts#LIMIT', 'src/core.ts#base', 'src/core.ts#Box', 'src/core.ts#Box.open']) expect(g.symbols.has(id)).toBe(true);
-    expect(idx.unsupported).toEqual([{ path: 'app/Main.kt', language: 'kotlin' }]);
+    expect(idx.unsupported).toEqual([{ path: 'app/Main.scala', language: 'scala' }]);
   });
 
   it('resolves through re-exports (export *, export { a as b }) and namespace imports; never to a same-name definition elsewhere', async () => {

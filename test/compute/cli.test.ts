@@ -22,23 +22,23 @@ describe('review-ledger index / compute CLI', () => {
     f.git('remote', 'add', 'origin', 'https://gitlab.com/acme/tools.git');
     f.write('src/b.ts', 'export function g(x: number): number {\n  return x + 1;\n}\n');
     f.write('src/a.ts', "import { g } from './b';\n\nexport function f(x: number): number {\n  return g(x) * 2;\n}\n");
-    f.write('scripts/run.kts', 'println("a")\n');
+    f.write('scripts/run.lua', 'print("a")\n');
     const base = f.commit('base');
     f.write('src/b.ts', 'export function g(x: number): number {\n  return x + 2;\n}\n');
     f.write('src/a.ts', "import { g } from './b';\n\nexport function f(x: number): number {\n  return g(x) * 3;\n}\n");
-    f.write('scripts/run.kts', 'println("b")\n');
+    f.write('scripts/run.lua', 'print("b")\n');
     const head = f.commit('head');
 
     cli('workspace', 'create', 'cli-ws');
     expect(JSON.parse(cli('repo', 'register', '--workspace', 'cli-ws', '--repo', 'tools', '--path', f.dir))).toMatchObject({ forge: { kind: 'gitlab', owner: 'acme', name: 'tools' } });
     const indexed = cli('index', '--workspace', 'cli-ws', '--repo', 'tools', '--commit', head);
     expect(indexed).toMatch(/indexed [0-9a-f]{40}: 2 files, 2 symbols/);
-    expect(indexed).toMatch(/1 file\(s\) in languages without a grammar .*scripts\/run\.kts/);
+    expect(indexed).toMatch(/1 file\(s\) in languages without a grammar .*scripts\/run\.lua/);
 
     const report = cli('compute', '--workspace', 'cli-ws', '--repo', 'tools', '--pr', '3', '--base', base, '--head', head);
     expect(report).toMatch(/2 cohort\(s\), 3 changed file\(s\)/);
     expect(report).toMatch(/grouping: semantic/);
-    expect(report).toMatch(/grouping: path — no grammar for kotlin/);
+    expect(report).toMatch(/grouping: path — no grammar for lua/);
     expect(report).toMatch(/reading order \(callee-first\):\n\s+1\. src\/b\.ts#g .*called by f\n\s+2\. src\/a\.ts#f .*calls g/);
     expect(report).toMatch(/blast radius: score [\d.]+ · 0 dependent file\(s\)/);
     expect(cli('compute', '--workspace', 'cli-ws', '--repo', 'tools', '--pr', '3', '--base', base, '--head', head)).toMatch(/identical inputs: the latest computation stands/);

@@ -224,16 +224,16 @@ describe('cohort formation in other languages', () => {
 
   it('a language without a grammar is grouped by path and says why', async () => {
     const f = fixture();
-    f.write('app/src/Main.kt', 'fun main() {\n  println("a")\n}\n');
-    f.write('app/src/Util.kt', 'fun util() = 1\n');
+    f.write('app/src/Main.scala', 'object Main {\n  def main(): Unit = println("a")\n}\n');
+    f.write('app/src/Util.scala', 'object Util {\n  def util(): Int = 1\n}\n');
     const base = f.commit('base');
-    f.write('app/src/Main.kt', 'fun main() {\n  println("b")\n}\n');
-    f.write('app/src/Util.kt', 'fun util() = 2\n');
+    f.write('app/src/Main.scala', 'object Main {\n  def main(): Unit = println("b")\n}\n');
+    f.write('app/src/Util.scala', 'object Util {\n  def util(): Int = 2\n}\n');
     const head = f.commit('head');
     const r = await compute(f, base, head);
     expect(r.data.cohorts).toHaveLength(1);
-    expect(r.data.cohorts[0]).toMatchObject({ grouping: 'path', files: ['app/src/Main.kt', 'app/src/Util.kt'] });
-    expect(r.data.cohorts[0].groupingReason).toMatch(/no grammar for kotlin/);
+    expect(r.data.cohorts[0]).toMatchObject({ grouping: 'path', files: ['app/src/Main.scala', 'app/src/Util.scala'] });
+    expect(r.data.cohorts[0].groupingReason).toMatch(/no grammar for scala/);
     expect(r.data.cohorts[0].key).toMatch(/^p-/);
   });
 });

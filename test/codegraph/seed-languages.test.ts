@@ -1,0 +1,171 @@
+import { FactsCache } from '../../src/codegraph/facts-cache';
+import { CodeGraph } from '../../src/codegraph/graph';
+import { loadGrammar } from '../../src/codegraph/grammar-runtime';
+import { indexCommit } from '../../src/codegraph/indexer';
+import { GitRepo } from '../../src/git/repo';
+import { GitFixture } from '../support/git-fixture';
+
+jest.setTimeout(60_000);
+
+/** Builds a repository from `files`, indexes its commit and hands the graph to `check`. */
+async function withGraph(files: Record<string, string>, check: (g: CodeGraph) => void | Promise<void>): Promise<void> {
+  const f = new GitFixture('rl-seed-lang-');
+  try {
+    for (const [p, text] of Object.entries(files)) f.write(p, text);
+    const sha = f.commit('seed');
+    const repo = await GitRepo.open(f.dir);
+    try {
+      await check(new CodeGraph(await indexCommit(repo, sha, { cache: FactsCache.open(':memory:') })));
+    } finally {
+      repo.close();
+    }
+  } finally {
+    f.cleanup();
+  }
+}
+
+const crossFile = (g: CodeGraph) => [...new Set(g.edges.filter((e) => e.fromFile !== e.toFile).map((e) => `${e.fromFile} -> ${e.toFile}`))].sort();
+
+async function errorFree(language: string, source: string): Promise<boolean> {
+  const g = await loadGrammar(language);
+  const tree = g.parser.parse(source)!;
+  try {
+    return !tree.rootNode.hasError;
+  } finally {
+    tree.delete();
+  }
+}
+
+const DART_BUTTON = `import 'package:flutter/material.dart';
+
+/// A button of the design system.
+class PrimaryButton extends StatelessWidget {
+  const PrimaryButton({super.key, required this.label});
+
+  final String label;
+
+  @override
+  Widget build(BuildContext context) {
+    return ElevatedButton(onPressed: _noop, child: Text(label));
+  }
+
+  static PrimaryButton small(String label) => PrimaryButton(label: label);
+}
+
+void _noop() {}
+
+mixin Pressable on StatelessWidget {
+  void press() {}
+}
+
+extension LabelX on String {
+  String get shouted => toUpperCase();
+}
+
+const double kButtonHeight = 48;
+
+String formatLabel(String s) => s.trim();
+`;
+
+describe('Dart, Kotlin and Swift in the code graph', () => {
+  it('Dart: definitions (classes, mixins, extensions, functions, methods, top-level constants) get stable ids; package: and relative imports resolve; dart: and pub packages stay external', async () => {
+    expect(await errorFree('dart', DART_BUTTON)).toBe(true);
+    await withGraph({
+      'pubspec.yaml': 'name: shop\nenvironment:\n  sdk: ">=3.0.0 <4.0.0"\n',
+      'lib/src/button.dart': DART_BUTTON,
+      'lib/src/labels.dart': "import 'button.dart';\n\nString title() => formatLabel('Buy');\n",
+      'lib/shop.dart': "export 'src/button.dart';\n",
+      'lib/screen.dart': "import 'package:flutter/material.dart';\nimport 'package:shop/shop.dart';\n\nclass Screen extends StatelessWidget {\n  const Screen({super.key});\n\n  @override\n  Widget build(BuildContext context) {\n    return PrimaryButton.small('Buy');\n  }\n}\n",
+      'lib/prefixed.dart': "import 'src/button.dart' as ui;\n\nString shout(String s) => ui.formatLabel(s);\n",
+      'other/lib/button.dart': 'String formatLabel(String s) => s;\n',
+    }, (g) => {
+      for (const id of ['PrimaryButton', 'PrimaryButton.build', 'PrimaryButton.small', 'Pressable', 'Pressable.press', 'LabelX', 'LabelX.shouted', 'kButtonHeight', 'formatLabel', '_noop']) expect(g.symbols.has(`lib/src/button.dart#${id}`)).toBe(true);
+      expect(g.symbols.get('lib/src/button.dart#_noop')!.def.exported).toBe(false);
+      // A method spans its body (the signature and the body are siblings in the Dart tree).
+      const build = g.symbols.get('lib/src/button.dart#PrimaryButton.build')!.def;
+      expect(build.end - build.start).toBe(2);
+      expect(g.outgoingOf('lib/screen.dart#Screen.build').map((e) => e.to).sort()).toEqual(['lib/src/button.dart#PrimaryButton', 'lib/src/button.dart#PrimaryButton.small']);
+      expect(g.outgoingOf('lib/src/labels.dart#title').map((e) => e.to)).toEqual(['lib/src/button.dart#formatLabel']);
+      expect(g.outgoingOf('lib/prefixed.dart#shout').map((e) => e.to)).toEqual(['lib/src/button.dart#formatLabel']);
+      expect(crossFile(g)).toEqual(['lib/prefixed.dart -> lib/src/button.dart', 'lib/screen.dart -> lib/src/button.dart', 'lib/src/labels.dart -> lib/src/button.dart']);
+    });
+  });
+
+  it('Kotlin: imports and same-package declarations resolve by package across Gradle source sets; a same-name declaration of another package does not', async () => {
+    const user = 'package com.acme.model\n\ndata class User(val name: String) {\n    fun greet(): String = "hi $name"\n}\n\nfun makeUser(name: String): User = User(name)\n';
+    expect(await errorFree('kotlin', user)).toBe(true);
+    await withGraph({
+      'model/src/main/kotlin/com/acme/model/User.kt': user,
+      'model/src/main/kotlin/com/acme/model/Roles.kt': 'package com.acme.model\n\nobject Roles {\n    fun owner(): User = makeUser("root")\n}\n',
+      'app/src/main/kotlin/com/acme/app/App.kt': 'package com.acme.app\n\nimport com.acme.model.User\nimport com.acme.model.makeUser as make\n\nclass App {\n    fun run(): String {\n        val u: User = make("a")\n        return u.greet()\n    }\n}\n',
+      'app/src/test/kotlin/com/acme/app/AppTest.kt': 'package com.acme.app\n\nimport com.acme.model.*\n\nclass AppTest {\n    fun check() {\n        App().run()\n        Roles.owner()\n    }\n}\n',
+      'other/src/main/kotlin/com/other/Util.kt': 'package com.other\n\nfun makeUser(name: String): String = name\n',
+    }, (g) => {
+      for (const id of ['User', 'User.greet', 'makeUser']) expect(g.symbols.has(`model/src/main/kotlin/com/acme/model/User.kt#${id}`)).toBe(true);
+      expect(g.outgoingOf('app/src/main/kotlin/com/acme/app/App.kt#App.run').map((e) => e.to).sort()).toEqual(['model/src/main/kotlin/com/acme/model/User.kt#User', 'model/src/main/kotlin/com/acme/model/User.kt#makeUser']);
+      expect(g.outgoingOf('model/src/main/kotlin/com/acme/model/Roles.kt#Roles.owner').map((e) => e.to).sort()).toEqual(['model/src/main/kotlin/com/acme/model/User.kt#User', 'model/src/main/kotlin/com/acme/model/User.kt#makeUser']);
+      expect(g.outgoingOf('app/src/test/kotlin/com/acme/app/AppTest.kt#AppTest.check').map((e) => e.to).sort()).toEqual(['app/src/main/kotlin/com/acme/app/App.kt#App', 'model/src/main/kotlin/com/acme/model/Roles.kt#Roles', 'model/src/main/kotlin/com/acme/model/Roles.kt#Roles.owner']);
+      expect(g.edges.some((e) => e.toFile === 'other/src/main/kotlin/com/other/Util.kt')).toBe(false);
+    });
+  });
+
+  it('Swift: declarations of one SwiftPM target resolve without an import, `import Target` opens another target; a same-name declaration of an unimported target does not', async () => {
+    const calc = 'public struct Calc {\n    public static func g(_ x: Int) -> Int {\n        return x + 1\n    }\n}\n\npublic func twice(_ x: Int) -> Int {\n    return x * 2\n}\n';
+    expect(await errorFree('swift', calc)).toBe(true);
+    await withGraph({
+      'Package.swift': '// swift-tools-version:5.9\nimport PackageDescription\n\nlet package = Package(name: "Shop", targets: [.target(name: "CalcKit"), .target(name: "OtherKit"), .executableTarget(name: "App", dependencies: ["CalcKit"])])\n',
+      'Sources/CalcKit/Calc.swift': calc,
+      'Sources/CalcKit/Extra.swift': 'func extra() -> Int {\n    return Calc.g(1) + twice(2)\n}\n',
+      'Sources/App/main.swift': 'import Foundation\nimport CalcKit\n\nfunc run() -> Int {\n    let value = Calc.g(2)\n    return twice(value)\n}\n',
+      'Sources/OtherKit/Calc.swift': 'public struct Calc {\n    public static func g(_ x: Int) -> Int {\n        return x\n    }\n}\n',
+    }, (g) => {
+      for (const id of ['Calc', 'Calc.g', 'twice']) expect(g.symbols.has(`Sources/CalcKit/Calc.swift#${id}`)).toBe(true);
+      expect(g.outgoingOf('Sources/App/main.swift#run').map((e) => e.to).sort()).toEqual(['Sources/CalcKit/Calc.swift#Calc', 'Sources/CalcKit/Calc.swift#Calc.g', 'Sources/CalcKit/Calc.swift#twice']);
+      expect(g.outgoingOf('Sources/CalcKit/Extra.swift#extra').map((e) => e.to).sort()).toEqual(['Sources/CalcKit/Calc.swift#Calc', 'Sources/CalcKit/Calc.swift#Calc.g', 'Sources/CalcKit/Calc.swift#twice']);
+      expect(g.edges.some((e) => e.toFile === 'Sources/OtherKit/Calc.swift')).toBe(false);
+    });
+  });
+});
+
+describe('resolved imports for C#, PHP and Zig', () => {
+  it('C#: `using` namespaces, aliases and the enclosing namespace resolve; a same-name type of an unused namespace does not', async () => {
+    await withGraph({
+      'src/Calc/Calc.cs': 'namespace Acme.Calc;\n\npublic static class Calc\n{\n    public static int G(int x) => x + 1;\n}\n',
+      'src/Core/Clock.cs': 'namespace Acme\n{\n    public class Clock\n    {\n        public static int Now() { return 0; }\n    }\n}\n',
+      'src/App/App.cs': 'using System;\nusing Acme.Calc;\nusing Fmt = Acme.Text.Formatter;\n\nnamespace Acme.App\n{\n    public class App\n    {\n        public int F(int x)\n        {\n            return Calc.G(x) + Clock.Now() + Fmt.Len("a");\n        }\n    }\n}\n',
+      'src/Text/Formatter.cs': 'namespace Acme.Text;\n\npublic class Formatter\n{\n    public static int Len(string s) => s.Length;\n}\n',
+      'src/Other/Calc.cs': 'namespace Acme.Other;\n\npublic static class Calc\n{\n    public static int G(int x) => x;\n}\n',
+    }, (g) => {
+      expect(g.symbols.has('src/Calc/Calc.cs#Calc.G')).toBe(true);
+      expect(g.symbols.has('src/Core/Clock.cs#Clock.Now')).toBe(true);
+      expect(g.outgoingOf('src/App/App.cs#App.F').map((e) => e.to).sort()).toEqual(['src/Calc/Calc.cs#Calc', 'src/Calc/Calc.cs#Calc.G', 'src/Core/Clock.cs#Clock', 'src/Core/Clock.cs#Clock.Now', 'src/Text/Formatter.cs#Formatter', 'src/Text/Formatter.cs#Formatter.Len']);
+      expect(g.edges.some((e) => e.toFile === 'src/Other/Calc.cs')).toBe(false);
+    });
+  });
+
+  it('PHP: `use` (plain, aliased, grouped) resolves through composer.json PSR-4, and same-namespace classes without a `use`; a same-name class elsewhere does not', async () => {
+    await withGraph({
+      'composer.json': JSON.stringify({ autoload: { 'psr-4': { 'App\\': 'src/' } }, 'autoload-dev': { 'psr-4': { 'Tests\\': 'tests/' } } }),
+      'src/Models/User.php': '<?php\nnamespace App\\Models;\n\nclass User\n{\n    public static function find(int $id): self\n    {\n        return new self();\n    }\n}\n',
+      'src/Models/Team.php': '<?php\nnamespace App\\Models;\n\nclass Team\n{\n    public function owner(): User\n    {\n        return User::find(1);\n    }\n}\n',
+      'src/Http/Controller.php': '<?php\nnamespace App\\Http;\n\nuse App\\Models\\User;\nuse App\\Models\\{Team as Squad};\n\nclass Controller\n{\n    public function show()\n    {\n        $t = new Squad();\n        return User::find(1);\n    }\n}\n',
+      'legacy/User.php': '<?php\nclass User\n{\n    public static function find(int $id) { return null; }\n}\n',
+    }, (g) => {
+      expect(g.outgoingOf('src/Http/Controller.php#Controller.show').map((e) => e.to).sort()).toEqual(['src/Models/Team.php#Team', 'src/Models/User.php#User.find']);
+      expect(g.outgoingOf('src/Models/Team.php#Team.owner').map((e) => e.to).sort()).toEqual(['src/Models/User.php#User', 'src/Models/User.php#User.find']);
+      expect(g.edges.some((e) => e.toFile === 'legacy/User.php')).toBe(false);
+    });
+  });
+
+  it('Zig: `@import("file.zig")` namespaces and `@import(…).Decl` bindings resolve; std stays external', async () => {
+    await withGraph({
+      'src/calc.zig': 'pub fn g(x: i32) i32 {\n    return x + 1;\n}\n',
+      'src/util/shape.zig': 'pub const Shape = struct {\n    pub fn area() i32 {\n        return 1;\n    }\n};\n',
+      'src/main.zig': 'const std = @import("std");\nconst calc = @import("calc.zig");\nconst Shape = @import("util/shape.zig").Shape;\n\npub fn f(x: i32) i32 {\n    std.debug.print("x", .{});\n    return calc.g(x) + Shape.area();\n}\n',
+      'other/calc.zig': 'pub fn g(x: i32) i32 {\n    return x;\n}\n',
+    }, (g) => {
+      expect(g.outgoingOf('src/main.zig#f').map((e) => e.to).sort()).toEqual(['src/calc.zig#g', 'src/util/shape.zig#Shape.area']);
+      expect(g.edges.some((e) => e.toFile === 'other/calc.zig')).toBe(false);
+    });
+  });
+});
