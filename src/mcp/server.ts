@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess, type CommandEnvelope, type Via } from '../commands/kernel';
-import type { Principal } from '../events/envelope';
+import { isAgent, type Principal } from '../events/envelope';
 import { newUuidV7 } from '../events/ids';
 import type { Ledger } from '../ledger';
 import { runQuery } from '../projections/run-query';
@@ -27,6 +27,10 @@ export type McpIdentity =
 async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unknown): Promise<{ workspace: WorkspaceHandle; principal: Principal; role: Role; tokenId?: string; via: Via }> {
   const wid = workspaceId ?? identity.workspaceId;
   if (identity.kind === 'token') return { ...(await authenticate(ledger, wid, identity.token)), via: 'mcp' };
+  // Without a token nothing proves who drives the stdio pipe — an agent harness, by design of these
+  // tools. A human acts with its own token: naming one here would let an agent publish directly, or
+  // approve, as that human.
+  if (!isAgent(identity.principal)) throw new DomainError('unauthorized', `--principal: without a token MCP over stdio acts only as an agent (agent:…), not ${identity.principal}; a human passes its own --token`, 'unauthorized');
   const workspace = await ledger.workspace(wid);
   const { state } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
   const role = effectiveRole(identity.principal, state.members[identity.principal] ?? 'guest', state.members[identity.principal]);

@@ -10,7 +10,7 @@ export function register(program: Command): void {
     .description('Serve the MCP agent tools over stdio (add_review_node, confirm_review_node, finalize_review, get_review, …)')
     .option('--token <token>', 'act as the principal and role of this bearer token (env REVIEW_LEDGER_TOKEN)')
     .option('--workspace <id>', 'workspace (without a token)')
-    .option('--principal <principal>', 'without a token: an existing member to act as, with its membership role', 'agent:local')
+    .option('--principal <principal>', 'without a token: an existing agent member (agent:…) to act as, with its membership role; a human passes its own --token', 'agent:local')
     .option('--url <url>', "relay to a running server's MCP endpoint (<url>/mcp) instead of opening its store (needs --token)")
     .action((opts: { token?: string; workspace?: string; principal: string; url?: string }, cmd: Command) => actions().serveMcp(opts, cmd));
 }
