@@ -59,9 +59,10 @@ export class Ledger {
     if (!parsed.success) throw validationError(parsed.error.issues);
     workspaceIdSchema.parse(parsed.data.workspaceId);
     // Validate the key before the catalogue is touched: a refused request creates nothing.
-    assertIdempotencyKey(envelope.idempotencyKey, this.clock());
+    const key = assertIdempotencyKey(envelope.idempotencyKey, this.clock());
     this.workspaces.register(parsed.data.workspaceId, parsed.data.name ?? parsed.data.workspaceId, this.clock().toISOString());
     const ws = await this.workspaces.open(parsed.data.workspaceId);
+    await assertSameCreator(ws, key, envelope);
     return this.executor.execute(createWorkspace, ws, envelope, parsed.data);
   }
 
@@ -84,3 +85,19 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
 }
 
 export { LOCAL_OPERATOR } from './local-operator';
+
+/**
+ * The one command whose caller comes from another workspace: a principal's name means nothing across
+ * workspaces (the owner of workspace A may name itself after B's creator there), so a replay of B's
+ * creation — which answers with B's owner token — is answered only to the token that created it (or,
+ * for a workspace the local operator created, to the local operator again).
+ */
+async function assertSameCreator(ws: WorkspaceHandle, key: string, envelope: CommandEnvelope): Promise<void> {
+  for await (const first of ws.store.readStream('workspace')) {
+    if (first.type !== 'WorkspaceCreated' || first.eventId.toLowerCase() !== key) return;
+    if ((first.metadata.tokenId ?? null) !== (envelope.tokenId ?? null) || first.metadata.principal !== envelope.principal) {
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, 'conflict', { idempotencyKey: key });
+    }
+    return;
+  }
+}

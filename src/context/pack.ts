@@ -226,7 +226,12 @@ export function clueCandidates(inp: PackInputs): ClueCandidate[] {
   const mentions = names.map((s) => {
     const n = escapeRe(s.def.name);
     const qualified = s.def.qname.includes('.') ? `|\\b${escapeRe(s.def.qname)}\\b` : '';
-    return { name: s.def.name, re: new RegExp(`\`[^\`]*\\b${n}\\b[^\`]*\`|\\b${n}\\s*\\(${qualified}`) };
+    // In code formatting = inside one pair of consecutive backticks. Checked per segment, not as
+    // /`[^`]*\bname\b[^`]*`/: on a doc line of a backtick and 256 KiB of "name name …" (PR content)
+    // that RegExp backtracks quadratically — seconds per line, with the server's event loop held.
+    const word = new RegExp(`\\b${n}\\b`);
+    const call = new RegExp(`\\b${n}\\s*\\(${qualified}`);
+    return { name: s.def.name, re: { test: (line: string) => call.test(line) || line.split('`').slice(1, -1).some((seg) => word.test(seg)) } };
   });
   for (const doc of inp.docs) {
     const candidates = mentions.filter((m) => doc.text.includes(m.name));

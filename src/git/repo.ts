@@ -20,6 +20,65 @@ export function normalizeRepoPath(p: string): string {
   return norm;
 }
 
+/**
+ * Config that makes git run a program is neutralized on every invocation (a registered repo's
+ * `.git/config` is not the server's to trust: a cloned or downloaded repo may carry one): hooks,
+ * fsmonitor, signature checks, external diff, textconv and filter drivers. Passed as
+ * GIT_CONFIG_COUNT/KEY/VALUE (command-line scope, which beats the repo's own), so a driver name holding
+ * "=" or "." cannot split the key the way `-c k=v` would.
+ */
+const HARDENED_CONFIG: ReadonlyArray<[string, string]> = [
+  ['core.hooksPath', '/dev/null'],
+  ['core.fsmonitor', 'false'],
+  ['core.untrackedCache', 'false'],
+  ['log.showSignature', 'false'],
+  ['diff.external', ''],
+  ['core.pager', 'cat'],
+  ['uploadpack.packObjectsHook', ''],
+  ['protocol.ext.allow', 'never'],
+];
+const DRIVER_KEYS: Record<string, string[]> = { filter: ['smudge', 'clean', 'process'], diff: ['textconv', 'command'], merge: ['driver'] };
+
+/** The environment git runs with: the base overrides plus an empty command for every configured driver. */
+export function hardenedGitEnv(drivers: Array<{ section: string; name: string }> = []): NodeJS.ProcessEnv {
+  const pairs: Array<[string, string]> = [...HARDENED_CONFIG];
+  for (const d of drivers) {
+    for (const k of DRIVER_KEYS[d.section] ?? []) pairs.push([`${d.section}.${d.name}.${k}`, '']);
+    if (d.section === 'filter') pairs.push([`filter.${d.name}.required`, 'false']);
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_CONFIG_COUNT: String(pairs.length), GIT_TERMINAL_PROMPT: '0' };
+  // Not inherited from the server's environment either: no external diff program, no pager.
+  delete env.GIT_EXTERNAL_DIFF;
+  delete env.GIT_PAGER;
+  pairs.forEach(([k, v], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = k;
+    env[`GIT_CONFIG_VALUE_${i}`] = v;
+  });
+  return env;
+}
+
+/** Driver names (filter.<name>.*, diff.<name>.*, merge.<name>.*) the repo's config defines, read without running anything. */
+async function configuredDrivers(root: string): Promise<Array<{ section: string; name: string }>> {
+  let out = '';
+  try {
+    out = (await execFileAsync('git', ['config', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'], { cwd: root, env: hardenedGitEnv(), encoding: 'utf8' })).stdout;
+  } catch {
+    return []; // exit 1: none configured
+  }
+  const drivers = new Map<string, { section: string; name: string }>();
+  for (const key of out.split('\0')) {
+    const first = key.indexOf('.');
+    const last = key.lastIndexOf('.');
+    if (first < 0 || last <= first) continue;
+    const d = { section: key.slice(0, first).toLowerCase(), name: key.slice(first + 1, last) };
+    drivers.set(`${d.section}\0${d.name}`, d);
+  }
+  return [...drivers.values()];
+}
+
+/** Objects larger than this are not read into memory (readObject answers null): no source file, spec or golden is this big. */
+export const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
+
 interface PendingRead { resolve: (b: Buffer | null) => void; reject: (e: Error) => void; }
 
 /**
@@ -37,23 +96,24 @@ export function redactCredentials(text: string): string {
 export class GitRepo {
   private catFile?: ChildProcessWithoutNullStreams;
   private queue: PendingRead[] = [];
-  private buf: Buffer = Buffer.alloc(0);
+  private header: Buffer = Buffer.alloc(0);
+  private body?: { size: number; got: number; data?: Buffer };
 
-  private constructor(readonly root: string) {}
+  private constructor(readonly root: string, private readonly env: NodeJS.ProcessEnv) {}
 
   static async open(dir: string): Promise<GitRepo> {
     const abs = path.resolve(dir);
     let top: string;
     try {
-      top = (await execFileAsync('git', ['rev-parse', '--show-toplevel'], { cwd: abs })).stdout.trim();
+      top = (await execFileAsync('git', ['rev-parse', '--show-toplevel'], { cwd: abs, env: hardenedGitEnv() })).stdout.trim();
     } catch {
       throw new DomainError('not_a_git_repo', `path: "${dir}" is not a git work tree`, 'invalid');
     }
-    return new GitRepo(top);
+    return new GitRepo(top, hardenedGitEnv(await configuredDrivers(top)));
   }
 
   async git(args: string[], opts: { maxBuffer?: number; cwd?: string } = {}): Promise<string> {
-    const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024, encoding: 'utf8' });
+    const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, env: this.env, maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024, encoding: 'utf8' });
     return stdout;
   }
 
@@ -94,7 +154,7 @@ export class GitRepo {
 
   /** Changed files between two commits, with rename detection. */
   async diffNameStatus(base: string, head: string): Promise<ChangedFile[]> {
-    const out = await this.git(['diff', '--find-renames', '--name-status', '-z', base, head]);
+    const out = await this.git(['diff', '--no-ext-diff', '--no-textconv', '--find-renames', '--name-status', '-z', base, head]);
     const parts = out.split('\0');
     const files: ChangedFile[] = [];
     for (let i = 0; i < parts.length; ) {
@@ -116,7 +176,7 @@ export class GitRepo {
 
   /** Unified diff between two commits (optionally for some paths), `context` lines of context. */
   async diffPatch(base: string, head: string, paths: string[] = [], context = 3): Promise<string> {
-    const args = ['diff', '--find-renames', '--no-color', '--no-ext-diff', `-U${context}`, base, head];
+    const args = ['diff', '--find-renames', '--no-color', '--no-ext-diff', '--no-textconv', `-U${context}`, base, head];
     if (paths.length) args.push('--', ...paths.map(normalizeRepoPath));
     return this.git(args);
   }
@@ -125,7 +185,7 @@ export class GitRepo {
     return (await this.git(['merge-base', a, b])).trim();
   }
 
-  /** Reads one object (`<sha>` or `<commit>:<path>`); null when it does not exist. */
+  /** Reads one object (`<sha>` or `<commit>:<path>`); null when it does not exist or exceeds MAX_OBJECT_BYTES. */
   readObject(spec: string): Promise<Buffer | null> {
     if (spec.includes('\n')) return Promise.reject(new DomainError('invalid_ref', 'object: must not contain a newline'));
     const proc = this.ensureCatFile();
@@ -166,14 +226,13 @@ export class GitRepo {
 
   private ensureCatFile(): ChildProcessWithoutNullStreams {
     if (this.catFile) return this.catFile;
-    const proc = spawn('git', ['cat-file', '--batch'], { cwd: this.root, stdio: ['pipe', 'pipe', 'pipe'] });
-    proc.stdout.on('data', (chunk: Buffer) => {
-      this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
-      this.drain();
-    });
+    const proc = spawn('git', ['cat-file', '--batch'], { cwd: this.root, env: this.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    proc.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     const fail = (err: Error) => {
       for (const p of this.queue.splice(0)) p.reject(err);
       this.catFile = undefined;
+      this.header = Buffer.alloc(0);
+      this.body = undefined;
     };
     proc.on('error', fail);
     proc.on('exit', () => fail(new Error('git cat-file exited')));
@@ -194,23 +253,46 @@ export class GitRepo {
     for (const s of streams) (hold ? s.ref : s.unref)?.call(s);
   }
 
-  private drain(): void {
-    for (;;) {
-      const nl = this.buf.indexOf(10);
-      if (nl < 0) return;
-      const header = this.buf.toString('utf8', 0, nl);
+  /**
+   * Parses `git cat-file --batch` output as it arrives: each body is copied once into a buffer of its
+   * announced size (no re-concatenation per chunk, which made a large blob quadratic), and a body over
+   * MAX_OBJECT_BYTES — a file a PR author made huge — is skipped without being held and reads as null.
+   */
+  private onData(chunk: Buffer): void {
+    let off = 0;
+    while (off < chunk.length) {
+      const body = this.body;
+      if (body) {
+        const take = Math.min(body.size + 1 - body.got, chunk.length - off);
+        const copy = Math.min(take, body.size - body.got);
+        if (body.data && copy > 0) chunk.copy(body.data, body.got, off, off + copy);
+        body.got += take;
+        off += take;
+        if (body.got === body.size + 1) {
+          this.body = undefined;
+          this.settle(body.data ?? null);
+        }
+        continue;
+      }
+      const nl = chunk.indexOf(10, off);
+      if (nl < 0) {
+        this.header = Buffer.concat([this.header, chunk.subarray(off)]);
+        return;
+      }
+      const header = Buffer.concat([this.header, chunk.subarray(off, nl)]).toString('utf8');
+      this.header = Buffer.alloc(0);
+      off = nl + 1;
       if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
-        this.buf = this.buf.subarray(nl + 1);
-        this.queue.shift()?.resolve(null);
-        if (this.queue.length === 0 && this.catFile) this.holdEventLoop(this.catFile, false);
+        this.settle(null);
         continue;
       }
       const size = Number(header.slice(header.lastIndexOf(' ') + 1));
-      if (this.buf.length < nl + 1 + size + 1) return;
-      const body = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size));
-      this.buf = this.buf.subarray(nl + 1 + size + 1);
-      this.queue.shift()?.resolve(body);
-      if (this.queue.length === 0 && this.catFile) this.holdEventLoop(this.catFile, false);
+      this.body = { size, got: 0, data: size > MAX_OBJECT_BYTES ? undefined : Buffer.allocUnsafe(size) };
     }
+  }
+
+  private settle(value: Buffer | null): void {
+    this.queue.shift()?.resolve(value);
+    if (this.queue.length === 0 && this.catFile) this.holdEventLoop(this.catFile, false);
   }
 }

@@ -6,6 +6,7 @@ import { Ledger } from '../ledger';
 import { httpStatusOf, toRpcError } from '../rpc/errors';
 import type { RawBodyRequest } from '../rpc/raw-body';
 import { authenticate, bearerFrom, parseToken } from '../security/tokens';
+import { assertNoReservedKeys } from '../commands/payload-keys';
 import { buildMcpServer } from './server';
 
 /**
@@ -35,6 +36,12 @@ export class McpController {
         res.writeHead(400, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON' } }));
         return;
+      }
+      // The SDK's schemas silently drop a top-level "__proto__" of `arguments`; refuse it (and the other
+      // reserved keys) on the bytes as sent, like every other transport.
+      for (const msg of Array.isArray(body) ? body : [body]) {
+        const params = msg && typeof msg === 'object' ? (msg as { params?: unknown }).params : undefined;
+        if (params && typeof params === 'object') assertNoReservedKeys(params, 'params');
       }
       const server = buildMcpServer(this.ledger, { kind: 'token', token: token!, workspaceId: workspaceId! });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

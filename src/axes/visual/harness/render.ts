@@ -29,13 +29,19 @@ export interface RenderConfig {
   refused?: string;
 }
 
+/** Bounds on a repository's own globs (they are matched against every changed file). */
+const MAX_GLOBS = 100;
+/** A repository's `.review-ledger.json` is parsed only up to this size. */
+const MAX_REPO_CONFIG_BYTES = 256 * 1024;
+const MAX_GLOB_CHARS = 500;
+
 const repoConfigSchema = z.object({
   visual: z
     .object({
       renderCommand: z.string({ message: 'visual.renderCommand must be a string' }).min(1, 'visual.renderCommand must not be empty'),
       outputDir: z.string({ message: 'visual.outputDir must be a string' }).min(1, 'visual.outputDir must not be empty'),
       timeoutMs: z.number().int().positive('visual.timeoutMs must be a positive integer').max(3_600_000, 'visual.timeoutMs must be at most one hour').optional(),
-      paths: z.array(z.string().min(1)).optional(),
+      paths: z.array(z.string().min(1).max(MAX_GLOB_CHARS, `visual.paths: a glob of at most ${MAX_GLOB_CHARS} characters`)).max(MAX_GLOBS, `visual.paths: at most ${MAX_GLOBS} globs`).optional(),
     })
     .optional(),
 });
@@ -53,6 +59,7 @@ export async function loadRenderConfig(repo: GitRepo, baseSha: string, given?: R
   if (given) return given;
   const bytes = await repo.readFileAt(baseSha, REPO_CONFIG_FILE);
   if (!bytes) return undefined;
+  if (bytes.length > MAX_REPO_CONFIG_BYTES) return allowRepoConfig ? { error: `${REPO_CONFIG_FILE} is ${bytes.length} bytes, more than the ${MAX_REPO_CONFIG_BYTES} a configuration file may take` } : undefined;
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8'));
@@ -62,7 +69,7 @@ export async function loadRenderConfig(repo: GitRepo, baseSha: string, given?: R
   if (!allowRepoConfig) {
     const visual = (json as { visual?: { renderCommand?: unknown; paths?: unknown } } | null)?.visual;
     if (!visual || typeof visual !== 'object' || visual.renderCommand === undefined) return undefined;
-    const paths = Array.isArray(visual.paths) && visual.paths.every((p) => typeof p === 'string') ? (visual.paths as string[]) : undefined;
+    const paths = Array.isArray(visual.paths) && visual.paths.length <= MAX_GLOBS && visual.paths.every((p) => typeof p === 'string' && p.length <= MAX_GLOB_CHARS) ? (visual.paths as string[]) : undefined;
     return {
       command: '',
       outputDir: '.',
@@ -76,25 +83,60 @@ export async function loadRenderConfig(repo: GitRepo, baseSha: string, given?: R
   return v ? { command: v.renderCommand, outputDir: v.outputDir, timeoutMs: v.timeoutMs, paths: v.paths } : undefined;
 }
 
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
+type GlobToken = { t: 'lit'; c: string } | { t: 'one' } | { t: 'star' } | { t: 'dstar' } | { t: 'dstarSlash' };
+
+function globTokens(glob: string): GlobToken[] {
+  const tokens: GlobToken[] = [];
   for (let i = 0; i < glob.length; i++) {
     const ch = glob[i];
     if (ch === '*' && glob[i + 1] === '*') {
-      re += glob[i + 2] === '/' ? '(?:.*/)?' : '.*';
+      tokens.push(glob[i + 2] === '/' ? { t: 'dstarSlash' } : { t: 'dstar' });
       i += glob[i + 2] === '/' ? 2 : 1;
-    } else if (ch === '*') re += '[^/]*';
-    else if (ch === '?') re += '[^/]';
-    else re += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+    } else if (ch === '*') tokens.push({ t: 'star' });
+    else if (ch === '?') tokens.push({ t: 'one' });
+    else tokens.push({ t: 'lit', c: ch });
   }
-  // A bare folder glob ("src/ui") covers everything under it.
-  return new RegExp(`^${re}(?:/.*)?$`);
+  return tokens;
+}
+
+/**
+ * Whether `file` matches `glob` ("**" any folders, "*" within one segment, "?" one character; a bare
+ * folder glob covers everything under it). The globs can come from a repository's `.review-ledger.json`,
+ * so this is a set-of-positions walk — O(glob × path) — never a backtracking RegExp, which a glob such as
+ * "*a*a*a*a*a*a*a*a*a*a*b" would make take hours on one file name, stalling the whole server.
+ */
+export function globMatches(glob: string, file: string): boolean {
+  const n = file.length;
+  let at = new Uint8Array(n + 1);
+  at[0] = 1;
+  for (const tok of globTokens(glob)) {
+    const next = new Uint8Array(n + 1);
+    let any = false;
+    if (tok.t === 'lit' || tok.t === 'one') {
+      for (let j = 0; j < n; j++) if (at[j] && (tok.t === 'lit' ? file[j] === tok.c : file[j] !== '/')) next[j + 1] = 1;
+    } else if (tok.t === 'star') {
+      for (let j = 0; j <= n; j++) next[j] = at[j] || (j > 0 && next[j - 1] && file[j - 1] !== '/') ? 1 : 0;
+    } else if (tok.t === 'dstar') {
+      for (let j = 0; j <= n; j++) next[j] = at[j] || (j > 0 && next[j - 1]) ? 1 : 0;
+    } else {
+      // (?:.*/)? — stay, or consume anything ending in "/".
+      let reached = false;
+      for (let j = 0; j <= n; j++) {
+        if (at[j]) reached = true;
+        if (at[j] || (reached && j > 0 && file[j - 1] === '/')) next[j] = 1;
+      }
+    }
+    for (let j = 0; j <= n && !any; j++) any = next[j] === 1;
+    if (!any) return false;
+    at = next;
+  }
+  for (let j = 0; j <= n; j++) if (at[j] && (j === n || file[j] === '/')) return true;
+  return false;
 }
 
 export function touchesPaths(changed: ChangedPath[], globs: string[] | undefined): boolean {
   if (!globs) return changed.length > 0;
-  const res = globs.map(globToRegExp);
-  return changed.some((f) => res.some((re) => re.test(f.path) || (f.oldPath !== undefined && re.test(f.oldPath))));
+  return changed.some((f) => globs.some((g) => globMatches(g, f.path) || (f.oldPath !== undefined && globMatches(g, f.oldPath))));
 }
 
 export type RenderRun = { ok: true; images: Map<string, Uint8Array> } | { ok: false; reason: string };
