@@ -10,7 +10,9 @@ import { CSHARP_EXTRA_TAGS } from './lang-csharp';
 
 /**
  * The grammars the code graph understands (SPEC §8.1): every grammar that loads in web-tree-sitter from
- * a registry package. Each language uses its grammar's own `queries/tags.scm`, plus `extraTags` where the
+ * a registry package, plus Dart, Kotlin and Swift, whose registry packages ship C sources only: their wasm
+ * is built from those sources by tools/build-grammars.js and committed in src/codegraph/grammars/
+ * (language-specific tags and import code in lang-<language>.ts). Each language uses its grammar's own `queries/tags.scm`, plus `extraTags` where the
  * upstream file under-reports, plus `sweepTypes`: the identifier node types a use of an imported binding
  * can have (tags.scm only reports calls, which would miss a function passed by reference or a type in
  * `extends`); those uses are found by scanning the text for the imported names, then checked on the tree.
