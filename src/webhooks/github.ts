@@ -110,7 +110,7 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
   validateWebhookPayload(d.event, action, payload);
 
   const digest = createHash('sha256').update(d.body).digest('hex');
-  const envelope = (n: number, at: number) => ({ idempotencyKey: deliveryKey(wid, digest, n, at), principal: WEBHOOK_PRINCIPAL, role: 'member' as const, correlationId: `github-delivery:${d.deliveryId}` });
+  const envelope = (n: number, at: number) => ({ idempotencyKey: deliveryKey(wid, digest, n, at), principal: WEBHOOK_PRINCIPAL, role: 'member' as const, via: 'webhook' as const, correlationId: `github-delivery:${d.deliveryId}` });
   const results: Array<{ command: string; prNumber: number; replayed: boolean; result: unknown }> = [];
   let recomputing: string | null = null;
   if (d.event === 'pull_request') {
@@ -143,7 +143,7 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
  * background and returns its name (null when no compute command is registered). A failure is logged;
  * the review stays recomputable (SPEC §10).
  */
-function startRecompute(ledger: Ledger, wid: string, envelope: { idempotencyKey: string; principal: typeof WEBHOOK_PRINCIPAL; role: 'member'; correlationId: string }, repoId: string, payload: any): string | null {
+function startRecompute(ledger: Ledger, wid: string, envelope: { idempotencyKey: string; principal: typeof WEBHOOK_PRINCIPAL; role: 'member'; via: 'webhook'; correlationId: string }, repoId: string, payload: any): string | null {
   const compute = commandByName.get('computeReview') ?? commandByName.get('compute');
   if (!compute) return null;
   const input = { repoId, prNumber: payload.number, baseSha: payload.pull_request.base.sha, headSha: payload.pull_request.head.sha };

@@ -73,6 +73,16 @@ describe('webhook deliveries cannot be replayed, reordered or half-signed', () =
     expect(await countOf('CiSignalRecorded')).toBe(signals);
   });
 
+  it('an act recorded from a webhook says so in its metadata (via: webhook), so the audit can tell it from RPC or CLI acts', async () => {
+    const body = JSON.stringify(checkRunCompletedPayload(target.prNumber, head1, 'failure'));
+    expect((await post('check_run', body, randomUUID())).status).toBe(200);
+    const ws = await fx.server.ledger.workspace(fx.workspaceId);
+    const recorded: any[] = [];
+    for await (const e of ws.store.readAll()) if (e.type === 'CiSignalRecorded') recorded.push(e);
+    expect(recorded.length).toBeGreaterThan(0);
+    for (const e of recorded) expect(e.metadata).toMatchObject({ via: 'webhook' });
+  });
+
   it("an older delivery never moves the PR's observed head backwards; a newer one (even to an earlier commit) does", async () => {
     expect((await post('pull_request', synchronize(head2, '2026-03-01T10:00:00Z'), randomUUID())).status).toBe(200);
     expect(await observedHead()).toBe(head2);
