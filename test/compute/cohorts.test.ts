@@ -1,40 +1,14 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { computeReview, ComputedReview } from '../../src/compute/review';
-import { GitRepo } from '../../src/git/repo';
+import type { ComputedReview } from '../../src/compute/review';
 import { GitFixture } from '../support/git-fixture';
+import { computeHarness, groups, cohortOf } from './support';
 
 jest.setTimeout(60_000);
 
-const fixtures: GitFixture[] = [];
-const dirs: string[] = [];
-afterAll(() => {
-  for (const f of fixtures) f.cleanup();
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const { fixture, compute } = computeHarness('rl-cohorts-');
 
-function fixture(): GitFixture {
-  const f = new GitFixture('rl-cohorts-');
-  fixtures.push(f);
-  return f;
-}
-
-async function compute(f: GitFixture, base: string, head: string): Promise<ComputedReview> {
-  const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-ws-'));
-  dirs.push(workspaceDir);
-  const repo = await GitRepo.open(f.dir);
-  try {
-    return await computeReview({ repo, baseSha: base, headSha: head, workspaceDir });
-  } finally {
-    repo.close();
-  }
-}
-
-const groups = (r: ComputedReview) => r.data.cohorts.map((c) => c.files.join(',')).sort();
-const cohortOf = (r: ComputedReview, file: string) => r.data.cohorts.find((c) => c.files.includes(file))!;
 
 describe('cohort formation on a TypeScript repository', () => {
   it('merges a changed caller with its changed callee across files, and leaves an unrelated change alone', async () => {

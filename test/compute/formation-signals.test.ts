@@ -1,43 +1,16 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { FormationSignal } from '../../src/codegraph/formation';
 import { mirrorPairs, subjectOf } from '../../src/codegraph/pairing';
-import { computeReview, ComputedReview } from '../../src/compute/review';
+import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
-import { GitFixture } from '../support/git-fixture';
+import { computeHarness, groups, cohortOf } from './support';
 
 jest.setTimeout(60_000);
 
-const fixtures: GitFixture[] = [];
-const dirs: string[] = [];
-afterAll(() => {
-  for (const f of fixtures) f.cleanup();
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const { fixture, compute } = computeHarness('rl-signals-');
 
-function fixture(): GitFixture {
-  const f = new GitFixture('rl-signals-');
-  fixtures.push(f);
-  return f;
-}
-
-async function compute(f: GitFixture, base: string, head: string, signals?: FormationSignal[]): Promise<ComputedReview> {
-  const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-ws-'));
-  dirs.push(workspaceDir);
-  const repo = await GitRepo.open(f.dir);
-  try {
-    return await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, ...(signals ? { signals } : {}) });
-  } finally {
-    repo.close();
-  }
-}
-
-const groups = (r: ComputedReview) => r.data.cohorts.map((c) => c.files.join(',')).sort();
-const cohortOf = (r: ComputedReview, file: string) => r.data.cohorts.find((c) => c.files.includes(file))!;
 
 const CALLER = (v: number, arg: string) => `import { g } from './b';\n\nexport function f(x: number): number {\n  const y = x * ${v};\n  return g(${arg});\n}\n`;
 const CALLEE = (v: number) => `export function g(x: number): number {\n  return x + ${v};\n}\n`;
