@@ -17,7 +17,7 @@ export function assertNoReservedKeys(value: unknown, path = 'params', depth = 0)
     return;
   }
   for (const k of Object.keys(value)) {
-    if (RESERVED_KEYS.has(k)) throw new DomainError('invalid_payload', `${path}.${k}: "${k}" is a reserved key and is not accepted anywhere in a payload`, 'invalid', { field: `${path}.${k}` });
+    if (RESERVED_KEYS.has(k)) throw new DomainError('invalid_payload', `${path}.${k}: "${k}" is a reserved key and is not accepted anywhere in a payload`, { field: `${path}.${k}` });
     assertNoReservedKeys((value as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
   }
 }
@@ -37,7 +37,7 @@ export function assertKnownFields(schema: z.ZodType, payload: unknown, path = 'p
   if (!fields || !payload || typeof payload !== 'object' || Array.isArray(payload)) return;
   for (const k of Object.keys(payload)) {
     if (!fields.has(k) && !allowed.has(k)) {
-      throw new DomainError('unknown_field', `${path}.${k.slice(0, 100)}: not a field of this method (known: ${[...fields].join(', ') || 'none'})`, 'invalid', { field: k.slice(0, 100) });
+      throw new DomainError('unknown_field', `${path}.${k.slice(0, 100)}: not a field of this method (known: ${[...fields].join(', ') || 'none'})`, { field: k.slice(0, 100) });
     }
   }
 }

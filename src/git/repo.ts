@@ -107,7 +107,7 @@ export class GitRepo {
     try {
       top = (await execFileAsync('git', ['rev-parse', '--show-toplevel'], { cwd: abs, env: hardenedGitEnv() })).stdout.trim();
     } catch {
-      throw new DomainError('not_a_git_repo', `path: "${dir}" is not a git work tree`, 'invalid');
+      throw new DomainError('not_a_git_repo', `path: "${dir}" is not a git work tree`);
     }
     return new GitRepo(top, hardenedGitEnv(await configuredDrivers(top)));
   }
@@ -122,7 +122,7 @@ export class GitRepo {
     try {
       return (await this.git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).trim();
     } catch {
-      throw new DomainError('unknown_commit', `commit: "${ref}" does not name a commit in ${this.root}`, 'not_found');
+      throw new DomainError('unknown_commit', `commit: "${ref}" does not name a commit in ${this.root}`);
     }
   }
 

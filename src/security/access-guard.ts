@@ -32,10 +32,10 @@ export interface GuardedStream {
 /** Why a token no longer grants a stream, or null while it still does. */
 export function revocationOf(state: WorkspaceState, s: Pick<GuardedStream, 'principal' | 'tokenId' | 'minRole'>): DomainError | null {
   const token = state.tokens[s.tokenId];
-  if (!token || token.revoked) return new DomainError('token_revoked', `Authorization: token ${s.tokenId} was revoked; the stream is closed`, 'unauthorized', { tokenId: s.tokenId });
+  if (!token || token.revoked) return new DomainError('token_revoked', `Authorization: token ${s.tokenId} was revoked; the stream is closed`, { tokenId: s.tokenId });
   const role = effectiveRole(s.principal, token.role, state.members[s.principal]);
-  if (role === null) return new DomainError('member_removed', `Authorization: ${s.principal} is no longer a member of this workspace; the stream is closed`, 'unauthorized', { principal: s.principal });
-  if (!roleAtLeast(role, s.minRole)) return new DomainError('role_changed', `Authorization: ${s.principal} is now ${role}; this stream needs ${s.minRole} or above and is closed`, 'forbidden', { principal: s.principal, role });
+  if (role === null) return new DomainError('member_removed', `Authorization: ${s.principal} is no longer a member of this workspace; the stream is closed`, { principal: s.principal });
+  if (!roleAtLeast(role, s.minRole)) return new DomainError('role_changed', `Authorization: ${s.principal} is now ${role}; this stream needs ${s.minRole} or above and is closed`, { principal: s.principal, role });
   return null;
 }
 
