@@ -1,5 +1,6 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import { assertKnownFields } from '../commands/payload-keys';
 import { DomainError, validationError } from '../domain-error';
 import { Ledger } from '../ledger';
 import type { QueryDefinition } from '../projections/query';
@@ -40,6 +41,8 @@ function handlerClass(cls: LedgerQueryType): Type<IQueryHandler<LedgerQuery, Que
     [name]: class implements IQueryHandler<LedgerQuery, QueryAnswer> {
       constructor(readonly ledger: Ledger) {}
       async execute(q: LedgerQuery): Promise<QueryAnswer> {
+        // The same refusals as review_studio.<name>: unknown fields, then the schema.
+        assertKnownFields(def.input, q.input ?? {});
         const parsed = def.input.safeParse(q.input ?? {});
         if (!parsed.success) throw validationError(parsed.error.issues);
         return runQuery(def, await this.ledger.workspace(q.workspaceId), parsed.data, q.asOf);
