@@ -174,6 +174,9 @@ export const ERROR_CODES = {
 
   // Server and operator configuration (start-up errors print `error [code]: message`)
   invalid_config: { status: 'invalid', meaning: 'a setting, flag or config file is missing or invalid' },
+  invalid_port: { status: 'invalid', meaning: 'the port is not an integer in 0–65535, or binding it is not permitted' },
+  port_in_use: { status: 'unavailable', meaning: 'another process listens on the port' },
+  data_dir_locked: { status: 'conflict', meaning: 'another running server holds the lock on the SQLite data dir' },
   render_command_not_accepted: { status: 'invalid', meaning: 'render commands are operator configuration, never accepted from a payload' },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
