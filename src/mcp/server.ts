@@ -9,10 +9,10 @@ import { runQuery } from '../projections/run-query';
 import { toRpcError } from '../rpc/errors';
 import { assertWithinLimits } from '../rpc/limits';
 import { assertNoReservedKeys } from '../commands/payload-keys';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
 import { authenticate } from '../security/tokens';
-import { effectiveRole } from '../security/provisioning';
-import { workspaceFold } from '../projections/workspace-state';
+import { effectiveRole } from '../workspaces/provisioning';
+import { workspaceFold } from '../workspaces/workspace-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { payloadFor, resolveTools, type ResolvedTool } from './tools';
 

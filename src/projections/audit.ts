@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { StreamFold } from '../commands/kernel';
-import { parseReviewStream } from '../commands/review-target';
+import type { StreamFold } from '../events/kernel-types';
+import { parseReviewStream } from '../events/streams';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import type { RecordedEvent } from '../events/envelope';
 import type { QueryDefinition } from './query';

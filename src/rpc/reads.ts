@@ -3,7 +3,7 @@ import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import { replayReviews } from '../projections/replay';
 import { auditChainStatus } from '../audit/status';
 import { rulesSchema } from '../rules/rules';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 /**

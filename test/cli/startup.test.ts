@@ -53,9 +53,9 @@ const REGISTRATION = [
   'src/cli/commands/token.ts',
   'src/cli/commands/visual-diff.ts',
   'src/cli/main.ts',
-  'src/context/cli.ts',
+  'src/cli/commands/context-pack.ts',
   'src/local-operator.ts',
-  'src/security/output-hygiene.ts',
+  'src/publish/output-hygiene.ts',
 ];
 
 /** Never loaded by --help, visual-diff or contract-diff: the server, the stores, the agent transports. */
