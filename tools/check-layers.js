@@ -26,7 +26,7 @@ const LAYERS = [
     units: ['rules', 'dependencies', 'codegraph', 'axes', 'review', 'compute', 'context', 'progress', 'publish'],
   },
   { name: 'application', units: ['commands', 'projections', 'local-operator.ts', 'ledger.ts'] },
-  { name: 'services', units: ['security', 'audit', 'status-check'] },
+  { name: 'services', units: ['security', 'audit', 'cqrs', 'status-check'] },
   { name: 'transports', units: ['rpc', 'mcp', 'webhooks', 'web', 'demo'] },
   { name: 'entry', units: ['server', 'cli'] },
 ];
