@@ -55,6 +55,7 @@ const REGISTRATION = [
   'src/cli/main.ts',
   'src/context/cli.ts',
   'src/local-operator.ts',
+  'src/readmodels/cli.ts',
   'src/security/output-hygiene.ts',
 ];
 

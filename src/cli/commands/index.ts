@@ -10,6 +10,7 @@ import * as publish from './publish';
 import * as contractDiff from './contract-diff';
 import * as contextPacks from '../../context/cli';
 import * as demo from './demo';
+import * as projections from '../../readmodels/cli';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
@@ -24,4 +25,5 @@ export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   contractDiff,
   contextPacks,
   demo,
+  projections,
 ];
