@@ -83,7 +83,10 @@ const toAuditRow = (r: Row): AuditRow => ({
 
 /** `audit` from the rows: the same filters as auditView, bounded by position for as-of reads. */
 export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: AuditInput, until: number): Promise<AuditRow[]> {
-  const where = ['workspace_id = ?', 'position <= ?'];
+  // With a time range, `+position` keeps the planner off the primary key (which would scan every row
+  // up to the bound in order) and on the time index; the few rows in range are then sorted.
+  const timed = f.since !== undefined || f.until !== undefined;
+  const where = ['workspace_id = ?', timed ? '+position <= ?' : 'position <= ?'];
   const params: unknown[] = [storage.workspaceId, until];
   const add = (sql: string, v: unknown): void => {
     where.push(sql);
@@ -95,6 +98,6 @@ export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: Au
   if (f.prNumber !== undefined) add('pr_number = ?', f.prNumber);
   if (f.since !== undefined) add('time >= ?', f.since);
   if (f.until !== undefined) add('time <= ?', f.until);
-  const rows = await storage.query(`SELECT * FROM ${tableName(slot, 'rows')} WHERE ${where.join(' AND ')} ORDER BY position`, params);
+  const rows = await storage.query(`SELECT * FROM ${tableName(slot, 'rows')} WHERE ${where.join(' AND ')} ORDER BY ${timed ? '+position' : 'position'}`, params);
   return rows.map(toAuditRow);
 }

@@ -154,7 +154,7 @@ class ModelRunner {
   private async promote(winner: Slot): Promise<void> {
     const all = await this.storage.slots(this.model.name);
     const losers = all.filter((s) => !sameSlot(s, winner)).map((s) => ({ slot: s, specs: s.version === this.model.version ? this.model.tables : null }));
-    await this.storage.promote(winner, losers);
+    await this.storage.promote(winner, this.model.tables, losers);
     winner.ready = true;
     for (const l of losers) this.caches.delete(`${l.slot.version}/${l.slot.generation}`);
     this.active = winner;
