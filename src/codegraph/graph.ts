@@ -514,8 +514,3 @@ function isWithin(infos: SymbolInfo[], from: number, candidate: SymbolInfo): boo
   for (let i = from; i >= 0; i = infos[i].def.parent) if (infos[i].def.parent === candidate.def.parent) return true;
   return false;
 }
-
-/** Parses `module <path>` out of a go.mod text. */
-export function goModulePath(goMod: string): string | undefined {
-  return /^\s*module\s+(\S+)/m.exec(goMod)?.[1]?.replace(/^"|"$/g, '');
-}

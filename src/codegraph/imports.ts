@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportDecl } from './facts';
-import type { ImportStyle } from './languages';
+import type { ImportFacts, ImportStyle } from './import-facts';
 import { dartImports } from './lang-dart';
 import { kotlinImports } from './lang-kotlin';
 import { swiftImports } from './lang-swift';
@@ -8,13 +8,6 @@ import { csharpImports } from './lang-csharp';
 import { phpImports } from './lang-php';
 import { zigImports } from './lang-zig';
 
-export interface ImportFacts {
-  imports: ImportDecl[];
-  exportAliases: Array<[string, string]>;
-  packageName?: string;
-  /** Source ranges of import statements: identifiers inside them are bindings, not uses. */
-  importRanges: Array<[number, number]>;
-}
 
 function unquote(text: string): string {
   return text.replace(/^[`'"<]|[`'">]$/g, '');

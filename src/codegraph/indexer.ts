@@ -5,7 +5,7 @@ import { extractFacts } from './extract';
 import type { FileFacts } from './facts';
 import { sharedExtractPool } from './extract-pool';
 import { FactsCache } from './facts-cache';
-import { goModulePath } from './graph';
+import { goModulePath } from './lang-go';
 import { loadGrammar } from './grammar-runtime';
 import { pubspecName } from './lang-dart';
 import { psr4RootsOf, type Psr4Root } from './lang-php';

@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from './imports';
+import type { ImportFacts } from './import-facts';
 
 /**
  * C# (SPEC §8.1): resolution by namespace. A file's namespace (block or file-scoped) is its package; the

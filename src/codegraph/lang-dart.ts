@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from './imports';
+import type { ImportFacts } from './import-facts';
 
 /**
  * Dart (SPEC §8.1): tags over tree-sitter-dart 1.0.0 (it ships no tags.scm), library imports and their

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { FileFacts } from './facts';
+import type { ImportStyle } from './import-facts';
 import { extractFactsWithTypeScript } from './typescript-parser';
 import { DART_TAGS } from './lang-dart';
 import { KOTLIN_TAGS } from './lang-kotlin';
@@ -17,7 +18,6 @@ import { CSHARP_EXTRA_TAGS } from './lang-csharp';
  * can have (tags.scm only reports calls, which would miss a function passed by reference or a type in
  * `extends`); those uses are found by scanning the text for the imported names, then checked on the tree.
  */
-export type ImportStyle = 'ecmascript' | 'python' | 'go' | 'java' | 'rust' | 'include' | 'ruby' | 'dart' | 'kotlin' | 'swift' | 'csharp' | 'php' | 'zig' | 'none';
 
 export interface LanguageSpec {
   id: string;

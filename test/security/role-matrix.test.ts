@@ -116,6 +116,9 @@ const MATRIX: Record<string, Need> = {
   'review_studio.replay': 'viewer',
   // Whether the log behind the page verifies (a read, like the audit itself).
   'review_studio.auditChain': 'viewer',
+  // The code under review (issue 16): a read, like the cohorts it follows.
+  'review_studio.reviewDiff': 'viewer',
+  'review_studio.reviewFileLines': 'viewer',
   watchProgress: 'viewer',
 };
 
