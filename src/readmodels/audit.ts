@@ -1,4 +1,4 @@
-import { parseReviewStream } from '../commands/review-target';
+import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import { ACTS, AFFECTING, AuditAction, AuditInput, AuditRow, IssuerLink } from '../projections/audit';
 import type { ApplyTx, ReadModel, Row } from './model';

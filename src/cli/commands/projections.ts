@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const actions = (): typeof import('./cli.actions') => require('./cli.actions');
+const actions = (): typeof import('./projections.actions') => require('./projections.actions');
 
-/** `projections rebuild|status` (registered in src/cli/commands/index.ts). */
+/** `projections rebuild|status`: the read models of src/readmodels. */
 export function register(program: Command): void {
   const projections = program.command('projections').description('Checkpointed read models of workspace-wide queries (audit, …): rebuild from position 0, status');
   projections

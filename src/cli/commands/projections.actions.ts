@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { withLedger } from '../cli/context';
-import { DomainError } from '../domain-error';
-import type { RebuildProgress } from './host';
-import { readModelHost } from './registry';
+import { withLedger } from '../context';
+import { DomainError } from '../../domain-error';
+import type { RebuildProgress } from '../../readmodels/host';
+import { readModelHost } from '../../readmodels/registry';
 
 /** A progress bar on stderr: redrawn in place on a terminal, a line every second otherwise (logs). */
 function progressLine(): { update(p: RebuildProgress): void; done(): void } {
