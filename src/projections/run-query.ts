@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../events/envelope';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import type { QueryDefinition } from './query';
+import { answerFromReadModel } from '../readmodels/registry';
 
 export interface QueryAnswer<R = unknown> {
   /** The global position the answer reflects (the last event folded, or the as-of bound). */
@@ -13,8 +14,22 @@ export interface QueryAnswer<R = unknown> {
  * Stream sources are merged in global order so the fold sees exactly the log's order.
  */
 export async function runQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R>> {
+  return runQueryImpl(q, workspace, input, asOf, true);
+}
+
+/** The same answer by folding the log, never from a read model (the reference the read models are checked against). */
+export function foldQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R>> {
+  return runQueryImpl(q, workspace, input, asOf, false);
+}
+
+async function runQueryImpl<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf: number | undefined, readModels: boolean): Promise<QueryAnswer<R>> {
   const head = await workspace.store.headPosition();
   const until = asOf === undefined ? head : Math.min(asOf, head);
+  // Workspace-wide queries with a checkpointed read model (src/readmodels) answer from its rows.
+  if (readModels && q.sources(input) === 'all') {
+    const served = await answerFromReadModel(q, workspace, input, until);
+    if (served) return served;
+  }
   const fold = await q.fold(input, workspace);
   let state = fold.initialState();
   const sources = q.sources(input);
@@ -27,4 +42,10 @@ export async function runQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: 
     for (const e of events) if (q.affects(input, e)) state = fold.evolve(state, e);
   }
   return { position: until, value: q.view(state, input) };
+}
+
+/** runQuery plus the query's `attach` facts, as the RPC and MCP answer it: `{position, value, ...attached}`. */
+export async function answerQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R> & { [fact: string]: unknown }> {
+  const answer = await runQuery(q, workspace, input, asOf);
+  return q.attach ? { ...(await q.attach(workspace)), ...answer } : { ...answer };
 }

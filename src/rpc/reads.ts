@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import { replayReviews } from '../projections/replay';
 import { auditChainStatus } from '../audit/status';
+import { readReviewDiff, readReviewFileLines, reviewDiffInput, reviewFileLinesInput } from '../projections/review-diff';
 import { rulesSchema } from '../rules/rules';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 /**
@@ -45,5 +46,19 @@ export const READ_PROCEDURES: ReadProcedure[] = [
       const rows = await replayReviews(ws, input.rules, { repoId: input.repoId, prNumber: input.prNumber, asOf });
       return { rulesVersion: input.rules.rulesVersion, reviews: rows.length, changed: rows.filter((r) => r.changed).length, rows: input.all ? rows : rows.filter((r) => r.changed) };
     },
+  },
+  {
+    name: 'reviewDiff',
+    description: "The PR's code under review from the ledger's own clone (latest computation's base..head): per cohort, riskiest first, its fragments' hunks in the computed reading order; pages bounded by maxBytes and resumed with nextCursor; large, binary, generated, vendored and lock files collapsed with the reason.",
+    input: reviewDiffInput,
+    access: { minRole: 'viewer' },
+    run: (ws, input, asOf) => readReviewDiff(ws, input, asOf),
+  },
+  {
+    name: 'reviewFileLines',
+    description: 'Lines of a file the PR changed, at the computed base or head (at most 500): the unchanged context a reader expands around a hunk.',
+    input: reviewFileLinesInput,
+    access: { minRole: 'viewer' },
+    run: (ws, input, asOf) => readReviewFileLines(ws, input, asOf),
   },
 ];

@@ -116,10 +116,13 @@ const MATRIX: Record<string, Need> = {
   'review_studio.replay': 'viewer',
   // Whether the log behind the page verifies (a read, like the audit itself).
   'review_studio.auditChain': 'viewer',
+  // The code under review (issue 16): a read, like the cohorts it follows.
+  'review_studio.reviewDiff': 'viewer',
+  'review_studio.reviewFileLines': 'viewer',
   watchProgress: 'viewer',
 };
 
-/** Literal ranks, so the expectation does not lean on src/security/roles.ts. */
+/** Literal ranks, so the expectation does not lean on src/events/roles.ts. */
 const RANK = { guest: 0, viewer: 1, member: 2, admin: 3, owner: 4 } as const;
 type Role = keyof typeof RANK;
 interface Identity {
