@@ -9,12 +9,14 @@ import { answerQuery } from '../projections/run-query';
 import { toRpcError } from '../rpc/errors';
 import { assertWithinLimits } from '../rpc/limits';
 import { assertNoReservedKeys } from '../commands/payload-keys';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
 import { authenticate } from '../security/tokens';
-import { effectiveRole } from '../security/provisioning';
-import { workspaceFold } from '../projections/workspace-state';
+import { effectiveRole } from '../workspaces/provisioning';
+import { workspaceFold } from '../workspaces/workspace-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { payloadFor, resolveTools, type ResolvedTool } from './tools';
+// Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
+import '../readmodels/registry';
 
 /**
  * Who the MCP session acts as. Over HTTP a bearer token; over stdio a token, or (the operator's own host)

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AccessRule, CommandDefinition } from '../commands/kernel';
 import { commandByName } from '../commands/registry';
-import { reviewTargetSchema } from '../commands/review-target';
+import { reviewTargetSchema } from '../events/streams';
 import { QUERIES } from '../projections/queries';
 import type { QueryDefinition } from '../projections/query';
 

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { RecordedEvent } from '../events/envelope';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import type { StreamFold } from '../commands/kernel';
+import type { StreamFold } from '../events/kernel-types';
 
 /**
  * A read model exposed to clients: `review_studio.<name>` answers it once, `watch<Name>` streams it.

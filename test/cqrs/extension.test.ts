@@ -9,7 +9,7 @@ import { DomainError } from '../../src/domain-error';
 import { streamIds } from '../../src/events/envelope';
 import { newUuidV7 } from '../../src/events/ids';
 import { Ledger } from '../../src/ledger';
-import { workspaceFold, type WorkspaceState } from '../../src/projections/workspace-state';
+import { workspaceFold, type WorkspaceState } from '../../src/workspaces/workspace-state';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 import { BASE, HEAD_A, nodePayload } from '../rpc/support';
 import { cqrsContext, until } from './support';

@@ -3,7 +3,7 @@ import { CommandBus, type ICommand } from '@nestjs/cqrs';
 import { loadConfig } from '../../src/config';
 import { closeSharedExtractPool } from '../../src/codegraph/extract-pool';
 import { closeSharedDiffPools } from '../../src/axes/visual/pool';
-import { reviewStreamOf } from '../../src/commands/review-target';
+import { reviewStreamOf } from '../../src/events/streams';
 import { followUpKey, LedgerCommand, ledgerCommandClass } from '../../src/cqrs/commands';
 import { collect } from '../../src/events/store/port';
 import { newUuidV7 } from '../../src/events/ids';
