@@ -7,30 +7,13 @@ import { isHuman, principalSchema } from '../events/envelope';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import { MAX_EVENT_BYTES } from '../events/store/port';
 import { NoopKeys, NoopRecord } from './noop-keys';
-import { Role, roleAtLeast } from '../security/roles';
+import { Role, roleAtLeast } from '../events/roles';
 import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
-
-/** A pure fold over one stream: `evolve` may update `state` in place and must return it. */
-export interface StreamFold<S> {
-  initialState(): S;
-  evolve(state: S, event: RecordedEvent): S;
-}
-
-/** What a decider returns: the event type and its data; ids, versions and metadata are the kernel's. */
-export interface PendingEvent {
-  type: string;
-  data: unknown;
-}
-
-/** Everything a decider may know besides state and input. Values, not services: deciders stay pure. */
-export interface DecideContext {
-  principal: Principal;
-  role: Role;
-  /** The server time stamped on the events (injected clock), for rules that compare dates. */
-  now: string;
-  workspaceId: string;
-}
+import { loadStream } from '../workspaces/load-stream';
+import type { DecideContext, PendingEvent, StreamFold } from '../events/kernel-types';
+import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf, type AccessGuard } from '../security/access-guard';
+import { workspaceFold } from '../workspaces/workspace-state';
 
 /** The I/O a command may do BEFORE the pure decision (read other streams, run git, compute). */
 export interface CommandEnv {
@@ -40,6 +23,11 @@ export interface CommandEnv {
   now: Date;
   /** Extra services registered by the application (repos, indexes, …), by name. */
   services: ReadonlyMap<string, unknown>;
+  /**
+   * Aborted (with the reason) once the token that started the command stops granting it — revoked, its
+   * member removed or demoted: long `prepare` steps (indexing, computing) stop at their next step.
+   */
+  signal?: AbortSignal;
 }
 
 export interface AccessRule {
@@ -107,12 +95,6 @@ export interface CommandOutcome {
 
 const MAX_CONFLICT_RETRIES = 20;
 
-interface CachedStream<S> {
-  revision: number;
-  state: S;
-  lock: Promise<void>;
-}
-
 /**
  * Runs commands: validate → idempotency check → prepare → load (cached fold) → decide → append with the
  * exact expected revision. A revision conflict re-reads and re-decides (bounded), so concurrent
@@ -123,6 +105,30 @@ export class CommandExecutor {
     private readonly clock: () => Date = () => new Date(),
     private readonly services: ReadonlyMap<string, unknown> = new Map(),
   ) {}
+
+  /**
+   * `prepare` is where a command does its long I/O (indexing, computing a review). Started with a token,
+   * it runs with a signal the access guard aborts once that token stops granting the command (revoked,
+   * member removed, demoted), and its result is refused if the token stopped granting it meanwhile —
+   * checked again after it returns, so a revocation the guard has not seen yet counts too.
+   */
+  private async prepareGuarded<I, S, P>(def: CommandDefinition<I, S, P>, input: I, env: CommandEnv, tokenId: string | undefined): Promise<P> {
+    if (!tokenId) return def.prepare!(input, env);
+    const stop = new AbortController();
+    let running = true;
+    const guard = this.services.get(ACCESS_GUARD_SERVICE) as AccessGuard | undefined;
+    guard?.hold(env.workspace, { principal: env.principal, tokenId, minRole: def.access.minRole, isOpen: () => running, end: (reason) => stop.abort(jobStopped(def.name, reason)) });
+    try {
+      const prepared = await def.prepare!(input, { ...env, signal: stop.signal });
+      stop.signal.throwIfAborted();
+      const { state } = await this.load(workspaceFold, env.workspace, 'workspace');
+      const reason = revocationOf(state, { principal: env.principal, tokenId, minRole: def.access.minRole });
+      if (reason) throw jobStopped(def.name, reason);
+      return prepared;
+    } finally {
+      running = false;
+    }
+  }
 
   async execute<I, S, P>(def: CommandDefinition<I, S, P>, workspace: WorkspaceHandle, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
     const now = this.clock();
@@ -145,8 +151,7 @@ export class CommandExecutor {
     const noop = NoopKeys.of(workspace).get(key);
     if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
 
-    const env: CommandEnv = { workspace, principal, role: envelope.role, now, services: this.services };
-    const prepared = def.prepare ? await def.prepare(input, env) : (input as unknown as P);
+    const prepared = def.prepare ? await this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : (input as unknown as P);
 
     // Commands on one stream are serialized inside a process (decide on the latest state, no wasted
     // decisions); across processes the expected revision arbitrates and a conflict re-decides.
@@ -216,23 +221,8 @@ export class CommandExecutor {
   }
 
   /** Folds a stream (from the per-workspace cache, reading only events past the cached revision). */
-  async load<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string): Promise<{ state: S; revision: number }> {
-    let byStream = workspace.cache.get(fold) as Map<string, CachedStream<S>> | undefined;
-    if (!byStream) workspace.cache.set(fold, (byStream = new Map()));
-    let entry = byStream.get(streamId);
-    if (!entry) byStream.set(streamId, (entry = { revision: -1, state: fold.initialState(), lock: Promise.resolve() }));
-    const e = entry;
-    // Serialize catch-up per stream: evolve may mutate the cached state, so two loaders must not fold
-    // the same events into it concurrently.
-    const run = e.lock.then(async () => {
-      for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1 })) {
-        e.state = fold.evolve(e.state, ev);
-        e.revision = ev.streamRevision;
-      }
-    });
-    e.lock = run.catch(() => undefined);
-    await run;
-    return { state: e.state, revision: e.revision };
+  load<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string): Promise<{ state: S; revision: number }> {
+    return loadStream(fold, workspace, streamId);
   }
 
   private async replay(def: CommandDefinition<any, any, any>, workspace: WorkspaceHandle, key: string, digest: string, streamId: string, principal: Principal): Promise<CommandOutcome | null> {

@@ -3,7 +3,7 @@ import { shaSchema } from '../events/catalogue/review';
 import { PrState, prFold } from '../review/pr-state';
 import { resolveCommits } from './commits';
 import type { CommandDefinition } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({
   ...reviewTarget,

@@ -1,4 +1,4 @@
-import { EventsHandler, type IEvent } from '@nestjs/cqrs';
+import { EventsHandler, type EventIdProvider, type IEvent } from '@nestjs/cqrs';
 import type { Type } from '@nestjs/common';
 import { eventCatalogue } from '../events/catalogue';
 import type { RecordedEvent } from '../events/envelope';
@@ -70,4 +70,24 @@ export const ALL_LEDGER_EVENTS: LedgerEventType[] = [...byType.values(), Uncatal
 export function toLedgerEvent(workspaceId: string, e: RecordedEvent, replayed: boolean): LedgerEvent {
   const cls = (byType.get(e.type) ?? UncataloguedLedgerEvent) as unknown as new (w: string, e: RecordedEvent, r: boolean) => LedgerEvent;
   return new cls(workspaceId, e, replayed);
+}
+
+/** Where @nestjs/cqrs keeps an event class's bus id (its default provider reads the same key). */
+const EVENT_METADATA = '__event__';
+
+/**
+ * The default event id provider, remembered per class: the EventBus asks for the id of every published
+ * event once per handler binding, and a whole-log handler is bound once per event class.
+ */
+export class CachedEventIdProvider implements EventIdProvider {
+  private readonly ids = new WeakMap<object, string>();
+
+  getEventId(event: Type<IEvent>): string | null {
+    const hit = this.ids.get(event);
+    if (hit) return hit;
+    const id = (Reflect.getMetadata(EVENT_METADATA, event) as { id: string } | undefined)?.id ?? null;
+    // Only a class's own id is final: an inherited one changes once the subclass gets a handler.
+    if (id && Reflect.hasOwnMetadata(EVENT_METADATA, event)) this.ids.set(event, id);
+    return id;
+  }
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { LEDGER_COMMAND_HANDLERS } from './commands';
 import { LedgerEventFeed } from './event-feed';
+import { CachedEventIdProvider } from './events';
 import { LEDGER_QUERY_HANDLERS } from './queries';
 
 /**
@@ -10,7 +11,7 @@ import { LEDGER_QUERY_HANDLERS } from './queries';
  * @CommandHandler, @QueryHandler, @EventsHandler or @Saga as a provider of its module.
  */
 @Module({
-  imports: [CqrsModule.forRoot()],
+  imports: [CqrsModule.forRoot({ eventIdProvider: new CachedEventIdProvider() })],
   providers: [...LEDGER_COMMAND_HANDLERS, ...LEDGER_QUERY_HANDLERS, LedgerEventFeed],
   exports: [LedgerEventFeed],
 })

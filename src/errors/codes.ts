@@ -167,6 +167,8 @@ export const ERROR_CODES = {
   position_overflow: { status: 'internal', meaning: 'a store position exceeds 2^53' },
 
   // Audit
+  read_models_unsupported: { status: 'invalid', meaning: 'the store adapter keeps no read-model storage' },
+  unknown_read_model: { status: 'not_found', meaning: 'no checkpointed read model of that name' },
   audit_unsupported: { status: 'invalid', meaning: 'the store adapter keeps no hash chain' },
   audit_chain_broken: { status: 'invalid', meaning: 'no chained event at the position to checkpoint' },
   audit_key_mismatch: { status: 'invalid', meaning: "the workspace's checkpoints are signed by another key than the server holds" },

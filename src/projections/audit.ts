@@ -1,15 +1,16 @@
 import { z } from 'zod';
-import type { StreamFold } from '../commands/kernel';
-import { parseReviewStream } from '../commands/review-target';
+import type { StreamFold } from '../events/kernel-types';
+import { parseReviewStream } from '../events/streams';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import type { RecordedEvent } from '../events/envelope';
 import type { QueryDefinition } from './query';
+import { auditChainStatus } from '../audit/status';
 
 export const AUDIT_ACTIONS = ['confirm', 'dismiss', 'resolve', 'contract_decision', 'visual_approval', 'finalize', 'publish_request', 'publish_approval', 'publish'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** Which event is which decision act, and what it acted on. */
-const ACTS: Record<string, { action: AuditAction; actor: (d: any, e: RecordedEvent) => string; target: (d: any) => string; detail?: (d: any) => string | undefined }> = {
+/** Which event is which decision act, and what it acted on (also read by the audit read model). */
+export const ACTS: Record<string, { action: AuditAction; actor: (d: any, e: RecordedEvent) => string; target: (d: any) => string; detail?: (d: any) => string | undefined }> = {
   ReviewNodeConfirmed: { action: 'confirm', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.note },
   ReviewNodeDismissed: { action: 'dismiss', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.reason },
   ReviewNodeResolved: { action: 'resolve', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.reason },
@@ -129,7 +130,7 @@ export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
   );
 }
 
-const AFFECTING = new Set([...Object.keys(ACTS), 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);
+export const AFFECTING = new Set([...Object.keys(ACTS), 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);
 
 export const auditQuery: QueryDefinition<AuditInput, AuditState, AuditRow[]> = {
   name: 'audit',
@@ -140,4 +141,6 @@ export const auditQuery: QueryDefinition<AuditInput, AuditState, AuditRow[]> = {
   fold: () => auditFold,
   sources: () => 'all',
   view: auditView,
+  // Whether the log behind the rows verifies, and up to which signed checkpoint (docs/audit.md).
+  attach: async (ws) => ({ chain: await auditChainStatus(ws, new Date()) }),
 };

@@ -4,7 +4,7 @@ import { placeRemoteRegistration, registerRepo } from '../commands/register-repo
 import { canonicalJson } from '../events/canonical-json';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import type { Ledger } from '../ledger';
-import { runQuery } from '../projections/run-query';
+import { answerQuery } from '../projections/run-query';
 import { accessGuardFor } from '../security/access-guard';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
@@ -14,6 +14,8 @@ import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
 import type { WatchHub, WatchSink } from './watch';
+// Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
+import '../readmodels/registry';
 
 /** What a transport knows about the caller and the connection a request arrived on. */
 export interface CallContext {
@@ -204,7 +206,7 @@ export class RpcDispatcher {
   private async query(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
     const parsed = spec.query!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
-    const answer = await runQuery(spec.query!, caller.workspace, parsed.data, asOfParam(params));
+    const answer = await answerQuery(spec.query!, caller.workspace, parsed.data, asOfParam(params));
     return canonicalJson(answer);
   }
 

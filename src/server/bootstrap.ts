@@ -7,6 +7,8 @@ import { LedgerConfig, loadConfig } from '../config';
 import { mkdirPrivate } from '../events/store/private-files';
 import { DomainError } from '../domain-error';
 import { lockDataDir } from './data-dir-lock';
+// Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
+import '../readmodels/registry';
 
 export interface RunningServer {
   app: INestApplication;

@@ -1,4 +1,4 @@
-import { parseReviewStream } from '../commands/review-target';
+import { parseReviewStream } from '../events/streams';
 import { newUuidV7 } from '../events/ids';
 import type { RecordedEvent } from '../events/envelope';
 import { streamIds } from '../events/envelope';
@@ -11,7 +11,7 @@ import { runQuery } from '../projections/run-query';
 import { GITHUB_SERVICE, GitHubError, authFromEnv, githubClientFactoryFromEnv, type GitHubClientFactory, type GitHubStatusPort } from '../publish/github-client';
 import type { NodeCore } from '../review/pr-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { postedKey, postedStatusesFold, recordVerdictStatus, statusCheckRepoFold, type StatusCheckRepoState } from './commands';
+import { postedKey, postedStatusesFold, recordVerdictStatus, statusCheckRepoFold, type StatusCheckRepoState } from '../commands/status-check';
 import { unreviewedHeadIntent, verdictStatusIntent, type VerdictStatusIntent } from './intent';
 
 /** Optional ledger service: timings and waits (tests shorten them, and count the sleeps). */

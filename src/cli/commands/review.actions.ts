@@ -17,6 +17,8 @@ import { AuditKeyring } from '../../audit/keys';
 import { formatReport } from '../../audit/verify';
 import { cliIdentity } from '../identity';
 import { DEPRECATED_VIEW_ALIASES } from './review.names';
+// Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
+import '../../readmodels/registry';
 
 /** The actions of review.ts, loaded when one of its commands runs (or its help is shown). */
 

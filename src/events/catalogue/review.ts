@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { normalizeRepoPath } from '../../git/repo';
-import { roleSchema } from '../../security/roles';
+import { normalizeRepoPath } from '../repo-path';
+import { roleSchema } from '../roles';
 import { principalSchema } from '../envelope';
 import { axisStatusSchema } from './compute';
 import { defineEvent } from './define';
