@@ -72,7 +72,6 @@ export const NOT_AGENT_TOOLS: Readonly<Record<string, string>> = {
   setContractDecision: 'human-only act (contract decisions)',
   approveVisual: 'human-only act (visual approvals)',
   setVerdictStatusCheck: 'repo administration (admin)',
-  audit: 'who-decided-what is for humans and auditors',
   metrics: 'workspace metrics are for operators',
   apiContract: 'read through get_review / RPC by humans deciding contract changes',
   visual: 'read by humans approving visual changes',
