@@ -14,6 +14,8 @@ import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
 import type { WatchHub, WatchSink } from './watch';
+// Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
+import '../readmodels/registry';
 
 /** What a transport knows about the caller and the connection a request arrived on. */
 export interface CallContext {
@@ -182,7 +184,7 @@ export class RpcDispatcher {
     if (spec.command!.name === registerRepo.name) {
       // Over RPC the caller is a tenant: the repo must live under the operator's repo root.
       const op = this.ledger.operator;
-      payload = await placeRemoteRegistration(payload, op.repoRoot, caller.workspace.id, op.githubEnterpriseHosts);
+      payload = await placeRemoteRegistration(payload, op.repoRoot, caller.workspace.id, op.githubEnterpriseHosts, op.repoQuotaBytes);
     }
     return (await this.ledger.executor.execute(spec.command!, caller.workspace, envelope, payload)).json;
   }
