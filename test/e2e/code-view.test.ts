@@ -88,8 +88,8 @@ describe('Review page: the code, findings inline (browser)', () => {
     const computed = (await command(rev1, 'computeReview', {})).result;
     cohortKey = computed.cohorts[0].key;
     // RIGHT: the new return line of price.ts (head line 3); LEFT: the deleted console.log of cart.ts (base line 6).
-    ids.right = await fileNode(rev1, 'engineer', { kind: 'bug', priority: 'P1', title: 'rounding loses half-cents', anchor: { path: 'src/price.ts', startLine: 3, endLine: 3, side: 'RIGHT' } });
-    ids.dup = await fileNode(rev2, 'qa', { kind: 'bug', priority: 'P1', title: 'rounding loses half-cents', anchor: { path: 'src/price.ts', startLine: 3, endLine: 3, side: 'RIGHT' }, confidence: 0.7 });
+    ids.right = await fileNode(rev1, 'engineer', { kind: 'bug', priority: 'P0', title: 'rounding loses half-cents', anchor: { path: 'src/price.ts', startLine: 3, endLine: 3, side: 'RIGHT' } });
+    ids.dup = await fileNode(rev2, 'qa', { kind: 'bug', priority: 'P0', title: 'rounding loses half-cents', anchor: { path: 'src/price.ts', startLine: 3, endLine: 3, side: 'RIGHT' }, confidence: 0.7 });
     ids.left = await fileNode(rev2, 'qa', { kind: 'question', priority: 'P2', title: `why drop the log? ${ESC}[2J${RLO}evil`, anchor: { path: 'src/cart.ts', startLine: 6, endLine: 6, side: 'LEFT' } });
     ids.outside = await fileNode(rev1, 'engineer', { kind: 'suggestion', priority: 'P3', title: 'import order', anchor: { path: 'src/cart.ts', startLine: 1, endLine: 1 } });
     browser = await launchChromium();
@@ -120,7 +120,7 @@ describe('Review page: the code, findings inline (browser)', () => {
     expect(await rowAbove(page, ids.left)).toMatchObject({ old: '6', new: '', path: 'src/cart.ts', cls: 'row del' });
     expect(await page.$(inline(ids.dup))).toBeNull();
     expect(await page.textContent(`${inline(ids.right)} .dups summary`)).toContain('1 duplicate(s) folded');
-    expect(await page.textContent(`${inline(ids.right)} .node-head`)).toMatch(/P1.*0 confirmation\(s\).*open/);
+    expect(await page.textContent(`${inline(ids.right)} .node-head`)).toMatch(/P0.*0 confirmation\(s\).*open/);
     const unplaced = `article.cohort .unplaced [data-inline-node="${ids.outside}"]`;
     await page.waitForSelector(unplaced);
     expect(await page.textContent(`${unplaced} .unplaced-reason`)).toBe("src/cart.ts:1 (RIGHT) is outside the diff's hunks");
@@ -154,12 +154,13 @@ describe('Review page: the code, findings inline (browser)', () => {
     expect(body).not.toContain(ESC);
   });
 
-  it('confirm from the inline view flips the finding to consensus-ready live in every page; an inline dismissal flips the verdict bar', async () => {
+  it('confirm from the inline view flips the finding to consensus-ready live in every page; closing the blocking finding inline flips the verdict bar Block → Hold', async () => {
     const page = await openPage(bob);
     const other = await openPage(carol);
     await page.waitForSelector(`${inline(ids.right)} button.confirm`);
     const before = await page.getAttribute('#verdict-bar', 'data-verdict');
-    expect(before).toBe('Hold');
+    // A P0 at confidence ≥ 0.7 blocks (rules v1); a confirmation does not change that, closing it does.
+    expect(before).toBe('Block');
     await page.click(`${inline(ids.right)} button.confirm`);
     await other.waitForSelector(`${inline(ids.right)} .finding-card[data-status="consensus-ready"]`, { timeout: 5000 });
     await other.waitForSelector(`#nodes li.node[data-node-id="${ids.right}"][data-status="consensus-ready"]`);
@@ -167,7 +168,7 @@ describe('Review page: the code, findings inline (browser)', () => {
     // Bob confirmed: the confirm button is gone from his own card.
     await page.waitForSelector(`${inline(ids.right)} .finding-card[data-status="consensus-ready"]`);
     expect(await page.$(`${inline(ids.right)} button.confirm`)).toBeNull();
-    // Dismissing the one P1 (with a reason) from the inline view: Hold → Ship, live on the other page.
+    // Dismissing the P0 (with a reason) from the inline view, then resolving its duplicate: Block → Hold, live on the other page.
     await page.click(`${inline(ids.right)} button.dismiss`);
     await page.fill(`${inline(ids.right)} input.reason`, 'half-cents are rounded by the ledger');
     await page.click(`${inline(ids.right)} .dismiss-form button[type=submit]`);
@@ -175,9 +176,10 @@ describe('Review page: the code, findings inline (browser)', () => {
     // Its duplicate was folded under it; with the canonical finding closed it stands on its own line, and still holds.
     await page.waitForSelector(`${inline(ids.dup)} button.resolve`);
     expect(await rowAbove(page, ids.dup)).toMatchObject({ new: '3', path: 'src/price.ts' });
-    expect(await other.getAttribute('#verdict-bar', 'data-verdict')).toBe('Hold');
+    expect(await other.getAttribute('#verdict-bar', 'data-verdict')).toBe('Block');
     await page.click(`${inline(ids.dup)} button.resolve`);
-    await other.waitForSelector('#verdict-bar[data-verdict="Ship"]', { timeout: 5000 });
+    // Hold, not Ship: an unfinalized round is provisional, and a provisional verdict is never Ship.
+    await other.waitForSelector('#verdict-bar[data-verdict="Hold"]', { timeout: 5000 });
   });
 
   it('keyboard: j/k walk the findings in reading order, n/p the cohorts, c confirms, r marks the cohort reviewed, ? opens the help', async () => {
