@@ -53,6 +53,8 @@ export class CodeView {
   headSha: string | null = null;
   readonly entries = new Map<string, LoadedEntry[]>();
   readonly complete = new Set<string>();
+  /** Rank and title of each cohort the diff named (until the cohorts subscription brings the rest). */
+  readonly cohortMeta = new Map<string, { rank: number; title: string }>();
   loading = false;
   error: string | null = null;
   firstCodeAt: number | null = null;
@@ -63,6 +65,8 @@ export class CodeView {
   private highlighter: typeof import('./highlight.js') | null = null;
   private observer: IntersectionObserver;
   private generation = 0;
+  private loadedHead: string | null = null;
+  private expectHead: string | null = null;
 
   constructor(
     private readonly ctx: CodeContext,
@@ -83,10 +87,24 @@ export class CodeView {
     });
   }
 
-  /** Follows the computed head: a new computation reloads the diff from the first page. */
+  /**
+   * Follows the computed head: a new computation reloads the diff from the first page. 'latest' loads
+   * whatever is computed now (at sign-in, before the cohorts snapshot names the head).
+   */
   follow(headSha: string | null): void {
     if (headSha === this.headSha) return;
+    if (headSha !== null && this.headSha === 'latest' && this.loadedHead === headSha) {
+      this.headSha = headSha;
+      return;
+    }
+    if (headSha !== null && this.headSha === 'latest' && this.loadedHead === null && this.loading) {
+      // The first page is on its way: it will say which head it is; keep it unless it differs.
+      this.expectHead = headSha;
+      return;
+    }
     this.headSha = headSha;
+    this.loadedHead = null;
+    this.expectHead = null;
     this.generation++;
     for (const list of this.entries.values()) for (const le of list) this.observer.unobserve(le.el);
     this.entries.clear();
@@ -100,10 +118,24 @@ export class CodeView {
     let cursor: string | null = null;
     try {
       do {
-        const page = (await this.ctx.read('review_studio.reviewDiff', { ...this.target, ...(cursor ? { cursor } : {}) })) as DiffPage;
+        // A small first page paints sooner; the rest come in larger pages behind it.
+        const page = (await this.ctx.read('review_studio.reviewDiff', { ...this.target, ...(cursor ? { cursor, maxBytes: 512 * 1024 } : { maxBytes: 32 * 1024 }) })) as DiffPage;
         if (gen !== this.generation) return;
+        performance.mark('review-page:diff-page');
         if (!page.computed) break;
+        if (this.loadedHead === null) {
+          this.loadedHead = page.headSha;
+          if (this.headSha === 'latest' && this.expectHead && this.expectHead !== page.headSha) {
+            // The cohorts snapshot names another head than this page: start over for that head.
+            const want = this.expectHead;
+            this.loading = false;
+            this.follow(want);
+            return;
+          }
+          if (this.expectHead === page.headSha) this.headSha = page.headSha;
+        }
         for (const c of page.cohorts) {
+          this.cohortMeta.set(c.key, { rank: c.rank, title: c.title });
           const list = this.entries.get(c.key) ?? [];
           this.entries.set(c.key, list);
           c.entries.forEach((entry, i) => list.push(this.makeEntry(c.key, c.from + i, entry)));
@@ -114,6 +146,8 @@ export class CodeView {
         cursor = page.nextCursor;
         this.place();
         this.onLoaded();
+        // Let the browser paint what it has before the next page is parsed and laid out.
+        if (cursor) await new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0)));
       } while (cursor);
     } catch (err) {
       if (gen === this.generation) this.error = err instanceof Error ? err.message : String(err);
@@ -217,7 +251,8 @@ export class CodeView {
       const le = this.entries.get(p.cohortKey)?.find((x) => x.index === p.entry);
       if (le) this.materialize(le);
     }
-    const el = document.querySelector<HTMLElement>(`#cohorts [data-inline-node="${CSS.escape(nodeId)}"]`);
+    const sel = CSS.escape(nodeId);
+    const el = document.querySelector<HTMLElement>(`#cohorts [data-inline-node="${sel}"], #unplaced-global [data-inline-node="${sel}"]`);
     el?.scrollIntoView({ block: 'center' });
     return el;
   }
@@ -231,7 +266,10 @@ export class CodeView {
     if (le.materialized) return;
     le.materialized = true;
     this.draw(le);
-    if (this.firstCodeAt === null) this.firstCodeAt = performance.now();
+    if (this.firstCodeAt === null) {
+      this.firstCodeAt = performance.now();
+      performance.mark('review-page:first-code');
+    }
   }
 
   private dematerialize(le: LoadedEntry): void {

@@ -101,3 +101,24 @@ export function details(key: string, attrs: Attrs | null, summary: Child, ...chi
   el.addEventListener('toggle', () => ((el as HTMLDetailsElement).open ? openSections.add(key) : openSections.delete(key)));
   return el;
 }
+
+/** A collapsible section whose content is built only when it is first opened (300 cohorts' lists cost nothing closed). */
+export function lazyDetails(key: string, attrs: Attrs | null, summary: Child, build: () => Child[]): HTMLElement {
+  const el = h('details', { ...(attrs ?? {}), 'data-key': key }, h('summary', null, summary)) as HTMLDetailsElement;
+  let built = false;
+  const fillIn = () => {
+    if (built || !el.open) return;
+    built = true;
+    append(el, build());
+  };
+  el.addEventListener('toggle', () => {
+    if (el.open) openSections.add(key);
+    else openSections.delete(key);
+    fillIn();
+  });
+  if (openSections.has(key)) {
+    el.open = true;
+    fillIn();
+  }
+  return el;
+}

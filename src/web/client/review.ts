@@ -6,7 +6,7 @@ import type { reviewStatusView } from '../../projections/review-status';
 import type { ProgressView } from '../../progress/progress';
 import { roleAtLeast, type Role } from '../../security/roles';
 import { CodeView, type NodeRow } from './code-view';
-import { details, fill, h, markdown } from './dom';
+import { details, fill, h, lazyDetails, markdown } from './dom';
 import { LiveConnection } from './live';
 
 /**
@@ -185,6 +185,8 @@ function mountReview(): void {
   // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.
   live.watch('jobs', 'watchProgress', {}, true);
   code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode());
+  // The code first: its first page is asked for before the subscriptions' snapshots queue up behind it.
+  code.follow('latest');
   live.connect();
   void refreshAuditChain();
   setInterval(() => void refreshAuditChain(), 30_000);
@@ -303,7 +305,16 @@ function renderStale(): void {
   const el = document.getElementById('stale-banner');
   if (!el) return;
   el.hidden = !s?.stale;
-  fill('stale-banner', s?.stale ? ['The PR head moved to ', h('code', null, short(s.observedHead)), ' after the reviewed head ', h('code', null, short(s.reviewedHead)), ': this review is stale. Request or compute a review of the new head.'] : []);
+  fill(
+    'stale-banner',
+    s?.stale
+      ? [
+          'The PR head moved to ', h('code', null, short(s.observedHead)), ' after the reviewed head ', h('code', null, short(s.reviewedHead)), ': this review is stale. Request or compute a review of the new head.',
+          // A computation at the new head starts the next round (findings carried over, SPEC §5).
+          canAct() && s.observedHead ? [' ', h('button', { id: 'new-round', class: 'act', onclick: () => void command('computeReview', { headSha: s.observedHead }) }, 'Review the new head')] : null,
+        ]
+      : [],
+  );
 }
 
 function renderVerdict(): void {
@@ -495,18 +506,23 @@ function renderCohorts(): void {
   if (!c) return reset('Loading…');
   if (!c.computed) return reset('Not computed yet: cohorts appear when the review computation lands.');
   if (c.cohorts.length === 0) return reset('No source file changed: no cohort to review.');
+  performance.mark('review-page:cohorts');
   code?.follow(c.headSha);
   const keys = `${c.headSha}|${c.cohorts.map((co) => co.key).join(',')}`;
   if (keys !== renderedKeys) {
     renderedKeys = keys;
+    const kept = code?.headSha === c.headSha ? new Map(cohortEls) : new Map();
     cohortEls.clear();
     const root = document.getElementById('cohorts');
     root?.replaceChildren();
     for (const co of c.cohorts) {
-      const head = h('div', { class: 'cohort-head' });
-      const unplaced = h('div', { class: 'unplaced' });
-      const codeEl = h('div', { class: 'cohort-code' });
-      const article = h('article', { class: 'cohort', 'data-cohort-key': co.key, 'aria-label': `cohort ${co.rank}: ${co.title}`, tabindex: -1 }, head, unplaced, codeEl);
+      // Articles the diff already drew code into (same head) are kept: only their head is redrawn.
+      const old = kept.get(co.key);
+      const head = old?.head ?? h('div', { class: 'cohort-head' });
+      const unplaced = old?.unplaced ?? h('div', { class: 'unplaced' });
+      const codeEl = old?.code ?? h('div', { class: 'cohort-code' });
+      const article = old?.article ?? h('article', { class: 'cohort', 'data-cohort-key': co.key, tabindex: -1 }, head, unplaced, codeEl);
+      article.setAttribute('aria-label', `cohort ${co.rank}: ${co.title}`);
       cohortEls.set(co.key, { article, head, unplaced, code: codeEl });
       root?.append(article);
     }
@@ -548,19 +564,16 @@ function cohortHead(co: Cohort, p: ProgressView['cohorts'][number] | undefined):
       h('span', null, `${br.tests.length} test file(s) reach it`),
     ),
     br.dependents.files.length || br.publicApi.length || br.tests.length
-      ? details(
-          `impact-${co.key}`,
-          { class: 'impact' },
-          'who depends on it',
+      ? lazyDetails(`impact-${co.key}`, { class: 'impact' }, 'who depends on it', () => [
           br.publicApi.length ? h('div', null, 'public API: ', br.publicApi.map((x) => h('code', null, x))) : null,
           br.dependents.symbols.length ? h('div', null, `dependent symbols (depth ${br.dependents.depth}): `, br.dependents.symbols.map((x) => h('code', null, x))) : null,
           br.dependents.files.length ? h('div', null, 'dependent files: ', br.dependents.files.map((x) => h('code', null, x))) : null,
           br.tests.length ? h('div', null, 'tests: ', br.tests.map((x) => h('code', null, x))) : null,
-        )
+        ])
       : null,
     h('div', { class: 'files' }, co.files.map((f) => h('code', null, f))),
     co.readingOrder?.steps?.length
-      ? details(`reading-${co.key}`, { class: 'reading' }, `reading order (${co.readingOrder.order})`, h('ol', null, co.readingOrder.steps.map((st) => h('li', null, h('code', null, st.symbolId ?? st.path), ' — ', st.why))))
+      ? lazyDetails(`reading-${co.key}`, { class: 'reading' }, `reading order (${co.readingOrder.order})`, () => [h('ol', null, co.readingOrder.steps.map((st) => h('li', null, h('code', null, st.symbolId ?? st.path), ' — ', st.why)))])
       : null,
     co.summary ? h('div', { class: 'summary' }, markdown(co.summary.markdown), h('div', { class: 'muted' }, `summary by ${co.summary.by}`)) : h('div', { class: 'muted summary' }, 'No summary yet.'),
     co.diagrams.map((d) => diagramView(d)),
@@ -585,8 +598,7 @@ async function markReviewed(cohortKey: string, brief: string | undefined): Promi
 function renderCode(): void {
   if (!code) return;
   for (const [key, list] of code.entries) {
-    const el = cohortEls.get(key);
-    if (!el) continue;
+    const el = cohortEls.get(key) ?? provisionalCohort(key);
     for (const le of list) if (le.el.parentElement !== el.code) el.code.append(le.el);
     const unplaced = code.unplaced.get(key) ?? [];
     el.unplaced.replaceChildren(
@@ -596,6 +608,22 @@ function renderCode(): void {
   }
   const global = code.unplaced.get('') ?? [];
   fill('unplaced-global', code.error ? h('p', { class: 'error' }, code.error) : null, global.length ? [h('h3', { class: 'unplaced-title' }, `${global.length} finding(s) outside every cohort's code`), global.map((u) => unplacedItem(u.node, u.reason))] : null);
+}
+
+/**
+ * The diff is asked for at sign-in, alongside the subscriptions: when its first page arrives before the
+ * cohorts snapshot, the code is drawn under a bare cohort article that the snapshot then completes.
+ */
+function provisionalCohort(key: string): { article: HTMLElement; head: HTMLElement; unplaced: HTMLElement; code: HTMLElement } {
+  const meta = code?.cohortMeta.get(key);
+  const head = h('div', { class: 'cohort-head' }, h('header', null, h('span', { class: 'rank' }, `#${meta?.rank ?? ''}`), h('strong', null, meta?.title ?? key)));
+  const el = { article: h('article', { class: 'cohort', 'data-cohort-key': key, 'aria-label': `cohort ${meta?.rank ?? ''}: ${meta?.title ?? key}`, tabindex: -1 }), head, unplaced: h('div', { class: 'unplaced' }), code: h('div', { class: 'cohort-code' }) };
+  el.article.append(el.head, el.unplaced, el.code);
+  const root = document.getElementById('cohorts');
+  if (!cohortEls.size) root?.replaceChildren();
+  root?.append(el.article);
+  cohortEls.set(key, el);
+  return el;
 }
 
 function unplacedItem(n: NodeRow, reason: string): HTMLElement {
