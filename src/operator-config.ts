@@ -26,6 +26,18 @@ export const DEFAULT_SANDBOX_LIMITS = {
 } as const;
 export type SandboxLimits = { -readonly [K in keyof typeof DEFAULT_SANDBOX_LIMITS]: number };
 
+/** What one WebSocket connection may hold in server memory (SPEC §16); `connections` in the config file. */
+export const DEFAULT_CONNECTION_BOUNDS = {
+  /**
+   * Bytes of requests read but not yet answered plus answers the client has not taken, past which the
+   * server stops reading the connection (TCP backpressure reaches the client).
+   */
+  budgetBytes: 1024 * 1024,
+  /** A connection that keeps more than 256 KiB unsent this long is closed (code 4008, `slow_reader`). */
+  slowReaderMs: 30_000,
+} as const;
+export type ConnectionBounds = { -readonly [K in keyof typeof DEFAULT_CONNECTION_BOUNDS]: number };
+
 const renderEntrySchema = z
   .object({
     /** Shell command run at the root of a throwaway worktree, inside the sandbox. */
@@ -51,6 +63,7 @@ export const operatorConfigSchema = z
     githubEnterpriseHosts: z.array(z.string().min(1).max(253)).max(100).optional(),
     /** Origins (scheme://host[:port]) besides the server's own that may open the WebSocket /rpc. */
     allowedOrigins: z.array(z.string().min(1).max(300)).max(100).optional(),
+    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000) }).partial().strict().optional(),
     render: z
       .object({
         /** Per repo, keyed `<workspaceId>/<repoId>`. */
@@ -89,6 +102,7 @@ export interface OperatorConfig {
   repoRoot: string;
   githubEnterpriseHosts: string[];
   allowedOrigins: string[];
+  connections: ConnectionBounds;
   renderRepos: Record<string, OperatorRenderEntry>;
   sandbox: RenderSandboxConfig;
 }
@@ -121,6 +135,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
+    connections: { ...DEFAULT_CONNECTION_BOUNDS, ...(parsed.connections ?? {}) },
     renderRepos: parsed.render?.repos ?? {},
     sandbox: {
       kind: unsafe ? 'none' : 'bwrap',

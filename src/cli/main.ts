@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { CLI_MODULES } from './commands';
-import { neutralize } from '../security/output-hygiene';
+import { neutralize } from '../publish/output-hygiene';
 
 export function buildProgram(): Command {
   const program = new Command('review-ledger')
@@ -21,7 +21,7 @@ export function buildProgram(): Command {
 
 /**
  * Every string the CLI writes passes output hygiene: stored text is exact, and a finding title holding an
- * ANSI escape or a bidi override cannot repaint the operator's terminal (src/security/output-hygiene.ts).
+ * ANSI escape or a bidi override cannot repaint the operator's terminal (src/publish/output-hygiene.ts).
  * JSON output stays exact: inside a JSON string an escape is the same string.
  */
 function neutralizeWrites(stream: NodeJS.WriteStream): void {

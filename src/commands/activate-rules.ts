@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { canonicalJson } from '../events/canonical-json';
 import { streamIds } from '../events/envelope';
-import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
+import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
 import { parseRules } from '../rules/rules';
 import type { CommandDefinition } from './kernel';
 

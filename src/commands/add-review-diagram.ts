@@ -7,7 +7,7 @@ import { computeFold, ComputeState, loadComputeState, loadRepoState, openRegiste
 import { DomainError } from '../domain-error';
 import { diagramInputSchema, ReviewDiagramAdded, VerifiedDiagram } from '../events/catalogue/compute';
 import type { CommandDefinition } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({
   ...reviewTarget,

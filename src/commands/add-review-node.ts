@@ -2,14 +2,18 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { fixSchema, nodeKindSchema, prioritySchema, reviewerBriefSchema, shaSchema, triageSchema } from '../events/catalogue/review';
 import { streamIds } from '../events/envelope';
-import { GitRepo, normalizeRepoPath } from '../git/repo';
+import { GitRepo } from '../git/repo';
+import { normalizeRepoPath } from '../events/repo-path';
 import { FactsCache } from '../codegraph/facts-cache';
 import { definitionsAt, enclosingSymbolOf } from '../review/enclosing-symbol';
 import { anchoredLines, fingerprintOf } from '../review/fingerprint';
 import { currentRound, isLive, PrState, prFold, RoundRecord } from '../review/pr-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import type { CommandDefinition, PendingEvent } from './kernel';
-import { loadPrState, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import type { CommandDefinition } from './kernel';
+import type { PendingEvent } from '../events/kernel-types';
+import { loadPrState } from '../review/pr-state';
+import { requireReview } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 /** The anchor path is normalized at the edge; `..`, absolute paths and NUL are refused, naming the field. */
 const anchorPath = z

@@ -3,8 +3,9 @@ import { DomainError } from '../domain-error';
 import { currentRound } from '../review/pr-state';
 import { executePublish, loadPublishState, PreparedPublish, publishOutcomeEvents, publishResult } from '../publish/run';
 import { PublishRequestRecord, PublishState, publishFold } from '../publish/publish-state';
-import type { CommandDefinition, PendingEvent } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import type { CommandDefinition } from './kernel';
+import type { PendingEvent } from '../events/kernel-types';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({ ...reviewTarget, requestId: z.string().regex(/^p[0-9]{1,9}$/, 'requestId must look like "p<number>" as returned by a publish request') });
 type Input = z.infer<typeof input>;

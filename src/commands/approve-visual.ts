@@ -4,7 +4,8 @@ import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
 import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
-import { requireComputation, reviewStreamOf, reviewTarget } from './review-target';
+import { requireComputation } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({
   ...reviewTarget,

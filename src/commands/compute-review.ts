@@ -3,12 +3,13 @@ import { computeReview, inputsDigestOf, REVIEW_ENGINE_VERSION, ReviewComputedDat
 import { computeFold, ComputeState, loadComputeState, loadRepoState, openRegisteredRepo } from '../compute/streams';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
-import type { CommandDefinition, PendingEvent } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import type { CommandDefinition } from './kernel';
+import type { PendingEvent } from '../events/kernel-types';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
 import { ProgressHub } from '../progress-hub/hub';
 import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
-import { loadPrState } from './review-target';
+import { loadPrState } from '../review/pr-state';
 import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
 
 /** Share of the whole computation each indexing phase stands for in watchProgress (the rest is analysis). */

@@ -3,7 +3,8 @@ import { DomainError } from '../domain-error';
 import { nodeIdSchema } from '../events/catalogue/review';
 import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
-import { requireLiveNode, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import { requireLiveNode, requireReview } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, note: z.string().max(4000).optional() });
 

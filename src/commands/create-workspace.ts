@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { reviewLevelSchema, workspaceIdSchema } from '../events/catalogue/workspace';
 import { streamIds } from '../events/envelope';
-import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
+import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
 import type { CommandDefinition } from './kernel';
-import { assertMayHoldRole } from '../security/provisioning';
+import { assertMayHoldRole } from '../workspaces/provisioning';
 
 const input = z.object({
   workspaceId: workspaceIdSchema,

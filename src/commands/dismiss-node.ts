@@ -3,7 +3,8 @@ import { nodeIdSchema } from '../events/catalogue/review';
 import { streamIds } from '../events/envelope';
 import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
-import { parseReviewStream, requireLiveNode, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import { parseReviewStream, reviewStreamOf, reviewTarget } from '../events/streams';
+import { requireLiveNode, requireReview } from './review-target';
 
 const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, reason: z.string().min(1, 'reason: say why the node is dismissed').max(10_000) });
 

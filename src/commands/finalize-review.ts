@@ -4,8 +4,11 @@ import { assertTransition } from '../review/ladder';
 import { currentRound, PrState, prFold } from '../review/pr-state';
 import { consensusNodeIds, verdictOfPr } from '../review/pr-verdict';
 import type { Rules } from '../rules/rules';
-import type { CommandDefinition, PendingEvent } from './kernel';
-import { loadActiveRules, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import type { CommandDefinition } from './kernel';
+import type { PendingEvent } from '../events/kernel-types';
+import { loadActiveRules } from '../rules/rules';
+import { requireReview } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 import { incompleteCohortsOf } from '../progress/load';
 import { missingBriefs, tokenAxesUnderProgress } from '../progress/progress';
 

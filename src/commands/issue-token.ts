@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { principalSchema, streamIds } from '../events/envelope';
-import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
-import { assertMayIssueToken } from '../security/provisioning';
-import { roleSchema } from '../security/roles';
+import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
+import { assertMayIssueToken } from '../workspaces/provisioning';
+import { roleSchema } from '../events/roles';
 import type { CommandDefinition } from './kernel';
 
 const input = z.object({
@@ -16,7 +16,7 @@ const input = z.object({
 });
 
 /**
- * Records a bearer token's hash for an existing member (src/security/provisioning.ts says who may mint
+ * Records a bearer token's hash for an existing member (src/workspaces/provisioning.ts says who may mint
  * for whom). Authorization is checked before an idempotent replay answers, so a replayed key never
  * hands a token to someone who could not mint it now.
  */

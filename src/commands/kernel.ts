@@ -7,30 +7,11 @@ import { isHuman, principalSchema } from '../events/envelope';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import { MAX_EVENT_BYTES } from '../events/store/port';
 import { NoopKeys, NoopRecord } from './noop-keys';
-import { Role, roleAtLeast } from '../security/roles';
+import { Role, roleAtLeast } from '../events/roles';
 import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
-
-/** A pure fold over one stream: `evolve` may update `state` in place and must return it. */
-export interface StreamFold<S> {
-  initialState(): S;
-  evolve(state: S, event: RecordedEvent): S;
-}
-
-/** What a decider returns: the event type and its data; ids, versions and metadata are the kernel's. */
-export interface PendingEvent {
-  type: string;
-  data: unknown;
-}
-
-/** Everything a decider may know besides state and input. Values, not services: deciders stay pure. */
-export interface DecideContext {
-  principal: Principal;
-  role: Role;
-  /** The server time stamped on the events (injected clock), for rules that compare dates. */
-  now: string;
-  workspaceId: string;
-}
+import { loadStream } from '../workspaces/load-stream';
+import type { DecideContext, PendingEvent, StreamFold } from '../events/kernel-types';
 
 /** The I/O a command may do BEFORE the pure decision (read other streams, run git, compute). */
 export interface CommandEnv {
@@ -106,12 +87,6 @@ export interface CommandOutcome {
 }
 
 const MAX_CONFLICT_RETRIES = 20;
-
-interface CachedStream<S> {
-  revision: number;
-  state: S;
-  lock: Promise<void>;
-}
 
 /**
  * Runs commands: validate → idempotency check → prepare → load (cached fold) → decide → append with the
@@ -216,23 +191,8 @@ export class CommandExecutor {
   }
 
   /** Folds a stream (from the per-workspace cache, reading only events past the cached revision). */
-  async load<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string): Promise<{ state: S; revision: number }> {
-    let byStream = workspace.cache.get(fold) as Map<string, CachedStream<S>> | undefined;
-    if (!byStream) workspace.cache.set(fold, (byStream = new Map()));
-    let entry = byStream.get(streamId);
-    if (!entry) byStream.set(streamId, (entry = { revision: -1, state: fold.initialState(), lock: Promise.resolve() }));
-    const e = entry;
-    // Serialize catch-up per stream: evolve may mutate the cached state, so two loaders must not fold
-    // the same events into it concurrently.
-    const run = e.lock.then(async () => {
-      for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1 })) {
-        e.state = fold.evolve(e.state, ev);
-        e.revision = ev.streamRevision;
-      }
-    });
-    e.lock = run.catch(() => undefined);
-    await run;
-    return { state: e.state, revision: e.revision };
+  load<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string): Promise<{ state: S; revision: number }> {
+    return loadStream(fold, workspace, streamId);
   }
 
   private async replay(def: CommandDefinition<any, any, any>, workspace: WorkspaceHandle, key: string, digest: string, streamId: string, principal: Principal): Promise<CommandOutcome | null> {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { principalSchema, streamIds } from '../events/envelope';
-import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
-import { assertManages, assertMayGrant } from '../security/provisioning';
-import { roleSchema } from '../security/roles';
+import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
+import { assertManages, assertMayGrant } from '../workspaces/provisioning';
+import { roleSchema } from '../events/roles';
 import type { CommandDefinition } from './kernel';
 
 const memberInput = z.object({ principal: principalSchema, role: roleSchema });

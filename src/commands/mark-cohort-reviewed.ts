@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { cohortSchema } from '../events/catalogue/compute';
 import { reviewerBriefSchema } from '../events/catalogue/review';
-import { cohortReviewStatusSchema } from '../progress/events';
+import { cohortReviewStatusSchema } from '../events/catalogue/progress';
 import { progressFold, ProgressState } from '../progress/progress';
 import type { CommandDefinition } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z
   .object({

@@ -3,8 +3,9 @@ import { publishSelectionSchema } from '../events/catalogue/review';
 import { isHuman } from '../events/envelope';
 import { assertApproverExists, assertPublishable, executePublish, loadPublishState, PreparedPublish, publishOutcomeEvents, publishResult } from '../publish/run';
 import { PublishState, publishFold } from '../publish/publish-state';
-import type { CommandDefinition, PendingEvent } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import type { CommandDefinition } from './kernel';
+import type { PendingEvent } from '../events/kernel-types';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 /** Ship → APPROVE by default from the button; false leaves Ship as COMMENT. */
 const APPROVE_ON_SHIP_DEFAULT = true;

@@ -4,7 +4,8 @@ import { axisStatusSchema } from '../events/catalogue/compute';
 import { shaSchema } from '../events/catalogue/review';
 import { currentRound, PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
-import { requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import { requireReview } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z
   .object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CiSignalRecorded, shaSchema } from '../events/catalogue/review';
 import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const signal = CiSignalRecorded.schema.pick({ name: true, status: true, conclusion: true, url: true });
 const input = z.object({ ...reviewTarget, ...signal.shape, headSha: shaSchema });

@@ -23,7 +23,7 @@ import { publish, requestPublish, approvePublish } from './publish-review';
 import { markCohortReviewed } from './mark-cohort-reviewed';
 import { setContractDecision } from './set-contract-decision';
 import { approveVisual } from './approve-visual';
-import { setVerdictStatusCheck } from '../status-check/commands';
+import { setVerdictStatusCheck } from './status-check';
 
 /**
  * Every command of the ledger, by name. The RPC method catalogue, the MCP tools and the CLI are

@@ -3,7 +3,7 @@ import { publishSelectionSchema } from '../events/catalogue/review';
 import { assertApproverExists, assertPublishable, loadPublishState, publishResult } from '../publish/run';
 import { PublishState, publishFold } from '../publish/publish-state';
 import type { CommandDefinition } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({
   ...reviewTarget,

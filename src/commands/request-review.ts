@@ -5,9 +5,13 @@ import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
 import { rosterFor } from '../review/levels';
 import { currentRound, PrState, prFold } from '../review/pr-state';
 import type { Rules } from '../rules/rules';
-import type { CommandDefinition, PendingEvent } from './kernel';
+import type { CommandDefinition } from './kernel';
+import type { PendingEvent } from '../events/kernel-types';
 import { resolveCommits } from './commits';
-import { loadActiveRules, loadPrState, loadWorkspaceState, reviewStreamOf, reviewTarget } from './review-target';
+import { loadActiveRules } from '../rules/rules';
+import { loadPrState } from '../review/pr-state';
+import { loadWorkspaceState } from '../workspaces/workspace-state';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({ ...reviewTarget, baseSha: shaSchema, headSha: shaSchema });
 type Input = z.infer<typeof input>;

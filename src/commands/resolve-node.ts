@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { nodeIdSchema } from '../events/catalogue/review';
 import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
-import { requireLiveNode, requireReview, reviewStreamOf, reviewTarget } from './review-target';
+import { requireLiveNode, requireReview } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, reason: z.string().min(1, 'reason: say how the node was resolved').max(10_000) });
 

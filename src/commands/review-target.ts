@@ -1,38 +1,5 @@
-import { z } from 'zod';
 import { DomainError } from '../domain-error';
-import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
-import { streamIds } from '../events/envelope';
-import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
-import { currentRound, PrState, prFold } from '../review/pr-state';
-import { activeRules, Rules } from '../rules/rules';
-import type { WorkspaceHandle } from '../workspaces/registry';
-import { CommandExecutor } from './kernel';
-
-/** Every review command names its PR the same way: one code path from (repo, number) to the review stream (SPEC §10). */
-export const reviewTarget = { repoId: repoIdSchema, prNumber: prNumberSchema };
-export const reviewTargetSchema = z.object(reviewTarget);
-export const reviewStreamOf = (t: { repoId: string; prNumber: number }): string => streamIds.pr(t.repoId, t.prNumber);
-
-/** Parses `pr-<repoId>-<number>` back (repo ids may contain "-", the number never does). */
-export function parseReviewStream(streamId: string): { repoId: string; prNumber: number } | null {
-  const m = /^pr-(.+)-(\d+)$/.exec(streamId);
-  return m ? { repoId: m[1], prNumber: Number(m[2]) } : null;
-}
-
-// Folds read at the edge reuse the kernel's per-workspace cache (keyed by fold), so they cost only the tail.
-const reader = new CommandExecutor();
-
-export async function loadWorkspaceState(ws: WorkspaceHandle): Promise<WorkspaceState> {
-  return (await reader.load(workspaceFold, ws, streamIds.workspace())).state;
-}
-
-export async function loadActiveRules(ws: WorkspaceHandle): Promise<Rules> {
-  return activeRules((await loadWorkspaceState(ws)).rulesDocument);
-}
-
-export async function loadPrState(ws: WorkspaceHandle, streamId: string): Promise<PrState> {
-  return (await reader.load(prFold, ws, streamId)).state;
-}
+import { currentRound, PrState } from '../review/pr-state';
 
 export function requireReview(s: PrState, t: { repoId: string; prNumber: number }): void {
   if (!s.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${t.repoId}#${t.prNumber}`, 'not_found', { repoId: t.repoId, prNumber: t.prNumber });

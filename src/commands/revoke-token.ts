@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { streamIds } from '../events/envelope';
-import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
-import { assertManages } from '../security/provisioning';
+import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
+import { assertManages } from '../workspaces/provisioning';
 import type { Principal } from '../events/envelope';
 import type { CommandDefinition } from './kernel';
 

@@ -3,7 +3,7 @@ import { computeFold, ComputeState } from '../compute/streams';
 import { DomainError } from '../domain-error';
 import { CohortSummarySet } from '../events/catalogue/compute';
 import type { CommandDefinition } from './kernel';
-import { reviewStreamOf, reviewTarget } from './review-target';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 
 const input = z.object({ ...reviewTarget, cohortKey: CohortSummarySet.schema.shape.cohortKey, markdown: CohortSummarySet.schema.shape.markdown });
 type Input = z.infer<typeof input>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { reviewLevelSchema } from '../events/catalogue/workspace';
 import { streamIds } from '../events/envelope';
-import { workspaceFold, WorkspaceState } from '../projections/workspace-state';
+import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
 import type { CommandDefinition } from './kernel';
 
 const input = z.object({ level: reviewLevelSchema });

@@ -3,7 +3,8 @@ import { DomainError } from '../domain-error';
 import type { RecordedEvent } from '../events/envelope';
 import type { CohortData } from '../events/catalogue/compute';
 import type { Forge, RepoConfig } from '../events/catalogue/repo';
-import { CommandExecutor, StreamFold } from '../commands/kernel';
+import { loadStream } from '../workspaces/load-stream';
+import { StreamFold } from '../events/kernel-types';
 import { GitRepo } from '../git/repo';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
@@ -75,16 +76,14 @@ export const computeFold: StreamFold<ComputeState> = {
   },
 };
 
-const reader = new CommandExecutor();
-
 export async function loadRepoState(ws: WorkspaceHandle, repoId: string): Promise<RepoState> {
-  const state = (await reader.load(repoFold, ws, `repo-${repoId}`)).state;
+  const state = (await loadStream(repoFold, ws, `repo-${repoId}`)).state;
   if (!state.registered) throw new DomainError('repo_not_found', `repoId: "${repoId}" is not registered in this workspace`, 'not_found', { repoId });
   return state;
 }
 
 export async function loadComputeState(ws: WorkspaceHandle, streamId: string): Promise<ComputeState> {
-  return (await reader.load(computeFold, ws, streamId)).state;
+  return (await loadStream(computeFold, ws, streamId)).state;
 }
 
 /** Opens the registered work tree; refuses when it moved or is no longer a git work tree. */

@@ -1,4 +1,4 @@
-import { parseReviewStream } from '../commands/review-target';
+import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import type { ReviewNodeBody } from '../events/catalogue/review';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cohortSchema } from '../events/catalogue/compute';
-import { reviewTarget } from '../commands/review-target';
+import { reviewTarget } from '../events/streams';
 
 /** How a fact relates to the cohort (seeds/004 §2.3): the code it is about. */
 export const CLUE_RELATIONS = ['self', 'owner', 'caller', 'callee', 'used', 'project'] as const;

@@ -2,23 +2,13 @@ import { execFile, spawn, ChildProcessWithoutNullStreams } from 'node:child_proc
 import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { DomainError } from '../domain-error';
+import { normalizeRepoPath } from '../events/repo-path';
 
 const execFileAsync = promisify(execFile);
 
 export interface TreeEntry { path: string; mode: string; type: 'blob' | 'tree' | 'commit'; sha: string; }
 export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed';
 export interface ChangedFile { status: ChangeStatus; path: string; oldPath?: string; similarity?: number; }
-
-/** A repo-relative path: normalized, never absolute, never escaping the work tree, no NUL. */
-export function normalizeRepoPath(p: string): string {
-  if (typeof p !== 'string' || p.length === 0) throw new DomainError('invalid_path', 'path: must be a non-empty repo-relative path');
-  if (p.includes('\0')) throw new DomainError('invalid_path', 'path: must not contain NUL');
-  const unix = p.replace(/\\/g, '/');
-  if (unix.startsWith('/') || /^[a-zA-Z]:\//.test(unix)) throw new DomainError('invalid_path', `path: must be repo-relative, got absolute "${p}"`);
-  const norm = path.posix.normalize(unix).replace(/^\.\//, '').replace(/\/$/, '');
-  if (norm === '..' || norm.startsWith('../') || norm === '.' || norm === '') throw new DomainError('invalid_path', `path: escapes the repository ("${p}")`);
-  return norm;
-}
 
 /**
  * Config that makes git run a program is neutralized on every invocation (a registered repo's

@@ -5,14 +5,14 @@ import { checkAccess, type CommandEnvelope, type Via } from '../commands/kernel'
 import { isAgent, type Principal } from '../events/envelope';
 import { newUuidV7 } from '../events/ids';
 import type { Ledger } from '../ledger';
-import { runQuery } from '../projections/run-query';
+import { answerQuery } from '../projections/run-query';
 import { toRpcError } from '../rpc/errors';
 import { assertWithinLimits } from '../rpc/limits';
 import { assertNoReservedKeys } from '../commands/payload-keys';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
 import { authenticate } from '../security/tokens';
-import { effectiveRole } from '../security/provisioning';
-import { workspaceFold } from '../projections/workspace-state';
+import { effectiveRole } from '../workspaces/provisioning';
+import { workspaceFold } from '../workspaces/workspace-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { payloadFor, resolveTools, type ResolvedTool } from './tools';
 
@@ -60,7 +60,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
       checkAccess({ name: tool.name, access: tool.access }, caller.principal, caller.role);
       if (tool.kind === 'query') {
         const { workspace_id: _w, ...input } = parsed.data as Record<string, unknown>;
-        return success(JSON.stringify(await runQuery(tool.query!, caller.workspace, tool.query!.input.parse(input))));
+        return success(JSON.stringify(await answerQuery(tool.query!, caller.workspace, tool.query!.input.parse(input))));
       }
       if (tool.kind === 'review') {
         const target = { repoId: args.repoId, prNumber: args.prNumber };
@@ -68,7 +68,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
         for (const q of tool.queries ?? []) {
           const input = q.input.safeParse(target);
           if (!input.success) continue;
-          review[q.name] = await runQuery(q, caller.workspace, input.data);
+          review[q.name] = await answerQuery(q, caller.workspace, input.data);
         }
         return success(JSON.stringify(review));
       }

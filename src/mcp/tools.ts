@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AccessRule, CommandDefinition } from '../commands/kernel';
 import { commandByName } from '../commands/registry';
-import { reviewTargetSchema } from '../commands/review-target';
+import { reviewTargetSchema } from '../events/streams';
 import { QUERIES } from '../projections/queries';
 import type { QueryDefinition } from '../projections/query';
 
@@ -37,6 +37,7 @@ export const COMMAND_TOOLS: ToolBinding[] = [
 /** Read tools: one query each, its input schema as the tool schema. */
 export const QUERY_TOOLS: Array<{ tool: string; query: string; description?: string }> = [
   { tool: 'get_cohort_context', query: 'cohortContext', description: 'The context pack of one cohort: its fragments and clues (relation × kind), degraded to signatures then pointers to fit budgetBytes; every degraded clue is listed in `truncated`.' },
+  { tool: 'get_audit_log', query: 'audit', description: 'Who decided what, when: one row per decision act (filters: actor, action, repoId, prNumber, since, until), and `chain`: whether the log behind the rows verifies (hash chain and signed checkpoints) and up to which checkpoint.' },
 ];
 
 /** What `get_review` gathers, when the query exists: cohorts, nodes, axes, verdict. */

@@ -1,12 +1,10 @@
-import { CommandExecutor } from '../commands/kernel';
+import { loadStream } from '../workspaces/load-stream';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { partialCohorts, progressFold, ProgressState, CohortProgress } from './progress';
 
-// Reuses the kernel's per-workspace fold cache: reading progress costs only the stream's tail.
-const reader = new CommandExecutor();
-
+// Reuses the per-workspace fold cache: reading progress costs only the stream's tail.
 export async function loadProgressState(ws: WorkspaceHandle, streamId: string): Promise<ProgressState> {
-  return (await reader.load(progressFold, ws, streamId)).state;
+  return (await loadStream(progressFold, ws, streamId)).state;
 }
 
 /** The cohorts of the latest computation the roster has not reviewed completely (none before a computation). */

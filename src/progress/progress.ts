@@ -1,8 +1,8 @@
-import type { StreamFold } from '../commands/kernel';
+import type { StreamFold } from '../events/kernel-types';
 import type { RecordedEvent } from '../events/envelope';
 import type { CohortData } from '../events/catalogue/compute';
 import type { ReviewerBrief } from '../events/catalogue/review';
-import type { CohortReviewStatus } from './events';
+import type { CohortReviewStatus } from '../events/catalogue/progress';
 
 export interface CohortMark {
   status: CohortReviewStatus;

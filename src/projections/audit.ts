@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import type { StreamFold } from '../commands/kernel';
-import { parseReviewStream } from '../commands/review-target';
+import type { StreamFold } from '../events/kernel-types';
+import { parseReviewStream } from '../events/streams';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import type { RecordedEvent } from '../events/envelope';
 import type { QueryDefinition } from './query';
+import { auditChainStatus } from '../audit/status';
 
 export const AUDIT_ACTIONS = ['confirm', 'dismiss', 'resolve', 'contract_decision', 'visual_approval', 'finalize', 'publish_request', 'publish_approval', 'publish'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -140,4 +141,6 @@ export const auditQuery: QueryDefinition<AuditInput, AuditState, AuditRow[]> = {
   fold: () => auditFold,
   sources: () => 'all',
   view: auditView,
+  // Whether the log behind the rows verifies, and up to which signed checkpoint (docs/audit.md).
+  attach: async (ws) => ({ chain: await auditChainStatus(ws, new Date()) }),
 };

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { StreamFold } from '../commands/kernel';
-import { reviewStreamOf } from '../commands/review-target';
+import type { StreamFold } from '../events/kernel-types';
+import { reviewStreamOf } from '../events/streams';
 import { blastRadiusQueryInput, queryBlastRadius } from '../compute/queries';
 import { DomainError } from '../domain-error';
 import type { QueryDefinition } from './query';

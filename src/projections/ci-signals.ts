@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { reviewTarget } from '../commands/review-target';
+import { reviewTarget } from '../events/streams';
 import { shaSchema } from '../events/catalogue/review';
 import { currentRound } from '../review/pr-state';
 import type { QueryDefinition } from './query';

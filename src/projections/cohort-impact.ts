@@ -1,6 +1,6 @@
 import { cohortImpactQueryInput } from '../compute/queries';
 import type { z } from 'zod';
-import { reviewStreamOf } from '../commands/review-target';
+import { reviewStreamOf } from '../events/streams';
 import { cohortsFold, CohortsState } from './cohorts';
 import type { QueryDefinition } from './query';
 

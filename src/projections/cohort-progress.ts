@@ -1,4 +1,4 @@
-import { reviewStreamOf, reviewTargetSchema } from '../commands/review-target';
+import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
 import { PROGRESS_EVENT_TYPES, progressFold, progressView, ProgressState, ProgressView } from '../progress/progress';
 import type { QueryDefinition } from './query';
 import { z } from 'zod';

@@ -1,6 +1,6 @@
-import type { StreamFold } from '../commands/kernel';
+import type { StreamFold } from '../events/kernel-types';
 import type { z } from 'zod';
-import { reviewStreamOf, reviewTargetSchema } from '../commands/review-target';
+import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import type { changedFileSchema, CohortData, VerifiedDiagram } from '../events/catalogue/compute';
 import type { QueryDefinition } from './query';

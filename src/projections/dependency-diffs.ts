@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { StreamFold } from '../commands/kernel';
-import { reviewStreamOf, reviewTargetSchema } from '../commands/review-target';
+import type { StreamFold } from '../events/kernel-types';
+import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
 import type { DependencyDiffData } from '../events/catalogue/compute';
 import type { QueryDefinition } from './query';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { reviewTarget } from '../commands/review-target';
+import { reviewTarget } from '../events/streams';
 import { findDisagreements } from '../review/disagreements';
 import { duplicatesOf } from '../review/duplicates';
 import { countsAsConsensus } from '../review/consensus';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { StreamFold } from '../commands/kernel';
-import { reviewTarget } from '../commands/review-target';
+import type { StreamFold } from '../events/kernel-types';
+import { reviewTarget } from '../events/streams';
 import { publishSelectionSchema } from '../events/catalogue/review';
 import { reviewEventFor, selectFindings } from '../publish/selection';
 import { currentFinalization, currentRound } from '../review/pr-state';

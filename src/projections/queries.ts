@@ -8,7 +8,7 @@ import { ciSignalsQuery } from './ci-signals';
 import { auditQuery } from './audit';
 import { cohortProgressQuery } from './cohort-progress';
 import { reviewMetricsQuery } from './review-metrics';
-import { cohortContextQuery } from '../context/cohort-context';
+import { cohortContextQuery } from './cohort-context';
 import { cohortsQuery } from './cohorts';
 import { apiContractQuery } from './api-contract';
 import { visualQuery } from './visual';

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { RecordedEvent } from '../events/envelope';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import type { StreamFold } from '../commands/kernel';
+import type { StreamFold } from '../events/kernel-types';
 
 /**
  * A read model exposed to clients: `review_studio.<name>` answers it once, `watch<Name>` streams it.
@@ -26,4 +26,10 @@ export interface QueryDefinition<I = any, S = any, R = any> {
    */
   sources(input: I): string[] | 'all';
   view(state: S, input: I): R;
+  /**
+   * Facts that are not a fold of the log but belong with the answer (the audit's chain status: the rows
+   * are only as good as the log behind them). Merged beside `position` and `value` in the RPC and MCP
+   * answer (`answerQuery`); not part of watch updates. Read as the log is stored now, whatever `asOf`.
+   */
+  attach?(workspace: WorkspaceHandle): Promise<Record<string, unknown>>;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { reviewTarget } from '../commands/review-target';
+import { reviewTarget } from '../events/streams';
 import { isLive, PrState } from '../review/pr-state';
 import type { QueryDefinition } from './query';
 import { affectsReview, reviewSources, ReviewView, reviewViewFold } from './review-fold';

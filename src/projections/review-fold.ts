@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { StreamFold } from '../commands/kernel';
-import { reviewStreamOf, reviewTarget } from '../commands/review-target';
+import type { StreamFold } from '../events/kernel-types';
+import { reviewStreamOf, reviewTarget } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import type { ReviewNodeBody } from '../events/catalogue/review';
 import { currentRound, dict, evolvePr, initialPrState, internType, isLive, NodeCore, PrState } from '../review/pr-state';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { reviewStreamOf, reviewTargetSchema } from '../commands/review-target';
+import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
 import { affectsContext, CohortContextState, contextFoldFor, contextOf, evolveContextState, prepareContext } from '../context/cohort-context';
 import type { HeadMaterials } from '../context/materials';
 import { DEFAULT_BUDGET_BYTES } from '../context/pack-types';

@@ -28,3 +28,9 @@ export async function runQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: 
   }
   return { position: until, value: q.view(state, input) };
 }
+
+/** runQuery plus the query's `attach` facts, as the RPC and MCP answer it: `{position, value, ...attached}`. */
+export async function answerQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R> & { [fact: string]: unknown }> {
+  const answer = await runQuery(q, workspace, input, asOf);
+  return q.attach ? { ...(await q.attach(workspace)), ...answer } : { ...answer };
+}

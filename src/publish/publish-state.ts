@@ -1,4 +1,4 @@
-import type { StreamFold } from '../commands/kernel';
+import type { StreamFold } from '../events/kernel-types';
 import type { RecordedEvent } from '../events/envelope';
 import { currentRound, evolvePr, initialPrState, PrState } from '../review/pr-state';
 import type { PublishSelection } from './selection';

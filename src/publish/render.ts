@@ -1,7 +1,7 @@
 import { sha256Hex } from '../events/canonical-json';
 import type { ReviewNodeBody, Verdict } from '../events/catalogue/review';
 import type { FoldReason, InlinePlacement } from './diff-anchors';
-import { hasUnsafeCharacters, neutralize } from '../security/output-hygiene';
+import { hasUnsafeCharacters, neutralize } from './output-hygiene';
 
 /**
  * What a published review says, as text. Pure: the same findings, placements and verdict always give
@@ -30,7 +30,7 @@ export function hasPublishMarker(body: string | null | undefined, key: string): 
 
 /**
  * A finding's text may quote a marker (or forge one): neutralize it so only what we add is ever found. And
- * control characters, ANSI escapes and bidi overrides become visible `\uXXXX` text (src/security/output-hygiene.ts).
+ * control characters, ANSI escapes and bidi overrides become visible `\uXXXX` text (src/publish/output-hygiene.ts).
  */
 function defuse(text: string): string {
   return neutralize(text.split(MARKER_PREFIX).join('<!-- review-ledger (quoted):'));

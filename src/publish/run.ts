@@ -1,15 +1,17 @@
-import type { CommandEnv, DecideContext, PendingEvent } from '../commands/kernel';
-import { CommandExecutor } from '../commands/kernel';
-import { loadActiveRules, loadWorkspaceState, reviewStreamOf } from '../commands/review-target';
+import type { DecideContext, PendingEvent } from '../events/kernel-types';
+import { loadStream } from '../workspaces/load-stream';
+import { loadActiveRules } from '../rules/rules';
+import { loadWorkspaceState } from '../workspaces/workspace-state';
+import { reviewStreamOf } from '../events/streams';
 import { DomainError } from '../domain-error';
 import type { Forge } from '../events/catalogue/repo';
 import { isHuman, streamIds } from '../events/envelope';
-import type { WorkspaceState } from '../projections/workspace-state';
+import type { WorkspaceState } from '../workspaces/workspace-state';
 import { currentFinalization, currentRound } from '../review/pr-state';
 import { verdictOfPr } from '../review/pr-verdict';
 import { verdictStanding } from '../review/provisional';
 import type { Rules } from '../rules/rules';
-import { roleAtLeast } from '../security/roles';
+import { roleAtLeast } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { GITHUB_SERVICE, GitHubClientFactory, githubClientFactoryFromEnv } from './github-client';
 import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
@@ -20,15 +22,20 @@ import { PublishSelection, reviewEventFor, selectFindings } from './selection';
 /** Services the application may register (Ledger `services`): the GitHub client factory and publisher options. */
 export const PUBLISHER_OPTIONS_SERVICE = 'publish.options';
 
+/** What publishing needs of a command's environment (a command passes its own). */
+export interface PublishEnv {
+  workspace: WorkspaceHandle;
+  services: ReadonlyMap<string, unknown>;
+}
+
 export interface PublishTarget {
   repoId: string;
   prNumber: number;
 }
 
-const reader = new CommandExecutor();
 
 export async function loadPublishState(ws: WorkspaceHandle, t: PublishTarget): Promise<PublishState> {
-  return (await reader.load(publishFold, ws, reviewStreamOf(t))).state;
+  return (await loadStream(publishFold, ws, reviewStreamOf(t))).state;
 }
 
 /**
@@ -107,7 +114,7 @@ export interface PreparedPublish {
  * this process, and the state is re-read inside the lock: a second click waits for the first, then
  * either sees it recorded (already_published) or finds its marker on GitHub — never posts again.
  */
-export async function executePublish(env: CommandEnv, t: PublishTarget, selection: PublishSelection, approveOnShip: boolean, check?: (s: PublishState) => void): Promise<PreparedPublish> {
+export async function executePublish(env: PublishEnv, t: PublishTarget, selection: PublishSelection, approveOnShip: boolean, check?: (s: PublishState) => void): Promise<PreparedPublish> {
   const forge = await forgeOf(env.workspace, t.repoId);
   const factory = (env.services.get(GITHUB_SERVICE) as GitHubClientFactory | undefined) ?? githubClientFactoryFromEnv(process.env, (env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined)?.githubEnterpriseHosts);
   const options = env.services.get(PUBLISHER_OPTIONS_SERVICE) as PublisherOptions | undefined;

@@ -1,9 +1,11 @@
-import type { StreamFold } from '../commands/kernel';
+import type { StreamFold } from '../events/kernel-types';
 import type { ApiContractComputation, VisualComputation } from '../axes/types';
 import type { RecordedEvent } from '../events/envelope';
 import type { LadderStatus, ReviewerBrief, ReviewNodeBody, TokenAxes, Verdict } from '../events/catalogue/review';
 import type { ReviewLevel } from '../events/catalogue/workspace';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import { loadStream } from '../workspaces/load-stream';
 import { countsAsConsensus } from './consensus';
 
 /** `superseded`: an outdated node whose re-review (a re-filed node with its fingerprint) replaced it (SPEC §5). */
@@ -370,6 +372,10 @@ function joinCarried<B extends NodeCore>(s: PrState<B>, n: NodeRecord<B>, joined
 
 /** The PR stream fold the review commands decide on (cached per stream by the kernel). */
 export const prFold: StreamFold<PrState> = { initialState: initialPrState, evolve: evolvePr };
+
+export async function loadPrState(ws: WorkspaceHandle, streamId: string): Promise<PrState> {
+  return (await loadStream(prFold, ws, streamId)).state;
+}
 
 /** The finalization of the current round, if any (an older round's finalization describes another head). */
 export function currentFinalization(s: PrState<NodeCore>): Finalization | null {

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import { replayReviews } from '../projections/replay';
 import { auditChainStatus } from '../audit/status';
-import { readReviewDiff, readReviewFileLines, reviewDiffInput, reviewFileLinesInput } from '../compute/review-diff';
+import { readReviewDiff, readReviewFileLines, reviewDiffInput, reviewFileLinesInput } from '../projections/review-diff';
 import { rulesSchema } from '../rules/rules';
-import type { Role } from '../security/roles';
+import type { Role } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 /**

@@ -107,7 +107,7 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
   onApplicationBootstrap(): void {
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     installRpcFastPath(server, this.dispatcher);
-    this.ws = attachRpcWebSocket(server, this.dispatcher, this.ledger.operator.allowedOrigins);
+    this.ws = attachRpcWebSocket(server, this.dispatcher, this.ledger.operator.allowedOrigins, this.ledger.operator.connections);
   }
 
   onModuleDestroy(): void {

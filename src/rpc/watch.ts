@@ -1,7 +1,7 @@
 import { canonicalJson } from '../events/canonical-json';
 import type { RecordedEvent } from '../events/envelope';
 import type { Subscription } from '../events/store/port';
-import type { StreamFold } from '../commands/kernel';
+import type { StreamFold } from '../events/kernel-types';
 import { DomainError } from '../domain-error';
 import type { QueryDefinition } from '../projections/query';
 import type { WorkspaceHandle } from '../workspaces/registry';

@@ -1,7 +1,8 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { DomainError } from '../domain-error';
+import { DEFAULT_CONNECTION_BOUNDS, type ConnectionBounds } from '../operator-config';
 import { bearerFrom } from '../security/tokens';
 import type { RpcConnection, RpcDispatcher } from './dispatcher';
 import { toRpcError } from './errors';
@@ -9,18 +10,21 @@ import { LIMITS } from './limits';
 import type { ProgressSink } from '../progress-hub/hub';
 import type { WatchSink, WatchUpdate } from './watch';
 
-/** Above this many unsent bytes a subscriber counts as slow and its updates coalesce. */
+/** Above this many unsent bytes a subscriber counts as slow: its updates coalesce and its next request waits. */
 export const WS_HIGH_WATER_BYTES = 256 * 1024;
 /**
- * Past this many unsent bytes the connection is closed (terminated: a client that does not read cannot
- * read a close frame either). Responses wait below the high-water mark before the next request is
- * even read, so only a single oversized answer on top of the mark can get here.
+ * Past this many unsent bytes the connection is closed at once: only a single oversized answer on top of
+ * the high-water mark can get here, since no request is answered above the mark.
  */
 export const WS_MAX_UNSENT_BYTES = 8 * 1024 * 1024;
-/** A connection that stays above the high-water mark this long is closed. */
-export const WS_STALL_MS = 30_000;
 /** Requests read but not yet answered, past which the connection stops reading. */
 const MAX_QUEUED_FRAMES = 8;
+/** Close code for a client that does not take what it was sent (application range, RFC 6455 §7.4.2). */
+export const WS_SLOW_READER_CLOSE = 4008;
+/** After the slow-reader close frame is queued, how long the client has to take it before the socket is dropped. */
+const CLOSE_GRACE_MS = 5000;
+
+const frameBytes = (data: RawData): number => (Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer | ArrayBuffer).byteLength);
 
 // A group hands the same update to every member in one synchronous loop: encode its tail (position and
 // value, the bulk of the frame) once and reuse it, so each of 1,000 members costs a short prefix only.
@@ -37,64 +41,136 @@ export function updateFrameBytes(u: WatchUpdate): Buffer {
 class WsConnection implements RpcConnection {
   readonly watchers = new Map<string, { close(): void }>();
   private chain: Promise<void> = Promise.resolve();
+  /** Requests read and not yet answered: how many, and their bytes. */
   private queued = 0;
+  private queuedBytes = 0;
+  /** Requests waiting for the unsent bytes to fall below the high-water mark (true) or the end (false). */
+  private waiting: Array<(open: boolean) => void> = [];
+  private watchTimer: NodeJS.Timeout | null = null;
+  /** Since when the unsent bytes have stayed above the high-water mark. */
+  private overSince: number | null = null;
+  private closing = false;
 
-  constructor(private readonly ws: WebSocket, private readonly dispatcher: RpcDispatcher, private readonly bearer: string | undefined) {
+  constructor(private readonly ws: WebSocket, private readonly dispatcher: RpcDispatcher, private readonly bearer: string | undefined, private readonly bounds: ConnectionBounds) {
     ws.on('message', (data, isBinary) => {
       const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
-      // Backpressure on the way in: a client that sends faster than it reads is not read from.
-      if (++this.queued >= MAX_QUEUED_FRAMES) ws.pause();
+      const bytes = frameBytes(data);
+      this.queued++;
+      this.queuedBytes += bytes;
+      this.throttle();
       // Requests of one connection run in arrival order, so "file, then watch" means what it says.
       this.chain = this.chain
         .then(() => this.onFrame(text))
         .catch((err) => console.error('rpc websocket:', err))
         .finally(() => {
           this.queued--;
-          if (ws.isPaused && this.queued < MAX_QUEUED_FRAMES / 2 && ws.bufferedAmount <= WS_HIGH_WATER_BYTES && ws.readyState === WebSocket.OPEN) ws.resume();
+          this.queuedBytes -= bytes;
+          this.throttle();
         });
     });
     ws.on('close', () => this.release());
     ws.on('error', () => this.release());
   }
 
+  /** What the connection holds in server memory now: requests not yet answered plus unsent answers. */
+  held(): number {
+    return this.queuedBytes + this.ws.bufferedAmount;
+  }
+
+  /**
+   * Backpressure on the way in: past the byte budget or the frame count the connection is not read from
+   * (the client's writes back up in its own kernel buffers); it is read again once both are under half.
+   */
+  private throttle(): void {
+    const ws = this.ws;
+    if (ws.readyState !== WebSocket.OPEN || this.closing) return;
+    if (this.queued >= MAX_QUEUED_FRAMES || this.held() > this.bounds.budgetBytes) {
+      ws.pause();
+      // Unsent bytes fall without any event: watch them, or nothing would ever resume an idle connection.
+      if (ws.bufferedAmount > 0) this.watchUnsent();
+    } else if (ws.isPaused && this.queued < MAX_QUEUED_FRAMES / 2 && this.held() <= this.bounds.budgetBytes / 2) ws.resume();
+  }
+
   private async onFrame(text: string): Promise<void> {
-    // Every connection's unsent bytes are bounded: the next request waits (unread) until the client
-    // has taken what it was already sent.
-    if (!(await this.drained())) return;
+    // The next request waits (its answer not even computed) until the client has taken what it was sent.
+    if (!(await this.roomToAnswer())) return;
     const { response, parts, after } = await this.dispatcher.handle(text, { bearer: this.bearer, connection: this });
     if (this.ws.readyState === WebSocket.OPEN && (response !== null || parts)) {
       // One text message, sent as continuation frames so the shared parts are written, not copied.
       if (parts) parts.forEach((p, i) => this.ws.send(p, { binary: false, fin: i === parts.length - 1 }));
       else this.ws.send(response!);
-      if (this.ws.bufferedAmount > WS_MAX_UNSENT_BYTES) return this.overflow();
+      if (!this.checkUnsent()) return;
     }
     for (const fn of after) fn();
   }
 
   /** Resolves true once unsent bytes are below the high-water mark; false when the connection ended. */
-  private drained(): Promise<boolean> {
-    const ws = this.ws;
-    if (ws.readyState !== WebSocket.OPEN) return Promise.resolve(false);
-    if (ws.bufferedAmount <= WS_HIGH_WATER_BYTES) return Promise.resolve(true);
-    ws.pause();
-    const since = Date.now();
+  private roomToAnswer(): Promise<boolean> {
+    if (this.ws.readyState !== WebSocket.OPEN || this.closing) return Promise.resolve(false);
+    if (this.ws.bufferedAmount <= WS_HIGH_WATER_BYTES) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const check = () => {
-        if (ws.readyState !== WebSocket.OPEN) return resolve(false);
-        if (ws.bufferedAmount <= WS_HIGH_WATER_BYTES) return resolve(true);
-        if (Date.now() - since > WS_STALL_MS) {
-          this.overflow();
-          return resolve(false);
-        }
-        setTimeout(check, 20);
-      };
-      setTimeout(check, 20);
+      this.waiting.push(resolve);
+      this.watchUnsent();
     });
   }
 
-  private overflow(): void {
+  /** After a send: false (and the connection closing) past the hard cap; above the mark, the slow-reader clock runs. */
+  private checkUnsent(): boolean {
+    const unsent = this.ws.bufferedAmount;
+    if (unsent > WS_MAX_UNSENT_BYTES) {
+      this.closeSlowReader(`${unsent} bytes unsent, more than ${WS_MAX_UNSENT_BYTES}`);
+      return false;
+    }
+    if (unsent > WS_HIGH_WATER_BYTES) this.watchUnsent();
+    return true;
+  }
+
+  /** Polls the unsent bytes while they are above zero and someone waits, or above the mark (the stall clock). */
+  private watchUnsent(): void {
+    if (this.watchTimer || this.closing) return;
+    const tick = () => {
+      this.watchTimer = null;
+      const ws = this.ws;
+      if (ws.readyState !== WebSocket.OPEN) return this.wake(false);
+      const unsent = ws.bufferedAmount;
+      if (unsent <= WS_HIGH_WATER_BYTES) {
+        this.overSince = null;
+        this.wake(true);
+        this.throttle();
+        if (!ws.isPaused || unsent === 0) return;
+      } else {
+        const now = Date.now();
+        this.overSince ??= now;
+        if (now - this.overSince > this.bounds.slowReaderMs) return this.closeSlowReader(`more than ${WS_HIGH_WATER_BYTES} bytes unsent for ${this.bounds.slowReaderMs} ms`);
+      }
+      this.watchTimer = setTimeout(tick, 20);
+    };
+    this.watchTimer = setTimeout(tick, 20);
+  }
+
+  private wake(open: boolean): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const w of waiting) w(open);
+  }
+
+  /**
+   * A client that does not take what it was sent is closed with 4008 and a reason: the close frame waits
+   * behind the unsent bytes, so a client that is merely slow reads it; one that never reads is dropped
+   * after a grace period, which frees what it held.
+   */
+  private closeSlowReader(why: string): void {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    this.watchTimer = null;
+    this.wake(false);
     this.release();
-    this.ws.terminate();
+    const ws = this.ws;
+    if (ws.readyState === WebSocket.OPEN) ws.close(WS_SLOW_READER_CLOSE, closeReason(`slow_reader: ${why}`));
+    // Read again, or the client's answering close frame would never be seen; what else it sent is dropped.
+    ws.resume();
+    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   sink(): WatchSink {
@@ -104,7 +180,7 @@ class WsConnection implements RpcConnection {
         // binary: false — the frame is JSON text, sent from a shared buffer.
         if (ws.readyState !== WebSocket.OPEN) return;
         ws.send(updateFrameBytes(u), { binary: false });
-        if (ws.bufferedAmount > WS_MAX_UNSENT_BYTES) this.overflow();
+        this.checkUnsent();
       },
       congested: () => ws.bufferedAmount > WS_HIGH_WATER_BYTES,
       onDrain: (cb) => {
@@ -127,7 +203,7 @@ class WsConnection implements RpcConnection {
       send: (subscription, update) => {
         if (ws.readyState !== WebSocket.OPEN) return;
         ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'watch.update', params: { subscription, value: update } }));
-        if (ws.bufferedAmount > WS_MAX_UNSENT_BYTES) this.overflow();
+        this.checkUnsent();
       },
       congested: () => ws.bufferedAmount > WS_HIGH_WATER_BYTES,
       onDrain: (cb) => {
@@ -143,7 +219,7 @@ class WsConnection implements RpcConnection {
 
   end(reason: DomainError): void {
     // 4001: application-defined (RFC 6455 §7.4.2); the reason is limited to 123 bytes.
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(4001, Buffer.from(`${reason.code}: ${reason.message}`).subarray(0, 123).toString('utf8').replace(/\uFFFD$/, ''));
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(4001, closeReason(`${reason.code}: ${reason.message}`));
     this.release();
   }
 
@@ -152,6 +228,9 @@ class WsConnection implements RpcConnection {
     this.watchers.clear();
   }
 }
+
+/** A close reason is limited to 123 bytes; cut on a character boundary. */
+const closeReason = (text: string): string => Buffer.from(text).subarray(0, 123).toString('utf8').replace(/\uFFFD$/, '');
 
 /**
  * A browser always sends Origin on a WebSocket upgrade, and the same-origin policy does not apply to
@@ -168,7 +247,7 @@ export function originAllowed(req: IncomingMessage, allowedOrigins: readonly str
 }
 
 /** JSON-RPC over WebSocket on `/rpc` of the same HTTP server. */
-export function attachRpcWebSocket(server: Server, dispatcher: RpcDispatcher, allowedOrigins: readonly string[] = []): { close(): void; clients(): number } {
+export function attachRpcWebSocket(server: Server, dispatcher: RpcDispatcher, allowedOrigins: readonly string[] = [], bounds: ConnectionBounds = DEFAULT_CONNECTION_BOUNDS): { close(): void; clients(): number } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -178,7 +257,7 @@ export function attachRpcWebSocket(server: Server, dispatcher: RpcDispatcher, al
       return;
     }
     const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? undefined;
-    wss.handleUpgrade(req, socket, head, (ws) => new WsConnection(ws, dispatcher, bearer));
+    wss.handleUpgrade(req, socket, head, (ws) => new WsConnection(ws, dispatcher, bearer, bounds));
   };
   server.on('upgrade', onUpgrade);
   return {

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import { axisStatusSchema } from '../events/catalogue/compute';
 import { prioritySchema, reviewerBriefSchema, verdictSchema } from '../events/catalogue/review';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import { loadWorkspaceState } from '../workspaces/workspace-state';
 import v1Document from './v1.json';
 
 const axisNameSchema = z.enum(['correctness', 'security', 'testGap', 'visual', 'apiContract', 'performance']);
@@ -72,4 +74,9 @@ export function loadRulesFile(file: string): Rules {
 /** The rules in force given the workspace's last RulesVersionActivated document (v1 when none). */
 export function activeRules(document: Record<string, unknown> | null | undefined): Rules {
   return document ? parseRules(document, 'RulesVersionActivated.document') : RULES_V1;
+}
+
+/** The rules document the workspace has activated (v1 until one is). */
+export async function loadActiveRules(ws: WorkspaceHandle): Promise<Rules> {
+  return activeRules((await loadWorkspaceState(ws)).rulesDocument);
 }

@@ -1,10 +1,10 @@
 import { DomainError } from '../domain-error';
 import type { Principal } from '../events/envelope';
 import type { Ledger } from '../ledger';
-import { workspaceFold, type WorkspaceState } from '../projections/workspace-state';
+import { workspaceFold, type WorkspaceState } from '../workspaces/workspace-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { effectiveRole } from './provisioning';
-import { type Role, roleAtLeast } from './roles';
+import { effectiveRole } from '../workspaces/provisioning';
+import { type Role, roleAtLeast } from '../events/roles';
 
 /**
  * Ends long-lived streams (WebSocket subscriptions, SSE streams) whose access was taken away: a revoked

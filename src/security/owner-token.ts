@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { newUuidV7 } from '../events/ids';
 import { LOCAL_OPERATOR, type Ledger } from '../ledger';
 import { issueApiToken } from './tokens';
-import { workspaceFold } from '../projections/workspace-state';
+import { workspaceFold } from '../workspaces/workspace-state';
 
 export const OWNER_TOKEN_FILE = 'owner-token';
 export const DEFAULT_WORKSPACE = 'default';

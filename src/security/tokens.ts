@@ -7,11 +7,11 @@ import { assertIdempotencyKey } from '../events/ids';
 import type { CommandEnvelope, CommandOutcome } from '../commands/kernel';
 import { canonicalJson } from '../events/canonical-json';
 import type { Ledger } from '../ledger';
-import { workspaceFold } from '../projections/workspace-state';
+import { workspaceFold } from '../workspaces/workspace-state';
 import { WorkspaceRegistry, type WorkspaceHandle } from '../workspaces/registry';
 import { loadServerKey } from './server-key';
-import { effectiveRole } from './provisioning';
-import { Role, roleSchema } from './roles';
+import { effectiveRole } from '../workspaces/provisioning';
+import { Role, roleSchema } from '../events/roles';
 
 /**
  * Bearer tokens: `rl_<workspaceId>_<tokenId>_<secret>`. The secret is 256 bits; only sha256(token) is

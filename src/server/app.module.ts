@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { CqrsModule } from '@nestjs/cqrs';
+import { LedgerCqrsModule } from '../cqrs/ledger-cqrs.module';
 import { Ledger } from '../ledger';
 import { HealthController } from './health.controller';
 import { SERVER_FEATURES } from './features';
@@ -11,7 +11,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [CqrsModule.forRoot(), ...SERVER_FEATURES.map((f) => f.module)],
+      imports: [LedgerCqrsModule, ...SERVER_FEATURES.map((f) => f.module)],
       controllers: [HealthController],
       providers: [{ provide: Ledger, useValue: ledger }],
       exports: [Ledger],

@@ -2,11 +2,10 @@ import type { Verdict } from '../events/catalogue/review';
 import { verdictView } from '../projections/verdict';
 import type { ReviewView } from '../projections/review-fold';
 import { currentFinalization, currentRound, type NodeCore } from '../review/pr-state';
-import type { CommitState } from './events';
+import { DEFAULT_CONTEXT, type CommitState } from '../events/catalogue/status-check';
 
 /** GitHub keeps at most 140 characters of a status description. */
 export const MAX_DESCRIPTION = 140;
-export const DEFAULT_CONTEXT = 'review-ledger/verdict';
 
 /** The commit status a review's verdict asks for: on which commit, in which state, saying what. */
 export interface VerdictStatusIntent {

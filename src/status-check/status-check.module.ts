@@ -1,6 +1,8 @@
-import { Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
 import type { Server } from 'node:http';
+import { ALL_LEDGER_EVENTS, LedgerEvent, WorkspaceCaughtUp } from '../cqrs/events';
 import { Ledger } from '../ledger';
 import { statusCheckOptions, statusClientFactory, VerdictStatusSync } from './sync';
 
@@ -9,16 +11,17 @@ export const STATUS_SYNC_SERVICE = 'statusCheck.sync';
 
 /**
  * Runs the verdict status sync in the server — only when the server has a GitHub credential (or an
- * application registered a GitHub client): without one nothing could be posted, so nothing subscribes.
+ * application registered a GitHub client): without one nothing could be posted, so nothing is kept.
  * The Review page link uses REVIEW_LEDGER_PUBLIC_URL, else the address the server listens on.
  */
 @Injectable()
-export class VerdictStatusRunner implements OnApplicationBootstrap, OnModuleDestroy {
-  private sync: VerdictStatusSync | null = null;
+export class VerdictStatusRunner implements OnModuleInit, OnModuleDestroy {
+  sync: VerdictStatusSync | null = null;
 
   constructor(@Inject(Ledger) private readonly ledger: Ledger, private readonly adapterHost: HttpAdapterHost) {}
 
-  onApplicationBootstrap(): void {
+  // Init, not bootstrap: the sync must exist before the event feed starts publishing (at bootstrap).
+  onModuleInit(): void {
     const factory = statusClientFactory(this.ledger);
     if (!factory) return;
     const baseUrl = () => {
@@ -31,7 +34,6 @@ export class VerdictStatusRunner implements OnApplicationBootstrap, OnModuleDest
     };
     this.sync = new VerdictStatusSync(this.ledger, factory, baseUrl);
     this.ledger.services.set(STATUS_SYNC_SERVICE, this.sync);
-    this.sync.start();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -40,5 +42,18 @@ export class VerdictStatusRunner implements OnApplicationBootstrap, OnModuleDest
   }
 }
 
-@Module({ providers: [VerdictStatusRunner] })
+/** The whole log of every workspace, from the EventBus, into the sync (synchronously, in log order). */
+@EventsHandler(...ALL_LEDGER_EVENTS, WorkspaceCaughtUp)
+export class VerdictStatusEvents implements IEventHandler<LedgerEvent | WorkspaceCaughtUp> {
+  constructor(private readonly runner: VerdictStatusRunner) {}
+
+  handle(e: LedgerEvent | WorkspaceCaughtUp): void {
+    const sync = this.runner.sync;
+    if (!sync) return;
+    if (e instanceof WorkspaceCaughtUp) sync.onCaughtUp(e.workspaceId);
+    else sync.onEvent(e.workspaceId, e.event);
+  }
+}
+
+@Module({ providers: [VerdictStatusRunner, VerdictStatusEvents] })
 export class StatusCheckModule {}

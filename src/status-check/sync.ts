@@ -1,8 +1,8 @@
-import { parseReviewStream } from '../commands/review-target';
+import { parseReviewStream } from '../events/streams';
 import { newUuidV7 } from '../events/ids';
 import type { RecordedEvent } from '../events/envelope';
 import { streamIds } from '../events/envelope';
-import type { Subscription } from '../events/store/port';
+import { EVENT_FEED_SERVICE, type LedgerEventFeed } from '../cqrs/event-feed';
 import type { Ledger } from '../ledger';
 import { verdictQuery } from '../projections/verdict';
 import type { QueryDefinition } from '../projections/query';
@@ -11,7 +11,7 @@ import { runQuery } from '../projections/run-query';
 import { GITHUB_SERVICE, GitHubError, authFromEnv, githubClientFactoryFromEnv, type GitHubClientFactory, type GitHubStatusPort } from '../publish/github-client';
 import type { NodeCore } from '../review/pr-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { postedKey, postedStatusesFold, recordVerdictStatus, statusCheckRepoFold, type StatusCheckRepoState } from './commands';
+import { postedKey, postedStatusesFold, recordVerdictStatus, statusCheckRepoFold, type StatusCheckRepoState } from '../commands/status-check';
 import { unreviewedHeadIntent, verdictStatusIntent, type VerdictStatusIntent } from './intent';
 
 /** Optional ledger service: timings and waits (tests shorten them, and count the sleeps). */
@@ -25,8 +25,6 @@ export interface StatusCheckOptions {
   maxRateLimitWaitSeconds?: number;
   /** How long changes are gathered before a sync (default 50 ms): a burst of findings is one status. */
   debounceMs?: number;
-  /** How often the workspace catalogue is re-read for new workspaces (default 5 s). */
-  rescanMs?: number;
   /** The server's public base URL for the Review page link (else REVIEW_LEDGER_PUBLIC_URL, else the listening address). */
   publicUrl?: string;
 }
@@ -62,7 +60,7 @@ interface Target {
   prNumber: number;
 }
 
-/** One workspace: its log subscription and what the sync knows from it. */
+/** One workspace: what the sync knows from its log. */
 class WorkspaceLoop {
   readonly repos = new Map<string, StatusCheckRepoState>();
   readonly prsByRepo = new Map<string, Set<number>>();
@@ -70,17 +68,22 @@ class WorkspaceLoop {
   caughtUp = false;
   timer: NodeJS.Timeout | null = null;
   running: Promise<void> | null = null;
-  sub: Subscription | null = null;
-  /** Position of the last event folded. */
-  seen = 0;
-  reading: Promise<void> | null = null;
-  constructor(readonly ws: WorkspaceHandle) {}
+  private handle: Promise<WorkspaceHandle> | null = null;
+  constructor(
+    readonly id: string,
+    private readonly ledger: Ledger,
+  ) {}
+
+  get ws(): Promise<WorkspaceHandle> {
+    return (this.handle ??= this.ledger.workspace(this.id));
+  }
 }
 
 /**
  * Keeps a GitHub commit status on each PR head in step with the verdict projection, for the repos an
- * admin opted in (SPEC §14). Fed by each workspace's store subscription — the log, never an in-memory
- * bus — so whatever process wrote an event, and whenever this server (re)started, the status follows.
+ * admin opted in (SPEC §14). Fed by the EventBus (`VerdictStatusEvents`), which the ledger feeds from
+ * each workspace's store subscription — the log, never an in-memory publish — so whatever process
+ * wrote an event, and whenever this server (re)started, the status follows.
  *
  * Never twice: what was posted is recorded (`VerdictStatusPosted`), and before posting the commit's
  * statuses on GitHub are read, so a status posted by a process that died before recording it is found
@@ -90,7 +93,6 @@ class WorkspaceLoop {
 export class VerdictStatusSync {
   private readonly loops = new Map<string, WorkspaceLoop>();
   private readonly options: Required<Omit<StatusCheckOptions, 'publicUrl'>>;
-  private rescan: NodeJS.Timeout | null = null;
   private stopped = false;
 
   constructor(
@@ -105,80 +107,53 @@ export class VerdictStatusSync {
       maxRateLimitRetries: o.maxRateLimitRetries ?? 3,
       maxRateLimitWaitSeconds: o.maxRateLimitWaitSeconds ?? 60,
       debounceMs: o.debounceMs ?? 50,
-      rescanMs: o.rescanMs ?? 5000,
     };
   }
 
-  start(): void {
-    this.scan();
-    this.rescan = setInterval(() => this.scan(), this.options.rescanMs);
-    this.rescan.unref();
+  /** One event of a workspace's log, in log order (during catch-up it is folded; syncs wait for the end of it). */
+  onEvent(workspaceId: string, e: RecordedEvent): void {
+    if (this.stopped) return;
+    const loop = this.loop(workspaceId);
+    this.track(loop, e);
+    if (loop.caughtUp) this.schedule(loop);
   }
 
-  /** Stops every subscription and waits for the syncs in flight. */
+  /** The log as it was when the feed started following the workspace has been folded: sync what it asks for. */
+  onCaughtUp(workspaceId: string): void {
+    if (this.stopped) return;
+    const loop = this.loop(workspaceId);
+    loop.caughtUp = true;
+    this.schedule(loop);
+  }
+
+  private loop(workspaceId: string): WorkspaceLoop {
+    let loop = this.loops.get(workspaceId);
+    if (!loop) this.loops.set(workspaceId, (loop = new WorkspaceLoop(workspaceId, this.ledger)));
+    return loop;
+  }
+
+  /** Stops scheduling and waits for the syncs in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.rescan) clearInterval(this.rescan);
-    for (const loop of this.loops.values()) {
-      if (loop.timer) clearTimeout(loop.timer);
-      loop.sub?.close();
-    }
-    await Promise.all([...this.loops.values()].flatMap((l) => [l.running, l.reading]).map((p) => p?.catch(() => undefined)));
+    for (const loop of this.loops.values()) if (loop.timer) clearTimeout(loop.timer);
+    await Promise.all([...this.loops.values()].map((l) => l.running?.catch(() => undefined)));
   }
 
   /**
-   * Resolves once every event in every followed workspace's log at the time of the call has been folded
+   * Resolves once every event in every workspace's log at the time of the call has reached the sync
    * and every sync it asked for has finished (tests wait on it instead of sleeping).
    */
   async settled(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    const heads = new Map<string, number>();
-    for (const w of this.ledger.workspaces.list()) heads.set(w.workspaceId, await (await this.ledger.workspace(w.workspaceId)).store.headPosition());
+    const feed = this.ledger.services.get(EVENT_FEED_SERVICE) as LedgerEventFeed | undefined;
+    if (feed) await feed.settled(timeoutMs);
     for (;;) {
       if (this.stopped) return;
-      const pending = [...heads].filter(([id, head]) => {
-        const l = this.loops.get(id);
-        return !l || !l.caughtUp || l.seen < head || l.timer !== null || l.running !== null || l.dirty.size > 0;
-      });
+      const pending = [...this.loops.values()].filter((l) => !l.caughtUp || l.timer !== null || l.running !== null || l.dirty.size > 0);
       if (pending.length === 0) return;
-      if (Date.now() > deadline) throw new Error(`verdict status: not settled after ${timeoutMs} ms (${pending.map(([id]) => id).join(', ')})`);
+      if (Date.now() > deadline) throw new Error(`verdict status: not settled after ${timeoutMs} ms (${pending.map((l) => l.id).join(', ')})`);
       await new Promise((r) => setTimeout(r, 10));
     }
-  }
-
-  private scan(): void {
-    if (this.stopped) return;
-    for (const w of this.ledger.workspaces.list()) {
-      if (this.loops.has(w.workspaceId)) continue;
-      this.loops.set(w.workspaceId, null as unknown as WorkspaceLoop);
-      void this.ledger.workspace(w.workspaceId).then(
-        (ws) => this.follow(new WorkspaceLoop(ws)),
-        (err) => {
-          this.loops.delete(w.workspaceId);
-          console.error(`verdict status: workspace ${w.workspaceId} could not be opened:`, err);
-        },
-      );
-    }
-  }
-
-  private follow(loop: WorkspaceLoop): void {
-    if (this.stopped) return;
-    this.loops.set(loop.ws.id, loop);
-    loop.reading = (async () => {
-      const head = await loop.ws.store.headPosition();
-      loop.caughtUp = head === 0;
-      loop.sub = loop.ws.store.subscribeAll({ after: 0 });
-      try {
-        for await (const e of loop.sub) {
-          this.track(loop, e);
-          loop.seen = e.globalPosition;
-          if (!loop.caughtUp && e.globalPosition >= head) loop.caughtUp = true;
-          if (loop.caughtUp) this.schedule(loop);
-        }
-      } catch (err) {
-        if (!this.stopped) console.error(`verdict status: the subscription of workspace ${loop.ws.id} ended:`, err);
-      }
-    })();
   }
 
   /** Folds one event into what the loop knows and marks the PRs whose status it may change. */
@@ -225,7 +200,7 @@ export class VerdictStatusSync {
         try {
           await this.syncPr(loop, { repoId, prNumber });
         } catch (err) {
-          if (!this.stopped) console.error(`verdict status: ${loop.ws.id}/${repoId}#${prNumber}:`, err instanceof Error ? err.message : err);
+          if (!this.stopped) console.error(`verdict status: ${loop.id}/${repoId}#${prNumber}:`, err instanceof Error ? err.message : err);
         }
       }
     }
@@ -233,7 +208,8 @@ export class VerdictStatusSync {
 
   private async syncPr(loop: WorkspaceLoop, t: Target): Promise<void> {
     const repo = loop.repos.get(t.repoId)!;
-    const answer = await runQuery(verdictStatusQuery, loop.ws, t);
+    const ws = await loop.ws;
+    const answer = await runQuery(verdictStatusQuery, ws, t);
     const intent = answer.value;
     if (!intent || !repo.forge) return;
     const client = this.factory(repo.forge) as Partial<GitHubStatusPort>;
@@ -241,7 +217,7 @@ export class VerdictStatusSync {
       throw new Error('the configured GitHub client cannot post commit statuses');
     }
     const github = client as GitHubStatusPort;
-    const link = `${this.baseUrl().replace(/\/+$/, '')}/workspaces/${loop.ws.id}/repos/${encodeURIComponent(t.repoId)}/prs/${t.prNumber}`;
+    const link = `${this.baseUrl().replace(/\/+$/, '')}/workspaces/${loop.id}/repos/${encodeURIComponent(t.repoId)}/prs/${t.prNumber}`;
     const posted = await this.ensure(loop, t, repo, github, intent, link, answer.position);
     if (!posted) return;
     // The head may have moved on GitHub while we posted: a commit nobody reviewed gets pending, so a
@@ -252,7 +228,7 @@ export class VerdictStatusSync {
 
   /** Makes GitHub show `intent` on its commit. Returns false when the record already said so (nothing to do). */
   private async ensure(loop: WorkspaceLoop, t: Target, repo: StatusCheckRepoState, github: GitHubStatusPort, intent: VerdictStatusIntent, link: string, reflects: number): Promise<boolean> {
-    const { state: record } = await this.ledger.executor.load(postedStatusesFold, loop.ws, streamIds.status(t.repoId, t.prNumber));
+    const { state: record } = await this.ledger.executor.load(postedStatusesFold, await loop.ws, streamIds.status(t.repoId, t.prNumber));
     const last = record.posted[postedKey(intent.sha, repo.context)];
     if (last && last.state === intent.state && last.description === intent.description && last.targetUrl === link) return false;
 
@@ -289,6 +265,6 @@ export class VerdictStatusSync {
   }
 
   private async record(loop: WorkspaceLoop, payload: Record<string, unknown>): Promise<void> {
-    await this.ledger.executor.execute(recordVerdictStatus, loop.ws, { principal: STATUS_PRINCIPAL, role: 'member', idempotencyKey: newUuidV7() }, payload);
+    await this.ledger.executor.execute(recordVerdictStatus, await loop.ws, { principal: STATUS_PRINCIPAL, role: 'member', idempotencyKey: newUuidV7() }, payload);
   }
 }

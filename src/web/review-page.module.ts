@@ -2,7 +2,8 @@ import { Controller, Get, Inject, Module, Param, Query, Req, Res } from '@nestjs
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readDiffImage } from '../axes/visual';
 import { checkAccess } from '../commands/kernel';
-import { loadPrState, reviewStreamOf } from '../commands/review-target';
+import { loadPrState } from '../review/pr-state';
+import { reviewStreamOf } from '../events/streams';
 import { loadRepoState, openRegisteredRepo } from '../compute/streams';
 import { DomainError } from '../domain-error';
 import { Ledger } from '../ledger';

@@ -1,6 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../domain-error';
-import { commandByName } from '../commands/registry';
 import type { RecordedEvent } from '../events/envelope';
 import type { Ledger } from '../ledger';
 import type { WorkspaceHandle } from '../workspaces/registry';
@@ -8,6 +7,9 @@ import { readWebhookSecret } from './secrets';
 import { validateWebhookPayload } from './schemas';
 
 export const WEBHOOK_PRINCIPAL = 'system:github-webhook' as const;
+
+/** What a head observed through a webhook on a repo configured with `autoRecompute` starts. */
+export const AUTO_RECOMPUTE_COMMAND = 'computeReview';
 
 export interface WebhookDelivery {
   workspaceId: unknown;
@@ -118,11 +120,12 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
     const at = Date.parse(pr.updated_at) || 0;
     // The PR's updated_at orders deliveries: an older one never moves the observed head back.
     const observedAt = at ? new Date(at).toISOString() : undefined;
-    const out = await ledger.run('observeHead', wid, envelope(0, at), { repoId: repo.repoId, prNumber: payload.number, headSha: pr.head.sha, source: `github:pull_request.${action}`, ...(observedAt ? { observedAt } : {}) });
+    const out = await ledger.run('observeHead', wid, envelope(0, at), { repoId: repo.repoId, prNumber: payload.number, headSha: pr.head.sha, baseSha: pr.base.sha, source: `github:pull_request.${action}`, ...(observedAt ? { observedAt } : {}) });
     results.push({ command: 'observeHead', prNumber: payload.number, replayed: out.replayed, result: out.response.result });
-    // GitHub gives a delivery 10 s: the computation runs after the answer. Its key comes from the
-    // delivery too, so a redelivery that arrives while (or after) it runs cannot start a second one.
-    if (repo.autoRecompute && out.response.eventIds.length > 0) recomputing = startRecompute(ledger, wid, envelope(1, at), repo.repoId, payload);
+    // GitHub gives a delivery 10 s: the computation runs after the answer, started by the auto-recompute
+    // saga once the recorded HeadObserved reaches the EventBus (auto-recompute.saga.ts). Its key comes
+    // from that event, so a redelivery (which records nothing) or a restart cannot start a second one.
+    if (repo.autoRecompute && out.response.eventIds.length > 0) recomputing = AUTO_RECOMPUTE_COMMAND;
   } else {
     const check = d.event === 'check_run' ? payload.check_run : payload.check_suite;
     const at = Date.parse(check.completed_at ?? check.updated_at) || 0;
@@ -136,19 +139,4 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
     }
   }
   return { status: 200, body: { delivery: d.deliveryId, duplicate: results.length > 0 && results.every((r) => r.replayed), results, ...(recomputing ? { recompute: recomputing } : {}) } };
-}
-
-/**
- * "Recompute automatically when the repo is configured to": starts the compute command in the
- * background and returns its name (null when no compute command is registered). A failure is logged;
- * the review stays recomputable (SPEC §10).
- */
-function startRecompute(ledger: Ledger, wid: string, envelope: { idempotencyKey: string; principal: typeof WEBHOOK_PRINCIPAL; role: 'member'; via: 'webhook'; correlationId: string }, repoId: string, payload: any): string | null {
-  const compute = commandByName.get('computeReview') ?? commandByName.get('compute');
-  if (!compute) return null;
-  const input = { repoId, prNumber: payload.number, baseSha: payload.pull_request.base.sha, headSha: payload.pull_request.head.sha };
-  ledger.run(compute.name, wid, envelope, input).catch((err) => {
-    if ((err as Error).message !== 'store is closed') console.error(`webhook recompute of ${repoId}#${payload.number}: ${(err as DomainError).code ?? 'internal'}: ${(err as Error).message}`);
-  });
-  return compute.name;
 }

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { Ledger } from '../ledger';
 import { httpStatusOf, toRpcError } from '../rpc/errors';
 import type { RawBodyRequest } from '../rpc/raw-body';
+import { AutoRecomputeSaga } from './auto-recompute.saga';
 import { handleGithubWebhook } from './github';
 
 const header = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
@@ -34,5 +35,5 @@ export class GithubWebhookController {
   }
 }
 
-@Module({ controllers: [GithubWebhookController] })
+@Module({ controllers: [GithubWebhookController], providers: [AutoRecomputeSaga] })
 export class WebhooksModule {}

@@ -5,7 +5,9 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { AuditCheckpointer } from '../../src/audit/checkpointer';
 import { AuditExport } from '../../src/audit/export';
-import { call, command, serverFixture } from '../rpc/support';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { call, command, serverFixture, tokenFor } from '../rpc/support';
 
 const run = promisify(execFile);
 const BIN = path.resolve(__dirname, '../../bin/review-ledger.js');
@@ -23,9 +25,13 @@ async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; 
 describe('audit on a running server: the published key, scheduled checkpoints, the auditChain read, the CLI', () => {
   let fx: Awaited<ReturnType<typeof serverFixture>>;
   beforeAll(async () => {
+    // A checkpoint as soon as the head moves: the scheduled pass may already have signed an earlier head
+    // while the server started (a slow machine), and the test's own pass must still sign the current one.
+    process.env.REVIEW_LEDGER_CHECKPOINT_EVENTS = '1';
     fx = await serverFixture();
   });
   afterAll(async () => {
+    delete process.env.REVIEW_LEDGER_CHECKPOINT_EVENTS;
     await fx.close();
   });
 
@@ -38,12 +44,15 @@ describe('audit on a running server: the published key, scheduled checkpoints, t
   });
 
   test('the checkpointer signs the head; auditChain reports the chain verified up to that checkpoint, then the first broken position once the file is edited', async () => {
-    for (let i = 0; i < 3; i++) expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: `user:m${i}`, role: 'viewer' })).error).toBeUndefined();
     const checkpointer = fx.server.ledger.services.get('audit.checkpointer') as AuditCheckpointer;
+    // From here the test drives the passes (stop waits for a scheduled one in flight).
+    await checkpointer.stop();
+    for (let i = 0; i < 3; i++) expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: `user:m${i}`, role: 'viewer' })).error).toBeUndefined();
     await checkpointer.tick();
     const ok = (await call(fx.server.url, fx.ownerToken, 'review_studio.auditChain', { workspace_id: fx.workspaceId })).result.value;
     expect(ok).toMatchObject({ supported: true, ok: true, firstBroken: null, chainedFrom: 0 });
-    expect(ok.verifiedCheckpoint).toMatchObject({ seq: 0, position: ok.headPosition });
+    expect(ok.verifiedCheckpoint).toMatchObject({ seq: expect.any(Number), position: ok.headPosition });
+    const signed = ok.verifiedCheckpoint;
 
     // The CLI agrees, and its export verifies as a file.
     const verify = await cli(fx.dataDir, 'audit', 'verify', '--workspace', fx.workspaceId);
@@ -54,6 +63,18 @@ describe('audit on a running server: the published key, scheduled checkpoints, t
     const doc = JSON.parse(fs.readFileSync(out, 'utf8')) as AuditExport;
     expect(doc.publicKey).toBe((await (await fetch(`${fx.server.url}/.well-known/review-ledger/audit-key`)).json()).publicKey);
     expect((await cli(fx.dataDir, 'audit', 'verify', '--file', out)).code).toBe(0);
+
+    // The audit answer itself carries the same status beside its rows, over RPC and to an MCP agent.
+    const audit = (await call(fx.server.url, fx.ownerToken, 'review_studio.audit', { workspace_id: fx.workspaceId })).result;
+    expect(Array.isArray(audit.value)).toBe(true);
+    expect(audit.chain).toMatchObject({ supported: true, ok: true, firstBroken: null, headPosition: ok.headPosition, verifiedCheckpoint: signed });
+    const agent = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:auditor', 'viewer');
+    const client = new Client({ name: 'audit-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${fx.server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agent}` } } }));
+    const viaMcp = ((await client.callTool({ name: 'get_audit_log', arguments: {} })) as any).structuredContent;
+    await client.close();
+    expect(viaMcp.value).toEqual(audit.value);
+    expect(viaMcp.chain).toMatchObject({ ok: true, verifiedCheckpoint: signed });
 
     // Someone edits the SQLite file behind the server's back.
     const db = new Database(path.join(fx.dataDir, fx.workspaceId, 'workspace.db'));
@@ -68,5 +89,7 @@ describe('audit on a running server: the published key, scheduled checkpoints, t
     await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: 'user:later', role: 'viewer' });
     const bad = (await call(fx.server.url, fx.ownerToken, 'review_studio.auditChain', { workspace_id: fx.workspaceId })).result.value;
     expect(bad).toMatchObject({ ok: false, firstBroken: edited, problems: [expect.objectContaining({ kind: 'edited', position: edited })] });
-  });
+    const badAudit = (await call(fx.server.url, fx.ownerToken, 'review_studio.audit', { workspace_id: fx.workspaceId })).result;
+    expect(badAudit.chain).toMatchObject({ ok: false, firstBroken: edited, verifiedCheckpoint: null });
+  }, 120_000);
 });

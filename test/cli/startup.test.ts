@@ -41,6 +41,7 @@ async function loadedBy(args: string[]): Promise<{ code: number; stdout: string;
 const REGISTRATION = [
   'src/axes/visual/options.ts',
   'src/cli/commands/compute.ts',
+  'src/cli/commands/context-pack.ts',
   'src/cli/commands/contract-diff.ts',
   'src/cli/commands/core.ts',
   'src/cli/commands/demo.ts',
@@ -53,9 +54,8 @@ const REGISTRATION = [
   'src/cli/commands/token.ts',
   'src/cli/commands/visual-diff.ts',
   'src/cli/main.ts',
-  'src/context/cli.ts',
   'src/local-operator.ts',
-  'src/security/output-hygiene.ts',
+  'src/publish/output-hygiene.ts',
 ];
 
 /** Never loaded by --help, visual-diff or contract-diff: the server, the stores, the agent transports. */

@@ -1,7 +1,7 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import type { ProgressView } from '../../src/progress/progress';
-import { cohortContextQuery } from '../../src/context/cohort-context';
+import { cohortContextQuery } from '../../src/projections/cohort-context';
 import type { ReviewMetrics } from '../../src/projections/review-metrics';
 import { AGENT, contextFixture, QA, REPO } from './support';
 

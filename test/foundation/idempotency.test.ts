@@ -3,7 +3,7 @@ import { CommandDefinition, CommandExecutor } from '../../src/commands/kernel';
 import { newUuidV7 } from '../../src/events/ids';
 import { loadConfig } from '../../src/config';
 import { Ledger } from '../../src/ledger';
-import { workspaceFold, WorkspaceState } from '../../src/projections/workspace-state';
+import { workspaceFold, WorkspaceState } from '../../src/workspaces/workspace-state';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 
 /** A minimal command over the workspace stream, so these tests exercise only the kernel. */

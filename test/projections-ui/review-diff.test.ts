@@ -1,4 +1,4 @@
-import { readReviewDiff, readReviewFileLines, reviewDiffInput, LARGE_FILE_LINES } from '../../src/compute/review-diff';
+import { readReviewDiff, readReviewFileLines, reviewDiffInput, LARGE_FILE_LINES } from '../../src/projections/review-diff';
 import { LOCAL_OPERATOR, type Ledger } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
 import { methodTable } from '../../src/rpc/methods';

@@ -5,7 +5,7 @@ import type { RecordedEvent } from '../../src/events/envelope';
 import { eventDefinition, validateEventData } from '../../src/events/catalogue';
 import { GITHUB_SERVICE, OctokitGitHub } from '../../src/publish/github-client';
 import { PUBLISHER_OPTIONS_SERVICE } from '../../src/publish/run';
-import type { Role } from '../../src/security/roles';
+import type { Role } from '../../src/events/roles';
 import { FakeFile, FakeGitHub } from './fake-github';
 
 export const WS = 'acme';

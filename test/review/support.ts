@@ -1,7 +1,7 @@
 import { eventDefinition, validateEventData } from '../../src/events/catalogue';
 import { newUuidV7 } from '../../src/events/ids';
 import type { RecordedEvent } from '../../src/events/envelope';
-import type { Role } from '../../src/security/roles';
+import type { Role } from '../../src/events/roles';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 

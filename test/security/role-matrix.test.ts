@@ -122,7 +122,7 @@ const MATRIX: Record<string, Need> = {
   watchProgress: 'viewer',
 };
 
-/** Literal ranks, so the expectation does not lean on src/security/roles.ts. */
+/** Literal ranks, so the expectation does not lean on src/events/roles.ts. */
 const RANK = { guest: 0, viewer: 1, member: 2, admin: 3, owner: 4 } as const;
 type Role = keyof typeof RANK;
 interface Identity {

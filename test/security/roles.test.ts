@@ -1,5 +1,5 @@
 import { COMMANDS } from '../../src/commands/registry';
-import { roleAtLeast, ROLES, type Role } from '../../src/security/roles';
+import { roleAtLeast, ROLES, type Role } from '../../src/events/roles';
 import { methodTable } from '../../src/rpc/methods';
 import { BASE, call, command, HEAD_A, serverFixture, tokenFor, WsClient } from '../rpc/support';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
-import { loadPrState, reviewStreamOf } from '../../src/commands/review-target';
+import { loadPrState } from '../../src/review/pr-state';
+import { reviewStreamOf } from '../../src/events/streams';
 import { signBody } from '../../src/webhooks/github';
 import { writeWebhookSecret } from '../../src/webhooks/secrets';
 import { GitFixture } from '../support/git-fixture';

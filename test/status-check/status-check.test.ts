@@ -47,7 +47,7 @@ describe('the verdict as a GitHub commit status', () => {
   const services = () =>
     new Map<string, unknown>([
       [GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: TOKEN } })],
-      [STATUS_CHECK_OPTIONS_SERVICE, { debounceMs: 5, rescanMs: 200, publicUrl: PUBLIC_URL, sleep: async (ms: number) => void sleeps.push(ms) }],
+      [STATUS_CHECK_OPTIONS_SERVICE, { debounceMs: 5, publicUrl: PUBLIC_URL, sleep: async (ms: number) => void sleeps.push(ms) }],
     ]);
   const start = async () => {
     server = await startServer({ port: 0 }, new Ledger(loadConfig({ dataDir }, {}), { services: services() }));

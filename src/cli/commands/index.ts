@@ -8,7 +8,7 @@ import * as indexCode from './index-code';
 import * as compute from './compute';
 import * as publish from './publish';
 import * as contractDiff from './contract-diff';
-import * as contextPacks from '../../context/cli';
+import * as contextPacks from './context-pack';
 import * as demo from './demo';
 
 /** Every CLI subcommand module, one line each. */

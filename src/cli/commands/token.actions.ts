@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
-import { workspaceFold } from '../../projections/workspace-state';
+import { workspaceFold } from '../../workspaces/workspace-state';
 import { issueApiToken } from '../../security/tokens';
 import { writeWebhookSecret } from '../../webhooks/secrets';
 import { withLedger } from '../context';

@@ -5,8 +5,8 @@ import { computeEvents } from './compute';
 import { contractEvents } from './contract';
 import { visualEvents } from './visual';
 import { reviewEvents } from './review';
-import { progressEvents } from '../../progress/events';
-import { statusCheckEvents } from '../../status-check/events';
+import { progressEvents } from './progress';
+import { statusCheckEvents } from './status-check';
 
 export const CATALOGUE_PARTS: EventDefinition[][] = [
   repoEvents,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { normalizeRepoPath } from '../../git/repo';
-import { roleSchema } from '../../security/roles';
+import { normalizeRepoPath } from '../repo-path';
+import { roleSchema } from '../roles';
 import { principalSchema } from '../envelope';
 import { axisStatusSchema } from './compute';
 import { defineEvent } from './define';
@@ -132,8 +132,12 @@ export const ReviewStatusChanged = defineEvent(
   z.object({ from: ladderStatusSchema, to: ladderStatusSchema, reason: z.string().max(1000) }),
 );
 
-/** `observedAt`: when the source saw this head (a webhook's pull_request.updated_at); orders observations. */
-export const HeadObserved = defineEvent('HeadObserved', 'pr', 1, z.object({ headSha: shaSchema, source: z.string().max(100).optional(), observedAt: z.string().datetime().optional() }));
+/**
+ * `observedAt`: when the source saw this head (a webhook's pull_request.updated_at); orders observations.
+ * `baseSha`: the base the source reported with it (a webhook's pull_request.base.sha), what an automatic
+ * recompute of this head diffs against.
+ */
+export const HeadObserved = defineEvent('HeadObserved', 'pr', 1, z.object({ headSha: shaSchema, baseSha: shaSchema.optional(), source: z.string().max(100).optional(), observedAt: z.string().datetime().optional() }));
 
 export const ReviewNodeFiled = defineEvent(
   'ReviewNodeFiled',

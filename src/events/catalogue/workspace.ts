@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { principalSchema } from '../envelope';
-import { roleSchema } from '../../security/roles';
+import { roleSchema } from '../roles';
 import { defineEvent } from './define';
 
 export const reviewLevelSchema = z.enum(['light', 'balanced', 'thorough']);

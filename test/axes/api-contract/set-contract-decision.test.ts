@@ -3,7 +3,7 @@ import { CommandExecutor } from '../../../src/commands/kernel';
 import { newUuidV7 } from '../../../src/events/ids';
 import { runQuery } from '../../../src/projections/run-query';
 import { verdictQuery } from '../../../src/projections/verdict';
-import type { Role } from '../../../src/security/roles';
+import type { Role } from '../../../src/events/roles';
 import { ALICE, computedEvent, HEAD1, HEAD2, REPO, reviewFixture } from '../../review/support';
 
 const CAROL = { principal: 'user:carol', role: 'member' as Role };

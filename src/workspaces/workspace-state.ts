@@ -1,7 +1,10 @@
 import type { RecordedEvent } from '../events/envelope';
 import type { ReviewLevel } from '../events/catalogue/workspace';
-import type { Role } from '../security/roles';
-import type { StreamFold } from '../commands/kernel';
+import type { Role } from '../events/roles';
+import type { StreamFold } from '../events/kernel-types';
+import { streamIds } from '../events/envelope';
+import type { WorkspaceHandle } from './registry';
+import { loadStream } from './load-stream';
 
 /** The workspace stream folded: members, tokens, review level, active rules, suppression facts. */
 export interface WorkspaceState {
@@ -57,3 +60,7 @@ export const workspaceFold: StreamFold<WorkspaceState> = {
     return s;
   },
 };
+
+export async function loadWorkspaceState(ws: WorkspaceHandle): Promise<WorkspaceState> {
+  return (await loadStream(workspaceFold, ws, streamIds.workspace())).state;
+}

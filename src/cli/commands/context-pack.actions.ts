@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { withLedger } from '../cli/context';
-import { runQuery } from '../projections/run-query';
-import { reviewMetricsQuery, ReviewMetrics } from '../projections/review-metrics';
-import { cohortContextQuery } from './cohort-context';
-import type { ContextPack } from './pack-types';
+import { withLedger } from '../context';
+import { runQuery } from '../../projections/run-query';
+import { reviewMetricsQuery, ReviewMetrics } from '../../projections/review-metrics';
+import { cohortContextQuery } from '../../projections/cohort-context';
+import type { ContextPack } from '../../context/pack-types';
 
 /** A readable context pack: fragments with their diffs, then clues in certainty order, then what was degraded. */
 export function formatContextPack(p: ContextPack): string {

@@ -1,11 +1,14 @@
 import { z } from 'zod';
-import { defineEvent } from '../events/catalogue/define';
-import { RepoRegistered } from '../events/catalogue/repo';
-import { shaSchema, verdictSchema } from '../events/catalogue/review';
+import { defineEvent } from './define';
+import { RepoRegistered } from './repo';
+import { shaSchema, verdictSchema } from './review';
 
 /** GitHub's commit-status states the ledger uses (it never posts `error`: a failure to post is recorded, not posted). */
 export const commitStateSchema = z.enum(['pending', 'success', 'failure']);
 export type CommitState = z.infer<typeof commitStateSchema>;
+
+/** The status context posted unless a repo names its own. */
+export const DEFAULT_CONTEXT = 'review-ledger/verdict';
 
 /** GitHub's `context`: the name branch protection requires (e.g. "review-ledger/verdict"). */
 export const statusContextSchema = z

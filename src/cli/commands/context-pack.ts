@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const actions = (): typeof import('./cli.actions') => require('./cli.actions');
+const actions = (): typeof import('./context-pack.actions') => require('./context-pack.actions');
 
 /** `context` and `metrics` subcommands (registered in src/cli/commands/index.ts). */
 export function register(program: Command): void {

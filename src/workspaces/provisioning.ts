@@ -1,6 +1,6 @@
 import { DomainError } from '../domain-error';
 import { isAgent, isHuman, type Principal } from '../events/envelope';
-import { type Role, roleAtLeast } from './roles';
+import { type Role, roleAtLeast } from '../events/roles';
 
 /**
  * Principals are provisioned, never asserted (SPEC §16). These are the pure rules every identity

@@ -3,12 +3,12 @@ import { DomainError } from '../domain-error';
 import type { CohortData, FragmentData } from '../events/catalogue/compute';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import type { GitRepo } from '../git/repo';
-import { normalizeRepoPath } from '../git/repo';
+import { normalizeRepoPath } from '../events/repo-path';
 import { parseUnifiedDiff, type DiffHunk } from '../git/unified-diff';
-import { cohortsQuery, type cohortsView } from '../projections/cohorts';
-import { runQuery } from '../projections/run-query';
+import { cohortsQuery, type cohortsView } from './cohorts';
+import { runQuery } from './run-query';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { loadRepoState, openRegisteredRepo } from './streams';
+import { loadRepoState, openRegisteredRepo } from '../compute/streams';
 
 /**
  * `review_studio.reviewDiff` (issue 16): the code under review, cohort by cohort (riskiest first), each

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { principalSchema } from '../events/envelope';
-import { cohortSchema } from '../events/catalogue/compute';
-import { defineEvent } from '../events/catalogue/define';
-import { reviewerBriefSchema, shaSchema } from '../events/catalogue/review';
-import { roleSchema } from '../security/roles';
+import { principalSchema } from '../envelope';
+import { cohortSchema } from './compute';
+import { defineEvent } from './define';
+import { reviewerBriefSchema, shaSchema } from './review';
+import { roleSchema } from '../roles';
 
 export const cohortReviewStatusSchema = z.enum(['complete', 'partial']);
 export type CohortReviewStatus = z.infer<typeof cohortReviewStatusSchema>;

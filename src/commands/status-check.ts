@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { CommandDefinition, StreamFold } from '../commands/kernel';
-import { reviewTarget } from '../commands/review-target';
+import type { CommandDefinition } from './kernel';
+import type { StreamFold } from '../events/kernel-types';
+import { reviewTarget } from '../events/streams';
 import { DomainError } from '../domain-error';
 import type { Forge } from '../events/catalogue/repo';
 import { RepoRegistered } from '../events/catalogue/repo';
 import { streamIds, type RecordedEvent } from '../events/envelope';
-import { DEFAULT_CONTEXT } from './intent';
-import { statusContextSchema, VerdictStatusFailed, VerdictStatusPosted } from './events';
+import { DEFAULT_CONTEXT, statusContextSchema, VerdictStatusFailed, VerdictStatusPosted } from '../events/catalogue/status-check';
 
 /** What the repo stream says about the status check. */
 export interface StatusCheckRepoState {
