@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { DiffEntryView, DiffHunkView, readReviewDiff, readReviewFileLines } from '../../compute/review-diff';
+import type { DiffEntryView, DiffHunkView, readReviewDiff, readReviewFileLines } from '../../projections/review-diff';
 import type { nodeStatusView } from '../../projections/node-status';
 import { h, safeHtml } from './dom';
 

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { hasUnsafeCharacters, neutralize } from '../../security/output-hygiene';
+import { hasUnsafeCharacters, neutralize } from '../../publish/output-hygiene';
 
 /**
  * A tiny element builder: text is always set as text (never parsed as HTML), so event data cannot inject

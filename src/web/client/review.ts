@@ -4,7 +4,7 @@ import type { cohortsView } from '../../projections/cohorts';
 import type { nodeStatusView } from '../../projections/node-status';
 import type { reviewStatusView } from '../../projections/review-status';
 import type { ProgressView } from '../../progress/progress';
-import { roleAtLeast, type Role } from '../../security/roles';
+import { roleAtLeast, type Role } from '../../events/roles';
 import { CodeView, type NodeRow } from './code-view';
 import { details, fill, h, lazyDetails, markdown } from './dom';
 import { LiveConnection } from './live';
