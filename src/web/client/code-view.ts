@@ -46,6 +46,8 @@ export interface Placement {
 }
 
 const ROW_PX = 19;
+/** A file block's header (one line): subtracted from the observed block height. */
+const HEAD_PX = 26;
 const EXPANDED = new Map<string, FileLines>();
 
 export class CodeView {
@@ -78,7 +80,7 @@ export class CodeView {
         const le = (it.target as HTMLElement & { __entry?: LoadedEntry }).__entry;
         if (!le) continue;
         if (it.isIntersecting) this.materialize(le);
-        else this.dematerialize(le);
+        else this.dematerialize(le, it.boundingClientRect.height);
       }
     }, { rootMargin: '1200px 0px' });
     void import('./highlight.js').then((m) => {
@@ -272,10 +274,10 @@ export class CodeView {
     }
   }
 
-  private dematerialize(le: LoadedEntry): void {
+  private dematerialize(le: LoadedEntry, blockHeight: number): void {
     if (!le.materialized) return;
-    // Keep the measured height so the page does not jump when the rows go.
-    le.height = le.body.getBoundingClientRect().height || le.height;
+    // Keep the measured height (from the observer: no forced layout) so the page does not jump when the rows go.
+    le.height = Math.max(le.height, blockHeight - HEAD_PX);
     le.materialized = false;
     le.body.replaceChildren();
     le.body.style.height = `${le.height}px`;
