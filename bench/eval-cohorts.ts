@@ -135,6 +135,7 @@ export async function main(args: string[]): Promise<void> {
   const n = Number(argValue(args, '--n') ?? 150);
   const seed = Number(argValue(args, '--seed') ?? 1);
   const verbose = args.includes('--verbose');
+  
   // --signals a,b (or none) sets them; --without a,b removes from the default.
   const listArg = (name: string) => (argValue(args, name) ?? '').split(',').filter(Boolean);
   let signals: FormationSignal[] = argValue(args, '--signals') !== undefined ? (listArg('--signals').filter((x) => x !== 'none') as FormationSignal[]) : [...DEFAULT_SIGNALS];
@@ -196,7 +197,7 @@ export async function main(args: string[]): Promise<void> {
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
     const row = (label: string, xs: number[]) => `${label.padEnd(20)} median ${median(xs).toFixed(3)}  mean ${mean(xs).toFixed(3)}`;
     const scored = scores.engine.length;
-    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
+    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], ${signals.includes('type-edges') ? 'type-resolved + syntactic edges' : 'syntactic edges only'}, k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
     console.log(row('engine', scores.engine));
     console.log(row('group-by-file', scores.byFile));
     console.log(row('group-by-directory', scores.byDirectory));

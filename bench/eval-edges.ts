@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { FactsCache } from '../src/codegraph/facts-cache';
 import { CodeGraph } from '../src/codegraph/graph';
 import { indexCommit } from '../src/codegraph/indexer';
+import { addCheckerEdges } from '../src/codegraph/type-edges';
 import { GitRepo } from '../src/git/repo';
 import { buildRxjsRepo, RXJS_HEAD } from './rxjs-fixture';
 import { argValue } from './support/report';
@@ -79,11 +80,13 @@ function compilerEdges(root: string, files: string[]): Set<string> {
 const TS_JS = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
 
 /**
- * `npm run eval:edges [-- --repo <git dir> --commit <sha>]`: our resolved cross-file edges against the
- * TypeScript compiler's on the TS/JS files of one commit (default: the rxjs fixture of bench:cohorts).
+ * `npm run eval:edges [-- --repo <git dir> --commit <sha>] [--syntax-only] [--no-lib]`: our resolved cross-file edges
+ * against the TypeScript compiler's on the TS/JS files of one commit (default: the rxjs fixture of
+ * bench:cohorts), syntax-only and with the checker path (type-edges.ts) over every file.
  */
 export async function main(args: string[] = []): Promise<void> {
   const repoArg = argValue(args, '--repo');
+  const noChecker = args.includes('--syntax-only');
   const fixture = repoArg ? undefined : buildRxjsRepo();
   const repo = await GitRepo.open(repoArg ?? fixture!.dir);
   const commit = await repo.revParse(argValue(args, '--commit') ?? (fixture ? fixture.head : 'HEAD'));
@@ -97,21 +100,34 @@ export async function main(args: string[] = []): Promise<void> {
     const index = await indexCommit(repo, commit, { cache });
     cache.close();
     const graph = new CodeGraph(index);
-    const ours = new Set<string>();
-    for (const e of graph.edges) {
-      if (e.fromFile === e.toFile || !TS_JS.test(e.fromFile) || !TS_JS.test(e.toFile)) continue;
-      const q = e.to.slice(e.to.indexOf('#') + 1);
-      ours.add(`${e.fromFile}\0${e.toFile}#${q.split('.')[0]}`);
-    }
+    const edgeSet = () => {
+      const out = new Set<string>();
+      for (const e of graph.edges) {
+        if (e.fromFile === e.toFile || !TS_JS.test(e.fromFile) || !TS_JS.test(e.toFile)) continue;
+        const q = e.to.slice(e.to.indexOf('#') + 1);
+        out.add(`${e.fromFile}\0${e.toFile}#${q.split('.')[0]}`);
+      }
+      return out;
+    };
+    const syntaxOnly = edgeSet();
     // Name-only matching, for comparison: every cross-file candidate of a name-matched reference.
     const nameOnly = new Set<string>();
     for (const m of graph.nameMatches) for (const c of m.candidates) nameOnly.add(`${m.fromFile}\0${c.split('#')[0]}#${c.slice(c.indexOf('#') + 1).split('.')[0]}`);
+    const tsFiles = [...index.files.keys()].filter((p) => TS_JS.test(p));
+    // The engine's type-resolved path over every TS/JS file of the commit (as a PR that touches them all).
+    const checkerStats = noChecker ? undefined : await addCheckerEdges(graph, repo, { files: tsFiles, budgetMs: 60_000, maxProgramFiles: 5000, lib: !args.includes('--no-lib') });
+    const ours = edgeSet();
 
-    const files = [...index.files.keys()].filter((p) => TS_JS.test(p)).map((p) => path.join(tree, p));
+    const files = tsFiles.map((p) => path.join(tree, p));
+    const t0 = performance.now();
     const truth = compilerEdges(tree, files);
-    const tp = [...ours].filter((e) => truth.has(e)).length;
-    const precision = ours.size ? tp / ours.size : 0;
-    const recall = truth.size ? tp / truth.size : 0;
+    const truthMs = performance.now() - t0;
+    const score = (set: Set<string>) => {
+      const tp = [...set].filter((e) => truth.has(e)).length;
+      return { tp, precision: set.size ? tp / set.size : 0, recall: truth.size ? tp / truth.size : 0 };
+    };
+    const syn = score(syntaxOnly);
+    const { tp, precision, recall } = score(ours);
     const nameTp = [...nameOnly].filter((e) => truth.has(e)).length;
     const namePrecision = nameOnly.size ? nameTp / nameOnly.size : 0;
 
@@ -119,14 +135,16 @@ export async function main(args: string[] = []): Promise<void> {
     const falsePositives = [...ours].filter((e) => !truth.has(e)).slice(0, 5).map(show);
     const missed = [...truth].filter((e) => !ours.has(e)).slice(0, 5).map(show);
     console.log(`eval:edges — ${corpus} (${files.length} TypeScript/JavaScript files), edges = (file, target file#top-level symbol)`);
-    console.log(`compiler-resolved cross-file edges   ${truth.size}`);
+    console.log(`compiler-resolved cross-file edges   ${truth.size}  (reference program ${Math.round(truthMs)} ms)`);
+    console.log(`syntax-only resolved edges           ${syntaxOnly.size}  precision ${syn.precision.toFixed(3)}  recall ${syn.recall.toFixed(3)}`);
+    if (checkerStats) console.log(`+ checker (type-edges.ts)            ${checkerStats.added} edges added, ${checkerStats.confirmed} confirmed, ${checkerStats.programFiles} program files, ${checkerStats.ms} ms${checkerStats.truncated ? ' (truncated)' : ''}`);
     console.log(`our resolved cross-file edges        ${ours.size}  (true positives ${tp})`);
     console.log(`precision                            ${precision.toFixed(3)}  (target ≥ 0.99)`);
     console.log(`recall                               ${recall.toFixed(3)}  (target ≥ 0.90)`);
     console.log(`name-match-only edges (not used)     ${nameOnly.size}  precision ${namePrecision.toFixed(3)}`);
     if (falsePositives.length) console.log(`sample false positives: ${falsePositives.join(' | ')}`);
     if (missed.length) console.log(`sample misses: ${missed.join(' | ')}`);
-    console.log(JSON.stringify({ bench: 'eval-edges', corpus, files: files.length, compilerEdges: truth.size, ourEdges: ours.size, truePositives: tp, precision: +precision.toFixed(4), recall: +recall.toFixed(4), nameMatchEdges: nameOnly.size, nameMatchPrecision: +namePrecision.toFixed(4) }));
+    console.log(JSON.stringify({ bench: 'eval-edges', corpus, files: files.length, compilerEdges: truth.size, syntaxOnly: { edges: syntaxOnly.size, precision: +syn.precision.toFixed(4), recall: +syn.recall.toFixed(4) }, checker: checkerStats ?? null, ourEdges: ours.size, truePositives: tp, precision: +precision.toFixed(4), recall: +recall.toFixed(4), nameMatchEdges: nameOnly.size, nameMatchPrecision: +namePrecision.toFixed(4) }));
   } finally {
     if (repoArg) await repo.removeWorktree(tree).catch(() => undefined);
     repo.close();

@@ -63,6 +63,8 @@ export const operatorConfigSchema = z
     githubEnterpriseHosts: z.array(z.string().min(1).max(253)).max(100).optional(),
     /** Origins (scheme://host[:port]) besides the server's own that may open the WebSocket /rpc. */
     allowedOrigins: z.array(z.string().min(1).max(300)).max(100).optional(),
+    /** Host names (no port) browsers may reach this server by, besides IP literals, localhost and the listen host. */
+    allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name, without scheme or port')).max(100).optional(),
     connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000) }).partial().strict().optional(),
     render: z
       .object({
@@ -102,6 +104,7 @@ export interface OperatorConfig {
   repoRoot: string;
   githubEnterpriseHosts: string[];
   allowedOrigins: string[];
+  allowedHosts: string[];
   connections: ConnectionBounds;
   renderRepos: Record<string, OperatorRenderEntry>;
   sandbox: RenderSandboxConfig;
@@ -135,6 +138,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
+    allowedHosts: (parsed.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, '')),
     connections: { ...DEFAULT_CONNECTION_BOUNDS, ...(parsed.connections ?? {}) },
     renderRepos: parsed.render?.repos ?? {},
     sandbox: {

@@ -25,8 +25,8 @@ const LAYERS = [
     name: 'domain',
     units: ['rules', 'dependencies', 'codegraph', 'axes', 'review', 'compute', 'context', 'progress', 'publish'],
   },
-  { name: 'application', units: ['commands', 'projections', 'local-operator.ts', 'ledger.ts'] },
-  { name: 'services', units: ['security', 'audit', 'cqrs', 'status-check'] },
+  { name: 'application', units: ['commands', 'projections', 'readmodels', 'audit', 'local-operator.ts', 'ledger.ts'] },
+  { name: 'services', units: ['security', 'cqrs', 'status-check'] },
   { name: 'transports', units: ['rpc', 'mcp', 'webhooks', 'web', 'demo'] },
   { name: 'entry', units: ['server', 'cli'] },
 ];

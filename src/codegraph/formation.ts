@@ -29,8 +29,8 @@ export interface FormationFile {
  * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory). Each is measured with and without on `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory'];
+export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory' | 'type-edges';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory', 'type-edges'];
 // Measured (docs/cohorts.md): wrapper, mirror, co-change and directory did not earn their place on the five evaluation repos.
 export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'test-subject'];
 
@@ -140,6 +140,7 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   const testFiles = new Set(semanticFiles.filter((f) => f.role === 'test').map((f) => f.path));
   const liveHeadFiles = new Set(semanticFiles.filter((f) => f.status !== 'deleted').map((f) => f.path));
   const byLine = signals.has('changed-reference');
+  const typeEdges = signals.has('type-edges');
   const links: Link[] = [];
   const seen = new Set<string>();
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
@@ -153,6 +154,9 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
       return undefined;
     };
     for (const e of graph.edges) {
+      // Edges only TypeScript's checker found count with the `type-edges` signal alone (measured: they
+      // over-merge), and never a field read landing on its owner class.
+      if (e.provenance === 'checker' && (!typeEdges || e.member)) continue;
       const fromFile = side === 'head' ? e.fromFile : baseToHead.get(e.fromFile);
       if (!fromFile || (side === 'head' && !liveHeadFiles.has(fromFile))) continue;
       // A changed test exercises whatever it references: the line rule is for source files.

@@ -20,6 +20,9 @@ export interface SymbolInfo {
   def: Definition;
 }
 
+/** Who resolved an edge: the syntactic resolver of this file, or TypeScript's checker (type-edges.ts). */
+export type EdgeProvenance = 'syntax' | 'checker';
+
 export interface Edge {
   /** Enclosing symbol id of the reference, or the file path for top-level code. */
   from: string;
@@ -29,10 +32,15 @@ export interface Edge {
   toFile: string;
   kind: ReferenceKind;
   line: number;
+  provenance: EdgeProvenance;
+  /** Checker edges only: the field of `to` that was read (`to` owns a declaration that is no definition of its own). */
+  member?: string;
 }
 
 export interface EdgeStats {
   resolved: number;
+  /** Of `resolved`, the edges only TypeScript's checker found. */
+  checker: number;
   nameMatch: number;
   unknown: number;
   external: number;
@@ -49,7 +57,8 @@ export class CodeGraph {
   readonly edges: Edge[] = [];
   /** Name-matched references: from → candidate target ids (capped), kept for reporting. */
   readonly nameMatches: Array<{ from: string; fromFile: string; name: string; candidates: string[] }> = [];
-  readonly stats: EdgeStats = { resolved: 0, nameMatch: 0, unknown: 0, external: 0 };
+  readonly stats: EdgeStats = { resolved: 0, checker: 0, nameMatch: 0, unknown: 0, external: 0 };
+  private readonly edgeKeys = new Set<string>();
   private readonly outgoing = new Map<string, Edge[]>();
   private readonly incoming = new Map<string, Edge[]>();
   private readonly byName = new Map<string, string[]>();
@@ -148,8 +157,17 @@ export class CodeGraph {
     return false;
   }
 
+  /** Adds an edge TypeScript's checker resolved; false when the graph already has that (from, to) pair. */
+  addCheckerEdge(e: Edge): boolean {
+    if (this.edgeKeys.has(`${e.from}\0${e.to}`) || !this.symbols.has(e.to)) return false;
+    this.addEdge(e);
+    this.stats.checker++;
+    return true;
+  }
+
   private addEdge(e: Edge): void {
     this.edges.push(e);
+    this.edgeKeys.add(`${e.from}\0${e.to}`);
     this.stats.resolved++;
     const o = this.outgoing.get(e.from);
     if (o) o.push(e);
@@ -178,7 +196,7 @@ export class CodeGraph {
         const key = `${from}\0${target}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        this.addEdge({ from, fromFile: file.path, to: target, toFile: this.symbols.get(target)!.path, kind: ref.kind, line: ref.line });
+        this.addEdge({ from, fromFile: file.path, to: target, toFile: this.symbols.get(target)!.path, kind: ref.kind, line: ref.line, provenance: 'syntax' });
         continue;
       }
       const candidates = (this.byName.get(ref.name) ?? []).filter((id) => !id.startsWith(`${file.path}#`));

@@ -11,6 +11,7 @@ import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
 import { languageOf, unsupportedLanguageOf } from '../codegraph/languages';
 import { classifyRole } from '../codegraph/roles';
+import { addCheckerEdges, type CheckerEdgeStats } from '../codegraph/type-edges';
 import { diffDependencies } from '../dependencies/diff';
 import type { ChangedFile, GitRepo } from '../git/repo';
 import { runApiContract, runVisual, type RenderSetup } from './axes';
@@ -36,6 +37,13 @@ export interface ComputeReviewInput {
   blastDepth?: number;
   /** Formation signals (default DEFAULT_SIGNALS); the evaluation measures each with and without. */
   signals?: readonly FormationSignal[];
+  /**
+   * TypeScript's checker resolves the changed TS/JS files' references (type-edges.ts) on top of the
+   * syntactic edges. Default: when the `type-edges` formation signal is on (the only consumer that
+   * reads them from a computation). Bounded by file count, not time, so the result does not depend on
+   * machine load.
+   */
+  typeEdges?: boolean;
   onProgress?: (phase: 'index-base' | 'index-head', p: IndexProgress) => void;
 }
 
@@ -118,6 +126,19 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     return file;
   });
 
+  // Type-resolved edges from the changed TS/JS code files (head), and at base when a definition was deleted.
+  const checker: CheckerEdgeStats[] = [];
+  const signals = input.signals ?? DEFAULT_SIGNALS;
+  if ((input.typeEdges ?? signals.includes('type-edges')) && head && base) {
+    const code = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test'));
+    const headFiles = code.filter((f) => f.status !== 'deleted').map((f) => f.path);
+    checker.push(await addCheckerEdges(head, repo, { files: headFiles, lib: false }));
+    if (code.some((f) => f.fragments.some((fr) => fr.change === 'deleted'))) {
+      const baseFiles = code.filter((f) => f.status !== 'added').map((f) => f.oldPath ?? f.path);
+      checker.push(await addCheckerEdges(base, repo, { files: baseFiles, lib: false }));
+    }
+  }
+
   const changedLines = new Map<string, { head: Set<number>; base: Set<number> }>();
   for (const [p, fh] of hunks) {
     const lines = { head: new Set<number>(), base: new Set<number>() };
@@ -127,7 +148,6 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     }
     changedLines.set(p, lines);
   }
-  const signals = input.signals ?? DEFAULT_SIGNALS;
   const codeFiles = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test')).map((f) => f.path);
   const coChange = signals.includes('co-change') && !noIndexReason ? await coChangePairs(repo, baseSha, codeFiles) : undefined;
   // A file the grammar could not parse cleanly is said so, never silently degraded (its fragments may be residual).
@@ -161,6 +181,10 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       parsedBlobs: (headIndex?.parsedBlobs ?? 0) + (baseIndex?.parsedBlobs ?? 0),
       cachedBlobs: (headIndex?.cachedBlobs ?? 0) + (baseIndex?.cachedBlobs ?? 0),
       resolvedEdges: head?.stats.resolved ?? 0,
+      checkerEdges: head?.stats.checker ?? 0,
+      checkerProgramFiles: checker.reduce((n, c) => n + c.programFiles, 0),
+      checkerTruncated: checker.some((c) => c.truncated) ? 1 : 0,
+      checkerMs: checker.reduce((n, c) => n + c.ms, 0),
       parseErrorFiles: parseErrorFiles.size,
       nameMatchedReferences: head?.stats.nameMatch ?? 0,
       elapsedMs: Math.round(performance.now() - started),

@@ -9,8 +9,8 @@ import { auditChainStatus } from '../audit/status';
 export const AUDIT_ACTIONS = ['confirm', 'dismiss', 'resolve', 'contract_decision', 'visual_approval', 'finalize', 'publish_request', 'publish_approval', 'publish'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** Which event is which decision act, and what it acted on. */
-const ACTS: Record<string, { action: AuditAction; actor: (d: any, e: RecordedEvent) => string; target: (d: any) => string; detail?: (d: any) => string | undefined }> = {
+/** Which event is which decision act, and what it acted on (also read by the audit read model). */
+export const ACTS: Record<string, { action: AuditAction; actor: (d: any, e: RecordedEvent) => string; target: (d: any) => string; detail?: (d: any) => string | undefined }> = {
   ReviewNodeConfirmed: { action: 'confirm', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.note },
   ReviewNodeDismissed: { action: 'dismiss', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.reason },
   ReviewNodeResolved: { action: 'resolve', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.reason },
@@ -130,7 +130,7 @@ export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
   );
 }
 
-const AFFECTING = new Set([...Object.keys(ACTS), 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);
+export const AFFECTING = new Set([...Object.keys(ACTS), 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);
 
 export const auditQuery: QueryDefinition<AuditInput, AuditState, AuditRow[]> = {
   name: 'audit',

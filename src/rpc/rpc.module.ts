@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Ledger } from '../ledger';
 import { PROGRESS_HUB_SERVICE, ProgressHub } from '../progress-hub/hub';
+import { hostAllowed, hostName, hostRefusal } from '../security/host-check';
 import { bearerFrom } from '../security/tokens';
 import { RpcDispatcher } from './dispatcher';
 import { LIMITS } from './limits';
@@ -25,6 +26,20 @@ function refuseMediaType(req: IncomingMessage, res: ServerResponse): void {
   res.end(body);
   // The body is not read: the connection closes once the answer is written.
   req.resume();
+}
+
+/** A browser request (it carries Origin) under a Host this server does not answer to: DNS rebinding. */
+function refuseHost(req: IncomingMessage, res: ServerResponse): void {
+  const body = hostRefusal(req.headers.host);
+  res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+  req.resume();
+}
+
+/** The names browsers may reach this server by: the operator's `allowedHosts` and the listen host. */
+export function serverHostNames(ledger: Ledger): string[] {
+  const listen = hostName(ledger.config.host);
+  return [...ledger.operator.allowedHosts, ...(listen ? [listen] : [])];
 }
 
 async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: ServerResponse): Promise<void> {
@@ -57,10 +72,12 @@ async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: Se
  * request goes to the framework's listeners unchanged; the Express middleware above stays as the path
  * for servers built without this hook.
  */
-function installRpcFastPath(server: Server, dispatcher: RpcDispatcher): void {
+function installRpcFastPath(server: Server, dispatcher: RpcDispatcher, allowedHosts: readonly string[]): void {
   const framework = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
   server.on('request', (req: RawBodyRequest, res: ServerResponse) => {
+    // Every route, not only /rpc: a rebound page must not read the review page's API either.
+    if (req.headers.origin !== undefined && !hostAllowed(req.headers.host, allowedHosts)) return refuseHost(req, res);
     const url = req.url ?? '';
     if (req.method === 'POST' && (url === '/rpc' || url.startsWith('/rpc?'))) {
       if (!isJsonContentType(req.headers['content-type'])) return refuseMediaType(req, res);
@@ -97,7 +114,9 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
     adapterHost.httpAdapter.use(rawBodyMiddleware(RAW_BODY_PATHS));
     // POST /rpc is answered right here: JSON-RPC has its own envelope, errors and status mapping, so
     // Nest's route pipeline (guards, pipes, filters) would only add cost to the hottest path.
+    const hosts = serverHostNames(ledger);
     adapterHost.httpAdapter.use((req: RawBodyRequest, res: ServerResponse, next: () => void) => {
+      if (req.headers.origin !== undefined && !hostAllowed(req.headers.host, hosts)) return refuseHost(req, res);
       if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/rpc' || !req.rawBody) return next();
       if (!isJsonContentType(req.headers['content-type'])) return refuseMediaType(req, res);
       void answerRpc(dispatcher, req, res);
@@ -106,8 +125,9 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
-    installRpcFastPath(server, this.dispatcher);
-    this.ws = attachRpcWebSocket(server, this.dispatcher, this.ledger.operator.allowedOrigins, this.ledger.operator.connections);
+    const hosts = serverHostNames(this.ledger);
+    installRpcFastPath(server, this.dispatcher, hosts);
+    this.ws = attachRpcWebSocket(server, this.dispatcher, this.ledger.operator.allowedOrigins, this.ledger.operator.connections, hosts);
   }
 
   onModuleDestroy(): void {

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { DomainError } from '../domain-error';
 import { DEFAULT_CONNECTION_BOUNDS, type ConnectionBounds } from '../operator-config';
+import { hostAllowed } from '../security/host-check';
 import { bearerFrom } from '../security/tokens';
 import type { RpcConnection, RpcDispatcher } from './dispatcher';
 import { toRpcError } from './errors';
@@ -235,24 +236,32 @@ const closeReason = (text: string): string => Buffer.from(text).subarray(0, 123)
 /**
  * A browser always sends Origin on a WebSocket upgrade, and the same-origin policy does not apply to
  * WebSockets: without this check any page the user visits could open /rpc with a token in the URL.
- * Allowed: no Origin (a non-browser client), the server's own origin (the review page), and the
- * operator's `allowedOrigins`.
+ * Allowed: no Origin (a non-browser client), the server's own origin (the review page) and the
+ * operator's `allowedOrigins` — and, for a browser, only under a Host this server answers to: a
+ * rebound name makes a hostile page "same-origin" (see security/host-check.ts).
  */
-export function originAllowed(req: IncomingMessage, allowedOrigins: readonly string[] = []): boolean {
+export function originAllowed(req: IncomingMessage, allowedOrigins: readonly string[] = [], allowedHosts: readonly string[] = []): boolean {
   const origin = req.headers.origin;
   if (origin === undefined) return true;
+  if (!hostAllowed(req.headers.host, allowedHosts)) return false;
   const o = origin.toLowerCase().replace(/\/+$/, '');
   const host = (req.headers.host ?? '').toLowerCase();
   return (host !== '' && (o === `http://${host}` || o === `https://${host}`)) || allowedOrigins.includes(o);
 }
 
 /** JSON-RPC over WebSocket on `/rpc` of the same HTTP server. */
-export function attachRpcWebSocket(server: Server, dispatcher: RpcDispatcher, allowedOrigins: readonly string[] = [], bounds: ConnectionBounds = DEFAULT_CONNECTION_BOUNDS): { close(): void; clients(): number } {
+export function attachRpcWebSocket(
+  server: Server,
+  dispatcher: RpcDispatcher,
+  allowedOrigins: readonly string[] = [],
+  bounds: ConnectionBounds = DEFAULT_CONNECTION_BOUNDS,
+  allowedHosts: readonly string[] = [],
+): { close(): void; clients(): number } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/rpc') return;
-    if (!originAllowed(req, allowedOrigins)) {
+    if (!originAllowed(req, allowedOrigins, allowedHosts)) {
       socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 46\r\n\r\nOrigin: not this server nor an allowed origin\n');
       return;
     }

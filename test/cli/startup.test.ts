@@ -48,6 +48,7 @@ const REGISTRATION = [
   'src/cli/commands/index-code.ts',
   'src/cli/commands/index.ts',
   'src/cli/commands/mcp.ts',
+  'src/cli/commands/projections.ts',
   'src/cli/commands/publish.ts',
   'src/cli/commands/review.names.ts',
   'src/cli/commands/review.ts',

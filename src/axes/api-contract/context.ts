@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ContractChange } from '../types';
 import { formatPointer, type Loc, type SpecDocuments } from './document';
 import { Composer } from './compose';
-import type { ContractRule } from './rules/rule';
+import type { ContractRule } from './rule';
 
 /** Where in the API a comparison is happening: which operation, which way data flows, and a readable path. */
 export interface Site {

@@ -9,7 +9,7 @@ import { checkRequestBody } from './rules/request-body';
 import { checkResponses } from './rules/responses';
 import { checkSecurity, checkSecuritySchemes } from './rules/security';
 import { checkWebhookAdded, checkWebhookRemoved } from './rules/webhooks';
-import { SchemaDiff } from './schema-diff';
+import { SchemaDiff } from './rules/schema-diff';
 
 export interface SpecDiff {
   changes: ContractChange[];

@@ -3,7 +3,7 @@ import { DiffContext } from '../../../src/axes/api-contract/context';
 import { diffSpecs } from '../../../src/axes/api-contract/diff';
 import { loadSpecFromTexts } from '../../../src/axes/api-contract/document';
 import { buildModel } from '../../../src/axes/api-contract/model';
-import { SchemaDiff } from '../../../src/axes/api-contract/schema-diff';
+import { SchemaDiff } from '../../../src/axes/api-contract/rules/schema-diff';
 
 type Json = Record<string, unknown>;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -1,7 +1,7 @@
 import { canonicalJson, type DiffContext } from '../context';
 import { childLoc, isObject, type Loc, type SpecDocuments } from '../document';
 import type { SpecModel } from '../model';
-import { defineRule } from './rule';
+import { defineRule } from '../rule';
 
 const F = 'components';
 

@@ -4,7 +4,7 @@ import { operationRules } from './operations';
 import { parameterRules } from './parameters';
 import { requestBodyRules } from './request-body';
 import { responseRules } from './responses';
-import type { ContractRule } from './rule';
+import type { ContractRule } from '../rule';
 import { schemaArrayRules } from './schema-arrays';
 import { schemaCompositionRules } from './schema-composition';
 import { schemaConstraintRules } from './schema-constraints';
@@ -31,4 +31,4 @@ export const CONTRACT_RULES: readonly ContractRule[] = attachOasdiff([
 
 export const RULES_BY_ID: ReadonlyMap<string, ContractRule> = new Map(CONTRACT_RULES.map((r) => [r.id, r]));
 
-export type { ContractRule } from './rule';
+export type { ContractRule } from '../rule';

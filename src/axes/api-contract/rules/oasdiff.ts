@@ -1,4 +1,4 @@
-import type { ContractRule, OasdiffEquivalent } from './rule';
+import type { ContractRule, OasdiffEquivalent } from '../rule';
 
 /**
  * Our rules → oasdiff's (github.com/oasdiff/oasdiff checker/rules.go: id and level), for users migrating

@@ -1,6 +1,6 @@
 import type { DiffContext } from '../context';
 import { STABILITY_LEVELS, sunsetTime, type OperationView, type SpecModel } from '../model';
-import { defineRule } from './rule';
+import { defineRule } from '../rule';
 
 const F = 'operations';
 

@@ -2,8 +2,8 @@ import type { DiffContext, Site } from '../context';
 import { canonicalJson } from '../context';
 import { isObject } from '../document';
 import { sunsetTime, type OperationView, type ParameterView } from '../model';
-import type { SchemaDiff } from '../schema-diff';
-import { defineRule } from './rule';
+import type { SchemaDiff } from './schema-diff';
+import { defineRule } from '../rule';
 
 const F = 'parameters';
 

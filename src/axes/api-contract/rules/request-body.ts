@@ -1,7 +1,7 @@
 import type { DiffContext, Site } from '../context';
 import type { OperationView } from '../model';
-import type { SchemaDiff } from '../schema-diff';
-import { defineRule } from './rule';
+import type { SchemaDiff } from './schema-diff';
+import { defineRule } from '../rule';
 
 const F = 'request bodies';
 

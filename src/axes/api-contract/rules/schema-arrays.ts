@@ -1,6 +1,6 @@
 import type { Site } from '../context';
 import { childLoc, type Loc } from '../document';
-import { familyRules, keywordFamily } from './rule';
+import { familyRules, keywordFamily } from '../rule';
 import { boundEffect, nodeOf, num, show, type SchemaComparer } from './schema-comparer';
 
 const F = 'schema arrays';

@@ -1,6 +1,6 @@
 import type { DiffContext, Site } from '../context';
 import type { Loc } from '../document';
-import type { ContractRule, Effect, KeywordFamily } from './rule';
+import type { ContractRule, Effect, KeywordFamily } from '../rule';
 
 /**
  * What a schema rule family gets to work with: the comparison context, the recursion into subschemas

@@ -1,7 +1,7 @@
 import type { Site } from '../context';
 import { canonicalJson } from '../context';
 import { childLoc, isObject, type Loc } from '../document';
-import { defineRule, familyRules, keywordFamily, type KeywordFamily } from './rule';
+import { defineRule, familyRules, keywordFamily, type KeywordFamily } from '../rule';
 import { nodeOf, type SchemaComparer } from './schema-comparer';
 
 const F = 'schema composition';

@@ -1,7 +1,7 @@
 import type { Site } from '../context';
 import { canonicalJson } from '../context';
 import type { Loc } from '../document';
-import { defineRule, familyRules, keywordFamily, type Effect, type KeywordFamily } from './rule';
+import { defineRule, familyRules, keywordFamily, type Effect, type KeywordFamily } from '../rule';
 import { boundEffect, nodeOf, num, show, type SchemaComparer } from './schema-comparer';
 
 const F = 'schema constraints';

@@ -1,6 +1,6 @@
 import type { Site } from '../context';
 import { childLoc, isObject, type Loc } from '../document';
-import { defineRule, familyRules, keywordFamily, type Effect, type KeywordFamily } from './rule';
+import { defineRule, familyRules, keywordFamily, type Effect, type KeywordFamily } from '../rule';
 import { nodeOf, type SchemaComparer } from './schema-comparer';
 
 const F = 'schema objects and properties';

@@ -1,7 +1,7 @@
 import type { Site } from '../context';
 import { canonicalJson } from '../context';
 import { childLoc, isObject, type Loc } from '../document';
-import { defineRule, familyRules, keywordFamily, type Effect } from './rule';
+import { defineRule, familyRules, keywordFamily, type Effect } from '../rule';
 import { nodeOf, show, type SchemaComparer } from './schema-comparer';
 
 const F = 'schema types and values';

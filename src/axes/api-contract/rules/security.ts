@@ -1,7 +1,7 @@
 import type { DiffContext } from '../context';
 import { isObject } from '../document';
 import type { OperationView, SecurityRequirementView, SpecModel } from '../model';
-import { defineRule } from './rule';
+import { defineRule } from '../rule';
 
 const F = 'security';
 

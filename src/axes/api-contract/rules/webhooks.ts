@@ -1,6 +1,6 @@
 import type { DiffContext } from '../context';
 import type { OperationView } from '../model';
-import { defineRule } from './rule';
+import { defineRule } from '../rule';
 
 const F = 'webhooks';
 

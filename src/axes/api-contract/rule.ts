@@ -1,4 +1,4 @@
-import type { ContractSeverity } from '../../types';
+import type { ContractSeverity } from '../types';
 
 export type RuleDirection = 'request' | 'response' | 'none';
 

@@ -1,12 +1,12 @@
-import type { DiffContext, Site } from './context';
-import { isObject, type Loc } from './document';
-import type { ContractRule, Effect, KeywordFamily } from './rules/rule';
-import { checkArray } from './rules/schema-arrays';
-import { nodeOf, type SchemaComparer } from './rules/schema-comparer';
-import { checkAllOfBranches, checkComposition, checkCompositionWrapping, checkRefRename } from './rules/schema-composition';
-import { checkConstraints } from './rules/schema-constraints';
-import { checkObject } from './rules/schema-objects';
-import { checkTypesAndValues } from './rules/schema-types';
+import type { DiffContext, Site } from '../context';
+import { isObject, type Loc } from '../document';
+import type { ContractRule, Effect, KeywordFamily } from '../rule';
+import { checkArray } from './schema-arrays';
+import { nodeOf, type SchemaComparer } from './schema-comparer';
+import { checkAllOfBranches, checkComposition, checkCompositionWrapping, checkRefRename } from './schema-composition';
+import { checkConstraints } from './schema-constraints';
+import { checkObject } from './schema-objects';
+import { checkTypesAndValues } from './schema-types';
 
 const MAX_LABEL = 200;
 

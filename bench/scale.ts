@@ -1,0 +1,220 @@
+// npm run bench:scale [-- --events 1000000 --prs 50000 --principals 200 --adapters sqlite,postgres --queries 1000]
+// Workspace-wide queries at scale: generates a realistic log (members, chained tokens, reviews with
+// findings, confirmations, decisions, publications across many PRs), builds the read models from
+// position 0 (rebuild events/s), then measures in a FRESH child process (so RSS is the server's, not
+// the generator's): process start → first audit answer, RSS after start and after the mixed queries,
+// audit p50/p99 per filter, a PR verdict p99, and the read model's incremental lag p99 while 2,000
+// appends/s land. SQLite and PostgreSQL side by side, one JSON line at the end. Never part of npm test.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PostgresBackend, PostgresEventStore } from '../src/events/store/postgres';
+import type { EventStore } from '../src/events/store/port';
+import { SqliteEventStore } from '../src/events/store/sqlite';
+import { auditQuery, AUDIT_ACTIONS } from '../src/projections/audit';
+import { runQuery } from '../src/projections/run-query';
+import { verdictQuery } from '../src/projections/verdict';
+import { readModelHost } from '../src/readmodels/registry';
+import type { WorkspaceHandle } from '../src/workspaces/registry';
+import { appendLog, generateLog, prng } from '../test/readmodels/generate';
+import { DATABASE_URL, dropSchema, postgresUnreachable, uniqueSchema } from '../test/scale/pg-support';
+import { argValue, percentile, round, table } from './support/report';
+
+const WS = 'scale';
+const START_AT = '2025-01-01T00:00:00.000Z';
+
+interface Target {
+  adapter: 'sqlite' | 'postgres';
+  dir: string;
+  schema?: string;
+}
+
+async function openStore(t: Target): Promise<{ store: EventStore; close(): Promise<void> }> {
+  if (t.adapter === 'sqlite') {
+    const store = new SqliteEventStore({ file: path.join(t.dir, 'workspace.db'), workspaceId: WS, synchronous: 'NORMAL' });
+    return { store, close: () => store.close() };
+  }
+  const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema: t.schema!, poolSize: 8 });
+  const store = await PostgresEventStore.open({ backend, workspaceId: WS });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await backend.close();
+    },
+  };
+}
+
+const handle = (t: Target, store: EventStore): WorkspaceHandle => ({ id: WS, dir: t.dir, store, cache: new Map() });
+const ms = (t0: number): number => round(performance.now() - t0, 2);
+const rssMiB = (): number => round(process.memoryUsage().rss / 1048576, 1);
+
+/** The measuring child: everything a freshly started server would do, timed from its spawn. */
+async function child(args: string[]): Promise<void> {
+  const t: Target = JSON.parse(argValue(args, '--target')!);
+  const spawnedAt = Number(argValue(args, '--spawned-at'));
+  const queries = Number(argValue(args, '--queries') ?? 1000);
+  const principals = Number(argValue(args, '--principals'));
+  const prs = Number(argValue(args, '--prs'));
+  const repos = Number(argValue(args, '--repos'));
+  const endAt = Number(argValue(args, '--end-at'));
+  const { store, close } = await openStore(t);
+  const ws = handle(t, store);
+  const first = await runQuery(auditQuery, ws, auditQuery.input.parse({ actor: 'user:u1' }));
+  const startToFirstAnswerMs = Date.now() - spawnedAt;
+  const rssAfterStart = rssMiB();
+  const host = readModelHost(ws)!;
+  if (!host.slot('audit')?.ready) throw new Error('the first answer did not come from the read model');
+  const r = prng(42);
+  const actors = ['user:owner', ...Array.from({ length: principals - 1 }, (_, i) => ((i + 1) % 3 === 0 ? `agent:bot-${i + 1}` : `user:u${i + 1}`))];
+  const kinds = ['actor', 'action', 'pr', 'time', 'verdict'] as const;
+  const lat: Record<string, number[]> = { actor: [], action: [], pr: [], time: [], verdict: [] };
+  const rows: Record<string, number[]> = { actor: [], action: [], pr: [], time: [] };
+  const startMs = Date.parse(START_AT);
+  for (let i = 0; i < queries; i++) {
+    const kind = kinds[i % kinds.length];
+    const repoId = `repo${Math.floor(r() * repos)}`;
+    const prNumber = 1 + Math.floor(r() * Math.max(1, Math.floor(prs / repos)));
+    const t0 = performance.now();
+    if (kind === 'verdict') {
+      await runQuery(verdictQuery, ws, verdictQuery.input.parse({ repoId, prNumber }));
+    } else {
+      let f: Record<string, unknown>;
+      if (kind === 'actor') f = { actor: actors[Math.floor(r() * actors.length)] };
+      // An action over the last day of the log (one action over the whole log returns a tenth of it).
+      else if (kind === 'action') f = { action: AUDIT_ACTIONS[Math.floor(r() * AUDIT_ACTIONS.length)], since: new Date(endAt - 86_400_000).toISOString() };
+      else if (kind === 'pr') f = { repoId, prNumber };
+      else {
+        // A one-hour window somewhere in the log.
+        const from = startMs + r() * (endAt - startMs);
+        f = { since: new Date(from).toISOString(), until: new Date(from + 3_600_000).toISOString() };
+      }
+      const a = await runQuery(auditQuery, ws, auditQuery.input.parse(f));
+      rows[kind].push((a.value as unknown[]).length);
+    }
+    lat[kind].push(performance.now() - t0);
+  }
+  const rssAfterQueries = rssMiB();
+
+  // Incremental lag: 2,000 appends/s (one event each, 20 every 10 ms) for 5 s; lag = acknowledged →
+  // the audit model's checkpoint has passed it.
+  const lags: number[] = [];
+  const gen = generateLog({ seed: 1234, prs, principals, events: 1e9, repos, workspaceId: WS, startAt: new Date(endAt + 1000).toISOString() });
+  for (let i = 0; i < principals * 2; i++) gen.next(); // skip the generator's membership preamble
+  const pending: Promise<void>[] = [];
+  const tEnd = performance.now() + 5000;
+  let appended = 0;
+  while (performance.now() < tEnd) {
+    const tick = performance.now();
+    for (let k = 0; k < 20; k++) {
+      const a = gen.next().value!;
+      pending.push(
+        store.append(a.streamId, 'any', a.events).then(async (res) => {
+          const acked = performance.now();
+          await host.readySlot('audit', res.lastPosition);
+          lags.push(performance.now() - acked);
+        }),
+      );
+      appended++;
+    }
+    const wait = 10 - (performance.now() - tick);
+    if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+  }
+  await Promise.all(pending);
+  const p = (xs: number[], q: number) => round(percentile(xs, q), 2);
+  const out = {
+    adapter: t.adapter,
+    startToFirstAnswerMs,
+    firstAnswerRows: (first.value as unknown[]).length,
+    rssAfterStartMiB: rssAfterStart,
+    rssAfter1000QueriesMiB: rssAfterQueries,
+    audit: Object.fromEntries((['actor', 'action', 'pr', 'time'] as const).map((k) => [k, { p50: p(lat[k], 50), p99: p(lat[k], 99), medianRows: percentile(rows[k], 50) }])),
+    verdictP99Ms: p(lat.verdict, 99),
+    lag: { appendsPerSecond: round(appended / 5, 0), p50: p(lags, 50), p99: p(lags, 99) },
+  };
+  await host.close();
+  await close();
+  process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
+}
+
+async function measure(t: Target, extra: string[]): Promise<Record<string, unknown>> {
+  const spawnedAt = Date.now();
+  const proc = spawn(process.execPath, [path.join(__dirname, 'run.js'), 'scale', '--child', '--target', JSON.stringify(t), '--spawned-at', String(spawnedAt), ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  const code = await new Promise<number | null>((res) => proc.on('exit', res));
+  const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+  if (code !== 0 || !line) throw new Error(`measuring child failed (exit ${code}): ${out.slice(-2000)}`);
+  return JSON.parse(line.slice(7));
+}
+
+export async function main(args: string[]): Promise<void> {
+  if (args.includes('--child')) return child(args);
+  const events = Number(argValue(args, '--events') ?? 1_000_000);
+  const prs = Number(argValue(args, '--prs') ?? 50_000);
+  const principals = Number(argValue(args, '--principals') ?? 200);
+  const repos = Number(argValue(args, '--repos') ?? 20);
+  const queries = Number(argValue(args, '--queries') ?? 1000);
+  let adapters = (argValue(args, '--adapters') ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>;
+  const unreachable = adapters.includes('postgres') ? postgresUnreachable() : null;
+  if (unreachable) {
+    console.log(`PostgreSQL at ${DATABASE_URL} is unreachable (${unreachable}): SQLite only`);
+    adapters = adapters.filter((a) => a !== 'postgres');
+  }
+  console.log(`bench:scale — ${events.toLocaleString('en-US')} events, ${prs.toLocaleString('en-US')} PRs, ${principals} principals; ${os.cpus().length} cores, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
+  const results: Record<string, unknown>[] = [];
+  for (const adapter of adapters) {
+    const t: Target = { adapter, dir: fs.mkdtempSync(path.join(os.tmpdir(), `rl-bench-scale-${adapter}-`)), schema: adapter === 'postgres' ? uniqueSchema('rl_scale') : undefined };
+    try {
+      const { store, close } = await openStore(t);
+      let t0 = performance.now();
+      let lastLog = 0;
+      const shape = { seed: 2026, prs, principals, events, repos, workspaceId: WS, startAt: START_AT };
+      await appendLog(store, generateLog(shape), 500, (n) => {
+        if (performance.now() - lastLog > 10_000) {
+          lastLog = performance.now();
+          console.log(`  ${adapter}: appended ${n.toLocaleString('en-US')} events (${Math.round(n / ((performance.now() - t0) / 1000))} events/s)`);
+        }
+      });
+      const appendMs = performance.now() - t0;
+      const head = await store.headPosition();
+      let endAt = 0;
+      for await (const e of store.readAll({ after: head - 1 })) endAt = Date.parse(e.metadata.occurredAt);
+      const ws = handle(t, store);
+      const host = readModelHost(ws)!;
+      await host.settle(); // the first build
+      t0 = performance.now();
+      const slot = await host.rebuild('audit');
+      const rebuildMs = performance.now() - t0;
+      await host.close();
+      await close();
+      console.log(`  ${adapter}: ${head.toLocaleString('en-US')} events appended in ${(appendMs / 1000).toFixed(1)} s; audit rebuilt in ${(rebuildMs / 1000).toFixed(1)} s`);
+      const m = await measure(t, ['--queries', String(queries), '--principals', String(principals), '--prs', String(prs), '--repos', String(repos), '--end-at', String(endAt)]);
+      results.push({ ...m, events: head, appendEventsPerSecond: Math.round(head / (appendMs / 1000)), rebuildEventsPerSecond: Math.round(slot.position / (rebuildMs / 1000)) });
+    } finally {
+      fs.rmSync(t.dir, { recursive: true, force: true });
+      if (t.schema) await dropSchema(t.schema).catch(() => undefined);
+    }
+  }
+  const flat = results.map((r) => {
+    const a = r.audit as Record<string, { p50: number; p99: number; medianRows: number }>;
+    const lag = r.lag as { p99: number };
+    return {
+      adapter: String(r.adapter),
+      'start→answer ms': Number(r.startToFirstAnswerMs),
+      'RSS start MiB': Number(r.rssAfterStartMiB),
+      'RSS 1k q MiB': Number(r.rssAfter1000QueriesMiB),
+      'audit actor p99': a.actor.p99,
+      'action p99': a.action.p99,
+      'PR p99': a.pr.p99,
+      'time p99': a.time.p99,
+      'verdict p99': Number(r.verdictP99Ms),
+      'lag p99 ms': lag.p99,
+      'rebuild ev/s': Number(r.rebuildEventsPerSecond),
+    };
+  });
+  console.log(table(flat));
+  console.log('targets: start ≤ 2,000 ms, RSS ≤ 512 MiB, audit p99 ≤ 50 ms, lag p99 ≤ 100 ms, rebuild ≥ 100,000 events/s');
+  console.log(JSON.stringify({ bench: 'scale', events, prs, principals, load: os.loadavg().map((x) => round(x, 1)), results }));
+}

@@ -1,0 +1,350 @@
+import type { RecordedEvent } from '../events/envelope';
+import type { EventStore, Subscription } from '../events/store/port';
+import type { ApplyTx, ReadModel, Row, TableSpec } from './model';
+import { keyString, ReadModelStorage, Slot, tableName, WriteSet } from './storage';
+
+/** Events folded per transaction: big enough to amortize the commit, small enough to keep lag low. */
+const BATCH = 5000;
+/** Rows read back by `apply` and kept per slot (members, tokens, …); cleared, not evicted, when full. */
+const CACHE_ROWS = 100_000;
+
+export interface RebuildProgress {
+  name: string;
+  position: number;
+  head: number;
+  events: number;
+  elapsedMs: number;
+}
+
+const sameSlot = (a: Slot, b: Slot): boolean => a.name === b.name && a.version === b.version && a.generation === b.generation;
+
+class BatchTx implements ApplyTx {
+  readonly writes: WriteSet = new Map();
+
+  constructor(private readonly specs: Map<string, TableSpec>, private readonly cache: Map<string, Row | null>, private readonly read: (spec: TableSpec, key: Row) => Promise<Row | undefined>) {}
+
+  private spec(table: string): TableSpec {
+    const s = this.specs.get(table);
+    if (!s) throw new Error(`read model: no table "${table}"`);
+    return s;
+  }
+
+  private set(table: string, key: Row, row: Row | null): void {
+    const spec = this.spec(table);
+    let w = this.writes.get(table);
+    if (!w) this.writes.set(table, (w = new Map()));
+    w.set(keyString(spec, key), { key, row });
+  }
+
+  put(table: string, row: Row): void {
+    this.set(table, row, row);
+  }
+
+  delete(table: string, key: Row): void {
+    this.set(table, key, null);
+  }
+
+  get(table: string, key: Row): Row | undefined | Promise<Row | undefined> {
+    const spec = this.spec(table);
+    const k = keyString(spec, key);
+    const written = this.writes.get(table)?.get(k);
+    if (written) return written.row ?? undefined;
+    const cached = this.cache.get(table + k);
+    if (cached !== undefined) return cached ?? undefined;
+    return this.read(spec, key).then((r) => {
+      this.cache.set(table + k, r ?? null);
+      return r;
+    });
+  }
+}
+
+/**
+ * Keeps one model's slots current: the active slot (ready, answers queries) and, while one is being
+ * built (a new version, or `projections rebuild`), the building slot beside it. The building slot
+ * replaces the active one only once it has caught up with the head (blue/green), in one transaction
+ * that also drops the old tables; until then the old slot keeps answering.
+ */
+class ModelRunner {
+  active: Slot | null = null;
+  building: Slot | null = null;
+  /** A newer version of this model exists (another process runs newer code): this one stands aside. */
+  superseded = false;
+  private readonly specs: Map<string, TableSpec>;
+  private readonly caches = new Map<string, Map<string, Row | null>>();
+  private waiters: Array<{ position: number; resolve: () => void; reject: (e: unknown) => void }> = [];
+  private promoted: Array<() => void> = [];
+  onProgress: ((p: RebuildProgress) => void) | null = null;
+  private buildStart = { at: 0, from: 0 };
+
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number) {
+    this.specs = new Map(model.tables.map((t) => [t.name, t]));
+  }
+
+  async load(): Promise<void> {
+    const slots = await this.storage.slots(this.model.name);
+    this.superseded = slots.some((s) => s.version > this.model.version);
+    const mine = slots.filter((s) => s.version === this.model.version);
+    const ready = mine.filter((s) => s.ready);
+    this.active = ready[ready.length - 1] ?? null;
+    const newer = mine.filter((s) => !s.ready && (!this.active || s.generation > this.active.generation));
+    this.building = newer[newer.length - 1] ?? null;
+    if (!this.active && !this.building && !this.superseded) await this.startBuilding(1);
+    else if (this.building) this.buildStart = { at: Date.now(), from: this.building.position };
+  }
+
+  async startBuilding(generation: number): Promise<Slot> {
+    const slot: Slot = { name: this.model.name, version: this.model.version, generation, position: 0, ready: false };
+    await this.storage.createSlot(slot, this.model.tables);
+    this.building = slot;
+    this.buildStart = { at: Date.now(), from: 0 };
+    return slot;
+  }
+
+  /** The generation a rebuild gets: one past every generation of this version. */
+  async nextGeneration(): Promise<number> {
+    const slots = (await this.storage.slots(this.model.name)).filter((s) => s.version === this.model.version);
+    return Math.max(0, ...slots.map((s) => s.generation)) + 1;
+  }
+
+  private cacheOf(slot: Slot): Map<string, Row | null> {
+    const id = `${slot.version}/${slot.generation}`;
+    let c = this.caches.get(id);
+    if (!c) this.caches.set(id, (c = new Map()));
+    return c;
+  }
+
+  /** Folds the next page of events into `slot`. False when there was nothing to fold. */
+  private async step(slot: Slot): Promise<boolean> {
+    const events: RecordedEvent[] = [];
+    for await (const e of this.store.readAll({ after: slot.position, maxCount: this.batch })) events.push(e);
+    if (events.length === 0) return false;
+    const cache = this.cacheOf(slot);
+    const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key));
+    for (const e of events) if (this.model.relevant(e)) await this.model.apply(e, tx);
+    const to = events[events.length - 1].globalPosition;
+    const ok = await this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false);
+    if (!ok) {
+      // Another process moved this slot (or dropped it): start again from what is stored.
+      this.caches.clear();
+      await this.load();
+      return true;
+    }
+    slot.position = to;
+    if (cache.size > CACHE_ROWS) cache.clear();
+    for (const [table, w] of tx.writes) for (const [k, { row }] of w) cache.set(table + k, row);
+    return true;
+  }
+
+  /** One round over the slots. True when something was folded (call again). */
+  async round(): Promise<boolean> {
+    if (this.superseded) return false;
+    let progressed = false;
+    if (this.active && (await this.step(this.active))) progressed = true;
+    const b = this.building;
+    if (b) {
+      if (await this.step(b)) {
+        progressed = true;
+        this.onProgress?.({ name: this.model.name, position: b.position, head: await this.store.headPosition(), events: b.position - this.buildStart.from, elapsedMs: Date.now() - this.buildStart.at });
+      } else if (this.building && sameSlot(this.building, b)) await this.promote(b);
+    }
+    this.settleWaiters();
+    return progressed;
+  }
+
+  private async promote(winner: Slot): Promise<void> {
+    const all = await this.storage.slots(this.model.name);
+    const losers = all.filter((s) => !sameSlot(s, winner)).map((s) => ({ slot: s, specs: s.version === this.model.version ? this.model.tables : null }));
+    await this.storage.promote(winner, this.model.tables, losers);
+    winner.ready = true;
+    for (const l of losers) this.caches.delete(`${l.slot.version}/${l.slot.generation}`);
+    this.active = winner;
+    this.building = null;
+    const done = this.promoted;
+    this.promoted = [];
+    for (const d of done) d();
+  }
+
+  waitFor(position: number): Promise<void> {
+    if (this.active && this.active.position >= position) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ position, resolve, reject }));
+  }
+
+  whenPromoted(): Promise<void> {
+    if (!this.building) return Promise.resolve();
+    return new Promise((resolve) => this.promoted.push(resolve));
+  }
+
+  private settleWaiters(): void {
+    const pos = this.active?.position ?? -1;
+    if (!this.waiters.length) return;
+    const keep = [];
+    for (const w of this.waiters) (w.position <= pos ? w.resolve() : keep.push(w));
+    this.waiters = keep;
+  }
+
+  fail(err: unknown): void {
+    const ws = this.waiters;
+    this.waiters = [];
+    for (const w of ws) w.reject(err);
+  }
+}
+
+/**
+ * The read models of one workspace, kept current from the store subscription. Opened on the first
+ * query that a read model answers (so start-up does not read the log), then live until the workspace
+ * closes.
+ */
+export class ReadModelHost {
+  private readonly runners = new Map<string, ModelRunner>();
+  private loaded: Promise<void> | null = null;
+  private closed = false;
+  private wakeUp: (() => void) | null = null;
+  private dirty = true;
+  private sub: Subscription | null = null;
+  private loop: Promise<void> | null = null;
+  /** The last error of the update loop (the loop retries; queries fall back meanwhile). */
+  lastError: unknown = null;
+
+  constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number } = {}) {
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH));
+  }
+
+  get names(): string[] {
+    return [...this.runners.keys()];
+  }
+
+  private runner(name: string): ModelRunner {
+    const r = this.runners.get(name);
+    if (!r) throw new Error(`read model: unknown "${name}" (known: ${this.names.join(', ')})`);
+    return r;
+  }
+
+  /** Loads the slots and starts the update loop (idempotent). */
+  start(): Promise<void> {
+    this.loaded ??= (async () => {
+      for (const r of this.runners.values()) await r.load();
+      const head = await this.store.headPosition();
+      // The subscription only wakes the loop; the loop reads pages from each slot's own checkpoint.
+      this.sub = this.store.subscribeAll({ after: head });
+      void (async () => {
+        try {
+          for await (const _ of this.sub!) this.wake();
+        } catch {
+          /* the store closed */
+        }
+      })();
+      this.loop = this.run();
+    })();
+    return this.loaded;
+  }
+
+  wake(): void {
+    this.dirty = true;
+    const w = this.wakeUp;
+    this.wakeUp = null;
+    w?.();
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 50;
+    while (!this.closed) {
+      this.dirty = false;
+      let progressed = false;
+      try {
+        for (const r of this.runners.values()) if (await r.round()) progressed = true;
+        backoff = 50;
+      } catch (err) {
+        if (this.closed) return;
+        this.lastError = err;
+        for (const r of this.runners.values()) r.fail(err);
+        await new Promise((res) => setTimeout(res, backoff).unref());
+        backoff = Math.min(backoff * 2, 5000);
+        continue;
+      }
+      if (progressed || this.dirty) continue;
+      await new Promise<void>((resolve) => {
+        if (this.dirty || this.closed) return resolve();
+        this.wakeUp = resolve;
+      });
+    }
+  }
+
+  /**
+   * The slot that answers `name` exactly as of `until`, once it has folded at least that far; null when
+   * no ready slot exists yet (the caller answers by folding the log instead: never a half-built answer).
+   */
+  async readySlot(name: string, until: number): Promise<Slot | null> {
+    await this.start();
+    const r = this.runner(name);
+    if (r.superseded || !r.active) return null;
+    this.wake();
+    await r.waitFor(until);
+    return r.active;
+  }
+
+  /** Builds a fresh generation from position 0 beside the active one and promotes it when it caught up. */
+  async rebuild(name: string, onProgress?: (p: RebuildProgress) => void): Promise<Slot> {
+    await this.start();
+    const r = this.runner(name);
+    if (r.superseded) throw new Error(`read model "${name}": a newer version is stored; rebuild it with the newer code`);
+    if (r.building) await this.storage.dropSlot(r.building, r.model.tables);
+    await r.startBuilding(await r.nextGeneration());
+    r.onProgress = onProgress ?? null;
+    const done = r.whenPromoted();
+    this.wake();
+    await done;
+    r.onProgress = null;
+    return r.active!;
+  }
+
+  /** Waits until every model has a ready slot caught up with the current head. */
+  async settle(): Promise<void> {
+    await this.start();
+    const head = await this.store.headPosition();
+    for (const r of this.runners.values()) {
+      if (r.superseded) continue;
+      if (r.building) {
+        const done = r.whenPromoted();
+        this.wake();
+        await done;
+      }
+      this.wake();
+      await r.waitFor(head);
+    }
+  }
+
+  /**
+   * Every row of the active slot of `name`, table by table in primary-key order, as canonical JSON
+   * (without workspace_id): two slots hold the same model exactly when their dumps are equal.
+   */
+  async dump(name: string): Promise<string> {
+    const r = this.runner(name);
+    const slot = r.active;
+    if (!slot) throw new Error(`read model "${name}": no ready slot`);
+    const out: Record<string, unknown[][]> = {};
+    for (const spec of r.model.tables) {
+      const cols = Object.keys(spec.columns);
+      const rows = await this.storage.query(`SELECT * FROM ${tableName(slot, spec.name)} WHERE workspace_id = ? ORDER BY ${spec.key.join(', ')}`, [this.storage.workspaceId]);
+      out[spec.name] = rows.map((row) => cols.map((c) => (row[c] === undefined ? null : row[c])));
+    }
+    return JSON.stringify(out);
+  }
+
+  slot(name: string): Slot | null {
+    return this.runner(name).active;
+  }
+
+  model(name: string): ReadModel {
+    return this.runner(name).model;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.sub?.close();
+    this.wake();
+    for (const r of this.runners.values()) r.fail(new Error('read models: the workspace closed'));
+    await this.loop?.catch(() => undefined);
+    await this.storage.close();
+  }
+}

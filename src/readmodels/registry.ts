@@ -1,0 +1,62 @@
+import type { QueryDefinition } from '../projections/query';
+import { answerWorkspaceQueriesWith, type QueryAnswer } from '../projections/run-query';
+import type { WorkspaceHandle } from '../workspaces/registry';
+import { auditFromRows, auditReadModel } from './audit';
+import { ReadModelHost } from './host';
+import type { ReadModel } from './model';
+import { PostgresReadModelStorage, ReadModelStorage, Slot, SqliteReadModelStorage } from './storage';
+
+/** Every read model of the ledger, one line each. */
+export const READ_MODELS: ReadModel[] = [auditReadModel];
+
+/** Workspace-wide queries answered from a read model instead of a fold of the whole log. */
+const ANSWERS: Record<string, { model: string; answer(storage: ReadModelStorage, slot: Slot, input: any, until: number): Promise<unknown> }> = {
+  audit: { model: 'audit', answer: auditFromRows },
+};
+
+const HOST = Symbol('readModelHost');
+
+/** The store's own technology: SQLite beside the log (KurrentDB too: a sibling file), PostgreSQL in its schema. */
+function storageFor(ws: WorkspaceHandle): ReadModelStorage | null {
+  const store = ws.store as { adapter: string; backend?: { pool: import('pg').Pool; schema: string } };
+  if (store.adapter === 'postgres' && store.backend) return new PostgresReadModelStorage(ws.id, store.backend.pool, store.backend.schema);
+  if (store.adapter === 'sqlite' || store.adapter === 'kurrentdb') return new SqliteReadModelStorage(ws.id, ws.dir);
+  return null;
+}
+
+/** The workspace's read-model host (opened once, closed with the workspace); null for stores without one. */
+export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, options: { batch?: number } = {}): ReadModelHost | null {
+  const cached = ws.cache.get(HOST) as { host: ReadModelHost | null } | undefined;
+  if (cached) return cached.host;
+  let host: ReadModelHost | null = null;
+  try {
+    const storage = storageFor(ws);
+    if (storage) host = new ReadModelHost(ws.store, storage, models, options);
+  } catch {
+    host = null;
+  }
+  ws.cache.set(HOST, { host, closeWithWorkspace: () => void host?.close() });
+  return host;
+}
+
+/**
+ * The answer of `q` from its read model, exactly as of `until`; null when `q` has none or it is not
+ * built yet (the caller folds the log: slower, equally exact).
+ */
+export async function answerFromReadModel<I, R>(q: QueryDefinition<I, unknown, R>, ws: WorkspaceHandle, input: I, until: number): Promise<QueryAnswer<R> | null> {
+  const a = ANSWERS[q.name];
+  if (!a) return null;
+  const host = readModelHost(ws);
+  if (!host) return null;
+  try {
+    const slot = await host.readySlot(a.model, until);
+    if (!slot) return null;
+    return { position: until, value: (await a.answer(host.storage, slot, input, until)) as R };
+  } catch {
+    // A slot dropped under us by a newer process, a store that closed: the fold still answers.
+    return null;
+  }
+}
+
+// Importing this module makes runQuery answer from the read models (the server, RPC, MCP and the audit CLI do).
+answerWorkspaceQueriesWith(answerFromReadModel);

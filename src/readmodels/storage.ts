@@ -1,0 +1,313 @@
+import * as path from 'node:path';
+import type { Pool } from 'pg';
+import type { ColumnType, Row, TableSpec } from './model';
+
+/** One table set of one model version: `rm_<name>_v<version>_g<generation>_<table>`. */
+export interface Slot {
+  name: string;
+  version: number;
+  generation: number;
+  /** Last global position folded into the rows (committed with them). */
+  position: number;
+  /** Caught up with the head once: only a ready slot answers queries. */
+  ready: boolean;
+}
+
+export const tableName = (slot: Pick<Slot, 'name' | 'version' | 'generation'>, table: string): string => `rm_${slot.name}_v${slot.version}_g${slot.generation}_${table}`;
+
+/** Final state per table and primary key of one batch: a row to upsert, or null to delete. */
+export type WriteSet = Map<string, Map<string, { key: Row; row: Row | null }>>;
+
+export const keyString = (spec: TableSpec, row: Row): string => JSON.stringify(spec.key.map((k) => row[k] ?? null));
+
+/**
+ * The SQL behind the read models of one workspace, on the store's own technology. Statements are
+ * written once with `?` placeholders; every table leads with workspace_id.
+ */
+export interface ReadModelStorage {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly workspaceId: string;
+  slots(name: string): Promise<Slot[]>;
+  /** Creates a slot's tables and its checkpoint row at position 0 (not ready). */
+  createSlot(slot: Slot, specs: TableSpec[]): Promise<void>;
+  /** Drops a slot's tables and checkpoint row. */
+  dropSlot(slot: Pick<Slot, 'name' | 'version' | 'generation'>, specs: TableSpec[] | null): Promise<void>;
+  getRow(slot: Slot, spec: TableSpec, key: Row): Promise<Row | undefined>;
+  /**
+   * One transaction: the writes, then the checkpoint moved from `from` to `to` (and `ready` when set).
+   * Returns false, writing nothing, when the stored checkpoint is not `from` (another process moved it).
+   */
+  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean): Promise<boolean>;
+  /** Marks `winner` ready and drops `losers` in one transaction (blue/green flip). */
+  promote(winner: Slot, specs: TableSpec[], losers: Array<{ slot: Slot; specs: TableSpec[] | null }>): Promise<void>;
+  query(sql: string, params: unknown[]): Promise<Row[]>;
+  close(): Promise<void>;
+}
+
+const CHECKPOINTS = 'rm_checkpoints';
+
+function createTableSql(slot: Slot, spec: TableSpec, kind: 'sqlite' | 'postgres', qualifier = ''): string[] {
+  const t = qualifier + tableName(slot, spec.name);
+  const type = (c: ColumnType): string => (kind === 'sqlite' ? (c === 'int' ? 'INTEGER' : 'TEXT') : c === 'int' ? 'bigint' : 'text COLLATE "C"');
+  const cols = [`workspace_id ${type('text')} NOT NULL`, ...Object.entries(spec.columns).map(([n, c]) => `${n} ${type(c)}${spec.key.includes(n) ? ' NOT NULL' : ''}`)];
+  return [`CREATE TABLE IF NOT EXISTS ${t} (${cols.join(', ')}, PRIMARY KEY (workspace_id, ${spec.key.join(', ')}))`];
+}
+
+/**
+ * Secondary indexes are created when a slot is promoted, not when it is created: a build from 0 writes
+ * rows into the primary key only, and each index is then sorted once (measured several times faster
+ * than maintaining five indexes row by row).
+ */
+function createIndexSql(slot: Slot, spec: TableSpec, qualifier = ''): string[] {
+  const name = tableName(slot, spec.name);
+  return (spec.indexes ?? []).map((ix, i) => `CREATE INDEX IF NOT EXISTS ${name}_ix${i} ON ${qualifier}${name} (workspace_id, ${ix.join(', ')})`);
+}
+
+const slotOf = (r: Row): Slot => ({ name: String(r.name), version: Number(r.version), generation: Number(r.generation), position: Number(r.position), ready: Number(r.ready) === 1 });
+
+// ---------------------------------------------------------------------------------------------------
+// SQLite: a sibling file of the workspace log (`readmodels.db`), so the log's write lock is never held
+// by a model update. Synchronous NORMAL: a power loss may roll the model back to an earlier checkpoint,
+// but rows and checkpoint always commit together, so it only replays a little more.
+
+export class SqliteReadModelStorage implements ReadModelStorage {
+  readonly kind = 'sqlite';
+  private readonly db: import('better-sqlite3').Database;
+  private readonly stmts = new Map<string, import('better-sqlite3').Statement>();
+
+  constructor(readonly workspaceId: string, dir: string) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+    this.db = new Database(path.join(dir, 'readmodels.db'));
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    // 32 MiB of page cache: a build's primary-key inserts stay in memory between commits.
+    this.db.pragma('cache_size = -32768');
+    this.db.exec(`CREATE TABLE IF NOT EXISTS ${CHECKPOINTS} (workspace_id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL, generation INTEGER NOT NULL, position INTEGER NOT NULL, ready INTEGER NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`);
+  }
+
+  private stmt(sql: string): import('better-sqlite3').Statement {
+    let s = this.stmts.get(sql);
+    if (!s) this.stmts.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+
+  async slots(name: string): Promise<Slot[]> {
+    return (this.stmt(`SELECT * FROM ${CHECKPOINTS} WHERE workspace_id = ? AND name = ? ORDER BY version, generation`).all(this.workspaceId, name) as Row[]).map(slotOf);
+  }
+
+  async createSlot(slot: Slot, specs: TableSpec[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const spec of specs) for (const sql of createTableSql(slot, spec, 'sqlite')) this.db.exec(sql);
+      this.stmt(`INSERT OR IGNORE INTO ${CHECKPOINTS} VALUES (?, ?, ?, ?, 0, 0)`).run(this.workspaceId, slot.name, slot.version, slot.generation);
+    }).immediate();
+  }
+
+  private dropSync(slot: Pick<Slot, 'name' | 'version' | 'generation'>, specs: TableSpec[] | null): void {
+    const prefix = tableName(slot, '');
+    const tables = specs
+      ? specs.map((s) => tableName(slot, s.name))
+      : (this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ?").pluck().all(prefix.length, prefix) as string[]);
+    for (const t of tables) this.db.exec(`DROP TABLE IF EXISTS ${t}`);
+    this.stmts.clear();
+    this.db.prepare(`DELETE FROM ${CHECKPOINTS} WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`).run(this.workspaceId, slot.name, slot.version, slot.generation);
+  }
+
+  async dropSlot(slot: Pick<Slot, 'name' | 'version' | 'generation'>, specs: TableSpec[] | null): Promise<void> {
+    this.db.transaction(() => this.dropSync(slot, specs)).immediate();
+  }
+
+  async getRow(slot: Slot, spec: TableSpec, key: Row): Promise<Row | undefined> {
+    const where = spec.key.map((k) => `${k} = ?`).join(' AND ');
+    return this.stmt(`SELECT * FROM ${tableName(slot, spec.name)} WHERE workspace_id = ? AND ${where}`).get(this.workspaceId, ...spec.key.map((k) => key[k])) as Row | undefined;
+  }
+
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const stored = this.stmt(`SELECT position FROM ${CHECKPOINTS} WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`)
+          .pluck()
+          .get(this.workspaceId, slot.name, slot.version, slot.generation) as number | undefined;
+        if (stored !== from) return false;
+        for (const spec of specs) {
+          const w = writes.get(spec.name);
+          if (!w || w.size === 0) continue;
+          const t = tableName(slot, spec.name);
+          const cols = Object.keys(spec.columns);
+          const upsert = this.stmt(`INSERT OR REPLACE INTO ${t} (workspace_id, ${cols.join(', ')}) VALUES (?${', ?'.repeat(cols.length)})`);
+          const del = this.stmt(`DELETE FROM ${t} WHERE workspace_id = ? AND ${spec.key.map((k) => `${k} = ?`).join(' AND ')}`);
+          for (const { key, row } of w.values()) {
+            if (row) upsert.run(this.workspaceId, ...cols.map((c) => row[c] ?? null));
+            else del.run(this.workspaceId, ...spec.key.map((k) => key[k]));
+          }
+        }
+        this.stmt(`UPDATE ${CHECKPOINTS} SET position = ?, ready = max(ready, ?) WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`).run(to, ready ? 1 : 0, this.workspaceId, slot.name, slot.version, slot.generation);
+        return true;
+      })
+      .immediate();
+  }
+
+  async promote(winner: Slot, specs: TableSpec[], losers: Array<{ slot: Slot; specs: TableSpec[] | null }>): Promise<void> {
+    this.db
+      .transaction(() => {
+        for (const spec of specs) for (const sql of createIndexSql(winner, spec)) this.db.exec(sql);
+        this.stmt(`UPDATE ${CHECKPOINTS} SET ready = 1 WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`).run(this.workspaceId, winner.name, winner.version, winner.generation);
+        for (const l of losers) this.dropSync(l.slot, l.specs);
+      })
+      .immediate();
+  }
+
+  async query(sql: string, params: unknown[]): Promise<Row[]> {
+    return this.stmt(sql).all(...params) as Row[];
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// PostgreSQL: tables in the event store's schema, on its pool. Batches are written with one
+// `INSERT … SELECT FROM unnest(…)` per table (one round trip for thousands of rows).
+
+const PG_ARRAY: Record<ColumnType, string> = { int: 'bigint[]', text: 'text[]' };
+const numbered = (sql: string): string => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+export class PostgresReadModelStorage implements ReadModelStorage {
+  readonly kind = 'postgres';
+  private ready: Promise<void> | null = null;
+  private readonly s: string;
+
+  constructor(readonly workspaceId: string, private readonly pool: Pool, schema: string) {
+    this.s = `"${schema}"`;
+  }
+
+  private t(slot: Pick<Slot, 'name' | 'version' | 'generation'>, table: string): string {
+    return `${this.s}.${tableName(slot, table)}`;
+  }
+
+  private init(): Promise<void> {
+    this.ready ??= this.pool
+      .query(`CREATE TABLE IF NOT EXISTS ${this.s}.${CHECKPOINTS} (workspace_id text NOT NULL, name text NOT NULL, version integer NOT NULL, generation integer NOT NULL, position bigint NOT NULL, ready integer NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`)
+      .then(() => undefined)
+      .catch(async (err) => {
+        // Two processes creating the table at once: the loser sees a unique violation on pg_type.
+        if ((err as { code?: string }).code !== '23505') {
+          this.ready = null;
+          throw err;
+        }
+      });
+    return this.ready;
+  }
+
+  async slots(name: string): Promise<Slot[]> {
+    await this.init();
+    return (await this.pool.query(`SELECT * FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 ORDER BY version, generation`, [this.workspaceId, name])).rows.map(slotOf);
+  }
+
+  private async tx<T>(fn: (q: (sql: string, params?: unknown[]) => Promise<Row[]>) => Promise<T>): Promise<T> {
+    await this.init();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const out = await fn(async (sql, params) => (await client.query(sql, params)).rows);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async createSlot(slot: Slot, specs: TableSpec[]): Promise<void> {
+    await this.tx(async (q) => {
+      // DDL of one model at a time: processes starting together must not race on CREATE TABLE.
+      await q('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.s}.rm.${slot.name}`]);
+      for (const spec of specs) for (const sql of createTableSql(slot, spec, 'postgres', `${this.s}.`)) await q(sql);
+      await q(`INSERT INTO ${this.s}.${CHECKPOINTS} VALUES ($1, $2, $3, $4, 0, 0) ON CONFLICT DO NOTHING`, [this.workspaceId, slot.name, slot.version, slot.generation]);
+    });
+  }
+
+  private async dropIn(q: (sql: string, params?: unknown[]) => Promise<Row[]>, slot: Pick<Slot, 'name' | 'version' | 'generation'>, specs: TableSpec[] | null): Promise<void> {
+    await q(`DELETE FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 AND version = $3 AND generation = $4`, [this.workspaceId, slot.name, slot.version, slot.generation]);
+    // Tables are shared by every workspace of the schema: drop this workspace's rows, and the tables
+    // once no workspace has a checkpoint on them any more.
+    const left = await q(`SELECT 1 FROM ${this.s}.${CHECKPOINTS} WHERE name = $1 AND version = $2 AND generation = $3 LIMIT 1`, [slot.name, slot.version, slot.generation]);
+    const prefix = tableName(slot, '');
+    const tables = specs
+      ? specs.map((s) => tableName(slot, s.name))
+      : (await q(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND left(tablename, $2) = $3`, [this.s.slice(1, -1), prefix.length, prefix])).map((r) => String(r.tablename));
+    for (const t of tables) await q(left.length ? `DELETE FROM ${this.s}.${t} WHERE workspace_id = $1` : `DROP TABLE IF EXISTS ${this.s}.${t}`, left.length ? [this.workspaceId] : []);
+  }
+
+  async dropSlot(slot: Pick<Slot, 'name' | 'version' | 'generation'>, specs: TableSpec[] | null): Promise<void> {
+    await this.tx(async (q) => {
+      await q('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.s}.rm.${slot.name}`]);
+      await this.dropIn(q, slot, specs);
+    });
+  }
+
+  async getRow(slot: Slot, spec: TableSpec, key: Row): Promise<Row | undefined> {
+    const where = spec.key.map((k, i) => `${k} = $${i + 2}`).join(' AND ');
+    return (await this.pool.query(`SELECT * FROM ${this.t(slot, spec.name)} WHERE workspace_id = $1 AND ${where}`, [this.workspaceId, ...spec.key.map((k) => key[k])])).rows[0] as Row | undefined;
+  }
+
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean): Promise<boolean> {
+    return this.tx(async (q) => {
+      const stored = await q(`SELECT position FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 AND version = $3 AND generation = $4 FOR UPDATE`, [this.workspaceId, slot.name, slot.version, slot.generation]);
+      if (stored.length === 0 || Number(stored[0].position) !== from) return false;
+      for (const spec of specs) {
+        const w = writes.get(spec.name);
+        if (!w || w.size === 0) continue;
+        const t = this.t(slot, spec.name);
+        const cols = Object.keys(spec.columns);
+        const ups: Row[] = [];
+        const dels: Row[] = [];
+        for (const { key, row } of w.values()) (row ? ups : dels).push(row ?? key);
+        if (dels.length) {
+          const arrays = spec.key.map((k) => dels.map((r) => r[k]));
+          await q(
+            `DELETE FROM ${t} WHERE workspace_id = $1 AND (${spec.key.join(', ')}) IN (SELECT * FROM unnest(${spec.key.map((k, i) => `$${i + 2}::${PG_ARRAY[spec.columns[k]]}`).join(', ')}))`,
+            [this.workspaceId, ...arrays],
+          );
+        }
+        const nonKey = cols.filter((c) => !spec.key.includes(c));
+        const conflict = nonKey.length ? `DO UPDATE SET ${nonKey.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}` : 'DO NOTHING';
+        for (let i = 0; i < ups.length; i += 5000) {
+          const chunk = ups.slice(i, i + 5000);
+          await q(
+            `INSERT INTO ${t} (workspace_id, ${cols.join(', ')}) SELECT $1, * FROM unnest(${cols.map((c, j) => `$${j + 2}::${PG_ARRAY[spec.columns[c]]}`).join(', ')}) ON CONFLICT (workspace_id, ${spec.key.join(', ')}) ${conflict}`,
+            [this.workspaceId, ...cols.map((c) => chunk.map((r) => r[c] ?? null))],
+          );
+        }
+      }
+      await q(`UPDATE ${this.s}.${CHECKPOINTS} SET position = $1, ready = greatest(ready, $2) WHERE workspace_id = $3 AND name = $4 AND version = $5 AND generation = $6`, [to, ready ? 1 : 0, this.workspaceId, slot.name, slot.version, slot.generation]);
+      return true;
+    });
+  }
+
+  async promote(winner: Slot, specs: TableSpec[], losers: Array<{ slot: Slot; specs: TableSpec[] | null }>): Promise<void> {
+    await this.tx(async (q) => {
+      await q('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.s}.rm.${winner.name}`]);
+      for (const spec of specs) for (const sql of createIndexSql(winner, spec, `${this.s}.`)) await q(sql);
+      // Shared tables: another workspace may have promoted (and indexed) this slot already.
+      for (const spec of specs) await q(`ANALYZE ${this.t(winner, spec.name)}`);
+      await q(`UPDATE ${this.s}.${CHECKPOINTS} SET ready = 1 WHERE workspace_id = $1 AND name = $2 AND version = $3 AND generation = $4`, [this.workspaceId, winner.name, winner.version, winner.generation]);
+      for (const l of losers) await this.dropIn(q, l.slot, l.specs);
+    });
+  }
+
+  async query(sql: string, params: unknown[]): Promise<Row[]> {
+    return (await this.pool.query(numbered(sql.replace(/\b(FROM|JOIN) (rm_)/g, `$1 ${this.s}.$2`)), params)).rows as Row[];
+  }
+
+  async close(): Promise<void> {
+    // The pool belongs to the event store's backend.
+  }
+}

@@ -1,0 +1,217 @@
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import type { EventStore } from '../../src/events/store/port';
+import { auditQuery, AUDIT_ACTIONS } from '../../src/projections/audit';
+import { foldQuery, runQuery } from '../../src/projections/run-query';
+import { auditFromRows, auditReadModel } from '../../src/readmodels/audit';
+import { ReadModelHost } from '../../src/readmodels/host';
+import type { ReadModel } from '../../src/readmodels/model';
+import { readModelHost } from '../../src/readmodels/registry';
+import type { WorkspaceHandle } from '../../src/workspaces/registry';
+import { appendLog, generateLog } from './generate';
+
+export interface ReadModelBackend {
+  /** A fresh, empty workspace on this store technology. */
+  fresh(): Promise<Workspace>;
+  /** The arguments the crash child needs to open the same workspace (see crash-child.ts). */
+  childArgs(ws: Workspace): string[];
+  /** Opens the same workspace again (after a child wrote to it). */
+  reopen(ws: Workspace): Promise<Workspace>;
+}
+
+export interface Workspace extends WorkspaceHandle {
+  close(): Promise<void>;
+}
+
+const root = path.join(__dirname, '..', '..');
+
+/** Host over an explicit model list (not cached on the handle), for version and rebuild tests. */
+const hostFor = (ws: WorkspaceHandle, models: ReadModel[] = [auditReadModel], batch?: number): ReadModelHost => {
+  const h = readModelHost({ ...ws, cache: new Map() }, models, { batch });
+  if (!h) throw new Error('no read-model storage for this store');
+  return h;
+};
+
+async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, actors: string[]): Promise<void> {
+  const head = await ws.store.headPosition();
+  const slot = host.slot('audit')!;
+  expect(slot.ready).toBe(true);
+  const filters = [
+    {},
+    { actor: actors[1] },
+    { actor: actors[2], action: 'confirm' as const },
+    ...AUDIT_ACTIONS.map((action) => ({ action })),
+    { repoId: 'repo1', prNumber: 3 },
+    { prNumber: 2 },
+    { since: '2025-01-01T00:05:00.000Z', until: '2025-01-01T00:20:00.000Z' },
+  ];
+  for (const f of filters) {
+    for (const asOf of [undefined, Math.floor(head / 3), head - 7]) {
+      const parsed = auditQuery.input.parse(f);
+      const expected = await foldQuery(auditQuery, ws, parsed, asOf);
+      // From the rows themselves (no fallback possible), and through runQuery as RPC and the CLI call it.
+      const rows = await auditFromRows(host.storage, slot, parsed, asOf ?? head);
+      expect({ f, asOf, value: rows }).toEqual({ f, asOf, value: expected.value });
+      const actual = await runQuery(auditQuery, ws, parsed, asOf);
+      expect({ f, asOf, value: actual.value }).toEqual({ f, asOf, value: expected.value });
+      expect(actual.position).toBe(expected.position);
+    }
+  }
+}
+
+async function runChild(args: string[], killOn: 'self' | 'parent'): Promise<{ acked: number; code: number | null; signal: NodeJS.Signals | null }> {
+  const child = spawn(process.execPath, ['-r', path.join(root, 'tools/ts-register.js'), path.join(__dirname, 'crash-child.ts'), killOn, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  let acked = 0;
+  let buf = '';
+  const killAt = 300 + Math.floor(Math.random() * 700);
+  child.stdout.on('data', (chunk: Buffer) => {
+    buf += chunk.toString('utf8');
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.startsWith('ack ')) acked = Math.max(acked, Number(line.slice(4)));
+      if (line === 'live' && killOn === 'parent') setTimeout(() => child.kill('SIGKILL'), killAt);
+    }
+  });
+  return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ acked, code, signal })));
+}
+
+/**
+ * One suite for every store technology: a read model maintained incrementally equals, row for row, the
+ * same model rebuilt from position 0, and answers exactly what folding the log answers — including
+ * as-of reads, across a model version change, and after a kill -9 between an append and its update.
+ */
+export function readModelConformance(name: string, backend: ReadModelBackend): void {
+  describe(`${name}: read models`, () => {
+    // A few thousand appends and a child process per test: minutes on a loaded 2-core machine.
+    jest.setTimeout(240_000);
+    const actorsOf = (n: number) => ['user:owner', ...Array.from({ length: n - 1 }, (_, i) => (i + 1) % 3 === 0 ? `agent:bot-${i + 1}` : `user:u${i + 1}`)];
+
+    test('an audit model maintained event by event equals the one rebuilt from 0, and answers as the fold does (as-of included)', async () => {
+      const ws = await backend.fresh();
+      try {
+        const host = hostFor(ws);
+        const appends = [...generateLog({ seed: 7, prs: 12, principals: 20, events: 700 })];
+        // Incrementally: appends land while the model follows the subscription, in small waves.
+        for (let i = 0; i < appends.length; i += 47) {
+          await appendLog(ws.store, appends.slice(i, i + 47), 10);
+          if (i % 3 === 0) await host.settle();
+        }
+        await host.settle();
+        const incremental = await host.dump('audit');
+        expect(JSON.parse(incremental).rows.length).toBeGreaterThan(150);
+        const before = host.slot('audit')!;
+        const rebuilt = await host.rebuild('audit');
+        expect(rebuilt.generation).toBe(before.generation + 1);
+        expect(await host.dump('audit')).toBe(incremental);
+        await host.close();
+
+        // The cached host (the one runQuery uses) answers every filter exactly as the fold.
+        const served = readModelHost(ws)!;
+        await served.settle();
+        await auditAnswersMatchFold(ws, served, actorsOf(20));
+      } finally {
+        await ws.close();
+      }
+    });
+
+    test('a new model version is built beside the old one; until it caught up, the query never answers from half-built rows', async () => {
+      const ws = await backend.fresh();
+      try {
+        await appendLog(ws.store, generateLog({ seed: 11, prs: 8, principals: 10, events: 500 }), 20);
+        const v1 = hostFor(ws);
+        await v1.settle();
+        const v1Dump = await v1.dump('audit');
+        await v1.close();
+
+        // Version 2 with a deliberately slow apply: while it builds, version 1's rows stay the active ones.
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        let applied = 0;
+        const v2Model: ReadModel = {
+          ...auditReadModel,
+          version: 2,
+          async apply(e, tx) {
+            if (++applied === 50) await gate;
+            return auditReadModel.apply(e, tx);
+          },
+        };
+        const v2 = hostFor(ws, [v2Model]);
+        await v2.start();
+        expect(await v2.readySlot('audit', await ws.store.headPosition())).toBeNull();
+        const stillV1 = hostFor(ws);
+        await stillV1.start();
+        // An older process sees a newer version stored and stands aside (the fold answers for it).
+        expect(await stillV1.readySlot('audit', 1)).toBeNull();
+        await stillV1.close();
+        release();
+        await v2.settle();
+        expect(v2.slot('audit')).toMatchObject({ version: 2, ready: true });
+        expect(await v2.dump('audit')).toBe(v1Dump);
+        const slots = await v2.storage.slots('audit');
+        expect(slots.map((s) => s.version)).toEqual([2]);
+        await v2.close();
+      } finally {
+        await ws.close();
+      }
+    });
+
+    test('a rebuild runs beside the active slot: queries during it answer in full from the old rows', async () => {
+      const ws = await backend.fresh();
+      try {
+        await appendLog(ws.store, generateLog({ seed: 5, prs: 6, principals: 8, events: 500 }), 20);
+        const host = hostFor(ws, [auditReadModel], 100);
+        await host.settle();
+        const head = await ws.store.headPosition();
+        const old = host.slot('audit')!;
+        const expected = await foldQuery(auditQuery, ws, {}, head);
+        let during: unknown = null;
+        const rebuilt = await host.rebuild('audit', (p) => {
+          if (during === null && p.position < head) during = host.slot('audit');
+        });
+        expect(during).toMatchObject({ generation: old.generation });
+        expect(rebuilt.generation).toBe(old.generation + 1);
+        expect(await auditFromRows(host.storage, rebuilt, {}, head)).toEqual(expected.value);
+        await host.close();
+      } finally {
+        await ws.close();
+      }
+    });
+
+    for (const killOn of ['self', 'parent'] as const) {
+      test(`after a kill -9 ${killOn === 'self' ? 'right after an append was acknowledged, before the model saw it' : 'at a random moment under appends'}, the model catches up to what a rebuild from 0 gives`, async () => {
+        const ws = await backend.fresh();
+        try {
+          // The parent creates the model first, so the child maintains an existing, ready slot.
+          await appendLog(ws.store, generateLog({ seed: 3, prs: 5, principals: 12, events: 200 }), 10);
+          const first = hostFor(ws);
+          await first.settle();
+          await first.close();
+          await ws.close();
+          const run = await runChild(backend.childArgs(ws), killOn);
+          expect(run.signal).toBe('SIGKILL');
+          const again = await backend.reopen(ws);
+          try {
+            const head = await again.store.headPosition();
+            expect(head).toBeGreaterThanOrEqual(run.acked);
+            const host = hostFor(again);
+            await host.start();
+            if (killOn === 'self') expect(host.slot('audit')!.position).toBeLessThan(head);
+            await host.settle();
+            const incremental = await host.dump('audit');
+            await host.rebuild('audit');
+            expect(await host.dump('audit')).toBe(incremental);
+            await host.close();
+          } finally {
+            await again.close();
+          }
+        } finally {
+          await ws.close().catch(() => undefined);
+        }
+      });
+    }
+  });
+}
+
+export type { EventStore };
