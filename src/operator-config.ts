@@ -26,6 +26,9 @@ export const DEFAULT_SANDBOX_LIMITS = {
 } as const;
 export type SandboxLimits = { -readonly [K in keyof typeof DEFAULT_SANDBOX_LIMITS]: number };
 
+/** Bytes a workspace's repos may take under the repo root, together (`repoQuotaBytes`); a clone past it is stopped. */
+export const DEFAULT_REPO_QUOTA_BYTES = 8 * 1024 ** 3;
+
 /** What one WebSocket connection may hold in server memory (SPEC §16); `connections` in the config file. */
 export const DEFAULT_CONNECTION_BOUNDS = {
   /**
@@ -59,6 +62,8 @@ export const operatorConfigSchema = z
   .object({
     /** Folder RPC-registered repos live in (cloned there by the server); default `<dataDir>/repos`. */
     repoRoot: z.string().min(1).max(4000).optional(),
+    /** Bytes one workspace's repos may take under the repo root; a clone past it is stopped (default 8 GiB). */
+    repoQuotaBytes: z.number().int().min(1024 * 1024).max(2 ** 50).optional(),
     /** GitHub Enterprise hosts (exact host names) the GitHub credential may be sent to, besides github.com. */
     githubEnterpriseHosts: z.array(z.string().min(1).max(253)).max(100).optional(),
     /** Origins (scheme://host[:port]) besides the server's own that may open the WebSocket /rpc. */
@@ -102,6 +107,7 @@ export interface RenderSandboxConfig {
 
 export interface OperatorConfig {
   repoRoot: string;
+  repoQuotaBytes: number;
   githubEnterpriseHosts: string[];
   allowedOrigins: string[];
   allowedHosts: string[];
@@ -136,6 +142,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
   const enterprise = [...(parsed.githubEnterpriseHosts ?? []), ...(overrides.githubEnterpriseHosts ?? []), ...splitList(env.REVIEW_LEDGER_GITHUB_ENTERPRISE_HOSTS)];
   return {
     repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
+    repoQuotaBytes: parsed.repoQuotaBytes ?? DEFAULT_REPO_QUOTA_BYTES,
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
     allowedHosts: (parsed.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, '')),

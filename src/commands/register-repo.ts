@@ -7,7 +7,7 @@ import { forgeFromRemote, repoFold, RepoState } from '../compute/streams';
 import { GitRepo, redactCredentials } from '../git/repo';
 import { execFile } from 'node:child_process';
 import type { CommandDefinition } from './kernel';
-import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
+import { DEFAULT_REPO_QUOTA_BYTES, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
 
 const input = z.object({
   repoId: RepoRegistered.schema.shape.repoId,
@@ -93,7 +93,13 @@ const CLONE_TIMEOUT_MS = 10 * 60_000;
  * errors tell nothing about the host. Returns the payload the command runs with (an absolute `path`).
  * The local CLI (`repo register --path`) does not come through here: the operator owns the host.
  */
-export async function placeRemoteRegistration(payload: Record<string, unknown>, repoRoot: string, workspaceId: string, githubEnterpriseHosts: readonly string[]): Promise<Record<string, unknown>> {
+export async function placeRemoteRegistration(
+  payload: Record<string, unknown>,
+  repoRoot: string,
+  workspaceId: string,
+  githubEnterpriseHosts: readonly string[],
+  quotaBytes: number = DEFAULT_REPO_QUOTA_BYTES,
+): Promise<Record<string, unknown>> {
   assertNoRenderFields(payload.config, payload.repoId);
   const root = path.join(repoRoot, workspaceId);
   await fs.promises.mkdir(root, { recursive: true, mode: 0o700 });
@@ -104,7 +110,7 @@ export async function placeRemoteRegistration(payload: Record<string, unknown>, 
     const repoId = RepoRegistered.schema.shape.repoId.safeParse(rest.repoId);
     if (!repoId.success) throw new DomainError('invalid_payload', `repoId: ${repoId.error.issues[0]?.message ?? 'invalid'}`);
     const target = path.join(realRoot, repoId.data);
-    await cloneInto(url, target, githubEnterpriseHosts);
+    await cloneInto(url, target, githubEnterpriseHosts, realRoot, quotaBytes);
     return { ...rest, path: target };
   }
   if (typeof rest.path !== 'string' || rest.path.length === 0 || rest.path.length > 4000 || rest.path.includes('\0')) return rest;
@@ -145,7 +151,7 @@ function cloneUrlOf(url: unknown, githubEnterpriseHosts: readonly string[]): URL
   return u;
 }
 
-async function cloneInto(url: unknown, target: string, githubEnterpriseHosts: readonly string[]): Promise<void> {
+async function cloneInto(url: unknown, target: string, githubEnterpriseHosts: readonly string[], workspaceRoot: string, quotaBytes: number): Promise<void> {
   const u = cloneUrlOf(url, githubEnterpriseHosts);
   if (fs.existsSync(target)) {
     // Registering the same clone again is idempotent; anything else there is not ours to overwrite.
@@ -155,16 +161,74 @@ async function cloneInto(url: unknown, target: string, githubEnterpriseHosts: re
     if (origin === u.href) return;
     throw new DomainError('repo_exists', `repoId: a different repository is already cloned for this repo id`, 'conflict');
   }
-  await new Promise<void>((resolve, reject) => {
-    execFile(
+  const used = await dirBytes(workspaceRoot);
+  if (used >= quotaBytes) throw quotaExceeded(quotaBytes, used);
+  await cloneWithin(
+    ['-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', 'clone', '--quiet', '--no-tags', '--', u.href, target],
+    target,
+    quotaBytes - used,
+    (why) => new DomainError('repo_clone_failed', `url: cloning ${redactCredentials(u.href)} failed: ${redactCredentials(why).trim().split('\n').pop()?.slice(0, 500)}`, 'unavailable'),
+    () => quotaExceeded(quotaBytes, used),
+  );
+}
+
+const quotaExceeded = (quota: number, used: number) =>
+  new DomainError('repo_quota_exceeded', `url: this workspace's repos may take ${quota} bytes under the repo root (repoQuotaBytes); ${used} bytes were in use before this clone and it would go past the quota, so it was stopped and removed`, 'too_large', { quotaBytes: quota, usedBytes: used });
+
+/** Bytes of the files under `dir` (what a clone occupies); files vanishing mid-walk are skipped. */
+export async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  const walk = async (d: string): Promise<void> => {
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else total += await fs.promises.lstat(p).then((st) => st.size, () => 0);
+    }
+  };
+  await walk(dir);
+  return total;
+}
+
+/** How often a running clone's size is measured against what it may still take. */
+const CLONE_SIZE_CHECK_MS = 250;
+
+/**
+ * Runs `git <args>` cloning into `target`, measuring the clone as it grows: past `budgetBytes` git is
+ * killed and the partial clone removed (`overBudget()`); any other failure removes it too (`failed(why)`).
+ */
+export function cloneWithin(args: string[], target: string, budgetBytes: number, failed: (why: string) => DomainError, overBudget: () => DomainError): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let over = false;
+    const child = execFile(
       'git',
-      ['-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', 'clone', '--quiet', '--no-tags', '--', u.href, target],
+      args,
       { timeout: CLONE_TIMEOUT_MS, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_ASKPASS: '/bin/false', SSH_ASKPASS: '/bin/false' } },
-      (err, _stdout, stderr) => {
-        if (!err) return resolve();
+      async (err, _stdout, stderr) => {
+        clearInterval(timer);
+        // A clone that finished between two measurements is measured once more.
+        if (!err && !over && (await dirBytes(target)) > budgetBytes) over = true;
+        if (!err && !over) return resolve();
         fs.rmSync(target, { recursive: true, force: true });
-        reject(new DomainError('repo_clone_failed', `url: cloning ${redactCredentials(u.href)} failed: ${redactCredentials(String(stderr || err.message)).trim().split('\n').pop()?.slice(0, 500)}`, 'unavailable'));
+        reject(over ? overBudget() : failed(String(stderr || err!.message)));
       },
     );
+    let measuring = false;
+    const timer = setInterval(() => {
+      if (measuring || over) return;
+      measuring = true;
+      void dirBytes(target).then((bytes) => {
+        measuring = false;
+        if (bytes > budgetBytes && !over) {
+          over = true;
+          child.kill('SIGKILL');
+        }
+      });
+    }, CLONE_SIZE_CHECK_MS);
   });
 }

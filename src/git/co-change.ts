@@ -19,7 +19,7 @@ export async function coChangePairs(repo: GitRepo, base: string, files: string[]
   const wanted = new Set(files);
   let log: string;
   try {
-    log = await repo.git(['log', '--first-parent', '--no-merges', '--no-renames', `-n${CO_CHANGE_WINDOW}`, '--format=%x00', '--name-only', base], { maxBuffer: 256 * 1024 * 1024 });
+    log = await repo.git(['log', '--first-parent', '--no-merges', '--no-renames', `-n${CO_CHANGE_WINDOW}`, '--format=%x00', '--name-only', base]);
   } catch {
     return []; // a shallow or broken history has no co-change evidence
   }

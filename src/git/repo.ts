@@ -83,6 +83,12 @@ export function redactCredentials(text: string): string {
   return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@');
 }
 
+/**
+ * Bytes of one git command's output the server holds in memory (a diff, a log). Was 256 MiB: one PR's
+ * diff could take that much of the server; a diff past 64 MiB is no longer something to review by hand.
+ */
+export const GIT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
 export class GitRepo {
   private catFile?: ChildProcessWithoutNullStreams;
   private queue: PendingRead[] = [];
@@ -102,9 +108,18 @@ export class GitRepo {
     return new GitRepo(top, hardenedGitEnv(await configuredDrivers(top)));
   }
 
+  /** Runs git in the repo; output past `maxBuffer` (default GIT_MAX_OUTPUT_BYTES) is refused, git killed. */
   async git(args: string[], opts: { maxBuffer?: number; cwd?: string } = {}): Promise<string> {
-    const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, env: this.env, maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024, encoding: 'utf8' });
-    return stdout;
+    const limit = opts.maxBuffer ?? GIT_MAX_OUTPUT_BYTES;
+    try {
+      const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, env: this.env, maxBuffer: limit, encoding: 'utf8' });
+      return stdout;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
+        throw new DomainError('git_output_too_large', `git ${args[0]}: output larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), more than the server reads into memory for one command; the change is too large to analyse`, 'too_large', { limitBytes: limit });
+      }
+      throw err;
+    }
   }
 
   async revParse(ref: string): Promise<string> {

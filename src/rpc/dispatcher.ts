@@ -184,7 +184,7 @@ export class RpcDispatcher {
     if (spec.command!.name === registerRepo.name) {
       // Over RPC the caller is a tenant: the repo must live under the operator's repo root.
       const op = this.ledger.operator;
-      payload = await placeRemoteRegistration(payload, op.repoRoot, caller.workspace.id, op.githubEnterpriseHosts);
+      payload = await placeRemoteRegistration(payload, op.repoRoot, caller.workspace.id, op.githubEnterpriseHosts, op.repoQuotaBytes);
     }
     return (await this.ledger.executor.execute(spec.command!, caller.workspace, envelope, payload)).json;
   }
