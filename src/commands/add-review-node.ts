@@ -14,6 +14,7 @@ import type { PendingEvent } from '../events/kernel-types';
 import { loadPrState } from '../review/pr-state';
 import { requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
+import { isEvent } from '../events/catalogue/event-types';
 
 /** The anchor path is normalized at the edge; `..`, absolute paths and NUL are refused, naming the field. */
 const anchorPath = z
@@ -144,7 +145,7 @@ type Anchor = NonNullable<Input['node']['anchor']>;
 async function readAnchorLocus(ws: WorkspaceHandle, repoId: string, anchor: Anchor, definitionsCommit: string, head: string): Promise<{ symbolId?: string; anchoredText?: string }> {
   if (anchor.symbolId) return { symbolId: anchor.symbolId };
   let repoPath: string | undefined;
-  for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (e.type === 'RepoRegistered') repoPath = (e.data as { path: string }).path;
+  for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (isEvent(e, 'RepoRegistered')) repoPath = e.data.path;
   if (!repoPath) return {};
   let repo: GitRepo | undefined;
   try {

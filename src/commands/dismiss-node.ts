@@ -5,6 +5,7 @@ import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { parseReviewStream, reviewStreamOf, reviewTarget } from '../events/streams';
 import { requireLiveNode, requireReview } from './review-target';
+import { ofType } from '../events/catalogue/event-types';
 
 const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, reason: z.string().min(1, 'reason: say why the node is dismissed').max(10_000) });
 
@@ -28,9 +29,9 @@ export const dismissNode: CommandDefinition<z.infer<typeof input>, PrState> = {
   followUps(events) {
     const target = parseReviewStream(events[0].streamId);
     return events
-      .filter((e) => e.type === 'ReviewNodeDismissed')
+      .filter(ofType('ReviewNodeDismissed'))
       .map((e) => {
-        const d = e.data as { nodeId: string; fingerprint: string; reason: string };
+        const d = e.data;
         return {
           stream: streamIds.workspace(),
           events: [{ type: 'SuppressionFactRecorded', data: { fingerprint: d.fingerprint, repoId: target?.repoId, prNumber: target?.prNumber, nodeId: d.nodeId, reason: d.reason, confidence: 'low' } }],

@@ -7,6 +7,7 @@ import type { Forge } from '../events/catalogue/repo';
 import { RepoRegistered } from '../events/catalogue/repo';
 import { streamIds, type RecordedEvent } from '../events/envelope';
 import { DEFAULT_CONTEXT, statusContextSchema, VerdictStatusFailed, VerdictStatusPosted } from '../events/catalogue/status-check';
+import { catalogued, type StatusEvent } from '../events/catalogue/event-types';
 
 /** What the repo stream says about the status check. */
 export interface StatusCheckRepoState {
@@ -18,14 +19,14 @@ export interface StatusCheckRepoState {
 
 export const statusCheckRepoFold: StreamFold<StatusCheckRepoState> = {
   initialState: () => ({ registered: false, enabled: false, context: DEFAULT_CONTEXT }),
-  evolve(s, e: RecordedEvent) {
+  evolve(s, raw: RecordedEvent) {
+    const e = catalogued(raw);
     if (e.type === 'RepoRegistered') {
       s.registered = true;
       s.forge = (e.data as { forge: Forge }).forge;
     } else if (e.type === 'VerdictStatusCheckConfigured') {
-      const d = e.data as { enabled: boolean; context: string };
-      s.enabled = d.enabled;
-      s.context = d.context;
+      s.enabled = e.data.enabled;
+      s.context = e.data.context;
     }
     return s;
   },
@@ -66,12 +67,11 @@ export interface PostedStatuses {
 
 export const postedKey = (sha: string, context: string): string => `${sha} ${context}`;
 
-export const postedStatusesFold: StreamFold<PostedStatuses> = {
+export const postedStatusesFold: StreamFold<PostedStatuses, StatusEvent> = {
   initialState: () => ({ posted: {} }),
   evolve(s, e) {
     if (e.type === 'VerdictStatusPosted') {
-      const d = e.data as { sha: string; context: string; state: string; description: string; targetUrl: string; reflects: number };
-      s.posted[postedKey(d.sha, d.context)] = { state: d.state, description: d.description, targetUrl: d.targetUrl, reflects: d.reflects };
+      s.posted[postedKey(e.data.sha, e.data.context)] = { state: e.data.state, description: e.data.description, targetUrl: e.data.targetUrl, reflects: e.data.reflects };
     }
     return s;
   },

@@ -7,6 +7,7 @@ import { loadStream } from '../workspaces/load-stream';
 import { StreamFold } from '../events/kernel-types';
 import { GitRepo } from '../git/repo';
 import type { WorkspaceHandle } from '../workspaces/registry';
+import type { RepoEvent, PrEvent } from '../events/catalogue/event-types';
 
 /** The repo stream folded: registration and the commits indexed. */
 export interface RepoState {
@@ -21,13 +22,11 @@ export interface RepoState {
 
 export const repoFold: StreamFold<RepoState> = {
   initialState: () => ({ registered: false, indexed: {} }),
-  evolve(s, e: RecordedEvent) {
+  evolve(s, e: RepoEvent) {
     if (e.type === 'RepoRegistered') {
-      const d = e.data as { repoId: string; path: string; forge: Forge; defaultBranch?: string; config?: RepoConfig };
-      Object.assign(s, { registered: true, repoId: d.repoId, path: d.path, forge: d.forge, defaultBranch: d.defaultBranch, config: d.config });
+      Object.assign(s, { registered: true, repoId: e.data.repoId, path: e.data.path, forge: e.data.forge, defaultBranch: e.data.defaultBranch, config: e.data.config });
     } else if (e.type === 'RepoIndexed') {
-      const d = e.data as { commit: string; engineVersion?: string; fileCount: number; symbolCount: number };
-      s.indexed[d.commit] = { engineVersion: d.engineVersion, fileCount: d.fileCount, symbolCount: d.symbolCount };
+      s.indexed[e.data.commit] = { engineVersion: e.data.engineVersion, fileCount: e.data.fileCount, symbolCount: e.data.symbolCount };
     }
     return s;
   },
@@ -48,23 +47,22 @@ export interface ComputeState {
 
 export const computeFold: StreamFold<ComputeState> = {
   initialState: () => ({ exists: false, summaries: {}, diagrams: 0, roundHeads: [] }),
-  evolve(s, e: RecordedEvent) {
-    const d = e.data as Record<string, unknown>;
+  evolve(s, e: PrEvent) {
     switch (e.type) {
       case 'ReviewRequested':
       case 'ReviewRoundStarted':
         s.exists = true;
-        s.baseSha = d.baseSha as string;
-        s.headSha = d.headSha as string;
-        s.roundHeads.push(d.headSha as string);
+        s.baseSha = e.data.baseSha as string;
+        s.headSha = e.data.headSha as string;
+        s.roundHeads.push(e.data.headSha as string);
         break;
       case 'ReviewComputed':
         // The same rule as the PR fold: a compute at a head no round reviewed starts a round.
-        if (s.exists && !s.roundHeads.includes(d.headSha as string)) s.roundHeads.push(d.headSha as string);
-        s.latest = { inputsDigest: d.inputsDigest as string, baseSha: d.baseSha as string, headSha: d.headSha as string, cohorts: d.cohorts as CohortData[] };
+        if (s.exists && !s.roundHeads.includes(e.data.headSha as string)) s.roundHeads.push(e.data.headSha as string);
+        s.latest = { inputsDigest: e.data.inputsDigest as string, baseSha: e.data.baseSha as string, headSha: e.data.headSha as string, cohorts: e.data.cohorts as CohortData[] };
         break;
       case 'CohortSummarySet':
-        s.summaries[d.cohortKey as string] = { markdown: d.markdown as string, by: d.by as string };
+        s.summaries[e.data.cohortKey as string] = { markdown: e.data.markdown as string, by: e.data.by as string };
         break;
       case 'ReviewDiagramAdded':
         s.diagrams++;

@@ -9,6 +9,7 @@ import { evolveHistory, historyOf, HistoryState, initialHistoryState, isHistoryE
 import { ensureTexts, headMaterials, HeadMaterials } from './materials';
 import { buildContextPack, neededPaths } from './pack';
 import type { ContextPack } from './pack-types';
+import { catalogued } from '../events/catalogue/event-types';
 
 export interface LatestComputation {
   headSha: string;
@@ -29,10 +30,10 @@ export interface CohortContextState {
   materials: HeadMaterials | null;
 }
 
-export function evolveContextState(s: CohortContextState, e: RecordedEvent): CohortContextState {
+export function evolveContextState(s: CohortContextState, raw: RecordedEvent): CohortContextState {
+  const e = catalogued(raw);
   if (e.type === 'ReviewComputed' && e.streamId === s.streamId) {
-    const d = e.data as LatestComputation;
-    s.computation = { headSha: d.headSha, baseSha: d.baseSha, cohorts: d.cohorts, apiContract: d.apiContract };
+    s.computation = { headSha: e.data.headSha, baseSha: e.data.baseSha, cohorts: e.data.cohorts, apiContract: e.data.apiContract };
   }
   evolveHistory(s.history, e);
   return s;

@@ -1,6 +1,7 @@
 import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import type { ReviewNodeBody } from '../events/catalogue/review';
+import { catalogued } from '../events/catalogue/event-types';
 
 /** One review node anchored to a stable symbol id: what an earlier review said about that code, and how it ended. */
 export interface HistoryEntry {
@@ -68,20 +69,20 @@ export function isHistoryEvent(repoId: string, e: RecordedEvent): boolean {
   return parseReviewStream(e.streamId)?.repoId === repoId;
 }
 
-export function evolveHistory(s: HistoryState, e: RecordedEvent): HistoryState {
+export function evolveHistory(s: HistoryState, raw: RecordedEvent): HistoryState {
+  const e = catalogued(raw);
   if (!isHistoryEvent(s.repoId, e)) return s;
-  const d = e.data as Record<string, any>;
   switch (e.type) {
     case 'ReviewRequested':
       s.rounds[e.streamId] ??= 1;
       break;
     case 'ReviewRoundStarted':
-      s.rounds[e.streamId] = d.round as number;
+      s.rounds[e.streamId] = e.data.round as number;
       break;
     case 'ReviewComputed': {
-      const at = `${e.streamId}@${d.headSha}`;
+      const at = `${e.streamId}@${e.data.headSha}`;
       const recorded: RecordedFragment[] = [];
-      for (const c of d.cohorts as Array<{ fragments: Array<{ path: string; side: 'head' | 'base'; startLine: number; endLine: number; symbolId?: string }> }>) {
+      for (const c of e.data.cohorts as Array<{ fragments: Array<{ path: string; side: 'head' | 'base'; startLine: number; endLine: number; symbolId?: string }> }>) {
         for (const f of c.fragments) if (f.symbolId) recorded.push({ path: f.path, side: f.side, startLine: f.startLine, endLine: f.endLine, symbolId: f.symbolId });
       }
       s.fragments[at] = recorded;
@@ -93,19 +94,19 @@ export function evolveHistory(s: HistoryState, e: RecordedEvent): HistoryState {
       break;
     }
     case 'ReviewNodeFiled': {
-      const node = d.node as ReviewNodeBody;
+      const node = e.data.node as ReviewNodeBody;
       const anchor = node.anchor;
       if (!anchor) break;
-      const key = `${e.streamId}/${d.nodeId}`;
-      const at = `${e.streamId}@${d.headSha}`;
+      const key = `${e.streamId}/${e.data.nodeId}`;
+      const at = `${e.streamId}@${e.data.headSha}`;
       const lines: PendingAnchor = { key, path: anchor.path, side: anchor.side === 'LEFT' ? 'base' : 'head', startLine: anchor.startLine, endLine: anchor.endLine };
       const symbolId = anchor.symbolId ?? (s.fragments[at] ? fragmentSymbol(s.fragments[at], lines) : undefined);
       s.entries[key] = {
         streamId: e.streamId,
         prNumber: parseReviewStream(e.streamId)!.prNumber,
-        nodeId: d.nodeId,
-        round: d.round,
-        headSha: d.headSha,
+        nodeId: e.data.nodeId,
+        round: e.data.round,
+        headSha: e.data.headSha,
         symbolId: symbolId ?? '',
         kind: node.kind,
         priority: node.priority,
@@ -121,18 +122,18 @@ export function evolveHistory(s: HistoryState, e: RecordedEvent): HistoryState {
       break;
     }
     case 'ReviewNodeConfirmed': {
-      const entry = s.entries[`${e.streamId}/${d.nodeId}`];
+      const entry = s.entries[`${e.streamId}/${e.data.nodeId}`];
       // Only a different principal's confirmation makes consensus (SPEC §5).
-      if (entry && entry.status === 'open' && d.by !== entry.author) entry.status = 'consensus-ready';
+      if (entry && entry.status === 'open' && e.data.by !== entry.author) entry.status = 'consensus-ready';
       break;
     }
     case 'ReviewNodeDismissed':
     case 'ReviewNodeResolved': {
-      const entry = s.entries[`${e.streamId}/${d.nodeId}`];
+      const entry = s.entries[`${e.streamId}/${e.data.nodeId}`];
       if (entry) {
         entry.status = e.type === 'ReviewNodeDismissed' ? 'dismissed' : 'resolved';
-        entry.closedBy = d.by;
-        entry.closedReason = d.reason;
+        entry.closedBy = e.data.by;
+        entry.closedReason = e.data.reason;
       }
       break;
     }

@@ -6,10 +6,14 @@ import type { Role } from './roles';
  * folds, projections and commands can all name them without importing the command executor.
  */
 
-/** A pure fold over one stream: `evolve` may update `state` in place and must return it. */
-export interface StreamFold<S> {
+/**
+ * A pure fold over one stream: `evolve` may update `state` in place and must return it. `E` is the
+ * stream's event union (catalogue/event-types.ts); the store hands a fold the events of its stream,
+ * which the catalogue validated on append and upcasts on read, so `E` describes what really arrives.
+ */
+export interface StreamFold<S, E extends RecordedEvent = RecordedEvent> {
   initialState(): S;
-  evolve(state: S, event: RecordedEvent): S;
+  evolve(state: S, event: E): S;
 }
 
 /** What a decider returns: the event type and its data; ids, versions and metadata are the kernel's. */

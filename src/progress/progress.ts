@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../events/envelope';
 import type { CohortData } from '../events/catalogue/compute';
 import type { ReviewerBrief } from '../events/catalogue/review';
 import type { CohortReviewStatus } from '../events/catalogue/progress';
+import { catalogued } from '../events/catalogue/event-types';
 
 export interface CohortMark {
   status: CohortReviewStatus;
@@ -36,20 +37,20 @@ export interface ProgressState {
 
 export const initialProgressState = (): ProgressState => ({ exists: false, roster: [], computedHead: null, cohorts: null, marks: {} });
 
-export function evolveProgress(s: ProgressState, e: RecordedEvent): ProgressState {
-  const d = e.data as Record<string, unknown>;
+export function evolveProgress(s: ProgressState, raw: RecordedEvent): ProgressState {
+  const e = catalogued(raw);
   switch (e.type) {
     case 'ReviewRequested':
       s.exists = true;
-      s.roster = [...(d.roster as ReviewerBrief[])];
+      s.roster = [...(e.data.roster as ReviewerBrief[])];
       break;
     case 'ReviewComputed':
-      s.computedHead = d.headSha as string;
-      s.cohorts = (d.cohorts as CohortData[]).map((c) => ({ key: c.key, title: c.title, files: c.files }));
+      s.computedHead = e.data.headSha as string;
+      s.cohorts = (e.data.cohorts as CohortData[]).map((c) => ({ key: c.key, title: c.title, files: c.files }));
       break;
     case 'CohortReviewMarked': {
-      const byBrief = (s.marks[d.cohortKey as string] ??= {});
-      byBrief[d.brief as ReviewerBrief] = { status: d.status as CohortReviewStatus, ...(d.reason ? { reason: d.reason as string } : {}), by: d.by as string, headSha: d.headSha as string, at: e.globalPosition };
+      const byBrief = (s.marks[e.data.cohortKey as string] ??= {});
+      byBrief[e.data.brief as ReviewerBrief] = { status: e.data.status as CohortReviewStatus, ...(e.data.reason ? { reason: e.data.reason as string } : {}), by: e.data.by as string, headSha: e.data.headSha as string, at: e.globalPosition };
       break;
     }
     default:

@@ -5,6 +5,7 @@ import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import type { RecordedEvent } from '../events/envelope';
 import type { QueryDefinition } from './query';
 import { auditChainStatus } from '../audit/status';
+import type { CatalogueEvent } from '../events/catalogue/event-types';
 
 export const AUDIT_ACTIONS = ['confirm', 'dismiss', 'resolve', 'contract_decision', 'visual_approval', 'finalize', 'publish_request', 'publish_approval', 'publish'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -73,17 +74,16 @@ function issuerChain(tokens: Record<string, IssuerLink>, tokenId: string | undef
   return chain;
 }
 
-export const auditFold: StreamFold<AuditState> = {
+export const auditFold: StreamFold<AuditState, CatalogueEvent> = {
   initialState: () => ({ members: {}, tokens: {}, rows: [] }),
   evolve(s, e) {
-    const d = e.data as any;
-    if (e.type === 'ApiTokenIssued') s.tokens[d.tokenId] = { principal: e.metadata.principal, tokenId: e.metadata.tokenId ?? null, via: e.metadata.via ?? null };
-    else if (e.type === 'MemberAdded') s.members[d.principal] = d.role;
-    else if (e.type === 'MemberRoleChanged') s.members[d.principal] = d.to;
-    else if (e.type === 'MemberRemoved') delete s.members[d.principal];
+    if (e.type === 'ApiTokenIssued') s.tokens[e.data.tokenId] = { principal: e.metadata.principal, tokenId: e.metadata.tokenId ?? null, via: e.metadata.via ?? null };
+    else if (e.type === 'MemberAdded') s.members[e.data.principal] = e.data.role;
+    else if (e.type === 'MemberRoleChanged') s.members[e.data.principal] = e.data.to;
+    else if (e.type === 'MemberRemoved') delete s.members[e.data.principal];
     const act = ACTS[e.type];
     if (!act) return s;
-    const actor = act.actor(d, e) ?? e.metadata.principal;
+    const actor = act.actor(e.data, e) ?? e.metadata.principal;
     const pr = parseReviewStream(e.streamId);
     s.rows.push({
       position: e.globalPosition,
@@ -91,11 +91,11 @@ export const auditFold: StreamFold<AuditState> = {
       action: act.action,
       actor,
       // The role the act was authorized with; older events carry it in their data or not at all.
-      role: d.role ?? (actor === e.metadata.principal ? e.metadata.role : undefined) ?? s.members[actor] ?? 'unknown',
-      target: act.target(d),
+      role: ('role' in e.data ? e.data.role : undefined) ?? (actor === e.metadata.principal ? e.metadata.role : undefined) ?? s.members[actor] ?? 'unknown',
+      target: act.target(e.data),
       repoId: pr?.repoId ?? null,
       prNumber: pr?.prNumber ?? null,
-      detail: act.detail?.(d) ?? null,
+      detail: act.detail?.(e.data) ?? null,
       eventId: e.eventId,
       via: e.metadata.via ?? null,
       tokenId: e.metadata.tokenId ?? null,

@@ -4,6 +4,7 @@ import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import type { changedFileSchema, CohortData, VerifiedDiagram } from '../events/catalogue/compute';
 import type { QueryDefinition } from './query';
+import type { PrEvent } from '../events/catalogue/event-types';
 
 type ReviewTargetInput = z.infer<typeof reviewTargetSchema>;
 type ChangedFileData = z.infer<typeof changedFileSchema>;
@@ -18,16 +19,15 @@ export interface CohortsState {
 
 const TYPES = new Set(['ReviewComputed', 'CohortSummarySet', 'ReviewDiagramAdded']);
 
-export const cohortsFold: StreamFold<CohortsState> = {
+export const cohortsFold: StreamFold<CohortsState, PrEvent> = {
   initialState: () => ({ computation: null, summaries: {}, diagrams: {} }),
-  evolve(s, e: RecordedEvent) {
-    const d = e.data as any;
+  evolve(s, e: PrEvent) {
     if (e.type === 'ReviewComputed') {
-      s.computation = { headSha: d.headSha, baseSha: d.baseSha, cohorts: d.cohorts, changedFiles: d.changedFiles ?? [], position: e.globalPosition };
+      s.computation = { headSha: e.data.headSha, baseSha: e.data.baseSha, cohorts: e.data.cohorts, changedFiles: e.data.changedFiles ?? [], position: e.globalPosition };
     } else if (e.type === 'CohortSummarySet') {
-      s.summaries[d.cohortKey] = { markdown: d.markdown, by: d.by, position: e.globalPosition };
+      s.summaries[e.data.cohortKey] = { markdown: e.data.markdown, by: e.data.by, position: e.globalPosition };
     } else if (e.type === 'ReviewDiagramAdded') {
-      (s.diagrams[d.cohortKey] ??= []).push({ diagram: d.diagram, headSha: d.headSha ?? null, by: d.by, position: e.globalPosition });
+      (s.diagrams[e.data.cohortKey] ??= []).push({ diagram: e.data.diagram, headSha: e.data.headSha ?? null, by: e.data.by, position: e.globalPosition });
     }
     return s;
   },

@@ -3,17 +3,17 @@ import type { StreamFold } from '../events/kernel-types';
 import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
 import type { DependencyDiffData } from '../events/catalogue/compute';
 import type { QueryDefinition } from './query';
+import type { PrEvent } from '../events/catalogue/event-types';
 
 interface DependencyDiffsState {
   latest: { headSha: string; baseSha: string; diffs: DependencyDiffData[] } | null;
 }
 
-const fold: StreamFold<DependencyDiffsState> = {
+const fold: StreamFold<DependencyDiffsState, PrEvent> = {
   initialState: () => ({ latest: null }),
   evolve(s, e) {
     if (e.type === 'ReviewComputed') {
-      const d = e.data as { headSha: string; baseSha: string; dependencyDiffs: DependencyDiffData[] };
-      s.latest = { headSha: d.headSha, baseSha: d.baseSha, diffs: d.dependencyDiffs };
+      s.latest = { headSha: e.data.headSha, baseSha: e.data.baseSha, diffs: e.data.dependencyDiffs };
     }
     return s;
   },

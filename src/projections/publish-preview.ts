@@ -8,6 +8,7 @@ import { verdictOfPr } from '../review/pr-verdict';
 import { verdictStanding } from '../review/provisional';
 import type { QueryDefinition } from './query';
 import { affectsReview, reviewSources, ReviewView, reviewViewFold } from './review-fold';
+import { catalogued } from '../events/catalogue/event-types';
 
 const input = z.object({ ...reviewTarget, selection: publishSelectionSchema.default('all_open'), approveOnShip: z.boolean().default(true) });
 type Input = z.infer<typeof input>;
@@ -69,10 +70,10 @@ function previewFold(): StreamFold<PreviewState> {
   const inner = reviewViewFold();
   return {
     initialState: () => ({ view: inner.initialState(), changedPaths: {} }),
-    evolve(s, e) {
+    evolve(s, raw) {
+      const e = catalogued(raw);
       if (e.type === 'ReviewComputed') {
-        const d = e.data as { headSha: string; changedFiles: Array<{ path: string }> };
-        s.changedPaths[d.headSha] = d.changedFiles.map((c) => c.path);
+        s.changedPaths[e.data.headSha] = e.data.changedFiles.map((c) => c.path);
       }
       s.view = inner.evolve(s.view, e);
       return s;

@@ -7,6 +7,7 @@ type PrState = FullPrState<NodeCore>;
 import { verdictOfPr } from '../review/pr-verdict';
 import { activeRules, Rules } from '../rules/rules';
 import type { WorkspaceHandle } from '../workspaces/registry';
+import { isEvent } from '../events/catalogue/event-types';
 
 export interface ReplayRow {
   repoId: string;
@@ -39,7 +40,7 @@ export async function replayReviews(ws: WorkspaceHandle, rules: Rules, filter: R
 
 export function foldForReplay(prs: Map<string, PrState>, e: RecordedEvent, filter: ReplayFilter, onRules: (doc: Record<string, unknown>) => void): void {
   if (e.streamId === 'workspace') {
-    if (e.type === 'RulesVersionActivated') onRules((e.data as { document: Record<string, unknown> }).document);
+    if (isEvent(e, 'RulesVersionActivated')) onRules(e.data.document);
     return;
   }
   if (!e.streamId.startsWith('pr-')) return;

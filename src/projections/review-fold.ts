@@ -6,6 +6,7 @@ import type { ReviewNodeBody } from '../events/catalogue/review';
 import { currentRound, dict, evolvePr, initialPrState, internType, isLive, NodeCore, PrState } from '../review/pr-state';
 import { buildVerdictIndex, indexNode, VerdictIndex } from '../review/verdict-index';
 import { activeRules, Rules } from '../rules/rules';
+import { catalogued } from '../events/catalogue/event-types';
 
 export const reviewQueryInput = z.object(reviewTarget);
 export type ReviewQueryInput = z.infer<typeof reviewQueryInput>;
@@ -47,11 +48,11 @@ function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean:
     },
     evolve(s, e) {
       if (e.streamId === 'workspace') {
-        const d = e.data as any;
-        if (e.type === 'RulesVersionActivated' && !pinned) {
-          s.rules = activeRules(d.document);
+        const w = catalogued(e);
+        if (w.type === 'RulesVersionActivated' && !pinned) {
+          s.rules = activeRules(w.data.document);
           s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
-        } else if (e.type === 'SuppressionFactRecorded' && !s.suppressions[d.fingerprint]) s.suppressions[d.fingerprint] = { nodeId: d.nodeId, repoId: d.repoId, prNumber: d.prNumber, at: e.globalPosition };
+        } else if (w.type === 'SuppressionFactRecorded' && !s.suppressions[w.data.fingerprint]) s.suppressions[w.data.fingerprint] = { nodeId: w.data.nodeId, repoId: w.data.repoId, prNumber: w.data.prNumber, at: e.globalPosition };
         return s;
       }
       const d = e.data as { nodeId: string; fingerprint: string; joins?: string };

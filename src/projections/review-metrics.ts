@@ -7,6 +7,7 @@ import type { RecordedEvent } from '../events/envelope';
 import type { FileRole } from '../events/catalogue/compute';
 import { evolveProgress, initialProgressState, PROGRESS_EVENT_TYPES, progressView, ProgressState } from '../progress/progress';
 import type { QueryDefinition } from './query';
+import { isEvent } from '../events/catalogue/event-types';
 
 type Input = z.infer<typeof reviewTargetSchema>;
 
@@ -112,7 +113,7 @@ export const reviewMetricsQuery: QueryDefinition<Input, MetricsState, ReviewMetr
         evolveContextState(s.context, e);
         if (e.streamId === streamId) {
           evolveProgress(s.progress, e);
-          if (e.type === 'ReviewComputed') s.changedFiles = (e.data as { changedFiles: MetricsState['changedFiles'] }).changedFiles.map((f) => ({ path: f.path, role: f.role }));
+          if (isEvent(e, 'ReviewComputed')) s.changedFiles = e.data.changedFiles.map((f) => ({ path: f.path, role: f.role }));
         }
         return s;
       },

@@ -2,6 +2,7 @@ import type { StreamFold } from '../events/kernel-types';
 import type { RecordedEvent } from '../events/envelope';
 import { currentRound, evolvePr, initialPrState, PrState } from '../review/pr-state';
 import type { PublishSelection } from './selection';
+import type { PrEvent } from '../events/catalogue/event-types';
 
 export type RequestStatus = 'pending' | 'approved' | 'published' | 'failed';
 
@@ -42,44 +43,43 @@ export function initialPublishState(): PublishState {
   return { pr: initialPrState(), walkthrough: null, requests: {}, requestCount: 0, publications: [] };
 }
 
-export function evolvePublish(s: PublishState, e: RecordedEvent): PublishState {
-  const d = e.data as any;
+export function evolvePublish(s: PublishState, e: PrEvent): PublishState {
   const round = currentRound(s.pr)?.round ?? 0;
   switch (e.type) {
     case 'ReviewFinalized':
-      s.walkthrough = { round: d.round, text: d.walkthrough };
+      s.walkthrough = { round: e.data.round, text: e.data.walkthrough };
       break;
     case 'PublishRequested':
       s.requestCount++;
-      s.requests[d.requestId] = {
-        requestId: d.requestId,
+      s.requests[e.data.requestId] = {
+        requestId: e.data.requestId,
         round,
-        selection: d.selection,
-        approveOnShip: d.approveOnShip ?? false,
-        by: d.by,
-        needsApproval: d.needsApproval,
-        status: d.needsApproval ? 'pending' : 'approved',
+        selection: e.data.selection,
+        approveOnShip: e.data.approveOnShip ?? false,
+        by: e.data.by,
+        needsApproval: e.data.needsApproval,
+        status: e.data.needsApproval ? 'pending' : 'approved',
       };
       break;
     case 'PublishApproved': {
-      const r = s.requests[d.requestId];
+      const r = s.requests[e.data.requestId];
       if (r && r.status === 'pending') {
         r.status = 'approved';
-        r.approvedBy = d.by;
+        r.approvedBy = e.data.by;
       }
       break;
     }
     case 'ReviewPublished': {
-      s.publications.push({ requestId: d.requestId, forgeReviewId: d.forgeReviewId, url: d.url, publishKey: d.publishKey, headSha: d.headSha, round, publishedBy: d.publishedBy });
-      const r = d.requestId ? s.requests[d.requestId] : undefined;
+      s.publications.push({ requestId: e.data.requestId, forgeReviewId: e.data.forgeReviewId, url: e.data.url, publishKey: e.data.publishKey, headSha: e.data.headSha, round, publishedBy: e.data.publishedBy });
+      const r = e.data.requestId ? s.requests[e.data.requestId] : undefined;
       if (r) r.status = 'published';
       break;
     }
     case 'PublishFailed': {
-      const r = d.requestId ? s.requests[d.requestId] : undefined;
+      const r = e.data.requestId ? s.requests[e.data.requestId] : undefined;
       if (r) {
         r.status = 'failed';
-        r.lastFailure = d.reason;
+        r.lastFailure = e.data.reason;
       }
       break;
     }

@@ -18,6 +18,7 @@ import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config
 import { currentPublication, PublishState, publishFold } from './publish-state';
 import { PublishOutcome, Publisher, PublisherOptions, PublishPlan } from './publisher';
 import { PublishSelection, reviewEventFor, selectFindings } from './selection';
+import { isEvent } from '../events/catalogue/event-types';
 
 /** Services the application may register (Ledger `services`): the GitHub client factory and publisher options. */
 export const PUBLISHER_OPTIONS_SERVICE = 'publish.options';
@@ -97,7 +98,7 @@ export function planOf(s: PublishState, rules: Rules, forge: Forge, prNumber: nu
 
 async function forgeOf(ws: WorkspaceHandle, repoId: string): Promise<Forge> {
   let forge: Forge | undefined;
-  for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (e.type === 'RepoRegistered') forge = (e.data as { forge: Forge }).forge;
+  for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (isEvent(e, 'RepoRegistered')) forge = e.data.forge;
   if (!forge) throw new DomainError('repo_not_registered', `repoId: "${repoId}" is not registered in this workspace, so its GitHub repository is unknown`, 'not_found', { repoId });
   if (forge.kind !== 'github') throw new DomainError('forge_not_supported', `repoId: "${repoId}" is on ${forge.kind}; publishing supports GitHub only`, 'invalid', { repoId, forge: forge.kind });
   return forge;

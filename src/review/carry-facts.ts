@@ -8,6 +8,7 @@ import { mapRange } from './carry-over';
 import { definitionsAt, enclosingSymbolOf } from './enclosing-symbol';
 import { anchoredLines } from './fingerprint';
 import { currentRound, NodeRecord, PrState } from './pr-state';
+import { isEvent } from '../events/catalogue/event-types';
 
 /** The data of `FindingsCarriedOver` (src/events/catalogue/review.ts). */
 export interface CarryOverData {
@@ -61,7 +62,7 @@ export async function gatherCarryOver(ws: WorkspaceHandle, pr: PrState, toHead: 
 
 async function registeredPath(ws: WorkspaceHandle, repoId: string): Promise<string | undefined> {
   let repoPath: string | undefined;
-  for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (e.type === 'RepoRegistered') repoPath = (e.data as { path: string }).path;
+  for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (isEvent(e, 'RepoRegistered')) repoPath = e.data.path;
   return repoPath;
 }
 

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../events/envelope';
+import type { WorkspaceEvent } from '../events/catalogue/event-types';
 import type { ReviewLevel } from '../events/catalogue/workspace';
 import type { Role } from '../events/roles';
 import type { StreamFold } from '../events/kernel-types';
@@ -20,41 +20,40 @@ export interface WorkspaceState {
   suppressions: Record<string, Array<{ nodeId: string; repoId?: string; prNumber?: number; reason: string; at: number }>>;
 }
 
-export const workspaceFold: StreamFold<WorkspaceState> = {
+export const workspaceFold: StreamFold<WorkspaceState, WorkspaceEvent> = {
   initialState: () => ({ created: false, level: 'balanced', members: {}, tokens: {}, rulesVersion: null, rulesDocument: null, suppressions: {} }),
-  evolve(s, e: RecordedEvent) {
-    const d = e.data as any;
+  evolve(s, e) {
     switch (e.type) {
       case 'WorkspaceCreated':
         s.created = true;
-        s.workspaceId = d.workspaceId;
-        s.name = d.name;
-        s.level = d.defaultLevel;
+        s.workspaceId = e.data.workspaceId;
+        s.name = e.data.name;
+        s.level = e.data.defaultLevel;
         break;
       case 'MemberAdded':
-        s.members[d.principal] = d.role;
+        s.members[e.data.principal] = e.data.role;
         break;
       case 'MemberRoleChanged':
-        s.members[d.principal] = d.to;
+        s.members[e.data.principal] = e.data.to;
         break;
       case 'MemberRemoved':
-        delete s.members[d.principal];
+        delete s.members[e.data.principal];
         break;
       case 'ApiTokenIssued':
-        s.tokens[d.tokenId] = { tokenHash: d.tokenHash, principal: d.principal, role: d.role, label: d.label, revoked: false, issuedAt: e.metadata.occurredAt };
+        s.tokens[e.data.tokenId] = { tokenHash: e.data.tokenHash, principal: e.data.principal, role: e.data.role, label: e.data.label, revoked: false, issuedAt: e.metadata.occurredAt };
         break;
       case 'ApiTokenRevoked':
-        if (s.tokens[d.tokenId]) s.tokens[d.tokenId].revoked = true;
+        if (s.tokens[e.data.tokenId]) s.tokens[e.data.tokenId].revoked = true;
         break;
       case 'ReviewLevelSet':
-        s.level = d.level;
+        s.level = e.data.level;
         break;
       case 'RulesVersionActivated':
-        s.rulesVersion = d.rulesVersion;
-        s.rulesDocument = d.document;
+        s.rulesVersion = e.data.rulesVersion;
+        s.rulesDocument = e.data.document;
         break;
       case 'SuppressionFactRecorded':
-        (s.suppressions[d.fingerprint] ??= []).push({ nodeId: d.nodeId, repoId: d.repoId, prNumber: d.prNumber, reason: d.reason, at: e.globalPosition });
+        (s.suppressions[e.data.fingerprint] ??= []).push({ nodeId: e.data.nodeId, repoId: e.data.repoId, prNumber: e.data.prNumber, reason: e.data.reason, at: e.globalPosition });
         break;
     }
     return s;
