@@ -7,7 +7,14 @@
 // fetched from a CDN: the server serves these files itself, only those named in assets.json.
 const fs = require('node:fs');
 const path = require('node:path');
-const esbuild = require('esbuild');
+let esbuild;
+try {
+  esbuild = require('esbuild');
+} catch {
+  // A checkout whose node_modules predates the bundler (esbuild, highlight.js, axe-core in package.json).
+  console.error('build-web: the esbuild package is not installed; run `npm ci` (or `npm install`) first');
+  process.exit(1);
+}
 
 const root = path.resolve(__dirname, '..');
 const src = path.join(root, 'src', 'web', 'client');
