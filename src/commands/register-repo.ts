@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { DomainError } from '../domain-error';
-import { Forge, RepoConfig, repoConfigSchema, RepoRegistered } from '../events/catalogue/repo';
+import { Forge, forgeSchema, RepoConfig, repoConfigSchema, RepoRegistered } from '../events/catalogue/repo';
 import { forgeFromRemote, repoFold, RepoState } from '../compute/streams';
 import { GitRepo, redactCredentials } from '../git/repo';
 import { execFile } from 'node:child_process';
@@ -19,10 +19,17 @@ const input = z.object({
   /** Over RPC only: a forge URL (https) the server clones under the repo root, instead of `path`. */
   url: z.string().min(1).max(2000).optional(),
   defaultBranch: z.string().min(1).max(255).optional(),
+  /**
+   * The repository's forge URL (https://host/owner/name), when `origin` does not tell it: a clone of a
+   * local path or mirror, or no origin at all. Takes the place of `origin` for the forge.
+   */
+  remoteUrl: z.string().min(1).max(2000).optional(),
+  /** Which forge the remote's host is, when its name does not say (a self-hosted GitLab). */
+  forge: forgeSchema.shape.kind.optional(),
   config: repoConfigSchema.optional(),
 });
 type Input = z.infer<typeof input>;
-type Prepared = Input & { path: string; root: string; forge: Forge };
+type Prepared = Omit<Input, 'forge' | 'remoteUrl'> & { path: string; root: string; forge: Forge };
 
 /**
  * Registers a local git work tree (SPEC §1 "repo"): the forge (github/gitlab/bitbucket) is read from
@@ -31,7 +38,7 @@ type Prepared = Input & { path: string; root: string; forge: Forge };
  */
 export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
   name: 'registerRepo',
-  description: 'Register a local git work tree as a repo of the workspace; the forge is read from its origin remote.',
+  description: 'Register a local git work tree as a repo of the workspace; the forge is read from its origin remote, or from remoteUrl (and forge) when origin does not tell it.',
   input,
   access: { minRole: 'admin' },
   stream: (i) => `repo-${i.repoId}`,
@@ -44,15 +51,18 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
     if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new DomainError('repo_path_not_found', `path: "${cmd.path}" is not an existing directory`);
     const repo = await GitRepo.open(abs);
     try {
-      const url = await repo.remoteUrl('origin');
-      if (!url) throw new DomainError('repo_no_origin', `path: "${repo.root}" has no "origin" remote; the forge (github, gitlab or bitbucket) is read from it`);
+      const url = cmd.remoteUrl ?? (await repo.remoteUrl('origin'));
+      const naming = 'name it with remoteUrl (CLI: --remote-url https://host/owner/name), and forge (--forge github|gitlab|bitbucket) when the host does not say';
+      if (!url) throw new DomainError('repo_no_origin', `path: "${repo.root}" has no "origin" remote to read the forge (github, gitlab or bitbucket) from; ${naming}`);
       const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
-      const forge = forgeFromRemote(url, operator?.githubEnterpriseHosts);
+      const forge = forgeFromRemote(url, operator?.githubEnterpriseHosts, cmd.forge);
       if (!forge) {
         const shown = redactCredentials(url);
-        throw new DomainError('repo_unknown_forge', `origin: "${shown}" is not a github, gitlab or bitbucket remote (GitHub is github.com or a GitHub Enterprise host the operator configured)`, { origin: shown });
+        const field = cmd.remoteUrl !== undefined ? 'remoteUrl' : 'origin';
+        throw new DomainError('repo_unknown_forge', `${field}: "${shown}" is not a github, gitlab or bitbucket remote (GitHub is github.com or a GitHub Enterprise host the operator configured); ${naming}`, { [field]: shown });
       }
-      return { ...cmd, path: cmd.path, root: fs.realpathSync(repo.root), forge };
+      const { remoteUrl: _u, forge: _k, ...rest } = cmd;
+      return { ...rest, path: cmd.path, root: fs.realpathSync(repo.root), forge };
     } finally {
       repo.close();
     }

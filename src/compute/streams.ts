@@ -103,12 +103,13 @@ export const GITHUB_HOSTS = ['github.com', 'www.github.com'];
  * because publishing sends the server's GitHub credential to it (a "contains github" test would send it
  * to github.evil.example). GitLab and Bitbucket get no credential, so their self-hosted names still count.
  */
-export function forgeFromRemote(url: string, githubEnterpriseHosts: readonly string[] = []): Forge | undefined {
+export function forgeFromRemote(url: string, githubEnterpriseHosts: readonly string[] = [], named?: Forge['kind']): Forge | undefined {
   const m = /^(?:[a-z+]+:\/\/)?(?:[^@/]+@)?([^/:]+)(?::\d+)?[:/](.+?)(?:\.git)?\/?$/.exec(url.trim());
   if (!m) return undefined;
   const host = m[1].toLowerCase();
   const github = GITHUB_HOSTS.includes(host) || githubEnterpriseHosts.includes(host);
-  const kind = github ? 'github' : host.includes('github') ? undefined : host.includes('gitlab') ? 'gitlab' : host.includes('bitbucket') ? 'bitbucket' : undefined;
+  // `named`: the operator says which forge a host is (a self-hosted GitLab at git.example.com).
+  const kind = named ?? (github ? 'github' : host.includes('github') ? undefined : host.includes('gitlab') ? 'gitlab' : host.includes('bitbucket') ? 'bitbucket' : undefined);
   if (!kind) return undefined;
   const parts = m[2].split('/').filter(Boolean);
   if (parts.length < 2) return undefined;

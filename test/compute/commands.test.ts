@@ -52,6 +52,28 @@ describe('repo, compute, summary and diagram commands on a real git repo and a r
     }
   });
 
+  it('a clone whose origin is a local path registers once the forge is named (remoteUrl, and forge when the host does not say)', async () => {
+    const upstream = new GitFixture('rl-upstream-');
+    const clone = new GitFixture('rl-localclone-');
+    try {
+      clone.git('remote', 'add', 'origin', upstream.dir);
+      await expect(run('registerRepo', { repoId: 'local', path: clone.dir })).rejects.toMatchObject({ code: 'repo_unknown_forge', message: expect.stringContaining('--remote-url https://host/owner/name') });
+      const named = (await run('registerRepo', { repoId: 'local', path: clone.dir, remoteUrl: 'https://github.com/acme/local.git' })).response.result as { forge: unknown };
+      expect(named.forge).toEqual({ kind: 'github', owner: 'acme', name: 'local', url: 'https://github.com/acme/local' });
+      const selfHosted = (await run('registerRepo', { repoId: 'local-gl', path: clone.dir, remoteUrl: 'https://git.example.com/team/app', forge: 'gitlab' })).response.result as { forge: unknown };
+      expect(selfHosted.forge).toEqual({ kind: 'gitlab', owner: 'team', name: 'app', url: 'https://git.example.com/team/app' });
+      const noOrigin = new GitFixture('rl-noorigin2-');
+      try {
+        await expect(run('registerRepo', { repoId: 'bare2', path: noOrigin.dir })).rejects.toMatchObject({ code: 'repo_no_origin', message: expect.stringContaining('remoteUrl') });
+      } finally {
+        noOrigin.cleanup();
+      }
+    } finally {
+      clone.cleanup();
+      upstream.cleanup();
+    }
+  });
+
   it('registers, indexes, computes once per identical input, keeps summaries across a rebase, verifies diagram edges', async () => {
     f.write('src/b.ts', 'export function g(x: number): number {\n  return x + 1;\n}\n');
     f.write('src/a.ts', "import { g } from './b';\n\nexport function f(x: number): number {\n  return g(x) * 2;\n}\n");

@@ -26,9 +26,9 @@ export function progressBar(label: string): IndexProgressListener & { done(): vo
   return fn;
 }
 
-export async function registerRepo(opts: { workspace: string; repo: string; path: string; defaultBranch?: string }, cmd: Command): Promise<void> {
+export async function registerRepo(opts: { workspace: string; repo: string; path: string; defaultBranch?: string; remoteUrl?: string; forge?: string }, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
-    const out = await ledger.run('registerRepo', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: opts.repo, path: opts.path, defaultBranch: opts.defaultBranch });
+    const out = await ledger.run('registerRepo', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: opts.repo, path: opts.path, defaultBranch: opts.defaultBranch, remoteUrl: opts.remoteUrl, forge: opts.forge });
     process.stdout.write(`${JSON.stringify(out.response.result, null, 2)}\n`);
   });
 }
