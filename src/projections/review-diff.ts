@@ -284,8 +284,9 @@ export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput
       if (reason) entry.collapsed = { reason, added: stat?.added ?? 0, deleted: stat?.deleted ?? 0 };
       else {
         const hunks = hunksOfEntry(planned, patches.get(planned.path) ?? []).map(toView);
-        // The rest of a file whose hunks all belonged to fragments has nothing to show.
-        if (!planned.range && hunks.length === 0) continue;
+        // A fragment whose hunks an earlier fragment of the reading order already showed (adjacent
+        // definitions share a hunk), or the rest of a file with nothing left, has nothing to show.
+        if (hunks.length === 0) continue;
         const sizeOf = (h: DiffHunkView) => h.header.length + 1 + h.lines.reduce((n, l) => n + l.length + 1, 0);
         const size = hunks.reduce((n, h) => n + sizeOf(h), 0);
         if (bytes > 0 && bytes + size > budget) {

@@ -12,16 +12,22 @@ export function webAssetDir(): string {
   return path.join(dir, 'dist', 'web');
 }
 
-const ASSETS: Record<string, string> = {
-  'review.js': 'text/javascript; charset=utf-8',
-  'live.js': 'text/javascript; charset=utf-8',
-  'dom.js': 'text/javascript; charset=utf-8',
-  'review.css': 'text/css; charset=utf-8',
-};
+const CONTENT_TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
-/** One of the page's own files (a fixed list: a URL never names a path on disk). */
+/** The files `tools/build-web.js` wrote (its assets.json): the entry, its lazy chunks and the CSS. */
+function builtAssets(): Set<string> {
+  try {
+    const list = JSON.parse(fs.readFileSync(path.join(webAssetDir(), 'assets.json'), 'utf8')) as { files: string[] };
+    return new Set(list.files.filter((f) => /^[A-Za-z0-9_-]+\.(js|css)$/.test(f)));
+  } catch {
+    return new Set();
+  }
+}
+
+/** One of the page's own files (a list written by the build: a URL never names a path on disk). */
 export function readAsset(file: string): { body: Buffer; contentType: string } | null {
-  const contentType = ASSETS[file];
+  if (!builtAssets().has(file)) return null;
+  const contentType = CONTENT_TYPES[path.extname(file)];
   if (!contentType) return null;
   try {
     return { body: fs.readFileSync(path.join(webAssetDir(), file)), contentType };

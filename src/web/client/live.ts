@@ -184,18 +184,3 @@ export class LiveConnection {
     }
   }
 }
-
-/** A UUIDv7 (RFC 9562) for command idempotency keys: 48-bit ms timestamp, version 7, variant 10. */
-export function uuidV7(now = Date.now()): string {
-  const b = new Uint8Array(16);
-  crypto.getRandomValues(b);
-  let t = now;
-  for (let i = 5; i >= 0; i--) {
-    b[i] = t % 256;
-    t = Math.floor(t / 256);
-  }
-  b[6] = (b[6] & 0x0f) | 0x70;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}

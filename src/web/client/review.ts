@@ -1,6 +1,13 @@
 /// <reference lib="dom" />
-import { details, fill, h, markdown } from './dom';
-import { LiveConnection, uuidV7 } from './live';
+import { v7 as uuidV7 } from 'uuid';
+import type { cohortsView } from '../../projections/cohorts';
+import type { nodeStatusView } from '../../projections/node-status';
+import type { reviewStatusView } from '../../projections/review-status';
+import type { ProgressView } from '../../progress/progress';
+import { roleAtLeast, type Role } from '../../events/roles';
+import { CodeView, type NodeRow } from './code-view';
+import { details, fill, h, lazyDetails, markdown } from './dom';
+import { LiveConnection } from './live';
 
 /**
  * The Review page: one view in two states (the review running, then the finished review with its
@@ -15,8 +22,17 @@ const TOKEN_KEY = `review-ledger.token.${target.workspaceId}`;
 
 interface Me {
   principal: string;
-  role: 'owner' | 'admin' | 'member' | 'viewer' | 'guest';
+  role: Role;
 }
+
+/** What each subscription holds: the server's own view types (a page never re-declares them). */
+interface Views {
+  status: ReturnType<typeof reviewStatusView>;
+  nodes: ReturnType<typeof nodeStatusView>;
+  cohorts: ReturnType<typeof cohortsView>;
+  progress: ProgressView;
+}
+type Cohort = Views['cohorts']['cohorts'][number];
 
 let token: string | null = null;
 let me: Me | null = null;
@@ -26,13 +42,21 @@ const notices: string[] = [];
 const openDismiss = new Set<string>();
 const imageUrls = new Map<string, string>();
 
-const ROLE_RANK = { guest: 0, viewer: 1, member: 2, admin: 3, owner: 4 } as const;
-const canAct = () => !!me && ROLE_RANK[me.role] >= ROLE_RANK.member;
+let code: CodeView | null = null;
+/** The finding the keyboard acts on, and the cohort `n`/`p`/`r` act on. */
+let selected: string | null = null;
+let currentCohort: string | null = null;
+const openInlineDismiss = new Set<string>();
+const canAct = () => !!me && roleAtLeast(me.role, 'member');
 const isHuman = () => !!me && me.principal.startsWith('user:');
 /** Contract decisions, visual approvals and the Publish button are human steps (SPEC §0, §11, §12, §14). */
 const canDecide = () => canAct() && isHuman();
 
-const v = (key: string): any => live?.subs.get(key)?.value ?? null;
+function v<K extends keyof Views>(key: K): Views[K] | null;
+function v(key: string): any;
+function v(key: string): unknown {
+  return live?.subs.get(key)?.value ?? null;
+}
 
 // ---- authorization -------------------------------------------------------------------------------
 
@@ -111,14 +135,38 @@ function mountReview(): void {
       h(
         'main',
         null,
-        h('section', { id: 'cohorts-section' }, h('h2', null, 'Cohorts'), h('div', { id: 'cohorts' })),
+        h(
+          'section',
+          { id: 'cohorts-section', 'aria-labelledby': 'cohorts-title' },
+          h(
+            'div',
+            { class: 'code-toolbar' },
+            h('h2', { id: 'cohorts-title' }, 'Code by cohort'),
+            h('span', { id: 'pr-progress', class: 'pill' }),
+            h('span', { class: 'toggle', role: 'group', 'aria-label': 'diff layout' }, h('button', { id: 'mode-unified', 'aria-pressed': 'true', onclick: () => setMode('unified') }, 'unified'), h('button', { id: 'mode-split', 'aria-pressed': 'false', onclick: () => setMode('split') }, 'split')),
+            h('button', { id: 'help-button', 'aria-haspopup': 'dialog', onclick: () => toggleHelp(true) }, 'keys ?'),
+          ),
+          h('div', { id: 'unplaced-global' }),
+          h('div', { id: 'cohorts' }),
+        ),
         h('section', { id: 'axes-section' }, h('h2', null, 'Axes'), h('div', { id: 'axes' }), h('div', { id: 'ci' })),
         h('section', { id: 'contract-section' }, h('h2', null, 'API contract'), h('div', { id: 'contract' })),
         h('section', { id: 'visual-section' }, h('h2', null, 'Visual snapshots'), h('div', { id: 'visual' })),
         h('section', { id: 'deps-section' }, h('h2', null, 'Dependencies'), h('div', { id: 'deps' })),
         h('section', { id: 'publish-section' }, h('h2', null, 'Publish to GitHub'), h('div', { id: 'publish' })),
       ),
-      h('aside', { id: 'findings', class: 'findings' }, h('h2', null, 'Findings'), h('div', { id: 'nodes' })),
+      h('aside', { id: 'findings', class: 'findings', 'aria-labelledby': 'findings-title' }, h('h2', { id: 'findings-title' }, 'Findings'), h('div', { id: 'nodes' })),
+    ),
+    h(
+      'div',
+      { id: 'help', class: 'help', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'help-title', hidden: true },
+      h(
+        'div',
+        { class: 'help-box' },
+        h('h2', { id: 'help-title' }, 'Keyboard'),
+        h('dl', null, KEYS.map(([k, what]) => [h('dt', null, h('kbd', null, k)), h('dd', null, what)])),
+        h('button', { id: 'help-close', onclick: () => toggleHelp(false) }, 'close (Esc)'),
+      ),
     ),
   );
   live = new LiveConnection(target.workspaceId, token!, (key) => render(key), (message) => showLogin(message));
@@ -136,10 +184,13 @@ function mountReview(): void {
   live.watch('ci', 'watchCiSignals', reviewTarget);
   // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.
   live.watch('jobs', 'watchProgress', {}, true);
+  code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode());
+  // The code first: its first page is asked for before the subscriptions' snapshots queue up behind it.
+  code.follow('latest');
   live.connect();
   void refreshAuditChain();
   setInterval(() => void refreshAuditChain(), 30_000);
-  (window as any).__reviewPage = { live, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
+  (window as unknown as { __reviewPage: unknown }).__reviewPage = { live, code, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
   render(null);
 }
 
@@ -169,6 +220,18 @@ async function command(method: string, payload: Record<string, unknown>): Promis
   return true;
 }
 
+/** A read over POST /rpc (the code under review is a read, not a fold: no watch). */
+async function read(method: string, params: Record<string, unknown>): Promise<unknown> {
+  const res = await fetch('/rpc', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: target.workspaceId, ...params } }),
+  });
+  const reply = await res.json().catch(() => null);
+  if (!reply || reply.error) throw new Error(`${method}: ${reply?.error?.message ?? `HTTP ${res.status}`}`);
+  return reply.result.value;
+}
+
 /** Whether the log behind this page verifies (review_studio.auditChain): not a fold, so polled, not watched. */
 async function refreshAuditChain(): Promise<void> {
   const el = document.getElementById('audit-chain');
@@ -195,11 +258,12 @@ function renderNotices(): void {
 const RENDERERS: Record<string, Array<() => void>> = {
   status: [renderHeader, renderStale, renderProgress],
   verdict: [renderVerdict, renderAxes],
-  nodes: [renderNodes, renderProgress],
   groups: [renderNodes],
   delta: [renderNodes],
   cohorts: [renderCohorts, renderProgress],
   progress: [renderProgress, renderCohorts],
+  // The inline findings follow the same subscription as the sidebar.
+  nodes: [renderNodes, renderProgress, rerenderInline],
   contract: [renderContract],
   visual: [renderVisual],
   deps: [renderDeps],
@@ -230,7 +294,7 @@ function renderHeader(): void {
   const s = v('status');
   const ladder = document.getElementById('ladder');
   if (ladder) {
-    ladder.textContent = s?.exists ? LADDER[s.status] ?? s.status : 'no review';
+    ladder.textContent = s?.exists && s.status ? LADDER[s.status] ?? s.status : 'no review';
     ladder.dataset.status = s?.status ?? 'none';
   }
   fill('heads', s?.exists ? ` round ${s.round} · reviewed head ${short(s.reviewedHead)} · level ${s.level}` : '');
@@ -241,7 +305,16 @@ function renderStale(): void {
   const el = document.getElementById('stale-banner');
   if (!el) return;
   el.hidden = !s?.stale;
-  fill('stale-banner', s?.stale ? ['The PR head moved to ', h('code', null, short(s.observedHead)), ' after the reviewed head ', h('code', null, short(s.reviewedHead)), ': this review is stale. Request or compute a review of the new head.'] : []);
+  fill(
+    'stale-banner',
+    s?.stale
+      ? [
+          'The PR head moved to ', h('code', null, short(s.observedHead)), ' after the reviewed head ', h('code', null, short(s.reviewedHead)), ': this review is stale. Request or compute a review of the new head.',
+          // A computation at the new head starts the next round (findings carried over, SPEC §5).
+          canAct() && s.observedHead ? [' ', h('button', { id: 'new-round', class: 'act', onclick: () => void command('computeReview', { headSha: s.observedHead }) }, 'Review the new head')] : null,
+        ]
+      : [],
+  );
 }
 
 function renderVerdict(): void {
@@ -387,7 +460,12 @@ function nodeItem(n: any, duplicates: any[], deltaOf: Map<string, string>): HTML
   }
   return h(
     'li',
-    { class: `node st-${n.status}${n.inDisagreement ? ' disagree' : ''}`, 'data-node-id': n.nodeId, 'data-status': n.status },
+    {
+      class: `node st-${n.status}${n.inDisagreement ? ' disagree' : ''}${selected === n.nodeId ? ' selected' : ''}`,
+      'data-node-id': n.nodeId,
+      'data-status': n.status,
+      onclick: (ev: Event) => (ev.target as HTMLElement).closest('button, input, form, summary') || select(n.nodeId, 'sidebar'),
+    },
     h(
       'div',
       { class: 'node-head' },
@@ -413,59 +491,267 @@ function nodeItem(n: any, duplicates: any[], deltaOf: Map<string, string>): HTML
   );
 }
 
+/** One article per cohort, kept across renders: its head is redrawn, its code belongs to the CodeView. */
+const cohortEls = new Map<string, { article: HTMLElement; head: HTMLElement; unplaced: HTMLElement; code: HTMLElement }>();
+let renderedKeys = '';
+
 function renderCohorts(): void {
   const c = v('cohorts');
-  if (!c) return fill('cohorts', h('p', { class: 'muted' }, 'Loading…'));
-  if (!c.computed) return fill('cohorts', h('p', { class: 'muted' }, 'Not computed yet: cohorts appear when the review computation lands.'));
-  const progress = new Map<string, any>((v('progress')?.cohorts ?? []).map((p: any) => [p.cohortKey, p]));
-  fill(
-    'cohorts',
-    c.cohorts.length === 0 ? h('p', { class: 'muted' }, 'No source file changed: no cohort to review.') : null,
-    c.cohorts.map((co: any) => {
-      const br = co.blastRadius;
-      const p = progress.get(co.key);
-      return h(
-        'article',
-        { class: 'cohort', 'data-cohort-key': co.key },
-        h(
-          'header',
-          null,
-          h('span', { class: 'rank' }, `#${co.rank}`),
-          h('strong', null, co.title),
-          h('span', { class: `tag grouping ${co.grouping}`, title: co.groupingReason ?? '' }, `${co.grouping} grouping`),
-          p ? h('span', { class: `tag progress ${p.status}` }, `review ${p.status}`) : null,
-        ),
-        co.groupingReason ? h('div', { class: 'muted reason' }, co.groupingReason) : null,
-        h(
-          'div',
-          { class: 'blast' },
-          h('span', null, `blast radius ${br.score}`),
-          h('span', null, `${br.dependents.files.length} dependent file(s)${br.dependents.truncated ? '+' : ''}`),
-          h('span', null, `${br.publicApi.length} public symbol(s)`),
-          h('span', null, `${br.tests.length} test file(s) reach it`),
-        ),
-        br.dependents.files.length || br.publicApi.length || br.tests.length
-          ? details(
-              `impact-${co.key}`,
-              { class: 'impact' },
-              'who depends on it',
-              br.publicApi.length ? h('div', null, 'public API: ', br.publicApi.map((x: string) => h('code', null, x))) : null,
-              br.dependents.symbols.length ? h('div', null, `dependent symbols (depth ${br.dependents.depth}): `, br.dependents.symbols.map((x: string) => h('code', null, x))) : null,
-              br.dependents.files.length ? h('div', null, 'dependent files: ', br.dependents.files.map((x: string) => h('code', null, x))) : null,
-              br.tests.length ? h('div', null, 'tests: ', br.tests.map((x: string) => h('code', null, x))) : null,
-            )
-          : null,
-        h('div', { class: 'files' }, co.files.map((f: string) => h('code', null, f))),
-        co.readingOrder?.steps?.length
-          ? details(`reading-${co.key}`, { class: 'reading' }, `reading order (${co.readingOrder.order})`, h('ol', null, co.readingOrder.steps.map((s: any) => h('li', null, h('code', null, s.symbolId ?? s.path), ' — ', s.why))))
-          : null,
-        co.summary ? h('div', { class: 'summary' }, markdown(co.summary.markdown), h('div', { class: 'muted' }, `summary by ${co.summary.by}`)) : h('div', { class: 'muted summary' }, 'No summary yet.'),
-        co.diagrams.map((d: any) => diagramView(d)),
-        co.clues?.length ? h('div', { class: 'clues muted' }, 'clues: ', co.clues.map((x: any) => `${x.kind} ${x.path}`).join(', ')) : null,
-      );
-    }),
+  const reset = (msg: string) => {
+    cohortEls.clear();
+    renderedKeys = '';
+    code?.follow(null);
+    fill('cohorts', h('p', { class: 'muted' }, msg));
+  };
+  if (!c) return reset('Loading…');
+  if (!c.computed) return reset('Not computed yet: cohorts appear when the review computation lands.');
+  if (c.cohorts.length === 0) return reset('No source file changed: no cohort to review.');
+  performance.mark('review-page:cohorts');
+  code?.follow(c.headSha);
+  const keys = `${c.headSha}|${c.cohorts.map((co) => co.key).join(',')}`;
+  if (keys !== renderedKeys) {
+    renderedKeys = keys;
+    const kept = code?.headSha === c.headSha ? new Map(cohortEls) : new Map();
+    cohortEls.clear();
+    const root = document.getElementById('cohorts');
+    root?.replaceChildren();
+    for (const co of c.cohorts) {
+      // Articles the diff already drew code into (same head) are kept: only their head is redrawn.
+      const old = kept.get(co.key);
+      const head = old?.head ?? h('div', { class: 'cohort-head' });
+      const unplaced = old?.unplaced ?? h('div', { class: 'unplaced' });
+      const codeEl = old?.code ?? h('div', { class: 'cohort-code' });
+      const article = old?.article ?? h('article', { class: 'cohort', 'data-cohort-key': co.key, tabindex: -1 }, head, unplaced, codeEl);
+      article.setAttribute('aria-label', `cohort ${co.rank}: ${co.title}`);
+      cohortEls.set(co.key, { article, head, unplaced, code: codeEl });
+      root?.append(article);
+    }
+  }
+  const progress = new Map((v('progress')?.cohorts ?? []).map((p) => [p.cohortKey, p]));
+  for (const co of c.cohorts) {
+    const el = cohortEls.get(co.key);
+    if (el) el.head.replaceChildren(cohortHead(co, progress.get(co.key)));
+  }
+  renderPrProgress();
+  renderCode();
+}
+
+function cohortHead(co: Cohort, p: ProgressView['cohorts'][number] | undefined): HTMLElement {
+  const br = co.blastRadius;
+  const open = p?.briefs.filter((b) => b.status !== 'complete') ?? [];
+  const briefSelect = h('select', { class: 'brief', 'aria-label': `brief marking cohort ${co.rank} reviewed` }, open.map((b) => h('option', { value: b.brief }, b.brief))) as HTMLSelectElement;
+  return h(
+    'div',
+    null,
+    h(
+      'header',
+      null,
+      h('span', { class: 'rank' }, `#${co.rank}`),
+      h('strong', null, co.title),
+      h('span', { class: `tag grouping ${co.grouping}`, title: co.groupingReason ?? '' }, `${co.grouping} grouping`),
+      p ? h('span', { class: `tag progress ${p.status}`, 'data-progress': p.status, title: p.briefs.map((b) => `${b.brief} ${b.status}${b.by ? ` (${b.by})` : ''}`).join(', ') }, `review ${p.status} · ${p.briefs.filter((b) => b.status === 'complete').length}/${p.briefs.length} brief(s)`) : null,
+      canAct() && open.length
+        ? h('span', { class: 'mark' }, briefSelect, h('button', { class: 'act mark-reviewed', onclick: () => void markReviewed(co.key, briefSelect.value) }, 'Mark reviewed'))
+        : null,
+    ),
+    co.groupingReason ? h('div', { class: 'muted reason' }, co.groupingReason) : null,
+    h(
+      'div',
+      { class: 'blast' },
+      h('span', null, `blast radius ${br.score}`),
+      h('span', null, `${br.dependents.files.length} dependent file(s)${br.dependents.truncated ? '+' : ''}`),
+      h('span', null, `${br.publicApi.length} public symbol(s)`),
+      h('span', null, `${br.tests.length} test file(s) reach it`),
+    ),
+    br.dependents.files.length || br.publicApi.length || br.tests.length
+      ? lazyDetails(`impact-${co.key}`, { class: 'impact' }, 'who depends on it', () => [
+          br.publicApi.length ? h('div', null, 'public API: ', br.publicApi.map((x) => h('code', null, x))) : null,
+          br.dependents.symbols.length ? h('div', null, `dependent symbols (depth ${br.dependents.depth}): `, br.dependents.symbols.map((x) => h('code', null, x))) : null,
+          br.dependents.files.length ? h('div', null, 'dependent files: ', br.dependents.files.map((x) => h('code', null, x))) : null,
+          br.tests.length ? h('div', null, 'tests: ', br.tests.map((x) => h('code', null, x))) : null,
+        ])
+      : null,
+    h('div', { class: 'files' }, co.files.map((f) => h('code', null, f))),
+    co.readingOrder?.steps?.length
+      ? lazyDetails(`reading-${co.key}`, { class: 'reading' }, `reading order (${co.readingOrder.order})`, () => [h('ol', null, co.readingOrder.steps.map((st) => h('li', null, h('code', null, st.symbolId ?? st.path), ' — ', st.why)))])
+      : null,
+    co.summary ? h('div', { class: 'summary' }, markdown(co.summary.markdown), h('div', { class: 'muted' }, `summary by ${co.summary.by}`)) : h('div', { class: 'muted summary' }, 'No summary yet.'),
+    co.diagrams.map((d) => diagramView(d)),
+    co.clues?.length ? h('div', { class: 'clues muted' }, 'clues: ', co.clues.map((x) => `${x.kind} ${x.path}`).join(', ')) : null,
   );
 }
+
+function renderPrProgress(): void {
+  const p = v('progress');
+  const el = document.getElementById('pr-progress');
+  if (!el) return;
+  el.textContent = p?.exists && p.totals.cohorts ? `${p.totals.complete}/${p.totals.cohorts} cohort(s) reviewed${p.totals.partial ? ` · ${p.totals.partial} partial` : ''}` : 'no cohort progress yet';
+  el.dataset.complete = String(p?.totals.complete ?? 0);
+}
+
+async function markReviewed(cohortKey: string, brief: string | undefined): Promise<void> {
+  if (!brief) return;
+  await command('markCohortReviewed', { cohortKey, brief, status: 'complete' });
+}
+
+/** Appends the loaded file blocks under their cohorts and lists the findings that have no line there. */
+function renderCode(): void {
+  if (!code) return;
+  for (const [key, list] of code.entries) {
+    const el = cohortEls.get(key) ?? provisionalCohort(key);
+    for (const le of list) if (le.el.parentElement !== el.code) el.code.append(le.el);
+    const unplaced = code.unplaced.get(key) ?? [];
+    el.unplaced.replaceChildren(
+      ...(unplaced.length ? [h('h3', { class: 'unplaced-title' }, `${unplaced.length} finding(s) not placed on a line`), ...unplaced.map((u) => unplacedItem(u.node, u.reason))] : []),
+      ...(code.complete.has(key) || code.error ? [] : [h('p', { class: 'muted loading-code' }, 'loading the code…')]),
+    );
+  }
+  const global = code.unplaced.get('') ?? [];
+  fill('unplaced-global', code.error ? h('p', { class: 'error' }, code.error) : null, global.length ? [h('h3', { class: 'unplaced-title' }, `${global.length} finding(s) outside every cohort's code`), global.map((u) => unplacedItem(u.node, u.reason))] : null);
+}
+
+/**
+ * The diff is asked for at sign-in, alongside the subscriptions: when its first page arrives before the
+ * cohorts snapshot, the code is drawn under a bare cohort article that the snapshot then completes.
+ */
+function provisionalCohort(key: string): { article: HTMLElement; head: HTMLElement; unplaced: HTMLElement; code: HTMLElement } {
+  const meta = code?.cohortMeta.get(key);
+  const head = h('div', { class: 'cohort-head' }, h('header', null, h('span', { class: 'rank' }, `#${meta?.rank ?? ''}`), h('strong', null, meta?.title ?? key)));
+  const el = { article: h('article', { class: 'cohort', 'data-cohort-key': key, 'aria-label': `cohort ${meta?.rank ?? ''}: ${meta?.title ?? key}`, tabindex: -1 }), head, unplaced: h('div', { class: 'unplaced' }), code: h('div', { class: 'cohort-code' }) };
+  el.article.append(el.head, el.unplaced, el.code);
+  const root = document.getElementById('cohorts');
+  if (!cohortEls.size) root?.replaceChildren();
+  root?.append(el.article);
+  cohortEls.set(key, el);
+  return el;
+}
+
+function unplacedItem(n: NodeRow, reason: string): HTMLElement {
+  return h('div', { class: 'inline-finding unplaced-finding', 'data-inline-node': n.nodeId, tabindex: -1, onclick: (ev: Event) => (ev.target as HTMLElement).closest('button, input, form') || select(n.nodeId, 'inline') }, h('div', { class: 'unplaced-reason muted' }, reason), inlineCard(n, []));
+}
+
+/** A finding where the code is: priority, status, confirmations, carried / outdated, folded duplicates, actions. */
+function inlineCard(n: NodeRow, duplicates: NodeRow[]): HTMLElement {
+  const liveNode = n.status === 'open' || n.status === 'consensus-ready';
+  const own = me?.principal === n.author;
+  const actions: HTMLElement[] = [];
+  if (liveNode && canAct()) {
+    if (!own && !n.confirmedBy.includes(me!.principal)) actions.push(h('button', { class: 'act confirm', onclick: () => void command('confirmNode', { nodeId: n.nodeId }) }, 'Confirm'));
+    actions.push(h('button', { class: 'act dismiss', onclick: () => (openInlineDismiss.has(n.nodeId) ? openInlineDismiss.delete(n.nodeId) : openInlineDismiss.add(n.nodeId), rerenderInline()) }, 'Dismiss…'));
+    actions.push(h('button', { class: 'act resolve', onclick: () => void command('resolveNode', { nodeId: n.nodeId, reason: `resolved by ${me!.principal} from the review page` }) }, 'Resolve'));
+  }
+  let form: HTMLElement | null = null;
+  if (openInlineDismiss.has(n.nodeId) && liveNode) {
+    const reason = h('input', { class: 'reason', placeholder: 'why dismiss?', 'aria-label': 'dismiss reason' }) as HTMLInputElement;
+    form = h('form', { class: 'dismiss-form', onsubmit: (ev: Event) => (ev.preventDefault(), reason.value.trim() && (openInlineDismiss.delete(n.nodeId), void command('dismissNode', { nodeId: n.nodeId, reason: reason.value.trim() }))) }, reason, h('button', { type: 'submit' }, 'Dismiss'));
+  }
+  const fate = n.carry?.fate;
+  return h(
+    'div',
+    { class: `finding-card st-${n.status}${selected === n.nodeId ? ' selected' : ''}`, 'data-node-id': n.nodeId, 'data-status': n.status },
+    h(
+      'div',
+      { class: 'node-head' },
+      h('span', { class: `prio ${n.priority}` }, n.priority),
+      h('span', { class: 'kind' }, n.kind),
+      fate ? h('span', { class: `delta ${fate}`, title: n.carry?.reason ?? '' }, fate === 'outdated' ? `outdated since round ${n.carry!.fromRound}` : `carried from round ${n.carry!.fromRound}`) : null,
+      n.inDisagreement ? h('span', { class: 'tag disagree' }, 'disagreement') : null,
+      h('span', { class: 'confirmations', title: n.confirmedBy.join(', ') }, `${n.confirmedBy.length} confirmation(s)`),
+      h('span', { class: `status ${n.status}` }, n.status),
+    ),
+    h('div', { class: 'node-title' }, n.title),
+    h('div', { class: 'node-meta muted' }, `${n.brief} · ${n.author}`, n.anchor ? ` · ${n.anchor.side ?? 'RIGHT'} ${n.anchor.startLine}${n.anchor.endLine !== n.anchor.startLine ? `-${n.anchor.endLine}` : ''}` : '', n.closed ? ` · ${n.status} by ${n.closed.by}: ${n.closed.reason}` : ''),
+    duplicates.length ? details(`inline-dups-${n.nodeId}`, { class: 'dups' }, `${duplicates.length} duplicate(s) folded`, h('ul', null, duplicates.map((x) => h('li', null, `${x.priority} ${x.title} — ${x.author}`)))) : null,
+    actions.length ? h('div', { class: 'actions' }, actions) : null,
+    form,
+  );
+}
+
+function rerenderInline(): void {
+  const nodes = v('nodes');
+  if (code && nodes) code.setNodes(nodes.nodes);
+  renderCode();
+}
+
+/** Selecting a finding on one side scrolls the other to it (sidebar ↔ inline). */
+function select(nodeId: string, from: 'inline' | 'sidebar' | 'keys'): void {
+  selected = nodeId;
+  for (const el of document.querySelectorAll('.selected')) el.classList.remove('selected');
+  const side = document.querySelector<HTMLElement>(`#nodes li.node[data-node-id="${CSS.escape(nodeId)}"]`);
+  side?.classList.add('selected');
+  if (from !== 'sidebar' && side) {
+    const aside = document.getElementById('findings')!;
+    aside.scrollTop = side.offsetTop - aside.offsetTop - aside.clientHeight / 3;
+  }
+  const inline = from === 'inline' ? document.querySelector<HTMLElement>(`#cohorts [data-inline-node="${CSS.escape(nodeId)}"], #unplaced-global [data-inline-node="${CSS.escape(nodeId)}"]`) : code?.reveal(nodeId) ?? null;
+  inline?.classList.add('selected');
+  if (from !== 'inline') inline?.focus({ preventScroll: true });
+  const cohort = inline?.closest<HTMLElement>('article.cohort');
+  if (cohort) currentCohort = cohort.dataset.cohortKey ?? null;
+}
+
+function setMode(mode: 'unified' | 'split'): void {
+  code?.setMode(mode);
+  document.getElementById('mode-unified')?.setAttribute('aria-pressed', String(mode === 'unified'));
+  document.getElementById('mode-split')?.setAttribute('aria-pressed', String(mode === 'split'));
+}
+
+const KEYS: Array<[string, string]> = [
+  ['j / k', 'next / previous finding'],
+  ['n / p', 'next / previous cohort'],
+  ['c', 'confirm the selected finding'],
+  ['r', 'mark the current cohort reviewed'],
+  ['u / s', 'unified / split diff'],
+  ['?', 'this help'],
+  ['Esc', 'close'],
+];
+
+function toggleHelp(on: boolean): void {
+  const el = document.getElementById('help');
+  if (!el) return;
+  el.hidden = !on;
+  if (on) document.getElementById('help-close')?.focus();
+  else document.getElementById('help-button')?.focus();
+}
+
+function onKey(ev: KeyboardEvent): void {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const t = ev.target as HTMLElement | null;
+  if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable)) return;
+  const help = document.getElementById('help');
+  if (ev.key === 'Escape') return toggleHelp(false);
+  if (ev.key === '?') return toggleHelp(help?.hidden === true);
+  if (!help?.hidden || !code) return;
+  const c = v('cohorts');
+  const keys = c?.computed ? c.cohorts.map((co) => co.key) : [];
+  if (ev.key === 'j' || ev.key === 'k') {
+    const order = code.order(keys);
+    if (!order.length) return;
+    const at = selected ? order.indexOf(selected) : -1;
+    const next = ev.key === 'j' ? (at < 0 ? 0 : Math.min(at + 1, order.length - 1)) : at < 0 ? order.length - 1 : Math.max(at - 1, 0);
+    select(order[next], 'keys');
+  } else if (ev.key === 'n' || ev.key === 'p') {
+    if (!keys.length) return;
+    const at = currentCohort ? keys.indexOf(currentCohort) : -1;
+    const next = ev.key === 'n' ? Math.min(at + 1, keys.length - 1) : Math.max(at - 1, 0);
+    currentCohort = keys[next];
+    const el = cohortEls.get(currentCohort)?.article;
+    el?.scrollIntoView({ block: 'start' });
+    el?.focus({ preventScroll: true });
+  } else if (ev.key === 'c') {
+    if (!selected || !canAct()) return;
+    const n = v('nodes')?.nodes.find((x) => x.nodeId === selected);
+    if (n && (n.status === 'open' || n.status === 'consensus-ready') && n.author !== me!.principal && !n.confirmedBy.includes(me!.principal)) void command('confirmNode', { nodeId: n.nodeId });
+  } else if (ev.key === 'r') {
+    if (!currentCohort || !canAct()) return;
+    const select = cohortEls.get(currentCohort)?.head.querySelector<HTMLSelectElement>('select.brief');
+    void markReviewed(currentCohort, select?.value);
+  } else if (ev.key === 'u') setMode('unified');
+  else if (ev.key === 's') setMode('split');
+  else return;
+  ev.preventDefault();
+}
+document.addEventListener('keydown', onKey);
 
 function diagramView(entry: any): HTMLElement {
   const d = entry.diagram;

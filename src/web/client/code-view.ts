@@ -1,0 +1,427 @@
+/// <reference lib="dom" />
+import type { DiffEntryView, DiffHunkView, readReviewDiff, readReviewFileLines } from '../../projections/review-diff';
+import type { nodeStatusView } from '../../projections/node-status';
+import { h, safeHtml } from './dom';
+
+/**
+ * The code under review (issue 16): per cohort, its hunks in reading order from `review_studio.reviewDiff`,
+ * findings inline at their anchored lines, actions where the code is. Rendering is virtualized: every
+ * file block is a placeholder of its estimated height until it nears the viewport, and goes back to one
+ * when it is far away, so a 300-file PR costs the DOM of the few screens around the reader.
+ */
+
+export type NodeRow = ReturnType<typeof nodeStatusView>['nodes'][number];
+type DiffPage = Awaited<ReturnType<typeof readReviewDiff>>;
+type FileLines = Awaited<ReturnType<typeof readReviewFileLines>>;
+
+export interface CodeContext {
+  read(method: string, params: Record<string, unknown>): Promise<unknown>;
+  /** Builds the inline card of a finding (actions included, per the caller's role). */
+  card(n: NodeRow, duplicates: NodeRow[]): HTMLElement;
+  onSelect(nodeId: string): void;
+}
+
+interface Row {
+  kind: 'ctx' | 'add' | 'del' | 'meta';
+  old: number | null;
+  new: number | null;
+  text: string;
+}
+
+interface LoadedEntry {
+  cohortKey: string;
+  index: number;
+  entry: DiffEntryView;
+  el: HTMLElement;
+  body: HTMLElement;
+  materialized: boolean;
+  height: number;
+}
+
+export interface Placement {
+  cohortKey: string;
+  entry: number;
+  side: 'old' | 'new';
+  line: number;
+}
+
+const ROW_PX = 19;
+/** A file block's header (one line): subtracted from the observed block height. */
+const HEAD_PX = 26;
+const EXPANDED = new Map<string, FileLines>();
+
+export class CodeView {
+  mode: 'unified' | 'split' = 'unified';
+  headSha: string | null = null;
+  readonly entries = new Map<string, LoadedEntry[]>();
+  readonly complete = new Set<string>();
+  /** Rank and title of each cohort the diff named (until the cohorts subscription brings the rest). */
+  readonly cohortMeta = new Map<string, { rank: number; title: string }>();
+  loading = false;
+  error: string | null = null;
+  firstCodeAt: number | null = null;
+  placements = new Map<string, Placement>();
+  unplaced = new Map<string, Array<{ node: NodeRow; reason: string }>>();
+  private nodes: NodeRow[] = [];
+  private dupsOf = new Map<string, NodeRow[]>();
+  private highlighter: typeof import('./highlight.js') | null = null;
+  private observer: IntersectionObserver;
+  private generation = 0;
+  private loadedHead: string | null = null;
+  private expectHead: string | null = null;
+
+  constructor(
+    private readonly ctx: CodeContext,
+    private readonly target: { repoId: string; prNumber: number },
+    private readonly onLoaded: () => void,
+  ) {
+    this.observer = new IntersectionObserver((items) => {
+      for (const it of items) {
+        const le = (it.target as HTMLElement & { __entry?: LoadedEntry }).__entry;
+        if (!le) continue;
+        if (it.isIntersecting) this.materialize(le);
+        else this.dematerialize(le, it.boundingClientRect.height);
+      }
+    }, { rootMargin: '1200px 0px' });
+    void import('./highlight.js').then((m) => {
+      this.highlighter = m;
+      for (const list of this.entries.values()) for (const le of list) if (le.materialized) this.draw(le);
+    });
+  }
+
+  /**
+   * Follows the computed head: a new computation reloads the diff from the first page. 'latest' loads
+   * whatever is computed now (at sign-in, before the cohorts snapshot names the head).
+   */
+  follow(headSha: string | null): void {
+    if (headSha === this.headSha) return;
+    if (headSha !== null && this.headSha === 'latest' && this.loadedHead === headSha) {
+      this.headSha = headSha;
+      return;
+    }
+    if (headSha !== null && this.headSha === 'latest' && this.loadedHead === null && this.loading) {
+      // The first page is on its way: it will say which head it is; keep it unless it differs.
+      this.expectHead = headSha;
+      return;
+    }
+    this.headSha = headSha;
+    this.loadedHead = null;
+    this.expectHead = null;
+    this.generation++;
+    for (const list of this.entries.values()) for (const le of list) this.observer.unobserve(le.el);
+    this.entries.clear();
+    this.complete.clear();
+    this.error = null;
+    if (headSha) void this.load(this.generation);
+  }
+
+  private async load(gen: number): Promise<void> {
+    this.loading = true;
+    let cursor: string | null = null;
+    try {
+      do {
+        // A small first page paints sooner; the rest come in larger pages behind it.
+        const page = (await this.ctx.read('review_studio.reviewDiff', { ...this.target, ...(cursor ? { cursor, maxBytes: 512 * 1024 } : { maxBytes: 32 * 1024 }) })) as DiffPage;
+        if (gen !== this.generation) return;
+        performance.mark('review-page:diff-page');
+        if (!page.computed) break;
+        if (this.loadedHead === null) {
+          this.loadedHead = page.headSha;
+          if (this.headSha === 'latest' && this.expectHead && this.expectHead !== page.headSha) {
+            // The cohorts snapshot names another head than this page: start over for that head.
+            const want = this.expectHead;
+            this.loading = false;
+            this.follow(want);
+            return;
+          }
+          if (this.expectHead === page.headSha) this.headSha = page.headSha;
+        }
+        for (const c of page.cohorts) {
+          this.cohortMeta.set(c.key, { rank: c.rank, title: c.title });
+          const list = this.entries.get(c.key) ?? [];
+          this.entries.set(c.key, list);
+          c.entries.forEach((entry, i) => list.push(this.makeEntry(c.key, c.from + i, entry)));
+        }
+        // A cohort is complete when the page after it no longer names it.
+        const last = page.cohorts[page.cohorts.length - 1]?.key;
+        for (const c of page.cohorts) if (c.key !== last || !page.nextCursor) this.complete.add(c.key);
+        cursor = page.nextCursor;
+        this.place();
+        this.onLoaded();
+        // Let the browser paint what it has before the next page is parsed and laid out.
+        if (cursor) await new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      } while (cursor);
+    } catch (err) {
+      if (gen === this.generation) this.error = err instanceof Error ? err.message : String(err);
+    } finally {
+      if (gen === this.generation) {
+        this.loading = false;
+        this.place();
+        this.onLoaded();
+      }
+    }
+  }
+
+  private makeEntry(cohortKey: string, index: number, entry: DiffEntryView): LoadedEntry {
+    const lines = entry.hunks.reduce((n, hk) => n + hk.lines.length + 1, 0);
+    const height = entry.collapsed ? 0 : Math.max(1, lines) * ROW_PX;
+    const body = h('div', { class: 'file-body', style: `height:${height}px` });
+    const el = h(
+      'section',
+      { class: `file${entry.collapsed ? ' collapsed' : ''}`, 'data-path': entry.path, 'data-entry': `${cohortKey}:${index}`, 'aria-label': `${entry.path}${entry.symbolId ? ` ${entry.symbolId}` : ''}` },
+      h(
+        'header',
+        { class: 'file-head' },
+        h('code', { class: 'path' }, entry.oldPath ? `${entry.oldPath} → ${entry.path}` : entry.path),
+        entry.symbolId ? h('span', { class: 'sym' }, `${entry.kind ?? ''} ${entry.symbolId.split('#').pop()}`) : h('span', { class: 'sym muted' }, entry.fragmentId ? entry.kind ?? '' : 'rest of the file'),
+        entry.change ? h('span', { class: `tag change-${entry.change}` }, entry.change) : null,
+        entry.why ? h('span', { class: 'why muted' }, entry.why) : null,
+        entry.truncated ? h('span', { class: 'tag' }, 'cut at the page budget') : null,
+      ),
+      entry.collapsed ? h('div', { class: 'collapsed-reason muted' }, `collapsed: ${entry.collapsed.reason} (+${entry.collapsed.added} −${entry.collapsed.deleted})`) : body,
+    );
+    const le: LoadedEntry = { cohortKey, index, entry, el, body, materialized: false, height };
+    (el as HTMLElement & { __entry?: LoadedEntry }).__entry = le;
+    if (!entry.collapsed) this.observer.observe(el);
+    return le;
+  }
+
+  /** The findings to place: canonical nodes of the current round; duplicates fold under them. */
+  setNodes(nodes: NodeRow[]): void {
+    this.dupsOf.clear();
+    for (const n of nodes) if (n.duplicateOf) (this.dupsOf.get(n.duplicateOf) ?? this.dupsOf.set(n.duplicateOf, []).get(n.duplicateOf)!).push(n);
+    this.nodes = nodes.filter((n) => !n.duplicateOf);
+    this.place();
+    for (const list of this.entries.values()) for (const le of list) if (le.materialized) this.draw(le);
+  }
+
+  /**
+   * Where each finding goes: the first entry (in reading order) whose shown lines hold the anchor's end
+   * line on its side (RIGHT = head = new, LEFT = base = old). The rest is listed at its cohort's head
+   * with the reason, once that cohort is fully loaded.
+   */
+  private place(): void {
+    this.placements.clear();
+    this.unplaced.clear();
+    const pathCohort = new Map<string, string>();
+    for (const [key, list] of this.entries) for (const le of list) if (!pathCohort.has(le.entry.path)) pathCohort.set(le.entry.path, key);
+    const note = (key: string, node: NodeRow, reason: string) => (this.unplaced.get(key) ?? this.unplaced.set(key, []).get(key)!).push({ node, reason });
+    for (const n of this.nodes) {
+      if (!n.anchor) {
+        note('', n, 'no anchor: filed without a file and line');
+        continue;
+      }
+      const a = n.anchor;
+      const side = a.side === 'LEFT' ? 'old' : 'new';
+      const key = pathCohort.get(a.path);
+      if (!key) {
+        if (!this.loading) note('', n, `${a.path} is in no cohort of this diff`);
+        continue;
+      }
+      let placed: Placement | null = null;
+      let collapsed: string | null = null;
+      for (const le of this.entries.get(key)!) {
+        if (le.entry.path !== a.path) continue;
+        if (le.entry.collapsed) collapsed = le.entry.collapsed.reason;
+        const line = lastShownLine(rowsOf(le), side, a.startLine, a.endLine);
+        if (line !== null) {
+          placed = { cohortKey: key, entry: le.index, side, line };
+          break;
+        }
+      }
+      if (placed) this.placements.set(n.nodeId, placed);
+      else if (this.complete.has(key)) note(key, n, collapsed ? `${a.path} is collapsed (${collapsed})` : `${a.path}:${a.startLine}${a.endLine !== a.startLine ? `-${a.endLine}` : ''} (${a.side ?? 'RIGHT'}) is outside the diff's hunks`);
+    }
+  }
+
+  /** Findings in reading order: cohort by cohort (as listed), unplaced ones at the cohort head first. */
+  order(cohortKeys: string[]): string[] {
+    const out: string[] = (this.unplaced.get('') ?? []).map((u) => u.node.nodeId);
+    for (const key of cohortKeys) {
+      out.push(...(this.unplaced.get(key) ?? []).map((u) => u.node.nodeId));
+      const here = [...this.placements.entries()].filter(([, p]) => p.cohortKey === key);
+      here.sort(([, a], [, b]) => a.entry - b.entry || a.line - b.line);
+      out.push(...here.map(([id]) => id));
+    }
+    return out;
+  }
+
+  /** Scrolls a finding into view (drawing its file first); false when it is not in the code view. */
+  reveal(nodeId: string): HTMLElement | null {
+    const p = this.placements.get(nodeId);
+    if (p) {
+      const le = this.entries.get(p.cohortKey)?.find((x) => x.index === p.entry);
+      if (le) this.materialize(le);
+    }
+    const sel = CSS.escape(nodeId);
+    const el = document.querySelector<HTMLElement>(`#cohorts [data-inline-node="${sel}"], #unplaced-global [data-inline-node="${sel}"]`);
+    el?.scrollIntoView({ block: 'center' });
+    return el;
+  }
+
+  setMode(mode: 'unified' | 'split'): void {
+    this.mode = mode;
+    for (const list of this.entries.values()) for (const le of list) if (le.materialized) this.draw(le);
+  }
+
+  private materialize(le: LoadedEntry): void {
+    if (le.materialized) return;
+    le.materialized = true;
+    this.draw(le);
+    if (this.firstCodeAt === null) {
+      this.firstCodeAt = performance.now();
+      performance.mark('review-page:first-code');
+    }
+  }
+
+  private dematerialize(le: LoadedEntry, blockHeight: number): void {
+    if (!le.materialized) return;
+    // Keep the measured height (from the observer: no forced layout) so the page does not jump when the rows go.
+    le.height = Math.max(le.height, blockHeight - HEAD_PX);
+    le.materialized = false;
+    le.body.replaceChildren();
+    le.body.style.height = `${le.height}px`;
+  }
+
+  private draw(le: LoadedEntry): void {
+    if (le.entry.collapsed) return;
+    const rows: HTMLElement[] = [];
+    const byLine = new Map<string, NodeRow[]>();
+    for (const n of this.nodes) {
+      const p = this.placements.get(n.nodeId);
+      if (!p || p.cohortKey !== le.cohortKey || p.entry !== le.index) continue;
+      const k = `${p.side}:${p.line}`;
+      (byLine.get(k) ?? byLine.set(k, []).get(k)!).push(n);
+    }
+    const lang = this.highlighter?.languageOf(le.entry.path, le.entry.language) ?? null;
+    const code = (text: string) => {
+      const el = h('code', { class: 'src' });
+      if (this.highlighter && lang) el.innerHTML = safeHtml(this.highlighter.highlightLine(text, lang));
+      else el.append(h('span', null, text));
+      return el;
+    };
+    const findingsAt = (r: Row) => {
+      const out: NodeRow[] = [];
+      if (r.new !== null) out.push(...(byLine.get(`new:${r.new}`) ?? []));
+      if (r.old !== null && r.kind !== 'ctx') out.push(...(byLine.get(`old:${r.old}`) ?? []));
+      else if (r.old !== null) out.push(...(byLine.get(`old:${r.old}`) ?? []));
+      return out;
+    };
+    const inline = (ns: NodeRow[]) =>
+      ns.map((n) => h('div', { class: 'inline-finding', 'data-inline-node': n.nodeId, tabindex: -1, onclick: (ev: Event) => (ev.target as HTMLElement).closest('button, input, form') || this.ctx.onSelect(n.nodeId) }, this.ctx.card(n, this.dupsOf.get(n.nodeId) ?? [])));
+    le.entry.hunks.forEach((hk, i) => {
+      rows.push(this.expander(le, i));
+      rows.push(h('div', { class: 'row meta' }, h('span', { class: 'hunk-head' }, hk.header)));
+      const hunkRows = rowsOfHunk(hk);
+      if (this.mode === 'unified') {
+        for (const r of hunkRows) {
+          const sign = r.kind === 'add' ? '+' : r.kind === 'del' ? '−' : ' ';
+          rows.push(h('div', { class: `row ${r.kind}`, 'data-old': r.old ?? '', 'data-new': r.new ?? '' }, h('span', { class: 'ln', 'aria-hidden': 'true' }, r.old ?? ''), h('span', { class: 'ln', 'aria-hidden': 'true' }, r.new ?? ''), h('span', { class: 'sign', 'aria-hidden': 'true' }, sign), code(r.text)));
+          rows.push(...inline(findingsAt(r)));
+        }
+      } else {
+        for (const [l, r] of pairRows(hunkRows)) {
+          rows.push(
+            h(
+              'div',
+              { class: 'row split', 'data-old': l?.old ?? '', 'data-new': r?.new ?? '' },
+              h('span', { class: 'ln', 'aria-hidden': 'true' }, l?.old ?? ''),
+              h('span', { class: `half ${l ? l.kind : 'empty'}` }, l ? code(l.text) : ''),
+              h('span', { class: 'ln', 'aria-hidden': 'true' }, r?.new ?? ''),
+              h('span', { class: `half ${r ? r.kind : 'empty'}` }, r ? code(r.text) : ''),
+            ),
+          );
+          const seen = new Set<NodeRow>();
+          const ns = [...(l ? findingsAt(l) : []), ...(r && r !== l ? findingsAt(r) : [])].filter((n) => !seen.has(n) && seen.add(n));
+          rows.push(...inline(ns));
+        }
+      }
+      // Expanded context after the last hunk is drawn by the next expander.
+      if (i === le.entry.hunks.length - 1) rows.push(this.expander(le, i + 1));
+    });
+    le.body.style.height = '';
+    le.body.replaceChildren(...rows);
+  }
+
+  /** "Expand" between hunks (i-1) and i of an entry: unchanged head lines from `reviewFileLines`. */
+  private expander(le: LoadedEntry, i: number): HTMLElement {
+    const hunks = le.entry.hunks;
+    const prev = hunks[i - 1];
+    const next = hunks[i];
+    const from = prev ? prev.newStart + prev.newCount : 1;
+    const to = next ? next.newStart - 1 : from + 19;
+    const offset = next ? next.oldStart - next.newStart : prev ? prev.oldStart + prev.oldCount - (prev.newStart + prev.newCount) : 0;
+    const key = `${this.headSha}:${le.entry.path}:${from}`;
+    const got = EXPANDED.get(key);
+    if (got) {
+      return h('div', { class: 'expanded' }, got.lines.map((text, k) => h('div', { class: 'row ctx', 'data-old': got.startLine + k + offset, 'data-new': got.startLine + k }, h('span', { class: 'ln' }, got.startLine + k + offset), h('span', { class: 'ln' }, got.startLine + k), h('span', { class: 'sign' }, ' '), h('code', { class: 'src' }, text))));
+    }
+    if (to < from || (!next && le.entry.status === 'deleted')) return h('div', { class: 'gap' });
+    const label = next ? `↕ ${to - from + 1} unchanged line(s)` : '↓ more lines';
+    return h(
+      'div',
+      { class: 'gap' },
+      h(
+        'button',
+        {
+          class: 'link expand',
+          title: `expand unchanged lines ${from}–${to} of ${le.entry.path}`,
+          onclick: () =>
+            void this.ctx.read('review_studio.reviewFileLines', { ...this.target, path: le.entry.path, side: 'head', startLine: from, endLine: Math.min(to, from + 499) }).then((r) => {
+              EXPANDED.set(key, r as FileLines);
+              this.draw(le);
+            }),
+        },
+        label,
+      ),
+    );
+  }
+}
+
+/** The rows of a hunk with their base/head line numbers. */
+export function rowsOfHunk(hk: DiffHunkView): Row[] {
+  let o = hk.oldStart;
+  let n = hk.newStart;
+  const rows: Row[] = [];
+  for (const line of hk.lines) {
+    const c = line[0];
+    const text = line.slice(1);
+    if (c === '+') rows.push({ kind: 'add', old: null, new: n++, text });
+    else if (c === '-') rows.push({ kind: 'del', old: o++, new: null, text });
+    else if (c === '\\') rows.push({ kind: 'meta', old: null, new: null, text: line });
+    else rows.push({ kind: 'ctx', old: o++, new: n++, text });
+  }
+  return rows;
+}
+
+function rowsOf(le: LoadedEntry): Row[] {
+  return le.entry.hunks.flatMap(rowsOfHunk);
+}
+
+function lastShownLine(rows: Row[], side: 'old' | 'new', start: number, end: number): number | null {
+  let best: number | null = null;
+  for (const r of rows) {
+    const l = r[side];
+    if (l !== null && l >= start && l <= end && (best === null || l > best)) best = l;
+  }
+  return best;
+}
+
+/** Split view: each run of deletions beside the additions that replace it. */
+function pairRows(rows: Row[]): Array<[Row | null, Row | null]> {
+  const out: Array<[Row | null, Row | null]> = [];
+  for (let i = 0; i < rows.length; ) {
+    const r = rows[i];
+    if (r.kind === 'ctx' || r.kind === 'meta') {
+      out.push([r, r]);
+      i++;
+      continue;
+    }
+    const dels: Row[] = [];
+    const adds: Row[] = [];
+    while (i < rows.length && rows[i].kind === 'del') dels.push(rows[i++]);
+    while (i < rows.length && rows[i].kind === 'add') adds.push(rows[i++]);
+    for (let k = 0; k < Math.max(dels.length, adds.length); k++) out.push([dels[k] ?? null, adds[k] ?? null]);
+  }
+  return out;
+}
