@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { DomainError } from './domain-error';
 import type { SynchronousMode } from './events/store/sqlite';
 import { loadOperatorConfig, type OperatorConfig, type OperatorOverrides } from './operator-config';
 
@@ -19,11 +20,11 @@ export interface LedgerConfig {
 
 export function loadConfig(overrides: Partial<LedgerConfig> & OperatorOverrides = {}, env: NodeJS.ProcessEnv = process.env): LedgerConfig {
   const sync = (overrides.synchronous ?? env.REVIEW_LEDGER_SYNCHRONOUS ?? 'FULL').toUpperCase();
-  if (!['FULL', 'NORMAL', 'OFF', 'EXTRA'].includes(sync)) throw new Error(`synchronous: must be FULL, NORMAL, EXTRA or OFF, got ${sync}`);
+  if (!['FULL', 'NORMAL', 'OFF', 'EXTRA'].includes(sync)) throw new DomainError('invalid_config', `synchronous: must be FULL, NORMAL, EXTRA or OFF, got ${sync}`);
   const store = (overrides.store ?? env.REVIEW_LEDGER_STORE ?? 'sqlite') as LedgerConfig['store'];
-  if (!['sqlite', 'postgres', 'kurrentdb'].includes(store)) throw new Error(`store: must be sqlite, postgres or kurrentdb, got ${store}`);
+  if (!['sqlite', 'postgres', 'kurrentdb'].includes(store)) throw new DomainError('invalid_config', `store: must be sqlite, postgres or kurrentdb, got ${store}`);
   const port = Number(overrides.port ?? env.REVIEW_LEDGER_PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port: must be an integer 0–65535, got ${port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new DomainError('invalid_port', `port: must be an integer 0–65535, got ${overrides.port ?? env.REVIEW_LEDGER_PORT}`);
   const dataDir = path.resolve(overrides.dataDir ?? env.REVIEW_LEDGER_DATA_DIR ?? './data');
   return {
     dataDir,

@@ -1,22 +1,27 @@
-/**
- * Errors are data: every refusal the ledger makes has a stable machine-readable `code`, a message that
- * names the field or rule, and (where safe) the offending value. Transports map `status` to their own
- * vocabulary (HTTP 4xx, JSON-RPC error data); the domain never knows about HTTP.
- */
-export type ErrorStatus = 'invalid' | 'forbidden' | 'unauthorized' | 'not_found' | 'conflict' | 'too_large' | 'unavailable' | 'internal';
+import { ERROR_CODES, ErrorCode, ErrorStatus } from './errors/codes';
 
+export type { ErrorCode, ErrorStatus } from './errors/codes';
+
+/**
+ * Errors are data: every refusal the ledger makes has a stable machine-readable `code` from the
+ * registry (src/errors/codes.ts), a message that names the field or rule, and (where safe) the
+ * offending value. The code decides the kind (`status`); transports map the kind to their own
+ * vocabulary (HTTP 4xx, JSON-RPC error codes); the domain never knows about HTTP.
+ */
 export class DomainError extends Error {
+  readonly status: ErrorStatus;
+
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
-    readonly status: ErrorStatus = 'invalid',
     readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'DomainError';
+    this.status = ERROR_CODES[code].status;
   }
 
-  toJSON(): { code: string; message: string; details?: Record<string, unknown> } {
+  toJSON(): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
     return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
   }
 }
@@ -29,7 +34,7 @@ export function validationError(issues: ReadonlyArray<{ path: ReadonlyArray<Prop
     const path = [prefix, ...i.path.map(String)].filter((p) => p !== '').join('.');
     return `${path || '(payload)'}: ${i.message}`;
   });
-  return new DomainError('invalid_payload', parts.join('; '), 'invalid', {
+  return new DomainError('invalid_payload', parts.join('; '), {
     issues: issues.map((i) => ({ path: [prefix, ...i.path.map(String)].filter((p) => p !== '').join('.'), message: i.message, rule: i.code })),
   });
 }

@@ -50,7 +50,7 @@ export class Ledger {
 
   async run(command: string, workspaceId: unknown, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
     const def = commandByName.get(command);
-    if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`, 'not_found');
+    if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`);
     if (def === createWorkspace) return this.createWorkspace(envelope, payload);
     const ws = await this.workspace(workspaceId);
     return this.executor.execute(def, ws, envelope, payload);
@@ -83,7 +83,7 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
     case 'kurrentdb':
       return kurrentdbStoreFactory(requireUrl(config.kurrentdbUrl, 'kurrentdb', 'KURRENTDB_URL', '--kurrentdb-url'), config.databaseUrl);
     default:
-      throw new DomainError('store_unavailable', `store: "${String(config.store)}" is not sqlite, postgres or kurrentdb`, 'unavailable');
+      throw new DomainError('store_unavailable', `store: "${String(config.store)}" is not sqlite, postgres or kurrentdb`);
   }
 }
 
@@ -99,7 +99,7 @@ async function assertSameCreator(ws: WorkspaceHandle, key: string, envelope: Com
   for await (const first of ws.store.readStream('workspace')) {
     if (first.type !== 'WorkspaceCreated' || first.eventId.toLowerCase() !== key) return;
     if ((first.metadata.tokenId ?? null) !== (envelope.tokenId ?? null) || first.metadata.principal !== envelope.principal) {
-      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, 'conflict', { idempotencyKey: key });
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, { idempotencyKey: key });
     }
     return;
   }

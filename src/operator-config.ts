@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { DomainError } from './domain-error';
 
 /**
  * Operator configuration: what only the person who runs the server may decide, because it reaches the
@@ -132,10 +133,10 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     try {
       json = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (err) {
-      throw new Error(`config: cannot read ${file}: ${(err as Error).message}`);
+      throw new DomainError('invalid_config', `config: cannot read ${file}: ${(err as Error).message}`);
     }
     const r = operatorConfigSchema.safeParse(json);
-    if (!r.success) throw new Error(`config ${file}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    if (!r.success) throw new DomainError('invalid_config', `config ${file}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
     parsed = r.data;
   }
   const unsafe = overrides.unsafeRenderWithoutSandbox ?? (env.REVIEW_LEDGER_UNSAFE_RENDER_WITHOUT_SANDBOX === '1' || parsed.render?.unsafeWithoutSandbox === true);

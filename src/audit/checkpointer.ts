@@ -65,7 +65,7 @@ export async function rotateCheckpointKey(store: AuditableStore, oldKey: AuditKe
     time: now.toISOString(), keyId: oldKey.keyId, prev: checkpointDigest(last), publicKey: oldKey.publicKey, newKeyId: newKey.keyId, newPublicKey: newKey.publicKey,
   };
   const cp: Checkpoint = { ...body, sig: signBody(body, oldKey.privateKey), newSig: signBody(body, newKey.privateKey) };
-  if (!(await store.appendCheckpoint(cp.seq, JSON.stringify(cp)))) throw new DomainError('audit_checkpoint_conflict', `workspace ${store.workspaceId}: another writer added checkpoint #${cp.seq}; run the rotation again`, 'conflict');
+  if (!(await store.appendCheckpoint(cp.seq, JSON.stringify(cp)))) throw new DomainError('audit_checkpoint_conflict', `workspace ${store.workspaceId}: another writer added checkpoint #${cp.seq}; run the rotation again`);
   return cp;
 }
 

@@ -20,11 +20,11 @@ export async function cliIdentity(ledger: Ledger, workspaceId: string, opts: Cli
   const token = opts.token ?? process.env.REVIEW_LEDGER_TOKEN;
   if (token) {
     const caller = await authenticate(ledger, workspaceId, token);
-    if (as !== undefined && as !== caller.principal) throw new DomainError('identity_mismatch', `--as: the token belongs to ${caller.principal}, not ${as}`, 'forbidden');
+    if (as !== undefined && as !== caller.principal) throw new DomainError('identity_mismatch', `--as: the token belongs to ${caller.principal}, not ${as}`);
     return { principal: caller.principal, role: caller.role, tokenId: caller.tokenId, via: 'cli' };
   }
   if (as !== undefined && as !== LOCAL_OPERATOR.principal) {
-    throw new DomainError('identity_unproven', `--as: acting as ${as} needs that principal's token (--token or REVIEW_LEDGER_TOKEN); without one the CLI acts as the local operator (${LOCAL_OPERATOR.principal})`, 'unauthorized');
+    throw new DomainError('identity_unproven', `--as: acting as ${as} needs that principal's token (--token or REVIEW_LEDGER_TOKEN); without one the CLI acts as the local operator (${LOCAL_OPERATOR.principal})`);
   }
   return { ...LOCAL_OPERATOR };
 }

@@ -29,13 +29,27 @@ function neutralizeWrites(stream: NodeJS.WriteStream): void {
   stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? neutralize(chunk) : chunk, ...rest)) as typeof stream.write;
 }
 
+/**
+ * What a failed command prints: `error [code]: message`, one line, no stack and no colours (start-up
+ * errors included: port in use, bad port, bad config). REVIEW_LEDGER_DEBUG=1 adds the stack of an
+ * unexpected error.
+ */
+export function errorLine(err: unknown): string {
+  const e = err as { name?: string; code?: unknown; message?: unknown; stack?: string } | null;
+  // Duck-typed so a DomainError needs no import here (--help stays light).
+  if (e && e.name === 'DomainError' && typeof e.code === 'string') return `error [${e.code}]: ${String(e.message)}`;
+  const message = err instanceof Error ? err.message : String(err);
+  const debug = process.env.REVIEW_LEDGER_DEBUG && err instanceof Error && err.stack ? `\n${err.stack}` : '';
+  return `error [internal]: ${message.replace(/\x1b\[[0-9;]*m/g, '')}${debug}`;
+}
+
 export function run(argv: string[]): void {
   neutralizeWrites(process.stdout);
   neutralizeWrites(process.stderr);
   buildProgram()
     .parseAsync(argv)
     .catch((err) => {
-      process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.stderr.write(`${errorLine(err)}\n`);
       process.exit(1);
     });
 }

@@ -5,7 +5,7 @@ import type { CodeGraph } from './graph';
 function requireDeclared(kind: string, ids: Set<string>, edges: Array<{ from: string; to: string }>, field: string): void {
   edges.forEach((e, i) => {
     for (const end of ['from', 'to'] as const) {
-      if (!ids.has(e[end])) throw new DomainError('invalid_payload', `diagram.${field}.${i}.${end}: "${e[end]}" is not a declared ${kind}`, 'invalid');
+      if (!ids.has(e[end])) throw new DomainError('invalid_payload', `diagram.${field}.${i}.${end}: "${e[end]}" is not a declared ${kind}`);
     }
   });
 }
@@ -50,7 +50,7 @@ export function verifyDiagram(diagram: DiagramInput, graph: CodeGraph | undefine
     case 'stateMachine': {
       const ids = new Set(diagram.states.map((s) => s.id));
       requireDeclared('state', ids, diagram.transitions, 'transitions');
-      if (diagram.initial && !ids.has(diagram.initial)) throw new DomainError('invalid_payload', `diagram.initial: "${diagram.initial}" is not a declared state`, 'invalid');
+      if (diagram.initial && !ids.has(diagram.initial)) throw new DomainError('invalid_payload', `diagram.initial: "${diagram.initial}" is not a declared state`);
       return {
         ...diagram,
         transitions: diagram.transitions.map((t) => ({ ...t, verified: !!graph && !!t.symbolId && graph.symbols.has(t.symbolId) && graph.outgoingOf(t.symbolId).length > 0 })),

@@ -18,8 +18,8 @@ export interface BlastRadiusView {
  */
 export function blastRadius(graph: CodeGraph, target: { path: string } | { symbolId: string }, depth = DEFAULT_BLAST_DEPTH): BlastRadiusView {
   const start = 'symbolId' in target ? [target.symbolId] : (graph.defsByFile.get(target.path) ?? []).map((s) => s.id);
-  if ('symbolId' in target && !graph.symbols.has(target.symbolId)) throw new DomainError('symbol_not_found', `symbolId: "${target.symbolId}" is not a definition at ${graph.index.commit}`, 'not_found');
-  if ('path' in target && !graph.index.files.has(target.path)) throw new DomainError('file_not_indexed', `path: "${target.path}" is not an indexed file at ${graph.index.commit}`, 'not_found');
+  if ('symbolId' in target && !graph.symbols.has(target.symbolId)) throw new DomainError('symbol_not_found', `symbolId: "${target.symbolId}" is not a definition at ${graph.index.commit}`);
+  if ('path' in target && !graph.index.files.has(target.path)) throw new DomainError('file_not_indexed', `path: "${target.path}" is not an indexed file at ${graph.index.commit}`);
   const ownFiles = new Set(start.map((s) => graph.symbols.get(s)!.path));
   const seen = new Set(start);
   const files = new Set<string>();
@@ -56,6 +56,6 @@ export function blastRadius(graph: CodeGraph, target: { path: string } | { symbo
 /** `review_studio.cohortImpact` (SPEC §8.5): who depends on one cohort of a computation. Pure, from recorded data. */
 export function cohortImpact(computation: { headSha: string; cohorts: CohortData[] }, cohortKey: string) {
   const c = computation.cohorts.find((x) => x.key === cohortKey);
-  if (!c) throw new DomainError('cohort_not_found', `cohortKey: "${cohortKey}" is not a cohort of the computation at ${computation.headSha}`, 'not_found', { cohortKey });
+  if (!c) throw new DomainError('cohort_not_found', `cohortKey: "${cohortKey}" is not a cohort of the computation at ${computation.headSha}`, { cohortKey });
   return { cohortKey, headSha: computation.headSha, rank: c.rank, title: c.title, files: c.files, anchors: c.anchors, blastRadius: c.blastRadius };
 }

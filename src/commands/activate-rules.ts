@@ -20,11 +20,11 @@ export const activateRules: CommandDefinition<z.infer<typeof input>, WorkspaceSt
   stream: () => streamIds.workspace(),
   fold: workspaceFold,
   decide(state, cmd) {
-    if (!state.created) throw new DomainError('workspace_not_found', 'workspace: not created yet', 'not_found');
+    if (!state.created) throw new DomainError('unknown_workspace', 'workspace: not created yet');
     const rules = parseRules(cmd.document, 'document');
     if (state.rulesVersion === rules.rulesVersion) {
       if (canonicalJson(state.rulesDocument) === canonicalJson(rules)) return [];
-      throw new DomainError('rules_version_conflict', `document.rulesVersion: "${rules.rulesVersion}" is already active with different content; give the new document its own version id`, 'conflict');
+      throw new DomainError('rules_version_conflict', `document.rulesVersion: "${rules.rulesVersion}" is already active with different content; give the new document its own version id`);
     }
     return [{ type: 'RulesVersionActivated', data: { rulesVersion: rules.rulesVersion, document: rules } }];
   },

@@ -28,7 +28,7 @@ export const addReviewDiagram: CommandDefinition<Input, ComputeState, Prepared> 
   fold: computeFold,
   async prepare(cmd, env) {
     const pr = await loadComputeState(env.workspace, reviewStreamOf(cmd));
-    if (!pr.latest) throw new DomainError('not_computed', `prNumber: ${cmd.repoId}#${cmd.prNumber} has no review computation yet`, 'not_found');
+    if (!pr.latest) throw new DomainError('not_computed', `prNumber: ${cmd.repoId}#${cmd.prNumber} has no review computation yet`);
     const repoState = await loadRepoState(env.workspace, cmd.repoId);
     const repo = await openRegisteredRepo(repoState);
     const cache = FactsCache.open(env.workspace.dir);
@@ -41,8 +41,8 @@ export const addReviewDiagram: CommandDefinition<Input, ComputeState, Prepared> 
     }
   },
   decide(state, cmd, ctx) {
-    if (!state.latest) throw new DomainError('not_computed', 'prNumber: this review has no computation yet', 'not_found');
-    if (!state.latest.cohorts.some((c) => c.key === cmd.cohortKey)) throw new DomainError('cohort_not_found', `cohortKey: "${cmd.cohortKey}" is not a cohort of the latest computation`, 'not_found', { cohortKey: cmd.cohortKey });
+    if (!state.latest) throw new DomainError('not_computed', 'prNumber: this review has no computation yet');
+    if (!state.latest.cohorts.some((c) => c.key === cmd.cohortKey)) throw new DomainError('cohort_not_found', `cohortKey: "${cmd.cohortKey}" is not a cohort of the latest computation`, { cohortKey: cmd.cohortKey });
     return [{ type: 'ReviewDiagramAdded', data: { cohortKey: cmd.cohortKey, diagram: cmd.verified, headSha: cmd.headSha, by: ctx.principal } }];
   },
   result: (events) => events[0]?.data ?? null,

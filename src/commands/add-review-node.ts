@@ -93,16 +93,16 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
     requireReview(state, cmd);
     const round = currentRound(state)!;
     if (state.status === 'completed') {
-      throw new DomainError('review_completed', `the review of ${cmd.repoId}#${cmd.prNumber} is completed; request a review of the new head to start a round`, 'conflict');
+      throw new DomainError('review_completed', `the review of ${cmd.repoId}#${cmd.prNumber} is completed; request a review of the new head to start a round`);
     }
     // An abbreviated head names the round's head when it is a prefix of it (SPEC §10: one commit, one round).
     if (cmd.headSha && !round.headSha.startsWith(cmd.headSha)) {
-      throw new DomainError('stale_head', `headSha: ${cmd.headSha} is not the head of the current round (${round.headSha})`, 'conflict', { headSha: cmd.headSha, roundHead: round.headSha });
+      throw new DomainError('stale_head', `headSha: ${cmd.headSha} is not the head of the current round (${round.headSha})`, { headSha: cmd.headSha, roundHead: round.headSha });
     }
     // The round moved between reading the code and deciding: the fingerprint was computed on another head.
-    if (cmd.fingerprintHead !== round.headSha) throw new DomainError('stale_head', `the review moved to head ${round.headSha} while the node was being filed; file it again`, 'conflict');
+    if (cmd.fingerprintHead !== round.headSha) throw new DomainError('stale_head', `the review moved to head ${round.headSha} while the node was being filed; file it again`);
     if (!state.roster.includes(cmd.node.brief)) {
-      throw new DomainError('brief_not_on_roster', `node.brief: "${cmd.node.brief}" is not on this review's roster (${state.roster.join(', ')}; level ${state.level})`, 'forbidden', { brief: cmd.node.brief, roster: state.roster });
+      throw new DomainError('brief_not_on_roster', `node.brief: "${cmd.node.brief}" is not on this review's roster (${state.roster.join(', ')}; level ${state.level})`, { brief: cmd.node.brief, roster: state.roster });
     }
     const { brief, ...rest } = cmd.node;
     const events: PendingEvent[] = [];

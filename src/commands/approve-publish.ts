@@ -13,13 +13,13 @@ type Input = z.infer<typeof input>;
 /** A request can be approved once, on the round it was made for, by a human other than its requester. */
 function approvableRequest(s: PublishState, requestId: string, approver: string): PublishRequestRecord {
   const r = s.requests[requestId];
-  if (!r) throw new DomainError('publish_request_not_found', `requestId: "${requestId}" is not a publish request of this review`, 'not_found', { requestId });
-  if (r.status === 'published') throw new DomainError('publish_request_settled', `requestId: "${requestId}" was already published`, 'conflict', { requestId });
-  if (!r.needsApproval) throw new DomainError('publish_request_settled', `requestId: "${requestId}" was a direct publish and needs no approval`, 'conflict', { requestId });
+  if (!r) throw new DomainError('publish_request_not_found', `requestId: "${requestId}" is not a publish request of this review`, { requestId });
+  if (r.status === 'published') throw new DomainError('publish_request_settled', `requestId: "${requestId}" was already published`, { requestId });
+  if (!r.needsApproval) throw new DomainError('publish_request_settled', `requestId: "${requestId}" was a direct publish and needs no approval`, { requestId });
   if (r.round !== currentRound(s.pr)?.round) {
-    throw new DomainError('publish_request_stale', `requestId: "${requestId}" was made on round ${r.round}; the review is now on round ${currentRound(s.pr)?.round} — request again`, 'conflict', { requestId });
+    throw new DomainError('publish_request_stale', `requestId: "${requestId}" was made on round ${r.round}; the review is now on round ${currentRound(s.pr)?.round} — request again`, { requestId });
   }
-  if (r.by === approver) throw new DomainError('self_approval_refused', `requestId: "${requestId}" was requested by ${approver}; another human must approve it`, 'forbidden', { requestId });
+  if (r.by === approver) throw new DomainError('self_approval_refused', `requestId: "${requestId}" was requested by ${approver}; another human must approve it`, { requestId });
   return r;
 }
 

@@ -29,26 +29,25 @@ export const approveVisual: CommandDefinition<z.infer<typeof input>, PrState> = 
   stream: reviewStreamOf,
   fold: prFold,
   decide(state, cmd, ctx) {
-    const { headSha, computed } = requireComputation(state, cmd, 'visual_not_computed', 'approving visual changes');
+    const { headSha, computed } = requireComputation(state, cmd, 'not_computed', 'approving visual changes');
     const snapshot = computed.visual.snapshots.find((s) => s.snapshotId === cmd.snapshotId);
     if (!snapshot) {
       const known = computed.visual.snapshots.map((s) => s.snapshotId);
       throw new DomainError(
         'unknown_snapshot',
         `snapshotId: "${cmd.snapshotId}" is not a visual snapshot computed for ${headSha.slice(0, 12)} (${known.length ? `known: ${known.slice(0, 20).join(', ')}` : 'it has none'})`,
-        'not_found',
         { snapshotId: cmd.snapshotId, headSha },
       );
     }
     if (snapshot.error === undefined && snapshot.state !== 'changed' && snapshot.state !== 'removed') {
-      throw new DomainError('visual_approval_not_needed', `snapshotId: "${cmd.snapshotId}" is ${snapshot.state}; only changed, removed or failed snapshots need an approval`, 'conflict', {
+      throw new DomainError('visual_approval_not_needed', `snapshotId: "${cmd.snapshotId}" is ${snapshot.state}; only changed, removed or failed snapshots need an approval`, {
         snapshotId: cmd.snapshotId,
         state: snapshot.state,
       });
     }
     const approvalKey = approvalKeyOf(snapshot);
     if (!approvalKey) {
-      throw new DomainError('snapshot_not_approvable', `snapshotId: "${cmd.snapshotId}" has no image to approve (${snapshot.error ?? 'no content hash'})`, 'conflict', { snapshotId: cmd.snapshotId });
+      throw new DomainError('snapshot_not_approvable', `snapshotId: "${cmd.snapshotId}" has no image to approve (${snapshot.error ?? 'no content hash'})`, { snapshotId: cmd.snapshotId });
     }
     if (state.visualApprovals[approvalKey]) return [];
     return [{ type: 'VisualChangeApproved', data: { snapshotId: snapshot.snapshotId, approvalKey, by: ctx.principal, headSha } }];

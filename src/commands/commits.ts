@@ -21,7 +21,7 @@ export async function resolveCommits<K extends string>(ws: WorkspaceHandle, repo
       const given = fields[field];
       if (!repo) {
         if (!isFullSha(given)) {
-          throw new DomainError('unresolvable_commit', `${field}: "${given}" is abbreviated and repo "${repoId}" is not registered, so it cannot be resolved; give the full commit id or register the repo`, 'invalid', { field, sha: given });
+          throw new DomainError('unresolvable_commit', `${field}: "${given}" is abbreviated and repo "${repoId}" is not registered, so it cannot be resolved; give the full commit id or register the repo`, { field, sha: given });
         }
         out[field] = given;
         continue;
@@ -31,7 +31,7 @@ export async function resolveCommits<K extends string>(ws: WorkspaceHandle, repo
       } catch (err) {
         if ((err as DomainError).code !== 'unknown_commit') throw err;
         if (opts.allowUnknownFull && isFullSha(given)) out[field] = given;
-        else throw new DomainError('unknown_commit', `${field}: "${given}" does not name a commit in repo "${repoId}"`, 'not_found', { field, sha: given });
+        else throw new DomainError('unknown_commit', `${field}: "${given}" does not name a commit in repo "${repoId}"`, { field, sha: given });
       }
     }
   } finally {

@@ -34,7 +34,7 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
   async prepare(cmd, env) {
     const repoState = await loadRepoState(env.workspace, cmd.repoId);
     const pr = await loadComputeState(env.workspace, reviewStreamOf(cmd));
-    if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`, 'not_found');
+    if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`);
     const repo = await openRegisteredRepo(repoState);
     try {
       const baseSha = await repo.revParse(cmd.baseSha ?? pr.baseSha!);
@@ -77,7 +77,7 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
     }
   },
   decide(state, prepared) {
-    if (!state.exists) throw new DomainError('review_not_found', 'prNumber: no review has been requested for this PR', 'not_found');
+    if (!state.exists) throw new DomainError('review_not_found', 'prNumber: no review has been requested for this PR');
     const digest = prepared.unchanged ? prepared.inputsDigest : prepared.data.inputsDigest;
     if (state.latest?.inputsDigest === digest) return [];
     if (prepared.unchanged) return [];

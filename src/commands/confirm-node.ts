@@ -23,7 +23,7 @@ export const confirmNode: CommandDefinition<z.infer<typeof input>, PrState> = {
     requireReview(state, cmd);
     const node = requireLiveNode(state, cmd.nodeId, 'confirmed');
     if (node.author === ctx.principal) {
-      throw new DomainError('self_confirmation_refused', `nodeId: "${cmd.nodeId}" was filed by ${ctx.principal}; a node needs a different principal to confirm it`, 'forbidden', { nodeId: cmd.nodeId, principal: ctx.principal });
+      throw new DomainError('self_confirmation_refused', `nodeId: "${cmd.nodeId}" was filed by ${ctx.principal}; a node needs a different principal to confirm it`, { nodeId: cmd.nodeId, principal: ctx.principal });
     }
     if (node.confirmations.some((c) => c.by === ctx.principal)) return [];
     return [{ type: 'ReviewNodeConfirmed', data: { nodeId: cmd.nodeId, by: ctx.principal, role: ctx.role, note: cmd.note } }];

@@ -23,7 +23,7 @@ export const createWorkspace: CommandDefinition<z.infer<typeof input>, Workspace
   decide(state, cmd, ctx) {
     // Its creator becomes its owner, and agents never hold owner (SPEC §16).
     assertMayHoldRole(ctx.principal, 'owner', 'principal');
-    if (state.created) throw new DomainError('workspace_exists', `workspaceId: "${cmd.workspaceId}" already exists`, 'conflict');
+    if (state.created) throw new DomainError('workspace_exists', `workspaceId: "${cmd.workspaceId}" already exists`);
     return [
       { type: 'WorkspaceCreated', data: { workspaceId: cmd.workspaceId, name: cmd.name ?? cmd.workspaceId, defaultLevel: cmd.defaultLevel } },
       { type: 'MemberAdded', data: { principal: ctx.principal, role: 'owner' } },

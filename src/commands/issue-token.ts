@@ -32,7 +32,7 @@ export const issueToken: CommandDefinition<z.infer<typeof input>, WorkspaceState
   },
   decide(state, cmd, ctx) {
     assertMayIssueToken(ctx, state.members, cmd.principal, cmd.role);
-    if (state.tokens[cmd.tokenId]) throw new DomainError('token_exists', `tokenId: ${cmd.tokenId} already exists`, 'conflict');
+    if (state.tokens[cmd.tokenId]) throw new DomainError('token_exists', `tokenId: ${cmd.tokenId} already exists`);
     return [{ type: 'ApiTokenIssued', data: { tokenId: cmd.tokenId, tokenHash: cmd.tokenHash, principal: cmd.principal, role: cmd.role, label: cmd.label } }];
   },
   result: (events) => {

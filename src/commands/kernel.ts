@@ -232,10 +232,10 @@ export class CommandExecutor {
     // Bound to the calling principal: someone else presenting a used key learns nothing of the original
     // response (not even whether the payload matched).
     if (meta.principal !== principal) {
-      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, 'conflict', { idempotencyKey: key });
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, { idempotencyKey: key });
     }
     if (meta.commandDigest !== digest || meta.command !== def.name) {
-      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used for a different ${meta.command === def.name ? 'payload' : `command (${meta.command})`}`, 'conflict', { idempotencyKey: key });
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used for a different ${meta.command === def.name ? 'payload' : `command (${meta.command})`}`, { idempotencyKey: key });
     }
     // A crash between the primary append and its follow-ups is repaired here: follow-ups are idempotent.
     await this.runFollowUps(def, workspace, recorded);
@@ -245,10 +245,10 @@ export class CommandExecutor {
   /** A key first used by a command that changed nothing: the same caller and payload get the same bytes, anything else is refused. */
   private replayNoop(def: CommandDefinition<any, any, any>, key: string, digest: string, principal: Principal, noop: NoopRecord): CommandOutcome {
     if (noop.principal !== principal) {
-      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, 'conflict', { idempotencyKey: key });
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used by another principal; generate a new key`, { idempotencyKey: key });
     }
     if (noop.digest !== digest || noop.command !== def.name) {
-      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used for a different ${noop.command === def.name ? 'payload' : `command (${noop.command})`}`, 'conflict', { idempotencyKey: key });
+      throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used for a different ${noop.command === def.name ? 'payload' : `command (${noop.command})`}`, { idempotencyKey: key });
     }
     return { response: JSON.parse(noop.json) as CommandResponse, json: noop.json, replayed: true };
   }
@@ -297,15 +297,15 @@ function toNewEvent(p: PendingEvent, eventId: string, metadata: EventMetadata): 
   const def = eventDefinition(p.type);
   const data = validateEventData(p.type, p.data);
   const size = Buffer.byteLength(JSON.stringify(data)) + Buffer.byteLength(JSON.stringify(metadata));
-  if (size > MAX_EVENT_BYTES) throw new DomainError('payload_too_large', `${p.type}: event is ${size} bytes, the limit is ${MAX_EVENT_BYTES}`, 'too_large');
+  if (size > MAX_EVENT_BYTES) throw new DomainError('payload_too_large', `${p.type}: event is ${size} bytes, the limit is ${MAX_EVENT_BYTES}`);
   return { eventId, type: p.type, schemaVersion: def.schemaVersion, data, metadata };
 }
 
 export function checkAccess(def: Pick<CommandDefinition, 'name' | 'access'>, principal: Principal, role: Role): void {
   if (!roleAtLeast(role, def.access.minRole)) {
-    throw new DomainError('forbidden', `${def.name}: needs role ${def.access.minRole} or above, caller has ${role}`, 'forbidden');
+    throw new DomainError('forbidden', `${def.name}: needs role ${def.access.minRole} or above, caller has ${role}`);
   }
   if (def.access.humanOnly && !isHuman(principal)) {
-    throw new DomainError('forbidden', `${def.name}: only a human principal (user:…) may do this; ${principal} is not one`, 'forbidden');
+    throw new DomainError('forbidden', `${def.name}: only a human principal (user:…) may do this; ${principal} is not one`);
   }
 }

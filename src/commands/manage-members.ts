@@ -24,7 +24,7 @@ export const addMember: CommandDefinition<z.infer<typeof memberInput>, Workspace
   },
   decide(state, cmd, ctx) {
     assertMayGrant(ctx, cmd.principal, cmd.role, 'role');
-    if (state.members[cmd.principal] !== undefined) throw new DomainError('member_exists', `principal: ${cmd.principal} is already a member (${state.members[cmd.principal]})`, 'conflict');
+    if (state.members[cmd.principal] !== undefined) throw new DomainError('member_exists', `principal: ${cmd.principal} is already a member (${state.members[cmd.principal]})`);
     return [{ type: 'MemberAdded', data: { principal: cmd.principal, role: cmd.role } }];
   },
 };
@@ -42,11 +42,11 @@ export const changeMemberRole: CommandDefinition<z.infer<typeof memberInput>, Wo
   },
   decide(state, cmd, ctx) {
     const from = state.members[cmd.principal];
-    if (from === undefined) throw new DomainError('not_a_member', `principal: ${cmd.principal} is not a member`, 'not_found');
+    if (from === undefined) throw new DomainError('not_a_member', `principal: ${cmd.principal} is not a member`);
     assertManages(ctx, cmd.principal, from);
     assertMayGrant(ctx, cmd.principal, cmd.role, 'role');
     if (from === cmd.role) return [];
-    if (from === 'owner' && owners(state).length === 1) throw new DomainError('last_owner', `principal: ${cmd.principal} is the last owner`, 'conflict');
+    if (from === 'owner' && owners(state).length === 1) throw new DomainError('last_owner', `principal: ${cmd.principal} is the last owner`);
     return [{ type: 'MemberRoleChanged', data: { principal: cmd.principal, from, to: cmd.role } }];
   },
 };
@@ -63,7 +63,7 @@ export const removeMember: CommandDefinition<z.infer<typeof removeInput>, Worksp
     const role = state.members[cmd.principal];
     if (role === undefined) return [];
     assertManages(ctx, cmd.principal, role);
-    if (role === 'owner' && owners(state).length === 1) throw new DomainError('last_owner', `principal: ${cmd.principal} is the last owner`, 'conflict');
+    if (role === 'owner' && owners(state).length === 1) throw new DomainError('last_owner', `principal: ${cmd.principal} is the last owner`);
     return [{ type: 'MemberRemoved', data: { principal: cmd.principal } }];
   },
 };

@@ -30,13 +30,13 @@ export const markCohortReviewed: CommandDefinition<Input, ProgressState> = {
   stream: reviewStreamOf,
   fold: progressFold,
   decide(state, cmd, ctx) {
-    if (!state.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`, 'not_found', { repoId: cmd.repoId, prNumber: cmd.prNumber });
-    if (!state.cohorts || !state.computedHead) throw new DomainError('review_not_computed', `prNumber: ${cmd.repoId}#${cmd.prNumber} has no computation yet (run computeReview first)`, 'conflict');
+    if (!state.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`, { repoId: cmd.repoId, prNumber: cmd.prNumber });
+    if (!state.cohorts || !state.computedHead) throw new DomainError('not_computed', `prNumber: ${cmd.repoId}#${cmd.prNumber} has no computation yet (run computeReview first)`);
     if (!state.roster.includes(cmd.brief)) {
-      throw new DomainError('brief_not_on_roster', `brief: "${cmd.brief}" is not on this review's roster (${state.roster.join(', ')})`, 'forbidden', { brief: cmd.brief, roster: state.roster });
+      throw new DomainError('brief_not_on_roster', `brief: "${cmd.brief}" is not on this review's roster (${state.roster.join(', ')})`, { brief: cmd.brief, roster: state.roster });
     }
     if (!state.cohorts.some((c) => c.key === cmd.cohortKey)) {
-      throw new DomainError('cohort_not_found', `cohortKey: "${cmd.cohortKey}" is not a cohort of the computation at ${state.computedHead}`, 'not_found', { cohortKey: cmd.cohortKey });
+      throw new DomainError('cohort_not_found', `cohortKey: "${cmd.cohortKey}" is not a cohort of the computation at ${state.computedHead}`, { cohortKey: cmd.cohortKey });
     }
     return [
       {

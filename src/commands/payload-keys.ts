@@ -17,7 +17,7 @@ export function assertNoReservedKeys(value: unknown, path = 'params', depth = 0)
     return;
   }
   for (const k of Object.keys(value)) {
-    if (RESERVED_KEYS.has(k)) throw new DomainError('invalid_payload', `${path}.${k}: "${k}" is a reserved key and is not accepted anywhere in a payload`, 'invalid', { field: `${path}.${k}` });
+    if (RESERVED_KEYS.has(k)) throw new DomainError('invalid_payload', `${path}.${k}: "${k}" is a reserved key and is not accepted anywhere in a payload`, { field: `${path}.${k}` });
     assertNoReservedKeys((value as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
   }
 }
@@ -119,7 +119,7 @@ export function assertKnownFields(schema: z.ZodType, payload: unknown, path = 'p
   if (fields) {
     for (const k of Object.keys(payload)) {
       if (!fields.has(k) && !allowed.has(k)) {
-        throw new DomainError('unknown_field', `${path}.${k.slice(0, 100)}: not a field of this method (known: ${[...fields].join(', ') || 'none'})`, 'invalid', { field: k.slice(0, 100) });
+        throw new DomainError('unknown_field', `${path}.${k.slice(0, 100)}: not a field of this method (known: ${[...fields].join(', ') || 'none'})`, { field: k.slice(0, 100) });
       }
     }
   }
@@ -130,5 +130,5 @@ export function assertKnownFields(schema: z.ZodType, payload: unknown, path = 'p
   const unknown = firstUnknownKey(r.error.issues as unknown as Issue[]);
   if (!unknown) return;
   const field = `${showPath(unknown.path).replace(/^\./, '')}${unknown.path.length ? '.' : ''}${unknown.key.slice(0, 100)}`;
-  throw new DomainError('unknown_field', `${path}.${field}: not a field here (unknown fields are refused at every depth)`, 'invalid', { field });
+  throw new DomainError('unknown_field', `${path}.${field}: not a field here (unknown fields are refused at every depth)`, { field });
 }

@@ -31,7 +31,7 @@ export const recordAxis: CommandDefinition<z.infer<typeof input>, PrState> = {
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
     const headSha = cmd.headSha ?? currentRound(state)!.headSha;
-    if (!state.rounds.some((r) => r.headSha === headSha)) throw new DomainError('unknown_head', `headSha: ${headSha} is not a head this review has reviewed`, 'invalid', { headSha });
+    if (!state.rounds.some((r) => r.headSha === headSha)) throw new DomainError('unknown_head', `headSha: ${headSha} is not a head this review has reviewed`, { headSha });
     return [{ type: 'AxisRecorded', data: { axis: cmd.axis, status: cmd.status, reason: cmd.reason, headSha, by: ctx.principal, role: ctx.role } }];
   },
   result: (events) => ({ recorded: events.length > 0 }),

@@ -41,16 +41,16 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
     // Over RPC a url was cloned (and replaced by the clone's path) before the command runs.
     if (!cmd.path || cmd.url !== undefined) throw new DomainError('invalid_payload', 'path: required (a forge url is cloned by the server only for registrations over RPC)');
     const abs = path.resolve(cmd.path);
-    if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new DomainError('repo_path_not_found', `path: "${cmd.path}" is not an existing directory`, 'invalid');
+    if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new DomainError('repo_path_not_found', `path: "${cmd.path}" is not an existing directory`);
     const repo = await GitRepo.open(abs);
     try {
       const url = await repo.remoteUrl('origin');
-      if (!url) throw new DomainError('repo_no_origin', `path: "${repo.root}" has no "origin" remote; the forge (github, gitlab or bitbucket) is read from it`, 'invalid');
+      if (!url) throw new DomainError('repo_no_origin', `path: "${repo.root}" has no "origin" remote; the forge (github, gitlab or bitbucket) is read from it`);
       const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
       const forge = forgeFromRemote(url, operator?.githubEnterpriseHosts);
       if (!forge) {
         const shown = redactCredentials(url);
-        throw new DomainError('repo_unknown_forge', `origin: "${shown}" is not a github, gitlab or bitbucket remote (GitHub is github.com or a GitHub Enterprise host the operator configured)`, 'invalid', { origin: shown });
+        throw new DomainError('repo_unknown_forge', `origin: "${shown}" is not a github, gitlab or bitbucket remote (GitHub is github.com or a GitHub Enterprise host the operator configured)`, { origin: shown });
       }
       return { ...cmd, path: cmd.path, root: fs.realpathSync(repo.root), forge };
     } finally {
@@ -60,7 +60,7 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
   decide(state, cmd) {
     if (state.registered) {
       if (state.path === cmd.root && JSON.stringify(state.forge) === JSON.stringify(cmd.forge)) return [];
-      throw new DomainError('repo_exists', `repoId: "${cmd.repoId}" is already registered for ${state.path}`, 'conflict', { repoId: cmd.repoId });
+      throw new DomainError('repo_exists', `repoId: "${cmd.repoId}" is already registered for ${state.path}`, { repoId: cmd.repoId });
     }
     const config: RepoConfig | undefined = cmd.config;
     return [{ type: 'RepoRegistered', data: { repoId: cmd.repoId, path: cmd.root, forge: cmd.forge, ...(cmd.defaultBranch ? { defaultBranch: cmd.defaultBranch } : {}), ...(config ? { config } : {}) } }];
@@ -73,7 +73,7 @@ function assertNoRenderFields(config: unknown, repoId: unknown): void {
   if (!config || typeof config !== 'object') return;
   for (const field of ['renderCommand', 'renderOutputDir', 'renderTimeoutMs']) {
     if ((config as Record<string, unknown>)[field] !== undefined) {
-      throw new DomainError('render_command_not_accepted', `config.${field}: render commands are operator configuration (render.repos["<workspaceId>/${String(repoId).slice(0, 100)}"] in the server config file), never a request field`, 'invalid', { field: `config.${field}` });
+      throw new DomainError('render_command_not_accepted', `config.${field}: render commands are operator configuration (render.repos["<workspaceId>/${String(repoId).slice(0, 100)}"] in the server config file), never a request field`, { field: `config.${field}` });
     }
   }
 }
@@ -115,20 +115,20 @@ export async function placeRemoteRegistration(
   }
   if (typeof rest.path !== 'string' || rest.path.length === 0 || rest.path.length > 4000 || rest.path.includes('\0')) return rest;
   const lexical = path.resolve(realRoot, rest.path);
-  if (!inside(realRoot, lexical)) throw new DomainError('repo_path_refused', REFUSED_PATH, 'invalid');
+  if (!inside(realRoot, lexical)) throw new DomainError('repo_path_refused', REFUSED_PATH);
   let real: string;
   try {
     real = await fs.promises.realpath(lexical);
   } catch {
-    throw new DomainError('repo_path_not_found', `path: "${path.relative(realRoot, lexical)}" is not a folder under the repo root`, 'invalid');
+    throw new DomainError('repo_path_not_found', `path: "${path.relative(realRoot, lexical)}" is not a folder under the repo root`);
   }
-  if (!inside(realRoot, real)) throw new DomainError('repo_path_refused', REFUSED_PATH, 'invalid');
+  if (!inside(realRoot, real)) throw new DomainError('repo_path_refused', REFUSED_PATH);
   // git looks upwards for a work tree: the one it finds must be inside the root as well.
   const repo = await GitRepo.open(real).catch(() => null);
   if (repo) {
     const top = await fs.promises.realpath(repo.root);
     repo.close();
-    if (!inside(realRoot, top)) throw new DomainError('repo_path_refused', REFUSED_PATH, 'invalid');
+    if (!inside(realRoot, top)) throw new DomainError('repo_path_refused', REFUSED_PATH);
   }
   return { ...rest, path: real };
 }
@@ -136,7 +136,7 @@ export async function placeRemoteRegistration(
 /** A forge URL the server may clone: https, an allowed forge host, `/owner/name[.git]`, nothing else. */
 function cloneUrlOf(url: unknown, githubEnterpriseHosts: readonly string[]): URL {
   const refuse = (why: string) =>
-    new DomainError('repo_url_refused', `url: ${why}; the server clones only https URLs of ${[...CLONE_HOSTS, ...githubEnterpriseHosts].join(', ')} (https://host/owner/name)`, 'invalid');
+    new DomainError('repo_url_refused', `url: ${why}; the server clones only https URLs of ${[...CLONE_HOSTS, ...githubEnterpriseHosts].join(', ')} (https://host/owner/name)`);
   if (typeof url !== 'string' || url.length > 2000) throw refuse('must be a string of at most 2000 characters');
   let u: URL;
   try {
@@ -159,7 +159,7 @@ async function cloneInto(url: unknown, target: string, githubEnterpriseHosts: re
     const origin = repo ? await repo.remoteUrl('origin') : null;
     repo?.close();
     if (origin === u.href) return;
-    throw new DomainError('repo_exists', `repoId: a different repository is already cloned for this repo id`, 'conflict');
+    throw new DomainError('repo_exists', `repoId: a different repository is already cloned for this repo id`);
   }
   const used = await dirBytes(workspaceRoot);
   if (used >= quotaBytes) throw quotaExceeded(quotaBytes, used);
@@ -167,13 +167,13 @@ async function cloneInto(url: unknown, target: string, githubEnterpriseHosts: re
     ['-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', 'clone', '--quiet', '--no-tags', '--', u.href, target],
     target,
     quotaBytes - used,
-    (why) => new DomainError('repo_clone_failed', `url: cloning ${redactCredentials(u.href)} failed: ${redactCredentials(why).trim().split('\n').pop()?.slice(0, 500)}`, 'unavailable'),
+    (why) => new DomainError('repo_clone_failed', `url: cloning ${redactCredentials(u.href)} failed: ${redactCredentials(why).trim().split('\n').pop()?.slice(0, 500)}`),
     () => quotaExceeded(quotaBytes, used),
   );
 }
 
 const quotaExceeded = (quota: number, used: number) =>
-  new DomainError('repo_quota_exceeded', `url: this workspace's repos may take ${quota} bytes under the repo root (repoQuotaBytes); ${used} bytes were in use before this clone and it would go past the quota, so it was stopped and removed`, 'too_large', { quotaBytes: quota, usedBytes: used });
+  new DomainError('repo_quota_exceeded', `url: this workspace's repos may take ${quota} bytes under the repo root (repoQuotaBytes); ${used} bytes were in use before this clone and it would go past the quota, so it was stopped and removed`, { quotaBytes: quota, usedBytes: used });
 
 /** Bytes of the files under `dir` (what a clone occupies); files vanishing mid-walk are skipped. */
 export async function dirBytes(dir: string): Promise<number> {

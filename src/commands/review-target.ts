@@ -1,13 +1,13 @@
-import { DomainError } from '../domain-error';
+import { DomainError, type ErrorCode } from '../domain-error';
 import { currentRound, PrState } from '../review/pr-state';
 
 export function requireReview(s: PrState, t: { repoId: string; prNumber: number }): void {
-  if (!s.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${t.repoId}#${t.prNumber}`, 'not_found', { repoId: t.repoId, prNumber: t.prNumber });
+  if (!s.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${t.repoId}#${t.prNumber}`, { repoId: t.repoId, prNumber: t.prNumber });
 }
 
 export function requireNode(s: PrState, nodeId: string) {
   const n = s.nodes[nodeId];
-  if (!n) throw new DomainError('node_not_found', `nodeId: "${nodeId}" is not a node of this review`, 'not_found', { nodeId });
+  if (!n) throw new DomainError('node_not_found', `nodeId: "${nodeId}" is not a node of this review`, { nodeId });
   return n;
 }
 
@@ -15,7 +15,7 @@ export function requireNode(s: PrState, nodeId: string) {
 export function requireLiveNode(s: PrState, nodeId: string, act: string) {
   const n = requireNode(s, nodeId);
   if (n.status === 'resolved' || n.status === 'dismissed' || n.status === 'superseded') {
-    throw new DomainError('node_closed', `nodeId: "${nodeId}" is already ${n.status}; it cannot be ${act}`, 'conflict', { nodeId, status: n.status });
+    throw new DomainError('node_closed', `nodeId: "${nodeId}" is already ${n.status}; it cannot be ${act}`, { nodeId, status: n.status });
   }
   return n;
 }
@@ -24,10 +24,10 @@ export function requireLiveNode(s: PrState, nodeId: string, act: string) {
  * The computation a human decision is about: the named head's, or the current round's. Contract
  * decisions and visual approvals are refused (with `code`) until that head has been computed.
  */
-export function requireComputation(s: PrState, t: { repoId: string; prNumber: number; headSha?: string }, code: string, beforeWhat: string) {
+export function requireComputation(s: PrState, t: { repoId: string; prNumber: number; headSha?: string }, code: ErrorCode, beforeWhat: string) {
   requireReview(s, t);
   const headSha = t.headSha ?? currentRound(s)!.headSha;
   const computed = s.computes[headSha];
-  if (!computed) throw new DomainError(code, `headSha: the review has no computation for ${headSha}; compute it before ${beforeWhat}`, 'conflict', { headSha });
+  if (!computed) throw new DomainError(code, `headSha: the review has no computation for ${headSha}; compute it before ${beforeWhat}`, { headSha });
   return { headSha, computed };
 }

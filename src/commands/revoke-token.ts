@@ -21,7 +21,7 @@ export const revokeToken: CommandDefinition<z.infer<typeof input>, WorkspaceStat
   fold: workspaceFold,
   decide(state, cmd, ctx) {
     const token = state.tokens[cmd.tokenId];
-    if (!token) throw new DomainError('unknown_token', `tokenId: ${cmd.tokenId} was never issued in this workspace`, 'not_found');
+    if (!token) throw new DomainError('unknown_token', `tokenId: ${cmd.tokenId} was never issued in this workspace`);
     assertManages(ctx, token.principal as Principal, state.members[token.principal] ?? token.role);
     if (token.revoked) return [];
     return [{ type: 'ApiTokenRevoked', data: { tokenId: cmd.tokenId } }];

@@ -17,8 +17,8 @@ export const setCohortSummary: CommandDefinition<Input, ComputeState> = {
   stream: reviewStreamOf,
   fold: computeFold,
   decide(state, cmd, ctx) {
-    if (!state.latest) throw new DomainError('not_computed', `prNumber: ${cmd.repoId}#${cmd.prNumber} has no review computation yet`, 'not_found');
-    if (!state.latest.cohorts.some((c) => c.key === cmd.cohortKey)) throw new DomainError('cohort_not_found', `cohortKey: "${cmd.cohortKey}" is not a cohort of the latest computation (head ${state.latest.headSha})`, 'not_found', { cohortKey: cmd.cohortKey });
+    if (!state.latest) throw new DomainError('not_computed', `prNumber: ${cmd.repoId}#${cmd.prNumber} has no review computation yet`);
+    if (!state.latest.cohorts.some((c) => c.key === cmd.cohortKey)) throw new DomainError('cohort_not_found', `cohortKey: "${cmd.cohortKey}" is not a cohort of the latest computation (head ${state.latest.headSha})`, { cohortKey: cmd.cohortKey });
     if (state.summaries[cmd.cohortKey]?.markdown === cmd.markdown) return [];
     return [{ type: 'CohortSummarySet', data: { cohortKey: cmd.cohortKey, markdown: cmd.markdown, by: ctx.principal } }];
   },

@@ -30,14 +30,13 @@ export const setContractDecision: CommandDefinition<z.infer<typeof input>, PrSta
   stream: reviewStreamOf,
   fold: prFold,
   decide(state, cmd, ctx) {
-    const { headSha, computed } = requireComputation(state, cmd, 'contract_not_computed', 'deciding on contract changes');
+    const { headSha, computed } = requireComputation(state, cmd, 'not_computed', 'deciding on contract changes');
     const change = computed.apiContract.changes.find((c) => c.changeId === cmd.changeId);
     if (!change) {
       const known = computed.apiContract.changes.map((c) => c.changeId);
       throw new DomainError(
         'unknown_contract_change',
         `changeId: "${cmd.changeId}" is not a contract change computed for ${headSha.slice(0, 12)} (${known.length ? `known: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', …' : ''}` : 'it has none'})`,
-        'not_found',
         { changeId: cmd.changeId, headSha },
       );
     }

@@ -16,7 +16,7 @@ export const setReviewLevel: CommandDefinition<z.infer<typeof input>, WorkspaceS
   stream: () => streamIds.workspace(),
   fold: workspaceFold,
   decide(state, cmd) {
-    if (!state.created) throw new DomainError('workspace_not_found', 'workspace: not created yet', 'not_found');
+    if (!state.created) throw new DomainError('unknown_workspace', 'workspace: not created yet');
     if (state.level === cmd.level) return [];
     return [{ type: 'ReviewLevelSet', data: { level: cmd.level } }];
   },

@@ -51,8 +51,8 @@ export const setVerdictStatusCheck: CommandDefinition<z.infer<typeof configureIn
   stream: (i) => streamIds.repo(i.repoId),
   fold: statusCheckRepoFold,
   decide(state, cmd) {
-    if (!state.registered) throw new DomainError('repo_not_found', `repoId: "${cmd.repoId}" is not a registered repo`, 'not_found');
-    if (state.forge?.kind !== 'github') throw new DomainError('forge_not_supported', `repoId: "${cmd.repoId}" is on ${state.forge?.kind}; the verdict status check posts to GitHub only`, 'invalid');
+    if (!state.registered) throw new DomainError('repo_not_found', `repoId: "${cmd.repoId}" is not a registered repo`);
+    if (state.forge?.kind !== 'github') throw new DomainError('forge_not_supported', `repoId: "${cmd.repoId}" is on ${state.forge?.kind}; the verdict status check posts to GitHub only`);
     const context = cmd.context ?? state.context;
     if (state.enabled === cmd.enabled && state.context === context) return [];
     return [{ type: 'VerdictStatusCheckConfigured', data: { repoId: cmd.repoId, enabled: cmd.enabled, context } }];

@@ -27,7 +27,7 @@ export async function queryBlastRadius(ws: WorkspaceHandle, input: z.infer<typeo
   let ref = input.commit;
   if (!ref) {
     const pr = await loadComputeState(ws, `pr-${input.repoId}-${input.prNumber}`);
-    if (!pr.latest) throw new DomainError('not_computed', `prNumber: ${input.repoId}#${input.prNumber} has no review computation yet`, 'not_found');
+    if (!pr.latest) throw new DomainError('not_computed', `prNumber: ${input.repoId}#${input.prNumber} has no review computation yet`);
     ref = pr.latest.headSha;
   }
   const repo = await openRegisteredRepo(repoState);
@@ -48,6 +48,6 @@ export const cohortImpactQueryInput = z.object({ repoId: repoIdSchema, prNumber:
 
 export async function queryCohortImpact(ws: WorkspaceHandle, input: z.infer<typeof cohortImpactQueryInput>) {
   const pr = await loadComputeState(ws, `pr-${input.repoId}-${input.prNumber}`);
-  if (!pr.latest) throw new DomainError('not_computed', `prNumber: ${input.repoId}#${input.prNumber} has no review computation yet`, 'not_found');
+  if (!pr.latest) throw new DomainError('not_computed', `prNumber: ${input.repoId}#${input.prNumber} has no review computation yet`);
   return cohortImpact(pr.latest, input.cohortKey);
 }

@@ -76,7 +76,7 @@ export const computeFold: StreamFold<ComputeState> = {
 
 export async function loadRepoState(ws: WorkspaceHandle, repoId: string): Promise<RepoState> {
   const state = (await loadStream(repoFold, ws, `repo-${repoId}`)).state;
-  if (!state.registered) throw new DomainError('repo_not_found', `repoId: "${repoId}" is not registered in this workspace`, 'not_found', { repoId });
+  if (!state.registered) throw new DomainError('repo_not_found', `repoId: "${repoId}" is not registered in this workspace`, { repoId });
   return state;
 }
 
@@ -89,7 +89,7 @@ export async function openRegisteredRepo(state: RepoState): Promise<GitRepo> {
   const repo = await GitRepo.open(state.path!);
   if (path.resolve(repo.root) !== path.resolve(state.path!)) {
     repo.close();
-    throw new DomainError('repo_moved', `path: the registered work tree ${state.path} now resolves to ${repo.root}`, 'conflict');
+    throw new DomainError('repo_moved', `path: the registered work tree ${state.path} now resolves to ${repo.root}`);
   }
   return repo;
 }

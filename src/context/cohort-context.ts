@@ -79,11 +79,11 @@ export function contextOf(s: CohortContextState, cohortKey: string, budgetBytes:
  */
 export async function prepareContext(ws: WorkspaceHandle, target: { repoId: string; prNumber: number }, cohortKeys: string[] | 'all'): Promise<HeadMaterials | null> {
   const pr = await loadComputeState(ws, reviewStreamOf(target));
-  if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${target.repoId}#${target.prNumber}`, 'not_found');
+  if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${target.repoId}#${target.prNumber}`);
   const latest = pr.latest;
   if (!latest) {
     if (cohortKeys === 'all') return null;
-    throw new DomainError('review_not_computed', `prNumber: ${target.repoId}#${target.prNumber} has no computation yet (run computeReview first)`, 'conflict');
+    throw new DomainError('not_computed', `prNumber: ${target.repoId}#${target.prNumber} has no computation yet (run computeReview first)`);
   }
   const cohorts = cohortKeys === 'all' ? latest.cohorts : cohortKeys.map((k) => latest.cohorts.find((c) => c.key === k) ?? notFound(k, latest.headSha));
   const m = await headMaterials(ws, target.repoId, latest.baseSha, latest.headSha);
@@ -94,7 +94,7 @@ export async function prepareContext(ws: WorkspaceHandle, target: { repoId: stri
 }
 
 function notFound(cohortKey: string, headSha: string): never {
-  throw new DomainError('cohort_not_found', `cohortKey: "${cohortKey}" is not a cohort of the computation at ${headSha}`, 'not_found', { cohortKey });
+  throw new DomainError('cohort_not_found', `cohortKey: "${cohortKey}" is not a cohort of the computation at ${headSha}`, { cohortKey });
 }
 
 export const contextFoldFor = (repoId: string, streamId: string, materials: HeadMaterials | null) => ({

@@ -63,7 +63,7 @@ const byName = new Map<string, LedgerCommandType>(COMMANDS.map((def) => [def.nam
 /** One CommandBus class per registry command, named after it (`addReviewNode` → `AddReviewNodeCommand`). */
 export function ledgerCommandClass(name: string): LedgerCommandType {
   const cls = byName.get(name);
-  if (!cls) throw new DomainError('unknown_command', `"${name.slice(0, 100)}" is not a registered command`, 'not_found');
+  if (!cls) throw new DomainError('unknown_command', `"${name.slice(0, 100)}" is not a registered command`);
   return cls;
 }
 

@@ -60,7 +60,7 @@ const byName = new Map<string, LedgerQueryType>(QUERIES.map((def) => [def.name, 
 /** One QueryBus class per registry query (`verdict` → `VerdictQuery`). */
 export function ledgerQueryClass(name: string): LedgerQueryType {
   const cls = byName.get(name);
-  if (!cls) throw new DomainError('unknown_query', `"${name.slice(0, 100)}" is not a registered query`, 'not_found');
+  if (!cls) throw new DomainError('unknown_query', `"${name.slice(0, 100)}" is not a registered query`);
   return cls;
 }
 

@@ -103,7 +103,7 @@ export class GitRepo {
     try {
       top = (await execFileAsync('git', ['rev-parse', '--show-toplevel'], { cwd: abs, env: hardenedGitEnv() })).stdout.trim();
     } catch {
-      throw new DomainError('not_a_git_repo', `path: "${dir}" is not a git work tree`, 'invalid');
+      throw new DomainError('not_a_git_repo', `path: "${dir}" is not a git work tree`);
     }
     return new GitRepo(top, hardenedGitEnv(await configuredDrivers(top)));
   }
@@ -116,7 +116,7 @@ export class GitRepo {
       return stdout;
     } catch (err) {
       if ((err as { code?: unknown }).code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
-        throw new DomainError('git_output_too_large', `git ${args[0]}: output larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), more than the server reads into memory for one command; the change is too large to analyse`, 'too_large', { limitBytes: limit });
+        throw new DomainError('git_output_too_large', `git ${args[0]}: output larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), more than the server reads into memory for one command; the change is too large to analyse`, { limitBytes: limit });
       }
       throw err;
     }
@@ -127,7 +127,7 @@ export class GitRepo {
     try {
       return (await this.git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).trim();
     } catch {
-      throw new DomainError('unknown_commit', `commit: "${ref}" does not name a commit in ${this.root}`, 'not_found');
+      throw new DomainError('unknown_commit', `commit: "${ref}" does not name a commit in ${this.root}`);
     }
   }
 

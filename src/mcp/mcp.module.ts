@@ -8,6 +8,7 @@ import type { RawBodyRequest } from '../rpc/raw-body';
 import { authenticate, bearerFrom, parseToken } from '../security/tokens';
 import { assertNoReservedKeys } from '../commands/payload-keys';
 import { buildMcpServer } from './server';
+import { resolveTools } from './tools';
 
 /**
  * MCP over streamable HTTP at /mcp, stateless: every POST authenticates its bearer token (the token
@@ -15,7 +16,10 @@ import { buildMcpServer } from './server';
  */
 @Controller()
 export class McpController {
-  constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
+  constructor(@Inject(Ledger) private readonly ledger: Ledger) {
+    // A tool bound to a missing command or query stops the server at start-up, not at the first call.
+    resolveTools();
+  }
 
   @All('/mcp')
   async mcp(@Req() req: RawBodyRequest, @Res() res: ServerResponse): Promise<void> {
@@ -26,7 +30,7 @@ export class McpController {
         return;
       }
       const token = bearerFrom(req.headers.authorization);
-      if (!token) throw new DomainError('unauthorized', 'Authorization: a bearer token is required', 'unauthorized');
+      if (!token) throw new DomainError('unauthorized', 'Authorization: a bearer token is required');
       const workspaceId = token ? parseToken(token)?.workspaceId : undefined;
       await authenticate(this.ledger, workspaceId ?? '', token);
       let body: unknown;

@@ -32,18 +32,20 @@ async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unk
   // Without a token nothing proves who drives the stdio pipe — an agent harness, by design of these
   // tools. A human acts with its own token: naming one here would let an agent publish directly, or
   // approve, as that human.
-  if (!isAgent(identity.principal)) throw new DomainError('unauthorized', `--principal: without a token MCP over stdio acts only as an agent (agent:…), not ${identity.principal}; a human passes its own --token`, 'unauthorized');
+  if (!isAgent(identity.principal)) throw new DomainError('unauthorized', `--principal: without a token MCP over stdio acts only as an agent (agent:…), not ${identity.principal}; a human passes its own --token`);
   const workspace = await ledger.workspace(wid);
   const { state } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
   const role = effectiveRole(identity.principal, state.members[identity.principal] ?? 'guest', state.members[identity.principal]);
-  if (role === null) throw new DomainError('unauthorized', `--principal: ${identity.principal} is not a member of workspace "${workspace.id}"; add it (review-ledger member add) or pass --token`, 'unauthorized');
+  if (role === null) throw new DomainError('unauthorized', `--principal: ${identity.principal} is not a member of workspace "${workspace.id}"; add it (review-ledger member add) or pass --token`);
   return { workspace, principal: identity.principal, role, via: 'cli' };
 }
 
 /** An MCP server exposing the agent tools (src/mcp/tools.ts) for one identity. */
 export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
+  // Resolved before the server exists: a binding to a missing command or query fails start-up.
+  const resolved = resolveTools();
   const server = new Server({ name: 'review-ledger', version: '0.1.0' }, { capabilities: { tools: {} } });
-  const tools = (): ResolvedTool[] => resolveTools();
+  const tools = (): ResolvedTool[] => resolved;
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema as { type: 'object'; properties?: Record<string, object>; required?: string[] } })),
@@ -51,7 +53,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const tool = tools().find((t) => t.name === req.params.name);
-    if (!tool) return failure(new DomainError('unknown_tool', `name: "${String(req.params.name).slice(0, 100)}" is not a tool of this server`, 'not_found'));
+    if (!tool) return failure(new DomainError('unknown_tool', `name: "${String(req.params.name).slice(0, 100)}" is not a tool of this server`));
     try {
       const args = (req.params.arguments ?? {}) as Record<string, unknown>;
       assertWithinLimits(args, 'arguments');

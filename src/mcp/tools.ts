@@ -11,12 +11,14 @@ import type { QueryDefinition } from '../projections/query';
  *  - `lift`: a nested field moved to the FRONT of the tool schema. `add_review_node` lifts
  *    `node.reasoning` so a model writes its analysis before the finding it justifies.
  *  - `defaults`: values the tool fills when the agent leaves them out (publish defaults to consensus).
- * A tool whose command has not landed in COMMANDS is simply not offered.
+ * A binding to a command or query that is not in the registries is a start-up error (resolveTools
+ * throws), never a tool silently missing. Every command and query is either bound here or listed in
+ * NOT_AGENT_TOOLS with the reason; a test keeps the three lists complete against the registries.
  */
 export interface ToolBinding {
   tool: string;
-  /** Candidate command names (first present wins). */
-  commands: string[];
+  /** The command the tool runs. */
+  command: string;
   description?: string;
   lift?: { from: string; field: string; required?: boolean };
   defaults?: Record<string, unknown>;
@@ -25,13 +27,13 @@ export interface ToolBinding {
 }
 
 export const COMMAND_TOOLS: ToolBinding[] = [
-  { tool: 'add_review_node', commands: ['addReviewNode'], lift: { from: 'node', field: 'reasoning', required: true } },
-  { tool: 'confirm_review_node', commands: ['confirmNode'] },
-  { tool: 'set_cohort_summary', commands: ['setCohortSummary'] },
-  { tool: 'add_review_diagram', commands: ['addReviewDiagram'] },
-  { tool: 'finalize_review', commands: ['finalizeReview'] },
-  { tool: 'mark_cohort_reviewed', commands: ['markCohortReviewed'] },
-  { tool: 'publish_review_to_github', commands: ['publish', 'requestPublish'], defaults: { selection: 'consensus', approveOnShip: false }, aliases: { approve_on_ship: 'approveOnShip' } },
+  { tool: 'add_review_node', command: 'addReviewNode', lift: { from: 'node', field: 'reasoning', required: true } },
+  { tool: 'confirm_review_node', command: 'confirmNode' },
+  { tool: 'set_cohort_summary', command: 'setCohortSummary' },
+  { tool: 'add_review_diagram', command: 'addReviewDiagram' },
+  { tool: 'finalize_review', command: 'finalizeReview' },
+  { tool: 'mark_cohort_reviewed', command: 'markCohortReviewed' },
+  { tool: 'publish_review_to_github', command: 'publish', defaults: { selection: 'consensus', approveOnShip: false }, aliases: { approve_on_ship: 'approveOnShip' } },
 ];
 
 /** Read tools: one query each, its input schema as the tool schema. */
@@ -40,8 +42,46 @@ export const QUERY_TOOLS: Array<{ tool: string; query: string; description?: str
   { tool: 'get_audit_log', query: 'audit', description: 'Who decided what, when: one row per decision act (filters: actor, action, repoId, prNumber, since, until), and `chain`: whether the log behind the rows verifies (hash chain and signed checkpoints) and up to which checkpoint.' },
 ];
 
-/** What `get_review` gathers, when the query exists: cohorts, nodes, axes, verdict. */
-export const REVIEW_PARTS = ['cohorts', 'cohortProgress', 'nodes', 'axes', 'verdict', 'reviewStatus', 'ciSignals'];
+/** What `get_review` gathers, one query each (the axes are part of `verdict`). */
+export const REVIEW_PARTS = ['cohorts', 'cohortProgress', 'nodes', 'verdict', 'reviewStatus', 'ciSignals'];
+
+/**
+ * The commands and queries deliberately not offered to agents, with why. With the bindings above they
+ * cover the registries exactly (test/mcp/bindings.test.ts), so a new command or query is a decision.
+ */
+export const NOT_AGENT_TOOLS: Readonly<Record<string, string>> = {
+  createWorkspace: 'workspace administration (owner, CLI or RPC)',
+  requestReview: 'a review starts from the forge (webhook) or a human',
+  setReviewLevel: 'the review level is an admin decision',
+  observeHead: 'heads are observed from the forge (webhook) or the CLI',
+  dismissNode: 'dismissing a finding is left to the humans who read it',
+  resolveNode: 'resolving a finding is left to the humans who read it',
+  recordAxis: 'axes are recorded by the compute pipeline',
+  recordCiSignal: 'CI signals come from the forge',
+  activateRules: 'rules are operator configuration',
+  issueToken: 'token administration (owner)',
+  revokeToken: 'token administration (owner)',
+  addMember: 'membership administration (owner)',
+  changeMemberRole: 'membership administration (owner)',
+  removeMember: 'membership administration (owner)',
+  registerRepo: 'repo administration (admin)',
+  indexCode: 'run by the compute pipeline and the CLI',
+  computeReview: 'run by the compute pipeline and the CLI',
+  requestPublish: "an agent's publish_review_to_github (publish) already records a request waiting for a human",
+  approvePublish: 'human-only act (the publish approver)',
+  setContractDecision: 'human-only act (contract decisions)',
+  approveVisual: 'human-only act (visual approvals)',
+  setVerdictStatusCheck: 'repo administration (admin)',
+  metrics: 'workspace metrics are for operators',
+  apiContract: 'read through get_review / RPC by humans deciding contract changes',
+  visual: 'read by humans approving visual changes',
+  dependencyDiffs: 'part of the review page (RPC)',
+  blastRadius: 'part of the review page (RPC); agents get it inside cohort context',
+  cohortImpact: 'part of the review page (RPC); agents get it inside cohort context',
+  publishPreview: 'read by the human approving a publish',
+  reReviewDelta: 'part of the review page (RPC)',
+  reportingGroups: 'part of the review page (RPC)',
+};
 
 const envelopeShape = {
   workspace_id: z.string().max(63).optional().describe('Workspace; defaults to the workspace of the token or session.'),
@@ -113,27 +153,41 @@ const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
   return rest;
 };
 
-/** The tools available with the commands and queries registered right now. */
+function missing(what: string, names: string[], registry: string): never {
+  throw new Error(`MCP tool bindings: ${what} names ${names.map((n) => `"${n}"`).join(', ')}, not in the ${registry} registry`);
+}
+
+let resolved: ResolvedTool[] | undefined;
+
+/** The tools, resolved once; a binding to a missing command or query throws (at server start-up). */
 export function resolveTools(): ResolvedTool[] {
+  resolved ??= bindTools(COMMAND_TOOLS, QUERY_TOOLS, REVIEW_PARTS);
+  return resolved;
+}
+
+export function bindTools(commandTools: ToolBinding[], queryTools: typeof QUERY_TOOLS, reviewParts: string[]): ResolvedTool[] {
   const out: ResolvedTool[] = [];
-  for (const b of COMMAND_TOOLS) {
-    const command = b.commands.map((n) => commandByName.get(n)).find((c) => c !== undefined);
-    if (!command) continue;
+  for (const b of commandTools) {
+    const command = commandByName.get(b.command);
+    if (!command) missing(`tool ${b.tool}`, [b.command], 'command');
     const schema = toolSchemaFor(command, b);
     out.push({ name: b.tool, description: b.description ?? command.description, schema, inputJsonSchema: jsonSchemaOf(schema), access: command.access, kind: 'command', command, binding: b });
   }
-  for (const b of QUERY_TOOLS) {
+  for (const b of queryTools) {
     const query = QUERIES.find((q) => q.name === b.query);
-    const shape = query ? objectShape(query.input) : null;
-    if (!query || !shape) continue;
+    if (!query) missing(`tool ${b.tool}`, [b.query], 'query');
+    const shape = objectShape(query.input);
+    if (!shape) throw new Error(`MCP tool bindings: tool ${b.tool}: query "${b.query}" has no object input`);
     const schema = z.object({ ...shape, workspace_id: envelopeShape.workspace_id });
     out.push({ name: b.tool, description: b.description ?? query.description, schema, inputJsonSchema: jsonSchemaOf(schema), access: { minRole: query.access.minRole }, kind: 'query', query });
   }
-  const parts = REVIEW_PARTS.map((n) => QUERIES.find((q) => q.name === n)).filter((q): q is QueryDefinition => q !== undefined);
+  const absentParts = reviewParts.filter((n) => !QUERIES.some((q) => q.name === n));
+  if (absentParts.length) missing('tool get_review', absentParts, 'query');
+  const parts = reviewParts.map((n) => QUERIES.find((q) => q.name === n)!);
   const schema = reviewTargetSchema.extend({ workspace_id: envelopeShape.workspace_id });
   out.push({
     name: 'get_review',
-    description: `The review of a PR in one read: ${parts.map((q) => q.name).join(', ') || '(no review queries registered)'}, each with the global position it reflects.`,
+    description: `The review of a PR in one read: ${parts.map((q) => q.name).join(', ')}, each with the global position it reflects.`,
     schema,
     inputJsonSchema: jsonSchemaOf(schema),
     access: { minRole: 'viewer' },

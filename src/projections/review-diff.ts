@@ -208,7 +208,7 @@ const encodeCursor = (c: Cursor) => `v1.${c.head.slice(0, 16)}.${c.cohort}.${c.e
 function decodeCursor(raw: string, headSha: string): Cursor {
   const m = /^v1\.([0-9a-f]{1,16})\.(\d{1,6})\.(\d{1,7})$/.exec(raw);
   if (!m) throw new DomainError('invalid_cursor', `cursor: "${raw.slice(0, 60)}" is not a reviewDiff cursor (pass nextCursor as received)`);
-  if (!headSha.startsWith(m[1])) throw new DomainError('cursor_stale', `cursor: it was made for head ${m[1]}, the PR is now computed at ${headSha.slice(0, 16)}: start again without a cursor`, 'conflict');
+  if (!headSha.startsWith(m[1])) throw new DomainError('cursor_stale', `cursor: it was made for head ${m[1]}, the PR is now computed at ${headSha.slice(0, 16)}: start again without a cursor`);
   return { head: headSha, cohort: Number(m[2]), entry: Number(m[3]) };
 }
 
@@ -229,7 +229,7 @@ export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput
   const budget = input.maxBytes ?? DEFAULT_PAGE_BYTES;
   const context = input.context ?? 3;
   const cohorts = input.cohortKey === undefined ? c.cohorts : c.cohorts.filter((x) => x.key === input.cohortKey);
-  if (input.cohortKey !== undefined && cohorts.length === 0) throw new DomainError('cohort_not_found', `cohortKey: "${input.cohortKey.slice(0, 80)}" is not a cohort of the latest computation`, 'not_found');
+  if (input.cohortKey !== undefined && cohorts.length === 0) throw new DomainError('cohort_not_found', `cohortKey: "${input.cohortKey.slice(0, 80)}" is not a cohort of the latest computation`);
   const start = input.cursor ? decodeCursor(input.cursor, c.headSha) : { head: c.headSha, cohort: 0, entry: 0 };
   const fileOf = new Map(c.changedFiles.map((f) => [f.path, f]));
 
@@ -327,11 +327,11 @@ export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput
 /** `review_studio.reviewFileLines`: unchanged lines of a changed file at base or head, to expand a diff's context. */
 export async function readReviewFileLines(ws: WorkspaceHandle, input: ReviewFileLinesInput, asOf?: number) {
   const c = (await runQuery(cohortsQuery, ws, { repoId: input.repoId, prNumber: input.prNumber }, asOf)).value as Cohorts;
-  if (!c.computed) throw new DomainError('not_computed', `prNumber: ${input.repoId}#${input.prNumber} has no review computation yet`, 'not_found');
+  if (!c.computed) throw new DomainError('not_computed', `prNumber: ${input.repoId}#${input.prNumber} has no review computation yet`);
   const path = normalizeRepoPath(input.path);
   const file = c.changedFiles.find((f) => f.path === path || f.oldPath === path);
   // Only the files the PR changed: the page expands context, it is not a browser of the repository.
-  if (!file) throw new DomainError('file_not_changed', `path: "${path.slice(0, 200)}" is not a file this PR changed`, 'not_found');
+  if (!file) throw new DomainError('file_not_changed', `path: "${path.slice(0, 200)}" is not a file this PR changed`);
   const commit = input.side === 'head' ? c.headSha : c.baseSha;
   const at = input.side === 'head' ? file.path : (file.oldPath ?? file.path);
   const blob = await withRepo(ws, input.repoId, (repo) => repo.readFileAt(commit, at));

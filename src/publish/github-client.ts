@@ -301,7 +301,7 @@ export const GITHUB_SERVICE = 'publish.github';
  */
 export function githubClientFactoryFromEnv(env: NodeJS.ProcessEnv = process.env, githubEnterpriseHosts: readonly string[] = []): GitHubClientFactory {
   return (forge) => {
-    if (forge.kind !== 'github') throw new DomainError('forge_not_supported', `repo forge: publishing supports GitHub only, this repo is on ${forge.kind}`, 'invalid');
+    if (forge.kind !== 'github') throw new DomainError('forge_not_supported', `repo forge: publishing supports GitHub only, this repo is on ${forge.kind}`);
     assertGitHubHost(forge.url, githubEnterpriseHosts);
     return new OctokitGitHub({ baseUrl: env.REVIEW_LEDGER_GITHUB_API_URL ?? apiBaseUrlFor(forge.url), auth: authFromEnv(env) });
   };
@@ -311,14 +311,14 @@ export function authFromEnv(env: NodeJS.ProcessEnv): GitHubAuth {
   const appId = env.REVIEW_LEDGER_GITHUB_APP_ID;
   if (appId) {
     const installationId = Number(env.REVIEW_LEDGER_GITHUB_APP_INSTALLATION_ID);
-    if (!Number.isInteger(installationId) || installationId <= 0) throw new DomainError('github_not_configured', 'REVIEW_LEDGER_GITHUB_APP_INSTALLATION_ID: must be the numeric installation id of the GitHub App', 'unavailable');
+    if (!Number.isInteger(installationId) || installationId <= 0) throw new DomainError('github_not_configured', 'REVIEW_LEDGER_GITHUB_APP_INSTALLATION_ID: must be the numeric installation id of the GitHub App');
     const file = env.REVIEW_LEDGER_GITHUB_APP_PRIVATE_KEY_FILE;
     const privateKey = file ? fs.readFileSync(file, 'utf8') : env.REVIEW_LEDGER_GITHUB_APP_PRIVATE_KEY;
-    if (!privateKey) throw new DomainError('github_not_configured', 'REVIEW_LEDGER_GITHUB_APP_PRIVATE_KEY or …_PRIVATE_KEY_FILE: required with REVIEW_LEDGER_GITHUB_APP_ID', 'unavailable');
+    if (!privateKey) throw new DomainError('github_not_configured', 'REVIEW_LEDGER_GITHUB_APP_PRIVATE_KEY or …_PRIVATE_KEY_FILE: required with REVIEW_LEDGER_GITHUB_APP_ID');
     return { kind: 'app', appId, privateKey, installationId };
   }
   const token = env.REVIEW_LEDGER_GITHUB_TOKEN ?? env.GITHUB_TOKEN;
-  if (!token) throw new DomainError('github_not_configured', 'publishing needs GitHub credentials: set REVIEW_LEDGER_GITHUB_TOKEN (or GITHUB_TOKEN) or a GitHub App (REVIEW_LEDGER_GITHUB_APP_ID, …)', 'unavailable');
+  if (!token) throw new DomainError('github_not_configured', 'publishing needs GitHub credentials: set REVIEW_LEDGER_GITHUB_TOKEN (or GITHUB_TOKEN) or a GitHub App (REVIEW_LEDGER_GITHUB_APP_ID, …)');
   return { kind: 'token', token };
 }
 
@@ -335,7 +335,7 @@ export function assertGitHubHost(forgeUrl: string, githubEnterpriseHosts: readon
     /* not a URL: refused below */
   }
   if (host === 'github.com' || host === 'www.github.com' || githubEnterpriseHosts.includes(host)) return;
-  throw new DomainError('github_host_not_allowed', `repo forge: "${host || forgeUrl.slice(0, 200)}" is neither github.com nor a GitHub Enterprise host configured by the operator (githubEnterpriseHosts), so the GitHub credential is not sent there`, 'invalid', { host });
+  throw new DomainError('github_host_not_allowed', `repo forge: "${host || forgeUrl.slice(0, 200)}" is neither github.com nor a GitHub Enterprise host configured by the operator (githubEnterpriseHosts), so the GitHub credential is not sent there`, { host });
 }
 
 /** https://github.com/o/r → https://api.github.com; https://ghe.example.com/o/r → https://ghe.example.com/api/v3. */

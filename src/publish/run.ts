@@ -54,28 +54,28 @@ export function humanApprovers(ws: WorkspaceState): string[] {
 export async function assertApproverExists(ws: WorkspaceHandle, requester: string): Promise<void> {
   const approvers = humanApprovers(await loadWorkspaceState(ws)).filter((p) => p !== requester);
   if (approvers.length === 0) {
-    throw new DomainError('no_publish_approver', `publish: no human member (member or above) in this workspace can approve a publish request by ${requester}; publishing is refused until one is added`, 'forbidden');
+    throw new DomainError('no_publish_approver', `publish: no human member (member or above) in this workspace can approve a publish request by ${requester}; publishing is refused until one is added`);
   }
 }
 
 /** SPEC §10: publish only from "awaiting approval". A completed review says where it went. */
 export function assertPublishable(s: PublishState, t: PublishTarget): void {
-  if (!s.pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${t.repoId}#${t.prNumber}`, 'not_found', { ...t });
+  if (!s.pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${t.repoId}#${t.prNumber}`, { ...t });
   const done = currentPublication(s);
   if (s.pr.status === 'completed' && done) {
-    throw new DomainError('already_published', `the review of ${t.repoId}#${t.prNumber} was already published to GitHub as review ${done.forgeReviewId}${done.url ? ` (${done.url})` : ''}; nothing was posted`, 'conflict', {
+    throw new DomainError('already_published', `the review of ${t.repoId}#${t.prNumber} was already published to GitHub as review ${done.forgeReviewId}${done.url ? ` (${done.url})` : ''}; nothing was posted`, {
       forgeReviewId: done.forgeReviewId,
       url: done.url,
       publishKey: done.publishKey,
     });
   }
   if (s.pr.status !== 'awaiting_approval' || !currentFinalization(s.pr)) {
-    throw new DomainError('not_awaiting_approval', `the review of ${t.repoId}#${t.prNumber} is "${s.pr.status}"; it can be published only once finalized (awaiting approval)`, 'conflict', { status: s.pr.status });
+    throw new DomainError('not_awaiting_approval', `the review of ${t.repoId}#${t.prNumber} is "${s.pr.status}"; it can be published only once finalized (awaiting approval)`, { status: s.pr.status });
   }
   // SPEC §7.1: a finalized round whose PR moved on to a newer head has only a provisional verdict.
   const standing = verdictStanding(s.pr);
   if (standing.state === 'provisional') {
-    throw new DomainError('verdict_provisional', `the verdict of ${t.repoId}#${t.prNumber} is provisional (${standing.why}); review and finalize the new head before publishing`, 'conflict', { latestHead: standing.latestHead });
+    throw new DomainError('verdict_provisional', `the verdict of ${t.repoId}#${t.prNumber} is provisional (${standing.why}); review and finalize the new head before publishing`, { latestHead: standing.latestHead });
   }
 }
 
@@ -99,8 +99,8 @@ export function planOf(s: PublishState, rules: Rules, forge: Forge, prNumber: nu
 async function forgeOf(ws: WorkspaceHandle, repoId: string): Promise<Forge> {
   let forge: Forge | undefined;
   for await (const e of ws.store.readStream(streamIds.repo(repoId))) if (isEvent(e, 'RepoRegistered')) forge = e.data.forge;
-  if (!forge) throw new DomainError('repo_not_registered', `repoId: "${repoId}" is not registered in this workspace, so its GitHub repository is unknown`, 'not_found', { repoId });
-  if (forge.kind !== 'github') throw new DomainError('forge_not_supported', `repoId: "${repoId}" is on ${forge.kind}; publishing supports GitHub only`, 'invalid', { repoId, forge: forge.kind });
+  if (!forge) throw new DomainError('repo_not_found', `repoId: "${repoId}" is not registered in this workspace, so its GitHub repository is unknown`, { repoId });
+  if (forge.kind !== 'github') throw new DomainError('forge_not_supported', `repoId: "${repoId}" is on ${forge.kind}; publishing supports GitHub only`, { repoId, forge: forge.kind });
   return forge;
 }
 
@@ -157,7 +157,7 @@ export function publishOutcomeEvents(s: PublishState, p: PreparedPublish, reques
   const done = currentPublication(s);
   if (done && done.publishKey === o.key && o.foundExisting) {
     // Another publish of the same thing was recorded while this one talked to GitHub.
-    throw new DomainError('already_published', `the review of ${t.repoId}#${t.prNumber} was already published to GitHub as review ${done.forgeReviewId}; nothing was posted`, 'conflict', {
+    throw new DomainError('already_published', `the review of ${t.repoId}#${t.prNumber} was already published to GitHub as review ${done.forgeReviewId}; nothing was posted`, {
       forgeReviewId: done.forgeReviewId,
       url: done.url,
       publishKey: done.publishKey,

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
+import { touchPrivate } from '../events/store/private-files';
 import type { ColumnType, Row, TableSpec } from './model';
 
 /** One table set of one model version: `rm_<name>_v<version>_g<generation>_<table>`. */
@@ -78,7 +79,10 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   constructor(readonly workspaceId: string, dir: string) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const Database = require('better-sqlite3') as typeof import('better-sqlite3');
-    this.db = new Database(path.join(dir, 'readmodels.db'));
+    const file = path.join(dir, 'readmodels.db');
+    // Data at rest is the server user's alone (0600, and SQLite gives -wal/-shm the same mode).
+    touchPrivate(file);
+    this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');

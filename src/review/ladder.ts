@@ -19,6 +19,6 @@ export function isLegalTransition(from: LadderStatus, to: LadderStatus): boolean
 
 export function assertTransition(from: LadderStatus, to: LadderStatus, act: string): void {
   if (!isLegalTransition(from, to)) {
-    throw new DomainError('illegal_ladder_transition', `${act}: the review is "${from}"; ${from} → ${to} is not a ladder transition (legal from ${from}: ${LEGAL[from].join(', ') || 'none'})`, 'conflict', { from, to });
+    throw new DomainError('illegal_ladder_transition', `${act}: the review is "${from}"; ${from} → ${to} is not a ladder transition (legal from ${from}: ${LEGAL[from].join(', ') || 'none'})`, { from, to });
   }
 }

@@ -85,10 +85,10 @@ export class RpcDispatcher {
     }
     if (Array.isArray(frame)) {
       if (frame.length === 0) return { response: errorFrame(null, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: empty batch')), after };
-      if (frame.length > LIMITS.maxBatch) return { response: errorFrame(null, new DomainError('payload_too_large', `batch: ${frame.length} requests exceed ${LIMITS.maxBatch}`, 'too_large')), after };
+      if (frame.length > LIMITS.maxBatch) return { response: errorFrame(null, new DomainError('payload_too_large', `batch: ${frame.length} requests exceed ${LIMITS.maxBatch}`)), after };
       const cost = frame.reduce((sum: number, req) => sum + requestCost(req), 0);
       if (cost > LIMITS.maxBatchCost) {
-        return { response: errorFrame(null, new DomainError('batch_too_costly', `batch: costs ${cost} units, more than ${LIMITS.maxBatchCost} (rpc.discover costs ${DISCOVER_COST}, any other request 1)`, 'too_large')), after };
+        return { response: errorFrame(null, new DomainError('batch_too_costly', `batch: costs ${cost} units, more than ${LIMITS.maxBatchCost} (rpc.discover costs ${DISCOVER_COST}, any other request 1)`)), after };
       }
       const out: string[] = [];
       for (let i = 0; i < frame.length; i++) {
@@ -158,11 +158,11 @@ export class RpcDispatcher {
   private watchProgress(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, ctx: CallContext): string {
     const conn = ctx.connection;
     if (!conn) throw new DomainError('transport_unsupported', `${spec.name}: subscriptions need the WebSocket transport (/rpc) or SSE (GET /workspaces/:id/watch/progress)`);
-    if (!this.progress) throw new DomainError('watch_closed', `${spec.name}: progress is not available on this server`, 'unavailable');
+    if (!this.progress) throw new DomainError('watch_closed', `${spec.name}: progress is not available on this server`);
     if (params.since !== undefined) throw new DomainError('invalid_since', 'since: progress is not recorded in the log, so it cannot be resumed; subscribe again for the current state');
     const parsed = spec.params.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
-    if (conn.watchers.size >= LIMITS.maxSubscriptionsPerConnection) throw new DomainError('too_many_subscriptions', `${spec.name}: a connection may hold ${LIMITS.maxSubscriptionsPerConnection} subscriptions`, 'too_large');
+    if (conn.watchers.size >= LIMITS.maxSubscriptionsPerConnection) throw new DomainError('too_many_subscriptions', `${spec.name}: a connection may hold ${LIMITS.maxSubscriptionsPerConnection} subscriptions`);
     // Scoped by the authenticated workspace: a token of another workspace was refused by authenticate.
     const { subscription, snapshot } = this.progress.subscribe(caller.workspace.id, conn.progressSink());
     conn.watchers.set(subscription.id, subscription);
@@ -222,7 +222,7 @@ export class RpcDispatcher {
   private async watch(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, ctx: CallContext, after: Array<() => void>): Promise<string> {
     const conn = ctx.connection;
     if (!conn) throw new DomainError('transport_unsupported', `${spec.name}: subscriptions need the WebSocket transport (/rpc) or SSE (GET /workspaces/:id/watch/${spec.query!.name})`);
-    if (conn.watchers.size >= LIMITS.maxSubscriptionsPerConnection) throw new DomainError('too_many_subscriptions', `${spec.name}: a connection may hold ${LIMITS.maxSubscriptionsPerConnection} subscriptions`, 'too_large');
+    if (conn.watchers.size >= LIMITS.maxSubscriptionsPerConnection) throw new DomainError('too_many_subscriptions', `${spec.name}: a connection may hold ${LIMITS.maxSubscriptionsPerConnection} subscriptions`);
     const parsed = spec.query!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const since = parseSince(params.since);
@@ -251,7 +251,7 @@ export class RpcDispatcher {
       end: (reason) => {
         conn.watchers.delete(id);
         close();
-        conn.sink().fail(new DomainError(reason.code, `subscription ${id}: ${reason.message}`, reason.status, { ...reason.details, subscription: id }));
+        conn.sink().fail(new DomainError(reason.code, `subscription ${id}: ${reason.message}`, { ...reason.details, subscription: id }));
         // After the guard's pass, so every subscription of the connection has sent its watch.error first.
         if (reason.status === 'unauthorized') setImmediate(() => conn.end?.(reason));
       },

@@ -1,35 +1,22 @@
-import { DomainError, ErrorStatus, isDomainError } from '../domain-error';
+import { DomainError, isDomainError } from '../domain-error';
+import { ErrorCode, httpStatusOfCode, INTERNAL_ERROR, INVALID_PARAMS, rpcCodeOf } from '../errors/codes';
 
-/** JSON-RPC 2.0 reserved codes. */
-export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
-export const METHOD_NOT_FOUND = -32601;
-export const INVALID_PARAMS = -32602;
-export const INTERNAL_ERROR = -32603;
+export { PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR } from '../errors/codes';
 
 /**
- * Domain statuses map onto the implementation-defined server-error range; the stable machine-readable
- * reason is always `error.data.code` (e.g. `self_confirmation`, `forbidden`, `unknown_workspace`).
+ * The JSON-RPC error object. `error.code` comes from the code's kind (src/errors/codes.ts, and the
+ * table in docs/rpc.md generated from it); the stable machine-readable reason is always
+ * `error.data.code` (e.g. `self_confirmation_refused`, `forbidden`, `unknown_workspace`).
  */
-const CODE_BY_STATUS: Record<ErrorStatus, number> = {
-  invalid: INVALID_PARAMS,
-  unauthorized: -32001,
-  forbidden: -32003,
-  not_found: -32004,
-  conflict: -32009,
-  too_large: -32013,
-  unavailable: -32050,
-  internal: INTERNAL_ERROR,
-};
-
 export interface RpcErrorObject {
   code: number;
   message: string;
-  data?: { code: string; details?: Record<string, unknown> };
+  data?: { code: ErrorCode; details?: Record<string, unknown> };
 }
 
+/** A JSON-RPC frame error (parse error, invalid request, unknown method): the code is JSON-RPC's. */
 export class RpcError extends Error {
-  constructor(readonly rpcCode: number, readonly reason: string, message: string, readonly details?: Record<string, unknown>) {
+  constructor(readonly rpcCode: number, readonly reason: ErrorCode, message: string, readonly details?: Record<string, unknown>) {
     super(message);
   }
 }
@@ -38,7 +25,7 @@ export function toRpcError(err: unknown): RpcErrorObject {
   if (err instanceof RpcError) return { code: err.rpcCode, message: err.message, data: err.details ? { code: err.reason, details: err.details } : { code: err.reason } };
   if (isDomainError(err)) {
     const data: RpcErrorObject['data'] = err.details ? { code: err.code, details: err.details } : { code: err.code };
-    return { code: CODE_BY_STATUS[err.status] ?? INTERNAL_ERROR, message: err.message, data };
+    return { code: rpcCodeOf(err.code), message: err.message, data };
   }
   // zod errors thrown by `.parse` at the edges are the caller's fault.
   if (err && typeof err === 'object' && (err as { name?: string }).name === 'ZodError') {
@@ -50,8 +37,7 @@ export function toRpcError(err: unknown): RpcErrorObject {
 
 /** HTTP status for transports that need one (SSE, webhooks, MCP over HTTP). */
 export function httpStatusOf(err: unknown): number {
-  const status: ErrorStatus = isDomainError(err) ? err.status : 'internal';
-  return { invalid: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, too_large: 413, unavailable: 503, internal: 500 }[status];
+  return httpStatusOfCode(isDomainError(err) ? err.code : 'internal');
 }
 
-export const tooLarge = (what: string, limit: number): DomainError => new DomainError('payload_too_large', `${what}: exceeds the limit of ${limit}`, 'too_large', { limit });
+export const tooLarge = (what: string, limit: number): DomainError => new DomainError('payload_too_large', `${what}: exceeds the limit of ${limit}`, { limit });

@@ -20,21 +20,21 @@ export const LIMITS = {
 
 /** Walks the params once and refuses the first string, array, object or nesting past a limit, by path. */
 export function assertWithinLimits(value: unknown, path = 'params', depth = 0): void {
-  if (depth > LIMITS.maxDepth) throw new DomainError('payload_too_large', `${path}: nested deeper than ${LIMITS.maxDepth} levels`, 'too_large');
+  if (depth > LIMITS.maxDepth) throw new DomainError('payload_too_large', `${path}: nested deeper than ${LIMITS.maxDepth} levels`);
   if (typeof value === 'string') {
-    if (value.length > LIMITS.maxStringLength) throw new DomainError('string_too_long', `${path}: string of ${value.length} characters exceeds ${LIMITS.maxStringLength}`, 'too_large');
+    if (value.length > LIMITS.maxStringLength) throw new DomainError('string_too_long', `${path}: string of ${value.length} characters exceeds ${LIMITS.maxStringLength}`);
     return;
   }
   if (Array.isArray(value)) {
-    if (value.length > LIMITS.maxItems) throw new DomainError('payload_too_large', `${path}: ${value.length} items exceed ${LIMITS.maxItems}`, 'too_large');
+    if (value.length > LIMITS.maxItems) throw new DomainError('payload_too_large', `${path}: ${value.length} items exceed ${LIMITS.maxItems}`);
     for (let i = 0; i < value.length; i++) assertWithinLimits(value[i], `${path}[${i}]`, depth + 1);
     return;
   }
   if (value && typeof value === 'object') {
     const keys = Object.keys(value);
-    if (keys.length > LIMITS.maxItems) throw new DomainError('payload_too_large', `${path}: ${keys.length} keys exceed ${LIMITS.maxItems}`, 'too_large');
+    if (keys.length > LIMITS.maxItems) throw new DomainError('payload_too_large', `${path}: ${keys.length} keys exceed ${LIMITS.maxItems}`);
     for (const k of keys) {
-      if (k.length > 1000) throw new DomainError('string_too_long', `${path}: a key of ${k.length} characters`, 'too_large');
+      if (k.length > 1000) throw new DomainError('string_too_long', `${path}: a key of ${k.length} characters`);
       assertWithinLimits((value as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
     }
   }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LIMITS } from './limits';
+import { httpStatusOfCode, rpcCodeOf } from '../errors/codes';
 
 export interface RawBodyRequest extends IncomingMessage {
   rawBody?: Buffer;
@@ -57,6 +58,6 @@ export function readBoundedBody(req: RawBodyRequest, res: ServerResponse, limit:
 }
 
 function tooLarge(res: ServerResponse, limit: number): void {
-  res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32013, message: `request body exceeds ${limit} bytes`, data: { code: 'payload_too_large' } } }));
+  res.writeHead(httpStatusOfCode('payload_too_large'), { 'content-type': 'application/json', connection: 'close' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: rpcCodeOf('payload_too_large'), message: `request body exceeds ${limit} bytes`, data: { code: 'payload_too_large' } } }));
 }

@@ -31,7 +31,7 @@ export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: strin
     const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? undefined;
     const caller = await authenticate(ledger, workspaceId, bearer);
     const query = queryForPath(queryName);
-    if (!query) throw new DomainError('unknown_query', `query: "${queryName.slice(0, 100)}" is not a watchable query`, 'not_found');
+    if (!query) throw new DomainError('unknown_query', `query: "${queryName.slice(0, 100)}" is not a watchable query`);
     checkAccess({ name: watchName(query.name), access: { minRole: query.access.minRole } }, caller.principal, caller.role);
     const input = inputFrom(url, query.input);
     assertWithinLimits(input);

@@ -181,13 +181,13 @@ export class WorkspaceFeed {
           try {
             g.onEvent(e);
           } catch (err) {
-            g.fail(new DomainError('watch_failed', `watch ${g.query.name}: ${(err as Error).message}`, 'internal'));
+            g.fail(new DomainError('watch_failed', `watch ${g.query.name}: ${(err as Error).message}`));
             this.groups.delete(g.key);
           }
         }
       }
     } catch (err) {
-      if (!this.closed) for (const g of this.groups.values()) g.fail(new DomainError('watch_failed', `subscription ended: ${(err as Error).message}`, 'unavailable'));
+      if (!this.closed) for (const g of this.groups.values()) g.fail(new DomainError('watch_failed', `subscription ended: ${(err as Error).message}`));
     }
     if (!this.closed) this.close();
   }
@@ -231,7 +231,7 @@ export class WorkspaceFeed {
     this.closed = true;
     this.sub?.close();
     // Members still here mean the server is shutting down: tell them, so streaming responses end.
-    for (const g of this.groups.values()) for (const m of [...g.members]) m.fail(new DomainError('watch_closed', 'the server is shutting down; resume with since', 'unavailable'));
+    for (const g of this.groups.values()) for (const m of [...g.members]) m.fail(new DomainError('watch_closed', 'the server is shutting down; resume with since'));
     this.groups.clear();
     this.onIdle(this);
   }
@@ -343,7 +343,7 @@ export class WatchHub {
       }
       pos = target;
       if (group.position === target && feed.groups.get(group.key) === group) break;
-      if (feed.closed) throw new DomainError('watch_failed', 'the workspace feed closed during catch-up', 'unavailable');
+      if (feed.closed) throw new DomainError('watch_failed', 'the workspace feed closed during catch-up');
       if (feed.groups.get(group.key) !== group) {
         group = await feed.group(group.query, group.input);
         switchGroup(group);

@@ -60,7 +60,7 @@ export function loadRulesFile(file: string): Rules {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new DomainError('rules_not_found', `rules: cannot read "${file}": ${(err as Error).message}`, 'not_found');
+    throw new DomainError('rules_not_found', `rules: cannot read "${file}": ${(err as Error).message}`);
   }
   let json: unknown;
   try {

@@ -63,12 +63,12 @@ export function bearerFrom(header: string | string[] | undefined): string | unde
  */
 export async function authenticate(ledger: Ledger, workspaceId: unknown, token: string | undefined): Promise<Caller> {
   const wid = WorkspaceRegistry.validateId(workspaceId);
-  if (!token) throw new DomainError('unauthorized', 'Authorization: a bearer token is required', 'unauthorized');
+  if (!token) throw new DomainError('unauthorized', 'Authorization: a bearer token is required');
   const parsed = parseToken(token);
-  if (!parsed) throw new DomainError('unauthorized', 'Authorization: not a review-ledger token', 'unauthorized');
+  if (!parsed) throw new DomainError('unauthorized', 'Authorization: not a review-ledger token');
   // A catalogue lookup, not a store open: unknown ids are refused before anything touches the disk.
-  if (!isRegistered(ledger, wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`, 'not_found');
-  if (parsed.workspaceId !== wid) throw new DomainError('forbidden', `workspace_id: the token is not valid for workspace "${wid}"`, 'forbidden');
+  if (!isRegistered(ledger, wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`);
+  if (parsed.workspaceId !== wid) throw new DomainError('forbidden', `workspace_id: the token is not valid for workspace "${wid}"`);
   const workspace = await ledger.workspace(wid);
   const { state, revision } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
   const verified = verifiedTokens(workspace, revision);
@@ -79,10 +79,10 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   const stored = entry ? Buffer.from(entry.tokenHash, 'hex') : Buffer.alloc(32);
   // Compare even when the id is unknown, so timing does not tell which token ids exist.
   const match = timingSafeEqual(presented, stored.length === 32 ? stored : Buffer.alloc(32));
-  if (!entry || !match || entry.revoked) throw new DomainError('unauthorized', 'Authorization: unknown or revoked token', 'unauthorized');
+  if (!entry || !match || entry.revoked) throw new DomainError('unauthorized', 'Authorization: unknown or revoked token');
   // The role lives with the membership: removal ends every token of the principal, a demotion caps them.
   const role = effectiveRole(entry.principal as Principal, entry.role, state.members[entry.principal]);
-  if (role === null) throw new DomainError('unauthorized', `Authorization: ${entry.principal} is no longer a member of this workspace`, 'unauthorized');
+  if (role === null) throw new DomainError('unauthorized', `Authorization: ${entry.principal} is no longer a member of this workspace`);
   const caller = { principal: entry.principal as Principal, role, tokenId: parsed.tokenId };
   if (verified.size >= MAX_VERIFIED_TOKENS) verified.clear();
   verified.set(token, caller);

@@ -5,6 +5,8 @@ import { AppModule } from './app.module';
 import { Ledger } from '../ledger';
 import { LedgerConfig, loadConfig } from '../config';
 import { mkdirPrivate } from '../events/store/private-files';
+import { DomainError } from '../domain-error';
+import { lockDataDir } from './data-dir-lock';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 import '../readmodels/registry';
 
@@ -15,6 +17,15 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** A bind failure as the operator should read it: which address, and why. */
+function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as { code?: string }).code;
+  if (code === 'EADDRINUSE') return new DomainError('port_in_use', `port: ${host}:${port} is in use by another process (choose another with --port or REVIEW_LEDGER_PORT)`, { host, port });
+  if (code === 'EACCES') return new DomainError('invalid_port', `port: binding ${host}:${port} is not permitted for this user`, { host, port });
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new DomainError('invalid_config', `host: ${host} is not an address of this machine`, { host });
+  return err;
+}
+
 /** Starts the HTTP server on the configured host (127.0.0.1 unless configured otherwise). */
 export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?: Ledger): Promise<RunningServer> {
   // With a ledger given, its store config stands, but where to listen still comes from the caller:
@@ -22,20 +33,40 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
   const config = ledger
     ? { ...ledger.config, host: overrides.host ?? ledger.config.host, port: overrides.port ?? ledger.config.port }
     : loadConfig(overrides);
-  const l = ledger ?? new Ledger(config);
+  // Refused before anything is opened: one server per SQLite data dir (data-dir-lock.ts).
+  const lock = config.store === 'sqlite' ? lockDataDir(config.dataDir) : null;
+  let l: Ledger;
+  try {
+    l = ledger ?? new Ledger(config);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   // Repos registered over RPC are cloned or kept here: the server user's alone, like the data dir.
   mkdirPrivate(l.operator.repoRoot);
-  const app = await NestFactory.create(AppModule.forLedger(l), { logger: ['error', 'warn'], bodyParser: true });
+  let app: INestApplication;
+  try {
+    app = await NestFactory.create(AppModule.forLedger(l), { logger: ['error', 'warn'], bodyParser: true });
+  } catch (err) {
+    if (!ledger) await l.close().catch(() => undefined);
+    lock?.release();
+    throw err;
+  }
   app.enableShutdownHooks();
   const hooks = l.services.get('server.hooks') as Array<(app: INestApplication, ledger: Ledger) => Promise<void> | void> | undefined;
   for (const hook of hooks ?? []) await hook(app, l);
   try {
+    // Nest logs a failed bind itself, in colour and before we can name it; the caller reports it instead.
+    app.useLogger(false);
     await app.listen(config.port, config.host);
   } catch (err) {
     // A server that cannot bind must not linger: close the app (and the ledger we opened), then throw.
     await app.close().catch(() => undefined);
     if (!ledger) await l.close().catch(() => undefined);
-    throw err;
+    lock?.release();
+    throw listenError(err, config.host, config.port);
+  } finally {
+    app.useLogger(['error', 'warn']);
   }
   const addr = app.getHttpServer().address();
   const url = `http://${config.host}:${typeof addr === 'object' && addr ? addr.port : config.port}`;
@@ -44,8 +75,12 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
     ledger: l,
     url,
     async close() {
-      await app.close();
-      await l.close();
+      try {
+        await app.close();
+        await l.close();
+      } finally {
+        lock?.release();
+      }
     },
   };
 }

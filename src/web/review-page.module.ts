@@ -6,6 +6,7 @@ import { loadPrState } from '../review/pr-state';
 import { reviewStreamOf } from '../events/streams';
 import { loadRepoState, openRegisteredRepo } from '../compute/streams';
 import { DomainError } from '../domain-error';
+import { httpStatusOfCode, type ErrorCode } from '../errors/codes';
 import { Ledger } from '../ledger';
 import { httpStatusOf, toRpcError } from '../rpc/errors';
 import { authenticate, bearerFrom, type Caller } from '../security/tokens';
@@ -26,7 +27,7 @@ export class ReviewPageController {
   @Get('/workspaces/:workspaceId/repos/:repoId/prs/:number')
   page(@Param('workspaceId') workspaceId: string, @Param('repoId') repoId: string, @Param('number') prNumber: string, @Res() res: ServerResponse): void {
     if (!/^[a-z0-9-]{1,64}$/.test(workspaceId) || !/^[A-Za-z0-9._-]{1,200}$/.test(repoId) || !/^[1-9][0-9]{0,9}$/.test(prNumber)) {
-      return sendJson(res, 400, { error: { code: 'invalid_target', message: 'workspaceId, repoId and number must name a PR (e.g. /workspaces/default/repos/web/prs/42)' } });
+      return sendJson(res, httpStatusOfCode('invalid_target'), { error: { code: 'invalid_target' satisfies ErrorCode, message: 'workspaceId, repoId and number must name a PR (e.g. /workspaces/default/repos/web/prs/42)' } });
     }
     const html = reviewPageHtml({ workspaceId, repoId, prNumber: Number(prNumber) });
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; img-src 'self' blob: data:; connect-src 'self' ws: wss:; style-src 'self'; script-src 'self'", 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
@@ -36,7 +37,7 @@ export class ReviewPageController {
   @Get('/assets/review/:file')
   asset(@Param('file') file: string, @Res() res: ServerResponse): void {
     const asset = readAsset(file);
-    if (!asset) return sendJson(res, 404, { error: { code: 'asset_not_found', message: `asset: "${file.slice(0, 100)}" is not part of the review page (built by \`npm run build\`)` } });
+    if (!asset) return sendJson(res, httpStatusOfCode('asset_not_found'), { error: { code: 'asset_not_found' satisfies ErrorCode, message: `asset: "${file.slice(0, 100)}" is not part of the review page (built by \`npm run build\`)` } });
     res.writeHead(200, { 'content-type': asset.contentType, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
     res.end(asset.body);
   }
@@ -60,7 +61,7 @@ export class ReviewPageController {
       checkAccess({ name: 'visual image', access: { minRole: 'viewer' } }, caller.principal, caller.role);
       const hash = /^([0-9a-f]{64})\.png$/.exec(file)?.[1];
       const png = hash ? await readDiffImage(caller.workspace.dir, hash) : null;
-      if (!png) throw new DomainError('image_not_found', `file: no stored diff image "${file.slice(0, 80)}"`, 'not_found');
+      if (!png) throw new DomainError('image_not_found', `file: no stored diff image "${file.slice(0, 80)}"`);
       res.writeHead(200, PNG_HEADERS);
       res.end(png);
     } catch (err) {

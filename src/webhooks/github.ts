@@ -89,8 +89,8 @@ const HANDLED: Record<string, string[]> = {
  */
 export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): Promise<WebhookOutcome> {
   const wid = typeof d.workspaceId === 'string' ? d.workspaceId : '';
-  if (!wid) throw new DomainError('missing_workspace', 'workspace_id: required as a query parameter of the webhook URL', 'invalid');
-  if (!ledger.workspaces.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid.slice(0, 63)}" is not a registered workspace`, 'not_found');
+  if (!wid) throw new DomainError('missing_workspace', 'workspace_id: required as a query parameter of the webhook URL');
+  if (!ledger.workspaces.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid.slice(0, 63)}" is not a registered workspace`);
   if (!d.event) throw new DomainError('invalid_webhook', 'X-GitHub-Event: header required');
   if (!d.deliveryId || d.deliveryId.length > 100) throw new DomainError('invalid_webhook', 'X-GitHub-Delivery: header required (at most 100 characters)');
   let payload: any;
@@ -100,12 +100,12 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
     throw new DomainError('invalid_webhook', 'body: not JSON (configure the webhook with content type application/json)');
   }
   const fullName: unknown = payload?.repository?.full_name;
-  if (typeof fullName !== 'string') throw new DomainError('unauthorized', 'repository.full_name: missing, so no secret can verify this delivery', 'unauthorized');
+  if (typeof fullName !== 'string') throw new DomainError('unauthorized', 'repository.full_name: missing, so no secret can verify this delivery');
   const ws = await ledger.workspace(wid);
   const repo = await findRepo(ws, fullName);
   const secret = repo ? readWebhookSecret(ws.dir, repo.repoId) : null;
   // One answer for "unknown repo", "no secret" and "bad signature": a forger learns nothing.
-  if (!repo || !secret || !verifySignature(secret, d.body, d.signature)) throw new DomainError('invalid_signature', 'X-Hub-Signature-256: missing or does not match the repository secret', 'unauthorized');
+  if (!repo || !secret || !verifySignature(secret, d.body, d.signature)) throw new DomainError('invalid_signature', 'X-Hub-Signature-256: missing or does not match the repository secret');
 
   const action = typeof payload.action === 'string' ? payload.action : '';
   if (!HANDLED[d.event]?.includes(action)) return { status: 202, body: { ignored: true, event: d.event, action: action || null } };

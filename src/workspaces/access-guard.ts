@@ -37,16 +37,16 @@ export interface GuardedStream {
  * (an index, a computed review) is not recorded.
  */
 export function jobStopped(command: string, reason: DomainError): DomainError {
-  return new DomainError(reason.code, `${command}: ${reason.message.replace(/; the stream is closed$/, '')}; the ${command} it started was stopped and nothing it computed is recorded`, reason.status, reason.details);
+  return new DomainError(reason.code, `${command}: ${reason.message.replace(/; the stream is closed$/, '')}; the ${command} it started was stopped and nothing it computed is recorded`, reason.details);
 }
 
 /** Why a token no longer grants a stream, or null while it still does. */
 export function revocationOf(state: WorkspaceState, s: Pick<GuardedStream, 'principal' | 'tokenId' | 'minRole'>): DomainError | null {
   const token = state.tokens[s.tokenId];
-  if (!token || token.revoked) return new DomainError('token_revoked', `Authorization: token ${s.tokenId} was revoked; the stream is closed`, 'unauthorized', { tokenId: s.tokenId });
+  if (!token || token.revoked) return new DomainError('token_revoked', `Authorization: token ${s.tokenId} was revoked; the stream is closed`, { tokenId: s.tokenId });
   const role = effectiveRole(s.principal, token.role, state.members[s.principal]);
-  if (role === null) return new DomainError('member_removed', `Authorization: ${s.principal} is no longer a member of this workspace; the stream is closed`, 'unauthorized', { principal: s.principal });
-  if (!roleAtLeast(role, s.minRole)) return new DomainError('role_changed', `Authorization: ${s.principal} is now ${role}; this stream needs ${s.minRole} or above and is closed`, 'forbidden', { principal: s.principal, role });
+  if (role === null) return new DomainError('member_removed', `Authorization: ${s.principal} is no longer a member of this workspace; the stream is closed`, { principal: s.principal });
+  if (!roleAtLeast(role, s.minRole)) return new DomainError('role_changed', `Authorization: ${s.principal} is now ${role}; this stream needs ${s.minRole} or above and is closed`, { principal: s.principal, role });
   return null;
 }
 

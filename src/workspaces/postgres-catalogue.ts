@@ -88,15 +88,15 @@ export class PostgresCatalogue implements WorkspaceCatalogue {
   }
 
   private send(msg: unknown): Array<Record<string, unknown>> {
-    if (this.closed) throw new DomainError('store_unavailable', 'catalogue: closed', 'unavailable');
+    if (this.closed) throw new DomainError('store_unavailable', 'catalogue: closed');
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(msg);
     if (Atomics.wait(this.flag, 0, 0, TIMEOUT_MS) === 'timed-out') {
-      throw new DomainError('store_unavailable', `catalogue: PostgreSQL did not answer within ${TIMEOUT_MS} ms`, 'unavailable');
+      throw new DomainError('store_unavailable', `catalogue: PostgreSQL did not answer within ${TIMEOUT_MS} ms`);
     }
     const reply = receiveMessageOnPort(this.port)?.message as { rows: Array<Record<string, unknown>>; error?: string } | undefined;
-    if (!reply) throw new DomainError('store_unavailable', 'catalogue: no reply from the database worker', 'unavailable');
-    if (reply.error !== undefined) throw new DomainError('store_unavailable', `catalogue: ${reply.error}`, 'unavailable');
+    if (!reply) throw new DomainError('store_unavailable', 'catalogue: no reply from the database worker');
+    if (reply.error !== undefined) throw new DomainError('store_unavailable', `catalogue: ${reply.error}`);
     return reply.rows;
   }
 

@@ -22,25 +22,25 @@ export interface Actor {
 /** Refuses a role an agent may not hold; refuses system principals, which are the server's own. */
 export function assertMayHoldRole(principal: Principal, role: Role, field: string): void {
   if (!isHuman(principal) && !isAgent(principal)) {
-    throw new DomainError('forbidden', `principal: ${principal} is a system principal; only user:… and agent:… principals can be members or hold tokens`, 'forbidden');
+    throw new DomainError('forbidden', `principal: ${principal} is a system principal; only user:… and agent:… principals can be members or hold tokens`);
   }
   if (isAgent(principal) && !roleAtLeast(AGENT_MAX_ROLE, role)) {
-    throw new DomainError('forbidden', `${field}: an agent never holds ${role} (agents hold at most ${AGENT_MAX_ROLE}); ${principal} is an agent`, 'forbidden');
+    throw new DomainError('forbidden', `${field}: an agent never holds ${role} (agents hold at most ${AGENT_MAX_ROLE}); ${principal} is an agent`);
   }
 }
 
 /** The issuer may grant `role` (never above its own) to `principal`. */
 export function assertMayGrant(issuer: Actor, principal: Principal, role: Role, field: string): void {
-  if (!roleAtLeast(issuer.role, role)) throw new DomainError('forbidden', `${field}: a ${issuer.role} cannot grant or change ${role}`, 'forbidden');
+  if (!roleAtLeast(issuer.role, role)) throw new DomainError('forbidden', `${field}: a ${issuer.role} cannot grant or change ${role}`);
   assertMayHoldRole(principal, role, field);
   if (isAgent(issuer.principal) && isHuman(principal)) {
-    throw new DomainError('forbidden', `principal: an agent (${issuer.principal}) never provisions a human principal (${principal})`, 'forbidden');
+    throw new DomainError('forbidden', `principal: an agent (${issuer.principal}) never provisions a human principal (${principal})`);
   }
 }
 
 /** The issuer manages the existing member `principal` (holding `memberRole`): never one above itself. */
 export function assertManages(issuer: Actor, principal: Principal, memberRole: Role): void {
-  if (!roleAtLeast(issuer.role, memberRole)) throw new DomainError('forbidden', `principal: a ${issuer.role} cannot manage ${principal}, who is ${memberRole}`, 'forbidden');
+  if (!roleAtLeast(issuer.role, memberRole)) throw new DomainError('forbidden', `principal: a ${issuer.role} cannot manage ${principal}, who is ${memberRole}`);
 }
 
 /**
@@ -51,20 +51,20 @@ export function assertManages(issuer: Actor, principal: Principal, memberRole: R
 export function assertMayIssueToken(issuer: Actor, members: Record<string, Role>, principal: Principal, role: Role): void {
   const memberRole = members[principal];
   if (memberRole === undefined) {
-    throw new DomainError('not_a_member', `principal: ${principal} is not a member of this workspace; add it (addMember) before issuing it a token`, 'forbidden');
+    throw new DomainError('not_a_member', `principal: ${principal} is not a member of this workspace; add it (addMember) before issuing it a token`);
   }
   if (isHuman(principal) && !isHuman(issuer.principal)) {
-    throw new DomainError('forbidden', `principal: an agent (${issuer.principal}) never mints a token for a human (${principal})`, 'forbidden');
+    throw new DomainError('forbidden', `principal: an agent (${issuer.principal}) never mints a token for a human (${principal})`);
   }
   // Owners are peers (an owner may add or remove owners), so an owner may mint for a co-owner — the
   // audit's issuer chain names who did; nobody below owner ever mints a token for an owner principal,
   // whatever role the token would carry.
   if (memberRole === 'owner' && issuer.principal !== principal && issuer.role !== 'owner') {
-    throw new DomainError('forbidden', `principal: ${principal} is an owner; only an owner mints tokens for an owner`, 'forbidden');
+    throw new DomainError('forbidden', `principal: ${principal} is an owner; only an owner mints tokens for an owner`);
   }
   assertManages(issuer, principal, memberRole);
-  if (!roleAtLeast(issuer.role, role)) throw new DomainError('forbidden', `role: a ${issuer.role} cannot issue a ${role} token`, 'forbidden');
-  if (!roleAtLeast(memberRole, role)) throw new DomainError('forbidden', `role: ${principal} is a ${memberRole}; a token cannot carry more than its member's role (${role} asked)`, 'forbidden');
+  if (!roleAtLeast(issuer.role, role)) throw new DomainError('forbidden', `role: a ${issuer.role} cannot issue a ${role} token`);
+  if (!roleAtLeast(memberRole, role)) throw new DomainError('forbidden', `role: ${principal} is a ${memberRole}; a token cannot carry more than its member's role (${role} asked)`);
   assertMayHoldRole(principal, role, 'role');
 }
 

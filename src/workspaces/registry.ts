@@ -47,9 +47,9 @@ export class WorkspaceRegistry {
   }
 
   static validateId(id: unknown): string {
-    if (id === undefined || id === null || id === '') throw new DomainError('missing_workspace', 'workspace_id: required', 'invalid');
+    if (id === undefined || id === null || id === '') throw new DomainError('missing_workspace', 'workspace_id: required');
     const parsed = workspaceIdSchema.safeParse(id);
-    if (!parsed.success) throw new DomainError('invalid_workspace_id', `workspace_id: ${parsed.error.issues[0].message}`, 'invalid');
+    if (!parsed.success) throw new DomainError('invalid_workspace_id', `workspace_id: ${parsed.error.issues[0].message}`);
     return parsed.data;
   }
 
@@ -72,7 +72,7 @@ export class WorkspaceRegistry {
     const wid = WorkspaceRegistry.validateId(id);
     let handle = this.handles.get(wid);
     if (!handle) {
-      if (!this.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`, 'not_found');
+      if (!this.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`);
       handle = this.openHandle(wid);
       this.handles.set(wid, handle);
       handle.catch(() => this.handles.delete(wid));

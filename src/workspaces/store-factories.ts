@@ -50,6 +50,6 @@ export function kurrentdbStoreFactory(connectionString: string, catalogueDatabas
 }
 
 export function requireUrl(value: string | undefined, store: string, env: string, flag: string): string {
-  if (!value) throw new DomainError('invalid_config', `${flag}: required with --store ${store} (or set ${env})`, 'invalid');
+  if (!value) throw new DomainError('invalid_config', `${flag}: required with --store ${store} (or set ${env})`);
   return value;
 }

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -35,8 +35,11 @@ describe('review-ledger compute --json and abbreviated SHAs over the CLI', () =>
     expect(out.verdict).toMatchObject({ state: 'provisional', verdict: 'Block' });
 
     // The same PR computed again with the full SHAs: the same round, nothing new recorded.
-    const again = cli('compute', '--workspace', 'cli-json', '--repo', 'api', '--pr', '5', '--base', base, '--head', head, '--json');
-    expect(again).toMatch(/^identical inputs: the latest computation stands/);
+    // --json output is pure JSON even when nothing changed: the note goes to stderr.
+    const again = spawnSync(process.execPath, ['-r', path.join(ROOT, 'tools/ts-register.js'), path.join(ROOT, 'src/cli/main.ts'), '--data-dir', dataDir, 'compute', '--workspace', 'cli-json', '--repo', 'api', '--pr', '5', '--base', base, '--head', head, '--json'], { cwd: ROOT, encoding: 'utf8' });
+    expect(again.status).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ baseSha: base, headSha: head, apiContract: { status: 'fail' } });
+    expect(again.stderr).toMatch(/^identical inputs: the latest computation stands/m);
     const status = JSON.parse(cli('review', 'show', 'status', '--workspace', 'cli-json', '--repo', 'api', '--pr', '5'));
     expect(status.value).toMatchObject({ round: 1, reviewedHead: head });
   });

@@ -35,7 +35,7 @@ const goThorough: CommandDefinition<Record<string, never>, WorkspaceState> = {
   stream: () => streamIds.workspace(),
   fold: workspaceFold,
   decide(state) {
-    if (state.level === 'thorough') throw new DomainError('already_thorough', 'level: already thorough', 'conflict');
+    if (state.level === 'thorough') throw new DomainError('illegal_ladder_transition', 'level: already thorough');
     return [{ type: 'ReviewLevelSet', data: { level: 'thorough' } }];
   },
 };
@@ -93,7 +93,7 @@ describe('extending the ledger the Nest way', () => {
       // Through the kernel, so idempotent like every command…
       expect((await commands.execute(new GoThorough(WS, key))).replayed).toBe(true);
       // …and its decider's refusals are typed.
-      await expect(commands.execute(new GoThorough(WS, newUuidV7()))).rejects.toMatchObject({ code: 'already_thorough' });
+      await expect(commands.execute(new GoThorough(WS, newUuidV7()))).rejects.toMatchObject({ code: 'illegal_ladder_transition', message: 'level: already thorough' });
       await until(() => app.get(LevelWatcher).levels.length === 1, 10_000, 'ReviewLevelSet on the bus');
       expect(app.get(LevelWatcher).levels).toEqual(['thorough']);
 

@@ -14,7 +14,7 @@ describe('setReviewLevel, given / when / then without a store', () => {
     spec.given([created, { type: 'ReviewLevelSet', data: { level: 'light' } }]).when({ level: 'light' }, ctxOf('user:ann', 'admin')).thenNothing();
   });
   it('no workspace, no level', () => {
-    spec.given([]).when({ level: 'light' }, ctxOf('user:ann', 'admin')).thenRefused('workspace_not_found');
+    spec.given([]).when({ level: 'light' }, ctxOf('user:ann', 'admin')).thenRefused('unknown_workspace');
   });
 });
 

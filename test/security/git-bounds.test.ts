@@ -52,8 +52,8 @@ describe('git output and clone disk usage are bounded', () => {
     f.cleanup();
     return bare;
   };
-  const fail = (why: string) => new DomainError('repo_clone_failed', why, 'unavailable');
-  const over = () => new DomainError('repo_quota_exceeded', 'over', 'too_large');
+  const fail = (why: string) => new DomainError('repo_clone_failed', why);
+  const over = () => new DomainError('repo_quota_exceeded', 'over');
 
   it('a clone growing past what the workspace may still take is stopped and removed; one within it is kept', async () => {
     const bare = bareWith('big', 3 * 1024 * 1024);

@@ -52,7 +52,8 @@ export async function compute(opts: { workspace: string; repo: string; pr: strin
     let latest: RecordedEvent | undefined;
     for await (const e of ws.store.readStream(`pr-${opts.repo}-${opts.pr}`)) if (e.type === 'ReviewComputed') latest = e;
     if (!latest) return;
-    if (!out.response.eventIds.length) process.stdout.write('identical inputs: the latest computation stands (nothing recorded)\n');
+    // A note, not output: with --json stdout is exactly one JSON document.
+    if (!out.response.eventIds.length) (opts.json ? process.stderr : process.stdout).write('identical inputs: the latest computation stands (nothing recorded)\n');
     const data = latest.data as Parameters<typeof formatCohortReport>[0];
     process.stdout.write(opts.json ? `${JSON.stringify(await withGates(ws, target, latest.data as Record<string, any>), null, 2)}\n` : formatCohortReport(data));
   });

@@ -33,9 +33,9 @@ export async function rebuild(opts: { workspace: string; name?: string; json?: b
   await withLedger(cmd, async (ledger) => {
     const ws = await ledger.workspace(opts.workspace);
     const host = readModelHost(ws);
-    if (!host) throw new DomainError('unsupported', `store "${ws.store.adapter}": has no read-model storage`);
+    if (!host) throw new DomainError('read_models_unsupported', `store "${ws.store.adapter}": has no read-model storage`);
     const names = opts.name ? [opts.name] : host.names;
-    for (const n of names) if (!host.names.includes(n)) throw new DomainError('unknown_read_model', `--name: "${n}" is not a read model (${host.names.join(', ')})`, 'invalid');
+    for (const n of names) if (!host.names.includes(n)) throw new DomainError('unknown_read_model', `--name: "${n}" is not a read model (${host.names.join(', ')})`);
     for (const name of names) {
       const started = Date.now();
       const bar = progressLine();
@@ -53,7 +53,7 @@ export async function status(opts: { workspace: string; json?: boolean }, cmd: C
   await withLedger(cmd, async (ledger) => {
     const ws = await ledger.workspace(opts.workspace);
     const host = readModelHost(ws);
-    if (!host) throw new DomainError('unsupported', `store "${ws.store.adapter}": has no read-model storage`);
+    if (!host) throw new DomainError('read_models_unsupported', `store "${ws.store.adapter}": has no read-model storage`);
     const head = await ws.store.headPosition();
     const rows = [];
     for (const name of host.names) {

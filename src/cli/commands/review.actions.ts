@@ -1,19 +1,14 @@
 import type { Command } from 'commander';
-import { DomainError } from '../../domain-error';
-import { commandByName } from '../../commands/registry';
+import { z } from 'zod';
+import { DomainError, validationError } from '../../domain-error';
+import { commandByName, COMMANDS } from '../../commands/registry';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { resolveAsOf } from '../../projections/as-of';
 import { AuditRow, auditQuery } from '../../projections/audit';
-import { ciSignalsQuery } from '../../projections/ci-signals';
-import { nodeStatusQuery } from '../../projections/node-status';
-import type { QueryDefinition } from '../../projections/query';
-import { reReviewDeltaQuery } from '../../projections/re-review-delta';
+import { QUERIES, queryByName } from '../../projections/queries';
 import { replayReviews, ReplayRow } from '../../projections/replay';
-import { reportingGroupsQuery } from '../../projections/reporting-groups';
-import { reviewStatusQuery } from '../../projections/review-status';
 import { runQuery } from '../../projections/run-query';
-import { verdictQuery } from '../../projections/verdict';
 import { loadRulesFile } from '../../rules/rules';
 import { withLedger } from '../context';
 import { hasAuditLog } from '../../events/chain';
@@ -21,20 +16,32 @@ import { verifyStore } from '../../audit/checkpointer';
 import { AuditKeyring } from '../../audit/keys';
 import { formatReport } from '../../audit/verify';
 import { cliIdentity } from '../identity';
-import { REVIEW_COMMANDS, REVIEW_VIEWS, type ReviewView } from './review.names';
+import { DEPRECATED_VIEW_ALIASES } from './review.names';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 import '../../readmodels/registry';
 
-/** The actions of review.ts, loaded when one of its commands runs. */
+/** The actions of review.ts, loaded when one of its commands runs (or its help is shown). */
 
-const REVIEW_QUERIES: Record<ReviewView, QueryDefinition> = {
-  verdict: verdictQuery,
-  nodes: nodeStatusQuery,
-  delta: reReviewDeltaQuery,
-  status: reviewStatusQuery,
-  groups: reportingGroupsQuery,
-  ci: ciSignalsQuery,
-};
+/** The fields of a zod object input, `name` or `name?`, for the help catalogues. */
+function fieldsOf(schema: z.ZodType): string {
+  if (!(schema instanceof z.ZodObject)) return '(payload: see rpc.discover)';
+  const shape = schema.shape as Record<string, z.ZodType>;
+  return Object.entries(shape)
+    .map(([k, v]) => (v.safeParse(undefined).success ? `${k}?` : k))
+    .join(', ');
+}
+
+const firstSentence = (text: string): string => text.split(/(?<=\.)\s/)[0];
+
+/** `review run --help`: every command of the registry, generated from it. */
+export function commandCatalogue(): string {
+  return `\nCommands (the command registry; the payload fields follow each name):\n${COMMANDS.map((c) => `  ${c.name} {${fieldsOf(c.input)}}\n      ${firstSentence(c.description)}`).join('\n')}\n`;
+}
+
+/** `review show --help`: every query of the registry, generated from it. */
+export function queryCatalogue(): string {
+  return `\nQueries (the query registry; the input fields follow each name):\n${QUERIES.map((q) => `  ${q.name} {${fieldsOf(q.input)}}\n      ${firstSentence(q.description)}`).join('\n')}\n`;
+}
 
 function parseJson(text: string, field: string): Record<string, unknown> {
   try {
@@ -52,13 +59,13 @@ function positiveInt(value: string, field: string): number {
 }
 
 type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string };
-type ShowOptions = { workspace: string; repo: string; pr: string; round?: string; asOf?: string };
+type ShowOptions = { workspace: string; repo?: string; pr?: string; round?: string; input?: string; asOf?: string };
 type ReplayOptions = { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean };
 type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean };
 
 export async function runReviewCommand(name: string, opts: RunOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
-    if (!(REVIEW_COMMANDS as readonly string[]).includes(name) || !commandByName.has(name)) throw new DomainError('unknown_command', `command: "${name}" is not a review command (${REVIEW_COMMANDS.join(', ')})`, 'not_found');
+    if (!commandByName.has(name)) throw new DomainError('unknown_command', `command: "${name.slice(0, 100)}" is not in the command registry (${COMMANDS.map((c) => c.name).join(', ')})`);
     const payload = parseJson(opts.payload, '--payload');
     const actor = await cliIdentity(ledger, opts.workspace, opts);
     const out = await ledger.run(name, opts.workspace, { ...actor, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, payload);
@@ -66,16 +73,21 @@ export async function runReviewCommand(name: string, opts: RunOptions, cmd: Comm
   });
 }
 
-export async function showReview(view: string, opts: ShowOptions, cmd: Command): Promise<void> {
+export async function showReview(name: string, opts: ShowOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
-    const q = Object.hasOwn(REVIEW_QUERIES, view) ? REVIEW_QUERIES[view as ReviewView] : undefined;
-    if (!q) throw new DomainError('unknown_query', `view: "${view}" is not one of ${REVIEW_VIEWS.join(', ')}`, 'not_found');
-    const ws = await ledger.workspace(opts.workspace);
-    const raw: Record<string, unknown> = { repoId: opts.repo, prNumber: positiveInt(opts.pr, '--pr') };
+    const alias = Object.hasOwn(DEPRECATED_VIEW_ALIASES, name) ? DEPRECATED_VIEW_ALIASES[name] : undefined;
+    const q = queryByName(alias ?? name);
+    if (!q) throw new DomainError('unknown_query', `query: "${name.slice(0, 100)}" is not in the query registry (${QUERIES.map((x) => x.name).join(', ')})`);
+    if (alias) process.stderr.write(`note: "${name}" is a deprecated alias of "${alias}"\n`);
+    const raw: Record<string, unknown> = opts.input !== undefined ? parseJson(opts.input, '--input') : {};
+    if (opts.repo !== undefined) raw.repoId = opts.repo;
+    if (opts.pr !== undefined) raw.prNumber = positiveInt(opts.pr, '--pr');
     if (opts.round !== undefined) raw.round = positiveInt(opts.round, '--round');
-    const input = q.input.parse(raw);
+    const parsed = q.input.safeParse(raw);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    const ws = await ledger.workspace(opts.workspace);
     const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
-    const answer = await runQuery(q, ws, input, asOf);
+    const answer = await runQuery(q, ws, parsed.data, asOf);
     process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
   });
 }

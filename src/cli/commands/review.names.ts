@@ -1,5 +1,12 @@
-/** The review commands and read models the `review` CLI offers; light, so --help needs nothing else. */
-export const REVIEW_COMMANDS = ['requestReview', 'setReviewLevel', 'observeHead', 'addReviewNode', 'confirmNode', 'dismissNode', 'resolveNode', 'recordAxis', 'recordCiSignal', 'finalizeReview', 'activateRules'] as const;
-/** `review show <view>`; review.actions.ts maps each to its query (the type makes it map all of them). */
-export const REVIEW_VIEWS = ['verdict', 'nodes', 'delta', 'status', 'groups', 'ci'] as const;
-export type ReviewView = (typeof REVIEW_VIEWS)[number];
+/**
+ * `review run` takes any command of the command registry and `review show` any query of the query
+ * registry, by their registry names (the RPC method names). These older `review show` names are kept
+ * as deprecated aliases because scripts use them; `review show` says so on stderr. Light, so --help
+ * loads nothing else.
+ */
+export const DEPRECATED_VIEW_ALIASES: Readonly<Record<string, string>> = {
+  delta: 'reReviewDelta',
+  status: 'reviewStatus',
+  groups: 'reportingGroups',
+  ci: 'ciSignals',
+};

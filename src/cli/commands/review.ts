@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { LOCAL_OPERATOR } from '../../local-operator';
-import { REVIEW_COMMANDS, REVIEW_VIEWS } from './review.names';
+import { DEPRECATED_VIEW_ALIASES } from './review.names';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const actions = (): typeof import('./review.actions') => require('./review.actions');
@@ -13,23 +13,27 @@ export function register(program: Command): void {
 
   review
     .command('run <command>')
-    .description(`Run a review command with a JSON payload (${REVIEW_COMMANDS.join(', ')})`)
+    .description('Run any command of the command registry with a JSON payload (`review run --help` lists them with their payloads)')
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--payload <json>', 'the command payload as JSON')
     .option('--token <token>', "act as this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
     .option('--as <principal>', `the principal you mean to act as: must be the token's (or ${LOCAL_OPERATOR.principal} without a token)`)
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted)')
+    // Generated from the registry when this help is shown, so `review-ledger --help` stays light.
+    .addHelpText('after', () => actions().commandCatalogue())
     .action((name: string, opts: { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string }, cmd: Command) => actions().runReviewCommand(name, opts, cmd));
 
   review
-    .command('show <view>')
-    .description(`Read a review projection (${REVIEW_VIEWS.join(', ')}), optionally as of a global position or ISO time`)
+    .command('show <query>')
+    .description(`Read any query (read model) of the query registry, optionally as of a global position or ISO time (\`review show --help\` lists them; deprecated aliases: ${Object.entries(DEPRECATED_VIEW_ALIASES).map(([a, q]) => `${a} = ${q}`).join(', ')})`)
     .requiredOption('--workspace <id>', 'workspace id')
-    .requiredOption('--repo <repoId>', 'repo id')
-    .requiredOption('--pr <number>', 'PR number')
-    .option('--round <n>', 'round (delta only)')
+    .option('--repo <repoId>', 'repo id (input field repoId)')
+    .option('--pr <number>', 'PR number (input field prNumber)')
+    .option('--round <n>', 'round (input field round, reReviewDelta)')
+    .option('--input <json>', 'further input fields as a JSON object (e.g. {"cohortId":"…"}); --repo/--pr/--round override it')
     .option('--as-of <position|time>', 'answer as of a global position or an ISO-8601 time')
-    .action((view: string, opts: { workspace: string; repo: string; pr: string; round?: string; asOf?: string }, cmd: Command) => actions().showReview(view, opts, cmd));
+    .addHelpText('after', () => actions().queryCatalogue())
+    .action((query: string, opts: { workspace: string; repo?: string; pr?: string; round?: string; input?: string; asOf?: string }, cmd: Command) => actions().showReview(query, opts, cmd));
 
   program
     .command('replay')

@@ -57,7 +57,7 @@ const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const NO_POSITION = 2n ** 63n - 1n;
 
 export function positionToNumber(commit: bigint): number {
-  if (commit < 0n || commit > SAFE) throw new DomainError('position_overflow', `globalPosition: commit position ${commit} exceeds 2^53`, 'internal');
+  if (commit < 0n || commit > SAFE) throw new DomainError('position_overflow', `globalPosition: commit position ${commit} exceeds 2^53`);
   return Number(commit);
 }
 
@@ -382,7 +382,7 @@ function unavailable(err: unknown): unknown {
   if (err instanceof DomainError) return err;
   const type = (err as { type?: string }).type;
   if (type === 'unavailable' || type === 'deadline-exceeded' || type === 'not-leader') {
-    return new DomainError('store_unavailable', `kurrentdb: ${(err as Error).message}`, 'unavailable');
+    return new DomainError('store_unavailable', `kurrentdb: ${(err as Error).message}`);
   }
   return err;
 }

@@ -70,13 +70,13 @@ export interface EventStore {
 
 export class WrongExpectedRevision extends DomainError {
   constructor(readonly streamId: string, readonly expected: ExpectedRevision, readonly actual: number) {
-    super('wrong_expected_revision', `stream "${streamId}": expected revision ${String(expected)}, actual ${actual}`, 'conflict', { streamId, expected, actual });
+    super('wrong_expected_revision', `stream "${streamId}": expected revision ${String(expected)}, actual ${actual}`, { streamId, expected, actual });
   }
 }
 
 export class DuplicateEventId extends DomainError {
   constructor(readonly eventId: string) {
-    super('duplicate_event_id', `eventId: ${eventId} is already stored with different content or in another position`, 'conflict', { eventId });
+    super('duplicate_event_id', `eventId: ${eventId} is already stored with different content or in another position`, { eventId });
   }
 }
 

@@ -263,7 +263,7 @@ export class PostgresBackend {
       await backend.migrate();
     } catch (err) {
       await backend.close();
-      throw new DomainError('store_unavailable', `database: cannot open PostgreSQL store (${(err as Error).message})`, 'unavailable');
+      throw new DomainError('store_unavailable', `database: cannot open PostgreSQL store (${(err as Error).message})`);
     }
     return backend;
   }
@@ -780,7 +780,7 @@ function unavailable(err: unknown): unknown {
   if (err instanceof DomainError) return err;
   const code = (err as { code?: string }).code;
   // SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention): the store is away.
-  if (typeof code === 'string' && /^(08|53|57)/.test(code)) return new DomainError('store_unavailable', `database: ${(err as Error).message}`, 'unavailable');
-  if (err instanceof Error && /ECONNREFUSED|ECONNRESET|Connection terminated/.test(err.message)) return new DomainError('store_unavailable', `database: ${err.message}`, 'unavailable');
+  if (typeof code === 'string' && /^(08|53|57)/.test(code)) return new DomainError('store_unavailable', `database: ${(err as Error).message}`);
+  if (err instanceof Error && /ECONNREFUSED|ECONNRESET|Connection terminated/.test(err.message)) return new DomainError('store_unavailable', `database: ${err.message}`);
   return err;
 }

@@ -25,7 +25,7 @@ import { DomainError } from '../../domain-error';
 function storeErrorOf(err: unknown): unknown {
   if (!isStoreUnavailableError(err)) return err;
   const code = (err as { code?: string }).code;
-  return new DomainError('store_unavailable', `store: the event store cannot write (${code}${code === 'SQLITE_FULL' ? ': the disk is full' : ''}); nothing was recorded`, 'unavailable', { sqlite: code });
+  return new DomainError('store_unavailable', `store: the event store cannot write (${code}${code === 'SQLITE_FULL' ? ': the disk is full' : ''}); nothing was recorded`, { sqlite: code });
 }
 
 export type SynchronousMode = 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';

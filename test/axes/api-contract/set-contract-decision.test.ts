@@ -85,7 +85,7 @@ describe('setContractDecision (SPEC §11)', () => {
   });
 
   it('refuses a decision for a head that was never computed', async () => {
-    await expect(decide(CAROL, { changeId: 'ac_break', decision: 'approved', headSha: HEAD2 })).rejects.toMatchObject({ code: 'contract_not_computed' });
+    await expect(decide(CAROL, { changeId: 'ac_break', decision: 'approved', headSha: HEAD2 })).rejects.toMatchObject({ code: 'not_computed' });
   });
 
   it('refuses when no review exists for the PR', async () => {
