@@ -1,4 +1,4 @@
-import { ACCESS_GUARD_SERVICE, accessGuardFor } from './security/access-guard';
+import { ACCESS_GUARD_SERVICE, accessGuardFor } from './workspaces/access-guard';
 import { DomainError } from './domain-error';
 import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
 import { commandByName } from './commands/registry';

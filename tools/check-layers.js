@@ -18,7 +18,7 @@ const path = require('node:path');
 
 /** Lowest first. Within a layer any import is allowed as long as it makes no cycle. */
 const LAYERS = [
-  { name: 'foundation', units: ['domain-error.ts', 'operator-config.ts'] },
+  { name: 'foundation', units: ['errors', 'domain-error.ts', 'operator-config.ts'] },
   { name: 'events', units: ['events'] },
   { name: 'infrastructure', units: ['git', 'workspaces', 'config.ts', 'progress-hub'] },
   {

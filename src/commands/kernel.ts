@@ -12,7 +12,7 @@ import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadStream } from '../workspaces/load-stream';
 import type { DecideContext, PendingEvent, StreamFold } from '../events/kernel-types';
-import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf, type AccessGuard } from '../security/access-guard';
+import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf, type AccessGuard } from '../workspaces/access-guard';
 import { workspaceFold } from '../workspaces/workspace-state';
 
 /** The I/O a command may do BEFORE the pure decision (read other streams, run git, compute). */

@@ -5,7 +5,7 @@ import { canonicalJson } from '../events/canonical-json';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import type { Ledger } from '../ledger';
 import { answerQuery } from '../projections/run-query';
-import { accessGuardFor } from '../security/access-guard';
+import { accessGuardFor } from '../workspaces/access-guard';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
 import { assertWithinLimits, DISCOVER_COST, LIMITS, requestCost } from './limits';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess } from '../commands/kernel';
 import type { Ledger } from '../ledger';
-import { accessGuardFor } from '../security/access-guard';
+import { accessGuardFor } from '../workspaces/access-guard';
 import { authenticate, bearerFrom } from '../security/tokens';
 import { parseSince } from './dispatcher';
 import { httpStatusOf, toRpcError } from './errors';

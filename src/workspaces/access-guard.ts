@@ -1,9 +1,9 @@
 import { DomainError } from '../domain-error';
 import type { Principal } from '../events/envelope';
-import type { Ledger } from '../ledger';
-import { workspaceFold, type WorkspaceState } from '../workspaces/workspace-state';
-import type { WorkspaceHandle } from '../workspaces/registry';
-import { effectiveRole } from '../workspaces/provisioning';
+import { workspaceFold, type WorkspaceState } from './workspace-state';
+import type { WorkspaceHandle } from './registry';
+import { loadStream } from './load-stream';
+import { effectiveRole } from './provisioning';
 import { type Role, roleAtLeast } from '../events/roles';
 
 /**
@@ -61,8 +61,6 @@ interface WorkspaceWatch {
 export class AccessGuard {
   private readonly watches = new Map<string, WorkspaceWatch>();
 
-  constructor(private readonly ledger: Ledger) {}
-
   /** Guards a stream opened by an authenticated caller; it is forgotten once `isOpen()` turns false. */
   hold(workspace: WorkspaceHandle, stream: GuardedStream): void {
     let w = this.watches.get(workspace.id);
@@ -87,7 +85,7 @@ export class AccessGuard {
     try {
       for (const s of w.streams) if (!s.isOpen()) w.streams.delete(s);
       if (w.streams.size === 0) return this.drop(w);
-      const { state, revision } = await this.ledger.executor.load(workspaceFold, w.workspace, 'workspace');
+      const { state, revision } = await loadStream(workspaceFold, w.workspace, 'workspace');
       if (revision === w.revision) return;
       w.revision = revision;
       for (const s of [...w.streams]) {
@@ -114,11 +112,12 @@ export class AccessGuard {
   }
 }
 
-const guards = new WeakMap<Ledger, AccessGuard>();
+// Keyed by the ledger object (any object): one guard per ledger, without importing the Ledger type.
+const guards = new WeakMap<object, AccessGuard>();
 
 /** The ledger's one guard (every transport of a server shares it). */
-export function accessGuardFor(ledger: Ledger): AccessGuard {
+export function accessGuardFor(ledger: object): AccessGuard {
   let g = guards.get(ledger);
-  if (!g) guards.set(ledger, (g = new AccessGuard(ledger)));
+  if (!g) guards.set(ledger, (g = new AccessGuard()));
   return g;
 }
