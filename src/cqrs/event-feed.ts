@@ -59,7 +59,7 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
   // Bootstrap, not init: the CqrsModule (global, so its hook runs first) has bound every handler and saga by now.
   onApplicationBootstrap(): void {
     this.ledger.services.set(EVENT_FEED_SERVICE, this);
-    this.scan();
+    this.scan(true);
     this.rescan = setInterval(() => this.scan(), this.options.rescanMs).unref();
     this.poll = setInterval(() => void this.wakeStalled(), this.options.pollMs).unref();
   }
@@ -95,13 +95,18 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  private scan(): void {
+  /**
+   * Follows every workspace not yet followed. The first scan's logs are a replay; a workspace found
+   * by a later scan was created while the feed ran, so its events (even those appended before the
+   * scan saw it) are live.
+   */
+  private scan(initial = false): void {
     if (this.stopped) return;
     for (const w of this.ledger.workspaces.list()) {
       if (this.follows.has(w.workspaceId)) continue;
       this.follows.set(w.workspaceId, null);
       void this.ledger.workspace(w.workspaceId).then(
-        (ws) => this.follow(ws),
+        (ws) => this.follow(ws, !initial),
         (err) => {
           this.follows.delete(w.workspaceId);
           if (!this.stopped) console.error(`event feed: workspace ${w.workspaceId} could not be opened:`, err);
@@ -110,12 +115,12 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  private follow(ws: WorkspaceHandle): void {
+  private follow(ws: WorkspaceHandle, createdWhileRunning: boolean): void {
     if (this.stopped) return;
     const f: Follow = { ws, sub: null, seen: 0, polledAt: 0, caughtUp: false, resubscribe: false, reading: Promise.resolve() };
     this.follows.set(ws.id, f);
     f.reading = (async () => {
-      const head = await ws.store.headPosition();
+      const head = createdWhileRunning ? 0 : await ws.store.headPosition();
       if (head === 0) this.caughtUp(f, 0);
       while (!this.stopped) {
         f.sub = ws.store.subscribeAll({ after: f.seen });

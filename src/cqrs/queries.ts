@@ -5,7 +5,7 @@ import { DomainError, validationError } from '../domain-error';
 import { Ledger } from '../ledger';
 import type { QueryDefinition } from '../projections/query';
 import { QUERIES } from '../projections/queries';
-import { runQuery, type QueryAnswer } from '../projections/run-query';
+import { answerQuery, type QueryAnswer } from '../projections/run-query';
 
 /**
  * A read model of the query registry on the QueryBus; answers `{ position, value }` exactly as
@@ -45,7 +45,7 @@ function handlerClass(cls: LedgerQueryType): Type<IQueryHandler<LedgerQuery, Que
         assertKnownFields(def.input, q.input ?? {});
         const parsed = def.input.safeParse(q.input ?? {});
         if (!parsed.success) throw validationError(parsed.error.issues);
-        return runQuery(def, await this.ledger.workspace(q.workspaceId), parsed.data, q.asOf);
+        return answerQuery(def, await this.ledger.workspace(q.workspaceId), parsed.data, q.asOf);
       }
     },
   }[name];
