@@ -1,3 +1,4 @@
+import { ACCESS_GUARD_SERVICE, accessGuardFor } from './security/access-guard';
 import { DomainError } from './domain-error';
 import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
 import { commandByName } from './commands/registry';
@@ -34,6 +35,8 @@ export class Ledger {
     if (!this.services.has(OPERATOR_CONFIG_SERVICE)) this.services.set(OPERATOR_CONFIG_SERVICE, config.operator ?? defaultOperatorConfig(config.dataDir));
     this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config));
     this.executor = new CommandExecutor(this.clock, this.services);
+    // Running index/compute jobs stop when the token that started them is revoked (kernel.ts).
+    if (!this.services.has(ACCESS_GUARD_SERVICE)) this.services.set(ACCESS_GUARD_SERVICE, accessGuardFor(this));
   }
 
   get operator(): OperatorConfig {

@@ -25,7 +25,7 @@ const LAYERS = [
     name: 'domain',
     units: ['rules', 'dependencies', 'codegraph', 'axes', 'review', 'compute', 'context', 'progress', 'publish'],
   },
-  { name: 'application', units: ['commands', 'projections', 'audit', 'local-operator.ts', 'ledger.ts'] },
+  { name: 'application', units: ['commands', 'projections', 'readmodels', 'audit', 'local-operator.ts', 'ledger.ts'] },
   { name: 'services', units: ['security', 'cqrs', 'status-check'] },
   { name: 'transports', units: ['rpc', 'mcp', 'webhooks', 'web', 'demo'] },
   { name: 'entry', units: ['server', 'cli'] },

@@ -72,6 +72,8 @@ export interface IndexOptions {
   onProgress?: (p: IndexProgress) => void;
   /** Parse on worker threads when there is enough to parse (default true); false keeps it on this thread. */
   parallel?: boolean;
+  /** Stops the indexing between batches (the acting token was revoked): the promise rejects with the reason. */
+  signal?: AbortSignal;
 }
 
 /** Indexes every file of `commit` that has a grammar; parse results come from the blob cache when possible. */
@@ -140,6 +142,7 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
   const readBatch = (from: number) => Promise.all(misses.slice(from, from + READ_CONCURRENCY).map((i) => repo.readBlob(todo[i].blob)));
   let pending = misses.length ? readBatch(0) : undefined;
   for (let b = 0; b < misses.length; b += READ_CONCURRENCY) {
+    opts.signal?.throwIfAborted();
     const batch = misses.slice(b, b + READ_CONCURRENCY);
     const blobs = await pending!;
     pending = b + READ_CONCURRENCY < misses.length ? readBatch(b + READ_CONCURRENCY) : undefined;

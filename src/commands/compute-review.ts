@@ -55,6 +55,7 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
           workspaceDir: env.workspace.dir,
           repoConfig: repoState.config,
           render,
+          signal: env.signal,
           onProgress: (_phase, p) => {
             const commit = _phase === 'index-head' ? headSha : baseSha;
             listener?.({ ...p, repoId: cmd.repoId, commit });

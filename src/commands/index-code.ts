@@ -48,6 +48,7 @@ export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
       const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
       const idx = await indexCommit(repo, commit, {
         cache,
+        signal: env.signal,
         onProgress: (p) => {
           listener?.({ ...p, repoId: cmd.repoId, commit });
           job.report({ phase: 'index', done: p.done, total: p.total, fraction: p.total ? p.done / p.total : 0, commit });

@@ -12,6 +12,8 @@ import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadStream } from '../workspaces/load-stream';
 import type { DecideContext, PendingEvent, StreamFold } from '../events/kernel-types';
+import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf, type AccessGuard } from '../security/access-guard';
+import { workspaceFold } from '../workspaces/workspace-state';
 
 /** The I/O a command may do BEFORE the pure decision (read other streams, run git, compute). */
 export interface CommandEnv {
@@ -21,6 +23,11 @@ export interface CommandEnv {
   now: Date;
   /** Extra services registered by the application (repos, indexes, …), by name. */
   services: ReadonlyMap<string, unknown>;
+  /**
+   * Aborted (with the reason) once the token that started the command stops granting it — revoked, its
+   * member removed or demoted: long `prepare` steps (indexing, computing) stop at their next step.
+   */
+  signal?: AbortSignal;
 }
 
 export interface AccessRule {
@@ -99,6 +106,30 @@ export class CommandExecutor {
     private readonly services: ReadonlyMap<string, unknown> = new Map(),
   ) {}
 
+  /**
+   * `prepare` is where a command does its long I/O (indexing, computing a review). Started with a token,
+   * it runs with a signal the access guard aborts once that token stops granting the command (revoked,
+   * member removed, demoted), and its result is refused if the token stopped granting it meanwhile —
+   * checked again after it returns, so a revocation the guard has not seen yet counts too.
+   */
+  private async prepareGuarded<I, S, P>(def: CommandDefinition<I, S, P>, input: I, env: CommandEnv, tokenId: string | undefined): Promise<P> {
+    if (!tokenId) return def.prepare!(input, env);
+    const stop = new AbortController();
+    let running = true;
+    const guard = this.services.get(ACCESS_GUARD_SERVICE) as AccessGuard | undefined;
+    guard?.hold(env.workspace, { principal: env.principal, tokenId, minRole: def.access.minRole, isOpen: () => running, end: (reason) => stop.abort(jobStopped(def.name, reason)) });
+    try {
+      const prepared = await def.prepare!(input, { ...env, signal: stop.signal });
+      stop.signal.throwIfAborted();
+      const { state } = await this.load(workspaceFold, env.workspace, 'workspace');
+      const reason = revocationOf(state, { principal: env.principal, tokenId, minRole: def.access.minRole });
+      if (reason) throw jobStopped(def.name, reason);
+      return prepared;
+    } finally {
+      running = false;
+    }
+  }
+
   async execute<I, S, P>(def: CommandDefinition<I, S, P>, workspace: WorkspaceHandle, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
     const now = this.clock();
     const key = assertIdempotencyKey(envelope.idempotencyKey, now);
@@ -120,8 +151,7 @@ export class CommandExecutor {
     const noop = NoopKeys.of(workspace).get(key);
     if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
 
-    const env: CommandEnv = { workspace, principal, role: envelope.role, now, services: this.services };
-    const prepared = def.prepare ? await def.prepare(input, env) : (input as unknown as P);
+    const prepared = def.prepare ? await this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : (input as unknown as P);
 
     // Commands on one stream are serialized inside a process (decide on the latest state, no wasted
     // decisions); across processes the expected revision arbitrates and a conflict re-decides.

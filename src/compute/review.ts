@@ -45,6 +45,8 @@ export interface ComputeReviewInput {
    */
   typeEdges?: boolean;
   onProgress?: (phase: 'index-base' | 'index-head', p: IndexProgress) => void;
+  /** Stops the computation between steps (the acting token was revoked): it rejects with the reason. */
+  signal?: AbortSignal;
 }
 
 const canonical = (v: unknown): string =>
@@ -90,11 +92,13 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   if (semantic) {
     const cache = FactsCache.open(input.workspaceDir);
     try {
-      headIndex = await indexCommit(repo, headSha, { cache, onProgress: (p) => input.onProgress?.('index-head', p) });
-      baseIndex = await indexCommit(repo, baseSha, { cache, onProgress: (p) => input.onProgress?.('index-base', p) });
+      headIndex = await indexCommit(repo, headSha, { cache, signal: input.signal, onProgress: (p) => input.onProgress?.('index-head', p) });
+      baseIndex = await indexCommit(repo, baseSha, { cache, signal: input.signal, onProgress: (p) => input.onProgress?.('index-base', p) });
       head = new CodeGraph(headIndex);
       base = new CodeGraph(baseIndex);
     } catch (e) {
+      // Stopped, not failed: the computation ends here instead of going on without an index.
+      input.signal?.throwIfAborted();
       noIndexReason = `no code index at ${headSha.slice(0, 12)} (${(e as Error).message}): grouped by directory`;
       head = base = undefined;
     } finally {
@@ -102,6 +106,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     }
   }
   const indexedAt = performance.now();
+  input.signal?.throwIfAborted();
 
   const hunks = parseHunks(await repo.diffPatch(baseSha, headSha, [], 0));
   const dependencyDiffs = await diffDependencies(changed, async (side, p) => (await repo.readFileAt(side === 'base' ? baseSha : headSha, p))?.toString('utf8') ?? null);
@@ -157,6 +162,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;
+  input.signal?.throwIfAborted();
   const [apiContract, visual] = await Promise.all([
     runApiContract(repo, baseSha, headSha, changedForAxes),
     runVisual(repo, baseSha, headSha, changedForAxes, input.workspaceDir, input.render),

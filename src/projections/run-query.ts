@@ -1,7 +1,6 @@
 import type { RecordedEvent } from '../events/envelope';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import type { QueryDefinition } from './query';
-import { answerFromReadModel } from '../readmodels/registry';
 
 export interface QueryAnswer<R = unknown> {
   /** The global position the answer reflects (the last event folded, or the as-of bound). */
@@ -13,6 +12,16 @@ export interface QueryAnswer<R = unknown> {
  * Answers a query by folding its sources up to `asOf` (a global position; default: the head).
  * Stream sources are merged in global order so the fold sees exactly the log's order.
  */
+/** Answers a workspace-wide query from checkpointed rows, or null to fold the log instead. */
+export type WorkspaceQueryAnswerer = (q: QueryDefinition, workspace: WorkspaceHandle, input: unknown, until: number) => Promise<QueryAnswer | null>;
+
+let readModelAnswerer: WorkspaceQueryAnswerer | null = null;
+
+/** Installed by src/readmodels (which sits above projections and so cannot be imported from here). */
+export function answerWorkspaceQueriesWith(answerer: WorkspaceQueryAnswerer | null): void {
+  readModelAnswerer = answerer;
+}
+
 export async function runQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R>> {
   return runQueryImpl(q, workspace, input, asOf, true);
 }
@@ -26,8 +35,8 @@ async function runQueryImpl<I, S, R>(q: QueryDefinition<I, S, R>, workspace: Wor
   const head = await workspace.store.headPosition();
   const until = asOf === undefined ? head : Math.min(asOf, head);
   // Workspace-wide queries with a checkpointed read model (src/readmodels) answer from its rows.
-  if (readModels && q.sources(input) === 'all') {
-    const served = await answerFromReadModel(q, workspace, input, until);
+  if (readModels && readModelAnswerer && q.sources(input) === 'all') {
+    const served = (await readModelAnswerer(q, workspace, input, until)) as QueryAnswer<R> | null;
     if (served) return served;
   }
   const fold = await q.fold(input, workspace);

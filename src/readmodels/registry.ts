@@ -1,5 +1,5 @@
 import type { QueryDefinition } from '../projections/query';
-import type { QueryAnswer } from '../projections/run-query';
+import { answerWorkspaceQueriesWith, type QueryAnswer } from '../projections/run-query';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { auditFromRows, auditReadModel } from './audit';
 import { ReadModelHost } from './host';
@@ -57,3 +57,6 @@ export async function answerFromReadModel<I, R>(q: QueryDefinition<I, unknown, R
     return null;
   }
 }
+
+// Importing this module makes runQuery answer from the read models (the server, RPC, MCP and the audit CLI do).
+answerWorkspaceQueriesWith(answerFromReadModel);

@@ -14,6 +14,8 @@ import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
 import type { WatchHub, WatchSink } from './watch';
+// Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
+import '../readmodels/registry';
 
 /** What a transport knows about the caller and the connection a request arrived on. */
 export interface CallContext {

@@ -18,6 +18,9 @@ import { type Role, roleAtLeast } from '../events/roles';
  */
 export const CHECK_MS = 200;
 
+/** Ledger service holding its AccessGuard (commands reach it through CommandEnv.services). */
+export const ACCESS_GUARD_SERVICE = 'security.accessGuard';
+
 /** A stream to end when its token stops granting `minRole`. */
 export interface GuardedStream {
   principal: Principal;
@@ -27,6 +30,14 @@ export interface GuardedStream {
   isOpen(): boolean;
   /** Ends the stream, telling the client why. Called at most once. */
   end(reason: DomainError): void;
+}
+
+/**
+ * What a command started by `tokenId` gets when that token stops granting it while it runs: its result
+ * (an index, a computed review) is not recorded.
+ */
+export function jobStopped(command: string, reason: DomainError): DomainError {
+  return new DomainError(reason.code, `${command}: ${reason.message.replace(/; the stream is closed$/, '')}; the ${command} it started was stopped and nothing it computed is recorded`, reason.status, reason.details);
 }
 
 /** Why a token no longer grants a stream, or null while it still does. */

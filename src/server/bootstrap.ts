@@ -5,6 +5,8 @@ import { AppModule } from './app.module';
 import { Ledger } from '../ledger';
 import { LedgerConfig, loadConfig } from '../config';
 import { mkdirPrivate } from '../events/store/private-files';
+// Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
+import '../readmodels/registry';
 
 export interface RunningServer {
   app: INestApplication;

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { principalSchema } from '../../events/envelope';
 import { Ledger } from '../../ledger';
 import { buildMcpServer, type McpIdentity } from '../../mcp/server';
+import { GuardedStdioTransport } from '../../mcp/stdio-transport';
 import { parseToken } from '../../security/tokens';
 import { configFrom } from '../context';
 
@@ -27,7 +27,7 @@ export async function serveMcp(opts: { token?: string; workspace?: string; princ
   const ledger = new Ledger(configFrom(cmd));
   await ledger.workspace(identity.workspaceId);
   const server = buildMcpServer(ledger, identity);
-  const transport = new StdioServerTransport();
+  const transport = new GuardedStdioTransport();
   transport.onclose = () => void ledger.close();
   await server.connect(transport);
 }
@@ -37,7 +37,8 @@ export async function serveMcp(opts: { token?: string; workspace?: string; princ
  * without a second process opening that server's SQLite files. Messages pass through unchanged.
  */
 async function relayToServer(url: string, token: string): Promise<void> {
-  const stdio = new StdioServerTransport();
+  // Guarded here too: the SDK's parse would drop a __proto__ key before the server could refuse it.
+  const stdio = new GuardedStdioTransport();
   const http = new StreamableHTTPClientTransport(new URL(`${url.replace(/\/+$/, '')}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
   stdio.onmessage = (m) =>
     void http.send(m).catch((err) => {

@@ -22,6 +22,8 @@ import { AuditKeyring } from '../../audit/keys';
 import { formatReport } from '../../audit/verify';
 import { cliIdentity } from '../identity';
 import { REVIEW_COMMANDS, REVIEW_VIEWS, type ReviewView } from './review.names';
+// Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
+import '../../readmodels/registry';
 
 /** The actions of review.ts, loaded when one of its commands runs. */
 

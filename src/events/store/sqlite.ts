@@ -210,8 +210,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       insert: this.db.prepare(
         'INSERT INTO events (event_id, stream_id, stream_revision, type, schema_version, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
+      // No explicit global_position: SQLite gives max(rowid) + 1, which is the head + 1 under the write lock
+      // (applyOne checks it). An explicit rowid costs a uniqueness seek per row: ~5 % more instructions
+      // per insert (callgrind, 5,000 rows): most of the ~7 % the chained insert cost over the plain one.
       insertChained: this.db.prepare(
-        'INSERT INTO events (global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (event_id, stream_id, stream_revision, type, schema_version, data, metadata, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       lastHash: this.db.prepare('SELECT global_position, hash FROM events ORDER BY global_position DESC LIMIT 1').raw(true),
       chainPage: this.db.prepare(`SELECT ${COLUMNS}, prev_hash, hash FROM events WHERE global_position > ? ORDER BY global_position ASC LIMIT ?`).raw(true),
@@ -356,7 +359,10 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
           pos = head.position + 1;
           row.global_position = pos;
           const hash = chainHash(head.hash, rowFields(row));
-          this.stmts.insertChained.run(pos, e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, head.hash, hash);
+          const assigned = Number(this.stmts.insertChained.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, head.hash, hash).lastInsertRowid);
+          // Cannot differ while the head is right (rows are only ever appended); if it does, the row was
+          // hashed for another position: refuse it (the savepoint rolls it back) and re-read the head.
+          if (assigned !== pos) throw new ChainHeadStale(pos, assigned);
           head = { position: pos, hash };
         } else {
           pos = Number(this.stmts.insert.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata).lastInsertRowid);
@@ -557,6 +563,14 @@ const rowFields = (r: EventRow) => ({
   metadata: r.metadata,
   eventId: r.event_id,
 });
+
+/** The in-memory chain head was behind the table: the append is refused and the head forgotten (flush). */
+class ChainHeadStale extends Error {
+  constructor(hashedFor: number, assigned: number) {
+    super(`chain: event hashed for position ${hashedFor} would be stored at ${assigned}; the chain head is re-read on the next append`);
+    this.name = 'ChainHeadStale';
+  }
+}
 
 function isSqliteError(err: unknown): boolean {
   return err instanceof Error && err.name === 'SqliteError';

@@ -1,0 +1,24 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+const cli = (dataDir: string, ...args: string[]): string =>
+  execFileSync(process.execPath, ['-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, ...args], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+describe('review-ledger projections', () => {
+  jest.setTimeout(180_000);
+
+  test('rebuild builds a new generation from 0 and switches to it; status shows the slot caught up with the head; unknown names are refused', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-rm-cli-'));
+    cli(dataDir, 'workspace', 'create', 'acme');
+    const first = JSON.parse(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--json').trim());
+    expect(first).toMatchObject({ name: 'audit', version: 1 });
+    const second = JSON.parse(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--name', 'audit', '--json').trim());
+    expect(second.generation).toBe(first.generation + 1);
+    const status = JSON.parse(cli(dataDir, 'projections', 'status', '--workspace', 'acme', '--json'));
+    expect(status).toEqual([{ name: 'audit', version: 1, generation: second.generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 }]);
+    expect(() => cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--name', 'nope')).toThrow(/unknown_read_model/);
+  });
+});
