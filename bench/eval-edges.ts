@@ -80,7 +80,7 @@ function compilerEdges(root: string, files: string[]): Set<string> {
 const TS_JS = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
 
 /**
- * `npm run eval:edges [-- --repo <git dir> --commit <sha>] [--syntax-only] [--no-lib]`: our resolved cross-file edges
+ * `npm run eval:edges [-- --repo <git dir> --commit <sha>] [--syntax-only] [--lib]`: our resolved cross-file edges
  * against the TypeScript compiler's on the TS/JS files of one commit (default: the rxjs fixture of
  * bench:cohorts), syntax-only and with the checker path (type-edges.ts) over every file.
  */
@@ -115,7 +115,7 @@ export async function main(args: string[] = []): Promise<void> {
     for (const m of graph.nameMatches) for (const c of m.candidates) nameOnly.add(`${m.fromFile}\0${c.split('#')[0]}#${c.slice(c.indexOf('#') + 1).split('.')[0]}`);
     const tsFiles = [...index.files.keys()].filter((p) => TS_JS.test(p));
     // The engine's type-resolved path over every TS/JS file of the commit (as a PR that touches them all).
-    const checkerStats = noChecker ? undefined : await addCheckerEdges(graph, repo, { files: tsFiles, budgetMs: 60_000, maxProgramFiles: 5000, lib: !args.includes('--no-lib') });
+    const checkerStats = noChecker ? undefined : await addCheckerEdges(graph, repo, { files: tsFiles, maxProgramFiles: 5000, lib: args.includes('--lib') });
     const ours = edgeSet();
 
     const files = tsFiles.map((p) => path.join(tree, p));

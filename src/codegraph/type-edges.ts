@@ -56,8 +56,8 @@ const VENDORED = /(^|\/)(node_modules|vendor|third_party|bower_components|\.yarn
 
 /** Compiler options from the root tsconfig.json / jsconfig.json (relative `extends` followed), or defaults. */
 function compilerOptions(t: typeof TS, texts: Map<string, string>): TS.CompilerOptions {
-  // Without a config: CommonJS + Node10 resolution, which reads `require` and extensionless imports alike.
-  const base: TS.CompilerOptions = { target: t.ScriptTarget.ES2022, module: t.ModuleKind.CommonJS, moduleResolution: t.ModuleResolutionKind.Node10, strict: false };
+  // Without a config: Bundler resolution (extensionless, `.js` for `.ts`, package.json `types`; `require` in JS files too).
+  const base: TS.CompilerOptions = { target: t.ScriptTarget.ES2022, module: t.ModuleKind.ESNext, moduleResolution: t.ModuleResolutionKind.Bundler, strict: false };
   const config = ['tsconfig.json', 'jsconfig.json'].find((f) => texts.has(f));
   let options = base;
   if (config) {
@@ -70,7 +70,7 @@ function compilerOptions(t: typeof TS, texts: Map<string, string>): TS.CompilerO
     const json = t.parseConfigFileTextToJson(`${ROOT}/${config}`, texts.get(config)!);
     if (json.config) options = { ...base, ...t.parseJsonConfigFileContent(json.config, host, ROOT, undefined, `${ROOT}/${config}`).options };
   }
-  const resolution = options.moduleResolution === t.ModuleResolutionKind.Classic ? t.ModuleResolutionKind.Node10 : options.moduleResolution;
+  const resolution = options.moduleResolution === t.ModuleResolutionKind.Classic ? t.ModuleResolutionKind.Bundler : options.moduleResolution;
   return { ...options, moduleResolution: resolution, noEmit: true, skipLibCheck: true, types: [], allowJs: true, checkJs: false, composite: false, incremental: false, declaration: false, noResolve: false, rootDir: undefined, outDir: undefined, tsBuildInfoFile: undefined };
 }
 
