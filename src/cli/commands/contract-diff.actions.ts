@@ -15,14 +15,23 @@ async function loadFromDisk(file: string): Promise<LoadedSpec> {
   const { loadSpec } = require('../../axes/api-contract/document') as typeof Document;
   const absolute = path.resolve(file);
   const rootRelative = path.relative(path.parse(absolute).root, absolute).split(path.sep).join('/');
-  const loaded = await loadSpec(rootRelative, async (p) => {
-    try {
-      return await fs.readFile(path.join(path.parse(absolute).root, ...p.split('/')), 'utf8');
-    } catch {
-      return null;
-    }
-  });
-  return loaded!;
+  const onDisk = (p: string) => path.join(path.parse(absolute).root, ...p.split('/'));
+  try {
+    const loaded = await loadSpec(rootRelative, async (p) => {
+      try {
+        return await fs.readFile(onDisk(p), 'utf8');
+      } catch {
+        return null;
+      }
+    });
+    return loaded!;
+  } catch (err) {
+    // The loader names files as keys relative to the file-system root; the user gave a path on disk.
+    const { SpecParseError } = require('../../axes/api-contract/document') as typeof Document;
+    if (!(err instanceof SpecParseError)) throw err;
+    const detail = err.message.slice(err.file.length + 2).replace(/referenced file (\S+) not found/, (_m, f: string) => `referenced file ${onDisk(f)} not found`);
+    throw new SpecParseError(onDisk(err.file), detail);
+  }
 }
 
 const ORDER = new Map(CONTRACT_SEVERITIES.map((s, i) => [s, i]));

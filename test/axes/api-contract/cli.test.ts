@@ -83,4 +83,19 @@ describe('review-ledger contract-diff BASE HEAD', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/spec_unparsable.*broken\.yaml: invalid YAML/);
   });
+
+  it('names a missing file by the absolute path the user gave, leading / included', () => {
+    const missing = path.join(dir, 'nowhere', 'missing.yaml');
+    const r = cli(path.join(FIXTURES, 'api-added', 'base.yaml'), missing);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`error [spec_unparsable]: ${missing}: file not found`);
+  });
+
+  it('names a missing $ref target by its path on disk', () => {
+    fs.mkdirSync(path.join(dir, 'refs'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'refs', 'openapi.yaml'), 'openapi: 3.0.0\ninfo: {title: t, version: "1"}\npaths:\n  /a:\n    $ref: ./gone.yaml\n');
+    const r = cli(path.join(FIXTURES, 'api-added', 'base.yaml'), path.join(dir, 'refs', 'openapi.yaml'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`referenced file ${path.join(dir, 'refs', 'gone.yaml')} not found`);
+  });
 });
