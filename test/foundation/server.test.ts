@@ -48,7 +48,10 @@ describe('HTTP server', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
     const takenPort = (blocker.address() as net.AddressInfo).port;
     try {
-      await expect(startServer({ dataDir, port: takenPort })).rejects.toThrow(/EADDRINUSE/);
+      await expect(startServer({ dataDir, port: takenPort })).rejects.toMatchObject({ code: 'port_in_use', message: expect.stringContaining(`127.0.0.1:${takenPort} is in use`) });
+      // Nothing of the failed start is left holding the data dir: the next start on it succeeds.
+      const again = await startServer({ dataDir, port: 0 });
+      await again.close();
     } finally {
       blocker.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
