@@ -71,23 +71,18 @@ export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts 
     };
 
     const refs: Reference[] = [];
-    const seen = new Map<string, Reference>();
-    const seenAnyKind = new Map<string, Reference>();
+    const seen = new Set<string>();
+    const seenAnyKind = new Set<string>();
     const push = (name: string, qualifier: string | undefined, kind: ReferenceKind, index: number, line: number) => {
       const from = enclosing(index);
       const site = `${name}\0${qualifier ?? ''}\0${from}`;
       const key = `${site}\0${kind}`;
-      // A plain use adds nothing when the same site is already known as a call/type/class reference,
-      // but its line does: the site's further lines are kept.
-      const known = seen.get(key) ?? (kind === 'use' ? seenAnyKind.get(site) : undefined);
-      if (known) {
-        addLine(known, line);
-        return;
-      }
+      // A plain use adds nothing when the same site is already known as a call/type/class reference.
+      if (seen.has(key) || (kind === 'use' && seenAnyKind.has(site))) return;
+      seen.add(key);
+      seenAnyKind.add(site);
       const ref: Reference = { name, kind, line, from };
       if (qualifier !== undefined) ref.qualifier = qualifier;
-      seen.set(key, ref);
-      if (!seenAnyKind.has(site)) seenAnyKind.set(site, ref);
       refs.push(ref);
     };
     const qualify = grammar.spec.id === 'dart' ? dartQualifierOf : grammar.spec.id === 'swift' ? swiftQualifierOf : qualifierOf;
@@ -123,12 +118,6 @@ function usesOfImports(root: Node, source: string, names: Set<string>, types: st
     if (node && node.startIndex === start && node.endIndex === end && types.includes(node.type)) out.push({ name: m[0], index: start, end, line: node.startPosition.row + 1 });
   }
   return out;
-}
-
-/** Records another line of a reference's site (the first line stays `line`). */
-export function addLine(ref: Reference, line: number): void {
-  if (line === ref.line || ref.also?.includes(line)) return;
-  (ref.also ??= []).push(line);
 }
 
 function qualifierOf(nameNode: Node): string | undefined {

@@ -26,8 +26,6 @@ export interface Reference {
   line: number;
   /** Index of the innermost enclosing definition, -1 at top level. */
   from: number;
-  /** Further lines of the same name from the same definition (one reference per site; formation asks whether any of them changed). */
-  also?: number[];
 }
 
 export interface ImportBinding {

@@ -143,11 +143,7 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   // references it does not depend on that change).
   const docOnly = new Set(signals.has('code-change') ? semanticFiles.flatMap((f) => [...(f.docOnly ?? [])]) : []);
   const linkable = (symbol: string) => !docOnly.has(symbol);
-  /** Any reference of the edge (its first line or one of the others) is on a changed line of that side. */
-  const onChangedLine = (file: string, side: 'head' | 'base', e: { line: number; also?: number[] }) => {
-    const changed = input.changedLines?.get(file)?.[side];
-    return !!changed && (changed.has(e.line) || !!e.also?.some((l) => changed.has(l)));
-  };
+
   const testFiles = new Set(semanticFiles.filter((f) => f.role === 'test').map((f) => f.path));
   const liveHeadFiles = new Set(semanticFiles.filter((f) => f.status !== 'deleted').map((f) => f.path));
   const byLine = signals.has('changed-reference');
@@ -171,7 +167,7 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
       const fromFile = side === 'head' ? e.fromFile : baseToHead.get(e.fromFile);
       if (!fromFile || (side === 'head' && !liveHeadFiles.has(fromFile))) continue;
       // A changed test exercises whatever it references: the line rule is for source files.
-      if (byLine && !testFiles.has(fromFile) && !onChangedLine(fromFile, side, e)) continue;
+      if (byLine && !testFiles.has(fromFile) && !input.changedLines?.get(fromFile)?.[side].has(e.line)) continue;
       let fromSymbol: string | undefined;
       if (testFiles.has(fromFile)) fromSymbol = e.from; // a changed test exercises whatever it references
       else if (e.from === e.fromFile) fromSymbol = residualFiles.has(fromFile) || byLine ? e.from : undefined;

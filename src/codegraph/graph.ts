@@ -32,8 +32,6 @@ export interface Edge {
   toFile: string;
   kind: ReferenceKind;
   line: number;
-  /** Further lines of references from `from` to `to` (formation's changed-line rule looks at every one). */
-  also?: number[];
   provenance: EdgeProvenance;
   /** Checker edges only: the field of `to` that was read (`to` owns a declaration that is no definition of its own). */
   member?: string;
@@ -185,7 +183,7 @@ export class CodeGraph {
     for (const decl of facts.imports) if (!decl.reexport) for (const b of decl.bindings) bindings.set(b.local, { decl, imported: b.imported });
     const stars = facts.imports.filter((d) => d.star && !d.reexport);
     const infos = this.defsByFile.get(file.path) ?? [];
-    const seen = new Map<string, Edge>();
+    const seen = new Set<string>();
     for (const ref of facts.refs) {
       const from = ref.from >= 0 ? infos[ref.from]?.id ?? file.path : file.path;
       const target = this.resolveReference(file, ref, bindings, stars, infos);
@@ -196,15 +194,9 @@ export class CodeGraph {
       if (typeof target === 'string') {
         if (target === from) continue; // recursion is not a dependency
         const key = `${from}\0${target}`;
-        const known = seen.get(key);
-        if (known) {
-          // One edge per (from, to); the lines of its other references are kept.
-          for (const l of [ref.line, ...(ref.also ?? [])]) if (l !== known.line && !known.also?.includes(l)) (known.also ??= []).push(l);
-          continue;
-        }
-        const edge: Edge = { from, fromFile: file.path, to: target, toFile: this.symbols.get(target)!.path, kind: ref.kind, line: ref.line, ...(ref.also ? { also: [...ref.also] } : {}), provenance: 'syntax' };
-        seen.set(key, edge);
-        this.addEdge(edge);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        this.addEdge({ from, fromFile: file.path, to: target, toFile: this.symbols.get(target)!.path, kind: ref.kind, line: ref.line, provenance: 'syntax' });
         continue;
       }
       const candidates = (this.byName.get(ref.name) ?? []).filter((id) => !id.startsWith(`${file.path}#`));

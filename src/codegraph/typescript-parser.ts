@@ -40,22 +40,17 @@ export function extractFactsWithTypeScript(source: string, languageId: string): 
   const defs: Definition[] = [];
   const byQname = new Map<string, number>();
   const refs: Reference[] = [];
-  const seen = new Map<string, Reference>();
-  const seenAnyKind = new Map<string, Reference>();
+  const seen = new Set<string>();
+  const seenAnyKind = new Set<string>();
   const uses: Array<{ name: string; qualifier?: string; line: number; from: number }> = [];
   const push = (name: string, qualifier: string | undefined, k: ReferenceKind, line: number, from: number) => {
     const site = `${name}\0${qualifier ?? ''}\0${from}`;
     const key = `${site}\0${k}`;
-    // As in extract.ts: one reference per site, its further lines kept in `also`.
-    const known = seen.get(key) ?? (k === 'use' ? seenAnyKind.get(site) : undefined);
-    if (known) {
-      if (line !== known.line && !known.also?.includes(line)) (known.also ??= []).push(line);
-      return;
-    }
+    if (seen.has(key) || (k === 'use' && seenAnyKind.has(site))) return;
+    seen.add(key);
+    seenAnyKind.add(site);
     const ref: Reference = { name, kind: k, line, from };
     if (qualifier !== undefined) ref.qualifier = qualifier;
-    seen.set(key, ref);
-    if (!seenAnyKind.has(site)) seenAnyKind.set(site, ref);
     refs.push(ref);
   };
 

@@ -73,7 +73,8 @@ describe('formation signals', () => {
   it('code-change: a definition whose change is only its docstring or comments is no link target; a code change is', async () => {
     const SIGNALS: FormationSignal[] = ['changed-reference', 'new-symbol-import', 'test-subject', 'code-change'];
     const utils = (doc: string, body: string) => `def echo(message):\n    \"\"\"Print a message.\n\n    ${doc}\n    \"\"\"\n    # write it out\n    return ${body}\n`;
-    const app = (n: number) => `from .utils import echo\n\n\ndef main():\n${Array.from({ length: n }, (_, i) => `    echo("line ${i}")\n`).join('')}`;
+    // n functions, each calling echo: a new function is a new (changed-line) reference to it.
+    const app = (n: number) => `from .utils import echo\n${Array.from({ length: n }, (_, i) => `\n\ndef main${i}():\n    echo("line ${i}")\n`).join('')}`;
     const f = fixture();
     f.write('pkg/__init__.py', '');
     f.write('pkg/utils.py', utils('It never fails.', 'print(message)'));
@@ -89,7 +90,7 @@ describe('formation signals', () => {
     const code = f.commit('and a code change');
     const r = await compute(f, base, code, SIGNALS);
     expect(groups(r)).toEqual(['pkg/app.py,pkg/utils.py']);
-    expect(cohortOf(r, 'pkg/app.py').groupingReason).toBe('changed references: main → echo');
+    expect(cohortOf(r, 'pkg/app.py').groupingReason).toBe('changed references: main1 → echo');
   });
 
   it('test-subject: a changed test named for a changed source joins it without a reference to a changed symbol', async () => {
