@@ -220,7 +220,9 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
             const change = to ? changeOf.get(to) : undefined;
             if (!to || !change || !linkable(to)) continue;
             const newOrGone = signals.has('new-symbol-import') && change === want;
-            const startsOrStops = signals.has('changed-import') && !other.has(`${decl.source}\0${b.imported}\0${b.local}`);
+            // Source files only: a test's references already link it to what it exercises, and a test that
+            // imports a changed symbol it never uses says little (measured on immer).
+            const startsOrStops = signals.has('changed-import') && f.role !== 'test' && !other.has(`${decl.source}\0${b.imported}\0${b.local}`);
             if (!newOrGone && !startsOrStops) continue;
             const toFile = fileOfSymbol.get(to)!;
             if (toFile === f.path) continue;

@@ -47,14 +47,20 @@ export function fragmentsOf(
     if (fragments.has(s.def.qname)) return;
     fragments.set(s.def.qname, { id: s.id, path: side === 'head' ? headPath : basePath, symbolId: s.id, kind: clipText(s.def.kind, BOUNDS.kind), side, change, startLine: s.def.start, endLine: s.def.end });
   };
-  /** qnames with a changed line that is code (not a comment, docstring or blank line). */
+  /**
+   * qnames with a changed line that is code (not a comment, docstring or blank line), and their lexical
+   * ancestors: a class that gains a method changed, even when its own lines changed are comments.
+   */
   const substantive = new Set<string>();
+  const markSubstantive = (qname: string) => {
+    for (let q = qname; q; q = q.includes('.') ? q.slice(0, q.lastIndexOf('.')) : '') substantive.add(q);
+  };
   for (const h of hunks?.hunks ?? []) {
     for (let l = h.newStart; l < h.newStart + h.newCount; l++) {
       const s = headLines[l];
       if (s) {
         addDef(s, 'head', baseQnames.has(s.def.qname) ? 'modified' : 'added');
-        if (!doc?.head?.has(l)) substantive.add(s.def.qname);
+        if (!doc?.head?.has(l)) markSubstantive(s.def.qname);
       } else addResidual('head', l);
     }
     for (let l = h.oldStart; l < h.oldStart + h.oldCount; l++) {
@@ -63,7 +69,7 @@ export function fragmentsOf(
         addResidual('base', l);
         continue;
       }
-      if (!doc?.base?.has(l)) substantive.add(s.def.qname);
+      if (!doc?.base?.has(l)) markSubstantive(s.def.qname);
       if (headQnames.has(s.def.qname)) {
         const now = headDefs.find((x) => x.def.qname === s.def.qname)!;
         addDef(now, 'head', 'modified');
