@@ -26,15 +26,17 @@ export interface FormationFile {
 /**
  * What may join two changed files into one cohort besides a resolved edge between changed definitions:
  * `changed-reference` (stricter: the reference itself is on a changed line), `new-symbol-import` (an import
- * or re-export of a symbol the change adds or deletes), `wrapper` (one hop through an
+ * or re-export of a symbol the change adds or deletes), `changed-import` (a source file starts or stops
+ * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
+ * docstrings or blank lines is no link target), `wrapper` (one hop through an
  * unchanged definition of a changed file), `test-subject` (name pairing), `mirror` (a copy of the same
  * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory). Each is measured with and without on `npm run eval:cohorts` (docs/cohorts.md).
  */
 export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory' | 'type-edges';
 export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory', 'type-edges'];
-// Measured (docs/cohorts.md): wrapper, mirror, co-change and directory did not earn their place on the five evaluation repos.
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'test-subject'];
+// Measured (docs/cohorts.md): wrapper, mirror, co-change, directory and type-edges did not earn their place on the five evaluation repos.
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
