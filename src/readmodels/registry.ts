@@ -23,10 +23,14 @@ const ANSWERS: Record<string, { model: string; answer: Answer }> = {
 
 const HOST = Symbol('readModelHost');
 
-/** The store's own technology: SQLite beside the log (KurrentDB too: a sibling file), PostgreSQL in its schema. */
+/**
+ * The store's own technology: SQLite beside the log, PostgreSQL in its schema; KurrentDB in the
+ * catalogue's PostgreSQL database when there is one (DATABASE_URL), else a SQLite file beside the workspace.
+ */
 function storageFor(ws: WorkspaceHandle): ReadModelStorage | null {
-  const store = ws.store as { adapter: string; backend?: { pool: import('pg').Pool; schema: string } };
+  const store = ws.store as { adapter: string; backend?: { pool: import('pg').Pool; schema: string }; readModels?: { pool: import('pg').Pool; schema: string } };
   if (store.adapter === 'postgres' && store.backend) return new PostgresReadModelStorage(ws.id, store.backend.pool, store.backend.schema);
+  if (store.adapter === 'kurrentdb' && store.readModels) return new PostgresReadModelStorage(ws.id, store.readModels.pool, store.readModels.schema, true);
   if (store.adapter === 'sqlite' || store.adapter === 'kurrentdb') return new SqliteReadModelStorage(ws.id, ws.dir);
   return null;
 }

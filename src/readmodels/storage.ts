@@ -193,7 +193,8 @@ export class PostgresReadModelStorage implements ReadModelStorage {
   private ready: Promise<void> | null = null;
   private readonly s: string;
 
-  constructor(readonly workspaceId: string, private readonly pool: Pool, schema: string) {
+  /** `createSchema`: the KurrentDB catalogue's schema may not exist yet (the event store's always does, and CREATE SCHEMA needs a privilege the store's user may lack). */
+  constructor(readonly workspaceId: string, private readonly pool: Pool, schema: string, private readonly createSchema = false) {
     this.s = `"${schema}"`;
   }
 
@@ -203,7 +204,12 @@ export class PostgresReadModelStorage implements ReadModelStorage {
 
   private init(): Promise<void> {
     this.ready ??= this.pool
-      .query(`CREATE TABLE IF NOT EXISTS ${this.s}.${CHECKPOINTS} (workspace_id text NOT NULL, name text NOT NULL, version integer NOT NULL, generation integer NOT NULL, position bigint NOT NULL, ready integer NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`)
+      .query(this.createSchema ? `CREATE SCHEMA IF NOT EXISTS ${this.s}` : 'SELECT 1')
+      .catch((err) => {
+        // Two processes creating it at once: the loser sees a unique violation; the schema is there.
+        if ((err as { code?: string }).code !== '23505') throw err;
+      })
+      .then(() => this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.s}.${CHECKPOINTS} (workspace_id text NOT NULL, name text NOT NULL, version integer NOT NULL, generation integer NOT NULL, position bigint NOT NULL, ready integer NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`))
       .then(() => undefined)
       .catch(async (err) => {
         // Two processes creating the table at once: the loser sees a unique violation on pg_type.
