@@ -38,6 +38,8 @@ export interface CompareOptions {
    * the TypeScript engine (match.ts) otherwise; 'typescript' forces the latter (tests compare both).
    */
   engine?: 'auto' | 'typescript';
+  /** Inflate in this thread rather than on libuv's pool (the diff pool's workers; png.ts `inline`). */
+  inline?: boolean;
 }
 
 /**
@@ -61,14 +63,14 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   const ws = dims ? acquireWorkspace(dims.width, dims.height) : undefined;
   if (ws) {
     try {
-      return await compareInWorkspace(ws, base, head, baseHash, headHash, mode);
+      return await compareInWorkspace(ws, base, head, baseHash, headHash, mode, options.inline ?? false);
     } finally {
       releaseWorkspace(ws);
     }
   }
   const helper = splitCandidate(base, head, mode) ? bandHelper() : undefined;
   const decoded = helper && sharedPrefix(base, head) < PARALLEL_DECODE_PREFIX ? await decodeInParallel(helper, base, head) : undefined;
-  const { base: a, head: b, sameRows } = decoded ?? (await decodePngPair(base, head, { shared: helper !== undefined }));
+  const { base: a, head: b, sameRows } = decoded ?? (await decodePngPair(base, head, { shared: helper !== undefined, inline: options.inline }));
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);
     return {
@@ -169,7 +171,7 @@ function sameFastPathSize(base: Uint8Array, head: Uint8Array): { width: number; 
  * with the band helper thread, which runs the kernel on the same memory, when the pair is large and
  * its change spread over at least a fifth of the rows (as on the TypeScript path).
  */
-async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Array, baseHash: string, headHash: string, mode: 'auto' | 'never' | 'always'): Promise<ImageComparison> {
+async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Array, baseHash: string, headHash: string, mode: 'auto' | 'never' | 'always', inline: boolean): Promise<ImageComparison> {
   const { width, height } = ws.layout;
   const helper = mode === 'always' || (mode === 'auto' && width * height >= SPLIT_MIN_PIXELS) ? bandHelper() : undefined;
   const baseTarget = { out: ws.base, paeth: kernelPaeth(ws, 0) };
@@ -189,7 +191,7 @@ async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Ar
     decoded = reply.ok;
   }
   if (!decoded) {
-    const pair = await decodePngPair(base, head, { targets: { base: baseTarget, head: { out: ws.head, paeth: kernelPaeth(ws, 1) } } });
+    const pair = await decodePngPair(base, head, { inline, targets: { base: baseTarget, head: { out: ws.head, paeth: kernelPaeth(ws, 1) } } });
     if (pair.sameRows) ws.sameRows.set(pair.sameRows);
   }
   const a: RgbaImage = { width, height, data: ws.base };

@@ -274,17 +274,39 @@ export interface DecodedPair {
  * for filters that read it): a typical UI change touches a few rows, so most of the head costs a
  * memcmp and a memcpy instead of an unfilter, and the same pass yields which rows can differ at all.
  */
-export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array, options: { shared?: boolean; targets?: { base: DecodeTarget; head: DecodeTarget } } = {}): Promise<DecodedPair> {
+export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array, options: DecodePairOptions = {}): Promise<DecodedPair> {
   const shared = options.shared ?? false;
   const targets = options.targets;
   const pb = parsePngLabelled(baseBytes, 'base');
   const ph = parsePngLabelled(headBytes, 'head');
+  if (options.inline) {
+    const base = onFastPath(pb) ? labelled('base', () => reconstruct(pb, inflateSync(pb), undefined, shared, targets?.base).decoded) : undefined;
+    const rawHead = onFastPath(ph) ? labelled('head', () => inflateSync(ph)) : undefined;
+    return finishPair(baseBytes, headBytes, pb, ph, base, rawHead, shared, targets);
+  }
   // The base streams (its rows unfiltered while the rest inflates); the head inflates at once, as it
   // is unfiltered against the base afterwards.
   const [base, rawHead] = await Promise.all([
     onFastPath(pb) ? labelled('base', () => decodeStreaming(pb, shared, targets?.base)).catch(relabel('base')) : Promise.resolve(undefined),
     onFastPath(ph) ? inflateAsync(ph).catch(relabel('head')) : Promise.resolve(undefined),
   ]);
+  return finishPair(baseBytes, headBytes, pb, ph, base, rawHead, shared, targets);
+}
+
+export interface DecodePairOptions {
+  /** Decode into SharedArrayBuffers (when no target is given). */
+  shared?: boolean;
+  /** Where the fast path writes each image (kernel.ts workspaces). */
+  targets?: { base: DecodeTarget; head: DecodeTarget };
+  /**
+   * Inflate in this thread (one synchronous zlib call per image) instead of on libuv's pool: for the
+   * diff pool's workers, which already keep every core busy with a pair each, so handing the inflate
+   * to yet another thread only adds hand-offs (pool.ts).
+   */
+  inline?: boolean;
+}
+
+function finishPair(baseBytes: Uint8Array, headBytes: Uint8Array, pb: ParsedPng, ph: ParsedPng, base: DecodedRows | undefined, rawHead: Uint8Array | undefined, shared: boolean, targets: DecodePairOptions['targets']): DecodedPair {
   const baseImage = base ? base.image : labelled('base', () => decodeWithPngjs(baseBytes));
   if (!rawHead) return { base: baseImage, head: labelled('head', () => decodeWithPngjs(headBytes)) };
   const sameFormat = base && pb.width === ph.width && pb.height === ph.height && pb.colorType === ph.colorType && samePalette(pb, ph);
