@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { DIFF_INDEX_PALETTE, indexDiffRows } from './diff';
-import { attachWorkspace, kernelIndexRows, kernelMatchRows, kernelPaeth } from './kernel';
+import { attachWorkspace, kernelIndexRows, kernelMatchRows, kernelUnfilter } from './kernel';
 import { matchRows } from './match';
 import { decodePngSharedAsync, deflateIndexSegment, MalformedPngError } from './png';
 import type { BandKernelRequest, BandMatchRequest, BandReply, BandRequest } from './split';
@@ -12,7 +12,7 @@ parentPort!.on('message', async ({ id, request }: { id: number; request: BandReq
   if (request.op === 'decode' && request.into) {
     try {
       const ws = attachWorkspace(request.into.memory, request.into.layout);
-      await decodePngSharedAsync(request.png, { out: ws.head, paeth: kernelPaeth(ws, 1) });
+      await decodePngSharedAsync(request.png, { out: ws.head, rows: kernelUnfilter(ws, 1) });
       reply = { ok: true, decodedInto: true };
     } catch (err) {
       reply = { ok: false, malformed: err instanceof MalformedPngError, message: (err as Error).message ?? String(err) };

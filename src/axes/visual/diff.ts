@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodePng, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
 import { bandHelper, SPLIT_MIN_PIXELS, splitStats, type BandHelper } from './split';
-import { acquireWorkspace, kernelIndexRows, kernelMatchRows, kernelPaeth, releaseWorkspace, type Workspace } from './kernel';
+import { acquireWorkspace, kernelIndexRows, kernelMatchRows, kernelUnfilter, releaseWorkspace, type Workspace } from './kernel';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
 import { matchRows } from './match';
@@ -174,7 +174,7 @@ function sameFastPathSize(base: Uint8Array, head: Uint8Array): { width: number; 
 async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Array, baseHash: string, headHash: string, mode: 'auto' | 'never' | 'always', inline: boolean): Promise<ImageComparison> {
   const { width, height } = ws.layout;
   const helper = mode === 'always' || (mode === 'auto' && width * height >= SPLIT_MIN_PIXELS) ? bandHelper() : undefined;
-  const baseTarget = { out: ws.base, paeth: kernelPaeth(ws, 0) };
+  const baseTarget = { out: ws.base, rows: kernelUnfilter(ws, 0) };
   let decoded = false;
   if (helper && sharedPrefix(base, head) < PARALLEL_DECODE_PREFIX) {
     const headReply = helper.call({ op: 'decode', png: head, into: { memory: ws.memory, layout: ws.layout } });
@@ -191,7 +191,7 @@ async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Ar
     decoded = reply.ok;
   }
   if (!decoded) {
-    const pair = await decodePngPair(base, head, { inline, targets: { base: baseTarget, head: { out: ws.head, paeth: kernelPaeth(ws, 1) } } });
+    const pair = await decodePngPair(base, head, { inline, targets: { base: baseTarget, head: { out: ws.head, rows: kernelUnfilter(ws, 1) } } });
     if (pair.sameRows) ws.sameRows.set(pair.sameRows);
   }
   const a: RgbaImage = { width, height, data: ws.base };

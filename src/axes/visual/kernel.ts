@@ -71,7 +71,7 @@ export interface Workspace {
 
 interface KernelExports {
   match_rows(img1: number, img2: number, width: number, height: number, marks: number, markedRows: number, fromRow: number, toRow: number, skip: number, maxDelta: number): number;
-  paeth_rgba(src: number, out: number, prev: number, stride: number): void;
+  unfilter_rgba(src: number, out: number, prev: number, stride: number, filter: number, first: number): void;
   index_rows(base: number, width: number, marks: number, markedRows: number, indices: number, background: number, fromRow: number, toRow: number, alpha: number, greyMin: number, mark1: number, mark2: number, mark3: number): void;
 }
 
@@ -196,17 +196,17 @@ export function kernelIndexRows(ws: Workspace, palette: { greyMin: number; markI
 }
 
 /**
- * A Paeth row reverser (png.ts `PaethRow`) for an image decoded into this workspace: the filtered row
- * is copied into the workspace's raw row `slot` (0 for the thread decoding the base, 1 for the one
+ * A row unfilter (png.ts `RowUnfilter`) for an image decoded into this workspace: the filtered row is
+ * copied into the workspace's raw row `slot` (0 for the thread decoding the base, 1 for the one
  * decoding the head) and reversed there by the kernel, straight into the image.
  */
-export function kernelPaeth(ws: Workspace, slot: 0 | 1): (raw: Uint8Array, src: number, out: Uint8Array, row: number, prev: number, stride: number) => void {
+export function kernelUnfilter(ws: Workspace, slot: 0 | 1): (raw: Uint8Array, src: number, out: Uint8Array, row: number, stride: number, filter: number, first: boolean) => void {
   const k = kernelOn(ws.memory);
   const at = ws.layout.rawRows[slot];
   const scratch = new Uint8Array(ws.memory.buffer, at, ws.layout.width * 4);
-  return (raw, src, out, row, prev, stride) => {
-    if (out.buffer !== ws.memory.buffer || stride > scratch.length) throw new Error('kernel Paeth: the image is not in this workspace');
+  return (raw, src, out, row, stride, filter, first) => {
+    if (out.buffer !== ws.memory.buffer || stride > scratch.length) throw new Error('kernel unfilter: the image is not in this workspace');
     scratch.set(raw.subarray(src, src + stride));
-    k.paeth_rgba(at, out.byteOffset + row, out.byteOffset + prev, stride);
+    k.unfilter_rgba(at, out.byteOffset + row, out.byteOffset + row - (first ? 0 : stride), stride, filter, first ? 1 : 0);
   };
 }

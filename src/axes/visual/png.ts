@@ -118,18 +118,19 @@ function inflateAsync(p: ParsedPng): Promise<Uint8Array> {
 }
 
 /**
- * Reverses Paeth for one row of 4-byte pixels below the first (as `unfilterPaethRgba`); the
- * WebAssembly kernel provides one for images decoded into its memory (kernel.ts).
+ * Reverses filter 1–4 (Sub, Up, Average, Paeth) for one row of 4-byte pixels at `out[row]`, the row
+ * above at `out[row - stride]` unless `first`: the WebAssembly kernel provides one for images decoded
+ * into its memory (kernel.ts); the TypeScript loops below do the same elsewhere.
  */
-export type PaethRow = (raw: Uint8Array, src: number, out: Uint8Array, row: number, prev: number, stride: number) => void;
+export type RowUnfilter = (raw: Uint8Array, src: number, out: Uint8Array, row: number, stride: number, filter: number, first: boolean) => void;
 
 /**
  * Where a fast-path decode writes its RGBA pixels (`width * height * 4` bytes; e.g. a view into the
- * kernel's memory, so the comparison reads them in place) and how it reverses Paeth rows there.
+ * kernel's memory, so the comparison reads them in place) and what reverses RGBA rows there.
  */
 export interface DecodeTarget {
   out: Uint8Array;
-  paeth?: PaethRow;
+  rows?: RowUnfilter;
 }
 
 function outputFor(p: ParsedPng, shared: boolean, target?: DecodeTarget): Uint8Array {
@@ -159,7 +160,7 @@ function reconstruct(p: ParsedPng, raw: Uint8Array, reference?: DecodedRows, sha
   const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
   const usable = reference && reference.stride === stride && reference.rows.length === rows.length ? reference : undefined;
   const sameRows = usable ? new Uint8Array(p.height) : undefined;
-  unfilter(raw, rows, stride, p.height, channels, usable, sameRows, 0, rows === out ? target?.paeth : undefined);
+  unfilter(raw, rows, stride, p.height, channels, usable, sameRows, 0, rows === out ? target?.rows : undefined);
   if (p.colorType !== 6) expandToRgba(rows, out, p.width * p.height, p.colorType, p.palette, p.transparency);
   return { decoded: { image: { width: p.width, height: p.height, data: out }, raw, rows, stride }, sameRows };
 }
@@ -202,6 +203,7 @@ export function fastPathDimensions(bytes: Uint8Array): { width: number; height: 
 export async function decodePngSharedAsync(bytes: Uint8Array, target?: DecodeTarget): Promise<RgbaImage> {
   const p = parsePng(bytes);
   if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
+  if (target?.rows) return (await decodeOneShot(p, true, target)).image;
   return (await decodeStreaming(p, true, target)).image;
 }
 
@@ -217,7 +219,7 @@ function decodeStreaming(p: ParsedPng, shared: boolean, target?: DecodeTarget): 
   const expected = p.height * (stride + 1);
   const out = outputFor(p, shared, target);
   const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
-  const paeth = rows === out ? target?.paeth : undefined;
+  const rowKernel = rows === out ? target?.rows : undefined;
   const raw = new Uint8Array(expected);
   let filled = 0;
   let received = 0;
@@ -237,7 +239,7 @@ function decodeStreaming(p: ParsedPng, shared: boolean, target?: DecodeTarget): 
       const complete = Math.floor(filled / (stride + 1));
       if (complete > doneRows) {
         try {
-          unfilter(raw, rows, stride, complete, channels, undefined, undefined, doneRows, paeth);
+          unfilter(raw, rows, stride, complete, channels, undefined, undefined, doneRows, rowKernel);
         } catch (err) {
           return fail(err);
         }
@@ -256,6 +258,16 @@ function decodeStreaming(p: ParsedPng, shared: boolean, target?: DecodeTarget): 
     });
     inflater.end(p.idat);
   });
+}
+
+/**
+ * One inflate on libuv's thread pool, then the unfilter: for a decode into the kernel's memory, whose
+ * unfilter is a few milliseconds, the streaming decoder's per-chunk callbacks and copies cost more CPU
+ * than its overlap saves.
+ */
+async function decodeOneShot(p: ParsedPng, shared: boolean, target: DecodeTarget): Promise<DecodedRows> {
+  const raw = await inflateAsync(p);
+  return reconstruct(p, raw, undefined, shared, target).decoded;
 }
 
 export interface DecodedPair {
@@ -287,7 +299,7 @@ export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array
   // The base streams (its rows unfiltered while the rest inflates); the head inflates at once, as it
   // is unfiltered against the base afterwards.
   const [base, rawHead] = await Promise.all([
-    onFastPath(pb) ? labelled('base', () => decodeStreaming(pb, shared, targets?.base)).catch(relabel('base')) : Promise.resolve(undefined),
+    onFastPath(pb) ? labelled('base', () => (targets?.base.rows ? decodeOneShot(pb, shared, targets.base) : decodeStreaming(pb, shared, targets?.base))).catch(relabel('base')) : Promise.resolve(undefined),
     onFastPath(ph) ? inflateAsync(ph).catch(relabel('head')) : Promise.resolve(undefined),
   ]);
   return finishPair(baseBytes, headBytes, pb, ph, base, rawHead, shared, targets);
@@ -345,7 +357,7 @@ const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
  * base image of a pair), a row whose filtered bytes equal the reference's is copied from it instead,
  * provided it does not depend on a row above that differs; `sameRows[y]` records the rows known equal.
  */
-function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array, fromRow = 0, paeth: PaethRow = unfilterPaethRgba): void {
+function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array, fromRow = 0, rowKernel?: RowUnfilter): void {
   const rawBuf = reference ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) : undefined;
   const refRaw = reference ? Buffer.from(reference.raw.buffer, reference.raw.byteOffset, reference.raw.byteLength) : undefined;
   let prevSame = true;
@@ -364,8 +376,9 @@ function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: numb
         continue;
       }
     }
-    if (out32 && filter !== 0 && filter !== 4) unfilterRowRgba(raw, src, out, out32, row, stride, filter, y);
-    else if (bpp === 4 && filter === 4 && y > 0) paeth(raw, src, out, row, row - stride, stride);
+    if (rowKernel && bpp === 4 && filter >= 1 && filter <= 4) rowKernel(raw, src, out, row, stride, filter, y === 0);
+    else if (out32 && filter !== 0 && filter !== 4) unfilterRowRgba(raw, src, out, out32, row, stride, filter, y);
+    else if (bpp === 4 && filter === 4 && y > 0) unfilterPaethRgba(raw, src, out, row, row - stride, stride);
     else unfilterRow(raw, src, out, row, stride, bpp, filter, y);
     if (reference && sameRows) {
       prevSame = Buffer.from(out.buffer, out.byteOffset + row, stride).equals(Buffer.from(reference.rows.buffer, reference.rows.byteOffset + row, stride));

@@ -2,7 +2,7 @@
  * The WebAssembly kernel (src/axes/visual/wasm/match.c via kernel.ts) against pixelmatch, the oracle,
  * on random images: counts and diff images identical, in one thread and split, and the same as the
  * TypeScript engine's. Plus: the embedded module is the committed match.wasm with its recorded hash,
- * and PNG rows decoded by the kernel's Paeth are pngjs's.
+ * and PNG rows the kernel unfilters (Sub, Up, Average, Paeth) are pngjs's.
  */
 import './support/esm';
 import * as crypto from 'node:crypto';
@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import pixelmatch from 'pixelmatch';
 import { PNG } from 'pngjs';
 import { compareImages, VISUAL_DIFF_OPTIONS } from '../../../src/axes/visual/diff';
-import { acquireWorkspace, kernelAvailable, kernelPaeth, releaseWorkspace } from '../../../src/axes/visual/kernel';
+import { acquireWorkspace, kernelAvailable, kernelUnfilter, releaseWorkspace } from '../../../src/axes/visual/kernel';
 import { decodePng, decodePngPair } from '../../../src/axes/visual/png';
 import { closeBandHelper, splitStats } from '../../../src/axes/visual/split';
 import { KERNEL_BASE64, KERNEL_SHA256 } from '../../../src/axes/visual/wasm/kernel-bytes';
@@ -93,14 +93,14 @@ describe('the WebAssembly kernel', () => {
     expect(crypto.createHash('sha256').update(file).digest('hex')).toBe(KERNEL_SHA256);
   });
 
-  it('decodes Paeth rows as pngjs does, straight into its memory', async () => {
+  it('reverses every PNG filter as pngjs does, straight into its memory', async () => {
     const rand = prng(7);
-    for (const [w, h] of [[1, 1], [3, 5], [37, 11], [200, 40]]) {
+    for (const [w, h] of [[1, 1], [3, 5], [37, 11], [200, 40]]) for (const filter of [0, 1, 2, 3, 4, -1]) {
       const a = randomImage(rand, w, h, true);
       const b = mutate(rand, a);
       const ws = acquireWorkspace(w, h)!;
       try {
-        const pair = await decodePngPair(encode(a, 4), encode(b, 4), { targets: { base: { out: ws.base, paeth: kernelPaeth(ws, 0) }, head: { out: ws.head, paeth: kernelPaeth(ws, 1) } } });
+        const pair = await decodePngPair(encode(a, filter), encode(b, filter), { targets: { base: { out: ws.base, rows: kernelUnfilter(ws, 0) }, head: { out: ws.head, rows: kernelUnfilter(ws, 1) } } });
         expect(pair.base.data).toBe(ws.base);
         expect(Buffer.from(ws.base).equals(Buffer.from(a.data))).toBe(true);
         expect(Buffer.from(ws.head).equals(Buffer.from(b.data))).toBe(true);
@@ -119,7 +119,7 @@ describe('the WebAssembly kernel', () => {
       const height = run === 1 ? 1 : 1 + Math.floor(rand() * 30);
       const a = randomImage(rand, width, height, run % 3 === 0);
       const b = mutate(rand, a);
-      const filter = run % 2 === 0 ? 4 : -1;
+      const filter = [4, -1, 1, 3][run % 4];
       const expectedImage = new Uint8Array(a.data.length);
       const expected = pixelmatch(a.data, b.data, expectedImage, width, height, VISUAL_DIFF_OPTIONS);
       if (pixelmatch(a.data, b.data, undefined, width, height, { ...VISUAL_DIFF_OPTIONS, includeAA: true }) > expected) withAa++;

@@ -222,15 +222,48 @@ void index_rows(const uint8_t *base, int width, const uint8_t *marks, const uint
 }
 
 /*
- * PNG's Paeth filter reversed for one row of 4-byte pixels below the first row (png.ts
- * `unfilterPaethRgba`): the four channels of a pixel in one vector of 16-bit lanes. `src` holds the
- * filtered bytes, `prev` the row above (already unfiltered), `out` receives the row. Predictor as the
- * PNG specification: |p − a| = |b − c|, |p − b| = |a − c|, |p − c| = |a + b − 2c|, ties a, then b, then c.
+ * PNG's scanline filters reversed for one row of 4-byte pixels (png.ts `unfilterRowRgba` and
+ * `unfilterPaethRgba`): `src` holds the row's filtered bytes (filter byte excluded), `prev` the row
+ * above (already unfiltered; ignored when `first`), `out` receives the row. Sub, Average and Paeth
+ * carry a whole pixel (four channels in one vector) from one pixel to the next; Up adds 16 bytes at a
+ * time. Paeth as the PNG specification: |p − a| = |b − c|, |p − b| = |a − c|, |p − c| = |a + b − 2c|,
+ * ties a, then b, then c; with no row above it is Sub, Average halves the left pixel alone.
  */
-EXPORT("paeth_rgba")
-void paeth_rgba(const uint8_t *src, uint8_t *out, const uint8_t *prev, int stride) {
-  v128_t a = wasm_i16x8_splat(0);
-  v128_t c = a;
+EXPORT("unfilter_rgba")
+void unfilter_rgba(const uint8_t *src, uint8_t *out, const uint8_t *prev, int stride, int filter, int first) {
+  v128_t zero = wasm_i16x8_splat(0);
+  if (filter == 2) {
+    int i = 0;
+    if (first) {
+      for (; i < stride; i++) out[i] = src[i];
+      return;
+    }
+    for (; i + 16 <= stride; i += 16) wasm_v128_store(out + i, wasm_i8x16_add(wasm_v128_load(src + i), wasm_v128_load(prev + i)));
+    for (; i < stride; i++) out[i] = (uint8_t)(src[i] + prev[i]);
+    return;
+  }
+  if (filter == 1 || (filter == 4 && first)) {
+    v128_t a = zero;
+    for (int i = 0; i < stride; i += 4) {
+      a = wasm_i8x16_add(wasm_v128_load32_zero(src + i), a);
+      wasm_v128_store32_lane(out + i, a, 0);
+    }
+    return;
+  }
+  if (filter == 3) {
+    v128_t a = zero;
+    for (int i = 0; i < stride; i += 4) {
+      v128_t sum = first ? a : wasm_i16x8_add(a, wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(prev + i)));
+      v128_t pred = wasm_u16x8_shr(sum, 1);
+      v128_t r = wasm_i8x16_add(wasm_v128_load32_zero(src + i), wasm_u8x16_narrow_i16x8(pred, pred));
+      wasm_v128_store32_lane(out + i, r, 0);
+      a = wasm_u16x8_extend_low_u8x16(r);
+    }
+    return;
+  }
+  /* Paeth below the first row. */
+  v128_t a = zero;
+  v128_t c = zero;
   for (int i = 0; i < stride; i += 4) {
     v128_t b = wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(prev + i));
     v128_t x = wasm_v128_load32_zero(src + i);
