@@ -72,8 +72,9 @@ export function dartDefinitionEnd(node: Node): Node {
   return next && next.type === 'function_body' ? next : node;
 }
 
+/** The URI of a directive: its `uri` node's string (an annotation before the directive has strings too). */
 function uriOf(n: Node): string | undefined {
-  const s = n.descendantsOfType('string_literal')[0];
+  const s = n.descendantsOfType('uri')[0]?.descendantsOfType('string_literal')[0] ?? n.namedChildren.find((c) => c.type === 'string_literal' || c.type === 'uri');
   return s ? s.text.replace(/^r?(['"]{1,3})|(['"]{1,3})$/g, '') : undefined;
 }
 
