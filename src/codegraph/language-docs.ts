@@ -30,11 +30,11 @@ export const LANGUAGE_DOCS: LanguageDoc[] = [
   { ids: ['java'], label: 'Java', resolution: 'type and on-demand imports, package scope' },
   { ids: ['ruby'], label: 'Ruby', resolution: '`require_relative`' },
   { ids: ['c', 'cpp'], label: 'C, C++', resolution: 'quoted `#include`' },
-  { ids: ['csharp'], label: 'C#', resolution: 'namespaces (`using A.B;`, `using X = A.B.C;`, the file\'s own and enclosing namespaces) within the file\'s project (the nearest `.csproj` up) and the projects it names in `<ProjectReference>`; a namespace of an unreferenced project does not resolve. No `.csproj`: one project' },
+  { ids: ['csharp'], label: 'C#', resolution: 'namespaces (`using A.B;`, `using X = A.B.C;`, the file\'s own and enclosing namespaces) within the file\'s project (the nearest `.csproj` up) and the projects reached through `<ProjectReference>` (transitively); only `public` types cross a project; a same-name type of an unreferenced project never binds. No `.csproj`: one project' },
   { ids: ['php'], label: 'PHP', resolution: '`use` (plain, aliased, grouped) through composer.json PSR-4 `autoload`/`autoload-dev`; the file\'s own namespace through PSR-4' },
   { ids: ['zig'], label: 'Zig', resolution: '`@import("path.zig")` as a namespace or `@import(…).Decl`; `std` and build.zig modules stay external' },
   { ids: ['dart'], label: 'Dart', resolution: '`package:<name>/…` through each `pubspec.yaml`\'s `name` (→ `<dir>/lib/…`), relative URIs, `export`, `part`; `dart:` and pub packages stay external. Widgetbook `@UseCase(type: W)` links to `W.build`' },
-  { ids: ['kotlin'], label: 'Kotlin', resolution: 'by package: `import a.b.C`, `import a.b.*`, aliases, same-package declarations (shares Java\'s package tables), within the file\'s Gradle module (from `settings.gradle(.kts)` `include`) and the modules it names as `project(":m")` dependencies; no settings file: one module' },
+  { ids: ['kotlin'], label: 'Kotlin', resolution: 'by package: `import a.b.C`, `import a.b.*`, aliases, same-package declarations (shares Java\'s package tables), within the file\'s Gradle module (`settings.gradle(.kts)` `include`, moved `projectDir`s) and the modules its build script names as `project(":m")` or `projects.m` dependencies, plus their `api` ones; Java files keep the same boundaries. No settings file: one module' },
   { ids: ['swift'], label: 'Swift', resolution: 'by module: the files of one SwiftPM target (`Sources/<T>/`, `Tests/<T>/`) see each other; `import T` opens target T; Swift files outside SwiftPM targets are one app module (Xcode projects are not read)' },
 ];
 
@@ -70,11 +70,13 @@ export function pathGroupedNames(): string[] {
 export function renderLanguageList(): string {
   const labels = LANGUAGE_DOCS.flatMap((r) => r.label.split(', '));
   const list = `${labels.slice(0, -1).join(', ')} and ${labels[labels.length - 1]}`;
-  return `${LIST_BEGIN}\nSemantic cohorts (a grammar and resolved cross-file imports): ${list}. Path grouping, with the reason: every other language (${pathGroupedNames().join(', ')}, …).\n${LIST_END}`;
+  // Indented: the list sits inside a README bullet.
+  return `${LIST_BEGIN}\n  Semantic cohorts (a grammar and resolved cross-file imports): ${list}. Path grouping, with the\n  reason: every other language (${pathGroupedNames().join(', ')}, …).\n  ${LIST_END}`;
 }
 
+/** Replaces the block from the begin marker (matched by its first words, `<!-- name:begin`) through the end one. */
 function replaceBetween(doc: string, begin: string, end: string, body: string, file: string): string {
-  const s = doc.indexOf(begin);
+  const s = doc.indexOf(begin.slice(0, begin.indexOf(' (')));
   const e = doc.indexOf(end);
   if (s < 0 || e < s) throw new Error(`${file}: the markers ${begin} … ${end} are missing`);
   return doc.slice(0, s) + body + doc.slice(e + end.length);

@@ -267,6 +267,9 @@ export const UNSUPPORTED_LANGUAGE_NAMES: Record<string, string> = {
   v: 'V', solidity: 'Solidity', cobol: 'COBOL', fortran: 'Fortran',
 };
 
+/** Every language id UNSUPPORTED_SOURCE names. */
+export const unsupportedLanguageIds = (): string[] => [...new Set(Object.values(UNSUPPORTED_SOURCE))];
+
 export function unsupportedLanguageOf(filePath: string): string | undefined {
   return UNSUPPORTED_SOURCE[extensionOf(filePath)];
 }
