@@ -12,7 +12,7 @@ import { psr4RootsOf, type Psr4Root } from './lang-php';
 import { languageOf, unsupportedLanguageOf } from './languages';
 
 /** Bump when extraction changes: cached facts of another engine version are ignored. */
-export const CODEGRAPH_ENGINE_VERSION = 'codegraph-8';
+export const CODEGRAPH_ENGINE_VERSION = 'codegraph-9';
 
 /** Files larger than this are treated as generated (minified bundles, fixtures) and not parsed. */
 const MAX_PARSE_BYTES = 1024 * 1024;

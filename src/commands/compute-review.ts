@@ -7,7 +7,7 @@ import type { CommandDefinition } from './kernel';
 import type { PendingEvent } from '../events/kernel-types';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
-import { ProgressHub } from '../progress-hub/hub';
+import { ProgressHub } from '../job-progress/hub';
 import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
 import { loadPrState } from '../review/pr-state';
 import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';

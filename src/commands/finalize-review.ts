@@ -9,8 +9,8 @@ import type { PendingEvent } from '../events/kernel-types';
 import { loadActiveRules } from '../rules/rules';
 import { requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
-import { incompleteCohortsOf } from '../progress/load';
-import { missingBriefs, tokenAxesUnderProgress } from '../progress/progress';
+import { incompleteCohortsOf } from '../review-progress/load';
+import { missingBriefs, tokenAxesUnderProgress } from '../review-progress/progress';
 
 const input = z.object({ ...reviewTarget, tokenAxes: tokenAxesSchema, walkthrough: z.string().max(200_000) });
 type Input = z.infer<typeof input>;
@@ -30,7 +30,7 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
   stream: reviewStreamOf,
   fold: prFold,
   async prepare(cmd, env) {
-    // Cohort progress (src/progress): any cohort the roster did not review completely turns pass/warn
+    // Cohort progress (src/review-progress): any cohort the roster did not review completely turns pass/warn
     // token axes into `partial`, naming the cohorts — a partial review is never recorded as clean.
     const incomplete = await incompleteCohortsOf(env.workspace, reviewStreamOf(cmd));
     const tokenAxes = tokenAxesUnderProgress(cmd.tokenAxes, incomplete);

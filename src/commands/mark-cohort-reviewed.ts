@@ -3,7 +3,7 @@ import { DomainError } from '../domain-error';
 import { cohortSchema } from '../events/catalogue/compute';
 import { reviewerBriefSchema } from '../events/catalogue/review';
 import { cohortReviewStatusSchema } from '../events/catalogue/progress';
-import { progressFold, ProgressState } from '../progress/progress';
+import { progressFold, ProgressState } from '../review-progress/progress';
 import type { CommandDefinition } from './kernel';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 

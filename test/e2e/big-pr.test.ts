@@ -70,7 +70,7 @@ describe('Review page on a 300-file PR (browser)', () => {
     const computed = (await rpc('computeReview', { idempotencyKey: newUuidV7(), ...target })).result;
     figures.computeMs = Date.now() - t0;
     figures.cohorts = computed.cohorts.length;
-    for (const [name, params] of [['review_studio.cohorts', {}], ['review_studio.reviewDiff', {}], ['review_studio.nodes', {}]] as const) {
+    for (const [name, params] of [['review_studio.cohorts', {}], ['review_studio.reviewDiff', {}], ['review_studio.nodeStatus', {}]] as const) {
       const t = Date.now();
       await rpc(name, { ...target, ...params });
       figures[`${name.slice(14)}Ms`] = Date.now() - t;

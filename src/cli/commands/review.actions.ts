@@ -16,7 +16,6 @@ import { verifyStore } from '../../audit/checkpointer';
 import { AuditKeyring } from '../../audit/keys';
 import { formatReport } from '../../audit/verify';
 import { cliIdentity } from '../identity';
-import { DEPRECATED_VIEW_ALIASES } from './review.names';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 import '../../readmodels/registry';
 
@@ -75,10 +74,8 @@ export async function runReviewCommand(name: string, opts: RunOptions, cmd: Comm
 
 export async function showReview(name: string, opts: ShowOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
-    const alias = Object.hasOwn(DEPRECATED_VIEW_ALIASES, name) ? DEPRECATED_VIEW_ALIASES[name] : undefined;
-    const q = queryByName(alias ?? name);
+    const q = queryByName(name);
     if (!q) throw new DomainError('unknown_query', `query: "${name.slice(0, 100)}" is not in the query registry (${QUERIES.map((x) => x.name).join(', ')})`);
-    if (alias) process.stderr.write(`note: "${name}" is a deprecated alias of "${alias}"\n`);
     const raw: Record<string, unknown> = opts.input !== undefined ? parseJson(opts.input, '--input') : {};
     if (opts.repo !== undefined) raw.repoId = opts.repo;
     if (opts.pr !== undefined) raw.prNumber = positiveInt(opts.pr, '--pr');

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { LOCAL_OPERATOR } from '../../local-operator';
-import { DEPRECATED_VIEW_ALIASES } from './review.names';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const actions = (): typeof import('./review.actions') => require('./review.actions');
@@ -25,7 +24,7 @@ export function register(program: Command): void {
 
   review
     .command('show <query>')
-    .description(`Read any query (read model) of the query registry, optionally as of a global position or ISO time (\`review show --help\` lists them; deprecated aliases: ${Object.entries(DEPRECATED_VIEW_ALIASES).map(([a, q]) => `${a} = ${q}`).join(', ')})`)
+    .description('Read any query (read model) of the query registry by its one name, the same as its RPC method (`review show --help` lists them), optionally as of a global position or ISO time')
     .requiredOption('--workspace <id>', 'workspace id')
     .option('--repo <repoId>', 'repo id (input field repoId)')
     .option('--pr <number>', 'PR number (input field prNumber)')

@@ -3,7 +3,7 @@ import { v7 as uuidV7 } from 'uuid';
 import type { cohortsView } from '../../projections/cohorts';
 import type { nodeStatusView } from '../../projections/node-status';
 import type { reviewStatusView } from '../../projections/review-status';
-import type { ProgressView } from '../../progress/progress';
+import type { ProgressView } from '../../review-progress/progress';
 import { roleAtLeast, type Role } from '../../events/roles';
 import { CodeView, type NodeRow } from './code-view';
 import { details, fill, h, lazyDetails, markdown } from './dom';
@@ -27,10 +27,10 @@ interface Me {
 
 /** What each subscription holds: the server's own view types (a page never re-declares them). */
 interface Views {
-  status: ReturnType<typeof reviewStatusView>;
-  nodes: ReturnType<typeof nodeStatusView>;
+  reviewStatus: ReturnType<typeof reviewStatusView>;
+  nodeStatus: ReturnType<typeof nodeStatusView>;
   cohorts: ReturnType<typeof cohortsView>;
-  progress: ProgressView;
+  cohortProgress: ProgressView;
 }
 type Cohort = Views['cohorts']['cohorts'][number];
 
@@ -51,6 +51,11 @@ const canAct = () => !!me && roleAtLeast(me.role, 'member');
 const isHuman = () => !!me && me.principal.startsWith('user:');
 /** Contract decisions, visual approvals and the Publish button are human steps (SPEC §0, §11, §12, §14). */
 const canDecide = () => canAct() && isHuman();
+
+/** Subscribes to a read model under its query name: `review_studio.<name>` is watched as `watch<Name>`. */
+function watchQuery(name: string, params: Record<string, unknown>): void {
+  live?.watch(name, `watch${name[0].toUpperCase()}${name.slice(1)}`, params);
+}
 
 function v<K extends keyof Views>(key: K): Views[K] | null;
 function v(key: string): any;
@@ -170,20 +175,11 @@ function mountReview(): void {
     ),
   );
   live = new LiveConnection(target.workspaceId, token!, (key) => render(key), (message) => showLogin(message));
-  live.watch('status', 'watchReviewStatus', reviewTarget);
-  live.watch('verdict', 'watchVerdict', reviewTarget);
-  live.watch('nodes', 'watchNodes', reviewTarget);
-  live.watch('groups', 'watchReportingGroups', reviewTarget);
-  live.watch('delta', 'watchReReviewDelta', reviewTarget);
-  live.watch('cohorts', 'watchCohorts', reviewTarget);
-  live.watch('progress', 'watchCohortProgress', reviewTarget);
-  live.watch('contract', 'watchApiContract', reviewTarget);
-  live.watch('visual', 'watchVisual', reviewTarget);
-  live.watch('deps', 'watchDependencyDiffs', reviewTarget);
-  live.watch('publish', 'watchPublishPreview', { ...reviewTarget, selection });
-  live.watch('ci', 'watchCiSignals', reviewTarget);
+  // Each subscription is keyed by its query's one name (src/projections/queries.ts), watched as watch<Name>.
+  for (const name of ['reviewStatus', 'verdict', 'nodeStatus', 'reportingGroups', 'reReviewDelta', 'cohorts', 'cohortProgress', 'apiContract', 'visual', 'dependencyDiffs', 'ciSignals']) watchQuery(name, reviewTarget);
+  watchQuery('publishPreview', { ...reviewTarget, selection });
   // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.
-  live.watch('jobs', 'watchProgress', {}, true);
+  live.watch('progress', 'watchProgress', {}, true);
   code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode());
   // The code first: its first page is asked for before the subscriptions' snapshots queue up behind it.
   code.follow('latest');
@@ -256,20 +252,20 @@ function renderNotices(): void {
 // ---- rendering -----------------------------------------------------------------------------------
 
 const RENDERERS: Record<string, Array<() => void>> = {
-  status: [renderHeader, renderStale, renderProgress],
+  reviewStatus: [renderHeader, renderStale, renderProgress],
   verdict: [renderVerdict, renderAxes],
-  groups: [renderNodes],
-  delta: [renderNodes],
+  reportingGroups: [renderNodes],
+  reReviewDelta: [renderNodes],
   cohorts: [renderCohorts, renderProgress],
-  progress: [renderProgress, renderCohorts],
+  cohortProgress: [renderProgress, renderCohorts],
   // The inline findings follow the same subscription as the sidebar.
-  nodes: [renderNodes, renderProgress, rerenderInline],
-  contract: [renderContract],
+  nodeStatus: [renderNodes, renderProgress, rerenderInline],
+  apiContract: [renderContract],
   visual: [renderVisual],
-  deps: [renderDeps],
-  publish: [renderPublish],
-  jobs: [renderProgress],
-  ci: [renderCi],
+  dependencyDiffs: [renderDeps],
+  publishPreview: [renderPublish],
+  progress: [renderProgress],
+  ciSignals: [renderCi],
 };
 
 function render(key: string | null): void {
@@ -291,7 +287,7 @@ const LADDER: Record<string, string> = { requested: 'requested', in_progress: 'i
 const short = (sha: string | null | undefined) => (sha ? sha.slice(0, 8) : '—');
 
 function renderHeader(): void {
-  const s = v('status');
+  const s = v('reviewStatus');
   const ladder = document.getElementById('ladder');
   if (ladder) {
     ladder.textContent = s?.exists && s.status ? LADDER[s.status] ?? s.status : 'no review';
@@ -301,7 +297,7 @@ function renderHeader(): void {
 }
 
 function renderStale(): void {
-  const s = v('status');
+  const s = v('reviewStatus');
   const el = document.getElementById('stale-banner');
   if (!el) return;
   el.hidden = !s?.stale;
@@ -350,10 +346,10 @@ function renderVerdict(): void {
 }
 
 function renderProgress(): void {
-  const s = v('status');
+  const s = v('reviewStatus');
   const c = v('cohorts');
-  const p = v('progress');
-  const n = v('nodes');
+  const p = v('cohortProgress');
+  const n = v('nodeStatus');
   const running = s?.exists && (s.status === 'requested' || s.status === 'in_progress');
   const el = document.getElementById('progress');
   if (!el) return;
@@ -386,17 +382,17 @@ function renderProgress(): void {
 
 /** Jobs of this PR (its compute) and of its repo (indexing), latest first; the subscription covers the workspace. */
 function jobsOfThisPr(): any[] {
-  const jobs: any[] = v('jobs')?.jobs ?? [];
+  const jobs: any[] = v('progress')?.jobs ?? [];
   return jobs.filter((j) => j.repoId === target.repoId && (j.prNumber === undefined || j.prNumber === target.prNumber)).sort((a, b) => b.seq - a.seq).slice(0, 3);
 }
 
 const PRIORITY_ORDER: Record<string, number> = { P0: 0, P1: 1, P2: 2, P3: 3 };
 
 function renderNodes(): void {
-  const d = v('nodes');
+  const d = v('nodeStatus');
   if (!d) return fill('nodes', h('p', { class: 'muted' }, 'Loading…'));
-  const groups = v('groups');
-  const delta = v('delta');
+  const groups = v('reportingGroups');
+  const delta = v('reReviewDelta');
   const deltaOf = new Map<string, string>();
   for (const e of delta?.entries ?? []) if (e.state !== 'gone') for (const id of e.nodeIds) deltaOf.set(id, e.state);
   const below = new Set<string>(groups?.belowThreshold ?? []);
@@ -527,7 +523,7 @@ function renderCohorts(): void {
       root?.append(article);
     }
   }
-  const progress = new Map((v('progress')?.cohorts ?? []).map((p) => [p.cohortKey, p]));
+  const progress = new Map((v('cohortProgress')?.cohorts ?? []).map((p) => [p.cohortKey, p]));
   for (const co of c.cohorts) {
     const el = cohortEls.get(co.key);
     if (el) el.head.replaceChildren(cohortHead(co, progress.get(co.key)));
@@ -582,7 +578,7 @@ function cohortHead(co: Cohort, p: ProgressView['cohorts'][number] | undefined):
 }
 
 function renderPrProgress(): void {
-  const p = v('progress');
+  const p = v('cohortProgress');
   const el = document.getElementById('pr-progress');
   if (!el) return;
   el.textContent = p?.exists && p.totals.cohorts ? `${p.totals.complete}/${p.totals.cohorts} cohort(s) reviewed${p.totals.partial ? ` · ${p.totals.partial} partial` : ''}` : 'no cohort progress yet';
@@ -668,7 +664,7 @@ function inlineCard(n: NodeRow, duplicates: NodeRow[]): HTMLElement {
 }
 
 function rerenderInline(): void {
-  const nodes = v('nodes');
+  const nodes = v('nodeStatus');
   if (code && nodes) code.setNodes(nodes.nodes);
   renderCode();
 }
@@ -740,7 +736,7 @@ function onKey(ev: KeyboardEvent): void {
     el?.focus({ preventScroll: true });
   } else if (ev.key === 'c') {
     if (!selected || !canAct()) return;
-    const n = v('nodes')?.nodes.find((x) => x.nodeId === selected);
+    const n = v('nodeStatus')?.nodes.find((x) => x.nodeId === selected);
     if (n && (n.status === 'open' || n.status === 'consensus-ready') && n.author !== me!.principal && !n.confirmedBy.includes(me!.principal)) void command('confirmNode', { nodeId: n.nodeId });
   } else if (ev.key === 'r') {
     if (!currentCohort || !canAct()) return;
@@ -803,7 +799,7 @@ function renderAxes(): void {
 }
 
 function renderCi(): void {
-  const c = v('ci');
+  const c = v('ciSignals');
   if (!c?.signals?.length) return fill('ci');
   fill(
     'ci',
@@ -813,7 +809,7 @@ function renderCi(): void {
 }
 
 function renderContract(): void {
-  const c = v('contract');
+  const c = v('apiContract');
   if (!c) return fill('contract', h('p', { class: 'muted' }, 'Loading…'));
   if (!c.computed) return fill('contract', h('p', { class: 'muted' }, c.reason));
   fill(
@@ -904,7 +900,7 @@ function renderVisual(): void {
 }
 
 function renderDeps(): void {
-  const d = v('deps');
+  const d = v('dependencyDiffs');
   if (!d?.computed) return fill('deps', h('p', { class: 'muted' }, 'Not computed yet.'));
   if (!d.diffs.length) return fill('deps', h('p', { class: 'muted' }, 'No manifest or lock file changed.'));
   fill(
@@ -921,10 +917,10 @@ function renderDeps(): void {
 }
 
 function renderPublish(): void {
-  const p = v('publish');
+  const p = v('publishPreview');
   if (!p) return fill('publish', h('p', { class: 'muted' }, 'Loading…'));
   const radio = (value: 'all_open' | 'consensus', label: string) =>
-    h('label', null, h('input', { type: 'radio', name: 'selection', value, checked: selection === value, onchange: () => ((selection = value), live?.watch('publish', 'watchPublishPreview', { ...reviewTarget, selection })) }), ` ${label}`);
+    h('label', null, h('input', { type: 'radio', name: 'selection', value, checked: selection === value, onchange: () => ((selection = value), watchQuery('publishPreview', { ...reviewTarget, selection })) }), ` ${label}`);
   const allowed = p.enabled && canDecide();
   const why = !p.enabled ? p.blockedBy : !canDecide() ? 'publishing from this page is a human step (member or above)' : null;
   fill(
