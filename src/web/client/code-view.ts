@@ -50,6 +50,9 @@ export interface Placement {
 }
 
 const ROW_PX = 19;
+/** The first page is small (it is all the first paint waits for); the rest come in larger pages behind it. */
+export const FIRST_PAGE_BYTES = 32 * 1024;
+const NEXT_PAGE_BYTES = 512 * 1024;
 /** A file block's header (one line): subtracted from the observed block height. */
 const HEAD_PX = 26;
 const EXPANDED = new Map<string, FileLines>();
@@ -77,12 +80,17 @@ export class CodeView {
   private generation = 0;
   private loadedHead: string | null = null;
   private expectHead: string | null = null;
+  /** The first page of the latest computation, asked for before the page knew who signed in (see review.ts). */
+  private prefetched: Promise<unknown> | null;
+  private firstEntry: LoadedEntry | null = null;
 
   constructor(
     private readonly ctx: CodeContext,
     private readonly target: { repoId: string; prNumber: number },
     private readonly onLoaded: () => void,
+    prefetched: Promise<unknown> | null = null,
   ) {
+    this.prefetched = prefetched;
     this.observer = new IntersectionObserver((items) => {
       for (const it of items) {
         const le = (it.target as HTMLElement & { __entry?: LoadedEntry }).__entry;
@@ -173,8 +181,9 @@ export class CodeView {
     let cursor: string | null = null;
     try {
       do {
-        // A small first page paints sooner; the rest come in larger pages behind it.
-        const page = (await this.ctx.read('review_studio.reviewDiff', { ...this.target, ...(cursor ? { cursor, maxBytes: 512 * 1024 } : { maxBytes: 32 * 1024 }) })) as DiffPage;
+        const early = !cursor && this.headSha === 'latest' ? this.prefetched : null;
+        this.prefetched = null;
+        const page = (await (early ?? this.ctx.read('review_studio.reviewDiff', { ...this.target, ...(cursor ? { cursor, maxBytes: NEXT_PAGE_BYTES } : { maxBytes: FIRST_PAGE_BYTES }) }))) as DiffPage;
         if (gen !== this.generation) return;
         performance.mark('review-page:diff-page');
         if (!page.computed) break;
@@ -324,10 +333,13 @@ export class CodeView {
   private materialize(le: LoadedEntry): void {
     if (le.materialized) return;
     le.materialized = true;
+    le.el.classList.add('live');
     this.draw(le);
     if (this.firstCodeAt === null) {
       this.firstCodeAt = performance.now();
       performance.mark('review-page:first-code');
+      this.firstEntry = le;
+      this.markFirstCode(le);
     }
     this.askHighlighter();
   }
@@ -337,6 +349,7 @@ export class CodeView {
     // Keep the measured height (from the observer: no forced layout) so the page does not jump when the rows go.
     le.height = Math.max(le.height, blockHeight - HEAD_PX);
     le.materialized = false;
+    le.el.classList.remove('live');
     le.texts = [];
     le.body.replaceChildren();
     le.body.style.height = `${le.height}px`;
@@ -347,6 +360,11 @@ export class CodeView {
    * own, controls shown as marked escapes), then puts the finding cards under their rows. Cells whose
    * highlighted line is cached are drawn highlighted; the others plain, queued for the idle highlighter.
    */
+  /** Element Timing reports when this line is painted (the browser suite's first meaningful paint). */
+  private markFirstCode(le: LoadedEntry): void {
+    if (le === this.firstEntry) le.body.querySelector('.row code.src')?.setAttribute('elementtiming', 'first-code');
+  }
+
   private draw(le: LoadedEntry): void {
     if (le.entry.collapsed) return;
     const hl = this.highlighter;
@@ -381,6 +399,8 @@ export class CodeView {
     le.texts = texts;
     le.body.style.height = '';
     le.body.innerHTML = html;
+    // Redrawn (findings arrived) before it was painted: the new first line is the one to time.
+    this.markFirstCode(le);
     // The findings, each right under the row of its line (head lines first, then base lines).
     const at = new Map<Element, NodeRow[]>();
     for (const side of ['new', 'old'] as const) {
