@@ -138,13 +138,18 @@ export const auditInput = z.object({
   prNumber: prNumberSchema.optional(),
   since: isoTime.optional(),
   until: isoTime.optional(),
+  /** Pagination cursor: only rows after this position (the last row's `position` of the previous page). */
+  after: z.number().int().nonnegative().optional(),
+  /** Page size: at most this many rows, the first ones in log order (no limit when absent). */
+  limit: z.number().int().min(1).max(10_000).optional(),
 });
 export type AuditInput = z.infer<typeof auditInput>;
 
 /** "Who approved what, when" (SPEC §0): one row per decision act, filtered, in log order. */
 export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
-  return s.rows.filter(
+  const rows = s.rows.filter(
     (r) =>
+      (f.after === undefined || r.position > f.after) &&
       (f.actor === undefined || r.actor === f.actor) &&
       (f.action === undefined || r.action === f.action) &&
       (f.repoId === undefined || r.repoId === f.repoId) &&
@@ -152,6 +157,7 @@ export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
       (f.since === undefined || r.time >= f.since) &&
       (f.until === undefined || r.time <= f.until),
   );
+  return f.limit === undefined ? rows : rows.slice(0, f.limit);
 }
 
 export const AFFECTING = new Set([...ACT_TYPES, 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);

@@ -82,7 +82,7 @@ const toAuditRow = (r: Row): AuditRow => ({
   issuerChain: JSON.parse(String(r.issuer_chain)) as IssuerLink[],
 });
 
-/** `audit` from the rows: the same filters as auditView, bounded by position for as-of reads. */
+/** `audit` from the rows: the same filters and page (`after`, `limit`) as auditView, bounded by position for as-of reads. */
 export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: AuditInput, until: number): Promise<AuditRow[]> {
   // With a time range, `+position` keeps the planner off the primary key (which would scan every row
   // up to the bound in order) and on the time index; the few rows in range are then sorted.
@@ -99,6 +99,12 @@ export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: Au
   if (f.prNumber !== undefined) add('pr_number = ?', f.prNumber);
   if (f.since !== undefined) add('time >= ?', f.since);
   if (f.until !== undefined) add('time <= ?', f.until);
-  const rows = await storage.query(`SELECT * FROM ${tableName(slot, 'rows')} WHERE ${where.join(' AND ')} ORDER BY ${timed ? '+position' : 'position'}`, params);
+  if (f.after !== undefined) add(timed ? '+position > ?' : 'position > ?', f.after);
+  let sql = `SELECT * FROM ${tableName(slot, 'rows')} WHERE ${where.join(' AND ')} ORDER BY ${timed ? '+position' : 'position'}`;
+  if (f.limit !== undefined) {
+    sql += ' LIMIT ?';
+    params.push(f.limit);
+  }
+  const rows = await storage.query(sql, params);
   return rows.map(toAuditRow);
 }
