@@ -59,8 +59,10 @@ export function register(program: Command): void {
     .option('--since <time>', 'ISO-8601: acts at or after')
     .option('--until <time>', 'ISO-8601: acts at or before')
     .option('--as-of <position|time>', 'the log as of a global position or ISO-8601 time')
+    .option('--after <position>', 'page: only rows after this position (the last row of the previous page)')
+    .option('--limit <n>', 'page: at most n rows (1 … 10000)')
     .option('--json', 'print JSON rows')
-    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
+    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; after?: string; limit?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
 
   audit
     .command('verify')
