@@ -1,17 +1,27 @@
 import type { QueryDefinition } from '../projections/query';
 import { answerWorkspaceQueriesWith, type QueryAnswer } from '../projections/run-query';
 import type { WorkspaceHandle } from '../workspaces/registry';
+import { DomainError } from '../domain-error';
+import { auditQuery } from '../projections/audit';
+import { cohortContextQuery } from '../projections/cohort-context';
+import { reviewMetricsQuery } from '../projections/review-metrics';
 import { auditFromRows, auditReadModel } from './audit';
+import { contextFromRows, metricsFromRows } from './context-answers';
+import { historyReadModel } from './history';
 import { ReadModelHost } from './host';
 import type { ReadModel } from './model';
 import { PostgresReadModelStorage, ReadModelStorage, Slot, SqliteReadModelStorage } from './storage';
 
 /** Every read model of the ledger, one line each. */
-export const READ_MODELS: ReadModel[] = [auditReadModel];
+export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel];
 
-/** Workspace-wide queries answered from a read model instead of a fold of the whole log. */
-const ANSWERS: Record<string, { model: string; answer(storage: ReadModelStorage, slot: Slot, input: any, until: number): Promise<unknown> }> = {
-  audit: { model: 'audit', answer: auditFromRows },
+type Answer = (storage: ReadModelStorage, slot: Slot, input: any, until: number, ws: WorkspaceHandle) => Promise<unknown>;
+
+/** Workspace-wide queries answered from a read model instead of a fold of the whole log (keyed by the queries' own names). */
+const ANSWERS: Record<string, { model: string; answer: Answer }> = {
+  [auditQuery.name]: { model: 'audit', answer: auditFromRows },
+  [cohortContextQuery.name]: { model: 'history', answer: contextFromRows },
+  [reviewMetricsQuery.name]: { model: 'history', answer: metricsFromRows },
 };
 
 const HOST = Symbol('readModelHost');
@@ -51,8 +61,10 @@ export async function answerFromReadModel<I, R>(q: QueryDefinition<I, unknown, R
   try {
     const slot = await host.readySlot(a.model, until);
     if (!slot) return null;
-    return { position: until, value: (await a.answer(host.storage, slot, input, until)) as R };
-  } catch {
+    return { position: until, value: (await a.answer(host.storage, slot, input, until, ws)) as R };
+  } catch (err) {
+    // A refusal (unknown review, unknown cohort) is the answer; the fold would refuse the same way.
+    if (err instanceof DomainError) throw err;
     // A slot dropped under us by a newer process, a store that closed: the fold still answers.
     return null;
   }

@@ -50,7 +50,6 @@ const REGISTRATION = [
   'src/cli/commands/mcp.ts',
   'src/cli/commands/projections.ts',
   'src/cli/commands/publish.ts',
-  'src/cli/commands/review.names.ts',
   'src/cli/commands/review.ts',
   'src/cli/commands/token.ts',
   'src/cli/commands/visual-diff.ts',

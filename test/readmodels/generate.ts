@@ -57,6 +57,7 @@ export function* generateLog(shape: LogShape): Generator<Append> {
   const roles = new Map<string, string>();
   const tokens: Array<{ id: string; principal: string }> = [];
   const nodes = new Map<string, string[]>();
+  const heads = new Map<string, { headSha: string; round: number }>();
   const eventId = (): string => {
     seq++;
     // UUIDv7-shaped and unique: time prefix from the log clock, then the sequence.
@@ -123,19 +124,54 @@ export function* generateLog(shape: LogShape): Generator<Append> {
     const role = dropRole ? undefined : roles.get(by) ?? 'member';
     const withRole = (d: Record<string, unknown>) => (role === undefined ? d : { ...d, role });
     const ids = nodes.get(streamId) ?? [];
-    if (!nodes.has(streamId) || x < 0.06) {
+    const review = heads.get(streamId);
+    if (!review || x < 0.06) {
       const headSha = hex(r, 40);
       yield* emit({
         streamId,
         events: [ev('ReviewRequested', { repoId: repo, prNumber: pr, baseSha: hex(r, 40), headSha, level: 'balanced', roster: [{ id: 'correctness', focus: 'correctness' }], rulesVersion: 'v1', requestedBy: by, role: role ?? 'member' }, by)],
       });
       nodes.set(streamId, ids);
+      heads.set(streamId, { headSha, round: review?.round ?? 1 });
+      continue;
+    }
+    if (x < 0.075) {
+      // The computation at the current head: cohorts of definition fragments (nested, so the innermost
+      // one wins), some of them arriving after nodes anchored by lines only were filed at that head.
+      const cohorts = Array.from({ length: 1 + Math.floor(r() * 3) }, (_, c) => {
+        const mod = Math.floor(r() * 20);
+        const fn = Math.floor(r() * SYMBOLS);
+        return {
+          key: `cohort-${c}-${mod}`,
+          fragments: [
+            { path: `src/mod${mod}.ts`, side: 'head', startLine: 1, endLine: 40, symbolId: `src/mod${mod}.ts#Class${fn}` },
+            { path: `src/mod${mod}.ts`, side: 'head', startLine: 8, endLine: 16, symbolId: `src/mod${mod}.ts#Class${fn}.fn${fn}` },
+            { path: `src/mod${mod}.ts`, side: 'base', startLine: 8, endLine: 30, symbolId: `src/mod${mod}.ts#old${fn}` },
+            { path: `src/mod${mod}.ts`, side: 'head', startLine: 41, endLine: 45 },
+          ],
+        };
+      });
+      yield* emit({
+        streamId,
+        events: [ev('ReviewComputed', { baseSha: hex(r, 40), headSha: review.headSha, engineVersion: 'gen', inputsDigest: hex(r, 64), cohorts, dependencyDiffs: [], changedFiles: [], metrics: {} }, 'system:compute')],
+      });
+      continue;
+    }
+    if (x < 0.085) {
+      // The head moved: the next round reviews it (earlier rounds' nodes become this PR's history).
+      review.round++;
+      review.headSha = hex(r, 40);
+      yield* emit({ streamId, events: [ev('ReviewRoundStarted', { round: review.round, baseSha: hex(r, 40), headSha: review.headSha, requestedBy: by, role: role ?? 'member' }, by)] });
       continue;
     }
     if (x < 0.45 || ids.length === 0) {
       const nodeId = `n${seq}`;
       ids.push(nodeId);
-      const symbolId = `src/mod${Math.floor(r() * 20)}.ts#fn${Math.floor(r() * SYMBOLS)}`;
+      const mod = Math.floor(r() * 20);
+      const symbolId = `src/mod${mod}.ts#fn${Math.floor(r() * SYMBOLS)}`;
+      const start = 1 + Math.floor(r() * 44);
+      // Most reviewers name the symbol; some anchor by lines only (resolved through the computation's fragments, or not at all).
+      const anchor = r() < 0.7 ? { path: symbolId.split('#')[0], startLine: 10, endLine: 12, symbolId } : { path: `src/mod${mod}.ts`, side: r() < 0.2 ? 'LEFT' : 'RIGHT', startLine: start, endLine: start + Math.floor(r() * 6) };
       yield* emit({
         streamId,
         events: [
@@ -143,15 +179,15 @@ export function* generateLog(shape: LogShape): Generator<Append> {
             'ReviewNodeFiled',
             {
               nodeId,
-              round: 1,
-              headSha: hex(r, 40),
+              round: review.round,
+              headSha: review.headSha,
               fingerprint: hex(r, 64),
               role: role ?? 'member',
               node: {
                 kind: 'finding',
                 priority: pick(['P0', 'P1', 'P2', 'P3']),
                 triage: { category: pick(['security', 'correctness', 'performance']), severity: pick(['high', 'medium', 'low']), effort: 'small' },
-                anchor: { path: symbolId.split('#')[0], startLine: 10, endLine: 12, symbolId },
+                anchor,
                 confidence: 0.8,
                 title: `finding ${seq}`,
                 body: `The call at line ${Math.floor(r() * 500)} can fail when the input is empty.`,
