@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { computeReview, inputsDigestOf, REVIEW_ENGINE_VERSION, ReviewComputedData } from '../compute/review';
 import { computeFold, ComputeState, loadComputeState, loadRepoState, openRegisteredRepo } from '../compute/streams';
 import { DomainError } from '../domain-error';
@@ -93,9 +94,9 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
     return events;
   },
   result(events) {
-    if (!events[0]) return { recorded: false, reason: 'identical inputs: the latest computation stands' };
-    const d = events[0].data as ReviewComputedData;
-    const carried = events.find((e) => e.type === 'FindingsCarriedOver')?.data as CarryOverData | undefined;
+    const d = events.find(ofType('ReviewComputed'))?.data;
+    if (!d) return { recorded: false, reason: 'identical inputs: the latest computation stands' };
+    const carried = events.find(ofType('FindingsCarriedOver'))?.data;
     return { recorded: true, headSha: d.headSha, inputsDigest: d.inputsDigest, cohorts: d.cohorts.map((c) => ({ key: c.key, rank: c.rank, title: c.title, grouping: c.grouping, files: c.files })), ...(carried ? { newRound: carried.round, carryOver: { carried: carried.carried.length, outdated: carried.outdated.length, gone: carried.gone.length } } : {}) };
   },
 };

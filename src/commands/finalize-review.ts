@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { tokenAxesSchema } from '../events/catalogue/review';
 import { assertTransition } from '../review/ladder';
 import { currentRound, PrState, prFold } from '../review/pr-state';
@@ -67,7 +68,7 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
     return events;
   },
   result(events) {
-    const d = events[0]?.data as { verdict: string; confidence: number; reasons: string[]; consensusNodeIds: string[]; round: number; progress?: Progress } | undefined;
+    const d = events.find(ofType('ReviewFinalized'))?.data;
     if (!d) return null;
     const out = { verdict: d.verdict, confidence: d.confidence, reasons: d.reasons, consensusNodeIds: d.consensusNodeIds, round: d.round };
     return d.progress ? { ...out, note: progressNote(d.progress) } : out;

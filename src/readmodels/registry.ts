@@ -2,6 +2,9 @@ import type { QueryDefinition } from '../projections/query';
 import { answerWorkspaceQueriesWith, type QueryAnswer } from '../projections/run-query';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { DomainError } from '../domain-error';
+import { auditQuery } from '../projections/audit';
+import { cohortContextQuery } from '../projections/cohort-context';
+import { reviewMetricsQuery } from '../projections/review-metrics';
 import { auditFromRows, auditReadModel } from './audit';
 import { contextFromRows, metricsFromRows } from './context-answers';
 import { historyReadModel } from './history';
@@ -14,11 +17,11 @@ export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel];
 
 type Answer = (storage: ReadModelStorage, slot: Slot, input: any, until: number, ws: WorkspaceHandle) => Promise<unknown>;
 
-/** Workspace-wide queries answered from a read model instead of a fold of the whole log. */
+/** Workspace-wide queries answered from a read model instead of a fold of the whole log (keyed by the queries' own names). */
 const ANSWERS: Record<string, { model: string; answer: Answer }> = {
-  audit: { model: 'audit', answer: auditFromRows },
-  cohortContext: { model: 'history', answer: contextFromRows },
-  metrics: { model: 'history', answer: metricsFromRows },
+  [auditQuery.name]: { model: 'audit', answer: auditFromRows },
+  [cohortContextQuery.name]: { model: 'history', answer: contextFromRows },
+  [reviewMetricsQuery.name]: { model: 'history', answer: metricsFromRows },
 };
 
 const HOST = Symbol('readModelHost');
