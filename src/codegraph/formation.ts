@@ -4,7 +4,7 @@ import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../
 import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
 import { mirrorPairs, subjectOf } from './pairing';
-import { isTestPath } from './roles';
+import { isTestPath } from './file-roles';
 
 /** A changed file as formation sees it. */
 export interface FormationFile {

@@ -11,7 +11,7 @@ import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
 import { languageOf, unsupportedLanguageOf } from '../codegraph/languages';
-import { classifyRole } from '../codegraph/roles';
+import { classifyRole } from '../codegraph/file-roles';
 import { addCheckerEdges, type CheckerEdgeStats } from '../codegraph/type-edges';
 import { diffDependencies } from '../dependencies/diff';
 import type { ChangedFile, GitRepo } from '../git/repo';

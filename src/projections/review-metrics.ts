@@ -6,7 +6,7 @@ import type { HistoryEntry } from '../context/history';
 import { DEFAULT_BUDGET_BYTES } from '../context/pack-types';
 import type { RecordedEvent } from '../events/envelope';
 import type { FileRole } from '../events/catalogue/compute';
-import { evolveProgress, initialProgressState, PROGRESS_EVENT_TYPES, progressView, ProgressState } from '../progress/progress';
+import { evolveProgress, initialProgressState, PROGRESS_EVENT_TYPES, progressView, ProgressState } from '../review-progress/progress';
 import type { QueryDefinition } from './query';
 import { isEvent } from '../events/catalogue/event-types';
 
@@ -89,12 +89,12 @@ export function reviewMetricsView(s: MetricsState, history?: (symbolId: string) 
 export type ReviewMetrics = ReturnType<typeof reviewMetricsView>;
 
 /**
- * `review_studio.metrics` (seeds/004 §3.4): changed vs reviewed files, cohorts vs target files, the
+ * `review_studio.reviewMetrics` (seeds/004 §3.4): changed vs reviewed files, cohorts vs target files, the
  * fragment → cohort merge ratio, bytes preloaded per context pack (default budget), and partial cohorts
  * counted apart from clean ones.
  */
 export const reviewMetricsQuery: QueryDefinition<Input, MetricsState, ReviewMetrics> = {
-  name: 'metrics',
+  name: 'reviewMetrics',
   description: 'Review metrics: changed files, files under review after filtering, cohorts vs target files, fragments per cohort, bytes preloaded per context pack, clean vs partial cohorts.',
   input: reviewTargetSchema,
   access: { minRole: 'viewer' },

@@ -1,6 +1,6 @@
 import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
-import type { ReviewNodeBody } from '../events/catalogue/review';
+import { catalogued } from '../events/catalogue/event-types';
 import { HISTORY_EVENT_TYPES, type HistoryEntry } from '../context/history';
 import type { ApplyTx, ReadModel, Row } from './model';
 import type { ReadModelStorage, Slot } from './storage';
@@ -56,20 +56,21 @@ export const historyReadModel: ReadModel = {
   ],
   relevant: (e) => HISTORY_EVENT_TYPES.has(e.type) && parseReviewStream(e.streamId) !== null,
   async apply(e: RecordedEvent, tx: ApplyTx) {
-    const d = e.data as any;
+    const ev = catalogued(e);
     const pr = parseReviewStream(e.streamId)!;
     let seq = 0;
     const index = (streamId: string, nodeId: string, symbolId: string): void => {
       tx.put('symbols', { position: e.globalPosition, seq: seq++, repo_id: pr.repoId, symbol_id: symbolId, stream_id: streamId, node_id: nodeId });
     };
-    switch (e.type) {
+    switch (ev.type) {
       case 'ReviewRoundStarted':
-        tx.put('rounds', { stream_id: e.streamId, position: e.globalPosition, round: d.round });
+        tx.put('rounds', { stream_id: e.streamId, position: e.globalPosition, round: ev.data.round });
         break;
       case 'ReviewComputed': {
+        const d = ev.data;
         const at = `${e.streamId}@${d.headSha}`;
         const recorded: RecordedFragment[] = [];
-        for (const c of d.cohorts as Array<{ fragments: Array<{ path: string; side: 'head' | 'base'; startLine: number; endLine: number; symbolId?: string }> }>) {
+        for (const c of d.cohorts) {
           for (const f of c.fragments) if (f.symbolId) recorded.push({ path: f.path, side: f.side, startLine: f.startLine, endLine: f.endLine, symbolId: f.symbolId });
         }
         tx.put('fragments', { head_at: at, fragments: JSON.stringify(recorded) });
@@ -84,11 +85,12 @@ export const historyReadModel: ReadModel = {
         break;
       }
       case 'ReviewNodeFiled': {
-        const node = d.node as ReviewNodeBody;
+        const d = ev.data;
+        const node = d.node;
         const anchor = node.anchor;
         if (!anchor) break;
         const at = `${e.streamId}@${d.headSha}`;
-        const lines = { nodeId: d.nodeId as string, path: anchor.path, side: anchor.side === 'LEFT' ? 'base' : 'head', startLine: anchor.startLine, endLine: anchor.endLine };
+        const lines = { nodeId: d.nodeId, path: anchor.path, side: anchor.side === 'LEFT' ? 'base' : 'head', startLine: anchor.startLine, endLine: anchor.endLine };
         const fragments = anchor.symbolId ? undefined : await tx.get('fragments', { head_at: at });
         const symbolId = anchor.symbolId ?? (fragments ? fragmentSymbol(JSON.parse(String(fragments.fragments)), lines) : undefined);
         tx.put('entries', {
@@ -116,6 +118,7 @@ export const historyReadModel: ReadModel = {
         break;
       }
       case 'ReviewNodeConfirmed': {
+        const d = ev.data;
         const key = { stream_id: e.streamId, node_id: d.nodeId };
         const entry = await tx.get('entries', key);
         // Only a different principal's confirmation makes consensus (SPEC §5); the first one counts.
@@ -124,8 +127,9 @@ export const historyReadModel: ReadModel = {
       }
       case 'ReviewNodeDismissed':
       case 'ReviewNodeResolved': {
+        const d = ev.data;
         const key = { stream_id: e.streamId, node_id: d.nodeId };
-        if (await tx.get('entries', key)) tx.put('closures', { ...key, position: e.globalPosition, status: e.type === 'ReviewNodeDismissed' ? 'dismissed' : 'resolved', closed_by: d.by ?? null, reason: d.reason ?? null });
+        if (await tx.get('entries', key)) tx.put('closures', { ...key, position: e.globalPosition, status: ev.type === 'ReviewNodeDismissed' ? 'dismissed' : 'resolved', closed_by: d.by ?? null, reason: d.reason ?? null });
         break;
       }
       default:

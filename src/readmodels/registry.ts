@@ -2,6 +2,9 @@ import type { QueryDefinition } from '../projections/query';
 import { answerWorkspaceQueriesWith, type QueryAnswer } from '../projections/run-query';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { DomainError } from '../domain-error';
+import { auditQuery } from '../projections/audit';
+import { cohortContextQuery } from '../projections/cohort-context';
+import { reviewMetricsQuery } from '../projections/review-metrics';
 import { auditFromRows, auditReadModel } from './audit';
 import { contextFromRows, metricsFromRows } from './context-answers';
 import { historyReadModel } from './history';
@@ -14,19 +17,23 @@ export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel];
 
 type Answer = (storage: ReadModelStorage, slot: Slot, input: any, until: number, ws: WorkspaceHandle) => Promise<unknown>;
 
-/** Workspace-wide queries answered from a read model instead of a fold of the whole log. */
+/** Workspace-wide queries answered from a read model instead of a fold of the whole log (keyed by the queries' own names). */
 const ANSWERS: Record<string, { model: string; answer: Answer }> = {
-  audit: { model: 'audit', answer: auditFromRows },
-  cohortContext: { model: 'history', answer: contextFromRows },
-  metrics: { model: 'history', answer: metricsFromRows },
+  [auditQuery.name]: { model: 'audit', answer: auditFromRows },
+  [cohortContextQuery.name]: { model: 'history', answer: contextFromRows },
+  [reviewMetricsQuery.name]: { model: 'history', answer: metricsFromRows },
 };
 
 const HOST = Symbol('readModelHost');
 
-/** The store's own technology: SQLite beside the log (KurrentDB too: a sibling file), PostgreSQL in its schema. */
+/**
+ * The store's own technology: SQLite beside the log, PostgreSQL in its schema; KurrentDB in the
+ * catalogue's PostgreSQL database when there is one (DATABASE_URL), else a SQLite file beside the workspace.
+ */
 function storageFor(ws: WorkspaceHandle): ReadModelStorage | null {
-  const store = ws.store as { adapter: string; backend?: { pool: import('pg').Pool; schema: string } };
+  const store = ws.store as { adapter: string; backend?: { pool: import('pg').Pool; schema: string }; readModels?: { pool: import('pg').Pool; schema: string } };
   if (store.adapter === 'postgres' && store.backend) return new PostgresReadModelStorage(ws.id, store.backend.pool, store.backend.schema);
+  if (store.adapter === 'kurrentdb' && store.readModels) return new PostgresReadModelStorage(ws.id, store.readModels.pool, store.readModels.schema, true);
   if (store.adapter === 'sqlite' || store.adapter === 'kurrentdb') return new SqliteReadModelStorage(ws.id, ws.dir);
   return null;
 }

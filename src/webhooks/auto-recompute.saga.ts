@@ -7,12 +7,12 @@ import { parseReviewStream } from '../events/streams';
 import { loadRepoState } from '../compute/streams';
 import { followUpKey, ledgerCommand, type LedgerCommand } from '../cqrs/commands';
 import { ledgerEventClass, type LedgerEvent } from '../cqrs/events';
+import { isEvent } from '../events/catalogue/event-types';
 import type { DomainError } from '../domain-error';
 import { Ledger } from '../ledger';
 import { AUTO_RECOMPUTE_COMMAND, WEBHOOK_PRINCIPAL } from './github';
 
 const HeadObservedEvent = ledgerEventClass('HeadObserved');
-type HeadObservedData = { headSha: string; baseSha?: string };
 
 /**
  * Webhook auto-recompute (SPEC §10): a head observed through a GitHub webhook, on a repo registered with
@@ -44,7 +44,8 @@ export class AutoRecomputeSaga {
       const ws = await this.ledger.workspace(e.workspaceId);
       const repo = await loadRepoState(ws, target.repoId);
       if (repo.config?.autoRecompute !== true) return null;
-      const { headSha, baseSha } = e.data as HeadObservedData;
+      if (!isEvent(e.event, 'HeadObserved')) return null;
+      const { headSha, baseSha } = e.event.data;
       if ((await loadPrState(ws, e.event.streamId)).observedHead !== headSha) return null;
       return ledgerCommand(
         AUTO_RECOMPUTE_COMMAND,

@@ -187,10 +187,10 @@ describe('context packs on a real repository', () => {
     expect(metrics.stdout).toMatch(/progress: 0 clean · 0 partial · 2 unreviewed/);
   });
 
-  it('is served over JSON-RPC as review_studio.cohortContext, with review_studio.metrics and markCohortReviewed', () => {
+  it('is served over JSON-RPC as review_studio.cohortContext, with review_studio.reviewMetrics and markCohortReviewed', () => {
     const table = methodTable();
     expect(table.get('review_studio.cohortContext')).toMatchObject({ kind: 'query', access: { minRole: 'viewer' } });
-    expect(table.get('review_studio.metrics')).toMatchObject({ kind: 'query' });
+    expect(table.get('review_studio.reviewMetrics')).toMatchObject({ kind: 'query' });
     expect(table.get('review_studio.cohortProgress')).toMatchObject({ kind: 'query' });
     expect(table.get('markCohortReviewed')).toMatchObject({ kind: 'command', access: { minRole: 'member' } });
   });

@@ -47,6 +47,11 @@ async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, a
     { repoId: 'repo1', prNumber: 3 },
     { prNumber: 2 },
     { since: '2025-01-01T00:05:00.000Z', until: '2025-01-01T00:20:00.000Z' },
+    // Pages: a cursor (the last row's position) and a size, with and without filters.
+    { limit: 7 },
+    { after: Math.floor(head / 2), limit: 11 },
+    { actor: actors[1], after: Math.floor(head / 4), limit: 3 },
+    { since: '2025-01-01T00:05:00.000Z', after: Math.floor(head / 3), limit: 5 },
   ];
   for (const f of filters) {
     for (const asOf of [undefined, Math.floor(head / 3), head - 7]) {
@@ -60,6 +65,16 @@ async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, a
       expect(actual.position).toBe(expected.position);
     }
   }
+  // Paging through with the cursor yields every row once, in log order.
+  const all = await auditFromRows(host.storage, slot, auditQuery.input.parse({}), head);
+  const paged: unknown[] = [];
+  for (let after: number | undefined; ; ) {
+    const page = await auditFromRows(host.storage, slot, auditQuery.input.parse({ after, limit: 40 }), head);
+    paged.push(...page);
+    if (page.length < 40) break;
+    after = page[page.length - 1].position;
+  }
+  expect(paged).toEqual(all);
 }
 
 /**

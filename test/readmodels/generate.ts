@@ -143,6 +143,14 @@ export function* generateLog(shape: LogShape): Generator<Append> {
         const fn = Math.floor(r() * SYMBOLS);
         return {
           key: `cohort-${c}-${mod}`,
+          title: `mod${mod} Class${fn}`,
+          grouping: 'semantic',
+          files: [`src/mod${mod}.ts`],
+          anchors: [`src/mod${mod}.ts#Class${fn}`],
+          blastRadius: { dependents: { files: [], symbols: [], depth: 0, truncated: false }, publicApi: [], tests: [], score: 0 },
+          readingOrder: { order: 'callee-first', steps: [] },
+          rank: c + 1,
+          clues: [],
           fragments: [
             { path: `src/mod${mod}.ts`, side: 'head', startLine: 1, endLine: 40, symbolId: `src/mod${mod}.ts#Class${fn}` },
             { path: `src/mod${mod}.ts`, side: 'head', startLine: 8, endLine: 16, symbolId: `src/mod${mod}.ts#Class${fn}.fn${fn}` },
@@ -153,7 +161,7 @@ export function* generateLog(shape: LogShape): Generator<Append> {
       });
       yield* emit({
         streamId,
-        events: [ev('ReviewComputed', { baseSha: hex(r, 40), headSha: review.headSha, engineVersion: 'gen', inputsDigest: hex(r, 64), cohorts, dependencyDiffs: [], changedFiles: [], metrics: {} }, 'system:compute')],
+        events: [ev('ReviewComputed', { baseSha: hex(r, 40), headSha: review.headSha, engineVersion: 'gen', inputsDigest: hex(r, 64), cohorts, dependencyDiffs: [], apiContract: { status: 'not_applicable', specs: [], changes: [] }, visual: { status: 'not_applicable', snapshots: [] }, changedFiles: [], metrics: {} }, 'system:compute')],
       });
       continue;
     }
@@ -214,6 +222,11 @@ export function* generateLog(shape: LogShape): Generator<Append> {
     else if (y < 0.98) e = ev('PublishApproved', withRole({ requestId: `req-${seq}`, by }), pick(humans));
     else e = ev('ReviewPublished', withRole({ forgeReviewId: `gh-${seq}`, event: pick(['APPROVE', 'COMMENT']), inline: [], folded: [], fallbackUsed: r() < 0.1, publishedBy: by }), by);
     yield* emit({ streamId, events: [e] });
+    // A dismissal also leaves a suppression fact in the workspace stream (src/commands/dismiss-node.ts).
+    if (e.type === 'ReviewNodeDismissed') {
+      const d = e.data as { nodeId: string; reason: string; fingerprint: string };
+      yield* emit({ streamId: 'workspace', events: [ev('SuppressionFactRecorded', { fingerprint: d.fingerprint, repoId: repo, prNumber: pr, nodeId: d.nodeId, reason: d.reason, confidence: 'low' }, by)] });
+    }
   }
 }
 

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
-import { eventCatalogue, upcastEvent } from '../catalogue';
+import { eventCatalogue, internedType, upcastEvent } from '../catalogue';
 import { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint, chainHash, genesisHash } from '../chain';
 
 const currentVersion = (type: string): number => eventCatalogue.get(type)?.schemaVersion ?? 0;
@@ -103,7 +103,7 @@ class StoredEvent implements RecordedEvent {
     this.streamId = row.stream_id;
     this.streamRevision = row.stream_revision;
     this.globalPosition = row.global_position;
-    this.type = row.type;
+    this.type = internedType(row.type);
     this.schemaVersion = row.schema_version;
     this.rawMetadata = row.metadata;
     this.data = JSON.parse(row.data);
