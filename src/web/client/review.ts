@@ -5,7 +5,7 @@ import type { nodeStatusView } from '../../projections/node-status';
 import type { reviewStatusView } from '../../projections/review-status';
 import type { ProgressView } from '../../review-progress/progress';
 import { roleAtLeast, type Role } from '../../events/roles';
-import { CodeView, type NodeRow } from './code-view';
+import { CodeView, FIRST_PAGE_BYTES, type NodeRow } from './code-view';
 import { details, fill, h, lazyDetails, markdown } from './dom';
 import { LiveConnection } from './live';
 
@@ -78,6 +78,10 @@ async function start(): Promise<void> {
 }
 
 async function signIn(candidate: string, remember: boolean): Promise<void> {
+  // The code's first page is asked for alongside "who am I" (one round trip less before the first paint);
+  // it is used only if the token is accepted, and the server checks the token on it anyway.
+  const firstPage = readWith(candidate, 'review_studio.reviewDiff', { ...reviewTarget, maxBytes: FIRST_PAGE_BYTES });
+  firstPage.catch(() => undefined);
   const res = await fetch(`/workspaces/${encodeURIComponent(target.workspaceId)}/review-page/me`, { headers: { authorization: `Bearer ${candidate}` } });
   if (!res.ok) {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -89,7 +93,7 @@ async function signIn(candidate: string, remember: boolean): Promise<void> {
   me = (await res.json()) as Me;
   sessionStorage.setItem(TOKEN_KEY, candidate);
   if (remember) localStorage.setItem(TOKEN_KEY, candidate);
-  mountReview();
+  mountReview(firstPage);
 }
 
 function showLogin(error: string | null): void {
@@ -121,7 +125,7 @@ function showLogin(error: string | null): void {
 
 // ---- layout and subscriptions ---------------------------------------------------------------------
 
-function mountReview(): void {
+function mountReview(firstPage: Promise<unknown> | null): void {
   fill(
     'app',
     h(
@@ -180,7 +184,7 @@ function mountReview(): void {
   watchQuery('publishPreview', { ...reviewTarget, selection });
   // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.
   live.watch('progress', 'watchProgress', {}, true);
-  code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode());
+  code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode(), firstPage);
   // The code first: its first page is asked for before the subscriptions' snapshots queue up behind it.
   code.follow('latest');
   live.connect();
@@ -217,10 +221,14 @@ async function command(method: string, payload: Record<string, unknown>): Promis
 }
 
 /** A read over POST /rpc (the code under review is a read, not a fold: no watch). */
-async function read(method: string, params: Record<string, unknown>): Promise<unknown> {
+function read(method: string, params: Record<string, unknown>): Promise<unknown> {
+  return readWith(token, method, params);
+}
+
+async function readWith(bearer: string | null, method: string, params: Record<string, unknown>): Promise<unknown> {
   const res = await fetch('/rpc', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: target.workspaceId, ...params } }),
   });
   const reply = await res.json().catch(() => null);
@@ -490,16 +498,55 @@ function nodeItem(n: any, duplicates: any[], deltaOf: Map<string, string>): HTML
 /** One article per cohort, kept across renders: its head is redrawn, its code belongs to the CodeView. */
 const cohortEls = new Map<string, { article: HTMLElement; head: HTMLElement; unplaced: HTMLElement; code: HTMLElement }>();
 let renderedKeys = '';
+/** The heads of the first cohorts are built with the cohorts; the others' once they near the viewport. */
+const EAGER_HEADS = 6;
+/** Per cohort head: whether it is near the viewport, and whether it shows the current values. */
+const headState = new Map<string, { near: boolean; built: boolean }>();
+let headObserver: IntersectionObserver | null = null;
+
+function observeHead(key: string, head: HTMLElement): void {
+  headObserver ??= new IntersectionObserver(
+    (items) => {
+      for (const it of items) {
+        const k = (it.target as HTMLElement).dataset.headOf!;
+        const st = headState.get(k);
+        if (!st) continue;
+        st.near = it.isIntersecting;
+        if (st.near && !st.built) buildHead(k);
+      }
+    },
+    { rootMargin: '1200px 0px' },
+  );
+  head.dataset.headOf = key;
+  headObserver.observe(head);
+}
+
+/** Draws a cohort's head from the current cohorts and progress values (at once, wherever it is). */
+function buildHead(key: string): void {
+  const co = v('cohorts')?.cohorts.find((x) => x.key === key);
+  const el = cohortEls.get(key);
+  const st = headState.get(key);
+  if (!co || !el || !st) return;
+  st.built = true;
+  el.head.classList.add('built');
+  el.head.replaceChildren(cohortHead(co, v('cohortProgress')?.cohorts.find((p) => p.cohortKey === key)));
+}
 
 function renderCohorts(): void {
   const c = v('cohorts');
   const reset = (msg: string) => {
     cohortEls.clear();
+    headState.clear();
+    headObserver?.disconnect();
     renderedKeys = '';
     code?.follow(null);
     fill('cohorts', h('p', { class: 'muted' }, msg));
   };
-  if (!c) return reset('Loading…');
+  // Not known yet: the diff's first page (asked for at sign-in) may already be drawing; leave it be.
+  if (!c) {
+    if (!cohortEls.size) fill('cohorts', h('p', { class: 'muted' }, 'Loading…'));
+    return;
+  }
   if (!c.computed) return reset('Not computed yet: cohorts appear when the review computation lands.');
   if (c.cohorts.length === 0) return reset('No source file changed: no cohort to review.');
   performance.mark('review-page:cohorts');
@@ -509,6 +556,9 @@ function renderCohorts(): void {
     renderedKeys = keys;
     const kept = code?.headSha === c.headSha ? new Map(cohortEls) : new Map();
     cohortEls.clear();
+    headObserver?.disconnect();
+    const states = new Map(headState);
+    headState.clear();
     const root = document.getElementById('cohorts');
     root?.replaceChildren();
     for (const co of c.cohorts) {
@@ -520,16 +570,29 @@ function renderCohorts(): void {
       const article = old?.article ?? h('article', { class: 'cohort', 'data-cohort-key': co.key, tabindex: -1 }, head, unplaced, codeEl);
       article.setAttribute('aria-label', `cohort ${co.rank}: ${co.title}`);
       cohortEls.set(co.key, { article, head, unplaced, code: codeEl });
+      headState.set(co.key, { near: states.get(co.key)?.near ?? false, built: false });
+      observeHead(co.key, head);
       root?.append(article);
     }
   }
-  const progress = new Map((v('cohortProgress')?.cohorts ?? []).map((p) => [p.cohortKey, p]));
-  for (const co of c.cohorts) {
-    const el = cohortEls.get(co.key);
-    if (el) el.head.replaceChildren(cohortHead(co, progress.get(co.key)));
-  }
+  // 300 cohorts' heads cost what the few near the reader cost: the rest show rank and title until seen.
+  c.cohorts.forEach((co, i) => {
+    const st = headState.get(co.key)!;
+    const el = cohortEls.get(co.key)!;
+    if (i < EAGER_HEADS || st.near) buildHead(co.key);
+    else {
+      st.built = false;
+      el.head.classList.remove('built');
+      el.head.replaceChildren(h('div', null, h('header', null, h('span', { class: 'rank' }, `#${co.rank}`), h('strong', null, co.title))));
+    }
+  });
   renderPrProgress();
   renderCode();
+}
+
+/** The head of a cohort about to be acted on by key (`n`/`p`/`r`), drawn now if it was still a placeholder. */
+function ensureHead(key: string): void {
+  if (headState.get(key)?.built === false) buildHead(key);
 }
 
 function cohortHead(co: Cohort, p: ProgressView['cohorts'][number] | undefined): HTMLElement {
@@ -731,6 +794,7 @@ function onKey(ev: KeyboardEvent): void {
     const at = currentCohort ? keys.indexOf(currentCohort) : -1;
     const next = ev.key === 'n' ? Math.min(at + 1, keys.length - 1) : Math.max(at - 1, 0);
     currentCohort = keys[next];
+    ensureHead(currentCohort);
     const el = cohortEls.get(currentCohort)?.article;
     el?.scrollIntoView({ block: 'start' });
     el?.focus({ preventScroll: true });
@@ -740,6 +804,7 @@ function onKey(ev: KeyboardEvent): void {
     if (n && (n.status === 'open' || n.status === 'consensus-ready') && n.author !== me!.principal && !n.confirmedBy.includes(me!.principal)) void command('confirmNode', { nodeId: n.nodeId });
   } else if (ev.key === 'r') {
     if (!currentCohort || !canAct()) return;
+    ensureHead(currentCohort);
     const select = cohortEls.get(currentCohort)?.head.querySelector<HTMLSelectElement>('select.brief');
     void markReviewed(currentCohort, select?.value);
   } else if (ev.key === 'u') setMode('unified');
