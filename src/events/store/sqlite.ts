@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
 import { eventCatalogue, upcastEvent } from '../catalogue';
-import { AuditLogStore, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash } from '../chain';
+import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash } from '../chain';
 import { Worker } from 'node:worker_threads';
 import type { ChainScanJob, ChainScanResult } from './sqlite-chain-worker';
 
@@ -177,6 +177,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
    * so a refused append rolled back by its savepoint leaves the head where it was.
    */
   private chainHead: { position: number; hash: string } | null = null;
+  /** Reused for each hashed row: no per-event object beyond the row itself. */
+  private readonly chainScratch: ChainFields = { position: 0, streamId: '', streamRevision: 0, type: '', schemaVersion: 0, data: '', metadata: '', eventId: '' };
 
   constructor(options: SqliteStoreOptions) {
     this.workspaceId = options.workspaceId;
@@ -363,7 +365,16 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
         if (head) {
           pos = head.position + 1;
           row.global_position = pos;
-          const hash = chainHash(head.hash, rowFields(row));
+          const f = this.chainScratch;
+          f.position = pos;
+          f.streamId = streamId;
+          f.streamRevision = row.stream_revision;
+          f.type = e.type;
+          f.schemaVersion = e.schemaVersion;
+          f.data = row.data;
+          f.metadata = row.metadata;
+          f.eventId = e.eventId;
+          const hash = chainHash(head.hash, f);
           const assigned = Number(this.stmts.insertChained.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, head.hash, hash).lastInsertRowid);
           // Cannot differ while the head is right (rows are only ever appended); if it does, the row was
           // hashed for another position: refuse it (the savepoint rolls it back) and re-read the head.
