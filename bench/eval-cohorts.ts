@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { closeSharedExtractPool } from '../src/codegraph/extract-pool';
-import { classifyRole } from '../src/codegraph/roles';
+import { classifyRole } from '../src/codegraph/file-roles';
 import { languageOf } from '../src/codegraph/languages';
 import { computeReview } from '../src/compute/review';
 import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/codegraph/formation';

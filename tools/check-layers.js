@@ -20,10 +20,10 @@ const path = require('node:path');
 const LAYERS = [
   { name: 'foundation', units: ['errors', 'domain-error.ts', 'operator-config.ts'] },
   { name: 'events', units: ['events'] },
-  { name: 'infrastructure', units: ['git', 'workspaces', 'config.ts', 'progress-hub'] },
+  { name: 'infrastructure', units: ['git', 'workspaces', 'config.ts', 'job-progress'] },
   {
     name: 'domain',
-    units: ['rules', 'dependencies', 'codegraph', 'axes', 'review', 'compute', 'context', 'progress', 'publish'],
+    units: ['rules', 'dependencies', 'codegraph', 'axes', 'review', 'compute', 'context', 'review-progress', 'publish'],
   },
   { name: 'application', units: ['commands', 'projections', 'readmodels', 'audit', 'local-operator.ts', 'ledger.ts'] },
   { name: 'services', units: ['security', 'cqrs', 'status-check'] },

@@ -20,9 +20,17 @@ const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'c
 interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
 
 /** One parse, one query pass: definitions, references and imports of one source text. */
-export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts {
-  const tree = grammar.parser.parse(source);
+export function extractFacts(grammar: LoadedGrammar, original: string): FileFacts {
+  let source = original;
+  let tree = grammar.parser.parse(source);
   if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
+  const repaired = tree.rootNode.hasError && grammar.spec.repairSource ? grammar.spec.repairSource(source, tree.rootNode) : undefined;
+  if (repaired !== undefined) {
+    tree.delete();
+    source = repaired;
+    tree = grammar.parser.parse(source);
+    if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
+  }
   if (tree.rootNode.hasError && grammar.spec.errorFallback) {
     tree.delete();
     return grammar.spec.errorFallback(source, grammar.spec.id);
@@ -152,7 +160,9 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
   const endOf = (r: RawDef) => (r.end ?? r.node).endIndex;
   raw.sort((a, b) => a.node.startIndex - b.node.startIndex || endOf(b) - endOf(a));
   const out: BuiltDef[] = [];
+  /** (lexical qname, anonymous scope) → definition; occurrences of a lexical qname in distinct scopes. */
   const byQname = new Map<string, number>();
+  const occurrences = new Map<string, number>();
   const stack: number[] = [];
   for (const r of raw) {
     const name = r.nameNode.text;
@@ -166,25 +176,50 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
     }
     const parent = stack.length ? stack[stack.length - 1] : -1;
     const prefix = qualifierPrefix(r, languageId) ?? (parent >= 0 ? out[parent].def.qname : undefined);
-    const qname = prefix ? `${prefix}.${name}` : name;
+    const lexical = prefix ? `${prefix}.${name}` : name;
     const start = r.node.startPosition.row + 1;
     const end = (r.end ?? r.node).endPosition.row + 1;
-    const existing = byQname.get(qname);
+    const scope = anonymousScopeOf(r.node, parent >= 0 ? out[parent] : undefined, languageId);
+    const scopeKey = `${lexical}\0${scope}`;
+    const existing = byQname.get(scopeKey);
     if (existing !== undefined) {
-      // Overloads, property getter/setter pairs, redeclarations: one symbol spanning all of them.
+      // Overloads, property getter/setter pairs, redeclarations in one scope: one symbol spanning all of them.
       const e = out[existing];
       e.def.start = Math.min(e.def.start, start);
       e.def.end = Math.max(e.def.end, end);
       e.endIndex = Math.max(e.endIndex, endOf(r));
       continue;
     }
+    // The same name in another anonymous scope (`delay: …` in the options object of each test callback) is
+    // another symbol: numbered by occurrence (`delay~2`), never one symbol spanning the file.
+    const occurrence = (occurrences.get(lexical) ?? 0) + 1;
+    occurrences.set(lexical, occurrence);
+    const qname = occurrence === 1 ? lexical : `${lexical}~${occurrence}`;
     const parentDef = parent >= 0 ? out[parent].def : undefined;
     const def: Definition = { name, qname, kind: r.kind, start, end, exported: isExported(r, languageId, parentDef, aliasedLocals, source, name), parent };
-    byQname.set(qname, out.length);
+    byQname.set(scopeKey, out.length);
     out.push({ def, startIndex: r.node.startIndex, endIndex: endOf(r) });
     stack.push(out.length - 1);
   }
   return out;
+}
+
+/**
+ * Nodes that open a nameless scope: a definition inside one is not reachable by its lexical name from
+ * outside, so two same-named definitions in two of them are two symbols (not overloads). Object literals
+ * and anonymous classes count for ECMAScript only (`object`/`class` mean other things elsewhere).
+ */
+const ANONYMOUS_SCOPES = new Set(['arrow_function', 'function_expression', 'generator_function', 'func_literal', 'closure_expression', 'lambda_expression', 'anonymous_function', 'lambda_literal', 'anonymous_function_creation_expression']);
+const ECMA_ANONYMOUS_SCOPES = new Set(['object', 'class', 'function']);
+
+/** Start of the innermost nameless scope between a definition and its enclosing definition (-1: none). */
+function anonymousScopeOf(node: Node, enclosing: BuiltDef | undefined, languageId: string): number {
+  const ecma = languageId === 'typescript' || languageId === 'tsx' || languageId === 'javascript';
+  for (let n = node.parent; n; n = n.parent) {
+    if (enclosing && n.startIndex <= enclosing.startIndex && n.endIndex >= enclosing.endIndex) return -1;
+    if (ANONYMOUS_SCOPES.has(n.type) || (ecma && ECMA_ANONYMOUS_SCOPES.has(n.type))) return n.startIndex;
+  }
+  return -1;
 }
 
 /** Go methods and Rust impl items are qualified by their receiver type, not by lexical nesting. */

@@ -2,7 +2,7 @@ import { DomainError } from '../domain-error';
 import type { CohortData } from '../events/catalogue/compute';
 import type { CodeGraph } from './graph';
 import { DEFAULT_BLAST_DEPTH } from './formation';
-import { isTestPath } from './roles';
+import { isTestPath } from './file-roles';
 
 export interface BlastRadiusView {
   target: string;

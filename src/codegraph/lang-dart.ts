@@ -3,7 +3,9 @@ import type { Node } from 'web-tree-sitter';
 import type { ImportFacts } from './import-facts';
 
 /**
- * Dart (SPEC §8.1): tags over tree-sitter-dart 1.0.0 (it ships no tags.scm), library imports and their
+ * Dart (SPEC §8.1): tags over @sengac/tree-sitter-dart 1.1.6 (Dart 3 syntax: records, patterns, sealed/base
+ * classes, extension types; its tags.scm reports nameless method definitions, so these are written here;
+ * dartRepairSource covers the two constructs it still lacks), library imports and their
  * resolution. A Dart import makes every public top-level name of the library visible (a star import);
  * `import … as p` binds the prefix `p`; `export` and `part` re-export. `package:<name>/<path>` resolves
  * through the `pubspec.yaml` declaring `name: <name>` to `<its dir>/lib/<path>`; other URIs are relative.
@@ -12,6 +14,7 @@ export const DART_TAGS = `
 (class_definition name: (identifier) @name) @definition.class
 (mixin_declaration (identifier) @name) @definition.class
 (extension_declaration name: (identifier) @name) @definition.class
+(extension_type_declaration name: (identifier) @name) @definition.class
 (enum_declaration name: (identifier) @name) @definition.enum
 (type_alias . (type_identifier) @name) @definition.type
 (program (function_signature name: (identifier) @name) @definition.function)
@@ -53,7 +56,8 @@ export function widgetbookUseCaseRefs(root: Node): Array<{ node: Node; member: s
     const name = a.childForFieldName('name');
     const last = name?.type === 'scoped_identifier' ? name.childForFieldName('name')?.text : name?.text;
     if (last !== 'UseCase') continue;
-    for (const arg of a.childForFieldName('arguments')?.namedChildren ?? []) {
+    // 1.1.6 has no `arguments` field on an annotation (1.0.0 had): the arguments are its child node.
+    for (const arg of a.namedChildren.find((c) => c.type === 'arguments')?.namedChildren ?? []) {
       if (arg.type !== 'named_argument' || arg.namedChildren[0]?.text.replace(/\s*:$/, '') !== 'type') continue;
       const value = arg.namedChildren[1];
       if (value?.type === 'identifier' || value?.type === 'type_identifier') out.push({ node: value, member: 'build' });
@@ -68,8 +72,9 @@ export function dartDefinitionEnd(node: Node): Node {
   return next && next.type === 'function_body' ? next : node;
 }
 
+/** The URI of a directive: its `uri` node's string (an annotation before the directive has strings too). */
 function uriOf(n: Node): string | undefined {
-  const s = n.descendantsOfType('string_literal')[0];
+  const s = n.descendantsOfType('uri')[0]?.descendantsOfType('string_literal')[0] ?? n.namedChildren.find((c) => c.type === 'string_literal' || c.type === 'uri');
   return s ? s.text.replace(/^r?(['"]{1,3})|(['"]{1,3})$/g, '') : undefined;
 }
 
@@ -122,4 +127,42 @@ export function dartModulePath(fromFile: string, uri: string, packages: Array<{ 
   if (/^[a-z]+:/.test(uri)) return undefined;
   const joined = path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), uri));
   return joined.startsWith('..') ? undefined : joined;
+}
+
+/**
+ * Two constructs of Dart ≥ 2.19 that tree-sitter-dart 1.1.6 (the newest grammar in the registry) does not
+ * parse, both without meaning for the code graph: the unnamed library directive `library;` and the empty
+ * statement `;` inside a block. When every parse error of a file is one of these, the source comes back
+ * with them blanked to spaces (same length, so every offset and line stays true) for a second parse;
+ * otherwise undefined (the file keeps its parse errors and says so).
+ */
+export function dartRepairSource(source: string, root: Node): string | undefined {
+  const spans: Array<[number, number]> = [];
+  const visit = (n: Node): boolean => {
+    if (n.isMissing) {
+      const list = n.parent;
+      const directive = list?.parent;
+      if (n.type !== 'identifier' || list?.type !== 'dotted_identifier_list' || list.text !== '' || directive?.type !== 'library_name') return false;
+      const keyword = directive.children.find((c) => c.type === 'library');
+      if (!keyword) return false;
+      spans.push([keyword.startIndex, directive.endIndex]);
+      return true;
+    }
+    if (n.isError) {
+      if (n.parent?.type !== 'block' || n.children.some((c) => c.type !== ';')) return false;
+      spans.push([n.startIndex, n.endIndex]);
+      return true;
+    }
+    if (!n.hasError) return true;
+    for (const c of n.children) if (!visit(c)) return false;
+    return true;
+  };
+  if (!visit(root) || !spans.length) return undefined;
+  let out = '';
+  let at = 0;
+  for (const [s, e] of spans.sort((a, b) => a[0] - b[0])) {
+    out += source.slice(at, s) + source.slice(s, e).replace(/[^\n]/g, ' ');
+    at = e;
+  }
+  return out + source.slice(at);
 }

@@ -54,20 +54,36 @@ export function extractFactsWithTypeScript(source: string, languageId: string): 
     refs.push(ref);
   };
 
+  const defNodes: TS.Node[] = [];
+  const occurrences = new Map<string, number>();
+  /** Start of the innermost nameless scope (function value, object literal, class expression) below the enclosing definition; -1: none. */
+  const anonymousScopeOf = (node: TS.Node, parent: number): number => {
+    const stop = parent >= 0 ? defNodes[parent] : undefined;
+    for (let n = node.parent; n && n !== stop && n !== sf; n = n.parent) {
+      if (t.isArrowFunction(n) || t.isFunctionExpression(n) || t.isObjectLiteralExpression(n) || t.isClassExpression(n)) return n.pos;
+    }
+    return -1;
+  };
   const define = (node: TS.Node, name: string, defKind: string, parent: number, exported: boolean): number => {
     const prefix = parent >= 0 ? defs[parent].qname : undefined;
-    const qname = prefix ? `${prefix}.${name}` : name;
+    const lexical = prefix ? `${prefix}.${name}` : name;
     const start = lineOf(node.getStart(sf));
     const end = lineOf(node.end);
-    const existing = byQname.get(qname);
+    const scopeKey = `${lexical}\0${anonymousScopeOf(node, parent)}`;
+    const existing = byQname.get(scopeKey);
     if (existing !== undefined) {
-      // Overloads, getter/setter pairs, declaration merging: one symbol spanning all of them.
+      // Overloads, getter/setter pairs, declaration merging in one scope: one symbol spanning all of them.
       defs[existing].start = Math.min(defs[existing].start, start);
       defs[existing].end = Math.max(defs[existing].end, end);
       return existing;
     }
+    // The same name in another nameless scope is another symbol, numbered by occurrence (extract.ts's rule).
+    const occurrence = (occurrences.get(lexical) ?? 0) + 1;
+    occurrences.set(lexical, occurrence);
+    const qname = occurrence === 1 ? lexical : `${lexical}~${occurrence}`;
     defs.push({ name, qname, kind: defKind, start, end, exported, parent });
-    byQname.set(qname, defs.length - 1);
+    defNodes.push(node);
+    byQname.set(scopeKey, defs.length - 1);
     return defs.length - 1;
   };
   const hasModifier = (node: TS.Node, k: TS.SyntaxKind) => !!(t.canHaveModifiers(node) && t.getModifiers(node)?.some((m) => m.kind === k));

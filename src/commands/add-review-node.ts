@@ -14,7 +14,7 @@ import type { PendingEvent } from '../events/kernel-types';
 import { loadPrState } from '../review/pr-state';
 import { requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
-import { isEvent } from '../events/catalogue/event-types';
+import { isEvent, ofType } from '../events/catalogue/event-types';
 
 /** The anchor path is normalized at the edge; `..`, absolute paths and NUL are refused, naming the field. */
 const anchorPath = z
@@ -115,8 +115,7 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
     return events;
   },
   result(events) {
-    const filed = events.find((e) => e.type === 'ReviewNodeFiled');
-    const d = filed?.data as { nodeId: string; fingerprint: string; round: number; joins?: string } | undefined;
+    const d = events.find(ofType('ReviewNodeFiled'))?.data;
     return d ? { nodeId: d.nodeId, fingerprint: d.fingerprint, round: d.round, ...(d.joins ? { joins: d.joins } : {}) } : null;
   },
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { approvalKeyOf } from '../axes/visual/gate';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
@@ -52,5 +53,5 @@ export const approveVisual: CommandDefinition<z.infer<typeof input>, PrState> = 
     if (state.visualApprovals[approvalKey]) return [];
     return [{ type: 'VisualChangeApproved', data: { snapshotId: snapshot.snapshotId, approvalKey, by: ctx.principal, headSha } }];
   },
-  result: (events) => ({ approved: events.length > 0, approvalKey: (events[0]?.data as { approvalKey?: string } | undefined)?.approvalKey ?? null }),
+  result: (events) => ({ approved: events.length > 0, approvalKey: events.find(ofType('VisualChangeApproved'))?.data.approvalKey ?? null }),
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { computeReview, inputsDigestOf, REVIEW_ENGINE_VERSION, ReviewComputedData } from '../compute/review';
 import { computeFold, ComputeState, loadComputeState, loadRepoState, openRegisteredRepo } from '../compute/streams';
 import { DomainError } from '../domain-error';
@@ -7,7 +8,7 @@ import type { CommandDefinition } from './kernel';
 import type { PendingEvent } from '../events/kernel-types';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
-import { ProgressHub } from '../progress-hub/hub';
+import { ProgressHub } from '../job-progress/hub';
 import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
 import { loadPrState } from '../review/pr-state';
 import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
@@ -93,9 +94,9 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
     return events;
   },
   result(events) {
-    if (!events[0]) return { recorded: false, reason: 'identical inputs: the latest computation stands' };
-    const d = events[0].data as ReviewComputedData;
-    const carried = events.find((e) => e.type === 'FindingsCarriedOver')?.data as CarryOverData | undefined;
+    const d = events.find(ofType('ReviewComputed'))?.data;
+    if (!d) return { recorded: false, reason: 'identical inputs: the latest computation stands' };
+    const carried = events.find(ofType('FindingsCarriedOver'))?.data;
     return { recorded: true, headSha: d.headSha, inputsDigest: d.inputsDigest, cohorts: d.cohorts.map((c) => ({ key: c.key, rank: c.rank, title: c.title, grouping: c.grouping, files: c.files })), ...(carried ? { newRound: carried.round, carryOver: { carried: carried.carried.length, outdated: carried.outdated.length, gone: carried.gone.length } } : {}) };
   },
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { DomainError } from '../domain-error';
 import { reviewLevelSchema, workspaceIdSchema } from '../events/catalogue/workspace';
 import { streamIds } from '../events/envelope';
@@ -29,5 +30,5 @@ export const createWorkspace: CommandDefinition<z.infer<typeof input>, Workspace
       { type: 'MemberAdded', data: { principal: ctx.principal, role: 'owner' } },
     ];
   },
-  result: (events) => ({ workspaceId: (events[0].data as { workspaceId: string }).workspaceId }),
+  result: (events) => ({ workspaceId: events.find(ofType('WorkspaceCreated'))!.data.workspaceId }),
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { tokenAxesSchema } from '../events/catalogue/review';
 import { assertTransition } from '../review/ladder';
 import { currentRound, PrState, prFold } from '../review/pr-state';
@@ -9,8 +10,8 @@ import type { PendingEvent } from '../events/kernel-types';
 import { loadActiveRules } from '../rules/rules';
 import { requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
-import { incompleteCohortsOf } from '../progress/load';
-import { missingBriefs, tokenAxesUnderProgress } from '../progress/progress';
+import { incompleteCohortsOf } from '../review-progress/load';
+import { missingBriefs, tokenAxesUnderProgress } from '../review-progress/progress';
 
 const input = z.object({ ...reviewTarget, tokenAxes: tokenAxesSchema, walkthrough: z.string().max(200_000) });
 type Input = z.infer<typeof input>;
@@ -30,7 +31,7 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
   stream: reviewStreamOf,
   fold: prFold,
   async prepare(cmd, env) {
-    // Cohort progress (src/progress): any cohort the roster did not review completely turns pass/warn
+    // Cohort progress (src/review-progress): any cohort the roster did not review completely turns pass/warn
     // token axes into `partial`, naming the cohorts — a partial review is never recorded as clean.
     const incomplete = await incompleteCohortsOf(env.workspace, reviewStreamOf(cmd));
     const tokenAxes = tokenAxesUnderProgress(cmd.tokenAxes, incomplete);
@@ -67,7 +68,7 @@ export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: 
     return events;
   },
   result(events) {
-    const d = events[0]?.data as { verdict: string; confidence: number; reasons: string[]; consensusNodeIds: string[]; round: number; progress?: Progress } | undefined;
+    const d = events.find(ofType('ReviewFinalized'))?.data;
     if (!d) return null;
     const out = { verdict: d.verdict, confidence: d.confidence, reasons: d.reasons, consensusNodeIds: d.consensusNodeIds, round: d.round };
     return d.progress ? { ...out, note: progressNote(d.progress) } : out;

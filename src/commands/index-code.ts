@@ -4,7 +4,7 @@ import { FactsCache } from '../codegraph/facts-cache';
 import { CODEGRAPH_ENGINE_VERSION, indexCommit, IndexProgress } from '../codegraph/indexer';
 import { loadRepoState, openRegisteredRepo, repoFold, RepoState } from '../compute/streams';
 import { RepoRegistered } from '../events/catalogue/repo';
-import { ProgressHub } from '../progress-hub/hub';
+import { ProgressHub } from '../job-progress/hub';
 import type { CommandDefinition } from './kernel';
 
 /** Service name under which an edge may register a progress listener (the CLI's progress bar, subscriptions). */

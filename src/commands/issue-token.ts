@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { DomainError } from '../domain-error';
 import { principalSchema, streamIds } from '../events/envelope';
 import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
@@ -36,7 +37,7 @@ export const issueToken: CommandDefinition<z.infer<typeof input>, WorkspaceState
     return [{ type: 'ApiTokenIssued', data: { tokenId: cmd.tokenId, tokenHash: cmd.tokenHash, principal: cmd.principal, role: cmd.role, label: cmd.label } }];
   },
   result: (events) => {
-    const d = events[0].data as { tokenId: string; principal: string; role: string; label?: string };
+    const d = events.find(ofType('ApiTokenIssued'))!.data;
     return { tokenId: d.tokenId, principal: d.principal, role: d.role, label: d.label };
   },
 };

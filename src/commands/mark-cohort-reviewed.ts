@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { DomainError } from '../domain-error';
 import { cohortSchema } from '../events/catalogue/compute';
 import { reviewerBriefSchema } from '../events/catalogue/review';
 import { cohortReviewStatusSchema } from '../events/catalogue/progress';
-import { progressFold, ProgressState } from '../progress/progress';
+import { progressFold, ProgressState } from '../review-progress/progress';
 import type { CommandDefinition } from './kernel';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 
@@ -46,7 +47,7 @@ export const markCohortReviewed: CommandDefinition<Input, ProgressState> = {
     ];
   },
   result(events) {
-    const d = events[0]?.data as { cohortKey: string; brief: string; status: string; headSha: string } | undefined;
+    const d = events.find(ofType('CohortReviewMarked'))?.data;
     return d ? { cohortKey: d.cohortKey, brief: d.brief, status: d.status, headSha: d.headSha } : null;
   },
 };

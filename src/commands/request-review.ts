@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { shaSchema } from '../events/catalogue/review';
 import type { ReviewLevel } from '../events/catalogue/workspace';
 import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
@@ -69,13 +70,13 @@ export const requestReview: CommandDefinition<Input, PrState, Prepared> = {
   },
   result(events) {
     if (events.length === 0) return { started: false, newRound: false };
-    const carried = events.find((e) => e.type === 'FindingsCarriedOver')?.data as CarryOverData | undefined;
-    const first = events[0];
-    const d = first.data as { round?: number; level?: string; roster?: string[] };
-    if (first.type === 'ReviewRequested') return { started: true, newRound: true, round: 1, level: d.level, roster: d.roster };
+    const requested = events.find(ofType('ReviewRequested'))?.data;
+    if (requested) return { started: true, newRound: true, round: 1, level: requested.level, roster: requested.roster };
+    const carried = events.find(ofType('FindingsCarriedOver'))?.data;
+    const round = events.find(ofType('ReviewRoundStarted'))?.data.round;
     return carried
-      ? { started: false, newRound: true, round: d.round, carryOver: { carried: carried.carried.length, outdated: carried.outdated.length, gone: carried.gone.length } }
-      : { started: false, newRound: true, round: d.round };
+      ? { started: false, newRound: true, round, carryOver: { carried: carried.carried.length, outdated: carried.outdated.length, gone: carried.gone.length } }
+      : { started: false, newRound: true, round };
   },
 };
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { computeFold, ComputeState } from '../compute/streams';
 import { DomainError } from '../domain-error';
 import { CohortSummarySet } from '../events/catalogue/compute';
@@ -22,5 +23,8 @@ export const setCohortSummary: CommandDefinition<Input, ComputeState> = {
     if (state.summaries[cmd.cohortKey]?.markdown === cmd.markdown) return [];
     return [{ type: 'CohortSummarySet', data: { cohortKey: cmd.cohortKey, markdown: cmd.markdown, by: ctx.principal } }];
   },
-  result: (events) => (events[0] ? { set: true, cohortKey: (events[0].data as { cohortKey: string }).cohortKey } : { set: false, reason: 'unchanged' }),
+  result: (events) => {
+    const d = events.find(ofType('CohortSummarySet'))?.data;
+    return d ? { set: true, cohortKey: d.cohortKey } : { set: false, reason: 'unchanged' };
+  },
 };

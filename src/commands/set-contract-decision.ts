@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ofType } from '../events/catalogue/event-types';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
 import { PrState, prFold } from '../review/pr-state';
@@ -49,7 +50,7 @@ export const setContractDecision: CommandDefinition<z.infer<typeof input>, PrSta
     ];
   },
   result: (events) => {
-    const d = events[0]?.data as { changeId: string; decision: string } | undefined;
+    const d = events.find(ofType('ContractChangeDecided'))?.data;
     return { recorded: events.length > 0, changeId: d?.changeId ?? null, decision: d?.decision ?? null };
   },
 };

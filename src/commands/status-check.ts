@@ -23,7 +23,7 @@ export const statusCheckRepoFold: StreamFold<StatusCheckRepoState> = {
     const e = catalogued(raw);
     if (e.type === 'RepoRegistered') {
       s.registered = true;
-      s.forge = (e.data as { forge: Forge }).forge;
+      s.forge = e.data.forge;
     } else if (e.type === 'VerdictStatusCheckConfigured') {
       s.enabled = e.data.enabled;
       s.context = e.data.context;

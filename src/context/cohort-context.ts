@@ -5,7 +5,7 @@ import { DomainError } from '../domain-error';
 import type { RecordedEvent } from '../events/envelope';
 import type { CohortData } from '../events/catalogue/compute';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { evolveHistory, historyOf, HistoryState, initialHistoryState, isHistoryEvent } from './history';
+import { evolveHistory, HistoryEntry, historyOf, HistoryState, initialHistoryState, isHistoryEvent } from './history';
 import { ensureTexts, headMaterials, HeadMaterials } from './materials';
 import { buildContextPack, neededPaths } from './pack';
 import type { ContextPack } from './pack-types';
@@ -48,8 +48,11 @@ export interface StaleContext {
   reason: string;
 }
 
-/** The pack of one cohort from a folded state (pure given the loaded materials). */
-export function contextOf(s: CohortContextState, cohortKey: string, budgetBytes: number): ContextPack | StaleContext {
+/**
+ * The pack of one cohort from a folded state (pure given the loaded materials). `history` replaces the
+ * folded history (a read model answering the same lookups from rows, src/readmodels/history.ts).
+ */
+export function contextOf(s: CohortContextState, cohortKey: string, budgetBytes: number, history?: (symbolId: string) => HistoryEntry[]): ContextPack | StaleContext {
   const c = s.computation;
   const m = s.materials;
   const cohort = c?.cohorts.find((x) => x.key === cohortKey);
@@ -66,7 +69,7 @@ export function contextOf(s: CohortContextState, cohortKey: string, budgetBytes:
       lines: (p) => m.texts.get(p),
       docs: m.docs,
       nameMatchesByFrom: m.nameMatchesByFrom,
-      history: (symbolId) => historyOf(s.history, symbolId, { streamId: s.streamId }),
+      history: history ?? ((symbolId) => historyOf(s.history, symbolId, { streamId: s.streamId })),
       apiContract: c.apiContract,
     },
     budgetBytes,

@@ -1,7 +1,7 @@
 import { CodeGraph } from '../codegraph/graph';
 import { FactsCache } from '../codegraph/facts-cache';
 import { indexCommit } from '../codegraph/indexer';
-import { classifyRole } from '../codegraph/roles';
+import { classifyRole } from '../codegraph/file-roles';
 import { loadRepoState, openRegisteredRepo } from '../compute/streams';
 import type { GitRepo } from '../git/repo';
 import type { WorkspaceHandle } from '../workspaces/registry';

@@ -1,5 +1,5 @@
 import type { CodeGraph, Edge, SymbolInfo } from '../codegraph/graph';
-import { isTestPath } from '../codegraph/roles';
+import { isTestPath } from '../codegraph/file-roles';
 import type { ApiContractComputation } from '../axes/types';
 import type { CohortData } from '../events/catalogue/compute';
 import type { HistoryEntry } from './history';

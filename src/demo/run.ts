@@ -175,7 +175,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   });
 
   const verdict = await alice.query<{ verdict: string; confidence: number; reasons: string[] }>('verdict', target);
-  const nodes = await alice.query<{ nodes?: unknown[] }>('nodes', target);
+  const nodes = await alice.query<{ nodes?: unknown[] }>('nodeStatus', target);
   const pageUrl = `${opts.url}/workspaces/${ws.workspaceId}/repos/${repoId}/prs/${target.prNumber}`;
   return {
     workspaceId: ws.workspaceId,

@@ -43,7 +43,7 @@ export const QUERY_TOOLS: Array<{ tool: string; query: string; description?: str
 ];
 
 /** What `get_review` gathers, one query each (the axes are part of `verdict`). */
-export const REVIEW_PARTS = ['cohorts', 'cohortProgress', 'nodes', 'verdict', 'reviewStatus', 'ciSignals'];
+export const REVIEW_PARTS = ['cohorts', 'cohortProgress', 'nodeStatus', 'verdict', 'reviewStatus', 'ciSignals'];
 
 /**
  * The commands and queries deliberately not offered to agents, with why. With the bindings above they
@@ -72,7 +72,7 @@ export const NOT_AGENT_TOOLS: Readonly<Record<string, string>> = {
   setContractDecision: 'human-only act (contract decisions)',
   approveVisual: 'human-only act (visual approvals)',
   setVerdictStatusCheck: 'repo administration (admin)',
-  metrics: 'workspace metrics are for operators',
+  reviewMetrics: 'review metrics are for operators',
   apiContract: 'read through get_review / RPC by humans deciding contract changes',
   visual: 'read by humans approving visual changes',
   dependencyDiffs: 'part of the review page (RPC)',

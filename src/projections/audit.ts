@@ -10,18 +10,42 @@ import type { CatalogueEvent } from '../events/catalogue/event-types';
 export const AUDIT_ACTIONS = ['confirm', 'dismiss', 'resolve', 'contract_decision', 'visual_approval', 'finalize', 'publish_request', 'publish_approval', 'publish'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** Which event is which decision act, and what it acted on (also read by the audit read model). */
-export const ACTS: Record<string, { action: AuditAction; actor: (d: any, e: RecordedEvent) => string; target: (d: any) => string; detail?: (d: any) => string | undefined }> = {
-  ReviewNodeConfirmed: { action: 'confirm', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.note },
-  ReviewNodeDismissed: { action: 'dismiss', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.reason },
-  ReviewNodeResolved: { action: 'resolve', actor: (d) => d.by, target: (d) => d.nodeId, detail: (d) => d.reason },
-  ContractChangeDecided: { action: 'contract_decision', actor: (d) => d.by, target: (d) => d.changeId, detail: (d) => (d.note ? `${d.decision}: ${d.note}` : d.decision) },
-  VisualChangeApproved: { action: 'visual_approval', actor: (d) => d.by, target: (d) => d.snapshotId, detail: (d) => d.approvalKey },
-  ReviewFinalized: { action: 'finalize', actor: (d) => d.by, target: (d) => `round ${d.round}`, detail: (d) => `${d.verdict} (${d.confidence}) under rules ${d.rulesVersion}` },
-  PublishRequested: { action: 'publish_request', actor: (d) => d.by, target: (d) => d.requestId, detail: (d) => d.selection },
-  PublishApproved: { action: 'publish_approval', actor: (d) => d.by, target: (d) => d.requestId },
-  ReviewPublished: { action: 'publish', actor: (d) => d.publishedBy, target: (d) => d.forgeReviewId, detail: (d) => `${d.event}${d.fallbackUsed ? ' (fallback: folded into the body)' : ''}` },
-};
+/** One decision act as the audit shows it: what was done, by whom, to what. */
+export interface DecisionAct {
+  action: AuditAction;
+  actor: string;
+  target: string;
+  detail?: string;
+}
+
+/** The event types that record a decision act (also read by the audit read model). */
+export const ACT_TYPES = new Set(['ReviewNodeConfirmed', 'ReviewNodeDismissed', 'ReviewNodeResolved', 'ContractChangeDecided', 'VisualChangeApproved', 'ReviewFinalized', 'PublishRequested', 'PublishApproved', 'ReviewPublished']);
+
+/** Which event is which decision act, and what it acted on; null for an event that records none. */
+export function decisionAct(e: CatalogueEvent): DecisionAct | null {
+  switch (e.type) {
+    case 'ReviewNodeConfirmed':
+      return { action: 'confirm', actor: e.data.by, target: e.data.nodeId, detail: e.data.note };
+    case 'ReviewNodeDismissed':
+      return { action: 'dismiss', actor: e.data.by, target: e.data.nodeId, detail: e.data.reason };
+    case 'ReviewNodeResolved':
+      return { action: 'resolve', actor: e.data.by, target: e.data.nodeId, detail: e.data.reason };
+    case 'ContractChangeDecided':
+      return { action: 'contract_decision', actor: e.data.by, target: e.data.changeId, detail: e.data.note ? `${e.data.decision}: ${e.data.note}` : e.data.decision };
+    case 'VisualChangeApproved':
+      return { action: 'visual_approval', actor: e.data.by, target: e.data.snapshotId, detail: e.data.approvalKey };
+    case 'ReviewFinalized':
+      return { action: 'finalize', actor: e.data.by, target: `round ${e.data.round}`, detail: `${e.data.verdict} (${e.data.confidence}) under rules ${e.data.rulesVersion}` };
+    case 'PublishRequested':
+      return { action: 'publish_request', actor: e.data.by, target: e.data.requestId, detail: e.data.selection };
+    case 'PublishApproved':
+      return { action: 'publish_approval', actor: e.data.by, target: e.data.requestId };
+    case 'ReviewPublished':
+      return { action: 'publish', actor: e.data.publishedBy, target: e.data.forgeReviewId, detail: `${e.data.event}${e.data.fallbackUsed ? ' (fallback: folded into the body)' : ''}` };
+    default:
+      return null;
+  }
+}
 
 export interface AuditRow {
   position: number;
@@ -81,9 +105,9 @@ export const auditFold: StreamFold<AuditState, CatalogueEvent> = {
     else if (e.type === 'MemberAdded') s.members[e.data.principal] = e.data.role;
     else if (e.type === 'MemberRoleChanged') s.members[e.data.principal] = e.data.to;
     else if (e.type === 'MemberRemoved') delete s.members[e.data.principal];
-    const act = ACTS[e.type];
+    const act = decisionAct(e);
     if (!act) return s;
-    const actor = act.actor(e.data, e) ?? e.metadata.principal;
+    const actor = act.actor ?? e.metadata.principal;
     const pr = parseReviewStream(e.streamId);
     s.rows.push({
       position: e.globalPosition,
@@ -92,10 +116,10 @@ export const auditFold: StreamFold<AuditState, CatalogueEvent> = {
       actor,
       // The role the act was authorized with; older events carry it in their data or not at all.
       role: ('role' in e.data ? e.data.role : undefined) ?? (actor === e.metadata.principal ? e.metadata.role : undefined) ?? s.members[actor] ?? 'unknown',
-      target: act.target(e.data),
+      target: act.target,
       repoId: pr?.repoId ?? null,
       prNumber: pr?.prNumber ?? null,
-      detail: act.detail?.(e.data) ?? null,
+      detail: act.detail ?? null,
       eventId: e.eventId,
       via: e.metadata.via ?? null,
       tokenId: e.metadata.tokenId ?? null,
@@ -114,13 +138,18 @@ export const auditInput = z.object({
   prNumber: prNumberSchema.optional(),
   since: isoTime.optional(),
   until: isoTime.optional(),
+  /** Pagination cursor: only rows after this position (the last row's `position` of the previous page). */
+  after: z.number().int().nonnegative().optional(),
+  /** Page size: at most this many rows, the first ones in log order (no limit when absent). */
+  limit: z.number().int().min(1).max(10_000).optional(),
 });
 export type AuditInput = z.infer<typeof auditInput>;
 
 /** "Who approved what, when" (SPEC §0): one row per decision act, filtered, in log order. */
 export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
-  return s.rows.filter(
+  const rows = s.rows.filter(
     (r) =>
+      (f.after === undefined || r.position > f.after) &&
       (f.actor === undefined || r.actor === f.actor) &&
       (f.action === undefined || r.action === f.action) &&
       (f.repoId === undefined || r.repoId === f.repoId) &&
@@ -128,9 +157,10 @@ export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
       (f.since === undefined || r.time >= f.since) &&
       (f.until === undefined || r.time <= f.until),
   );
+  return f.limit === undefined ? rows : rows.slice(0, f.limit);
 }
 
-export const AFFECTING = new Set([...Object.keys(ACTS), 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);
+export const AFFECTING = new Set([...ACT_TYPES, 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);
 
 export const auditQuery: QueryDefinition<AuditInput, AuditState, AuditRow[]> = {
   name: 'audit',

@@ -4,6 +4,7 @@ import { reviewStreamOf } from '../events/streams';
 import { blastRadiusQueryInput, queryBlastRadius } from '../compute/queries';
 import { DomainError } from '../domain-error';
 import type { QueryDefinition } from './query';
+import { catalogued } from '../events/catalogue/event-types';
 
 type Input = z.infer<typeof blastRadiusQueryInput>;
 type Loaded = Awaited<ReturnType<typeof queryBlastRadius>>;
@@ -47,7 +48,8 @@ export const blastRadiusQuery: QueryDefinition<Input, BlastRadiusState> = {
     return {
       initialState: () => ({ loaded, notComputed, computedHead: null }),
       evolve(s, e) {
-        s.computedHead = (e.data as { headSha: string }).headSha;
+        const ev = catalogued(e);
+        if (ev.type === 'ReviewComputed') s.computedHead = ev.data.headSha;
         return s;
       },
     };

@@ -1,5 +1,5 @@
 import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
-import { PROGRESS_EVENT_TYPES, progressFold, progressView, ProgressState, ProgressView } from '../progress/progress';
+import { PROGRESS_EVENT_TYPES, progressFold, progressView, ProgressState, ProgressView } from '../review-progress/progress';
 import type { QueryDefinition } from './query';
 import { z } from 'zod';
 

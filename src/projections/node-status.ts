@@ -65,7 +65,7 @@ export function nodeStatusView(s: ReviewView, opts: { allRounds?: boolean } = {}
 }
 
 export const nodeStatusQuery: QueryDefinition<Input, ReviewView> = {
-  name: 'nodes',
+  name: 'nodeStatus',
   description: 'Review nodes with status, disagreements first, duplicates demoted, previously-dismissed flags.',
   input,
   access: { minRole: 'viewer' },

@@ -221,6 +221,50 @@ async function withRepo<T>(ws: WorkspaceHandle, repoId: string, fn: (repo: GitRe
   }
 }
 
+/**
+ * What git says of one base..head at one context width — immutable, since both ends are commits: the
+ * numstat of the whole PR and the parsed hunks of each file read so far. Kept per workspace (in its
+ * cache) for the pages that follow and the next reader, so a page costs git only for files no earlier
+ * page read, and a page open on a warm diff costs no git at all.
+ */
+interface DiffSet {
+  stats: Promise<Map<string, FileStat>>;
+  /** Per path asked for: its hunks (empty when git had none for it). */
+  patches: Map<string, DiffHunk[]>;
+  bytes: number;
+}
+const DIFF_SETS = Symbol('reviewDiff.diffSets');
+/** Hunk text kept per workspace before the least recently read diffs are dropped. */
+export const DIFF_CACHE_BYTES = 64 * 1024 * 1024;
+
+function diffSetOf(ws: WorkspaceHandle, key: string, numstatOf: () => Promise<Map<string, FileStat>>): DiffSet {
+  let sets = ws.cache.get(DIFF_SETS) as Map<string, DiffSet> | undefined;
+  if (!sets) ws.cache.set(DIFF_SETS, (sets = new Map()));
+  let set = sets.get(key);
+  if (set) sets.delete(key);
+  else {
+    const stats = numstatOf();
+    set = { stats, patches: new Map(), bytes: 0 };
+    // A failed git call is not remembered: the next read tries again.
+    stats.catch(() => sets!.get(key) === set && sets!.delete(key));
+  }
+  sets.set(key, set); // most recently read last
+  return set;
+}
+
+function trimDiffSets(ws: WorkspaceHandle, keep: DiffSet): void {
+  const sets = ws.cache.get(DIFF_SETS) as Map<string, DiffSet> | undefined;
+  if (!sets) return;
+  let total = 0;
+  for (const s of sets.values()) total += s.bytes;
+  for (const [k, s] of sets) {
+    if (total <= DIFF_CACHE_BYTES) break;
+    if (s === keep) continue;
+    sets.delete(k);
+    total -= s.bytes;
+  }
+}
+
 export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput, asOf?: number) {
   const answer = await runQuery(cohortsQuery, ws, { repoId: input.repoId, prNumber: input.prNumber }, asOf);
   const c = answer.value as Cohorts;
@@ -233,8 +277,13 @@ export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput
   const start = input.cursor ? decodeCursor(input.cursor, c.headSha) : { head: c.headSha, cohort: 0, entry: 0 };
   const fileOf = new Map(c.changedFiles.map((f) => [f.path, f]));
 
-  return withRepo(ws, input.repoId, async (repo) => {
-    const stats = await numstat(repo, c.baseSha, c.headSha);
+  // The clone is opened only when the cached diff lacks something this page needs.
+  const repoState = await loadRepoState(ws, input.repoId);
+  let opened: Promise<GitRepo> | null = null;
+  const repo = () => (opened ??= openRegisteredRepo(repoState));
+  try {
+    const set = diffSetOf(ws, `${input.repoId}\0${c.baseSha}\0${c.headSha}\0${context}`, async () => numstat(await repo(), c.baseSha, c.headSha));
+    const stats = await set.stats;
     const collapsed = new Map<string, string>();
     for (const p of new Set([...fileOf.keys(), ...stats.keys()])) {
       const reason = collapseReason(fileOf.get(p), stats.get(p));
@@ -258,9 +307,19 @@ export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput
       }
       if (ei < plans[ci].length) break;
     }
-    const patchPaths = [...files].flatMap((p) => [p, fileOf.get(p)?.oldPath].filter((x): x is string => !!x));
-    const patches = new Map<string, DiffHunk[]>();
-    if (patchPaths.length) for (const f of parseUnifiedDiff(await repo.diffPatch(c.baseSha, c.headSha, patchPaths, context))) patches.set(f.path, f.hunks);
+    const missing = [...files].filter((p) => !set.patches.has(p));
+    const patchPaths = missing.flatMap((p) => [p, fileOf.get(p)?.oldPath].filter((x): x is string => !!x));
+    if (patchPaths.length) {
+      const read = new Map<string, DiffHunk[]>();
+      for (const f of parseUnifiedDiff(await (await repo()).diffPatch(c.baseSha, c.headSha, patchPaths, context))) read.set(f.path, f.hunks);
+      for (const p of missing) {
+        const hunks = read.get(p) ?? [];
+        set.patches.set(p, hunks);
+        set.bytes += hunks.reduce((n, hk) => n + hk.text.length, 0) + p.length;
+      }
+      trimDiffSets(ws, set);
+    }
+    const patches = set.patches;
 
     const out: Array<{ key: string; rank: number; title: string; entryCount: number; from: number; entries: DiffEntryView[] }> = [];
     let bytes = 0;
@@ -321,7 +380,9 @@ export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput
       else if (last.ci + 1 < plans.length) next = { head: c.headSha, cohort: last.ci + 1, entry: 0 };
     }
     return { computed: true as const, baseSha: c.baseSha, headSha: c.headSha, position, context, bytes, cohorts: out, nextCursor: next ? encodeCursor(next) : null };
-  });
+  } finally {
+    if (opened) void opened.then((r) => r.close(), () => undefined);
+  }
 }
 
 /** `review_studio.reviewFileLines`: unchanged lines of a changed file at base or head, to expand a diff's context. */

@@ -3,7 +3,7 @@ import type { StreamFold } from '../events/kernel-types';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import type { ReviewNodeBody } from '../events/catalogue/review';
-import { currentRound, dict, evolvePr, initialPrState, internType, isLive, NodeCore, PrState } from '../review/pr-state';
+import { currentRound, dict, evolvePr, initialPrState, isLive, NodeCore, PrState } from '../review/pr-state';
 import { buildVerdictIndex, indexNode, VerdictIndex } from '../review/verdict-index';
 import { activeRules, Rules } from '../rules/rules';
 import { catalogued } from '../events/catalogue/event-types';
@@ -47,32 +47,30 @@ function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean:
       return { pr, rules, suppressions: dict(), previouslyDismissed: dict(), verdictIndex: buildVerdictIndex(pr, rules) };
     },
     evolve(s, e) {
+      const ev = catalogued(e);
       if (e.streamId === 'workspace') {
-        const w = catalogued(e);
-        if (w.type === 'RulesVersionActivated' && !pinned) {
-          s.rules = activeRules(w.data.document);
+        if (ev.type === 'RulesVersionActivated' && !pinned) {
+          s.rules = activeRules(ev.data.document);
           s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
-        } else if (w.type === 'SuppressionFactRecorded' && !s.suppressions[w.data.fingerprint]) s.suppressions[w.data.fingerprint] = { nodeId: w.data.nodeId, repoId: w.data.repoId, prNumber: w.data.prNumber, at: e.globalPosition };
+        } else if (ev.type === 'SuppressionFactRecorded' && !s.suppressions[ev.data.fingerprint]) s.suppressions[ev.data.fingerprint] = { nodeId: ev.data.nodeId, repoId: ev.data.repoId, prNumber: ev.data.prNumber, at: e.globalPosition };
         return s;
       }
-      const d = e.data as { nodeId: string; fingerprint: string; joins?: string };
-      const type = internType(e.type);
-      const filed = type === 'ReviewNodeFiled';
       // A re-filed report superseding an outdated node closes that node (pr-state.ts joinCarried).
-      const closing = type === 'ReviewNodeDismissed' || type === 'ReviewNodeResolved' ? s.pr.nodes[d.nodeId] : filed && d.joins ? s.pr.nodes[d.joins] : undefined;
+      const filed = ev.type === 'ReviewNodeFiled' ? ev.data : undefined;
+      const closing = ev.type === 'ReviewNodeDismissed' || ev.type === 'ReviewNodeResolved' ? s.pr.nodes[ev.data.nodeId] : filed?.joins ? s.pr.nodes[filed.joins] : undefined;
       const wasLive = closing !== undefined && isLive(closing);
       if (filed) {
-        const fact = s.suppressions[d.fingerprint];
-        if (fact) s.previouslyDismissed[d.nodeId] = fact;
+        const fact = s.suppressions[filed.fingerprint];
+        if (fact) s.previouslyDismissed[filed.nodeId] = fact;
       }
       evolvePr(s.pr, e, lean);
       const ix = s.verdictIndex;
       const rounds = s.pr.rounds;
-      if ((rounds.length === 0 ? 0 : rounds[rounds.length - 1].round) !== ix.round || type === 'FindingsCarriedOver') s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
+      if ((rounds.length === 0 ? 0 : rounds[rounds.length - 1].round) !== ix.round || ev.type === 'FindingsCarriedOver') s.verdictIndex = buildVerdictIndex(s.pr, s.rules);
       else {
         if (wasLive && !isLive(closing!) && closing!.round === ix.round) indexNode(ix, closing!, s.rules, -1);
         if (filed) {
-          const n = s.pr.nodes[d.nodeId];
+          const n = s.pr.nodes[filed.nodeId];
           if (n.round === ix.round) indexNode(ix, n, s.rules, +1);
         }
       }

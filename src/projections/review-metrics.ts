@@ -2,16 +2,17 @@ import { z } from 'zod';
 import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
 import { affectsContext, CohortContextState, contextFoldFor, contextOf, evolveContextState, prepareContext } from '../context/cohort-context';
 import type { HeadMaterials } from '../context/materials';
+import type { HistoryEntry } from '../context/history';
 import { DEFAULT_BUDGET_BYTES } from '../context/pack-types';
 import type { RecordedEvent } from '../events/envelope';
 import type { FileRole } from '../events/catalogue/compute';
-import { evolveProgress, initialProgressState, PROGRESS_EVENT_TYPES, progressView, ProgressState } from '../progress/progress';
+import { evolveProgress, initialProgressState, PROGRESS_EVENT_TYPES, progressView, ProgressState } from '../review-progress/progress';
 import type { QueryDefinition } from './query';
 import { isEvent } from '../events/catalogue/event-types';
 
 type Input = z.infer<typeof reviewTargetSchema>;
 
-interface MetricsState {
+export interface MetricsState {
   context: CohortContextState;
   progress: ProgressState;
   changedFiles: Array<{ path: string; role: FileRole }>;
@@ -29,7 +30,8 @@ const median = (xs: number[]): number => {
 };
 const ratio = (a: number, b: number): number | null => (b === 0 ? null : Math.round((a / b) * 100) / 100);
 
-export function reviewMetricsView(s: MetricsState) {
+/** `history`: the read model's lookup instead of the folded history (src/readmodels/history.ts). */
+export function reviewMetricsView(s: MetricsState, history?: (symbolId: string) => HistoryEntry[]) {
   const c = s.context.computation;
   const filteredOut = { generated: 0, vendored: 0, versionOnly: 0 };
   for (const f of s.changedFiles) {
@@ -42,7 +44,7 @@ export function reviewMetricsView(s: MetricsState) {
   const targetFiles = new Set(cohorts.flatMap((x) => x.files)).size;
   const fragments = cohorts.reduce((n, x) => n + x.fragments.length, 0);
   const packs = cohorts.map((x) => {
-    const pack = contextOf(s.context, x.key, DEFAULT_BUDGET_BYTES);
+    const pack = contextOf(s.context, x.key, DEFAULT_BUDGET_BYTES, history);
     return 'stale' in pack ? null : { cohortKey: x.key, bytes: pack.usedBytes, whole: pack.counts.whole, degraded: pack.truncated.length };
   });
   const measured = packs.filter((p): p is NonNullable<typeof p> => p !== null);
@@ -87,12 +89,12 @@ export function reviewMetricsView(s: MetricsState) {
 export type ReviewMetrics = ReturnType<typeof reviewMetricsView>;
 
 /**
- * `review_studio.metrics` (seeds/004 §3.4): changed vs reviewed files, cohorts vs target files, the
+ * `review_studio.reviewMetrics` (seeds/004 §3.4): changed vs reviewed files, cohorts vs target files, the
  * fragment → cohort merge ratio, bytes preloaded per context pack (default budget), and partial cohorts
  * counted apart from clean ones.
  */
 export const reviewMetricsQuery: QueryDefinition<Input, MetricsState, ReviewMetrics> = {
-  name: 'metrics',
+  name: 'reviewMetrics',
   description: 'Review metrics: changed files, files under review after filtering, cohorts vs target files, fragments per cohort, bytes preloaded per context pack, clean vs partial cohorts.',
   input: reviewTargetSchema,
   access: { minRole: 'viewer' },

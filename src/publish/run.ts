@@ -18,7 +18,8 @@ import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config
 import { currentPublication, PublishState, publishFold } from './publish-state';
 import { PublishOutcome, Publisher, PublisherOptions, PublishPlan } from './publisher';
 import { PublishSelection, reviewEventFor, selectFindings } from './selection';
-import { isEvent } from '../events/catalogue/event-types';
+import { isEvent, ofType } from '../events/catalogue/event-types';
+import type { RecordedEvent } from '../events/envelope';
 
 /** Services the application may register (Ledger `services`): the GitHub client factory and publisher options. */
 export const PUBLISHER_OPTIONS_SERVICE = 'publish.options';
@@ -191,8 +192,8 @@ export function publishOutcomeEvents(s: PublishState, p: PreparedPublish, reques
   return events;
 }
 
-export function publishResult(events: ReadonlyArray<{ type: string; data: unknown }>): unknown {
-  const published = events.find((e) => e.type === 'ReviewPublished')?.data as Record<string, any> | undefined;
+export function publishResult(events: readonly RecordedEvent[]): unknown {
+  const published = events.find(ofType('ReviewPublished'))?.data;
   if (published) {
     return {
       status: 'published',
@@ -208,9 +209,9 @@ export function publishResult(events: ReadonlyArray<{ type: string; data: unknow
       alreadyOnGitHub: published.foundExisting ?? false,
     };
   }
-  const failed = events.find((e) => e.type === 'PublishFailed')?.data as Record<string, any> | undefined;
+  const failed = events.find(ofType('PublishFailed'))?.data;
   if (failed) return { status: 'failed', requestId: failed.requestId ?? null, reason: failed.reason, githubStatus: failed.status ?? null };
-  const requested = events.find((e) => e.type === 'PublishRequested')?.data as Record<string, any> | undefined;
+  const requested = events.find(ofType('PublishRequested'))?.data;
   if (requested) return { status: 'awaiting_approval', requestId: requested.requestId, selection: requested.selection, approveOnShip: requested.approveOnShip ?? false };
   return null;
 }

@@ -1,6 +1,7 @@
 import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
-import { ACTS, AFFECTING, AuditAction, AuditInput, AuditRow, IssuerLink } from '../projections/audit';
+import { catalogued } from '../events/catalogue/event-types';
+import { AFFECTING, decisionAct, AuditAction, AuditInput, AuditRow, IssuerLink } from '../projections/audit';
 import type { ApplyTx, ReadModel, Row } from './model';
 import type { ReadModelStorage, Slot } from './storage';
 import { tableName } from './storage';
@@ -29,16 +30,16 @@ export const auditReadModel: ReadModel = {
   ],
   relevant: (e) => AFFECTING.has(e.type),
   async apply(e: RecordedEvent, tx: ApplyTx) {
-    const d = e.data as any;
-    if (e.type === 'ApiTokenIssued') tx.put('tokens', { token_id: d.tokenId, principal: e.metadata.principal, issuer_token_id: e.metadata.tokenId ?? null, via: e.metadata.via ?? null });
-    else if (e.type === 'MemberAdded') tx.put('members', { principal: d.principal, role: d.role });
-    else if (e.type === 'MemberRoleChanged') tx.put('members', { principal: d.principal, role: d.to });
-    else if (e.type === 'MemberRemoved') tx.delete('members', { principal: d.principal });
-    const act = ACTS[e.type];
+    const ev = catalogued(e);
+    if (ev.type === 'ApiTokenIssued') tx.put('tokens', { token_id: ev.data.tokenId, principal: e.metadata.principal, issuer_token_id: e.metadata.tokenId ?? null, via: e.metadata.via ?? null });
+    else if (ev.type === 'MemberAdded') tx.put('members', { principal: ev.data.principal, role: ev.data.role });
+    else if (ev.type === 'MemberRoleChanged') tx.put('members', { principal: ev.data.principal, role: ev.data.to });
+    else if (ev.type === 'MemberRemoved') tx.delete('members', { principal: ev.data.principal });
+    const act = decisionAct(ev);
     if (!act) return;
-    const actor = act.actor(d, e) ?? e.metadata.principal;
+    const actor = act.actor ?? e.metadata.principal;
     const pr = parseReviewStream(e.streamId);
-    let role: string | undefined = d.role ?? (actor === e.metadata.principal ? e.metadata.role : undefined);
+    let role: string | undefined = ('role' in ev.data ? ev.data.role : undefined) ?? (actor === e.metadata.principal ? e.metadata.role : undefined);
     if (role === undefined) role = ((await tx.get('members', { principal: actor }))?.role as string | undefined) ?? 'unknown';
     const chain: IssuerLink[] = [];
     for (let id = e.metadata.tokenId; id !== undefined && id !== null && chain.length < MAX_CHAIN; ) {
@@ -53,10 +54,10 @@ export const auditReadModel: ReadModel = {
       action: act.action,
       actor,
       role,
-      target: act.target(d),
+      target: act.target,
       repo_id: pr?.repoId ?? null,
       pr_number: pr?.prNumber ?? null,
-      detail: act.detail?.(d) ?? null,
+      detail: act.detail ?? null,
       event_id: e.eventId,
       via: e.metadata.via ?? null,
       token_id: e.metadata.tokenId ?? null,
@@ -81,7 +82,7 @@ const toAuditRow = (r: Row): AuditRow => ({
   issuerChain: JSON.parse(String(r.issuer_chain)) as IssuerLink[],
 });
 
-/** `audit` from the rows: the same filters as auditView, bounded by position for as-of reads. */
+/** `audit` from the rows: the same filters and page (`after`, `limit`) as auditView, bounded by position for as-of reads. */
 export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: AuditInput, until: number): Promise<AuditRow[]> {
   // With a time range, `+position` keeps the planner off the primary key (which would scan every row
   // up to the bound in order) and on the time index; the few rows in range are then sorted.
@@ -98,6 +99,12 @@ export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: Au
   if (f.prNumber !== undefined) add('pr_number = ?', f.prNumber);
   if (f.since !== undefined) add('time >= ?', f.since);
   if (f.until !== undefined) add('time <= ?', f.until);
-  const rows = await storage.query(`SELECT * FROM ${tableName(slot, 'rows')} WHERE ${where.join(' AND ')} ORDER BY ${timed ? '+position' : 'position'}`, params);
+  if (f.after !== undefined) add(timed ? '+position > ?' : 'position > ?', f.after);
+  let sql = `SELECT * FROM ${tableName(slot, 'rows')} WHERE ${where.join(' AND ')} ORDER BY ${timed ? '+position' : 'position'}`;
+  if (f.limit !== undefined) {
+    sql += ' LIMIT ?';
+    params.push(f.limit);
+  }
+  const rows = await storage.query(sql, params);
   return rows.map(toAuditRow);
 }

@@ -7,6 +7,7 @@ import type { Role } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadStream } from '../workspaces/load-stream';
 import { countsAsConsensus } from './consensus';
+import { catalogued, type EventOfType } from '../events/catalogue/event-types';
 
 /** `superseded`: an outdated node whose re-review (a re-filed node with its fingerprint) replaced it (SPEC §5). */
 export type NodeStatus = 'open' | 'consensus-ready' | 'resolved' | 'dismissed' | 'superseded';
@@ -160,22 +161,6 @@ export function isStale(s: PrState<NodeCore>): boolean {
   return !!round && s.observedHead !== null && s.observedHead !== round.headSha;
 }
 
-const FOLDED_TYPES = [
-  'ReviewRequested', 'ReviewRoundStarted', 'ReviewStatusChanged', 'HeadObserved', 'ReviewComputed', 'ReviewNodeFiled',
-  'ReviewNodeConfirmed', 'ReviewNodeDismissed', 'ReviewNodeResolved', 'ContractChangeDecided', 'VisualChangeApproved',
-  'AxisRecorded', 'CiSignalRecorded', 'ReviewFinalized', 'PublishRequested', 'PublishApproved', 'ReviewPublished',
-  'FindingsCarriedOver',
-] as const;
-const INTERNED: Record<string, string> = dict();
-for (const t of FOLDED_TYPES) INTERNED[t] = t;
-
-/**
- * The literal (internalized) copy of an event type. Types read from the store are fresh strings, and a
- * `switch` over them compares characters case after case; against the literal it compares pointers.
- * Measured: a third of the fold's time in a 1M-event rebuild.
- */
-export const internType = (type: string): string => INTERNED[type] ?? type;
-
 /** Shared by every unconfirmed node (most of them): one array less per node in a rebuild. Never pushed to. */
 // Frozen: a push onto the shared array would throw instead of confirming every node at once.
 const NO_CONFIRMATIONS = Object.freeze([]) as unknown as Confirmation[];
@@ -186,10 +171,12 @@ const NO_CONFIRMATIONS = Object.freeze([]) as unknown as Confirmation[];
  * about the same, bench:projections reports both).
  */
 export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: RecordedEvent, lean = false): PrState<B> {
-  const d = e.data as any;
+  // The stores hand out the catalogue's interned type (catalogue/index.ts internedType): this switch compares pointers.
+  const ev = catalogued(e);
   s.lastPosition = e.globalPosition;
-  switch (internType(e.type)) {
-    case 'ReviewRequested':
+  switch (ev.type) {
+    case 'ReviewRequested': {
+      const d = ev.data;
       s.exists = true;
       s.repoId = d.repoId;
       s.prNumber = d.prNumber;
@@ -199,17 +186,19 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
       s.status = 'requested';
       s.rounds.push({ round: 1, headSha: d.headSha, baseSha: d.baseSha, startedAt: e.globalPosition, nodeIds: [] });
       break;
+    }
     case 'ReviewRoundStarted':
-      s.rounds.push({ round: s.rounds.length + 1, headSha: d.headSha, baseSha: d.baseSha, startedAt: e.globalPosition, nodeIds: [] });
+      s.rounds.push({ round: s.rounds.length + 1, headSha: ev.data.headSha, baseSha: ev.data.baseSha, startedAt: e.globalPosition, nodeIds: [] });
       break;
     case 'ReviewStatusChanged':
-      s.status = d.to;
+      s.status = ev.data.to;
       break;
     case 'HeadObserved':
-      s.observedHead = d.headSha;
-      s.observedHeadAt = d.observedAt ?? null;
+      s.observedHead = ev.data.headSha;
+      s.observedHeadAt = ev.data.observedAt ?? null;
       break;
     case 'ReviewComputed': {
+      const d = ev.data;
       s.computes[d.headSha] = { baseSha: d.baseSha, apiContract: d.apiContract, visual: d.visual, at: e.globalPosition };
       // A compute at a head no round has reviewed yet means the review moved on to that head.
       if (s.exists && !s.rounds.some((r) => r.headSha === d.headSha)) {
@@ -221,6 +210,7 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
       break;
     }
     case 'ReviewNodeFiled': {
+      const d = ev.data;
       const author = d.node.reviewer.principal;
       s.nodeCount++;
       s.nodes[d.nodeId] = {
@@ -242,9 +232,10 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
       break;
     }
     case 'FindingsCarriedOver':
-      carryOver(s, d, lean);
+      carryOver(s, ev.data, lean);
       break;
     case 'ReviewNodeConfirmed': {
+      const d = ev.data;
       const n = s.nodes[d.nodeId];
       if (!n) break;
       const c = { by: d.by, role: d.role, at: e.globalPosition };
@@ -255,25 +246,31 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
     }
     case 'ReviewNodeDismissed':
     case 'ReviewNodeResolved': {
+      const d = ev.data;
       const n = s.nodes[d.nodeId];
       if (!n || !isLive(n)) break; // the first close wins; a forged second one changes nothing
-      n.status = e.type === 'ReviewNodeDismissed' ? 'dismissed' : 'resolved';
+      n.status = ev.type === 'ReviewNodeDismissed' ? 'dismissed' : 'resolved';
       n.closed = { by: d.by, role: d.role, reason: d.reason, at: e.globalPosition };
       break;
     }
     case 'ContractChangeDecided':
-      s.contractDecisions[d.changeId] = { decision: d.decision, by: d.by, at: e.globalPosition };
+      s.contractDecisions[ev.data.changeId] = { decision: ev.data.decision, by: ev.data.by, at: e.globalPosition };
       break;
     case 'VisualChangeApproved':
-      s.visualApprovals[d.approvalKey] = { snapshotId: d.snapshotId, by: d.by, at: e.globalPosition };
+      s.visualApprovals[ev.data.approvalKey] = { snapshotId: ev.data.snapshotId, by: ev.data.by, at: e.globalPosition };
       break;
-    case 'AxisRecorded':
+    case 'AxisRecorded': {
+      const d = ev.data;
       s.recordedAxes[`${d.headSha}/${d.axis}`] = { status: d.status, reason: d.reason, headSha: d.headSha, by: d.by, at: e.globalPosition };
       break;
-    case 'CiSignalRecorded':
+    }
+    case 'CiSignalRecorded': {
+      const d = ev.data;
       s.ciSignals[`${d.headSha}/${d.name}`] = { name: d.name, status: d.status, conclusion: d.conclusion, url: d.url, headSha: d.headSha, at: e.globalPosition };
       break;
-    case 'ReviewFinalized':
+    }
+    case 'ReviewFinalized': {
+      const d = ev.data;
       s.finalization = {
         round: d.round,
         headSha: d.headSha,
@@ -286,11 +283,12 @@ export function evolvePr<B extends NodeCore = ReviewNodeBody>(s: PrState<B>, e: 
         at: e.globalPosition,
       };
       break;
+    }
     case 'PublishRequested':
-      s.publishRequests[d.requestId] = { selection: d.selection, by: d.by, needsApproval: d.needsApproval, at: e.globalPosition };
+      s.publishRequests[ev.data.requestId] = { selection: ev.data.selection, by: ev.data.by, needsApproval: ev.data.needsApproval, at: e.globalPosition };
       break;
     case 'PublishApproved':
-      if (s.publishRequests[d.requestId]) s.publishRequests[d.requestId].approvedBy = d.by;
+      if (s.publishRequests[ev.data.requestId]) s.publishRequests[ev.data.requestId].approvedBy = ev.data.by;
       break;
     case 'ReviewPublished':
       // The publisher may or may not record the ladder step itself; a publication completes the review.
@@ -310,7 +308,7 @@ const CARRIED: CarryRecord = Object.freeze({ fate: 'carried' as const });
  * between two round starts) are ignored: every live node is then outdated, nothing is dropped. One
  * pass over the previous round's nodes.
  */
-function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): void {
+function carryOver<B extends NodeCore>(s: PrState<B>, d: EventOfType<'FindingsCarriedOver'>['data'], lean: boolean): void {
   const cur = currentRound(s);
   const prev = s.rounds[s.rounds.length - 2];
   if (!cur || !prev || cur.round !== d.round || cur.carry) return;
@@ -320,7 +318,7 @@ function carryOver<B extends NodeCore>(s: PrState<B>, d: any, lean: boolean): vo
     for (const id of d.carried) facts[id] = CARRIED;
     for (const o of d.outdated) {
       facts[o.nodeId] = { fate: 'outdated', reason: o.reason };
-      if (o.startLine !== undefined && o.endLine !== undefined) moved[o.nodeId] = o;
+      if (o.startLine !== undefined && o.endLine !== undefined) moved[o.nodeId] = { startLine: o.startLine, endLine: o.endLine };
     }
     for (const g of d.gone) facts[g.nodeId] = { fate: 'gone', reason: g.reason };
     for (const m of d.moved) moved[m.nodeId] = m;

@@ -12,7 +12,7 @@ import { assertWithinLimits, DISCOVER_COST, LIMITS, requestCost } from './limits
 import { assertKnownFields, assertNoReservedKeys } from '../commands/payload-keys';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcBytes, openRpcJson } from './openrpc';
-import type { ProgressHub, ProgressSink } from '../progress-hub/hub';
+import type { ProgressHub, ProgressSink } from '../job-progress/hub';
 import type { WatchHub, WatchSink } from './watch';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 import '../readmodels/registry';

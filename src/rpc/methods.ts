@@ -35,16 +35,14 @@ export const REVIEW_STUDIO = 'review_studio.';
 export const watchName = (queryName: string): string => `watch${queryName[0].toUpperCase()}${queryName.slice(1)}`;
 
 /**
- * The SPEC's names for methods whose definitions are registered under another name. Added only when the
- * target exists and the alias is not itself a registered method.
+ * The SPEC's names for commands registered under another name. Added only when the target exists and the
+ * alias is not itself a registered method. Read models have no aliases: one name each, everywhere.
  */
 const SPEC_ALIASES: Record<string, string> = {
   'review_studio.compute': 'computeReview',
-  'review_studio.delta': 'review_studio.reReviewDelta',
-  watchDelta: 'watchReReviewDelta',
 };
 
-/** Progress of indexCode / computeReview in the caller's workspace (src/progress-hub): not a query of the log. */
+/** Progress of indexCode / computeReview in the caller's workspace (src/job-progress): not a query of the log. */
 export const WATCH_PROGRESS: MethodSpec = {
   name: 'watchProgress',
   kind: 'progress',

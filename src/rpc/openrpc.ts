@@ -42,7 +42,7 @@ const resultOf = (spec: MethodSpec): unknown =>
         ? { name: 'subscription', schema: { type: 'object', properties: { subscription: { type: 'string' }, jobs: { type: 'array', items: PROGRESS_UPDATE_SCHEMA } } } }
         : { name: 'subscription', schema: { type: 'object', properties: { subscription: { type: 'string' }, position: { type: 'integer' }, snapshot: {}, resumed: { type: 'boolean' } } } };
 
-/** One `watchProgress` update (src/progress-hub/hub.ts `ProgressUpdate`). */
+/** One `watchProgress` update (src/job-progress/hub.ts `ProgressUpdate`). */
 const PROGRESS_UPDATE_SCHEMA = {
   type: 'object',
   required: ['job', 'kind', 'status', 'repoId', 'done', 'total', 'fraction', 'seq'],

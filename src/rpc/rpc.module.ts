@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Injectable, Module, OnApplicationBootstrap, On
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Ledger } from '../ledger';
-import { PROGRESS_HUB_SERVICE, ProgressHub } from '../progress-hub/hub';
+import { PROGRESS_HUB_SERVICE, ProgressHub } from '../job-progress/hub';
 import { hostAllowed, hostName, hostRefusal } from '../security/host-check';
 import { bearerFrom } from '../security/tokens';
 import { RpcDispatcher } from './dispatcher';

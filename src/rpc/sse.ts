@@ -11,7 +11,7 @@ import { assertWithinLimits } from './limits';
 import { assertNoReservedKeys } from '../commands/payload-keys';
 import { queryForPath, watchName } from './methods';
 import type { WatchHub, WatchUpdate } from './watch';
-import type { ProgressHub } from '../progress-hub/hub';
+import type { ProgressHub } from '../job-progress/hub';
 import { WATCH_PROGRESS } from './methods';
 
 export const SSE_HIGH_WATER_BYTES = 256 * 1024;

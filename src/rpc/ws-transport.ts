@@ -8,7 +8,7 @@ import { bearerFrom } from '../security/tokens';
 import type { RpcConnection, RpcDispatcher } from './dispatcher';
 import { toRpcError } from './errors';
 import { LIMITS } from './limits';
-import type { ProgressSink } from '../progress-hub/hub';
+import type { ProgressSink } from '../job-progress/hub';
 import type { WatchSink, WatchUpdate } from './watch';
 
 /** Above this many unsent bytes a subscriber counts as slow: its updates coalesce and its next request waits. */

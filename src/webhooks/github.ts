@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../domain-error';
-import type { RecordedEvent } from '../events/envelope';
+import { isEvent, type EventOfType } from '../events/catalogue/event-types';
 import type { Ledger } from '../ledger';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { readWebhookSecret } from './secrets';
@@ -65,13 +65,13 @@ async function findRepo(ws: WorkspaceHandle, fullName: string): Promise<RepoRef 
   if (!index) ws.cache.set(REPO_INDEX, (index = { position: 0, byName: new Map() }));
   for await (const e of ws.store.readAll({ after: index.position })) {
     index.position = e.globalPosition;
-    if (e.type === 'RepoRegistered') indexRepo(index.byName, e);
+    if (isEvent(e, 'RepoRegistered')) indexRepo(index.byName, e);
   }
   return index.byName.get(fullName.toLowerCase());
 }
 
-function indexRepo(byName: Map<string, RepoRef>, e: RecordedEvent): void {
-  const d = e.data as { repoId: string; forge?: { kind: string; owner: string; name: string }; config?: { autoRecompute?: boolean } };
+function indexRepo(byName: Map<string, RepoRef>, e: EventOfType<'RepoRegistered'>): void {
+  const d = e.data;
   if (d.forge?.kind !== 'github') return;
   byName.set(`${d.forge.owner}/${d.forge.name}`.toLowerCase(), { repoId: d.repoId, autoRecompute: d.config?.autoRecompute === true });
 }

@@ -1,30 +1,37 @@
 import type { StreamFold } from '../events/kernel-types';
+import { foldCache } from './fold-cache';
 import type { WorkspaceHandle } from './registry';
 
-interface CachedStream<S> {
-  revision: number;
-  state: S;
-  lock: Promise<void>;
-}
+const ids = new WeakMap<object, number>();
+let nextId = 0;
+const idOf = (o: object): number => {
+  let id = ids.get(o);
+  if (id === undefined) ids.set(o, (id = ++nextId));
+  return id;
+};
+const CLOSE = Symbol('foldCacheEntries');
 
 /**
- * Folds a stream (from the per-workspace cache, reading only events past the cached revision). The
- * cache is keyed by the fold object, so the command executor and every reader at the edge share one
- * folded state per (fold, stream) and each load costs only the tail.
+ * Folds a stream (from the process's fold cache, reading only events past the cached revision). The
+ * cache is keyed by workspace, fold object and stream, so the command executor and every reader at the
+ * edge share one folded state per (fold, stream) and each load costs only the tail. The cache is
+ * bounded by bytes (src/workspaces/fold-cache.ts): an evicted state is folded again from its stream.
  */
 export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string): Promise<{ state: S; revision: number }> {
-  let byStream = workspace.cache.get(fold) as Map<string, CachedStream<S>> | undefined;
-  if (!byStream) workspace.cache.set(fold, (byStream = new Map()));
-  let entry = byStream.get(streamId);
-  if (!entry) byStream.set(streamId, (entry = { revision: -1, state: fold.initialState(), lock: Promise.resolve() }));
-  const e = entry;
+  const prefix = `${idOf(workspace.cache)}\0`;
+  if (!workspace.cache.has(CLOSE)) workspace.cache.set(CLOSE, { closeWithWorkspace: () => foldCache.dropPrefix(prefix) });
+  const key = `${prefix}${idOf(fold)}\0${streamId}`;
+  const e = foldCache.entry(key, () => fold.initialState());
   // Serialize catch-up per stream: evolve may mutate the cached state, so two loaders must not fold
   // the same events into it concurrently.
   const run = e.lock.then(async () => {
+    let folded = 0;
     for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1 })) {
       e.state = fold.evolve(e.state, ev);
       e.revision = ev.streamRevision;
+      folded++;
     }
+    foldCache.folded(key, e, folded);
   });
   e.lock = run.catch(() => undefined);
   await run;

@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { DEPRECATED_VIEW_ALIASES } from '../../src/cli/commands/review.names';
 import { COMMANDS } from '../../src/commands/registry';
 import { QUERIES } from '../../src/projections/queries';
 
@@ -102,9 +101,9 @@ describe('the CLI covers the command and query registries', () => {
     expect(axes.stderr).toMatch(/^error \[unknown_query\]: query: "axes" is not in the query registry \(verdict, /);
   });
 
-  it('the deprecated view names are aliases of registry queries, and say so', () => {
-    for (const query of Object.values(DEPRECATED_VIEW_ALIASES)) expect(QUERIES.map((q) => q.name)).toContain(query);
-    expect(runs.extra[2].stderr).toMatch(/^note: "status" is a deprecated alias of "reviewStatus"\n/);
+  it('a read model has one name: an old view name (status for reviewStatus) is refused, not aliased', () => {
+    expect(runs.extra[2].stderr).toMatch(/^error \[unknown_query\]: query: "status" is not in the query registry \(verdict, nodeStatus, /);
+    expect(runs.extra[2].code).toBe(1);
   });
 
   it('`review run --help` and `review show --help` list every command and query, generated from the registries', () => {

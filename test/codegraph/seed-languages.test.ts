@@ -1,5 +1,6 @@
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
+import { extractFacts } from '../../src/codegraph/extract';
 import { loadGrammar } from '../../src/codegraph/grammar-runtime';
 import { indexCommit } from '../../src/codegraph/indexer';
 import { GitRepo } from '../../src/git/repo';
@@ -89,6 +90,62 @@ describe('Dart, Kotlin and Swift in the code graph', () => {
       expect(g.outgoingOf('lib/prefixed.dart#shout').map((e) => e.to)).toEqual(['lib/src/button.dart#formatLabel']);
       expect(crossFile(g)).toEqual(['lib/prefixed.dart -> lib/src/button.dart', 'lib/screen.dart -> lib/src/button.dart', 'lib/src/labels.dart -> lib/src/button.dart']);
     });
+  });
+
+  it('Dart 3 syntax parses without errors (records, patterns, switch expressions, class modifiers, extension types); `library;` and empty statements, which the grammar lacks, are blanked for a second parse with lines kept', async () => {
+    const dart3 = `sealed class Shape {}
+
+final class Square extends Shape {
+  Square(this.side);
+  final double side;
+}
+
+base mixin class Named {}
+
+extension type const Meters(int value) implements Object {}
+
+typedef Pair = (int, {String label});
+
+double area(Shape s) => switch (s) {
+      Square(side: final d) => d * d,
+    };
+
+(int, String) split(Pair p) {
+  final (n, :label) = p;
+  if (p case (final x, label: 'a')) return (x, label);
+  return (n, label);
+}
+`;
+    expect(await errorFree('dart', dart3)).toBe(true);
+    const g = await loadGrammar('dart');
+    const facts = extractFacts(g, dart3);
+    expect(facts.hasErrors).toBeUndefined();
+    expect(facts.defs.map((d) => d.qname).sort()).toEqual(['Meters', 'Named', 'Pair', 'Shape', 'Square', 'area', 'split']);
+    const newer = `/// @docImport 'widget.dart';
+@TestOn('vm')
+library;
+
+import 'calc.dart';
+
+int run() {
+  final x = g(1);
+  ;
+  return x;
+}
+
+int later() => run();
+`;
+    // The grammar itself still fails on these two constructs…
+    expect(await errorFree('dart', newer)).toBe(false);
+    // …which carry nothing the graph needs: the index parses the text with them blanked, lines unchanged.
+    const repaired = extractFacts(g, newer);
+    expect(repaired.hasErrors).toBeUndefined();
+    expect(repaired.defs.map((d) => [d.qname, d.start, d.end])).toEqual([['run', 7, 11], ['later', 13, 13]]);
+    expect(repaired.imports.map((i) => i.source)).toEqual(['calc.dart']);
+    expect(repaired.refs.find((r) => r.name === 'g')).toMatchObject({ line: 8, from: 0 });
+    // Any other parse error is left alone (and recorded).
+    expect(extractFacts(g, 'int f() {\n  return 1 +;\n}\n').hasErrors).toBe(true);
+    expect(extractFacts(g, 'library;\nint f() {\n  return 1 +;\n}\n').hasErrors).toBe(true);
   });
 
   it('Kotlin: imports and same-package declarations resolve by package across Gradle source sets; a same-name declaration of another package does not', async () => {

@@ -40,7 +40,7 @@ describe('review-ledger compute --json and abbreviated SHAs over the CLI', () =>
     expect(again.status).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ baseSha: base, headSha: head, apiContract: { status: 'fail' } });
     expect(again.stderr).toMatch(/^identical inputs: the latest computation stands/m);
-    const status = JSON.parse(cli('review', 'show', 'status', '--workspace', 'cli-json', '--repo', 'api', '--pr', '5'));
+    const status = JSON.parse(cli('review', 'show', 'reviewStatus', '--workspace', 'cli-json', '--repo', 'api', '--pr', '5'));
     expect(status.value).toMatchObject({ round: 1, reviewedHead: head });
   });
 });

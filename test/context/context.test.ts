@@ -5,6 +5,10 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { headMaterials } from '../../src/context/materials';
 import { methodTable } from '../../src/rpc/methods';
+import { cohortContextQuery } from '../../src/projections/cohort-context';
+import { reviewMetricsQuery } from '../../src/projections/review-metrics';
+import { foldQuery } from '../../src/projections/run-query';
+import { answerFromReadModel, readModelHost } from '../../src/readmodels/registry';
 import { AGENT, contextFixture, REPO } from './support';
 
 jest.setTimeout(120_000);
@@ -106,6 +110,27 @@ describe('context packs on a real repository', () => {
     expect(history[0].content).toContain('scale may overflow the clamp range');
   });
 
+  it('answers the pack and the metrics from the history read model exactly as the fold of the whole log, as-of included', async () => {
+    const ws = await f.lf.ledger.workspace(f.ws);
+    const head = await ws.store.headPosition();
+    const pr2Computed = (await f.lf.events()).filter((e) => e.type === 'ReviewComputed' && e.streamId === `pr-${REPO}-2`).pop()!;
+    const inputs = [
+      { q: cohortContextQuery, input: cohortContextQuery.input.parse({ repoId: REPO, prNumber: 2, cohortKey: cohort.key, budgetBytes: 4096 }) },
+      { q: reviewMetricsQuery, input: reviewMetricsQuery.input.parse({ repoId: REPO, prNumber: 2 }) },
+      { q: reviewMetricsQuery, input: reviewMetricsQuery.input.parse({ repoId: REPO, prNumber: 1 }) },
+    ];
+    for (const { q, input } of inputs) {
+      for (const until of [head, pr2Computed.globalPosition, pr2Computed.globalPosition - 1]) {
+        const served = await answerFromReadModel(q as never, ws, input, until);
+        expect(readModelHost(ws)!.slot('history')?.ready).toBe(true);
+        expect(served).not.toBeNull();
+        expect({ q: q.name, until, value: served!.value }).toEqual({ q: q.name, until, value: (await foldQuery(q as never, ws, input, until)).value });
+      }
+    }
+    const p = (await answerFromReadModel(cohortContextQuery, ws, inputs[0].input, head))!.value as ContextPack;
+    expect(p.clues.filter((c) => c.kind === 'history').map((c) => c.ref)).toEqual([`pr-${REPO}-1/n1`, `pr-${REPO}-1/n2`]);
+  });
+
   it('degrades callees to pointers under a 2 KB budget and lists every degraded clue in truncated', async () => {
     const p = await pack(2048);
     const callee = p.clues.find((c) => c.relation === 'callee' && c.ref === 'src/clamp.ts#clamp')!;
@@ -162,10 +187,10 @@ describe('context packs on a real repository', () => {
     expect(metrics.stdout).toMatch(/progress: 0 clean · 0 partial · 2 unreviewed/);
   });
 
-  it('is served over JSON-RPC as review_studio.cohortContext, with review_studio.metrics and markCohortReviewed', () => {
+  it('is served over JSON-RPC as review_studio.cohortContext, with review_studio.reviewMetrics and markCohortReviewed', () => {
     const table = methodTable();
     expect(table.get('review_studio.cohortContext')).toMatchObject({ kind: 'query', access: { minRole: 'viewer' } });
-    expect(table.get('review_studio.metrics')).toMatchObject({ kind: 'query' });
+    expect(table.get('review_studio.reviewMetrics')).toMatchObject({ kind: 'query' });
     expect(table.get('review_studio.cohortProgress')).toMatchObject({ kind: 'query' });
     expect(table.get('markCohortReviewed')).toMatchObject({ kind: 'command', access: { minRole: 'member' } });
   });

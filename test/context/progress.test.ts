@@ -1,6 +1,6 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
-import type { ProgressView } from '../../src/progress/progress';
+import type { ProgressView } from '../../src/review-progress/progress';
 import { cohortContextQuery } from '../../src/projections/cohort-context';
 import type { ReviewMetrics } from '../../src/projections/review-metrics';
 import { AGENT, contextFixture, QA, REPO } from './support';
@@ -61,7 +61,7 @@ describe('cohort review progress, finalize and metrics on a real repository', ()
     // A found problem is not softened into "incomplete".
     expect(axes.security).toEqual({ status: 'fail', reason: 'token logged' });
 
-    const metrics = await f.query<ReviewMetrics>('metrics', pr);
+    const metrics = await f.query<ReviewMetrics>('reviewMetrics', pr);
     expect(metrics.progress).toEqual({ clean: cohorts.length - 1, partial: 1, unreviewed: 0, orphanedMarks: 0 });
 
     await mark(math.key, 'qa', 'complete', undefined, QA);
@@ -102,7 +102,7 @@ describe('cohort review progress, finalize and metrics on a real repository', ()
   });
 
   it('reports review metrics: files, cohorts vs target files, merge ratio, bytes per context pack', async () => {
-    const m = await f.query<ReviewMetrics>('metrics', pr);
+    const m = await f.query<ReviewMetrics>('reviewMetrics', pr);
     // After the rebase the PR still changes src/math.ts, package.json and openapi.yaml (the README moved into the base).
     expect(m.files).toEqual({ changed: 3, filteredOut: { generated: 0, vendored: 0, versionOnly: 0, total: 0 }, underReview: 3, targets: 2 });
     expect(m.cohorts).toMatchObject({ count: 2, withinTargetFiles: true, loopsPerTargetFile: 1, semantic: 1, pathGrouped: 1 });

@@ -61,7 +61,7 @@ class OpenFindingCount extends Query<number> {
 class OpenFindingCountHandler implements IQueryHandler<OpenFindingCount, number> {
   constructor(private readonly queries: QueryBus) {}
   async execute(q: OpenFindingCount): Promise<number> {
-    const answer = await this.queries.execute(ledgerQuery('nodes', q.workspaceId, target));
+    const answer = await this.queries.execute(ledgerQuery('nodeStatus', q.workspaceId, target));
     return (answer.value as { nodes: Array<{ status: string }> }).nodes.filter((n) => n.status === 'open').length;
   }
 }

@@ -48,7 +48,7 @@ describe('the query registry on the Nest QueryBus', () => {
 
   it('answers as of a position like review_studio.<name> with asOf', async () => {
     const bus = fx.server.app.get(QueryBus);
-    for (const name of ['nodes', 'verdict']) {
+    for (const name of ['nodeStatus', 'verdict']) {
       const rpc = await call(fx.server.url, fx.ownerToken, `review_studio.${name}`, { workspace_id: fx.workspaceId, ...target, asOf: positionAfterFiling });
       expect(rpc.error).toBeUndefined();
       const answer = await bus.execute(ledgerQuery(name, fx.workspaceId, target, positionAfterFiling));

@@ -49,7 +49,7 @@ async function checkReview(url: string, r: any): Promise<void> {
   expect(cohorts.cohorts.length).toBeGreaterThanOrEqual(2);
   expect(cohorts.cohorts[0]).toMatchObject({ grouping: 'semantic' });
   expect(cohorts.cohorts[0].files).toEqual(expect.arrayContaining(['src/cart.ts', 'src/price.ts']));
-  const nodes = await client.query('nodes', target);
+  const nodes = await client.query('nodeStatus', target);
   expect(nodes.nodes).toHaveLength(3);
   expect(nodes.nodes.some((n: any) => n.status === 'consensus-ready' && n.confirmedBy.includes('user:demo-alice'))).toBe(true);
   const contract = await client.query('apiContract', target);

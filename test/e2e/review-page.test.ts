@@ -266,8 +266,8 @@ describe('Review page (browser)', () => {
     expect(after.snapshots).toBe(before.snapshots);
     expect(after.resumes - before.resumes).toBe(12);
     // The page's node list is exactly what the ledger answers now.
-    const pageNodes = await pageA.evaluate(() => (window as any).__reviewPage.live.subs.get('nodes').value);
-    const truth = await rpc(bob, 'review_studio.nodes', target);
+    const pageNodes = await pageA.evaluate(() => (window as any).__reviewPage.live.subs.get('nodeStatus').value);
+    const truth = await rpc(bob, 'review_studio.nodeStatus', target);
     expect(pageNodes).toEqual(truth.value);
     await shot(pageA, '06-resumed');
   });
@@ -295,8 +295,8 @@ describe('Review page (browser)', () => {
       const after = await page.evaluate(() => ({ ...(window as any).__reviewPage.stats }));
       expect(after.snapshots).toBe(before.snapshots);
       expect(after.resumes - before.resumes).toBe(12);
-      const truth = await rpc(bob, 'review_studio.nodes', target);
-      expect(await page.evaluate(() => (window as any).__reviewPage.live.subs.get('nodes').value)).toEqual(truth.value);
+      const truth = await rpc(bob, 'review_studio.nodeStatus', target);
+      expect(await page.evaluate(() => (window as any).__reviewPage.live.subs.get('nodeStatus').value)).toEqual(truth.value);
       await ctx.close();
     } finally {
       await proxy.close();

@@ -36,12 +36,12 @@ describe('MCP server (streamable HTTP, the SDK client)', () => {
     await client.close();
   });
 
-  it('files a node through add_review_node that then appears in watchNodes', async () => {
+  it('files a node through add_review_node that then appears in watchNodeStatus', async () => {
     const agentToken = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:mcp-reviewer', 'member');
     const target = { repoId: 'mcp-repo', prNumber: 7 };
     expect((await command(fx.server.url, agentToken, fx.workspaceId, 'requestReview', { ...target, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
     const ui = await WsClient.open(fx.server.url, await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'user:mcp-ui', 'viewer'));
-    const sub = await ui.call('watchNodes', { workspace_id: fx.workspaceId, ...target });
+    const sub = await ui.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target });
     expect(sub.result.snapshot.nodes).toEqual([]);
 
     const client = await mcpClient(fx.server.url, agentToken);
@@ -60,7 +60,7 @@ describe('MCP server (streamable HTTP, the SDK client)', () => {
     expect(shown).toEqual(expect.objectContaining({ title: 'Off-by-one on empty list', author: 'agent:mcp-reviewer', status: 'open' }));
 
     const review = (await client.callTool({ name: 'get_review', arguments: target })) as any;
-    expect(review.structuredContent.nodes.value.nodes.map((n: any) => n.nodeId)).toContain(nodeId);
+    expect(review.structuredContent.nodeStatus.value.nodes.map((n: any) => n.nodeId)).toContain(nodeId);
     expect(review.structuredContent.verdict.value.verdict).toBeDefined();
 
     const self = (await client.callTool({ name: 'confirm_review_node', arguments: { ...target, nodeId } })) as any;

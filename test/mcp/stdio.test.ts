@@ -32,7 +32,7 @@ describe('review-ledger mcp (stdio)', () => {
       })) as any;
       expect(filed.isError).toBeFalsy();
       const review = (await client.callTool({ name: 'get_review', arguments: { repoId: 'r', prNumber: 1 } })) as any;
-      expect(review.structuredContent.nodes.value.nodes).toEqual([expect.objectContaining({ title: 'over stdio', author: 'agent:stdio-bot' })]);
+      expect(review.structuredContent.nodeStatus.value.nodes).toEqual([expect.objectContaining({ title: 'over stdio', author: 'agent:stdio-bot' })]);
     } finally {
       await client.close();
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { readReviewDiff, readReviewFileLines, reviewDiffInput, LARGE_FILE_LINES } from '../../src/projections/review-diff';
 import { LOCAL_OPERATOR, type Ledger } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
@@ -112,5 +113,21 @@ describe('reviewDiff: the code under review in reading order', () => {
     const base = await readReviewFileLines(w, { ...target, path: 'src/cart.ts', side: 'base', startLine: 5, endLine: 5 });
     expect(base.lines).toEqual(['  for (const [q, u] of lines) sum += price(q, u);']);
     await expect(readReviewFileLines(w, { ...target, path: 'package.json', side: 'head', startLine: 1, endLine: 2 })).rejects.toMatchObject({ code: 'file_not_changed' });
+  });
+
+  it('serves a diff it has read again without git (base..head is immutable); another context width reads the clone', async () => {
+    const before = await diff();
+    const moved = `${repo.dir}-away`;
+    fs.renameSync(repo.dir, moved);
+    try {
+      // The work tree is gone: the cached numstat and hunks answer, identical to the read that filled them.
+      expect(await diff()).toEqual(before);
+      await expect(diff({ context: 7 })).rejects.toThrow();
+    } finally {
+      fs.renameSync(moved, repo.dir);
+    }
+    const wider = await diff({ context: 7 });
+    expect(wider.context).toBe(7);
+    expect(wider.cohorts.flatMap((c) => c.entries).length).toBeGreaterThan(0);
   });
 });

@@ -6,7 +6,12 @@ import { foldQuery, runQuery } from '../../src/projections/run-query';
 import { auditFromRows, auditReadModel } from '../../src/readmodels/audit';
 import { ReadModelHost } from '../../src/readmodels/host';
 import type { ReadModel } from '../../src/readmodels/model';
-import { readModelHost } from '../../src/readmodels/registry';
+import { historyFromRows } from '../../src/readmodels/history';
+import { READ_MODELS, readModelHost } from '../../src/readmodels/registry';
+import { evolveHistory, historyOf, initialHistoryState, type HistoryState } from '../../src/context/history';
+import { parseReviewStream } from '../../src/events/streams';
+import { QUERIES } from '../../src/projections/queries';
+import { reviewSources } from '../../src/projections/review-fold';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from './generate';
 
@@ -26,7 +31,7 @@ export interface Workspace extends WorkspaceHandle {
 const root = path.join(__dirname, '..', '..');
 
 /** Host over an explicit model list (not cached on the handle), for version and rebuild tests. */
-const hostFor = (ws: WorkspaceHandle, models: ReadModel[] = [auditReadModel], batch?: number): ReadModelHost => {
+const hostFor = (ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, batch?: number): ReadModelHost => {
   const h = readModelHost({ ...ws, cache: new Map() }, models, { batch });
   if (!h) throw new Error('no read-model storage for this store');
   return h;
@@ -44,6 +49,11 @@ async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, a
     { repoId: 'repo1', prNumber: 3 },
     { prNumber: 2 },
     { since: '2025-01-01T00:05:00.000Z', until: '2025-01-01T00:20:00.000Z' },
+    // Pages: a cursor (the last row's position) and a size, with and without filters.
+    { limit: 7 },
+    { after: Math.floor(head / 2), limit: 11 },
+    { actor: actors[1], after: Math.floor(head / 4), limit: 3 },
+    { since: '2025-01-01T00:05:00.000Z', after: Math.floor(head / 3), limit: 5 },
   ];
   for (const f of filters) {
     for (const asOf of [undefined, Math.floor(head / 3), head - 7]) {
@@ -57,6 +67,90 @@ async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, a
       expect(actual.position).toBe(expected.position);
     }
   }
+  // Paging through with the cursor yields every row once, in log order.
+  const all = await auditFromRows(host.storage, slot, auditQuery.input.parse({}), head);
+  const paged: unknown[] = [];
+  for (let after: number | undefined; ; ) {
+    const page = await auditFromRows(host.storage, slot, auditQuery.input.parse({ after, limit: 40 }), head);
+    paged.push(...page);
+    if (page.length < 40) break;
+    after = page[page.length - 1].position;
+  }
+  expect(paged).toEqual(all);
+}
+
+/**
+ * Every symbol's history, for PR streams in every round situation, from the rows equals `historyOf` over
+ * the folded log — at the head and at two earlier bounds.
+ */
+async function historyAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost): Promise<number> {
+  const head = await ws.store.headPosition();
+  const slot = host.slot('history')!;
+  expect(slot.ready).toBe(true);
+  let compared = 0;
+  for (const until of [head, Math.floor(head / 3), head - 7]) {
+    const states = new Map<string, HistoryState>();
+    const streams = new Set<string>();
+    for await (const e of ws.store.readAll({ until })) {
+      const pr = parseReviewStream(e.streamId);
+      if (!pr) continue;
+      streams.add(e.streamId);
+      let s = states.get(pr.repoId);
+      if (!s) states.set(pr.repoId, (s = initialHistoryState(pr.repoId)));
+      evolveHistory(s, e);
+    }
+    for (const [repoId, s] of states) {
+      const symbols = [...Object.keys(s.bySymbol), 'src/none.ts#missing'];
+      const current = [...streams].filter((id) => parseReviewStream(id)!.repoId === repoId).slice(0, 4);
+      for (const streamId of current) {
+        const rows = await historyFromRows(host.storage, slot, repoId, streamId, symbols, until);
+        for (const symbolId of symbols) {
+          expect({ until, streamId, symbolId, entries: rows.get(symbolId) }).toEqual({ until, streamId, symbolId, entries: historyOf(s, symbolId, { streamId }) });
+          compared += rows.get(symbolId)!.length;
+        }
+      }
+    }
+  }
+  return compared;
+}
+
+/**
+ * Every review query (those folding the PR stream plus the workspace facts) answers from the
+ * reviewFacts rows exactly as it does folding the whole workspace stream — for PRs with findings whose
+ * fingerprints were dismissed elsewhere, at the head and at two earlier bounds.
+ */
+async function reviewAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost): Promise<number> {
+  const head = await ws.store.headPosition();
+  expect(host.slot('reviewFacts')!.ready).toBe(true);
+  const streams = new Set<string>();
+  for await (const e of ws.store.readAll()) if (parseReviewStream(e.streamId)) streams.add(e.streamId);
+  const queries = QUERIES.filter((q) => q.sources === reviewSources);
+  expect(queries.length).toBeGreaterThanOrEqual(4);
+  let flagged = 0;
+  for (const streamId of [...streams].slice(0, 8)) {
+    const input = parseReviewStream(streamId)!;
+    for (const until of [head, Math.floor(head / 2), head - 7]) {
+      for (const q of queries) {
+        const parsed = q.input.parse(input);
+        const expected = await foldQuery(q, ws, parsed, until);
+        const actual = await runQuery(q, ws, parsed, until);
+        expect({ q: q.name, streamId, until, value: actual.value }).toEqual({ q: q.name, streamId, until, value: expected.value });
+        flagged += (JSON.stringify(actual.value).match(/"previouslyDismissed":\{/g) ?? []).length;
+      }
+    }
+  }
+  return flagged;
+}
+
+/** A canonical dump of every model of the host, by name. */
+async function dumpAll(host: ReadModelHost): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const name of host.names) out[name] = await host.dump(name);
+  return out;
+}
+
+async function rebuildAll(host: ReadModelHost): Promise<void> {
+  for (const name of host.names) await host.rebuild(name);
 }
 
 async function runChild(args: string[], killOn: 'self' | 'parent'): Promise<{ acked: number; code: number | null; signal: NodeJS.Signals | null }> {
@@ -88,29 +182,39 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
     jest.setTimeout(240_000);
     const actorsOf = (n: number) => ['user:owner', ...Array.from({ length: n - 1 }, (_, i) => (i + 1) % 3 === 0 ? `agent:bot-${i + 1}` : `user:u${i + 1}`)];
 
-    test('an audit model maintained event by event equals the one rebuilt from 0, and answers as the fold does (as-of included)', async () => {
+    test('every model maintained event by event equals the one rebuilt from 0, byte for byte, and answers as the fold does (as-of included)', async () => {
       const ws = await backend.fresh();
       try {
         const host = hostFor(ws);
-        const appends = [...generateLog({ seed: 7, prs: 12, principals: 20, events: 700 })];
-        // Incrementally: appends land while the model follows the subscription, in small waves.
+        expect(host.names).toEqual(READ_MODELS.map((m) => m.name));
+        const appends = [...generateLog({ seed: 7, prs: 12, principals: 20, events: 700, sharedFingerprints: 20 })];
+        // Incrementally: appends land while the models follow the subscription, in small waves.
         for (let i = 0; i < appends.length; i += 47) {
           await appendLog(ws.store, appends.slice(i, i + 47), 10);
           if (i % 3 === 0) await host.settle();
         }
         await host.settle();
-        const incremental = await host.dump('audit');
-        expect(JSON.parse(incremental).rows.length).toBeGreaterThan(150);
+        const incremental = await dumpAll(host);
+        expect(JSON.parse(incremental.audit).rows.length).toBeGreaterThan(150);
+        const history = JSON.parse(incremental.history);
+        expect(history.entries.length).toBeGreaterThan(80);
+        // Nodes indexed at filing and later, when the computation at their head arrived.
+        expect(history.symbols.length).toBeGreaterThan(60);
+        expect(history.rounds.length).toBeGreaterThan(0);
         const before = host.slot('audit')!;
-        const rebuilt = await host.rebuild('audit');
-        expect(rebuilt.generation).toBe(before.generation + 1);
-        expect(await host.dump('audit')).toBe(incremental);
+        await rebuildAll(host);
+        expect(host.slot('audit')!.generation).toBe(before.generation + 1);
+        expect(await dumpAll(host)).toEqual(incremental);
         await host.close();
 
         // The cached host (the one runQuery uses) answers every filter exactly as the fold.
         const served = readModelHost(ws)!;
         await served.settle();
         await auditAnswersMatchFold(ws, served, actorsOf(20));
+        expect(await historyAnswersMatchFold(ws, served)).toBeGreaterThan(100);
+        // Nodes flagged "previously dismissed" through the rows (not only nulls compared).
+        expect(await reviewAnswersMatchFold(ws, served)).toBeGreaterThan(0);
+        expect(JSON.parse(incremental.reviewFacts).rules.length).toBeGreaterThan(0);
       } finally {
         await ws.close();
       }
@@ -197,11 +301,11 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
             expect(head).toBeGreaterThanOrEqual(run.acked);
             const host = hostFor(again);
             await host.start();
-            if (killOn === 'self') expect(host.slot('audit')!.position).toBeLessThan(head);
+            if (killOn === 'self') for (const name of host.names) expect(host.slot(name)!.position).toBeLessThan(head);
             await host.settle();
-            const incremental = await host.dump('audit');
-            await host.rebuild('audit');
-            expect(await host.dump('audit')).toBe(incremental);
+            const incremental = await dumpAll(host);
+            await rebuildAll(host);
+            expect(await dumpAll(host)).toEqual(incremental);
             await host.close();
           } finally {
             await again.close();

@@ -188,7 +188,7 @@ describe('review CLI', () => {
     expect(JSON.parse(out.stdout)).toMatchObject({ streamId: `pr-${REPO}-5`, result: { started: true, roster: ['engineer', 'qa', 'architect'] } });
     const requested = (await f.events()).find((e) => e.type === 'ReviewRequested')!;
     expect(requested.metadata.principal).toBe('agent:cli');
-    const shown = JSON.parse((await cli('review', 'show', 'status', '--workspace', WS, '--repo', REPO, '--pr', '5')).stdout);
+    const shown = JSON.parse((await cli('review', 'show', 'reviewStatus', '--workspace', WS, '--repo', REPO, '--pr', '5')).stdout);
     expect(shown.value).toMatchObject({ status: 'requested', reviewedHead: HEAD1, stale: false });
     const refused = await cli('review', 'run', 'confirmNode', '--workspace', WS, '--payload', JSON.stringify({ repoId: REPO, prNumber: 5, nodeId: 'n1' }));
     expect(refused.code).toBe(1);

@@ -15,7 +15,7 @@ describe('a slow consumer gets coalesced latest state with bounded memory', () =
       const ws = await fx.ledger.workspace('slow');
       const target = { repoId: 'slow-repo', prNumber: 1 };
       await fx.ledger.run('requestReview', 'slow', { ...AGENT, idempotencyKey: newUuidV7() }, { ...target, baseSha: BASE, headSha: HEAD_A });
-      const nodes = queryByName('nodes')!;
+      const nodes = queryByName('nodeStatus')!;
       const sent: WatchUpdate[] = [];
       let congested = true;
       let drain: (() => void) | null = null;

@@ -29,7 +29,7 @@ describe('watch* subscriptions over WebSocket and SSE', () => {
   it('sends a snapshot with its position, then one ordered update per change, each with the position of its event', async () => {
     const target = await newReview();
     const ws = await WsClient.open(fx.server.url, viewer);
-    const sub = await ws.call('watchNodes', { workspace_id: fx.workspaceId, ...target });
+    const sub = await ws.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target });
     expect(sub.error).toBeUndefined();
     expect(sub.result.snapshot.nodes).toEqual([]);
     const positions: number[] = [];
@@ -45,9 +45,9 @@ describe('watch* subscriptions over WebSocket and SSE', () => {
   it('resumes after a disconnect with since: exactly the missed updates, nothing lost, nothing repeated', async () => {
     const target = await newReview();
     const steady = await WsClient.open(fx.server.url, viewer);
-    const steadySub = (await steady.call('watchNodes', { workspace_id: fx.workspaceId, ...target })).result.subscription;
+    const steadySub = (await steady.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target })).result.subscription;
     const flaky = await WsClient.open(fx.server.url, viewer);
-    const flakySub = (await flaky.call('watchNodes', { workspace_id: fx.workspaceId, ...target })).result.subscription;
+    const flakySub = (await flaky.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target })).result.subscription;
 
     const first = await file(target, 'before disconnect');
     await flaky.until(() => flaky.updates(flakySub).length === 1);
@@ -61,7 +61,7 @@ describe('watch* subscriptions over WebSocket and SSE', () => {
     void second;
 
     const back = await WsClient.open(fx.server.url, viewer);
-    const resumed = await back.call('watchNodes', { workspace_id: fx.workspaceId, ...target, since: seen[seen.length - 1].position });
+    const resumed = await back.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target, since: seen[seen.length - 1].position });
     expect(resumed.result).toEqual(expect.objectContaining({ resumed: true, position: seen[seen.length - 1].position }));
     expect(resumed.result.snapshot).toBeUndefined();
     await back.until(() => back.updates(resumed.result.subscription).length === 3);

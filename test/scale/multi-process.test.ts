@@ -168,7 +168,7 @@ whenPostgres('multi-process', () => {
     const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => rawRpc(i % 2 ? b.url : a.url, author, same)));
     expect(JSON.parse(replies[0]).result).toBeDefined();
     expect(new Set(replies).size).toBe(1);
-    const nodes = await call(b.url, viewer, 'review_studio.nodes', { workspace_id: ws, ...target3 });
+    const nodes = await call(b.url, viewer, 'review_studio.nodeStatus', { workspace_id: ws, ...target3 });
     expect(nodes.result.value.nodes.map((n: { title: string }) => n.title)).toEqual(['raced']);
   }, 60_000);
 
@@ -223,7 +223,7 @@ whenPostgres('multi-process', () => {
       outcomes.set(i, r.result);
       expect(await rpc(b.url, author, sent[i])).toEqual(expect.objectContaining({ result: r.result }));
     }
-    const nodes = await call(b.url, viewer, 'review_studio.nodes', { workspace_id: ws, ...target2 });
+    const nodes = await call(b.url, viewer, 'review_studio.nodeStatus', { workspace_id: ws, ...target2 });
     const titles = (nodes.result.value.nodes as Array<{ title: string }>).map((n) => n.title).sort();
     expect(titles).toEqual(sent.map((s) => (s.params.node as { title: string }).title).sort());
 

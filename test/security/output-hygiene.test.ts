@@ -32,10 +32,10 @@ describe('output hygiene: stored exactly, neutralized where rendered', () => {
       expect(filed.error).toBeUndefined();
       expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'dismissNode', { ...target, nodeId: filed.result.result.nodeId, reason: HOSTILE })).error).toBeUndefined();
       // Stored exactly.
-      const nodes = await call(fx.server.url, fx.ownerToken, 'review_studio.nodes', { workspace_id: fx.workspaceId, ...target });
+      const nodes = await call(fx.server.url, fx.ownerToken, 'review_studio.nodeStatus', { workspace_id: fx.workspaceId, ...target });
       expect(nodes.result.value.nodes[0].title).toBe(HOSTILE);
 
-      const shown = await cli(fx.dataDir, 'review', 'show', 'nodes', '--workspace', fx.workspaceId, '--repo', target.repoId, '--pr', String(target.prNumber));
+      const shown = await cli(fx.dataDir, 'review', 'show', 'nodeStatus', '--workspace', fx.workspaceId, '--repo', target.repoId, '--pr', String(target.prNumber));
       const table = await cli(fx.dataDir, 'audit', '--workspace', fx.workspaceId);
       const json = await cli(fx.dataDir, 'audit', '--workspace', fx.workspaceId, '--json');
       for (const out of [shown, table, json]) {

@@ -60,7 +60,7 @@ describe('revocation ends open subscriptions and streams', () => {
   it('revokeToken: the WebSocket gets watch.error token_revoked for each subscription and closes with the reason, within 1 s; later events never reach it', async () => {
     const token = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'user:revoked-watcher', 'member');
     const ws = await WsClient.open(fx.server.url, token);
-    const nodes = await ws.call('watchNodes', { workspace_id: fx.workspaceId, ...target });
+    const nodes = await ws.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target });
     const progress = await ws.call('watchProgress', { workspace_id: fx.workspaceId });
     expect([nodes.error, progress.error]).toEqual([undefined, undefined]);
     const ended = closed(ws);
@@ -106,7 +106,7 @@ describe('revocation ends open subscriptions and streams', () => {
   it('a demotion below what a subscription needs ends that subscription (role_changed); the connection stays for what the role still allows', async () => {
     const token = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'user:demoted-watcher', 'member');
     const ws = await WsClient.open(fx.server.url, token);
-    const sub = await ws.call('watchNodes', { workspace_id: fx.workspaceId, ...target });
+    const sub = await ws.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target });
     expect(sub.error).toBeUndefined();
     await owner('changeMemberRole', { principal: 'user:demoted-watcher', role: 'guest' });
     const demotedAt = Date.now();
@@ -117,14 +117,14 @@ describe('revocation ends open subscriptions and streams', () => {
     expect(err.message).toContain('now guest');
     expect(ws.ws.readyState).toBe(ws.ws.OPEN);
     // Not resubscribable with the demoted role.
-    expect((await ws.call('watchNodes', { workspace_id: fx.workspaceId, ...target })).error?.data?.code).toBe('forbidden');
+    expect((await ws.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target })).error?.data?.code).toBe('forbidden');
     await ws.close();
   });
 
   it('a subscription whose token still grants it keeps streaming', async () => {
     const token = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'user:steady-watcher', 'viewer');
     const ws = await WsClient.open(fx.server.url, token);
-    const sub = await ws.call('watchNodes', { workspace_id: fx.workspaceId, ...target });
+    const sub = await ws.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target });
     // Another member's revocation moves the workspace stream: this subscription is re-checked and kept.
     const other = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'user:someone-else', 'viewer');
     await owner('revokeToken', { tokenId: other.split('_')[2] });

@@ -27,7 +27,7 @@ describe('roles are enforced on every method (SPEC §16 role table)', () => {
     for (const role of ROLES) {
       const read = await call(fx.server.url, tokens[role], 'review_studio.verdict', { workspace_id: fx.workspaceId, ...target });
       const ws = await WsClient.open(fx.server.url, tokens[role]);
-      const sub = await ws.call('watchNodes', { workspace_id: fx.workspaceId, ...target });
+      const sub = await ws.call('watchNodeStatus', { workspace_id: fx.workspaceId, ...target });
       await ws.close();
       const allowed = roleAtLeast(role, 'viewer');
       expect([role, refused(read), refused(sub)]).toEqual([role, !allowed, !allowed]);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { INDEX_PROGRESS_SERVICE } from '../../commands/index-code';
 import type { CohortData } from '../../events/catalogue/compute';
-import type { RecordedEvent } from '../../events/envelope';
+import { isEvent, type EventOfType } from '../../events/catalogue/event-types';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { withLedger } from '../context';
@@ -49,13 +49,12 @@ export async function compute(opts: { workspace: string; repo: string; pr: strin
     const out = await ledger.run('computeReview', opts.workspace, envelope(), { ...target, baseSha: opts.base, headSha: opts.head });
     bar.done();
     const ws = await ledger.workspace(opts.workspace);
-    let latest: RecordedEvent | undefined;
-    for await (const e of ws.store.readStream(`pr-${opts.repo}-${opts.pr}`)) if (e.type === 'ReviewComputed') latest = e;
+    let latest: EventOfType<'ReviewComputed'> | undefined;
+    for await (const e of ws.store.readStream(`pr-${opts.repo}-${opts.pr}`)) if (isEvent(e, 'ReviewComputed')) latest = e;
     if (!latest) return;
     // A note, not output: with --json stdout is exactly one JSON document.
     if (!out.response.eventIds.length) (opts.json ? process.stderr : process.stdout).write('identical inputs: the latest computation stands (nothing recorded)\n');
-    const data = latest.data as Parameters<typeof formatCohortReport>[0];
-    process.stdout.write(opts.json ? `${JSON.stringify(await withGates(ws, target, latest.data as Record<string, any>), null, 2)}\n` : formatCohortReport(data));
+    process.stdout.write(opts.json ? `${JSON.stringify(await withGates(ws, target, latest.data), null, 2)}\n` : formatCohortReport(latest.data));
   });
 }
 

@@ -16,7 +16,6 @@ import { verifyStore } from '../../audit/checkpointer';
 import { AuditKeyring } from '../../audit/keys';
 import { formatReport } from '../../audit/verify';
 import { cliIdentity } from '../identity';
-import { DEPRECATED_VIEW_ALIASES } from './review.names';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 import '../../readmodels/registry';
 
@@ -61,7 +60,7 @@ function positiveInt(value: string, field: string): number {
 type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string };
 type ShowOptions = { workspace: string; repo?: string; pr?: string; round?: string; input?: string; asOf?: string };
 type ReplayOptions = { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean };
-type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean };
+type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; after?: string; limit?: string; json?: boolean };
 
 export async function runReviewCommand(name: string, opts: RunOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
@@ -75,10 +74,8 @@ export async function runReviewCommand(name: string, opts: RunOptions, cmd: Comm
 
 export async function showReview(name: string, opts: ShowOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
-    const alias = Object.hasOwn(DEPRECATED_VIEW_ALIASES, name) ? DEPRECATED_VIEW_ALIASES[name] : undefined;
-    const q = queryByName(alias ?? name);
+    const q = queryByName(name);
     if (!q) throw new DomainError('unknown_query', `query: "${name.slice(0, 100)}" is not in the query registry (${QUERIES.map((x) => x.name).join(', ')})`);
-    if (alias) process.stderr.write(`note: "${name}" is a deprecated alias of "${alias}"\n`);
     const raw: Record<string, unknown> = opts.input !== undefined ? parseJson(opts.input, '--input') : {};
     if (opts.repo !== undefined) raw.repoId = opts.repo;
     if (opts.pr !== undefined) raw.prNumber = positiveInt(opts.pr, '--pr');
@@ -112,7 +109,7 @@ export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     if (!opts.workspace) throw new DomainError('missing_workspace', '--workspace: required');
     const ws = await ledger.workspace(opts.workspace);
-    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until });
+    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until, after: opts.after !== undefined ? Number(opts.after) : undefined, limit: opts.limit !== undefined ? Number(opts.limit) : undefined });
     if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
     const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
     const { value } = await runQuery(auditQuery, ws, parsed.data, asOf);

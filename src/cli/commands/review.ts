@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { LOCAL_OPERATOR } from '../../local-operator';
-import { DEPRECATED_VIEW_ALIASES } from './review.names';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const actions = (): typeof import('./review.actions') => require('./review.actions');
@@ -25,7 +24,7 @@ export function register(program: Command): void {
 
   review
     .command('show <query>')
-    .description(`Read any query (read model) of the query registry, optionally as of a global position or ISO time (\`review show --help\` lists them; deprecated aliases: ${Object.entries(DEPRECATED_VIEW_ALIASES).map(([a, q]) => `${a} = ${q}`).join(', ')})`)
+    .description('Read any query (read model) of the query registry by its one name, the same as its RPC method (`review show --help` lists them), optionally as of a global position or ISO time')
     .requiredOption('--workspace <id>', 'workspace id')
     .option('--repo <repoId>', 'repo id (input field repoId)')
     .option('--pr <number>', 'PR number (input field prNumber)')
@@ -60,8 +59,10 @@ export function register(program: Command): void {
     .option('--since <time>', 'ISO-8601: acts at or after')
     .option('--until <time>', 'ISO-8601: acts at or before')
     .option('--as-of <position|time>', 'the log as of a global position or ISO-8601 time')
+    .option('--after <position>', 'page: only rows after this position (the last row of the previous page)')
+    .option('--limit <n>', 'page: at most n rows (1 … 10000)')
     .option('--json', 'print JSON rows')
-    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
+    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; after?: string; limit?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
 
   audit
     .command('verify')

@@ -15,6 +15,13 @@ for (const def of [...workspaceEvents, ...CATALOGUE_PARTS.flat()]) {
 
 export const eventCatalogue: ReadonlyMap<string, EventDefinition> = definitions;
 
+/**
+ * The catalogue's own (literal, so internalized) copy of an event type; the stores hand it out instead of
+ * the fresh string each row decodes to. A fold's `switch (event.type)` then compares pointers instead of
+ * characters case after case (measured: a third of a 1M-event rebuild before the PR fold interned).
+ */
+export const internedType = (type: string): string => definitions.get(type)?.type ?? type;
+
 export function eventDefinition(type: string): EventDefinition {
   const def = definitions.get(type);
   if (!def) throw new DomainError('unknown_event_type', `type: "${type.slice(0, 100)}" is not in the event catalogue`);

@@ -244,7 +244,7 @@ export const ReviewFinalized = defineEvent(
     /** Nodes the finalizer counted as peer-confirmed (confirmations by non-authors only). */
     consensusNodeIds: z.array(nodeIdSchema),
     /**
-     * Token axes submitted as pass/warn that cohort progress turned into `partial` (src/progress), and the
+     * Token axes submitted as pass/warn that cohort progress turned into `partial` (src/review-progress), and the
      * cohorts not reviewed completely with what each brief still owes: said once here, not per axis.
      */
     progress: z

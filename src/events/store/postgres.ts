@@ -1,7 +1,7 @@
 import { Client, Pool, PoolClient, types } from 'pg';
 import { DomainError } from '../../domain-error';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
-import { eventCatalogue, upcastEvent } from '../catalogue';
+import { eventCatalogue, internedType, upcastEvent } from '../catalogue';
 import {
   AppendResult,
   DuplicateEventId,
@@ -433,6 +433,7 @@ const currentVersion = (type: string): number => eventCatalogue.get(type)?.schem
 
 /** A stored event; metadata is decoded on first access (most readers only need the data). */
 export class DecodedEvent implements RecordedEvent {
+  readonly type: string;
   schemaVersion: number;
   data: unknown;
   private decodedMetadata?: EventMetadata;
@@ -442,11 +443,12 @@ export class DecodedEvent implements RecordedEvent {
     readonly streamId: string,
     readonly streamRevision: number,
     readonly globalPosition: number,
-    readonly type: string,
+    type: string,
     storedVersion: number,
     data: unknown,
     private readonly rawMetadata: string | EventMetadata,
   ) {
+    this.type = internedType(type);
     this.schemaVersion = storedVersion;
     this.data = data;
     if (storedVersion < currentVersion(type)) {
@@ -509,6 +511,8 @@ const PAGE = 1000;
 
 export class PostgresEventStore implements EventStore, AuditLogStore {
   readonly adapter = 'postgres';
+  // LISTEN/NOTIFY (PostgreSQL) or a server-side subscription (KurrentDB) wakes subscribers on every process's appends.
+  readonly wakesOnEveryWriter = true;
   readonly workspaceId: string;
   private readonly backend: PostgresBackend;
   private readonly s: string;

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
-import { eventCatalogue, upcastEvent } from '../catalogue';
+import { eventCatalogue, internedType, upcastEvent } from '../catalogue';
 import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash } from '../chain';
 import { Worker } from 'node:worker_threads';
 import type { ChainScanJob, ChainScanResult } from './sqlite-chain-worker';
@@ -105,7 +105,7 @@ class StoredEvent implements RecordedEvent {
     this.streamId = row.stream_id;
     this.streamRevision = row.stream_revision;
     this.globalPosition = row.global_position;
-    this.type = row.type;
+    this.type = internedType(row.type);
     this.schemaVersion = row.schema_version;
     this.rawMetadata = row.metadata;
     this.data = JSON.parse(row.data);

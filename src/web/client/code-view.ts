@@ -3,6 +3,8 @@ import type { DiffEntryView, DiffHunkView, readReviewDiff, readReviewFileLines }
 import type { nodeStatusView } from '../../projections/node-status';
 import { h, safeHtml } from './dom';
 
+type Highlighter = typeof import('./highlight.js');
+
 /**
  * The code under review (issue 16): per cohort, its hunks in reading order from `review_studio.reviewDiff`,
  * findings inline at their anchored lines, actions where the code is. Rendering is virtualized: every
@@ -36,6 +38,8 @@ interface LoadedEntry {
   body: HTMLElement;
   materialized: boolean;
   height: number;
+  /** The code of each drawn cell still waiting for the highlighter (its `data-t` indexes this). */
+  texts: string[];
 }
 
 export interface Placement {
@@ -46,6 +50,9 @@ export interface Placement {
 }
 
 const ROW_PX = 19;
+/** The first page is small (it is all the first paint waits for); the rest come in larger pages behind it. */
+export const FIRST_PAGE_BYTES = 32 * 1024;
+const NEXT_PAGE_BYTES = 512 * 1024;
 /** A file block's header (one line): subtracted from the observed block height. */
 const HEAD_PX = 26;
 const EXPANDED = new Map<string, FileLines>();
@@ -64,17 +71,26 @@ export class CodeView {
   unplaced = new Map<string, Array<{ node: NodeRow; reason: string }>>();
   private nodes: NodeRow[] = [];
   private dupsOf = new Map<string, NodeRow[]>();
-  private highlighter: typeof import('./highlight.js') | null = null;
+  private highlighter: Highlighter | null = null;
+  private highlighterAsked = false;
+  /** Drawn entries whose cells are highlighted in idle time, nearest first. */
+  private readonly toHighlight = new Set<LoadedEntry>();
+  private highlightScheduled = false;
   private observer: IntersectionObserver;
   private generation = 0;
   private loadedHead: string | null = null;
   private expectHead: string | null = null;
+  /** The first page of the latest computation, asked for before the page knew who signed in (see review.ts). */
+  private prefetched: Promise<unknown> | null;
+  private firstEntry: LoadedEntry | null = null;
 
   constructor(
     private readonly ctx: CodeContext,
     private readonly target: { repoId: string; prNumber: number },
     private readonly onLoaded: () => void,
+    prefetched: Promise<unknown> | null = null,
   ) {
+    this.prefetched = prefetched;
     this.observer = new IntersectionObserver((items) => {
       for (const it of items) {
         const le = (it.target as HTMLElement & { __entry?: LoadedEntry }).__entry;
@@ -83,10 +99,55 @@ export class CodeView {
         else this.dematerialize(le, it.boundingClientRect.height);
       }
     }, { rootMargin: '1200px 0px' });
-    void import('./highlight.js').then((m) => {
-      this.highlighter = m;
-      for (const list of this.entries.values()) for (const le of list) if (le.materialized) this.draw(le);
+  }
+
+  /**
+   * highlight.js is a chunk of its own, imported once the first rows are on screen and the browser is
+   * idle: nothing of it is on the way to the first paint. Drawn cells are then highlighted in place, in
+   * idle time (see highlightSome), never by redrawing an entry.
+   */
+  private askHighlighter(): void {
+    if (this.highlighterAsked) return;
+    this.highlighterAsked = true;
+    idle(() =>
+      void import('./highlight.js').then((m) => {
+        this.highlighter = m;
+        for (const list of this.entries.values()) for (const le of list) if (le.materialized) this.toHighlight.add(le);
+        this.scheduleHighlight();
+      }),
+    );
+  }
+
+  private scheduleHighlight(): void {
+    if (this.highlightScheduled || !this.highlighter || this.toHighlight.size === 0) return;
+    this.highlightScheduled = true;
+    idle((budgetMs) => {
+      this.highlightScheduled = false;
+      this.highlightSome(performance.now() + budgetMs);
+      this.scheduleHighlight();
     });
+  }
+
+  /** Highlights waiting cells of drawn entries until the idle period ends; lines are cached by language and text. */
+  private highlightSome(until: number): void {
+    const hl = this.highlighter!;
+    for (const le of this.toHighlight) {
+      if (!le.materialized) {
+        this.toHighlight.delete(le);
+        continue;
+      }
+      const lang = hl.languageOf(le.entry.path, le.entry.language);
+      for (const cell of le.body.querySelectorAll<HTMLElement>('code.src[data-t]')) {
+        if (performance.now() > until) return;
+        const text = le.texts[Number(cell.dataset.t)];
+        cell.removeAttribute('data-t');
+        if (lang && text !== undefined) {
+          cell.innerHTML = highlighted(hl, text, lang);
+          cell.classList.add('hl');
+        }
+      }
+      this.toHighlight.delete(le);
+    }
   }
 
   /**
@@ -120,8 +181,9 @@ export class CodeView {
     let cursor: string | null = null;
     try {
       do {
-        // A small first page paints sooner; the rest come in larger pages behind it.
-        const page = (await this.ctx.read('review_studio.reviewDiff', { ...this.target, ...(cursor ? { cursor, maxBytes: 512 * 1024 } : { maxBytes: 32 * 1024 }) })) as DiffPage;
+        const early = !cursor && this.headSha === 'latest' ? this.prefetched : null;
+        this.prefetched = null;
+        const page = (await (early ?? this.ctx.read('review_studio.reviewDiff', { ...this.target, ...(cursor ? { cursor, maxBytes: NEXT_PAGE_BYTES } : { maxBytes: FIRST_PAGE_BYTES }) }))) as DiffPage;
         if (gen !== this.generation) return;
         performance.mark('review-page:diff-page');
         if (!page.computed) break;
@@ -180,7 +242,11 @@ export class CodeView {
       ),
       entry.collapsed ? h('div', { class: 'collapsed-reason muted' }, `collapsed: ${entry.collapsed.reason} (+${entry.collapsed.added} −${entry.collapsed.deleted})`) : body,
     );
-    const le: LoadedEntry = { cohortKey, index, entry, el, body, materialized: false, height };
+    const le: LoadedEntry = { cohortKey, index, entry, el, body, materialized: false, height, texts: [] };
+    body.addEventListener('click', (ev) => {
+      const btn = (ev.target as HTMLElement).closest<HTMLElement>('button.expand');
+      if (btn) this.expand(le, Number(btn.dataset.expand));
+    });
     (el as HTMLElement & { __entry?: LoadedEntry }).__entry = le;
     if (!entry.collapsed) this.observer.observe(el);
     return le;
@@ -267,11 +333,15 @@ export class CodeView {
   private materialize(le: LoadedEntry): void {
     if (le.materialized) return;
     le.materialized = true;
+    le.el.classList.add('live');
     this.draw(le);
     if (this.firstCodeAt === null) {
       this.firstCodeAt = performance.now();
       performance.mark('review-page:first-code');
+      this.firstEntry = le;
+      this.markFirstCode(le);
     }
+    this.askHighlighter();
   }
 
   private dematerialize(le: LoadedEntry, blockHeight: number): void {
@@ -279,103 +349,138 @@ export class CodeView {
     // Keep the measured height (from the observer: no forced layout) so the page does not jump when the rows go.
     le.height = Math.max(le.height, blockHeight - HEAD_PX);
     le.materialized = false;
+    le.el.classList.remove('live');
+    le.texts = [];
     le.body.replaceChildren();
     le.body.style.height = `${le.height}px`;
   }
 
+  /**
+   * Draws an entry's rows as one HTML string (escaped, output hygiene applied: no markup of the code's
+   * own, controls shown as marked escapes), then puts the finding cards under their rows. Cells whose
+   * highlighted line is cached are drawn highlighted; the others plain, queued for the idle highlighter.
+   */
+  /** Element Timing reports when this line is painted (the browser suite's first meaningful paint). */
+  private markFirstCode(le: LoadedEntry): void {
+    if (le === this.firstEntry) le.body.querySelector('.row code.src')?.setAttribute('elementtiming', 'first-code');
+  }
+
   private draw(le: LoadedEntry): void {
     if (le.entry.collapsed) return;
-    const rows: HTMLElement[] = [];
-    const byLine = new Map<string, NodeRow[]>();
-    for (const n of this.nodes) {
-      const p = this.placements.get(n.nodeId);
-      if (!p || p.cohortKey !== le.cohortKey || p.entry !== le.index) continue;
-      const k = `${p.side}:${p.line}`;
-      (byLine.get(k) ?? byLine.set(k, []).get(k)!).push(n);
-    }
-    const lang = this.highlighter?.languageOf(le.entry.path, le.entry.language) ?? null;
-    const code = (text: string) => {
-      const el = h('code', { class: 'src' });
-      if (this.highlighter && lang) el.innerHTML = safeHtml(this.highlighter.highlightLine(text, lang));
-      else el.append(h('span', null, text));
-      return el;
+    const hl = this.highlighter;
+    const lang = hl?.languageOf(le.entry.path, le.entry.language) ?? null;
+    const texts: string[] = [];
+    const code = (text: string): string => {
+      const cached = hl && lang ? HIGHLIGHTED.get(`${lang}\0${text}`) : undefined;
+      if (cached !== undefined) return `<code class="src hl">${cached}</code>`;
+      texts.push(text);
+      return `<code class="src" data-t="${texts.length - 1}">${plainHtml(text)}</code>`;
     };
-    const findingsAt = (r: Row) => {
-      const out: NodeRow[] = [];
-      if (r.new !== null) out.push(...(byLine.get(`new:${r.new}`) ?? []));
-      if (r.old !== null && r.kind !== 'ctx') out.push(...(byLine.get(`old:${r.old}`) ?? []));
-      else if (r.old !== null) out.push(...(byLine.get(`old:${r.old}`) ?? []));
-      return out;
-    };
-    const inline = (ns: NodeRow[]) =>
-      ns.map((n) => h('div', { class: 'inline-finding', 'data-inline-node': n.nodeId, tabindex: -1, onclick: (ev: Event) => (ev.target as HTMLElement).closest('button, input, form') || this.ctx.onSelect(n.nodeId) }, this.ctx.card(n, this.dupsOf.get(n.nodeId) ?? [])));
+    const ln = (n: number | null) => `<span class="ln" aria-hidden="true">${n ?? ''}</span>`;
+    let html = '';
     le.entry.hunks.forEach((hk, i) => {
-      rows.push(this.expander(le, i));
-      rows.push(h('div', { class: 'row meta' }, h('span', { class: 'hunk-head' }, hk.header)));
+      html += this.expanderHtml(le, i);
+      html += `<div class="row meta"><span class="hunk-head">${plainHtml(hk.header)}</span></div>`;
       const hunkRows = rowsOfHunk(hk);
       if (this.mode === 'unified') {
         for (const r of hunkRows) {
           const sign = r.kind === 'add' ? '+' : r.kind === 'del' ? '−' : ' ';
-          rows.push(h('div', { class: `row ${r.kind}`, 'data-old': r.old ?? '', 'data-new': r.new ?? '' }, h('span', { class: 'ln', 'aria-hidden': 'true' }, r.old ?? ''), h('span', { class: 'ln', 'aria-hidden': 'true' }, r.new ?? ''), h('span', { class: 'sign', 'aria-hidden': 'true' }, sign), code(r.text)));
-          rows.push(...inline(findingsAt(r)));
+          html += `<div class="row ${r.kind}" data-old="${r.old ?? ''}" data-new="${r.new ?? ''}">${ln(r.old)}${ln(r.new)}<span class="sign" aria-hidden="true">${sign}</span>${code(r.text)}</div>`;
         }
       } else {
         for (const [l, r] of pairRows(hunkRows)) {
-          rows.push(
-            h(
-              'div',
-              { class: 'row split', 'data-old': l?.old ?? '', 'data-new': r?.new ?? '' },
-              h('span', { class: 'ln', 'aria-hidden': 'true' }, l?.old ?? ''),
-              h('span', { class: `half ${l ? l.kind : 'empty'}` }, l ? code(l.text) : ''),
-              h('span', { class: 'ln', 'aria-hidden': 'true' }, r?.new ?? ''),
-              h('span', { class: `half ${r ? r.kind : 'empty'}` }, r ? code(r.text) : ''),
-            ),
-          );
-          const seen = new Set<NodeRow>();
-          const ns = [...(l ? findingsAt(l) : []), ...(r && r !== l ? findingsAt(r) : [])].filter((n) => !seen.has(n) && seen.add(n));
-          rows.push(...inline(ns));
+          const half = (x: Row | null) => `<span class="half ${x ? x.kind : 'empty'}">${x ? code(x.text) : ''}</span>`;
+          html += `<div class="row split" data-old="${l?.old ?? ''}" data-new="${r?.new ?? ''}">${ln(l?.old ?? null)}${half(l)}${ln(r?.new ?? null)}${half(r)}</div>`;
         }
       }
       // Expanded context after the last hunk is drawn by the next expander.
-      if (i === le.entry.hunks.length - 1) rows.push(this.expander(le, i + 1));
+      if (i === le.entry.hunks.length - 1) html += this.expanderHtml(le, i + 1);
     });
+    le.texts = texts;
     le.body.style.height = '';
-    le.body.replaceChildren(...rows);
+    le.body.innerHTML = html;
+    // Redrawn (findings arrived) before it was painted: the new first line is the one to time.
+    this.markFirstCode(le);
+    // The findings, each right under the row of its line (head lines first, then base lines).
+    const at = new Map<Element, NodeRow[]>();
+    for (const side of ['new', 'old'] as const) {
+      for (const n of this.nodes) {
+        const p = this.placements.get(n.nodeId);
+        if (!p || p.cohortKey !== le.cohortKey || p.entry !== le.index || p.side !== side) continue;
+        const row = le.body.querySelector(`:scope > .row[data-${side}="${p.line}"]`);
+        if (row) (at.get(row) ?? at.set(row, []).get(row)!).push(n);
+      }
+    }
+    for (const [row, ns] of at) {
+      row.after(...ns.map((n) => h('div', { class: 'inline-finding', 'data-inline-node': n.nodeId, tabindex: -1, onclick: (ev: Event) => (ev.target as HTMLElement).closest('button, input, form') || this.ctx.onSelect(n.nodeId) }, this.ctx.card(n, this.dupsOf.get(n.nodeId) ?? []))));
+    }
+    if (texts.length && hl) {
+      this.toHighlight.add(le);
+      this.scheduleHighlight();
+    }
   }
 
-  /** "Expand" between hunks (i-1) and i of an entry: unchanged head lines from `reviewFileLines`. */
-  private expander(le: LoadedEntry, i: number): HTMLElement {
+  /** Between hunks (i-1) and i of an entry: the unchanged head lines, or the button that fetches them. */
+  private gapOf(le: LoadedEntry, i: number) {
     const hunks = le.entry.hunks;
     const prev = hunks[i - 1];
     const next = hunks[i];
     const from = prev ? prev.newStart + prev.newCount : 1;
     const to = next ? next.newStart - 1 : from + 19;
     const offset = next ? next.oldStart - next.newStart : prev ? prev.oldStart + prev.oldCount - (prev.newStart + prev.newCount) : 0;
-    const key = `${this.headSha}:${le.entry.path}:${from}`;
+    return { from, to, offset, next, key: `${this.headSha}:${le.entry.path}:${from}` };
+  }
+
+  private expanderHtml(le: LoadedEntry, i: number): string {
+    const { from, to, offset, next, key } = this.gapOf(le, i);
     const got = EXPANDED.get(key);
     if (got) {
-      return h('div', { class: 'expanded' }, got.lines.map((text, k) => h('div', { class: 'row ctx', 'data-old': got.startLine + k + offset, 'data-new': got.startLine + k }, h('span', { class: 'ln' }, got.startLine + k + offset), h('span', { class: 'ln' }, got.startLine + k), h('span', { class: 'sign' }, ' '), h('code', { class: 'src' }, text))));
+      const rows = got.lines.map((text, k) => {
+        const o = got.startLine + k + offset;
+        const n = got.startLine + k;
+        return `<div class="row ctx" data-old="${o}" data-new="${n}"><span class="ln" aria-hidden="true">${o}</span><span class="ln" aria-hidden="true">${n}</span><span class="sign" aria-hidden="true"> </span><code class="src">${plainHtml(text)}</code></div>`;
+      });
+      return `<div class="expanded">${rows.join('')}</div>`;
     }
-    if (to < from || (!next && le.entry.status === 'deleted')) return h('div', { class: 'gap' });
+    if (to < from || (!next && le.entry.status === 'deleted')) return '<div class="gap"></div>';
     const label = next ? `↕ ${to - from + 1} unchanged line(s)` : '↓ more lines';
-    return h(
-      'div',
-      { class: 'gap' },
-      h(
-        'button',
-        {
-          class: 'link expand',
-          title: `expand unchanged lines ${from}–${to} of ${le.entry.path}`,
-          onclick: () =>
-            void this.ctx.read('review_studio.reviewFileLines', { ...this.target, path: le.entry.path, side: 'head', startLine: from, endLine: Math.min(to, from + 499) }).then((r) => {
-              EXPANDED.set(key, r as FileLines);
-              this.draw(le);
-            }),
-        },
-        label,
-      ),
-    );
+    return `<div class="gap"><button class="link expand" data-expand="${i}" title="${plainHtml(`expand unchanged lines ${from}–${to} of ${le.entry.path}`)}">${label}</button></div>`;
   }
+
+  /** "Expand": unchanged head lines from `reviewFileLines`, drawn as context. */
+  private expand(le: LoadedEntry, i: number): void {
+    const { from, to, key } = this.gapOf(le, i);
+    void this.ctx.read('review_studio.reviewFileLines', { ...this.target, path: le.entry.path, side: 'head', startLine: from, endLine: Math.min(to, from + 499) }).then((r) => {
+      EXPANDED.set(key, r as FileLines);
+      if (le.materialized) this.draw(le);
+    });
+  }
+}
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
+/** Text as HTML: markup escaped, then the output hygiene's marked escapes for controls and bidi characters. */
+function plainHtml(text: string): string {
+  return safeHtml(text.replace(/[&<>"]/g, (c) => HTML_ESCAPES[c]));
+}
+
+/** Highlighted lines by language and text: a line drawn again (scrolled back to, another mode) costs nothing. */
+const HIGHLIGHTED = new Map<string, string>();
+const MAX_HIGHLIGHTED = 50_000;
+function highlighted(hl: Highlighter, text: string, lang: string): string {
+  const key = `${lang}\0${text}`;
+  let html = HIGHLIGHTED.get(key);
+  if (html === undefined) {
+    html = safeHtml(hl.highlightLine(text, lang));
+    if (HIGHLIGHTED.size >= MAX_HIGHLIGHTED) HIGHLIGHTED.clear();
+    HIGHLIGHTED.set(key, html);
+  }
+  return html;
+}
+
+/** `fn` when the browser is idle (or after 500 ms at the latest), with the milliseconds it may take. */
+function idle(fn: (budgetMs: number) => void): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback((d) => fn(d.didTimeout ? 4 : Math.max(1, d.timeRemaining())), { timeout: 500 });
+  else setTimeout(() => fn(4), 16);
 }
 
 /** The rows of a hunk with their base/head line numbers. */

@@ -3,9 +3,9 @@ import { v7 as uuidV7 } from 'uuid';
 import type { cohortsView } from '../../projections/cohorts';
 import type { nodeStatusView } from '../../projections/node-status';
 import type { reviewStatusView } from '../../projections/review-status';
-import type { ProgressView } from '../../progress/progress';
+import type { ProgressView } from '../../review-progress/progress';
 import { roleAtLeast, type Role } from '../../events/roles';
-import { CodeView, type NodeRow } from './code-view';
+import { CodeView, FIRST_PAGE_BYTES, type NodeRow } from './code-view';
 import { details, fill, h, lazyDetails, markdown } from './dom';
 import { LiveConnection } from './live';
 
@@ -27,10 +27,10 @@ interface Me {
 
 /** What each subscription holds: the server's own view types (a page never re-declares them). */
 interface Views {
-  status: ReturnType<typeof reviewStatusView>;
-  nodes: ReturnType<typeof nodeStatusView>;
+  reviewStatus: ReturnType<typeof reviewStatusView>;
+  nodeStatus: ReturnType<typeof nodeStatusView>;
   cohorts: ReturnType<typeof cohortsView>;
-  progress: ProgressView;
+  cohortProgress: ProgressView;
 }
 type Cohort = Views['cohorts']['cohorts'][number];
 
@@ -51,6 +51,11 @@ const canAct = () => !!me && roleAtLeast(me.role, 'member');
 const isHuman = () => !!me && me.principal.startsWith('user:');
 /** Contract decisions, visual approvals and the Publish button are human steps (SPEC §0, §11, §12, §14). */
 const canDecide = () => canAct() && isHuman();
+
+/** Subscribes to a read model under its query name: `review_studio.<name>` is watched as `watch<Name>`. */
+function watchQuery(name: string, params: Record<string, unknown>): void {
+  live?.watch(name, `watch${name[0].toUpperCase()}${name.slice(1)}`, params);
+}
 
 function v<K extends keyof Views>(key: K): Views[K] | null;
 function v(key: string): any;
@@ -73,6 +78,10 @@ async function start(): Promise<void> {
 }
 
 async function signIn(candidate: string, remember: boolean): Promise<void> {
+  // The code's first page is asked for alongside "who am I" (one round trip less before the first paint);
+  // it is used only if the token is accepted, and the server checks the token on it anyway.
+  const firstPage = readWith(candidate, 'review_studio.reviewDiff', { ...reviewTarget, maxBytes: FIRST_PAGE_BYTES });
+  firstPage.catch(() => undefined);
   const res = await fetch(`/workspaces/${encodeURIComponent(target.workspaceId)}/review-page/me`, { headers: { authorization: `Bearer ${candidate}` } });
   if (!res.ok) {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -84,7 +93,7 @@ async function signIn(candidate: string, remember: boolean): Promise<void> {
   me = (await res.json()) as Me;
   sessionStorage.setItem(TOKEN_KEY, candidate);
   if (remember) localStorage.setItem(TOKEN_KEY, candidate);
-  mountReview();
+  mountReview(firstPage);
 }
 
 function showLogin(error: string | null): void {
@@ -116,7 +125,7 @@ function showLogin(error: string | null): void {
 
 // ---- layout and subscriptions ---------------------------------------------------------------------
 
-function mountReview(): void {
+function mountReview(firstPage: Promise<unknown> | null): void {
   fill(
     'app',
     h(
@@ -170,21 +179,12 @@ function mountReview(): void {
     ),
   );
   live = new LiveConnection(target.workspaceId, token!, (key) => render(key), (message) => showLogin(message));
-  live.watch('status', 'watchReviewStatus', reviewTarget);
-  live.watch('verdict', 'watchVerdict', reviewTarget);
-  live.watch('nodes', 'watchNodes', reviewTarget);
-  live.watch('groups', 'watchReportingGroups', reviewTarget);
-  live.watch('delta', 'watchReReviewDelta', reviewTarget);
-  live.watch('cohorts', 'watchCohorts', reviewTarget);
-  live.watch('progress', 'watchCohortProgress', reviewTarget);
-  live.watch('contract', 'watchApiContract', reviewTarget);
-  live.watch('visual', 'watchVisual', reviewTarget);
-  live.watch('deps', 'watchDependencyDiffs', reviewTarget);
-  live.watch('publish', 'watchPublishPreview', { ...reviewTarget, selection });
-  live.watch('ci', 'watchCiSignals', reviewTarget);
+  // Each subscription is keyed by its query's one name (src/projections/queries.ts), watched as watch<Name>.
+  for (const name of ['reviewStatus', 'verdict', 'nodeStatus', 'reportingGroups', 'reReviewDelta', 'cohorts', 'cohortProgress', 'apiContract', 'visual', 'dependencyDiffs', 'ciSignals']) watchQuery(name, reviewTarget);
+  watchQuery('publishPreview', { ...reviewTarget, selection });
   // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.
-  live.watch('jobs', 'watchProgress', {}, true);
-  code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode());
+  live.watch('progress', 'watchProgress', {}, true);
+  code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode(), firstPage);
   // The code first: its first page is asked for before the subscriptions' snapshots queue up behind it.
   code.follow('latest');
   live.connect();
@@ -221,10 +221,14 @@ async function command(method: string, payload: Record<string, unknown>): Promis
 }
 
 /** A read over POST /rpc (the code under review is a read, not a fold: no watch). */
-async function read(method: string, params: Record<string, unknown>): Promise<unknown> {
+function read(method: string, params: Record<string, unknown>): Promise<unknown> {
+  return readWith(token, method, params);
+}
+
+async function readWith(bearer: string | null, method: string, params: Record<string, unknown>): Promise<unknown> {
   const res = await fetch('/rpc', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: target.workspaceId, ...params } }),
   });
   const reply = await res.json().catch(() => null);
@@ -256,20 +260,20 @@ function renderNotices(): void {
 // ---- rendering -----------------------------------------------------------------------------------
 
 const RENDERERS: Record<string, Array<() => void>> = {
-  status: [renderHeader, renderStale, renderProgress],
+  reviewStatus: [renderHeader, renderStale, renderProgress],
   verdict: [renderVerdict, renderAxes],
-  groups: [renderNodes],
-  delta: [renderNodes],
+  reportingGroups: [renderNodes],
+  reReviewDelta: [renderNodes],
   cohorts: [renderCohorts, renderProgress],
-  progress: [renderProgress, renderCohorts],
+  cohortProgress: [renderProgress, renderCohorts],
   // The inline findings follow the same subscription as the sidebar.
-  nodes: [renderNodes, renderProgress, rerenderInline],
-  contract: [renderContract],
+  nodeStatus: [renderNodes, renderProgress, rerenderInline],
+  apiContract: [renderContract],
   visual: [renderVisual],
-  deps: [renderDeps],
-  publish: [renderPublish],
-  jobs: [renderProgress],
-  ci: [renderCi],
+  dependencyDiffs: [renderDeps],
+  publishPreview: [renderPublish],
+  progress: [renderProgress],
+  ciSignals: [renderCi],
 };
 
 function render(key: string | null): void {
@@ -291,7 +295,7 @@ const LADDER: Record<string, string> = { requested: 'requested', in_progress: 'i
 const short = (sha: string | null | undefined) => (sha ? sha.slice(0, 8) : '—');
 
 function renderHeader(): void {
-  const s = v('status');
+  const s = v('reviewStatus');
   const ladder = document.getElementById('ladder');
   if (ladder) {
     ladder.textContent = s?.exists && s.status ? LADDER[s.status] ?? s.status : 'no review';
@@ -301,7 +305,7 @@ function renderHeader(): void {
 }
 
 function renderStale(): void {
-  const s = v('status');
+  const s = v('reviewStatus');
   const el = document.getElementById('stale-banner');
   if (!el) return;
   el.hidden = !s?.stale;
@@ -350,10 +354,10 @@ function renderVerdict(): void {
 }
 
 function renderProgress(): void {
-  const s = v('status');
+  const s = v('reviewStatus');
   const c = v('cohorts');
-  const p = v('progress');
-  const n = v('nodes');
+  const p = v('cohortProgress');
+  const n = v('nodeStatus');
   const running = s?.exists && (s.status === 'requested' || s.status === 'in_progress');
   const el = document.getElementById('progress');
   if (!el) return;
@@ -386,17 +390,17 @@ function renderProgress(): void {
 
 /** Jobs of this PR (its compute) and of its repo (indexing), latest first; the subscription covers the workspace. */
 function jobsOfThisPr(): any[] {
-  const jobs: any[] = v('jobs')?.jobs ?? [];
+  const jobs: any[] = v('progress')?.jobs ?? [];
   return jobs.filter((j) => j.repoId === target.repoId && (j.prNumber === undefined || j.prNumber === target.prNumber)).sort((a, b) => b.seq - a.seq).slice(0, 3);
 }
 
 const PRIORITY_ORDER: Record<string, number> = { P0: 0, P1: 1, P2: 2, P3: 3 };
 
 function renderNodes(): void {
-  const d = v('nodes');
+  const d = v('nodeStatus');
   if (!d) return fill('nodes', h('p', { class: 'muted' }, 'Loading…'));
-  const groups = v('groups');
-  const delta = v('delta');
+  const groups = v('reportingGroups');
+  const delta = v('reReviewDelta');
   const deltaOf = new Map<string, string>();
   for (const e of delta?.entries ?? []) if (e.state !== 'gone') for (const id of e.nodeIds) deltaOf.set(id, e.state);
   const below = new Set<string>(groups?.belowThreshold ?? []);
@@ -494,16 +498,55 @@ function nodeItem(n: any, duplicates: any[], deltaOf: Map<string, string>): HTML
 /** One article per cohort, kept across renders: its head is redrawn, its code belongs to the CodeView. */
 const cohortEls = new Map<string, { article: HTMLElement; head: HTMLElement; unplaced: HTMLElement; code: HTMLElement }>();
 let renderedKeys = '';
+/** The heads of the first cohorts are built with the cohorts; the others' once they near the viewport. */
+const EAGER_HEADS = 6;
+/** Per cohort head: whether it is near the viewport, and whether it shows the current values. */
+const headState = new Map<string, { near: boolean; built: boolean }>();
+let headObserver: IntersectionObserver | null = null;
+
+function observeHead(key: string, head: HTMLElement): void {
+  headObserver ??= new IntersectionObserver(
+    (items) => {
+      for (const it of items) {
+        const k = (it.target as HTMLElement).dataset.headOf!;
+        const st = headState.get(k);
+        if (!st) continue;
+        st.near = it.isIntersecting;
+        if (st.near && !st.built) buildHead(k);
+      }
+    },
+    { rootMargin: '1200px 0px' },
+  );
+  head.dataset.headOf = key;
+  headObserver.observe(head);
+}
+
+/** Draws a cohort's head from the current cohorts and progress values (at once, wherever it is). */
+function buildHead(key: string): void {
+  const co = v('cohorts')?.cohorts.find((x) => x.key === key);
+  const el = cohortEls.get(key);
+  const st = headState.get(key);
+  if (!co || !el || !st) return;
+  st.built = true;
+  el.head.classList.add('built');
+  el.head.replaceChildren(cohortHead(co, v('cohortProgress')?.cohorts.find((p) => p.cohortKey === key)));
+}
 
 function renderCohorts(): void {
   const c = v('cohorts');
   const reset = (msg: string) => {
     cohortEls.clear();
+    headState.clear();
+    headObserver?.disconnect();
     renderedKeys = '';
     code?.follow(null);
     fill('cohorts', h('p', { class: 'muted' }, msg));
   };
-  if (!c) return reset('Loading…');
+  // Not known yet: the diff's first page (asked for at sign-in) may already be drawing; leave it be.
+  if (!c) {
+    if (!cohortEls.size) fill('cohorts', h('p', { class: 'muted' }, 'Loading…'));
+    return;
+  }
   if (!c.computed) return reset('Not computed yet: cohorts appear when the review computation lands.');
   if (c.cohorts.length === 0) return reset('No source file changed: no cohort to review.');
   performance.mark('review-page:cohorts');
@@ -513,6 +556,9 @@ function renderCohorts(): void {
     renderedKeys = keys;
     const kept = code?.headSha === c.headSha ? new Map(cohortEls) : new Map();
     cohortEls.clear();
+    headObserver?.disconnect();
+    const states = new Map(headState);
+    headState.clear();
     const root = document.getElementById('cohorts');
     root?.replaceChildren();
     for (const co of c.cohorts) {
@@ -524,16 +570,29 @@ function renderCohorts(): void {
       const article = old?.article ?? h('article', { class: 'cohort', 'data-cohort-key': co.key, tabindex: -1 }, head, unplaced, codeEl);
       article.setAttribute('aria-label', `cohort ${co.rank}: ${co.title}`);
       cohortEls.set(co.key, { article, head, unplaced, code: codeEl });
+      headState.set(co.key, { near: states.get(co.key)?.near ?? false, built: false });
+      observeHead(co.key, head);
       root?.append(article);
     }
   }
-  const progress = new Map((v('progress')?.cohorts ?? []).map((p) => [p.cohortKey, p]));
-  for (const co of c.cohorts) {
-    const el = cohortEls.get(co.key);
-    if (el) el.head.replaceChildren(cohortHead(co, progress.get(co.key)));
-  }
+  // 300 cohorts' heads cost what the few near the reader cost: the rest show rank and title until seen.
+  c.cohorts.forEach((co, i) => {
+    const st = headState.get(co.key)!;
+    const el = cohortEls.get(co.key)!;
+    if (i < EAGER_HEADS || st.near) buildHead(co.key);
+    else {
+      st.built = false;
+      el.head.classList.remove('built');
+      el.head.replaceChildren(h('div', null, h('header', null, h('span', { class: 'rank' }, `#${co.rank}`), h('strong', null, co.title))));
+    }
+  });
   renderPrProgress();
   renderCode();
+}
+
+/** The head of a cohort about to be acted on by key (`n`/`p`/`r`), drawn now if it was still a placeholder. */
+function ensureHead(key: string): void {
+  if (headState.get(key)?.built === false) buildHead(key);
 }
 
 function cohortHead(co: Cohort, p: ProgressView['cohorts'][number] | undefined): HTMLElement {
@@ -582,7 +641,7 @@ function cohortHead(co: Cohort, p: ProgressView['cohorts'][number] | undefined):
 }
 
 function renderPrProgress(): void {
-  const p = v('progress');
+  const p = v('cohortProgress');
   const el = document.getElementById('pr-progress');
   if (!el) return;
   el.textContent = p?.exists && p.totals.cohorts ? `${p.totals.complete}/${p.totals.cohorts} cohort(s) reviewed${p.totals.partial ? ` · ${p.totals.partial} partial` : ''}` : 'no cohort progress yet';
@@ -668,7 +727,7 @@ function inlineCard(n: NodeRow, duplicates: NodeRow[]): HTMLElement {
 }
 
 function rerenderInline(): void {
-  const nodes = v('nodes');
+  const nodes = v('nodeStatus');
   if (code && nodes) code.setNodes(nodes.nodes);
   renderCode();
 }
@@ -735,15 +794,17 @@ function onKey(ev: KeyboardEvent): void {
     const at = currentCohort ? keys.indexOf(currentCohort) : -1;
     const next = ev.key === 'n' ? Math.min(at + 1, keys.length - 1) : Math.max(at - 1, 0);
     currentCohort = keys[next];
+    ensureHead(currentCohort);
     const el = cohortEls.get(currentCohort)?.article;
     el?.scrollIntoView({ block: 'start' });
     el?.focus({ preventScroll: true });
   } else if (ev.key === 'c') {
     if (!selected || !canAct()) return;
-    const n = v('nodes')?.nodes.find((x) => x.nodeId === selected);
+    const n = v('nodeStatus')?.nodes.find((x) => x.nodeId === selected);
     if (n && (n.status === 'open' || n.status === 'consensus-ready') && n.author !== me!.principal && !n.confirmedBy.includes(me!.principal)) void command('confirmNode', { nodeId: n.nodeId });
   } else if (ev.key === 'r') {
     if (!currentCohort || !canAct()) return;
+    ensureHead(currentCohort);
     const select = cohortEls.get(currentCohort)?.head.querySelector<HTMLSelectElement>('select.brief');
     void markReviewed(currentCohort, select?.value);
   } else if (ev.key === 'u') setMode('unified');
@@ -803,7 +864,7 @@ function renderAxes(): void {
 }
 
 function renderCi(): void {
-  const c = v('ci');
+  const c = v('ciSignals');
   if (!c?.signals?.length) return fill('ci');
   fill(
     'ci',
@@ -813,7 +874,7 @@ function renderCi(): void {
 }
 
 function renderContract(): void {
-  const c = v('contract');
+  const c = v('apiContract');
   if (!c) return fill('contract', h('p', { class: 'muted' }, 'Loading…'));
   if (!c.computed) return fill('contract', h('p', { class: 'muted' }, c.reason));
   fill(
@@ -904,7 +965,7 @@ function renderVisual(): void {
 }
 
 function renderDeps(): void {
-  const d = v('deps');
+  const d = v('dependencyDiffs');
   if (!d?.computed) return fill('deps', h('p', { class: 'muted' }, 'Not computed yet.'));
   if (!d.diffs.length) return fill('deps', h('p', { class: 'muted' }, 'No manifest or lock file changed.'));
   fill(
@@ -921,10 +982,10 @@ function renderDeps(): void {
 }
 
 function renderPublish(): void {
-  const p = v('publish');
+  const p = v('publishPreview');
   if (!p) return fill('publish', h('p', { class: 'muted' }, 'Loading…'));
   const radio = (value: 'all_open' | 'consensus', label: string) =>
-    h('label', null, h('input', { type: 'radio', name: 'selection', value, checked: selection === value, onchange: () => ((selection = value), live?.watch('publish', 'watchPublishPreview', { ...reviewTarget, selection })) }), ` ${label}`);
+    h('label', null, h('input', { type: 'radio', name: 'selection', value, checked: selection === value, onchange: () => ((selection = value), watchQuery('publishPreview', { ...reviewTarget, selection })) }), ` ${label}`);
   const allowed = p.enabled && canDecide();
   const why = !p.enabled ? p.blockedBy : !canDecide() ? 'publishing from this page is a human step (member or above)' : null;
   fill(

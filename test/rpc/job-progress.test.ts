@@ -1,4 +1,4 @@
-import { ProgressHub, type ProgressSink, type ProgressUpdate } from '../../src/progress-hub/hub';
+import { ProgressHub, type ProgressSink, type ProgressUpdate } from '../../src/job-progress/hub';
 
 /** A sink whose consumer can be made slow: while congested nothing is written, drain resumes delivery. */
 function slowSink() {

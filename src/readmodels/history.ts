@@ -1,0 +1,204 @@
+import { parseReviewStream } from '../events/streams';
+import type { RecordedEvent } from '../events/envelope';
+import { catalogued } from '../events/catalogue/event-types';
+import { HISTORY_EVENT_TYPES, type HistoryEntry } from '../context/history';
+import type { ApplyTx, ReadModel, Row } from './model';
+import type { ReadModelStorage, Slot } from './storage';
+import { tableName } from './storage';
+
+interface RecordedFragment {
+  path: string;
+  side: 'head' | 'base';
+  startLine: number;
+  endLine: number;
+  symbolId: string;
+}
+
+/** The same innermost-fragment rule as src/context/history.ts (kept in step by the conformance suite). */
+function fragmentSymbol(fragments: readonly RecordedFragment[], a: { path: string; side: string; startLine: number; endLine: number }): string | undefined {
+  let best: RecordedFragment | undefined;
+  for (const f of fragments) {
+    if (f.path !== a.path || f.side !== a.side || f.startLine > a.startLine || f.endLine < a.endLine) continue;
+    if (!best || f.endLine - f.startLine < best.endLine - best.startLine) best = f;
+  }
+  return best?.symbolId;
+}
+
+/**
+ * The ledger's memory (src/context/history.ts) as rows, so a context pack's history clues cost an
+ * indexed lookup per symbol instead of a fold of the workspace log. Every fact keeps the position it
+ * became true at, so a read bounded by a position is exactly the fold's state at that position:
+ *
+ * - `entries`: one per filed node (the fields a clue shows);
+ * - `symbols`: one per (node → symbol id) indexing act, in the fold's order `(position, seq)` — at
+ *   filing when the anchor names the symbol or the head's fragments are known, else when the
+ *   computation at the node's head arrives (`pending` holds those anchors until then);
+ * - `closures`: every dismissal / resolution (the last one as of the bound wins, as in the fold);
+ * - `confirms`: the first confirmation by another principal (consensus-ready from then on);
+ * - `rounds`: every round start of a PR stream;
+ * - `fragments`: the definition fragments the computation at each head recorded (read by `apply` only).
+ */
+export const historyReadModel: ReadModel = {
+  name: 'history',
+  version: 1,
+  tables: [
+    {
+      name: 'entries',
+      columns: { stream_id: 'text', node_id: 'text', position: 'int', pr_number: 'int', round: 'int', head_sha: 'text', kind: 'text', priority: 'text', category: 'text', title: 'text', body: 'text', author: 'text', anchored_by: 'text' },
+      key: ['stream_id', 'node_id'],
+    },
+    { name: 'symbols', columns: { position: 'int', seq: 'int', repo_id: 'text', symbol_id: 'text', stream_id: 'text', node_id: 'text' }, key: ['position', 'seq'], indexes: [['repo_id', 'symbol_id', 'position', 'seq']] },
+    { name: 'closures', columns: { stream_id: 'text', node_id: 'text', position: 'int', status: 'text', closed_by: 'text', reason: 'text' }, key: ['stream_id', 'node_id', 'position'] },
+    { name: 'confirms', columns: { stream_id: 'text', node_id: 'text', position: 'int' }, key: ['stream_id', 'node_id'] },
+    { name: 'rounds', columns: { stream_id: 'text', position: 'int', round: 'int' }, key: ['stream_id', 'position'] },
+    { name: 'fragments', columns: { head_at: 'text', fragments: 'text' }, key: ['head_at'] },
+    { name: 'pending', columns: { head_at: 'text', anchors: 'text' }, key: ['head_at'] },
+  ],
+  relevant: (e) => HISTORY_EVENT_TYPES.has(e.type) && parseReviewStream(e.streamId) !== null,
+  async apply(e: RecordedEvent, tx: ApplyTx) {
+    const ev = catalogued(e);
+    const pr = parseReviewStream(e.streamId)!;
+    let seq = 0;
+    const index = (streamId: string, nodeId: string, symbolId: string): void => {
+      tx.put('symbols', { position: e.globalPosition, seq: seq++, repo_id: pr.repoId, symbol_id: symbolId, stream_id: streamId, node_id: nodeId });
+    };
+    switch (ev.type) {
+      case 'ReviewRoundStarted':
+        tx.put('rounds', { stream_id: e.streamId, position: e.globalPosition, round: ev.data.round });
+        break;
+      case 'ReviewComputed': {
+        const d = ev.data;
+        const at = `${e.streamId}@${d.headSha}`;
+        const recorded: RecordedFragment[] = [];
+        for (const c of d.cohorts) {
+          for (const f of c.fragments) if (f.symbolId) recorded.push({ path: f.path, side: f.side, startLine: f.startLine, endLine: f.endLine, symbolId: f.symbolId });
+        }
+        tx.put('fragments', { head_at: at, fragments: JSON.stringify(recorded) });
+        const pending = await tx.get('pending', { head_at: at });
+        if (pending) {
+          for (const p of JSON.parse(String(pending.anchors)) as Array<{ nodeId: string; path: string; side: string; startLine: number; endLine: number }>) {
+            const symbolId = fragmentSymbol(recorded, p);
+            if (symbolId) index(e.streamId, p.nodeId, symbolId);
+          }
+          tx.delete('pending', { head_at: at });
+        }
+        break;
+      }
+      case 'ReviewNodeFiled': {
+        const d = ev.data;
+        const node = d.node;
+        const anchor = node.anchor;
+        if (!anchor) break;
+        const at = `${e.streamId}@${d.headSha}`;
+        const lines = { nodeId: d.nodeId, path: anchor.path, side: anchor.side === 'LEFT' ? 'base' : 'head', startLine: anchor.startLine, endLine: anchor.endLine };
+        const fragments = anchor.symbolId ? undefined : await tx.get('fragments', { head_at: at });
+        const symbolId = anchor.symbolId ?? (fragments ? fragmentSymbol(JSON.parse(String(fragments.fragments)), lines) : undefined);
+        tx.put('entries', {
+          stream_id: e.streamId,
+          node_id: d.nodeId,
+          position: e.globalPosition,
+          pr_number: pr.prNumber,
+          round: d.round,
+          head_sha: d.headSha,
+          kind: node.kind,
+          priority: node.priority,
+          category: node.triage.category,
+          title: node.title,
+          body: node.body,
+          author: node.reviewer.principal,
+          anchored_by: anchor.symbolId ? 'symbol-id' : 'fragment',
+        });
+        if (symbolId) index(e.streamId, d.nodeId, symbolId);
+        else if (!fragments) {
+          const pending = await tx.get('pending', { head_at: at });
+          const anchors = pending ? (JSON.parse(String(pending.anchors)) as unknown[]) : [];
+          anchors.push(lines);
+          tx.put('pending', { head_at: at, anchors: JSON.stringify(anchors) });
+        }
+        break;
+      }
+      case 'ReviewNodeConfirmed': {
+        const d = ev.data;
+        const key = { stream_id: e.streamId, node_id: d.nodeId };
+        const entry = await tx.get('entries', key);
+        // Only a different principal's confirmation makes consensus (SPEC §5); the first one counts.
+        if (entry && d.by !== entry.author && !(await tx.get('confirms', key))) tx.put('confirms', { ...key, position: e.globalPosition });
+        break;
+      }
+      case 'ReviewNodeDismissed':
+      case 'ReviewNodeResolved': {
+        const d = ev.data;
+        const key = { stream_id: e.streamId, node_id: d.nodeId };
+        if (await tx.get('entries', key)) tx.put('closures', { ...key, position: e.globalPosition, status: ev.type === 'ReviewNodeDismissed' ? 'dismissed' : 'resolved', closed_by: d.by ?? null, reason: d.reason ?? null });
+        break;
+      }
+      default:
+        break;
+    }
+  },
+};
+
+/** Statements per storage and slot: one SQL text each, so SQLite prepares it once and PostgreSQL parses it once. */
+function historySql(slot: Slot): { round: string; entries: string } {
+  const t = (n: string) => tableName(slot, n);
+  return {
+    round: `SELECT round FROM ${t('rounds')} WHERE workspace_id = ? AND stream_id = ? AND position <= ? ORDER BY position DESC LIMIT 1`,
+    // One statement per symbol: the index rows in the fold's order, each with its entry, its last closure
+    // and its first confirmation as of the bound.
+    entries:
+      `SELECT e.*, s.symbol_id AS s_symbol, ` +
+      ['status', 'closed_by', 'reason'].map((c) => `(SELECT c.${c} FROM ${t('closures')} c WHERE c.workspace_id = s.workspace_id AND c.stream_id = s.stream_id AND c.node_id = s.node_id AND c.position <= ? ORDER BY c.position DESC LIMIT 1) AS c_${c}, `).join('') +
+      `(SELECT 1 FROM ${t('confirms')} f WHERE f.workspace_id = s.workspace_id AND f.stream_id = s.stream_id AND f.node_id = s.node_id AND f.position <= ?) AS confirmed ` +
+      `FROM ${t('symbols')} s JOIN ${t('entries')} e ON e.workspace_id = s.workspace_id AND e.stream_id = s.stream_id AND e.node_id = s.node_id ` +
+      `WHERE s.workspace_id = ? AND s.repo_id = ? AND s.symbol_id = ? AND s.position <= ? ORDER BY s.position, s.seq`,
+  };
+}
+
+function entryOf(r: Row): HistoryEntry {
+  const out: HistoryEntry = {
+    streamId: String(r.stream_id),
+    prNumber: Number(r.pr_number),
+    nodeId: String(r.node_id),
+    round: Number(r.round),
+    headSha: String(r.head_sha),
+    symbolId: String(r.s_symbol),
+    kind: String(r.kind),
+    priority: String(r.priority),
+    category: String(r.category),
+    title: String(r.title),
+    body: String(r.body),
+    author: String(r.author),
+    status: r.confirmed !== null && r.confirmed !== undefined ? 'consensus-ready' : 'open',
+    anchoredBy: r.anchored_by as HistoryEntry['anchoredBy'],
+  };
+  if (r.c_status !== null && r.c_status !== undefined) {
+    out.status = r.c_status as HistoryEntry['status'];
+    // The fold copies `by` and `reason` as the event gave them (absent stays absent).
+    out.closedBy = (r.c_closed_by as string | null) ?? undefined;
+    out.closedReason = (r.c_reason as string | null) ?? undefined;
+  }
+  return out;
+}
+
+/**
+ * `historyOf` (src/context/history.ts) for each of `symbolIds`, exactly as of `until`: every node of
+ * another PR of the repo, and nodes of this PR from rounds before its current one.
+ */
+export async function historyFromRows(storage: ReadModelStorage, slot: Slot, repoId: string, streamId: string, symbolIds: Iterable<string>, until: number): Promise<Map<string, HistoryEntry[]>> {
+  const sql = historySql(slot);
+  const ws = storage.workspaceId;
+  const roundRow = (await storage.query(sql.round, [ws, streamId, until]))[0];
+  const round = roundRow ? Number(roundRow.round) : 1;
+  const out = new Map<string, HistoryEntry[]>();
+  for (const symbolId of symbolIds) {
+    if (out.has(symbolId)) continue;
+    const rows = await storage.query(sql.entries, [until, until, until, until, ws, repoId, symbolId, until]);
+    const list: HistoryEntry[] = [];
+    for (const r of rows) {
+      if (String(r.stream_id) === streamId && Number(r.round) >= round) continue;
+      list.push(entryOf(r));
+    }
+    out.set(symbolId, list);
+  }
+  return out;
+}

@@ -1,0 +1,54 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? sources(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/**
+ * `x.data as …` where `.data` is not an event's: each with why it is not a fold reading an event. An
+ * event's data is typed by the catalogue (src/events/catalogue/event-types.ts): narrow with
+ * `catalogued(e)` + `switch (ev.type)`, `isEvent(e, 'T')` or `events.find(ofType('T'))`.
+ */
+const NOT_EVENT_DATA: Record<string, string> = {
+  'src/publish/github-client.ts': "an HTTP error's response body (Octokit)",
+  'src/events/store/kurrentdb.ts': "a new event's data handed to the KurrentDB client's jsonEvent (writing, not folding)",
+  'src/codegraph/facts-cache.ts': 'a cache row: JSON.parse(row.data)',
+  'src/mcp/server.ts': "zod's parsed.data of a tool call",
+};
+/** Upcasters read data of an older schema version than the catalogue types; each declares its own old shape. */
+const OLD_VERSION_DATA = new Set(['src/events/upcasters.ts']);
+
+/** Issue #22: folds switch on the catalogue's discriminated union, so TypeScript narrows `data`; nothing casts it. */
+describe('no event data is cast (folds, deciders, results, sagas read the typed catalogue)', () => {
+  const files = sources(path.join(ROOT, 'src')).map((f) => path.relative(ROOT, f).split(path.sep).join('/'));
+
+  it('no `<x>.data as …` outside the listed non-event sites, and no `data: any` parameter', () => {
+    const found: string[] = [];
+    for (const f of files) {
+      const lines = fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n');
+      lines.forEach((line, i) => {
+        if (/^\s*(\/\/|\*|\/\*)/.test(line)) return;
+        const cast = /\.data\)?\s+as\s/.test(line) && !Object.hasOwn(NOT_EVENT_DATA, f);
+        const anyData = /\b(d|data)\s*:\s*any\b/.test(line) && !OLD_VERSION_DATA.has(f);
+        if (cast || anyData) found.push(`${f}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('each listed exception still exists (the list only shrinks)', () => {
+    for (const f of Object.keys(NOT_EVENT_DATA)) expect([f, /\.data\)?\s+as\s/.test(fs.readFileSync(path.join(ROOT, f), 'utf8'))]).toEqual([f, true]);
+  });
+
+  it('the detector catches the casts it exists for', () => {
+    const caught = (line: string) => /\.data\)?\s+as\s/.test(line);
+    expect(['const d = e.data as any;', 'const d = events[0]?.data as { nodeId: string };', "s.h = (e.data as { headSha: string }).headSha;", "events.find((e) => e.type === 'X')?.data as Y"].map(caught)).toEqual([true, true, true, true]);
+    expect(['const d = ev.data;', "events.find(ofType('ReviewPublished'))?.data;"].map(caught)).toEqual([false, false]);
+  });
+});

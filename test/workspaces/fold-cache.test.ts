@@ -1,0 +1,118 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
+import { SqliteEventStore } from '../../src/events/store/sqlite';
+import { prFold } from '../../src/review/pr-state';
+import { estimateBytes, foldCache, FoldCache } from '../../src/workspaces/fold-cache';
+import { loadStream } from '../../src/workspaces/load-stream';
+import type { WorkspaceHandle } from '../../src/workspaces/registry';
+import { appendLog, generateLog } from '../readmodels/generate';
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+const heapMiB = (): number => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed / 1048576;
+};
+
+const PRS = 100_000;
+const REPOS = 4;
+const streamsOf = (prs: number) => Array.from({ length: prs }, (_, i) => `pr-repo${i % REPOS}-${1 + Math.floor(i / REPOS)}`);
+
+describe('the fold cache: least recently used states out, bounded by bytes', () => {
+  jest.setTimeout(300_000);
+  let dir: string;
+  let store: SqliteEventStore;
+  let ws: WorkspaceHandle;
+  const saved = foldCache.maxBytes;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-fold-cache-'));
+    store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'fc', synchronous: 'OFF' });
+    // ~100k PR streams with a request, findings and decisions each (the generator spreads acts over PRs at random).
+    await appendLog(store, generateLog({ seed: 17, prs: PRS, principals: 20, repos: REPOS, events: 3 * PRS }), 500);
+    ws = { id: 'fc', dir, store, cache: new Map() };
+  });
+  afterAll(async () => {
+    foldCache.maxBytes = saved;
+    foldCache.dropPrefix('');
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the byte estimate is within a factor of three of the heap the states really take', async () => {
+    const states: unknown[] = [];
+    const before = heapMiB();
+    const streams = streamsOf(4000);
+    for (const s of streams) {
+      let state = prFold.initialState();
+      for await (const e of store.readStream(s)) state = prFold.evolve(state, e);
+      states.push(state);
+    }
+    const heap = (heapMiB() - before) * 1048576;
+    const estimated = states.reduce((n: number, s) => n + estimateBytes(s), 0);
+    expect(estimated / heap).toBeGreaterThan(1 / 3);
+    expect(estimated / heap).toBeLessThan(3);
+  });
+
+  test('100k PR states loaded one after the other keep the cache within its budget and the heap bounded', async () => {
+    foldCache.dropPrefix('');
+    foldCache.maxBytes = 16 * 1024 * 1024;
+    const before = heapMiB();
+    const streams = streamsOf(PRS);
+    let loaded = 0;
+    let peakBytes = 0;
+    for (const s of streams) {
+      const { revision } = await loadStream(prFold, ws, s);
+      if (revision >= 0) loaded++;
+      peakBytes = Math.max(peakBytes, foldCache.bytes);
+    }
+    expect(loaded).toBeGreaterThan(0.9 * PRS);
+    // The budget holds after every load (one state over it at most, evicted on the next load).
+    expect(peakBytes).toBeLessThan(foldCache.maxBytes + 64 * 1024);
+    expect(foldCache.evictions).toBeGreaterThan(PRS / 2);
+    const grown = heapMiB() - before;
+    // Unbounded, the same states take over 100 MiB (estimated below); bounded, the budget and change.
+    const unbounded = (foldCache.bytes / foldCache.size) * loaded / 1048576;
+    expect(unbounded).toBeGreaterThan(80);
+    expect(grown).toBeLessThan(40);
+  });
+
+  test('an evicted state is folded again, identically, including events appended while it was out', async () => {
+    const cache = foldCache;
+    cache.dropPrefix('');
+    cache.maxBytes = 256 * 1024;
+    const [first, ...others] = streamsOf(2000);
+    const warm = structuredClone((await loadStream(prFold, ws, first)).state);
+    for (const s of others) await loadStream(prFold, ws, s);
+    expect(cache.size).toBeLessThan(1000);
+    // Evicted: the next load folds the stream again from its first event.
+    const again = await loadStream(prFold, ws, first);
+    expect(again.state).toEqual(warm);
+    // Appended to while out of the cache: the refold equals a fold from scratch.
+    for (const s of others) await loadStream(prFold, ws, s);
+    const more = [...generateLog({ seed: 5, prs: 1, principals: 3, repos: 1, events: 30 })].filter((a) => a.streamId === 'pr-repo0-1').slice(1);
+    for (const a of more) await store.append(first, 'any', a.events);
+    const refolded = await loadStream(prFold, ws, first);
+    let scratch = prFold.initialState();
+    for await (const e of store.readStream(first)) scratch = prFold.evolve(scratch, e);
+    expect(refolded.state).toEqual(scratch);
+    expect(refolded.revision).toBeGreaterThan(again.revision);
+  });
+
+  test('the most recently used state stays even when it alone is over the budget; a closed workspace drops its states', () => {
+    const c = new FoldCache(100);
+    const a = c.entry('1\0a', () => ({ big: 'x'.repeat(1000) }));
+    c.folded('1\0a', a, 1);
+    expect(c.size).toBe(1);
+    const b = c.entry('2\0b', () => ({ big: 'y'.repeat(1000) }));
+    c.folded('2\0b', b, 1);
+    expect(c.size).toBe(1);
+    expect(c.entry('2\0b', () => ({ big: '' }))).toBe(b);
+    c.dropPrefix('2\0');
+    expect([c.size, c.bytes]).toEqual([0, 0]);
+  });
+});
