@@ -261,6 +261,16 @@ function decodeStreaming(p: ParsedPng, shared: boolean, target?: DecodeTarget): 
 }
 
 /**
+ * Decodes a fast-path PNG into `target` in this thread (one synchronous inflate, then the unfilter):
+ * for the two threads of a split comparison, which are the parallelism themselves (diff.ts).
+ */
+export function decodePngInto(bytes: Uint8Array, target: DecodeTarget): RgbaImage {
+  const p = parsePng(bytes);
+  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
+  return reconstruct(p, inflateSync(p), undefined, false, target).decoded.image;
+}
+
+/**
  * One inflate on libuv's thread pool, then the unfilter: for a decode into the kernel's memory, whose
  * unfilter is a few milliseconds, the streaming decoder's per-chunk callbacks and copies cost more CPU
  * than its overlap saves.
