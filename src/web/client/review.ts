@@ -187,7 +187,10 @@ function mountReview(firstPage: Promise<unknown> | null): void {
   code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode(), firstPage);
   // The code first: its first page is asked for before the subscriptions' snapshots queue up behind it.
   code.follow('latest');
-  live.connect();
+  // The subscriptions' snapshots (the cohorts' alone is ~3 KB a cohort) are asked for once the first code is
+  // on screen — at most 1.5 s on; until then the page's main thread and the server serve the first screen.
+  const conn = live;
+  void Promise.race([code.firstPaint, new Promise((r) => setTimeout(r, 1500))]).then(() => conn.connect());
   void refreshAuditChain();
   setInterval(() => void refreshAuditChain(), 30_000);
   (window as unknown as { __reviewPage: unknown }).__reviewPage = { live, code, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
