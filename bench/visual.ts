@@ -9,11 +9,15 @@
  *   1080p block1pct — a solid banner over ~1 % of the image;
  *   1080p textShift — every text run drawn half a pixel to the right (re-rasterised glyphs everywhere);
  *   4K cardChange — a 3840×2160 screenshot of the same layout with the text of one card changed.
- * Per pair, in one loop that rotates the three run by run (so a noisy neighbour weighs on all): our end
- * to end in-process (read both files, hash, decode, compare, encode the diff PNG; a pair of ≥ 1 Mpx is
- * split with the band helper thread), the same with the helper off (one thread), and odiff-bin in its
- * persistent --server mode with anti-aliasing detection on (reads, decodes, compares, writes its diff
- * PNG). Before timing, our count is checked against pixelmatch over the whole decoded image.
+ * Per pair, in one loop that rotates the four run by run (so a noisy neighbour weighs on all): our end
+ * to end in-process (read both files, hash, decode, compare, encode the diff PNG, with the WebAssembly
+ * kernel; a pair of ≥ 1 Mpx is split with the band helper thread), the same with the helper off (one
+ * thread), the same with the TypeScript engine (match.ts, what ran before the kernel; helper on), and
+ * odiff-bin in its persistent --server mode with anti-aliasing detection on (reads, decodes, compares,
+ * writes its diff PNG). Wall time and CPU time: ours is this process's (every thread: the helper,
+ * libuv's inflate), odiff's is its server process's (/proc/<pid>/task/<tid>/schedstat), so on a shared
+ * machine the CPU ratio says what the wall ratio would be without the neighbours' load. Before timing,
+ * our count is checked against pixelmatch over the whole decoded image.
  * Then a 50-snapshot PR (1080p and 390×844 renders), one thread vs the worker pool.
  */
 import { execFileSync } from 'node:child_process';
@@ -34,7 +38,24 @@ import { renderUi, scatterPixels, type Rendered } from './support/ui-renders';
 // It is not a devDependency: its lock entries for other platforms' binaries are missing from the
 // registry metadata, which makes `npm ci` refuse the lock. The bench installs it on first use into the
 // gitignored .bench-cache/ (npm registry only) and loads it from there.
-const { ODiffServer } = loadOdiff() as { ODiffServer: new () => { compare(a: string, b: string, out: string, o: object): Promise<{ match: boolean; diffCount?: number }>; stop(): void } };
+const { ODiffServer } = loadOdiff() as { ODiffServer: new () => { compare(a: string, b: string, out: string, o: object): Promise<{ match: boolean; diffCount?: number }>; stop(): void; process: { pid?: number } | null } };
+
+/** CPU time of every thread of a process so far, in ms (Linux schedstat: nanoseconds on a CPU). */
+function processCpuMs(pid: number): number {
+  let ns = 0;
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return ns / 1e6;
+}
+const ownCpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
 
 function loadOdiff(): unknown {
   const prefix = path.join(__dirname, '..', '.bench-cache', 'odiff');
@@ -97,7 +118,13 @@ interface Row {
   oursMs: number;
   /** Ours with the band helper off: one thread (plus libuv's inflate). */
   oursOneThreadMs: number;
+  /** Ours with the TypeScript engine instead of the WebAssembly kernel (helper on). */
+  oursTypescriptMs: number;
   odiffMs: number;
+  /** Medians of CPU time per pair: ours (all our threads), ours in one thread, odiff's server process. */
+  oursCpuMs: number;
+  oursOneThreadCpuMs: number;
+  odiffCpuMs: number;
   /** Median of the per-round ratios ours / odiff (each round runs both back to back). */
   pairedRatio: number;
 }
@@ -147,6 +174,8 @@ export async function main(args: string[]): Promise<void> {
       const pixelmatchRawMs = await timeIt(Math.max(3, Math.round(runs / 3)), () => pixelmatch(c.base.data, c.head.data, out, width, height, VISUAL_DIFF_OPTIONS));
       const ours = async () => compareImages(await fs.promises.readFile(c.basePath), await fs.promises.readFile(c.headPath));
       const oursOneThread = async () => compareImages(await fs.promises.readFile(c.basePath), await fs.promises.readFile(c.headPath), { split: 'never' });
+      const oursTypescript = async () => compareImages(await fs.promises.readFile(c.basePath), await fs.promises.readFile(c.headPath), { engine: 'typescript' });
+      if ((await oursTypescript()).changedPixels !== pixelmatchCount) throw new Error(`${c.name}: the TypeScript engine disagrees with pixelmatch`);
       const oursCount = (await ours()).changedPixels;
       if (oursCount !== pixelmatchCount) throw new Error(`${c.name}: ours counted ${oursCount} changed pixels, pixelmatch ${pixelmatchCount}`);
       const diffOut = path.join(dir, `${c.name.replace(/\W+/g, '-')}-odiff.png`);
@@ -154,21 +183,31 @@ export async function main(args: string[]): Promise<void> {
       const odiffResult = await o.compare(c.basePath, c.headPath, diffOut, odiffOpts);
       const oursT: number[] = [];
       const oneT: number[] = [];
+      const tsT: number[] = [];
       const odiffT: number[] = [];
       const ratios: number[] = [];
+      const cpuT = { ours: [] as number[], one: [] as number[], odiff: [] as number[] };
+      const odiffPid = o.process?.pid;
+      const who4 = ['ours', 'odiff', 'one', 'ts'];
       for (let i = 0; i < runs; i++) {
         // Rotate which goes first, so none always runs on a cache another warmed.
-        const order = [['ours', 'odiff', 'one'], ['odiff', 'one', 'ours'], ['one', 'ours', 'odiff']][i % 3];
+        const order = who4.map((_, j) => who4[(i + j) % who4.length]);
         const t: Record<string, number> = {};
         for (const who of order) {
+          const c0 = who === 'odiff' && odiffPid ? processCpuMs(odiffPid) : ownCpuMs();
           const s = now();
           if (who === 'ours') await ours();
           else if (who === 'one') await oursOneThread();
+          else if (who === 'ts') await oursTypescript();
           else await o.compare(c.basePath, c.headPath, diffOut, odiffOpts);
           t[who] = now() - s;
+          if (who === 'ours') cpuT.ours.push(ownCpuMs() - c0);
+          else if (who === 'one') cpuT.one.push(ownCpuMs() - c0);
+          else if (who === 'odiff' && odiffPid) cpuT.odiff.push(processCpuMs(odiffPid) - c0);
         }
         oursT.push(t.ours);
         oneT.push(t.one);
+        tsT.push(t.ts);
         odiffT.push(t.odiff);
         ratios.push(t.ours / t.odiff);
       }
@@ -181,7 +220,11 @@ export async function main(args: string[]): Promise<void> {
         pixelmatchRawMs,
         oursMs: median(oursT),
         oursOneThreadMs: median(oneT),
+        oursTypescriptMs: median(tsT),
         odiffMs: median(odiffT),
+        oursCpuMs: median(cpuT.ours),
+        oursOneThreadCpuMs: median(cpuT.one),
+        odiffCpuMs: cpuT.odiff.length ? median(cpuT.odiff) : NaN,
         pairedRatio: median(ratios),
       });
     }
@@ -240,6 +283,7 @@ export async function main(args: string[]): Promise<void> {
       }
     }
     const coresGiven = await probeCores(cores);
+    const cpuOf = (kind: 'serial' | 'warm' | 'cold') => median(prTimes[kind].map((wall, i) => wall * prCores[kind][i]));
     const serialMs = median(prTimes.serial);
     const poolMs = median(prTimes.warm);
     const coldMs = median(prTimes.cold);
@@ -247,6 +291,7 @@ export async function main(args: string[]): Promise<void> {
     printPairs(rows, runs, renderMs, decoders, odiffOpts);
     console.log(`machine probe: ${cores} spinning threads got ${coresGiven.toFixed(2)} cores (load average ${os.loadavg()[0].toFixed(2)})`);
     console.log(`50-snapshot PR, cores actually used (CPU time / wall): serial ${median(prCores.serial).toFixed(2)}, warm pool ${median(prCores.warm).toFixed(2)}, cold pool ${median(prCores.cold).toFixed(2)}`);
+    console.log(`50-snapshot PR, CPU time: serial ${cpuOf('serial').toFixed(0)} ms, warm pool ${cpuOf('warm').toFixed(0)} ms (pool/serial ${(cpuOf('warm') / cpuOf('serial')).toFixed(2)}: the pool's overhead in CPU, whatever the machine gives)`);
     console.log(`50-snapshot PR: serial ${serialMs.toFixed(0)} ms, warm worker pool (${cores}) ${poolMs.toFixed(0)} ms → ${(serialMs / poolMs).toFixed(2)}×; cold pool (start-up included) ${coldMs.toFixed(0)} ms → ${(serialMs / coldMs).toFixed(2)}×`);
 
     const key = (name: string) => name.replace(/\s+/g, '_');
@@ -259,6 +304,11 @@ export async function main(args: string[]): Promise<void> {
         [`${k}_pixelmatchRawMs`]: +r.pixelmatchRawMs.toFixed(2),
         [`${k}_oursMs`]: +r.oursMs.toFixed(2),
         [`${k}_oursOneThreadMs`]: +r.oursOneThreadMs.toFixed(2),
+        [`${k}_oursTypescriptMs`]: +r.oursTypescriptMs.toFixed(2),
+        [`${k}_oursCpuMs`]: +r.oursCpuMs.toFixed(2),
+        [`${k}_oursOneThreadCpuMs`]: +r.oursOneThreadCpuMs.toFixed(2),
+        [`${k}_odiffCpuMs`]: +r.odiffCpuMs.toFixed(2),
+        [`${k}_cpuOursOverOdiff`]: +(r.oursCpuMs / r.odiffCpuMs).toFixed(3),
         [`${k}_odiffServerMs`]: +r.odiffMs.toFixed(2),
         [`${k}_oursOverOdiff`]: +(r.oursMs / r.odiffMs).toFixed(3),
         [`${k}_pairedRatio`]: +r.pairedRatio.toFixed(3),
@@ -281,6 +331,9 @@ export async function main(args: string[]): Promise<void> {
       pr50_coldSpeedup: +(serialMs / coldMs).toFixed(3),
       pr50_serialCoresUsed: +median(prCores.serial).toFixed(2),
       pr50_poolCoresUsed: +median(prCores.warm).toFixed(2),
+      pr50_serialCpuMs: +cpuOf('serial').toFixed(1),
+      pr50_poolCpuMs: +cpuOf('warm').toFixed(1),
+      pr50_poolOverSerialCpu: +(cpuOf('warm') / cpuOf('serial')).toFixed(3),
       loadAverage1m: +os.loadavg()[0].toFixed(2),
       coresGivenProbe: +coresGiven.toFixed(2),
       poolTargetMet: serialMs / poolMs >= 1.7,
@@ -299,9 +352,11 @@ function printPairs(rows: Row[], runs: number, renderMs: number, decoders: Recor
   console.log(`bench:visual — medians of ${runs} alternating runs, ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; fixtures rendered by Skia in ${(renderMs / 1000).toFixed(1)} s`);
   console.log(`pixelmatch ${JSON.stringify(VISUAL_DIFF_OPTIONS)}; odiff ${JSON.stringify(odiffOpts)}`);
   console.log(`\ndecode one 1080p base PNG (ms): pngjs ${decoders.pngjsMs.toFixed(2)}, fast-png ${decoders.fastPngMs.toFixed(2)}, ours ${decoders.oursMs.toFixed(2)}`);
-  console.log('\npair                   changed px: pixelmatch    ours   odiff | pixelmatch raw   ours e2e  (1 thread)   odiff srv  ours/odiff (paired)');
+  console.log('\npair                   changed px: pixelmatch    ours   odiff | pixelmatch raw   ours e2e  (1 thread) (TS engine)   odiff srv  ours/odiff (paired) | CPU ms: ours (1 thread)  odiff  ours/odiff');
   for (const r of rows) {
-    console.log(`  ${r.name.padEnd(22)}${String(r.pixelmatchCount).padStart(19)}${String(r.oursCount).padStart(8)}${String(r.odiffCount).padStart(8)} |${f(r.pixelmatchRawMs, 15)}${f(r.oursMs, 11)} (${f(r.oursOneThreadMs, 8)})${f(r.odiffMs, 12)}${f(r.oursMs / r.odiffMs, 8)} (${r.pairedRatio.toFixed(2)})`);
+    console.log(
+      `  ${r.name.padEnd(22)}${String(r.pixelmatchCount).padStart(19)}${String(r.oursCount).padStart(8)}${String(r.odiffCount).padStart(8)} |${f(r.pixelmatchRawMs, 15)}${f(r.oursMs, 11)} (${f(r.oursOneThreadMs, 8)}) (${f(r.oursTypescriptMs, 9)})${f(r.odiffMs, 12)}${f(r.oursMs / r.odiffMs, 8)} (${r.pairedRatio.toFixed(2)}) |${f(r.oursCpuMs, 13)} (${f(r.oursOneThreadCpuMs, 8)})${f(r.odiffCpuMs, 7)}${f(r.oursCpuMs / r.odiffCpuMs, 8)}`,
+    );
   }
   console.log('');
 }

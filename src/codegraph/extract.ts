@@ -20,9 +20,17 @@ const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'c
 interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
 
 /** One parse, one query pass: definitions, references and imports of one source text. */
-export function extractFacts(grammar: LoadedGrammar, source: string): FileFacts {
-  const tree = grammar.parser.parse(source);
+export function extractFacts(grammar: LoadedGrammar, original: string): FileFacts {
+  let source = original;
+  let tree = grammar.parser.parse(source);
   if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
+  const repaired = tree.rootNode.hasError && grammar.spec.repairSource ? grammar.spec.repairSource(source, tree.rootNode) : undefined;
+  if (repaired !== undefined) {
+    tree.delete();
+    source = repaired;
+    tree = grammar.parser.parse(source);
+    if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
+  }
   if (tree.rootNode.hasError && grammar.spec.errorFallback) {
     tree.delete();
     return grammar.spec.errorFallback(source, grammar.spec.id);

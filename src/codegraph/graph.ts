@@ -7,6 +7,7 @@ import { dartModulePath } from './lang-dart';
 import { swiftModuleOf } from './lang-swift';
 import { psr4Candidates } from './lang-php';
 import { zigModulePath } from './lang-zig';
+import { ModuleBoundaries } from './build-modules';
 
 /**
  * `resolved`: bound through the same file or through an import (re-exports followed) · `name-match`: only
@@ -65,16 +66,22 @@ export class CodeGraph {
   private readonly exportMemo = new Map<string, string | null>();
   private readonly dirFiles = new Map<string, string[]>();
   private readonly goModules: Array<{ dir: string; module: string }> = [];
-  private readonly javaTypes = new Map<string, string>();
+  /** `<package>.<Type>` → the files declaring it (one per Gradle module at most, in tree order). */
+  private readonly javaTypes = new Map<string, string[]>();
   private readonly javaPackages = new Map<string, string[]>();
   /** Swift modules: SwiftPM target key → its files, and module name → key. */
   private readonly swiftModules = new Map<string, string[]>();
   private readonly swiftModuleNames = new Map<string, string>();
   /** C# namespace → its files. */
   private readonly csNamespaces = new Map<string, string[]>();
+  /** C# projects (.csproj) and Gradle modules: which files see which (build-modules.ts). */
+  private readonly csProjects: ModuleBoundaries;
+  private readonly gradleModules: ModuleBoundaries;
 
   constructor(readonly index: CommitIndex) {
     this.goModules = [...index.goModules].sort((a, b) => b.module.length - a.module.length);
+    this.csProjects = new ModuleBoundaries(index.csProjects ?? []);
+    this.gradleModules = new ModuleBoundaries(index.gradleModules ?? []);
     for (const file of index.files.values()) {
       const infos: SymbolInfo[] = [];
       for (const def of file.facts.defs) {
@@ -92,7 +99,7 @@ export class CodeGraph {
       else this.dirFiles.set(dir, [file.path]);
       if (file.language === 'java' && file.facts.packageName) {
         const cls = path.posix.basename(file.path, '.java');
-        this.javaTypes.set(`${file.facts.packageName}.${cls}`, file.path);
+        this.addJavaType(`${file.facts.packageName}.${cls}`, file.path);
         const pkg = this.javaPackages.get(file.facts.packageName);
         if (pkg) pkg.push(file.path);
         else this.javaPackages.set(file.facts.packageName, [file.path]);
@@ -126,8 +133,35 @@ export class CodeGraph {
     else this.javaPackages.set(pkgName, [file.path]);
     for (const s of infos) {
       const key = pkgName ? `${pkgName}.${s.def.name}` : s.def.name;
-      if (s.def.parent === -1 && !this.javaTypes.has(key)) this.javaTypes.set(key, file.path);
+      if (s.def.parent === -1) this.addJavaType(key, file.path);
     }
+  }
+
+  private addJavaType(key: string, file: string): void {
+    const files = this.javaTypes.get(key);
+    if (!files) this.javaTypes.set(key, [file]);
+    else if (!files.includes(file)) files.push(file);
+  }
+
+  /**
+   * The module boundaries a file's lookups stay within: Gradle modules for Kotlin/Java, projects for C#;
+   * a target `<prefix>:<module key>\0<name>` carries the requesting module so memoized lookups stay per module.
+   */
+  private boundariesOf(language: string): ModuleBoundaries | undefined {
+    if (language === 'kotlin' || language === 'java') return this.gradleModules.size ? this.gradleModules : undefined;
+    if (language === 'csharp') return this.csProjects.size ? this.csProjects : undefined;
+    return undefined;
+  }
+
+  /** True when code of module `fromKey` may bind `s`: same module, or a visible one (C#: only `public` types cross a project). */
+  private visibleSymbol(b: ModuleBoundaries | undefined, fromKey: string, s: SymbolInfo, language: string): boolean {
+    if (!b || !b.sees(fromKey, s.path)) return !b;
+    return language !== 'csharp' || fromKey === '' || b.moduleOf(s.path) === fromKey || s.def.exported;
+  }
+
+  private splitTarget(rest: string): [fromKey: string | undefined, name: string] {
+    const cut = rest.indexOf('\0');
+    return cut < 0 ? [undefined, rest] : [rest.slice(0, cut), rest.slice(cut + 1)];
   }
 
   outgoingOf(from: string): Edge[] {
@@ -285,13 +319,13 @@ export class CodeGraph {
 
   /** Go package scope and Java package-private scope: definitions of sibling files. */
   private packageScope(file: IndexedFile, name: string): string | undefined {
-    if (file.language === 'kotlin') return this.topLevelIn(this.javaPackages.get(file.facts.packageName ?? '') ?? [], name, file.path);
+    if (file.language === 'kotlin') return this.topLevelIn(this.javaPackages.get(file.facts.packageName ?? '') ?? [], name, file.path, this.fileFilter(file));
     if (file.language === 'swift') return this.topLevelIn(this.swiftModules.get(swiftModuleOf(file.path)[0]) ?? [], name, file.path);
     if (file.language === 'csharp') {
       // The file's namespace, then each enclosing one (`A.B` sees `A`'s types).
       const parts = (file.facts.packageName ?? '').split('.').filter(Boolean);
       for (let i = parts.length; i >= 0; i--) {
-        const found = this.topLevelIn(this.csNamespaces.get(parts.slice(0, i).join('.')) ?? [], name, file.path);
+        const found = this.topLevelIn(this.csNamespaces.get(parts.slice(0, i).join('.')) ?? [], name, file.path, this.fileFilter(file));
         if (found) return found;
       }
       return undefined;
@@ -313,13 +347,27 @@ export class CodeGraph {
     return undefined;
   }
 
-  private topLevelIn(files: string[], name: string, except?: string): string | undefined {
+  private topLevelIn(files: string[], name: string, except?: string, visible?: (s: SymbolInfo) => boolean): string | undefined {
     for (const f of files) {
       if (f === except) continue;
       const s = this.symbols.get(symbolId(f, name));
-      if (s && s.def.parent === -1) return s.id;
+      if (s && s.def.parent === -1 && (!visible || visible(s))) return s.id;
     }
     return undefined;
+  }
+
+  /** The visibility test of `file`'s module boundaries (undefined: none apply). */
+  private fileFilter(file: IndexedFile): ((s: SymbolInfo) => boolean) | undefined {
+    const b = this.boundariesOf(file.language);
+    if (!b) return undefined;
+    const key = b.moduleOf(file.path);
+    return (s) => this.visibleSymbol(b, key, s, file.language);
+  }
+
+  private keyFilter(language: string, fromKey: string | undefined): ((s: SymbolInfo) => boolean) | undefined {
+    const b = this.boundariesOf(language);
+    if (!b || fromKey === undefined) return undefined;
+    return (s) => this.visibleSymbol(b, fromKey, s, language);
   }
 
   /** Exported symbol `name` of module `target` (a file path, or `dir:<path>` for a Go package), following re-exports. */
@@ -343,14 +391,14 @@ export class CodeGraph {
       }
       return undefined;
     }
-    if (target.startsWith('csns:')) return this.topLevelIn(this.csNamespaces.get(target.slice(5)) ?? [], name);
+    if (target.startsWith('csns:')) {
+      const [fromKey, ns] = this.splitTarget(target.slice(5));
+      return this.topLevelIn(this.csNamespaces.get(ns) ?? [], name, undefined, this.keyFilter('csharp', fromKey));
+    }
     if (target.startsWith('swift:')) return this.topLevelIn(this.swiftModules.get(target.slice(6)) ?? [], name);
     if (target.startsWith('pkg:')) {
-      for (const f of this.javaPackages.get(target.slice(4)) ?? []) {
-        const s = this.symbols.get(symbolId(f, name));
-        if (s && s.def.parent === -1) return s.id;
-      }
-      return undefined;
+      const [fromKey, pkg] = this.splitTarget(target.slice(4));
+      return this.topLevelIn(this.javaPackages.get(pkg) ?? [], name, undefined, this.keyFilter('kotlin', fromKey));
     }
     const file = this.index.files.get(target);
     if (!file) return undefined;
@@ -504,8 +552,11 @@ export class CodeGraph {
         const p = dartModulePath(file.path, source, this.index.dartPackages ?? []);
         return p && this.has(p) ? p : undefined;
       }
-      case 'csharp':
-        return this.csNamespaces.has(source) ? `csns:${source}` : undefined;
+      case 'csharp': {
+        if (!this.csNamespaces.has(source)) return undefined;
+        const b = this.boundariesOf('csharp');
+        return b ? `csns:${b.moduleOf(file.path)}\0${source}` : `csns:${source}`;
+      }
       case 'php':
         return psr4Candidates(source, this.index.psr4Roots ?? []).find((p) => this.has(p));
       case 'zig': {
@@ -517,9 +568,17 @@ export class CodeGraph {
         return key !== undefined ? `swift:${key}` : undefined;
       }
       case 'kotlin':
-      case 'java':
-        // A type (`import a.b.C`), else a package (`import a.b.*`).
-        return this.javaTypes.get(source) ?? (this.javaPackages.has(source) ? `pkg:${source}` : undefined);
+      case 'java': {
+        // A type (`import a.b.C`) of a module the file sees, else a package (`import a.b.*`).
+        const b = this.boundariesOf(file.language);
+        const from = b?.moduleOf(file.path);
+        const types = this.javaTypes.get(source);
+        const type = b ? types?.find((f) => b.sees(from!, f)) : types?.[0];
+        if (type) return type;
+        if (types?.length && b) return undefined;
+        if (!this.javaPackages.has(source)) return undefined;
+        return b ? `pkg:${from}\0${source}` : `pkg:${source}`;
+      }
       case 'rust':
         return this.rustModule(file.path, source);
       default:

@@ -9,10 +9,13 @@ import { goModulePath } from './lang-go';
 import { loadGrammar } from './grammar-runtime';
 import { pubspecName } from './lang-dart';
 import { psr4RootsOf, type Psr4Root } from './lang-php';
+import type { BuildModule } from './build-modules';
+import { csprojOf } from './lang-csharp';
+import { gradleModulesOf, gradleSettingsOf, type GradleSettings } from './lang-gradle';
 import { languageOf, unsupportedLanguageOf } from './languages';
 
 /** Bump when extraction changes: cached facts of another engine version are ignored. */
-export const CODEGRAPH_ENGINE_VERSION = 'codegraph-9';
+export const CODEGRAPH_ENGINE_VERSION = 'codegraph-11';
 
 /** Files larger than this are treated as generated (minified bundles, fixtures) and not parsed. */
 const MAX_PARSE_BYTES = 1024 * 1024;
@@ -56,6 +59,10 @@ export interface CommitIndex {
   dartPackages?: Array<{ dir: string; name: string }>;
   /** PHP PSR-4 autoload roots of every composer.json, for `use` resolution. */
   psr4Roots?: Psr4Root[];
+  /** C# projects (one per .csproj, keyed by its path, depending on its `<ProjectReference>`s). */
+  csProjects?: BuildModule[];
+  /** Gradle modules of every settings.gradle(.kts), with their `project(…)` dependencies. */
+  gradleModules?: BuildModule[];
 }
 
 export interface TsPathConfig {
@@ -79,7 +86,9 @@ export interface IndexOptions {
 /** Indexes every file of `commit` that has a grammar; parse results come from the blob cache when possible. */
 export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOptions): Promise<CommitIndex> {
   const tree = await repo.lsTree(commit);
-  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0, goModules: [], tsPathConfigs: [], dartPackages: [], psr4Roots: [] };
+  const result: CommitIndex = { commit, files: new Map(), unsupported: [], skipped: [], languages: {}, fileCount: 0, symbolCount: 0, parsedBlobs: 0, cachedBlobs: 0, goModules: [], tsPathConfigs: [], dartPackages: [], psr4Roots: [], csProjects: [], gradleModules: [] };
+  const gradleSettings: GradleSettings[] = [];
+  const gradleScripts = new Map<string, string>();
   const todo: Array<{ path: string; blob: string; language: string }> = [];
   for (const e of tree) {
     if (e.type !== 'blob' || e.mode === '120000') continue;
@@ -93,6 +102,16 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
     if ((e.path === 'pubspec.yaml' || e.path.endsWith('/pubspec.yaml')) && !VENDORED.test(e.path)) {
       const name = pubspecName((await repo.readBlob(e.sha))?.toString('utf8') ?? '');
       if (name) result.dartPackages!.push({ dir: e.path === 'pubspec.yaml' ? '' : e.path.slice(0, -'/pubspec.yaml'.length), name });
+    }
+    if (/\.csproj$/i.test(e.path) && !VENDORED.test(e.path)) {
+      const project = csprojOf(e.path, (await repo.readBlob(e.sha))?.toString('utf8') ?? '');
+      result.csProjects!.push({ key: project.path, dir: project.dir, deps: project.references });
+    }
+    if (/(^|\/)settings\.gradle(\.kts)?$/.test(e.path) && !VENDORED.test(e.path)) {
+      gradleSettings.push(gradleSettingsOf(e.path, (await repo.readBlob(e.sha))?.toString('utf8') ?? ''));
+    }
+    if (/(^|\/)build\.gradle(\.kts)?$/.test(e.path) && !VENDORED.test(e.path)) {
+      gradleScripts.set(e.path, (await repo.readBlob(e.sha))?.toString('utf8') ?? '');
     }
     if (/(^|\/)(tsconfig|jsconfig)\.json$/.test(e.path) && !VENDORED.test(e.path)) {
       const config = tsPathConfigOf(e.path, (await repo.readBlob(e.sha))?.toString('utf8') ?? '');
@@ -114,6 +133,7 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
     }
     todo.push({ path: e.path, blob: e.sha, language });
   }
+  result.gradleModules = gradleModulesOf(gradleSettings, gradleScripts);
   const total = todo.length;
   let done = 0;
   const fresh: Array<{ blob: string; grammar: string; engine: string; facts: FileFacts }> = [];

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import type { ImportFacts } from './import-facts';
 
@@ -6,8 +7,8 @@ import type { ImportFacts } from './import-facts';
  * types of the same namespace and of its enclosing namespaces are visible without a `using`; `using A.B;`
  * opens namespace A.B, `using X = A.B.C;` binds one type. Symbol ids do not include the namespace (the
  * upstream tags.scm makes a one-word namespace a definition, a dotted one not: that definition is dropped
- * so ids are `File.cs#Class.Method` either way). Project files (.csproj) are not read: a namespace is
- * matched across the whole repository.
+ * so ids are `File.cs#Class.Method` either way). A namespace is matched within the file's project and
+ * the projects it references (graph.ts, build-modules.ts); across a project boundary only `public` types.
  */
 export const CSHARP_EXTRA_TAGS = `
 (invocation_expression function: (identifier) @name) @reference.call
@@ -47,4 +48,28 @@ export function csharpImports(root: Node, out: ImportFacts): void {
     }
   };
   visit(root.namedChildren);
+}
+
+/** What a `.csproj` says about assembly boundaries: the projects it references (repo-relative paths). */
+export interface CsProject {
+  path: string;
+  dir: string;
+  references: string[];
+}
+
+/**
+ * `<ProjectReference Include="..\Core\Core.csproj" />` (Windows or POSIX separators, relative to the
+ * project's directory); references leaving the repository are dropped. `<RootNamespace>` is not read: it
+ * only names the namespace new files get, while a file's namespace is the one it declares.
+ */
+export function csprojOf(projectPath: string, text: string): CsProject {
+  const dir = projectPath.includes('/') ? projectPath.slice(0, projectPath.lastIndexOf('/')) : '';
+  const body = text.replace(/<!--[\s\S]*?-->/g, '');
+  const references: string[] = [];
+  for (const m of body.matchAll(/<ProjectReference\b[^>]*\bInclude\s*=\s*"([^"]+)"/gi)) {
+    const rel = m[1].replace(/\\/g, '/').replace(/\$\(MSBuildThisFileDirectory\)/gi, '');
+    const joined = path.posix.normalize(path.posix.join(dir || '.', rel));
+    if (!joined.startsWith('..')) references.push(joined);
+  }
+  return { path: projectPath, dir, references };
 }

@@ -1,8 +1,9 @@
 import * as path from 'node:path';
+import type { Node } from 'web-tree-sitter';
 import type { FileFacts } from './facts';
 import type { ImportStyle } from './import-facts';
 import { extractFactsWithTypeScript } from './typescript-parser';
-import { DART_TAGS } from './lang-dart';
+import { DART_TAGS, dartRepairSource } from './lang-dart';
 import { KOTLIN_TAGS } from './lang-kotlin';
 import { SWIFT_TAGS } from './lang-swift';
 import { ZIG_REFERENCE_TAGS } from './lang-zig';
@@ -32,6 +33,11 @@ export interface LanguageSpec {
   moduleExtensions: string[];
   /** Another parser for texts on which the grammar produces ERROR nodes (e.g. TypeScript's own for TS/JS). */
   errorFallback?: (source: string, languageId: string) => FileFacts;
+  /**
+   * For a text with parse errors: the same text with constructs the grammar lacks (and the graph does not
+   * need) blanked, same length and offsets, for a second parse; undefined when its errors are anything else.
+   */
+  repairSource?: (source: string, root: Node) => string | undefined;
 }
 
 const ECMA_EXTRA = `
@@ -196,6 +202,7 @@ ${ZIG_REFERENCE_TAGS}`,
     wasm: ['.', 'tree-sitter-dart.wasm'],
     tags: [],
     extraTags: DART_TAGS,
+    repairSource: dartRepairSource,
     sweepTypes: [],
     imports: 'dart',
     moduleExtensions: ['.dart'],
@@ -251,6 +258,17 @@ const UNSUPPORTED_SOURCE: Record<string, string> = {
 export function languageOf(filePath: string): string | undefined {
   return BY_EXTENSION[extensionOf(filePath)];
 }
+
+/** Display names of the languages files are recognised in but grouped by path (no grammar). */
+export const UNSUPPORTED_LANGUAGE_NAMES: Record<string, string> = {
+  scala: 'Scala', 'objective-c': 'Objective-C', lua: 'Lua', perl: 'Perl', r: 'R', julia: 'Julia', elixir: 'Elixir',
+  erlang: 'Erlang', haskell: 'Haskell', ocaml: 'OCaml', fsharp: 'F#', clojure: 'Clojure', groovy: 'Groovy',
+  shell: 'Shell', powershell: 'PowerShell', vue: 'Vue', svelte: 'Svelte', elm: 'Elm', nim: 'Nim', crystal: 'Crystal',
+  v: 'V', solidity: 'Solidity', cobol: 'COBOL', fortran: 'Fortran',
+};
+
+/** Every language id UNSUPPORTED_SOURCE names. */
+export const unsupportedLanguageIds = (): string[] => [...new Set(Object.values(UNSUPPORTED_SOURCE))];
 
 export function unsupportedLanguageOf(filePath: string): string | undefined {
   return UNSUPPORTED_SOURCE[extensionOf(filePath)];

@@ -86,7 +86,7 @@ describe('CLI start-up loads only what the command uses', () => {
     const r = await loadedBy(['visual-diff', path.join(dir, 'a.png'), path.join(dir, 'a.png')]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^unchanged: 0 pixel/);
-    expect(r.sources).toEqual([...REGISTRATION, 'src/axes/visual/diff.ts', 'src/axes/visual/match.ts', 'src/axes/visual/png.ts', 'src/axes/visual/split.ts', 'src/axes/visual/threads.ts', 'src/cli/commands/visual-diff.actions.ts'].sort());
+    expect(r.sources).toEqual([...REGISTRATION, 'src/axes/visual/diff.ts', 'src/axes/visual/kernel.ts', 'src/axes/visual/match.ts', 'src/axes/visual/png.ts', 'src/axes/visual/split.ts', 'src/axes/visual/threads.ts', 'src/axes/visual/wasm/kernel-bytes.ts', 'src/cli/commands/visual-diff.actions.ts'].sort());
     expect(r.packages).toEqual(['commander']);
   });
 

@@ -1,5 +1,6 @@
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
+import { extractFacts } from '../../src/codegraph/extract';
 import { loadGrammar } from '../../src/codegraph/grammar-runtime';
 import { indexCommit } from '../../src/codegraph/indexer';
 import { GitRepo } from '../../src/git/repo';
@@ -89,6 +90,77 @@ describe('Dart, Kotlin and Swift in the code graph', () => {
       expect(g.outgoingOf('lib/prefixed.dart#shout').map((e) => e.to)).toEqual(['lib/src/button.dart#formatLabel']);
       expect(crossFile(g)).toEqual(['lib/prefixed.dart -> lib/src/button.dart', 'lib/screen.dart -> lib/src/button.dart', 'lib/src/labels.dart -> lib/src/button.dart']);
     });
+  });
+
+  it('Dart 3 syntax parses without errors (records, patterns, switch expressions, class modifiers, extension types); `library;` and empty statements, which the grammar lacks, are blanked for a second parse with lines kept', async () => {
+    const dart3 = `sealed class Shape {}
+
+final class Square extends Shape {
+  Square(this.side);
+  final double side;
+}
+
+base mixin class Named {}
+
+extension type const Meters(int value) implements Object {}
+
+typedef Pair = (int, {String label});
+
+double area(Shape s) => switch (s) {
+      Square(side: final d) => d * d,
+    };
+
+(int, String) split(Pair p) {
+  final (n, :label) = p;
+  if (p case (final x, label: 'a')) return (x, label);
+  return (n, label);
+}
+`;
+    expect(await errorFree('dart', dart3)).toBe(true);
+    const g = await loadGrammar('dart');
+    const facts = extractFacts(g, dart3);
+    expect(facts.hasErrors).toBeUndefined();
+    expect(facts.defs.map((d) => d.qname).sort()).toEqual(['Meters', 'Named', 'Pair', 'Shape', 'Square', 'area', 'split']);
+    const newer = `/// @docImport 'widget.dart';
+@TestOn('vm')
+library;
+
+import 'calc.dart';
+
+int run() {
+  final x = g(1);
+  ;
+  return x;
+}
+
+int later() => run();
+`;
+    // The grammar itself still fails on these two constructs…
+    expect(await errorFree('dart', newer)).toBe(false);
+    // …which carry nothing the graph needs: the index parses the text with them blanked, lines unchanged.
+    const repaired = extractFacts(g, newer);
+    expect(repaired.hasErrors).toBeUndefined();
+    expect(repaired.defs.map((d) => [d.qname, d.start, d.end])).toEqual([['run', 7, 11], ['later', 13, 13]]);
+    expect(repaired.imports.map((i) => i.source)).toEqual(['calc.dart']);
+    expect(repaired.refs.find((r) => r.name === 'g')).toMatchObject({ line: 8, from: 0 });
+    // Any other parse error is left alone (and recorded).
+    expect(extractFacts(g, 'int f() {\n  return 1 +;\n}\n').hasErrors).toBe(true);
+    expect(extractFacts(g, 'library;\nint f() {\n  return 1 +;\n}\n').hasErrors).toBe(true);
+  });
+
+  it('Dart: a generic call with one type argument (`Box<Item>(…)`, which 1.1.6 parses as `(Box < Item) > (…)`), `Box<T>.named(…)` and an annotated typedef resolve across files', async () => {
+    await withGraph({
+      'pubspec.yaml': 'name: shop\n',
+      'lib/box.dart': 'class Box<T> {\n  Box(this.value);\n  Box.named({required this.value});\n  final T value;\n}\n\nclass Item {}\n\n@Deprecated(\'x\')\ntypedef Maker = Box<Item> Function(Item item);\n',
+      'lib/use.dart': "import 'package:shop/box.dart';\n\nList<Object> all(Maker m) {\n  return [\n    Box<Item>(Item()),\n    Box<Item>.named(value: Item()),\n  ];\n}\n\nObject one() => Box<int>(1);\n",
+    }, (g) => {
+      expect(g.symbols.has('lib/box.dart#Maker')).toBe(true);
+      // Named constructors are no definitions of their own: `Box<Item>.named` binds the class.
+      expect(g.outgoingOf('lib/use.dart#all').map((e) => e.to).sort()).toEqual(['lib/box.dart#Box', 'lib/box.dart#Item', 'lib/box.dart#Maker']);
+      expect(g.outgoingOf('lib/use.dart#one').map((e) => e.to)).toEqual(['lib/box.dart#Box']);
+    });
+    const facts = extractFacts(await loadGrammar('dart'), 'Object f() => Box<int>.named(value: 1);\n');
+    expect(facts.refs.find((r) => r.name === 'named')).toMatchObject({ qualifier: 'Box', kind: 'call' });
   });
 
   it('Kotlin: imports and same-package declarations resolve by package across Gradle source sets; a same-name declaration of another package does not', async () => {

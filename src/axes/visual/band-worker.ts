@@ -1,20 +1,31 @@
 import { parentPort } from 'node:worker_threads';
-import { indexDiffRows } from './diff';
+import { DIFF_INDEX_PALETTE, indexDiffRows } from './diff';
+import { attachWorkspace, kernelIndexRows, kernelMatchRows, kernelUnfilter } from './kernel';
 import { matchRows } from './match';
 import { decodePngSharedAsync, deflateIndexSegment, MalformedPngError } from './png';
-import type { BandMatchRequest, BandReply, BandRequest } from './split';
+import type { BandKernelRequest, BandMatchRequest, BandReply, BandRequest } from './split';
 
 // Entry point of the band helper thread (see split.ts): decodes a head into shared memory, or compares,
 // indexes and compresses one band of rows of a pair held in shared memory.
 parentPort!.on('message', async ({ id, request }: { id: number; request: BandRequest }) => {
   let reply: BandReply;
-  if (request.op === 'decode') {
+  if (request.op === 'decode' && request.into) {
+    try {
+      const ws = attachWorkspace(request.into.memory, request.into.layout);
+      await decodePngSharedAsync(request.png, { out: ws.head, rows: kernelUnfilter(ws, 1) });
+      reply = { ok: true, decodedInto: true };
+    } catch (err) {
+      reply = { ok: false, malformed: err instanceof MalformedPngError, message: (err as Error).message ?? String(err) };
+    }
+  } else if (request.op === 'decode') {
     try {
       const image = await decodePngSharedAsync(request.png);
       reply = { ok: true, decoded: { width: image.width, height: image.height, data: image.data.buffer as SharedArrayBuffer } };
     } catch (err) {
       reply = { ok: false, malformed: err instanceof MalformedPngError, message: (err as Error).message ?? String(err) };
     }
+  } else if (request.op === 'kernel') {
+    reply = kernelBand(request);
   } else {
     reply = matchBand(request);
   }
@@ -34,6 +45,19 @@ function matchBand(request: BandMatchRequest): BandReply {
     // The band's IDAT segment, compressed here while the other thread compresses its own; wasted
     // only when no pixel of the whole pair counts (then there is no diff image).
     const segment = deflateIndexSegment(indices, width, fromRow, toRow, toRow === height);
+    return { ok: true, count, segment: { deflated: segment.deflated, adler: segment.adler, length: segment.length } };
+  } catch (err) {
+    return { ok: false, message: (err as Error).message ?? String(err) };
+  }
+}
+
+function kernelBand(request: BandKernelRequest): BandReply {
+  try {
+    const { fromRow, toRow, layout } = request;
+    const ws = attachWorkspace(request.memory, layout);
+    const count = kernelMatchRows(ws, fromRow, toRow);
+    kernelIndexRows(ws, DIFF_INDEX_PALETTE, fromRow, toRow, 1);
+    const segment = deflateIndexSegment(ws.indices, layout.width, fromRow, toRow, toRow === layout.height);
     return { ok: true, count, segment: { deflated: segment.deflated, adler: segment.adler, length: segment.length } };
   } catch (err) {
     return { ok: false, message: (err as Error).message ?? String(err) };

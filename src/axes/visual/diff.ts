@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodePng, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
 import { bandHelper, SPLIT_MIN_PIXELS, splitStats, type BandHelper } from './split';
+import { acquireWorkspace, kernelIndexRows, kernelMatchRows, kernelUnfilter, releaseWorkspace, type Workspace } from './kernel';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
 import { matchRows } from './match';
@@ -32,6 +33,13 @@ export interface CompareOptions {
    * 'always' (any size, wherever a helper can start; the tests use it on small images).
    */
   split?: 'auto' | 'never' | 'always';
+  /**
+   * 'auto' (default): the WebAssembly kernel (kernel.ts) for same-sized pairs on the PNG fast path,
+   * the TypeScript engine (match.ts) otherwise; 'typescript' forces the latter (tests compare both).
+   */
+  engine?: 'auto' | 'typescript';
+  /** Inflate in this thread rather than on libuv's pool (the diff pool's workers; png.ts `inline`). */
+  inline?: boolean;
 }
 
 /**
@@ -51,9 +59,18 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   const baseHash = sha256(base);
   const headHash = sha256(head);
   const mode = options.split ?? 'auto';
+  const dims = options.engine === 'typescript' ? undefined : sameFastPathSize(base, head);
+  const ws = dims ? acquireWorkspace(dims.width, dims.height) : undefined;
+  if (ws) {
+    try {
+      return await compareInWorkspace(ws, base, head, baseHash, headHash, mode, options.inline ?? false);
+    } finally {
+      releaseWorkspace(ws);
+    }
+  }
   const helper = splitCandidate(base, head, mode) ? bandHelper() : undefined;
   const decoded = helper && sharedPrefix(base, head) < PARALLEL_DECODE_PREFIX ? await decodeInParallel(helper, base, head) : undefined;
-  const { base: a, head: b, sameRows } = decoded ?? (await decodePngPair(base, head, { shared: helper !== undefined }));
+  const { base: a, head: b, sameRows } = decoded ?? (await decodePngPair(base, head, { shared: helper !== undefined, inline: options.inline }));
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);
     return {
@@ -137,10 +154,73 @@ const isShared = (buffer: ArrayBufferLike): boolean => Object.prototype.toString
 /** Whether a pair may be split (same size on the PNG fast path, large enough unless 'always'). */
 function splitCandidate(base: Uint8Array, head: Uint8Array, mode: 'auto' | 'never' | 'always'): boolean {
   if (mode === 'never') return false;
+  const dims = sameFastPathSize(base, head);
+  return dims !== undefined && (mode === 'always' || dims.width * dims.height >= SPLIT_MIN_PIXELS);
+}
+
+/** The common size of two PNGs the fast path decodes; undefined when either is not one or they differ. */
+function sameFastPathSize(base: Uint8Array, head: Uint8Array): { width: number; height: number } | undefined {
   const dimsA = fastPathDimensions(base);
   const dimsB = fastPathDimensions(head);
-  if (!dimsA || !dimsB || dimsA.width !== dimsB.width || dimsA.height !== dimsB.height) return false;
-  return mode === 'always' || dimsA.width * dimsA.height >= SPLIT_MIN_PIXELS;
+  return dimsA && dimsB && dimsA.width === dimsB.width && dimsA.height === dimsB.height ? dimsA : undefined;
+}
+
+/**
+ * The kernel path: both images are decoded straight into the workspace's memory (Paeth rows reversed
+ * by the kernel), rows equal in both are flagged, and the kernel compares and indexes the rest — split
+ * with the band helper thread, which runs the kernel on the same memory, when the pair is large and
+ * its change spread over at least a fifth of the rows (as on the TypeScript path).
+ */
+async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Array, baseHash: string, headHash: string, mode: 'auto' | 'never' | 'always', inline: boolean): Promise<ImageComparison> {
+  const { width, height } = ws.layout;
+  const helper = mode === 'always' || (mode === 'auto' && width * height >= SPLIT_MIN_PIXELS) ? bandHelper() : undefined;
+  const baseTarget = { out: ws.base, rows: kernelUnfilter(ws, 0) };
+  let decoded = false;
+  if (helper && sharedPrefix(base, head) < PARALLEL_DECODE_PREFIX) {
+    const headReply = helper.call({ op: 'decode', png: head, into: { memory: ws.memory, layout: ws.layout } });
+    try {
+      await decodePngSharedAsync(base, baseTarget);
+    } catch (err) {
+      await headReply;
+      if (err instanceof MalformedPngError) throw new MalformedPngError(`base image: ${err.message}`);
+      throw err;
+    }
+    const reply = await headReply;
+    if (!reply.ok && reply.malformed) throw new MalformedPngError(`head image: ${reply.message}`);
+    if (!reply.ok) splitStats.helperFailures++;
+    decoded = reply.ok;
+  }
+  if (!decoded) {
+    const pair = await decodePngPair(base, head, { inline, targets: { base: baseTarget, head: { out: ws.head, rows: kernelUnfilter(ws, 1) } } });
+    if (pair.sameRows) ws.sameRows.set(pair.sameRows);
+  }
+  const a: RgbaImage = { width, height, data: ws.base };
+  sameRowsOf(a, { width, height, data: ws.head }, ws.sameRows);
+  const diff: MarkedDiff = { width, height, changedPixels: 0, base: a, marks: ws.marks, markedRows: ws.markedRows };
+  let differing = 0;
+  for (let y = 0; y < height; y++) differing += ws.sameRows[y] ? 0 : 1;
+  if (helper && (mode === 'always' || differing * 5 >= height)) {
+    const cut = diffSegmentCut(height);
+    const far = helper.call({ op: 'kernel', memory: ws.memory, layout: ws.layout, fromRow: cut, toRow: height });
+    diff.changedPixels = kernelMatchRows(ws, 0, cut);
+    kernelIndexRows(ws, DIFF_INDEX_PALETTE, 0, cut, 0);
+    const reply = await far;
+    splitStats.pairs++;
+    if (!reply.ok || !('count' in reply)) {
+      // The helper died: finish the far band here.
+      splitStats.helperFailures++;
+      diff.changedPixels += kernelMatchRows(ws, cut, height);
+      kernelIndexRows(ws, DIFF_INDEX_PALETTE, cut, height, 1);
+      return finish(baseHash, headHash, diff, ws.indices);
+    }
+    diff.changedPixels += reply.count;
+    const s = reply.segment;
+    const farSegment = diff.changedPixels > 0 ? { deflated: Buffer.from(s.deflated.buffer, s.deflated.byteOffset, s.deflated.byteLength), adler: s.adler, length: s.length } : undefined;
+    return finish(baseHash, headHash, diff, ws.indices, farSegment);
+  }
+  diff.changedPixels = kernelMatchRows(ws);
+  if (diff.changedPixels > 0) kernelIndexRows(ws, DIFF_INDEX_PALETTE);
+  return finish(baseHash, headHash, diff, ws.indices);
 }
 
 function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment): ImageComparison {
@@ -284,6 +364,8 @@ const GREY_MIN = Math.floor(255 - 255 * ALPHA);
 const RED_INDEX = 256 - GREY_MIN;
 const YELLOW_INDEX = RED_INDEX + 1;
 const MARK_INDEX = [0, RED_INDEX, RED_INDEX, YELLOW_INDEX];
+/** The palette's layout as the kernel's `index_rows` takes it (kernel.ts). */
+export const DIFF_INDEX_PALETTE = Object.freeze({ greyMin: GREY_MIN, markIndex: MARK_INDEX });
 const DIFF_PALETTE: number[] = [];
 for (let v = GREY_MIN; v <= 255; v++) DIFF_PALETTE.push(v, v, v, 255);
 DIFF_PALETTE.push(...MARK_RGBA[1], ...MARK_RGBA[3]);

@@ -117,6 +117,31 @@ function inflateAsync(p: ParsedPng): Promise<Uint8Array> {
   );
 }
 
+/**
+ * Reverses filter 1–4 (Sub, Up, Average, Paeth) for one row of 4-byte pixels at `out[row]`, the row
+ * above at `out[row - stride]` unless `first`: the WebAssembly kernel provides one for images decoded
+ * into its memory (kernel.ts); the TypeScript loops below do the same elsewhere.
+ */
+export type RowUnfilter = (raw: Uint8Array, src: number, out: Uint8Array, row: number, stride: number, filter: number, first: boolean) => void;
+
+/**
+ * Where a fast-path decode writes its RGBA pixels (`width * height * 4` bytes; e.g. a view into the
+ * kernel's memory, so the comparison reads them in place) and what reverses RGBA rows there.
+ */
+export interface DecodeTarget {
+  out: Uint8Array;
+  rows?: RowUnfilter;
+}
+
+function outputFor(p: ParsedPng, shared: boolean, target?: DecodeTarget): Uint8Array {
+  const bytes = p.width * p.height * 4;
+  if (target) {
+    if (target.out.length !== bytes) throw new Error(`decode target holds ${target.out.length} bytes, the image needs ${bytes}`);
+    return target.out;
+  }
+  return shared ? new Uint8Array(new SharedArrayBuffer(bytes)) : new Uint8Array(bytes);
+}
+
 /** A decoded image plus what a second, similar image can reuse from it. */
 interface DecodedRows {
   image: RgbaImage;
@@ -127,16 +152,15 @@ interface DecodedRows {
   stride: number;
 }
 
-function reconstruct(p: ParsedPng, raw: Uint8Array, reference?: DecodedRows, shared = false): { decoded: DecodedRows; sameRows?: Uint8Array } {
+function reconstruct(p: ParsedPng, raw: Uint8Array, reference?: DecodedRows, shared = false, target?: DecodeTarget): { decoded: DecodedRows; sameRows?: Uint8Array } {
   const channels = CHANNELS[p.colorType];
   const stride = p.width * channels;
   if (raw.length < p.height * (stride + 1)) throw new MalformedPngError(`PNG image data is too short (${raw.length} bytes for ${p.width}×${p.height})`);
-  const bytes = p.width * p.height * 4;
-  const out = shared ? new Uint8Array(new SharedArrayBuffer(bytes)) : new Uint8Array(bytes);
+  const out = outputFor(p, shared, target);
   const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
   const usable = reference && reference.stride === stride && reference.rows.length === rows.length ? reference : undefined;
   const sameRows = usable ? new Uint8Array(p.height) : undefined;
-  unfilter(raw, rows, stride, p.height, channels, usable, sameRows);
+  unfilter(raw, rows, stride, p.height, channels, usable, sameRows, 0, rows === out ? target?.rows : undefined);
   if (p.colorType !== 6) expandToRgba(rows, out, p.width * p.height, p.colorType, p.palette, p.transparency);
   return { decoded: { image: { width: p.width, height: p.height, data: out }, raw, rows, stride }, sameRows };
 }
@@ -176,10 +200,11 @@ export function fastPathDimensions(bytes: Uint8Array): { width: number; height: 
  * Decodes a fast-path PNG into memory shared between threads (a SharedArrayBuffer), in one streaming
  * pass (see `decodeStreaming`): the band helper decodes a head with it (split.ts).
  */
-export async function decodePngSharedAsync(bytes: Uint8Array): Promise<RgbaImage> {
+export async function decodePngSharedAsync(bytes: Uint8Array, target?: DecodeTarget): Promise<RgbaImage> {
   const p = parsePng(bytes);
   if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
-  return (await decodeStreaming(p, true)).image;
+  if (target?.rows) return (await decodeOneShot(p, true, target)).image;
+  return (await decodeStreaming(p, true, target)).image;
 }
 
 /**
@@ -188,13 +213,13 @@ export async function decodePngSharedAsync(bytes: Uint8Array): Promise<RgbaImage
  * of waiting for the whole image data. The same checks as the one-shot path: data past the announced
  * size by more than 64 KiB (a decompression bomb) and data too short fail as malformed.
  */
-function decodeStreaming(p: ParsedPng, shared: boolean): Promise<DecodedRows> {
+function decodeStreaming(p: ParsedPng, shared: boolean, target?: DecodeTarget): Promise<DecodedRows> {
   const channels = CHANNELS[p.colorType];
   const stride = p.width * channels;
   const expected = p.height * (stride + 1);
-  const bytes = p.width * p.height * 4;
-  const out = shared ? new Uint8Array(new SharedArrayBuffer(bytes)) : new Uint8Array(bytes);
+  const out = outputFor(p, shared, target);
   const rows = p.colorType === 6 ? out : new Uint8Array(p.height * stride);
+  const rowKernel = rows === out ? target?.rows : undefined;
   const raw = new Uint8Array(expected);
   let filled = 0;
   let received = 0;
@@ -214,7 +239,7 @@ function decodeStreaming(p: ParsedPng, shared: boolean): Promise<DecodedRows> {
       const complete = Math.floor(filled / (stride + 1));
       if (complete > doneRows) {
         try {
-          unfilter(raw, rows, stride, complete, channels, undefined, undefined, doneRows);
+          unfilter(raw, rows, stride, complete, channels, undefined, undefined, doneRows, rowKernel);
         } catch (err) {
           return fail(err);
         }
@@ -235,6 +260,16 @@ function decodeStreaming(p: ParsedPng, shared: boolean): Promise<DecodedRows> {
   });
 }
 
+/**
+ * One inflate on libuv's thread pool, then the unfilter: for a decode into the kernel's memory, whose
+ * unfilter is a few milliseconds, the streaming decoder's per-chunk callbacks and copies cost more CPU
+ * than its overlap saves.
+ */
+async function decodeOneShot(p: ParsedPng, shared: boolean, target: DecodeTarget): Promise<DecodedRows> {
+  const raw = await inflateAsync(p);
+  return reconstruct(p, raw, undefined, shared, target).decoded;
+}
+
 export interface DecodedPair {
   base: RgbaImage;
   head: RgbaImage;
@@ -251,20 +286,43 @@ export interface DecodedPair {
  * for filters that read it): a typical UI change touches a few rows, so most of the head costs a
  * memcmp and a memcpy instead of an unfilter, and the same pass yields which rows can differ at all.
  */
-export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array, options: { shared?: boolean } = {}): Promise<DecodedPair> {
+export async function decodePngPair(baseBytes: Uint8Array, headBytes: Uint8Array, options: DecodePairOptions = {}): Promise<DecodedPair> {
   const shared = options.shared ?? false;
+  const targets = options.targets;
   const pb = parsePngLabelled(baseBytes, 'base');
   const ph = parsePngLabelled(headBytes, 'head');
+  if (options.inline) {
+    const base = onFastPath(pb) ? labelled('base', () => reconstruct(pb, inflateSync(pb), undefined, shared, targets?.base).decoded) : undefined;
+    const rawHead = onFastPath(ph) ? labelled('head', () => inflateSync(ph)) : undefined;
+    return finishPair(baseBytes, headBytes, pb, ph, base, rawHead, shared, targets);
+  }
   // The base streams (its rows unfiltered while the rest inflates); the head inflates at once, as it
   // is unfiltered against the base afterwards.
   const [base, rawHead] = await Promise.all([
-    onFastPath(pb) ? decodeStreaming(pb, shared).catch(relabel('base')) : Promise.resolve(undefined),
+    onFastPath(pb) ? labelled('base', () => (targets?.base.rows ? decodeOneShot(pb, shared, targets.base) : decodeStreaming(pb, shared, targets?.base))).catch(relabel('base')) : Promise.resolve(undefined),
     onFastPath(ph) ? inflateAsync(ph).catch(relabel('head')) : Promise.resolve(undefined),
   ]);
+  return finishPair(baseBytes, headBytes, pb, ph, base, rawHead, shared, targets);
+}
+
+export interface DecodePairOptions {
+  /** Decode into SharedArrayBuffers (when no target is given). */
+  shared?: boolean;
+  /** Where the fast path writes each image (kernel.ts workspaces). */
+  targets?: { base: DecodeTarget; head: DecodeTarget };
+  /**
+   * Inflate in this thread (one synchronous zlib call per image) instead of on libuv's pool: for the
+   * diff pool's workers, which already keep every core busy with a pair each, so handing the inflate
+   * to yet another thread only adds hand-offs (pool.ts).
+   */
+  inline?: boolean;
+}
+
+function finishPair(baseBytes: Uint8Array, headBytes: Uint8Array, pb: ParsedPng, ph: ParsedPng, base: DecodedRows | undefined, rawHead: Uint8Array | undefined, shared: boolean, targets: DecodePairOptions['targets']): DecodedPair {
   const baseImage = base ? base.image : labelled('base', () => decodeWithPngjs(baseBytes));
   if (!rawHead) return { base: baseImage, head: labelled('head', () => decodeWithPngjs(headBytes)) };
   const sameFormat = base && pb.width === ph.width && pb.height === ph.height && pb.colorType === ph.colorType && samePalette(pb, ph);
-  const { decoded, sameRows } = labelled('head', () => reconstruct(ph, rawHead, sameFormat ? base : undefined, shared));
+  const { decoded, sameRows } = labelled('head', () => reconstruct(ph, rawHead, sameFormat ? base : undefined, shared, targets?.head));
   return { base: baseImage, head: decoded.image, sameRows };
 }
 
@@ -299,7 +357,7 @@ const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
  * base image of a pair), a row whose filtered bytes equal the reference's is copied from it instead,
  * provided it does not depend on a row above that differs; `sameRows[y]` records the rows known equal.
  */
-function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array, fromRow = 0): void {
+function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: number, bpp: number, reference?: DecodedRows, sameRows?: Uint8Array, fromRow = 0, rowKernel?: RowUnfilter): void {
   const rawBuf = reference ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) : undefined;
   const refRaw = reference ? Buffer.from(reference.raw.buffer, reference.raw.byteOffset, reference.raw.byteLength) : undefined;
   let prevSame = true;
@@ -318,7 +376,8 @@ function unfilter(raw: Uint8Array, out: Uint8Array, stride: number, height: numb
         continue;
       }
     }
-    if (out32 && filter !== 0 && filter !== 4) unfilterRowRgba(raw, src, out, out32, row, stride, filter, y);
+    if (rowKernel && bpp === 4 && filter >= 1 && filter <= 4) rowKernel(raw, src, out, row, stride, filter, y === 0);
+    else if (out32 && filter !== 0 && filter !== 4) unfilterRowRgba(raw, src, out, out32, row, stride, filter, y);
     else if (bpp === 4 && filter === 4 && y > 0) unfilterPaethRgba(raw, src, out, row, row - stride, stride);
     else unfilterRow(raw, src, out, row, stride, bpp, filter, y);
     if (reference && sameRows) {

@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import { isMainThread, type Worker } from 'node:worker_threads';
+import type { Layout } from './kernel';
 import { startVisualWorker } from './threads';
 
 /**
@@ -17,7 +18,16 @@ import { startVisualWorker } from './threads';
 /** Below this many pixels a pair is compared in one thread (the hand-off costs about a millisecond). */
 export const SPLIT_MIN_PIXELS = 1 << 20;
 
-export type BandRequest = { op: 'decode'; png: Uint8Array } | BandMatchRequest;
+export type BandRequest = { op: 'decode'; png: Uint8Array; into?: { memory: WebAssembly.Memory; layout: Layout } } | BandMatchRequest | BandKernelRequest;
+
+/** Compare, index and compress rows [fromRow, toRow) of a pair in a kernel workspace (kernel.ts). */
+export interface BandKernelRequest {
+  op: 'kernel';
+  memory: WebAssembly.Memory;
+  layout: Layout;
+  fromRow: number;
+  toRow: number;
+}
 
 export interface BandMatchRequest {
   op: 'match';
@@ -35,6 +45,7 @@ export interface BandMatchRequest {
 export type BandReply =
   | { ok: true; count: number; segment: { deflated: Uint8Array; adler: number; length: number } }
   | { ok: true; decoded: { width: number; height: number; data: SharedArrayBuffer } }
+  | { ok: true; decodedInto: true }
   | { ok: false; malformed?: boolean; message: string };
 
 export class BandHelper {

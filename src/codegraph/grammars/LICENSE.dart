@@ -1,4 +1,4 @@
-Copyright (c) 2020-2022 UserNobody14 and others
+Copyright (c) 2020-2023 UserNobody14 and others
 
 Permission is hereby granted, free of charge, to any person obtaining
 a copy of this software and associated documentation files (the

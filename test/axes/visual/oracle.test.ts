@@ -2,7 +2,8 @@
  * pixelmatch is the oracle of the visual engine (issue 18): on screenshots drawn by a real 2D canvas
  * (Skia, bench/support/ui-renders.ts) — gradients, shadows, anti-aliased shapes and text — the engine
  * must count exactly the pixels one pixelmatch call over the whole image counts, and its diff image
- * must be pixelmatch's, byte for byte, both as RGBA and after its PNG round trip.
+ * must be pixelmatch's, byte for byte, both as RGBA and after its PNG round trip — with the WebAssembly
+ * kernel and with the TypeScript engine, in one thread and split (wasm-kernel.test.ts adds random images).
  */
 import './support/esm';
 import pixelmatch from 'pixelmatch';
@@ -61,10 +62,11 @@ describe('the engine against pixelmatch on canvas renders', () => {
     expect(diff.changedPixels).toBe(expected);
     expect(Buffer.from(renderDiff(diff).data).equals(Buffer.from(expectedImage))).toBe(true);
 
-    // In one thread, and split with the band helper thread (two bands of rows).
-    for (const split of ['never', 'always'] as const) {
+    // In one thread, and split with the band helper thread (two bands of rows); with the WebAssembly
+    // kernel (the default for these same-sized PNGs) and with the TypeScript engine.
+    for (const [split, engine] of [['never', 'auto'], ['always', 'auto'], ['never', 'typescript'], ['always', 'typescript']] as const) {
       const before = { ...splitStats };
-      const result = await compareImages(a.png, b.png, { split });
+      const result = await compareImages(a.png, b.png, { split, engine });
       expect(splitStats.pairs - before.pairs).toBe(split === 'always' ? 1 : 0);
       expect(splitStats.helperFailures).toBe(before.helperFailures);
       expect(result.changedPixels).toBe(expected);
