@@ -19,20 +19,24 @@ export interface FormationFile {
   fragments: FragmentData[];
   /** The grammar's parse of the file has errors: said in the cohort's reason. */
   parseErrors?: boolean;
+  /** Symbol ids of modified definitions whose changed lines are only comments, docstrings or blank (`code-change`). */
+  docOnly?: Set<string>;
 }
 
 /**
  * What may join two changed files into one cohort besides a resolved edge between changed definitions:
  * `changed-reference` (stricter: the reference itself is on a changed line), `new-symbol-import` (an import
- * or re-export of a symbol the change adds or deletes), `wrapper` (one hop through an
+ * or re-export of a symbol the change adds or deletes), `changed-import` (a source file starts or stops
+ * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
+ * docstrings or blank lines is no link target), `wrapper` (one hop through an
  * unchanged definition of a changed file), `test-subject` (name pairing), `mirror` (a copy of the same
  * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory). Each is measured with and without on `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory' | 'type-edges';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory', 'type-edges'];
-// Measured (docs/cohorts.md): wrapper, mirror, co-change and directory did not earn their place on the five evaluation repos.
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'test-subject'];
+export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory' | 'type-edges';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory', 'type-edges'];
+// Measured (docs/cohorts.md): wrapper, mirror, co-change, directory and type-edges did not earn their place on the five evaluation repos.
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -137,6 +141,11 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
       else residualFiles.add(f.path);
     }
   }
+  // `code-change`: a definition whose change is only its comments or docstring is no link target (what
+  // references it does not depend on that change).
+  const docOnly = new Set(signals.has('code-change') ? semanticFiles.flatMap((f) => [...(f.docOnly ?? [])]) : []);
+  const linkable = (symbol: string) => !docOnly.has(symbol);
+
   const testFiles = new Set(semanticFiles.filter((f) => f.role === 'test').map((f) => f.path));
   const liveHeadFiles = new Set(semanticFiles.filter((f) => f.status !== 'deleted').map((f) => f.path));
   const byLine = signals.has('changed-reference');
@@ -150,7 +159,7 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
       if (!signals.has('wrapper')) return undefined;
       const info = graph.symbols.get(to);
       if (!info) return undefined;
-      for (const e of graph.outgoingOf(to)) if (e.toFile === info.path && fileOfSymbol.has(e.to)) return e.to;
+      for (const e of graph.outgoingOf(to)) if (e.toFile === info.path && fileOfSymbol.has(e.to) && linkable(e.to)) return e.to;
       return undefined;
     };
     for (const e of graph.edges) {
@@ -168,7 +177,7 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
       if (!fromSymbol) continue;
       // Exactly the changed definition: naming a class (a type annotation, `new X`) says nothing about
       // which of its changed methods runs, and treating it so turns every widely used class into a hub.
-      const direct = fileOfSymbol.has(e.to) ? e.to : undefined;
+      const direct = fileOfSymbol.has(e.to) && linkable(e.to) ? e.to : undefined;
       const toSymbol = direct ?? throughWrapper(e.to);
       if (!toSymbol) continue;
       const toFile = fileOfSymbol.get(toSymbol)!;
@@ -181,10 +190,16 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   };
   visit(input.head, 'head');
   visit(input.base, 'base');
-  if (signals.has('new-symbol-import')) {
+  if (signals.has('new-symbol-import') || signals.has('changed-import')) {
     // An import (or re-export) of a symbol the change adds or removes: that import line changed with it.
+    // With `changed-import`, also a binding the file did not import before (head) or no longer imports
+    // (base) naming any changed symbol: the file starts or stops using what the change touches.
     const changeOf = new Map<string, FragmentData['change']>();
     for (const f of semanticFiles) for (const fr of f.fragments) if (fr.symbolId) changeOf.set(fr.symbolId, fr.change);
+    const bindingKeys = (graph: CodeGraph | undefined, file: string | undefined): Set<string> => {
+      const facts = file ? graph?.index.files.get(file)?.facts : undefined;
+      return new Set((facts?.imports ?? []).flatMap((d) => d.bindings.map((x) => `${d.source}\0${x.imported}\0${x.local}`)));
+    };
     const importsOf = (graph: CodeGraph | undefined, side: 'head' | 'base', want: FragmentData['change']) => {
       if (!graph) return;
       for (const f of semanticFiles) {
@@ -192,13 +207,25 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
         if (side === 'head' && f.status === 'deleted') continue;
         const indexed = graph.index.files.get(own);
         if (!indexed) continue;
+        // The same file's bindings on the other side: a binding on both sides neither starts nor stops.
+        const other = signals.has('changed-import')
+          ? side === 'head'
+            ? bindingKeys(input.base, f.status === 'added' ? undefined : f.oldPath ?? f.path)
+            : bindingKeys(input.head, f.status === 'deleted' ? undefined : f.path)
+          : new Set<string>();
         for (const decl of indexed.facts.imports) {
           const target = graph.resolveModule(indexed, decl.source);
           if (!target) continue;
           for (const b of decl.bindings) {
             if (b.imported === '*') continue;
             const to = graph.resolveExport(target, b.imported, 0);
-            if (!to || changeOf.get(to) !== want) continue;
+            const change = to ? changeOf.get(to) : undefined;
+            if (!to || !change || !linkable(to)) continue;
+            const newOrGone = signals.has('new-symbol-import') && change === want;
+            // Source files only: a test's references already link it to what it exercises, and a test that
+            // imports a changed symbol it never uses says little (measured on immer).
+            const startsOrStops = signals.has('changed-import') && f.role !== 'test' && !other.has(`${decl.source}\0${b.imported}\0${b.local}`);
+            if (!newOrGone && !startsOrStops) continue;
             const toFile = fileOfSymbol.get(to)!;
             if (toFile === f.path) continue;
             const key = `${f.path}\0${toFile}\0${f.path}\0${to}`;
@@ -226,7 +253,7 @@ interface Group {
 interface Join {
   a: string;
   b: string;
-  signal: Exclude<FormationSignal, 'changed-reference' | 'new-symbol-import' | 'wrapper'>;
+  signal: Exclude<FormationSignal, 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper'>;
   detail: string;
 }
 

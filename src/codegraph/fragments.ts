@@ -18,7 +18,14 @@ function innermostByLine(defs: SymbolInfo[]): Array<SymbolInfo | undefined> {
  * base definitions (a definition missing from the head is `deleted`); lines no definition covers form one
  * residual fragment.
  */
-export function fragmentsOf(file: { path: string; oldPath?: string; status: string }, hunks: FileHunks | undefined, head: CodeGraph | undefined, base: CodeGraph | undefined): FragmentData[] {
+export function fragmentsOf(
+  file: { path: string; oldPath?: string; status: string },
+  hunks: FileHunks | undefined,
+  head: CodeGraph | undefined,
+  base: CodeGraph | undefined,
+  /** Comment/docstring/blank lines of each side (doc-lines.ts); `docOnly` receives the symbol ids whose changed lines are all such. */
+  doc?: { head?: Set<number>; base?: Set<number>; docOnly: Set<string> },
+): FragmentData[] {
   const headPath = file.path;
   const basePath = file.oldPath ?? file.path;
   const headDefs = file.status === 'deleted' ? [] : head?.defsByFile.get(headPath) ?? [];
@@ -40,11 +47,21 @@ export function fragmentsOf(file: { path: string; oldPath?: string; status: stri
     if (fragments.has(s.def.qname)) return;
     fragments.set(s.def.qname, { id: s.id, path: side === 'head' ? headPath : basePath, symbolId: s.id, kind: clipText(s.def.kind, BOUNDS.kind), side, change, startLine: s.def.start, endLine: s.def.end });
   };
+  /**
+   * qnames with a changed line that is code (not a comment, docstring or blank line), and their lexical
+   * ancestors: a class that gains a method changed, even when its own lines changed are comments.
+   */
+  const substantive = new Set<string>();
+  const markSubstantive = (qname: string) => {
+    for (let q = qname; q; q = q.includes('.') ? q.slice(0, q.lastIndexOf('.')) : '') substantive.add(q);
+  };
   for (const h of hunks?.hunks ?? []) {
     for (let l = h.newStart; l < h.newStart + h.newCount; l++) {
       const s = headLines[l];
-      if (s) addDef(s, 'head', baseQnames.has(s.def.qname) ? 'modified' : 'added');
-      else addResidual('head', l);
+      if (s) {
+        addDef(s, 'head', baseQnames.has(s.def.qname) ? 'modified' : 'added');
+        if (!doc?.head?.has(l)) markSubstantive(s.def.qname);
+      } else addResidual('head', l);
     }
     for (let l = h.oldStart; l < h.oldStart + h.oldCount; l++) {
       const s = baseLines[l];
@@ -52,12 +69,14 @@ export function fragmentsOf(file: { path: string; oldPath?: string; status: stri
         addResidual('base', l);
         continue;
       }
+      if (!doc?.base?.has(l)) markSubstantive(s.def.qname);
       if (headQnames.has(s.def.qname)) {
         const now = headDefs.find((x) => x.def.qname === s.def.qname)!;
         addDef(now, 'head', 'modified');
       } else addDef(s, 'base', 'deleted');
     }
   }
+  if (doc?.head && doc.base) for (const [qname, fr] of fragments) if (fr.change === 'modified' && !substantive.has(qname) && fr.symbolId) doc.docOnly.add(fr.symbolId);
   const out = [...fragments.values()].sort((a, b) => a.startLine - b.startLine || a.id.localeCompare(b.id));
   if (residual) {
     const r = residual as { side: 'head' | 'base'; start: number; end: number };

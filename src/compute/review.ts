@@ -4,6 +4,7 @@ import type { ReviewComputed } from '../events/catalogue/compute';
 import type { RepoConfig } from '../events/catalogue/repo';
 import { parseHunks } from '../codegraph/diff-hunks';
 import { FactsCache } from '../codegraph/facts-cache';
+import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
 import { coChangePairs } from '../git/co-change';
@@ -21,7 +22,7 @@ import { BOUNDS, clipId } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
-export const REVIEW_ENGINE_VERSION = `review-4+${CODEGRAPH_ENGINE_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-5+${CODEGRAPH_ENGINE_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -112,6 +113,22 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const dependencyDiffs = await diffDependencies(changed, async (side, p) => (await repo.readFileAt(side === 'base' ? baseSha : headSha, p))?.toString('utf8') ?? null);
   const versionOnly = new Set(dependencyDiffs.filter((d) => d.versionOnly).map((d) => d.path));
 
+  const signals = input.signals ?? DEFAULT_SIGNALS;
+  // `code-change`: which changed lines are only comments, docstrings or blank, read from both sides'
+  // texts of the changed code files that have a modified definition to tell apart.
+  const docLines = new Map<string, { head?: Set<number>; base?: Set<number> }>();
+  if (signals.includes('code-change') && head && base) {
+    for (const c of changed) {
+      const language = languageOf(c.path);
+      const role = classifyRole(c.path);
+      if (!language || (role !== 'source' && role !== 'test') || (c.status !== 'modified' && c.status !== 'renamed')) continue;
+      if (!hunks.get(c.path)?.hunks.length || !headIndex?.files.has(c.path)) continue;
+      const [h, b] = await Promise.all([repo.readFileAt(headSha, c.path), repo.readFileAt(baseSha, c.oldPath ?? c.path)]);
+      if (!h || !b) continue;
+      docLines.set(c.path, { head: await docLinesOf(language, h.toString('utf8')), base: await docLinesOf(language, b.toString('utf8')) });
+    }
+  }
+
   const files: FormationFile[] = changed.map((c) => {
     let role = overlong.has(c.path) ? 'other' : classifyRole(c.path);
     if (role === 'manifest' && versionOnly.has(c.path)) role = 'version-bump';
@@ -126,14 +143,16 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     } else file.unsupportedLanguage = `${language} (file not indexed: vendored, generated or too large)`;
     if ((role === 'source' || role === 'test') && file.language) {
       const fragStatus = status === 'copied' ? 'added' : status === 'type_changed' ? 'modified' : status;
-      file.fragments = fragmentsOf({ path: c.path, oldPath: c.oldPath, status: fragStatus }, hunks.get(c.path), head, base);
+      const doc = docLines.get(c.path);
+      const docOnly = new Set<string>();
+      file.fragments = fragmentsOf({ path: c.path, oldPath: c.oldPath, status: fragStatus }, hunks.get(c.path), head, base, doc ? { ...doc, docOnly } : undefined);
+      if (docOnly.size) file.docOnly = docOnly;
     }
     return file;
   });
 
   // Type-resolved edges from the changed TS/JS code files (head), and at base when a definition was deleted.
   const checker: CheckerEdgeStats[] = [];
-  const signals = input.signals ?? DEFAULT_SIGNALS;
   if ((input.typeEdges ?? signals.includes('type-edges')) && head && base) {
     const code = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test'));
     const headFiles = code.filter((f) => f.status !== 'deleted').map((f) => f.path);

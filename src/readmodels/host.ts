@@ -49,10 +49,10 @@ class BatchTx implements ApplyTx {
     const k = keyString(spec, key);
     const written = this.writes.get(table)?.get(k);
     if (written) return written.row ?? undefined;
-    const cached = this.cache.get(table + k);
+    const cached = this.cache.get(`${table}\u0000${k}`);
     if (cached !== undefined) return cached ?? undefined;
     return this.read(spec, key).then((r) => {
-      this.cache.set(table + k, r ?? null);
+      this.cache.set(`${table}\u0000${k}`, r ?? null);
       return r;
     });
   }
@@ -76,7 +76,7 @@ class ModelRunner {
   onProgress: ((p: RebuildProgress) => void) | null = null;
   private buildStart = { at: 0, from: 0 };
 
-  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number) {
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>) {
     this.specs = new Map(model.tables.map((t) => [t.name, t]));
   }
 
@@ -115,8 +115,7 @@ class ModelRunner {
 
   /** Folds the next page of events into `slot`. False when there was nothing to fold. */
   private async step(slot: Slot): Promise<boolean> {
-    const events: RecordedEvent[] = [];
-    for await (const e of this.store.readAll({ after: slot.position, maxCount: this.batch })) events.push(e);
+    const events = await this.readPage(slot.position, this.batch);
     if (events.length === 0) return false;
     const cache = this.cacheOf(slot);
     const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key));
@@ -131,7 +130,7 @@ class ModelRunner {
     }
     slot.position = to;
     if (cache.size > CACHE_ROWS) cache.clear();
-    for (const [table, w] of tx.writes) for (const [k, { row }] of w) cache.set(table + k, row);
+    for (const [table, w] of tx.writes) for (const [k, { row }] of w) cache.set(`${table}\u0000${k}`, row);
     return true;
   }
 
@@ -205,8 +204,22 @@ export class ReadModelHost {
   /** The last error of the update loop (the loop retries; queries fall back meanwhile). */
   lastError: unknown = null;
 
+  /** The last page read, shared by every slot at the same position in one round (models read the log once). */
+  private page: { after: number; max: number; events: Promise<RecordedEvent[]> } | null = null;
+
   constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number } = {}) {
-    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH));
+    const read = (after: number, max: number): Promise<RecordedEvent[]> => {
+      const p = this.page;
+      if (p && p.after === after && p.max === max) return p.events;
+      const events = (async () => {
+        const out: RecordedEvent[] = [];
+        for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
+        return out;
+      })();
+      this.page = { after, max, events };
+      return events;
+    };
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, read));
   }
 
   get names(): string[] {
@@ -249,6 +262,8 @@ export class ReadModelHost {
     let backoff = 50;
     while (!this.closed) {
       this.dirty = false;
+      // A page cached in an earlier round may have grown since: read it again.
+      this.page = null;
       let progressed = false;
       try {
         for (const r of this.runners.values()) if (await r.round()) progressed = true;
@@ -284,17 +299,28 @@ export class ReadModelHost {
 
   /** Builds a fresh generation from position 0 beside the active one and promotes it when it caught up. */
   async rebuild(name: string, onProgress?: (p: RebuildProgress) => void): Promise<Slot> {
+    return (await this.rebuildAll([name], onProgress))[0];
+  }
+
+  /**
+   * Rebuilds several models side by side: their building slots move in step, so each page of the log
+   * is read (and its events decoded) once for all of them.
+   */
+  async rebuildAll(names: string[], onProgress?: (p: RebuildProgress) => void): Promise<Slot[]> {
     await this.start();
-    const r = this.runner(name);
-    if (r.superseded) throw new Error(`read model "${name}": a newer version is stored; rebuild it with the newer code`);
-    if (r.building) await this.storage.dropSlot(r.building, r.model.tables);
-    await r.startBuilding(await r.nextGeneration());
-    r.onProgress = onProgress ?? null;
-    const done = r.whenPromoted();
+    const runners = names.map((n) => this.runner(n));
+    for (const r of runners) if (r.superseded) throw new Error(`read model "${r.model.name}": a newer version is stored; rebuild it with the newer code`);
+    const done: Promise<void>[] = [];
+    for (const r of runners) {
+      if (r.building) await this.storage.dropSlot(r.building, r.model.tables);
+      await r.startBuilding(await r.nextGeneration());
+      r.onProgress = onProgress ?? null;
+      done.push(r.whenPromoted());
+    }
     this.wake();
-    await done;
-    r.onProgress = null;
-    return r.active!;
+    await Promise.all(done);
+    for (const r of runners) r.onProgress = null;
+    return runners.map((r) => r.active!);
   }
 
   /** Waits until every model has a ready slot caught up with the current head. */

@@ -1,5 +1,6 @@
 import type { QueryDefinition } from '../projections/query';
-import { answerWorkspaceQueriesWith, type QueryAnswer } from '../projections/run-query';
+import { answerWorkspaceQueriesWith, readWorkspaceFactsWith, type QueryAnswer } from '../projections/run-query';
+import type { RecordedEvent } from '../events/envelope';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { DomainError } from '../domain-error';
 import { auditQuery } from '../projections/audit';
@@ -8,12 +9,14 @@ import { reviewMetricsQuery } from '../projections/review-metrics';
 import { auditFromRows, auditReadModel } from './audit';
 import { contextFromRows, metricsFromRows } from './context-answers';
 import { historyReadModel } from './history';
+import { reviewFactsFromRows, reviewFactsReadModel } from './review-facts';
+import { reviewSources } from '../projections/review-fold';
 import { ReadModelHost } from './host';
 import type { ReadModel } from './model';
 import { PostgresReadModelStorage, ReadModelStorage, Slot, SqliteReadModelStorage } from './storage';
 
 /** Every read model of the ledger, one line each. */
-export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel];
+export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel, reviewFactsReadModel];
 
 type Answer = (storage: ReadModelStorage, slot: Slot, input: any, until: number, ws: WorkspaceHandle) => Promise<unknown>;
 
@@ -26,10 +29,14 @@ const ANSWERS: Record<string, { model: string; answer: Answer }> = {
 
 const HOST = Symbol('readModelHost');
 
-/** The store's own technology: SQLite beside the log (KurrentDB too: a sibling file), PostgreSQL in its schema. */
+/**
+ * The store's own technology: SQLite beside the log, PostgreSQL in its schema; KurrentDB in the
+ * catalogue's PostgreSQL database when there is one (DATABASE_URL), else a SQLite file beside the workspace.
+ */
 function storageFor(ws: WorkspaceHandle): ReadModelStorage | null {
-  const store = ws.store as { adapter: string; backend?: { pool: import('pg').Pool; schema: string } };
+  const store = ws.store as { adapter: string; backend?: { pool: import('pg').Pool; schema: string }; readModels?: { pool: import('pg').Pool; schema: string } };
   if (store.adapter === 'postgres' && store.backend) return new PostgresReadModelStorage(ws.id, store.backend.pool, store.backend.schema);
+  if (store.adapter === 'kurrentdb' && store.readModels) return new PostgresReadModelStorage(ws.id, store.readModels.pool, store.readModels.schema, true);
   if (store.adapter === 'sqlite' || store.adapter === 'kurrentdb') return new SqliteReadModelStorage(ws.id, ws.dir);
   return null;
 }
@@ -70,5 +77,18 @@ export async function answerFromReadModel<I, R>(q: QueryDefinition<I, unknown, R
   }
 }
 
+/** The review queries' workspace facts from the reviewFacts model, exactly as of `until`; null while it is not built. */
+export async function reviewFactsFromReadModel(ws: WorkspaceHandle, prEvents: readonly RecordedEvent[], until: number): Promise<RecordedEvent[] | null> {
+  const host = readModelHost(ws);
+  if (!host) return null;
+  try {
+    const slot = await host.readySlot('reviewFacts', until);
+    return slot ? await reviewFactsFromRows(host.storage, slot, prEvents, until) : null;
+  } catch {
+    return null;
+  }
+}
+
 // Importing this module makes runQuery answer from the read models (the server, RPC, MCP and the audit CLI do).
 answerWorkspaceQueriesWith(answerFromReadModel);
+readWorkspaceFactsWith(reviewSources, reviewFactsFromReadModel);

@@ -19,7 +19,8 @@ export const tableName = (slot: Pick<Slot, 'name' | 'version' | 'generation'>, t
 /** Final state per table and primary key of one batch: a row to upsert, or null to delete. */
 export type WriteSet = Map<string, Map<string, { key: Row; row: Row | null }>>;
 
-export const keyString = (spec: TableSpec, row: Row): string => JSON.stringify(spec.key.map((k) => row[k] ?? null));
+/** A primary key as one Map key: the value itself for one-column keys (the common case, no allocation), else joined by NUL. */
+export const keyString = (spec: TableSpec, row: Row): string => (spec.key.length === 1 ? `${row[spec.key[0]] ?? '\u0000null'}` : spec.key.map((k) => row[k] ?? '\u0000null').join('\u0000'));
 
 /**
  * The SQL behind the read models of one workspace, on the store's own technology. Statements are
@@ -51,7 +52,9 @@ function createTableSql(slot: Slot, spec: TableSpec, kind: 'sqlite' | 'postgres'
   const t = qualifier + tableName(slot, spec.name);
   const type = (c: ColumnType): string => (kind === 'sqlite' ? (c === 'int' ? 'INTEGER' : 'TEXT') : c === 'int' ? 'bigint' : 'text COLLATE "C"');
   const cols = [`workspace_id ${type('text')} NOT NULL`, ...Object.entries(spec.columns).map(([n, c]) => `${n} ${type(c)}${spec.key.includes(n) ? ' NOT NULL' : ''}`)];
-  return [`CREATE TABLE IF NOT EXISTS ${t} (${cols.join(', ')}, PRIMARY KEY (workspace_id, ${spec.key.join(', ')}))`];
+  // SQLite: WITHOUT ROWID, so a row lives in its primary-key B-tree only (one insert, not a rowid row
+  // plus a key index entry: measured ~40% of a build's commit time).
+  return [`CREATE TABLE IF NOT EXISTS ${t} (${cols.join(', ')}, PRIMARY KEY (workspace_id, ${spec.key.join(', ')}))${kind === 'sqlite' ? ' WITHOUT ROWID' : ''}`];
 }
 
 /**
@@ -141,9 +144,13 @@ export class SqliteReadModelStorage implements ReadModelStorage {
           const cols = Object.keys(spec.columns);
           const upsert = this.stmt(`INSERT OR REPLACE INTO ${t} (workspace_id, ${cols.join(', ')}) VALUES (?${', ?'.repeat(cols.length)})`);
           const del = this.stmt(`DELETE FROM ${t} WHERE workspace_id = ? AND ${spec.key.map((k) => `${k} = ?`).join(' AND ')}`);
+          const values: unknown[] = new Array(cols.length + 1);
+          values[0] = this.workspaceId;
           for (const { key, row } of w.values()) {
-            if (row) upsert.run(this.workspaceId, ...cols.map((c) => row[c] ?? null));
-            else del.run(this.workspaceId, ...spec.key.map((k) => key[k]));
+            if (row) {
+              for (let i = 0; i < cols.length; i++) values[i + 1] = row[cols[i]] ?? null;
+              upsert.run(values);
+            } else del.run(this.workspaceId, ...spec.key.map((k) => key[k]));
           }
         }
         this.stmt(`UPDATE ${CHECKPOINTS} SET position = ?, ready = max(ready, ?) WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`).run(to, ready ? 1 : 0, this.workspaceId, slot.name, slot.version, slot.generation);
@@ -186,7 +193,8 @@ export class PostgresReadModelStorage implements ReadModelStorage {
   private ready: Promise<void> | null = null;
   private readonly s: string;
 
-  constructor(readonly workspaceId: string, private readonly pool: Pool, schema: string) {
+  /** `createSchema`: the KurrentDB catalogue's schema may not exist yet (the event store's always does, and CREATE SCHEMA needs a privilege the store's user may lack). */
+  constructor(readonly workspaceId: string, private readonly pool: Pool, schema: string, private readonly createSchema = false) {
     this.s = `"${schema}"`;
   }
 
@@ -196,7 +204,12 @@ export class PostgresReadModelStorage implements ReadModelStorage {
 
   private init(): Promise<void> {
     this.ready ??= this.pool
-      .query(`CREATE TABLE IF NOT EXISTS ${this.s}.${CHECKPOINTS} (workspace_id text NOT NULL, name text NOT NULL, version integer NOT NULL, generation integer NOT NULL, position bigint NOT NULL, ready integer NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`)
+      .query(this.createSchema ? `CREATE SCHEMA IF NOT EXISTS ${this.s}` : 'SELECT 1')
+      .catch((err) => {
+        // Two processes creating it at once: the loser sees a unique violation; the schema is there.
+        if ((err as { code?: string }).code !== '23505') throw err;
+      })
+      .then(() => this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.s}.${CHECKPOINTS} (workspace_id text NOT NULL, name text NOT NULL, version integer NOT NULL, generation integer NOT NULL, position bigint NOT NULL, ready integer NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`))
       .then(() => undefined)
       .catch(async (err) => {
         // Two processes creating the table at once: the loser sees a unique violation on pg_type.

@@ -34,17 +34,23 @@ export function postgresStoreFactory(connectionString: string, schema?: string):
  */
 export function kurrentdbStoreFactory(connectionString: string, catalogueDatabaseUrl?: string): StoreFactory {
   let connection: KurrentDb.KurrentDbConnection | null = null;
+  // The read models go to the catalogue's database (schema review_ledger), on a small pool of their own.
+  let readModelPool: import('pg').Pool | null = null;
   const factory: StoreFactory = async (workspaceId) => {
     // Loaded on demand: the gRPC client is only paid for by deployments that use it.
     const { KurrentDbConnection, KurrentDbEventStore } = require('../events/store/kurrentdb') as typeof KurrentDb;
     connection ??= new KurrentDbConnection(connectionString);
-    return new KurrentDbEventStore({ connection, workspaceId });
+    if (catalogueDatabaseUrl) readModelPool ??= new (require('pg') as typeof import('pg')).Pool({ connectionString: catalogueDatabaseUrl, max: 4 });
+    return new KurrentDbEventStore({ connection, workspaceId, readModels: readModelPool ? { pool: readModelPool, schema: 'review_ledger' } : undefined });
   };
   factory.catalogue = (dataDir) => (catalogueDatabaseUrl ? new PostgresCatalogue(catalogueDatabaseUrl) : new SqliteCatalogue(dataDir));
   factory.close = async () => {
     const c = connection;
     connection = null;
     await c?.close();
+    const p = readModelPool;
+    readModelPool = null;
+    await p?.end();
   };
   return factory;
 }

@@ -49,6 +49,50 @@ describe('formation signals', () => {
     expect(groups(await compute(f, base, head, ['changed-reference', 'test-subject']))).toEqual(['pkg/__init__.py', 'pkg/utils.py']);
   });
 
+  it('changed-import: a package __init__.py that starts re-exporting a function the change modifies joins it; an edited import line whose binding was there before does not', async () => {
+    const SIGNALS: FormationSignal[] = ['changed-reference', 'new-symbol-import', 'test-subject', 'changed-import'];
+    const f = fixture();
+    f.write('pkg/__init__.py', 'from .utils import echo\n');
+    f.write('pkg/utils.py', 'def echo(s):\n    return s\n\n\ndef get_args():\n    return []\n');
+    f.write('src/event.ts', 'export class H3Event {\n  path = "/";\n}\n\nexport const other = 1;\n');
+    f.write('src/plain.ts', "import { H3Event } from './event';\n\nexport function plain(e: H3Event): string {\n  return e.path;\n}\n");
+    const base = f.commit('base');
+    // get_args is modified (not new) and newly exported by __init__.py; H3Event is modified and plain.ts's
+    // import line changes, but it imported H3Event before.
+    f.write('pkg/__init__.py', 'from .utils import echo, get_args\n');
+    f.write('pkg/utils.py', 'def echo(s):\n    return s\n\n\ndef get_args():\n    return list(range(3))\n');
+    f.write('src/event.ts', 'export class H3Event {\n  path = "/index";\n}\n\nexport const other = 1;\n');
+    f.write('src/plain.ts', "import { H3Event, other } from './event';\n\nexport function plain(e: H3Event): string {\n  return e.path + other;\n}\n");
+    const head = f.commit('head');
+    const r = await compute(f, base, head, SIGNALS);
+    expect(groups(r)).toEqual(['pkg/__init__.py,pkg/utils.py', 'src/event.ts', 'src/plain.ts']);
+    expect(cohortOf(r, 'pkg/utils.py').groupingReason).toBe('changed references: pkg/__init__.py → get_args');
+    expect(groups(await compute(f, base, head, SIGNALS.filter((x) => x !== 'changed-import')))).toEqual(['pkg/__init__.py', 'pkg/utils.py', 'src/event.ts', 'src/plain.ts']);
+  });
+
+  it('code-change: a definition whose change is only its docstring or comments is no link target; a code change is', async () => {
+    const SIGNALS: FormationSignal[] = ['changed-reference', 'new-symbol-import', 'test-subject', 'code-change'];
+    const utils = (doc: string, body: string) => `def echo(message):\n    \"\"\"Print a message.\n\n    ${doc}\n    \"\"\"\n    # write it out\n    return ${body}\n`;
+    // n functions, each calling echo: a new function is a new (changed-line) reference to it.
+    const app = (n: number) => `from .utils import echo\n${Array.from({ length: n }, (_, i) => `\n\ndef main${i}():\n    echo("line ${i}")\n`).join('')}`;
+    const f = fixture();
+    f.write('pkg/__init__.py', '');
+    f.write('pkg/utils.py', utils('It never fails.', 'print(message)'));
+    f.write('pkg/app.py', app(1));
+    const base = f.commit('base');
+    f.write('pkg/utils.py', utils('It never fails, and writes bytes too.', 'print(message)'));
+    f.write('pkg/app.py', app(2));
+    const docOnly = f.commit('docstring only; a new call');
+    expect(groups(await compute(f, base, docOnly, SIGNALS))).toEqual(['pkg/app.py', 'pkg/utils.py']);
+    // Without the signal the new call joins the docstring edit.
+    expect(groups(await compute(f, base, docOnly, SIGNALS.filter((x) => x !== 'code-change')))).toEqual(['pkg/app.py,pkg/utils.py']);
+    f.write('pkg/utils.py', utils('It never fails, and writes bytes too.', 'print(message, flush=True)'));
+    const code = f.commit('and a code change');
+    const r = await compute(f, base, code, SIGNALS);
+    expect(groups(r)).toEqual(['pkg/app.py,pkg/utils.py']);
+    expect(cohortOf(r, 'pkg/app.py').groupingReason).toBe('changed references: main1 → echo');
+  });
+
   it('test-subject: a changed test named for a changed source joins it without a reference to a changed symbol', async () => {
     const f = fixture();
     f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(s);\n}\n\nexport function other(): number {\n  return 1;\n}\n');

@@ -13,12 +13,18 @@ describe('review-ledger projections', () => {
   test('rebuild builds a new generation from 0 and switches to it; status shows the slot caught up with the head; unknown names are refused', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-rm-cli-'));
     cli(dataDir, 'workspace', 'create', 'acme');
-    const first = JSON.parse(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--json').trim());
-    expect(first).toMatchObject({ name: 'audit', version: 1 });
-    const second = JSON.parse(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--name', 'audit', '--json').trim());
+    const lines = (out: string) => out.trim().split('\n').map((l) => JSON.parse(l));
+    // Without --name: every read model, side by side.
+    const all = lines(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--json'));
+    expect(all.map((r) => [r.name, r.version])).toEqual([['audit', 1], ['history', 1]]);
+    const first = all[0];
+    const [second] = lines(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--name', 'audit', '--json'));
     expect(second.generation).toBe(first.generation + 1);
     const status = JSON.parse(cli(dataDir, 'projections', 'status', '--workspace', 'acme', '--json'));
-    expect(status).toEqual([{ name: 'audit', version: 1, generation: second.generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 }]);
+    expect(status).toEqual([
+      { name: 'audit', version: 1, generation: second.generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 },
+      { name: 'history', version: 1, generation: all[1].generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 },
+    ]);
     expect(() => cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--name', 'nope')).toThrow(/unknown_read_model/);
   });
 });

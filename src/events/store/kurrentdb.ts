@@ -89,6 +89,11 @@ export interface KurrentDbStoreOptions {
   workspaceId: string;
   /** Close the connection with the store. */
   ownsConnection?: boolean;
+  /**
+   * The catalogue's PostgreSQL database, where this workspace's read models live (src/readmodels):
+   * KurrentDB itself has no tables. Absent: a SQLite file beside the workspace (one process only).
+   */
+  readModels?: { pool: import('pg').Pool; schema: string };
 }
 
 interface KnownId {
@@ -102,6 +107,8 @@ const PAGE = 500;
 
 export class KurrentDbEventStore implements EventStore {
   readonly adapter = 'kurrentdb';
+  // LISTEN/NOTIFY (PostgreSQL) or a server-side subscription (KurrentDB) wakes subscribers on every process's appends.
+  readonly wakesOnEveryWriter = true;
   readonly workspaceId: string;
   private readonly client: EventStoreDBClient;
   private readonly prefix: string;
@@ -111,8 +118,11 @@ export class KurrentDbEventStore implements EventStore {
   private readonly subscriptions = new Set<Subscription>();
   private closed = false;
 
+  readonly readModels?: { pool: import('pg').Pool; schema: string };
+
   constructor(private readonly options: KurrentDbStoreOptions) {
     this.workspaceId = options.workspaceId;
+    this.readModels = options.readModels;
     this.client = options.connection.client;
     this.prefix = `${options.workspaceId}/`;
   }

@@ -1,0 +1,66 @@
+import { Query } from 'web-tree-sitter';
+import { loadGrammar, type LoadedGrammar } from './grammar-runtime';
+
+/**
+ * Lines of a source text that hold only comments, docstrings or nothing: a definition whose changed lines
+ * are all of this kind changed its documentation, not its behaviour (formation's `code-change` signal).
+ * Computed at compute time for the changed files only (the index and its cache are untouched).
+ */
+
+/** Comment node types across the grammars; each is kept only where the grammar has it. */
+const CANDIDATES = ['(comment) @doc', '(line_comment) @doc', '(block_comment) @doc', '(multiline_comment) @doc', '(documentation_comment) @doc'];
+/** Python docstrings: a string that is the first statement of a module, class or function body. */
+const PYTHON_DOCSTRINGS = ['(module . (expression_statement (string) @doc))', '(block . (expression_statement (string) @doc))'];
+
+const queries = new Map<string, Query | null>();
+
+function docQueryOf(grammar: LoadedGrammar): Query | null {
+  const id = grammar.spec.id;
+  if (queries.has(id)) return queries.get(id)!;
+  const valid: string[] = [];
+  for (const pattern of [...CANDIDATES, ...(id === 'python' ? PYTHON_DOCSTRINGS : [])]) {
+    try {
+      new Query(grammar.language, pattern).delete();
+      valid.push(pattern);
+    } catch {
+      // the grammar has no such node type
+    }
+  }
+  const q = valid.length ? new Query(grammar.language, valid.join('\n')) : null;
+  queries.set(id, q);
+  return q;
+}
+
+/** 1-based numbers of the lines that are blank or whose every non-blank character is inside a comment or docstring. */
+export async function docLinesOf(languageId: string, source: string): Promise<Set<number>> {
+  const grammar = await loadGrammar(languageId);
+  const lines = source.split('\n');
+  const out = new Set<number>();
+  lines.forEach((l, i) => {
+    if (!l.trim()) out.add(i + 1);
+  });
+  const query = docQueryOf(grammar);
+  if (!query) return out;
+  const tree = grammar.parser.parse(source);
+  if (!tree) return out;
+  try {
+    for (const { node } of query.captures(tree.rootNode)) {
+      const r0 = node.startPosition.row;
+      const r1 = node.endPosition.row;
+      const first = lines[r0] ?? '';
+      const last = lines[r1] ?? '';
+      const before = first.slice(0, node.startPosition.column).trim() === '';
+      const after = last.slice(node.endPosition.column).trim() === '';
+      if (r0 === r1) {
+        if (before && after) out.add(r0 + 1);
+        continue;
+      }
+      if (before) out.add(r0 + 1);
+      for (let r = r0 + 1; r < r1; r++) out.add(r + 1);
+      if (after) out.add(r1 + 1);
+    }
+  } finally {
+    tree.delete();
+  }
+  return out;
+}
