@@ -211,7 +211,10 @@ function mountReview(firstPage: Promise<unknown> | null): void {
   code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode(), firstPage);
   // The code first: its first page is asked for before the subscriptions' snapshots queue up behind it.
   code.follow('latest');
-  live.connect();
+  // The subscriptions' snapshots (the cohorts' alone is ~3 KB a cohort) are asked for once the first code is
+  // on screen — at most 1.5 s on; until then the page's main thread and the server serve the first screen.
+  const conn = live;
+  void Promise.race([code.firstPaint, new Promise((r) => setTimeout(r, 1500))]).then(() => conn.connect());
   void refreshAuditChain();
   setInterval(() => void refreshAuditChain(), 30_000);
   (window as unknown as { __reviewPage: unknown }).__reviewPage = { live, code, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
@@ -524,6 +527,7 @@ const cohortEls = new Map<string, { article: HTMLElement; head: HTMLElement; unp
 let renderedKeys = '';
 /** The heads of the first cohorts are built with the cohorts; the others' once they near the viewport. */
 const EAGER_HEADS = 6;
+const HEAD_MARGIN_PX = 1200;
 /** Per cohort head: whether it is near the viewport, and whether it shows the current values. */
 const headState = new Map<string, { near: boolean; built: boolean }>();
 let headObserver: IntersectionObserver | null = null;
@@ -539,7 +543,7 @@ function observeHead(key: string, head: HTMLElement): void {
         if (st.near && !st.built) buildHead(k);
       }
     },
-    { rootMargin: '1200px 0px' },
+    { rootMargin: `${HEAD_MARGIN_PX}px 0px` },
   );
   head.dataset.headOf = key;
   headObserver.observe(head);
@@ -552,6 +556,9 @@ function buildHead(key: string): void {
   const st = headState.get(key);
   if (!co || !el || !st) return;
   st.built = true;
+  delete el.head.dataset.placeholder;
+  // Drawn: no longer watched (the next cohorts or progress value turns it back into a watched placeholder).
+  headObserver?.unobserve(el.head);
   el.head.classList.add('built');
   el.head.replaceChildren(cohortHead(co, v('cohortProgress')?.cohorts.find((p) => p.cohortKey === key)));
 }
@@ -600,13 +607,24 @@ function renderCohorts(): void {
     }
   }
   // 300 cohorts' heads cost what the few near the reader cost: the rest show rank and title until seen.
+  // A drawn head is not watched: whether it is near the reader is read from the layout, all reads before any write.
+  for (const co of c.cohorts) {
+    const st = headState.get(co.key)!;
+    if (!st.built) continue;
+    const r = cohortEls.get(co.key)!.head.getBoundingClientRect();
+    st.near = r.bottom > -HEAD_MARGIN_PX && r.top < innerHeight + HEAD_MARGIN_PX;
+  }
   c.cohorts.forEach((co, i) => {
     const st = headState.get(co.key)!;
     const el = cohortEls.get(co.key)!;
     if (i < EAGER_HEADS || st.near) buildHead(co.key);
     else {
+      const shown = `${co.rank}\0${co.title}`;
+      if (!st.built && el.head.dataset.placeholder === shown) return;
+      if (st.built) headObserver?.observe(el.head);
       st.built = false;
       el.head.classList.remove('built');
+      el.head.dataset.placeholder = shown;
       el.head.replaceChildren(h('div', null, h('header', null, h('span', { class: 'rank' }, `#${co.rank}`), h('strong', null, co.title))));
     }
   });
