@@ -206,9 +206,11 @@ export function kernelIndexRows(ws: Workspace, palette: { greyMin: number; markI
 export function kernelUnfilter(ws: Workspace, slot: 0 | 1): (raw: Uint8Array, src: number, out: Uint8Array, row: number, stride: number, filter: number, first: boolean) => void {
   const k = kernelOn(ws.memory);
   const at = ws.layout.rawRows[slot];
-  const scratch = new Uint8Array(ws.memory.buffer, at, ws.layout.width * 4);
+  // The buffer read once: `memory.buffer` of a shared memory is a runtime call (microseconds) per read.
+  const buffer = ws.memory.buffer;
+  const scratch = new Uint8Array(buffer, at, ws.layout.width * 4);
   return (raw, src, out, row, stride, filter, first) => {
-    if (out.buffer !== ws.memory.buffer || stride > scratch.length) throw new Error('kernel unfilter: the image is not in this workspace');
+    if (out.buffer !== buffer || stride > scratch.length) throw new Error('kernel unfilter: the image is not in this workspace');
     scratch.set(raw.subarray(src, src + stride));
     k.unfilter_rgba(at, out.byteOffset + row, out.byteOffset + row - (first ? 0 : stride), stride, filter, first ? 1 : 0);
   };
