@@ -22,6 +22,21 @@ export function answerWorkspaceQueriesWith(answerer: WorkspaceQueryAnswerer | nu
   readModelAnswerer = answerer;
 }
 
+/**
+ * Reads, in place of the whole workspace stream, the workspace events a query's fold depends on given
+ * the events of its other streams (already read, up to `until`); null to read the stream instead.
+ */
+export type WorkspaceFactsReader = (workspace: WorkspaceHandle, streamEvents: readonly RecordedEvent[], until: number) => Promise<RecordedEvent[] | null>;
+
+/** Keyed by the query's `sources` function: only queries that share it share what their fold reads. */
+const workspaceFactsReaders = new Map<unknown, WorkspaceFactsReader>();
+
+/** Installed by src/readmodels for the queries whose sources are `sources` (the review queries). */
+export function readWorkspaceFactsWith(sources: (input: any) => string[], reader: WorkspaceFactsReader | null): void {
+  if (reader) workspaceFactsReaders.set(sources, reader);
+  else workspaceFactsReaders.delete(sources);
+}
+
 export async function runQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R>> {
   return runQueryImpl(q, workspace, input, asOf, true);
 }
@@ -46,7 +61,15 @@ async function runQueryImpl<I, S, R>(q: QueryDefinition<I, S, R>, workspace: Wor
     for await (const e of workspace.store.readAll({ until })) if (q.affects(input, e)) state = fold.evolve(state, e);
   } else {
     const events: RecordedEvent[] = [];
-    for (const s of sources) for await (const e of workspace.store.readStream(s)) if (e.globalPosition <= until) events.push(e);
+    // The workspace stream grows with every dismissal: a read model may hand over just what this fold needs.
+    const facts = readModels ? workspaceFactsReaders.get(q.sources) : undefined;
+    const streams = facts ? sources.filter((s) => s !== 'workspace') : sources;
+    for (const s of streams) for await (const e of workspace.store.readStream(s)) if (e.globalPosition <= until) events.push(e);
+    if (facts && streams.length < sources.length) {
+      const fromRows = await facts(workspace, events, until);
+      if (fromRows) events.push(...fromRows);
+      else for await (const e of workspace.store.readStream('workspace')) if (e.globalPosition <= until) events.push(e);
+    }
     if (sources.length > 1) events.sort((a, b) => a.globalPosition - b.globalPosition);
     for (const e of events) if (q.affects(input, e)) state = fold.evolve(state, e);
   }

@@ -1,5 +1,6 @@
 import type { QueryDefinition } from '../projections/query';
-import { answerWorkspaceQueriesWith, type QueryAnswer } from '../projections/run-query';
+import { answerWorkspaceQueriesWith, readWorkspaceFactsWith, type QueryAnswer } from '../projections/run-query';
+import type { RecordedEvent } from '../events/envelope';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { DomainError } from '../domain-error';
 import { auditQuery } from '../projections/audit';
@@ -8,12 +9,14 @@ import { reviewMetricsQuery } from '../projections/review-metrics';
 import { auditFromRows, auditReadModel } from './audit';
 import { contextFromRows, metricsFromRows } from './context-answers';
 import { historyReadModel } from './history';
+import { reviewFactsFromRows, reviewFactsReadModel } from './review-facts';
+import { reviewSources } from '../projections/review-fold';
 import { ReadModelHost } from './host';
 import type { ReadModel } from './model';
 import { PostgresReadModelStorage, ReadModelStorage, Slot, SqliteReadModelStorage } from './storage';
 
 /** Every read model of the ledger, one line each. */
-export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel];
+export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel, reviewFactsReadModel];
 
 type Answer = (storage: ReadModelStorage, slot: Slot, input: any, until: number, ws: WorkspaceHandle) => Promise<unknown>;
 
@@ -74,5 +77,18 @@ export async function answerFromReadModel<I, R>(q: QueryDefinition<I, unknown, R
   }
 }
 
+/** The review queries' workspace facts from the reviewFacts model, exactly as of `until`; null while it is not built. */
+export async function reviewFactsFromReadModel(ws: WorkspaceHandle, prEvents: readonly RecordedEvent[], until: number): Promise<RecordedEvent[] | null> {
+  const host = readModelHost(ws);
+  if (!host) return null;
+  try {
+    const slot = await host.readySlot('reviewFacts', until);
+    return slot ? await reviewFactsFromRows(host.storage, slot, prEvents, until) : null;
+  } catch {
+    return null;
+  }
+}
+
 // Importing this module makes runQuery answer from the read models (the server, RPC, MCP and the audit CLI do).
 answerWorkspaceQueriesWith(answerFromReadModel);
+readWorkspaceFactsWith(reviewSources, reviewFactsFromReadModel);

@@ -148,6 +148,21 @@ int later() => run();
     expect(extractFacts(g, 'library;\nint f() {\n  return 1 +;\n}\n').hasErrors).toBe(true);
   });
 
+  it('Dart: a generic call with one type argument (`Box<Item>(…)`, which 1.1.6 parses as `(Box < Item) > (…)`), `Box<T>.named(…)` and an annotated typedef resolve across files', async () => {
+    await withGraph({
+      'pubspec.yaml': 'name: shop\n',
+      'lib/box.dart': 'class Box<T> {\n  Box(this.value);\n  Box.named({required this.value});\n  final T value;\n}\n\nclass Item {}\n\n@Deprecated(\'x\')\ntypedef Maker = Box<Item> Function(Item item);\n',
+      'lib/use.dart': "import 'package:shop/box.dart';\n\nList<Object> all(Maker m) {\n  return [\n    Box<Item>(Item()),\n    Box<Item>.named(value: Item()),\n  ];\n}\n\nObject one() => Box<int>(1);\n",
+    }, (g) => {
+      expect(g.symbols.has('lib/box.dart#Maker')).toBe(true);
+      // Named constructors are no definitions of their own: `Box<Item>.named` binds the class.
+      expect(g.outgoingOf('lib/use.dart#all').map((e) => e.to).sort()).toEqual(['lib/box.dart#Box', 'lib/box.dart#Item', 'lib/box.dart#Maker']);
+      expect(g.outgoingOf('lib/use.dart#one').map((e) => e.to)).toEqual(['lib/box.dart#Box']);
+    });
+    const facts = extractFacts(await loadGrammar('dart'), 'Object f() => Box<int>.named(value: 1);\n');
+    expect(facts.refs.find((r) => r.name === 'named')).toMatchObject({ qualifier: 'Box', kind: 'call' });
+  });
+
   it('Kotlin: imports and same-package declarations resolve by package across Gradle source sets; a same-name declaration of another package does not', async () => {
     const user = 'package com.acme.model\n\ndata class User(val name: String) {\n    fun greet(): String = "hi $name"\n}\n\nfun makeUser(name: String): User = User(name)\n';
     expect(await errorFree('kotlin', user)).toBe(true);

@@ -10,6 +10,8 @@ import { historyFromRows } from '../../src/readmodels/history';
 import { READ_MODELS, readModelHost } from '../../src/readmodels/registry';
 import { evolveHistory, historyOf, initialHistoryState, type HistoryState } from '../../src/context/history';
 import { parseReviewStream } from '../../src/events/streams';
+import { QUERIES } from '../../src/projections/queries';
+import { reviewSources } from '../../src/projections/review-fold';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from './generate';
 
@@ -112,6 +114,34 @@ async function historyAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost)
   return compared;
 }
 
+/**
+ * Every review query (those folding the PR stream plus the workspace facts) answers from the
+ * reviewFacts rows exactly as it does folding the whole workspace stream — for PRs with findings whose
+ * fingerprints were dismissed elsewhere, at the head and at two earlier bounds.
+ */
+async function reviewAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost): Promise<number> {
+  const head = await ws.store.headPosition();
+  expect(host.slot('reviewFacts')!.ready).toBe(true);
+  const streams = new Set<string>();
+  for await (const e of ws.store.readAll()) if (parseReviewStream(e.streamId)) streams.add(e.streamId);
+  const queries = QUERIES.filter((q) => q.sources === reviewSources);
+  expect(queries.length).toBeGreaterThanOrEqual(4);
+  let flagged = 0;
+  for (const streamId of [...streams].slice(0, 8)) {
+    const input = parseReviewStream(streamId)!;
+    for (const until of [head, Math.floor(head / 2), head - 7]) {
+      for (const q of queries) {
+        const parsed = q.input.parse(input);
+        const expected = await foldQuery(q, ws, parsed, until);
+        const actual = await runQuery(q, ws, parsed, until);
+        expect({ q: q.name, streamId, until, value: actual.value }).toEqual({ q: q.name, streamId, until, value: expected.value });
+        flagged += (JSON.stringify(actual.value).match(/"previouslyDismissed":\{/g) ?? []).length;
+      }
+    }
+  }
+  return flagged;
+}
+
 /** A canonical dump of every model of the host, by name. */
 async function dumpAll(host: ReadModelHost): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -157,7 +187,7 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
       try {
         const host = hostFor(ws);
         expect(host.names).toEqual(READ_MODELS.map((m) => m.name));
-        const appends = [...generateLog({ seed: 7, prs: 12, principals: 20, events: 700 })];
+        const appends = [...generateLog({ seed: 7, prs: 12, principals: 20, events: 700, sharedFingerprints: 20 })];
         // Incrementally: appends land while the models follow the subscription, in small waves.
         for (let i = 0; i < appends.length; i += 47) {
           await appendLog(ws.store, appends.slice(i, i + 47), 10);
@@ -182,6 +212,9 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         await served.settle();
         await auditAnswersMatchFold(ws, served, actorsOf(20));
         expect(await historyAnswersMatchFold(ws, served)).toBeGreaterThan(100);
+        // Nodes flagged "previously dismissed" through the rows (not only nulls compared).
+        expect(await reviewAnswersMatchFold(ws, served)).toBeGreaterThan(0);
+        expect(JSON.parse(incremental.reviewFacts).rules.length).toBeGreaterThan(0);
       } finally {
         await ws.close();
       }

@@ -22,6 +22,8 @@ export interface LogShape {
   events: number;
   repos?: number;
   workspaceId?: string;
+  /** Distinct fingerprints that half of the findings share (the same problem reported again; default 400). */
+  sharedFingerprints?: number;
   /** ISO start of the log; each event is 1–2000 ms after the previous one. */
   startAt?: string;
 }
@@ -36,7 +38,21 @@ const hex = (r: () => number, n: number): string => {
   while (s.length < n) s += Math.floor(r() * 0x100000000).toString(16).padStart(8, '0');
   return s.slice(0, n);
 };
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const RULES_V1 = require('../../src/rules/v1.json') as { rulesVersion: string; verdict: Record<string, unknown> };
+/** Log sizes at which the rules are activated again (rare in a workspace's life). */
+const RULE_ACTIVATIONS_AT = [100, 400, 50_000];
 const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
+/** A stable 64-hex fingerprint per symbol (FNV-1a, repeated with a salt per 8 digits). */
+const fingerprintOf = (symbolId: string): string => {
+  let out = '';
+  for (let salt = 0; out.length < 64; salt++) {
+    let h = 0x811c9dc5 ^ salt;
+    for (let i = 0; i < symbolId.length; i++) h = Math.imul(h ^ symbolId.charCodeAt(i), 16777619) >>> 0;
+    out += h.toString(16).padStart(8, '0');
+  }
+  return out;
+};
 const SYMBOLS = 200;
 
 /**
@@ -58,6 +74,9 @@ export function* generateLog(shape: LogShape): Generator<Append> {
   const tokens: Array<{ id: string; principal: string }> = [];
   const nodes = new Map<string, string[]>();
   const heads = new Map<string, { headSha: string; round: number }>();
+  const fingerprints = new Map<string, string>();
+  let activations = 0;
+  const sharedFingerprints = Math.max(1, Math.floor((shape.sharedFingerprints ?? 400) / 20));
   const eventId = (): string => {
     seq++;
     // UUIDv7-shaped and unique: time prefix from the log clock, then the sequence.
@@ -107,6 +126,13 @@ export function* generateLog(shape: LogShape): Generator<Append> {
   const humans = principals.filter((p) => p.startsWith('user:'));
   while (emitted < shape.events) {
     const x = r();
+    if (activations < RULE_ACTIVATIONS_AT.length && emitted >= RULE_ACTIVATIONS_AT[activations]) {
+      activations++;
+      // A few times in the log's life the rules are activated again (a stricter block threshold): verdicts as of a bound use the rules of then.
+      const document = { ...RULES_V1, rulesVersion: `v1-t${seq}`, verdict: { ...RULES_V1.verdict, blockThreshold: pick([0.5, 0.7, 0.9]) } };
+      yield* emit({ streamId: 'workspace', events: [ev('RulesVersionActivated', { rulesVersion: document.rulesVersion, document }, owner)] });
+      continue;
+    }
     if (x < 0.01) {
       // Membership moves under the acts: the audit's role is the one as of each act.
       const p = pick(principals.slice(1));
@@ -179,6 +205,10 @@ export function* generateLog(shape: LogShape): Generator<Append> {
       const symbolId = `src/mod${mod}.ts#fn${Math.floor(r() * SYMBOLS)}`;
       const start = 1 + Math.floor(r() * 44);
       // Most reviewers name the symbol; some anchor by lines only (resolved through the computation's fragments, or not at all).
+      // Half the findings share one of a few fingerprints per module (the same problem reported again, in another PR):
+      // a dismissal of one marks the later ones "previously dismissed".
+      const fingerprint = r() < 0.5 ? fingerprintOf(`${symbolId.split('#')[0]}#${Math.floor(r() * sharedFingerprints)}`) : hex(r, 64);
+      fingerprints.set(nodeId, fingerprint);
       const anchor = r() < 0.7 ? { path: symbolId.split('#')[0], startLine: 10, endLine: 12, symbolId } : { path: `src/mod${mod}.ts`, side: r() < 0.2 ? 'LEFT' : 'RIGHT', startLine: start, endLine: start + Math.floor(r() * 6) };
       yield* emit({
         streamId,
@@ -189,7 +219,7 @@ export function* generateLog(shape: LogShape): Generator<Append> {
               nodeId,
               round: review.round,
               headSha: review.headSha,
-              fingerprint: hex(r, 64),
+              fingerprint,
               role: role ?? 'member',
               node: {
                 kind: 'finding',
@@ -212,7 +242,7 @@ export function* generateLog(shape: LogShape): Generator<Append> {
     const y = r();
     let e: NewEvent;
     if (y < 0.45) e = ev('ReviewNodeConfirmed', withRole({ nodeId, by, ...(r() < 0.3 ? { note: 'agreed' } : {}) }), by);
-    else if (y < 0.6) e = ev('ReviewNodeDismissed', withRole({ nodeId, by, reason: 'not reachable', fingerprint: hex(r, 64) }), by);
+    else if (y < 0.6) e = ev('ReviewNodeDismissed', withRole({ nodeId, by, reason: 'not reachable', fingerprint: fingerprints.get(nodeId) ?? hex(r, 64) }), by);
     else if (y < 0.72) e = ev('ReviewNodeResolved', withRole({ nodeId, by, reason: 'fixed in head' }), by);
     else if (y < 0.8) e = ev('ContractChangeDecided', withRole({ changeId: `chg-${seq}`, decision: pick(['approved', 'rejected']), by, ...(r() < 0.5 ? { note: 'clients migrated' } : {}) }), by);
     else if (y < 0.86) e = ev('VisualChangeApproved', withRole({ snapshotId: `snap-${seq}`, approvalKey: hex(r, 16), by }), pick(humans));
