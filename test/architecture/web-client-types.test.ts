@@ -31,7 +31,8 @@ describe('the browser client uses the ledger\'s types, not copies', () => {
   });
 
   it('at most 5 `any` in the whole client (was 32): only where a union is read field by field', () => {
-    const count = files.reduce((n, f) => n + (read(f).match(/\bany\b/g) ?? []).length, 0);
+    // The type `any` (annotations, casts, type arguments), not the English word in a comment.
+    const count = files.reduce((n, f) => n + (read(f).match(/:\s*any\b|\bas any\b|<any\b|\bany\[\]|\bany>|, any\b/g) ?? []).length, 0);
     expect(count).toBeLessThanOrEqual(5);
   });
 });
