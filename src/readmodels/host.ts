@@ -209,19 +209,21 @@ export class ReadModelHost {
   /** The last error of the update loop (the loop retries; queries fall back meanwhile). */
   lastError: unknown = null;
 
-  /** The last page read, shared by every slot at the same position in one round (models read the log once). */
-  private page: { after: number; max: number; events: Promise<RecordedEvent[]> } | null = null;
+  /** Pages read this round by position, shared by every slot at the same position (models read the log once). */
+  private readonly pages = new Map<string, Promise<RecordedEvent[]>>();
 
   constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number } = {}) {
     const read = (after: number, max: number): Promise<RecordedEvent[]> => {
-      const p = this.page;
-      if (p && p.after === after && p.max === max) return p.events;
-      const events = (async () => {
-        const out: RecordedEvent[] = [];
-        for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
-        return out;
-      })();
-      this.page = { after, max, events };
+      const key = `${after}/${max}`;
+      let events = this.pages.get(key);
+      if (!events) {
+        events = (async () => {
+          const out: RecordedEvent[] = [];
+          for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
+          return out;
+        })();
+        this.pages.set(key, events);
+      }
       return events;
     };
     for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, read));
@@ -268,7 +270,7 @@ export class ReadModelHost {
     while (!this.closed) {
       this.dirty = false;
       // A page cached in an earlier round may have grown since: read it again.
-      this.page = null;
+      this.pages.clear();
       let progressed = false;
       try {
         for (const r of this.runners.values()) if (await r.round()) progressed = true;
