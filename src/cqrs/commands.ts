@@ -14,6 +14,9 @@ import { issueApiToken } from '../security/tokens';
 export abstract class LedgerCommand<I = unknown> extends Command<CommandOutcome> {
   /** The registry entry this class stands for. */
   static readonly definition: CommandDefinition;
+  private settle!: () => void;
+  /** Resolves once a handler has executed it, whatever the outcome (a saga's position waits for it). */
+  readonly executed: Promise<void> = new Promise((resolve) => (this.settle = resolve));
 
   constructor(
     readonly workspaceId: string,
@@ -21,6 +24,11 @@ export abstract class LedgerCommand<I = unknown> extends Command<CommandOutcome>
     readonly payload: I,
   ) {
     super();
+  }
+
+  /** Called by the generated handler when the execution ended. */
+  markExecuted(): void {
+    this.settle();
   }
 }
 
@@ -47,8 +55,8 @@ function handlerClass(cls: LedgerCommandType): Type<ICommandHandler<LedgerComman
     [name]: class implements ICommandHandler<LedgerCommand, CommandOutcome> {
       constructor(readonly ledger: Ledger) {}
       execute(c: LedgerCommand): Promise<CommandOutcome> {
-        if (def.name === 'issueToken') return issueApiToken(this.ledger, c.workspaceId, c.envelope, c.payload);
-        return this.ledger.run(def.name, c.workspaceId, c.envelope, c.payload);
+        const run = def.name === 'issueToken' ? issueApiToken(this.ledger, c.workspaceId, c.envelope, c.payload) : this.ledger.run(def.name, c.workspaceId, c.envelope, c.payload);
+        return run.finally(() => c.markExecuted());
       }
     },
   }[name];

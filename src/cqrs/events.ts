@@ -9,8 +9,8 @@ import type { RecordedEvent } from '../events/envelope';
  *
  * `replayed` is true when the event was already in the log when this process started following the
  * workspace (catch-up after a start or a restart), false for events appended while it follows.
- * Handlers that act on the outside world must stay idempotent either way: a restart delivers the
- * whole log again.
+ * Handlers that act on the outside world must stay idempotent either way: a restart delivers again
+ * whatever its consumers had not committed (`CheckpointedConsumer`), or the whole log when none is.
  */
 export abstract class LedgerEvent<D = unknown> implements IEvent {
   /** The catalogue type this class stands for (e.g. "HeadObserved"). */

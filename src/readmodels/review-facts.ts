@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../events/envelope';
+import { catalogued, isEvent } from '../events/catalogue/event-types';
 import type { ReadModel, ApplyTx, Row } from './model';
 import type { ReadModelStorage, Slot } from './storage';
 import { tableName } from './storage';
@@ -22,8 +23,9 @@ export const reviewFactsReadModel: ReadModel = {
   apply(e: RecordedEvent, tx: ApplyTx) {
     // The event as the fold sees it (metadata is decoded lazily by some stores: name every field).
     const event = JSON.stringify({ eventId: e.eventId, streamId: e.streamId, streamRevision: e.streamRevision, globalPosition: e.globalPosition, type: e.type, schemaVersion: e.schemaVersion, data: e.data, metadata: e.metadata });
-    if (e.type === 'RulesVersionActivated') tx.put('rules', { position: e.globalPosition, event });
-    else tx.put('suppressions', { fingerprint: (e.data as { fingerprint: string }).fingerprint, position: e.globalPosition, event });
+    const ev = catalogued(e);
+    if (ev.type === 'RulesVersionActivated') tx.put('rules', { position: e.globalPosition, event });
+    else if (ev.type === 'SuppressionFactRecorded') tx.put('suppressions', { fingerprint: ev.data.fingerprint, position: e.globalPosition, event });
   },
 };
 
@@ -38,7 +40,7 @@ const CHUNK = 500;
  */
 export async function reviewFactsFromRows(storage: ReadModelStorage, slot: Slot, prEvents: readonly RecordedEvent[], until: number): Promise<RecordedEvent[]> {
   const fingerprints = new Set<string>();
-  for (const e of prEvents) if (e.type === 'ReviewNodeFiled') fingerprints.add((e.data as { fingerprint: string }).fingerprint);
+  for (const e of prEvents) if (isEvent(e, 'ReviewNodeFiled')) fingerprints.add(e.data.fingerprint);
   const rows: Row[] = await storage.query(`SELECT event FROM ${tableName(slot, 'rules')} WHERE workspace_id = ? AND position <= ? ORDER BY position`, [storage.workspaceId, until]);
   const fps = [...fingerprints];
   for (let i = 0; i < fps.length; i += CHUNK) {

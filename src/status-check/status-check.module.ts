@@ -1,8 +1,9 @@
 import { Inject, Injectable, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
 import type { Server } from 'node:http';
 import { ALL_LEDGER_EVENTS, LedgerEvent, WorkspaceCaughtUp } from '../cqrs/events';
+import { LedgerEventFeed, type CheckpointedConsumer } from '../cqrs/event-feed';
 import { Ledger } from '../ledger';
 import { statusCheckOptions, statusClientFactory, VerdictStatusSync } from './sync';
 
@@ -42,16 +43,41 @@ export class VerdictStatusRunner implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/** The whole log of every workspace, from the EventBus, into the sync (synchronously, in log order). */
+/**
+ * Every workspace's log, from the EventBus, into the sync (synchronously, in log order). A checkpointed
+ * consumer: its position moves once the statuses its events asked for are synced, so a restart resumes
+ * there instead of replaying the log.
+ */
 @EventsHandler(...ALL_LEDGER_EVENTS, WorkspaceCaughtUp)
-export class VerdictStatusEvents implements IEventHandler<LedgerEvent | WorkspaceCaughtUp> {
-  constructor(private readonly runner: VerdictStatusRunner) {}
+export class VerdictStatusEvents implements IEventHandler<LedgerEvent | WorkspaceCaughtUp>, CheckpointedConsumer, OnModuleInit {
+  readonly consumer = 'verdictStatus';
+  private readonly resumed = new Set<string>();
+  private feed!: LedgerEventFeed;
+
+  constructor(
+    private readonly runner: VerdictStatusRunner,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  // The feed lives in LedgerCqrsModule (imported by the application root): found across modules.
+  onModuleInit(): void {
+    this.feed = this.moduleRef.get(LedgerEventFeed, { strict: false });
+    this.feed.register(this);
+  }
 
   handle(e: LedgerEvent | WorkspaceCaughtUp): void {
     const sync = this.runner.sync;
     if (!sync) return;
+    if (!this.resumed.has(e.workspaceId)) {
+      this.resumed.add(e.workspaceId);
+      sync.resumedAfter(e.workspaceId, this.feed.resumedAfter(this.consumer, e.workspaceId));
+    }
     if (e instanceof WorkspaceCaughtUp) sync.onCaughtUp(e.workspaceId);
-    else sync.onEvent(e.workspaceId, e.event);
+    else if (!this.feed.handled(this.consumer, e.workspaceId, e.event.globalPosition)) sync.onEvent(e.workspaceId, e.event);
+  }
+
+  handledThrough(workspaceId: string, published: number): number {
+    return this.runner.sync ? this.runner.sync.handledThrough(workspaceId, published) : published;
   }
 }
 

@@ -11,6 +11,7 @@ import { runQuery } from '../projections/run-query';
 import { GITHUB_SERVICE, GitHubError, authFromEnv, githubClientFactoryFromEnv, type GitHubClientFactory, type GitHubStatusPort } from '../publish/github-client';
 import type { NodeCore } from '../review/pr-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
+import { loadStream } from '../workspaces/load-stream';
 import { postedKey, postedStatusesFold, recordVerdictStatus, statusCheckRepoFold, type StatusCheckRepoState } from '../commands/status-check';
 import { unreviewedHeadIntent, verdictStatusIntent, type VerdictStatusIntent } from './intent';
 
@@ -65,6 +66,18 @@ class WorkspaceLoop {
   readonly repos = new Map<string, StatusCheckRepoState>();
   readonly prsByRepo = new Map<string, Set<number>>();
   readonly dirty = new Set<string>();
+  /** Repos whose every PR is to be synced (the check was configured), and whether every PR is (new rules). */
+  readonly wholeRepos = new Set<string>();
+  allPrs = false;
+  /**
+   * The position this loop's knowledge starts after: 0 when it saw the whole log, else the stored
+   * position the feed resumed from — PRs whose events all precede it are not in `prsByRepo` until
+   * a whole-repo sync reads them from the log (`knowEveryPr`).
+   */
+  knownAfter = 0;
+  /** The first position whose effect is not synced yet (null: all synced), and that of the batch in flight. */
+  unsynced: number | null = null;
+  inFlightFrom: number | null = null;
   caughtUp = false;
   timer: NodeJS.Timeout | null = null;
   running: Promise<void> | null = null;
@@ -87,8 +100,10 @@ class WorkspaceLoop {
  *
  * Never twice: what was posted is recorded (`VerdictStatusPosted`), and before posting the commit's
  * statuses on GitHub are read, so a status posted by a process that died before recording it is found
- * and recorded instead of posted again. A restart folds the log, then syncs every opted-in PR once:
- * only what differs from the record is posted.
+ * and recorded instead of posted again. A restart resumes after the sync's stored position (it moves
+ * once the statuses its events asked for are synced), so what was not synced before a crash is
+ * delivered and synced again; repo settings are read from their streams, and a whole-repo sync after
+ * a resume reads the PRs it has not seen from the log once. Only what differs from the record is posted.
  */
 export class VerdictStatusSync {
   private readonly loops = new Map<string, WorkspaceLoop>();
@@ -116,6 +131,20 @@ export class VerdictStatusSync {
     const loop = this.loop(workspaceId);
     this.track(loop, e);
     if (loop.caughtUp) this.schedule(loop);
+  }
+
+  /** The feed resumed this workspace after `position` (this sync had handled the log up to there before). */
+  resumedAfter(workspaceId: string, position: number): void {
+    const loop = this.loop(workspaceId);
+    loop.knownAfter = Math.max(loop.knownAfter, position);
+  }
+
+  /** Up to which position every event given to the sync has had its status synced (the feed stores it). */
+  handledThrough(workspaceId: string, published: number): number {
+    const loop = this.loops.get(workspaceId);
+    if (!loop) return published;
+    const low = Math.min(loop.unsynced ?? Infinity, loop.inFlightFrom ?? Infinity);
+    return low === Infinity ? published : Math.min(published, low - 1);
   }
 
   /** The log as it was when the feed started following the workspace has been folded: sync what it asks for. */
@@ -149,26 +178,28 @@ export class VerdictStatusSync {
     if (feed) await feed.settled(timeoutMs);
     for (;;) {
       if (this.stopped) return;
-      const pending = [...this.loops.values()].filter((l) => !l.caughtUp || l.timer !== null || l.running !== null || l.dirty.size > 0);
+      const pending = [...this.loops.values()].filter((l) => !l.caughtUp || l.timer !== null || l.running !== null || l.dirty.size > 0 || l.unsynced !== null);
       if (pending.length === 0) return;
       if (Date.now() > deadline) throw new Error(`verdict status: not settled after ${timeoutMs} ms (${pending.map((l) => l.id).join(', ')})`);
       await new Promise((r) => setTimeout(r, 10));
     }
   }
 
-  /** Folds one event into what the loop knows and marks the PRs whose status it may change. */
+  /** Marks the PRs whose status an event may change (repo states are read from their streams when needed). */
   private track(loop: WorkspaceLoop, e: RecordedEvent): void {
     if (e.streamId.startsWith('repo-')) {
       if (e.type !== 'RepoRegistered' && e.type !== 'VerdictStatusCheckConfigured') return;
       const repoId = e.streamId.slice('repo-'.length);
-      const state = statusCheckRepoFold.evolve(loop.repos.get(repoId) ?? statusCheckRepoFold.initialState(), e);
-      loop.repos.set(repoId, state);
-      if (e.type === 'VerdictStatusCheckConfigured' && state.enabled) for (const n of loop.prsByRepo.get(repoId) ?? []) loop.dirty.add(JSON.stringify([repoId, n]));
+      loop.repos.delete(repoId);
+      if (e.type === 'VerdictStatusCheckConfigured') loop.wholeRepos.add(repoId);
+      loop.unsynced ??= e.globalPosition;
       return;
     }
     if (e.streamId === streamIds.workspace()) {
       // New rules re-score every review.
-      if (e.type === 'RulesVersionActivated') for (const [repoId, prs] of loop.prsByRepo) for (const n of prs) loop.dirty.add(JSON.stringify([repoId, n]));
+      if (e.type !== 'RulesVersionActivated') return;
+      loop.allPrs = true;
+      loop.unsynced ??= e.globalPosition;
       return;
     }
     const t = e.streamId.startsWith('pr-') ? parseReviewStream(e.streamId) : null;
@@ -177,28 +208,45 @@ export class VerdictStatusSync {
     if (!prs) loop.prsByRepo.set(t.repoId, (prs = new Set()));
     prs.add(t.prNumber);
     loop.dirty.add(JSON.stringify([t.repoId, t.prNumber]));
+    loop.unsynced ??= e.globalPosition;
   }
 
   private schedule(loop: WorkspaceLoop): void {
-    if (this.stopped || loop.timer || loop.running || loop.dirty.size === 0) return;
+    if (this.stopped || loop.timer || loop.running || (loop.dirty.size === 0 && loop.wholeRepos.size === 0 && !loop.allPrs)) {
+      // Nothing to sync: whatever was marked is handled.
+      if (!this.stopped && !loop.timer && !loop.running && loop.caughtUp) loop.unsynced = null;
+      return;
+    }
     loop.timer = setTimeout(() => {
       loop.timer = null;
       loop.running = this.drain(loop).finally(() => {
         loop.running = null;
+        loop.inFlightFrom = null;
         this.schedule(loop);
       });
     }, this.options.debounceMs);
   }
 
   private async drain(loop: WorkspaceLoop): Promise<void> {
-    while (loop.dirty.size > 0 && !this.stopped) {
+    while ((loop.dirty.size > 0 || loop.wholeRepos.size > 0 || loop.allPrs) && !this.stopped) {
+      loop.inFlightFrom = Math.min(loop.inFlightFrom ?? Infinity, loop.unsynced ?? Infinity);
+      if (loop.inFlightFrom === Infinity) loop.inFlightFrom = null;
+      loop.unsynced = null;
+      if (loop.wholeRepos.size > 0 || loop.allPrs) {
+        await this.knowEveryPr(loop);
+        const repos = loop.allPrs ? [...loop.prsByRepo.keys()] : [...loop.wholeRepos];
+        loop.allPrs = false;
+        loop.wholeRepos.clear();
+        for (const repoId of repos) for (const n of loop.prsByRepo.get(repoId) ?? []) loop.dirty.add(JSON.stringify([repoId, n]));
+      }
       const batch = [...loop.dirty];
       loop.dirty.clear();
       for (const key of batch) {
         const [repoId, prNumber] = JSON.parse(key) as [string, number];
-        if (!loop.repos.get(repoId)?.enabled) continue;
         try {
-          await this.syncPr(loop, { repoId, prNumber });
+          const repo = await this.repoState(loop, repoId);
+          if (!repo.enabled) continue;
+          await this.syncPr(loop, { repoId, prNumber }, repo);
         } catch (err) {
           if (!this.stopped) console.error(`verdict status: ${loop.id}/${repoId}#${prNumber}:`, err instanceof Error ? err.message : err);
         }
@@ -206,8 +254,30 @@ export class VerdictStatusSync {
     }
   }
 
-  private async syncPr(loop: WorkspaceLoop, t: Target): Promise<void> {
-    const repo = loop.repos.get(t.repoId)!;
+  /** The repo's check configuration, folded from its stream (cached until a repo event invalidates it). */
+  private async repoState(loop: WorkspaceLoop, repoId: string): Promise<StatusCheckRepoState> {
+    const known = loop.repos.get(repoId);
+    if (known) return known;
+    const { state } = await loadStream(statusCheckRepoFold, await loop.ws, streamIds.repo(repoId));
+    loop.repos.set(repoId, state);
+    return state;
+  }
+
+  /** After a resume, the PRs whose events all precede it are read from the log once (a whole-repo sync is rare). */
+  private async knowEveryPr(loop: WorkspaceLoop): Promise<void> {
+    if (loop.knownAfter === 0) return;
+    const until = loop.knownAfter;
+    for await (const e of (await loop.ws).store.readAll({ until })) {
+      const t = e.streamId.startsWith('pr-') ? parseReviewStream(e.streamId) : null;
+      if (!t) continue;
+      let prs = loop.prsByRepo.get(t.repoId);
+      if (!prs) loop.prsByRepo.set(t.repoId, (prs = new Set()));
+      prs.add(t.prNumber);
+    }
+    loop.knownAfter = 0;
+  }
+
+  private async syncPr(loop: WorkspaceLoop, t: Target, repo: StatusCheckRepoState): Promise<void> {
     const ws = await loop.ws;
     const answer = await runQuery(verdictStatusQuery, ws, t);
     const intent = answer.value;

@@ -107,6 +107,8 @@ const PAGE = 500;
 
 export class KurrentDbEventStore implements EventStore {
   readonly adapter = 'kurrentdb';
+  // LISTEN/NOTIFY (PostgreSQL) or a server-side subscription (KurrentDB) wakes subscribers on every process's appends.
+  readonly wakesOnEveryWriter = true;
   readonly workspaceId: string;
   private readonly client: EventStoreDBClient;
   private readonly prefix: string;

@@ -55,6 +55,8 @@ export interface SubscribeOptions {
 export interface EventStore {
   readonly adapter: 'sqlite' | 'postgres' | 'kurrentdb' | string;
   readonly workspaceId: string;
+  /** Its subscriptions are woken by appends of every process (not only this one's), so nobody needs to poll. */
+  readonly wakesOnEveryWriter?: boolean;
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult>;
   readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;

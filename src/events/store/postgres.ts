@@ -511,6 +511,8 @@ const PAGE = 1000;
 
 export class PostgresEventStore implements EventStore, AuditLogStore {
   readonly adapter = 'postgres';
+  // LISTEN/NOTIFY (PostgreSQL) or a server-side subscription (KurrentDB) wakes subscribers on every process's appends.
+  readonly wakesOnEveryWriter = true;
   readonly workspaceId: string;
   private readonly backend: PostgresBackend;
   private readonly s: string;
