@@ -42,7 +42,8 @@ export class CheckpointService implements OnApplicationBootstrap, OnApplicationS
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.checkpointer?.stop();
+    // Before the ledger closes the stores (bootstrap closes the app first): sign the tail on a clean stop.
+    await this.checkpointer?.stop({ final: true });
   }
 }
 

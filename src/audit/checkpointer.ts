@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import { DomainError } from '../domain-error';
 import type { AuditLogStore, ChainRow } from '../events/chain';
 import type { EventStore } from '../events/store/port';
@@ -84,10 +85,28 @@ export function storePages(store: AuditLogStore): () => AsyncIterable<ChainRow[]
   };
 }
 
-/** Verifies a workspace's log as stored. `trustedPublicKey`: the server's current key (base64 SPKI). */
-export async function verifyStore(store: AuditableStore, trustedPublicKey?: string): Promise<VerifyReport> {
+/**
+ * Threads `audit verify` may use: REVIEW_LEDGER_VERIFY_THREADS (1 = the streaming pass only), else the
+ * machine's available parallelism, at most 4.
+ */
+export function verifyThreadsFrom(env: NodeJS.ProcessEnv): number {
+  const raw = env.REVIEW_LEDGER_VERIFY_THREADS;
+  if (raw === undefined || raw === '') return Math.min(4, os.availableParallelism());
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new DomainError('invalid_config', `REVIEW_LEDGER_VERIFY_THREADS: must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+/**
+ * Verifies a workspace's log as stored. `trustedPublicKey`: the server's current key (base64 SPKI).
+ * A store with a fast pass (SQLite: worker threads over ranges) is checked with it first; only a log
+ * where that pass finds anything wrong, or one it does not apply to, is read by the streaming pass.
+ */
+export async function verifyStore(store: AuditableStore, trustedPublicKey?: string, options: { threads?: number } = {}): Promise<VerifyReport> {
   const [checkpoints, info] = await Promise.all([readCheckpointList(store), store.chainInfo()]);
-  return verifyChain({ workspace: store.workspaceId, pages: storePages(store), checkpoints, trustedPublicKey, chainedFrom: info.chainedFrom });
+  const threads = options.threads ?? verifyThreadsFrom(process.env);
+  const fastScan = store.chainScan ? (wanted: Set<number>, genesis: string) => store.chainScan!(wanted, genesis, threads) : undefined;
+  return verifyChain({ workspace: store.workspaceId, pages: storePages(store), fastScan, checkpoints, trustedPublicKey, chainedFrom: info.chainedFrom });
 }
 
 export interface CheckpointSchedule {
@@ -141,14 +160,17 @@ export class AuditCheckpointer {
     return this.running;
   }
 
-  private async pass(): Promise<void> {
+  /** `final`: sign wherever the head moved past the last checkpoint, whatever the schedule says (shutdown). */
+  private async pass(final = false): Promise<void> {
     const now = this.clock();
     for (const store of await this.stores()) {
       try {
         const last = this.last.get(store.workspaceId) ?? (await readCheckpointList(store)).pop();
         if (last) {
           const head = (await store.chainInfo()).headPosition;
-          const due = head - last.position >= this.schedule.everyEvents || (head > last.position && now.getTime() - Date.parse(last.time) >= this.schedule.everySeconds * 1000);
+          const due = final
+            ? head > last.position
+            : head - last.position >= this.schedule.everyEvents || (head > last.position && now.getTime() - Date.parse(last.time) >= this.schedule.everySeconds * 1000);
           if (!due) {
             this.last.set(store.workspaceId, last);
             continue;
@@ -164,9 +186,15 @@ export class AuditCheckpointer {
     }
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops the schedule. `final` (the server's shutdown): one last pass that signs every workspace whose
+   * head moved since its last checkpoint, so a clean stop leaves no unsigned tail (docs/audit.md, "the
+   * window"); a crash or kill -9 still leaves up to one interval unsigned.
+   */
+  async stop(options: { final?: boolean } = {}): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
+    if (options.final) await this.pass(true);
   }
 }

@@ -1,4 +1,4 @@
-import { ChainRow, chainHash, genesisHash } from '../events/chain';
+import { ChainRow, CleanScan, chainHash, genesisHash } from '../events/chain';
 import { Checkpoint, checkpointDigest, keyIdOf, signatureValid } from './checkpoint';
 
 export type ChainProblemKind = 'edited' | 'deleted' | 'inserted' | 'reordered' | 'truncated' | 'unchained' | 'forged_checkpoint';
@@ -34,9 +34,16 @@ export interface VerifyReport {
 /** Where the rows come from: the store, or an exported file. Called again (from the start) to diagnose. */
 export type ChainPages = () => AsyncIterable<ChainRow[]>;
 
+/**
+ * A faster pass over the same rows (src/audit/parallel-verify.ts: worker threads over ranges).
+ * Answers null when anything did not hold; the streaming pass then runs and names the problem.
+ */
+export type FastScan = (wanted: Set<number>, genesis: string) => Promise<CleanScan | null>;
+
 export interface VerifyInput {
   workspace: string;
   pages: ChainPages;
+  fastScan?: FastScan;
   checkpoints: Checkpoint[];
   /** The key the verifier trusts (base64 SPKI): the checkpoint chain must end with it. Omit to trust the chain's own genesis key. */
   trustedPublicKey?: string;
@@ -63,7 +70,13 @@ export async function verifyChain(input: VerifyInput): Promise<VerifyReport> {
   let last = 0;
   let lastHash = genesis;
   let count = 0;
-  for await (const page of input.pages()) {
+  const clean = input.fastScan ? await input.fastScan(wanted, genesis) : null;
+  if (clean) {
+    ({ count, last } = clean);
+    lastHash = last === 0 ? genesis : clean.lastHash;
+    for (const [p, h] of clean.hashAt) hashAt.set(p, h);
+  }
+  if (!clean) for await (const page of input.pages()) {
     for (const row of page) {
       count++;
       last = row.position;

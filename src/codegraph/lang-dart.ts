@@ -17,6 +17,7 @@ export const DART_TAGS = `
 (extension_type_declaration name: (identifier) @name) @definition.class
 (enum_declaration name: (identifier) @name) @definition.enum
 (type_alias . (type_identifier) @name) @definition.type
+(type_alias (annotation) . (type_identifier) @name) @definition.type
 (program (function_signature name: (identifier) @name) @definition.function)
 (program (getter_signature name: (identifier) @name) @definition.function)
 (program (setter_signature name: (identifier) @name) @definition.function)
@@ -25,20 +26,34 @@ export const DART_TAGS = `
 (method_signature (getter_signature name: (identifier) @name)) @definition.method
 (method_signature (setter_signature name: (identifier) @name)) @definition.method
 (type_identifier) @name @reference.type
+(relational_expression (relational_expression . (identifier) @name . (relational_operator) @lt) . (relational_operator) @gt . [(parenthesized_expression) (record_literal)] (#eq? @lt "<") (#eq? @gt ">")) @reference.call
+(relational_expression (relational_expression (relational_operator) @lt . (identifier) @name .) . (relational_operator) @gt . [(parenthesized_expression) (record_literal)] (#eq? @lt "<") (#eq? @gt ">")) @reference.type
 (_ (identifier) @name @reference.call . (selector (argument_part)))
 (_ (identifier) @name @reference.class . (selector (unconditional_assignable_selector)))
+(_ (identifier) @name @reference.class . (selector (type_arguments)) . (selector (unconditional_assignable_selector)))
 (named_argument (identifier) @name @reference.call)
+(constructor_invocation (identifier) @name) @reference.call
 (_ (identifier) . (selector (unconditional_assignable_selector (identifier) @name)) @reference.call . (selector (argument_part)))
 `;
+
+/*
+ * The last two reference patterns above: 1.1.6 parses a generic call with one type argument, `Foo<T>(x)`,
+ * as `(Foo < T) > (x)` — a relational expression nested in another, which valid Dart never is
+ * (relational operators do not chain) — so that shape is read back as the call of `Foo` with type `T`.
+ */
 
 /**
  * Dart member chains are flat (\`A.b()\` is identifier, selector(.b), selector(args)): the qualifier of
  * \`b\` is the identifier right before its selector, when the chain starts there (\`A.b\`, \`prefix.A\`).
  */
 export function dartQualifierOf(nameNode: Node): string | undefined {
+  // `Box<int>.named(…)` as a constructor_invocation: the member of the type named first.
+  if (nameNode.parent?.type === 'constructor_invocation') return nameNode.parent.namedChildren.find((c) => c.type === 'type_identifier')?.text ?? '?';
   const sel = nameNode.parent?.type === 'unconditional_assignable_selector' ? nameNode.parent.parent : null;
   if (!sel || sel.type !== 'selector') return undefined;
-  const prev = sel.previousNamedSibling;
+  let prev = sel.previousNamedSibling;
+  // `Foo<T>.named(…)`: the type arguments are a selector of their own between the class and the member.
+  while (prev?.type === 'selector' && prev.namedChildren.length === 1 && prev.namedChildren[0].type === 'type_arguments') prev = prev.previousNamedSibling;
   if (!prev) return undefined;
   if (prev.type === 'identifier') return prev.text;
   return '?';

@@ -69,6 +69,18 @@ export interface ChainInfo {
   headHash: string;
 }
 
+/**
+ * What a clean pass over the log establishes: positions 1..last contiguous, every row chained, every
+ * hash recomputed and matching, every prevHash the hash before it (the genesis for position 1).
+ */
+export interface CleanScan {
+  count: number;
+  last: number;
+  lastHash: string;
+  /** Stored hash at each asked-for (checkpoint) position that exists. */
+  hashAt: Map<number, string>;
+}
+
 /** A signed checkpoint record as stored: `seq` is its place in the workspace's checkpoint chain, `body` the signed JSON. */
 export interface StoredCheckpoint {
   seq: number;
@@ -88,6 +100,12 @@ export interface AuditLogStore {
   /** Appends a checkpoint with seq = expectedSeq; false when that seq is already taken (another writer). */
   appendCheckpoint(expectedSeq: number, body: string): Promise<boolean>;
   readCheckpoints(): Promise<StoredCheckpoint[]>;
+  /**
+   * Optional fast pass for `audit verify` (SQLite: worker threads over ranges of the file). Null when
+   * it does not apply (small log, one thread, in-memory database) or when anything did not hold: the
+   * streaming pass over readChainPage then runs and names the problem.
+   */
+  chainScan?(wanted: Set<number>, genesis: string, threads: number): Promise<CleanScan | null>;
 }
 
 export function hasAuditLog<T extends object>(store: T): store is T & AuditLogStore {

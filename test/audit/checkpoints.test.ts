@@ -43,6 +43,23 @@ describe('signed checkpoints', () => {
     expect(await verifyStore(store, key.publicKey)).toMatchObject({ ok: true, verifiedCheckpoint: { seq: 2, position: 8 } });
   });
 
+  test('stop({ final: true }) signs a head that moved since the last checkpoint even when the schedule is not due; plain stop() does not', async () => {
+    const now = new Date('2026-03-01T00:00:00Z');
+    const key = generateAuditKey().key;
+    const cp = new AuditCheckpointer(async () => [store], () => key, () => now, { everyEvents: 1000, everySeconds: 3600, tickMs: 1000 });
+    await append(2);
+    await cp.tick();
+    await append(3); // 3 past the last checkpoint: not due for an hour or 1000 events
+    await cp.tick();
+    await cp.stop();
+    expect((await readCheckpointList(store)).map((c) => c.position)).toEqual([2]);
+    await cp.stop({ final: true });
+    expect((await readCheckpointList(store)).map((c) => c.position)).toEqual([2, 5]);
+    await cp.stop({ final: true }); // nothing moved: nothing more to sign
+    expect(await readCheckpointList(store)).toHaveLength(2);
+    expect(await verifyStore(store, key.publicKey)).toMatchObject({ ok: true, verifiedCheckpoint: { seq: 1, position: 5 } });
+  });
+
   test('the schedule comes from REVIEW_LEDGER_CHECKPOINT_EVENTS / _SECONDS, and a bad value is refused by name', () => {
     expect(checkpointScheduleFrom({})).toEqual({ everyEvents: 1000, everySeconds: 60, tickMs: 1000 });
     expect(checkpointScheduleFrom({ REVIEW_LEDGER_CHECKPOINT_EVENTS: '50', REVIEW_LEDGER_CHECKPOINT_SECONDS: '0.5' })).toEqual({ everyEvents: 50, everySeconds: 0.5, tickMs: 500 });

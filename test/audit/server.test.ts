@@ -93,3 +93,39 @@ describe('audit on a running server: the published key, scheduled checkpoints, t
     expect(badAudit.chain).toMatchObject({ ok: false, firstBroken: edited, verifiedCheckpoint: null });
   }, 120_000);
 });
+
+describe('a clean server stop signs the unsigned tail', () => {
+  test('appends after the last scheduled checkpoint are covered by a checkpoint written on shutdown', async () => {
+    process.env.REVIEW_LEDGER_CHECKPOINT_EVENTS = '100000';
+    process.env.REVIEW_LEDGER_CHECKPOINT_SECONDS = '3600';
+    let fx: Awaited<ReturnType<typeof serverFixture>> | null = null;
+    try {
+      fx = await serverFixture();
+      const checkpointer = fx.server.ledger.services.get('audit.checkpointer') as AuditCheckpointer;
+      await checkpointer.tick(); // the genesis (or nothing, if the start-up pass signed it already)
+      for (let i = 0; i < 3; i++) expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: `user:t${i}`, role: 'viewer' })).error).toBeUndefined();
+      await checkpointer.tick(); // not due: 3 events, well inside the hour
+      const file = path.join(fx.dataDir, fx.workspaceId, 'workspace.db');
+      const signedPositions = () => {
+        const db = new Database(file, { readonly: true });
+        try {
+          const head = db.prepare('SELECT max(global_position) FROM events').pluck().get() as number;
+          const positions = (db.prepare('SELECT body FROM audit_checkpoints ORDER BY seq').pluck().all() as string[]).map((b) => JSON.parse(b).position as number);
+          return { head, last: positions[positions.length - 1] };
+        } finally {
+          db.close();
+        }
+      };
+      const running = signedPositions();
+      expect(running.last).toBeLessThan(running.head);
+      await fx.server.close();
+      const stopped = signedPositions();
+      expect(stopped).toEqual({ head: running.head, last: running.head });
+      expect((await cli(fx.dataDir, 'audit', 'verify', '--workspace', fx.workspaceId)).stdout).toContain(`covers positions 1..${running.head}`);
+    } finally {
+      delete process.env.REVIEW_LEDGER_CHECKPOINT_EVENTS;
+      delete process.env.REVIEW_LEDGER_CHECKPOINT_SECONDS;
+      if (fx) fs.rmSync(fx.dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -148,6 +148,21 @@ int later() => run();
     expect(extractFacts(g, 'library;\nint f() {\n  return 1 +;\n}\n').hasErrors).toBe(true);
   });
 
+  it('Dart: a generic call with one type argument (`Box<Item>(…)`, which 1.1.6 parses as `(Box < Item) > (…)`), `Box<T>.named(…)` and an annotated typedef resolve across files', async () => {
+    await withGraph({
+      'pubspec.yaml': 'name: shop\n',
+      'lib/box.dart': 'class Box<T> {\n  Box(this.value);\n  Box.named({required this.value});\n  final T value;\n}\n\nclass Item {}\n\n@Deprecated(\'x\')\ntypedef Maker = Box<Item> Function(Item item);\n',
+      'lib/use.dart': "import 'package:shop/box.dart';\n\nList<Object> all(Maker m) {\n  return [\n    Box<Item>(Item()),\n    Box<Item>.named(value: Item()),\n  ];\n}\n\nObject one() => Box<int>(1);\n",
+    }, (g) => {
+      expect(g.symbols.has('lib/box.dart#Maker')).toBe(true);
+      // Named constructors are no definitions of their own: `Box<Item>.named` binds the class.
+      expect(g.outgoingOf('lib/use.dart#all').map((e) => e.to).sort()).toEqual(['lib/box.dart#Box', 'lib/box.dart#Item', 'lib/box.dart#Maker']);
+      expect(g.outgoingOf('lib/use.dart#one').map((e) => e.to)).toEqual(['lib/box.dart#Box']);
+    });
+    const facts = extractFacts(await loadGrammar('dart'), 'Object f() => Box<int>.named(value: 1);\n');
+    expect(facts.refs.find((r) => r.name === 'named')).toMatchObject({ qualifier: 'Box', kind: 'call' });
+  });
+
   it('Kotlin: imports and same-package declarations resolve by package across Gradle source sets; a same-name declaration of another package does not', async () => {
     const user = 'package com.acme.model\n\ndata class User(val name: String) {\n    fun greet(): String = "hi $name"\n}\n\nfun makeUser(name: String): User = User(name)\n';
     expect(await errorFree('kotlin', user)).toBe(true);
@@ -164,6 +179,15 @@ int later() => run();
       expect(g.outgoingOf('app/src/test/kotlin/com/acme/app/AppTest.kt#AppTest.check').map((e) => e.to).sort()).toEqual(['app/src/main/kotlin/com/acme/app/App.kt#App', 'model/src/main/kotlin/com/acme/model/Roles.kt#Roles', 'model/src/main/kotlin/com/acme/model/Roles.kt#Roles.owner']);
       expect(g.edges.some((e) => e.toFile === 'other/src/main/kotlin/com/other/Util.kt')).toBe(false);
     });
+  });
+
+  it('Kotlin: a nested class whose primary constructor starts on the next line (which the grammar rejects) is parsed with the newline moved, lines kept', async () => {
+    const spec = 'package com.acme\n\npublic class Spec\nprivate constructor(builder: Builder) {\n  public val name: String = builder.name\n\n  public class Builder\n  internal constructor(internal val name: String) :\n    Base() {\n    public fun build(): Spec = Spec(this)\n  }\n}\n';
+    expect(await errorFree('kotlin', spec)).toBe(false);
+    const facts = extractFacts(await loadGrammar('kotlin'), spec);
+    expect(facts.hasErrors).toBeUndefined();
+    expect(facts.defs.map((d) => [d.qname, d.start, d.end])).toEqual([['Spec', 3, 12], ['Spec.Builder', 7, 11], ['Spec.Builder.build', 10, 10]]);
+    expect(facts.refs.find((r) => r.name === 'Spec' && r.kind === 'call')).toMatchObject({ line: 10 });
   });
 
   it('Swift: declarations of one SwiftPM target resolve without an import, `import Target` opens another target; a same-name declaration of an unimported target does not', async () => {

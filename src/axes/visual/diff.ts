@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodePng, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
+import { decodePng, decodePngInto, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
 import { bandHelper, SPLIT_MIN_PIXELS, splitStats, type BandHelper } from './split';
 import { acquireWorkspace, kernelIndexRows, kernelMatchRows, kernelUnfilter, releaseWorkspace, type Workspace } from './kernel';
 
@@ -179,7 +179,7 @@ async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Ar
   if (helper && sharedPrefix(base, head) < PARALLEL_DECODE_PREFIX) {
     const headReply = helper.call({ op: 'decode', png: head, into: { memory: ws.memory, layout: ws.layout } });
     try {
-      await decodePngSharedAsync(base, baseTarget);
+      decodePngInto(base, baseTarget);
     } catch (err) {
       await headReply;
       if (err instanceof MalformedPngError) throw new MalformedPngError(`base image: ${err.message}`);

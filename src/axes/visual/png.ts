@@ -261,6 +261,16 @@ function decodeStreaming(p: ParsedPng, shared: boolean, target?: DecodeTarget): 
 }
 
 /**
+ * Decodes a fast-path PNG into `target` in this thread (one synchronous inflate, then the unfilter):
+ * for the two threads of a split comparison, which are the parallelism themselves (diff.ts).
+ */
+export function decodePngInto(bytes: Uint8Array, target: DecodeTarget): RgbaImage {
+  const p = parsePng(bytes);
+  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
+  return reconstruct(p, inflateSync(p), undefined, false, target).decoded.image;
+}
+
+/**
  * One inflate on libuv's thread pool, then the unfilter: for a decode into the kernel's memory, whose
  * unfilter is a few milliseconds, the streaming decoder's per-chunk callbacks and copies cost more CPU
  * than its overlap saves.
@@ -604,28 +614,13 @@ function decodeWithPngjs(bytes: Uint8Array): RgbaImage {
   }
 }
 
-const CRC_TABLE = (() => {
-  const table = new Int32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c;
-  }
-  return table;
-})();
-
-function crc32(data: Uint8Array, start: number, end: number): number {
-  let c = -1;
-  for (let i = start; i < end; i++) c = CRC_TABLE[(c ^ data[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
-
 function chunk(type: string, data: Uint8Array): Buffer {
   const out = Buffer.alloc(12 + data.length);
   out.writeUInt32BE(data.length, 0);
   out.write(type, 4, 'latin1');
   out.set(data, 8);
-  out.writeUInt32BE(crc32(out, 4, 8 + data.length), 8 + data.length);
+  // zlib's CRC-32 (native; Node ≥ 20.15) over the chunk type and data, as PNG defines it.
+  out.writeUInt32BE(zlib.crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
   return out;
 }
 

@@ -187,12 +187,18 @@ static int rows_equal(const uint8_t *a, const uint8_t *b, int bytes) {
  * diff.ts `indexDiffRows`: palette indices of rows [from_row, to_row) of the diff image — the faded
  * grey of each base pixel minus `grey_min` (computed once per run of equal words; a base row equal to
  * the row above copies that row's background), then each mark's index from mark_index[0..3].
- * `background` is `width` bytes of scratch owned by the caller's band.
+ * `background` is `width` bytes of scratch owned by the caller's band, `cache` 32 KiB of its scratch:
+ * a direct-mapped table word → index (a grey is a function of the pixel's word alone, so a hit is
+ * exact; entries hold index + 1, 0 = empty), cleared here.
  */
+#define CACHE_BITS 12
 EXPORT("index_rows")
-void index_rows(const uint8_t *base, int width, const uint8_t *marks, const uint8_t *marked_rows, uint8_t *indices, uint8_t *background, int from_row, int to_row, double alpha, int grey_min, int mark1, int mark2, int mark3) {
+void index_rows(const uint8_t *base, int width, const uint8_t *marks, const uint8_t *marked_rows, uint8_t *indices, uint8_t *background, int32_t *cache, int from_row, int to_row, double alpha, int grey_min, int mark1, int mark2, int mark3) {
   const int32_t *src32 = (const int32_t *)base;
   int row_bytes = width * 4;
+  int32_t *cache_word = cache;
+  int32_t *cache_index = cache + (1 << CACHE_BITS);
+  for (int i = 0; i < (1 << CACHE_BITS); i++) cache_index[i] = 0;
   for (int y = from_row; y < to_row; y++) {
     int row = y * width;
     uint8_t *target = indices + row;
@@ -204,7 +210,14 @@ void index_rows(const uint8_t *base, int width, const uint8_t *marks, const uint
       for (int x = 0; x < width; x++) {
         int32_t c = src32[row + x];
         if (c != last || last_index < 0) {
-          last_index = faded_grey(base + (row + x) * 4, alpha) - grey_min;
+          uint32_t h = ((uint32_t)c * 2654435761u) >> (32 - CACHE_BITS);
+          if (cache_index[h] != 0 && cache_word[h] == c) {
+            last_index = cache_index[h] - 1;
+          } else {
+            last_index = faded_grey(base + (row + x) * 4, alpha) - grey_min;
+            cache_word[h] = c;
+            cache_index[h] = last_index + 1;
+          }
           last = c;
         }
         target[x] = (uint8_t)last_index;
