@@ -77,6 +77,7 @@ interface KernelExports {
   match_rows(img1: number, img2: number, width: number, height: number, marks: number, markedRows: number, fromRow: number, toRow: number, skip: number, maxDelta: number): number;
   unfilter_rgba(src: number, out: number, prev: number, stride: number, filter: number, first: number): void;
   index_rows(base: number, width: number, marks: number, markedRows: number, indices: number, background: number, cache: number, fromRow: number, toRow: number, alpha: number, greyMin: number, mark1: number, mark2: number, mark3: number): void;
+  adler_rows(indices: number, width: number, fromRow: number, toRow: number, adler: number): number;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -197,6 +198,15 @@ export function kernelIndexRows(ws: Workspace, palette: { greyMin: number; markI
   const l = ws.layout;
   const m = palette.markIndex;
   kernelOn(ws.memory).index_rows(l.base, l.width, l.marks, l.markedRows, l.indices, l.background[band], l.greyCaches[band], fromRow, toRow, VISUAL_DIFF_OPTIONS.alpha, palette.greyMin, m[1], m[2], m[3]);
+}
+
+/**
+ * The Adler-32 of rows [fromRow, toRow) of the workspace's `indices` as the diff PNG's scanlines hold
+ * them (a filter byte 0 before each row): png.ts `deflateIndexSegment`'s checksum, in the kernel.
+ */
+export function kernelAdlerRows(ws: Workspace, fromRow: number, toRow: number): number {
+  const l = ws.layout;
+  return kernelOn(ws.memory).adler_rows(l.indices, l.width, fromRow, toRow, 1) >>> 0;
 }
 
 /**

@@ -295,3 +295,52 @@ void unfilter_rgba(const uint8_t *src, uint8_t *out, const uint8_t *prev, int st
     c = b;
   }
 }
+
+/*
+ * The Adler-32 (zlib's, continued from `adler`) of rows [from_row, to_row) of palette indices as the
+ * diff PNG's scanlines hold them: per row a filter byte 0, then the row's `width` indices (png.ts
+ * `deflateIndexSegment`). 16 bytes at a time: after a chunk x0..x15, a += Σ x and b += 16·a + Σ (16 − j)·xj
+ * (a before the chunk), the partial sums in 32-bit lanes reduced modulo 65521 every 256 chunks at most
+ * (a lane then holds < 2^27), the tail byte by byte — the same numbers as the byte loop, exactly.
+ */
+#define ADLER_BASE 65521u
+static inline uint32_t lanes_sum(v128_t v) {
+  return (uint32_t)wasm_i32x4_extract_lane(v, 0) + (uint32_t)wasm_i32x4_extract_lane(v, 1) + (uint32_t)wasm_i32x4_extract_lane(v, 2) + (uint32_t)wasm_i32x4_extract_lane(v, 3);
+}
+EXPORT("adler_rows")
+uint32_t adler_rows(const uint8_t *indices, int width, int from_row, int to_row, uint32_t adler) {
+  uint64_t a = adler & 0xffff;
+  uint64_t b = adler >> 16;
+  const v128_t w_lo = wasm_i16x8_make(16, 15, 14, 13, 12, 11, 10, 9);
+  const v128_t w_hi = wasm_i16x8_make(8, 7, 6, 5, 4, 3, 2, 1);
+  for (int y = from_row; y < to_row; y++) {
+    const uint8_t *p = indices + (uint32_t)y * (uint32_t)width;
+    int n = width;
+    b = (b + a) % ADLER_BASE; /* the filter byte 0 */
+    while (n >= 16) {
+      int chunks = n >> 4;
+      if (chunks > 256) chunks = 256;
+      v128_t vs = wasm_i32x4_splat(0);
+      v128_t vps = wasm_i32x4_splat(0);
+      v128_t vw = wasm_i32x4_splat(0);
+      for (int k = 0; k < chunks; k++, p += 16) {
+        v128_t x = wasm_v128_load(p);
+        v128_t lo = wasm_u16x8_extend_low_u8x16(x);
+        v128_t hi = wasm_u16x8_extend_high_u8x16(x);
+        vps = wasm_i32x4_add(vps, vs);
+        vs = wasm_i32x4_add(vs, wasm_i32x4_add(wasm_u32x4_extadd_pairwise_u16x8(lo), wasm_u32x4_extadd_pairwise_u16x8(hi)));
+        vw = wasm_i32x4_add(vw, wasm_i32x4_add(wasm_i32x4_dot_i16x8(lo, w_lo), wasm_i32x4_dot_i16x8(hi, w_hi)));
+      }
+      b = (b + (uint64_t)chunks * 16 * a + 16 * (uint64_t)lanes_sum(vps) + lanes_sum(vw)) % ADLER_BASE;
+      a = (a + lanes_sum(vs)) % ADLER_BASE;
+      n -= chunks << 4;
+    }
+    for (; n > 0; n--, p++) {
+      a += *p;
+      b += a;
+    }
+    a %= ADLER_BASE;
+    b %= ADLER_BASE;
+  }
+  return (uint32_t)((b << 16) | a);
+}
