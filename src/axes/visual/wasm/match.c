@@ -274,24 +274,27 @@ void unfilter_rgba(const uint8_t *src, uint8_t *out, const uint8_t *prev, int st
     }
     return;
   }
-  /* Paeth below the first row. */
+  /*
+   * Paeth below the first row. The chain from one pixel to the next (through a) is kept short: the
+   * channels stay in 16-bit lanes (the sum masked to 8 bits instead of narrowed and widened again; the
+   * narrow for the store is off the chain), and "pa ≤ pb and pa ≤ pc" is "pa ≤ min(pb, pc)".
+   */
   v128_t a = zero;
   v128_t c = zero;
+  const v128_t low_byte = wasm_i16x8_splat(0xff);
   for (int i = 0; i < stride; i += 4) {
     v128_t b = wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(prev + i));
-    v128_t x = wasm_v128_load32_zero(src + i);
-    v128_t pa = wasm_i16x8_sub(b, c);
-    v128_t pb = wasm_i16x8_sub(a, c);
-    v128_t pc = wasm_i16x8_add(pa, pb);
-    pa = wasm_i16x8_abs(pa);
-    pb = wasm_i16x8_abs(pb);
-    pc = wasm_i16x8_abs(pc);
-    v128_t use_a = wasm_v128_and(wasm_i16x8_le(pa, pb), wasm_i16x8_le(pa, pc));
+    v128_t x = wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(src + i));
+    v128_t bc = wasm_i16x8_sub(b, c);
+    v128_t pa = wasm_i16x8_abs(bc);
+    v128_t ac = wasm_i16x8_sub(a, c);
+    v128_t pb = wasm_i16x8_abs(ac);
+    v128_t pc = wasm_i16x8_abs(wasm_i16x8_add(bc, ac));
+    v128_t use_a = wasm_i16x8_le(pa, wasm_i16x8_min(pb, pc));
     v128_t use_b = wasm_i16x8_le(pb, pc);
     v128_t pred = wasm_v128_bitselect(a, wasm_v128_bitselect(b, c, use_b), use_a);
-    v128_t r = wasm_i8x16_add(x, wasm_u8x16_narrow_i16x8(pred, pred));
-    wasm_v128_store32_lane(out + i, r, 0);
-    a = wasm_u16x8_extend_low_u8x16(r);
+    a = wasm_v128_and(wasm_i16x8_add(x, pred), low_byte);
+    wasm_v128_store32_lane(out + i, wasm_u8x16_narrow_i16x8(a, a), 0);
     c = b;
   }
 }
