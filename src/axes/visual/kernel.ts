@@ -26,7 +26,7 @@ export interface Layout {
   indices: number;
   /** Two rows of scratch, one per band (the kernel's `background`). */
   background: [number, number];
-  /** Two 32 KiB grey caches for `index_rows`, one per band. */
+  /** Two 128 KiB grey caches for `index_rows`, one per band. */
   greyCaches: [number, number];
   /** Two rows of filtered PNG bytes, one per decoding thread (base here, head in the helper). */
   rawRows: [number, number];
@@ -56,7 +56,7 @@ export function layoutFor(width: number, height: number): Layout {
   const sameRows = take(height);
   const indices = take(pixels);
   const background: [number, number] = [take(width), take(width)];
-  const greyCaches: [number, number] = [take(32768), take(32768)];
+  const greyCaches: [number, number] = [take(131072), take(131072)];
   // 8 bytes of slack: a row is copied in at the source's own alignment modulo 8 (kernelUnfilter).
   const rawRows: [number, number] = [take(width * 4 + 8), take(width * 4 + 8)];
   return { width, height, base, head, marks, markedRows, sameRows, indices, background, greyCaches, rawRows, bytes: at };

@@ -187,11 +187,11 @@ static int rows_equal(const uint8_t *a, const uint8_t *b, int bytes) {
  * diff.ts `indexDiffRows`: palette indices of rows [from_row, to_row) of the diff image — the faded
  * grey of each base pixel minus `grey_min` (computed once per run of equal words; a base row equal to
  * the row above copies that row's background), then each mark's index from mark_index[0..3].
- * `background` is `width` bytes of scratch owned by the caller's band, `cache` 32 KiB of its scratch:
+ * `background` is `width` bytes of scratch owned by the caller's band, `cache` 128 KiB of its scratch:
  * a direct-mapped table word → index (a grey is a function of the pixel's word alone, so a hit is
  * exact; entries hold index + 1, 0 = empty), cleared here.
  */
-#define CACHE_BITS 12
+#define CACHE_BITS 14
 EXPORT("index_rows")
 void index_rows(const uint8_t *base, int width, const uint8_t *marks, const uint8_t *marked_rows, uint8_t *indices, uint8_t *background, int32_t *cache, int from_row, int to_row, double alpha, int grey_min, int mark1, int mark2, int mark3) {
   const int32_t *src32 = (const int32_t *)base;
