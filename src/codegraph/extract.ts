@@ -26,10 +26,13 @@ export function extractFacts(grammar: LoadedGrammar, original: string): FileFact
   if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
   const repaired = tree.rootNode.hasError && grammar.spec.repairSource ? grammar.spec.repairSource(source, tree.rootNode) : undefined;
   if (repaired !== undefined) {
-    tree.delete();
-    source = repaired;
-    tree = grammar.parser.parse(source);
-    if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
+    // The repaired text's tree replaces the original only when it parses cleanly.
+    const second = grammar.parser.parse(repaired);
+    if (second && !second.rootNode.hasError) {
+      tree.delete();
+      tree = second;
+      source = repaired;
+    } else second?.delete();
   }
   if (tree.rootNode.hasError && grammar.spec.errorFallback) {
     tree.delete();

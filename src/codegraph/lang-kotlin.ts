@@ -44,3 +44,19 @@ export function kotlinImports(root: Node, out: ImportFacts): void {
     out.imports.push({ source: name, bindings: [{ local: alias ?? last, imported: last }] });
   }
 }
+
+/**
+ * tree-sitter-kotlin 1.1.0 rejects a nested class whose primary constructor starts on the next line
+ * (`class Builder` / `internal constructor(…) :` inside a class body; valid Kotlin, and the same at top level
+ * parses). The newline is moved to between `class` and the name (`class\nBuilder  internal constructor(…)`),
+ * which the grammar takes: same length, every offset kept, only the name's row moves down one. Undefined
+ * when no such header is in the text.
+ */
+export function kotlinRepairSource(source: string): string | undefined {
+  let changed = false;
+  const out = source.replace(/\b(class|object)([ \t]+)([A-Za-z_]\w*(?:<[^\n{}()]*>)?)([ \t]*)\n([ \t]*)(?=(?:(?:public|private|internal|protected)[ \t]+)?(?:@\w+(?:\([^)\n]*\))?[ \t]+)*constructor[ \t]*\()/g, (m, kw: string, gap: string, name: string, trail: string, indent: string) => {
+    changed = true;
+    return `${kw}\n${' '.repeat(gap.length - 1)}${name}${trail} ${indent}`;
+  });
+  return changed ? out : undefined;
+}

@@ -4,7 +4,7 @@ import type { FileFacts } from './facts';
 import type { ImportStyle } from './import-facts';
 import { extractFactsWithTypeScript } from './typescript-parser';
 import { DART_TAGS, dartRepairSource } from './lang-dart';
-import { KOTLIN_TAGS } from './lang-kotlin';
+import { KOTLIN_TAGS, kotlinRepairSource } from './lang-kotlin';
 import { SWIFT_TAGS } from './lang-swift';
 import { ZIG_REFERENCE_TAGS } from './lang-zig';
 import { PHP_EXTRA_TAGS } from './lang-php';
@@ -35,7 +35,8 @@ export interface LanguageSpec {
   errorFallback?: (source: string, languageId: string) => FileFacts;
   /**
    * For a text with parse errors: the same text with constructs the grammar lacks (and the graph does not
-   * need) blanked, same length and offsets, for a second parse; undefined when its errors are anything else.
+   * need) blanked or moved, same length and offsets, for a second parse, whose tree is used only when it
+   * has no errors; undefined when there is nothing to repair.
    */
   repairSource?: (source: string, root: Node) => string | undefined;
 }
@@ -212,6 +213,7 @@ ${ZIG_REFERENCE_TAGS}`,
     wasm: ['.', 'tree-sitter-kotlin.wasm'],
     tags: [],
     extraTags: KOTLIN_TAGS,
+    repairSource: kotlinRepairSource,
     sweepTypes: [],
     imports: 'kotlin',
     moduleExtensions: ['.kt', '.kts'],

@@ -44,7 +44,7 @@ export function computationFor(s: ReviewView) {
   return latest;
 }
 
-export const apiContractQuery: QueryDefinition<ReviewQueryInput, ReviewView> = {
+export const apiContractQuery: QueryDefinition<ReviewQueryInput, ReviewView, ReturnType<typeof apiContractView>> = {
   name: 'apiContract',
   description: 'API-contract changes of the reviewed head with severity, rule, message and decision, and the contract gate they produce.',
   input: reviewQueryInput,

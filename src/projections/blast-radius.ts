@@ -30,7 +30,7 @@ export function blastRadiusView(s: BlastRadiusState, input: Input) {
   return { available: true as const, stale, ...(stale ? { reason: `the PR was recomputed at ${s.computedHead}: ask again for that head` } : {}), ...s.loaded };
 }
 
-export const blastRadiusQuery: QueryDefinition<Input, BlastRadiusState> = {
+export const blastRadiusQuery: QueryDefinition<Input, BlastRadiusState, ReturnType<typeof blastRadiusView>> = {
   name: 'blastRadius',
   description: 'Who references a file or symbol in the head repo (resolved edges, bounded depth), public API touched, tests reaching it — at a commit or at the PR\'s latest computed head.',
   input: blastRadiusQueryInput,

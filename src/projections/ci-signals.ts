@@ -17,7 +17,7 @@ export function ciSignalsView(s: ReviewView, headSha?: string) {
   return { headSha: head, signals };
 }
 
-export const ciSignalsQuery: QueryDefinition<Input, ReviewView> = {
+export const ciSignalsQuery: QueryDefinition<Input, ReviewView, ReturnType<typeof ciSignalsView>> = {
   name: 'ciSignals',
   description: 'CI check results recorded for a head of the PR (default: the latest observed head).',
   input,

@@ -19,7 +19,7 @@ export function cohortImpactView(s: CohortsState, cohortKey: string) {
   return { found: true as const, cohortKey, headSha: c.headSha, rank: cohort.rank, title: cohort.title, files: cohort.files, anchors: cohort.anchors, blastRadius: cohort.blastRadius };
 }
 
-export const cohortImpactQuery: QueryDefinition<Input, CohortsState> = {
+export const cohortImpactQuery: QueryDefinition<Input, CohortsState, ReturnType<typeof cohortImpactView>> = {
   name: 'cohortImpact',
   description: 'Per cohort of the latest computation: dependents (files, symbols), public API touched, tests reaching it, score.',
   input: cohortImpactQueryInput,

@@ -66,7 +66,7 @@ export function cohortsView(s: CohortsState) {
   return { computed: true as const, headSha: c.headSha, baseSha: c.baseSha, position: c.position, cohorts, changedFiles: c.changedFiles };
 }
 
-export const cohortsQuery: QueryDefinition<ReviewTargetInput, CohortsState> = {
+export const cohortsQuery: QueryDefinition<ReviewTargetInput, CohortsState, ReturnType<typeof cohortsView>> = {
   name: 'cohorts',
   description: 'Cohorts of the latest computation in reading order (riskiest first) with grouping mode and reason, blast radius, reading order, summary and typed diagrams (unverified edges counted).',
   input: reviewTargetSchema,

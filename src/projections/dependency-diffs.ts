@@ -26,7 +26,7 @@ export function dependencyDiffsView(s: DependencyDiffsState) {
   return { computed: true as const, headSha: s.latest.headSha, baseSha: s.latest.baseSha, diffs: s.latest.diffs, majorBumps };
 }
 
-export const dependencyDiffsQuery: QueryDefinition<z.infer<typeof reviewTargetSchema>, DependencyDiffsState> = {
+export const dependencyDiffsQuery: QueryDefinition<z.infer<typeof reviewTargetSchema>, DependencyDiffsState, ReturnType<typeof dependencyDiffsView>> = {
   name: 'dependencyDiffs',
   description: 'Dependency changes of the latest computation per manifest/lock: added, removed, upgraded/downgraded, major bumps flagged.',
   input: reviewTargetSchema,

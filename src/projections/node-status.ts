@@ -64,7 +64,7 @@ export function nodeStatusView(s: ReviewView, opts: { allRounds?: boolean } = {}
   return { exists: pr.exists, round: round?.round ?? null, disagreements, reReview, nodes: [...first, ...rest].map(row) };
 }
 
-export const nodeStatusQuery: QueryDefinition<Input, ReviewView> = {
+export const nodeStatusQuery: QueryDefinition<Input, ReviewView, ReturnType<typeof nodeStatusView>> = {
   name: 'nodeStatus',
   description: 'Review nodes with status, disagreements first, duplicates demoted, previously-dismissed flags.',
   input,

@@ -81,7 +81,7 @@ function previewFold(): StreamFold<PreviewState> {
   };
 }
 
-export const publishPreviewQuery: QueryDefinition<Input, PreviewState> = {
+export const publishPreviewQuery: QueryDefinition<Input, PreviewState, ReturnType<typeof publishPreviewView>> = {
   name: 'publishPreview',
   description: 'What Publish to GitHub would post: selection, verdict and review event, findings headed inline vs folded into the body; enabled only in awaiting approval.',
   input,

@@ -75,7 +75,7 @@ export function reReviewDelta(pr: PrState, roundNumber?: number) {
   return { round: cur.round, previousRound: prev?.round ?? null, reReview, entries: ORDER.flatMap((st) => out[st]) };
 }
 
-export const reReviewDeltaQuery: QueryDefinition<Input, ReviewView> = {
+export const reReviewDeltaQuery: QueryDefinition<Input, ReviewView, ReturnType<typeof reReviewDelta>> = {
   name: 'reReviewDelta',
   description: 'Fingerprints new / outdated / persisting / carried / gone between a round and the one before it; reReview lists the outdated live nodes.',
   input,

@@ -20,7 +20,7 @@ export function reportingGroupsView(s: ReviewView) {
   return { level: pr.exists ? pr.level : null, mainPriorities: s.rules.levels[pr.level].mainPriorities, main, belowThreshold };
 }
 
-export const reportingGroupsQuery: QueryDefinition<ReviewQueryInput, ReviewView> = {
+export const reportingGroupsQuery: QueryDefinition<ReviewQueryInput, ReviewView, ReturnType<typeof reportingGroupsView>> = {
   name: 'reportingGroups',
   description: "The round's nodes split into the main list and the below-threshold group by the review's level.",
   input: reviewQueryInput,

@@ -27,7 +27,7 @@ export function reviewStatusView(s: ReviewView) {
   };
 }
 
-export const reviewStatusQuery: QueryDefinition<ReviewQueryInput, ReviewView> = {
+export const reviewStatusQuery: QueryDefinition<ReviewQueryInput, ReviewView, ReturnType<typeof reviewStatusView>> = {
   name: 'reviewStatus',
   description: 'Ladder status (requested → in progress → awaiting approval → completed), round, level and the stale flag.',
   input: reviewQueryInput,

@@ -23,7 +23,7 @@ export function verdictView(s: ReviewView<NodeCore>) {
   };
 }
 
-export const verdictQuery: QueryDefinition<ReviewQueryInput, ReviewView<NodeCore>> = {
+export const verdictQuery: QueryDefinition<ReviewQueryInput, ReviewView<NodeCore>, ReturnType<typeof verdictView>> = {
   name: 'verdict',
   description: 'Ship / Hold / Block with aggregate confidence, the axes and the deciding reasons, for one review; state final | provisional (a provisional verdict is never Ship), previous, stale.',
   input: reviewQueryInput,

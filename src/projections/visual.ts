@@ -27,7 +27,7 @@ export function visualView(s: ReviewView) {
   return { computed: true as const, headSha: computed.headSha, baseSha: computed.c.baseSha, status: gate.status, reason: gate.reason ?? null, snapshots, pending: gate.pending };
 }
 
-export const visualQuery: QueryDefinition<ReviewQueryInput, ReviewView> = {
+export const visualQuery: QueryDefinition<ReviewQueryInput, ReviewView, ReturnType<typeof visualView>> = {
   name: 'visual',
   description: 'Visual snapshots of the reviewed head (state, hashes of base/head/diff images, changed-pixel ratio, approval) and the visual gate.',
   input: reviewQueryInput,

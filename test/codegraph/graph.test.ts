@@ -1,6 +1,3 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
 import { closeSharedExtractPool } from '../../src/codegraph/extract-pool';
@@ -8,16 +5,12 @@ import { blastRadius } from '../../src/codegraph/impact';
 import { indexCommit } from '../../src/codegraph/indexer';
 import { GitRepo } from '../../src/git/repo';
 import { GitFixture } from '../support/git-fixture';
+import { gitRepoSuite } from '../support/git-repo-suite';
 
 jest.setTimeout(60_000);
 
 describe('code graph', () => {
-  const f = new GitFixture('rl-graph-');
-  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-cache-'));
-  let repo: GitRepo;
-  let c1: string;
-  let c2: string;
-  beforeAll(async () => {
+  const suite = gitRepoSuite('rl-graph-', (f) => {
     f.write('src/core.ts', 'export type Id = string;\nexport enum Mode { A, B }\nexport const LIMIT = 3;\nexport function base(id: Id): Mode {\n  return Mode.A;\n}\nexport class Box {\n  open = () => base("x");\n}\n');
     f.write('src/index.ts', "export * from './core';\nexport { base as renamed } from './core';\n");
     f.write('src/use.ts', "import { renamed, Box, LIMIT } from './index';\nimport * as core from './core';\n\nexport function use(): number {\n  new Box();\n  core.base('y');\n  return LIMIT + (renamed('z') as number);\n}\n");
@@ -25,15 +18,18 @@ describe('code graph', () => {
     f.write('src/far.test.ts', "import { far } from './far';\ntest('far', () => far());\n");
     f.write('src/other.ts', 'export function base(): number {\n  return 1;\n}\n');
     f.write('app/Main.scala', 'object Main\n');
-    c1 = f.commit('one');
+    const c1 = f.commit('one');
     f.write('src/other.ts', 'export function base(): number {\n  return 2;\n}\n');
-    c2 = f.commit('two');
-    repo = await GitRepo.open(f.dir);
+    const c2 = f.commit('two');
+    return [c1, c2];
   });
-  afterAll(() => {
-    repo.close();
-    f.cleanup();
-    fs.rmSync(cacheDir, { recursive: true, force: true });
+  const cacheDir = suite.cacheDir;
+  let repo: GitRepo;
+  let c1: string;
+  let c2: string;
+  beforeAll(() => {
+    repo = suite.repo;
+    [c1, c2] = suite.commits;
   });
 
   it('extracts TypeScript definitions tags.scm misses: type aliases, enums, consts, class-field arrow functions', async () => {

@@ -181,6 +181,15 @@ int later() => run();
     });
   });
 
+  it('Kotlin: a nested class whose primary constructor starts on the next line (which the grammar rejects) is parsed with the newline moved, lines kept', async () => {
+    const spec = 'package com.acme\n\npublic class Spec\nprivate constructor(builder: Builder) {\n  public val name: String = builder.name\n\n  public class Builder\n  internal constructor(internal val name: String) :\n    Base() {\n    public fun build(): Spec = Spec(this)\n  }\n}\n';
+    expect(await errorFree('kotlin', spec)).toBe(false);
+    const facts = extractFacts(await loadGrammar('kotlin'), spec);
+    expect(facts.hasErrors).toBeUndefined();
+    expect(facts.defs.map((d) => [d.qname, d.start, d.end])).toEqual([['Spec', 3, 12], ['Spec.Builder', 7, 11], ['Spec.Builder.build', 10, 10]]);
+    expect(facts.refs.find((r) => r.name === 'Spec' && r.kind === 'call')).toMatchObject({ line: 10 });
+  });
+
   it('Swift: declarations of one SwiftPM target resolve without an import, `import Target` opens another target; a same-name declaration of an unimported target does not', async () => {
     const calc = 'public struct Calc {\n    public static func g(_ x: Int) -> Int {\n        return x + 1\n    }\n}\n\npublic func twice(_ x: Int) -> Int {\n    return x * 2\n}\n';
     expect(await errorFree('swift', calc)).toBe(true);

@@ -7,18 +7,13 @@ import { indexCommit } from '../../src/codegraph/indexer';
 import { addCheckerEdges } from '../../src/codegraph/type-edges';
 import { computeReview } from '../../src/compute/review';
 import { GitRepo } from '../../src/git/repo';
-import { GitFixture } from '../support/git-fixture';
+import { gitRepoSuite } from '../support/git-repo-suite';
 
 jest.setTimeout(60_000);
 
 /** Type-resolved edges: what TypeScript's checker binds that the syntactic resolver cannot. */
 describe('type-resolved edges (TypeScript checker)', () => {
-  const f = new GitFixture('rl-type-edges-');
-  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-cache-'));
-  let repo: GitRepo;
-  let c1: string;
-  let c2: string;
-  beforeAll(async () => {
+  const suite = gitRepoSuite('rl-type-edges-', (f) => {
     f.write('tsconfig.json', '{ "compilerOptions": { "strict": true, "module": "esnext", "moduleResolution": "bundler" } }\n');
     f.write('src/job.ts', 'export class Job {\n  size = 1;\n  run(): number {\n    return this.size;\n  }\n  stop(): void {}\n}\n');
     f.write('src/make.ts', "import { Job } from './job';\nexport function make(): Job {\n  return new Job();\n}\n");
@@ -28,16 +23,19 @@ describe('type-resolved edges (TypeScript checker)', () => {
     // A JavaScript file reaching a declaration through `require` of a directory's index.
     f.write('lib/index.js', 'exports.helper = function helper() { return 1; };\n');
     f.write('lib/main.js', "const lib = require('./');\nmodule.exports = () => lib.helper();\n");
-    c1 = f.commit('one');
+    const c1 = f.commit('one');
     f.write('src/job.ts', 'export class Job {\n  size = 1;\n  run(): number {\n    return this.size + 1;\n  }\n  stop(): void {}\n}\n');
     f.write('src/use.ts', "import { make } from './make';\nexport function go(): number {\n  const j = make();\n  return j.run() + j.size + 1;\n}\n");
-    c2 = f.commit('two');
-    repo = await GitRepo.open(f.dir);
+    const c2 = f.commit('two');
+    return [c1, c2];
   });
-  afterAll(() => {
-    repo.close();
-    f.cleanup();
-    fs.rmSync(cacheDir, { recursive: true, force: true });
+  const cacheDir = suite.cacheDir;
+  let repo: GitRepo;
+  let c1: string;
+  let c2: string;
+  beforeAll(() => {
+    repo = suite.repo;
+    [c1, c2] = suite.commits;
   });
 
   const graphAt = async (commit: string) => {

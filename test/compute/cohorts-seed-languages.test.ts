@@ -105,6 +105,27 @@ describe('cohort formation in Dart, Kotlin and Swift', () => {
     expect(g).toEqual(['src/App/App.cs,src/Calc/Calc.cs', 'src/Other/Calc.cs']);
   });
 
+  it('C# projects: a call into a referenced project merges; the same namespace and class in an unreferenced project (first in tree order) does not', async () => {
+    const calc = (n: number) => `namespace Acme.Calc;\n\npublic static class Calc\n{\n    public static int G(int x)\n    {\n        return x + ${n};\n    }\n}\n`;
+    const proj = (refs: string[]) => `<Project Sdk="Microsoft.NET.Sdk">\n  <ItemGroup>\n${refs.map((r) => `    <ProjectReference Include="${r}" />\n`).join('')}  </ItemGroup>\n</Project>\n`;
+    const g = await callerCalleeOther({
+      callee: ['src/Calc/Calc.cs', calc],
+      caller: ['src/App/App.cs', (n) => `using Acme.Calc;\n\nnamespace Acme.App;\n\npublic class App\n{\n    public int F(int x)\n    {\n        return Calc.G(x) * ${n};\n    }\n}\n`],
+      other: ['src/Calc-Old/Calc.cs', (n) => calc(n + 10)],
+    }, { 'src/Calc/Calc.csproj': proj([]), 'src/Calc-Old/Calc-Old.csproj': proj([]), 'src/App/App.csproj': proj(['..\\Calc\\Calc.csproj']) });
+    expect(g).toEqual(['src/App/App.cs,src/Calc/Calc.cs', 'src/Calc-Old/Calc.cs']);
+  });
+
+  it('Gradle modules: a Kotlin call into a module the caller depends on merges; the same package and function in another module (first in tree order) does not', async () => {
+    const calc = (n: number) => `package com.acme.calc\n\nfun g(x: Int): Int {\n    return x + ${n}\n}\n`;
+    const g = await callerCalleeOther({
+      callee: ['calc/src/main/kotlin/com/acme/calc/Calc.kt', calc],
+      caller: ['app/src/main/kotlin/com/acme/app/App.kt', (n) => `package com.acme.app\n\nimport com.acme.calc.g\n\nfun f(x: Int): Int {\n    return g(x) * ${n}\n}\n`],
+      other: ['calc-old/src/main/kotlin/com/acme/calc/Calc.kt', (n) => calc(n + 10)],
+    }, { 'settings.gradle.kts': 'include(":app", ":calc", ":calc-old")\n', 'app/build.gradle.kts': 'dependencies {\n    implementation(project(":calc"))\n}\n' });
+    expect(g).toEqual(['app/src/main/kotlin/com/acme/app/App.kt,calc/src/main/kotlin/com/acme/calc/Calc.kt', 'calc-old/src/main/kotlin/com/acme/calc/Calc.kt']);
+  });
+
   it('PHP: a call through a PSR-4 `use` merges; the same-name class outside the autoload roots does not', async () => {
     const g = await callerCalleeOther({
       callee: ['src/Models/User.php', (n) => `<?php\nnamespace App\\Models;\n\nclass User\n{\n    public static function find(int $id): int\n    {\n        return $id + ${n};\n    }\n}\n`],

@@ -248,4 +248,14 @@ describe('Review page: the code, findings inline (browser)', () => {
     const violations = await axeSeriousViolations(page);
     expect(violations).toEqual([]);
   });
+
+  it('a finding an agent files while the page is open appears at its line within a second (watchNodeStatus, no reload)', async () => {
+    const page = await openPage(bob);
+    await page.waitForSelector(inline(ids.left));
+    const t0 = Date.now();
+    const id = await fileNode(rev2, 'qa', { kind: 'question', priority: 'P2', title: 'is the comment still true?', anchor: { path: 'src/price.ts', startLine: 2, endLine: 2, side: 'RIGHT' } });
+    await page.waitForSelector(inline(id), { timeout: 5000 });
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(await rowAbove(page, id)).toMatchObject({ new: '2', path: 'src/price.ts', cls: 'row add' });
+  });
 });

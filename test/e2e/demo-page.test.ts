@@ -64,7 +64,8 @@ describe('the page review-ledger demo prints (browser)', () => {
     await page.waitForSelector('#verdict-bar[data-verdict]');
     expect(page.url()).not.toContain('token=');
     expect(await page.getAttribute('#verdict-bar', 'data-verdict')).toBe('Block');
-    await page.waitForSelector('article.cohort');
+    // The code's first page may draw a bare cohort article before the cohorts snapshot completes its head.
+    await page.waitForSelector('article.cohort .cohort-head.built');
     const cohorts = await page.$$eval('article.cohort', (els) => els.map((e) => e.textContent ?? ''));
     expect(cohorts.length).toBe(r.cohorts);
     expect(cohorts[0]).toContain('src/cart.ts');

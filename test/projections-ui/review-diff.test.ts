@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import { readReviewDiff, readReviewFileLines, reviewDiffInput, LARGE_FILE_LINES } from '../../src/projections/review-diff';
-import { LOCAL_OPERATOR, type Ledger } from '../../src/ledger';
+import type { Ledger } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
 import { methodTable } from '../../src/rpc/methods';
 import { GitFixture } from '../support/git-fixture';
-import { ledgerFixture } from '../support/ledger-fixture';
+import { requestedReview, type RequestedReview } from '../support/review-fixture';
 
 const AGENT = { principal: 'agent:rev1' as const, role: 'member' as const };
 
@@ -13,7 +13,7 @@ const AGENT = { principal: 'agent:rev1' as const, role: 'member' as const };
  * in the computed reading order (callee first), bounded pages resumed by cursor, collapsed files.
  */
 describe('reviewDiff: the code under review in reading order', () => {
-  let fx: Awaited<ReturnType<typeof ledgerFixture>>;
+  let review: RequestedReview;
   let ledger: Ledger;
   let repo: GitFixture;
   let baseSha: string;
@@ -24,25 +24,18 @@ describe('reviewDiff: the code under review in reading order', () => {
   const diff = async (input: Record<string, unknown> = {}) => readReviewDiff(await ledger.workspace(ws), reviewDiffInput.parse({ ...target, ...input }));
 
   beforeAll(async () => {
-    fx = await ledgerFixture({ workspaceId: ws });
-    ledger = fx.ledger;
-    repo = new GitFixture('rl-diff-');
-    repo.git('remote', 'add', 'origin', 'git@github.com:acme/shop.git');
-    repo.write('src/price.ts', 'export function price(qty: number, unit: number): number {\n  return qty * unit;\n}\n');
-    repo.write('src/cart.ts', "import { price } from './price';\n\nexport function total(lines: Array<[number, number]>): number {\n  let sum = 0;\n  for (const [q, u] of lines) sum += price(q, u);\n  return sum;\n}\n");
-    repo.write('src/big.ts', Array.from({ length: 10 }, (_, i) => `export const v${i} = ${i};`).join('\n') + '\n');
-    baseSha = repo.commit('base');
-    repo.write('src/price.ts', 'export function price(qty: number, unit: number): number {\n  return Math.round(qty * unit * 100) / 100;\n}\n');
-    repo.write('src/cart.ts', "import { price } from './price';\n\nexport function total(lines: Array<[number, number]>): number {\n  let sum = 0;\n  for (const [q, u] of lines) sum += price(q, u) * 2;\n  return sum;\n}\n");
-    repo.write('src/big.ts', Array.from({ length: LARGE_FILE_LINES + 10 }, (_, i) => `export const v${i} = ${i * 2};`).join('\n') + '\n');
-    headSha = repo.commit('head');
-    await ledger.run('registerRepo', ws, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: 'shop', path: repo.dir });
-    await run('requestReview', { baseSha, headSha });
+    review = await requestedReview({
+      workspaceId: ws,
+      target,
+      by: AGENT,
+      prefix: 'rl-diff-',
+      base: (r) => r.write('src/big.ts', Array.from({ length: 10 }, (_, i) => `export const v${i} = ${i};`).join('\n') + '\n'),
+      head: (r) => r.write('src/big.ts', Array.from({ length: LARGE_FILE_LINES + 10 }, (_, i) => `export const v${i} = ${i * 2};`).join('\n') + '\n'),
+    });
+    ({ repo, baseSha, headSha } = review);
+    ledger = review.fx.ledger;
   });
-  afterAll(async () => {
-    await fx.cleanup();
-    repo.cleanup();
-  });
+  afterAll(() => review.cleanup());
 
   it('is a viewer read registered as review_studio.reviewDiff and review_studio.reviewFileLines', () => {
     const t = methodTable();

@@ -1,13 +1,12 @@
 import { closeSharedDiffPools } from '../../src/axes/visual/pool';
-import { LOCAL_OPERATOR, type Ledger } from '../../src/ledger';
+import type { Ledger } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
 import { runQuery } from '../../src/projections/run-query';
 import { queryByName } from '../../src/projections/queries';
 import { verdictQuery } from '../../src/projections/verdict';
 import type { RecordedEvent } from '../../src/events/envelope';
 import { methodTable } from '../../src/rpc/methods';
-import { GitFixture } from '../support/git-fixture';
-import { ledgerFixture } from '../support/ledger-fixture';
+import { requestedReview, type RequestedReview } from '../support/review-fixture';
 import { OPENAPI_BASE, OPENAPI_HEAD, png } from '../e2e/support';
 
 const AGENT = { principal: 'agent:rev1' as const, role: 'member' as const };
@@ -16,9 +15,8 @@ const HUMAN = { principal: 'user:alice' as const, role: 'member' as const };
 
 /** The page's queries over a review built by real commands on a real git repository. */
 describe('review page queries', () => {
-  let fx: Awaited<ReturnType<typeof ledgerFixture>>;
+  let review: RequestedReview;
   let ledger: Ledger;
-  let repo: GitFixture;
   let baseSha: string;
   let headSha: string;
   const ws = 'ui';
@@ -33,28 +31,27 @@ describe('review page queries', () => {
     (await run('addReviewNode', { node: { triage: { category: 'correctness', severity: 'medium', effort: 'small' }, confidence: 0.8, body: 'b', brief: 'engineer', ...node } }, who)).response.result as { nodeId: string };
 
   beforeAll(async () => {
-    fx = await ledgerFixture({ workspaceId: ws });
-    ledger = fx.ledger;
-    repo = new GitFixture('rl-ui-');
-    repo.git('remote', 'add', 'origin', 'git@github.com:acme/shop.git');
-    repo.write('src/price.ts', 'export function price(qty: number, unit: number): number {\n  return qty * unit;\n}\n');
-    repo.write('src/cart.ts', "import { price } from './price';\n\nexport function total(lines: Array<[number, number]>): number {\n  let sum = 0;\n  for (const [q, u] of lines) sum += price(q, u);\n  return sum;\n}\n");
-    repo.write('openapi.yaml', OPENAPI_BASE);
-    repo.write('goldens/button.png', png(24, 16, [200, 40, 40]));
-    repo.write('package.json', JSON.stringify({ name: 'shop', dependencies: { express: '^4.18.0', leftpad: '^1.0.0' } }));
-    baseSha = repo.commit('base');
-    repo.write('src/price.ts', 'export function price(qty: number, unit: number): number {\n  return Math.round(qty * unit * 100) / 100;\n}\n');
-    repo.write('src/cart.ts', "import { price } from './price';\n\nexport function total(lines: Array<[number, number]>): number {\n  let sum = 0;\n  for (const [q, u] of lines) sum += price(q, u) * 2;\n  return sum;\n}\n");
-    repo.write('openapi.yaml', OPENAPI_HEAD);
-    repo.write('goldens/button.png', png(24, 16, [200, 40, 40], { x: 0, y: 0, w: 4, h: 4, rgb: [0, 0, 0] }));
-    repo.write('package.json', JSON.stringify({ name: 'shop', dependencies: { express: '^5.1.0' } }));
-    headSha = repo.commit('head');
-    await ledger.run('registerRepo', ws, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: 'shop', path: repo.dir });
-    await run('requestReview', { baseSha, headSha });
+    review = await requestedReview({
+      workspaceId: ws,
+      target,
+      by: AGENT,
+      prefix: 'rl-ui-',
+      base: (r) => {
+        r.write('openapi.yaml', OPENAPI_BASE);
+        r.write('goldens/button.png', png(24, 16, [200, 40, 40]));
+        r.write('package.json', JSON.stringify({ name: 'shop', dependencies: { express: '^4.18.0', leftpad: '^1.0.0' } }));
+      },
+      head: (r) => {
+        r.write('openapi.yaml', OPENAPI_HEAD);
+        r.write('goldens/button.png', png(24, 16, [200, 40, 40], { x: 0, y: 0, w: 4, h: 4, rgb: [0, 0, 0] }));
+        r.write('package.json', JSON.stringify({ name: 'shop', dependencies: { express: '^5.1.0' } }));
+      },
+    });
+    ({ baseSha, headSha } = review);
+    ledger = review.fx.ledger;
   });
   afterAll(async () => {
-    await fx.cleanup();
-    repo.cleanup();
+    await review.cleanup();
     // The compute diffed the golden in the process-wide worker pool.
     await closeSharedDiffPools();
   });

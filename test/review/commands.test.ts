@@ -150,7 +150,7 @@ describe('review node rules (SPEC §5, §9)', () => {
 
   test('an anchor path is stored normalized', async () => {
     await f.file(ALICE, { anchor: { path: './src//lib/../app.ts', startLine: 1, endLine: 1 } });
-    expect((await nodes()).nodes[0].anchor.path).toBe('src/app.ts');
+    expect((await nodes()).nodes[0].anchor!.path).toBe('src/app.ts');
   });
 
   test.each([[1.01], [-0.1], [2]])('refused: confidence %p outside [0, 1]', async (c) => {

@@ -1,8 +1,8 @@
 import { parentPort } from 'node:worker_threads';
 import { DIFF_INDEX_PALETTE, indexDiffRows } from './diff';
-import { attachWorkspace, kernelIndexRows, kernelMatchRows, kernelUnfilter } from './kernel';
+import { attachWorkspace, kernelAdlerRows, kernelIndexRows, kernelMatchRows, kernelUnfilter } from './kernel';
 import { matchRows } from './match';
-import { decodePngSharedAsync, deflateIndexSegment, MalformedPngError } from './png';
+import { decodePngInto, decodePngSharedAsync, deflateIndexSegment, MalformedPngError } from './png';
 import type { BandKernelRequest, BandMatchRequest, BandReply, BandRequest } from './split';
 
 // Entry point of the band helper thread (see split.ts): decodes a head into shared memory, or compares,
@@ -12,7 +12,7 @@ parentPort!.on('message', async ({ id, request }: { id: number; request: BandReq
   if (request.op === 'decode' && request.into) {
     try {
       const ws = attachWorkspace(request.into.memory, request.into.layout);
-      await decodePngSharedAsync(request.png, { out: ws.head, rows: kernelUnfilter(ws, 1) });
+      decodePngInto(request.png, { out: ws.head, rows: kernelUnfilter(ws, 1) });
       reply = { ok: true, decodedInto: true };
     } catch (err) {
       reply = { ok: false, malformed: err instanceof MalformedPngError, message: (err as Error).message ?? String(err) };
@@ -57,7 +57,7 @@ function kernelBand(request: BandKernelRequest): BandReply {
     const ws = attachWorkspace(request.memory, layout);
     const count = kernelMatchRows(ws, fromRow, toRow);
     kernelIndexRows(ws, DIFF_INDEX_PALETTE, fromRow, toRow, 1);
-    const segment = deflateIndexSegment(ws.indices, layout.width, fromRow, toRow, toRow === layout.height);
+    const segment = deflateIndexSegment(ws.indices, layout.width, fromRow, toRow, toRow === layout.height, kernelAdlerRows(ws, fromRow, toRow));
     return { ok: true, count, segment: { deflated: segment.deflated, adler: segment.adler, length: segment.length } };
   } catch (err) {
     return { ok: false, message: (err as Error).message ?? String(err) };

@@ -261,6 +261,16 @@ function decodeStreaming(p: ParsedPng, shared: boolean, target?: DecodeTarget): 
 }
 
 /**
+ * Decodes a fast-path PNG into `target` in this thread (one synchronous inflate, then the unfilter):
+ * for the two threads of a split comparison, which are the parallelism themselves (diff.ts).
+ */
+export function decodePngInto(bytes: Uint8Array, target: DecodeTarget): RgbaImage {
+  const p = parsePng(bytes);
+  if (!onFastPath(p)) throw new MalformedPngError('not on the fast path');
+  return reconstruct(p, inflateSync(p), undefined, false, target).decoded.image;
+}
+
+/**
  * One inflate on libuv's thread pool, then the unfilter: for a decode into the kernel's memory, whose
  * unfilter is a few milliseconds, the streaming decoder's per-chunk callbacks and copies cost more CPU
  * than its overlap saves.
@@ -604,28 +614,13 @@ function decodeWithPngjs(bytes: Uint8Array): RgbaImage {
   }
 }
 
-const CRC_TABLE = (() => {
-  const table = new Int32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c;
-  }
-  return table;
-})();
-
-function crc32(data: Uint8Array, start: number, end: number): number {
-  let c = -1;
-  for (let i = start; i < end; i++) c = CRC_TABLE[(c ^ data[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
-
 function chunk(type: string, data: Uint8Array): Buffer {
   const out = Buffer.alloc(12 + data.length);
   out.writeUInt32BE(data.length, 0);
   out.write(type, 4, 'latin1');
   out.set(data, 8);
-  out.writeUInt32BE(crc32(out, 4, 8 + data.length), 8 + data.length);
+  // zlib's CRC-32 (native; Node ≥ 20.15) over the chunk type and data, as PNG defines it.
+  out.writeUInt32BE(zlib.crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
   return out;
 }
 
@@ -684,16 +679,21 @@ export interface IndexSegment {
  * segment of an IDAT stream. Segments are independent (no back-reference crosses a boundary), so two
  * threads can compress the halves of an image at once; `joinIndexSegments` makes the zlib stream.
  */
-export function deflateIndexSegment(indices: Uint8Array, width: number, fromRow: number, toRow: number, last: boolean): IndexSegment {
+export function deflateIndexSegment(indices: Uint8Array, width: number, fromRow: number, toRow: number, last: boolean, adler?: number): IndexSegment {
   const raw = Buffer.allocUnsafe((toRow - fromRow) * (width + 1));
-  for (let y = fromRow; y < toRow; y++) {
-    const d = (y - fromRow) * (width + 1);
+  // Indices in shared memory (a kernel workspace) are first copied out in one piece: V8 copies out of
+  // shared memory byte by byte unless both ends agree modulo 8, which rows shifted by a filter byte don't.
+  const rows = isSharedMemory(indices.buffer) ? indices.slice(fromRow * width, toRow * width) : indices.subarray(fromRow * width, toRow * width);
+  for (let y = 0; y < toRow - fromRow; y++) {
+    const d = y * (width + 1);
     raw[d] = 0;
-    raw.set(indices.subarray(y * width, y * width + width), d + 1);
+    raw.set(rows.subarray(y * width, y * width + width), d + 1);
   }
   const deflated = zlib.deflateRawSync(raw, { level: 2, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
-  return { deflated, adler: adler32(raw), length: raw.length };
+  return { deflated, adler: adler ?? adler32(raw), length: raw.length };
 }
+
+const isSharedMemory = (buffer: ArrayBufferLike): boolean => Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
 
 /** The zlib stream of consecutive segments: a header, their deflate blocks, the combined Adler-32. */
 export function joinIndexSegments(segments: IndexSegment[]): Buffer {
@@ -707,7 +707,7 @@ export function joinIndexSegments(segments: IndexSegment[]): Buffer {
 
 const ADLER_BASE = 65521;
 
-function adler32(data: Uint8Array): number {
+export function adler32(data: Uint8Array): number {
   let a = 1;
   let b = 0;
   for (let i = 0; i < data.length; ) {

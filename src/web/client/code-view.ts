@@ -67,6 +67,13 @@ export class CodeView {
   loading = false;
   error: string | null = null;
   firstCodeAt: number | null = null;
+  private resolveFirstPaint!: () => void;
+  /**
+   * Settles once the first code is painted (Element Timing), or 1 s after the first page arrived, or at once
+   * when that page has nothing to draw. The rest of the diff — and the page's subscriptions — wait for it,
+   * so the first screen never shares the main thread (or the two cores) with what is below it.
+   */
+  readonly firstPaint = new Promise<void>((resolve) => (this.resolveFirstPaint = resolve));
   placements = new Map<string, Placement>();
   unplaced = new Map<string, Array<{ node: NodeRow; reason: string }>>();
   private nodes: NodeRow[] = [];
@@ -188,6 +195,8 @@ export class CodeView {
         performance.mark('review-page:diff-page');
         if (!page.computed) break;
         if (this.loadedHead === null) {
+          setTimeout(() => this.resolveFirstPaint(), 1000);
+          if (!page.cohorts.some((c) => c.entries.some((e) => !e.collapsed))) this.resolveFirstPaint();
           this.loadedHead = page.headSha;
           if (this.headSha === 'latest' && this.expectHead && this.expectHead !== page.headSha) {
             // The cohorts snapshot names another head than this page: start over for that head.
@@ -211,11 +220,15 @@ export class CodeView {
         this.place();
         this.onLoaded();
         // Let the browser paint what it has before the next page is parsed and laid out.
-        if (cursor) await new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+        if (cursor) {
+          await this.firstPaint;
+          await new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+        }
       } while (cursor);
     } catch (err) {
       if (gen === this.generation) this.error = err instanceof Error ? err.message : String(err);
     } finally {
+      if (this.firstCodeAt === null) this.resolveFirstPaint();
       if (gen === this.generation) {
         this.loading = false;
         this.place();
@@ -340,6 +353,7 @@ export class CodeView {
       performance.mark('review-page:first-code');
       this.firstEntry = le;
       this.markFirstCode(le);
+      whenPainted('first-code', () => this.resolveFirstPaint());
     }
     this.askHighlighter();
   }
@@ -475,6 +489,20 @@ function highlighted(hl: Highlighter, text: string, lang: string): string {
     HIGHLIGHTED.set(key, html);
   }
   return html;
+}
+
+/** `fn` once an element with this `elementtiming` identifier was painted (or two frames on, without Element Timing). */
+function whenPainted(identifier: string, fn: () => void): void {
+  if (!PerformanceObserver.supportedEntryTypes?.includes('element')) {
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(fn, 0)));
+    return;
+  }
+  const obs = new PerformanceObserver((list) => {
+    if (!list.getEntries().some((e) => (e as PerformanceEntry & { identifier?: string }).identifier === identifier)) return;
+    obs.disconnect();
+    fn();
+  });
+  obs.observe({ type: 'element', buffered: true });
 }
 
 /** `fn` when the browser is idle (or after 500 ms at the latest), with the milliseconds it may take. */

@@ -1,5 +1,18 @@
 /// <reference lib="dom" />
 import { v7 as uuidV7 } from 'uuid';
+import type { reviewStatusQuery } from '../../projections/review-status';
+import type { verdictQuery } from '../../projections/verdict';
+import type { nodeStatusQuery } from '../../projections/node-status';
+import type { reportingGroupsQuery } from '../../projections/reporting-groups';
+import type { reReviewDeltaQuery } from '../../projections/re-review-delta';
+import type { cohortsQuery } from '../../projections/cohorts';
+import type { cohortProgressQuery } from '../../projections/cohort-progress';
+import type { apiContractQuery } from '../../projections/api-contract';
+import type { visualQuery } from '../../projections/visual';
+import type { dependencyDiffsQuery } from '../../projections/dependency-diffs';
+import type { publishPreviewQuery } from '../../projections/publish-preview';
+import type { ciSignalsQuery } from '../../projections/ci-signals';
+import type { ProgressUpdate } from '../../job-progress/hub';
 import type { cohortsView } from '../../projections/cohorts';
 import type { nodeStatusView } from '../../projections/node-status';
 import type { reviewStatusView } from '../../projections/review-status';
@@ -25,12 +38,25 @@ interface Me {
   role: Role;
 }
 
-/** What each subscription holds: the server's own view types (a page never re-declares them). */
+/** What a query answers: the return type of its definition's view. */
+type ViewOf<Q> = Q extends { view(...args: never[]): infer R } ? R : never;
+
+/** What each subscription holds, keyed by query name: the server's own view types (a page never re-declares them). */
 interface Views {
-  reviewStatus: ReturnType<typeof reviewStatusView>;
-  nodeStatus: ReturnType<typeof nodeStatusView>;
-  cohorts: ReturnType<typeof cohortsView>;
-  cohortProgress: ProgressView;
+  reviewStatus: ViewOf<typeof reviewStatusQuery>;
+  verdict: ViewOf<typeof verdictQuery>;
+  nodeStatus: ViewOf<typeof nodeStatusQuery>;
+  reportingGroups: ViewOf<typeof reportingGroupsQuery>;
+  reReviewDelta: ViewOf<typeof reReviewDeltaQuery>;
+  cohorts: ViewOf<typeof cohortsQuery>;
+  cohortProgress: ViewOf<typeof cohortProgressQuery>;
+  apiContract: ViewOf<typeof apiContractQuery>;
+  visual: ViewOf<typeof visualQuery>;
+  dependencyDiffs: ViewOf<typeof dependencyDiffsQuery>;
+  publishPreview: ViewOf<typeof publishPreviewQuery>;
+  ciSignals: ViewOf<typeof ciSignalsQuery>;
+  /** watchProgress: the jobs of this workspace (not a query of the log). */
+  progress: { jobs: ProgressUpdate[] };
 }
 type Cohort = Views['cohorts']['cohorts'][number];
 
@@ -57,10 +83,8 @@ function watchQuery(name: string, params: Record<string, unknown>): void {
   live?.watch(name, `watch${name[0].toUpperCase()}${name.slice(1)}`, params);
 }
 
-function v<K extends keyof Views>(key: K): Views[K] | null;
-function v(key: string): any;
-function v(key: string): unknown {
-  return live?.subs.get(key)?.value ?? null;
+function v<K extends keyof Views>(key: K): Views[K] | null {
+  return (live?.subs.get(key)?.value as Views[K] | undefined) ?? null;
 }
 
 // ---- authorization -------------------------------------------------------------------------------
@@ -187,7 +211,10 @@ function mountReview(firstPage: Promise<unknown> | null): void {
   code = new CodeView({ read, card: inlineCard, onSelect: (id) => select(id, 'inline') }, reviewTarget, () => renderCode(), firstPage);
   // The code first: its first page is asked for before the subscriptions' snapshots queue up behind it.
   code.follow('latest');
-  live.connect();
+  // The subscriptions' snapshots (the cohorts' alone is ~3 KB a cohort) are asked for once the first code is
+  // on screen — at most 1.5 s on; until then the page's main thread and the server serve the first screen.
+  const conn = live;
+  void Promise.race([code.firstPaint, new Promise((r) => setTimeout(r, 1500))]).then(() => conn.connect());
   void refreshAuditChain();
   setInterval(() => void refreshAuditChain(), 30_000);
   (window as unknown as { __reviewPage: unknown }).__reviewPage = { live, code, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
@@ -335,9 +362,9 @@ function renderVerdict(): void {
   el.dataset.verdict = d.verdict;
   el.dataset.state = d.state ?? 'final';
   // When the axes made the verdict stricter than the findings did, the axes decided it: say which.
-  const raisingAxes = d.verdict !== d.findingsVerdict ? d.axes.filter((a: any) => a.gated && ['fail', 'partial', 'unavailable'].includes(a.status)) : [];
+  const raisingAxes = d.verdict !== d.findingsVerdict ? d.axes.filter((a) => a.gated && ['fail', 'partial', 'unavailable'].includes(a.status)) : [];
   const decidedBy = raisingAxes.length
-    ? `decided by ${raisingAxes.map((a: any) => `${a.axis} ${a.status}${a.reason ? ` (${a.reason})` : ''}`).join('; ')}`
+    ? `decided by ${raisingAxes.map((a) => `${a.axis} ${a.status}${a.reason ? ` (${a.reason})` : ''}`).join('; ')}`
     : (d.reasons?.[0] ?? (d.verdict === 'Ship' ? 'nothing blocking' : ''));
   fill(
     'verdict-bar',
@@ -363,7 +390,7 @@ function renderProgress(): void {
   if (!el) return;
   el.hidden = !running;
   if (!running) return fill('progress');
-  const cohorts: any[] = p?.cohorts ?? [];
+  const cohorts = p?.cohorts ?? [];
   const done = cohorts.filter((x) => x.status === 'complete').length;
   fill(
     'progress',
@@ -384,13 +411,13 @@ function renderProgress(): void {
         j.status !== 'running' ? ` · ${j.status}${j.error ? `: ${j.error}` : ''}` : '',
       ),
     ),
-    cohorts.length ? h('div', { class: 'bars' }, cohorts.map((x) => h('span', { class: `bar ${x.status}`, title: `${x.title}: ${x.briefs.map((b: any) => `${b.brief} ${b.status}`).join(', ')}` }))) : null,
+    cohorts.length ? h('div', { class: 'bars' }, cohorts.map((x) => h('span', { class: `bar ${x.status}`, title: `${x.title}: ${x.briefs.map((b) => `${b.brief} ${b.status}`).join(', ')}` }))) : null,
   );
 }
 
 /** Jobs of this PR (its compute) and of its repo (indexing), latest first; the subscription covers the workspace. */
-function jobsOfThisPr(): any[] {
-  const jobs: any[] = v('progress')?.jobs ?? [];
+function jobsOfThisPr(): ProgressUpdate[] {
+  const jobs = v('progress')?.jobs ?? [];
   return jobs.filter((j) => j.repoId === target.repoId && (j.prNumber === undefined || j.prNumber === target.prNumber)).sort((a, b) => b.seq - a.seq).slice(0, 3);
 }
 
@@ -404,22 +431,22 @@ function renderNodes(): void {
   const deltaOf = new Map<string, string>();
   for (const e of delta?.entries ?? []) if (e.state !== 'gone') for (const id of e.nodeIds) deltaOf.set(id, e.state);
   const below = new Set<string>(groups?.belowThreshold ?? []);
-  const all: any[] = d.nodes;
-  const dupsOf = new Map<string, any[]>();
+  const all = d.nodes;
+  const dupsOf = new Map<string, NodeRow[]>();
   for (const n of all) if (n.duplicateOf) (dupsOf.get(n.duplicateOf) ?? dupsOf.set(n.duplicateOf, []).get(n.duplicateOf)!).push(n);
   const canonical = all.filter((n) => !n.duplicateOf);
-  const order = (a: any, b: any) => Number(b.inDisagreement) - Number(a.inDisagreement) || PRIORITY_ORDER[a.priority] - PRIORITY_ORDER[b.priority] || a.filedAt - b.filedAt;
+  const order = (a: NodeRow, b: NodeRow) => Number(b.inDisagreement) - Number(a.inDisagreement) || PRIORITY_ORDER[a.priority] - PRIORITY_ORDER[b.priority] || a.filedAt - b.filedAt;
   const main = canonical.filter((n) => !below.has(n.nodeId)).sort(order);
   const rest = canonical.filter((n) => below.has(n.nodeId)).sort(order);
-  const byLevel = new Map<string, any[]>();
+  const byLevel = new Map<string, NodeRow[]>();
   for (const n of rest) (byLevel.get(n.priority) ?? byLevel.set(n.priority, []).get(n.priority)!).push(n);
-  const gone = (delta?.entries ?? []).filter((e: any) => e.state === 'gone');
-  const outdated = (delta?.entries ?? []).filter((e: any) => e.state === 'outdated');
+  const gone = (delta?.entries ?? []).filter((e) => e.state === 'gone');
+  const outdated = (delta?.entries ?? []).filter((e) => e.state === 'outdated');
   fill(
     'nodes',
     d.disagreements?.length ? h('div', { class: 'disagreements', id: 'disagreements' }, `${d.disagreements.length} disagreement(s) between reviewers — shown first`) : null,
     // SPEC §5: findings whose anchored code changed since round N−1 still hold; they need a re-review.
-    outdated.length ? h('div', { class: 're-review', id: 're-review' }, `${outdated.length} finding(s) outdated since round ${delta.previousRound}: their code changed — re-review them`) : null,
+    outdated.length ? h('div', { class: 're-review', id: 're-review' }, `${outdated.length} finding(s) outdated since round ${delta?.previousRound}: their code changed — re-review them`) : null,
     main.length === 0 && rest.length === 0 ? h('p', { class: 'muted', id: 'no-nodes' }, 'No findings yet.') : null,
     h('ol', { class: 'node-list', id: 'main-nodes' }, main.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))),
     rest.length
@@ -430,11 +457,11 @@ function renderNodes(): void {
           [...byLevel.entries()].sort(([a], [b]) => PRIORITY_ORDER[a] - PRIORITY_ORDER[b]).map(([level, ns]) => h('div', null, h('h4', null, level), h('ol', { class: 'node-list' }, ns.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))))),
         )
       : null,
-    gone.length ? details('gone', { class: 'gone' }, `${gone.length} gone since round ${delta.previousRound}`, h('ul', null, gone.map((e: any) => h('li', null, `${e.priority} ${e.title}${e.reason ? ` — ${e.reason}` : ''}`)))) : null,
+    gone.length ? details('gone', { class: 'gone' }, `${gone.length} gone since round ${delta?.previousRound}`, h('ul', null, gone.map((e) => h('li', null, `${e.priority} ${e.title}${e.reason ? ` — ${e.reason}` : ''}`)))) : null,
   );
 }
 
-function nodeItem(n: any, duplicates: any[], deltaOf: Map<string, string>): HTMLElement {
+function nodeItem(n: NodeRow, duplicates: NodeRow[], deltaOf: Map<string, string>): HTMLElement {
   const liveNode = n.status === 'open' || n.status === 'consensus-ready';
   const own = me?.principal === n.author;
   const badge = deltaOf.get(n.nodeId);
@@ -500,6 +527,7 @@ const cohortEls = new Map<string, { article: HTMLElement; head: HTMLElement; unp
 let renderedKeys = '';
 /** The heads of the first cohorts are built with the cohorts; the others' once they near the viewport. */
 const EAGER_HEADS = 6;
+const HEAD_MARGIN_PX = 1200;
 /** Per cohort head: whether it is near the viewport, and whether it shows the current values. */
 const headState = new Map<string, { near: boolean; built: boolean }>();
 let headObserver: IntersectionObserver | null = null;
@@ -515,7 +543,7 @@ function observeHead(key: string, head: HTMLElement): void {
         if (st.near && !st.built) buildHead(k);
       }
     },
-    { rootMargin: '1200px 0px' },
+    { rootMargin: `${HEAD_MARGIN_PX}px 0px` },
   );
   head.dataset.headOf = key;
   headObserver.observe(head);
@@ -528,6 +556,9 @@ function buildHead(key: string): void {
   const st = headState.get(key);
   if (!co || !el || !st) return;
   st.built = true;
+  delete el.head.dataset.placeholder;
+  // Drawn: no longer watched (the next cohorts or progress value turns it back into a watched placeholder).
+  headObserver?.unobserve(el.head);
   el.head.classList.add('built');
   el.head.replaceChildren(cohortHead(co, v('cohortProgress')?.cohorts.find((p) => p.cohortKey === key)));
 }
@@ -576,13 +607,24 @@ function renderCohorts(): void {
     }
   }
   // 300 cohorts' heads cost what the few near the reader cost: the rest show rank and title until seen.
+  // A drawn head is not watched: whether it is near the reader is read from the layout, all reads before any write.
+  for (const co of c.cohorts) {
+    const st = headState.get(co.key)!;
+    if (!st.built) continue;
+    const r = cohortEls.get(co.key)!.head.getBoundingClientRect();
+    st.near = r.bottom > -HEAD_MARGIN_PX && r.top < innerHeight + HEAD_MARGIN_PX;
+  }
   c.cohorts.forEach((co, i) => {
     const st = headState.get(co.key)!;
     const el = cohortEls.get(co.key)!;
     if (i < EAGER_HEADS || st.near) buildHead(co.key);
     else {
+      const shown = `${co.rank}\0${co.title}`;
+      if (!st.built && el.head.dataset.placeholder === shown) return;
+      if (st.built) headObserver?.observe(el.head);
       st.built = false;
       el.head.classList.remove('built');
+      el.head.dataset.placeholder = shown;
       el.head.replaceChildren(h('div', null, h('header', null, h('span', { class: 'rank' }, `#${co.rank}`), h('strong', null, co.title))));
     }
   });
@@ -814,6 +856,7 @@ function onKey(ev: KeyboardEvent): void {
 }
 document.addEventListener('keydown', onKey);
 
+// The diagram kinds are a union whose node and edge lists differ; read here field by field.
 function diagramView(entry: any): HTMLElement {
   const d = entry.diagram;
   const names = new Map<string, string>();
@@ -857,7 +900,7 @@ function renderAxes(): void {
       h(
         'tbody',
         null,
-        d.axes.map((a: any) => h('tr', { 'data-axis': a.axis }, h('td', null, a.axis), h('td', null, h('span', { class: `ax ${a.status}` }, a.status.replace('_', ' '))), h('td', null, a.gated ? 'yes' : 'no'), h('td', { class: 'muted' }, a.reason ?? (a.source === 'none' ? 'not recorded yet' : '')))),
+        d.axes.map((a) => h('tr', { 'data-axis': a.axis }, h('td', null, a.axis), h('td', null, h('span', { class: `ax ${a.status}` }, a.status.replace('_', ' '))), h('td', null, a.gated ? 'yes' : 'no'), h('td', { class: 'muted' }, a.reason ?? (a.source === 'none' ? 'not recorded yet' : '')))),
       ),
     ),
   );
@@ -869,7 +912,7 @@ function renderCi(): void {
   fill(
     'ci',
     h('h4', null, `CI checks at ${short(c.headSha)}`),
-    h('ul', { class: 'ci' }, c.signals.map((x: any) => h('li', { 'data-check': x.name }, h('span', { class: `ax ${x.conclusion === 'success' ? 'pass' : x.conclusion === 'failure' ? 'fail' : ''}` }, x.conclusion ?? x.status), ' ', x.name))),
+    h('ul', { class: 'ci' }, c.signals.map((x) => h('li', { 'data-check': x.name }, h('span', { class: `ax ${x.conclusion === 'success' ? 'pass' : x.conclusion === 'failure' ? 'fail' : ''}` }, x.conclusion ?? x.status), ' ', x.name))),
   );
 }
 
@@ -880,11 +923,11 @@ function renderContract(): void {
   fill(
     'contract',
     h('div', { class: 'gate' }, 'gate ', h('span', { class: `ax ${c.status}`, id: 'contract-gate' }, c.status), c.reason ? h('span', { class: 'muted' }, ` ${c.reason}`) : null),
-    c.specs.length ? h('div', { class: 'muted' }, 'specs: ', c.specs.map((s: any) => `${s.path} (${s.change}${s.error ? `: ${s.error}` : ''})`).join(', ')) : null,
+    c.specs.length ? h('div', { class: 'muted' }, 'specs: ', c.specs.map((s) => `${s.path} (${s.change}${s.error ? `: ${s.error}` : ''})`).join(', ')) : null,
     h(
       'ul',
       { class: 'changes' },
-      c.changes.map((ch: any) =>
+      c.changes.map((ch) =>
         h(
           'li',
           { class: `change sev-${ch.severity}`, 'data-change-id': ch.changeId, 'data-decision': ch.decision?.decision ?? 'undecided' },
@@ -938,7 +981,7 @@ function renderVisual(): void {
   fill(
     'visual',
     h('div', { class: 'gate' }, 'gate ', h('span', { class: `ax ${c.status}`, id: 'visual-gate' }, c.status), c.reason ? h('span', { class: 'muted' }, ` ${c.reason}`) : null),
-    c.snapshots.map((s: any) =>
+    c.snapshots.map((s) =>
       h(
         'article',
         { class: `snapshot st-${s.displayState}`, 'data-snapshot-id': s.snapshotId, 'data-state': s.displayState },
@@ -970,12 +1013,12 @@ function renderDeps(): void {
   if (!d.diffs.length) return fill('deps', h('p', { class: 'muted' }, 'No manifest or lock file changed.'));
   fill(
     'deps',
-    d.diffs.map((m: any) =>
+    d.diffs.map((m) =>
       h(
         'div',
         { class: 'manifest' },
         h('div', null, h('code', null, m.path), ` (${m.ecosystem})`, m.versionOnly ? ' — version-only bump' : '', m.error ? h('span', { class: 'error' }, ` ${m.error}`) : null),
-        h('ul', null, m.changes.map((c: any) => h('li', { class: c.major ? 'major' : '' }, `${c.change} ${c.name} ${c.from ?? ''}${c.from && c.to ? ' → ' : ''}${c.to ?? ''}`, c.major ? h('span', { class: 'tag major' }, 'major') : null, c.group ? h('span', { class: 'muted' }, ` ${c.group}`) : null))),
+        h('ul', null, m.changes.map((c) => h('li', { class: c.major ? 'major' : '' }, `${c.change} ${c.name} ${c.from ?? ''}${c.from && c.to ? ' → ' : ''}${c.to ?? ''}`, c.major ? h('span', { class: 'tag major' }, 'major') : null, c.group ? h('span', { class: 'muted' }, ` ${c.group}`) : null))),
       ),
     ),
   );
@@ -993,8 +1036,8 @@ function renderPublish(): void {
     h('div', { class: 'selection' }, radio('all_open', 'every open finding'), ' ', radio('consensus', 'peer-confirmed only')),
     h('div', { class: 'preview', id: 'publish-preview' }, p.verdict ? `${p.verdict} → GitHub ${p.event}` : 'not finalized yet', ` · ${p.inline.length} inline, ${p.folded.length} in the body`, p.excluded.length ? ` · ${p.excluded.length} left out` : ''),
     h('div', { class: 'cols' },
-      h('div', null, h('h4', null, 'inline comments'), h('ul', { id: 'publish-inline' }, p.inline.map((x: any) => h('li', null, `${x.priority} ${x.title} — ${x.placement.path}:${x.placement.startLine}`)))),
-      h('div', null, h('h4', null, 'folded into the body'), h('ul', { id: 'publish-folded' }, p.folded.map((x: any) => h('li', null, `${x.priority} ${x.title} — ${x.placement.reason.replace(/_/g, ' ')}`)))),
+      h('div', null, h('h4', null, 'inline comments'), h('ul', { id: 'publish-inline' }, p.inline.map((x) => h('li', null, `${x.priority} ${x.title} — ${x.placement.path}:${x.placement.startLine}`)))),
+      h('div', null, h('h4', null, 'folded into the body'), h('ul', { id: 'publish-folded' }, p.folded.map((x) => h('li', null, `${x.priority} ${x.title} — ${(x.placement.reason ?? '').replace(/_/g, ' ')}`)))),
     ),
     h('p', { class: 'muted' }, p.note),
     h('button', { id: 'publish-button', class: 'primary', disabled: !allowed, title: why ?? '', onclick: () => void command('publish', { selection }) }, 'Publish to GitHub'),
