@@ -169,9 +169,11 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
   const endOf = (r: RawDef) => (r.end ?? r.node).endIndex;
   raw.sort((a, b) => a.node.startIndex - b.node.startIndex || endOf(b) - endOf(a));
   const out: BuiltDef[] = [];
-  /** (lexical qname, anonymous scope) → definition; occurrences of a lexical qname in distinct scopes. */
-  const byQname = new Map<string, number>();
-  const occurrences = new Map<string, number>();
+  /**
+   * Lexical qname → its definitions (one per anonymous scope, in order). Scopes are computed only when a
+   * name repeats: walking up the tree for every definition costs as much as the rest of the extraction.
+   */
+  const byQname = new Map<string, Array<{ index: number; node: Node; enclosing: BuiltDef | undefined; scope?: number }>>();
   const stack: number[] = [];
   for (const r of raw) {
     const name = r.nameNode.text;
@@ -188,9 +190,16 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
     const lexical = prefix ? `${prefix}.${name}` : name;
     const start = r.node.startPosition.row + 1;
     const end = (r.end ?? r.node).endPosition.row + 1;
-    const scope = anonymousScopeOf(r.node, parent >= 0 ? out[parent] : undefined, languageId);
-    const scopeKey = `${lexical}\0${scope}`;
-    const existing = byQname.get(scopeKey);
+    const enclosingDef = parent >= 0 ? out[parent] : undefined;
+    const same = byQname.get(lexical);
+    let existing: number | undefined;
+    if (same) {
+      const scope = anonymousScopeOf(r.node, enclosingDef, languageId);
+      for (const o of same) {
+        o.scope ??= anonymousScopeOf(o.node, o.enclosing, languageId);
+        if (o.scope === scope) existing = o.index;
+      }
+    }
     if (existing !== undefined) {
       // Overloads, property getter/setter pairs, redeclarations in one scope: one symbol spanning all of them.
       const e = out[existing];
@@ -201,12 +210,13 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
     }
     // The same name in another anonymous scope (`delay: …` in the options object of each test callback) is
     // another symbol: numbered by occurrence (`delay~2`), never one symbol spanning the file.
-    const occurrence = (occurrences.get(lexical) ?? 0) + 1;
-    occurrences.set(lexical, occurrence);
+    const occurrence = (same?.length ?? 0) + 1;
     const qname = occurrence === 1 ? lexical : `${lexical}~${occurrence}`;
     const parentDef = parent >= 0 ? out[parent].def : undefined;
     const def: Definition = { name, qname, kind: r.kind, start, end, exported: isExported(r, languageId, parentDef, aliasedLocals, source, name), parent };
-    byQname.set(scopeKey, out.length);
+    const entry = { index: out.length, node: r.node, enclosing: enclosingDef };
+    if (same) same.push(entry);
+    else byQname.set(lexical, [entry]);
     out.push({ def, startIndex: r.node.startIndex, endIndex: endOf(r) });
     stack.push(out.length - 1);
   }
@@ -225,7 +235,8 @@ const ECMA_ANONYMOUS_SCOPES = new Set(['object', 'class', 'function']);
 function anonymousScopeOf(node: Node, enclosing: BuiltDef | undefined, languageId: string): number {
   const ecma = languageId === 'typescript' || languageId === 'tsx' || languageId === 'javascript';
   for (let n = node.parent; n; n = n.parent) {
-    if (enclosing && n.startIndex <= enclosing.startIndex && n.endIndex >= enclosing.endIndex) return -1;
+    // Ancestors start no later than their children: at the enclosing definition's start we have reached it.
+    if (enclosing && n.startIndex <= enclosing.startIndex) return -1;
     if (ANONYMOUS_SCOPES.has(n.type) || (ecma && ECMA_ANONYMOUS_SCOPES.has(n.type))) return n.startIndex;
   }
   return -1;
