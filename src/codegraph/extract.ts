@@ -22,7 +22,13 @@ interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
 /** One parse, one query pass: definitions, references and imports of one source text. */
 export function extractFacts(grammar: LoadedGrammar, original: string): FileFacts {
   let source = original;
-  let tree = grammar.parser.parse(source);
+  const prepared = grammar.spec.prepareSource?.(original);
+  let tree = prepared !== undefined ? grammar.parser.parse(prepared) : null;
+  if (tree && !tree.rootNode.hasError) source = prepared!;
+  else {
+    tree?.delete();
+    tree = grammar.parser.parse(source);
+  }
   if (!tree) return { defs: [], refs: [], imports: [], exportAliases: [] };
   const repaired = tree.rootNode.hasError && grammar.spec.repairSource ? grammar.spec.repairSource(source, tree.rootNode) : undefined;
   if (repaired !== undefined) {

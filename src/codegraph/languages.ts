@@ -5,7 +5,7 @@ import type { ImportStyle } from './import-facts';
 import { extractFactsWithTypeScript } from './typescript-parser';
 import { DART_TAGS, dartRepairSource } from './lang-dart';
 import { KOTLIN_TAGS, kotlinRepairSource } from './lang-kotlin';
-import { SWIFT_TAGS } from './lang-swift';
+import { SWIFT_TAGS, swiftPrepareSource } from './lang-swift';
 import { ZIG_REFERENCE_TAGS } from './lang-zig';
 import { PHP_EXTRA_TAGS } from './lang-php';
 import { CSHARP_EXTRA_TAGS } from './lang-csharp';
@@ -39,6 +39,12 @@ export interface LanguageSpec {
    * has no errors; undefined when there is nothing to repair.
    */
   repairSource?: (source: string, root: Node) => string | undefined;
+  /**
+   * Like repairSource, but from the text alone and tried before the first parse (Swift: the grammar's error
+   * recovery on the constructs it lacks takes seconds per file): the rewritten text's tree is used only when
+   * it has no errors, else the original is parsed as usual. Undefined when there is nothing to rewrite.
+   */
+  prepareSource?: (source: string) => string | undefined;
 }
 
 const ECMA_EXTRA = `
@@ -223,6 +229,7 @@ ${ZIG_REFERENCE_TAGS}`,
     wasm: ['.', 'tree-sitter-swift.wasm'],
     tags: [],
     extraTags: SWIFT_TAGS,
+    prepareSource: swiftPrepareSource,
     sweepTypes: [],
     imports: 'swift',
     moduleExtensions: ['.swift'],

@@ -100,7 +100,14 @@ export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: Au
   if (f.since !== undefined) add('time >= ?', f.since);
   if (f.until !== undefined) add('time <= ?', f.until);
   if (f.after !== undefined) add(timed ? '+position > ?' : 'position > ?', f.after);
-  let sql = `SELECT * FROM ${tableName(slot, 'rows')} WHERE ${where.join(' AND ')} ORDER BY ${timed ? '+position' : 'position'}`;
+  // SQLite: the index is named, not left to the planner, whose choice moved with the statistics (a LIMITed
+  // page can be read along the primary key; a day of one action through the action index). At 1M events
+  // the actor / action-day p50 went from 28 / 33 ms to 77 / 89 ms once the tables were analyzed (also at
+  // a higher load). Each filter has the index that yields its rows in position order (a time range: its
+  // few rows, sorted).
+  const ix = storage.kind !== 'sqlite' ? -1 : timed ? 4 : f.actor !== undefined ? 0 : f.action !== undefined ? 1 : f.repoId !== undefined && f.prNumber !== undefined ? 2 : f.prNumber !== undefined ? 3 : -1;
+  const table = tableName(slot, 'rows');
+  let sql = `SELECT * FROM ${table}${ix >= 0 ? ` INDEXED BY ${table}_ix${ix}` : ''} WHERE ${where.join(' AND ')} ORDER BY ${timed ? '+position' : 'position'}`;
   if (f.limit !== undefined) {
     sql += ' LIMIT ?';
     params.push(f.limit);

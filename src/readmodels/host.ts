@@ -21,7 +21,7 @@ const sameSlot = (a: Slot, b: Slot): boolean => a.name === b.name && a.version =
 class BatchTx implements ApplyTx {
   readonly writes: WriteSet = new Map();
 
-  constructor(private readonly specs: Map<string, TableSpec>, private readonly cache: Map<string, Row | null>, private readonly read: (spec: TableSpec, key: Row) => Promise<Row | undefined>) {}
+  constructor(private readonly specs: Map<string, TableSpec>, private readonly cache: Map<string, Row | null>, private readonly read: (spec: TableSpec, key: Row) => Promise<Row | undefined>, private readonly readTables: Set<string>) {}
 
   private spec(table: string): TableSpec {
     const s = this.specs.get(table);
@@ -46,6 +46,7 @@ class BatchTx implements ApplyTx {
 
   get(table: string, key: Row): Row | undefined | Promise<Row | undefined> {
     const spec = this.spec(table);
+    this.readTables.add(table);
     const k = keyString(spec, key);
     const written = this.writes.get(table)?.get(k);
     if (written) return written.row ?? undefined;
@@ -71,6 +72,8 @@ class ModelRunner {
   superseded = false;
   private readonly specs: Map<string, TableSpec>;
   private readonly caches = new Map<string, Map<string, Row | null>>();
+  /** Tables `apply` has read rows of (only these are worth caching). */
+  private readonly readTables = new Set<string>();
   private waiters: Array<{ position: number; resolve: () => void; reject: (e: unknown) => void }> = [];
   private promoted: Array<() => void> = [];
   onProgress: ((p: RebuildProgress) => void) | null = null;
@@ -118,7 +121,7 @@ class ModelRunner {
     const events = await this.readPage(slot.position, this.batch);
     if (events.length === 0) return false;
     const cache = this.cacheOf(slot);
-    const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key));
+    const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key), this.readTables);
     for (const e of events) if (this.model.relevant(e)) await this.model.apply(e, tx);
     const to = events[events.length - 1].globalPosition;
     const ok = await this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false);
@@ -130,7 +133,9 @@ class ModelRunner {
     }
     slot.position = to;
     if (cache.size > CACHE_ROWS) cache.clear();
-    for (const [table, w] of tx.writes) for (const [k, { row }] of w) cache.set(`${table}\u0000${k}`, row);
+    // Written rows stay cached only for tables `apply` reads back (members, tokens, entries…), not for
+    // write-only ones (the audit rows, the history index): no Map entry for rows never read back.
+    for (const [table, w] of tx.writes) if (this.readTables.has(table)) for (const [k, { row }] of w) cache.set(`${table}\u0000${k}`, row);
     return true;
   }
 
@@ -204,19 +209,21 @@ export class ReadModelHost {
   /** The last error of the update loop (the loop retries; queries fall back meanwhile). */
   lastError: unknown = null;
 
-  /** The last page read, shared by every slot at the same position in one round (models read the log once). */
-  private page: { after: number; max: number; events: Promise<RecordedEvent[]> } | null = null;
+  /** Pages read this round by position, shared by every slot at the same position (models read the log once). */
+  private readonly pages = new Map<string, Promise<RecordedEvent[]>>();
 
   constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number } = {}) {
     const read = (after: number, max: number): Promise<RecordedEvent[]> => {
-      const p = this.page;
-      if (p && p.after === after && p.max === max) return p.events;
-      const events = (async () => {
-        const out: RecordedEvent[] = [];
-        for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
-        return out;
-      })();
-      this.page = { after, max, events };
+      const key = `${after}/${max}`;
+      let events = this.pages.get(key);
+      if (!events) {
+        events = (async () => {
+          const out: RecordedEvent[] = [];
+          for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
+          return out;
+        })();
+        this.pages.set(key, events);
+      }
       return events;
     };
     for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, read));
@@ -263,7 +270,7 @@ export class ReadModelHost {
     while (!this.closed) {
       this.dirty = false;
       // A page cached in an earlier round may have grown since: read it again.
-      this.page = null;
+      this.pages.clear();
       let progressed = false;
       try {
         for (const r of this.runners.values()) if (await r.round()) progressed = true;

@@ -2,6 +2,7 @@ import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
 import { extractFacts } from '../../src/codegraph/extract';
 import { loadGrammar } from '../../src/codegraph/grammar-runtime';
+import { swiftPrepareSource } from '../../src/codegraph/lang-swift';
 import { indexCommit } from '../../src/codegraph/indexer';
 import { GitRepo } from '../../src/git/repo';
 import { GitFixture } from '../support/git-fixture';
@@ -205,6 +206,76 @@ int later() => run();
       expect(g.outgoingOf('Sources/CalcKit/Extra.swift#extra').map((e) => e.to).sort()).toEqual(['Sources/CalcKit/Calc.swift#Calc', 'Sources/CalcKit/Calc.swift#Calc.g', 'Sources/CalcKit/Calc.swift#twice']);
       expect(g.edges.some((e) => e.toFile === 'Sources/OtherKit/Calc.swift')).toBe(false);
     });
+  });
+
+  /** swiftPrepareSource keeps the length and every newline where it was (so every offset and line). */
+  const sameShape = (a: string, b: string) => {
+    expect(b.length).toBe(a.length);
+    expect([...b].map((c, i) => (c === '\n' ? i : -1)).filter((i) => i >= 0)).toEqual([...a].map((c, i) => (c === '\n' ? i : -1)).filter((i) => i >= 0));
+  };
+
+  it('Swift: `#if` inside an argument list and between members is read as its first branch (lines unchanged, no duplicate definition)', async () => {
+    const session = 'import Foundation\n\nfinal class Session {\n    func request(_ url: URL) -> Request {\n        let request = Request(url: url,\n        #if canImport(FoundationNetworking)\n                              delegate: nil,\n        #else\n                              delegate: self,\n        #endif\n                              queue: makeQueue())\n        return request\n    }\n\n    #if os(iOS)\n    func background() -> Int { 1 }\n    #else\n    func background() -> Int { 2 }\n    #endif\n\n    func makeQueue() -> DispatchQueue {\n        DispatchQueue(label: "org.alamofire.\\(#function)")\n    }\n}\n';
+    expect(await errorFree('swift', session)).toBe(false);
+    const prepared = swiftPrepareSource(session)!;
+    sameShape(session, prepared);
+    expect(prepared).not.toContain('#');
+    expect(prepared).not.toContain('delegate: self');
+    const facts = extractFacts(await loadGrammar('swift'), session);
+    expect(facts.hasErrors).toBeUndefined();
+    expect(facts.defs.map((d) => [d.qname, d.start, d.end])).toEqual([['Session', 3, 24], ['Session.request', 4, 13], ['Session.background', 16, 16], ['Session.makeQueue', 21, 23]]);
+    expect(facts.refs.find((r) => r.name === 'makeQueue')).toMatchObject({ kind: 'call', line: 11, from: 1 });
+    expect(facts.refs.find((r) => r.name === 'DispatchQueue' && r.kind === 'call')).toMatchObject({ line: 22, from: 3 });
+  });
+
+  it('Swift: `#expect`/`#require` macros are read as calls, `if`/`guard #available(…)` as a true condition; their callees resolve across files', async () => {
+    const test = 'import Testing\n@testable import MimeKit\n\nstruct MIMETypeTests {\n    @Test\n    func wildcard() throws {\n        let mime = try #require(MIMEType("*/*"))\n        #expect(mime.matches(MIMEType("text/plain")))\n    }\n}\n';
+    const headers = 'func encodings() -> [String] {\n    if #available(iOS 11.0, macOS 10.13, tvOS 11.0, watchOS 4.0, *) {\n        return modernEncodings()\n    } else {\n        return legacyEncodings()\n    }\n}\n\nfunc check() {\n    guard #available(macOS 10.15, iOS 13, tvOS 13, watchOS 6, *) else { return }\n    modernEncodings()\n}\n\nfunc modernEncodings() -> [String] { ["br"] }\nfunc legacyEncodings() -> [String] { ["gzip"] }\n';
+    expect(await errorFree('swift', test)).toBe(false);
+    expect(await errorFree('swift', headers)).toBe(false);
+    sameShape(test, swiftPrepareSource(test)!);
+    sameShape(headers, swiftPrepareSource(headers)!);
+    const g = await loadGrammar('swift');
+    const t = extractFacts(g, test);
+    expect(t.hasErrors).toBeUndefined();
+    expect(t.defs.map((d) => [d.qname, d.start, d.end])).toEqual([['MIMETypeTests', 4, 10], ['MIMETypeTests.wildcard', 5, 9]]);
+    expect(t.refs.filter((r) => r.kind === 'call').map((r) => [r.name, r.line])).toEqual([['require', 7], ['MIMEType', 7], ['expect', 8], ['matches', 8]]);
+    const h = extractFacts(g, headers);
+    expect(h.hasErrors).toBeUndefined();
+    expect(h.refs.filter((r) => r.kind === 'call').map((r) => [r.name, r.line])).toEqual([['modernEncodings', 3], ['legacyEncodings', 5], ['modernEncodings', 11]]);
+    await withGraph({
+      'Sources/MimeKit/MIMEType.swift': 'public struct MIMEType {\n    public init?(_ string: String) {}\n    public func matches(_ other: MIMEType?) -> Bool { true }\n}\n',
+      'Sources/MimeKit/Headers.swift': headers,
+      'Tests/MimeKitTests/MIMETypeTests.swift': test,
+    }, (graph) => {
+      expect(graph.outgoingOf('Tests/MimeKitTests/MIMETypeTests.swift#MIMETypeTests.wildcard').map((e) => e.to).sort()).toEqual(['Sources/MimeKit/MIMEType.swift#MIMEType']);
+      expect(graph.outgoingOf('Sources/MimeKit/Headers.swift#check').map((e) => e.to)).toEqual(['Sources/MimeKit/Headers.swift#modernEncodings']);
+    });
+  });
+
+  it('Swift: `()` arguments, a `sending` parameter, `nonisolated(unsafe)` and `consume` parse after the rewrite', async () => {
+    const protectedSwift = 'final class Protected<Value> {\n    private nonisolated(unsafe) var value: Value\n\n    init(_ value: Value) {\n        self.value = value\n    }\n\n    func validate() -> Result<Void, Error> {\n        return .success(())\n    }\n\n    func perform(_ event: sending @escaping (Int) -> Void) {\n        let retrier = Retrier()\n        _ = consume retrier\n        event(1)\n    }\n}\n';
+    expect(await errorFree('swift', protectedSwift)).toBe(false);
+    sameShape(protectedSwift, swiftPrepareSource(protectedSwift)!);
+    const facts = extractFacts(await loadGrammar('swift'), protectedSwift);
+    expect(facts.hasErrors).toBeUndefined();
+    expect(facts.defs.map((d) => [d.qname, d.start, d.end])).toEqual([['Protected', 1, 17], ['Protected.validate', 8, 10], ['Protected.perform', 12, 16]]);
+    expect(facts.refs.find((r) => r.name === 'Retrier')).toMatchObject({ kind: 'call', line: 13, from: 2 });
+  });
+
+  it('Swift: a file the rewrite does not make error-free keeps its original text and reports its errors', async () => {
+    const broken = 'func broken() -> Int {\n    #if DEBUG\n    let x = 1 +\n    #endif\n    return helper()\n}\n\nfunc helper() -> Int { 2 }\n';
+    const g = await loadGrammar('swift');
+    const prepared = swiftPrepareSource(broken)!;
+    expect(prepared).toBeDefined();
+    const tree = g.parser.parse(prepared)!;
+    expect(tree.rootNode.hasError).toBe(true);
+    tree.delete();
+    const facts = extractFacts(g, broken);
+    expect(facts.hasErrors).toBe(true);
+    expect(facts.defs.map((d) => [d.qname, d.start])).toEqual([['broken', 1], ['helper', 8]]);
+    // Nothing to rewrite: undefined, the text is parsed as it is.
+    expect(swiftPrepareSource('func f() -> Int { 1 }\n')).toBeUndefined();
   });
 });
 

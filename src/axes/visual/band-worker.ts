@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { DIFF_INDEX_PALETTE, indexDiffRows } from './diff';
-import { attachWorkspace, kernelIndexRows, kernelMatchRows, kernelUnfilter } from './kernel';
+import { attachWorkspace, kernelAdlerRows, kernelIndexRows, kernelMatchRows, kernelUnfilter } from './kernel';
 import { matchRows } from './match';
 import { decodePngInto, decodePngSharedAsync, deflateIndexSegment, MalformedPngError } from './png';
 import type { BandKernelRequest, BandMatchRequest, BandReply, BandRequest } from './split';
@@ -57,7 +57,7 @@ function kernelBand(request: BandKernelRequest): BandReply {
     const ws = attachWorkspace(request.memory, layout);
     const count = kernelMatchRows(ws, fromRow, toRow);
     kernelIndexRows(ws, DIFF_INDEX_PALETTE, fromRow, toRow, 1);
-    const segment = deflateIndexSegment(ws.indices, layout.width, fromRow, toRow, toRow === layout.height);
+    const segment = deflateIndexSegment(ws.indices, layout.width, fromRow, toRow, toRow === layout.height, kernelAdlerRows(ws, fromRow, toRow));
     return { ok: true, count, segment: { deflated: segment.deflated, adler: segment.adler, length: segment.length } };
   } catch (err) {
     return { ok: false, message: (err as Error).message ?? String(err) };

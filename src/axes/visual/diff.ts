@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodePng, decodePngInto, decodePngPair, decodePngSharedAsync, deflateIndexSegment, encodePalettePngStream, fastPathDimensions, joinIndexSegments, MalformedPngError, pngDimensions, type IndexSegment, type RgbaImage } from './png';
 import { bandHelper, SPLIT_MIN_PIXELS, splitStats, type BandHelper } from './split';
-import { acquireWorkspace, kernelIndexRows, kernelMatchRows, kernelUnfilter, releaseWorkspace, type Workspace } from './kernel';
+import { acquireWorkspace, kernelAdlerRows, kernelIndexRows, kernelMatchRows, kernelUnfilter, releaseWorkspace, type Workspace } from './kernel';
 
 export { VISUAL_DIFF_OPTIONS } from './options';
 import { matchRows } from './match';
@@ -211,22 +211,24 @@ async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Ar
       splitStats.helperFailures++;
       diff.changedPixels += kernelMatchRows(ws, cut, height);
       kernelIndexRows(ws, DIFF_INDEX_PALETTE, cut, height, 1);
-      return finish(baseHash, headHash, diff, ws.indices);
+      return finish(baseHash, headHash, diff, ws.indices, undefined, ws);
     }
     diff.changedPixels += reply.count;
     const s = reply.segment;
     const farSegment = diff.changedPixels > 0 ? { deflated: Buffer.from(s.deflated.buffer, s.deflated.byteOffset, s.deflated.byteLength), adler: s.adler, length: s.length } : undefined;
-    return finish(baseHash, headHash, diff, ws.indices, farSegment);
+    return finish(baseHash, headHash, diff, ws.indices, farSegment, ws);
   }
   diff.changedPixels = kernelMatchRows(ws);
   if (diff.changedPixels > 0) kernelIndexRows(ws, DIFF_INDEX_PALETTE);
-  return finish(baseHash, headHash, diff, ws.indices);
+  return finish(baseHash, headHash, diff, ws.indices, undefined, ws);
 }
 
-function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment): ImageComparison {
+/** `ws`: the indices are that workspace's (the kernel then computes the checksum of their scanlines). */
+function finish(baseHash: string, headHash: string, diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment, ws?: Workspace): ImageComparison {
   const { width, height, changedPixels } = diff;
   if (changedPixels === 0) return { state: 'unchanged', baseHash, headHash, width, height, changedPixels: 0, changedRatio: 0 };
-  return { state: 'changed', baseHash, headHash, width, height, changedPixels, changedRatio: changedPixels / (width * height), diffPng: encodeDiffPng(diff, indices, farSegment) };
+  const adlerOf = ws ? (fromRow: number, toRow: number) => kernelAdlerRows(ws, fromRow, toRow) : undefined;
+  return { state: 'changed', baseHash, headHash, width, height, changedPixels, changedRatio: changedPixels / (width * height), diffPng: encodeDiffPng(diff, indices, farSegment, adlerOf) };
 }
 
 /**
@@ -434,17 +436,18 @@ export function diffSegmentCut(height: number): number {
 
 /**
  * Encodes the diff image (pixelmatch's, pixel for pixel) as a palette PNG straight from its parts.
- * `indices` and the far segment (rows from `diffSegmentCut` on) when the split comparison made them.
+ * `indices` and the far segment (rows from `diffSegmentCut` on) when the split comparison made them;
+ * `adlerOf` the checksum of a segment's scanlines when something faster than png.ts's loop has it.
  */
-export function encodeDiffPng(diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment): Buffer {
+export function encodeDiffPng(diff: MarkedDiff, indices?: Uint8Array, farSegment?: IndexSegment, adlerOf?: (fromRow: number, toRow: number) => number): Buffer {
   const { width, height } = diff;
   if (!indices) {
     indices = new Uint8Array(width * height);
     indexDiffRows(diff, indices);
   }
   const cut = diffSegmentCut(height);
-  const segments = [deflateIndexSegment(indices, width, 0, cut, cut === height)];
-  if (cut < height) segments.push(farSegment ?? deflateIndexSegment(indices, width, cut, height, true));
+  const segments = [deflateIndexSegment(indices, width, 0, cut, cut === height, adlerOf?.(0, cut))];
+  if (cut < height) segments.push(farSegment ?? deflateIndexSegment(indices, width, cut, height, true, adlerOf?.(cut, height)));
   return encodePalettePngStream(joinIndexSegments(segments), width, height, DIFF_PALETTE);
 }
 

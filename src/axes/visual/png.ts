@@ -679,16 +679,21 @@ export interface IndexSegment {
  * segment of an IDAT stream. Segments are independent (no back-reference crosses a boundary), so two
  * threads can compress the halves of an image at once; `joinIndexSegments` makes the zlib stream.
  */
-export function deflateIndexSegment(indices: Uint8Array, width: number, fromRow: number, toRow: number, last: boolean): IndexSegment {
+export function deflateIndexSegment(indices: Uint8Array, width: number, fromRow: number, toRow: number, last: boolean, adler?: number): IndexSegment {
   const raw = Buffer.allocUnsafe((toRow - fromRow) * (width + 1));
-  for (let y = fromRow; y < toRow; y++) {
-    const d = (y - fromRow) * (width + 1);
+  // Indices in shared memory (a kernel workspace) are first copied out in one piece: V8 copies out of
+  // shared memory byte by byte unless both ends agree modulo 8, which rows shifted by a filter byte don't.
+  const rows = isSharedMemory(indices.buffer) ? indices.slice(fromRow * width, toRow * width) : indices.subarray(fromRow * width, toRow * width);
+  for (let y = 0; y < toRow - fromRow; y++) {
+    const d = y * (width + 1);
     raw[d] = 0;
-    raw.set(indices.subarray(y * width, y * width + width), d + 1);
+    raw.set(rows.subarray(y * width, y * width + width), d + 1);
   }
   const deflated = zlib.deflateRawSync(raw, { level: 2, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
-  return { deflated, adler: adler32(raw), length: raw.length };
+  return { deflated, adler: adler ?? adler32(raw), length: raw.length };
 }
+
+const isSharedMemory = (buffer: ArrayBufferLike): boolean => Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
 
 /** The zlib stream of consecutive segments: a header, their deflate blocks, the combined Adler-32. */
 export function joinIndexSegments(segments: IndexSegment[]): Buffer {
@@ -702,7 +707,7 @@ export function joinIndexSegments(segments: IndexSegment[]): Buffer {
 
 const ADLER_BASE = 65521;
 
-function adler32(data: Uint8Array): number {
+export function adler32(data: Uint8Array): number {
   let a = 1;
   let b = 0;
   for (let i = 0; i < data.length; ) {

@@ -11,8 +11,8 @@ import * as path from 'node:path';
 import pixelmatch from 'pixelmatch';
 import { PNG } from 'pngjs';
 import { compareImages, VISUAL_DIFF_OPTIONS } from '../../../src/axes/visual/diff';
-import { acquireWorkspace, kernelAvailable, kernelUnfilter, releaseWorkspace } from '../../../src/axes/visual/kernel';
-import { decodePng, decodePngPair } from '../../../src/axes/visual/png';
+import { acquireWorkspace, kernelAdlerRows, kernelAvailable, kernelUnfilter, releaseWorkspace } from '../../../src/axes/visual/kernel';
+import { adler32, decodePng, decodePngPair } from '../../../src/axes/visual/png';
 import { closeBandHelper, splitStats } from '../../../src/axes/visual/split';
 import { KERNEL_BASE64, KERNEL_SHA256 } from '../../../src/axes/visual/wasm/kernel-bytes';
 import { prng } from '../../../bench/support/ui-renders';
@@ -104,6 +104,25 @@ describe('the WebAssembly kernel', () => {
         expect(pair.base.data).toBe(ws.base);
         expect(Buffer.from(ws.base).equals(Buffer.from(a.data))).toBe(true);
         expect(Buffer.from(ws.head).equals(Buffer.from(b.data))).toBe(true);
+      } finally {
+        releaseWorkspace(ws);
+      }
+    }
+  });
+
+  it('computes the Adler-32 of diff scanlines (filter byte 0 + indices per row) as the byte loop does', () => {
+    const rand = prng(13);
+    // Widths below, at and above one 16-byte chunk, odd tails, and past 256 chunks a row (a mid-row
+    // reduction); all-255 rows for the largest partial sums.
+    for (const [w, h, fill] of [[1, 3, -1], [15, 4, -1], [16, 7, -1], [37, 50, -1], [1920, 9, -1], [4200, 6, -1], [5000, 5, 255], [4096, 40, 255]]) {
+      const ws = acquireWorkspace(w, h)!;
+      try {
+        for (let i = 0; i < w * h; i++) ws.indices[i] = fill >= 0 ? fill : Math.floor(rand() * 256);
+        const raw = Buffer.alloc(h * (w + 1));
+        for (let y = 0; y < h; y++) raw.set(ws.indices.subarray(y * w, (y + 1) * w), y * (w + 1) + 1);
+        expect(kernelAdlerRows(ws, 0, h)).toBe(adler32(raw));
+        const cut = h >> 1;
+        expect(kernelAdlerRows(ws, cut, h)).toBe(adler32(raw.subarray(cut * (w + 1))));
       } finally {
         releaseWorkspace(ws);
       }

@@ -187,11 +187,11 @@ static int rows_equal(const uint8_t *a, const uint8_t *b, int bytes) {
  * diff.ts `indexDiffRows`: palette indices of rows [from_row, to_row) of the diff image — the faded
  * grey of each base pixel minus `grey_min` (computed once per run of equal words; a base row equal to
  * the row above copies that row's background), then each mark's index from mark_index[0..3].
- * `background` is `width` bytes of scratch owned by the caller's band, `cache` 32 KiB of its scratch:
+ * `background` is `width` bytes of scratch owned by the caller's band, `cache` 128 KiB of its scratch:
  * a direct-mapped table word → index (a grey is a function of the pixel's word alone, so a hit is
  * exact; entries hold index + 1, 0 = empty), cleared here.
  */
-#define CACHE_BITS 12
+#define CACHE_BITS 14
 EXPORT("index_rows")
 void index_rows(const uint8_t *base, int width, const uint8_t *marks, const uint8_t *marked_rows, uint8_t *indices, uint8_t *background, int32_t *cache, int from_row, int to_row, double alpha, int grey_min, int mark1, int mark2, int mark3) {
   const int32_t *src32 = (const int32_t *)base;
@@ -274,24 +274,76 @@ void unfilter_rgba(const uint8_t *src, uint8_t *out, const uint8_t *prev, int st
     }
     return;
   }
-  /* Paeth below the first row. */
+  /*
+   * Paeth below the first row. The chain from one pixel to the next (through a) is kept short: the
+   * channels stay in 16-bit lanes (the sum masked to 8 bits instead of narrowed and widened again; the
+   * narrow for the store is off the chain), and "pa ≤ pb and pa ≤ pc" is "pa ≤ min(pb, pc)".
+   */
   v128_t a = zero;
   v128_t c = zero;
+  const v128_t low_byte = wasm_i16x8_splat(0xff);
   for (int i = 0; i < stride; i += 4) {
     v128_t b = wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(prev + i));
-    v128_t x = wasm_v128_load32_zero(src + i);
-    v128_t pa = wasm_i16x8_sub(b, c);
-    v128_t pb = wasm_i16x8_sub(a, c);
-    v128_t pc = wasm_i16x8_add(pa, pb);
-    pa = wasm_i16x8_abs(pa);
-    pb = wasm_i16x8_abs(pb);
-    pc = wasm_i16x8_abs(pc);
-    v128_t use_a = wasm_v128_and(wasm_i16x8_le(pa, pb), wasm_i16x8_le(pa, pc));
+    v128_t x = wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(src + i));
+    v128_t bc = wasm_i16x8_sub(b, c);
+    v128_t pa = wasm_i16x8_abs(bc);
+    v128_t ac = wasm_i16x8_sub(a, c);
+    v128_t pb = wasm_i16x8_abs(ac);
+    v128_t pc = wasm_i16x8_abs(wasm_i16x8_add(bc, ac));
+    v128_t use_a = wasm_i16x8_le(pa, wasm_i16x8_min(pb, pc));
     v128_t use_b = wasm_i16x8_le(pb, pc);
     v128_t pred = wasm_v128_bitselect(a, wasm_v128_bitselect(b, c, use_b), use_a);
-    v128_t r = wasm_i8x16_add(x, wasm_u8x16_narrow_i16x8(pred, pred));
-    wasm_v128_store32_lane(out + i, r, 0);
-    a = wasm_u16x8_extend_low_u8x16(r);
+    a = wasm_v128_and(wasm_i16x8_add(x, pred), low_byte);
+    wasm_v128_store32_lane(out + i, wasm_u8x16_narrow_i16x8(a, a), 0);
     c = b;
   }
+}
+
+/*
+ * The Adler-32 (zlib's, continued from `adler`) of rows [from_row, to_row) of palette indices as the
+ * diff PNG's scanlines hold them: per row a filter byte 0, then the row's `width` indices (png.ts
+ * `deflateIndexSegment`). 16 bytes at a time: after a chunk x0..x15, a += Σ x and b += 16·a + Σ (16 − j)·xj
+ * (a before the chunk), the partial sums in 32-bit lanes reduced modulo 65521 every 256 chunks at most
+ * (a lane then holds < 2^27), the tail byte by byte — the same numbers as the byte loop, exactly.
+ */
+#define ADLER_BASE 65521u
+static inline uint32_t lanes_sum(v128_t v) {
+  return (uint32_t)wasm_i32x4_extract_lane(v, 0) + (uint32_t)wasm_i32x4_extract_lane(v, 1) + (uint32_t)wasm_i32x4_extract_lane(v, 2) + (uint32_t)wasm_i32x4_extract_lane(v, 3);
+}
+EXPORT("adler_rows")
+uint32_t adler_rows(const uint8_t *indices, int width, int from_row, int to_row, uint32_t adler) {
+  uint64_t a = adler & 0xffff;
+  uint64_t b = adler >> 16;
+  const v128_t w_lo = wasm_i16x8_make(16, 15, 14, 13, 12, 11, 10, 9);
+  const v128_t w_hi = wasm_i16x8_make(8, 7, 6, 5, 4, 3, 2, 1);
+  for (int y = from_row; y < to_row; y++) {
+    const uint8_t *p = indices + (uint32_t)y * (uint32_t)width;
+    int n = width;
+    b = (b + a) % ADLER_BASE; /* the filter byte 0 */
+    while (n >= 16) {
+      int chunks = n >> 4;
+      if (chunks > 256) chunks = 256;
+      v128_t vs = wasm_i32x4_splat(0);
+      v128_t vps = wasm_i32x4_splat(0);
+      v128_t vw = wasm_i32x4_splat(0);
+      for (int k = 0; k < chunks; k++, p += 16) {
+        v128_t x = wasm_v128_load(p);
+        v128_t lo = wasm_u16x8_extend_low_u8x16(x);
+        v128_t hi = wasm_u16x8_extend_high_u8x16(x);
+        vps = wasm_i32x4_add(vps, vs);
+        vs = wasm_i32x4_add(vs, wasm_i32x4_add(wasm_u32x4_extadd_pairwise_u16x8(lo), wasm_u32x4_extadd_pairwise_u16x8(hi)));
+        vw = wasm_i32x4_add(vw, wasm_i32x4_add(wasm_i32x4_dot_i16x8(lo, w_lo), wasm_i32x4_dot_i16x8(hi, w_hi)));
+      }
+      b = (b + (uint64_t)chunks * 16 * a + 16 * (uint64_t)lanes_sum(vps) + lanes_sum(vw)) % ADLER_BASE;
+      a = (a + lanes_sum(vs)) % ADLER_BASE;
+      n -= chunks << 4;
+    }
+    for (; n > 0; n--, p++) {
+      a += *p;
+      b += a;
+    }
+    a %= ADLER_BASE;
+    b %= ADLER_BASE;
+  }
+  return (uint32_t)((b << 16) | a);
 }
