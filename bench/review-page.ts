@@ -21,11 +21,13 @@
  * start and the end.
  */
 import { buildWebBundle, launchChromium } from '../test/e2e/support';
+import { traceScroll } from './scroll-trace';
 import { BIG, SMALL, loadPerCore, measureScroll, median, openReview, percentile, startBigPr, waitForWholeDiff } from '../test/e2e/big-pr-harness';
 
 export async function main(argv: string[]): Promise<void> {
   const opens = Number(argv[argv.indexOf('--opens') + 1] || 0) || 7;
   const unthrottled = argv.includes('--unthrottled');
+  const traceFile = argv.includes('--trace') ? argv[argv.indexOf('--trace') + 1] : null;
   buildWebBundle();
   const loadStart = loadPerCore();
   const s = await startBigPr();
@@ -73,7 +75,9 @@ export async function main(argv: string[]): Promise<void> {
     const fileBlocks = await page.$$eval('section.file', (els) => els.length);
     const rowsInDom = await page.$$eval('.row', (els) => els.length);
     const elementsInDom = await page.evaluate(() => document.getElementsByTagName('*').length);
-    const scroll = await measureScroll(page);
+    let traceSummary: unknown = null;
+    const scroll = traceFile ? await traceScroll(page, traceFile, () => measureScroll(page)).then((t) => ((traceSummary = t.summary), t.result)) : await measureScroll(page);
+    if (traceSummary) console.log(`trace (${traceFile}): ${JSON.stringify(traceSummary)}`);
     await page.context().close();
     const out = {
       bench: 'review-page',

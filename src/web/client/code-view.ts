@@ -50,6 +50,10 @@ export interface Placement {
 }
 
 const ROW_PX = 19;
+/** Highlighting waits until the page has not scrolled for this long (see scheduleHighlight). */
+const SCROLL_QUIET_MS = 150;
+let lastScrollAt = -Infinity;
+if (typeof window !== 'undefined') window.addEventListener('scroll', () => (lastScrollAt = performance.now()), { passive: true, capture: true });
 /** The first page is small (it is all the first paint waits for); the rest come in larger pages behind it. */
 export const FIRST_PAGE_BYTES = 32 * 1024;
 const NEXT_PAGE_BYTES = 512 * 1024;
@@ -129,6 +133,16 @@ export class CodeView {
     if (this.highlightScheduled || !this.highlighter || this.toHighlight.size === 0) return;
     this.highlightScheduled = true;
     idle((budgetMs) => {
+      const quietFor = performance.now() - lastScrollAt;
+      if (quietFor < SCROLL_QUIET_MS) {
+        // Scrolling: a highlighted cell is a restyle, relayout and repaint of its block in the next frame.
+        // Wait until the page has been still for a moment.
+        setTimeout(() => {
+          this.highlightScheduled = false;
+          this.scheduleHighlight();
+        }, SCROLL_QUIET_MS - quietFor);
+        return;
+      }
       this.highlightScheduled = false;
       this.highlightSome(performance.now() + budgetMs);
       this.scheduleHighlight();
@@ -139,6 +153,7 @@ export class CodeView {
   private highlightSome(until: number): void {
     const hl = this.highlighter!;
     for (const le of this.toHighlight) {
+      if (performance.now() - lastScrollAt < SCROLL_QUIET_MS) return;
       if (!le.materialized) {
         this.toHighlight.delete(le);
         continue;
@@ -397,10 +412,7 @@ export class CodeView {
       html += `<div class="row meta"><span class="hunk-head">${plainHtml(hk.header)}</span></div>`;
       const hunkRows = rowsOfHunk(hk);
       if (this.mode === 'unified') {
-        for (const r of hunkRows) {
-          const sign = r.kind === 'add' ? '+' : r.kind === 'del' ? '−' : ' ';
-          html += `<div class="row ${r.kind}" data-old="${r.old ?? ''}" data-new="${r.new ?? ''}">${ln(r.old)}${ln(r.new)}<span class="sign" aria-hidden="true">${sign}</span>${code(r.text)}</div>`;
-        }
+        for (const r of hunkRows) html += unifiedRowHtml(r.kind, r.old, r.new, code(r.text));
       } else {
         for (const [l, r] of pairRows(hunkRows)) {
           const half = (x: Row | null) => `<span class="half ${x ? x.kind : 'empty'}">${x ? code(x.text) : ''}</span>`;
@@ -452,7 +464,7 @@ export class CodeView {
       const rows = got.lines.map((text, k) => {
         const o = got.startLine + k + offset;
         const n = got.startLine + k;
-        return `<div class="row ctx" data-old="${o}" data-new="${n}"><span class="ln" aria-hidden="true">${o}</span><span class="ln" aria-hidden="true">${n}</span><span class="sign" aria-hidden="true"> </span><code class="src">${plainHtml(text)}</code></div>`;
+        return unifiedRowHtml('ctx', o, n, `<code class="src">${plainHtml(text)}</code>`);
       });
       return `<div class="expanded">${rows.join('')}</div>`;
     }
@@ -469,6 +481,18 @@ export class CodeView {
       if (le.materialized) this.draw(le);
     });
   }
+}
+
+/**
+ * A unified row is two elements: the row and its code cell. The line numbers and the sign are the row's
+ * generated content (`data-g`, `data-s`: review.css), so a drawn block costs the browser a third of the
+ * boxes it did with a span per column — what a block coming into view costs to style, lay out, pre-paint
+ * and paint during a scroll.
+ */
+function unifiedRowHtml(kind: Row['kind'], old: number | null, nw: number | null, codeHtml: string): string {
+  const sign = kind === 'add' ? '+' : kind === 'del' ? '−' : ' ';
+  const g = `${old ?? ''}`.padStart(5) + ' ' + `${nw ?? ''}`.padStart(5);
+  return `<div class="row u ${kind}" data-old="${old ?? ''}" data-new="${nw ?? ''}" data-g="${g}" data-s="${sign}">${codeHtml}</div>`;
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
