@@ -83,6 +83,26 @@ describe('Review page on a 300-file PR (browser)', () => {
     expect(figures.fileBlocks).toBe(FILES);
     expect(figures.rowsInDom as number).toBeLessThan(5000);
 
+    // A placeholder is exactly as tall as the rows that replace it: drawing a block moves nothing below it.
+    const sizes = await page.evaluate(async () => {
+      const bodies = [...document.querySelectorAll<HTMLElement>('section.file .file-body')].filter((b) => !b.querySelector('.inline-finding'));
+      const far = bodies.filter((b) => !b.querySelector('.row') && b.style.height).slice(100, 103);
+      const before = far.map((b) => b.getBoundingClientRect().height);
+      const out: Array<{ placeholder: number; drawn: number; rows: number }> = [];
+      for (const [i, b] of far.entries()) {
+        b.scrollIntoView();
+        for (let t = 0; t < 100 && !b.querySelector('.row'); t++) await new Promise((r) => requestAnimationFrame(r));
+        out.push({ placeholder: before[i], drawn: b.getBoundingClientRect().height, rows: b.querySelectorAll('.row').length });
+      }
+      window.scrollTo(0, 0);
+      return out;
+    });
+    expect(sizes).toHaveLength(3);
+    for (const x of sizes) {
+      expect(x.rows).toBeGreaterThan(0);
+      expect(x.drawn).toBe(x.placeholder);
+    }
+
     const scroll = await measureScroll(page);
     figures.scroll = scroll;
     expect(scroll.scroll.scrolledPx).toBeGreaterThan(10_000);

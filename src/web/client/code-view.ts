@@ -57,8 +57,9 @@ if (typeof window !== 'undefined') window.addEventListener('scroll', () => (last
 /** The first page is small (it is all the first paint waits for); the rest come in larger pages behind it. */
 export const FIRST_PAGE_BYTES = 32 * 1024;
 const NEXT_PAGE_BYTES = 512 * 1024;
-/** A file block's header (one line): subtracted from the observed block height. */
-const HEAD_PX = 26;
+/** An empty gap between hunks, and one holding the "expand" button (fixed in review.css). */
+const GAP_PX = 2;
+const EXPANDER_PX = 22;
 const EXPANDED = new Map<string, FileLines>();
 
 export class CodeView {
@@ -191,7 +192,7 @@ export class CodeView {
     this.loadedHead = null;
     this.expectHead = null;
     this.generation++;
-    for (const list of this.entries.values()) for (const le of list) this.observer.unobserve(le.el);
+    for (const list of this.entries.values()) for (const le of list) this.observer.unobserve(le.body);
     this.entries.clear();
     this.complete.clear();
     this.error = null;
@@ -253,8 +254,7 @@ export class CodeView {
   }
 
   private makeEntry(cohortKey: string, index: number, entry: DiffEntryView): LoadedEntry {
-    const lines = entry.hunks.reduce((n, hk) => n + hk.lines.length + 1, 0);
-    const height = entry.collapsed ? 0 : Math.max(1, lines) * ROW_PX;
+    const height = entry.collapsed ? 0 : this.drawnHeight(entry);
     const body = h('div', { class: 'file-body', style: `height:${height}px` });
     const el = h(
       'section',
@@ -275,8 +275,9 @@ export class CodeView {
       const btn = (ev.target as HTMLElement).closest<HTMLElement>('button.expand');
       if (btn) this.expand(le, Number(btn.dataset.expand));
     });
-    (el as HTMLElement & { __entry?: LoadedEntry }).__entry = le;
-    if (!entry.collapsed) this.observer.observe(el);
+    (body as HTMLElement & { __entry?: LoadedEntry }).__entry = le;
+    // The body is what is observed: its own height is what a placeholder keeps (see dematerialize).
+    if (!entry.collapsed) this.observer.observe(body);
     return le;
   }
 
@@ -355,7 +356,14 @@ export class CodeView {
 
   setMode(mode: 'unified' | 'split'): void {
     this.mode = mode;
-    for (const list of this.entries.values()) for (const le of list) if (le.materialized) this.draw(le);
+    for (const list of this.entries.values())
+      for (const le of list) {
+        if (le.materialized) this.draw(le);
+        else if (!le.entry.collapsed) {
+          le.height = this.drawnHeight(le.entry);
+          le.body.style.height = `${le.height}px`;
+        }
+      }
   }
 
   private materialize(le: LoadedEntry): void {
@@ -373,10 +381,10 @@ export class CodeView {
     this.askHighlighter();
   }
 
-  private dematerialize(le: LoadedEntry, blockHeight: number): void {
+  private dematerialize(le: LoadedEntry, bodyHeight: number): void {
     if (!le.materialized) return;
     // Keep the measured height (from the observer: no forced layout) so the page does not jump when the rows go.
-    le.height = Math.max(le.height, blockHeight - HEAD_PX);
+    le.height = Math.max(le.height, bodyHeight);
     le.materialized = false;
     le.el.classList.remove('live');
     le.texts = [];
@@ -446,8 +454,31 @@ export class CodeView {
     }
   }
 
+  /**
+   * The height of an entry's drawn rows, exactly (fixed-height rows and gaps, review.css), without its
+   * findings' cards: a placeholder of this height is replaced by its rows without moving anything below
+   * it — a block drawn or dropped during a scroll then costs the frame its own rows, not a new layout,
+   * pre-paint and scroll anchoring of every block after it.
+   */
+  private drawnHeight(entry: DiffEntryView): number {
+    let px = 0;
+    entry.hunks.forEach((hk, i) => {
+      const rows = this.mode === 'unified' ? hk.lines.length : pairRows(rowsOfHunk(hk)).length;
+      px += this.gapHeight(entry, i) + (rows + 1) * ROW_PX;
+      if (i === entry.hunks.length - 1) px += this.gapHeight(entry, i + 1);
+    });
+    return Math.max(ROW_PX, px);
+  }
+
+  private gapHeight(entry: DiffEntryView, i: number): number {
+    const { from, to, next, key } = this.gapOf({ entry }, i);
+    const got = EXPANDED.get(key);
+    if (got) return got.lines.length * ROW_PX;
+    return to < from || (!next && entry.status === 'deleted') ? GAP_PX : EXPANDER_PX;
+  }
+
   /** Between hunks (i-1) and i of an entry: the unchanged head lines, or the button that fetches them. */
-  private gapOf(le: LoadedEntry, i: number) {
+  private gapOf(le: Pick<LoadedEntry, 'entry'>, i: number) {
     const hunks = le.entry.hunks;
     const prev = hunks[i - 1];
     const next = hunks[i];
@@ -470,7 +501,7 @@ export class CodeView {
     }
     if (to < from || (!next && le.entry.status === 'deleted')) return '<div class="gap"></div>';
     const label = next ? `↕ ${to - from + 1} unchanged line(s)` : '↓ more lines';
-    return `<div class="gap"><button class="link expand" data-expand="${i}" title="${plainHtml(`expand unchanged lines ${from}–${to} of ${le.entry.path}`)}">${label}</button></div>`;
+    return `<div class="gap more"><button class="link expand" data-expand="${i}" title="${plainHtml(`expand unchanged lines ${from}–${to} of ${le.entry.path}`)}">${label}</button></div>`;
   }
 
   /** "Expand": unchanged head lines from `reviewFileLines`, drawn as context. */
