@@ -255,7 +255,9 @@ export class CodeView {
 
   private makeEntry(cohortKey: string, index: number, entry: DiffEntryView): LoadedEntry {
     const height = entry.collapsed ? 0 : this.drawnHeight(entry);
-    const body = h('div', { class: 'file-body', style: `height:${height}px` });
+    const body = h('div', { class: 'file-body' });
+    // Through the CSSOM: the page's CSP (style-src 'self') drops a style attribute, and with it the height.
+    body.style.height = `${height}px`;
     const el = h(
       'section',
       { class: `file${entry.collapsed ? ' collapsed' : ''}`, 'data-path': entry.path, 'data-entry': `${cohortKey}:${index}`, 'aria-label': `${entry.path}${entry.symbolId ? ` ${entry.symbolId}` : ''}` },
