@@ -409,11 +409,12 @@ export class CodeView {
     const hl = this.highlighter;
     const lang = hl?.languageOf(le.entry.path, le.entry.language) ?? null;
     const texts: string[] = [];
-    const code = (text: string): string => {
+    const code = (text: string, kind?: Row['kind']): string => {
+      const s = kind ? ` data-s="${SIGN[kind]}"` : '';
       const cached = hl && lang ? HIGHLIGHTED.get(`${lang}\0${text}`) : undefined;
-      if (cached !== undefined) return `<code class="src hl">${cached}</code>`;
+      if (cached !== undefined) return `<code class="src hl"${s}>${cached}</code>`;
       texts.push(text);
-      return `<code class="src" data-t="${texts.length - 1}">${plainHtml(text)}</code>`;
+      return `<code class="src"${s} data-t="${texts.length - 1}">${plainHtml(text)}</code>`;
     };
     const ln = (n: number | null) => `<span class="ln" aria-hidden="true">${n ?? ''}</span>`;
     let html = '';
@@ -422,7 +423,7 @@ export class CodeView {
       html += `<div class="row meta"><span class="hunk-head">${plainHtml(hk.header)}</span></div>`;
       const hunkRows = rowsOfHunk(hk);
       if (this.mode === 'unified') {
-        for (const r of hunkRows) html += unifiedRowHtml(r.kind, r.old, r.new, code(r.text));
+        for (const r of hunkRows) html += unifiedRowHtml(r.kind, r.old, r.new, code(r.text, r.kind));
       } else {
         for (const [l, r] of pairRows(hunkRows)) {
           const half = (x: Row | null) => `<span class="half ${x ? x.kind : 'empty'}">${x ? code(x.text) : ''}</span>`;
@@ -497,7 +498,7 @@ export class CodeView {
       const rows = got.lines.map((text, k) => {
         const o = got.startLine + k + offset;
         const n = got.startLine + k;
-        return unifiedRowHtml('ctx', o, n, `<code class="src">${plainHtml(text)}</code>`);
+        return unifiedRowHtml('ctx', o, n, `<code class="src" data-s=" ">${plainHtml(text)}</code>`);
       });
       return `<div class="expanded">${rows.join('')}</div>`;
     }
@@ -517,16 +518,16 @@ export class CodeView {
 }
 
 /**
- * A unified row is two elements: the row and its code cell. The line numbers and the sign are the row's
- * generated content (`data-g`, `data-s`: review.css), so a drawn block costs the browser a third of the
+ * A unified row is two elements: the row and its code cell. The line numbers and the sign are generated
+ * content (the row's `data-g`, the cell's `data-s`: review.css), so a drawn block costs the browser a third of the
  * boxes it did with a span per column — what a block coming into view costs to style, lay out, pre-paint
  * and paint during a scroll.
  */
 function unifiedRowHtml(kind: Row['kind'], old: number | null, nw: number | null, codeHtml: string): string {
-  const sign = kind === 'add' ? '+' : kind === 'del' ? '−' : ' ';
   const g = `${old ?? ''}`.padStart(5) + ' ' + `${nw ?? ''}`.padStart(5);
-  return `<div class="row u ${kind}" data-old="${old ?? ''}" data-new="${nw ?? ''}" data-g="${g}" data-s="${sign}">${codeHtml}</div>`;
+  return `<div class="row u ${kind}" data-old="${old ?? ''}" data-new="${nw ?? ''}" data-g="${g}">${codeHtml}</div>`;
 }
+const SIGN: Record<Row['kind'], string> = { add: '+', del: '−', ctx: ' ', meta: ' ' };
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
 /** Text as HTML: markup escaped, then the output hygiene's marked escapes for controls and bidi characters. */
