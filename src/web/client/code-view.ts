@@ -525,7 +525,7 @@ export class CodeView {
  */
 function unifiedRowHtml(kind: Row['kind'], old: number | null, nw: number | null, codeHtml: string): string {
   const g = `${old ?? ''}`.padStart(5) + ' ' + `${nw ?? ''}`.padStart(5);
-  return `<div class="row u ${kind}" data-old="${old ?? ''}" data-new="${nw ?? ''}" data-g="${g}">${codeHtml}</div>`;
+  return `<div class="row ${kind}" data-old="${old ?? ''}" data-new="${nw ?? ''}" data-g="${g}">${codeHtml}</div>`;
 }
 const SIGN: Record<Row['kind'], string> = { add: '+', del: '−', ctx: ' ', meta: ' ' };
 
