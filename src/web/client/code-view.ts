@@ -401,7 +401,8 @@ export class CodeView {
    */
   /** Element Timing reports when this line is painted (the browser suite's first meaningful paint). */
   private markFirstCode(le: LoadedEntry): void {
-    if (le === this.firstEntry) le.body.querySelector('.row code.src')?.setAttribute('elementtiming', 'first-code');
+    // On the row: Element Timing reports text for its nearest block ancestor, and a unified row's code cell is inline.
+    if (le === this.firstEntry) le.body.querySelector('.row code.src')?.closest('.row')?.setAttribute('elementtiming', 'first-code');
   }
 
   private draw(le: LoadedEntry): void {
