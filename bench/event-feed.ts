@@ -77,6 +77,7 @@ export async function main(args: string[]): Promise<void> {
       resume.push(await startUntilCaughtUp(dataDir));
     }
     const out = {
+      bench: 'event-feed',
       events: head,
       rounds,
       replayWholeLogMs: { median: round(median(replay), 0), all: replay.map((x) => round(x, 0)) },
@@ -84,7 +85,8 @@ export async function main(args: string[]): Promise<void> {
       ratio: round(median(replay) / median(resume), 1),
       loadavg: os.loadavg().map((x) => round(x, 2)),
     };
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    // One JSON line, like every benchmark: the last line is the result.
+    process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

@@ -5,8 +5,14 @@ import { extractFacts } from './extract';
 import type { FileFacts } from './facts';
 import { loadGrammar } from './grammar-runtime';
 
+/** One blob's facts and their JSON text (what the facts cache stores). */
+export interface ExtractedFacts {
+  facts: FileFacts;
+  json: string;
+}
+
 interface Pending {
-  resolve: (f: FileFacts) => void;
+  resolve: (f: ExtractedFacts) => void;
   reject: (e: Error) => void;
 }
 interface Job extends Pending {
@@ -15,8 +21,11 @@ interface Job extends Pending {
 }
 type Slot = { worker: Worker; inFlight: Map<number, Job>; dead: boolean };
 
-/** Small messages: a few in flight per worker keep it busy while results travel back. */
-const MAX_IN_FLIGHT = 4;
+/**
+ * Small messages: several in flight per worker keep it busy while results travel back and while this
+ * thread is busy reading the next blobs (each result is what lets this thread send the next job).
+ */
+const MAX_IN_FLIGHT = 16;
 
 function startWorker(): Worker {
   const ext = path.extname(__filename);
@@ -41,11 +50,11 @@ export class ExtractPool {
       const worker = startWorker();
       const slot: Slot = { worker, inFlight: new Map(), dead: false };
       worker.unref();
-      worker.on('message', (m: { id: number; facts?: FileFacts; error?: string }) => {
+      worker.on('message', (m: { id: number; json?: string; error?: string }) => {
         const p = slot.inFlight.get(m.id);
         slot.inFlight.delete(m.id);
         if (p) {
-          if (m.facts) p.resolve(m.facts);
+          if (m.json !== undefined) p.resolve({ facts: JSON.parse(m.json) as FileFacts, json: m.json });
           else p.reject(new Error(m.error ?? 'extract worker failed'));
         }
         if (slot.inFlight.size === 0) worker.unref();
@@ -65,7 +74,8 @@ export class ExtractPool {
     }
   }
 
-  run(language: string, text: string): Promise<FileFacts> {
+  /** Facts of one text, parsed on a worker, with their JSON text. */
+  run(language: string, text: string): Promise<ExtractedFacts> {
     return new Promise((resolve, reject) => {
       this.queue.push({ language, text, resolve, reject });
       this.dispatch();
@@ -75,7 +85,12 @@ export class ExtractPool {
   private dispatch(): void {
     const live = this.slots.filter((s) => !s.dead);
     if (!live.length) {
-      for (const j of this.queue.splice(0)) loadGrammar(j.language).then((g) => j.resolve(extractFacts(g, j.text)), j.reject);
+      for (const j of this.queue.splice(0)) {
+        loadGrammar(j.language).then((g) => {
+          const json = JSON.stringify(extractFacts(g, j.text));
+          j.resolve({ facts: JSON.parse(json) as FileFacts, json });
+        }, j.reject);
+      }
       return;
     }
     for (const slot of live) {

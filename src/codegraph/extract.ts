@@ -16,6 +16,19 @@ const MEMBER_AFTER = /^\s*(?:\?\.|\.|::)\s*([A-Za-z_$][\w$]*)/;
 const SIMPLE_QUALIFIER = /^[A-Za-z_$][\w$]*((\.|::)[A-Za-z_$][\w$]*)*$/;
 const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'class', type: 'type', implementation: 'implementation', send: 'call', interface: 'type' };
 
+interface CaptureRole { category: 'definition' | 'reference'; kind: string }
+const CAPTURE_ROLES = new Map<string, CaptureRole | null>();
+/** `definition.function` → { definition, function }; null for captures that are neither (memoized: a few names per grammar). */
+function captureRole(name: string): CaptureRole | null {
+  let r = CAPTURE_ROLES.get(name);
+  if (r === undefined) {
+    const category = name.startsWith('definition.') ? 'definition' : name.startsWith('reference.') ? 'reference' : undefined;
+    r = category ? { category, kind: name.split('.')[1] } : null;
+    CAPTURE_ROLES.set(name, r);
+  }
+  return r;
+}
+
 /** `end`: the node the definition runs to when it is not `node` itself (Dart bodies follow their signatures). */
 interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
 
@@ -55,12 +68,19 @@ export function extractFacts(grammar: LoadedGrammar, original: string): FileFact
     for (const match of grammar.query.matches(root)) {
       let nameNode: Node | undefined;
       let role: QueryCapture | undefined;
+      let roleName: CaptureRole | undefined;
       for (const c of match.captures) {
         if (c.name === 'name') nameNode = c.node;
-        else if (c.name.startsWith('definition.') || c.name.startsWith('reference.')) role = c;
+        else {
+          const r = captureRole(c.name);
+          if (r) {
+            role = c;
+            roleName = r;
+          }
+        }
       }
-      if (!nameNode || !role) continue;
-      const [category, kind] = role.name.split('.');
+      if (!nameNode || !role || !roleName) continue;
+      const { category, kind } = roleName;
       // C#: a namespace is the file's package, not a definition (see lang-csharp.ts).
       if (category === 'definition' && kind === 'module' && grammar.spec.id === 'csharp') continue;
       if (category === 'definition') rawDefs.push(grammar.spec.id === 'dart' ? { node: role.node, nameNode, kind, end: dartDefinitionEnd(role.node) } : { node: role.node, nameNode, kind });

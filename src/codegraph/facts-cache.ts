@@ -41,10 +41,11 @@ export class FactsCache {
     return row ? (JSON.parse(row.data) as FileFacts) : undefined;
   }
 
-  putMany(entries: Array<{ blob: string; grammar: string; engine: string; facts: FileFacts }>): void {
+  /** `json`, when given, is `JSON.stringify(facts)` already made (by an extract worker). */
+  putMany(entries: Array<{ blob: string; grammar: string; engine: string; facts: FileFacts; json?: string }>): void {
     if (!entries.length) return;
     this.db.transaction(() => {
-      for (const e of entries) this.putStmt.run(e.blob, e.grammar, e.engine, JSON.stringify(e.facts));
+      for (const e of entries) this.putStmt.run(e.blob, e.grammar, e.engine, e.json ?? JSON.stringify(e.facts));
     })();
   }
 

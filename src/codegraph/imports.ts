@@ -17,9 +17,22 @@ function unquote(text: string): string {
 export function extractImports(style: ImportStyle, root: Node): ImportFacts {
   const out: ImportFacts = { imports: [], exportAliases: [], importRanges: [] };
   switch (style) {
-    case 'ecmascript':
-      for (const n of root.namedChildren) ecmascript(n, out);
+    case 'ecmascript': {
+      // A cursor over the top level: only import/export statements become Node objects (most of a file's
+      // top-level statements are neither, and marshalling every one of them costs more than the imports).
+      const cursor = root.walk();
+      try {
+        if (cursor.gotoFirstChild()) {
+          do {
+            const type = cursor.nodeType;
+            if (type === 'import_statement' || type === 'export_statement') ecmascript(cursor.currentNode, out);
+          } while (cursor.gotoNextSibling());
+        }
+      } finally {
+        cursor.delete();
+      }
       break;
+    }
     case 'python':
       for (const n of root.namedChildren) python(n, out);
       break;
@@ -101,8 +114,11 @@ function ecmascript(n: Node, out: ImportFacts): void {
     return;
   }
   if (n.type !== 'export_statement') return;
-  const source = n.childForFieldName('source');
-  const clause = n.namedChildren.find((c) => c.type === 'export_clause');
+  // One marshal of the children answers what most export statements are (`export function …`): no
+  // `from` string, no clause, no `default`; the field look-ups run only when one of those is there.
+  const children = n.children;
+  const source = children.some((c) => c.type === 'string') ? n.childForFieldName('source') : null;
+  const clause = children.find((c) => c.type === 'export_clause');
   if (source) {
     out.importRanges.push([n.startIndex, n.endIndex]);
     const decl: ImportDecl = { source: unquote(source.text), bindings: [], reexport: true };
@@ -131,10 +147,11 @@ function ecmascript(n: Node, out: ImportFacts): void {
     }
     return;
   }
+  if (!children.some((c) => c.type === 'default')) return;
   const value = n.childForFieldName('value');
   if (value?.type === 'identifier') out.exportAliases.push(['default', value.text]);
   const declaration = n.childForFieldName('declaration');
-  if (declaration && n.children.some((c) => c.type === 'default')) {
+  if (declaration) {
     const name = declaration.childForFieldName('name')?.text;
     if (name) out.exportAliases.push(['default', name]);
   }

@@ -136,7 +136,7 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
   result.gradleModules = gradleModulesOf(gradleSettings, gradleScripts);
   const total = todo.length;
   let done = 0;
-  const fresh: Array<{ blob: string; grammar: string; engine: string; facts: FileFacts }> = [];
+  const fresh: Array<{ blob: string; grammar: string; engine: string; facts: FileFacts; json?: string }> = [];
   const report = (p?: string) => opts.onProgress?.({ done, total, parsed: result.parsedBlobs, cached: result.cachedBlobs, path: p });
 
   // Facts by position in the tree: files are added in tree order whatever finished first, so the graph
@@ -154,9 +154,10 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
   report();
 
   const pool = opts.parallel !== false && misses.length >= POOL_THRESHOLD ? sharedExtractPool() : null;
-  const extract = (language: string, text: string): Promise<FileFacts> =>
-    pool ? pool.run(language, text) : loadGrammar(language).then((g) => extractFacts(g, text));
-  const inRun = new Map<string, Promise<FileFacts>>();
+  // From a worker the facts come with their JSON text (the cache stores it as is); on this thread they are serialized when stored.
+  const extract = (language: string, text: string): Promise<{ facts: FileFacts; json?: string }> =>
+    pool ? pool.run(language, text) : loadGrammar(language).then((g) => ({ facts: extractFacts(g, text) }));
+  const inRun = new Map<string, Promise<{ facts: FileFacts; json?: string }>>();
   const working: Array<Promise<void>> = [];
   // Reads of the next batch overlap the parsing of the current one (git cat-file runs in its own process).
   const readBatch = (from: number) => Promise.all(misses.slice(from, from + READ_CONCURRENCY).map((i) => repo.readBlob(todo[i].blob)));
@@ -172,7 +173,7 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
       const same = inRun.get(key);
       if (same) {
         result.cachedBlobs++;
-        working.push(same.then((facts) => {
+        working.push(same.then(({ facts }) => {
           factsAt[i] = facts;
           done++;
         }));
@@ -187,9 +188,9 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
       const job = extract(f.language, content.toString('utf8'));
       inRun.set(key, job);
       result.parsedBlobs++;
-      working.push(job.then((facts) => {
+      working.push(job.then(({ facts, json }) => {
         factsAt[i] = facts;
-        fresh.push({ blob: f.blob, grammar: f.language, engine: CODEGRAPH_ENGINE_VERSION, facts });
+        fresh.push({ blob: f.blob, grammar: f.language, engine: CODEGRAPH_ENGINE_VERSION, facts, ...(json !== undefined ? { json } : {}) });
         done++;
         report(f.path);
       }));

@@ -201,7 +201,11 @@ export async function addCheckerEdges(graph: CodeGraph, repo: GitRepo, opts: Che
         if (sym && sym.flags & t.SymbolFlags.Alias) sym = checker.getAliasedSymbol(sym);
         const decl = sym?.declarations?.[0];
         const target = decl?.getSourceFile();
-        if (decl && target && target !== sf && target.fileName.startsWith(`${ROOT}/`)) {
+        // A module's own symbol (`commander` in `import * as commander from '..'` or `require('../')`) is
+        // declared by the whole source file, not by a definition in it: its members are resolved one by
+        // one (`commander.program` → `program`), so the namespace itself is no edge. (Its declaration's
+        // start skips the leading comments and would land on whatever definition comes first.)
+        if (decl && target && target !== sf && !t.isSourceFile(decl) && target.fileName.startsWith(`${ROOT}/`)) {
           const toFile = rel(target.fileName);
           const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
           const declLine = target.getLineAndCharacterOfPosition(decl.getStart(target)).line + 1;

@@ -23,6 +23,9 @@ describe('type-resolved edges (TypeScript checker)', () => {
     // A JavaScript file reaching a declaration through `require` of a directory's index.
     f.write('lib/index.js', 'exports.helper = function helper() { return 1; };\n');
     f.write('lib/main.js', "const lib = require('./');\nmodule.exports = () => lib.helper();\n");
+    // A namespace import: the module's own symbol is declared by the whole file, not by its first definition.
+    f.write('src/ns.ts', '// Header comment.\n\ntype Pair = [number, number];\nexport function twice(n: number): number {\n  const p: Pair = [n, n];\n  return p[0] + p[1];\n}\n');
+    f.write('src/ns-use.ts', "import * as ns from './ns';\nexport function four(): number {\n  return ns.twice(2);\n}\n");
     const c1 = f.commit('one');
     f.write('src/job.ts', 'export class Job {\n  size = 1;\n  run(): number {\n    return this.size + 1;\n  }\n  stop(): void {}\n}\n');
     f.write('src/use.ts', "import { make } from './make';\nexport function go(): number {\n  const j = make();\n  return j.run() + j.size + 1;\n}\n");
@@ -64,6 +67,14 @@ describe('type-resolved edges (TypeScript checker)', () => {
     expect(has('src/use.ts#go', 'src/make.ts#make')).toHaveLength(1);
     expect(has('src/use.ts#go', 'src/make.ts#make')[0].provenance).toBe('syntax');
     expect(g.stats.checker).toBe(stats.added);
+  });
+
+  it('binds the members of a namespace import, never the namespace to the first definition of the file', async () => {
+    const g = await graphAt(c1);
+    await addCheckerEdges(g, repo, { files: ['src/ns-use.ts'] });
+    const targets = g.edges.filter((e) => e.fromFile === 'src/ns-use.ts').map((e) => e.to);
+    expect(targets).toContain('src/ns.ts#twice');
+    expect(targets).not.toContain('src/ns.ts#Pair');
   });
 
   it('resolves require of a directory in JavaScript', async () => {
