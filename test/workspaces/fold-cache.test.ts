@@ -61,24 +61,35 @@ describe('the fold cache: least recently used states out, bounded by bytes', () 
   test('100k PR states loaded one after the other keep the cache within its budget and the heap bounded', async () => {
     foldCache.dropPrefix('');
     foldCache.maxBytes = 16 * 1024 * 1024;
-    const before = heapMiB();
     const streams = streamsOf(PRS);
+    const half = Math.floor(PRS / 2);
     let loaded = 0;
     let peakBytes = 0;
-    for (const s of streams) {
-      const { revision } = await loadStream(prFold, ws, s);
-      if (revision >= 0) loaded++;
-      peakBytes = Math.max(peakBytes, foldCache.bytes);
-    }
+    const loadRange = async (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const { revision } = await loadStream(prFold, ws, streams[i]);
+        if (revision >= 0) loaded++;
+        peakBytes = Math.max(peakBytes, foldCache.bytes);
+      }
+    };
+    const before = heapMiB();
+    await loadRange(0, half);
+    const atHalf = heapMiB();
+    const loadedAtHalf = loaded;
+    await loadRange(half, PRS);
+    const atEnd = heapMiB();
     expect(loaded).toBeGreaterThan(0.9 * PRS);
     // The budget holds after every load (one state over it at most, evicted on the next load).
     expect(peakBytes).toBeLessThan(foldCache.maxBytes + 64 * 1024);
     expect(foldCache.evictions).toBeGreaterThan(PRS / 2);
-    const grown = heapMiB() - before;
-    // Unbounded, the same states take over 100 MiB (estimated below); bounded, the budget and change.
-    const unbounded = (foldCache.bytes / foldCache.size) * loaded / 1048576;
-    expect(unbounded).toBeGreaterThan(80);
-    expect(grown).toBeLessThan(40);
+    // Bounded means the heap stops growing with the number of PRs: the second 50k states cost what the
+    // cache already held after the first 50k. Unbounded, they would add their own size (estimated here,
+    // > 40 MiB). An absolute bound on the whole growth is not asserted: the estimate may be off by the
+    // factor of three the test above allows, and the first half also warms code and statement caches.
+    const secondHalfUnbounded = (foldCache.bytes / foldCache.size) * (loaded - loadedAtHalf) / 1048576;
+    expect(secondHalfUnbounded).toBeGreaterThan(40);
+    expect(atEnd - atHalf).toBeLessThan(secondHalfUnbounded / 4);
+    expect(atHalf - before).toBeLessThan(3 * 16 + 16);
   });
 
   test('an evicted state is folded again, identically, including events appended while it was out', async () => {
