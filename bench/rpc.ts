@@ -219,6 +219,8 @@ export async function main(args: string[]): Promise<void> {
   const { child, url } = await startChild(dataDir, cpuProfDir ? path.resolve(cpuProfDir) : undefined);
   try {
     const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
+    // Principals are provisioned, never asserted: the agent must be a member before it gets a token.
+    await rpc(url, owner, 'addMember', { workspace_id: 'default', idempotencyKey: newUuidV7(), principal: 'agent:bench', role: 'member' });
     const agent = (await rpc(url, owner, 'issueToken', { workspace_id: 'default', idempotencyKey: newUuidV7(), principal: 'agent:bench', role: 'member' })).result.token as string;
     for (let pr = 1; pr <= PRS_FOR_FILING; pr++) await rpc(url, agent, 'requestReview', { workspace_id: 'default', idempotencyKey: newUuidV7(), repoId: REPO, prNumber: pr, baseSha: SHA_BASE, headSha: SHA_HEAD });
 
