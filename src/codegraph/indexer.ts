@@ -160,7 +160,14 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
   const inRun = new Map<string, Promise<{ facts: FileFacts; json?: string }>>();
   const working: Array<Promise<void>> = [];
   // Reads of the next batch overlap the parsing of the current one (git cat-file runs in its own process).
-  const readBatch = (from: number) => Promise.all(misses.slice(from, from + READ_CONCURRENCY).map((i) => repo.readBlob(todo[i].blob)));
+  // An aborted run (a revoked token, a shutdown) leaves the next batch's reads and the workers' jobs in
+  // flight when the loop throws; killing git then rejects them. Each is observed here so that rejection
+  // is never unhandled; the loop still awaits the same promises and sees their errors.
+  const observed = <T>(p: Promise<T>): Promise<T> => {
+    p.catch(() => undefined);
+    return p;
+  };
+  const readBatch = (from: number) => observed(Promise.all(misses.slice(from, from + READ_CONCURRENCY).map((i) => repo.readBlob(todo[i].blob))));
   let pending = misses.length ? readBatch(0) : undefined;
   for (let b = 0; b < misses.length; b += READ_CONCURRENCY) {
     opts.signal?.throwIfAborted();
@@ -173,10 +180,10 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
       const same = inRun.get(key);
       if (same) {
         result.cachedBlobs++;
-        working.push(same.then(({ facts }) => {
+        working.push(observed(same.then(({ facts }) => {
           factsAt[i] = facts;
           done++;
-        }));
+        })));
         return;
       }
       const content = blobs[j];
@@ -188,12 +195,12 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
       const job = extract(f.language, content.toString('utf8'));
       inRun.set(key, job);
       result.parsedBlobs++;
-      working.push(job.then(({ facts, json }) => {
+      working.push(observed(job.then(({ facts, json }) => {
         factsAt[i] = facts;
         fresh.push({ blob: f.blob, grammar: f.language, engine: CODEGRAPH_ENGINE_VERSION, facts, ...(json !== undefined ? { json } : {}) });
         done++;
         report(f.path);
-      }));
+      })));
     });
     // Bound the texts held in memory while workers catch up.
     if (working.length >= 4 * READ_CONCURRENCY) await Promise.all(working.splice(0));
