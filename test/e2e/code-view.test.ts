@@ -158,6 +158,7 @@ describe('Review page: the code, findings inline (browser)', () => {
     const page = await openPage(bob);
     const other = await openPage(carol);
     await page.waitForSelector(`${inline(ids.right)} button.confirm`);
+    await page.waitForSelector('#verdict-bar[data-verdict]:not([data-verdict="none"])');
     const before = await page.getAttribute('#verdict-bar', 'data-verdict');
     // A P0 at confidence ≥ 0.7 blocks (rules v1); a confirmation does not change that, closing it does.
     expect(before).toBe('Block');
@@ -176,6 +177,7 @@ describe('Review page: the code, findings inline (browser)', () => {
     // Its duplicate was folded under it; with the canonical finding closed it stands on its own line, and still holds.
     await page.waitForSelector(`${inline(ids.dup)} button.resolve`);
     expect(await rowAbove(page, ids.dup)).toMatchObject({ new: '3', path: 'src/price.ts' });
+    await other.waitForSelector('#verdict-bar[data-verdict]:not([data-verdict="none"])');
     expect(await other.getAttribute('#verdict-bar', 'data-verdict')).toBe('Block');
     await page.click(`${inline(ids.dup)} button.resolve`);
     // Hold, not Ship: an unfinalized round is provisional, and a provisional verdict is never Ship.

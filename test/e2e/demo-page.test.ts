@@ -61,7 +61,8 @@ describe('the page review-ledger demo prints (browser)', () => {
     page.on('pageerror', (err) => errors.push(String(err)));
     await page.goto(r.signInUrl);
 
-    await page.waitForSelector('#verdict-bar[data-verdict]');
+    // 'none' is the bar before the verdict's snapshot arrives (subscriptions open after the first code line is painted).
+    await page.waitForSelector('#verdict-bar[data-verdict]:not([data-verdict="none"])');
     expect(page.url()).not.toContain('token=');
     expect(await page.getAttribute('#verdict-bar', 'data-verdict')).toBe('Block');
     // The code's first page may draw a bare cohort article before the cohorts snapshot completes its head.
