@@ -34,6 +34,8 @@ export const auditReadModel: ReadModel = {
     { name: 'tokens', columns: { token_id: 'text', principal: 'text', issuer_token_id: 'text', via: 'text' }, key: ['token_id'] },
   ],
   relevant: (e) => AFFECTING.has(e.type),
+  // The acting token's link (the rest of its chain is read link by link, mostly cached: few tokens).
+  prefetch: (e) => (e.metadata.tokenId ? [{ table: 'tokens', key: { token_id: e.metadata.tokenId } }] : []),
   async apply(e: RecordedEvent, tx: ApplyTx) {
     const ev = catalogued(e);
     if (ev.type === 'ApiTokenIssued') tx.put('tokens', { token_id: ev.data.tokenId, principal: e.metadata.principal, issuer_token_id: e.metadata.tokenId ?? null, via: e.metadata.via ?? null });

@@ -121,6 +121,7 @@ class ModelRunner {
     const events = await this.readPage(slot.position, this.batch);
     if (events.length === 0) return false;
     const cache = this.cacheOf(slot);
+    if (this.model.prefetch) await this.prefetch(slot, events, cache);
     const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key), this.readTables);
     for (const e of events) if (this.model.relevant(e)) await this.model.apply(e, tx);
     const to = events[events.length - 1].globalPosition;
@@ -137,6 +138,32 @@ class ModelRunner {
     // write-only ones (the audit rows, the history index): no Map entry for rows never read back.
     for (const [table, w] of tx.writes) if (this.readTables.has(table)) for (const [k, { row }] of w) cache.set(`${table}\u0000${k}`, row);
     return true;
+  }
+
+  /** Reads the rows the batch's events will `get` (model.prefetch) and are not cached yet, one statement per table. */
+  private async prefetch(slot: Slot, events: RecordedEvent[], cache: Map<string, Row | null>): Promise<void> {
+    const wanted = new Map<string, Map<string, Row>>();
+    for (const e of events) {
+      if (!this.model.relevant(e)) continue;
+      for (const { table, key } of this.model.prefetch!(e)) {
+        const spec = this.specs.get(table);
+        if (!spec) throw new Error(`read model ${this.model.name}: prefetch of unknown table "${table}"`);
+        const k = keyString(spec, key);
+        if (cache.has(`${table}\u0000${k}`)) continue;
+        let m = wanted.get(table);
+        if (!m) wanted.set(table, (m = new Map()));
+        m.set(k, key);
+      }
+    }
+    // The tables side by side (on PostgreSQL, one round trip for all of them rather than one each).
+    const found = await Promise.all([...wanted].map(([table, keys]) => this.storage.getRows(slot, this.specs.get(table)!, [...keys.values()])));
+    [...wanted].forEach(([table, keys], i) => {
+      const spec = this.specs.get(table)!;
+      // Its rows are cached from now on, so this batch's writes to it must be cached too (see step).
+      this.readTables.add(table);
+      for (const k of keys.keys()) cache.set(`${table}\u0000${k}`, null);
+      for (const row of found[i]) cache.set(`${table}\u0000${keyString(spec, row)}`, row);
+    });
   }
 
   /** One round over the slots. True when something was folded (call again). */
@@ -273,7 +300,12 @@ export class ReadModelHost {
       this.pages.clear();
       let progressed = false;
       try {
-        for (const r of this.runners.values()) if (await r.round()) progressed = true;
+        // The models side by side: on PostgreSQL each round's reads and commit are round trips, and
+        // one model's need not wait behind another's (SQLite runs them in turn anyway). Settled, so a
+        // failing model never leaves another's round running into the next one.
+        const rounds = await Promise.allSettled([...this.runners.values()].map((r) => r.round()));
+        for (const r of rounds) if (r.status === 'rejected') throw r.reason;
+        progressed = rounds.some((r) => r.status === 'fulfilled' && r.value);
         backoff = 50;
       } catch (err) {
         if (this.closed) return;

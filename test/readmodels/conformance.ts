@@ -6,7 +6,7 @@ import { foldQuery, runQuery } from '../../src/projections/run-query';
 import { auditFromRows, auditReadModel } from '../../src/readmodels/audit';
 import { ReadModelHost } from '../../src/readmodels/host';
 import type { ReadModel } from '../../src/readmodels/model';
-import { historyFromRows } from '../../src/readmodels/history';
+import { historyFromRows, historyReadModel } from '../../src/readmodels/history';
 import { READ_MODELS, readModelHost } from '../../src/readmodels/registry';
 import { evolveHistory, historyOf, initialHistoryState, type HistoryState } from '../../src/context/history';
 import { parseReviewStream } from '../../src/events/streams';
@@ -232,6 +232,31 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         // Nodes flagged "previously dismissed" through the rows (not only nulls compared).
         expect(await reviewAnswersMatchFold(ws, served)).toBeGreaterThan(0);
         expect(JSON.parse(incremental.reviewFacts).rules.length).toBeGreaterThan(0);
+      } finally {
+        await ws.close();
+      }
+    });
+
+    test('a batch reads the rows the history model looks up with one statement per table, not a round trip per key', async () => {
+      const ws = await backend.fresh();
+      try {
+        const appends = [...generateLog({ seed: 13, prs: 10, principals: 12, events: 600 })];
+        await appendLog(ws.store, appends.slice(0, 200), 10);
+        const host = hostFor(ws, [historyReadModel]);
+        await host.settle();
+        const perKey = jest.spyOn(host.storage, 'getRow');
+        const batched = jest.spyOn(host.storage, 'getRows');
+        // Incrementally, in waves: confirmations, dismissals and filings look up entries, fragments, pending anchors.
+        for (let i = 200; i < appends.length; i += 40) {
+          await appendLog(ws.store, appends.slice(i, i + 40), 10);
+          await host.settle();
+        }
+        expect(perKey).not.toHaveBeenCalled();
+        expect(batched).toHaveBeenCalled();
+        const incremental = await host.dump('history');
+        await host.rebuild('history');
+        expect(await host.dump('history')).toBe(incremental);
+        await host.close();
       } finally {
         await ws.close();
       }
