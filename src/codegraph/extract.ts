@@ -34,7 +34,7 @@ function captureRole(name: string): CaptureRole | null {
 }
 
 /** `end`: the node the definition runs to when it is not `node` itself (Dart bodies follow their signatures). */
-interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
+interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node; /** nameNode's text, when already known. */ name?: string }
 
 export interface ExtractOptions {
   /** Run the tags query even where a hand-written walk replaces it (the reference the walk is tested against). */
@@ -73,10 +73,10 @@ export function extractFacts(grammar: LoadedGrammar, original: string, options: 
     for (const imp of imports) if (!imp.reexport) for (const b of imp.bindings) importedLocals.add(b.local.split('.')[0]);
 
     const rawDefs: RawDef[] = [];
-    const rawRefs: Array<{ nameNode: Node; kind: ReferenceKind; receiver?: Node }> = [];
+    const rawRefs: Array<{ nameNode: Node; kind: ReferenceKind; name?: string; receiver?: Node }> = [];
     const handWritten = !options.tagsByQuery && topLevelDeclarations && ECMA_LANGUAGES.has(grammar.spec.id);
     if (handWritten) {
-      const tags = ecmaTags(root, grammar.spec.id, topLevelDeclarations);
+      const tags = ecmaTags(root, source, grammar.spec.id, topLevelDeclarations);
       for (const d of tags.defs) rawDefs.push(d);
       for (const r of tags.refs) rawRefs.push(r);
     }
@@ -138,10 +138,10 @@ export function extractFacts(grammar: LoadedGrammar, original: string, options: 
       refs.push(ref);
     };
     const qualify = grammar.spec.id === 'dart' ? dartQualifierOf : grammar.spec.id === 'swift' ? swiftQualifierOf : qualifierOf;
-    for (const { nameNode, kind, receiver } of rawRefs) {
+    for (const { nameNode, kind, name, receiver } of rawRefs) {
       // Hand-written ECMAScript tags know a member call's receiver; their other references have none (qualifierOf's parents are never theirs).
       const qualifier = handWritten ? (receiver ? receiverQualifier(receiver, nameNode) : undefined) : qualify(nameNode);
-      push(nameNode.text, qualifier, kind, nameNode.startIndex, nameNode.startPosition.row + 1);
+      push(name ?? nameNode.text, qualifier, kind, nameNode.startIndex, nameNode.startPosition.row + 1);
     }
     if (grammar.spec.id === 'dart') for (const u of widgetbookUseCaseRefs(root)) push(u.member, u.node.text, 'call', u.node.startIndex, u.node.startPosition.row + 1);
     for (const use of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {
@@ -258,7 +258,7 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
   const byQname = new Map<string, Array<{ index: number; node: Node; enclosing: BuiltDef | undefined; scope?: number }>>();
   const stack: number[] = [];
   for (const r of raw) {
-    const name = r.nameNode.text;
+    const name = r.name ?? r.nameNode.text;
     if (!name || name.length > 200 || /\s/.test(name)) continue;
     while (stack.length && out[stack[stack.length - 1]].endIndex <= r.node.startIndex) stack.pop();
     // The same node captured twice (e.g. an arrow-function const is both a function and a constant): keep the first.
