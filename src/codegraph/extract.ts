@@ -178,39 +178,29 @@ const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) 
 /**
  * Where the names occur as whole words (not after a word character or `$`, nor after a member dot `x.name`;
  * a spread `...name` is a use), in text order. Names made of `[\w$]` only (every ECMAScript import, most
- * others) are found by one pass over the text's words, sliced only when length and first character fit: the
- * regex alternation of all names, with its look-behinds tried at every offset, cost more than the rest of
- * the sweep. Other names (non-ASCII letters, `::`) take that regex, which the scan is equivalent to.
+ * others) are found with indexOf per name and the boundaries checked by hand: the regex alternation of all
+ * names, with its look-behinds tried at every offset, cost more than the rest of the sweep. Two occurrences
+ * of such names never overlap (each is a whole word), so the sorted union is what the regex finds. Other
+ * names (non-ASCII letters, `::`) take that regex.
  */
 function occurrencesOf(source: string, names: Set<string>): Array<[number, string]> {
   const out: Array<[number, string]> = [];
-  const afterMemberDot = (i: number) => i >= 2 && source.charCodeAt(i - 1) === 46 && source.charCodeAt(i - 2) !== 46;
   if (![...names].every((n) => WORD_NAME.test(n))) {
     const alternatives = [...names].map((n) => n.replace(/[$.*+?^{}()|[\]\\]/g, '\\$&')).join('|');
     const pattern = new RegExp(`(?<![\\w$])(?<![^.]\\.)(?:${alternatives})(?![\\w$])`, 'g');
     for (let m = pattern.exec(source); m; m = pattern.exec(source)) out.push([m.index, m[0]]);
     return out;
   }
-  const lengths = new Set<number>();
-  const firsts = new Set<number>();
-  for (const n of names) {
-    lengths.add(n.length);
-    firsts.add(n.charCodeAt(0));
-  }
-  const n = source.length;
-  for (let i = 0; i < n; ) {
-    if (!isWordChar(source.charCodeAt(i))) {
-      i++;
-      continue;
+  for (const name of names) {
+    for (let i = source.indexOf(name); i >= 0; i = source.indexOf(name, i + name.length)) {
+      const end = i + name.length;
+      if (i > 0 && isWordChar(source.charCodeAt(i - 1))) continue;
+      if (end < source.length && isWordChar(source.charCodeAt(end))) continue;
+      if (i >= 2 && source.charCodeAt(i - 1) === 46 && source.charCodeAt(i - 2) !== 46) continue;
+      out.push([i, name]);
     }
-    let j = i + 1;
-    while (j < n && isWordChar(source.charCodeAt(j))) j++;
-    if (lengths.has(j - i) && firsts.has(source.charCodeAt(i)) && !afterMemberDot(i)) {
-      const word = source.slice(i, j);
-      if (names.has(word)) out.push([i, word]);
-    }
-    i = j;
   }
+  if (names.size > 1) out.sort((a, b) => a[0] - b[0]);
   return out;
 }
 
