@@ -5,6 +5,12 @@ import { keyString, ReadModelStorage, Slot, tableName, WriteSet } from './storag
 
 /** Events folded per transaction: big enough to amortize the commit, small enough to keep lag low. */
 const BATCH = 5000;
+/**
+ * Events folded per transaction of a building slot (a rebuild, a new version): nobody waits on its
+ * lag, so fewer, larger commits (each commit rewrites the B-tree pages it dirtied). Memory is bounded
+ * by one batch's writes.
+ */
+const REBUILD_BATCH = 20_000;
 /** Rows read back by `apply` and kept per slot (members, tokens, …); cleared, not evicted, when full. */
 const CACHE_ROWS = 100_000;
 
@@ -16,12 +22,53 @@ export interface RebuildProgress {
   elapsedMs: number;
 }
 
+/**
+ * Rows `apply` read back or wrote, per table and primary key, of one slot (null: known absent).
+ * `whole`: the slot was created empty by this runner and every row it stored since is here, for each
+ * table not in `incomplete` (written before `apply` first read it) — so a miss is an absent row, and a
+ * build from 0 reads nothing back from storage (on PostgreSQL each read was a round trip). Cleared when
+ * full, which ends `whole`.
+ */
+class SlotCache {
+  private readonly tables = new Map<string, Map<string, Row | null>>();
+  size = 0;
+  readonly incomplete = new Set<string>();
+
+  constructor(public whole: boolean) {}
+
+  table(name: string): Map<string, Row | null> {
+    let t = this.tables.get(name);
+    if (!t) this.tables.set(name, (t = new Map()));
+    return t;
+  }
+
+  /** The row, null when known absent, undefined when unknown (read storage). */
+  get(table: string, key: string): Row | null | undefined {
+    const hit = this.tables.get(table)?.get(key);
+    if (hit !== undefined) return hit;
+    return this.whole && !this.incomplete.has(table) ? null : undefined;
+  }
+
+  set(table: string, key: string, row: Row | null): void {
+    const t = this.table(table);
+    const before = t.size;
+    t.set(key, row);
+    this.size += t.size - before;
+  }
+
+  clear(): void {
+    this.tables.clear();
+    this.size = 0;
+    this.whole = false;
+  }
+}
+
 const sameSlot = (a: Slot, b: Slot): boolean => a.name === b.name && a.version === b.version && a.generation === b.generation;
 
 class BatchTx implements ApplyTx {
   readonly writes: WriteSet = new Map();
 
-  constructor(private readonly specs: Map<string, TableSpec>, private readonly cache: Map<string, Row | null>, private readonly read: (spec: TableSpec, key: Row) => Promise<Row | undefined>, private readonly readTables: Set<string>) {}
+  constructor(private readonly specs: Map<string, TableSpec>, private readonly cache: SlotCache, private readonly read: (spec: TableSpec, key: Row) => Promise<Row | undefined>, private readonly readTables: Set<string>) {}
 
   private spec(table: string): TableSpec {
     const s = this.specs.get(table);
@@ -50,10 +97,10 @@ class BatchTx implements ApplyTx {
     const k = keyString(spec, key);
     const written = this.writes.get(table)?.get(k);
     if (written) return written.row ?? undefined;
-    const cached = this.cache.get(`${table}\u0000${k}`);
+    const cached = this.cache.get(table, k);
     if (cached !== undefined) return cached ?? undefined;
     return this.read(spec, key).then((r) => {
-      this.cache.set(`${table}\u0000${k}`, r ?? null);
+      this.cache.set(table, k, r ?? null);
       return r;
     });
   }
@@ -71,7 +118,7 @@ class ModelRunner {
   /** A newer version of this model exists (another process runs newer code): this one stands aside. */
   superseded = false;
   private readonly specs: Map<string, TableSpec>;
-  private readonly caches = new Map<string, Map<string, Row | null>>();
+  private readonly caches = new Map<string, SlotCache>();
   /** Tables `apply` has read rows of (only these are worth caching). */
   private readonly readTables = new Set<string>();
   private waiters: Array<{ position: number; resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -79,7 +126,7 @@ class ModelRunner {
   onProgress: ((p: RebuildProgress) => void) | null = null;
   private buildStart = { at: 0, from: 0 };
 
-  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>) {
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>) {
     this.specs = new Map(model.tables.map((t) => [t.name, t]));
   }
 
@@ -98,6 +145,8 @@ class ModelRunner {
   async startBuilding(generation: number): Promise<Slot> {
     const slot: Slot = { name: this.model.name, version: this.model.version, generation, position: 0, ready: false };
     await this.storage.createSlot(slot, this.model.tables);
+    // Created empty here: its cache starts whole (see SlotCache).
+    this.caches.set(`${slot.version}/${slot.generation}`, new SlotCache(slot.position === 0));
     this.building = slot;
     this.buildStart = { at: Date.now(), from: 0 };
     return slot;
@@ -109,16 +158,16 @@ class ModelRunner {
     return Math.max(0, ...slots.map((s) => s.generation)) + 1;
   }
 
-  private cacheOf(slot: Slot): Map<string, Row | null> {
+  private cacheOf(slot: Slot): SlotCache {
     const id = `${slot.version}/${slot.generation}`;
     let c = this.caches.get(id);
-    if (!c) this.caches.set(id, (c = new Map()));
+    if (!c) this.caches.set(id, (c = new SlotCache(false)));
     return c;
   }
 
   /** Folds the next page of events into `slot`. False when there was nothing to fold. */
   private async step(slot: Slot): Promise<boolean> {
-    const events = await this.readPage(slot.position, this.batch);
+    const events = await this.readPage(slot.position, slot === this.building ? this.buildBatch : this.batch);
     if (events.length === 0) return false;
     const cache = this.cacheOf(slot);
     const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key), this.readTables);
@@ -135,7 +184,16 @@ class ModelRunner {
     if (cache.size > CACHE_ROWS) cache.clear();
     // Written rows stay cached only for tables `apply` reads back (members, tokens, entries…), not for
     // write-only ones (the audit rows, the history index): no Map entry for rows never read back.
-    for (const [table, w] of tx.writes) if (this.readTables.has(table)) for (const [k, { row }] of w) cache.set(`${table}\u0000${k}`, row);
+    for (const [table, w] of tx.writes) {
+      if (!this.readTables.has(table)) {
+        cache.incomplete.add(table);
+        continue;
+      }
+      const t = cache.table(table);
+      const before = t.size;
+      for (const [k, { row }] of w) t.set(k, row);
+      cache.size += t.size - before;
+    }
     return true;
   }
 
@@ -213,20 +271,25 @@ export class ReadModelHost {
   private readonly pages = new Map<string, Promise<RecordedEvent[]>>();
 
   constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number } = {}) {
+    // The stores' own page read when they have one (SQLite, PostgreSQL): one statement per batch, no
+    // async iteration per event.
+    const page = (store as { readPage?: (after: number, limit: number) => RecordedEvent[] | Promise<RecordedEvent[]> }).readPage?.bind(store);
     const read = (after: number, max: number): Promise<RecordedEvent[]> => {
       const key = `${after}/${max}`;
       let events = this.pages.get(key);
       if (!events) {
-        events = (async () => {
-          const out: RecordedEvent[] = [];
-          for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
-          return out;
-        })();
+        events = page
+          ? Promise.resolve(page(after, max))
+          : (async () => {
+              const out: RecordedEvent[] = [];
+              for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
+              return out;
+            })();
         this.pages.set(key, events);
       }
       return events;
     };
-    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, read));
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read));
   }
 
   get names(): string[] {
