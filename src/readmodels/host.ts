@@ -170,6 +170,7 @@ class ModelRunner {
     const events = await this.readPage(slot.position, slot === this.building ? this.buildBatch : this.batch);
     if (events.length === 0) return false;
     const cache = this.cacheOf(slot);
+    if (this.model.prefetch) await this.prefetch(slot, events, cache);
     const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key), this.readTables);
     for (const e of events) if (this.model.relevant(e)) await this.model.apply(e, tx);
     const to = events[events.length - 1].globalPosition;
@@ -195,6 +196,33 @@ class ModelRunner {
       cache.size += t.size - before;
     }
     return true;
+  }
+
+  /** Reads the rows the batch's events will `get` (model.prefetch) and are not cached yet, one statement per table. */
+  private async prefetch(slot: Slot, events: RecordedEvent[], cache: SlotCache): Promise<void> {
+    const wanted = new Map<string, Map<string, Row>>();
+    for (const e of events) {
+      if (!this.model.relevant(e)) continue;
+      for (const { table, key } of this.model.prefetch!(e)) {
+        const spec = this.specs.get(table);
+        if (!spec) throw new Error(`read model ${this.model.name}: prefetch of unknown table "${table}"`);
+        const k = keyString(spec, key);
+        // Cached, or known absent (a whole cache: nothing to read during a build from 0).
+        if (cache.get(table, k) !== undefined) continue;
+        let m = wanted.get(table);
+        if (!m) wanted.set(table, (m = new Map()));
+        m.set(k, key);
+      }
+    }
+    // The tables side by side (on PostgreSQL, one round trip for all of them rather than one each).
+    const found = await Promise.all([...wanted].map(([table, keys]) => this.storage.getRows(slot, this.specs.get(table)!, [...keys.values()])));
+    [...wanted].forEach(([table, keys], i) => {
+      const spec = this.specs.get(table)!;
+      // Its rows are cached from now on, so this batch's writes to it must be cached too (see step).
+      this.readTables.add(table);
+      for (const k of keys.keys()) cache.set(table, k, null);
+      for (const row of found[i]) cache.set(table, keyString(spec, row), row);
+    });
   }
 
   /** One round over the slots. True when something was folded (call again). */
@@ -264,6 +292,9 @@ export class ReadModelHost {
   private dirty = true;
   private sub: Subscription | null = null;
   private loop: Promise<void> | null = null;
+  /** The round in flight (settled, never rejects), and how many callers hold the loop between rounds. */
+  private inRound: Promise<unknown> = Promise.resolve();
+  private paused = 0;
   /** The last error of the update loop (the loop retries; queries fall back meanwhile). */
   lastError: unknown = null;
 
@@ -331,12 +362,26 @@ export class ReadModelHost {
   private async run(): Promise<void> {
     let backoff = 50;
     while (!this.closed) {
+      if (this.paused > 0) {
+        await new Promise<void>((resolve) => {
+          if (this.paused === 0 || this.closed) return resolve();
+          this.wakeUp = resolve;
+        });
+        continue;
+      }
       this.dirty = false;
       // A page cached in an earlier round may have grown since: read it again.
       this.pages.clear();
       let progressed = false;
       try {
-        for (const r of this.runners.values()) if (await r.round()) progressed = true;
+        // The models side by side: on PostgreSQL each round's reads and commit are round trips, and
+        // one model's need not wait behind another's (SQLite runs them in turn anyway). Settled, so a
+        // failing model never leaves another's round running into the next one.
+        const round = Promise.allSettled([...this.runners.values()].map((r) => r.round()));
+        this.inRound = round;
+        const rounds = await round;
+        for (const r of rounds) if (r.status === 'rejected') throw r.reason;
+        progressed = rounds.some((r) => r.status === 'fulfilled' && r.value);
         backoff = 50;
       } catch (err) {
         if (this.closed) return;
@@ -381,13 +426,20 @@ export class ReadModelHost {
     const runners = names.map((n) => this.runner(n));
     for (const r of runners) if (r.superseded) throw new Error(`read model "${r.model.name}": a newer version is stored; rebuild it with the newer code`);
     const done: Promise<void>[] = [];
-    for (const r of runners) {
-      if (r.building) await this.storage.dropSlot(r.building, r.model.tables);
-      await r.startBuilding(await r.nextGeneration());
-      r.onProgress = onProgress ?? null;
-      done.push(r.whenPromoted());
+    // Between rounds: a round in flight must not step (or promote) a building slot dropped here.
+    this.paused++;
+    try {
+      await this.inRound;
+      for (const r of runners) {
+        if (r.building) await this.storage.dropSlot(r.building, r.model.tables);
+        await r.startBuilding(await r.nextGeneration());
+        r.onProgress = onProgress ?? null;
+        done.push(r.whenPromoted());
+      }
+    } finally {
+      this.paused--;
+      this.wake();
     }
-    this.wake();
     await Promise.all(done);
     for (const r of runners) r.onProgress = null;
     return runners.map((r) => r.active!);
