@@ -33,9 +33,11 @@ export interface FormationFile {
  * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory). Each is measured with and without on `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory' | 'type-edges';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory', 'type-edges'];
-// Measured (docs/cohorts.md): wrapper, mirror, co-change, directory and type-edges did not earn their place on the five evaluation repos.
+export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+// Measured (docs/cohorts.md): wrapper, mirror, co-change, directory, type-edges and type-bindings did not earn their
+// place on the five evaluation repos. (TypeScript's checker runs by default all the same — computeReview's
+// `typeEdges` — and its edges feed the graph: blast radius, dependents; they join cohorts only with a type signal.)
 export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
@@ -150,6 +152,7 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   const liveHeadFiles = new Set(semanticFiles.filter((f) => f.status !== 'deleted').map((f) => f.path));
   const byLine = signals.has('changed-reference');
   const typeEdges = signals.has('type-edges');
+  const typeBindings = signals.has('type-bindings');
   const links: Link[] = [];
   const seen = new Set<string>();
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
@@ -163,9 +166,10 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
       return undefined;
     };
     for (const e of graph.edges) {
-      // Edges only TypeScript's checker found count with the `type-edges` signal alone (measured: they
-      // over-merge), and never a field read landing on its owner class.
-      if (e.provenance === 'checker' && (!typeEdges || e.member)) continue;
+      // Edges only TypeScript's checker found join with `type-edges` (all of them) or `type-bindings` (those
+      // naming their target through a binding or a module's member, not a member of an inferred receiver);
+      // never a field read landing on its owner class. Measured: neither earns a default place (docs/cohorts.md).
+      if (e.provenance === 'checker' && (e.member || !(typeEdges || (typeBindings && e.form !== 'receiver')))) continue;
       const fromFile = side === 'head' ? e.fromFile : baseToHead.get(e.fromFile);
       if (!fromFile || (side === 'head' && !liveHeadFiles.has(fromFile))) continue;
       // A changed test exercises whatever it references: the line rule is for source files.
