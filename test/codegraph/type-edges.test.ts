@@ -166,7 +166,7 @@ describe('type-resolved edges (TypeScript checker)', () => {
       const dependents = (d: typeof plain.data) => d.cohorts[cohortOf(d.cohorts, 'src/job.ts')].blastRadius.dependents.files;
       expect(dependents(plain.data)).toContain('src/use.ts');
       expect(dependents(syntaxOnly.data)).not.toContain('src/use.ts');
-      // … but the default signals do not join along a member call on an inferred receiver (measured on h3: it over-merges).
+      // … but the default signals (type-bindings) do not join along a member call on an inferred receiver (measured on h3: it over-merges).
       expect(cohortOf(plain.data.cohorts, 'src/use.ts')).not.toBe(cohortOf(plain.data.cohorts, 'src/job.ts'));
       // A recomputation reads the stored per-commit result instead of running the checker again.
       const again = await computeReview({ repo, baseSha: c1, headSha: c2, workspaceDir });
@@ -205,5 +205,47 @@ describe('type-resolved edges need a project root', () => {
     expect(stats).toMatchObject({ walked: 1, outsideProject: 1 });
     expect(g.edges.some((e) => e.from === 'pkg/use.ts#go' && e.to === 'pkg/job.ts#Job.run' && e.provenance === 'checker')).toBe(true);
     expect(g.edges.some((e) => e.fromFile === 'loose/use.ts' && e.provenance === 'checker')).toBe(false);
+  });
+});
+
+/** `type-bindings`: checker edges through a binding or a module's member join; JavaScript into typings does not. */
+describe('type-bindings formation signal', () => {
+  const suite = gitRepoSuite('rl-type-bindings-', (f) => {
+    f.write('package.json', '{ "name": "p", "main": "lib/index.js", "types": "typings/index.d.ts" }\n');
+    f.write('lib/index.js', 'exports.helper = function helper() {\n  return 1;\n};\n');
+    f.write('lib/main.js', "const lib = require('./');\nmodule.exports = () => lib.helper();\n");
+    f.write('typings/index.d.ts', 'export declare function helper(): number;\n');
+    f.write('test/use.test.js', "const p = require('..');\ntest('helper', () => {\n  p.helper();\n});\n");
+    const c1 = f.commit('one');
+    f.write('lib/index.js', 'exports.helper = function helper() {\n  return 2;\n};\n');
+    f.write('lib/main.js', "const lib = require('./');\nmodule.exports = () => lib.helper() + 1;\n");
+    f.write('typings/index.d.ts', 'export declare function helper(n?: number): number;\n');
+    f.write('test/use.test.js', "const p = require('..');\ntest('helper', () => {\n  p.helper(1);\n});\n");
+    return [c1, f.commit('two')];
+  });
+
+  it('joins lib/main.js to the changed lib/index.js through the module object, never a JS test to the typings', async () => {
+    const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tb-ws-'));
+    try {
+      const [c1, c2] = suite.commits;
+      const base = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject'] as const;
+      const together = (d: { cohorts: Array<{ files: string[] }> }, a: string, b: string) => d.cohorts.some((c) => c.files.includes(a) && c.files.includes(b));
+      const syntaxOnly = (await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir, typeEdges: false })).data;
+      expect(together(syntaxOnly, 'lib/main.js', 'lib/index.js')).toBe(false);
+      const without = (await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir, signals: base })).data;
+      expect(together(without, 'lib/main.js', 'lib/index.js')).toBe(false);
+      // type-bindings is a default signal.
+      const plain = (await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir })).data;
+      expect(together(plain, 'lib/main.js', 'lib/index.js')).toBe(true);
+      const bindings = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir, signals: [...base, 'type-bindings'] });
+      expect(bindings.head!.edges.find((e) => e.fromFile === 'lib/main.js' && e.toFile === 'lib/index.js')).toMatchObject({ provenance: 'checker', form: 'namespace' });
+      expect(bindings.head!.edges.find((e) => e.fromFile === 'test/use.test.js' && e.toFile === 'typings/index.d.ts')).toMatchObject({ provenance: 'checker' });
+      expect(together(bindings.data, 'lib/main.js', 'lib/index.js')).toBe(true);
+      expect(together(bindings.data, 'test/use.test.js', 'typings/index.d.ts')).toBe(false);
+      const all = (await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir, signals: [...base, 'type-edges'] })).data;
+      expect(together(all, 'test/use.test.js', 'typings/index.d.ts')).toBe(true);
+    } finally {
+      fs.rmSync(workspaceDir, { recursive: true, force: true });
+    }
   });
 });
