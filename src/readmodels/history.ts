@@ -55,6 +55,27 @@ export const historyReadModel: ReadModel = {
     { name: 'pending', columns: { head_at: 'text', anchors: 'text' }, key: ['head_at'] },
   ],
   relevant: (e) => HISTORY_EVENT_TYPES.has(e.type) && parseReviewStream(e.streamId) !== null,
+  prefetch(e: RecordedEvent) {
+    const ev = catalogued(e);
+    switch (ev.type) {
+      case 'ReviewComputed':
+        return [{ table: 'pending', key: { head_at: `${e.streamId}@${ev.data.headSha}` } }];
+      case 'ReviewNodeFiled': {
+        if (!ev.data.node.anchor || ev.data.node.anchor.symbolId) return [];
+        const at = `${e.streamId}@${ev.data.headSha}`;
+        return [{ table: 'fragments', key: { head_at: at } }, { table: 'pending', key: { head_at: at } }];
+      }
+      case 'ReviewNodeConfirmed': {
+        const key = { stream_id: e.streamId, node_id: ev.data.nodeId };
+        return [{ table: 'entries', key }, { table: 'confirms', key }];
+      }
+      case 'ReviewNodeDismissed':
+      case 'ReviewNodeResolved':
+        return [{ table: 'entries', key: { stream_id: e.streamId, node_id: ev.data.nodeId } }];
+      default:
+        return [];
+    }
+  },
   async apply(e: RecordedEvent, tx: ApplyTx) {
     const ev = catalogued(e);
     const pr = parseReviewStream(e.streamId)!;
