@@ -133,7 +133,14 @@ export function auditSql(storage: Pick<ReadModelStorage, 'kind' | 'workspaceId'>
   if (f.until !== undefined) add('time <= ?', f.until);
   if (f.after !== undefined) add('position > ?', f.after);
   if (f.before !== undefined) add('position < ?', f.before);
-  const order = f.order === 'desc' ? 'position DESC' : 'position';
+  const dir = f.order === 'desc' ? ' DESC' : '';
+  const order = `position${dir}`;
+  // PostgreSQL: a time range without an actor or PR sorts its positions (`position + 0` matches no
+  // index order), so the planner reads the range through (time) or (action, time) instead of walking the
+  // primary key backwards until `limit` rows fall in the range (measured at 10k rows, an early hour
+  // newest first: 7.4 → 0.5 ms; at 1M rows the walk would be a hundred times longer).
+  const sortRange = storage.kind === 'postgres' && (f.since !== undefined || f.until !== undefined) && f.actor === undefined && f.prNumber === undefined;
+  const innerOrder = sortRange ? `position + 0${dir}` : order;
   const table = tableName(slot, 'rows');
   // SQLite: the index is named, not left to the planner, whose choice moved with the statistics (a
   // LIMITed page read along the primary key, scanning every row up to the bound).
@@ -142,7 +149,7 @@ export function auditSql(storage: Pick<ReadModelStorage, 'kind' | 'workspaceId'>
   let sql: string;
   if (f.limit === undefined) sql = `SELECT * FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order}`;
   else {
-    sql = `SELECT * FROM ${table} WHERE workspace_id = ? AND position IN (SELECT position FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?) ORDER BY ${order}`;
+    sql = `SELECT * FROM ${table} WHERE workspace_id = ? AND position IN (SELECT position FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${innerOrder} LIMIT ?) ORDER BY ${order}`;
     params.unshift(storage.workspaceId);
     params.push(f.limit);
   }
