@@ -1,20 +1,38 @@
-// Profiling aid for the read models' rebuild (not an npm script): node bench/run.js readmodels-rebuild --dir D [--events N]
-// Generates the log once into D (kept between runs), then rebuilds every model from 0 and prints events/s.
+// Profiling aid for the read models' rebuild (not an npm script):
+//   node bench/run.js readmodels-rebuild --dir D [--events N] [--pg SCHEMA]
+// Generates the log once into D (SQLite) or into the PostgreSQL schema SCHEMA (both kept between runs:
+// drop the schema yourself), then rebuilds every model from 0 and prints events/s.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SqliteEventStore } from '../src/events/store/sqlite';
+import { PostgresBackend, PostgresEventStore } from '../src/events/store/postgres';
+import type { EventStore } from '../src/events/store/port';
 import { readModelHost } from '../src/readmodels/registry';
 import { appendLog, generateLog } from '../test/readmodels/generate';
+import { DATABASE_URL } from '../test/scale/pg-support';
 import { argValue } from './support/report';
 
 export async function main(args: string[]): Promise<void> {
   const dir = argValue(args, '--dir')!;
   const events = Number(argValue(args, '--events') ?? 100_000);
+  const schema = argValue(args, '--pg');
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, 'workspace.db');
-  const fresh = !fs.existsSync(file);
-  const store = new SqliteEventStore({ file, workspaceId: 'scale', synchronous: 'NORMAL' });
-  if (fresh) await appendLog(store, generateLog({ seed: 2026, prs: events / 20, principals: 200, events, repos: 20, workspaceId: 'scale' }), 500);
+  let store: EventStore;
+  let close: () => Promise<void>;
+  if (schema) {
+    const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 8 });
+    const pg = await PostgresEventStore.open({ backend, workspaceId: 'scale' });
+    store = pg;
+    close = async () => {
+      await pg.close();
+      await backend.close();
+    };
+  } else {
+    const sqlite = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'scale', synchronous: 'NORMAL' });
+    store = sqlite;
+    close = () => sqlite.close();
+  }
+  if ((await store.headPosition()) === 0) await appendLog(store, generateLog({ seed: 2026, prs: events / 20, principals: 200, events, repos: 20, workspaceId: 'scale' }), 500);
   const host = readModelHost({ id: 'scale', dir, store, cache: new Map() })!;
   await host.settle();
   const t0 = performance.now();
@@ -23,7 +41,8 @@ export async function main(args: string[]): Promise<void> {
   const s = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
   const cpu = (c.user + c.system) / 1e6;
-  console.log(JSON.stringify({ events: slots[0].position, models: host.names, seconds: Math.round(s * 100) / 100, eventsPerSecond: Math.round(slots[0].position / s), cpuSeconds: Math.round(cpu * 100) / 100, eventsPerCpuSecond: Math.round(slots[0].position / cpu) }));
+  const r2 = (x: number): number => Math.round(x * 100) / 100;
+  console.log(JSON.stringify({ adapter: store.adapter, events: slots[0].position, models: host.names, seconds: r2(s), eventsPerSecond: Math.round(slots[0].position / s), cpuSeconds: r2(cpu), userSeconds: r2(c.user / 1e6), systemSeconds: r2(c.system / 1e6), eventsPerCpuSecond: Math.round(slots[0].position / cpu) }));
   await host.close();
-  await store.close();
+  await close();
 }

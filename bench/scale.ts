@@ -1,5 +1,6 @@
-// npm run bench:scale [-- --size 1m | --events 1000000] [--pg-size 100k] [--prs 50000 --principals 200 --adapters sqlite,postgres --queries 1000 --page 500 --cpu-prof DIR]
-// Audit queries ask for the first page of `--page` rows (the cursor API; `--page 0`: the whole answer).
+// npm run bench:scale [-- --size 1m | --events 1000000] [--pg-size 100k] [--prs 50000 --principals 200 --adapters sqlite,postgres --queries 1000 --page 100 --order desc --cpu-prof DIR]
+// Audit queries ask for the first page of `--page` rows (default 100, newest first as an audit screen
+// shows it: `--order asc` for log order; `--page 0`: the whole answer).
 // `--size` takes 200k, 1m, 10m (…k / …m): 200k runs both adapters in a few minutes on a quiet 2-core machine.
 // Workspace-wide queries at scale: generates a realistic log (members, chained tokens, reviews with
 // findings, confirmations, decisions, publications across many PRs), builds the read models from
@@ -58,14 +59,15 @@ async function child(args: string[]): Promise<void> {
   const t: Target = JSON.parse(argValue(args, '--target')!);
   const spawnedAt = Number(argValue(args, '--spawned-at'));
   const queries = Number(argValue(args, '--queries') ?? 1000);
-  const page = Number(argValue(args, '--page') ?? 500);
+  const page = Number(argValue(args, '--page') ?? 100);
+  const order = argValue(args, '--order') ?? 'desc';
   const principals = Number(argValue(args, '--principals'));
   const prs = Number(argValue(args, '--prs'));
   const repos = Number(argValue(args, '--repos'));
   const endAt = Number(argValue(args, '--end-at'));
   const { store, close } = await openStore(t);
   const ws = handle(t, store);
-  const first = await runQuery(auditQuery, ws, auditQuery.input.parse({ actor: 'user:u1', ...(page > 0 ? { limit: page } : {}) }));
+  const first = await runQuery(auditQuery, ws, auditQuery.input.parse({ actor: 'user:u1', order, ...(page > 0 ? { limit: page } : {}) }));
   const startToFirstAnswerMs = Date.now() - spawnedAt;
   const rssAfterStart = rssMiB();
   const host = readModelHost(ws)!;
@@ -106,7 +108,7 @@ async function child(args: string[]): Promise<void> {
         f = { since: new Date(from).toISOString(), until: new Date(from + 3_600_000).toISOString() };
       }
       // The first page, as a client paging with the cursor asks for it (--page 0: the whole answer).
-      const a = await runQuery(auditQuery, ws, auditQuery.input.parse(page > 0 ? { ...f, limit: page } : f));
+      const a = await runQuery(auditQuery, ws, auditQuery.input.parse(page > 0 ? { ...f, order, limit: page } : { ...f, order }));
       rows[kind].push((a.value as unknown[]).length);
     }
     lat[kind].push(performance.now() - t0);
@@ -147,6 +149,7 @@ async function child(args: string[]): Promise<void> {
     rssAfterStartMiB: rssAfterStart,
     rssAfter1000QueriesMiB: rssAfterQueries,
     auditPageSize: page > 0 ? page : null,
+    auditOrder: order,
     audit: Object.fromEntries((['actor', 'action', 'pr', 'time'] as const).map((k) => [k, { p50: p(lat[k], 50), p99: p(lat[k], 99), medianRows: percentile(rows[k], 50) }])),
     verdictP99Ms: p(lat.verdict, 99),
     history: { p50: p(lat.history, 50), p99: p(lat.history, 99), medianEntries: percentile(historyRows, 50) },
@@ -184,7 +187,9 @@ export async function main(args: string[]): Promise<void> {
   const principals = Number(argValue(args, '--principals') ?? 200);
   const repos = Number(argValue(args, '--repos') ?? 20);
   const queries = Number(argValue(args, '--queries') ?? 1000);
-  const page = argValue(args, '--page') ?? '500';
+  const page = argValue(args, '--page') ?? '100';
+  const order = argValue(args, '--order') ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw new Error(`--order: asc or desc, not ${order}`);
   let adapters = (argValue(args, '--adapters') ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>;
   const unreachable = adapters.includes('postgres') ? postgresUnreachable() : null;
   if (unreachable) {
@@ -228,7 +233,7 @@ export async function main(args: string[]): Promise<void> {
       await host.close();
       await close();
       console.log(`  ${adapter}: ${head.toLocaleString('en-US')} events appended in ${(appendMs / 1000).toFixed(1)} s; every model rebuilt side by side in ${(rebuildMs / 1000).toFixed(1)} s (${rebuildCpuSeconds} CPU s); ${host.names[0]} alone ${JSON.stringify(rebuild)} events/s`);
-      const m = await measure(t, ['--queries', String(queries), '--page', page, '--principals', String(principals), '--prs', String(prs), '--repos', String(repos), '--end-at', String(endAt)], cpuProf);
+      const m = await measure(t, ['--queries', String(queries), '--page', page, '--order', order, '--principals', String(principals), '--prs', String(prs), '--repos', String(repos), '--end-at', String(endAt)], cpuProf);
       // Log events per second of the full rebuild (every model), per wall second and per CPU second of this process.
       results.push({ ...m, events: head, appendEventsPerSecond: Math.round(head / (appendMs / 1000)), rebuildEventsPerSecond: Math.round(head / (rebuildMs / 1000)), rebuildEventsPerCpuSecond: Math.round(head / rebuildCpuSeconds), rebuildModels: host.names, rebuildSingleModel: rebuild });
     } finally {

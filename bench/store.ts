@@ -1,5 +1,5 @@
 // npm run bench:store [-- --events 100000 --streams 1000 --rounds 5 --store sqlite|postgres] [-- --chain]
-// --chain: instead of raw better-sqlite3, compare our store with the hash chain ON against the same
+// --chain [--sync FULL|NORMAL]: instead of raw better-sqlite3, compare our store with the hash chain ON against the same
 // store with it OFF (SqliteStoreOptions.chain = false), same alternating rounds: the chain's cost.
 // Our store API vs raw better-sqlite3 with a minimal schema, same machine, same run, FULL and NORMAL.
 // Each operation runs in rounds that alternate ours/raw, so load from noisy neighbours hits both
@@ -241,7 +241,7 @@ export async function main(args: string[]) {
     return mod.main(args);
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-store-'));
-  if (args.includes('--chain')) return mainChain(dir, n, streams, rounds);
+  if (args.includes('--chain')) return mainChain(dir, n, streams, rounds, argValue(args, '--sync'));
   console.log(`bench:store — ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
   const rows: Array<Record<string, string | number>> = [];
   const json: Record<string, unknown> = { bench: 'store', events: n, streams, rounds };
@@ -266,15 +266,17 @@ export async function main(args: string[]) {
   console.log(JSON.stringify(json));
 }
 
-async function mainChain(dir: string, n: number, streams: number, rounds: number) {
+async function mainChain(dir: string, n: number, streams: number, rounds: number, only?: string) {
+  // --sync NORMAL: one mode only (FULL single-event appends are fsync-bound: 100k of them take ~10 min here).
+  const modes = (only ? [only.toUpperCase()] : ['FULL', 'NORMAL']) as SynchronousMode[];
   console.log(`bench:store --chain — hash chain on vs off, ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
   const rows: Array<Record<string, string | number>> = [];
-  const json: Record<string, unknown> = { bench: 'store-chain', events: n, streams, rounds };
+  const json: Record<string, unknown> = { bench: 'store-chain', events: n, streams, rounds, sync: modes.join('+') };
   const label: Record<string, string> = { a: '(a) 1 event/append, sequential', b: '(b) 10 events/append', d: '(d) group commit, 50 producers' };
   const ratios: Record<string, number> = {};
   const cpuRatios: Record<string, number> = {};
   try {
-    for (const sync of ['FULL', 'NORMAL'] as SynchronousMode[]) {
+    for (const sync of modes) {
       const res = await runChain(dir, sync, n, streams, rounds);
       for (const k of ['a', 'b', 'd']) {
         const { ours: on, raw: off, oursCpu: onCpu, rawCpu: offCpu } = res[k];

@@ -5,11 +5,15 @@ import type { Checkpoint } from './checkpoint';
 import type { AuditKey } from './keys';
 import { VerifyReport, verifyChain } from './verify';
 
-export const EXPORT_FORMAT = 'review-ledger-audit-export/v1';
+/**
+ * v2: events carry `hash` only; the hash each one links to is the previous event's (v1 also carried it as
+ * `prevHash`). The chain itself is unchanged, so a v1 file still verifies here (its prevHash is ignored).
+ */
+export const EXPORT_FORMAT = 'review-ledger-audit-export/v2';
 
 /** A self-contained audit file: everything an outsider needs to check the log without the server. */
 export interface AuditExport {
-  format: typeof EXPORT_FORMAT;
+  format: typeof EXPORT_FORMAT | 'review-ledger-audit-export/v1';
   chain: typeof CHAIN_VERSION;
   workspace: string;
   exportedAt: string;
@@ -18,7 +22,7 @@ export interface AuditExport {
   publicKey: string | null;
   keyId: string | null;
   checkpoints: Checkpoint[];
-  /** Stored form: data and metadata are the JSON texts the chain hashed. */
+  /** Stored form: data and metadata are the JSON texts the chain hashed; hash in lowercase hex. */
   events: ChainRow[];
 }
 

@@ -51,10 +51,11 @@ export interface VerifyInput {
 }
 
 /**
- * Recomputes the chain and checks every checkpoint. One streaming pass over the rows; only when a row
- * fails does a second pass build the hash → position index that tells an edit from a deletion, an
- * insertion or a reordering (a failed row's recorded position is recovered from its own prevHash and
- * hash, since the position is inside the hashed bytes).
+ * Recomputes the chain and checks every checkpoint. One streaming pass over the rows (each hash
+ * recomputed from the stored hash of the row before it); only when a row fails does a second pass load
+ * the stored hashes that tell an edit from a deletion, an insertion or a reordering (a failed row's
+ * recorded position is recovered by trying the positions it could have been hashed for, since the
+ * position is inside the hashed bytes).
  */
 export async function verifyChain(input: VerifyInput): Promise<VerifyReport> {
   const { workspace } = input;
@@ -66,7 +67,7 @@ export async function verifyChain(input: VerifyInput): Promise<VerifyReport> {
 
   let expected = 1;
   let prev = genesis;
-  let broken: { position: number; row: ChainRow | null; linkOnly: boolean; reported?: boolean } | null = null;
+  let broken: { position: number; row: ChainRow | null; reported?: boolean } | null = null;
   let last = 0;
   let lastHash = genesis;
   let count = 0;
@@ -84,21 +85,20 @@ export async function verifyChain(input: VerifyInput): Promise<VerifyReport> {
       if (wanted.has(row.position)) hashAt.set(row.position, row.hash);
       if (broken) continue;
       if (row.position !== expected) {
-        broken = { position: expected, row: null, linkOnly: false };
+        broken = { position: expected, row: null };
         continue;
       }
-      if (row.hash === null || row.prevHash === null) {
+      if (row.hash === null) {
         problems.push({ position: row.position, kind: 'unchained', message: `position ${row.position}: the event has no hash (written without the chain)` });
-        broken = { position: row.position, row: null, linkOnly: true, reported: true };
+        broken = { position: row.position, row: null, reported: true };
         continue;
       }
-      if (chainHash(row.prevHash, row) !== row.hash) broken = { position: row.position, row, linkOnly: false };
-      else if (row.prevHash !== prev) broken = { position: row.position, row, linkOnly: true };
+      if (chainHash(prev, row) !== row.hash) broken = { position: row.position, row };
       prev = row.hash;
       expected++;
     }
   }
-  if (broken && !broken.reported) problems.push(await diagnose(input.pages, broken.position, broken.row, broken.linkOnly, genesis, last));
+  if (broken && !broken.reported) problems.push(await diagnose(input.pages, broken.position, broken.row, genesis, last));
 
   let verified: VerifyReport['verifiedCheckpoint'] = null;
   for (const cp of cps.valid) {
@@ -165,16 +165,25 @@ function checkCheckpoints(input: VerifyInput, problems: ChainProblem[]): { valid
 }
 
 /**
- * Names what happened at the first broken position p. `recorded(row)` is the position a row's hash was
- * computed for (tried: after the row its prevHash names, p ± 1, p): a row that is intact but recorded
- * elsewhere was moved; one that matches nowhere was edited.
+ * Names what happened at the first broken position p (the first row whose hash is not the hash of its
+ * content over the stored hash before it). `recorded(row)` is the position a row's hash was computed
+ * for: tried are every position q with the hash now stored at q − 1 as its predecessor (a row moved
+ * far away, its predecessor still in place), and the positions around p with the hashes stored around
+ * p (neighbours moved together). A row that is intact but recorded elsewhere was moved; one that
+ * matches nowhere was edited.
+ *
+ * The hash a row links to is not stored with it (it is the previous row's), so one case reads like
+ * another: an event edited and re-hashed in place breaks the link to the NEXT event, exactly as an edit
+ * of that next event does. Both are reported at the next event's position, as `edited`, and the
+ * message names the other reading. A signed checkpoint past them still pins down the range.
  */
-async function diagnose(pages: ChainPages, p: number, row: ChainRow | null, linkOnly: boolean, genesis: string, last: number): Promise<ChainProblem> {
-  const positionOf = new Map<string, number>();
+async function diagnose(pages: ChainPages, p: number, row: ChainRow | null, genesis: string, last: number): Promise<ChainProblem> {
+  // The stored hash at each position (index 0: the genesis): one string per event, only when broken.
+  const stored: Array<string | null> = [genesis];
   let next: ChainRow | null = null;
   for await (const page of pages()) {
     for (const r of page) {
-      if (r.hash) positionOf.set(r.hash, r.position);
+      if (r.position >= 0 && r.position < 1e9) stored[r.position] = r.hash;
       if (r.position === p + 1) next = r;
     }
   }
@@ -182,22 +191,27 @@ async function diagnose(pages: ChainPages, p: number, row: ChainRow | null, link
     const found = next ? `the next stored position is ${p + 1}` : `the log ends at ${last}`;
     return { position: p, kind: 'deleted', message: `position ${p}: missing (${found}) — the event was deleted` };
   }
+  const near = [p - 2, p - 1, p, p + 1, p + 2].map((i) => (i >= 0 ? stored[i] : null)).filter((h): h is string => typeof h === 'string');
   const recorded = (r: ChainRow | null, at: number): number | null => {
-    if (!r || r.prevHash === null || r.hash === null) return null;
-    const after = r.prevHash === genesis ? 0 : positionOf.get(r.prevHash);
-    const candidates = [after !== undefined ? after + 1 : null, at, at + 1, at - 1];
-    for (const q of candidates) if (q !== null && q > 0 && chainHash(r.prevHash, { ...r, position: q }) === r.hash) return q;
+    if (!r || r.hash === null) return null;
+    for (const q of [at, at + 1, at - 1, at + 2]) {
+      if (q <= 0) continue;
+      for (const prev of [stored[q - 1], ...near]) if (typeof prev === 'string' && chainHash(prev, { ...r, position: q }) === r.hash) return q;
+    }
+    for (let q = 1; q < stored.length + 1; q++) {
+      const prev = stored[q - 1];
+      if (typeof prev === 'string' && chainHash(prev, { ...r, position: q }) === r.hash) return q;
+    }
     return null;
   };
   const q = recorded(row, p);
   const qNext = recorded(next, p + 1);
-  if (q === p && linkOnly) return { position: p - 1, kind: 'edited', message: `position ${p - 1}: rewritten and re-hashed — position ${p} still links to its original hash` };
   if (q === p + 1 && qNext === p) return { position: p, kind: 'reordered', message: `position ${p}: holds the event recorded at ${p + 1} (positions ${p} and ${p + 1} were swapped)` };
-  if (q === p + 1) return { position: p, kind: 'deleted', message: `position ${p}: holds the event recorded at ${p + 1} — the original event ${p} was deleted and later positions renumbered` };
+  if (q === p + 1 || (q === null && qNext === p + 2)) return { position: p, kind: 'deleted', message: `position ${p}: holds the event recorded at ${p + 1} — the original event ${p} was deleted and later positions renumbered` };
   if (q === p - 1) return { position: p - 1, kind: 'inserted', message: `position ${p - 1}: not part of the chain — the event now at ${p} was recorded at ${p - 1}, so an event was inserted before it` };
-  if (q !== null) return { position: p, kind: 'reordered', message: `position ${p}: holds the event recorded at position ${q}` };
+  if (q !== null && q !== p) return { position: p, kind: 'reordered', message: `position ${p}: holds the event recorded at position ${q}` };
   if (qNext === p) return { position: p, kind: 'inserted', message: `position ${p}: not part of the chain — the event now at ${p + 1} was recorded at ${p}, so this one was inserted` };
-  return { position: p, kind: 'edited', message: `position ${p}: the stored event (data, metadata, type, stream, revision or id) does not match its hash — it was edited` };
+  return { position: p, kind: 'edited', message: `position ${p}: the stored event (data, metadata, type, stream, revision or id) does not match its hash over the chain — it was edited${p > 1 ? `, or event ${p - 1} was rewritten and re-hashed in place (both break the link into ${p})` : ''}` };
 }
 
 /** One line per fact, for the CLI. */

@@ -1,6 +1,7 @@
 import type { Node, QueryCapture } from 'web-tree-sitter';
 import type { LoadedGrammar } from './grammar-runtime';
 import type { Definition, FileFacts, ImportDecl, Reference, ReferenceKind } from './facts';
+import { ecmaTags } from './ecma-tags';
 import { extractImports } from './imports';
 import { dartDefinitionEnd, dartQualifierOf, widgetbookUseCaseRefs } from './lang-dart';
 import { swiftQualifierOf } from './lang-swift';
@@ -16,6 +17,9 @@ const MEMBER_AFTER = /^\s*(?:\?\.|\.|::)\s*([A-Za-z_$][\w$]*)/;
 const SIMPLE_QUALIFIER = /^[A-Za-z_$][\w$]*((\.|::)[A-Za-z_$][\w$]*)*$/;
 const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'class', type: 'type', implementation: 'implementation', send: 'call', interface: 'type' };
 
+/** Languages whose tags query is written out by hand (ecma-tags.ts). */
+const ECMA_LANGUAGES = new Set(['typescript', 'tsx', 'javascript']);
+
 interface CaptureRole { category: 'definition' | 'reference'; kind: string }
 const CAPTURE_ROLES = new Map<string, CaptureRole | null>();
 /** `definition.function` → { definition, function }; null for captures that are neither (memoized: a few names per grammar). */
@@ -30,10 +34,15 @@ function captureRole(name: string): CaptureRole | null {
 }
 
 /** `end`: the node the definition runs to when it is not `node` itself (Dart bodies follow their signatures). */
-interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
+interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node; /** nameNode's text, when already known. */ name?: string }
+
+export interface ExtractOptions {
+  /** Run the tags query even where a hand-written walk replaces it (the reference the walk is tested against). */
+  tagsByQuery?: boolean;
+}
 
 /** One parse, one query pass: definitions, references and imports of one source text. */
-export function extractFacts(grammar: LoadedGrammar, original: string): FileFacts {
+export function extractFacts(grammar: LoadedGrammar, original: string, options: ExtractOptions = {}): FileFacts {
   let source = original;
   const prepared = grammar.spec.prepareSource?.(original);
   let tree = prepared !== undefined ? grammar.parser.parse(prepared) : null;
@@ -59,13 +68,19 @@ export function extractFacts(grammar: LoadedGrammar, original: string): FileFact
   }
   try {
     const root = tree.rootNode;
-    const { imports, exportAliases, packageName, importRanges } = extractImports(grammar.spec.imports, root);
+    const { imports, exportAliases, packageName, importRanges, topLevelDeclarations } = extractImports(grammar.spec.imports, root);
     const importedLocals = new Set<string>();
     for (const imp of imports) if (!imp.reexport) for (const b of imp.bindings) importedLocals.add(b.local.split('.')[0]);
 
     const rawDefs: RawDef[] = [];
-    const rawRefs: Array<{ nameNode: Node; kind: ReferenceKind }> = [];
-    for (const match of grammar.query.matches(root)) {
+    const rawRefs: Array<{ nameNode: Node; kind: ReferenceKind; name?: string; receiver?: Node }> = [];
+    const handWritten = !options.tagsByQuery && topLevelDeclarations && ECMA_LANGUAGES.has(grammar.spec.id);
+    if (handWritten) {
+      const tags = ecmaTags(root, source, grammar.spec.id, topLevelDeclarations);
+      for (const d of tags.defs) rawDefs.push(d);
+      for (const r of tags.refs) rawRefs.push(r);
+    }
+    if (!handWritten) for (const match of grammar.query.matches(root)) {
       let nameNode: Node | undefined;
       let role: QueryCapture | undefined;
       let roleName: CaptureRole | undefined;
@@ -123,7 +138,11 @@ export function extractFacts(grammar: LoadedGrammar, original: string): FileFact
       refs.push(ref);
     };
     const qualify = grammar.spec.id === 'dart' ? dartQualifierOf : grammar.spec.id === 'swift' ? swiftQualifierOf : qualifierOf;
-    for (const { nameNode, kind } of rawRefs) push(nameNode.text, qualify(nameNode), kind, nameNode.startIndex, nameNode.startPosition.row + 1);
+    for (const { nameNode, kind, name, receiver } of rawRefs) {
+      // Hand-written ECMAScript tags know a member call's receiver; their other references have none (qualifierOf's parents are never theirs).
+      const qualifier = handWritten ? (receiver ? receiverQualifier(receiver, nameNode) : undefined) : qualify(nameNode);
+      push(name ?? nameNode.text, qualifier, kind, nameNode.startIndex, nameNode.startPosition.row + 1);
+    }
     if (grammar.spec.id === 'dart') for (const u of widgetbookUseCaseRefs(root)) push(u.member, u.node.text, 'call', u.node.startIndex, u.node.startPosition.row + 1);
     for (const use of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {
       // `ns.member` / `pkg::item`: the binding qualifies the member (the text says so without asking the tree).
@@ -143,23 +162,56 @@ export function extractFacts(grammar: LoadedGrammar, original: string): FileFact
  */
 function usesOfImports(root: Node, source: string, names: Set<string>, types: string[], importRanges: Array<[number, number]>): Array<{ name: string; index: number; end: number; line: number }> {
   if (!names.size || !types.length) return [];
-  const alternatives = [...names].map((n) => n.replace(/[$.*+?^{}()|[\]\\]/g, '\\$&')).join('|');
-  // Not after a word character, nor after a member dot (`x.name`) — a spread (`...name`) is a use.
-  const pattern = new RegExp(`(?<![\\w$])(?<![^.]\\.)(?:${alternatives})(?![\\w$])`, 'g');
   const out: Array<{ name: string; index: number; end: number; line: number }> = [];
-  for (let m = pattern.exec(source); m; m = pattern.exec(source)) {
-    const start = m.index;
-    const end = start + m[0].length;
+  for (const [start, name] of occurrencesOf(source, names)) {
+    const end = start + name.length;
     if (insideRanges(importRanges, start)) continue;
     const node = root.descendantForIndex(start, end);
-    if (node && node.startIndex === start && node.endIndex === end && types.includes(node.type)) out.push({ name: m[0], index: start, end, line: node.startPosition.row + 1 });
+    if (node && node.startIndex === start && node.endIndex === end && types.includes(node.type)) out.push({ name, index: start, end, line: node.startPosition.row + 1 });
   }
+  return out;
+}
+
+const WORD_NAME = /^[\w$]+$/;
+const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
+
+/**
+ * Where the names occur as whole words (not after a word character or `$`, nor after a member dot `x.name`;
+ * a spread `...name` is a use), in text order. Names made of `[\w$]` only (every ECMAScript import, most
+ * others) are found with indexOf per name and the boundaries checked by hand: the regex alternation of all
+ * names, with its look-behinds tried at every offset, cost more than the rest of the sweep. Two occurrences
+ * of such names never overlap (each is a whole word), so the sorted union is what the regex finds. Other
+ * names (non-ASCII letters, `::`) take that regex.
+ */
+function occurrencesOf(source: string, names: Set<string>): Array<[number, string]> {
+  const out: Array<[number, string]> = [];
+  if (![...names].every((n) => WORD_NAME.test(n))) {
+    const alternatives = [...names].map((n) => n.replace(/[$.*+?^{}()|[\]\\]/g, '\\$&')).join('|');
+    const pattern = new RegExp(`(?<![\\w$])(?<![^.]\\.)(?:${alternatives})(?![\\w$])`, 'g');
+    for (let m = pattern.exec(source); m; m = pattern.exec(source)) out.push([m.index, m[0]]);
+    return out;
+  }
+  for (const name of names) {
+    for (let i = source.indexOf(name); i >= 0; i = source.indexOf(name, i + name.length)) {
+      const end = i + name.length;
+      if (i > 0 && isWordChar(source.charCodeAt(i - 1))) continue;
+      if (end < source.length && isWordChar(source.charCodeAt(end))) continue;
+      if (i >= 2 && source.charCodeAt(i - 1) === 46 && source.charCodeAt(i - 2) !== 46) continue;
+      out.push([i, name]);
+    }
+  }
+  if (names.size > 1) out.sort((a, b) => a[0] - b[0]);
   return out;
 }
 
 function qualifierOf(nameNode: Node): string | undefined {
   const parent = nameNode.parent;
   if (!parent || !MEMBER_PARENTS.has(parent.type)) return undefined;
+  return receiverQualifier(parent, nameNode);
+}
+
+/** The text of `parent`'s first named child when it is not `nameNode` itself: `?` when it is not a plain dotted name. */
+function receiverQualifier(parent: Node, nameNode: Node): string | undefined {
   const first = parent.firstNamedChild;
   if (!first || first.startIndex === nameNode.startIndex) return undefined;
   const text = first.text;
@@ -196,7 +248,7 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
   const byQname = new Map<string, Array<{ index: number; node: Node; enclosing: BuiltDef | undefined; scope?: number }>>();
   const stack: number[] = [];
   for (const r of raw) {
-    const name = r.nameNode.text;
+    const name = r.name ?? r.nameNode.text;
     if (!name || name.length > 200 || /\s/.test(name)) continue;
     while (stack.length && out[stack[stack.length - 1]].endIndex <= r.node.startIndex) stack.pop();
     // The same node captured twice (e.g. an arrow-function const is both a function and a constant): keep the first.

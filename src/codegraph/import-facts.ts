@@ -10,4 +10,6 @@ export interface ImportFacts {
   packageName?: string;
   /** Source ranges of import statements: identifiers inside them are bindings, not uses. */
   importRanges: Array<[number, number]>;
+  /** ECMAScript: start offsets of the top level's `const`/`let`/`var` declarations (read on the same walk; see ecma-tags.ts). */
+  topLevelDeclarations?: Set<number>;
 }

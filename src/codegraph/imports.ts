@@ -21,11 +21,14 @@ export function extractImports(style: ImportStyle, root: Node): ImportFacts {
       // A cursor over the top level: only import/export statements become Node objects (most of a file's
       // top-level statements are neither, and marshalling every one of them costs more than the imports).
       const cursor = root.walk();
+      const declarations = new Set<number>();
+      out.topLevelDeclarations = declarations;
       try {
         if (cursor.gotoFirstChild()) {
           do {
             const type = cursor.nodeType;
             if (type === 'import_statement' || type === 'export_statement') ecmascript(cursor.currentNode, out);
+            else if (type === 'lexical_declaration' || type === 'variable_declaration') declarations.add(cursor.startIndex);
           } while (cursor.gotoNextSibling());
         }
       } finally {

@@ -158,50 +158,72 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
   const extract = (language: string, text: string): Promise<{ facts: FileFacts; json?: string }> =>
     pool ? pool.run(language, text) : loadGrammar(language).then((g) => ({ facts: extractFacts(g, text) }));
   const inRun = new Map<string, Promise<{ facts: FileFacts; json?: string }>>();
+  /** Why a (blob, language) was not parsed: a later path with the same blob is skipped for the same reason. */
+  const skippedWhy = new Map<string, string>();
   const working: Array<Promise<void>> = [];
-  // Reads of the next batch overlap the parsing of the current one (git cat-file runs in its own process).
-  // An aborted run (a revoked token, a shutdown) leaves the next batch's reads and the workers' jobs in
-  // flight when the loop throws; killing git then rejects them. Each is observed here so that rejection
-  // is never unhandled; the loop still awaits the same promises and sees their errors.
+  // Reads run READ_CONCURRENCY blobs ahead of the parsing (git cat-file runs in its own process), and each
+  // blob goes to a worker as soon as it has arrived: the workers start on the first blob, not on a whole
+  // batch. A (blob, language) already in this run is not read again. An aborted run (a revoked token, a
+  // shutdown) leaves reads and the workers' jobs in flight when the loop throws; killing git then rejects
+  // them. Each is observed here so that rejection is never unhandled; the loop still awaits the same
+  // promises and sees their errors.
   const observed = <T>(p: Promise<T>): Promise<T> => {
     p.catch(() => undefined);
     return p;
   };
-  const readBatch = (from: number) => observed(Promise.all(misses.slice(from, from + READ_CONCURRENCY).map((i) => repo.readBlob(todo[i].blob))));
-  let pending = misses.length ? readBatch(0) : undefined;
-  for (let b = 0; b < misses.length; b += READ_CONCURRENCY) {
+  const keyOf = (f: { blob: string; language: string }) => `${f.blob}:${f.language}`;
+  const reads: Array<Promise<Buffer | null> | undefined> = new Array(misses.length);
+  const readKeys = new Set<string>();
+  let ahead = 0;
+  const readAhead = (upTo: number) => {
+    for (const end = Math.min(upTo, misses.length); ahead < end; ahead++) {
+      const f = todo[misses[ahead]];
+      const key = keyOf(f);
+      if (readKeys.has(key)) continue;
+      readKeys.add(key);
+      reads[ahead] = observed(repo.readBlob(f.blob));
+    }
+  };
+  readAhead(READ_CONCURRENCY);
+  for (let k = 0; k < misses.length; k++) {
     opts.signal?.throwIfAborted();
-    const batch = misses.slice(b, b + READ_CONCURRENCY);
-    const blobs = await pending!;
-    pending = b + READ_CONCURRENCY < misses.length ? readBatch(b + READ_CONCURRENCY) : undefined;
-    batch.forEach((i, j) => {
-      const f = todo[i];
-      const key = `${f.blob}:${f.language}`;
-      const same = inRun.get(key);
-      if (same) {
-        result.cachedBlobs++;
-        working.push(observed(same.then(({ facts }) => {
-          factsAt[i] = facts;
-          done++;
-        })));
-        return;
-      }
-      const content = blobs[j];
-      if (!content || content.length > MAX_PARSE_BYTES || content.includes(0)) {
-        result.skipped.push({ path: f.path, reason: !content ? 'unreadable blob' : content.length > MAX_PARSE_BYTES ? 'larger than 1 MiB' : 'binary content' });
-        done++;
-        return;
-      }
-      const job = extract(f.language, content.toString('utf8'));
-      inRun.set(key, job);
-      result.parsedBlobs++;
-      working.push(observed(job.then(({ facts, json }) => {
+    const i = misses[k];
+    const f = todo[i];
+    const key = keyOf(f);
+    const same = inRun.get(key);
+    if (same) {
+      result.cachedBlobs++;
+      working.push(observed(same.then(({ facts }) => {
         factsAt[i] = facts;
-        fresh.push({ blob: f.blob, grammar: f.language, engine: CODEGRAPH_ENGINE_VERSION, facts, ...(json !== undefined ? { json } : {}) });
         done++;
-        report(f.path);
       })));
-    });
+      continue;
+    }
+    const why = skippedWhy.get(key);
+    if (why !== undefined) {
+      result.skipped.push({ path: f.path, reason: why });
+      done++;
+      continue;
+    }
+    const content = await reads[k]!;
+    reads[k] = undefined;
+    readAhead(k + 1 + READ_CONCURRENCY);
+    if (!content || content.length > MAX_PARSE_BYTES || content.includes(0)) {
+      const reason = !content ? 'unreadable blob' : content.length > MAX_PARSE_BYTES ? 'larger than 1 MiB' : 'binary content';
+      skippedWhy.set(key, reason);
+      result.skipped.push({ path: f.path, reason });
+      done++;
+      continue;
+    }
+    const job = extract(f.language, content.toString('utf8'));
+    inRun.set(key, job);
+    result.parsedBlobs++;
+    working.push(observed(job.then(({ facts, json }) => {
+      factsAt[i] = facts;
+      fresh.push({ blob: f.blob, grammar: f.language, engine: CODEGRAPH_ENGINE_VERSION, facts, ...(json !== undefined ? { json } : {}) });
+      done++;
+      report(f.path);
+    })));
     // Bound the texts held in memory while workers catch up.
     if (working.length >= 4 * READ_CONCURRENCY) await Promise.all(working.splice(0));
     if (fresh.length >= 500) opts.cache.putMany(fresh.splice(0));

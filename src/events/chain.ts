@@ -2,19 +2,19 @@ import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 
 /**
- * The hash chain of a workspace's log (SPEC §16, docs/audit.md). Every stored event carries
- * `prevHash` (the hash of the event at position − 1, or the workspace's genesis value at position 1)
- * and `hash`:
+ * The hash chain of a workspace's log (SPEC §16, docs/audit.md). Every stored event carries its `hash`
+ * (32 bytes: a BLOB in SQLite, bytea in PostgreSQL); the hash it links to is the stored hash of the event
+ * at position − 1 (the workspace's genesis value at position 1), so it is not stored again:
  *
- *   hash = sha256hex( frame(prevHash) frame(position) frame(streamId) frame(streamRevision) frame(type)
- *                     frame(schemaVersion) frame(data) frame(metadata) frame(eventId) )
- *   frame(s) = <UTF-8 byte length of s in decimal> ":" s
+ *   hash = sha256( frame(prevHash) frame(position) frame(streamId) frame(streamRevision) frame(type)
+ *                  frame(schemaVersion) frame(data) frame(metadata) frame(eventId) )
+ *   frame(s) = <UTF-8 byte length of s in decimal> ":" s,   prevHash framed as 64 lowercase hex digits
  *
  * `data` and `metadata` are the JSON texts exactly as stored (both adapters keep them as text, so the
  * bytes survive a round trip; re-serializing parsed JSON would not: key order, number spelling). The
  * length prefixes make the encoding unambiguous without any escaping, which is why the PostgreSQL
  * adapter can compute the same bytes in SQL (`octet_length(x) || ':' || x`) and an outside verifier
- * in ten lines of any language.
+ * in ten lines of any language. In the API (ChainRow, exports) hashes are lowercase hex.
  */
 export const CHAIN_VERSION = 'rl-chain-v1';
 
@@ -37,19 +37,26 @@ export interface ChainFields {
   eventId: string;
 }
 
-/** A stored event with its chain columns (null on rows written before the chain existed). */
+/** A stored event with its hash as lowercase hex (null on a row written with the chain off). */
 export interface ChainRow extends ChainFields {
-  prevHash: string | null;
   hash: string | null;
 }
 
+/** The stored form of a hash (32 bytes) from its hex, and back: exports and the API speak hex. */
+export const hashBytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
+export const hashHex = (stored: Buffer | Uint8Array | string | null | undefined): string | null =>
+  stored == null ? null : typeof stored === 'string' ? stored : Buffer.isBuffer(stored) ? stored.toString('hex') : Buffer.from(stored).toString('hex');
+
 const frame = (s: string): string => `${Buffer.byteLength(s, 'utf8')}:${s}`;
-/** Decimal integers are ASCII: their UTF-8 length is their string length (prevHash is framed in full: stored, so untrusted). */
+/**
+ * Decimal integers are ASCII: their UTF-8 length is their string length. So is prevHash: it is never
+ * read as text from storage any more, always the hex of 32 stored bytes (or of the genesis digest).
+ */
 const asciiFrame = (s: string): string => `${s.length}:${s}`;
 
 export function chainHash(prevHash: string, e: ChainFields): string {
   const material =
-    frame(prevHash) + asciiFrame(String(e.position)) + frame(e.streamId) + asciiFrame(String(e.streamRevision)) + frame(e.type) +
+    asciiFrame(prevHash) + asciiFrame(String(e.position)) + frame(e.streamId) + asciiFrame(String(e.streamRevision)) + frame(e.type) +
     asciiFrame(String(e.schemaVersion)) + frame(e.data) + frame(e.metadata) + frame(e.eventId);
   return sha256(material);
 }
@@ -65,13 +72,13 @@ export interface ChainInfo {
   /** Events 1..chainedFrom were hashed when the chain was introduced; their earlier history is not attested. */
   chainedFrom: number;
   headPosition: number;
-  /** Hash of the event at headPosition (the genesis hash for an empty log). */
+  /** Hash (hex) of the event at headPosition (the genesis hash for an empty log). */
   headHash: string;
 }
 
 /**
  * What a clean pass over the log establishes: positions 1..last contiguous, every row chained, every
- * hash recomputed and matching, every prevHash the hash before it (the genesis for position 1).
+ * hash recomputed from the stored hash before it (the genesis for position 1) and matching.
  */
 export interface CleanScan {
   count: number;

@@ -138,18 +138,23 @@ export const auditInput = z.object({
   prNumber: prNumberSchema.optional(),
   since: isoTime.optional(),
   until: isoTime.optional(),
-  /** Pagination cursor: only rows after this position (the last row's `position` of the previous page). */
+  /** Pagination cursor in log order: only rows after this position (the last row's `position` of the previous page). */
   after: z.number().int().nonnegative().optional(),
-  /** Page size: at most this many rows, the first ones in log order (no limit when absent). */
+  /** Pagination cursor newest first: only rows before this position (the last row's `position` of the previous `order: 'desc'` page). */
+  before: z.number().int().positive().optional(),
+  /** `asc` (default): log order, oldest first; `desc`: newest first (an audit screen's first page). */
+  order: z.enum(['asc', 'desc']).optional(),
+  /** Page size: at most this many rows, the first ones in `order` (no limit when absent). */
   limit: z.number().int().min(1).max(10_000).optional(),
 });
 export type AuditInput = z.infer<typeof auditInput>;
 
-/** "Who approved what, when" (SPEC §0): one row per decision act, filtered, in log order. */
+/** "Who approved what, when" (SPEC §0): one row per decision act, filtered, in log order (or newest first). */
 export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
   const rows = s.rows.filter(
     (r) =>
       (f.after === undefined || r.position > f.after) &&
+      (f.before === undefined || r.position < f.before) &&
       (f.actor === undefined || r.actor === f.actor) &&
       (f.action === undefined || r.action === f.action) &&
       (f.repoId === undefined || r.repoId === f.repoId) &&
@@ -157,6 +162,7 @@ export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
       (f.since === undefined || r.time >= f.since) &&
       (f.until === undefined || r.time <= f.until),
   );
+  if (f.order === 'desc') rows.reverse();
   return f.limit === undefined ? rows : rows.slice(0, f.limit);
 }
 

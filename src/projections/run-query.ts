@@ -37,6 +37,16 @@ export function readWorkspaceFactsWith(sources: (input: any) => string[], reader
   else workspaceFactsReaders.delete(sources);
 }
 
+/**
+ * The answer of a workspace-wide query from its read model, exactly as of `until` (waiting until the
+ * model has folded that far); null when it has none, or none is built yet. Watch subscriptions take
+ * their answers from here (src/rpc/watch.ts), so their first answer does not fold the log either.
+ */
+export async function readModelAnswer<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, until: number): Promise<QueryAnswer<R> | null> {
+  if (!readModelAnswerer || q.sources(input) !== 'all') return null;
+  return (await readModelAnswerer(q, workspace, input, until)) as QueryAnswer<R> | null;
+}
+
 export async function runQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R>> {
   return runQueryImpl(q, workspace, input, asOf, true);
 }

@@ -55,6 +55,27 @@ export const historyReadModel: ReadModel = {
     { name: 'pending', columns: { head_at: 'text', anchors: 'text' }, key: ['head_at'] },
   ],
   relevant: (e) => HISTORY_EVENT_TYPES.has(e.type) && parseReviewStream(e.streamId) !== null,
+  prefetch(e: RecordedEvent) {
+    const ev = catalogued(e);
+    switch (ev.type) {
+      case 'ReviewComputed':
+        return [{ table: 'pending', key: { head_at: `${e.streamId}@${ev.data.headSha}` } }];
+      case 'ReviewNodeFiled': {
+        if (!ev.data.node.anchor || ev.data.node.anchor.symbolId) return [];
+        const at = `${e.streamId}@${ev.data.headSha}`;
+        return [{ table: 'fragments', key: { head_at: at } }, { table: 'pending', key: { head_at: at } }];
+      }
+      case 'ReviewNodeConfirmed': {
+        const key = { stream_id: e.streamId, node_id: ev.data.nodeId };
+        return [{ table: 'entries', key }, { table: 'confirms', key }];
+      }
+      case 'ReviewNodeDismissed':
+      case 'ReviewNodeResolved':
+        return [{ table: 'entries', key: { stream_id: e.streamId, node_id: ev.data.nodeId } }];
+      default:
+        return [];
+    }
+  },
   async apply(e: RecordedEvent, tx: ApplyTx) {
     const ev = catalogued(e);
     const pr = parseReviewStream(e.streamId)!;
@@ -187,18 +208,18 @@ function entryOf(r: Row): HistoryEntry {
 export async function historyFromRows(storage: ReadModelStorage, slot: Slot, repoId: string, streamId: string, symbolIds: Iterable<string>, until: number): Promise<Map<string, HistoryEntry[]>> {
   const sql = historySql(slot);
   const ws = storage.workspaceId;
-  const roundRow = (await storage.query(sql.round, [ws, streamId, until]))[0];
-  const round = roundRow ? Number(roundRow.round) : 1;
+  const symbols = [...new Set(symbolIds)];
+  // The statements side by side: on PostgreSQL each is a round trip, and none needs another's answer.
+  const [roundRows, ...perSymbol] = await Promise.all([storage.query(sql.round, [ws, streamId, until]), ...symbols.map((symbolId) => storage.query(sql.entries, [until, until, until, until, ws, repoId, symbolId, until]))]);
+  const round = roundRows[0] ? Number(roundRows[0].round) : 1;
   const out = new Map<string, HistoryEntry[]>();
-  for (const symbolId of symbolIds) {
-    if (out.has(symbolId)) continue;
-    const rows = await storage.query(sql.entries, [until, until, until, until, ws, repoId, symbolId, until]);
+  symbols.forEach((symbolId, i) => {
     const list: HistoryEntry[] = [];
-    for (const r of rows) {
+    for (const r of perSymbol[i]) {
       if (String(r.stream_id) === streamId && Number(r.round) >= round) continue;
       list.push(entryOf(r));
     }
     out.set(symbolId, list);
-  }
+  });
   return out;
 }

@@ -5,6 +5,12 @@ import { keyString, ReadModelStorage, Slot, tableName, WriteSet } from './storag
 
 /** Events folded per transaction: big enough to amortize the commit, small enough to keep lag low. */
 const BATCH = 5000;
+/**
+ * Events folded per transaction of a building slot (a rebuild, a new version): nobody waits on its
+ * lag, so fewer, larger commits (each commit rewrites the B-tree pages it dirtied). Memory is bounded
+ * by one batch's writes.
+ */
+const REBUILD_BATCH = 20_000;
 /** Rows read back by `apply` and kept per slot (members, tokens, …); cleared, not evicted, when full. */
 const CACHE_ROWS = 100_000;
 
@@ -16,12 +22,53 @@ export interface RebuildProgress {
   elapsedMs: number;
 }
 
+/**
+ * Rows `apply` read back or wrote, per table and primary key, of one slot (null: known absent).
+ * `whole`: the slot was created empty by this runner and every row it stored since is here, for each
+ * table not in `incomplete` (written before `apply` first read it) — so a miss is an absent row, and a
+ * build from 0 reads nothing back from storage (on PostgreSQL each read was a round trip). Cleared when
+ * full, which ends `whole`.
+ */
+class SlotCache {
+  private readonly tables = new Map<string, Map<string, Row | null>>();
+  size = 0;
+  readonly incomplete = new Set<string>();
+
+  constructor(public whole: boolean) {}
+
+  table(name: string): Map<string, Row | null> {
+    let t = this.tables.get(name);
+    if (!t) this.tables.set(name, (t = new Map()));
+    return t;
+  }
+
+  /** The row, null when known absent, undefined when unknown (read storage). */
+  get(table: string, key: string): Row | null | undefined {
+    const hit = this.tables.get(table)?.get(key);
+    if (hit !== undefined) return hit;
+    return this.whole && !this.incomplete.has(table) ? null : undefined;
+  }
+
+  set(table: string, key: string, row: Row | null): void {
+    const t = this.table(table);
+    const before = t.size;
+    t.set(key, row);
+    this.size += t.size - before;
+  }
+
+  clear(): void {
+    this.tables.clear();
+    this.size = 0;
+    this.whole = false;
+  }
+}
+
 const sameSlot = (a: Slot, b: Slot): boolean => a.name === b.name && a.version === b.version && a.generation === b.generation;
 
 class BatchTx implements ApplyTx {
   readonly writes: WriteSet = new Map();
 
-  constructor(private readonly specs: Map<string, TableSpec>, private readonly cache: Map<string, Row | null>, private readonly read: (spec: TableSpec, key: Row) => Promise<Row | undefined>, private readonly readTables: Set<string>) {}
+  constructor(private readonly specs: Map<string, TableSpec>, private readonly cache: SlotCache, private readonly read: (spec: TableSpec, key: Row) => Promise<Row | undefined>, private readonly readTables: Set<string>) {}
 
   private spec(table: string): TableSpec {
     const s = this.specs.get(table);
@@ -50,10 +97,10 @@ class BatchTx implements ApplyTx {
     const k = keyString(spec, key);
     const written = this.writes.get(table)?.get(k);
     if (written) return written.row ?? undefined;
-    const cached = this.cache.get(`${table}\u0000${k}`);
+    const cached = this.cache.get(table, k);
     if (cached !== undefined) return cached ?? undefined;
     return this.read(spec, key).then((r) => {
-      this.cache.set(`${table}\u0000${k}`, r ?? null);
+      this.cache.set(table, k, r ?? null);
       return r;
     });
   }
@@ -71,7 +118,7 @@ class ModelRunner {
   /** A newer version of this model exists (another process runs newer code): this one stands aside. */
   superseded = false;
   private readonly specs: Map<string, TableSpec>;
-  private readonly caches = new Map<string, Map<string, Row | null>>();
+  private readonly caches = new Map<string, SlotCache>();
   /** Tables `apply` has read rows of (only these are worth caching). */
   private readonly readTables = new Set<string>();
   private waiters: Array<{ position: number; resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -79,7 +126,7 @@ class ModelRunner {
   onProgress: ((p: RebuildProgress) => void) | null = null;
   private buildStart = { at: 0, from: 0 };
 
-  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>) {
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>) {
     this.specs = new Map(model.tables.map((t) => [t.name, t]));
   }
 
@@ -98,6 +145,8 @@ class ModelRunner {
   async startBuilding(generation: number): Promise<Slot> {
     const slot: Slot = { name: this.model.name, version: this.model.version, generation, position: 0, ready: false };
     await this.storage.createSlot(slot, this.model.tables);
+    // Created empty here: its cache starts whole (see SlotCache).
+    this.caches.set(`${slot.version}/${slot.generation}`, new SlotCache(slot.position === 0));
     this.building = slot;
     this.buildStart = { at: Date.now(), from: 0 };
     return slot;
@@ -109,18 +158,19 @@ class ModelRunner {
     return Math.max(0, ...slots.map((s) => s.generation)) + 1;
   }
 
-  private cacheOf(slot: Slot): Map<string, Row | null> {
+  private cacheOf(slot: Slot): SlotCache {
     const id = `${slot.version}/${slot.generation}`;
     let c = this.caches.get(id);
-    if (!c) this.caches.set(id, (c = new Map()));
+    if (!c) this.caches.set(id, (c = new SlotCache(false)));
     return c;
   }
 
   /** Folds the next page of events into `slot`. False when there was nothing to fold. */
   private async step(slot: Slot): Promise<boolean> {
-    const events = await this.readPage(slot.position, this.batch);
+    const events = await this.readPage(slot.position, slot === this.building ? this.buildBatch : this.batch);
     if (events.length === 0) return false;
     const cache = this.cacheOf(slot);
+    if (this.model.prefetch) await this.prefetch(slot, events, cache);
     const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key), this.readTables);
     for (const e of events) if (this.model.relevant(e)) await this.model.apply(e, tx);
     const to = events[events.length - 1].globalPosition;
@@ -135,8 +185,44 @@ class ModelRunner {
     if (cache.size > CACHE_ROWS) cache.clear();
     // Written rows stay cached only for tables `apply` reads back (members, tokens, entries…), not for
     // write-only ones (the audit rows, the history index): no Map entry for rows never read back.
-    for (const [table, w] of tx.writes) if (this.readTables.has(table)) for (const [k, { row }] of w) cache.set(`${table}\u0000${k}`, row);
+    for (const [table, w] of tx.writes) {
+      if (!this.readTables.has(table)) {
+        cache.incomplete.add(table);
+        continue;
+      }
+      const t = cache.table(table);
+      const before = t.size;
+      for (const [k, { row }] of w) t.set(k, row);
+      cache.size += t.size - before;
+    }
     return true;
+  }
+
+  /** Reads the rows the batch's events will `get` (model.prefetch) and are not cached yet, one statement per table. */
+  private async prefetch(slot: Slot, events: RecordedEvent[], cache: SlotCache): Promise<void> {
+    const wanted = new Map<string, Map<string, Row>>();
+    for (const e of events) {
+      if (!this.model.relevant(e)) continue;
+      for (const { table, key } of this.model.prefetch!(e)) {
+        const spec = this.specs.get(table);
+        if (!spec) throw new Error(`read model ${this.model.name}: prefetch of unknown table "${table}"`);
+        const k = keyString(spec, key);
+        // Cached, or known absent (a whole cache: nothing to read during a build from 0).
+        if (cache.get(table, k) !== undefined) continue;
+        let m = wanted.get(table);
+        if (!m) wanted.set(table, (m = new Map()));
+        m.set(k, key);
+      }
+    }
+    // The tables side by side (on PostgreSQL, one round trip for all of them rather than one each).
+    const found = await Promise.all([...wanted].map(([table, keys]) => this.storage.getRows(slot, this.specs.get(table)!, [...keys.values()])));
+    [...wanted].forEach(([table, keys], i) => {
+      const spec = this.specs.get(table)!;
+      // Its rows are cached from now on, so this batch's writes to it must be cached too (see step).
+      this.readTables.add(table);
+      for (const k of keys.keys()) cache.set(table, k, null);
+      for (const row of found[i]) cache.set(table, keyString(spec, row), row);
+    });
   }
 
   /** One round over the slots. True when something was folded (call again). */
@@ -206,6 +292,9 @@ export class ReadModelHost {
   private dirty = true;
   private sub: Subscription | null = null;
   private loop: Promise<void> | null = null;
+  /** The round in flight (settled, never rejects), and how many callers hold the loop between rounds. */
+  private inRound: Promise<unknown> = Promise.resolve();
+  private paused = 0;
   /** The last error of the update loop (the loop retries; queries fall back meanwhile). */
   lastError: unknown = null;
 
@@ -213,20 +302,25 @@ export class ReadModelHost {
   private readonly pages = new Map<string, Promise<RecordedEvent[]>>();
 
   constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number } = {}) {
+    // The stores' own page read when they have one (SQLite, PostgreSQL): one statement per batch, no
+    // async iteration per event.
+    const page = (store as { readPage?: (after: number, limit: number) => RecordedEvent[] | Promise<RecordedEvent[]> }).readPage?.bind(store);
     const read = (after: number, max: number): Promise<RecordedEvent[]> => {
       const key = `${after}/${max}`;
       let events = this.pages.get(key);
       if (!events) {
-        events = (async () => {
-          const out: RecordedEvent[] = [];
-          for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
-          return out;
-        })();
+        events = page
+          ? Promise.resolve(page(after, max))
+          : (async () => {
+              const out: RecordedEvent[] = [];
+              for await (const e of store.readAll({ after, maxCount: max })) out.push(e);
+              return out;
+            })();
         this.pages.set(key, events);
       }
       return events;
     };
-    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, read));
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read));
   }
 
   get names(): string[] {
@@ -268,12 +362,26 @@ export class ReadModelHost {
   private async run(): Promise<void> {
     let backoff = 50;
     while (!this.closed) {
+      if (this.paused > 0) {
+        await new Promise<void>((resolve) => {
+          if (this.paused === 0 || this.closed) return resolve();
+          this.wakeUp = resolve;
+        });
+        continue;
+      }
       this.dirty = false;
       // A page cached in an earlier round may have grown since: read it again.
       this.pages.clear();
       let progressed = false;
       try {
-        for (const r of this.runners.values()) if (await r.round()) progressed = true;
+        // The models side by side: on PostgreSQL each round's reads and commit are round trips, and
+        // one model's need not wait behind another's (SQLite runs them in turn anyway). Settled, so a
+        // failing model never leaves another's round running into the next one.
+        const round = Promise.allSettled([...this.runners.values()].map((r) => r.round()));
+        this.inRound = round;
+        const rounds = await round;
+        for (const r of rounds) if (r.status === 'rejected') throw r.reason;
+        progressed = rounds.some((r) => r.status === 'fulfilled' && r.value);
         backoff = 50;
       } catch (err) {
         if (this.closed) return;
@@ -318,13 +426,20 @@ export class ReadModelHost {
     const runners = names.map((n) => this.runner(n));
     for (const r of runners) if (r.superseded) throw new Error(`read model "${r.model.name}": a newer version is stored; rebuild it with the newer code`);
     const done: Promise<void>[] = [];
-    for (const r of runners) {
-      if (r.building) await this.storage.dropSlot(r.building, r.model.tables);
-      await r.startBuilding(await r.nextGeneration());
-      r.onProgress = onProgress ?? null;
-      done.push(r.whenPromoted());
+    // Between rounds: a round in flight must not step (or promote) a building slot dropped here.
+    this.paused++;
+    try {
+      await this.inRound;
+      for (const r of runners) {
+        if (r.building) await this.storage.dropSlot(r.building, r.model.tables);
+        await r.startBuilding(await r.nextGeneration());
+        r.onProgress = onProgress ?? null;
+        done.push(r.whenPromoted());
+      }
+    } finally {
+      this.paused--;
+      this.wake();
     }
-    this.wake();
     await Promise.all(done);
     for (const r of runners) r.onProgress = null;
     return runners.map((r) => r.active!);

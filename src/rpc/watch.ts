@@ -4,6 +4,7 @@ import type { Subscription } from '../events/store/port';
 import type { StreamFold } from '../events/kernel-types';
 import { DomainError } from '../domain-error';
 import type { QueryDefinition } from '../projections/query';
+import { readModelAnswer } from '../projections/run-query';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 /** Where a watcher's frames go (a WebSocket, an SSE response). */
@@ -46,15 +47,16 @@ export class Watcher {
 
   constructor(readonly id: string, private readonly sink: WatchSink, private readonly onClose: (w: Watcher) => void) {}
 
-  enqueue(position: number, valueJson: string): void {
+  /** `coalesced`: this state already stands for several changes (a group answered from a read model). */
+  enqueue(position: number, valueJson: string, coalesced = false): void {
     if (this.closed) return;
     this.position = position;
     if (this.started && this.queue.length === 0 && !this.sink.congested()) {
-      this.sink.send({ subscription: this.id, position, valueJson, coalesced: false });
+      this.sink.send({ subscription: this.id, position, valueJson, coalesced });
       return;
     }
     if (this.queue.length >= MAX_QUEUED_UPDATES) this.queue = [{ position, valueJson, coalesced: true }];
-    else this.queue.push({ position, valueJson, coalesced: false });
+    else this.queue.push({ position, valueJson, coalesced });
     this.scheduleFlush();
   }
 
@@ -112,8 +114,17 @@ export class WatchGroup {
   position = 0;
   viewJson = '';
   live = false;
+  /**
+   * Answered from the query's read model (a workspace-wide query with one, built): the first answer and
+   * every update are position-bounded reads of its rows, so no fold of the whole log is ever held.
+   */
+  fromModel = false;
   private fold!: Fold;
   private readonly streams: Set<string> | null;
+  /** fromModel: the last event the feed offered, relevant events not answered yet, and the answering loop. */
+  private seen = 0;
+  private unanswered = 0;
+  private answering = false;
 
   constructor(readonly key: string, readonly query: QueryDefinition, readonly input: unknown, readonly feed: WorkspaceFeed) {
     const sources = query.sources(input);
@@ -124,8 +135,13 @@ export class WatchGroup {
     return (this.streams === null || this.streams.has(e.streamId)) && this.query.affects(this.input, e);
   }
 
-  /** Folds from the store up to the feed's position, then goes live in the same turn (no gap). */
+  /**
+   * Folds from the store up to the feed's position — or, for a workspace-wide query with a read model,
+   * reads its answer there — then goes live in the same turn (no gap).
+   */
   async build(): Promise<void> {
+    if (this.streams === null && (await this.buildFromModel())) return;
+    this.position = 0;
     this.fold = (await this.query.fold(this.input, this.feed.workspace)) as Fold;
     this.state = this.fold.initialState();
     for (;;) {
@@ -136,9 +152,41 @@ export class WatchGroup {
     }
     this.viewJson = canonicalJson(this.query.view(this.state, this.input));
     this.live = true;
+    this.feed.groups.set(this.key, this);
+  }
+
+  /** The answer at the feed's position from the read model; false when it has none built (then fold). */
+  private async buildFromModel(): Promise<boolean> {
+    const target = this.feed.position;
+    const answer = await readModelAnswer(this.query, this.feed.workspace, this.input, target);
+    if (!answer) return false;
+    this.fromModel = true;
+    this.position = this.seen = target;
+    this.viewJson = canonicalJson(answer.value);
+    this.live = true;
+    // Joined in the same turn as the check below: events the feed passed while the rows were read were
+    // offered to other groups, not this one, so they are answered once more as one change.
+    this.feed.groups.set(this.key, this);
+    if (this.feed.position > target) {
+      this.seen = this.feed.position;
+      this.unanswered++;
+      this.answer();
+    }
+    return true;
   }
 
   onEvent(e: RecordedEvent): void {
+    if (this.fromModel) {
+      this.seen = e.globalPosition;
+      if (!this.relevant(e)) {
+        // The answer cannot have changed: it holds at this position too (unless one is on its way).
+        if (!this.answering) this.position = e.globalPosition;
+        return;
+      }
+      this.unanswered++;
+      this.answer();
+      return;
+    }
     this.position = e.globalPosition;
     if (!this.relevant(e)) return;
     this.state = this.fold.evolve(this.state, e);
@@ -146,6 +194,39 @@ export class WatchGroup {
     if (json === this.viewJson) return;
     this.viewJson = json;
     for (const m of this.members) m.enqueue(e.globalPosition, json);
+  }
+
+  /**
+   * fromModel: reads the answer at the last position seen, one read at a time, in order. Events that
+   * land while a read is under way are answered together by the next one, whose update says so
+   * (`coalesced`); the position of every update is exact.
+   */
+  private answer(): void {
+    if (this.answering) return;
+    this.answering = true;
+    void (async () => {
+      try {
+        while (this.unanswered > 0 && !this.feed.closed) {
+          const changes = this.unanswered;
+          this.unanswered = 0;
+          const target = this.seen;
+          const answer = await readModelAnswer(this.query, this.feed.workspace, this.input, target);
+          if (!answer) throw new Error('its read model stopped answering (a newer version took over); subscribe again');
+          this.position = target;
+          const json = canonicalJson(answer.value);
+          if (json === this.viewJson) continue;
+          this.viewJson = json;
+          for (const m of this.members) m.enqueue(target, json, changes > 1);
+        }
+        // Only irrelevant events landed during the last read: its answer holds up to the last one.
+        if (this.unanswered === 0) this.position = this.seen;
+      } catch (err) {
+        if (this.feed.groups.get(this.key) === this) this.feed.groups.delete(this.key);
+        this.fail(err instanceof DomainError ? err : new DomainError('watch_failed', `watch ${this.query.name}: ${(err as Error).message}`));
+      } finally {
+        this.answering = false;
+      }
+    })();
   }
 
   fail(err: DomainError): void {
@@ -325,6 +406,26 @@ export class WatchHub {
 
   private async replayInto(feed: WorkspaceFeed, start: WatchGroup, watcher: Watcher, since: number, switchGroup: (g: WatchGroup) => void): Promise<void> {
     let group = start;
+    if (group.fromModel) {
+      // The answer at `since` from the rows, then the group's current one if it differs: the missed
+      // changes as one update (coalesced), never a fold of the log from 0.
+      const base = await readModelAnswer(group.query, feed.workspace, group.input, since);
+      if (base) {
+        const json = canonicalJson(base.value);
+        watcher.position = since;
+        for (;;) {
+          if (feed.closed) throw new DomainError('watch_failed', 'the workspace feed closed during catch-up');
+          if (feed.groups.get(group.key) === group) break;
+          group = await feed.group(group.query, group.input);
+          switchGroup(group);
+        }
+        // Joined in the same turn as this check (no await between): no update of the group can slip by.
+        if (group.position > since && group.viewJson !== json) watcher.enqueue(group.position, group.viewJson, true);
+        watcher.group = group;
+        group.members.add(watcher);
+        return;
+      }
+    }
     const fold = (await group.query.fold(group.input, feed.workspace)) as Fold;
     let state = fold.initialState();
     for await (const e of readRange(feed.workspace, group.query, group.input, 0, since)) state = fold.evolve(state, e);

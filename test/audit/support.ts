@@ -28,7 +28,7 @@ export interface RawEventRow {
   schemaVersion: number;
   data: string;
   metadata: string;
-  prevHash: string | null;
+  /** Lowercase hex; stored as 32 bytes (BLOB / bytea). */
   hash: string | null;
 }
 
@@ -39,7 +39,7 @@ export interface Backdoor {
   open(): Promise<AuditableStore>;
   row(position: number): Promise<RawEventRow>;
   setData(position: number, data: string): Promise<void>;
-  setHashes(position: number, prevHash: string | null, hash: string | null): Promise<void>;
+  setHash(position: number, hash: string | null): Promise<void>;
   remove(position: number): Promise<void>;
   /** Adds `delta` to every position ≥ from. */
   shift(from: number, delta: number): Promise<void>;
@@ -52,10 +52,11 @@ export interface Backdoor {
   close(): Promise<void>;
 }
 
-const SWAP_COLS = ['event_id', 'stream_id', 'stream_revision', 'type', 'schema_version', 'data', 'metadata', 'prev_hash', 'hash'];
+const SWAP_COLS = ['event_id', 'stream_id', 'stream_revision', 'type', 'schema_version', 'data', 'metadata', 'hash'];
+const bytes = (hex: string | null): Buffer | null => (hex === null ? null : Buffer.from(hex, 'hex'));
 const toRaw = (r: Record<string, unknown>): RawEventRow => ({
   position: Number(r.global_position), eventId: String(r.event_id), streamId: String(r.stream_id), streamRevision: Number(r.stream_revision), type: String(r.type),
-  schemaVersion: Number(r.schema_version), data: String(r.data), metadata: String(r.metadata), prevHash: (r.prev_hash as string | null) ?? null, hash: (r.hash as string | null) ?? null,
+  schemaVersion: Number(r.schema_version), data: String(r.data), metadata: String(r.metadata), hash: r.hash == null ? null : (r.hash as Buffer).toString('hex'),
 });
 
 export function sqliteBackdoor(workspaceId: string): Backdoor & { dir: string; file: string } {
@@ -68,7 +69,7 @@ export function sqliteBackdoor(workspaceId: string): Backdoor & { dir: string; f
     async open() { return new SqliteEventStore({ file, workspaceId }); },
     async row(p) { return toRaw(conn().prepare('SELECT * FROM events WHERE global_position = ?').get(p) as Record<string, unknown>); },
     async setData(p, data) { conn().prepare('UPDATE events SET data = ? WHERE global_position = ?').run(data, p); },
-    async setHashes(p, prev, hash) { conn().prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE global_position = ?').run(prev, hash, p); },
+    async setHash(p, hash) { conn().prepare('UPDATE events SET hash = ? WHERE global_position = ?').run(bytes(hash), p); },
     async remove(p) { conn().prepare('DELETE FROM events WHERE global_position = ?').run(p); },
     async shift(from, delta) {
       const d = conn();
@@ -78,8 +79,8 @@ export function sqliteBackdoor(workspaceId: string): Backdoor & { dir: string; f
       })();
     },
     async insert(r) {
-      conn().prepare('INSERT INTO events (global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(r.position, r.eventId, r.streamId, r.streamRevision, r.type, r.schemaVersion, r.data, r.metadata, r.prevHash, r.hash);
+      conn().prepare('INSERT INTO events (global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(r.position, r.eventId, r.streamId, r.streamRevision, r.type, r.schemaVersion, r.data, r.metadata, bytes(r.hash));
     },
     async swap(a, b) {
       const d = conn();
@@ -117,15 +118,15 @@ export function postgresBackdoor(backend: PostgresBackend, workspaceId: string):
     async open() { return new PostgresEventStore({ backend, workspaceId }); },
     async row(p) { return toRaw((await q(`SELECT * FROM ${s}.events WHERE workspace_id = $1 AND global_position = $2`, [workspaceId, p])).rows[0]); },
     async setData(p, data) { await q(`UPDATE ${s}.events SET data = $3 WHERE workspace_id = $1 AND global_position = $2`, [workspaceId, p, data]); },
-    async setHashes(p, prev, hash) { await q(`UPDATE ${s}.events SET prev_hash = $3, hash = $4 WHERE workspace_id = $1 AND global_position = $2`, [workspaceId, p, prev, hash]); },
+    async setHash(p, hash) { await q(`UPDATE ${s}.events SET hash = decode($3, 'hex') WHERE workspace_id = $1 AND global_position = $2`, [workspaceId, p, hash]); },
     async remove(p) { await q(`DELETE FROM ${s}.events WHERE workspace_id = $1 AND global_position = $2`, [workspaceId, p]); },
     async shift(from, delta) {
       await q(`UPDATE ${s}.events SET global_position = -(global_position + $3) WHERE workspace_id = $1 AND global_position >= $2`, [workspaceId, from, delta]);
       await q(`UPDATE ${s}.events SET global_position = -global_position WHERE workspace_id = $1 AND global_position < 0`, [workspaceId]);
     },
     async insert(r) {
-      await q(`INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [workspaceId, r.position, r.eventId, r.streamId, r.streamRevision, r.type, r.schemaVersion, r.data, r.metadata, r.prevHash, r.hash]);
+      await q(`INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, decode($10, 'hex'))`,
+        [workspaceId, r.position, r.eventId, r.streamId, r.streamRevision, r.type, r.schemaVersion, r.data, r.metadata, r.hash]);
     },
     async swap(a, b) {
       // Through a free position: (workspace, event_id) and (workspace, stream, revision) are unique.

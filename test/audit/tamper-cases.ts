@@ -62,23 +62,26 @@ export function tamperSuite(name: string, backdoor: () => Promise<Backdoor>): vo
       expect(r.problems[0]).toMatchObject({ position: 12, kind: 'edited' });
     });
 
-    test('editing one event and re-hashing it is found at that position (the next event links to the old hash)', async () => {
+    test('editing one event and re-hashing it is found where its link breaks: the next event still hashes over the old hash', async () => {
+      // The hash an event links to is not stored with it (it is the previous row's), so this reads like
+      // an edit of event 8: reported there, and the message names event 7 as the other reading.
       const row = await door.row(7);
       const data = row.data.replace('reason 6', 'reason VI');
       await door.setData(7, data);
-      await door.setHashes(7, row.prevHash, chainHash(row.prevHash!, { ...row, data }));
+      await door.setHash(7, chainHash((await door.row(6)).hash!, { ...row, data }));
       const r = await verify();
-      expect(r.problems[0]).toMatchObject({ position: 7, kind: 'edited' });
+      expect(r.problems[0]).toMatchObject({ position: 8, kind: 'edited' });
+      expect(r.problems[0].message).toContain('or event 7 was rewritten and re-hashed in place');
     });
 
     test('rewriting the whole chain after an edit is caught by the signed checkpoint', async () => {
       const row = await door.row(5);
       await door.setData(5, row.data.replace('reason 4', 'reason IV'));
-      let prev = row.prevHash!;
+      let prev = (await door.row(4)).hash!;
       for (let p = 5; p <= N; p++) {
         const r = await door.row(p);
         const hash = chainHash(prev, r);
-        await door.setHashes(p, prev, hash);
+        await door.setHash(p, hash);
         prev = hash;
       }
       const r = await verify();
@@ -98,8 +101,7 @@ export function tamperSuite(name: string, backdoor: () => Promise<Backdoor>): vo
       const before = await door.row(14);
       await door.shift(15, 1);
       const forged = { ...(await door.row(16)), position: 15, eventId: '01900000-0000-7000-8000-000000000015', streamId: 'forged', streamRevision: 0, data: '{"forged":true}' };
-      forged.prevHash = before.hash;
-      forged.hash = chainHash(forged.prevHash!, forged);
+      forged.hash = chainHash(before.hash!, forged);
       await door.insert(forged);
       const r = await verify();
       expect(r.problems[0]).toMatchObject({ position: 15, kind: 'inserted' });

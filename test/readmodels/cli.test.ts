@@ -16,16 +16,19 @@ describe('review-ledger projections', () => {
     const lines = (out: string) => out.trim().split('\n').map((l) => JSON.parse(l));
     // Without --name: every read model, side by side.
     const all = lines(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--json'));
-    expect(all.map((r) => [r.name, r.version])).toEqual([['audit', 1], ['history', 1], ['reviewFacts', 1]]);
+    expect(all.map((r) => [r.name, r.version])).toEqual([['audit', 2], ['history', 1], ['reviewFacts', 1]]);
     const first = all[0];
     const [second] = lines(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--name', 'audit', '--json'));
     expect(second.generation).toBe(first.generation + 1);
     const status = JSON.parse(cli(dataDir, 'projections', 'status', '--workspace', 'acme', '--json'));
     expect(status).toEqual([
-      { name: 'audit', version: 1, generation: second.generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 },
+      { name: 'audit', version: 2, generation: second.generation, position: second.position, head: second.position, state: 'ready', codeVersion: 2 },
       { name: 'history', version: 1, generation: all[1].generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 },
       { name: 'reviewFacts', version: 1, generation: all[2].generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 },
     ]);
     expect(() => cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--name', 'nope')).toThrow(/unknown_read_model/);
+    // The audit page options reach the query's schema: newest first with the before cursor, an unknown order refused.
+    expect(JSON.parse(cli(dataDir, 'audit', '--workspace', 'acme', '--order', 'desc', '--before', '5', '--limit', '3', '--json'))).toEqual([]);
+    expect(() => cli(dataDir, 'audit', '--workspace', 'acme', '--order', 'sideways', '--json')).toThrow(/--order/);
   });
 });

@@ -6,7 +6,7 @@ import { foldQuery, runQuery } from '../../src/projections/run-query';
 import { auditFromRows, auditReadModel } from '../../src/readmodels/audit';
 import { ReadModelHost } from '../../src/readmodels/host';
 import type { ReadModel } from '../../src/readmodels/model';
-import { historyFromRows } from '../../src/readmodels/history';
+import { historyFromRows, historyReadModel } from '../../src/readmodels/history';
 import { READ_MODELS, readModelHost } from '../../src/readmodels/registry';
 import { evolveHistory, historyOf, initialHistoryState, type HistoryState } from '../../src/context/history';
 import { parseReviewStream } from '../../src/events/streams';
@@ -54,6 +54,14 @@ async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, a
     { after: Math.floor(head / 2), limit: 11 },
     { actor: actors[1], after: Math.floor(head / 4), limit: 3 },
     { since: '2025-01-01T00:05:00.000Z', after: Math.floor(head / 3), limit: 5 },
+    { action: 'dismiss' as const, since: '2025-01-01T00:05:00.000Z', limit: 6 },
+    { action: 'confirm' as const, since: '2025-01-01T00:03:00.000Z', until: '2025-01-01T00:09:00.000Z', limit: 4 },
+    // Newest first (an audit screen's first page), with the `before` cursor.
+    { order: 'desc' as const, limit: 9 },
+    { actor: actors[1], order: 'desc' as const, before: Math.floor((head * 2) / 3), limit: 4 },
+    { action: 'confirm' as const, since: '2025-01-01T00:05:00.000Z', order: 'desc' as const, limit: 6 },
+    { repoId: 'repo1', prNumber: 3, order: 'desc' as const, limit: 2 },
+    { since: '2025-01-01T00:05:00.000Z', until: '2025-01-01T00:20:00.000Z', order: 'desc' as const, before: head - 20, limit: 8 },
   ];
   for (const f of filters) {
     for (const asOf of [undefined, Math.floor(head / 3), head - 7]) {
@@ -77,6 +85,15 @@ async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, a
     after = page[page.length - 1].position;
   }
   expect(paged).toEqual(all);
+  // And newest first with `before`: every row once, in reverse log order.
+  const newest: unknown[] = [];
+  for (let before: number | undefined; ; ) {
+    const page = await auditFromRows(host.storage, slot, auditQuery.input.parse({ before, order: 'desc', limit: 40 }), head);
+    newest.push(...page);
+    if (page.length < 40) break;
+    before = page[page.length - 1].position;
+  }
+  expect(newest).toEqual([...all].reverse());
 }
 
 /**
@@ -220,6 +237,40 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
       }
     });
 
+    test('a batch reads the rows the history model looks up with one statement per table, not a round trip per key', async () => {
+      const ws = await backend.fresh();
+      try {
+        const appends = [...generateLog({ seed: 13, prs: 10, principals: 12, events: 600 })];
+        await appendLog(ws.store, appends.slice(0, 200), 10);
+        const builder = hostFor(ws, [historyReadModel]);
+        await builder.settle();
+        await builder.close();
+        // A host that did not build the slot itself (another process, a restart): its rows are read back.
+        const host = hostFor(ws, [historyReadModel]);
+        await host.settle();
+        const perKey = jest.spyOn(host.storage, 'getRow');
+        const batched = jest.spyOn(host.storage, 'getRows');
+        // Incrementally, in waves: confirmations, dismissals and filings look up entries, fragments, pending anchors.
+        for (let i = 200; i < appends.length; i += 40) {
+          await appendLog(ws.store, appends.slice(i, i + 40), 10);
+          await host.settle();
+        }
+        expect(perKey).not.toHaveBeenCalled();
+        expect(batched).toHaveBeenCalled();
+        const incremental = await host.dump('history');
+        // A build from 0 knows every row it stored (the slot was created empty here): nothing is read back.
+        perKey.mockClear();
+        batched.mockClear();
+        await host.rebuild('history');
+        expect(perKey).not.toHaveBeenCalled();
+        expect(batched).not.toHaveBeenCalled();
+        expect(await host.dump('history')).toBe(incremental);
+        await host.close();
+      } finally {
+        await ws.close();
+      }
+    });
+
     test('a new model version is built beside the old one; until it caught up, the query never answers from half-built rows', async () => {
       const ws = await backend.fresh();
       try {
@@ -229,13 +280,14 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         const v1Dump = await v1.dump('audit');
         await v1.close();
 
-        // Version 2 with a deliberately slow apply: while it builds, version 1's rows stay the active ones.
+        // The next version with a deliberately slow apply: while it builds, the current version's rows stay the active ones.
+        const next = auditReadModel.version + 1;
         let release!: () => void;
         const gate = new Promise<void>((r) => (release = r));
         let applied = 0;
         const v2Model: ReadModel = {
           ...auditReadModel,
-          version: 2,
+          version: next,
           async apply(e, tx) {
             if (++applied === 50) await gate;
             return auditReadModel.apply(e, tx);
@@ -251,10 +303,10 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         await stillV1.close();
         release();
         await v2.settle();
-        expect(v2.slot('audit')).toMatchObject({ version: 2, ready: true });
+        expect(v2.slot('audit')).toMatchObject({ version: next, ready: true });
         expect(await v2.dump('audit')).toBe(v1Dump);
         const slots = await v2.storage.slots('audit');
-        expect(slots.map((s) => s.version)).toEqual([2]);
+        expect(slots.map((s) => s.version)).toEqual([next]);
         await v2.close();
       } finally {
         await ws.close();

@@ -60,7 +60,7 @@ function positiveInt(value: string, field: string): number {
 type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string };
 type ShowOptions = { workspace: string; repo?: string; pr?: string; round?: string; input?: string; asOf?: string };
 type ReplayOptions = { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean };
-type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; after?: string; limit?: string; json?: boolean };
+type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; after?: string; before?: string; order?: string; limit?: string; json?: boolean };
 
 export async function runReviewCommand(name: string, opts: RunOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
@@ -109,7 +109,7 @@ export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     if (!opts.workspace) throw new DomainError('missing_workspace', '--workspace: required');
     const ws = await ledger.workspace(opts.workspace);
-    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until, after: opts.after !== undefined ? Number(opts.after) : undefined, limit: opts.limit !== undefined ? Number(opts.limit) : undefined });
+    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until, after: opts.after !== undefined ? Number(opts.after) : undefined, before: opts.before !== undefined ? Number(opts.before) : undefined, order: opts.order, limit: opts.limit !== undefined ? Number(opts.limit) : undefined });
     if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
     const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
     const { value } = await runQuery(auditQuery, ws, parsed.data, asOf);

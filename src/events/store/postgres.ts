@@ -63,8 +63,7 @@ CREATE TABLE IF NOT EXISTS ${s}.events (
   schema_version  integer NOT NULL,
   data            text    NOT NULL,
   metadata        text    NOT NULL,
-  prev_hash       text,
-  hash            text,
+  hash            bytea,
   PRIMARY KEY (workspace_id, global_position),
   UNIQUE (workspace_id, event_id),
   UNIQUE (workspace_id, stream_id, stream_revision)
@@ -73,9 +72,19 @@ CREATE TABLE IF NOT EXISTS ${s}.heads (
   workspace_id text   PRIMARY KEY,
   position     bigint NOT NULL
 );
--- The hash chain (src/events/chain.ts): added in place to stores created before it.
-ALTER TABLE ${s}.events ADD COLUMN IF NOT EXISTS prev_hash text;
-ALTER TABLE ${s}.events ADD COLUMN IF NOT EXISTS hash text;
+-- The hash chain (src/events/chain.ts): added in place to stores created before it. The first chained
+-- layout kept prev_hash and hash as 64-character hex text; now the hash is 32 bytes and prev_hash is not
+-- stored (it is the previous row's hash). Converted in place, nothing re-hashed: signed checkpoints hold.
+DO $mig$
+BEGIN
+  IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '${schema}' AND table_name = 'events' AND column_name = 'hash' AND data_type = 'text') THEN
+    -- A text that is not 64 hex digits (tampered) keeps its bytes: verify reports that row as edited.
+    ALTER TABLE ${s}.events ALTER COLUMN hash TYPE bytea USING (CASE WHEN hash ~ '^[0-9a-f]{64}$' THEN decode(hash, 'hex') ELSE convert_to(hash, 'UTF8') END);
+  END IF;
+END
+$mig$;
+ALTER TABLE ${s}.events DROP COLUMN IF EXISTS prev_hash;
+ALTER TABLE ${s}.events ADD COLUMN IF NOT EXISTS hash bytea;
 ALTER TABLE ${s}.heads ADD COLUMN IF NOT EXISTS hash text;
 ALTER TABLE ${s}.heads ADD COLUMN IF NOT EXISTS chained_from bigint NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS ${s}.audit_checkpoints (
@@ -109,7 +118,7 @@ BEGIN
   PERFORM 1 FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
   FOR r IN SELECT * FROM ${s}.events e WHERE e.workspace_id = p_ws ORDER BY e.global_position LOOP
     v_hash := ${s}.chain_hash(v_prev, r.global_position, r.stream_id, r.stream_revision, r.type, r.schema_version, r.data, r.metadata, r.event_id);
-    UPDATE ${s}.events SET prev_hash = v_prev, hash = v_hash WHERE workspace_id = p_ws AND global_position = r.global_position;
+    UPDATE ${s}.events SET hash = decode(v_hash, 'hex') WHERE workspace_id = p_ws AND global_position = r.global_position;
     v_prev := v_hash;
     v_last := r.global_position;
   END LOOP;
@@ -138,8 +147,7 @@ DECLARE
   v_first record;
   v_row record;
   v_hash text;
-  v_prevs text[];
-  v_hashes text[];
+  v_hashes bytea[];
 BEGIN
   -- The workspace's head row lock serializes appends until COMMIT: see the header of postgres.ts.
   -- The same lock orders the hash chain: the head row carries the hash of the last event.
@@ -190,14 +198,13 @@ BEGIN
           status := 'duplicate_id';
         ELSE
           -- The chain is sequential: hashes are computed one by one, the rows inserted in one statement.
-          v_prevs := '{}'; v_hashes := '{}';
+          v_hashes := '{}';
           FOR k IN 1 .. v_n LOOP
-            v_prevs := v_prevs || v_hash;
             v_hash := ${s}.chain_hash(v_hash, v_head + k, p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], p_ids[v_off + k]);
-            v_hashes := v_hashes || v_hash;
+            v_hashes := v_hashes || decode(v_hash, 'hex');
           END LOOP;
-          INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, prev_hash, hash)
-            SELECT p_ws, v_head + k, p_ids[v_off + k], p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], v_prevs[k], v_hashes[k]
+          INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash)
+            SELECT p_ws, v_head + k, p_ids[v_off + k], p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], v_hashes[k]
             FROM generate_series(1, v_n) AS k;
           status := 'ok'; first_pos := v_head + 1; last_pos := v_head + v_n; next_rev := v_cur + v_n;
           v_head := v_head + v_n;
@@ -537,10 +544,10 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       byId: { name: `${s}.byid`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND event_id = $2`, rowMode: 'array' },
       revision: { name: `${s}.rev`, text: `SELECT coalesce(max(stream_revision), -1) FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2`, rowMode: 'array' },
       head: { name: `${s}.head`, text: `SELECT coalesce((SELECT position FROM ${s}.heads WHERE workspace_id = $1), 0)`, rowMode: 'array' },
-      chainPage: { name: `${s}.chainpage`, text: `SELECT ${COLUMNS}, prev_hash, hash FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2 ORDER BY global_position LIMIT $3`, rowMode: 'array' },
+      chainPage: { name: `${s}.chainpage`, text: `SELECT ${COLUMNS}, encode(hash, 'hex') FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2 ORDER BY global_position LIMIT $3`, rowMode: 'array' },
       chainInfo: {
         name: `${s}.chaininfo`,
-        text: `SELECT coalesce(h.chained_from, 0), coalesce(e.global_position, 0), coalesce(e.hash, ''), ${s}.chain_genesis($1) FROM (SELECT 1) one LEFT JOIN ${s}.heads h ON h.workspace_id = $1 LEFT JOIN LATERAL (SELECT global_position, hash FROM ${s}.events WHERE workspace_id = $1 ORDER BY global_position DESC LIMIT 1) e ON true`,
+        text: `SELECT coalesce(h.chained_from, 0), coalesce(e.global_position, 0), coalesce(encode(e.hash, 'hex'), ''), ${s}.chain_genesis($1) FROM (SELECT 1) one LEFT JOIN ${s}.heads h ON h.workspace_id = $1 LEFT JOIN LATERAL (SELECT global_position, hash FROM ${s}.events WHERE workspace_id = $1 ORDER BY global_position DESC LIMIT 1) e ON true`,
         rowMode: 'array',
       },
       checkpoints: { name: `${s}.cps`, text: `SELECT seq, body FROM ${s}.audit_checkpoints WHERE workspace_id = $1 ORDER BY seq`, rowMode: 'array' },
@@ -735,7 +742,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
 
   async readChainPage(after: number, limit: number): Promise<ChainRow[]> {
     const rows = (await this.rows(this.q.chainPage, [this.workspaceId, after, limit])) as unknown as Array<[...Row, string | null, string | null]>;
-    return rows.map((r) => ({ position: r[0], eventId: r[1], streamId: r[2], streamRevision: r[3], type: r[4], schemaVersion: r[5], data: r[6], metadata: r[7], prevHash: r[8], hash: r[9] }));
+    return rows.map((r) => ({ position: r[0], eventId: r[1], streamId: r[2], streamRevision: r[3], type: r[4], schemaVersion: r[5], data: r[6], metadata: r[7], hash: r[8] }));
   }
 
   /** Read from the rows themselves, not the heads row: verify must see what is stored. */

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
 import { eventCatalogue, internedType, upcastEvent } from '../catalogue';
-import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash } from '../chain';
+import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash, hashBytes, hashHex } from '../chain';
 import { Worker } from 'node:worker_threads';
 import type { ChainScanJob, ChainScanResult } from './sqlite-chain-worker';
 
@@ -205,8 +205,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
         schema_version  INTEGER NOT NULL,
         data            TEXT    NOT NULL,
         metadata        TEXT    NOT NULL,
-        prev_hash       TEXT,
-        hash            TEXT,
+        hash            BLOB,
         UNIQUE (stream_id, stream_revision)
       );
       CREATE TABLE IF NOT EXISTS chain_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -220,11 +219,13 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       // No explicit global_position: SQLite gives max(rowid) + 1, which is the head + 1 under the write lock
       // (applyOne checks it). An explicit rowid costs a uniqueness seek per row: ~5 % more instructions
       // per insert (callgrind, 5,000 rows): most of the ~7 % the chained insert cost over the plain one.
+      // The hash as 32 bytes, and no prev_hash: it is the previous row's hash (verify reads it from there).
+      // Two 64-character hex columns made each row ~130 bytes longer than the chain needs.
       insertChained: this.db.prepare(
-        'INSERT INTO events (event_id, stream_id, stream_revision, type, schema_version, data, metadata, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       lastHash: this.db.prepare('SELECT global_position, hash FROM events ORDER BY global_position DESC LIMIT 1').raw(true),
-      chainPage: this.db.prepare(`SELECT ${COLUMNS}, prev_hash, hash FROM events WHERE global_position > ? ORDER BY global_position ASC LIMIT ?`).raw(true),
+      chainPage: this.db.prepare(`SELECT ${COLUMNS}, hash FROM events WHERE global_position > ? ORDER BY global_position ASC LIMIT ?`).raw(true),
       checkpoints: this.db.prepare('SELECT seq, body FROM audit_checkpoints ORDER BY seq ASC'),
       insertCheckpoint: this.db.prepare('INSERT OR IGNORE INTO audit_checkpoints (seq, body) VALUES (?, ?)'),
       meta: this.db.prepare('SELECT value FROM chain_meta WHERE key = ?').pluck(),
@@ -277,32 +278,42 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   }
 
   /**
-   * Upgrade of a log written before the chain: add the columns, hash the existing rows in order (one
+   * Upgrade of a log written before the chain: add the column, hash the existing rows in order (one
    * transaction) and record `chained_from` = the head at that moment — those events are covered from now
    * on, but nothing attests their history before the upgrade; `audit verify` says so.
+   *
+   * Upgrade of a log chained in the first layout (`prev_hash` and `hash` as 64-character hex text): the
+   * hashes become 32-byte BLOBs and `prev_hash` is dropped, in one transaction. Nothing is re-hashed, so
+   * every signed checkpoint still matches. A stored prev_hash that disagreed with the row before it (a
+   * tampered link) is not lost evidence: the hashes were computed over it, so verify still finds that row.
    */
   private migrateChain(): void {
     const cols = (this.db.prepare('PRAGMA table_info(events)').all() as Array<{ name: string }>).map((c) => c.name);
+    const hexLayout = cols.includes('prev_hash');
     const upgrade = this.db.transaction(() => {
-      if (!cols.includes('prev_hash')) this.db.exec('ALTER TABLE events ADD COLUMN prev_hash TEXT');
-      if (!cols.includes('hash')) this.db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
+      if (hexLayout) {
+        // A text that is not hex stays as it was: verify then reports that row as edited, not as unchained.
+        this.db.exec("UPDATE events SET hash = coalesce(unhex(hash), hash) WHERE typeof(hash) = 'text'");
+        this.db.exec('ALTER TABLE events DROP COLUMN prev_hash');
+      }
+      if (!cols.includes('hash')) this.db.exec('ALTER TABLE events ADD COLUMN hash BLOB');
       if (this.db.prepare("SELECT value FROM chain_meta WHERE key = 'chained_from'").pluck().get() !== undefined) return;
       const page = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE global_position > ? ORDER BY global_position ASC LIMIT 10000`).raw(true);
-      const set = this.db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE global_position = ?');
+      const set = this.db.prepare('UPDATE events SET hash = ? WHERE global_position = ?');
       let prev = genesisHash(this.workspaceId);
       let head = 0;
       for (let rows = page.all(0) as RawRow[]; rows.length > 0; rows = page.all(head) as RawRow[]) {
         for (const r of rows) {
           const row = fromRaw(r);
           const hash = chainHash(prev, rowFields(row));
-          set.run(prev, hash, row.global_position);
+          set.run(hashBytes(hash), row.global_position);
           prev = hash;
           head = row.global_position;
         }
       }
       this.db.prepare("INSERT INTO chain_meta (key, value) VALUES ('chained_from', ?)").run(String(head));
     });
-    if (this.chain || !cols.includes('hash')) upgrade.immediate();
+    if (this.chain || !cols.includes('hash') || hexLayout) upgrade.immediate();
   }
 
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult> {
@@ -375,7 +386,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
           f.metadata = row.metadata;
           f.eventId = e.eventId;
           const hash = chainHash(head.hash, f);
-          const assigned = Number(this.stmts.insertChained.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, head.hash, hash).lastInsertRowid);
+          const assigned = Number(this.stmts.insertChained.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, hashBytes(hash)).lastInsertRowid);
           // Cannot differ while the head is right (rows are only ever appended); if it does, the row was
           // hashed for another position: refuse it (the savepoint rolls it back) and re-read the head.
           if (assigned !== pos) throw new ChainHeadStale(pos, assigned);
@@ -460,11 +471,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   /** The chain head, read inside the write transaction when this connection does not know it. */
   private currentChainHead(): { position: number; hash: string } {
     if (this.chainHead) return this.chainHead;
-    const last = this.stmts.lastHash.get() as [number, string | null] | undefined;
+    const last = this.stmts.lastHash.get() as [number, Buffer | null] | undefined;
     if (!last) return (this.chainHead = { position: 0, hash: genesisHash(this.workspaceId) });
     // A row without a hash (written with the chain off) cannot be extended: chain from it anyway so
     // appends keep working; verify reports the unchained row.
-    return (this.chainHead = { position: last[0], hash: last[1] ?? '' });
+    return (this.chainHead = { position: last[0], hash: hashHex(last[1]) ?? '' });
   }
 
   private forgetRevisions(): void {
@@ -527,7 +538,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   }
 
   async readChainPage(after: number, limit: number): Promise<ChainRow[]> {
-    return (this.stmts.chainPage.all(after, limit) as Array<[...RawRow, string | null, string | null]>).map((r) => ({
+    return (this.stmts.chainPage.all(after, limit) as Array<[...RawRow, Buffer | null]>).map((r) => ({
       position: r[0],
       eventId: r[1],
       streamId: r[2],
@@ -536,24 +547,24 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       schemaVersion: r[5],
       data: r[6],
       metadata: r[7],
-      prevHash: r[8],
-      hash: r[9],
+      hash: hashHex(r[8]),
     }));
   }
 
   async chainInfo(): Promise<ChainInfo> {
-    const last = this.stmts.lastHash.get() as [number, string | null] | undefined;
+    const last = this.stmts.lastHash.get() as [number, Buffer | null] | undefined;
     return {
       chainedFrom: Number(this.stmts.meta.get('chained_from') ?? 0),
       headPosition: last?.[0] ?? 0,
-      headHash: last ? (last[1] ?? '') : genesisHash(this.workspaceId),
+      headHash: last ? (hashHex(last[1]) ?? '') : genesisHash(this.workspaceId),
     };
   }
 
   /**
    * `audit verify`'s fast pass: the log up to the current head split into `threads` ranges, each
    * checked by a worker thread on its own read-only connection (sqlite-chain-worker.ts), then stitched:
-   * range k's first prevHash must be range k − 1's last hash (the genesis for the first). Sequential
+   * range k starts from the stored hash at its lower bound, which must be range k − 1's last hash (the
+   * genesis for the first range). Sequential
    * verification is one core hashing; this uses them all. Null → the streaming pass runs instead.
    */
   async chainScan(wanted: Set<number>, genesis: string, threads: number): Promise<CleanScan | null> {
@@ -565,14 +576,15 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     const jobs: ChainScanJob[] = bounds.slice(1).map((hi, i) => ({ file: this.file, lo: bounds[i], hi, wanted: [...wanted].filter((p) => p > bounds[i] && p <= hi) }));
     let results: ChainScanResult[];
     try {
-      results = await Promise.all(jobs.map(runChainScanWorker));
+      results = await Promise.all(jobs.map((job) => runChainScanWorker(job, genesis)));
     } catch {
       return null;
     }
     const hashAt = new Map<number, string>();
     let prev = genesis;
     for (const r of results) {
-      if (!r.ok || r.firstPrevHash !== prev || r.lastHash === null) return null;
+      // The first range starts from the genesis (handed to it); each later one from the stored hash at its lower bound.
+      if (!r.ok || (r.firstPrevHash ?? genesis) !== prev || r.lastHash === null) return null;
       for (const [p, h] of r.hashAt) hashAt.set(p, h);
       prev = r.lastHash;
     }
@@ -601,10 +613,10 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
 /** Below this many events the streaming pass is as fast as starting worker threads. */
 const PARALLEL_SCAN_MIN_ROWS = 20_000;
 
-function runChainScanWorker(job: ChainScanJob): Promise<ChainScanResult> {
+function runChainScanWorker(job: ChainScanJob, genesis: string): Promise<ChainScanResult> {
   const ext = path.extname(__filename);
   const entry = path.join(__dirname, `sqlite-chain-worker${ext}`);
-  const workerData = { chainScan: job };
+  const workerData = { chainScan: job, genesis };
   // From the TypeScript sources (tests, benchmarks) through the swc require hook, as src/axes/visual/threads.ts.
   const worker =
     ext === '.ts'
