@@ -36,7 +36,7 @@ interface Case {
 }
 
 /** Deterministic PRNG (mulberry32): a seed gives the same sample on every machine. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -53,7 +53,7 @@ const isCode = (p: string) => {
 };
 
 /** First-parent history, oldest first, with each commit's changed files (renames as their new path). */
-async function history(repo: GitRepo): Promise<Commit[]> {
+export async function history(repo: GitRepo): Promise<Commit[]> {
   const out = await repo.git(['log', '--first-parent', '--reverse', '--format=%x00%H %P%x01%ae', '--name-only', '--no-renames', 'HEAD'], { maxBuffer: 1024 * 1024 * 1024 });
   const commits: Commit[] = [];
   for (const chunk of out.split('\0').slice(1)) {
@@ -66,7 +66,7 @@ async function history(repo: GitRepo): Promise<Commit[]> {
   return commits;
 }
 
-function candidates(commits: Commit[]): Case[] {
+export function candidates(commits: Commit[]): Case[] {
   const out: Case[] = [];
   const small = (c: Commit) => {
     const code = c.files.filter(isCode).length;
@@ -131,10 +131,12 @@ function pairErrors(truth: Map<string, number>, groups: Map<string, string>): { 
 
 export async function main(args: string[]): Promise<void> {
   const repoDir = argValue(args, '--repo');
-  if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S]');
+  if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S] [--signals a,b | --without a] [--syntax-only] [--verbose]');
   const n = Number(argValue(args, '--n') ?? 150);
   const seed = Number(argValue(args, '--seed') ?? 1);
   const verbose = args.includes('--verbose');
+  // --syntax-only: no TypeScript checker (the compute default runs it for TS/JS under a project root).
+  const syntaxOnly = args.includes('--syntax-only');
   
   // --signals a,b (or none) sets them; --without a,b removes from the default.
   const listArg = (name: string) => (argValue(args, name) ?? '').split(',').filter(Boolean);
@@ -166,7 +168,7 @@ export async function main(args: string[]): Promise<void> {
       const t0 = performance.now();
       let groups: Map<string, string>;
       try {
-        const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals });
+        const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals, typeEdges: !syntaxOnly });
         groups = new Map();
         for (const cohort of data.cohorts) for (const f of cohort.files) groups.set(f, cohort.key);
       } catch (e) {
@@ -197,7 +199,7 @@ export async function main(args: string[]): Promise<void> {
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
     const row = (label: string, xs: number[]) => `${label.padEnd(20)} median ${median(xs).toFixed(3)}  mean ${mean(xs).toFixed(3)}`;
     const scored = scores.engine.length;
-    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], ${signals.includes('type-edges') ? 'type-resolved + syntactic edges' : 'syntactic edges only'}, k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
+    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], ${syntaxOnly ? 'syntactic edges only' : `type-resolved + syntactic edges (checker edges join: ${signals.includes('type-edges') ? 'all' : signals.includes('type-bindings') ? 'bindings and namespace members' : 'none'})`}, k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
     console.log(row('engine', scores.engine));
     console.log(row('group-by-file', scores.byFile));
     console.log(row('group-by-directory', scores.byDirectory));
@@ -210,6 +212,7 @@ export async function main(args: string[]): Promise<void> {
         repo: name,
         seed,
         signals,
+        typeEdges: !syntaxOnly,
         candidates: all.length,
         cases: scored,
         failures,

@@ -57,3 +57,23 @@ export interface FileFacts {
   /** Which parser produced the facts when it was not the grammar's tree-sitter parser (a fallback). */
   parser?: 'typescript';
 }
+
+/** How a checker edge's reference names its target (graph.ts `Edge.form`). */
+export type CheckerForm = 'binding' | 'namespace' | 'receiver';
+
+/** One walked file's checker edges at one commit, as stored (the `from` file is the key's; type-edges.ts). */
+export interface StoredCheckerEdge {
+  from: string;
+  to: string;
+  toFile: string;
+  kind: ReferenceKind;
+  line: number;
+  form: CheckerForm;
+  member?: string;
+}
+
+/** Where per-commit checker results live (FactsCache implements it). */
+export interface CheckerEdgeStore {
+  getCheckerEdges(commit: string, path: string, engine: string): StoredCheckerEdge[] | undefined;
+  putCheckerEdges(entries: Array<{ commit: string; path: string; engine: string; edges: StoredCheckerEdge[] }>): void;
+}

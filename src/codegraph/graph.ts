@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { BOUNDS, clipId } from '../events/catalogue/bounds';
-import type { Definition, ImportDecl, Reference, ReferenceKind } from './facts';
+import type { CheckerForm, Definition, ImportDecl, Reference, ReferenceKind } from './facts';
 import type { CommitIndex, IndexedFile } from './indexer';
 import { LANGUAGES } from './languages';
 import { dartModulePath } from './lang-dart';
@@ -36,7 +36,15 @@ export interface Edge {
   provenance: EdgeProvenance;
   /** Checker edges only: the field of `to` that was read (`to` owns a declaration that is no definition of its own). */
   member?: string;
+  /**
+   * Checker edges only: how the reference names its target. `binding`: a plain identifier (an import, a
+   * `require`, a chain of re-exports, a local alias); `namespace`: a property of a module object
+   * (`commander.program`, `ns.twice`); `receiver`: a property of a value whose type the checker inferred
+   * (`event.respond()`, `this.parse()`).
+   */
+  form?: CheckerForm;
 }
+
 
 export interface EdgeStats {
   resolved: number;

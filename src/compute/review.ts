@@ -22,7 +22,7 @@ import { BOUNDS, clipId } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
-export const REVIEW_ENGINE_VERSION = `review-5+${CODEGRAPH_ENGINE_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-6+${CODEGRAPH_ENGINE_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -40,9 +40,11 @@ export interface ComputeReviewInput {
   signals?: readonly FormationSignal[];
   /**
    * TypeScript's checker resolves the changed TS/JS files' references (type-edges.ts) on top of the
-   * syntactic edges. Default: when the `type-edges` formation signal is on (the only consumer that
-   * reads them from a computation). Bounded by file count, not time, so the result does not depend on
-   * machine load.
+   * syntactic edges, for the files under a project root (a tsconfig.json, jsconfig.json or package.json
+   * in their directory or above). Default on; `false` is the syntax-only path. Checker edges feed the
+   * graph (blast radius, dependents) with provenance `checker`; which of them may join cohorts is the
+   * formation signals' decision (`type-bindings`, `type-edges`). Bounded by file count, not time, so the
+   * result does not depend on machine load.
    */
   typeEdges?: boolean;
   onProgress?: (phase: 'index-base' | 'index-head', p: IndexProgress) => void;
@@ -153,13 +155,21 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
 
   // Type-resolved edges from the changed TS/JS code files (head), and at base when a definition was deleted.
   const checker: CheckerEdgeStats[] = [];
-  if ((input.typeEdges ?? signals.includes('type-edges')) && head && base) {
+  if ((input.typeEdges ?? true) && head && base) {
     const code = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test'));
     const headFiles = code.filter((f) => f.status !== 'deleted').map((f) => f.path);
-    checker.push(await addCheckerEdges(head, repo, { files: headFiles, lib: false }));
-    if (code.some((f) => f.fragments.some((fr) => fr.change === 'deleted'))) {
-      const baseFiles = code.filter((f) => f.status !== 'added').map((f) => f.oldPath ?? f.path);
-      checker.push(await addCheckerEdges(base, repo, { files: baseFiles, lib: false }));
+    // Each walked file's result is kept per commit in the workspace cache: a recomputation (another base
+    // for the same head, a PR against the same base) walks only what it has not seen.
+    const cache = FactsCache.open(input.workspaceDir);
+    try {
+      // Only edges into the changed files matter here (formation, blast radius): the rest is not asked of the checker.
+      checker.push(await addCheckerEdges(head, repo, { files: headFiles, targetFiles: headFiles, lib: false, cache }));
+      if (code.some((f) => f.fragments.some((fr) => fr.change === 'deleted'))) {
+        const baseFiles = code.filter((f) => f.status !== 'added').map((f) => f.oldPath ?? f.path);
+        checker.push(await addCheckerEdges(base, repo, { files: baseFiles, targetFiles: baseFiles, lib: false, cache }));
+      }
+    } finally {
+      cache.close();
     }
   }
 
@@ -210,6 +220,12 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       checkerProgramFiles: checker.reduce((n, c) => n + c.programFiles, 0),
       checkerTruncated: checker.some((c) => c.truncated) ? 1 : 0,
       checkerMs: checker.reduce((n, c) => n + c.ms, 0),
+      checkerProgramMs: checker.reduce((n, c) => n + (c.programMs ?? 0), 0),
+      checkerWalkMs: checker.reduce((n, c) => n + (c.walkMs ?? 0), 0),
+      checkerReadMs: checker.reduce((n, c) => n + (c.readMs ?? 0), 0),
+      checkerReusedSourceFiles: checker.reduce((n, c) => n + (c.reusedSourceFiles ?? 0), 0),
+      checkerStoredFiles: checker.reduce((n, c) => n + (c.fromCache ?? 0), 0),
+      checkerOutsideProject: checker.reduce((n, c) => n + (c.outsideProject ?? 0), 0),
       parseErrorFiles: parseErrorFiles.size,
       nameMatchedReferences: head?.stats.nameMatch ?? 0,
       elapsedMs: Math.round(performance.now() - started),

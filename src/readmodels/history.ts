@@ -208,18 +208,18 @@ function entryOf(r: Row): HistoryEntry {
 export async function historyFromRows(storage: ReadModelStorage, slot: Slot, repoId: string, streamId: string, symbolIds: Iterable<string>, until: number): Promise<Map<string, HistoryEntry[]>> {
   const sql = historySql(slot);
   const ws = storage.workspaceId;
-  const roundRow = (await storage.query(sql.round, [ws, streamId, until]))[0];
-  const round = roundRow ? Number(roundRow.round) : 1;
+  const symbols = [...new Set(symbolIds)];
+  // The statements side by side: on PostgreSQL each is a round trip, and none needs another's answer.
+  const [roundRows, ...perSymbol] = await Promise.all([storage.query(sql.round, [ws, streamId, until]), ...symbols.map((symbolId) => storage.query(sql.entries, [until, until, until, until, ws, repoId, symbolId, until]))]);
+  const round = roundRows[0] ? Number(roundRows[0].round) : 1;
   const out = new Map<string, HistoryEntry[]>();
-  for (const symbolId of symbolIds) {
-    if (out.has(symbolId)) continue;
-    const rows = await storage.query(sql.entries, [until, until, until, until, ws, repoId, symbolId, until]);
+  symbols.forEach((symbolId, i) => {
     const list: HistoryEntry[] = [];
-    for (const r of rows) {
+    for (const r of perSymbol[i]) {
       if (String(r.stream_id) === streamId && Number(r.round) >= round) continue;
       list.push(entryOf(r));
     }
     out.set(symbolId, list);
-  }
+  });
   return out;
 }

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
 import { indexCommit } from '../../src/codegraph/indexer';
-import { addCheckerEdges } from '../../src/codegraph/type-edges';
+import { addCheckerEdges, clearCheckerSourceCache } from '../../src/codegraph/type-edges';
 import { computeReview } from '../../src/compute/review';
 import { GitRepo } from '../../src/git/repo';
 import { gitRepoSuite } from '../support/git-repo-suite';
@@ -77,6 +77,65 @@ describe('type-resolved edges (TypeScript checker)', () => {
     expect(targets).not.toContain('src/ns.ts#Pair');
   });
 
+  it('records how each checker edge names its target: a binding, a namespace member or a member of an inferred receiver', async () => {
+    const g = await graphAt(c1);
+    await addCheckerEdges(g, repo, { files: ['src/use.ts', 'src/ns-use.ts', 'lib/main.js'] });
+    const form = (from: string, to: string) => g.edges.find((e) => e.from === from && e.to === to && e.provenance === 'checker')?.form;
+    expect(form('src/use.ts#go', 'src/job.ts#Job.run')).toBe('receiver');
+    // (`ns.twice` of a namespace import is resolved syntactically already: the checker only confirms it.)
+    expect(g.edges.find((e) => e.from === 'src/ns-use.ts#four' && e.to === 'src/ns.ts#twice')?.provenance).toBe('syntax');
+    // `lib` is `require('./')`: a module object, so `lib.helper` is a namespace member.
+    expect(g.edges.find((e) => e.fromFile === 'lib/main.js' && e.toFile === 'lib/index.js' && e.provenance === 'checker')?.form).toBe('namespace');
+    expect(g.edges.filter((e) => e.provenance === 'syntax').every((e) => e.form === undefined)).toBe(true);
+  });
+
+  it('keeps each walked file per commit: a second walk at the same commit reads the stored edges and builds no Program', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-te-store-'));
+    const store = FactsCache.open(dir);
+    try {
+      const edgesOf = (g: CodeGraph) => g.edges.filter((e) => e.provenance === 'checker').map((e) => JSON.stringify(e)).sort();
+      const first = await graphAt(c1);
+      const s1 = await addCheckerEdges(first, repo, { files: ['src/use.ts', 'src/ns-use.ts'], cache: store });
+      expect(s1).toMatchObject({ walked: 2, fromCache: 0 });
+      expect(s1.programFiles).toBeGreaterThan(0);
+      const second = await graphAt(c1);
+      const s2 = await addCheckerEdges(second, repo, { files: ['src/use.ts', 'src/ns-use.ts'], cache: store });
+      expect(s2).toMatchObject({ walked: 2, fromCache: 2, programFiles: 0, added: s1.added, confirmed: s1.confirmed });
+      expect(edgesOf(second)).toEqual(edgesOf(first));
+      // Another commit is another key: walked again (and use.ts changed there, so its edges differ in lines).
+      const other = await graphAt(c2);
+      const s3 = await addCheckerEdges(other, repo, { files: ['src/use.ts'], cache: store });
+      expect(s3).toMatchObject({ walked: 1, fromCache: 0 });
+      // A truncated Program's result is not kept.
+      const capped = await graphAt(c2);
+      const s4 = await addCheckerEdges(capped, repo, { files: ['src/ns-use.ts'], cache: store, maxProgramFiles: 1 });
+      expect(s4.truncated).toBe(true);
+      const s5 = await addCheckerEdges(await graphAt(c2), repo, { files: ['src/ns-use.ts'], cache: store });
+      expect(s5).toMatchObject({ walked: 1, fromCache: 0, truncated: false });
+    } finally {
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reuses the parsed files of an earlier Program for unchanged blobs, with the same edges as a cold parse', async () => {
+    clearCheckerSourceCache();
+    const cold = await graphAt(c2);
+    const s1 = await addCheckerEdges(cold, repo, { files: ['src/use.ts'] });
+    expect(s1.reusedSourceFiles ?? 0).toBe(0);
+    // c1 → c2 changed job.ts and use.ts only: make.ts (and whatever else was loaded) is reused at c1.
+    const warm = await graphAt(c1);
+    const s2 = await addCheckerEdges(warm, repo, { files: ['src/use.ts'] });
+    expect(s2.reusedSourceFiles).toBeGreaterThan(0);
+    expect(s2.reusedSourceFiles).toBeLessThan(s2.programFiles);
+    clearCheckerSourceCache();
+    const again = await graphAt(c1);
+    await addCheckerEdges(again, repo, { files: ['src/use.ts'] });
+    const edgesOf = (g: CodeGraph) => g.edges.filter((e) => e.provenance === 'checker').map((e) => JSON.stringify(e)).sort();
+    expect(edgesOf(warm)).toEqual(edgesOf(again));
+    expect(warm.edges.some((e) => e.from === 'src/use.ts#go' && e.to === 'src/job.ts#Job.run')).toBe(true);
+  });
+
   it('resolves require of a directory in JavaScript', async () => {
     const g = await graphAt(c1);
     await addCheckerEdges(g, repo, { files: ['lib/main.js'] });
@@ -92,16 +151,99 @@ describe('type-resolved edges (TypeScript checker)', () => {
     expect(g.edges.length).toBe(before + stats.added);
   });
 
-  it('joins the caller and the changed method in one cohort only with the type-edges signal', async () => {
+  it('runs the checker by default (edges recorded with provenance, blast radius reads them) and joins along them only with a type signal', async () => {
     const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-te-ws-'));
     try {
       const cohortOf = (cohorts: Array<{ files: string[] }>, p: string) => cohorts.findIndex((c) => c.files.includes(p));
-      const plain = (await computeReview({ repo, baseSha: c1, headSha: c2, workspaceDir })).data;
-      expect(cohortOf(plain.cohorts, 'src/use.ts')).not.toBe(cohortOf(plain.cohorts, 'src/job.ts'));
-      expect(plain.metrics.checkerEdges).toBe(0);
+      const syntaxOnly = await computeReview({ repo, baseSha: c1, headSha: c2, workspaceDir, typeEdges: false });
+      expect(syntaxOnly.data.metrics.checkerEdges).toBe(0);
+      expect(syntaxOnly.head!.edges.some((e) => e.to === 'src/job.ts#Job.run')).toBe(false);
+      // Default: the checker runs over the changed TS files; its edge into the change is in the graph …
+      const plain = await computeReview({ repo, baseSha: c1, headSha: c2, workspaceDir });
+      expect(plain.data.metrics.checkerEdges).toBeGreaterThan(0);
+      expect(plain.head!.edges.find((e) => e.from === 'src/use.ts#go' && e.to === 'src/job.ts#Job.run')).toMatchObject({ provenance: 'checker', form: 'receiver', kind: 'call' });
+      // … and the blast radius of job.ts's cohort counts use.ts as a dependent through it (syntax-only does not).
+      const dependents = (d: typeof plain.data) => d.cohorts[cohortOf(d.cohorts, 'src/job.ts')].blastRadius.dependents.files;
+      expect(dependents(plain.data)).toContain('src/use.ts');
+      expect(dependents(syntaxOnly.data)).not.toContain('src/use.ts');
+      // … but the default signals (type-bindings) do not join along a member call on an inferred receiver (measured on h3: it over-merges).
+      expect(cohortOf(plain.data.cohorts, 'src/use.ts')).not.toBe(cohortOf(plain.data.cohorts, 'src/job.ts'));
+      // A recomputation reads the stored per-commit result instead of running the checker again.
+      const again = await computeReview({ repo, baseSha: c1, headSha: c2, workspaceDir });
+      // (job.ts and use.ts changed; nothing was deleted, so no walk at the base.)
+      expect(again.data.metrics.checkerStoredFiles).toBe(2);
+      expect(again.data.metrics.checkerProgramFiles).toBe(0);
+      expect(again.data.cohorts.map((c) => c.key)).toEqual(plain.data.cohorts.map((c) => c.key));
       const typed = (await computeReview({ repo, baseSha: c1, headSha: c2, workspaceDir, signals: ['changed-reference', 'new-symbol-import', 'test-subject', 'type-edges'] })).data;
       expect(cohortOf(typed.cohorts, 'src/use.ts')).toBe(cohortOf(typed.cohorts, 'src/job.ts'));
-      expect(typed.metrics.checkerEdges).toBeGreaterThan(0);
+    } finally {
+      fs.rmSync(workspaceDir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Only files under a project root (tsconfig.json, jsconfig.json or package.json in their directory or above) are walked. */
+describe('type-resolved edges need a project root', () => {
+  const suite = gitRepoSuite('rl-type-edges-root-', (f) => {
+    for (const dir of ['pkg', 'loose']) {
+      f.write(`${dir}/job.ts`, 'export class Job {\n  run(): number {\n    return 1;\n  }\n}\nexport function make(): Job {\n  return new Job();\n}\n');
+      f.write(`${dir}/use.ts`, "import { make } from './job';\nexport function go(): number {\n  return make().run();\n}\n");
+    }
+    f.write('pkg/package.json', '{ "name": "pkg", "type": "module" }\n');
+    return [f.commit('one')];
+  });
+
+  it('walks pkg/ (package.json) and leaves loose/ to the syntactic edges', async () => {
+    const cache = FactsCache.open(suite.cacheDir);
+    let g: CodeGraph;
+    try {
+      g = new CodeGraph(await indexCommit(suite.repo, suite.commits[0], { cache }));
+    } finally {
+      cache.close();
+    }
+    const stats = await addCheckerEdges(g, suite.repo, { files: ['pkg/use.ts', 'loose/use.ts'] });
+    expect(stats).toMatchObject({ walked: 1, outsideProject: 1 });
+    expect(g.edges.some((e) => e.from === 'pkg/use.ts#go' && e.to === 'pkg/job.ts#Job.run' && e.provenance === 'checker')).toBe(true);
+    expect(g.edges.some((e) => e.fromFile === 'loose/use.ts' && e.provenance === 'checker')).toBe(false);
+  });
+});
+
+/** `type-bindings`: checker edges through a binding or a module's member join; JavaScript into typings does not. */
+describe('type-bindings formation signal', () => {
+  const suite = gitRepoSuite('rl-type-bindings-', (f) => {
+    f.write('package.json', '{ "name": "p", "main": "lib/index.js", "types": "typings/index.d.ts" }\n');
+    f.write('lib/index.js', 'exports.helper = function helper() {\n  return 1;\n};\n');
+    f.write('lib/main.js', "const lib = require('./');\nmodule.exports = () => lib.helper();\n");
+    f.write('typings/index.d.ts', 'export declare function helper(): number;\n');
+    f.write('test/use.test.js', "const p = require('..');\ntest('helper', () => {\n  p.helper();\n});\n");
+    const c1 = f.commit('one');
+    f.write('lib/index.js', 'exports.helper = function helper() {\n  return 2;\n};\n');
+    f.write('lib/main.js', "const lib = require('./');\nmodule.exports = () => lib.helper() + 1;\n");
+    f.write('typings/index.d.ts', 'export declare function helper(n?: number): number;\n');
+    f.write('test/use.test.js', "const p = require('..');\ntest('helper', () => {\n  p.helper(1);\n});\n");
+    return [c1, f.commit('two')];
+  });
+
+  it('joins lib/main.js to the changed lib/index.js through the module object, never a JS test to the typings', async () => {
+    const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tb-ws-'));
+    try {
+      const [c1, c2] = suite.commits;
+      const base = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject'] as const;
+      const together = (d: { cohorts: Array<{ files: string[] }> }, a: string, b: string) => d.cohorts.some((c) => c.files.includes(a) && c.files.includes(b));
+      const syntaxOnly = (await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir, typeEdges: false })).data;
+      expect(together(syntaxOnly, 'lib/main.js', 'lib/index.js')).toBe(false);
+      const without = (await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir, signals: base })).data;
+      expect(together(without, 'lib/main.js', 'lib/index.js')).toBe(false);
+      // type-bindings is a default signal.
+      const plain = (await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir })).data;
+      expect(together(plain, 'lib/main.js', 'lib/index.js')).toBe(true);
+      const bindings = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir, signals: [...base, 'type-bindings'] });
+      expect(bindings.head!.edges.find((e) => e.fromFile === 'lib/main.js' && e.toFile === 'lib/index.js')).toMatchObject({ provenance: 'checker', form: 'namespace' });
+      expect(bindings.head!.edges.find((e) => e.fromFile === 'test/use.test.js' && e.toFile === 'typings/index.d.ts')).toMatchObject({ provenance: 'checker' });
+      expect(together(bindings.data, 'lib/main.js', 'lib/index.js')).toBe(true);
+      expect(together(bindings.data, 'test/use.test.js', 'typings/index.d.ts')).toBe(false);
+      const all = (await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir, signals: [...base, 'type-edges'] })).data;
+      expect(together(all, 'test/use.test.js', 'typings/index.d.ts')).toBe(true);
     } finally {
       fs.rmSync(workspaceDir, { recursive: true, force: true });
     }

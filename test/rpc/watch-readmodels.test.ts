@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { canonicalJson } from '../../src/events/canonical-json';
+import { PostgresBackend, PostgresEventStore } from '../../src/events/store/postgres';
 import { SqliteEventStore } from '../../src/events/store/sqlite';
 import { auditQuery } from '../../src/projections/audit';
 import type { QueryDefinition } from '../../src/projections/query';
@@ -10,6 +11,32 @@ import { readModelHost } from '../../src/readmodels/registry';
 import { WatchHub, type WatchSink, type WatchUpdate } from '../../src/rpc/watch';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from '../readmodels/generate';
+import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
+
+type Opened = WorkspaceHandle & { close(): Promise<void> };
+
+const openSqlite = async (): Promise<Opened> => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-watch-rm-'));
+  const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'rm', synchronous: 'NORMAL' });
+  return { id: 'rm', dir, store, cache: new Map(), close: () => store.close() };
+};
+
+const openPostgres = (schema: string) => async (): Promise<Opened> => {
+  const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
+  const store = await PostgresEventStore.open({ backend, workspaceId: 'rm' });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-watch-rm-pg-'));
+  return {
+    id: 'rm',
+    dir,
+    store,
+    cache: new Map(),
+    close: async () => {
+      await store.close();
+      await backend.close();
+      await dropSchema(schema);
+    },
+  };
+};
 
 /**
  * The audit query itself, except that folding it fails: a watch that answers (snapshot, updates,
@@ -39,56 +66,59 @@ async function until(cond: () => Promise<boolean> | boolean, ms = 30_000): Promi
   }
 }
 
-describe('watch subscriptions of workspace-wide queries answer from their read model', () => {
-  jest.setTimeout(120_000);
-  let ws: WorkspaceHandle & { store: SqliteEventStore };
-  const appends = [...generateLog({ seed: 21, prs: 10, principals: 12, events: 900 })];
+function watchFromModel(name: string, open: () => Promise<Opened>): void {
+  describe(`${name}: watch subscriptions of workspace-wide queries answer from their read model`, () => {
+    jest.setTimeout(120_000);
+    let ws: Opened;
+    const appends = [...generateLog({ seed: 21, prs: 10, principals: 12, events: 900 })];
 
-  beforeAll(async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-watch-rm-'));
-    const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'rm', synchronous: 'NORMAL' });
-    ws = { id: 'rm', dir, store, cache: new Map() };
-    await appendLog(store, appends.slice(0, 600), 10);
-    await readModelHost(ws)!.settle();
+    beforeAll(async () => {
+      ws = await open();
+      await appendLog(ws.store, appends.slice(0, 600), 10);
+      await readModelHost(ws)!.settle();
+    });
+    afterAll(async () => {
+      await readModelHost(ws)?.close();
+      await ws.close();
+    });
+
+    test('snapshot and every update equal the fold at their positions, with no fold of the log; a resume gets the missed changes as one coalesced update', async () => {
+      const hub = new WatchHub();
+      const input = auditQuery.input.parse({ order: 'desc', limit: 5 });
+      const updates: WatchUpdate[] = [];
+      const start = await hub.watch(ws, unfoldableAudit, input, undefined, sinkInto(updates));
+      start.watcher.start();
+      const at = start.snapshot!.position;
+      expect(at).toBe(await ws.store.headPosition());
+      expect(JSON.parse(start.snapshot!.valueJson)).toEqual((await foldQuery(auditQuery, ws, input, at)).value);
+
+      // Appends land while it watches: each update is the answer exactly as of its position.
+      for (let i = 600; i < appends.length; i += 30) await appendLog(ws.store, appends.slice(i, i + 30), 5);
+      const head = await ws.store.headPosition();
+      const final = canonicalJson((await foldQuery(auditQuery, ws, input, head)).value);
+      await until(() => updates.length > 0 && updates[updates.length - 1].valueJson === final);
+      expect(updates.length).toBeGreaterThan(1);
+      let previous = at;
+      for (const u of updates) {
+        expect(u.position).toBeGreaterThan(previous);
+        previous = u.position;
+        expect({ position: u.position, value: JSON.parse(u.valueJson) }).toEqual({ position: u.position, value: (await foldQuery(auditQuery, ws, input, u.position)).value });
+      }
+
+      // Resume from the snapshot's position: the missed changes arrive as one update, the current answer.
+      const resumed: WatchUpdate[] = [];
+      const again = await hub.watch(ws, unfoldableAudit, input, at, sinkInto(resumed));
+      again.watcher.start();
+      expect(again.snapshot).toBeUndefined();
+      expect(resumed).toHaveLength(1);
+      expect(resumed[0]).toMatchObject({ valueJson: final, coalesced: true });
+      expect(resumed[0].position).toBeGreaterThan(at);
+      start.watcher.close();
+      again.watcher.close();
+      hub.close();
+    });
   });
-  afterAll(async () => {
-    await readModelHost(ws)?.close();
-    await ws.store.close();
-  });
+}
 
-  test('snapshot and every update equal the fold at their positions, with no fold of the log; a resume gets the missed changes as one coalesced update', async () => {
-    const hub = new WatchHub();
-    const input = auditQuery.input.parse({ order: 'desc', limit: 5 });
-    const updates: WatchUpdate[] = [];
-    const start = await hub.watch(ws, unfoldableAudit, input, undefined, sinkInto(updates));
-    start.watcher.start();
-    const at = start.snapshot!.position;
-    expect(at).toBe(await ws.store.headPosition());
-    expect(JSON.parse(start.snapshot!.valueJson)).toEqual((await foldQuery(auditQuery, ws, input, at)).value);
-
-    // Appends land while it watches: each update is the answer exactly as of its position.
-    for (let i = 600; i < appends.length; i += 30) await appendLog(ws.store, appends.slice(i, i + 30), 5);
-    const head = await ws.store.headPosition();
-    const final = canonicalJson((await foldQuery(auditQuery, ws, input, head)).value);
-    await until(() => updates.length > 0 && updates[updates.length - 1].valueJson === final);
-    expect(updates.length).toBeGreaterThan(1);
-    let previous = at;
-    for (const u of updates) {
-      expect(u.position).toBeGreaterThan(previous);
-      previous = u.position;
-      expect({ position: u.position, value: JSON.parse(u.valueJson) }).toEqual({ position: u.position, value: (await foldQuery(auditQuery, ws, input, u.position)).value });
-    }
-
-    // Resume from the snapshot's position: the missed changes arrive as one update, the current answer.
-    const resumed: WatchUpdate[] = [];
-    const again = await hub.watch(ws, unfoldableAudit, input, at, sinkInto(resumed));
-    again.watcher.start();
-    expect(again.snapshot).toBeUndefined();
-    expect(resumed).toHaveLength(1);
-    expect(resumed[0]).toMatchObject({ valueJson: final, coalesced: true });
-    expect(resumed[0].position).toBeGreaterThan(at);
-    start.watcher.close();
-    again.watcher.close();
-    hub.close();
-  });
-});
+watchFromModel('sqlite', openSqlite);
+whenPostgres('postgres watch from read models', () => watchFromModel('postgres', openPostgres(uniqueSchema('rl_watch_rm'))));
