@@ -72,3 +72,20 @@ export function mirrorPairs(paths: string[]): Array<[string, string]> {
   for (const ps of byTail.values()) for (const p of ps.slice(1)) out.push([ps[0], p]);
   return out.sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
 }
+
+/** A build or test tool's configuration module: `vite.config.ts`, `vitest.config.mjs`, `eslint.config.js`, `build.config.ts`. */
+export function isToolingConfig(p: string): boolean {
+  return /^[\w-]+\.config\.[cm]?[jt]s$/.test(path.posix.basename(p));
+}
+
+/**
+ * Changed tooling configurations of one directory, as pairs: they change together when the toolchain
+ * does (a bundler upgrade, a move from `.mjs` to `.ts`), and nothing references them.
+ */
+export function toolingConfigPairs(paths: string[]): Array<[string, string]> {
+  const byDir = new Map<string, string[]>();
+  for (const p of [...paths].sort()) if (isToolingConfig(p)) byDir.set(path.posix.dirname(p), [...(byDir.get(path.posix.dirname(p)) ?? []), p]);
+  const out: Array<[string, string]> = [];
+  for (const ps of byDir.values()) for (const p of ps.slice(1)) out.push([ps[0], p]);
+  return out;
+}

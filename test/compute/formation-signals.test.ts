@@ -1,6 +1,6 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
-import type { FormationSignal } from '../../src/codegraph/formation';
+import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { mirrorPairs, subjectOf } from '../../src/codegraph/pairing';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
@@ -141,6 +141,25 @@ describe('formation signals', () => {
     g.write('pkg/two.py', 'def two():\n    """Two.\n\n    .. versionadded:: 6.0 of the package\n    """\n    # TODO: optimize this one later\n    return 2\n');
     const head2 = g.commit('idioms, comments, docstrings');
     expect(groups(await compute(g, base2, head2, DEFAULTS))).toEqual(['pkg/one.py', 'pkg/two.py', 'test/a.test.ts', 'test/b.test.ts']);
+  });
+
+  it('tooling-config: the build and test tools\' configs of one directory join each other, not a source or another directory\'s config', async () => {
+    const f = fixture();
+    f.write('build.config.ts', "export default { entries: ['src/index'] };\n");
+    f.write('vitest.config.ts', "export default { test: { environment: 'node' } };\n");
+    f.write('demo/vite.config.ts', 'export default { root: "." };\n');
+    f.write('src/index.ts', 'export const one = 1;\n');
+    const base = f.commit('base');
+    f.write('build.config.ts', "export default { entries: ['src/index'], declaration: true };\n");
+    f.write('vitest.config.ts', "export default { test: { environment: 'node', coverage: {} } };\n");
+    f.write('demo/vite.config.ts', 'export default { root: "./demo" };\n');
+    f.write('src/index.ts', 'export const one = 2;\n');
+    const head = f.commit('toolchain update');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['build.config.ts,vitest.config.ts', 'demo/vite.config.ts', 'src/index.ts']);
+    expect(cohortOf(r, 'build.config.ts').groupingReason).toBe('tooling configuration of one directory: build.config.ts and vitest.config.ts');
+    const without = DEFAULT_SIGNALS.filter((x) => x !== 'tooling-config');
+    expect(groups(await compute(f, base, head, without))).toEqual(['build.config.ts', 'demo/vite.config.ts', 'src/index.ts', 'vitest.config.ts']);
   });
 
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {
