@@ -16,10 +16,13 @@ export interface EcmaRawDef {
   node: Node;
   nameNode: Node;
   kind: string;
+  /** nameNode's text when it was read off the source (see wordAt). */
+  name?: string;
 }
 export interface EcmaRawRef {
   nameNode: Node;
   kind: ReferenceKind;
+  name?: string;
   /** The receiver text of a member call (`qualifierOf`'s answer, known here without asking for the parent). */
   receiver?: Node;
   /** Start of the node the query's last step matched: the order the query returns its matches in. */
@@ -69,11 +72,25 @@ function fieldIds(root: Node): FieldIds {
 
 const child = (n: Node, field: number): Node | null => (field < 0 ? null : n.childForFieldId(field));
 
+const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
+/**
+ * The text of an identifier-like node (identifier, property_identifier, type_identifier) read off the source:
+ * the run of ASCII word characters at its start, unless a non-ASCII letter or an escape continues it (then
+ * the node's own text). `.text` asks wasm for the node's end: one call per name saved.
+ */
+function wordAt(n: Node, source: string): string {
+  const start = n.startIndex;
+  let end = start;
+  while (end < source.length && isWordChar(source.charCodeAt(end))) end++;
+  const next = end < source.length ? source.charCodeAt(end) : 0;
+  return end === start || next > 127 || next === 92 ? n.text : source.slice(start, end);
+}
+
 /**
  * Definitions and references of one error-free ECMAScript tree, as the tags query reports them.
  * `topLevelDeclarations`: start offsets of the root's lexical/variable declarations (`(program (lexical_declaration …))`).
  */
-export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: Set<number>): { defs: EcmaRawDef[]; refs: EcmaRawRef[] } {
+export function ecmaTags(root: Node, source: string, languageId: string, topLevelDeclarations: Set<number>): { defs: EcmaRawDef[]; refs: EcmaRawRef[] } {
   const ts = languageId === 'typescript' || languageId === 'tsx';
   const f = fieldIds(root);
   const defs: EcmaRawDef[] = [];
@@ -84,8 +101,9 @@ export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: S
       const name = child(d, f.name);
       if (!name || name.type !== 'identifier') continue;
       const value = child(d, f.value);
-      if (value && FUNCTION_VALUES.has(value.type)) defs.push({ node: d, nameNode: name, kind: 'function' });
-      if (topLevel || exported) defs.push({ node: d, nameNode: name, kind: 'constant' });
+      const text = wordAt(name, source);
+      if (value && FUNCTION_VALUES.has(value.type)) defs.push({ node: d, nameNode: name, kind: 'function', name: text });
+      if (topLevel || exported) defs.push({ node: d, nameNode: name, kind: 'constant', name: text });
     }
   };
   const anchors = root.descendantsOfType(ts ? [...ANCHORS_JS, ...ANCHORS_TS_ONLY] : [...ANCHORS_JS, ...ANCHORS_JS_ONLY]);
@@ -97,13 +115,14 @@ export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: S
         if (!fn) break;
         const fnType = fn.type;
         if (fnType === 'identifier') {
-          if (fn.text !== 'require') refs.push({ nameNode: fn, kind: 'call', order: fn.startIndex });
+          const name = wordAt(fn, source);
+          if (name !== 'require') refs.push({ nameNode: fn, kind: 'call', name, order: fn.startIndex });
         } else if (fnType === 'member_expression') {
           const property = child(fn, f.property);
           if (!property || property.type !== 'property_identifier') break;
           const args = child(n, f.arguments);
           if (!args || !args.isNamed) break;
-          refs.push({ nameNode: property, kind: 'call', receiver: fn, order: args.startIndex });
+          refs.push({ nameNode: property, kind: 'call', name: wordAt(property, source), receiver: fn, order: args.startIndex });
         }
         break;
       }
@@ -113,16 +132,18 @@ export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: S
         break;
       }
       case 'type_annotation':
-        for (const c of n.namedChildren) if (c.type === 'type_identifier') refs.push({ nameNode: c, kind: 'type', order: c.startIndex });
+        for (const c of n.namedChildren) if (c.type === 'type_identifier') refs.push({ nameNode: c, kind: 'type', name: wordAt(c, source), order: c.startIndex });
         break;
       case 'extends_clause': {
         const value = child(n, f.value);
-        if (value && value.type === 'identifier') refs.push({ nameNode: value, kind: 'class', order: value.startIndex });
+        if (value && value.type === 'identifier') refs.push({ nameNode: value, kind: 'class', name: wordAt(value, source), order: value.startIndex });
         break;
       }
       case 'method_definition': {
         const name = child(n, f.name);
-        if (name && name.type === 'property_identifier' && name.text !== 'constructor') defs.push({ node: n, nameNode: name, kind: 'method' });
+        if (!name || name.type !== 'property_identifier') break;
+        const text = wordAt(name, source);
+        if (text !== 'constructor') defs.push({ node: n, nameNode: name, kind: 'method', name: text });
         break;
       }
       case 'class':
@@ -141,10 +162,10 @@ export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: S
         const left = child(n, f.left);
         if (!left) break;
         const leftType = left.type;
-        if (leftType === 'identifier') defs.push({ node: n, nameNode: left, kind: 'function' });
+        if (leftType === 'identifier') defs.push({ node: n, nameNode: left, kind: 'function', name: wordAt(left, source) });
         else if (leftType === 'member_expression') {
           const property = child(left, f.property);
-          if (property && property.type === 'property_identifier') defs.push({ node: n, nameNode: property, kind: 'function' });
+          if (property && property.type === 'property_identifier') defs.push({ node: n, nameNode: property, kind: 'function', name: wordAt(property, source) });
         }
         break;
       }
@@ -152,7 +173,7 @@ export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: S
         const value = child(n, f.value);
         if (!value || !FUNCTION_VALUES.has(value.type)) break;
         const key = child(n, f.key);
-        if (key && key.type === 'property_identifier') defs.push({ node: n, nameNode: key, kind: 'function' });
+        if (key && key.type === 'property_identifier') defs.push({ node: n, nameNode: key, kind: 'function', name: wordAt(key, source) });
         break;
       }
       case 'export_statement': {
@@ -160,7 +181,7 @@ export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: S
         if (value && value.type === 'assignment_expression') {
           const left = child(value, f.left);
           const right = child(value, f.right);
-          if (left && left.type === 'identifier' && right && EXPORTED_ASSIGNMENT_VALUES.has(right.type)) defs.push({ node: n, nameNode: left, kind: 'constant' });
+          if (left && left.type === 'identifier' && right && EXPORTED_ASSIGNMENT_VALUES.has(right.type)) defs.push({ node: n, nameNode: left, kind: 'constant', name: wordAt(left, source) });
         }
         for (const c of n.namedChildren) {
           const t = c.type;
@@ -173,25 +194,25 @@ export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: S
         const value = child(n, f.value);
         if (!value || !FUNCTION_VALUES.has(value.type)) break;
         const name = child(n, type === 'field_definition' ? f.property : f.name);
-        if (name && name.type === 'property_identifier') defs.push({ node: n, nameNode: name, kind: 'method' });
+        if (name && name.type === 'property_identifier') defs.push({ node: n, nameNode: name, kind: 'method', name: wordAt(name, source) });
         break;
       }
       case 'function_signature': {
         const name = child(n, f.name);
-        if (name && name.type === 'identifier') defs.push({ node: n, nameNode: name, kind: 'function' });
+        if (name && name.type === 'identifier') defs.push({ node: n, nameNode: name, kind: 'function', name: wordAt(name, source) });
         break;
       }
       case 'method_signature':
       case 'abstract_method_signature': {
         const name = child(n, f.name);
-        if (name && name.type === 'property_identifier') defs.push({ node: n, nameNode: name, kind: 'method' });
+        if (name && name.type === 'property_identifier') defs.push({ node: n, nameNode: name, kind: 'method', name: wordAt(name, source) });
         break;
       }
       case 'abstract_class_declaration':
       case 'interface_declaration':
       case 'type_alias_declaration': {
         const name = child(n, f.name);
-        if (name && name.type === 'type_identifier') defs.push({ node: n, nameNode: name, kind: type === 'abstract_class_declaration' ? 'class' : type === 'interface_declaration' ? 'interface' : 'type' });
+        if (name && name.type === 'type_identifier') defs.push({ node: n, nameNode: name, kind: type === 'abstract_class_declaration' ? 'class' : type === 'interface_declaration' ? 'interface' : 'type', name: wordAt(name, source) });
         break;
       }
       case 'module':
@@ -202,13 +223,13 @@ export function ecmaTags(root: Node, languageId: string, topLevelDeclarations: S
       }
       case 'enum_declaration': {
         const name = child(n, f.name);
-        if (name && name.type === 'identifier') defs.push({ node: n, nameNode: name, kind: 'enum' });
+        if (name && name.type === 'identifier') defs.push({ node: n, nameNode: name, kind: 'enum', name: wordAt(name, source) });
         break;
       }
       default:
         if (FUNCTION_NODES.has(type)) {
           const name = child(n, f.name);
-          if (name && name.type === 'identifier') defs.push({ node: n, nameNode: name, kind: 'function' });
+          if (name && name.type === 'identifier') defs.push({ node: n, nameNode: name, kind: 'function', name: wordAt(name, source) });
         }
     }
   }

@@ -34,7 +34,7 @@ function captureRole(name: string): CaptureRole | null {
 }
 
 /** `end`: the node the definition runs to when it is not `node` itself (Dart bodies follow their signatures). */
-interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node }
+interface RawDef { node: Node; nameNode: Node; kind: string; end?: Node; /** nameNode's text, when already known. */ name?: string }
 
 export interface ExtractOptions {
   /** Run the tags query even where a hand-written walk replaces it (the reference the walk is tested against). */
@@ -73,10 +73,10 @@ export function extractFacts(grammar: LoadedGrammar, original: string, options: 
     for (const imp of imports) if (!imp.reexport) for (const b of imp.bindings) importedLocals.add(b.local.split('.')[0]);
 
     const rawDefs: RawDef[] = [];
-    const rawRefs: Array<{ nameNode: Node; kind: ReferenceKind; receiver?: Node }> = [];
+    const rawRefs: Array<{ nameNode: Node; kind: ReferenceKind; name?: string; receiver?: Node }> = [];
     const handWritten = !options.tagsByQuery && topLevelDeclarations && ECMA_LANGUAGES.has(grammar.spec.id);
     if (handWritten) {
-      const tags = ecmaTags(root, grammar.spec.id, topLevelDeclarations);
+      const tags = ecmaTags(root, source, grammar.spec.id, topLevelDeclarations);
       for (const d of tags.defs) rawDefs.push(d);
       for (const r of tags.refs) rawRefs.push(r);
     }
@@ -138,10 +138,10 @@ export function extractFacts(grammar: LoadedGrammar, original: string, options: 
       refs.push(ref);
     };
     const qualify = grammar.spec.id === 'dart' ? dartQualifierOf : grammar.spec.id === 'swift' ? swiftQualifierOf : qualifierOf;
-    for (const { nameNode, kind, receiver } of rawRefs) {
+    for (const { nameNode, kind, name, receiver } of rawRefs) {
       // Hand-written ECMAScript tags know a member call's receiver; their other references have none (qualifierOf's parents are never theirs).
       const qualifier = handWritten ? (receiver ? receiverQualifier(receiver, nameNode) : undefined) : qualify(nameNode);
-      push(nameNode.text, qualifier, kind, nameNode.startIndex, nameNode.startPosition.row + 1);
+      push(name ?? nameNode.text, qualifier, kind, nameNode.startIndex, nameNode.startPosition.row + 1);
     }
     if (grammar.spec.id === 'dart') for (const u of widgetbookUseCaseRefs(root)) push(u.member, u.node.text, 'call', u.node.startIndex, u.node.startPosition.row + 1);
     for (const use of usesOfImports(root, source, importedLocals, grammar.spec.sweepTypes, importRanges)) {
@@ -178,39 +178,29 @@ const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) 
 /**
  * Where the names occur as whole words (not after a word character or `$`, nor after a member dot `x.name`;
  * a spread `...name` is a use), in text order. Names made of `[\w$]` only (every ECMAScript import, most
- * others) are found by one pass over the text's words, sliced only when length and first character fit: the
- * regex alternation of all names, with its look-behinds tried at every offset, cost more than the rest of
- * the sweep. Other names (non-ASCII letters, `::`) take that regex, which the scan is equivalent to.
+ * others) are found with indexOf per name and the boundaries checked by hand: the regex alternation of all
+ * names, with its look-behinds tried at every offset, cost more than the rest of the sweep. Two occurrences
+ * of such names never overlap (each is a whole word), so the sorted union is what the regex finds. Other
+ * names (non-ASCII letters, `::`) take that regex.
  */
 function occurrencesOf(source: string, names: Set<string>): Array<[number, string]> {
   const out: Array<[number, string]> = [];
-  const afterMemberDot = (i: number) => i >= 2 && source.charCodeAt(i - 1) === 46 && source.charCodeAt(i - 2) !== 46;
   if (![...names].every((n) => WORD_NAME.test(n))) {
     const alternatives = [...names].map((n) => n.replace(/[$.*+?^{}()|[\]\\]/g, '\\$&')).join('|');
     const pattern = new RegExp(`(?<![\\w$])(?<![^.]\\.)(?:${alternatives})(?![\\w$])`, 'g');
     for (let m = pattern.exec(source); m; m = pattern.exec(source)) out.push([m.index, m[0]]);
     return out;
   }
-  const lengths = new Set<number>();
-  const firsts = new Set<number>();
-  for (const n of names) {
-    lengths.add(n.length);
-    firsts.add(n.charCodeAt(0));
-  }
-  const n = source.length;
-  for (let i = 0; i < n; ) {
-    if (!isWordChar(source.charCodeAt(i))) {
-      i++;
-      continue;
+  for (const name of names) {
+    for (let i = source.indexOf(name); i >= 0; i = source.indexOf(name, i + name.length)) {
+      const end = i + name.length;
+      if (i > 0 && isWordChar(source.charCodeAt(i - 1))) continue;
+      if (end < source.length && isWordChar(source.charCodeAt(end))) continue;
+      if (i >= 2 && source.charCodeAt(i - 1) === 46 && source.charCodeAt(i - 2) !== 46) continue;
+      out.push([i, name]);
     }
-    let j = i + 1;
-    while (j < n && isWordChar(source.charCodeAt(j))) j++;
-    if (lengths.has(j - i) && firsts.has(source.charCodeAt(i)) && !afterMemberDot(i)) {
-      const word = source.slice(i, j);
-      if (names.has(word)) out.push([i, word]);
-    }
-    i = j;
   }
+  if (names.size > 1) out.sort((a, b) => a[0] - b[0]);
   return out;
 }
 
@@ -258,7 +248,7 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
   const byQname = new Map<string, Array<{ index: number; node: Node; enclosing: BuiltDef | undefined; scope?: number }>>();
   const stack: number[] = [];
   for (const r of raw) {
-    const name = r.nameNode.text;
+    const name = r.name ?? r.nameNode.text;
     if (!name || name.length > 200 || /\s/.test(name)) continue;
     while (stack.length && out[stack[stack.length - 1]].endIndex <= r.node.startIndex) stack.pop();
     // The same node captured twice (e.g. an arrow-function const is both a function and a constant): keep the first.

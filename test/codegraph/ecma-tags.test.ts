@@ -74,12 +74,15 @@ describe('hand-written ECMAScript tags = the tags query', () => {
       'const k = class Named {};',
       'if (a) { const nested = () => 3; }',
       'foo(bar).baz(qux).quux`tpl`;',
+      // Names the source scan must hand back to the tree: non-ASCII letters, unicode escapes.
+      'const café = () => 1; function \\u0061bc() {} cafés(); naïve.run(); const x$1 = (v: Ünï) => v;',
     ].join('\n');
     const byQuery = extractFacts(ts, source, { tagsByQuery: true });
     const byHand = extractFacts(ts, source);
     expect(JSON.stringify(byHand)).toBe(JSON.stringify(byQuery));
     expect(byQuery.defs.map((d) => `${d.kind}:${d.qname}`)).toEqual(expect.arrayContaining(['constant:answer', 'function:handler', 'class:Base', 'method:Base.size', 'method:Base.field', 'interface:Shape', 'type:Alias', 'enum:Color', 'module:Space', 'function:Space.inner', 'function:ambient', 'method:Impl.method', 'function:gen', 'function:prop']));
-    expect(byQuery.refs.map((r) => `${r.kind}:${r.qualifier ?? ''}.${r.name}`)).toEqual(expect.arrayContaining(['class:.Root', 'type:.Thing', 'class:.Widget', 'call:this.start', 'class:.ns.Klass', 'call:.foo', 'call:?.baz', 'call:?.quux']));
+    expect(byQuery.refs.map((r) => `${r.kind}:${r.qualifier ?? ''}.${r.name}`)).toEqual(expect.arrayContaining(['class:.Root', 'type:.Thing', 'class:.Widget', 'call:this.start', 'class:.ns.Klass', 'call:.foo', 'call:?.baz', 'call:?.quux', 'call:.cafés', 'call:?.run', 'type:.Ünï']));
+    expect(byQuery.defs.map((d) => d.name)).toEqual(expect.arrayContaining(['café', '\\u0061bc', 'x$1']));
 
     const js = await loadGrammar('javascript');
     const jsSource = 'class A { handle = () => this.go(); static make = function () {}; }\nmodule.exports = function main() { return new A(); };\n';
