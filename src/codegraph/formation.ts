@@ -29,20 +29,22 @@ export interface FormationFile {
  * or re-export of a symbol the change adds or deletes), `changed-import` (a source file starts or stops
  * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
- * unchanged definition of a changed file), `test-subject` (name pairing), `mirror` (a copy of the same
+ * unchanged definition of a changed file), `test-subject` (name pairing), `similar-edit` (the same line added
+ * or removed in two files, `similar-edits.ts`), `mirror` (a copy of the same
  * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory), `type-edges` (every edge only TypeScript's checker found), `type-bindings` (of those, the
  * ones naming their target through a binding or a module's member, not a member of an inferred receiver,
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): wrapper, mirror, co-change, directory and type-edges did not earn their place on the
 // five evaluation repos. TypeScript's checker runs by default (computeReview's `typeEdges`) and all its edges feed
 // the graph (blast radius, dependents); of them only `type-bindings` joins cohorts by default (commander gains,
-// immer and h3 unchanged; a member of an inferred receiver over-merges h3).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings'];
+// immer and h3 unchanged; a member of an inferred receiver over-merges h3). `similar-edit` earned its place on
+// eight repositories.
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -57,6 +59,11 @@ export interface FormationInput {
   /** Changed line numbers per (head) path: head-side lines added or changed, base-side lines removed. */
   changedLines?: Map<string, { head: Set<number>; base: Set<number> }>;
   coChange?: CoChangePair[];
+  /**
+   * `similar-edit`: per (head) path, the normalized text of each changed line, `+` (added) or `-` (removed)
+   * first (`editKeysOf`).
+   */
+  editLines?: Map<string, Set<string>>;
   /** Signals in use (default DEFAULT_SIGNALS). */
   signals?: readonly FormationSignal[];
   head?: CodeGraph;
@@ -325,6 +332,18 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (subject) join(t.path, subject, 'test-subject', `${path.posix.basename(t.path)} tests ${path.posix.basename(subject)}`);
     }
   }
+  if (signals.has('similar-edit') && input.editLines) {
+    // The same changed line in two files (modified or renamed ones): one edit applied in several places.
+    const filesOf = new Map<string, string[]>();
+    for (const f of semantic) {
+      if (f.status !== 'modified' && f.status !== 'renamed') continue;
+      for (const k of input.editLines.get(f.path) ?? []) filesOf.set(k, [...(filesOf.get(k) ?? []), f.path]);
+    }
+    // Linear in the keys: each shared line chains its files (a pair list would be quadratic on a wide edit).
+    for (const [k, ps] of [...filesOf.entries()].filter(([, ps]) => ps.length > 1).sort((a, b) => a[0].localeCompare(b[0]))) {
+      for (const p of ps.slice(1)) join(ps[0], p, 'similar-edit', `${path.posix.basename(ps[0])} and ${path.posix.basename(p)} both ${k[0] === '+' ? 'add' : 'remove'} \`${clipText(k.slice(1), 60)}\``);
+    }
+  }
   if (signals.has('co-change') && input.coChange) {
     for (const p of input.coChange) if (role.has(p.a) && role.has(p.b)) join(p.a, p.b, 'co-change', `${path.posix.basename(p.a)} and ${path.posix.basename(p.b)} changed together in ${p.together} of the last ${p.window} commits`);
   }
@@ -385,7 +404,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', mirror: 'mirror of its source', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', mirror: 'mirror of its source', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

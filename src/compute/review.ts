@@ -7,6 +7,7 @@ import { FactsCache } from '../codegraph/facts-cache';
 import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
+import { EditSides, editKeysOf } from '../codegraph/similar-edits';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
@@ -22,7 +23,7 @@ import { BOUNDS, clipId } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
-export const REVIEW_ENGINE_VERSION = `review-6+${CODEGRAPH_ENGINE_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-7+${CODEGRAPH_ENGINE_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -111,7 +112,8 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const indexedAt = performance.now();
   input.signal?.throwIfAborted();
 
-  const hunks = parseHunks(await repo.diffPatch(baseSha, headSha, [], 0));
+  const patch = await repo.diffPatch(baseSha, headSha, [], 0);
+  const hunks = parseHunks(patch);
   const dependencyDiffs = await diffDependencies(changed, async (side, p) => (await repo.readFileAt(side === 'base' ? baseSha : headSha, p))?.toString('utf8') ?? null);
   const versionOnly = new Set(dependencyDiffs.filter((d) => d.versionOnly).map((d) => d.path));
 
@@ -119,7 +121,9 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   // `code-change`: which changed lines are only comments, docstrings or blank, read from both sides'
   // texts of the changed code files that have a modified definition to tell apart.
   const docLines = new Map<string, { head?: Set<number>; base?: Set<number> }>();
-  if (signals.includes('code-change') && head && base) {
+  // `similar-edit`: both sides' texts of the same files, to tell a file's signature lines from its idioms.
+  const editSides = new Map<string, EditSides>();
+  if ((signals.includes('code-change') || signals.includes('similar-edit')) && head && base) {
     for (const c of changed) {
       const language = languageOf(c.path);
       const role = classifyRole(c.path);
@@ -127,7 +131,10 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       if (!hunks.get(c.path)?.hunks.length || !headIndex?.files.has(c.path)) continue;
       const [h, b] = await Promise.all([repo.readFileAt(headSha, c.path), repo.readFileAt(baseSha, c.oldPath ?? c.path)]);
       if (!h || !b) continue;
-      docLines.set(c.path, { head: await docLinesOf(language, h.toString('utf8')), base: await docLinesOf(language, b.toString('utf8')) });
+      const [headText, baseText] = [h.toString('utf8'), b.toString('utf8')];
+      const doc = { head: await docLinesOf(language, headText), base: await docLinesOf(language, baseText) };
+      if (signals.includes('code-change')) docLines.set(c.path, doc);
+      if (signals.includes('similar-edit')) editSides.set(c.path, { headText, baseText, headDoc: doc.head, baseDoc: doc.base });
     }
   }
 
@@ -187,7 +194,8 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   // A file the grammar could not parse cleanly is said so, never silently degraded (its fragments may be residual).
   const parseErrorFiles = new Set(files.filter((f) => f.language && (f.status === 'deleted' ? baseIndex?.files.get(f.oldPath ?? f.path) : headIndex?.files.get(f.path))?.facts.hasErrors).map((f) => f.path));
   for (const f of files) if (parseErrorFiles.has(f.path)) f.parseErrors = true;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange });
+  const editLines = signals.includes('similar-edit') ? editKeysOf(patch, editSides) : undefined;
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

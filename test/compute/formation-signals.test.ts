@@ -109,6 +109,40 @@ describe('formation signals', () => {
     expect(groups(await compute(f, base, head, ['changed-reference']))).toEqual(['src/format.ts', 'src/parse.ts', 'test/parse.test.ts']);
   });
 
+  it('similar-edit: the same signature line added to two unrelated files joins them and says so; an idiom repeated in the file, a comment or a docstring does not', async () => {
+    const DEFAULTS: FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'similar-edit'];
+    // Two drivers with no reference between them; one commit adds the same option line to both.
+    const driver = (name: string, extra: string) => `export function ${name}Driver(opts: { base: string }) {\n  const url = opts.base;\n${extra}  return { url };\n}\n`;
+    const f = fixture();
+    f.write('src/drivers/redis.ts', driver('redis', ''));
+    f.write('src/drivers/http.ts', driver('http', ''));
+    f.write('src/other/log.ts', 'export function log(s: string) {\n  console.log(s);\n}\n');
+    const base = f.commit('base');
+    f.write('src/drivers/redis.ts', driver('redis', '  const timeout = opts.timeout ?? 3000;\n'));
+    f.write('src/drivers/http.ts', driver('http', '  const timeout = opts.timeout ?? 3000;\n'));
+    f.write('src/other/log.ts', 'export function log(s: string) {\n  console.log(s.trim());\n}\n');
+    const head = f.commit('one option in every driver');
+    const r = await compute(f, base, head, DEFAULTS);
+    expect(groups(r)).toEqual(['src/drivers/http.ts,src/drivers/redis.ts', 'src/other/log.ts']);
+    expect(cohortOf(r, 'src/drivers/http.ts').groupingReason).toBe('the same edit: http.ts and redis.ts both add `const timeout = opts.timeout ?? 3000`');
+    expect(groups(await compute(f, base, head, DEFAULTS.filter((x) => x !== 'similar-edit')))).toEqual(['src/drivers/http.ts', 'src/drivers/redis.ts', 'src/other/log.ts']);
+
+    // The same line, but an idiom of each file (already there once more), or a comment or a docstring: no join.
+    const g = fixture();
+    const idiom = '  expect(result.exception).toBeUndefined();\n';
+    g.write('test/a.test.ts', `test('a1', () => {\n${idiom}});\n`);
+    g.write('test/b.test.ts', `test('b1', () => {\n${idiom}});\n`);
+    g.write('pkg/one.py', 'def one():\n    """One."""\n    return 1\n');
+    g.write('pkg/two.py', 'def two():\n    """Two."""\n    return 2\n');
+    const base2 = g.commit('base');
+    g.write('test/a.test.ts', `test('a1', () => {\n${idiom}});\n\ntest('a2', () => {\n  const result = 1;\n${idiom}});\n`);
+    g.write('test/b.test.ts', `test('b1', () => {\n${idiom}});\n\ntest('b2', () => {\n  const result = 2;\n${idiom}});\n`);
+    g.write('pkg/one.py', 'def one():\n    """One.\n\n    .. versionadded:: 6.0 of the package\n    """\n    # TODO: optimize this one later\n    return 1\n');
+    g.write('pkg/two.py', 'def two():\n    """Two.\n\n    .. versionadded:: 6.0 of the package\n    """\n    # TODO: optimize this one later\n    return 2\n');
+    const head2 = g.commit('idioms, comments, docstrings');
+    expect(groups(await compute(g, base2, head2, DEFAULTS))).toEqual(['pkg/one.py', 'pkg/two.py', 'test/a.test.ts', 'test/b.test.ts']);
+  });
+
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {
     expect(subjectOf('test/parse.test.ts', ['src/parse.ts', 'src/format.ts'])).toBe('src/parse.ts');
     expect(subjectOf('tests/test_core.py', ['src/click/core.py'])).toBe('src/click/core.py');

@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
 import { eventCatalogue, internedType, upcastEvent } from '../catalogue';
-import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash, hashBytes, hashHex } from '../chain';
+import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash, hashBytes } from '../chain';
 import { Worker } from 'node:worker_threads';
-import type { ChainScanJob, ChainScanResult } from './sqlite-chain-worker';
+import { HASH_HEX, type ChainScanJob, type ChainScanResult } from './sqlite-chain-worker';
 
 const currentVersion = (type: string): number => eventCatalogue.get(type)?.schemaVersion ?? 0;
 import {
@@ -79,7 +79,7 @@ interface PendingAppend {
   rows?: EventRow[];
 }
 
-/** Columns every read selects, in RawRow order (the chain columns are read only by the audit). */
+/** Columns every read selects, in RawRow order (the chain column is read only by the audit). */
 const COLUMNS = 'global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata';
 
 /** Streams whose latest appended rows are kept in memory, and the largest row worth keeping. */
@@ -224,8 +224,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       insertChained: this.db.prepare(
         'INSERT INTO events (event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
-      lastHash: this.db.prepare('SELECT global_position, hash FROM events ORDER BY global_position DESC LIMIT 1').raw(true),
-      chainPage: this.db.prepare(`SELECT ${COLUMNS}, hash FROM events WHERE global_position > ? ORDER BY global_position ASC LIMIT ?`).raw(true),
+      lastHash: this.db.prepare(`SELECT global_position, ${HASH_HEX} FROM events ORDER BY global_position DESC LIMIT 1`).raw(true),
+      chainPage: this.db.prepare(`SELECT ${COLUMNS}, ${HASH_HEX} FROM events WHERE global_position > ? ORDER BY global_position ASC LIMIT ?`).raw(true),
       checkpoints: this.db.prepare('SELECT seq, body FROM audit_checkpoints ORDER BY seq ASC'),
       insertCheckpoint: this.db.prepare('INSERT OR IGNORE INTO audit_checkpoints (seq, body) VALUES (?, ?)'),
       meta: this.db.prepare('SELECT value FROM chain_meta WHERE key = ?').pluck(),
@@ -471,11 +471,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   /** The chain head, read inside the write transaction when this connection does not know it. */
   private currentChainHead(): { position: number; hash: string } {
     if (this.chainHead) return this.chainHead;
-    const last = this.stmts.lastHash.get() as [number, Buffer | null] | undefined;
+    const last = this.stmts.lastHash.get() as [number, string | null] | undefined;
     if (!last) return (this.chainHead = { position: 0, hash: genesisHash(this.workspaceId) });
     // A row without a hash (written with the chain off) cannot be extended: chain from it anyway so
     // appends keep working; verify reports the unchained row.
-    return (this.chainHead = { position: last[0], hash: hashHex(last[1]) ?? '' });
+    return (this.chainHead = { position: last[0], hash: last[1] ?? '' });
   }
 
   private forgetRevisions(): void {
@@ -538,7 +538,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   }
 
   async readChainPage(after: number, limit: number): Promise<ChainRow[]> {
-    return (this.stmts.chainPage.all(after, limit) as Array<[...RawRow, Buffer | null]>).map((r) => ({
+    return (this.stmts.chainPage.all(after, limit) as Array<[...RawRow, string | null]>).map((r) => ({
       position: r[0],
       eventId: r[1],
       streamId: r[2],
@@ -547,16 +547,16 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       schemaVersion: r[5],
       data: r[6],
       metadata: r[7],
-      hash: hashHex(r[8]),
+      hash: r[8],
     }));
   }
 
   async chainInfo(): Promise<ChainInfo> {
-    const last = this.stmts.lastHash.get() as [number, Buffer | null] | undefined;
+    const last = this.stmts.lastHash.get() as [number, string | null] | undefined;
     return {
       chainedFrom: Number(this.stmts.meta.get('chained_from') ?? 0),
       headPosition: last?.[0] ?? 0,
-      headHash: last ? (hashHex(last[1]) ?? '') : genesisHash(this.workspaceId),
+      headHash: last ? (last[1] ?? '') : genesisHash(this.workspaceId),
     };
   }
 
