@@ -78,9 +78,11 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
       return ms;
     };
     // Warm-up outside the rounds, for both sides alike: the worker pool's start-up (a once-per-process cost)
-    // and one pass of each kind, so that no round times wasm code before it is tiered up (the raw parser
-    // on this thread was otherwise first used in round 1, slowing raw there only).
-    await coldIndex(true);
+    // and as many parses of the files on each worker as on this thread (one raw pass and one single-thread
+    // index here; four worker indexes, half the files to each of two workers), so that no round times
+    // wasm code before V8 has tiered it up (a fresh parser's first passes over rxjs take 2–4× the steady
+    // time; the raw parser on this thread was first used in round 1 before, slowing raw there only).
+    for (let w = 0; w < 2 * Math.max(2, os.availableParallelism()); w++) await coldIndex(true);
     for (const c of contents) parsers.get(c.language)!.parse(c.text)!.delete();
     await coldIndex(false);
     // At least 9 rounds: each is under a second, and the ratio moves with the machine's load.

@@ -9,6 +9,7 @@ import { CheckpointBody, checkpointDigest, keyIdOf, publicKeyDer, signBody } fro
 import { AuditExport, verifyAuditExport, writeAuditExport } from '../../src/audit/export';
 import { generateAuditKey } from '../../src/audit/keys';
 import { SqliteEventStore } from '../../src/events/store/sqlite';
+import { genesisHash } from '../../src/events/chain';
 import { ev } from './support';
 
 const run = promisify(execFile);
@@ -61,6 +62,16 @@ describe('the independent verifier in docs/audit.md, run as printed against real
     expect(exported.publicKey).toBe(key.publicKey);
     expect(await check(exported, key.publicKey)).toEqual({ code: 0, out: 'OK 25 events, signed checkpoints cover 1..25\n' });
     expect(await verifyAuditExport(exported, key.publicKey)).toMatchObject({ ok: true, verifiedCheckpoint: { seq: 1, position: 25 } });
+  });
+
+  test('a file of export format v1 (events also carried prevHash) still verifies with the project verifier, and an edit in it is still found', async () => {
+    expect(exported.format).toBe('review-ledger-audit-export/v2');
+    expect(exported.events[0]).not.toHaveProperty('prevHash');
+    const v1 = { ...copy(), format: 'review-ledger-audit-export/v1' as const };
+    v1.events = v1.events.map((e, i) => ({ ...e, prevHash: i === 0 ? genesisHash('docs') : v1.events[i - 1].hash }));
+    expect(await verifyAuditExport(v1, key.publicKey)).toMatchObject({ ok: true, verifiedCheckpoint: { seq: 1, position: 25 } });
+    v1.events[10].data = v1.events[10].data.replace('reason', 'REASON');
+    expect((await verifyAuditExport(v1, key.publicKey)).problems[0]).toMatchObject({ position: 11, kind: 'edited' });
   });
 
   test('an edited event is refused at its position', async () => {
