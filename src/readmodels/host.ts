@@ -152,6 +152,19 @@ class ModelRunner {
     return slot;
   }
 
+  /** Drops the slot being built (a rebuild starts over) with the rows cached for it. */
+  async dropBuilding(): Promise<void> {
+    if (!this.building) return;
+    await this.storage.dropSlot(this.building, this.model.tables);
+    this.caches.delete(`${this.building.version}/${this.building.generation}`);
+    this.building = null;
+  }
+
+  /** Slots whose rows this runner holds in memory (the active one and one being built, at most). */
+  get cachedSlots(): number {
+    return this.caches.size;
+  }
+
   /** The generation a rebuild gets: one past every generation of this version. */
   async nextGeneration(): Promise<number> {
     const slots = (await this.storage.slots(this.model.name)).filter((s) => s.version === this.model.version);
@@ -431,7 +444,7 @@ export class ReadModelHost {
     try {
       await this.inRound;
       for (const r of runners) {
-        if (r.building) await this.storage.dropSlot(r.building, r.model.tables);
+        await r.dropBuilding();
         await r.startBuilding(await r.nextGeneration());
         r.onProgress = onProgress ?? null;
         done.push(r.whenPromoted());
@@ -480,6 +493,11 @@ export class ReadModelHost {
 
   slot(name: string): Slot | null {
     return this.runner(name).active;
+  }
+
+  /** How many of `name`'s slots have rows cached in memory (bounded: the active one and one being built). */
+  cachedSlots(name: string): number {
+    return this.runner(name).cachedSlots;
   }
 
   model(name: string): ReadModel {

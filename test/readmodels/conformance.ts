@@ -237,6 +237,31 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
       }
     });
 
+    test('a rebuild started while another is being built starts over: one slot answers, one slot cached, the same rows', async () => {
+      const ws = await backend.fresh();
+      try {
+        await appendLog(ws.store, generateLog({ seed: 11, prs: 6, principals: 8, events: 400 }), 10);
+        const host = hostFor(ws, READ_MODELS, 50);
+        await host.settle();
+        const incremental = await dumpAll(host);
+        const generation = host.slot('audit')!.generation;
+        // The second call starts while the first one's slot is still building (50 events a step, 400 events).
+        let second: Promise<Awaited<ReturnType<ReadModelHost['rebuildAll']>>> | null = null;
+        const first = await host.rebuildAll(['audit'], () => {
+          second ??= host.rebuildAll(['audit']);
+        });
+        expect(second).not.toBeNull();
+        // The dropped build's generation is free again: the new build takes it.
+        expect(first[0].generation).toBe(generation + 1);
+        expect((await second!)[0]).toBe(first[0]);
+        expect(host.cachedSlots('audit')).toBe(1);
+        expect(await dumpAll(host)).toEqual(incremental);
+        await host.close();
+      } finally {
+        await ws.close();
+      }
+    });
+
     test('a batch reads the rows the history model looks up with one statement per table, not a round trip per key', async () => {
       const ws = await backend.fresh();
       try {
