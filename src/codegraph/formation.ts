@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../events/catalogue/compute';
 import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
-import { mirrorPairs, subjectOf, toolingConfigPairs } from './pairing';
+import { subjectOf, toolingConfigPairs } from './pairing';
+import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
 
 /** A changed file as formation sees it. */
@@ -30,8 +31,8 @@ export interface FormationFile {
  * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
  * unchanged definition of a changed file), `test-subject` (name pairing), `similar-edit` (the same line added
- * or removed in two files, `similar-edits.ts`), `mirror` (a copy of the same
- * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
+ * or removed in two files, `similar-edits.ts`), `mirror` (a generated or vendored
+ * copy of the changed tree under another root, `mirrors.ts`), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory), `type-edges` (every edge only TypeScript's checker found), `type-bindings` (of those, the
  * ones naming their target through a binding or a module's member, not a member of an inferred receiver,
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
@@ -64,6 +65,8 @@ export interface FormationInput {
    * first (`editKeysOf`).
    */
   editLines?: Map<string, Set<string>>;
+  /** `mirror`: changed files that are generated or vendored copies of another changed file (`detectMirrors`). */
+  mirrors?: MirrorPair[];
   /** Signals in use (default DEFAULT_SIGNALS). */
   signals?: readonly FormationSignal[];
   head?: CodeGraph;
@@ -302,7 +305,11 @@ export function formCohorts(input: FormationInput): CohortData[] {
     joins.push({ a, b, signal, detail });
     return true;
   };
-  if (signals.has('mirror')) for (const [a, b] of mirrorPairs(semantic.map((f) => f.path))) join(a, b, 'mirror', `${a} mirrors ${b}`);
+  if (signals.has('mirror')) {
+    for (const m of [...(input.mirrors ?? [])].sort((x, y) => x.mirror.localeCompare(y.mirror) || x.source.localeCompare(y.source))) {
+      if (role.has(m.mirror) && role.has(m.source)) join(m.mirror, m.source, 'mirror', `${m.mirror} is a generated mirror of ${m.source}`);
+    }
+  }
   for (const l of links) {
     if (role.get(l.fromFile) === 'test' || role.get(l.toFile) === 'test') continue;
     if (uf.find(l.fromFile) === uf.find(l.toFile)) continue;
@@ -405,7 +412,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', mirror: 'mirror of its source', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -7,6 +7,7 @@ import { FactsCache } from '../codegraph/facts-cache';
 import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
+import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
 import { EditSides, editKeysOf } from '../codegraph/similar-edits';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
@@ -195,7 +196,22 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const parseErrorFiles = new Set(files.filter((f) => f.language && (f.status === 'deleted' ? baseIndex?.files.get(f.oldPath ?? f.path) : headIndex?.files.get(f.path))?.facts.hasErrors).map((f) => f.path));
   for (const f of files) if (parseErrorFiles.has(f.path)) f.parseErrors = true;
   const editLines = signals.includes('similar-edit') ? editKeysOf(patch, editSides) : undefined;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines });
+  // `mirror`: changed files of the same name under two roots whose trees are copies (same definitions in
+  // the index) and whose texts are copies once module specifiers are normalized. Reads only candidates' texts.
+  let mirrors: MirrorPair[] | undefined;
+  if (signals.includes('mirror') && head && base && headIndex && baseIndex) {
+    const code = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test'));
+    const live = code.filter((f) => f.status !== 'deleted');
+    const gone = code.filter((f) => f.status === 'deleted');
+    const defsOf = (index: CommitIndex) => new Map([...index.files.values()].map((x) => [x.path, x.facts.defs.map((d) => d.qname).join('\n')]));
+    const read = (sha: string) => async (p: string) => (await repo.readFileAt(sha, p))?.toString('utf8');
+    mirrors = [];
+    const liveCandidates = mirrorCandidates(live.map((f) => f.path));
+    if (liveCandidates.length) mirrors.push(...(await detectMirrors(liveCandidates, defsOf(headIndex), read(headSha))));
+    const goneCandidates = mirrorCandidates(gone.map((f) => f.path));
+    if (goneCandidates.length) mirrors.push(...(await detectMirrors(goneCandidates, defsOf(baseIndex), read(baseSha))));
+  }
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

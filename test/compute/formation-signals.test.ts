@@ -1,7 +1,8 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
-import { mirrorPairs, subjectOf } from '../../src/codegraph/pairing';
+import { subjectOf } from '../../src/codegraph/pairing';
+import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -171,9 +172,42 @@ describe('formation signals', () => {
     expect(subjectOf('test/index.test.ts', ['src/index.ts'])).toBeUndefined();
   });
 
-  it('mirror: the same tree under another root pairs; same names in sibling packages do not', () => {
-    expect(mirrorPairs(['src/utils/body.ts', 'deno_dist/utils/body.ts', 'src/app.ts'])).toEqual([['src/utils/body.ts', 'deno_dist/utils/body.ts']]);
-    expect(mirrorPairs(['packages/a/index.ts', 'packages/b/index.ts'])).toEqual([]);
+  it('mirror: a changed file of a generated copy of src/ (Deno specifiers) joins its source and says so; the same name outside the copy does not', async () => {
+    // A tree and its Deno copy (zod v3's deno/lib/): the copy's relative specifiers end in `.ts`.
+    const mod = (name: string, v: number, deno: boolean) => `import { util } from "./helpers/util${deno ? '.ts' : ''}";\n\nexport function ${name}(x: number): number {\n  const y = util(x);\n  return y * ${v};\n}\n`;
+    const util = 'export function util(x: number): number {\n  return x;\n}\n';
+    const f = fixture();
+    f.write('package.json', '{"name":"m"}');
+    for (const root of ['src', 'deno/lib']) {
+      f.write(`${root}/helpers/util.ts`, util);
+      f.write(`${root}/types.ts`, mod('parse', 1, root !== 'src'));
+      f.write(`${root}/errors.ts`, mod('fail', 1, root !== 'src'));
+    }
+    // Same name, another tree that is no copy of src/.
+    f.write('examples/types.ts', 'export const example = 1;\n');
+    const base = f.commit('base');
+    // A short edit (no similar-edit line) in the source and the regenerated copy, and an unrelated file of the same name.
+    f.write('src/types.ts', mod('parse', 2, false));
+    f.write('deno/lib/types.ts', mod('parse', 2, true));
+    f.write('examples/types.ts', 'export const example = 2;\n');
+    const head = f.commit('head');
+    const r = await compute(f, base, head, [...DEFAULT_SIGNALS, 'mirror']);
+    expect(groups(r)).toEqual(['deno/lib/types.ts,src/types.ts', 'examples/types.ts']);
+    expect(cohortOf(r, 'src/types.ts').groupingReason).toBe('copies of one tree: deno/lib/types.ts is a generated mirror of src/types.ts');
+    expect(groups(await compute(f, base, head))).toEqual(['deno/lib/types.ts', 'examples/types.ts', 'src/types.ts']);
+
+    // A copy not regenerated (the source changed, the copy's text now differs): no join.
+    f.write('src/types.ts', 'export function parse(x: number): string {\n  const s = String(x);\n  return s.padStart(4);\n}\n');
+    f.write('deno/lib/types.ts', mod('parse', 3, true));
+    const stale = f.commit('stale copy');
+    expect(groups(await compute(f, head, stale, [...DEFAULT_SIGNALS, 'mirror']))).toEqual(['deno/lib/types.ts', 'src/types.ts']);
+  });
+
+  it('mirror candidates: same relative path under two roots, specifiers normalized, the copy told from the source', () => {
+    expect(mirrorCandidates(['src/utils/body.ts', 'deno_dist/utils/body.ts', 'src/app.ts']).map((c) => [c.a, c.b, c.rootA, c.rootB])).toEqual([['deno_dist/utils/body.ts', 'src/utils/body.ts', 'deno_dist', 'src']]);
+    expect(orientMirror(mirrorCandidates(['src/x.ts', 'deno/lib/x.ts'])[0])).toEqual({ mirror: 'deno/lib/x.ts', source: 'src/x.ts' });
+    expect(mirrorSimilarity('import { a } from "./a.ts";\nexport * from "./index.ts";\nexport const b = a;\n', "import { a } from './a';\nexport * from '.';\n\nexport const b = a;\n")).toBe(1);
+    expect(mirrorSimilarity('export const b = 1;\nexport const c = 2;\n', 'export const b = 2;\nexport const d = 2;\n')).toBe(0);
   });
 
   it('co-change: files that changed together in most of their earlier commits pair; big commits are ignored', async () => {
