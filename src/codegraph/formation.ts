@@ -30,7 +30,7 @@ export interface FormationFile {
  * or re-export of a symbol the change adds or deletes), `changed-import` (a source file starts or stops
  * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
- * unchanged definition of a changed file), `test-subject` (name pairing), `similar-edit` (the same line added
+ * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `similar-edit` (the same line added
  * or removed in two files, `similar-edits.ts`), `mirror` (a generated or vendored
  * copy of the changed tree under another root, `mirrors.ts`), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory), `type-edges` (every edge only TypeScript's checker found), `type-bindings` (of those, the
@@ -152,8 +152,8 @@ interface Link {
  * deleted definitions, from the base graph. Paths are normalized to head paths. With the
  * `changed-reference` signal an edge counts only when the reference itself is on a changed line (the
  * caller's change is about the callee: a new call, an updated call, a removed one); without it, any
- * edge from a changed fragment does. With `wrapper`, a reference to an unchanged definition of a changed
- * file that itself calls a changed definition of that file counts as reaching it (one hop).
+ * edge from a changed fragment does. With `wrapper`, a reference to an exported definition of a changed
+ * file that calls a changed non-exported definition of that file counts as reaching it (one hop).
  */
 function changedLinks(input: FormationInput, semanticFiles: FormationFile[], signals: ReadonlySet<FormationSignal>): Link[] {
   const fileOfSymbol = new Map<string, string>();
@@ -180,12 +180,18 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   const seen = new Set<string>();
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
     if (!graph) return;
-    /** A changed definition reached through one unchanged same-file definition (an exported wrapper). */
+    /**
+     * A changed non-exported definition reached through one exported definition of the same file that
+     * calls it (the reference names the wrapper, the change is in the private helper). One hop only.
+     */
     const throughWrapper = (to: string): string | undefined => {
       if (!signals.has('wrapper')) return undefined;
       const info = graph.symbols.get(to);
-      if (!info) return undefined;
-      for (const e of graph.outgoingOf(to)) if (e.toFile === info.path && fileOfSymbol.has(e.to) && linkable(e.to)) return e.to;
+      if (!info?.def.exported) return undefined;
+      for (const e of graph.outgoingOf(to)) {
+        if (e.toFile !== info.path || !fileOfSymbol.has(e.to) || !linkable(e.to) || graph.symbols.get(e.to)?.def.exported !== false) continue;
+        return e.to;
+      }
       return undefined;
     };
     for (const e of graph.edges) {

@@ -73,10 +73,8 @@ export function mirrorLines(text: string): string[] {
   return out;
 }
 
-/** Dice similarity of two texts' normalized line multisets: 1 for copies that differ only in specifiers. */
-export function mirrorSimilarity(a: string, b: string): number {
-  const la = mirrorLines(a);
-  const lb = mirrorLines(b);
+/** Dice similarity of two multisets of strings (lines, definition names). */
+function dice(la: readonly string[], lb: readonly string[]): number {
   if (!la.length || !lb.length) return 0;
   const count = new Map<string, number>();
   for (const l of la) count.set(l, (count.get(l) ?? 0) + 1);
@@ -91,6 +89,11 @@ export function mirrorSimilarity(a: string, b: string): number {
   return (2 * common) / (la.length + lb.length);
 }
 
+/** Dice similarity of two texts' normalized line multisets: 1 for copies that differ only in specifiers. */
+export function mirrorSimilarity(a: string, b: string): number {
+  return dice(mirrorLines(a), mirrorLines(b));
+}
+
 /** Two files count as copies at this similarity (a Deno test swaps its two test-framework import lines). */
 export const MIRROR_MIN_SIMILARITY = 0.8;
 /** Files of the two trees (the pair included) whose definitions must be the same for the roots to be a mirror. */
@@ -98,10 +101,11 @@ export const MIRROR_MIN_TREE_FILES = 3;
 
 /**
  * Whether `rootA` and `rootB` hold copies of one tree: of the indexed files with the same relative path
- * under both, at least MIRROR_MIN_TREE_FILES and at least half have the same definitions (qualified
- * names in order, at least one). `defsOf` maps an indexed path to that list.
+ * under both and any definitions, at least MIRROR_MIN_TREE_FILES and at least half define the same
+ * (qualified names, Dice ≥ MIRROR_MIN_SIMILARITY: a Deno test adds `const test = Deno.test`). `defsOf`
+ * maps an indexed path to its definitions' qualified names.
  */
-export function isMirrorTree(rootA: string, rootB: string, defsOf: ReadonlyMap<string, string>): boolean {
+export function isMirrorTree(rootA: string, rootB: string, defsOf: ReadonlyMap<string, readonly string[]>): boolean {
   const join = (root: string, rel: string) => (root === '' ? rel : `${root}/${rel}`);
   let counterparts = 0;
   let same = 0;
@@ -109,9 +113,9 @@ export function isMirrorTree(rootA: string, rootB: string, defsOf: ReadonlyMap<s
     const rel = rootA === '' ? p : p.startsWith(`${rootA}/`) ? p.slice(rootA.length + 1) : undefined;
     if (rel === undefined) continue;
     const other = defsOf.get(join(rootB, rel));
-    if (other === undefined) continue;
+    if (other === undefined || (!defs.length && !other.length)) continue;
     counterparts++;
-    if (defs !== '' && defs === other) same++;
+    if (dice(defs, other) >= MIRROR_MIN_SIMILARITY) same++;
   }
   return same >= MIRROR_MIN_TREE_FILES && same * 2 >= counterparts;
 }
@@ -133,7 +137,7 @@ export function orientMirror(c: MirrorCandidate): MirrorPair {
  * The mirrors among changed files: candidates whose roots hold copies of one tree (`isMirrorTree`) and
  * whose own texts (head, or base for two deleted files; `textOf` undefined when unreadable) are copies.
  */
-export async function detectMirrors(candidates: MirrorCandidate[], defsOf: ReadonlyMap<string, string>, textOf: (p: string) => Promise<string | undefined>): Promise<MirrorPair[]> {
+export async function detectMirrors(candidates: MirrorCandidate[], defsOf: ReadonlyMap<string, readonly string[]>, textOf: (p: string) => Promise<string | undefined>): Promise<MirrorPair[]> {
   const out: MirrorPair[] = [];
   const trees = new Map<string, boolean>();
   for (const c of candidates) {

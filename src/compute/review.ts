@@ -203,7 +203,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const code = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test'));
     const live = code.filter((f) => f.status !== 'deleted');
     const gone = code.filter((f) => f.status === 'deleted');
-    const defsOf = (index: CommitIndex) => new Map([...index.files.values()].map((x) => [x.path, x.facts.defs.map((d) => d.qname).join('\n')]));
+    const defsOf = (index: CommitIndex) => new Map([...index.files.values()].map((x) => [x.path, x.facts.defs.map((d) => d.qname)]));
     const read = (sha: string) => async (p: string) => (await repo.readFileAt(sha, p))?.toString('utf8');
     mirrors = [];
     const liveCandidates = mirrorCandidates(live.map((f) => f.path));
