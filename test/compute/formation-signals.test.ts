@@ -210,6 +210,32 @@ describe('formation signals', () => {
     expect(mirrorSimilarity('export const b = 1;\nexport const c = 2;\n', 'export const b = 2;\nexport const d = 2;\n')).toBe(0);
   });
 
+  it('wrapper: a test calling the exported wrapper of a changed private helper joins it through one named hop; a changed exported helper is no hop (its users name it)', async () => {
+    const lib = (v: number) => `function helper(x: number): number {\n  return x + ${v};\n}\n\nexport function api(x: number): number {\n  return helper(x) * 2;\n}\n`;
+    // shared is exported: what uses it references it directly, so a reference to wrap says nothing about it.
+    const other = (v: number) => `export function shared(x: number): number {\n  return x - ${v};\n}\n\nexport function wrap(x: number): number {\n  return shared(x);\n}\n`;
+    const test = (n: number, fn: string, file: string) => `import { ${fn} } from '../src/${file}';\n${Array.from({ length: n }, (_, i) => `\ntest('${fn} case ${i}', () => {\n  expect(${fn}(${i})).toBeDefined();\n});\n`).join('')}`;
+    const f = fixture();
+    f.write('package.json', '{"name":"w"}');
+    f.write('src/lib.ts', lib(1));
+    f.write('src/other.ts', other(1));
+    f.write('test/calls.test.ts', test(1, 'api', 'lib'));
+    f.write('test/wraps.test.ts', test(1, 'wrap', 'other'));
+    const base = f.commit('base');
+    f.write('src/lib.ts', lib(2));
+    f.write('test/calls.test.ts', test(2, 'api', 'lib'));
+    const head = f.commit('head');
+    const r = await compute(f, base, head, [...DEFAULT_SIGNALS, 'wrapper']);
+    expect(groups(r)).toEqual(['src/lib.ts,test/calls.test.ts']);
+    expect(cohortOf(r, 'src/lib.ts').groupingReason).toBe('through an exported wrapper: test/calls.test.ts → api → helper');
+    expect(groups(await compute(f, base, head))).toEqual(['src/lib.ts', 'test/calls.test.ts']);
+
+    f.write('src/other.ts', other(2));
+    f.write('test/wraps.test.ts', test(2, 'wrap', 'other'));
+    const noHop = f.commit('an exported helper changes');
+    expect(groups(await compute(f, head, noHop, [...DEFAULT_SIGNALS, 'wrapper']))).toEqual(['src/other.ts', 'test/wraps.test.ts']);
+  });
+
   it('co-change: files that changed together in most of their earlier commits pair; big commits are ignored', async () => {
     const f = fixture();
     f.write('a.ts', '1');
