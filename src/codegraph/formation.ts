@@ -181,15 +181,20 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
     if (!graph) return;
     /**
-     * A changed non-exported definition reached through one exported definition of the same file that
-     * calls it (the reference names the wrapper, the change is in the private helper). One hop only.
+     * A changed non-exported top-level function reached through one exported top-level function of the
+     * same file that calls it (the reference names the wrapper, the change is in the private helper). One
+     * hop only; a class is no wrapper (naming it says nothing about which changed method runs).
      */
+    const topLevelFunction = (id: string) => {
+      const def = graph.symbols.get(id)?.def;
+      return def && def.parent === -1 && (def.kind === 'function' || def.kind === 'constant') ? def : undefined;
+    };
     const throughWrapper = (to: string): string | undefined => {
       if (!signals.has('wrapper')) return undefined;
       const info = graph.symbols.get(to);
-      if (!info?.def.exported) return undefined;
+      if (!info || !topLevelFunction(to)?.exported) return undefined;
       for (const e of graph.outgoingOf(to)) {
-        if (e.toFile !== info.path || !fileOfSymbol.has(e.to) || !linkable(e.to) || graph.symbols.get(e.to)?.def.exported !== false) continue;
+        if (e.toFile !== info.path || !fileOfSymbol.has(e.to) || !linkable(e.to) || topLevelFunction(e.to)?.exported !== false) continue;
         return e.to;
       }
       return undefined;
