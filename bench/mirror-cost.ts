@@ -3,11 +3,19 @@ import { indexCommit } from '../src/codegraph/indexer';
 import { GitRepo } from '../src/git/repo';
 import { FactsCache } from '../src/codegraph/facts-cache';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
+/**
+ * `node bench/run.js mirror-cost <git dir> <base> <head>`: the `mirror` signal's own cost on one change —
+ * candidates, the index's definitions map, candidates' texts and their comparison (`detectMirrors`),
+ * seven times on a warm index; prints the median. docs/cohorts.md cites it on zod.
+ */
 export async function main(args: string[]) {
   const [dir, base, head] = args;
+  if (!dir || !base || !head) throw new Error('usage: node bench/run.js mirror-cost <git dir> <base> <head>');
   const repo = await GitRepo.open(dir);
-  const cache = FactsCache.open(fs.mkdtempSync('/tmp/cm/ws-'));
+  const cache = FactsCache.open(fs.mkdtempSync(path.join(os.tmpdir(), 'rl-mirror-cost-')));
   const idx = await indexCommit(repo, head, { cache } as any);
   const changed = execFileSync('git', ['-C', dir, 'diff', '--name-only', base, head]).toString().trim().split('\n').filter((p) => idx.files.has(p));
   const times: number[] = [];
