@@ -7,7 +7,7 @@ import { parseUnifiedDiff } from '../git/unified-diff';
  * (`StreamOptions`, `isStream`), a renamed helper at its definition and its users. An identifier counts when
  * - it is no reserved word, and it is rare in the head commit: it occurs (anywhere in the text) in at most MAX_FILE_SHARE of the indexed
  *   code files, so `options`, `response` or `expect` never join anything;
- * - it is on a changed line (added or removed, not a comment line) of exactly these two changed files: an
+ * - it is on a changed line (added or removed, not a comment line, not inside a string literal) of exactly these two changed files: an
  *   identifier that three changed files touch says nothing about which two belong together;
  * and a pair needs at least MIN_SHARED of them. Measured on eight repositories (docs/cohorts.md).
  */
@@ -17,6 +17,8 @@ const MIN_LENGTH = 3;
 
 const COMMENT = /^(?:\/\/|\/\*|\*|#(?!include|define|if|else|endif)|--|<!--)/;
 const IDENTIFIER = /[A-Za-z_$][\w$]*/g;
+/** A one-line string literal: '…', "…" or `…` (escapes honoured). */
+const STRING = /(["'`])(?:\\.|(?!\1)[^\\])*\1/g;
 /** Reserved words of the grammars' main languages: no identifiers, however rare in a repository. */
 const KEYWORDS = new Set(
   (
@@ -33,7 +35,8 @@ export function changedIdentifiersOf(patch: string, paths: ReadonlySet<string>):
     for (const h of f.hunks) {
       for (const line of h.text.split('\n').slice(1)) {
         if (line[0] !== '+' && line[0] !== '-') continue;
-        const text = line.slice(1).trim();
+        // Words inside string literals (`'charset=utf-8'`, messages) are no identifiers: blanked first.
+        const text = line.slice(1).trim().replace(STRING, '""');
         if (!text || COMMENT.test(text)) continue;
         for (const m of text.matchAll(IDENTIFIER)) if (m[0].length >= MIN_LENGTH && !KEYWORDS.has(m[0])) ids.add(m[0]);
       }
