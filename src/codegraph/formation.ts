@@ -44,8 +44,8 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'ne
 // five evaluation repos. TypeScript's checker runs by default (computeReview's `typeEdges`) and all its edges feed
 // the graph (blast radius, dependents); of them only `type-bindings` joins cohorts by default (commander gains,
 // immer and h3 unchanged; a member of an inferred receiver over-merges h3). `similar-edit` earned its place on
-// eight repositories, `tooling-config` on ofetch (neutral on the other seven).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config'];
+// eight repositories, `tooling-config` on ofetch (neutral on the other seven), `shared-identifiers` on eight (16 cases up, none down).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config', 'shared-identifiers'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {

@@ -24,7 +24,7 @@ import { BOUNDS, clipId } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
-export const REVIEW_ENGINE_VERSION = `review-8+${CODEGRAPH_ENGINE_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-9+${CODEGRAPH_ENGINE_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
