@@ -183,9 +183,11 @@ class ModelRunner {
     const events = await this.readPage(slot.position, slot === this.building ? this.buildBatch : this.batch);
     if (events.length === 0) return false;
     const cache = this.cacheOf(slot);
-    if (this.model.prefetch) await this.prefetch(slot, events, cache);
+    const relevant = events.filter((e) => this.model.relevant(e));
+    // A whole cache answers every `get` (a build from 0, until the cache first fills): nothing to prefetch.
+    if (this.model.prefetch && !(cache.whole && cache.incomplete.size === 0)) await this.prefetch(slot, relevant, cache);
     const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key), this.readTables);
-    for (const e of events) if (this.model.relevant(e)) await this.model.apply(e, tx);
+    for (const e of relevant) await this.model.apply(e, tx);
     const to = events[events.length - 1].globalPosition;
     const ok = await this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false);
     if (!ok) {
@@ -211,11 +213,10 @@ class ModelRunner {
     return true;
   }
 
-  /** Reads the rows the batch's events will `get` (model.prefetch) and are not cached yet, one statement per table. */
+  /** Reads the rows the batch's relevant events will `get` (model.prefetch) and are not cached yet, one statement per table. */
   private async prefetch(slot: Slot, events: RecordedEvent[], cache: SlotCache): Promise<void> {
     const wanted = new Map<string, Map<string, Row>>();
     for (const e of events) {
-      if (!this.model.relevant(e)) continue;
       for (const { table, key } of this.model.prefetch!(e)) {
         const spec = this.specs.get(table);
         if (!spec) throw new Error(`read model ${this.model.name}: prefetch of unknown table "${table}"`);
