@@ -16,7 +16,74 @@ export const LIMITS = {
   maxItems: 10_000,
   /** Subscriptions one connection may hold. */
   maxSubscriptionsPerConnection: 256,
+  /**
+   * Bytes of one response (a JSON-RPC answer or batch, a watch snapshot or update, an MCP tool result)
+   * unless the operator sets REVIEW_LEDGER_MAX_RESPONSE_BYTES: past it the request fails with
+   * `response_too_large` instead of the server building the whole JSON text.
+   */
+  maxResponseBytes: 4 * 1024 * 1024,
 } as const;
+
+/** The response cap of this process: REVIEW_LEDGER_MAX_RESPONSE_BYTES (bytes, ≥ 1 MiB: a stored event fits) or LIMITS.maxResponseBytes. */
+export function maxResponseBytesFrom(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.REVIEW_LEDGER_MAX_RESPONSE_BYTES;
+  if (raw === undefined || raw === '') return LIMITS.maxResponseBytes;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1024 * 1024) throw new DomainError('invalid_config', `REVIEW_LEDGER_MAX_RESPONSE_BYTES: must be an integer number of bytes ≥ 1048576 (a stored event is up to 1 MiB), got ${JSON.stringify(raw.slice(0, 40))}`);
+  return n;
+}
+
+export function responseTooLarge(what: string, maxBytes: number, bytes?: number): DomainError {
+  return new DomainError('response_too_large', `${what}: the response ${bytes === undefined ? 'would exceed' : `of ${bytes} bytes exceeds`} the limit of ${maxBytes} bytes (REVIEW_LEDGER_MAX_RESPONSE_BYTES); ask for less — a smaller limit, a narrower filter, the next page`, { limit: maxBytes });
+}
+
+/**
+ * canonicalJson (keys sorted at every level) refusing to build text past `maxBytes`: the walk that sorts
+ * the keys also adds up the characters of every key and string, a lower bound of the text's length, and
+ * throws `response_too_large` as soon as that passes the limit — before JSON.stringify runs. The text
+ * built is then measured exactly (UTF-8).
+ */
+export function canonicalJsonWithin(value: unknown, maxBytes: number, what: string): string {
+  let budget = maxBytes;
+  const spend = (n: number): void => {
+    budget -= n;
+    if (budget < 0) throw responseTooLarge(what, maxBytes);
+  };
+  const sortKeys = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      spend(v.length + 2);
+      return v;
+    }
+    if (Array.isArray(v)) {
+      spend(v.length + 1);
+      return v.map(sortKeys);
+    }
+    if (v && typeof v === 'object' && !(v instanceof Date)) {
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(v as Record<string, unknown>).sort()) {
+        const x = (v as Record<string, unknown>)[key];
+        if (x === undefined) continue;
+        spend(key.length + 4);
+        out[key] = sortKeys(x);
+      }
+      return out;
+    }
+    spend(1);
+    return v;
+  };
+  const text = JSON.stringify(sortKeys(value));
+  const bytes = Buffer.byteLength(text);
+  if (bytes > maxBytes) throw responseTooLarge(what, maxBytes, bytes);
+  return text;
+}
+
+/** Refuses text already built (a command's stored response, a batch) past `maxBytes`. */
+export function assertResponseWithin(text: string, maxBytes: number, what: string): void {
+  // Characters ≤ bytes ≤ 3 × characters: measure only when it could be over.
+  if (text.length * 3 <= maxBytes) return;
+  const bytes = Buffer.byteLength(text);
+  if (bytes > maxBytes) throw responseTooLarge(what, maxBytes, bytes);
+}
 
 /** Walks the params once and refuses the first string, array, object or nesting past a limit, by path. */
 export function assertWithinLimits(value: unknown, path = 'params', depth = 0): void {
