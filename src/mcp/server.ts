@@ -7,7 +7,7 @@ import { newUuidV7 } from '../events/ids';
 import type { Ledger } from '../ledger';
 import { answerQuery } from '../projections/run-query';
 import { toRpcError } from '../rpc/errors';
-import { assertResponseWithin, assertWithinLimits, canonicalJsonWithin, maxResponseBytesFrom } from '../rpc/limits';
+import { assertResponseWithin, assertWithinLimits, canonicalJsonWithin, LIMITS } from '../rpc/limits';
 import { assertNoReservedKeys } from '../commands/payload-keys';
 import type { Role } from '../events/roles';
 import { authenticate } from '../security/tokens';
@@ -41,9 +41,9 @@ async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unk
 }
 
 /** An MCP server exposing the agent tools (src/mcp/tools.ts) for one identity. */
-export function buildMcpServer(ledger: Ledger, identity: McpIdentity, options: { maxResponseBytes?: number } = {}): Server {
+export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
   // A tool result is a response like any other: the same cap as the RPC transports (src/rpc/limits.ts).
-  const maxBytes = options.maxResponseBytes ?? maxResponseBytesFrom();
+  const maxBytes = ledger.config.maxResponseBytes ?? LIMITS.maxResponseBytes;
   // Resolved before the server exists: a binding to a missing command or query fails start-up.
   const resolved = resolveTools();
   const server = new Server({ name: 'review-ledger', version: '0.1.0' }, { capabilities: { tools: {} } });

@@ -65,11 +65,11 @@ function isDiscoverRequest(v: unknown): v is { id: string | number } {
  * byte-identical too.
  */
 export class RpcDispatcher {
-  /** Bytes of one response, batch or not (the watch hub's cap: one setting for every transport). */
+  /** Bytes of one response, batch or not (config.maxResponseBytes: one setting for every transport). */
   readonly maxResponseBytes: number;
 
   constructor(readonly ledger: Ledger, readonly hub: WatchHub, readonly progress?: ProgressHub) {
-    this.maxResponseBytes = hub.maxResponseBytes;
+    this.maxResponseBytes = ledger.config.maxResponseBytes ?? LIMITS.maxResponseBytes;
   }
 
   async handle(text: string, ctx: CallContext): Promise<DispatchResult> {
@@ -135,7 +135,7 @@ export class RpcDispatcher {
   /** Runs one method; returns the result as JSON text. */
   async call(method: string, rawParams: unknown, ctx: CallContext, after: Array<() => void> = [], maxBytes = this.maxResponseBytes): Promise<string> {
     const json = await this.callUncapped(method, rawParams, ctx, after, maxBytes);
-    assertResponseWithin(json, maxBytes, method.slice(0, 100));
+    assertResponseWithin(json, maxBytes, method.slice(0, 100), this.maxResponseBytes);
     return json;
   }
 
@@ -224,7 +224,7 @@ export class RpcDispatcher {
     const parsed = spec.query!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const answer = await answerQuery(spec.query!, caller.workspace, parsed.data, asOfParam(params));
-    return canonicalJsonWithin(answer, maxBytes, spec.name);
+    return canonicalJsonWithin(answer, maxBytes, spec.name, this.maxResponseBytes);
   }
 
   private async read(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, maxBytes: number): Promise<string> {
@@ -233,7 +233,7 @@ export class RpcDispatcher {
     const head = await caller.workspace.store.headPosition();
     const asOf = asOfParam(params);
     const position = asOf === undefined ? head : Math.min(asOf, head);
-    return canonicalJsonWithin({ position, value: await spec.read!.run(caller.workspace, parsed.data, position) }, maxBytes, spec.name);
+    return canonicalJsonWithin({ position, value: await spec.read!.run(caller.workspace, parsed.data, position) }, maxBytes, spec.name, this.maxResponseBytes);
   }
 
   private async watch(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, ctx: CallContext, after: Array<() => void>): Promise<string> {

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_RESPONSE_BYTES } from '../config';
 import { DomainError } from '../domain-error';
 
 /** Request limits (SPEC §16). One stored event is at most 1 MiB, so no request needs more. */
@@ -18,20 +19,11 @@ export const LIMITS = {
   maxSubscriptionsPerConnection: 256,
   /**
    * Bytes of one response (a JSON-RPC answer or batch, a watch snapshot or update, an MCP tool result)
-   * unless the operator sets REVIEW_LEDGER_MAX_RESPONSE_BYTES: past it the request fails with
-   * `response_too_large` instead of the server building the whole JSON text.
+   * unless the operator sets another (REVIEW_LEDGER_MAX_RESPONSE_BYTES, config.maxResponseBytes): past
+   * it the request fails with `response_too_large` instead of the server building the whole JSON text.
    */
-  maxResponseBytes: 4 * 1024 * 1024,
+  maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
 } as const;
-
-/** The response cap of this process: REVIEW_LEDGER_MAX_RESPONSE_BYTES (bytes, ≥ 1 MiB: a stored event fits) or LIMITS.maxResponseBytes. */
-export function maxResponseBytesFrom(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.REVIEW_LEDGER_MAX_RESPONSE_BYTES;
-  if (raw === undefined || raw === '') return LIMITS.maxResponseBytes;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 1024 * 1024) throw new DomainError('invalid_config', `REVIEW_LEDGER_MAX_RESPONSE_BYTES: must be an integer number of bytes ≥ 1048576 (a stored event is up to 1 MiB), got ${JSON.stringify(raw.slice(0, 40))}`);
-  return n;
-}
 
 export function responseTooLarge(what: string, maxBytes: number, bytes?: number): DomainError {
   return new DomainError('response_too_large', `${what}: the response ${bytes === undefined ? 'would exceed' : `of ${bytes} bytes exceeds`} the limit of ${maxBytes} bytes (REVIEW_LEDGER_MAX_RESPONSE_BYTES); ask for less — a smaller limit, a narrower filter, the next page`, { limit: maxBytes });
@@ -43,11 +35,11 @@ export function responseTooLarge(what: string, maxBytes: number, bytes?: number)
  * throws `response_too_large` as soon as that passes the limit — before JSON.stringify runs. The text
  * built is then measured exactly (UTF-8).
  */
-export function canonicalJsonWithin(value: unknown, maxBytes: number, what: string): string {
+export function canonicalJsonWithin(value: unknown, maxBytes: number, what: string, cap = maxBytes): string {
   let budget = maxBytes;
   const spend = (n: number): void => {
     budget -= n;
-    if (budget < 0) throw responseTooLarge(what, maxBytes);
+    if (budget < 0) throw responseTooLarge(what, cap);
   };
   const sortKeys = (v: unknown): unknown => {
     if (typeof v === 'string') {
@@ -72,17 +64,16 @@ export function canonicalJsonWithin(value: unknown, maxBytes: number, what: stri
     return v;
   };
   const text = JSON.stringify(sortKeys(value));
-  const bytes = Buffer.byteLength(text);
-  if (bytes > maxBytes) throw responseTooLarge(what, maxBytes, bytes);
+  if (text.length * 3 > maxBytes && Buffer.byteLength(text) > maxBytes) throw responseTooLarge(what, cap);
   return text;
 }
 
-/** Refuses text already built (a command's stored response, a batch) past `maxBytes`. */
-export function assertResponseWithin(text: string, maxBytes: number, what: string): void {
+/** Refuses text already built (a command's stored response) past `maxBytes` (`cap`: the limit the message names). */
+export function assertResponseWithin(text: string, maxBytes: number, what: string, cap = maxBytes): void {
   // Characters ≤ bytes ≤ 3 × characters: measure only when it could be over.
   if (text.length * 3 <= maxBytes) return;
   const bytes = Buffer.byteLength(text);
-  if (bytes > maxBytes) throw responseTooLarge(what, maxBytes, bytes);
+  if (bytes > maxBytes) throw responseTooLarge(what, cap, bytes);
 }
 
 /** Walks the params once and refuses the first string, array, object or nesting past a limit, by path. */

@@ -1,5 +1,5 @@
 import { canonicalJson } from '../events/canonical-json';
-import { canonicalJsonWithin, maxResponseBytesFrom } from './limits';
+import { canonicalJsonWithin, LIMITS } from './limits';
 import type { RecordedEvent } from '../events/envelope';
 import type { Subscription } from '../events/store/port';
 import type { StreamFold } from '../events/kernel-types';
@@ -351,7 +351,7 @@ export class WatchHub {
   readonly maxResponseBytes: number;
 
   constructor(options: { maxResponseBytes?: number } = {}) {
-    this.maxResponseBytes = options.maxResponseBytes ?? maxResponseBytesFrom();
+    this.maxResponseBytes = options.maxResponseBytes ?? LIMITS.maxResponseBytes;
   }
 
   feedCount(): number {
