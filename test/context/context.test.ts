@@ -226,7 +226,7 @@ describe('context packs on a real repository', () => {
     const filed = await f.run('addReviewNode', { repoId: REPO, prNumber: 1, node: { kind: 'bug', priority: 'P3', triage: { category: 'correctness', severity: 'low', effort: 'small' }, anchor: { path: 'src/math.ts', startLine: 3, endLine: 5, symbolId: 'src/math.ts#scale' }, confidence: 0.5, title: 'scale rounds twice', body: 'b', brief: 'engineer' } }, AGENT);
     await f.run('dismissNode', { repoId: REPO, prNumber: 1, nodeId: (filed.response.result as { nodeId: string }).nodeId, reason: 'rounding is intended' });
     // PR 2's cohort reviewed: its progress, part of the metrics.
-    await f.run('markCohortReviewed', { repoId: REPO, prNumber: 2, cohortKey: cohort.key });
+    await f.run('markCohortReviewed', { repoId: REPO, prNumber: 2, cohortKey: cohort.key, brief: 'engineer', status: 'complete' });
     const head = await ws.store.headPosition();
     for (const w of watched) {
       const final = canonicalJson((await foldQuery(w.q, ws, w.input, head)).value);
