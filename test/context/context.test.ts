@@ -216,28 +216,28 @@ describe('context packs on a real repository', () => {
     const failures: unknown[] = [];
     const started = [];
     try {
-    for (const w of watched) {
-      const start = await hub.watch(ws, unfoldable(w.q), w.input, undefined, { send: (u) => w.updates.push(u), congested: () => false, onDrain: (cb) => cb(), fail: (err) => failures.push(err) });
-      start.watcher.start();
-      started.push(start);
-      expect(JSON.parse(start.snapshot!.valueJson)).toEqual((await foldQuery(w.q, ws, w.input, start.snapshot!.position)).value);
-    }
-    // A new node on scale in PR 1, dismissed: one more history clue in PR 2's pack (and its metrics).
-    const filed = await f.run('addReviewNode', { repoId: REPO, prNumber: 1, node: { kind: 'bug', priority: 'P3', triage: { category: 'correctness', severity: 'low', effort: 'small' }, anchor: { path: 'src/math.ts', startLine: 3, endLine: 5, symbolId: 'src/math.ts#scale' }, confidence: 0.5, title: 'scale rounds twice', body: 'b', brief: 'engineer' } }, AGENT);
-    await f.run('dismissNode', { repoId: REPO, prNumber: 1, nodeId: (filed.response.result as { nodeId: string }).nodeId, reason: 'rounding is intended' });
-    // PR 2's cohort reviewed: its progress, part of the metrics.
-    await f.run('markCohortReviewed', { repoId: REPO, prNumber: 2, cohortKey: cohort.key, brief: 'engineer', status: 'complete' });
-    const head = await ws.store.headPosition();
-    for (const w of watched) {
-      const final = canonicalJson((await foldQuery(w.q, ws, w.input, head)).value);
-      for (let t = 0; !(w.updates.length && w.updates[w.updates.length - 1].valueJson === final); t++) {
-        if (t > 500 || failures.length) throw new Error(`${w.q.name}: no update to the current answer (${failures.map(String).join('; ')}; ${w.updates.length} updates)`);
-        await new Promise((r) => setTimeout(r, 20));
+      for (const w of watched) {
+        const start = await hub.watch(ws, unfoldable(w.q), w.input, undefined, { send: (u) => w.updates.push(u), congested: () => false, onDrain: (cb) => cb(), fail: (err) => failures.push(err) });
+        start.watcher.start();
+        started.push(start);
+        expect(JSON.parse(start.snapshot!.valueJson)).toEqual((await foldQuery(w.q, ws, w.input, start.snapshot!.position)).value);
       }
-      for (const u of w.updates) expect({ q: w.q.name, position: u.position, value: JSON.parse(u.valueJson) }).toEqual({ q: w.q.name, position: u.position, value: (await foldQuery(w.q, ws, w.input, u.position)).value });
-    }
-    expect(JSON.parse(watched[0].updates[watched[0].updates.length - 1].valueJson).clues.filter((c: { kind: string }) => c.kind === 'history')).toHaveLength(3);
-    expect(failures).toEqual([]);
+      // A new node on scale in PR 1, dismissed: one more history clue in PR 2's pack (and its metrics).
+      const filed = await f.run('addReviewNode', { repoId: REPO, prNumber: 1, node: { kind: 'bug', priority: 'P3', triage: { category: 'correctness', severity: 'low', effort: 'small' }, anchor: { path: 'src/math.ts', startLine: 3, endLine: 5, symbolId: 'src/math.ts#scale' }, confidence: 0.5, title: 'scale rounds twice', body: 'b', brief: 'engineer' } }, AGENT);
+      await f.run('dismissNode', { repoId: REPO, prNumber: 1, nodeId: (filed.response.result as { nodeId: string }).nodeId, reason: 'rounding is intended' });
+      // PR 2's cohort reviewed: its progress, part of the metrics.
+      await f.run('markCohortReviewed', { repoId: REPO, prNumber: 2, cohortKey: cohort.key, brief: 'engineer', status: 'complete' });
+      const head = await ws.store.headPosition();
+      for (const w of watched) {
+        const final = canonicalJson((await foldQuery(w.q, ws, w.input, head)).value);
+        for (let t = 0; !(w.updates.length && w.updates[w.updates.length - 1].valueJson === final); t++) {
+          if (t > 500 || failures.length) throw new Error(`${w.q.name}: no update to the current answer (${failures.map(String).join('; ')}; ${w.updates.length} updates)`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        for (const u of w.updates) expect({ q: w.q.name, position: u.position, value: JSON.parse(u.valueJson) }).toEqual({ q: w.q.name, position: u.position, value: (await foldQuery(w.q, ws, w.input, u.position)).value });
+      }
+      expect(JSON.parse(watched[0].updates[watched[0].updates.length - 1].valueJson).clues.filter((c: { kind: string }) => c.kind === 'history')).toHaveLength(3);
+      expect(failures).toEqual([]);
     } finally {
       for (const s of started) s.watcher.close();
       hub.close();
