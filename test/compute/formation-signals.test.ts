@@ -162,6 +162,38 @@ describe('formation signals', () => {
     expect(groups(await compute(f, base, head, without))).toEqual(['build.config.ts', 'demo/vite.config.ts', 'src/index.ts', 'vitest.config.ts']);
   });
 
+  it('shared-identifiers: two files whose changed lines name the same three rare identifiers join and say which; two of them, or one a third changed file also names, do not', async () => {
+    const f = fixture();
+    // 60 other indexed files: 5 % of 64 files is 3.2, so a name defined or used in three files is rare, `options` (in every file) is not.
+    for (let i = 0; i < 60; i++) f.write(`src/misc/m${i}.ts`, `export function m${i}(options: number): number {\n  return options + ${i};\n}\n`);
+    f.write('src/form.ts', 'export function knownLength(n: number): number {\n  return n;\n}\n\nexport function boundaryOf(n: number): number {\n  return n;\n}\n\nexport function chunkHeader(n: number): number {\n  return n;\n}\n');
+    f.write('src/body.ts', 'export function size(x: number): number {\n  return x;\n}\n');
+    f.write('test/upload.test.ts', "test('upload', () => {\n  expect(1).toBe(1);\n});\n");
+    f.write('src/log.ts', 'export function log(x: number): number {\n  return x;\n}\n');
+    const base = f.commit('base');
+    f.write('src/body.ts', "import { knownLength, boundaryOf, chunkHeader } from './form';\n\nexport function size(x: number): number {\n  return knownLength(x) + boundaryOf(x) + chunkHeader(x);\n}\n");
+    f.write('test/upload.test.ts', "import { knownLength, boundaryOf, chunkHeader } from '../src/form';\n\ntest('upload', () => {\n  expect(chunkHeader(2) - boundaryOf(1)).toBe(knownLength(1));\n});\n");
+    f.write('src/log.ts', 'export function log(x: number): number {\n  return x + 1;\n}\n');
+    const head = f.commit('thread the form helpers through the body and its test');
+    const SIGNALS: FormationSignal[] = [...DEFAULT_SIGNALS];
+    expect(SIGNALS).toContain('shared-identifiers');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/body.ts,test/upload.test.ts', 'src/log.ts']);
+    expect(cohortOf(r, 'src/body.ts').groupingReason).toBe('rare identifiers both change: body.ts and upload.test.ts both change lines naming `boundaryOf`, `chunkHeader`, `knownLength`');
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'shared-identifiers')))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+
+    // Only two shared names; or a third changed file naming one of them; or names every file uses: apart.
+    f.write('src/body.ts', "import { knownLength, boundaryOf } from './form';\n\nexport function size(x: number): number {\n  return knownLength(x) + boundaryOf(x);\n}\n");
+    f.write('test/upload.test.ts', "import { knownLength, boundaryOf } from '../src/form';\n\ntest('upload', () => {\n  expect(boundaryOf(1)).toBe(knownLength(1));\n});\n");
+    const two = f.commit('two names only');
+    expect(groups(await compute(f, base, two, SIGNALS))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+    f.write('src/body.ts', "import { knownLength, boundaryOf, chunkHeader } from './form';\n\nexport function size(x: number): number {\n  return knownLength(x) + boundaryOf(x) + chunkHeader(x);\n}\n");
+    f.write('test/upload.test.ts', "import { knownLength, boundaryOf, chunkHeader } from '../src/form';\n\ntest('upload', () => {\n  expect(chunkHeader(2) - boundaryOf(1)).toBe(knownLength(1));\n});\n");
+    f.write('src/log.ts', "import { chunkHeader } from './form';\n\nexport function log(x: number): number {\n  return chunkHeader(x);\n}\n");
+    const third = f.commit('a third file names one of them');
+    expect(groups(await compute(f, base, third, SIGNALS))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+  });
+
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {
     expect(subjectOf('test/parse.test.ts', ['src/parse.ts', 'src/format.ts'])).toBe('src/parse.ts');
     expect(subjectOf('tests/test_core.py', ['src/click/core.py'])).toBe('src/click/core.py');
