@@ -14,7 +14,7 @@ import { argValue } from './support/report';
  * command kernel checks it before appending (event schema, byte budget). With more commits than --max,
  * an evenly spaced sample of --max commits, said so in the output. Ends with one JSON line.
  * `--commits a,b,…`: only those commits (each against its first parent), with each one's time and checker
- * metrics printed; `--syntax-only`: without TypeScript's checker (`typeEdges: false`).
+ * metrics printed; `--syntax-only`: without TypeScript's checker (`typeEdges: false`); `--checker k=v,…`: its caps.
  */
 export async function main(args: string[]): Promise<void> {
   const repoDir = argValue(args, '--repo');
@@ -22,6 +22,8 @@ export async function main(args: string[]): Promise<void> {
   const max = Number(argValue(args, '--max') ?? Infinity);
   const only = argValue(args, '--commits')?.split(',').filter(Boolean);
   const typeEdges = !args.includes('--syntax-only');
+  // `--checker maxFiles=200,safetyMs=60000`: the checker's caps (type-edges.ts CHECKER_LIMITS) for this sweep.
+  const checkerLimits = Object.fromEntries((argValue(args, '--checker') ?? '').split(',').filter(Boolean).map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])]));
   const repo = await GitRepo.open(repoDir);
   const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-sweep-'));
   try {
@@ -45,7 +47,7 @@ export async function main(args: string[]): Promise<void> {
     for (const [i, { commit, parent }] of picked.entries()) {
       const t0 = performance.now();
       try {
-        const { data } = await computeReview({ repo, baseSha: parent, headSha: commit, workspaceDir, typeEdges });
+        const { data } = await computeReview({ repo, baseSha: parent, headSha: commit, workspaceDir, typeEdges, checkerLimits });
         const m = data.metrics;
         if (only) console.log(`  ${commit.slice(0, 8)}: ${(performance.now() - t0).toFixed(0)} ms · ${m.changedFiles} changed files · checker ${m.checkerMs ?? 0} ms (program ${m.checkerProgramMs ?? 0}, walk ${m.checkerWalkMs ?? 0}), ${m.checkerEdges ?? 0} checker edges, ${m.checkerQueries ?? 0} checker queries, type work ${m.checkerTypeWork ?? 0}${m.checkerSkippedFiles ? `, ${m.checkerSkippedFiles} files skipped` : ''}${data.typeEdges?.reason ? ` · type edges: ${data.typeEdges.reason}` : ''}`);
         validateEventData('ReviewComputed', data);

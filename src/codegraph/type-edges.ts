@@ -68,8 +68,8 @@ export const CHECKER_LIMITS = {
   maxFiles: 100,
   maxProgramFiles: 600,
   maxProgramChars: 8_000_000,
-  maxQueries: 200_000,
-  maxTypeWork: 3_000_000,
+  maxQueries: 100_000,
+  maxTypeWork: 250_000,
   safetyMs: 30_000,
 } as const;
 export type CheckerLimits = { -readonly [K in keyof typeof CHECKER_LIMITS]: number };
