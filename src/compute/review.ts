@@ -63,10 +63,13 @@ const canonical = (v: unknown): string =>
   JSON.stringify(v, (_k, val: unknown) => (val && typeof val === 'object' && !Array.isArray(val) ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : val));
 
 /** Identical inputs give the identical digest; a recompute with the same digest records nothing new. */
-export function inputsDigestOf(engineVersion: string, baseSha: string, headSha: string, repoConfig: RepoConfig | undefined, operatorRender?: unknown): string {
-  // The operator's render entry joins the digest only when there is one, so digests recorded before it
-  // existed stay the same.
-  return createHash('sha256').update(canonical({ engineVersion, baseSha, headSha, repoConfig: repoConfig ?? {}, ...(operatorRender ? { operatorRender } : {}) })).digest('hex');
+export function inputsDigestOf(engineVersion: string, baseSha: string, headSha: string, repoConfig: RepoConfig | undefined, operatorRender?: unknown, checker?: { typeEdges?: boolean; checkerLimits?: Partial<CheckerLimits> }): string {
+  // The operator's render entry and checker settings join the digest only when there are some, so digests
+  // recorded before they existed stay the same.
+  const limits = checker?.checkerLimits && Object.keys(checker.checkerLimits).length ? checker.checkerLimits : undefined;
+  return createHash('sha256')
+    .update(canonical({ engineVersion, baseSha, headSha, repoConfig: repoConfig ?? {}, ...(operatorRender ? { operatorRender } : {}), ...(checker?.typeEdges === false ? { typeEdges: false } : {}), ...(limits ? { checkerLimits: limits } : {}) }))
+    .digest('hex');
 }
 
 export interface ComputedReview {
@@ -226,7 +229,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     baseSha,
     headSha,
     engineVersion: REVIEW_ENGINE_VERSION,
-    inputsDigest: inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, input.repoConfig, input.render?.entry),
+    inputsDigest: inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, input.repoConfig, input.render?.entry, input),
     cohorts,
     dependencyDiffs,
     apiContract,

@@ -3,9 +3,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { closeCheckerThread } from '../../src/codegraph/checker-thread';
 import { CHECKER_LIMITS, clearCheckerSourceCache } from '../../src/codegraph/type-edges';
-import { computeReview, type ReviewComputedData } from '../../src/compute/review';
+import { computeReview, inputsDigestOf, REVIEW_ENGINE_VERSION, type ReviewComputedData } from '../../src/compute/review';
 import { validateEventData } from '../../src/events/catalogue';
 import { BOUNDS } from '../../src/events/catalogue/bounds';
+import { DomainError } from '../../src/domain-error';
+import { defaultOperatorConfig, loadOperatorConfig } from '../../src/operator-config';
 import { gitRepoSuite } from '../support/git-repo-suite';
 
 jest.setTimeout(120_000);
@@ -149,5 +151,28 @@ describe('checker budget: a hostile PR cannot hold the host, and the review says
     // f00.ts asks one identifier (`make`; `run` is no name the changed files define): walked whole; the cap stops at f01.ts.
     expect(r.data.typeEdges!.omittedFiles).toBe(24 - BOUNDS.typeEdgeSkips);
     expect(r.data.typeEdges!.skippedFiles[0]).toEqual({ path: 'src/many/f01.ts', side: 'head', reason: 'type edges skipped: the checker reached its cap of 1 identifiers' });
+  });
+});
+
+describe('checker caps in the operator config', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-cb-config-'));
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  const load = (json: unknown) => {
+    const file = path.join(tmp, 'config.json');
+    fs.writeFileSync(file, JSON.stringify(json));
+    return loadOperatorConfig(tmp, { configFile: file }, {});
+  };
+
+  it('reads typeEdges (its caps, or false), refuses unknown keys and out-of-range values, and the caps join the inputs digest', () => {
+    expect(defaultOperatorConfig(tmp).typeEdges).toEqual({});
+    expect(load({ typeEdges: { maxFiles: 40, safetyMs: 10_000 } }).typeEdges).toEqual({ maxFiles: 40, safetyMs: 10_000 });
+    expect(load({ typeEdges: false }).typeEdges).toBe(false);
+    expect(() => load({ typeEdges: { maxFile: 40 } })).toThrow(DomainError);
+    expect(() => load({ typeEdges: { safetyMs: 1 } })).toThrow(/typeEdges/);
+    const sha = 'a'.repeat(40);
+    const plain = inputsDigestOf(REVIEW_ENGINE_VERSION, sha, sha, undefined);
+    expect(inputsDigestOf(REVIEW_ENGINE_VERSION, sha, sha, undefined, undefined, { checkerLimits: {} })).toBe(plain);
+    expect(inputsDigestOf(REVIEW_ENGINE_VERSION, sha, sha, undefined, undefined, { checkerLimits: { maxFiles: 40 } })).not.toBe(plain);
+    expect(inputsDigestOf(REVIEW_ENGINE_VERSION, sha, sha, undefined, undefined, { typeEdges: false })).not.toBe(plain);
   });
 });
