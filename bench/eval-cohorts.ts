@@ -131,10 +131,12 @@ function pairErrors(truth: Map<string, number>, groups: Map<string, string>): { 
 
 export async function main(args: string[]): Promise<void> {
   const repoDir = argValue(args, '--repo');
-  if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S] [--signals a,b | --without a] [--syntax-only] [--verbose]');
+  if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S] [--signals a,b | --without a] [--syntax-only] [--verbose] [--all-cases]');
   const n = Number(argValue(args, '--n') ?? 150);
   const seed = Number(argValue(args, '--seed') ?? 1);
   const verbose = args.includes('--verbose');
+  // --all-cases: print every case (with --verbose only those the engine loses to by-file or by-directory).
+  const allCases = args.includes('--all-cases');
   // --syntax-only: no TypeScript checker (the compute default runs it for TS/JS under a project root).
   const syntaxOnly = args.includes('--syntax-only');
   
@@ -171,6 +173,11 @@ export async function main(args: string[]): Promise<void> {
         const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals, typeEdges: !syntaxOnly });
         groups = new Map();
         for (const cohort of data.cohorts) for (const f of cohort.files) groups.set(f, cohort.key);
+        // A rename is one reviewed file: its old path (a truth file too when one commit moved it) is in the
+        // cohort of its new path. A truth file the output does not list is a group of its own (two absent
+        // files are not "together").
+        for (const cf of data.changedFiles) if (cf.oldPath && cf.oldPath !== cf.path && !groups.has(cf.oldPath) && groups.has(cf.path)) groups.set(cf.oldPath, groups.get(cf.path)!);
+        for (const f of c.truth.keys()) if (!groups.has(f)) groups.set(f, `absent\0${f}`);
       } catch (e) {
         failures++;
         console.error(`  compute failed for ${base.slice(0, 8)}..${head.slice(0, 8)}: ${(e as Error).message.slice(0, 300)}`);
@@ -191,7 +198,7 @@ export async function main(args: string[]): Promise<void> {
       const e = pairErrors(c.truth, groups);
       for (const k of Object.keys(errors) as Array<keyof typeof errors>) errors[k] += e[k];
       if (new Set([...c.truth.keys()].map((f) => groups.get(f))).size === c.truth.size) mergedNothing++;
-      if (verbose && engine < Math.max(byFile, byDirectory)) {
+      if (allCases || (verbose && engine < Math.max(byFile, byDirectory))) {
         const show = (m: Map<string, string | number>) => [...new Set(m.values())].map((g) => [...c.truth.keys()].filter((f) => m.get(f) === g).join(' ')).join('  |  ');
         console.log(`case ${base.slice(0, 8)}..${head.slice(0, 8)} engine ${engine.toFixed(2)} file ${byFile.toFixed(2)} dir ${byDirectory.toFixed(2)}\n  truth:  ${show(c.truth)}\n  engine: ${show(new Map([...c.truth.keys()].map((f) => [f, groups.get(f)!])))}`);
       }

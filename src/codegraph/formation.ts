@@ -5,6 +5,7 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
 import { mirrorPairs, subjectOf, toolingConfigPairs } from './pairing';
 import { isTestPath } from './file-roles';
+import { IdentifierFrequency, sharedIdentifierPairs } from './shared-identifiers';
 
 /** A changed file as formation sees it. */
 export interface FormationFile {
@@ -37,14 +38,14 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'shared-identifiers' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'shared-identifiers', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): wrapper, mirror, co-change, directory and type-edges did not earn their place on the
 // five evaluation repos. TypeScript's checker runs by default (computeReview's `typeEdges`) and all its edges feed
 // the graph (blast radius, dependents); of them only `type-bindings` joins cohorts by default (commander gains,
 // immer and h3 unchanged; a member of an inferred receiver over-merges h3). `similar-edit` earned its place on
-// eight repositories, `tooling-config` on ofetch (neutral on the other seven).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config'];
+// eight repositories, `tooling-config` on ofetch (neutral on the other seven), `shared-identifiers` on eight (16 cases up, none down).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config', 'shared-identifiers'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -64,6 +65,10 @@ export interface FormationInput {
    * first (`editKeysOf`).
    */
   editLines?: Map<string, Set<string>>;
+  /** `shared-identifiers`: per (head) path, the identifiers on its changed lines (`changedIdentifiersOf`). */
+  changedIdentifiers?: Map<string, Set<string>>;
+  /** `shared-identifiers`: in how many of the head commit's indexed files each identifier occurs. */
+  identifierFrequency?: IdentifierFrequency;
   /** Signals in use (default DEFAULT_SIGNALS). */
   signals?: readonly FormationSignal[];
   head?: CodeGraph;
@@ -344,6 +349,12 @@ export function formCohorts(input: FormationInput): CohortData[] {
       for (const p of ps.slice(1)) join(ps[0], p, 'similar-edit', `${path.posix.basename(ps[0])} and ${path.posix.basename(p)} both ${k[0] === '+' ? 'add' : 'remove'} \`${clipText(k.slice(1), 60)}\``);
     }
   }
+  if (signals.has('shared-identifiers') && input.changedIdentifiers && input.identifierFrequency) {
+    // Rare identifiers (named in at most 5 % of the commit's indexed files) on the changed lines of exactly
+    // two changed files, at least three of them: one piece of work without a resolved edge (shared-identifiers.ts).
+    const ids = new Map([...input.changedIdentifiers].filter(([p]) => role.has(p)));
+    for (const { a, b, names } of sharedIdentifierPairs(ids, input.identifierFrequency)) join(a, b, 'shared-identifiers', `${path.posix.basename(a)} and ${path.posix.basename(b)} both change lines naming ${names.slice(0, 4).map((n) => `\`${n}\``).join(', ')}${names.length > 4 ? ` and ${names.length - 4} more` : ''}`);
+  }
   if (signals.has('tooling-config')) for (const [a, b] of toolingConfigPairs(semantic.map((f) => f.path))) join(a, b, 'tooling-config', `${path.posix.basename(a)} and ${path.posix.basename(b)}`);
   if (signals.has('co-change') && input.coChange) {
     for (const p of input.coChange) if (role.has(p.a) && role.has(p.b)) join(p.a, p.b, 'co-change', `${path.posix.basename(p.a)} and ${path.posix.basename(p.b)} changed together in ${p.together} of the last ${p.window} commits`);
@@ -405,7 +416,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', mirror: 'mirror of its source', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'shared-identifiers': 'rare identifiers both change', 'tooling-config': 'tooling configuration of one directory', mirror: 'mirror of its source', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -8,6 +8,7 @@ import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
 import { EditSides, editKeysOf } from '../codegraph/similar-edits';
+import { changedIdentifiersOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
@@ -26,7 +27,7 @@ export type ReviewComputedData = EventData<typeof ReviewComputed>;
  * Bump whenever formation, keys, ranking or dependency diffs change what a computation records. The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-8+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-9+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -215,7 +216,10 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const parseErrorFiles = new Set(files.filter((f) => f.language && (f.status === 'deleted' ? baseIndex?.files.get(f.oldPath ?? f.path) : headIndex?.files.get(f.path))?.facts.hasErrors).map((f) => f.path));
   for (const f of files) if (parseErrorFiles.has(f.path)) f.parseErrors = true;
   const editLines = signals.includes('similar-edit') ? editKeysOf(patch, editSides) : undefined;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines });
+  const shared = signals.includes('shared-identifiers') && headIndex && !noIndexReason;
+  const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
+  const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha)) : undefined;
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, identifierFrequency: frequency });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

@@ -2,6 +2,7 @@
 import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { mirrorPairs, subjectOf } from '../../src/codegraph/pairing';
+import { changedIdentifiersOf, identifierFrequency } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -160,6 +161,49 @@ describe('formation signals', () => {
     expect(cohortOf(r, 'build.config.ts').groupingReason).toBe('tooling configuration of one directory: build.config.ts and vitest.config.ts');
     const without = DEFAULT_SIGNALS.filter((x) => x !== 'tooling-config');
     expect(groups(await compute(f, base, head, without))).toEqual(['build.config.ts', 'demo/vite.config.ts', 'src/index.ts', 'vitest.config.ts']);
+  });
+
+  it('shared-identifiers: two files whose changed lines name the same three rare identifiers join and say which; two of them, or one a third changed file also names, do not', async () => {
+    const f = fixture();
+    // 60 other indexed files: 5 % of 64 files is 3.2, so a name defined or used in three files is rare, `options` (in every file) is not.
+    for (let i = 0; i < 60; i++) f.write(`src/misc/m${i}.ts`, `export function m${i}(options: number): number {\n  return options + ${i};\n}\n`);
+    f.write('src/form.ts', 'export function knownLength(n: number): number {\n  return n;\n}\n\nexport function boundaryOf(n: number): number {\n  return n;\n}\n\nexport function chunkHeader(n: number): number {\n  return n;\n}\n');
+    f.write('src/body.ts', 'export function size(x: number): number {\n  return x;\n}\n');
+    f.write('test/upload.test.ts', "test('upload', () => {\n  expect(1).toBe(1);\n});\n");
+    f.write('src/log.ts', 'export function log(x: number): number {\n  return x;\n}\n');
+    const base = f.commit('base');
+    f.write('src/body.ts', "import { knownLength, boundaryOf, chunkHeader } from './form';\n\nexport function size(x: number): number {\n  return knownLength(x) + boundaryOf(x) + chunkHeader(x);\n}\n");
+    f.write('test/upload.test.ts', "import { knownLength, boundaryOf, chunkHeader } from '../src/form';\n\ntest('upload', () => {\n  expect(chunkHeader(2) - boundaryOf(1)).toBe(knownLength(1));\n});\n");
+    f.write('src/log.ts', 'export function log(x: number): number {\n  return x + 1;\n}\n');
+    const head = f.commit('thread the form helpers through the body and its test');
+    const SIGNALS: FormationSignal[] = [...DEFAULT_SIGNALS];
+    expect(SIGNALS).toContain('shared-identifiers');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/body.ts,test/upload.test.ts', 'src/log.ts']);
+    expect(cohortOf(r, 'src/body.ts').groupingReason).toBe('rare identifiers both change: body.ts and upload.test.ts both change lines naming `boundaryOf`, `chunkHeader`, `knownLength`');
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'shared-identifiers')))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+
+    // Only two shared names; or a third changed file naming one of them; or names every file uses: apart.
+    f.write('src/body.ts', "import { knownLength, boundaryOf } from './form';\n\nexport function size(x: number): number {\n  return knownLength(x) + boundaryOf(x);\n}\n");
+    f.write('test/upload.test.ts', "import { knownLength, boundaryOf } from '../src/form';\n\ntest('upload', () => {\n  expect(boundaryOf(1)).toBe(knownLength(1));\n});\n");
+    const two = f.commit('two names only');
+    expect(groups(await compute(f, base, two, SIGNALS))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+    f.write('src/body.ts', "import { knownLength, boundaryOf, chunkHeader } from './form';\n\nexport function size(x: number): number {\n  return knownLength(x) + boundaryOf(x) + chunkHeader(x);\n}\n");
+    f.write('test/upload.test.ts', "import { knownLength, boundaryOf, chunkHeader } from '../src/form';\n\ntest('upload', () => {\n  expect(chunkHeader(2) - boundaryOf(1)).toBe(knownLength(1));\n});\n");
+    f.write('src/log.ts', "import { chunkHeader } from './form';\n\nexport function log(x: number): number {\n  return chunkHeader(x);\n}\n");
+    const third = f.commit('a third file names one of them');
+    expect(groups(await compute(f, base, third, SIGNALS))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+  });
+
+  it('shared-identifiers counts files per identifier (once per file, three characters or more) and reads changed lines without comments, string literals or reserved words', async () => {
+    const texts = new Map([['b1', 'const knownLength = knownLength2(knownLength); // ab'], ['b2', 'knownLength; ab']]);
+    const f = await identifierFrequency([{ blob: 'b1' }, { blob: 'b2' }, { blob: 'b1' }], async (sha) => Buffer.from(texts.get(sha) ?? ''));
+    expect(f.files).toBe(3);
+    expect(f.counts.get('knownLength')).toBe(3);
+    expect(f.counts.get('knownLength2')).toBe(2);
+    expect(f.counts.has('ab')).toBe(false);
+    const patch = ['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1,2 +1,2 @@', "-const header = chunkHeader('charset=utf-8');", '+// boundaryOf in a comment', "+return await formBoundary(\"knownLength\");", ''].join('\n');
+    expect([...(changedIdentifiersOf(patch, new Set(['x.ts'])).get('x.ts') ?? [])].sort()).toEqual(['chunkHeader', 'formBoundary', 'header']);
   });
 
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {

@@ -1,0 +1,127 @@
+import { parseUnifiedDiff } from '../git/unified-diff';
+
+/**
+ * The `shared-identifiers` signal: two changed files whose changed lines name the same rare identifiers are
+ * one piece of work even without a resolved edge between their changed definitions — a new option threaded
+ * through a source and the test that sets it (`knownLength`, `FormData`), a type and the code that builds it
+ * (`StreamOptions`, `isStream`), a renamed helper at its definition and its users. An identifier counts when
+ * - it is no reserved word, and it is rare in the head commit: it occurs (anywhere in the text) in at most MAX_FILE_SHARE of the indexed
+ *   code files, so `options`, `response` or `expect` never join anything;
+ * - it is on a changed line (added or removed, not a comment line, not inside a string literal) of exactly these two changed files: an
+ *   identifier that three changed files touch says nothing about which two belong together;
+ * and a pair needs at least MIN_SHARED of them. Measured on eight repositories (docs/cohorts.md).
+ */
+export const MIN_SHARED = 3;
+export const MAX_FILE_SHARE = 0.05;
+const MIN_LENGTH = 3;
+
+const COMMENT = /^(?:\/\/|\/\*|\*|#(?!include|define|if|else|endif)|--|<!--)/;
+const IDENTIFIER = /[A-Za-z_$][\w$]*/g;
+/** A one-line string literal: '…', "…" or `…` (escapes honoured). */
+const STRING = /(["'`])(?:\\.|(?!\1)[^\\])*\1/g;
+/** Reserved words of the grammars' main languages: no identifiers, however rare in a repository. */
+const KEYWORDS = new Set(
+  (
+    'abstract any as assert async await boolean break case catch class const constructor continue debugger declare def default del delete do elif else enum except export extends false finally for from func function get global go goto if implements import in instanceof interface is keyof lambda let module namespace new nil none nonlocal not null number object of or package pass private protected public raise readonly require return satisfies select self set static string struct super switch this throw true try type typeof undefined var void while with yield True False None chan defer fallthrough range map'
+  ).split(' '),
+);
+
+/** Per (head) path of a unified diff, the identifiers on its changed lines (comment lines left out); only `paths`. */
+export function changedIdentifiersOf(patch: string, paths: ReadonlySet<string>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const f of parseUnifiedDiff(patch)) {
+    if (!paths.has(f.path)) continue;
+    const ids = out.get(f.path) ?? new Set<string>();
+    for (const h of f.hunks) {
+      for (const line of h.text.split('\n').slice(1)) {
+        if (line[0] !== '+' && line[0] !== '-') continue;
+        // Words inside string literals (`'charset=utf-8'`, messages) are no identifiers: blanked first.
+        const text = line.slice(1).trim().replace(STRING, '""');
+        if (!text || COMMENT.test(text)) continue;
+        for (const m of text.matchAll(IDENTIFIER)) if (m[0].length >= MIN_LENGTH && !KEYWORDS.has(m[0])) ids.add(m[0]);
+      }
+    }
+    out.set(f.path, ids);
+  }
+  return out;
+}
+
+/** Identifier document frequency of a commit's indexed files: in how many files each identifier occurs. */
+export interface IdentifierFrequency {
+  counts: Map<string, number>;
+  files: number;
+}
+
+/**
+ * Identifiers of one blob's text (MIN_LENGTH characters or more), kept per blob: most blobs recur between
+ * commits. Bounded by the identifiers kept in all (least recently used blob out first), not by blobs: a
+ * generated file can hold tens of thousands.
+ */
+const blobIdentifiers = new Map<string, string[]>();
+export const MAX_CACHED_IDENTIFIERS = 1_000_000;
+let cachedIdentifiers = 0;
+
+/**
+ * In how many of the commit's indexed files each identifier occurs (anywhere in the text: code, strings,
+ * comments), read from the blobs. A blob's identifiers are cached in the process (least recently used out).
+ */
+export async function identifierFrequency(files: Iterable<{ blob: string }>, readBlob: (sha: string) => Promise<Buffer | null | undefined>): Promise<IdentifierFrequency> {
+  const counts = new Map<string, number>();
+  const list = [...files];
+  const CHUNK = 64;
+  for (let i = 0; i < list.length; i += CHUNK) {
+    const chunk = list.slice(i, i + CHUNK);
+    const ids = await Promise.all(
+      chunk.map(async ({ blob }) => {
+        const known = blobIdentifiers.get(blob);
+        if (known) {
+          blobIdentifiers.delete(blob);
+          blobIdentifiers.set(blob, known);
+          return known;
+        }
+        const text = (await readBlob(blob))?.toString('utf8') ?? '';
+        const set = new Set<string>();
+        for (const m of text.matchAll(IDENTIFIER)) if (m[0].length >= MIN_LENGTH) set.add(m[0]);
+        const out = [...set];
+        if (out.length <= MAX_CACHED_IDENTIFIERS && !blobIdentifiers.has(blob)) {
+          blobIdentifiers.set(blob, out);
+          cachedIdentifiers += out.length;
+          for (const [oldest, names] of blobIdentifiers) {
+            if (cachedIdentifiers <= MAX_CACHED_IDENTIFIERS) break;
+            blobIdentifiers.delete(oldest);
+            cachedIdentifiers -= names.length;
+          }
+        }
+        return out;
+      }),
+    );
+    for (const names of ids) for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  }
+  return { counts, files: list.length };
+}
+
+/**
+ * Pairs of changed files sharing at least MIN_SHARED rare identifiers on their changed lines that no third
+ * changed file's changed lines name, each pair with those identifiers (sorted); pairs sorted.
+ */
+export function sharedIdentifierPairs(ids: Map<string, Set<string>>, frequency: IdentifierFrequency): Array<{ a: string; b: string; names: string[] }> {
+  const { counts } = frequency;
+  const limit = MAX_FILE_SHARE * frequency.files;
+  const filesOf = new Map<string, string[]>();
+  for (const [p, names] of [...ids.entries()].sort((x, y) => x[0].localeCompare(y[0]))) {
+    for (const n of names) {
+      const c = counts.get(n);
+      if (!c || c > limit) continue;
+      filesOf.set(n, [...(filesOf.get(n) ?? []), p]);
+    }
+  }
+  const byPair = new Map<string, string[]>();
+  for (const [n, ps] of filesOf) if (ps.length === 2) byPair.set(`${ps[0]}\0${ps[1]}`, [...(byPair.get(`${ps[0]}\0${ps[1]}`) ?? []), n]);
+  return [...byPair.entries()]
+    .filter(([, names]) => names.length >= MIN_SHARED)
+    .map(([k, names]) => {
+      const [a, b] = k.split('\0');
+      return { a, b, names: names.sort() };
+    })
+    .sort((x, y) => x.a.localeCompare(y.a) || x.b.localeCompare(y.b));
+}
