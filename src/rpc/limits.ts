@@ -31,9 +31,9 @@ export function responseTooLarge(what: string, maxBytes: number, bytes?: number)
 
 /**
  * canonicalJson (keys sorted at every level) refusing to build text past `maxBytes`: the walk that sorts
- * the keys also adds up the characters of every key and string, a lower bound of the text's length, and
- * throws `response_too_large` as soon as that passes the limit — before JSON.stringify runs. The text
- * built is then measured exactly (UTF-8).
+ * the keys also adds up the characters the text will hold (keys, strings, numbers, brackets: a lower
+ * bound, short only by escapes), and throws `response_too_large` as soon as that passes the limit —
+ * before JSON.stringify runs. The text built is then measured exactly (UTF-8).
  */
 export function canonicalJsonWithin(value: unknown, maxBytes: number, what: string, cap = maxBytes): string {
   let budget = maxBytes;
@@ -60,11 +60,15 @@ export function canonicalJsonWithin(value: unknown, maxBytes: number, what: stri
       }
       return out;
     }
-    spend(1);
+    // Numbers, booleans and null as written (an escaped string may still come out longer than counted).
+    spend(typeof v === 'number' ? String(v).length : v === false ? 5 : 4);
     return v;
   };
   const text = JSON.stringify(sortKeys(value));
-  if (text.length * 3 > maxBytes && Buffer.byteLength(text) > maxBytes) throw responseTooLarge(what, cap);
+  if (text.length * 3 > maxBytes) {
+    const bytes = Buffer.byteLength(text);
+    if (bytes > maxBytes) throw responseTooLarge(what, cap, bytes);
+  }
   return text;
 }
 
