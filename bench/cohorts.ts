@@ -135,7 +135,7 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
     const phases = { read: [] as number[], program: [] as number[], walk: [] as number[] };
     let summary = { cohorts: 0, semantic: 0, changedFiles: 0, fragments: 0, resolvedEdges: 0 };
     let syntaxSummary = { cohorts: 0, resolvedEdges: 0 };
-    let typed = { checkerEdges: 0, programFiles: 0, reused: 0 };
+    let typed = { checkerEdges: 0, programFiles: 0, reused: 0, queries: 0, typeWork: 0, status: '' };
     const clearStore = () => {
       const c = FactsCache.open(workspaceDir);
       c.clearCheckerEdges();
@@ -156,7 +156,7 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
       phases.program.push(data.metrics.checkerProgramMs ?? 0);
       phases.walk.push(data.metrics.checkerWalkMs ?? 0);
       summary = { cohorts: data.cohorts.length, semantic: data.cohorts.filter((c) => c.grouping === 'semantic').length, changedFiles: data.changedFiles.length, fragments: data.metrics.fragments, resolvedEdges: data.metrics.resolvedEdges };
-      typed = { checkerEdges: data.metrics.checkerEdges ?? 0, programFiles: data.metrics.checkerProgramFiles ?? 0, reused: typed.reused };
+      typed = { checkerEdges: data.metrics.checkerEdges ?? 0, programFiles: data.metrics.checkerProgramFiles ?? 0, reused: typed.reused, queries: data.metrics.checkerQueries ?? 0, typeWork: data.metrics.checkerTypeWork ?? 0, status: data.typeEdges?.status ?? 'none' };
       clearStore();
       t0 = performance.now();
       const reused = await computeReview({ repo, baseSha: fixture.base, headSha: fixture.head, workspaceDir });
@@ -180,7 +180,7 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
       ['cold index / raw', `${ratio.toFixed(2)} (target ≥ 0.5; median of ${rawMs.length} per-round ratios, quartiles ${quartiles(coldRatios)})`],
       ['cold index, one thread', `${median(serialMs).toFixed(0)} ms · ${serialMBs.toFixed(2)} MB/s · ratio to raw ${serialRatio.toFixed(2)}`],
       ['warm re-index of head', `${median(warmMs).toFixed(0)} ms · parsed ${warm.parsed} changed blobs (of ${changedSourceFiles} changed source files), ${warm.cached} from cache`],
-      ['compute PR (default: + checker)', `${median(computeMs).toFixed(0)} ms (target ≤ 2000) · ${summary.changedFiles} changed files → ${summary.cohorts} cohorts (${summary.semantic} semantic), ${summary.fragments} fragments, ${summary.resolvedEdges} resolved edges in head (+${typed.checkerEdges} from the checker, ${typed.programFiles} program files; checker ${median(checkerMs).toFixed(0)} ms: read ${median(phases.read).toFixed(0)}, program ${median(phases.program).toFixed(0)}, walk ${median(phases.walk).toFixed(0)}) · ${(median(computeMs) / median(syntaxMs)).toFixed(1)}× syntax-only`],
+      ['compute PR (default: + checker)', `${median(computeMs).toFixed(0)} ms (target ≤ 2000) · ${summary.changedFiles} changed files → ${summary.cohorts} cohorts (${summary.semantic} semantic), ${summary.fragments} fragments, ${summary.resolvedEdges} resolved edges in head (+${typed.checkerEdges} from the checker, ${typed.programFiles} program files, ${typed.queries} queries, type work ${typed.typeWork}, type edges ${typed.status}; checker ${median(checkerMs).toFixed(0)} ms: read ${median(phases.read).toFixed(0)}, program ${median(phases.program).toFixed(0)}, walk ${median(phases.walk).toFixed(0)}) · ${(median(computeMs) / median(syntaxMs)).toFixed(1)}× syntax-only`],
       ['compute PR, syntax-only', `${median(syntaxMs).toFixed(0)} ms · ${syntaxSummary.cohorts} cohorts, ${syntaxSummary.resolvedEdges} resolved edges in head`],
       ['compute PR, parsed files reused', `${median(reuseMs).toFixed(0)} ms · ${typed.reused} of ${typed.programFiles} program files reused from earlier Programs · ${(median(reuseMs) / median(syntaxMs)).toFixed(1)}× syntax-only`],
       ['recompute PR (stored per commit)', `${median(storedMs).toFixed(0)} ms · ${(median(storedMs) / median(syntaxMs)).toFixed(1)}× syntax-only`],

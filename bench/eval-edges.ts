@@ -114,8 +114,10 @@ export async function main(args: string[] = []): Promise<void> {
     const nameOnly = new Set<string>();
     for (const m of graph.nameMatches) for (const c of m.candidates) nameOnly.add(`${m.fromFile}\0${c.split('#')[0]}#${c.slice(c.indexOf('#') + 1).split('.')[0]}`);
     const tsFiles = [...index.files.keys()].filter((p) => TS_JS.test(p));
-    // The engine's type-resolved path over every TS/JS file of the commit (as a PR that touches them all).
-    const checkerStats = noChecker ? undefined : await addCheckerEdges(graph, repo, { files: tsFiles, maxProgramFiles: 5000, lib: args.includes('--lib') });
+    // The engine's type-resolved path over every TS/JS file of the commit (as a PR that touches them all),
+    // with the work caps a computation has lifted: this measures the mapping, not the caps.
+    const checkerStats = noChecker ? undefined : await addCheckerEdges(graph, repo, { files: tsFiles, maxFiles: Infinity, maxProgramFiles: 5000, maxProgramChars: Infinity, maxQueries: Infinity, maxTypeWork: Infinity, safetyMs: 600_000, lib: args.includes('--lib') });
+    if (checkerStats?.skippedAll || checkerStats?.skipped?.length) throw new Error(`eval:edges: the checker did not walk every file (${checkerStats.skippedAll ?? checkerStats.skipped![0].reason})`);
     const ours = edgeSet();
 
     const files = tsFiles.map((p) => path.join(tree, p));

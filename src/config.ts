@@ -14,8 +14,22 @@ export interface LedgerConfig {
   synchronous: SynchronousMode;
   databaseUrl?: string;
   kurrentdbUrl?: string;
+  /** Bytes of one response on any transport (RPC, batch, watch frame, MCP tool result); see src/rpc/limits.ts. */
+  maxResponseBytes?: number;
   /** What only the operator decides (render commands, repo root, forge hosts): see operator-config.ts. */
   operator?: OperatorConfig;
+}
+
+/** A few MiB: a page of 1000 audit rows is well under 1 MiB; what passes it is a request to refuse. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/** Below this no ordinary answer (a review's nodes, a context pack) would fit. */
+export const MIN_MAX_RESPONSE_BYTES = 64 * 1024;
+
+function maxResponseBytesOf(value: number | string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_MAX_RESPONSE_BYTES;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < MIN_MAX_RESPONSE_BYTES) throw new DomainError('invalid_config', `maxResponseBytes (REVIEW_LEDGER_MAX_RESPONSE_BYTES): must be an integer number of bytes ≥ ${MIN_MAX_RESPONSE_BYTES}, got ${JSON.stringify(String(value).slice(0, 40))}`);
+  return n;
 }
 
 export function loadConfig(overrides: Partial<LedgerConfig> & OperatorOverrides = {}, env: NodeJS.ProcessEnv = process.env): LedgerConfig {
@@ -34,6 +48,7 @@ export function loadConfig(overrides: Partial<LedgerConfig> & OperatorOverrides 
     synchronous: sync as SynchronousMode,
     databaseUrl: overrides.databaseUrl ?? env.DATABASE_URL,
     kurrentdbUrl: overrides.kurrentdbUrl ?? env.KURRENTDB_URL,
+    maxResponseBytes: maxResponseBytesOf(overrides.maxResponseBytes ?? env.REVIEW_LEDGER_MAX_RESPONSE_BYTES),
     operator: overrides.operator ?? loadOperatorConfig(dataDir, overrides, env),
   };
 }

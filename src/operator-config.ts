@@ -59,6 +59,24 @@ export type OperatorRenderEntry = z.infer<typeof renderEntrySchema>;
 
 const positive = z.number().int().positive();
 
+/**
+ * Caps of TypeScript's checker in a review computation (defaults: CHECKER_LIMITS in
+ * src/codegraph/type-edges.ts, README "Operator config file"). The work caps are deterministic; `safetyMs`
+ * is the wall-clock security bound past which the whole review is syntax-only.
+ */
+export const typeEdgeLimitsSchema = z
+  .object({
+    maxFiles: z.number().int().min(0).max(100_000),
+    maxProgramFiles: z.number().int().min(1).max(100_000),
+    maxProgramChars: z.number().int().min(1).max(1_000_000_000),
+    maxQueries: z.number().int().min(0).max(1_000_000_000),
+    maxTypeWork: z.number().int().min(0).max(1_000_000_000),
+    safetyMs: z.number().int().min(100).max(3_600_000),
+  })
+  .partial()
+  .strict();
+export type TypeEdgeLimits = z.infer<typeof typeEdgeLimitsSchema>;
+
 export const operatorConfigSchema = z
   .object({
     /** Folder RPC-registered repos live in (cloned there by the server); default `<dataDir>/repos`. */
@@ -71,6 +89,8 @@ export const operatorConfigSchema = z
     allowedOrigins: z.array(z.string().min(1).max(300)).max(100).optional(),
     /** Host names (no port) browsers may reach this server by, besides IP literals, localhost and the listen host. */
     allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name, without scheme or port')).max(100).optional(),
+    /** TypeScript's checker in review computations: `false` = syntax-only edges, or its caps. */
+    typeEdges: z.union([z.literal(false), typeEdgeLimitsSchema]).optional(),
     connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000) }).partial().strict().optional(),
     render: z
       .object({
@@ -113,6 +133,8 @@ export interface OperatorConfig {
   allowedOrigins: string[];
   allowedHosts: string[];
   connections: ConnectionBounds;
+  /** `false`: syntax-only edges; else the caps that differ from the defaults (empty: all defaults). */
+  typeEdges: false | TypeEdgeLimits;
   renderRepos: Record<string, OperatorRenderEntry>;
   sandbox: RenderSandboxConfig;
 }
@@ -148,6 +170,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
     allowedHosts: (parsed.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, '')),
     connections: { ...DEFAULT_CONNECTION_BOUNDS, ...(parsed.connections ?? {}) },
+    typeEdges: parsed.typeEdges ?? {},
     renderRepos: parsed.render?.repos ?? {},
     sandbox: {
       kind: unsafe ? 'none' : 'bwrap',

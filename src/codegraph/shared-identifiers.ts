@@ -52,9 +52,14 @@ export interface IdentifierFrequency {
   files: number;
 }
 
-/** Identifiers of one blob's text (MIN_LENGTH characters or more), kept per blob: most blobs recur between commits. */
+/**
+ * Identifiers of one blob's text (MIN_LENGTH characters or more), kept per blob: most blobs recur between
+ * commits. Bounded by the identifiers kept in all (least recently used blob out first), not by blobs: a
+ * generated file can hold tens of thousands.
+ */
 const blobIdentifiers = new Map<string, string[]>();
-const MAX_CACHED_BLOBS = 50_000;
+export const MAX_CACHED_IDENTIFIERS = 1_000_000;
+let cachedIdentifiers = 0;
 
 /**
  * In how many of the commit's indexed files each identifier occurs (anywhere in the text: code, strings,
@@ -78,8 +83,15 @@ export async function identifierFrequency(files: Iterable<{ blob: string }>, rea
         const set = new Set<string>();
         for (const m of text.matchAll(IDENTIFIER)) if (m[0].length >= MIN_LENGTH) set.add(m[0]);
         const out = [...set];
-        blobIdentifiers.set(blob, out);
-        if (blobIdentifiers.size > MAX_CACHED_BLOBS) blobIdentifiers.delete(blobIdentifiers.keys().next().value!);
+        if (out.length <= MAX_CACHED_IDENTIFIERS && !blobIdentifiers.has(blob)) {
+          blobIdentifiers.set(blob, out);
+          cachedIdentifiers += out.length;
+          for (const [oldest, names] of blobIdentifiers) {
+            if (cachedIdentifiers <= MAX_CACHED_IDENTIFIERS) break;
+            blobIdentifiers.delete(oldest);
+            cachedIdentifiers -= names.length;
+          }
+        }
         return out;
       }),
     );

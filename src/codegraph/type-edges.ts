@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import type * as TS from 'typescript-compiler-api';
 import type { GitRepo, TreeEntry } from '../git/repo';
-import type { CheckerEdgeStore, CheckerForm, ReferenceKind, StoredCheckerEdge } from './facts';
+import { ts, type CheckerCaps, type CheckerJob, type JobDefinition, type NotWalkedReason } from './checker-job';
+import { clearCheckerThreadCache, runOnCheckerThread } from './checker-thread';
+import type { CheckerEdgeStore, StoredCheckerEdge } from './facts';
 import type { CodeGraph } from './graph';
 import { CODEGRAPH_ENGINE_VERSION } from './indexer';
 
@@ -14,11 +15,21 @@ import { CODEGRAPH_ENGINE_VERSION } from './indexer';
  * declaration, recorded with provenance `checker` (and `member` when the declaration is a field of that
  * definition rather than the definition itself). This finds what the syntax-only resolver cannot: member calls on
  * inferred receivers (`const e = make(); e.run()` → `Job.run`), `require('../')` through a package root,
- * re-exports of re-exports. The syntactic edges stay; the
- * checker only adds. Bounded: at most `maxProgramFiles` project files are loaded (nearest imports first,
- * as the compiler discovers them) and the walk stops at `budgetMs`; what was not reached keeps the
- * syntactic edges alone. Only files under a project root (tsconfig.json, jsconfig.json or package.json
- * in their directory or above) are walked.
+ * re-exports of re-exports. The syntactic edges stay; the checker only adds. Only files under a project
+ * root (tsconfig.json, jsconfig.json or package.json in their directory or above) are walked.
+ *
+ * Bounded twice (docs/cohorts.md, "What the checker may cost"):
+ * - deterministic work caps, counted in what the compiler does, never in time, so one input gives the
+ *   same edges on any machine: at most `maxFiles` files asked for (else none is walked), a Program of at
+ *   most `maxProgramFiles` files and `maxProgramChars` characters (nearest imports first, as the compiler
+ *   discovers them), at most `maxQueries` identifiers handed to the checker and `maxTypeWork` of the
+ *   checker's own work (types + instantiations + relation checks). A file is walked whole or not at all;
+ *   each file not walked is reported with its reason (`skipped`) and keeps the syntactic edges alone;
+ * - a wall-clock safety limit (`safetyMs`) on the worker thread the compiler runs on (checker-thread.ts),
+ *   for what no counter sees (one pathological question can run for minutes): past it the thread is
+ *   terminated and nothing of the checker is used (`failedSafe`), so the caller can fall back to the
+ *   syntactic edges for the whole review. That verdict is stored per commit like a result, so the same
+ *   computation on the same workspace gives the same bytes again.
  *
  * Cost (a computation runs this by default): parsed SourceFiles are shared between Programs (base and
  * head, successive computations), a computation asks only for edges into the changed files (`targetFiles`),
@@ -27,10 +38,18 @@ import { CODEGRAPH_ENGINE_VERSION } from './indexer';
 export interface CheckerEdgeOptions {
   /** Repo paths of the TS/JS files whose outgoing references are resolved. */
   files: string[];
-  /** Wall-clock budget: files not walked when it is exceeded (default none, so results do not depend on load). */
-  budgetMs?: number;
+  /** More TS/JS files under a project root than this: none is walked (default CHECKER_LIMITS.maxFiles). */
+  maxFiles?: number;
   /** Cap on project source files the Program may load (default 600). */
   maxProgramFiles?: number;
+  /** Cap on the characters of source the Program may load (default CHECKER_LIMITS.maxProgramChars). */
+  maxProgramChars?: number;
+  /** Cap on identifiers handed to the checker (default CHECKER_LIMITS.maxQueries). */
+  maxQueries?: number;
+  /** Cap on the checker's work: types + instantiations + relation-cache entries (default CHECKER_LIMITS.maxTypeWork). */
+  maxTypeWork?: number;
+  /** Wall-clock safety limit of the checker's thread (default CHECKER_LIMITS.safetyMs). */
+  safetyMs?: number;
   /** Load TypeScript's standard library declarations (default false: measured, the same edges on h3 at half the time). */
   lib?: boolean;
   /**
@@ -44,8 +63,19 @@ export interface CheckerEdgeOptions {
   cache?: CheckerEdgeStore;
 }
 
+/** The default caps (README "Configuration", docs/cohorts.md "What the checker may cost"). */
+export const CHECKER_LIMITS = {
+  maxFiles: 100,
+  maxProgramFiles: 600,
+  maxProgramChars: 8_000_000,
+  maxQueries: 100_000,
+  maxTypeWork: 250_000,
+  safetyMs: 30_000,
+} as const;
+export type CheckerLimits = { -readonly [K in keyof typeof CHECKER_LIMITS]: number };
+
 /** Bump when what a walk records changes (the stored per-commit results are keyed by it). */
-export const TYPE_EDGES_VERSION = 'checker-2';
+export const TYPE_EDGES_VERSION = 'checker-3';
 
 export interface CheckerEdgeStats {
   /** Files whose references were walked. */
@@ -62,8 +92,17 @@ export interface CheckerEdgeStats {
   fromCache?: number;
   /** Of the Program's project files, those whose parsed SourceFile was reused from an earlier Program. */
   reusedSourceFiles?: number;
-  /** True when the budget or the file cap stopped the work early. */
+  /** True when a cap stopped the work early (the Program left files out, or files were not walked). */
   truncated: boolean;
+  /** Files asked for that were not walked because of a deterministic cap, each with why (in the order asked). */
+  skipped?: Array<{ path: string; reason: string }>;
+  /** No file was walked, and why: more files than `maxFiles`, or the safety limit (then `failedSafe`). */
+  skippedAll?: string;
+  /** The safety limit stopped the checker's thread (or it failed): no checker edge was added. */
+  failedSafe?: 'time' | 'memory' | 'failed';
+  /** Identifiers handed to the checker, and its work (see CheckerCaps). */
+  queries?: number;
+  typeWork?: number;
   ms: number;
   /** Of `ms`: reading the blobs, building the Program (parse + module resolution), walking with the checker. */
   readMs?: number;
@@ -71,50 +110,23 @@ export interface CheckerEdgeStats {
   walkMs?: number;
 }
 
-let loaded: typeof TS | undefined;
-function ts(): typeof TS {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  loaded ??= require('typescript-compiler-api') as typeof TS;
-  return loaded;
+/** What a cap means, as the review says it (the numbers are the caps, never measured times). */
+export function notWalkedReason(reason: NotWalkedReason, caps: CheckerCaps): string {
+  switch (reason) {
+    case 'program-size':
+      return `type edges skipped: the checker's Program reached its cap of ${caps.maxProgramChars} characters of source`;
+    case 'queries':
+      return `type edges skipped: the checker reached its cap of ${caps.maxQueries} identifiers`;
+    case 'type-work':
+      return `type edges skipped: the checker reached its cap of ${caps.maxTypeWork} type operations`;
+    case 'not-loaded':
+      return `type edges skipped: the checker's Program did not load the file`;
+  }
 }
 
-/**
- * Parsed (and, once a checker ran, bound) SourceFiles of earlier Programs, by compiler options, path and
- * blob: base and head of a PR share most files, and so do successive computations of one repository.
- * Sharing them between Programs is what TypeScript's own language service does (its document registry):
- * binding is per file and done once, everything a checker derives lives in that checker. Bounded by
- * source size (least recently used out first).
- */
-const SOURCE_CACHE_MAX_CHARS = 6_000_000;
-const sourceFiles = new Map<string, { sf: TS.SourceFile; version: string; chars: number }>();
-let sourceChars = 0;
-function cachedSourceFile(key: string): { sf: TS.SourceFile; version: string } | undefined {
-  const e = sourceFiles.get(key);
-  if (!e) return undefined;
-  sourceFiles.delete(key);
-  sourceFiles.set(key, e);
-  return e;
-}
-function keepSourceFile(key: string, sf: TS.SourceFile, version: string): void {
-  const chars = sf.text.length;
-  if (chars > SOURCE_CACHE_MAX_CHARS / 4) return;
-  const old = sourceFiles.get(key);
-  if (old) {
-    sourceFiles.delete(key);
-    sourceChars -= old.chars;
-  }
-  sourceFiles.set(key, { sf, version, chars });
-  sourceChars += chars;
-  for (const [k, e] of sourceFiles) {
-    if (sourceChars <= SOURCE_CACHE_MAX_CHARS) break;
-    sourceFiles.delete(k);
-    sourceChars -= e.chars;
-  }
-}
 /** Forgets the parsed SourceFiles kept between Programs (benchmarks measure the cold path with it). */
 export function clearCheckerSourceCache(): void {
-  sourceFiles.clear();
-  sourceChars = 0;
+  clearCheckerThreadCache();
 }
 
 const TS_LANGUAGES = new Set(['typescript', 'tsx', 'javascript']);
@@ -131,83 +143,48 @@ async function projectConfigsAt(repo: GitRepo, commit: string): Promise<TreeEntr
   if (memo.size > 16) memo.delete(memo.keys().next().value!);
   return configs;
 }
-/** The virtual root the Program sees the commit's tree under. */
-const ROOT = '/__commit__';
 const VENDORED = /(^|\/)(node_modules|vendor|third_party|bower_components|\.yarn|dist|build)\//;
 
-/** Compiler options from the root tsconfig.json / jsconfig.json (relative `extends` followed), or defaults. */
-function compilerOptions(t: typeof TS, texts: Map<string, string>): TS.CompilerOptions {
-  // Without a config: Bundler resolution (extensionless, `.js` for `.ts`, package.json `types`; `require` in JS files too).
-  const base: TS.CompilerOptions = { target: t.ScriptTarget.ES2022, module: t.ModuleKind.ESNext, moduleResolution: t.ModuleResolutionKind.Bundler, strict: false };
-  const config = ['tsconfig.json', 'jsconfig.json'].find((f) => texts.has(f));
-  let options = base;
-  if (config) {
-    const host: TS.ParseConfigHost = {
-      useCaseSensitiveFileNames: true,
-      readDirectory: () => [],
-      fileExists: (f) => texts.has(rel(f)),
-      readFile: (f) => texts.get(rel(f)),
-    };
-    const json = t.parseConfigFileTextToJson(`${ROOT}/${config}`, texts.get(config)!);
-    if (json.config) options = { ...base, ...t.parseJsonConfigFileContent(json.config, host, ROOT, undefined, `${ROOT}/${config}`).options };
-  }
-  const resolution = options.moduleResolution === t.ModuleResolutionKind.Classic ? t.ModuleResolutionKind.Bundler : options.moduleResolution;
-  return { ...options, moduleResolution: resolution, noEmit: true, skipLibCheck: true, types: [], allowJs: true, checkJs: false, composite: false, incremental: false, declaration: false, noResolve: false, rootDir: undefined, outDir: undefined, tsBuildInfoFile: undefined };
-}
-
-function rel(file: string): string {
-  return file.startsWith(`${ROOT}/`) ? file.slice(ROOT.length + 1) : file;
-}
-
-function referenceKind(t: typeof TS, id: TS.Identifier): ReferenceKind {
-  let n: TS.Node = id;
-  while (n.parent && (t.isPropertyAccessExpression(n.parent) || t.isQualifiedName(n.parent)) && ((n.parent as TS.PropertyAccessExpression).name === n || (n.parent as TS.QualifiedName).right === n)) n = n.parent;
-  const p = n.parent;
-  if (!p) return 'use';
-  if (t.isCallExpression(p) && p.expression === n) return 'call';
-  if (t.isNewExpression(p) && p.expression === n) return 'class';
-  if (t.isTypeReferenceNode(p)) return 'type';
-  if (t.isExpressionWithTypeArguments(p) && p.parent && t.isHeritageClause(p.parent)) return p.parent.token === t.SyntaxKind.ImplementsKeyword ? 'implementation' : 'class';
-  return 'use';
-}
-
-/** How `id` names what it refers to (see Edge.form). */
-function formOf(t: typeof TS, checker: TS.TypeChecker, id: TS.Identifier): CheckerForm {
-  const p = id.parent;
-  let owner: TS.Node | undefined;
-  if (p && t.isPropertyAccessExpression(p) && p.name === id) owner = p.expression;
-  else if (p && t.isQualifiedName(p) && p.right === id) owner = p.left;
-  else if (p && t.isElementAccessExpression(p) && p.argumentExpression === id) owner = p.expression;
-  if (!owner) return 'binding';
-  let sym = t.isIdentifier(owner) || t.isPropertyAccessExpression(owner) || t.isQualifiedName(owner) ? checker.getSymbolAtLocation(owner) : undefined;
-  if (sym && sym.flags & t.SymbolFlags.Alias) sym = checker.getAliasedSymbol(sym);
-  // A module (`import * as ns`, `require('../')`) or a TypeScript namespace: its members are declarations.
-  if (sym && (sym.flags & (t.SymbolFlags.ValueModule | t.SymbolFlags.NamespaceModule) || sym.declarations?.some((d) => t.isSourceFile(d)))) return 'namespace';
-  return 'receiver';
-}
-
-/** `name` of `x.name` / `X.name` (a type's qualified name): resolving it means inferring what `x` is. */
-function isPropertyName(t: typeof TS, id: TS.Identifier): boolean {
-  const p = id.parent;
-  return !!p && ((t.isPropertyAccessExpression(p) && p.name === id) || (t.isQualifiedName(p) && p.right === id));
-}
-
-function isDeclarationName(t: typeof TS, id: TS.Identifier): boolean {
-  const p = id.parent;
-  if (!p || (p as { name?: unknown }).name !== id) return false;
-  if (t.isShorthandPropertyAssignment(p)) return false; // `{ useState }` uses the value it names
-  return t.isDeclarationStatement(p) || t.isVariableDeclaration(p) || t.isParameter(p) || t.isPropertyDeclaration(p) || t.isMethodDeclaration(p) || t.isPropertySignature(p) || t.isMethodSignature(p) || t.isBindingElement(p) || t.isTypeParameterDeclaration(p) || t.isEnumMember(p) || t.isPropertyAssignment(p) || t.isGetAccessorDeclaration(p) || t.isSetAccessorDeclaration(p);
-}
-
-/** Adds the checker's cross-file edges for `opts.files` to `graph` (see the file comment). */
+/** Adds the checker's cross-file edges for `opts.files` to `graph` (see the file comment); none when it failed safe. */
 export async function addCheckerEdges(graph: CodeGraph, repo: GitRepo, opts: CheckerEdgeOptions): Promise<CheckerEdgeStats> {
+  const resolved = await resolveCheckerEdges(graph, repo, opts);
+  resolved.apply();
+  return resolved.stats;
+}
+
+/**
+ * The checker's cross-file edges for `opts.files`, added to `graph` only by `apply()`: a computation
+ * resolves both sides first and applies neither when one of them failed safe (the whole review is then
+ * syntax-only). `stats.added` / `confirmed` are counted by `apply()`.
+ */
+export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts: CheckerEdgeOptions): Promise<{ stats: CheckerEdgeStats; apply: () => void }> {
   const started = performance.now();
-  const budget = opts.budgetMs ?? Infinity;
-  const cap = opts.maxProgramFiles ?? 600;
+  const limits: CheckerLimits = {
+    maxFiles: opts.maxFiles ?? CHECKER_LIMITS.maxFiles,
+    maxProgramFiles: opts.maxProgramFiles ?? CHECKER_LIMITS.maxProgramFiles,
+    maxProgramChars: opts.maxProgramChars ?? CHECKER_LIMITS.maxProgramChars,
+    maxQueries: opts.maxQueries ?? CHECKER_LIMITS.maxQueries,
+    maxTypeWork: opts.maxTypeWork ?? CHECKER_LIMITS.maxTypeWork,
+    safetyMs: opts.safetyMs ?? CHECKER_LIMITS.safetyMs,
+  };
   const stats: CheckerEdgeStats = { walked: 0, programFiles: 0, added: 0, confirmed: 0, truncated: false, ms: 0 };
+  const found: Array<{ root: string; edges: StoredCheckerEdge[] }> = [];
+  const apply = () => {
+    if (stats.failedSafe) return;
+    for (const { root, edges } of found) {
+      for (const e of edges) {
+        if (graph.addCheckerEdge({ ...e, fromFile: root, provenance: 'checker' })) stats.added++;
+        else stats.confirmed++;
+      }
+    }
+  };
+  const done = () => {
+    stats.ms = Math.round(performance.now() - started);
+    return { stats, apply };
+  };
   const index = graph.index;
   const candidates = opts.files.filter((f) => TS_LANGUAGES.has(index.files.get(f)?.language ?? ''));
-  if (!candidates.length) return stats;
+  if (!candidates.length) return done();
   const configs = await projectConfigsAt(repo, index.commit);
   // Only files under a project root (a config or package.json in their directory or above): elsewhere
   // there is no module resolution to trust, and the syntactic edges stand alone.
@@ -220,20 +197,41 @@ export async function addCheckerEdges(graph: CodeGraph, repo: GitRepo, opts: Che
   };
   const inProject = candidates.filter(underRoot);
   stats.outsideProject = candidates.length - inProject.length;
-  if (!inProject.length) return stats;
+  if (!inProject.length) return done();
+  // Decided on what was asked, never on what a cache holds, so a recomputation decides the same.
+  if (inProject.length > limits.maxFiles) {
+    stats.truncated = true;
+    stats.skippedAll = `type edges skipped: ${inProject.length} changed TS/JS files, more than the checker's cap of ${limits.maxFiles}`;
+    return done();
+  }
   const t = ts();
   // The stored result of a file at this commit depends on the commit (every text the Program reads), the
-  // index's definitions (engine version) and these options.
+  // index's definitions (engine version), these options and the caps.
+  const caps: CheckerCaps = { maxProgramFiles: limits.maxProgramFiles, maxProgramChars: limits.maxProgramChars, maxQueries: limits.maxQueries, maxTypeWork: limits.maxTypeWork };
   const targets = opts.targetFiles ? new Set(opts.targetFiles) : undefined;
   const targetNames = targets ? new Set([...targets].flatMap((f) => [...(index.files.get(f)?.facts.defs.map((d) => d.name) ?? []), ...(index.files.get(f)?.facts.exportAliases.map(([exported]) => exported) ?? [])])) : undefined;
   const targetKey = targets ? `+t:${createHash('sha256').update([...targets].sort().join('\0')).digest('hex').slice(0, 16)}` : '';
-  const engine = `${TYPE_EDGES_VERSION}+${CODEGRAPH_ENGINE_VERSION}+ts-${t.version}${opts.lib ? '+lib' : ''}${targetKey}`;
-  const apply = (root: string, edges: StoredCheckerEdge[]) => {
-    for (const e of edges) {
-      if (graph.addCheckerEdge({ ...e, fromFile: root, provenance: 'checker' })) stats.added++;
-      else stats.confirmed++;
-    }
+  const capsKey = `+c:${caps.maxProgramFiles}/${caps.maxProgramChars}/${caps.maxQueries}/${caps.maxTypeWork}`;
+  const engine = `${TYPE_EDGES_VERSION}+${CODEGRAPH_ENGINE_VERSION}+ts-${t.version}${opts.lib ? '+lib' : ''}${targetKey}${capsKey}`;
+  // The safety limit's verdict on exactly these files (stored like a result: see the file comment).
+  const verdictPath = `#checker-safety-limit#${createHash('sha256').update(inProject.join('\0')).digest('hex').slice(0, 32)}`;
+  const verdictEngine = `${engine}+s:${limits.safetyMs}`;
+  const failSafe = (reason: 'time' | 'memory' | 'failed') => {
+    stats.failedSafe = reason;
+    stats.truncated = true;
+    stats.walked = 0;
+    stats.skippedAll =
+      reason === 'time'
+        ? `type edges skipped for the whole review: the checker ran past its wall-clock safety limit of ${limits.safetyMs} ms`
+        : reason === 'memory'
+          ? 'type edges skipped for the whole review: the checker ran out of its heap limit'
+          : 'type edges skipped for the whole review: the checker failed';
   };
+  const verdict = opts.cache?.getCheckerEdges(index.commit, verdictPath, verdictEngine);
+  if (verdict) {
+    failSafe(((verdict[0] as unknown as { failedSafe?: 'time' | 'memory' | 'failed' } | undefined)?.failedSafe) ?? 'time');
+    return done();
+  }
   const roots: string[] = [];
   stats.fromCache = 0;
   for (const root of inProject) {
@@ -242,19 +240,17 @@ export async function addCheckerEdges(graph: CodeGraph, repo: GitRepo, opts: Che
       roots.push(root);
       continue;
     }
-    apply(root, stored);
+    found.push({ root, edges: stored });
     stats.walked++;
     stats.fromCache++;
   }
-  if (!roots.length) {
-    stats.ms = Math.round(performance.now() - started);
-    return stats;
-  }
+  if (!roots.length) return done();
 
   // Texts: every indexed TS/JS file is known to exist; they are read (in one batch) only when the program
   // is small enough to take them all, else the syntactic import closure of the roots is read first.
   const jsFiles = [...index.files.values()].filter((f) => TS_LANGUAGES.has(f.language));
   const wanted = new Set<string>(roots);
+  const cap = limits.maxProgramFiles;
   if (jsFiles.length <= cap) for (const f of jsFiles) wanted.add(f.path);
   else {
     let frontier = [...roots];
@@ -273,140 +269,48 @@ export async function addCheckerEdges(graph: CodeGraph, repo: GitRepo, opts: Che
       frontier = next;
     }
   }
-  const texts = new Map<string, string>();
-  // Options come from the configs' texts, so those are read first; a file whose SourceFile an earlier
-  // Program parsed under the same options is not read again.
-  const configBlobs = await Promise.all(configs.map((e) => repo.readBlob(e.sha)));
-  configs.forEach((e, i) => {
-    const b = configBlobs[i];
-    if (b) texts.set(e.path, b.toString('utf8'));
-  });
-  const options = compilerOptions(t, texts);
-  if (opts.lib !== true) options.noLib = true;
-  const optionsKey = `${t.version}\0${JSON.stringify(options)}`;
-  const keyOf = (p: string, sha: string) => `${optionsKey}\0${p}\0${sha}`;
-  // What the Program asks a file to be parsed as (target, module format): a cached parse made otherwise is redone from its text.
-  const versionOf = (v: TS.ScriptTarget | TS.CreateSourceFileOptions) => (typeof v === 'object' ? `${v.languageVersion}/${v.impliedNodeFormat ?? ''}/${v.jsDocParsingMode ?? ''}` : String(v));
-  const toRead = [...wanted].filter((p) => !sourceFiles.has(keyOf(p, index.files.get(p)!.blob))).map((p) => ({ path: p, sha: index.files.get(p)!.blob }));
+  // The configs (compiler options, package.json for module resolution) and every wanted file, in one batch.
+  const toRead = [...configs.map((e) => ({ path: e.path, sha: e.sha })), ...[...wanted].map((p) => ({ path: p, sha: index.files.get(p)!.blob }))];
   const blobs = await Promise.all(toRead.map((f) => repo.readBlob(f.sha)));
+  const texts: Array<[string, string]> = [];
   toRead.forEach((f, i) => {
     const b = blobs[i];
-    if (b) texts.set(f.path, b.toString('utf8'));
+    if (b) texts.push([f.path, b.toString('utf8')]);
   });
-
   const readAt = performance.now();
   stats.readMs = Math.round(readAt - started);
-  const dirs = new Set<string>();
-  for (const p of [...index.files.keys(), ...texts.keys()]) for (let d = path.posix.dirname(p); d !== '.' && !dirs.has(d); d = path.posix.dirname(d)) dirs.add(d);
-  const libDir = path.dirname(require.resolve('typescript-compiler-api'));
-  const defaultLib = t.getDefaultLibFileName(options);
-  let loadedFiles = 0;
-  const sourceCache = new Map<string, TS.SourceFile | undefined>();
-  const host: TS.CompilerHost = {
-    getSourceFile: (fileName, languageVersion) => {
-      if (sourceCache.has(fileName)) return sourceCache.get(fileName);
-      let sf: TS.SourceFile | undefined;
-      if (fileName.startsWith(libDir)) {
-        const text = t.sys.readFile(fileName);
-        sf = text !== undefined ? t.createSourceFile(fileName, text, languageVersion, false) : undefined;
-      } else {
-        const p = rel(fileName);
-        const sha = wanted.has(p) ? index.files.get(p)?.blob : undefined;
-        const key = sha ? keyOf(p, sha) : undefined;
-        const kept = key ? cachedSourceFile(key) : undefined;
-        const text = kept?.sf.text ?? texts.get(p);
-        if (text !== undefined && (loadedFiles < cap || roots.includes(p))) {
-          loadedFiles++;
-          const version = versionOf(languageVersion);
-          if (kept && kept.version === version) {
-            sf = kept.sf;
-            stats.reusedSourceFiles = (stats.reusedSourceFiles ?? 0) + 1;
-          } else {
-            // No parent pointers from the parser: the checker's binder sets them on every file of the Program
-            // (the walk reads them only afterwards), and skipping the parser's own pass cut Program time
-            // about a third on rxjs (docs/cohorts.md).
-            sf = t.createSourceFile(fileName, text, languageVersion, false);
-            if (key) keepSourceFile(key, sf, version);
-          }
-        } else if (text !== undefined || index.files.has(p)) stats.truncated = true; // capped, or not read
-      }
-      sourceCache.set(fileName, sf);
-      return sf;
-    },
-    getDefaultLibFileName: () => path.join(libDir, defaultLib),
-    getDefaultLibLocation: () => libDir,
-    writeFile: () => undefined,
-    getCurrentDirectory: () => ROOT,
-    getDirectories: () => [],
-    getCanonicalFileName: (f) => f,
-    useCaseSensitiveFileNames: () => true,
-    getNewLine: () => '\n',
-    fileExists: (f) => (f.startsWith(libDir) ? t.sys.fileExists(f) : texts.has(rel(f)) || index.files.has(rel(f))),
-    // Only a file's import resolution reads texts through here (package.json, configs): those are all read.
-
-    readFile: (f) => (f.startsWith(libDir) ? t.sys.readFile(f) : texts.get(rel(f))),
-    directoryExists: (d) => {
-      const dir = d.replace(/\/+$/, '');
-      return dir === ROOT || dir.startsWith(libDir) || dirs.has(rel(dir));
-    },
+  const defsOf = (f: string): JobDefinition[] => (graph.defsByFile.get(f) ?? []).map((s) => [s.id, s.def.name, s.def.start, s.def.end]);
+  const edgeFiles = new Set([...roots, ...(targets ?? jsFiles.map((f) => f.path))]);
+  const job: CheckerJob = {
+    roots,
+    texts,
+    blobs: [...wanted].map((p) => [p, index.files.get(p)!.blob]),
+    indexed: [...index.files.keys()],
+    defs: [...edgeFiles].map((f) => [f, defsOf(f)]),
+    ...(targets ? { targets: [...targets], targetNames: [...targetNames!] } : {}),
+    lib: opts.lib === true,
+    caps,
   };
-  const program = t.createProgram(roots.map((r) => `${ROOT}/${r}`), options, host);
-  const checker = program.getTypeChecker();
-  stats.programFiles = loadedFiles;
-  const programAt = performance.now();
-  stats.programMs = Math.round(programAt - readAt);
-
-  const walkedRoots: Array<{ root: string; edges: StoredCheckerEdge[] }> = [];
-  for (const root of roots) {
-    if (performance.now() - started > budget) {
-      stats.truncated = true;
-      break;
-    }
-    const sf = program.getSourceFile(`${ROOT}/${root}`);
-    if (!sf) continue;
-    stats.walked++;
-    const seen = new Set<string>();
-    const found: StoredCheckerEdge[] = [];
-    walkedRoots.push({ root, edges: found });
-    const visit = (node: TS.Node): void => {
-      if (t.isImportDeclaration(node) || t.isExportDeclaration(node) || t.isImportEqualsDeclaration(node)) return;
-      if (t.isIdentifier(node) && !isDeclarationName(t, node) && (!targetNames || targetNames.has(node.text) || !isPropertyName(t, node))) {
-        const parent = node.parent;
-        let sym = parent && t.isShorthandPropertyAssignment(parent) && parent.name === node ? checker.getShorthandAssignmentValueSymbol(parent) : checker.getSymbolAtLocation(node);
-        if (sym && sym.flags & t.SymbolFlags.Alias) sym = checker.getAliasedSymbol(sym);
-        const decl = sym?.declarations?.[0];
-        const target = decl?.getSourceFile();
-        // A module's own symbol (`commander` in `import * as commander from '..'` or `require('../')`) is
-        // declared by the whole source file, not by a definition in it: its members are resolved one by
-        // one (`commander.program` → `program`), so the namespace itself is no edge. (Its declaration's
-        // start skips the leading comments and would land on whatever definition comes first.)
-        if (decl && target && target !== sf && !t.isSourceFile(decl) && target.fileName.startsWith(`${ROOT}/`) && (!targets || targets.has(rel(target.fileName)))) {
-          const toFile = rel(target.fileName);
-          const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
-          const declLine = target.getLineAndCharacterOfPosition(decl.getStart(target)).line + 1;
-          const to = graph.definitionAt(toFile, declLine);
-          if (to) {
-            // A declaration that is not a definition of its own (a field, a property of an object literal)
-            // lands on its owner, marked as a member read: formation does not follow those (an edge to the
-            // whole class for every field read would make each widely used type a hub).
-            const member = to.def.name === sym!.name ? undefined : sym!.name;
-            const from = graph.definitionAt(root, line)?.id ?? root;
-            const key = `${from}\0${to.id}`;
-            if (!seen.has(key)) {
-              seen.add(key);
-              found.push({ from, to: to.id, toFile, kind: referenceKind(t, node), line, form: formOf(t, checker, node), ...(member ? { member } : {}) });
-            }
-          }
-        }
-      }
-      t.forEachChild(node, visit);
-    };
-    visit(sf);
-    apply(root, found);
+  const outcome = await runOnCheckerThread(job, limits.safetyMs);
+  if (!outcome.ok) {
+    failSafe(outcome.reason);
+    // Only the limit's verdict is stored (a crash of the thread is no property of the input).
+    if (opts.cache && outcome.reason !== 'failed') opts.cache.putCheckerEdges([{ commit: index.commit, path: verdictPath, engine: verdictEngine, edges: [{ failedSafe: outcome.reason } as unknown as StoredCheckerEdge] }]);
+    found.length = 0;
+    return done();
   }
+  const r = outcome.result;
+  stats.programFiles = r.programFiles;
+  stats.reusedSourceFiles = r.reusedSourceFiles;
+  stats.queries = r.queries;
+  stats.typeWork = r.typeWork;
+  stats.programMs = r.programMs;
+  stats.walkMs = r.walkMs;
+  stats.walked += r.walked.length;
+  found.push(...r.walked);
+  if (r.notWalked.length) stats.skipped = r.notWalked.map((n) => ({ path: n.root, reason: notWalkedReason(n.reason, caps) }));
+  if (r.capped || r.notWalked.length) stats.truncated = true;
   // A truncated Program may have missed declarations a complete one sees: only complete results are kept.
-  if (opts.cache && !stats.truncated && walkedRoots.length) opts.cache.putCheckerEdges(walkedRoots.map((w) => ({ commit: index.commit, path: w.root, engine, edges: w.edges })));
-  stats.walkMs = Math.round(performance.now() - programAt);
-  stats.ms = Math.round(performance.now() - started);
-  return stats;
+  if (opts.cache && !stats.truncated && r.walked.length) opts.cache.putCheckerEdges(r.walked.map((w) => ({ commit: index.commit, path: w.root, engine, edges: w.edges })));
+  return done();
 }

@@ -43,7 +43,9 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
       const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
       const key = `${env.workspace.id}/${cmd.repoId}`;
       const render = operator ? { key, entry: operator.renderRepos[key], sandbox: operator.sandbox } : undefined;
-      const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry);
+      // The operator's checker settings (type-resolved edges off, or its caps) change what is computed.
+      const checker = operator ? (operator.typeEdges === false ? { typeEdges: false } : { checkerLimits: operator.typeEdges }) : {};
+      const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry, checker);
       if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest };
       const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
       // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
@@ -56,6 +58,7 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
           workspaceDir: env.workspace.dir,
           repoConfig: repoState.config,
           render,
+          ...checker,
           signal: env.signal,
           onProgress: (_phase, p) => {
             const commit = _phase === 'index-head' ? headSha : baseSha;

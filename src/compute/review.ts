@@ -15,17 +15,20 @@ import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
 import { languageOf, unsupportedLanguageOf } from '../codegraph/languages';
 import { classifyRole } from '../codegraph/file-roles';
-import { addCheckerEdges, type CheckerEdgeStats } from '../codegraph/type-edges';
+import { resolveCheckerEdges, TYPE_EDGES_VERSION, type CheckerEdgeStats, type CheckerLimits } from '../codegraph/type-edges';
 import { diffDependencies } from '../dependencies/diff';
 import type { ChangedFile, GitRepo } from '../git/repo';
 import { runApiContract, runVisual, type RenderSetup } from './axes';
 import { fitReviewComputed } from './fit-output';
-import { BOUNDS, clipId } from '../events/catalogue/bounds';
+import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
-/** Bump whenever formation, keys, ranking or dependency diffs change what a computation records. */
-export const REVIEW_ENGINE_VERSION = `review-10+${CODEGRAPH_ENGINE_VERSION}`;
+/**
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records. The
+ * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
+ */
+export const REVIEW_ENGINE_VERSION = `review-10+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -46,10 +49,13 @@ export interface ComputeReviewInput {
    * syntactic edges, for the files under a project root (a tsconfig.json, jsconfig.json or package.json
    * in their directory or above). Default on; `false` is the syntax-only path. Checker edges feed the
    * graph (blast radius, dependents) with provenance `checker`; which of them may join cohorts is the
-   * formation signals' decision (`type-bindings`, `type-edges`). Bounded by file count, not time, so the
-   * result does not depend on machine load.
+   * formation signals' decision (`type-bindings`, `type-edges`). Bounded by deterministic work caps
+   * (`checkerLimits`), not time, so the result does not depend on machine load; a wall-clock safety limit
+   * past which the whole review is syntax-only, said in `typeEdges` (type-edges.ts).
    */
   typeEdges?: boolean;
+  /** The checker's caps and safety limit (default CHECKER_LIMITS; the operator's `typeEdges` configuration). */
+  checkerLimits?: Partial<CheckerLimits>;
   onProgress?: (phase: 'index-base' | 'index-head', p: IndexProgress) => void;
   /** Stops the computation between steps (the acting token was revoked): it rejects with the reason. */
   signal?: AbortSignal;
@@ -59,10 +65,13 @@ const canonical = (v: unknown): string =>
   JSON.stringify(v, (_k, val: unknown) => (val && typeof val === 'object' && !Array.isArray(val) ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : val));
 
 /** Identical inputs give the identical digest; a recompute with the same digest records nothing new. */
-export function inputsDigestOf(engineVersion: string, baseSha: string, headSha: string, repoConfig: RepoConfig | undefined, operatorRender?: unknown): string {
-  // The operator's render entry joins the digest only when there is one, so digests recorded before it
-  // existed stay the same.
-  return createHash('sha256').update(canonical({ engineVersion, baseSha, headSha, repoConfig: repoConfig ?? {}, ...(operatorRender ? { operatorRender } : {}) })).digest('hex');
+export function inputsDigestOf(engineVersion: string, baseSha: string, headSha: string, repoConfig: RepoConfig | undefined, operatorRender?: unknown, checker?: { typeEdges?: boolean; checkerLimits?: Partial<CheckerLimits> }): string {
+  // The operator's render entry and checker settings join the digest only when there are some, so digests
+  // recorded before they existed stay the same.
+  const limits = checker?.checkerLimits && Object.keys(checker.checkerLimits).length ? checker.checkerLimits : undefined;
+  return createHash('sha256')
+    .update(canonical({ engineVersion, baseSha, headSha, repoConfig: repoConfig ?? {}, ...(operatorRender ? { operatorRender } : {}), ...(checker?.typeEdges === false ? { typeEdges: false } : {}), ...(limits ? { checkerLimits: limits } : {}) }))
+    .digest('hex');
 }
 
 export interface ComputedReview {
@@ -163,8 +172,11 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   });
 
   // Type-resolved edges from the changed TS/JS code files (head), and at base when a definition was deleted.
-  const checker: CheckerEdgeStats[] = [];
-  if ((input.typeEdges ?? true) && head && base) {
+  const checker: Array<CheckerEdgeStats & { side: 'head' | 'base' }> = [];
+  let typeEdges: ReviewComputedData['typeEdges'];
+  if (input.typeEdges === false || !head || !base) {
+    if (files.some((f) => f.language === 'typescript' || f.language === 'tsx' || f.language === 'javascript')) typeEdges = { status: 'off', reason: input.typeEdges === false ? 'type edges off for this computation: syntax-only edges' : 'type edges off: no code index', skippedFiles: [] };
+  } else {
     const code = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test'));
     const headFiles = code.filter((f) => f.status !== 'deleted').map((f) => f.path);
     // Each walked file's result is kept per commit in the workspace cache: a recomputation (another base
@@ -172,11 +184,19 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const cache = FactsCache.open(input.workspaceDir);
     try {
       // Only edges into the changed files matter here (formation, blast radius): the rest is not asked of the checker.
-      checker.push(await addCheckerEdges(head, repo, { files: headFiles, targetFiles: headFiles, lib: false, cache }));
-      if (code.some((f) => f.fragments.some((fr) => fr.change === 'deleted'))) {
-        const baseFiles = code.filter((f) => f.status !== 'added').map((f) => f.oldPath ?? f.path);
-        checker.push(await addCheckerEdges(base, repo, { files: baseFiles, targetFiles: baseFiles, lib: false, cache }));
+      const sides: Array<{ side: 'head' | 'base'; graph: CodeGraph; files: string[] }> = [{ side: 'head', graph: head, files: headFiles }];
+      if (code.some((f) => f.fragments.some((fr) => fr.change === 'deleted'))) sides.push({ side: 'base', graph: base, files: code.filter((f) => f.status !== 'added').map((f) => f.oldPath ?? f.path) });
+      const resolved = [];
+      for (const s of sides) {
+        const r = await resolveCheckerEdges(s.graph, repo, { ...input.checkerLimits, files: s.files, targetFiles: s.files, lib: false, cache });
+        resolved.push(r);
+        checker.push({ ...r.stats, side: s.side });
+        if (r.stats.failedSafe) break;
       }
+      // The safety limit on either side: no checker edge anywhere (the whole review is syntax-only).
+      const failed = checker.find((c) => c.failedSafe);
+      if (!failed) for (const r of resolved) r.apply();
+      typeEdges = typeEdgesOf(checker, failed);
     } finally {
       cache.close();
     }
@@ -229,11 +249,12 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     baseSha,
     headSha,
     engineVersion: REVIEW_ENGINE_VERSION,
-    inputsDigest: inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, input.repoConfig, input.render?.entry),
+    inputsDigest: inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, input.repoConfig, input.render?.entry, input),
     cohorts,
     dependencyDiffs,
     apiContract,
     visual,
+    ...(typeEdges ? { typeEdges } : {}),
     changedFiles: files.map((f) => ({ path: f.path, ...(f.oldPath ? { oldPath: f.oldPath } : {}), status: f.status, role: f.role, ...(f.language ? { language: f.language } : {}), ...(parseErrorFiles.has(f.path) ? { parseErrors: true } : {}) })),
     metrics: {
       changedFiles: files.length,
@@ -254,6 +275,10 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       checkerReusedSourceFiles: checker.reduce((n, c) => n + (c.reusedSourceFiles ?? 0), 0),
       checkerStoredFiles: checker.reduce((n, c) => n + (c.fromCache ?? 0), 0),
       checkerOutsideProject: checker.reduce((n, c) => n + (c.outsideProject ?? 0), 0),
+      checkerQueries: checker.reduce((n, c) => n + (c.queries ?? 0), 0),
+      checkerTypeWork: checker.reduce((n, c) => n + (c.typeWork ?? 0), 0),
+      checkerSkippedFiles: checker.reduce((n, c) => n + (c.skipped?.length ?? 0), 0),
+      checkerFailedSafe: checker.some((c) => c.failedSafe) ? 1 : 0,
       parseErrorFiles: parseErrorFiles.size,
       nameMatchedReferences: head?.stats.nameMatch ?? 0,
       elapsedMs: Math.round(performance.now() - started),
@@ -262,4 +287,16 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     },
   });
   return { data, head, base };
+}
+
+/** What the review says of the checker's work (bounded here: at most BOUNDS.typeEdgeSkips files listed). */
+function typeEdgesOf(checker: Array<CheckerEdgeStats & { side: 'head' | 'base' }>, failed: CheckerEdgeStats | undefined): ReviewComputedData['typeEdges'] {
+  const asked = checker.filter((c) => c.walked || c.skipped?.length || c.skippedAll);
+  if (!asked.length) return undefined;
+  if (failed) return { status: 'skipped', reason: clipText(`${failed.skippedAll!}: syntax-only edges`, BOUNDS.note), skippedFiles: [] };
+  const all = asked.flatMap((c) => (c.skipped ?? []).map((s) => ({ path: s.path, side: c.side, reason: clipText(s.reason, BOUNDS.note) })));
+  const sideCapped = asked.filter((c) => c.skippedAll);
+  const status = sideCapped.length === asked.length ? 'skipped' : sideCapped.length || all.length ? 'partial' : 'complete';
+  const reason = sideCapped.length ? clipText(sideCapped.map((c) => `${c.side}: ${c.skippedAll}`).join('; '), BOUNDS.note) : undefined;
+  return { status, ...(reason ? { reason } : {}), skippedFiles: all.slice(0, BOUNDS.typeEdgeSkips), ...(all.length > BOUNDS.typeEdgeSkips ? { omittedFiles: all.length - BOUNDS.typeEdgeSkips } : {}) };
 }

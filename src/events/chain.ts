@@ -47,18 +47,21 @@ export const hashBytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
 export const hashHex = (stored: Buffer | Uint8Array | string | null | undefined): string | null =>
   stored == null ? null : typeof stored === 'string' ? stored : Buffer.isBuffer(stored) ? stored.toString('hex') : Buffer.from(stored).toString('hex');
 
-const frame = (s: string): string => `${Buffer.byteLength(s, 'utf8')}:${s}`;
-/**
+/*
  * Decimal integers are ASCII: their UTF-8 length is their string length. So is prevHash: it is never
  * read as text from storage any more, always the hex of 32 stored bytes (or of the genesis digest).
  */
-const asciiFrame = (s: string): string => `${s.length}:${s}`;
-
 export function chainHash(prevHash: string, e: ChainFields): string {
-  const material =
-    asciiFrame(prevHash) + asciiFrame(String(e.position)) + frame(e.streamId) + asciiFrame(String(e.streamRevision)) + frame(e.type) +
-    asciiFrame(String(e.schemaVersion)) + frame(e.data) + frame(e.metadata) + frame(e.eventId);
-  return sha256(material);
+  const p = String(e.position);
+  const r = String(e.streamRevision);
+  const v = String(e.schemaVersion);
+  // One template: the same bytes as frame() of each field in order, built as one expression (fewer
+  // intermediate strings than nine frame() calls concatenated).
+  return sha256(
+    `${prevHash.length}:${prevHash}${p.length}:${p}${Buffer.byteLength(e.streamId, 'utf8')}:${e.streamId}${r.length}:${r}` +
+      `${Buffer.byteLength(e.type, 'utf8')}:${e.type}${v.length}:${v}${Buffer.byteLength(e.data, 'utf8')}:${e.data}` +
+      `${Buffer.byteLength(e.metadata, 'utf8')}:${e.metadata}${Buffer.byteLength(e.eventId, 'utf8')}:${e.eventId}`,
+  );
 }
 
 /** crypto.hash (Node ≥ 20.12) is the one-shot digest: ~40 % cheaper per event than a Hash object. */

@@ -7,7 +7,7 @@ import { newUuidV7 } from '../events/ids';
 import type { Ledger } from '../ledger';
 import { answerQuery } from '../projections/run-query';
 import { toRpcError } from '../rpc/errors';
-import { assertWithinLimits } from '../rpc/limits';
+import { assertResponseWithin, assertWithinLimits, canonicalJsonWithin, LIMITS } from '../rpc/limits';
 import { assertNoReservedKeys } from '../commands/payload-keys';
 import type { Role } from '../events/roles';
 import { authenticate } from '../security/tokens';
@@ -42,6 +42,8 @@ async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unk
 
 /** An MCP server exposing the agent tools (src/mcp/tools.ts) for one identity. */
 export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
+  // A tool result is a response like any other: the same cap as the RPC transports (src/rpc/limits.ts).
+  const maxBytes = ledger.config.maxResponseBytes ?? LIMITS.maxResponseBytes;
   // Resolved before the server exists: a binding to a missing command or query fails start-up.
   const resolved = resolveTools();
   const server = new Server({ name: 'review-ledger', version: '0.1.0' }, { capabilities: { tools: {} } });
@@ -64,7 +66,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
       checkAccess({ name: tool.name, access: tool.access }, caller.principal, caller.role);
       if (tool.kind === 'query') {
         const { workspace_id: _w, ...input } = parsed.data as Record<string, unknown>;
-        return success(JSON.stringify(await answerQuery(tool.query!, caller.workspace, tool.query!.input.parse(input))));
+        return success(canonicalJsonWithin(await answerQuery(tool.query!, caller.workspace, tool.query!.input.parse(input)), maxBytes, tool.name));
       }
       if (tool.kind === 'review') {
         const target = { repoId: args.repoId, prNumber: args.prNumber };
@@ -74,10 +76,11 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
           if (!input.success) continue;
           review[q.name] = await answerQuery(q, caller.workspace, input.data);
         }
-        return success(JSON.stringify(review));
+        return success(canonicalJsonWithin(review, maxBytes, tool.name));
       }
       const envelope: CommandEnvelope = { idempotencyKey: typeof args.idempotencyKey === 'string' ? args.idempotencyKey : newUuidV7(), principal: caller.principal, role: caller.role, tokenId: caller.tokenId, via: caller.via, correlationId: `mcp:${tool.name}` };
       const out = await ledger.executor.execute(tool.command!, caller.workspace, envelope, payloadFor(tool.binding!, args));
+      assertResponseWithin(out.json, maxBytes, tool.name);
       return success(out.json);
     } catch (err) {
       if (!(err instanceof DomainError)) console.error(`mcp ${tool.name}:`, err);

@@ -39,7 +39,7 @@ export const COMMAND_TOOLS: ToolBinding[] = [
 /** Read tools: one query each, its input schema as the tool schema. */
 export const QUERY_TOOLS: Array<{ tool: string; query: string; description?: string }> = [
   { tool: 'get_cohort_context', query: 'cohortContext', description: 'The context pack of one cohort: its fragments and clues (relation × kind), degraded to signatures then pointers to fit budgetBytes; every degraded clue is listed in `truncated`.' },
-  { tool: 'get_audit_log', query: 'audit', description: 'Who decided what, when: one row per decision act (filters: actor, action, repoId, prNumber, since, until), and `chain`: whether the log behind the rows verifies (hash chain and signed checkpoints) and up to which checkpoint.' },
+  { tool: 'get_audit_log', query: 'audit', description: 'Who decided what, when: one row per decision act (filters: actor, action, repoId, prNumber, since, until), newest first, one page at a time (`limit`: default 100, at most 1000; pass `value.next` back as `cursor` for the next page, null on the last), and `chain`: whether the log behind the rows verifies (hash chain and signed checkpoints) and up to which checkpoint.' },
 ];
 
 /** What `get_review` gathers, one query each (the axes are part of `verdict`). */

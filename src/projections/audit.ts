@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { canonicalJson } from '../events/canonical-json';
+import { DomainError } from '../domain-error';
 import type { StreamFold } from '../events/kernel-types';
 import { parseReviewStream } from '../events/streams';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
@@ -131,6 +134,11 @@ export const auditFold: StreamFold<AuditState, CatalogueEvent> = {
 
 const isoTime = z.string().refine((t) => !Number.isNaN(Date.parse(t)), { message: 'must be an ISO-8601 time' }).transform((t) => new Date(t).toISOString());
 
+/** Rows of one `audit` page when the request names no `limit`. */
+export const AUDIT_DEFAULT_LIMIT = 100;
+/** The most rows one `audit` page may hold: a bigger answer is read page by page with `next`. */
+export const AUDIT_MAX_LIMIT = 1000;
+
 export const auditInput = z.object({
   actor: z.string().max(200).optional(),
   action: z.enum(AUDIT_ACTIONS).optional(),
@@ -138,23 +146,92 @@ export const auditInput = z.object({
   prNumber: prNumberSchema.optional(),
   since: isoTime.optional(),
   until: isoTime.optional(),
-  /** Pagination cursor in log order: only rows after this position (the last row's `position` of the previous page). */
-  after: z.number().int().nonnegative().optional(),
-  /** Pagination cursor newest first: only rows before this position (the last row's `position` of the previous `order: 'desc'` page). */
-  before: z.number().int().positive().optional(),
-  /** `asc` (default): log order, oldest first; `desc`: newest first (an audit screen's first page). */
-  order: z.enum(['asc', 'desc']).optional(),
-  /** Page size: at most this many rows, the first ones in `order` (no limit when absent). */
-  limit: z.number().int().min(1).max(10_000).optional(),
+  /** `desc` (default): newest first, the latest acts on the first page; `asc`: log order, oldest first. */
+  order: z.enum(['asc', 'desc']).optional().describe("desc (default): newest first; asc: log order"),
+  /** Page size: at most this many rows, the first ones in `order` (default 100, at most 1000). */
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(AUDIT_MAX_LIMIT, { message: `at most ${AUDIT_MAX_LIMIT} rows per page; read further pages with the answer's \`next\`` })
+    .optional()
+    .describe(`rows per page: default ${AUDIT_DEFAULT_LIMIT}, at most ${AUDIT_MAX_LIMIT}`),
+  /** The previous page's `next`, passed back unchanged with the same filters and order: the page after it. */
+  cursor: z.string().max(200).optional().describe("the previous page's `next`, unchanged, with the same filters and order"),
 });
 export type AuditInput = z.infer<typeof auditInput>;
 
-/** "Who approved what, when" (SPEC §0): one row per decision act, filtered, in log order (or newest first). */
-export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
+/** One page of the audit: its rows, and `next` (the cursor of the page after it; null on the last page). */
+export interface AuditPage {
+  rows: AuditRow[];
+  next: string | null;
+}
+
+export const auditOrder = (f: AuditInput): 'asc' | 'desc' => f.order ?? 'desc';
+export const auditLimit = (f: AuditInput): number => f.limit ?? AUDIT_DEFAULT_LIMIT;
+
+/**
+ * The cursor names the last row of a page by position (keyset pagination: rows are keyed by their
+ * position in the log and never change, so the next page is exact however many acts were appended
+ * since, and with any asOf), together with the order and filters it continues. Its check digest is
+ * not a secret: a cursor grants nothing (it only narrows rows its holder may read anyway); it catches
+ * a hand-made or altered cursor, and one passed with other filters or order.
+ */
+function cursorDigest(f: AuditInput, order: string, position: number): string {
+  const filters = canonicalJson({ actor: f.actor, action: f.action, repoId: f.repoId, prNumber: f.prNumber, since: f.since, until: f.until });
+  return createHash('sha256').update(`review-ledger audit cursor v1\n${order}\n${position}\n${filters}`).digest('base64url').slice(0, 16);
+}
+
+export function auditCursor(f: AuditInput, position: number): string {
+  const order = auditOrder(f);
+  return Buffer.from(`v1.${order}.${position}.${cursorDigest(f, order, position)}`).toString('base64url');
+}
+
+/** The position a request's cursor continues after (rows past it in `order`), or undefined without one. */
+export function auditCursorPosition(f: AuditInput): number | undefined {
+  if (f.cursor === undefined) return undefined;
+  const refuse = (why: string): never => {
+    throw new DomainError('invalid_cursor', `cursor: ${why}; pass an audit answer's \`next\` back unchanged, with the same filters and order (or leave cursor out for the first page)`, { field: 'cursor' });
+  };
+  const raw = /^[A-Za-z0-9_-]{1,200}$/.test(f.cursor) ? Buffer.from(f.cursor, 'base64url').toString('utf8') : '';
+  const m = /^v1\.(asc|desc)\.(\d{1,15})\.([A-Za-z0-9_-]{16})$/.exec(raw);
+  if (!m) return refuse('not a cursor audit returned');
+  const position = Number(m[2]);
+  if (m[1] !== auditOrder(f)) return refuse(`it continues an order: '${m[1]}' page, this request asks for '${auditOrder(f)}'`);
+  if (m[3] !== cursorDigest(f, m[1], position)) return refuse('it was not made for these filters (or it was altered)');
+  return position;
+}
+
+/** The rows of a page read one past its limit (`limit + 1` in order): the page and its `next`. */
+export function auditPage(f: AuditInput, rows: AuditRow[]): AuditPage {
+  const limit = auditLimit(f);
+  if (rows.length <= limit) return { rows, next: null };
+  const page = rows.slice(0, limit);
+  return { rows: page, next: auditCursor(f, page[page.length - 1].position) };
+}
+
+/**
+ * The page as of a later position from the page as of an earlier one and the rows acts between them
+ * added (`added`: those rows that pass the request's filters and cursor, in its order, at most
+ * `limit + 1`). Rows never change once written and every new row lies past every earlier one, so
+ * newest first the new rows go on top, in log order at the end: the same page a full read gives.
+ */
+export function advanceAuditPage(f: AuditInput, previous: AuditPage, added: AuditRow[]): AuditPage {
+  if (added.length === 0) return previous;
+  const limit = auditLimit(f);
+  const merged = auditOrder(f) === 'desc' ? [...added, ...previous.rows] : [...previous.rows, ...added];
+  if (previous.next === null && merged.length <= limit) return { rows: merged, next: null };
+  const page = merged.slice(0, limit);
+  return { rows: page, next: auditCursor(f, page[page.length - 1].position) };
+}
+
+/** "Who approved what, when" (SPEC §0): one row per decision act, filtered, newest first (or in log order), one page. */
+export function auditView(s: AuditState, f: AuditInput): AuditPage {
+  const order = auditOrder(f);
+  const from = auditCursorPosition(f);
   const rows = s.rows.filter(
     (r) =>
-      (f.after === undefined || r.position > f.after) &&
-      (f.before === undefined || r.position < f.before) &&
+      (from === undefined || (order === 'desc' ? r.position < from : r.position > from)) &&
       (f.actor === undefined || r.actor === f.actor) &&
       (f.action === undefined || r.action === f.action) &&
       (f.repoId === undefined || r.repoId === f.repoId) &&
@@ -162,15 +239,15 @@ export function auditView(s: AuditState, f: AuditInput): AuditRow[] {
       (f.since === undefined || r.time >= f.since) &&
       (f.until === undefined || r.time <= f.until),
   );
-  if (f.order === 'desc') rows.reverse();
-  return f.limit === undefined ? rows : rows.slice(0, f.limit);
+  if (order === 'desc') rows.reverse();
+  return auditPage(f, rows.slice(0, auditLimit(f) + 1));
 }
 
 export const AFFECTING = new Set([...ACT_TYPES, 'MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued']);
 
-export const auditQuery: QueryDefinition<AuditInput, AuditState, AuditRow[]> = {
+export const auditQuery: QueryDefinition<AuditInput, AuditState, AuditPage> = {
   name: 'audit',
-  description: 'The audit log: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish request/approval/publication).',
+  description: 'The audit log: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish request/approval/publication), newest first, one page at a time (limit: default 100, at most 1000; `next`: the cursor of the following page, null on the last).',
   input: auditInput,
   access: { minRole: 'viewer' },
   affects: (_i, e) => AFFECTING.has(e.type),

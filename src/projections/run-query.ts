@@ -15,11 +15,19 @@ export interface QueryAnswer<R = unknown> {
 /** Answers a workspace-wide query from checkpointed rows, or null to fold the log instead. */
 export type WorkspaceQueryAnswerer = (q: QueryDefinition, workspace: WorkspaceHandle, input: unknown, until: number) => Promise<QueryAnswer | null>;
 
+/**
+ * The answer as of `until` from the answer as of `from` (`previous`), reading only what the events
+ * between them added; null when the query's read model cannot (then the answer is read whole).
+ */
+export type WorkspaceQueryAdvancer = (q: QueryDefinition, workspace: WorkspaceHandle, input: unknown, previous: unknown, from: number, until: number) => Promise<QueryAnswer | null>;
+
 let readModelAnswerer: WorkspaceQueryAnswerer | null = null;
+let readModelAdvancer: WorkspaceQueryAdvancer | null = null;
 
 /** Installed by src/readmodels (which sits above projections and so cannot be imported from here). */
-export function answerWorkspaceQueriesWith(answerer: WorkspaceQueryAnswerer | null): void {
+export function answerWorkspaceQueriesWith(answerer: WorkspaceQueryAnswerer | null, advancer: WorkspaceQueryAdvancer | null = null): void {
   readModelAnswerer = answerer;
+  readModelAdvancer = advancer;
 }
 
 /**
@@ -45,6 +53,15 @@ export function readWorkspaceFactsWith(sources: (input: any) => string[], reader
 export async function readModelAnswer<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, until: number): Promise<QueryAnswer<R> | null> {
   if (!readModelAnswerer || q.sources(input) !== 'all') return null;
   return (await readModelAnswerer(q, workspace, input, until)) as QueryAnswer<R> | null;
+}
+
+/**
+ * The read model's answer as of `until` given its answer as of `from` (a watch's previous answer), from
+ * the rows the events in (from, until] added; null when the model has no incremental answer for `q`.
+ */
+export async function readModelAdvance<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, previous: R, from: number, until: number): Promise<QueryAnswer<R> | null> {
+  if (!readModelAdvancer || q.sources(input) !== 'all') return null;
+  return (await readModelAdvancer(q, workspace, input, previous, from, until)) as QueryAnswer<R> | null;
 }
 
 export async function runQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R>> {

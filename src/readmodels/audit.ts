@@ -1,7 +1,7 @@
 import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import { catalogued } from '../events/catalogue/event-types';
-import { AFFECTING, decisionAct, AuditAction, AuditInput, AuditRow, IssuerLink } from '../projections/audit';
+import { AFFECTING, advanceAuditPage, auditCursorPosition, auditLimit, auditOrder, auditPage, decisionAct, AuditAction, AuditInput, AuditPage, AuditRow, IssuerLink } from '../projections/audit';
 import type { ApplyTx, ReadModel, Row } from './model';
 import type { ReadModelStorage, Slot } from './storage';
 import { tableName } from './storage';
@@ -105,35 +105,60 @@ export function auditIndexFor(f: AuditInput): number | null {
   return null;
 }
 
+/** Rows the audit answers have read from the model (each page reads at most `limit + 1`); the watch tests watch it. */
+export const auditRowsRead = { rows: 0, statements: 0 };
+
 /**
- * `audit` from the rows: the same filters, order and page (`after`, `before`, `limit`) as auditView,
- * bounded by position for as-of reads. A page is two steps: the positions of the page from one index
- * (covering: no row is read to filter or sort), then those rows by primary key. So a time range costs
- * its index entries, not its rows (measured at 1M events: one action over the last day 43 → 10 ms).
+ * `audit` from the rows: the same filters, order and page (`cursor`, `limit`) as auditView, bounded by
+ * position for as-of reads. A page is two steps: the positions of the page from one index (covering:
+ * no row is read to filter or sort), then those rows by primary key — `limit + 1` of them, the last
+ * only telling whether a next page exists. So a time range costs its index entries, not its rows
+ * (measured at 1M events: one action over the last day 43 → 10 ms).
  */
-export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: AuditInput, until: number): Promise<AuditRow[]> {
-  const { sql, params } = auditSql(storage, slot, f, until);
+export async function auditFromRows(storage: ReadModelStorage, slot: Slot, f: AuditInput, until: number): Promise<AuditPage> {
+  return auditPage(f, await readAuditRows(storage, slot, f, until));
+}
+
+/**
+ * The page as of `until` from the page as of `from`: reads only the rows of (from, until] (at most
+ * `limit + 1`, none when the page cannot change), not the whole page again — what a watch does per event.
+ */
+export async function advanceAuditFromRows(storage: ReadModelStorage, slot: Slot, f: AuditInput, previous: AuditPage, from: number, until: number): Promise<AuditPage> {
+  // In log order a page that is full and continues cannot change: new rows land past its end.
+  if (until <= from || (auditOrder(f) === 'asc' && previous.next !== null)) return previous;
+  return advanceAuditPage(f, previous, await readAuditRows(storage, slot, f, until, from));
+}
+
+async function readAuditRows(storage: ReadModelStorage, slot: Slot, f: AuditInput, until: number, after?: number): Promise<AuditRow[]> {
+  const { sql, params } = auditSql(storage, slot, f, until, after);
   const rows = await storage.query(sql, params);
+  auditRowsRead.rows += rows.length;
+  auditRowsRead.statements++;
   return rows.map(toAuditRow);
 }
 
-/** The statement behind auditFromRows (also EXPLAINed by the tests: each filter's plan names its index). */
-export function auditSql(storage: Pick<ReadModelStorage, 'kind' | 'workspaceId'>, slot: Slot, f: AuditInput, until: number): { sql: string; params: unknown[] } {
+/**
+ * The statement behind auditFromRows (also EXPLAINed by the tests: each filter's plan names its index):
+ * the first `limit + 1` rows in order; `after`: only rows past that position (a watch's new rows).
+ */
+export function auditSql(storage: Pick<ReadModelStorage, 'kind' | 'workspaceId'>, slot: Slot, f: AuditInput, until: number, after?: number): { sql: string; params: unknown[] } {
   const where = ['workspace_id = ?', 'position <= ?'];
   const params: unknown[] = [storage.workspaceId, until];
   const add = (sql: string, v: unknown): void => {
     where.push(sql);
     params.push(v);
   };
+  const desc = auditOrder(f) === 'desc';
+  const from = auditCursorPosition(f);
   if (f.actor !== undefined) add('actor = ?', f.actor);
   if (f.action !== undefined) add('action = ?', f.action);
   if (f.repoId !== undefined) add('repo_id = ?', f.repoId);
   if (f.prNumber !== undefined) add('pr_number = ?', f.prNumber);
   if (f.since !== undefined) add('time >= ?', f.since);
   if (f.until !== undefined) add('time <= ?', f.until);
-  if (f.after !== undefined) add('position > ?', f.after);
-  if (f.before !== undefined) add('position < ?', f.before);
-  const dir = f.order === 'desc' ? ' DESC' : '';
+  if (from !== undefined) add(desc ? 'position < ?' : 'position > ?', from);
+  if (after !== undefined) add('position > ?', after);
+  const dir = desc ? ' DESC' : '';
   const order = `position${dir}`;
   // PostgreSQL: a time range without an actor or PR sorts its positions (`position + 0` matches no
   // index order), so the planner reads the range through (time) or (action, time) instead of walking the
@@ -145,13 +170,9 @@ export function auditSql(storage: Pick<ReadModelStorage, 'kind' | 'workspaceId'>
   // SQLite: the index is named, not left to the planner, whose choice moved with the statistics (a
   // LIMITed page read along the primary key, scanning every row up to the bound).
   const ix = storage.kind === 'sqlite' ? auditIndexFor(f) : null;
-  const from = `${table}${ix !== null ? ` INDEXED BY ${table}_ix${ix}` : ''}`;
-  let sql: string;
-  if (f.limit === undefined) sql = `SELECT * FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order}`;
-  else {
-    sql = `SELECT * FROM ${table} WHERE workspace_id = ? AND position IN (SELECT position FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${innerOrder} LIMIT ?) ORDER BY ${order}`;
-    params.unshift(storage.workspaceId);
-    params.push(f.limit);
-  }
+  const from_ = `${table}${ix !== null ? ` INDEXED BY ${table}_ix${ix}` : ''}`;
+  const sql = `SELECT * FROM ${table} WHERE workspace_id = ? AND position IN (SELECT position FROM ${from_} WHERE ${where.join(' AND ')} ORDER BY ${innerOrder} LIMIT ?) ORDER BY ${order}`;
+  params.unshift(storage.workspaceId);
+  params.push(auditLimit(f) + 1);
   return { sql, params };
 }

@@ -6,7 +6,7 @@ import { DomainError } from '../domain-error';
 import { auditQuery } from '../projections/audit';
 import { cohortContextQuery } from '../projections/cohort-context';
 import { reviewMetricsQuery } from '../projections/review-metrics';
-import { auditFromRows, auditReadModel } from './audit';
+import { advanceAuditFromRows, auditFromRows, auditReadModel } from './audit';
 import { contextFromRows, metricsFromRows } from './context-answers';
 import { historyReadModel } from './history';
 import { reviewFactsFromRows, reviewFactsReadModel } from './review-facts';
@@ -19,10 +19,12 @@ import { PostgresReadModelStorage, ReadModelStorage, Slot, SqliteReadModelStorag
 export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel, reviewFactsReadModel];
 
 type Answer = (storage: ReadModelStorage, slot: Slot, input: any, until: number, ws: WorkspaceHandle) => Promise<unknown>;
+/** The answer as of `until` from the one as of `from`, reading only what (from, until] added (watch updates). */
+type Advance = (storage: ReadModelStorage, slot: Slot, input: any, previous: any, from: number, until: number) => Promise<unknown>;
 
 /** Workspace-wide queries answered from a read model instead of a fold of the whole log (keyed by the queries' own names). */
-const ANSWERS: Record<string, { model: string; answer: Answer }> = {
-  [auditQuery.name]: { model: 'audit', answer: auditFromRows },
+const ANSWERS: Record<string, { model: string; answer: Answer; advance?: Advance }> = {
+  [auditQuery.name]: { model: 'audit', answer: auditFromRows, advance: advanceAuditFromRows },
   [cohortContextQuery.name]: { model: 'history', answer: contextFromRows },
   [reviewMetricsQuery.name]: { model: 'history', answer: metricsFromRows },
 };
@@ -42,7 +44,7 @@ function storageFor(ws: WorkspaceHandle): ReadModelStorage | null {
 }
 
 /** The workspace's read-model host (opened once, closed with the workspace); null for stores without one. */
-export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, options: { batch?: number } = {}): ReadModelHost | null {
+export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, options: { batch?: number; cacheRows?: number } = {}): ReadModelHost | null {
   const cached = ws.cache.get(HOST) as { host: ReadModelHost | null } | undefined;
   if (cached) return cached.host;
   let host: ReadModelHost | null = null;
@@ -77,6 +79,25 @@ export async function answerFromReadModel<I, R>(q: QueryDefinition<I, unknown, R
   }
 }
 
+/**
+ * The answer of `q` as of `until` from its answer as of `from`, reading only the rows (from, until]
+ * added; null when `q` has no incremental answer or its model is not ready (the caller reads it whole).
+ */
+export async function advanceFromReadModel<I, R>(q: QueryDefinition<I, unknown, R>, ws: WorkspaceHandle, input: I, previous: R, from: number, until: number): Promise<QueryAnswer<R> | null> {
+  const a = ANSWERS[q.name];
+  if (!a?.advance) return null;
+  const host = readModelHost(ws);
+  if (!host) return null;
+  try {
+    const slot = await host.readySlot(a.model, until);
+    if (!slot) return null;
+    return { position: until, value: (await a.advance(host.storage, slot, input, previous, from, until)) as R };
+  } catch (err) {
+    if (err instanceof DomainError) throw err;
+    return null;
+  }
+}
+
 /** The review queries' workspace facts from the reviewFacts model, exactly as of `until`; null while it is not built. */
 export async function reviewFactsFromReadModel(ws: WorkspaceHandle, prEvents: readonly RecordedEvent[], until: number): Promise<RecordedEvent[] | null> {
   const host = readModelHost(ws);
@@ -90,5 +111,5 @@ export async function reviewFactsFromReadModel(ws: WorkspaceHandle, prEvents: re
 }
 
 // Importing this module makes runQuery answer from the read models (the server, RPC, MCP and the audit CLI do).
-answerWorkspaceQueriesWith(answerFromReadModel);
+answerWorkspaceQueriesWith(answerFromReadModel, advanceFromReadModel);
 readWorkspaceFactsWith(reviewSources, reviewFactsFromReadModel);

@@ -8,7 +8,7 @@ import { answerQuery } from '../projections/run-query';
 import { accessGuardFor } from '../workspaces/access-guard';
 import { authenticate, issueApiToken, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
-import { assertWithinLimits, DISCOVER_COST, LIMITS, requestCost } from './limits';
+import { assertResponseWithin, assertWithinLimits, canonicalJsonWithin, DISCOVER_COST, LIMITS, requestCost, responseTooLarge } from './limits';
 import { assertKnownFields, assertNoReservedKeys } from '../commands/payload-keys';
 import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcBytes, openRpcJson } from './openrpc';
@@ -65,7 +65,12 @@ function isDiscoverRequest(v: unknown): v is { id: string | number } {
  * byte-identical too.
  */
 export class RpcDispatcher {
-  constructor(readonly ledger: Ledger, readonly hub: WatchHub, readonly progress?: ProgressHub) {}
+  /** Bytes of one response, batch or not (config.maxResponseBytes: one setting for every transport). */
+  readonly maxResponseBytes: number;
+
+  constructor(readonly ledger: Ledger, readonly hub: WatchHub, readonly progress?: ProgressHub) {
+    this.maxResponseBytes = ledger.config.maxResponseBytes ?? LIMITS.maxResponseBytes;
+  }
 
   async handle(text: string, ctx: CallContext): Promise<DispatchResult> {
     const after: Array<() => void> = [];
@@ -91,19 +96,25 @@ export class RpcDispatcher {
         return { response: errorFrame(null, new DomainError('batch_too_costly', `batch: costs ${cost} units, more than ${LIMITS.maxBatchCost} (rpc.discover costs ${DISCOVER_COST}, any other request 1)`)), after };
       }
       const out: string[] = [];
+      // The batch's answer is one response: its entries share the cap. An entry that would pass it is
+      // answered with response_too_large in its place (and so is every one after it that would).
+      let bytes = 2;
       for (let i = 0; i < frame.length; i++) {
         // Yield between entries: one batch must not hold the event loop for every other client.
         if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
         const req = frame[i];
-        const r = await this.one(req, ctx, after);
-        if (r !== null) out.push(r);
+        let r = await this.one(req, ctx, after, this.maxResponseBytes - bytes);
+        if (r === null) continue;
+        if (bytes + Buffer.byteLength(r) + 1 > this.maxResponseBytes) r = errorFrame(idOf(req), responseTooLarge(`batch entry ${i}`, this.maxResponseBytes));
+        bytes += Buffer.byteLength(r) + 1;
+        out.push(r);
       }
       return { response: out.length ? `[${out.join(',')}]` : null, after };
     }
     return { response: await this.one(frame, ctx, after), after };
   }
 
-  private async one(req: unknown, ctx: CallContext, after: Array<() => void>): Promise<string | null> {
+  private async one(req: unknown, ctx: CallContext, after: Array<() => void>, maxBytes = this.maxResponseBytes): Promise<string | null> {
     if (!req || typeof req !== 'object' || Array.isArray(req)) return errorFrame(null, new RpcError(INVALID_REQUEST, 'invalid_request', 'Invalid Request: expected an object'));
     const r = req as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
     const idValid = r.id === undefined || r.id === null || typeof r.id === 'string' || (typeof r.id === 'number' && Number.isFinite(r.id));
@@ -113,7 +124,7 @@ export class RpcDispatcher {
     }
     const notification = r.id === undefined;
     try {
-      const json = await this.call(r.method, r.params, ctx, after);
+      const json = await this.call(r.method, r.params, ctx, after, Math.max(0, maxBytes - 64));
       return notification ? null : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`;
     } catch (err) {
       if (!(err instanceof RpcError) && !(err instanceof DomainError) && (err as { name?: string })?.name !== 'ZodError') console.error(`rpc ${r.method.slice(0, 100)}:`, err);
@@ -122,7 +133,13 @@ export class RpcDispatcher {
   }
 
   /** Runs one method; returns the result as JSON text. */
-  async call(method: string, rawParams: unknown, ctx: CallContext, after: Array<() => void> = []): Promise<string> {
+  async call(method: string, rawParams: unknown, ctx: CallContext, after: Array<() => void> = [], maxBytes = this.maxResponseBytes): Promise<string> {
+    const json = await this.callUncapped(method, rawParams, ctx, after, maxBytes);
+    assertResponseWithin(json, maxBytes, method.slice(0, 100), this.maxResponseBytes);
+    return json;
+  }
+
+  private async callUncapped(method: string, rawParams: unknown, ctx: CallContext, after: Array<() => void>, maxBytes: number): Promise<string> {
     if (method === 'rpc.discover') return openRpcJson();
     if (rawParams !== undefined && (rawParams === null || typeof rawParams !== 'object' || Array.isArray(rawParams))) {
       throw new RpcError(INVALID_PARAMS, 'invalid_params', 'params: must be an object of named parameters');
@@ -141,11 +158,11 @@ export class RpcDispatcher {
       case 'command':
         return this.command(spec, caller, params, payload);
       case 'query':
-        return this.query(spec, caller, params, payload);
+        return this.query(spec, caller, params, payload, maxBytes);
       case 'watch':
         return this.watch(spec, caller, params, payload, ctx, after);
       case 'read':
-        return this.read(spec, caller, params, payload);
+        return this.read(spec, caller, params, payload, maxBytes);
       case 'progress':
         return this.watchProgress(spec, caller, params, payload, ctx);
     }
@@ -203,20 +220,20 @@ export class RpcDispatcher {
     return canonicalJson({ ...created.response, result: { workspaceId, token: issued.token, tokenId: (issued.response.result as { tokenId: string }).tokenId } });
   }
 
-  private async query(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
+  private async query(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, maxBytes: number): Promise<string> {
     const parsed = spec.query!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const answer = await answerQuery(spec.query!, caller.workspace, parsed.data, asOfParam(params));
-    return canonicalJson(answer);
+    return canonicalJsonWithin(answer, maxBytes, spec.name, this.maxResponseBytes);
   }
 
-  private async read(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
+  private async read(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, maxBytes: number): Promise<string> {
     const parsed = spec.read!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const head = await caller.workspace.store.headPosition();
     const asOf = asOfParam(params);
     const position = asOf === undefined ? head : Math.min(asOf, head);
-    return canonicalJson({ position, value: await spec.read!.run(caller.workspace, parsed.data, position) });
+    return canonicalJsonWithin({ position, value: await spec.read!.run(caller.workspace, parsed.data, position) }, maxBytes, spec.name, this.maxResponseBytes);
   }
 
   private async watch(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, ctx: CallContext, after: Array<() => void>): Promise<string> {
@@ -287,6 +304,12 @@ function payloadOf(params: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(params)) if (!ENVELOPE_KEYS.has(k)) out[k] = v;
   return out;
+}
+
+/** The id of a batch entry, for an error in its place (null when it has none usable). */
+function idOf(req: unknown): Id {
+  const id = (req as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
 function errorFrame(id: Id, err: unknown): string {

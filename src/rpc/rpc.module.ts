@@ -152,7 +152,7 @@ export class RpcController {
 @Module({
   controllers: [RpcController],
   providers: [
-    { provide: WatchHub, useFactory: () => new WatchHub() },
+    { provide: WatchHub, useFactory: (ledger: Ledger) => new WatchHub({ maxResponseBytes: ledger.config.maxResponseBytes }), inject: [Ledger] },
     {
       provide: ProgressHub,
       // Registered as a ledger service so the index/compute commands (wherever they are called from:

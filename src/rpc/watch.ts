@@ -1,10 +1,11 @@
 import { canonicalJson } from '../events/canonical-json';
+import { canonicalJsonWithin, LIMITS } from './limits';
 import type { RecordedEvent } from '../events/envelope';
 import type { Subscription } from '../events/store/port';
 import type { StreamFold } from '../events/kernel-types';
 import { DomainError } from '../domain-error';
 import type { QueryDefinition } from '../projections/query';
-import { readModelAnswer } from '../projections/run-query';
+import { readModelAdvance, readModelAnswer } from '../projections/run-query';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 /** Where a watcher's frames go (a WebSocket, an SSE response). */
@@ -125,6 +126,9 @@ export class WatchGroup {
   private seen = 0;
   private unanswered = 0;
   private answering = false;
+  /** fromModel: the last answer read and the position it is exact at (the next update starts from it). */
+  private value: unknown;
+  private valuePosition = 0;
 
   constructor(readonly key: string, readonly query: QueryDefinition, readonly input: unknown, readonly feed: WorkspaceFeed) {
     const sources = query.sources(input);
@@ -150,9 +154,14 @@ export class WatchGroup {
       this.position = target;
       if (this.feed.position === target) break;
     }
-    this.viewJson = canonicalJson(this.query.view(this.state, this.input));
+    this.viewJson = this.json(this.query.view(this.state, this.input));
     this.live = true;
     this.feed.groups.set(this.key, this);
+  }
+
+  /** The view as JSON, refused past the response cap (a snapshot or update is a response too). */
+  private json(value: unknown): string {
+    return canonicalJsonWithin(value, this.feed.maxResponseBytes, `watch ${this.query.name}`);
   }
 
   /** The answer at the feed's position from the read model; false when it has none built (then fold). */
@@ -162,7 +171,9 @@ export class WatchGroup {
     if (!answer) return false;
     this.fromModel = true;
     this.position = this.seen = target;
-    this.viewJson = canonicalJson(answer.value);
+    this.value = answer.value;
+    this.valuePosition = target;
+    this.viewJson = this.json(answer.value);
     this.live = true;
     // Joined in the same turn as the check below: events the feed passed while the rows were read were
     // offered to other groups, not this one, so they are answered once more as one change.
@@ -190,7 +201,7 @@ export class WatchGroup {
     this.position = e.globalPosition;
     if (!this.relevant(e)) return;
     this.state = this.fold.evolve(this.state, e);
-    const json = canonicalJson(this.query.view(this.state, this.input));
+    const json = this.json(this.query.view(this.state, this.input));
     if (json === this.viewJson) return;
     this.viewJson = json;
     for (const m of this.members) m.enqueue(e.globalPosition, json);
@@ -199,7 +210,8 @@ export class WatchGroup {
   /**
    * fromModel: reads the answer at the last position seen, one read at a time, in order. Events that
    * land while a read is under way are answered together by the next one, whose update says so
-   * (`coalesced`); the position of every update is exact.
+   * (`coalesced`); the position of every update is exact. A query whose model answers incrementally
+   * (audit) advances the previous answer by the rows the new events added instead of reading it whole.
    */
   private answer(): void {
     if (this.answering) return;
@@ -210,10 +222,12 @@ export class WatchGroup {
           const changes = this.unanswered;
           this.unanswered = 0;
           const target = this.seen;
-          const answer = await readModelAnswer(this.query, this.feed.workspace, this.input, target);
+          const answer = (await readModelAdvance(this.query, this.feed.workspace, this.input, this.value, this.valuePosition, target)) ?? (await readModelAnswer(this.query, this.feed.workspace, this.input, target));
           if (!answer) throw new Error('its read model stopped answering (a newer version took over); subscribe again');
           this.position = target;
-          const json = canonicalJson(answer.value);
+          this.value = answer.value;
+          this.valuePosition = target;
+          const json = this.json(answer.value);
           if (json === this.viewJson) continue;
           this.viewJson = json;
           for (const m of this.members) m.enqueue(target, json, changes > 1);
@@ -243,7 +257,7 @@ export class WorkspaceFeed {
   private ready: Promise<void> | null = null;
   closed = false;
 
-  constructor(readonly workspace: WorkspaceHandle, private readonly onIdle: (f: WorkspaceFeed) => void) {}
+  constructor(readonly workspace: WorkspaceHandle, private readonly onIdle: (f: WorkspaceFeed) => void, readonly maxResponseBytes: number) {}
 
   start(): Promise<void> {
     this.ready ??= (async () => {
@@ -262,7 +276,7 @@ export class WorkspaceFeed {
           try {
             g.onEvent(e);
           } catch (err) {
-            g.fail(new DomainError('watch_failed', `watch ${g.query.name}: ${(err as Error).message}`));
+            g.fail(err instanceof DomainError ? err : new DomainError('watch_failed', `watch ${g.query.name}: ${(err as Error).message}`));
             this.groups.delete(g.key);
           }
         }
@@ -333,6 +347,12 @@ export interface WatchStart {
 export class WatchHub {
   private readonly feeds = new Map<string, WorkspaceFeed>();
   private nextId = 1;
+  /** Bytes of one snapshot or update (see LIMITS.maxResponseBytes). */
+  readonly maxResponseBytes: number;
+
+  constructor(options: { maxResponseBytes?: number } = {}) {
+    this.maxResponseBytes = options.maxResponseBytes ?? LIMITS.maxResponseBytes;
+  }
 
   feedCount(): number {
     return this.feeds.size;
@@ -343,7 +363,7 @@ export class WatchHub {
     if (!feed || feed.closed) {
       feed = new WorkspaceFeed(ws, (f) => {
         if (this.feeds.get(f.workspace.id) === f) this.feeds.delete(f.workspace.id);
-      });
+      }, this.maxResponseBytes);
       this.feeds.set(ws.id, feed);
     }
     return feed;
@@ -411,7 +431,7 @@ export class WatchHub {
       // changes as one update (coalesced), never a fold of the log from 0.
       const base = await readModelAnswer(group.query, feed.workspace, group.input, since);
       if (base) {
-        const json = canonicalJson(base.value);
+        const json = canonicalJsonWithin(base.value, feed.maxResponseBytes, `watch ${group.query.name}`);
         watcher.position = since;
         for (;;) {
           if (feed.closed) throw new DomainError('watch_failed', 'the workspace feed closed during catch-up');
@@ -429,14 +449,14 @@ export class WatchHub {
     const fold = (await group.query.fold(group.input, feed.workspace)) as Fold;
     let state = fold.initialState();
     for await (const e of readRange(feed.workspace, group.query, group.input, 0, since)) state = fold.evolve(state, e);
-    let json = canonicalJson(group.query.view(state, group.input));
+    let json = canonicalJsonWithin(group.query.view(state, group.input), feed.maxResponseBytes, `watch ${group.query.name}`);
     let pos = since;
     watcher.position = since;
     for (;;) {
       const target = group.position;
       for await (const e of readRange(feed.workspace, group.query, group.input, pos, target)) {
         state = fold.evolve(state, e);
-        const next = canonicalJson(group.query.view(state, group.input));
+        const next = canonicalJsonWithin(group.query.view(state, group.input), feed.maxResponseBytes, `watch ${group.query.name}`);
         if (next !== json) {
           json = next;
           watcher.enqueue(e.globalPosition, json);

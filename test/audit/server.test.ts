@@ -66,7 +66,8 @@ describe('audit on a running server: the published key, scheduled checkpoints, t
 
     // The audit answer itself carries the same status beside its rows, over RPC and to an MCP agent.
     const audit = (await call(fx.server.url, fx.ownerToken, 'review_studio.audit', { workspace_id: fx.workspaceId })).result;
-    expect(Array.isArray(audit.value)).toBe(true);
+    expect(Array.isArray(audit.value.rows)).toBe(true);
+    expect(audit.value.next).toBeNull();
     expect(audit.chain).toMatchObject({ supported: true, ok: true, firstBroken: null, headPosition: ok.headPosition, verifiedCheckpoint: signed });
     const agent = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:auditor', 'viewer');
     const client = new Client({ name: 'audit-test', version: '1.0.0' });

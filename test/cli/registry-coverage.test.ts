@@ -97,7 +97,7 @@ describe('the CLI covers the command and query registries', () => {
     // The state of contract decisions and visual approvals is a query like any other.
     expect([answers.apiContract, answers.visual]).toEqual([expect.stringMatching(/^(answered|review_not_found|not_computed)$/), expect.stringMatching(/^(answered|review_not_found|not_computed)$/)]);
     const [audit, axes] = runs.extra;
-    expect(JSON.parse(audit.stdout).value).toEqual([]);
+    expect(JSON.parse(audit.stdout).value).toEqual({ rows: [], next: null });
     expect(axes.stderr).toMatch(/^error \[unknown_query\]: query: "axes" is not in the query registry \(verdict, /);
   });
 

@@ -3,6 +3,7 @@ import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { subjectOf } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
+import { changedIdentifiersOf, identifierFrequency } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -193,6 +194,17 @@ describe('formation signals', () => {
     f.write('src/log.ts', "import { chunkHeader } from './form';\n\nexport function log(x: number): number {\n  return chunkHeader(x);\n}\n");
     const third = f.commit('a third file names one of them');
     expect(groups(await compute(f, base, third, SIGNALS))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+  });
+
+  it('shared-identifiers counts files per identifier (once per file, three characters or more) and reads changed lines without comments, string literals or reserved words', async () => {
+    const texts = new Map([['b1', 'const knownLength = knownLength2(knownLength); // ab'], ['b2', 'knownLength; ab']]);
+    const f = await identifierFrequency([{ blob: 'b1' }, { blob: 'b2' }, { blob: 'b1' }], async (sha) => Buffer.from(texts.get(sha) ?? ''));
+    expect(f.files).toBe(3);
+    expect(f.counts.get('knownLength')).toBe(3);
+    expect(f.counts.get('knownLength2')).toBe(2);
+    expect(f.counts.has('ab')).toBe(false);
+    const patch = ['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1,2 +1,2 @@', "-const header = chunkHeader('charset=utf-8');", '+// boundaryOf in a comment', "+return await formBoundary(\"knownLength\");", ''].join('\n');
+    expect([...(changedIdentifiersOf(patch, new Set(['x.ts'])).get('x.ts') ?? [])].sort()).toEqual(['chunkHeader', 'formBoundary', 'header']);
   });
 
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {

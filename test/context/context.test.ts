@@ -9,6 +9,9 @@ import { cohortContextQuery } from '../../src/projections/cohort-context';
 import { reviewMetricsQuery } from '../../src/projections/review-metrics';
 import { foldQuery } from '../../src/projections/run-query';
 import { answerFromReadModel, readModelHost } from '../../src/readmodels/registry';
+import { canonicalJson } from '../../src/events/canonical-json';
+import type { QueryDefinition } from '../../src/projections/query';
+import { WatchHub, type WatchUpdate } from '../../src/rpc/watch';
 import { AGENT, contextFixture, REPO } from './support';
 
 jest.setTimeout(120_000);
@@ -198,5 +201,46 @@ describe('context packs on a real repository', () => {
   it('refuses an unknown cohort key and a malformed budget, naming the field', async () => {
     await expect(f.query('cohortContext', { repoId: REPO, prNumber: 2, cohortKey: 'c-00000000deadbeef' })).rejects.toMatchObject({ code: 'cohort_not_found' });
     await expect(f.query('cohortContext', { repoId: REPO, prNumber: 2, cohortKey: cohort.key, budgetBytes: 10 })).rejects.toThrow(/budgetBytes/);
+  });
+
+  // Last: it adds a node on PR 1 and marks a cohort of PR 2 reviewed.
+  it('watches the pack and the metrics from the history read model: the snapshot and every update equal the fold at their positions, and the log is never folded', async () => {
+    const ws = await f.lf.ledger.workspace(f.ws);
+    const hub = new WatchHub();
+    // The queries themselves, except that folding them (the whole log) fails.
+    const unfoldable = <Q extends QueryDefinition>(q: Q): Q => ({ ...q, fold: () => Promise.reject(new Error(`${q.name}: folded the log`)) });
+    const watched = [
+      { q: cohortContextQuery as QueryDefinition, input: cohortContextQuery.input.parse({ repoId: REPO, prNumber: 2, cohortKey: cohort.key, budgetBytes: 4096 }) },
+      { q: reviewMetricsQuery as QueryDefinition, input: reviewMetricsQuery.input.parse({ repoId: REPO, prNumber: 2 }) },
+    ].map(({ q, input }) => ({ q, input, updates: [] as WatchUpdate[] }));
+    const failures: unknown[] = [];
+    const started = [];
+    try {
+      for (const w of watched) {
+        const start = await hub.watch(ws, unfoldable(w.q), w.input, undefined, { send: (u) => w.updates.push(u), congested: () => false, onDrain: (cb) => cb(), fail: (err) => failures.push(err) });
+        start.watcher.start();
+        started.push(start);
+        expect(JSON.parse(start.snapshot!.valueJson)).toEqual((await foldQuery(w.q, ws, w.input, start.snapshot!.position)).value);
+      }
+      // A new node on scale in PR 1, dismissed: one more history clue in PR 2's pack (and its metrics).
+      const filed = await f.run('addReviewNode', { repoId: REPO, prNumber: 1, node: { kind: 'bug', priority: 'P3', triage: { category: 'correctness', severity: 'low', effort: 'small' }, anchor: { path: 'src/math.ts', startLine: 3, endLine: 5, symbolId: 'src/math.ts#scale' }, confidence: 0.5, title: 'scale rounds twice', body: 'b', brief: 'engineer' } }, AGENT);
+      await f.run('dismissNode', { repoId: REPO, prNumber: 1, nodeId: (filed.response.result as { nodeId: string }).nodeId, reason: 'rounding is intended' });
+      // PR 2's cohort reviewed: its progress, part of the metrics.
+      await f.run('markCohortReviewed', { repoId: REPO, prNumber: 2, cohortKey: cohort.key, brief: 'engineer', status: 'complete' });
+      const head = await ws.store.headPosition();
+      for (const w of watched) {
+        const final = canonicalJson((await foldQuery(w.q, ws, w.input, head)).value);
+        for (let t = 0; !(w.updates.length && w.updates[w.updates.length - 1].valueJson === final); t++) {
+          if (t > 500 || failures.length) throw new Error(`${w.q.name}: no update to the current answer (${failures.map(String).join('; ')}; ${w.updates.length} updates)`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        for (const u of w.updates) expect({ q: w.q.name, position: u.position, value: JSON.parse(u.valueJson) }).toEqual({ q: w.q.name, position: u.position, value: (await foldQuery(w.q, ws, w.input, u.position)).value });
+      }
+      expect(JSON.parse(watched[0].updates[watched[0].updates.length - 1].valueJson).clues.filter((c: { kind: string }) => c.kind === 'history')).toHaveLength(3);
+      expect(failures).toEqual([]);
+    } finally {
+      for (const s of started) s.watcher.close();
+      hub.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import type { EventStore } from '../../src/events/store/port';
-import { auditQuery, AUDIT_ACTIONS } from '../../src/projections/audit';
+import { auditCursor, auditQuery, AUDIT_ACTIONS } from '../../src/projections/audit';
 import { foldQuery, runQuery } from '../../src/projections/run-query';
 import { auditFromRows, auditReadModel } from '../../src/readmodels/audit';
 import { ReadModelHost } from '../../src/readmodels/host';
@@ -49,19 +49,21 @@ async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, a
     { repoId: 'repo1', prNumber: 3 },
     { prNumber: 2 },
     { since: '2025-01-01T00:05:00.000Z', until: '2025-01-01T00:20:00.000Z' },
-    // Pages: a cursor (the last row's position) and a size, with and without filters.
-    { limit: 7 },
-    { after: Math.floor(head / 2), limit: 11 },
-    { actor: actors[1], after: Math.floor(head / 4), limit: 3 },
-    { since: '2025-01-01T00:05:00.000Z', after: Math.floor(head / 3), limit: 5 },
-    { action: 'dismiss' as const, since: '2025-01-01T00:05:00.000Z', limit: 6 },
-    { action: 'confirm' as const, since: '2025-01-01T00:03:00.000Z', until: '2025-01-01T00:09:00.000Z', limit: 4 },
-    // Newest first (an audit screen's first page), with the `before` cursor.
-    { order: 'desc' as const, limit: 9 },
-    { actor: actors[1], order: 'desc' as const, before: Math.floor((head * 2) / 3), limit: 4 },
+    // Pages: a cursor (names the last row's position) and a size, with and without filters, in log order.
+    { order: 'asc' as const },
+    { order: 'asc' as const, limit: 7 },
+    at({ order: 'asc' as const, limit: 11 }, Math.floor(head / 2)),
+    at({ actor: actors[1], order: 'asc' as const, limit: 3 }, Math.floor(head / 4)),
+    at({ since: '2025-01-01T00:05:00.000Z', order: 'asc' as const, limit: 5 }, Math.floor(head / 3)),
+    { action: 'dismiss' as const, since: '2025-01-01T00:05:00.000Z', order: 'asc' as const, limit: 6 },
+    { action: 'confirm' as const, since: '2025-01-01T00:03:00.000Z', until: '2025-01-01T00:09:00.000Z', order: 'asc' as const, limit: 4 },
+    // Newest first (the default: an audit screen's first page), then with a cursor.
+    { limit: 9 },
+    { limit: 1000 },
+    at({ actor: actors[1], limit: 4 }, Math.floor((head * 2) / 3)),
     { action: 'confirm' as const, since: '2025-01-01T00:05:00.000Z', order: 'desc' as const, limit: 6 },
     { repoId: 'repo1', prNumber: 3, order: 'desc' as const, limit: 2 },
-    { since: '2025-01-01T00:05:00.000Z', until: '2025-01-01T00:20:00.000Z', order: 'desc' as const, before: head - 20, limit: 8 },
+    at({ since: '2025-01-01T00:05:00.000Z', until: '2025-01-01T00:20:00.000Z', order: 'desc' as const, limit: 8 }, head - 20),
   ];
   for (const f of filters) {
     for (const asOf of [undefined, Math.floor(head / 3), head - 7]) {
@@ -75,25 +77,26 @@ async function auditAnswersMatchFold(ws: WorkspaceHandle, host: ReadModelHost, a
       expect(actual.position).toBe(expected.position);
     }
   }
-  // Paging through with the cursor yields every row once, in log order.
-  const all = await auditFromRows(host.storage, slot, auditQuery.input.parse({}), head);
-  const paged: unknown[] = [];
-  for (let after: number | undefined; ; ) {
-    const page = await auditFromRows(host.storage, slot, auditQuery.input.parse({ after, limit: 40 }), head);
-    paged.push(...page);
-    if (page.length < 40) break;
-    after = page[page.length - 1].position;
+  // Paging through with `next` yields every row once, in log order, then newest first.
+  const all = await auditFromRows(host.storage, slot, auditQuery.input.parse({ order: 'asc', limit: 1000 }), head);
+  expect(all.next).toBeNull();
+  expect(all.rows.length).toBeGreaterThan(40);
+  for (const order of ['asc', 'desc'] as const) {
+    const paged: unknown[] = [];
+    for (let cursor: string | undefined; ; ) {
+      const page = await auditFromRows(host.storage, slot, auditQuery.input.parse({ order, cursor, limit: 40 }), head);
+      paged.push(...page.rows);
+      if (page.next === null) break;
+      expect(page.rows).toHaveLength(40);
+      cursor = page.next;
+    }
+    expect(paged).toEqual(order === 'asc' ? all.rows : [...all.rows].reverse());
   }
-  expect(paged).toEqual(all);
-  // And newest first with `before`: every row once, in reverse log order.
-  const newest: unknown[] = [];
-  for (let before: number | undefined; ; ) {
-    const page = await auditFromRows(host.storage, slot, auditQuery.input.parse({ before, order: 'desc', limit: 40 }), head);
-    newest.push(...page);
-    if (page.length < 40) break;
-    before = page[page.length - 1].position;
-  }
-  expect(newest).toEqual([...all].reverse());
+}
+
+/** The filters with a cursor continuing after `position` (as a page ending at that row returns it). */
+function at<F extends Record<string, unknown>>(f: F, position: number): F & { cursor: string } {
+  return { ...f, cursor: auditCursor(auditQuery.input.parse(f), position) };
 }
 
 /**
@@ -256,6 +259,30 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         expect((await second!)[0]).toBe(first[0]);
         expect(host.cachedSlots('audit')).toBe(1);
         expect(await dumpAll(host)).toEqual(incremental);
+        await host.close();
+      } finally {
+        await ws.close();
+      }
+    });
+
+    test('a rebuild whose batches commit behind the next fold, with a cache too small to answer (rows read back mid-build), equals the model kept event by event', async () => {
+      const ws = await backend.fresh();
+      try {
+        await appendLog(ws.store, generateLog({ seed: 17, prs: 10, principals: 12, events: 600, sharedFingerprints: 10 }), 10);
+        const live = hostFor(ws);
+        await live.settle();
+        const incremental = await dumpAll(live);
+        await live.close();
+        // 30 events a batch: each one's commit is in flight while the next is folded; 40 cached rows
+        // a slot: the cache is cleared every few batches, so lookups read rows the batch in flight wrote.
+        const host = readModelHost({ ...ws, cache: new Map() }, READ_MODELS, { batch: 30, cacheRows: 40 })!;
+        await host.settle();
+        const getRow = jest.spyOn(host.storage, 'getRow');
+        const getRows = jest.spyOn(host.storage, 'getRows');
+        await host.rebuildAll(host.names);
+        expect(getRow.mock.calls.length + getRows.mock.calls.length).toBeGreaterThan(0);
+        expect(await dumpAll(host)).toEqual(incremental);
+        for (const name of host.names) expect(host.slot(name)!.position).toBe(await ws.store.headPosition());
         await host.close();
       } finally {
         await ws.close();

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SqliteEventStore } from '../../src/events/store/sqlite';
-import { auditQuery } from '../../src/projections/audit';
+import { auditCursor, auditQuery } from '../../src/projections/audit';
 import { foldQuery } from '../../src/projections/run-query';
 import { auditFromRows, auditSql, AUDIT_IX } from '../../src/readmodels/audit';
 import { readModelHost } from '../../src/readmodels/registry';
@@ -47,7 +47,7 @@ test('each audit filter reads its page through its index: no full scan, a sort o
     const cases: Array<[Record<string, unknown>, string, boolean]> = [
       // [filter, the index the page's positions come from, whether those entries are sorted]
       [{ actor: 'user:u1', limit: 100, order: 'desc' }, `USING COVERING INDEX ${ix(AUDIT_IX.actor)}`, false],
-      [{ actor: 'user:u1', after: 10, limit: 50 }, `USING COVERING INDEX ${ix(AUDIT_IX.actor)}`, false],
+      [{ actor: 'user:u1', order: 'asc', limit: 50, cursor: auditCursor(auditQuery.input.parse({ actor: 'user:u1', order: 'asc' }), 10) }, `USING COVERING INDEX ${ix(AUDIT_IX.actor)}`, false],
       [{ action: 'confirm', limit: 100, order: 'desc' }, `USING COVERING INDEX ${ix(AUDIT_IX.action)}`, false],
       [{ action: 'confirm', since: '2025-01-01T00:03:00.000Z', limit: 100, order: 'desc' }, `USING COVERING INDEX ${ix(AUDIT_IX.actionTime)}`, true],
       [{ repoId: 'repo1', prNumber: 2, limit: 100 }, `USING COVERING INDEX ${ix(AUDIT_IX.repoPr)}`, false],

@@ -141,7 +141,10 @@ describe('audit log (SPEC §0: who approved what, when)', () => {
   });
 
   test('one row per decision act with actor, role, target, PR, time and global position', async () => {
-    const rows = (await runQuery(auditQuery, f.ws, {})).value;
+    // In log order (newest first is the default), on one page.
+    const page = (await runQuery(auditQuery, f.ws, { order: 'asc' })).value;
+    expect(page.next).toBeNull();
+    const rows = page.rows;
     expect(rows.map((r) => [r.action, r.actor, r.target])).toEqual([
       ['confirm', 'agent:bob', 'n1'],
       ['dismiss', 'user:carol', 'n2'],
@@ -164,13 +167,30 @@ describe('audit log (SPEC §0: who approved what, when)', () => {
   });
 
   test('the audit CLI filters by actor, action, PR and time, as a table or JSON', async () => {
-    const carol = JSON.parse((await cli('audit', '--workspace', WS, '--actor', 'user:carol', '--json')).stdout);
+    const rowsOf = async (...args: string[]): Promise<any[]> => JSON.parse((await cli('audit', '--workspace', WS, ...args, '--json')).stdout).rows;
+    const carol = await rowsOf('--actor', 'user:carol', '--order', 'asc');
     expect(carol.map((r: any) => r.action)).toEqual(['dismiss', 'resolve', 'contract_decision', 'visual_approval', 'publish_approval', 'publish']);
-    const dismissals = JSON.parse((await cli('audit', '--workspace', WS, '--action', 'dismiss', '--pr', '7', '--json')).stdout);
+    expect((await rowsOf('--actor', 'user:carol')).map((r: any) => r.action)).toEqual(['publish', 'publish_approval', 'visual_approval', 'contract_decision', 'resolve', 'dismiss']);
+    const dismissals = await rowsOf('--action', 'dismiss', '--pr', '7');
     expect(dismissals).toHaveLength(1);
-    expect(JSON.parse((await cli('audit', '--workspace', WS, '--pr', '8', '--json')).stdout)).toEqual([]);
-    expect(JSON.parse((await cli('audit', '--workspace', WS, '--until', '2000-01-01T00:00:00Z', '--json')).stdout)).toEqual([]);
-    expect(JSON.parse((await cli('audit', '--workspace', WS, '--since', '2000-01-01T00:00:00Z', '--json')).stdout)).toHaveLength(9);
+    expect(await rowsOf('--pr', '8')).toEqual([]);
+    expect(await rowsOf('--until', '2000-01-01T00:00:00Z')).toEqual([]);
+    expect(await rowsOf('--since', '2000-01-01T00:00:00Z')).toHaveLength(9);
+    // Pages of 4 newest first: `next` continues exactly, every act once, then null.
+    const first = JSON.parse((await cli('audit', '--workspace', WS, '--limit', '4', '--json')).stdout);
+    expect(first.rows).toHaveLength(4);
+    const second = JSON.parse((await cli('audit', '--workspace', WS, '--limit', '4', '--cursor', first.next, '--json')).stdout);
+    const third = JSON.parse((await cli('audit', '--workspace', WS, '--limit', '4', '--cursor', second.next, '--json')).stdout);
+    expect([...first.rows, ...second.rows, ...third.rows].map((r: any) => r.position)).toEqual((await rowsOf()).map((r: any) => r.position));
+    expect(third).toMatchObject({ next: null });
+    expect(third.rows).toHaveLength(1);
+    // A cursor from other filters, a made-up one, a page past the maximum: refused, naming the field and rule.
+    const refused = await cli('audit', '--workspace', WS, '--actor', 'user:carol', '--limit', '4', '--cursor', first.next);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/cursor: it was not made for these filters/);
+    expect((await cli('audit', '--workspace', WS, '--cursor', 'bm90LWEtY3Vyc29y')).stderr).toMatch(/cursor: not a cursor audit returned/);
+    expect((await cli('audit', '--workspace', WS, '--limit', '1001')).stderr).toMatch(/--limit: at most 1000 rows per page/);
+    expect((await cli('audit', '--workspace', WS, '--limit', '4')).stdout).toMatch(/next page: --cursor \S+/);
     const table = (await cli('audit', '--workspace', WS, '--action', 'confirm')).stdout;
     expect(table).toMatch(/^position\s+time\s+action\s+actor\s+role\s+target\s+PR\s+detail/);
     expect(table).toMatch(/confirm\s+agent:bob\s+member\s+n1\s+web-app#7/);

@@ -117,6 +117,42 @@ function watchFromModel(name: string, open: () => Promise<Opened>): void {
       again.watcher.close();
       hub.close();
     });
+
+    test('pages in log order, filtered, and after a cursor are advanced from the new rows too: every update equals the fold at its position', async () => {
+      const hub = new WatchHub();
+      const actor = 'user:u1';
+      const first = (await foldQuery(auditQuery, ws, auditQuery.input.parse({ order: 'asc', limit: 3 }))).value;
+      const inputs = [
+        // Room left on the page: new rows of this actor are appended at its end.
+        auditQuery.input.parse({ actor, order: 'asc', limit: 1000 }),
+        // A full page in log order: new rows land past it, only `next` may appear.
+        auditQuery.input.parse({ order: 'asc', limit: 3 }),
+        auditQuery.input.parse({ order: 'asc', limit: 3, cursor: first.next! }),
+        auditQuery.input.parse({ action: 'confirm', limit: 7 }),
+      ];
+      const watches = [];
+      for (const input of inputs) {
+        const updates: WatchUpdate[] = [];
+        const start = await hub.watch(ws, unfoldableAudit, input, undefined, sinkInto(updates));
+        start.watcher.start();
+        expect(JSON.parse(start.snapshot!.valueJson)).toEqual((await foldQuery(auditQuery, ws, input, start.snapshot!.position)).value);
+        watches.push({ input, start, updates });
+      }
+      const more = [...generateLog({ seed: 22, prs: 10, principals: 12, events: 300 })].slice(40);
+      for (let i = 0; i < more.length; i += 25) await appendLog(ws.store, more.slice(i, i + 25), 5);
+      const head = await ws.store.headPosition();
+      for (const w of watches) {
+        const final = canonicalJson((await foldQuery(auditQuery, ws, w.input, head)).value);
+        const current = () => (w.updates.length ? w.updates[w.updates.length - 1].valueJson : w.start.snapshot!.valueJson);
+        await until(() => current() === final);
+        for (const u of w.updates) expect({ input: w.input, position: u.position, value: JSON.parse(u.valueJson) }).toEqual({ input: w.input, position: u.position, value: (await foldQuery(auditQuery, ws, w.input, u.position)).value });
+        w.start.watcher.close();
+      }
+      // The actor's page grew; the full page in log order stayed the same rows.
+      expect(watches[0].updates.length).toBeGreaterThan(0);
+      expect(JSON.parse(watches[1].updates[watches[1].updates.length - 1]?.valueJson ?? watches[1].start.snapshot!.valueJson).rows).toEqual(first.rows);
+      hub.close();
+    });
   });
 }
 

@@ -86,7 +86,7 @@ describe('CLI identities', () => {
     const rpc = (method: string, params: Record<string, unknown>) => call(server!.url, dana, method, { workspace_id: WS, idempotencyKey: newUuidV7(), repoId: REPO, prNumber: 7, ...params });
     expect((await rpc('setContractDecision', { changeId: 'ac_break', decision: 'approved' })).error).toBeUndefined();
     expect((await rpc('approveVisual', { snapshotId: 'goldens/home.png' })).error).toBeUndefined();
-    const rows = JSON.parse((await cli('audit', '--workspace', WS, '--actor', 'user:dana', '--json')).stdout);
+    const rows = JSON.parse((await cli('audit', '--workspace', WS, '--actor', 'user:dana', '--order', 'asc', '--json')).stdout).rows;
     expect(rows.map((r: { action: string; role: string; via: string }) => [r.action, r.role, r.via])).toEqual([
       ['contract_decision', 'member', 'rpc'],
       ['visual_approval', 'member', 'rpc'],

@@ -45,7 +45,7 @@ describe('output hygiene: stored exactly, neutralized where rendered', () => {
       expect(table.stdout).toContain('\\u001b[2J');
       expect(table.stdout).toContain('\\u202e');
       expect(JSON.parse(shown.stdout).value.nodes[0].title).toBe(HOSTILE);
-      expect(JSON.parse(json.stdout).find((r: { action: string }) => r.action === 'dismiss').detail).toBe(HOSTILE);
+      expect(JSON.parse(json.stdout).rows.find((r: { action: string }) => r.action === 'dismiss').detail).toBe(HOSTILE);
       // Error messages that echo input are neutralized too.
       const err = await cli(fx.dataDir, 'review', 'run', `conf\u001b[2JirmNode`, '--workspace', fx.workspaceId, '--payload', '{}');
       expect(err.stderr).toContain('conf\\u001b[2JirmNode');

@@ -131,7 +131,7 @@ describe('identities are provisioned, never asserted', () => {
     expect(codeOf(await run(peer, 'confirmNode', { ...target, nodeId }))).toBeUndefined();
     expect(codeOf(await run(carol, 'resolveNode', { ...target, nodeId, reason: 'fixed' }))).toBeUndefined();
     const audit = await call(fx.server.url, fx.ownerToken, 'review_studio.audit', { workspace_id: fx.workspaceId, actor: 'user:carol' });
-    const row = audit.result.value.find((r: { action: string }) => r.action === 'resolve');
+    const row = audit.result.value.rows.find((r: { action: string }) => r.action === 'resolve');
     expect(row).toEqual(
       expect.objectContaining({
         actor: 'user:carol',

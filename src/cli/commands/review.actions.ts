@@ -60,7 +60,7 @@ function positiveInt(value: string, field: string): number {
 type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string };
 type ShowOptions = { workspace: string; repo?: string; pr?: string; round?: string; input?: string; asOf?: string };
 type ReplayOptions = { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean };
-type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; after?: string; before?: string; order?: string; limit?: string; json?: boolean };
+type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; order?: string; limit?: string; cursor?: string; json?: boolean };
 
 export async function runReviewCommand(name: string, opts: RunOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
@@ -109,13 +109,15 @@ export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     if (!opts.workspace) throw new DomainError('missing_workspace', '--workspace: required');
     const ws = await ledger.workspace(opts.workspace);
-    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until, after: opts.after !== undefined ? Number(opts.after) : undefined, before: opts.before !== undefined ? Number(opts.before) : undefined, order: opts.order, limit: opts.limit !== undefined ? Number(opts.limit) : undefined });
+    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until, order: opts.order, limit: opts.limit !== undefined ? Number(opts.limit) : undefined, cursor: opts.cursor });
     if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
     const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
-    const { value } = await runQuery(auditQuery, ws, parsed.data, asOf);
-    if (opts.json) process.stdout.write(`${JSON.stringify(value)}\n`);
+    const { position, value } = await runQuery(auditQuery, ws, parsed.data, asOf);
+    if (opts.json) process.stdout.write(`${JSON.stringify({ position, rows: value.rows, next: value.next })}\n`);
     else {
-      process.stdout.write(auditTable(value));
+      process.stdout.write(auditTable(value.rows));
+      // One page (newest first unless --order asc): the next one continues exactly where this stopped.
+      process.stdout.write(value.next ? `\nnext page: --cursor ${value.next} (with the same filters and --order)\n` : `\n${value.rows.length} row(s), the last page\n`);
       // The rows are only as good as the log behind them: say whether it verifies (docs/audit.md).
       if (hasAuditLog(ws.store)) {
         const report = await verifyStore(ws.store, new AuditKeyring(ledger.config.dataDir).current(false)?.publicKey);

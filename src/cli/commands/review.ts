@@ -59,12 +59,11 @@ export function register(program: Command): void {
     .option('--since <time>', 'ISO-8601: acts at or after')
     .option('--until <time>', 'ISO-8601: acts at or before')
     .option('--as-of <position|time>', 'the log as of a global position or ISO-8601 time')
-    .option('--after <position>', 'page: only rows after this position (the last row of the previous page)')
-    .option('--before <position>', 'page, newest first: only rows before this position (the last row of the previous --order desc page)')
-    .option('--order <asc|desc>', 'asc: log order (default); desc: newest first')
-    .option('--limit <n>', 'page: at most n rows (1 … 10000)')
-    .option('--json', 'print JSON rows')
-    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; after?: string; before?: string; order?: string; limit?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
+    .option('--order <desc|asc>', 'desc: newest first (default); asc: log order')
+    .option('--limit <n>', 'rows per page (default 100, at most 1000)')
+    .option('--cursor <next>', "the next page: the previous page's `next`, with the same filters and --order")
+    .option('--json', 'print the page as JSON: {position, rows, next}')
+    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; order?: string; limit?: string; cursor?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
 
   audit
     .command('verify')

@@ -24,6 +24,8 @@ export const BOUNDS = {
   dependencyGroup: 100,
   /** Visual snapshot ids (a golden's repo path, or `harness:id`). */
   snapshotId: 500,
+  /** Files listed as not walked by TypeScript's checker (`typeEdges.skippedFiles`; the rest are counted). */
+  typeEdgeSkips: 20,
 } as const;
 
 /** What a clipped text ends with; the number says how much was cut. */

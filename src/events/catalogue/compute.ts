@@ -152,6 +152,20 @@ export const cohortSchema = z.object({
 });
 export type CohortData = z.infer<typeof cohortSchema>;
 
+/**
+ * `complete`: every changed TS/JS file under a project root was walked; `partial`: some were not (a
+ * deterministic cap, listed in `skippedFiles`, or one side's file-count cap, said in `reason`); `skipped`:
+ * no checker edge is in the review (a cap on both sides, or the wall-clock safety limit); `off`: the
+ * computation did not ask for it. Files not walked keep the syntactic edges (provenance `syntax`).
+ */
+export const typeEdgesSchema = z.object({
+  status: z.enum(['complete', 'partial', 'skipped', 'off']),
+  reason: z.string().max(BOUNDS.note).optional(),
+  /** At most BOUNDS.typeEdgeSkips files, in the order asked; `omittedFiles` counts the rest. */
+  skippedFiles: z.array(z.object({ path: repoPath, side: z.enum(['head', 'base']), reason: z.string().max(BOUNDS.note) })).max(BOUNDS.typeEdgeSkips),
+  omittedFiles: z.number().int().nonnegative().optional(),
+});
+
 export const ReviewComputed = defineEvent(
   'ReviewComputed',
   'pr',
@@ -167,6 +181,8 @@ export const ReviewComputed = defineEvent(
     apiContract: apiContractComputationSchema,
     visual: visualComputationSchema,
     changedFiles: z.array(changedFileSchema),
+    /** What TypeScript's checker contributed (type-resolved edges); absent when there was no TS/JS file for it. */
+    typeEdges: typeEdgesSchema.optional(),
     /** Counters and timings of the computation (informative only). */
     metrics: z.record(z.string(), z.number()),
   }),

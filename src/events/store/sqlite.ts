@@ -88,7 +88,10 @@ const TAIL_MAX_ROW_CHARS = 64 * 1024;
 
 const PAGE = 1000;
 
-/** A stored event whose metadata is decoded on first access: most readers only need the data. */
+/**
+ * A stored event whose data and metadata are decoded on first access: a reader that filters on type
+ * or stream (a read model's `relevant`, a rebuild skipping events no model folds) never parses them.
+ */
 class StoredEvent implements RecordedEvent {
   eventId: string;
   streamId: string;
@@ -96,7 +99,8 @@ class StoredEvent implements RecordedEvent {
   globalPosition: number;
   type: string;
   schemaVersion: number;
-  data: unknown;
+  private rawData: string;
+  private decodedData?: unknown;
   private rawMetadata: string;
   private decodedMetadata?: EventMetadata;
 
@@ -108,12 +112,27 @@ class StoredEvent implements RecordedEvent {
     this.type = internedType(row.type);
     this.schemaVersion = row.schema_version;
     this.rawMetadata = row.metadata;
-    this.data = JSON.parse(row.data);
+    this.rawData = row.data;
+    // An older schema is upcast now (it also changes schemaVersion, which readers see without the data).
     if (row.schema_version < currentVersion(row.type)) {
-      const up = upcastEvent(row.type, row.schema_version, this.data, this.metadata);
+      const up = upcastEvent(row.type, row.schema_version, JSON.parse(row.data), this.metadata);
       this.schemaVersion = up.schemaVersion;
       this.data = up.data;
     }
+  }
+
+  get data(): unknown {
+    // (JSON never decodes to undefined: undefined is "not decoded yet".)
+    if (this.decodedData === undefined) {
+      this.decodedData = JSON.parse(this.rawData);
+      // Not kept beside its decoding (events held by a projection would cost their JSON twice).
+      this.rawData = '';
+    }
+    return this.decodedData;
+  }
+
+  set data(d: unknown) {
+    this.decodedData = d;
   }
 
   get metadata(): EventMetadata {
@@ -179,6 +198,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   private chainHead: { position: number; hash: string } | null = null;
   /** Reused for each hashed row: no per-event object beyond the row itself. */
   private readonly chainScratch: ChainFields = { position: 0, streamId: '', streamRevision: 0, type: '', schemaVersion: 0, data: '', metadata: '', eventId: '' };
+  /**
+   * The 32 bytes bound for each hashed row, rewritten in place from the hex: better-sqlite3 copies a
+   * bound Buffer (SQLITE_TRANSIENT), so one Buffer serves every insert instead of a new one per event.
+   */
+  private readonly hashScratch = Buffer.alloc(32);
 
   constructor(options: SqliteStoreOptions) {
     this.workspaceId = options.workspaceId;
@@ -367,14 +391,16 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     let first = 0;
     let last = 0;
     const rows: EventRow[] = [];
-    let head = this.chain ? this.currentChainHead() : null;
+    const head = this.chain ? this.currentChainHead() : null;
+    let headPos = head ? head.position : 0;
+    let headHash = head ? head.hash : '';
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
       let pos: number;
       const row: EventRow = { global_position: 0, event_id: e.eventId, stream_id: streamId, stream_revision: current + 1 + i, type: e.type, schema_version: e.schemaVersion, data: req.encoded[i].data, metadata: req.encoded[i].metadata };
       try {
         if (head) {
-          pos = head.position + 1;
+          pos = headPos + 1;
           row.global_position = pos;
           const f = this.chainScratch;
           f.position = pos;
@@ -385,12 +411,14 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
           f.data = row.data;
           f.metadata = row.metadata;
           f.eventId = e.eventId;
-          const hash = chainHash(head.hash, f);
-          const assigned = Number(this.stmts.insertChained.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, hashBytes(hash)).lastInsertRowid);
+          const hash = chainHash(headHash, f);
+          this.hashScratch.write(hash, 0, 32, 'hex');
+          const assigned = Number(this.stmts.insertChained.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, this.hashScratch).lastInsertRowid);
           // Cannot differ while the head is right (rows are only ever appended); if it does, the row was
           // hashed for another position: refuse it (the savepoint rolls it back) and re-read the head.
           if (assigned !== pos) throw new ChainHeadStale(pos, assigned);
-          head = { position: pos, hash };
+          headPos = pos;
+          headHash = hash;
         } else {
           pos = Number(this.stmts.insert.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata).lastInsertRowid);
           row.global_position = pos;
@@ -404,7 +432,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       rows.push(row);
     }
     req.rows = rows;
-    if (head) this.chainHead = head;
+    if (head) this.chainHead = { position: headPos, hash: headHash };
     this.revisions.set(streamId, current + events.length);
     return { streamId, nextExpectedRevision: current + events.length, firstPosition: first, lastPosition: last, duplicate: false };
   }
