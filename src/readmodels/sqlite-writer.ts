@@ -103,6 +103,8 @@ export class SqliteWriter {
       })));
       if (this.failed === null) {
         const exited = new Promise<void>((res) => this.worker.once('exit', () => res()));
+        // Referenced until it exited: the caller awaits this (an unreferenced thread would let the process end first).
+        this.worker.ref();
         this.worker.postMessage('close');
         await exited;
       }
