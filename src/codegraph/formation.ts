@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../events/catalogue/compute';
 import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
-import { mirrorPairs, subjectOf, toolingConfigPairs } from './pairing';
+import { subjectOf, toolingConfigPairs } from './pairing';
+import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
 import { IdentifierFrequency, sharedIdentifierPairs } from './shared-identifiers';
 
@@ -30,9 +31,9 @@ export interface FormationFile {
  * or re-export of a symbol the change adds or deletes), `changed-import` (a source file starts or stops
  * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
- * unchanged definition of a changed file), `test-subject` (name pairing), `similar-edit` (the same line added
- * or removed in two files, `similar-edits.ts`), `mirror` (a copy of the same
- * tree under another root), `co-change` (changed together in earlier commits), `directory` (loners of
+ * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `similar-edit` (the same line added
+ * or removed in two files, `similar-edits.ts`), `mirror` (a generated or vendored
+ * copy of the changed tree under another root, `mirrors.ts`), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory), `type-edges` (every edge only TypeScript's checker found), `type-bindings` (of those, the
  * ones naming their target through a binding or a module's member, not a member of an inferred receiver,
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
@@ -40,12 +41,14 @@ export interface FormationFile {
  */
 export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'shared-identifiers' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
 export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'shared-identifiers', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
-// Measured (docs/cohorts.md): wrapper, mirror, co-change, directory and type-edges did not earn their place on the
-// five evaluation repos. TypeScript's checker runs by default (computeReview's `typeEdges`) and all its edges feed
-// the graph (blast radius, dependents); of them only `type-bindings` joins cohorts by default (commander gains,
-// immer and h3 unchanged; a member of an inferred receiver over-merges h3). `similar-edit` earned its place on
-// eight repositories, `tooling-config` on ofetch (neutral on the other seven), `shared-identifiers` on eight (16 cases up, none down).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config', 'shared-identifiers'];
+// Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
+// five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
+// top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
+// `typeEdges`) and all its edges feed the graph (blast radius, dependents); of them only `type-bindings` joins
+// cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
+// `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
+// `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3 (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -65,6 +68,8 @@ export interface FormationInput {
    * first (`editKeysOf`).
    */
   editLines?: Map<string, Set<string>>;
+  /** `mirror`: changed files that are generated or vendored copies of another changed file (`detectMirrors`). */
+  mirrors?: MirrorPair[];
   /** `shared-identifiers`: per (head) path, the identifiers on its changed lines (`changedIdentifiersOf`). */
   changedIdentifiers?: Map<string, Set<string>>;
   /** `shared-identifiers`: in how many of the head commit's indexed files each identifier occurs. */
@@ -154,8 +159,8 @@ interface Link {
  * deleted definitions, from the base graph. Paths are normalized to head paths. With the
  * `changed-reference` signal an edge counts only when the reference itself is on a changed line (the
  * caller's change is about the callee: a new call, an updated call, a removed one); without it, any
- * edge from a changed fragment does. With `wrapper`, a reference to an unchanged definition of a changed
- * file that itself calls a changed definition of that file counts as reaching it (one hop).
+ * edge from a changed fragment does. With `wrapper`, a reference to an exported definition of a changed
+ * file that calls a changed non-exported definition of that file counts as reaching it (one hop).
  */
 function changedLinks(input: FormationInput, semanticFiles: FormationFile[], signals: ReadonlySet<FormationSignal>): Link[] {
   const fileOfSymbol = new Map<string, string>();
@@ -182,12 +187,23 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   const seen = new Set<string>();
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
     if (!graph) return;
-    /** A changed definition reached through one unchanged same-file definition (an exported wrapper). */
+    /**
+     * A changed non-exported top-level function reached through one exported top-level function of the
+     * same file that calls it (the reference names the wrapper, the change is in the private helper). One
+     * hop only; a class is no wrapper (naming it says nothing about which changed method runs).
+     */
+    const topLevelFunction = (id: string) => {
+      const def = graph.symbols.get(id)?.def;
+      return def && def.parent === -1 && (def.kind === 'function' || def.kind === 'constant') ? def : undefined;
+    };
     const throughWrapper = (to: string): string | undefined => {
       if (!signals.has('wrapper')) return undefined;
       const info = graph.symbols.get(to);
-      if (!info) return undefined;
-      for (const e of graph.outgoingOf(to)) if (e.toFile === info.path && fileOfSymbol.has(e.to) && linkable(e.to)) return e.to;
+      if (!info || !topLevelFunction(to)?.exported) return undefined;
+      for (const e of graph.outgoingOf(to)) {
+        if (e.toFile !== info.path || !fileOfSymbol.has(e.to) || !linkable(e.to) || topLevelFunction(e.to)?.exported !== false) continue;
+        return e.to;
+      }
       return undefined;
     };
     for (const e of graph.edges) {
@@ -307,7 +323,11 @@ export function formCohorts(input: FormationInput): CohortData[] {
     joins.push({ a, b, signal, detail });
     return true;
   };
-  if (signals.has('mirror')) for (const [a, b] of mirrorPairs(semantic.map((f) => f.path))) join(a, b, 'mirror', `${a} mirrors ${b}`);
+  if (signals.has('mirror')) {
+    for (const m of [...(input.mirrors ?? [])].sort((x, y) => x.mirror.localeCompare(y.mirror) || x.source.localeCompare(y.source))) {
+      if (role.has(m.mirror) && role.has(m.source)) join(m.mirror, m.source, 'mirror', `${m.mirror} is a generated mirror of ${m.source}`);
+    }
+  }
   for (const l of links) {
     if (role.get(l.fromFile) === 'test' || role.get(l.toFile) === 'test') continue;
     if (uf.find(l.fromFile) === uf.find(l.toFile)) continue;
@@ -416,7 +436,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'shared-identifiers': 'rare identifiers both change', 'tooling-config': 'tooling configuration of one directory', mirror: 'mirror of its source', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 
 /**
- * Name conventions that pair files without a resolved edge between them: a test and its subject, and a
- * generated or vendored mirror (a `deno_dist/` copy of `src/`) and its source. Formation uses them as
+ * Name conventions that pair files without a resolved edge between them: a test and its subject, and
+ * tooling configurations of one directory (generated or vendored mirrors: `mirrors.ts`). Formation uses them as
  * signals (src/codegraph/formation.ts); each is measured on `npm run eval:cohorts`.
  */
 
@@ -54,23 +54,6 @@ export function subjectOf(testPath: string, sources: string[]): string | undefin
   const scored = same.map((s) => ({ s, n: commonPrefix(testPath, s) })).sort((a, b) => b.n - a.n || a.s.localeCompare(b.s));
   if (scored.length > 1 && scored[0].n === scored[1].n) return undefined;
   return scored[0].s;
-}
-
-/**
- * Pairs of changed files that are copies of one tree under another root: the same path once the first
- * directory is dropped (`deno_dist/utils/body.ts` ↔ `src/utils/body.ts`), at least two segments deep.
- */
-export function mirrorPairs(paths: string[]): Array<[string, string]> {
-  const byTail = new Map<string, string[]>();
-  for (const p of paths) {
-    const segs = p.split('/');
-    if (segs.length < 3) continue;
-    const tail = segs.slice(1).join('/');
-    byTail.set(tail, [...(byTail.get(tail) ?? []), p]);
-  }
-  const out: Array<[string, string]> = [];
-  for (const ps of byTail.values()) for (const p of ps.slice(1)) out.push([ps[0], p]);
-  return out.sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
 }
 
 /** A build or test tool's configuration module: `vite.config.ts`, `vitest.config.mjs`, `eslint.config.js`, `build.config.ts`. */

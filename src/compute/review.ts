@@ -7,6 +7,7 @@ import { FactsCache } from '../codegraph/facts-cache';
 import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
+import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
 import { EditSides, editKeysOf } from '../codegraph/similar-edits';
 import { changedIdentifiersOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { coChangePairs } from '../git/co-change';
@@ -27,7 +28,7 @@ export type ReviewComputedData = EventData<typeof ReviewComputed>;
  * Bump whenever formation, keys, ranking or dependency diffs change what a computation records. The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-9+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-10+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -218,10 +219,25 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const parseErrorFiles = new Set(files.filter((f) => f.language && (f.status === 'deleted' ? baseIndex?.files.get(f.oldPath ?? f.path) : headIndex?.files.get(f.path))?.facts.hasErrors).map((f) => f.path));
   for (const f of files) if (parseErrorFiles.has(f.path)) f.parseErrors = true;
   const editLines = signals.includes('similar-edit') ? editKeysOf(patch, editSides) : undefined;
+  // `mirror`: changed files of the same name under two roots whose trees are copies (same definitions in
+  // the index) and whose texts are copies once module specifiers are normalized. Reads only candidates' texts.
+  let mirrors: MirrorPair[] | undefined;
+  if (signals.includes('mirror') && head && base && headIndex && baseIndex) {
+    const code = files.filter((f) => f.language && (f.role === 'source' || f.role === 'test'));
+    const live = code.filter((f) => f.status !== 'deleted');
+    const gone = code.filter((f) => f.status === 'deleted');
+    const defsOf = (index: CommitIndex) => new Map([...index.files.values()].map((x) => [x.path, x.facts.defs.map((d) => d.qname)]));
+    const read = (sha: string) => async (p: string) => (await repo.readFileAt(sha, p))?.toString('utf8');
+    mirrors = [];
+    const liveCandidates = mirrorCandidates(live.map((f) => f.path));
+    if (liveCandidates.length) mirrors.push(...(await detectMirrors(liveCandidates, defsOf(headIndex), read(headSha))));
+    const goneCandidates = mirrorCandidates(gone.map((f) => f.path));
+    if (goneCandidates.length) mirrors.push(...(await detectMirrors(goneCandidates, defsOf(baseIndex), read(baseSha))));
+  }
   const shared = signals.includes('shared-identifiers') && headIndex && !noIndexReason;
   const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
   const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha)) : undefined;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, identifierFrequency: frequency });
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, identifierFrequency: frequency, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

@@ -24,6 +24,21 @@ function fragmentSymbol(fragments: readonly RecordedFragment[], a: { path: strin
   return best?.symbolId;
 }
 
+/** The event types `apply` writes rows for (the fold's history events but ReviewRequested). */
+const FOLDED = new Set([...HISTORY_EVENT_TYPES].filter((t) => t !== 'ReviewRequested'));
+
+/** parseReviewStream, remembered per stream (called for every event of a rebuild; a regex each time). */
+const STREAMS = new Map<string, ReturnType<typeof parseReviewStream>>();
+function reviewStream(streamId: string): ReturnType<typeof parseReviewStream> {
+  let pr = STREAMS.get(streamId);
+  if (pr === undefined) {
+    pr = parseReviewStream(streamId);
+    // Bounded: a log of more streams than this only parses the rest each time.
+    if (STREAMS.size < 100_000) STREAMS.set(streamId, pr);
+  }
+  return pr;
+}
+
 /**
  * The ledger's memory (src/context/history.ts) as rows, so a context pack's history clues cost an
  * indexed lookup per symbol instead of a fold of the workspace log. Every fact keeps the position it
@@ -54,7 +69,8 @@ export const historyReadModel: ReadModel = {
     { name: 'fragments', columns: { head_at: 'text', fragments: 'text' }, key: ['head_at'] },
     { name: 'pending', columns: { head_at: 'text', anchors: 'text' }, key: ['head_at'] },
   ],
-  relevant: (e) => HISTORY_EVENT_TYPES.has(e.type) && parseReviewStream(e.streamId) !== null,
+  // ReviewRequested is a history event of the fold (it names the repo) but writes no row here.
+  relevant: (e) => FOLDED.has(e.type) && reviewStream(e.streamId) !== null,
   prefetch(e: RecordedEvent) {
     const ev = catalogued(e);
     switch (ev.type) {
@@ -78,7 +94,7 @@ export const historyReadModel: ReadModel = {
   },
   async apply(e: RecordedEvent, tx: ApplyTx) {
     const ev = catalogued(e);
-    const pr = parseReviewStream(e.streamId)!;
+    const pr = reviewStream(e.streamId)!;
     let seq = 0;
     const index = (streamId: string, nodeId: string, symbolId: string): void => {
       tx.put('symbols', { position: e.globalPosition, seq: seq++, repo_id: pr.repoId, symbol_id: symbolId, stream_id: streamId, node_id: nodeId });

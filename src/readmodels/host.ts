@@ -125,8 +125,13 @@ class ModelRunner {
   private promoted: Array<() => void> = [];
   onProgress: ((p: RebuildProgress) => void) | null = null;
   private buildStart = { at: 0, from: 0 };
+  /**
+   * The building slot's last batch, committing while the next one is folded (storage.commit `behind`):
+   * at most one per runner; the slot's position moves to `to` once it committed.
+   */
+  private inflight: { slot: Slot; to: number; done: Promise<boolean> } | null = null;
 
-  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>) {
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS) {
     this.specs = new Map(model.tables.map((t) => [t.name, t]));
   }
 
@@ -155,6 +160,9 @@ class ModelRunner {
   /** Drops the slot being built (a rebuild starts over) with the rows cached for it. */
   async dropBuilding(): Promise<void> {
     if (!this.building) return;
+    // Its last batch must not commit into the tables dropped here.
+    await this.inflight?.done.catch(() => undefined);
+    this.inflight = null;
     await this.storage.dropSlot(this.building, this.model.tables);
     this.caches.delete(`${this.building.version}/${this.building.generation}`);
     this.building = null;
@@ -178,27 +186,83 @@ class ModelRunner {
     return c;
   }
 
-  /** Folds the next page of events into `slot`. False when there was nothing to fold. */
-  private async step(slot: Slot): Promise<boolean> {
-    const events = await this.readPage(slot.position, slot === this.building ? this.buildBatch : this.batch);
-    if (events.length === 0) return false;
-    const cache = this.cacheOf(slot);
-    if (this.model.prefetch) await this.prefetch(slot, events, cache);
-    const tx = new BatchTx(this.specs, cache, (spec, key) => this.storage.getRow(slot, spec, key), this.readTables);
-    for (const e of events) if (this.model.relevant(e)) await this.model.apply(e, tx);
-    const to = events[events.length - 1].globalPosition;
-    const ok = await this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false);
-    if (!ok) {
-      // Another process moved this slot (or dropped it): start again from what is stored.
+  /**
+   * The batch in flight for `slot` has committed: its position moves on. False when the commit found the
+   * checkpoint moved by another process (or failed): the state is loaded again from what is stored.
+   */
+  private async landInflight(): Promise<boolean> {
+    const f = this.inflight;
+    if (!f) return true;
+    this.inflight = null;
+    let ok: boolean;
+    try {
+      ok = await f.done;
+    } catch (err) {
+      // The batch folded after it (cached already) is not stored: start again from what is.
       this.caches.clear();
       await this.load();
+      throw err;
+    }
+    if (!ok) {
+      this.caches.clear();
+      await this.load();
+      return false;
+    }
+    f.slot.position = f.to;
+    return true;
+  }
+
+  /** Folds the next page of events into `slot`. False when there was nothing to fold. */
+  private async step(slot: Slot): Promise<boolean> {
+    const pending = this.inflight?.slot === slot ? this.inflight : null;
+    const events = await this.readPage(pending ? pending.to : slot.position, slot === this.building ? this.buildBatch : this.batch);
+    if (events.length === 0) {
+      if (!pending) return false;
+      // Caught up: the last batch commits before the slot can be promoted.
+      await this.landInflight();
       return true;
     }
-    slot.position = to;
-    if (cache.size > CACHE_ROWS) cache.clear();
+    const cache = this.cacheOf(slot);
+    const relevant = events.filter((e) => this.model.relevant(e));
+    // Rows read from storage (not cached) include the batch in flight: wait for its commit first.
+    const settled = pending ? pending.done.catch(() => false) : null;
+    const read = settled ? async (spec: TableSpec, key: Row) => (await settled, this.storage.getRow(slot, spec, key)) : (spec: TableSpec, key: Row) => this.storage.getRow(slot, spec, key);
+    // A whole cache answers every `get` (a build from 0, until the cache first fills): nothing to prefetch.
+    if (this.model.prefetch && !(cache.whole && cache.incomplete.size === 0)) {
+      await settled;
+      await this.prefetch(slot, relevant, cache);
+    }
+    const tx = new BatchTx(this.specs, cache, read, this.readTables);
+    for (const e of relevant) await this.model.apply(e, tx);
+    const to = events[events.length - 1].globalPosition;
+    if (pending && !(await this.landInflight())) return true;
+    // A building slot's batch commits behind the next fold; the active slot's before anything waits on it.
+    const behind = slot === this.building;
+    const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, behind);
+    if (behind) {
+      this.inflight = { slot, to, done: committed };
+      // Its failure is taken up by landInflight (the next step, a drop, or the promotion).
+      committed.catch(() => undefined);
+    } else {
+      const ok = await committed;
+      if (!ok) {
+        // Another process moved this slot (or dropped it): start again from what is stored.
+        this.caches.clear();
+        await this.load();
+        return true;
+      }
+      slot.position = to;
+    }
+    this.remember(cache, tx.writes);
+    return true;
+  }
+
+  /** Keeps a batch's writes in the slot's cache (once committed, or while committing behind). */
+  private remember(cache: SlotCache, writes: WriteSet): void {
+    if (cache.size > this.cacheRows) cache.clear();
     // Written rows stay cached only for tables `apply` reads back (members, tokens, entries…), not for
     // write-only ones (the audit rows, the history index): no Map entry for rows never read back.
-    for (const [table, w] of tx.writes) {
+    for (const [table, w] of writes) {
       if (!this.readTables.has(table)) {
         cache.incomplete.add(table);
         continue;
@@ -208,14 +272,12 @@ class ModelRunner {
       for (const [k, { row }] of w) t.set(k, row);
       cache.size += t.size - before;
     }
-    return true;
   }
 
-  /** Reads the rows the batch's events will `get` (model.prefetch) and are not cached yet, one statement per table. */
+  /** Reads the rows the batch's relevant events will `get` (model.prefetch) and are not cached yet, one statement per table. */
   private async prefetch(slot: Slot, events: RecordedEvent[], cache: SlotCache): Promise<void> {
     const wanted = new Map<string, Map<string, Row>>();
     for (const e of events) {
-      if (!this.model.relevant(e)) continue;
       for (const { table, key } of this.model.prefetch!(e)) {
         const spec = this.specs.get(table);
         if (!spec) throw new Error(`read model ${this.model.name}: prefetch of unknown table "${table}"`);
@@ -314,7 +376,8 @@ export class ReadModelHost {
   /** Pages read this round by position, shared by every slot at the same position (models read the log once). */
   private readonly pages = new Map<string, Promise<RecordedEvent[]>>();
 
-  constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number } = {}) {
+  /** `batch`: events per transaction (live and building); `cacheRows`: rows cached per slot (tests make both small). */
+  constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number; cacheRows?: number } = {}) {
     // The stores' own page read when they have one (SQLite, PostgreSQL): one statement per batch, no
     // async iteration per event.
     const page = (store as { readPage?: (after: number, limit: number) => RecordedEvent[] | Promise<RecordedEvent[]> }).readPage?.bind(store);
@@ -333,7 +396,7 @@ export class ReadModelHost {
       }
       return events;
     };
-    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read));
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows));
   }
 
   get names(): string[] {

@@ -44,7 +44,7 @@ function storageFor(ws: WorkspaceHandle): ReadModelStorage | null {
 }
 
 /** The workspace's read-model host (opened once, closed with the workspace); null for stores without one. */
-export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, options: { batch?: number } = {}): ReadModelHost | null {
+export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, options: { batch?: number; cacheRows?: number } = {}): ReadModelHost | null {
   const cached = ws.cache.get(HOST) as { host: ReadModelHost | null } | undefined;
   if (cached) return cached.host;
   let host: ReadModelHost | null = null;

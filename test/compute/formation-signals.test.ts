@@ -1,7 +1,8 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
-import { mirrorPairs, subjectOf } from '../../src/codegraph/pairing';
+import { subjectOf } from '../../src/codegraph/pairing';
+import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
 import { changedIdentifiersOf, identifierFrequency } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
@@ -215,9 +216,68 @@ describe('formation signals', () => {
     expect(subjectOf('test/index.test.ts', ['src/index.ts'])).toBeUndefined();
   });
 
-  it('mirror: the same tree under another root pairs; same names in sibling packages do not', () => {
-    expect(mirrorPairs(['src/utils/body.ts', 'deno_dist/utils/body.ts', 'src/app.ts'])).toEqual([['src/utils/body.ts', 'deno_dist/utils/body.ts']]);
-    expect(mirrorPairs(['packages/a/index.ts', 'packages/b/index.ts'])).toEqual([]);
+  it('mirror: a changed file of a generated copy of src/ (Deno specifiers) joins its source and says so; the same name outside the copy does not', async () => {
+    // A tree and its Deno copy (zod v3's deno/lib/): the copy's relative specifiers end in `.ts`.
+    const mod = (name: string, v: number, deno: boolean) => `import { util } from "./helpers/util${deno ? '.ts' : ''}";\n\nexport function ${name}(x: number): number {\n  const y = util(x);\n  return y * ${v};\n}\n`;
+    const util = 'export function util(x: number): number {\n  return x;\n}\n';
+    const f = fixture();
+    f.write('package.json', '{"name":"m"}');
+    for (const root of ['src', 'deno/lib']) {
+      f.write(`${root}/helpers/util.ts`, util);
+      f.write(`${root}/types.ts`, mod('parse', 1, root !== 'src'));
+      f.write(`${root}/errors.ts`, mod('fail', 1, root !== 'src'));
+    }
+    // Same name, another tree that is no copy of src/.
+    f.write('examples/types.ts', 'export const example = 1;\n');
+    const base = f.commit('base');
+    // A short edit (no similar-edit line) in the source and the regenerated copy, and an unrelated file of the same name.
+    f.write('src/types.ts', mod('parse', 2, false));
+    f.write('deno/lib/types.ts', mod('parse', 2, true));
+    f.write('examples/types.ts', 'export const example = 2;\n');
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['deno/lib/types.ts,src/types.ts', 'examples/types.ts']);
+    expect(cohortOf(r, 'src/types.ts').groupingReason).toBe('copies of one tree: deno/lib/types.ts is a generated mirror of src/types.ts');
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'mirror')))).toEqual(['deno/lib/types.ts', 'examples/types.ts', 'src/types.ts']);
+
+    // A copy not regenerated (the source changed, the copy's text now differs): no join.
+    f.write('src/types.ts', 'export function parse(x: number): string {\n  const s = String(x);\n  return s.padStart(4);\n}\n');
+    f.write('deno/lib/types.ts', mod('parse', 3, true));
+    const stale = f.commit('stale copy');
+    expect(groups(await compute(f, head, stale))).toEqual(['deno/lib/types.ts', 'src/types.ts']);
+  });
+
+  it('mirror candidates: same relative path under two roots, specifiers normalized, the copy told from the source', () => {
+    expect(mirrorCandidates(['src/utils/body.ts', 'deno_dist/utils/body.ts', 'src/app.ts']).map((c) => [c.a, c.b, c.rootA, c.rootB])).toEqual([['deno_dist/utils/body.ts', 'src/utils/body.ts', 'deno_dist', 'src']]);
+    expect(orientMirror(mirrorCandidates(['src/x.ts', 'deno/lib/x.ts'])[0])).toEqual({ mirror: 'deno/lib/x.ts', source: 'src/x.ts' });
+    expect(mirrorSimilarity('import { a } from "./a.ts";\nexport * from "./index.ts";\nexport const b = a;\n', "import { a } from './a';\nexport * from '.';\n\nexport const b = a;\n")).toBe(1);
+    expect(mirrorSimilarity('export const b = 1;\nexport const c = 2;\n', 'export const b = 2;\nexport const d = 2;\n')).toBe(0);
+  });
+
+  it('wrapper: a test calling the exported wrapper of a changed private helper joins it through one named hop; a changed exported helper is no hop (its users name it)', async () => {
+    const lib = (v: number) => `function helper(x: number): number {\n  return x + ${v};\n}\n\nexport function api(x: number): number {\n  return helper(x) * 2;\n}\n`;
+    // shared is exported: what uses it references it directly, so a reference to wrap says nothing about it.
+    const other = (v: number) => `export function shared(x: number): number {\n  return x - ${v};\n}\n\nexport function wrap(x: number): number {\n  return shared(x);\n}\n`;
+    const test = (n: number, fn: string, file: string) => `import { ${fn} } from '../src/${file}';\n${Array.from({ length: n }, (_, i) => `\ntest('${fn} case ${i}', () => {\n  expect(${fn}(${i})).toBeDefined();\n});\n`).join('')}`;
+    const f = fixture();
+    f.write('package.json', '{"name":"w"}');
+    f.write('src/lib.ts', lib(1));
+    f.write('src/other.ts', other(1));
+    f.write('test/calls.test.ts', test(1, 'api', 'lib'));
+    f.write('test/wraps.test.ts', test(1, 'wrap', 'other'));
+    const base = f.commit('base');
+    f.write('src/lib.ts', lib(2));
+    f.write('test/calls.test.ts', test(2, 'api', 'lib'));
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/lib.ts,test/calls.test.ts']);
+    expect(cohortOf(r, 'src/lib.ts').groupingReason).toBe('through an exported wrapper: test/calls.test.ts → api → helper');
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'wrapper')))).toEqual(['src/lib.ts', 'test/calls.test.ts']);
+
+    f.write('src/other.ts', other(2));
+    f.write('test/wraps.test.ts', test(2, 'wrap', 'other'));
+    const noHop = f.commit('an exported helper changes');
+    expect(groups(await compute(f, head, noHop))).toEqual(['src/other.ts', 'test/wraps.test.ts']);
   });
 
   it('co-change: files that changed together in most of their earlier commits pair; big commits are ignored', async () => {

@@ -88,7 +88,10 @@ const TAIL_MAX_ROW_CHARS = 64 * 1024;
 
 const PAGE = 1000;
 
-/** A stored event whose metadata is decoded on first access: most readers only need the data. */
+/**
+ * A stored event whose data and metadata are decoded on first access: a reader that filters on type
+ * or stream (a read model's `relevant`, a rebuild skipping events no model folds) never parses them.
+ */
 class StoredEvent implements RecordedEvent {
   eventId: string;
   streamId: string;
@@ -96,7 +99,8 @@ class StoredEvent implements RecordedEvent {
   globalPosition: number;
   type: string;
   schemaVersion: number;
-  data: unknown;
+  private rawData: string;
+  private decodedData?: unknown;
   private rawMetadata: string;
   private decodedMetadata?: EventMetadata;
 
@@ -108,12 +112,27 @@ class StoredEvent implements RecordedEvent {
     this.type = internedType(row.type);
     this.schemaVersion = row.schema_version;
     this.rawMetadata = row.metadata;
-    this.data = JSON.parse(row.data);
+    this.rawData = row.data;
+    // An older schema is upcast now (it also changes schemaVersion, which readers see without the data).
     if (row.schema_version < currentVersion(row.type)) {
-      const up = upcastEvent(row.type, row.schema_version, this.data, this.metadata);
+      const up = upcastEvent(row.type, row.schema_version, JSON.parse(row.data), this.metadata);
       this.schemaVersion = up.schemaVersion;
       this.data = up.data;
     }
+  }
+
+  get data(): unknown {
+    // (JSON never decodes to undefined: undefined is "not decoded yet".)
+    if (this.decodedData === undefined) {
+      this.decodedData = JSON.parse(this.rawData);
+      // Not kept beside its decoding (events held by a projection would cost their JSON twice).
+      this.rawData = '';
+    }
+    return this.decodedData;
+  }
+
+  set data(d: unknown) {
+    this.decodedData = d;
   }
 
   get metadata(): EventMetadata {
