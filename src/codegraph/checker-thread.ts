@@ -52,18 +52,33 @@ function start(): Slot {
   return s;
 }
 
-/** Runs `job` on the checker thread, stopping it after `limitMs` of wall-clock time. */
-export function runOnCheckerThread(job: CheckerJob, limitMs: number): Promise<CheckerThreadOutcome> {
+/**
+ * Runs `job` on the checker thread, stopping it after `limitMs` of wall-clock time, or when `signal`
+ * aborts (the computation was stopped: its caller throws the reason).
+ */
+export function runOnCheckerThread(job: CheckerJob, limitMs: number, signal?: AbortSignal): Promise<CheckerThreadOutcome> {
   const run = () =>
     new Promise<CheckerThreadOutcome>((resolve) => {
+      if (signal?.aborted) return resolve({ ok: false, reason: 'failed', message: 'computation stopped' });
       const s = (slot ??= start());
-      const timer = setTimeout(() => {
+      const stop = (outcome: CheckerThreadOutcome) => {
+        if (!s.pending) return;
+        clearTimeout(s.pending.timer);
         s.pending = undefined;
         if (slot === s) slot = undefined;
         void s.worker.terminate();
-        resolve({ ok: false, reason: 'time', message: `stopped after ${limitMs} ms` });
-      }, limitMs);
-      s.pending = { resolve, timer };
+        resolve(outcome);
+      };
+      const onAbort = () => stop({ ok: false, reason: 'failed', message: 'computation stopped' });
+      const timer = setTimeout(() => stop({ ok: false, reason: 'time', message: `stopped after ${limitMs} ms` }), limitMs);
+      s.pending = {
+        resolve: (o) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(o);
+        },
+        timer,
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
       s.worker.ref();
       s.worker.postMessage({ job });
     });

@@ -61,6 +61,8 @@ export interface CheckerEdgeOptions {
   targetFiles?: readonly string[];
   /** Per-commit store of each walked file's checker edges (the workspace's facts cache): a file walked before at this commit is not walked again. */
   cache?: CheckerEdgeStore;
+  /** Stops the checker's thread when the computation is stopped (nothing is then stored or added). */
+  signal?: AbortSignal;
 }
 
 /** The default caps (README "Configuration", docs/cohorts.md "What the checker may cost"). */
@@ -291,7 +293,7 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
     lib: opts.lib === true,
     caps,
   };
-  const outcome = await runOnCheckerThread(job, limits.safetyMs);
+  const outcome = await runOnCheckerThread(job, limits.safetyMs, opts.signal);
   if (!outcome.ok) {
     failSafe(outcome.reason);
     // Only the limit's verdict is stored (a crash of the thread is no property of the input).

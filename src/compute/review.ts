@@ -28,7 +28,7 @@ export type ReviewComputedData = EventData<typeof ReviewComputed>;
  * Bump whenever formation, keys, ranking or dependency diffs change what a computation records. The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-10+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-11+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -188,7 +188,9 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       if (code.some((f) => f.fragments.some((fr) => fr.change === 'deleted'))) sides.push({ side: 'base', graph: base, files: code.filter((f) => f.status !== 'added').map((f) => f.oldPath ?? f.path) });
       const resolved = [];
       for (const s of sides) {
-        const r = await resolveCheckerEdges(s.graph, repo, { ...input.checkerLimits, files: s.files, targetFiles: s.files, lib: false, cache });
+        const r = await resolveCheckerEdges(s.graph, repo, { ...input.checkerLimits, files: s.files, targetFiles: s.files, lib: false, cache, signal: input.signal });
+        // Stopped, not failed safe: the computation ends here.
+        input.signal?.throwIfAborted();
         resolved.push(r);
         checker.push({ ...r.stats, side: s.side });
         if (r.stats.failedSafe) break;

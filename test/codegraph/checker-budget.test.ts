@@ -132,6 +132,22 @@ describe('checker budget: a hostile PR cannot hold the host, and the review says
     expect(again.data.metrics.checkerMs).toBeLessThan(1500);
   });
 
+  it('a computation stopped while the checker works stops the checker thread at once', async () => {
+    const [c1, c2] = suite.commits;
+    const ws = workspace();
+    // Indexed first, so that the stop lands in the checker's walk (uncapped, it runs for tens of seconds).
+    await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws, typeEdges: false });
+    const ac = new AbortController();
+    const started = performance.now();
+    const computing = computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws, checkerLimits: { maxTypeWork: Infinity, maxQueries: Infinity }, signal: ac.signal });
+    setTimeout(() => ac.abort(new Error('token revoked')), 2000);
+    await expect(computing).rejects.toThrow('token revoked');
+    expect(performance.now() - started).toBeLessThan(2000 + 3000);
+    // The next computation gets a new thread and its own result.
+    const after = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws });
+    expect(after.data.typeEdges?.status).toBe('partial');
+  });
+
   it('above the file-count cap the checker is not run at all, and the review says so', async () => {
     const [c1, c2] = suite.commits;
     const r = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: workspace(), checkerLimits: { maxFiles: 3 } });
