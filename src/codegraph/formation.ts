@@ -302,6 +302,10 @@ interface Join {
   detail: string;
 }
 
+/** A name or path as a reason cites it: bounded at the source (BOUNDS.reasonName), marked when clipped. */
+const cite = (name: string): string => clipText(name, BOUNDS.reasonName);
+const baseName = (p: string): string => cite(path.posix.basename(p));
+
 /** Forms cohorts, keys them, measures blast radius and ranks them riskiest first. */
 export function formCohorts(input: FormationInput): CohortData[] {
   const signals: ReadonlySet<FormationSignal> = new Set(input.signals ?? DEFAULT_SIGNALS);
@@ -325,7 +329,7 @@ export function formCohorts(input: FormationInput): CohortData[] {
   };
   if (signals.has('mirror')) {
     for (const m of [...(input.mirrors ?? [])].sort((x, y) => x.mirror.localeCompare(y.mirror) || x.source.localeCompare(y.source))) {
-      if (role.has(m.mirror) && role.has(m.source)) join(m.mirror, m.source, 'mirror', `${m.mirror} is a generated mirror of ${m.source}`);
+      if (role.has(m.mirror) && role.has(m.source)) join(m.mirror, m.source, 'mirror', `${cite(m.mirror)} is a generated mirror of ${cite(m.source)}`);
     }
   }
   for (const l of links) {
@@ -354,7 +358,7 @@ export function formCohorts(input: FormationInput): CohortData[] {
     const sources = semantic.filter((f) => f.role === 'source').map((f) => f.path);
     for (const t of semantic.filter((f) => f.role === 'test' && !joinedTests.has(f.path))) {
       const subject = subjectOf(t.path, sources);
-      if (subject) join(t.path, subject, 'test-subject', `${path.posix.basename(t.path)} tests ${path.posix.basename(subject)}`);
+      if (subject) join(t.path, subject, 'test-subject', `${baseName(t.path)} tests ${baseName(subject)}`);
     }
   }
   if (signals.has('similar-edit') && input.editLines) {
@@ -366,25 +370,25 @@ export function formCohorts(input: FormationInput): CohortData[] {
     }
     // Linear in the keys: each shared line chains its files (a pair list would be quadratic on a wide edit).
     for (const [k, ps] of [...filesOf.entries()].filter(([, ps]) => ps.length > 1).sort((a, b) => a[0].localeCompare(b[0]))) {
-      for (const p of ps.slice(1)) join(ps[0], p, 'similar-edit', `${path.posix.basename(ps[0])} and ${path.posix.basename(p)} both ${k[0] === '+' ? 'add' : 'remove'} \`${clipText(k.slice(1), 60)}\``);
+      for (const p of ps.slice(1)) join(ps[0], p, 'similar-edit', `${baseName(ps[0])} and ${baseName(p)} both ${k[0] === '+' ? 'add' : 'remove'} \`${clipText(k.slice(1), 60)}\``);
     }
   }
   if (signals.has('shared-identifiers') && input.changedIdentifiers && input.identifierFrequency) {
     // Rare identifiers (named in at most 5 % of the commit's indexed files) on the changed lines of exactly
     // two changed files, at least three of them: one piece of work without a resolved edge (shared-identifiers.ts).
     const ids = new Map([...input.changedIdentifiers].filter(([p]) => role.has(p)));
-    for (const { a, b, names } of sharedIdentifierPairs(ids, input.identifierFrequency)) join(a, b, 'shared-identifiers', `${path.posix.basename(a)} and ${path.posix.basename(b)} both change lines naming ${names.slice(0, 4).map((n) => `\`${n}\``).join(', ')}${names.length > 4 ? ` and ${names.length - 4} more` : ''}`);
+    for (const { a, b, names } of sharedIdentifierPairs(ids, input.identifierFrequency)) join(a, b, 'shared-identifiers', `${baseName(a)} and ${baseName(b)} both change lines naming ${names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${names.length > 4 ? ` and ${names.length - 4} more` : ''}`);
   }
-  if (signals.has('tooling-config')) for (const [a, b] of toolingConfigPairs(semantic.map((f) => f.path))) join(a, b, 'tooling-config', `${path.posix.basename(a)} and ${path.posix.basename(b)}`);
+  if (signals.has('tooling-config')) for (const [a, b] of toolingConfigPairs(semantic.map((f) => f.path))) join(a, b, 'tooling-config', `${baseName(a)} and ${baseName(b)}`);
   if (signals.has('co-change') && input.coChange) {
-    for (const p of input.coChange) if (role.has(p.a) && role.has(p.b)) join(p.a, p.b, 'co-change', `${path.posix.basename(p.a)} and ${path.posix.basename(p.b)} changed together in ${p.together} of the last ${p.window} commits`);
+    for (const p of input.coChange) if (role.has(p.a) && role.has(p.b)) join(p.a, p.b, 'co-change', `${baseName(p.a)} and ${baseName(p.b)} changed together in ${p.together} of the last ${p.window} commits`);
   }
   if (signals.has('directory')) {
     // Files no other signal joined, in the same directory: a weak signal, used only between loners.
     const loners = semantic.filter((f) => uf.sizeOf(f.path) === 1).map((f) => f.path);
     const byDir = new Map<string, string[]>();
     for (const p of loners) byDir.set(path.posix.dirname(p), [...(byDir.get(path.posix.dirname(p)) ?? []), p]);
-    for (const [dir, ps] of byDir) for (const p of ps.slice(1)) join(ps[0], p, 'directory', `no resolved link; both in ${dir}/`);
+    for (const [dir, ps] of byDir) for (const p of ps.slice(1)) join(ps[0], p, 'directory', `no resolved link; both in ${cite(dir)}/`);
   }
   const byRoot = new Map<string, FormationFile[]>();
   for (const f of semantic) {
@@ -425,10 +429,10 @@ export function formCohorts(input: FormationInput): CohortData[] {
 
 /** Why the files of a semantic cohort are together, in words: its reference links and its other joins. */
 function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string | undefined {
-  const broken = files.filter((f) => f.parseErrors).map((f) => path.posix.basename(f.path));
+  const broken = files.filter((f) => f.parseErrors).map((f) => baseName(f.path));
   const brokenNote = broken.length ? `parse errors in ${broken.slice(0, 3).join(', ')}${broken.length > 3 ? ` and ${broken.length - 3} more` : ''}: definitions and references there may be incomplete` : undefined;
   if (files.length < 2) return brokenNote;
-  const short = (id: string) => id.slice(id.indexOf('#') + 1) || id;
+  const short = (id: string) => cite(id.slice(id.indexOf('#') + 1) || id);
   const parts: string[] = [];
   const refs = links.filter((l) => !l.via);
   const hops = links.filter((l) => l.via);

@@ -7,6 +7,7 @@ import { changedIdentifiersOf, identifierFrequency } from '../../src/codegraph/s
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
+import { BOUNDS, clipText } from '../../src/events/catalogue/bounds';
 import { computeHarness, groups, cohortOf } from './support';
 
 jest.setTimeout(60_000);
@@ -245,6 +246,45 @@ describe('formation signals', () => {
     f.write('deno/lib/types.ts', mod('parse', 3, true));
     const stale = f.commit('stale copy');
     expect(groups(await compute(f, head, stale))).toEqual(['deno/lib/types.ts', 'src/types.ts']);
+  });
+
+  it('the names and paths a reason cites are bounded at the source: long generated identifiers and a deep mirrored tree are each clipped with a marker, and every one is still named', async () => {
+    // Generated code (protobuf / OpenAPI clients) has identifiers of hundreds of characters; a reason citing
+    // three of them whole ran past its bound and the last ones were cut off the reason's end.
+    const long = (head: string) => `${head}${'ResponseEnvelopeField'.repeat(40)}`;
+    const [a, b, c] = [long('Alpha'), long('Beta'), long('Gamma')];
+    const f = fixture();
+    for (let i = 0; i < 60; i++) f.write(`src/misc/m${i}.ts`, `export function m${i}(options: number): number {\n  return options + ${i};\n}\n`);
+    f.write('src/gen.ts', `export const ${a} = 1;\nexport const ${b} = 2;\nexport const ${c} = 3;\n`);
+    f.write('src/body.ts', 'export function size(x: number): number {\n  return x;\n}\n');
+    f.write('test/upload.test.ts', "test('upload', () => {\n  expect(1).toBe(1);\n});\n");
+    const base = f.commit('base');
+    f.write('src/body.ts', `import { ${a}, ${b}, ${c} } from './gen';\n\nexport function size(x: number): number {\n  return x + ${a} + ${b} + ${c};\n}\n`);
+    f.write('test/upload.test.ts', `import { ${a}, ${b}, ${c} } from '../src/gen';\n\ntest('upload', () => {\n  expect(${a} + ${b}).toBe(${c});\n});\n`);
+    const head = f.commit('the generated names threaded through the body and its test');
+    const r = await compute(f, base, head);
+    expect(groups(r).filter((g) => g.includes('body'))).toEqual(['src/body.ts,test/upload.test.ts']);
+    const cite = (n: string) => `\`${clipText(n, BOUNDS.reasonName)}\``;
+    expect(cite(a)).toMatch(/^`Alpha(ResponseEnvelopeField)+R?e?s?.*… \[\+\d+ chars\]`$/);
+    expect(cohortOf(r, 'src/body.ts').groupingReason).toBe(`rare identifiers both change: body.ts and upload.test.ts both change lines naming ${[a, b, c].map(cite).join(', ')}`);
+
+    // A mirrored tree five 200-character directories deep: both paths named, each clipped.
+    const deep = Array.from({ length: 5 }, (_, i) => `d${i}${'x'.repeat(198)}`).join('/');
+    const mod = (v: number, deno: boolean) => `import { util } from "./helpers/util${deno ? '.ts' : ''}";\n\nexport function parse(x: number): number {\n  const y = util(x);\n  return y * ${v};\n}\n`;
+    const g = fixture();
+    g.write('package.json', '{"name":"m"}');
+    for (const root of ['src', 'deno/lib']) {
+      g.write(`${root}/${deep}/helpers/util.ts`, 'export function util(x: number): number {\n  return x;\n}\n');
+      g.write(`${root}/${deep}/types.ts`, mod(1, root !== 'src'));
+      g.write(`${root}/${deep}/errors.ts`, mod(1, root !== 'src').replace('parse', 'fail'));
+    }
+    const base2 = g.commit('base');
+    g.write(`src/${deep}/types.ts`, mod(2, false));
+    g.write(`deno/lib/${deep}/types.ts`, mod(2, true));
+    const head2 = g.commit('head');
+    const m = await compute(g, base2, head2);
+    expect(groups(m)).toEqual([`deno/lib/${deep}/types.ts,src/${deep}/types.ts`]);
+    expect(cohortOf(m, `src/${deep}/types.ts`).groupingReason).toBe(`copies of one tree: ${clipText(`deno/lib/${deep}/types.ts`, BOUNDS.reasonName)} is a generated mirror of ${clipText(`src/${deep}/types.ts`, BOUNDS.reasonName)}`);
   });
 
   it('mirror candidates: same relative path under two roots, specifiers normalized, the copy told from the source', () => {

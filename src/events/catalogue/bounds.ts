@@ -16,6 +16,11 @@ export const BOUNDS = {
   kind: 50,
   cohortTitle: 1000,
   groupingReason: 2000,
+  /**
+   * One name or path a grouping reason cites (an identifier, a symbol, a file): clipped with a marker so one
+   * long name never crowds out the rest of the reason (the full names are in the cohort's files, fragments and diff).
+   */
+  reasonName: 120,
   readingWhy: 1000,
   note: 4000,
   error: 4000,
