@@ -114,7 +114,7 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   private readonly tables = new Map<string, TableStatements>();
   private readonly committer: SqliteCommitter;
   private readonly file: string;
-  /** A build's batches are committed here (opened on the first one). */
+  /** A build's batches are committed here (opened on the first one, closed when a slot is promoted). */
   private writer: SqliteWriter | null = null;
 
   constructor(readonly workspaceId: string, dir: string) {
@@ -222,6 +222,12 @@ export class SqliteReadModelStorage implements ReadModelStorage {
         for (const l of losers) this.dropSync(l.slot, l.specs);
       })
       .immediate();
+    // A build is over: its writer thread (and that connection's page cache) is not kept for a
+    // workspace that may build nothing again; the next build starts another. Jobs posted by models
+    // still building finish first; their next batches go to the new thread.
+    const w = this.writer;
+    this.writer = null;
+    await w?.close();
   }
 
   async query(sql: string, params: unknown[]): Promise<Row[]> {

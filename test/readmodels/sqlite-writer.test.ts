@@ -1,0 +1,40 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+// In a child process of its own: under Jest the event loop is kept alive by the runner, so a process
+// ending early (nothing referenced but an awaited writer thread) would go unseen.
+const SCRIPT = `
+const { SqliteEventStore } = require('./src/events/store/sqlite');
+const { readModelHost } = require('./src/readmodels/registry');
+const { appendLog, generateLog } = require('./test/readmodels/generate');
+(async () => {
+  const dir = process.argv[1];
+  const store = new SqliteEventStore({ file: dir + '/workspace.db', workspaceId: 'rm' });
+  await appendLog(store, generateLog({ seed: 5, prs: 6, principals: 8, events: 400 }), 10);
+  const host = readModelHost({ id: 'rm', dir, store, cache: new Map() }, undefined, { batch: 50 });
+  await host.settle();
+  const slots = await host.rebuildAll(host.names);
+  process.stdout.write('rebuilt ' + slots.map((s) => s.position).join(',') + '\\n');
+  // One model again (as bench:scale does): the writer is idle, unreferenced, when the workspace closes.
+  await host.rebuild('audit');
+  await host.close();
+  await store.close();
+  process.stdout.write('closed\\n');
+})().catch((e) => { console.error(e); process.exit(1); });
+`;
+
+test('a build commits its batches on the SQLite writer thread, and the process lives on after the workspace closed', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-rm-writer-'));
+  try {
+    const out = execFileSync(process.execPath, ['-r', './tools/ts-register.js', '-e', SCRIPT, dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    const lines = out.trim().split('\n');
+    expect(lines[0]).toMatch(/^rebuilt (\d+),\1,\1$/);
+    expect(lines[1]).toBe('closed');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}, 150_000);
