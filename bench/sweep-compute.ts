@@ -39,6 +39,7 @@ export async function main(args: string[]): Promise<void> {
     let trimmed = 0;
     let clipped = 0;
     let maxBytes = 0;
+    let maxBytesCommit = '';
     // What the checker's deterministic caps see (type-edges.ts): the largest work of one commit, and the commits they stopped.
     let maxQueries = 0;
     let maxTypeWork = 0;
@@ -52,7 +53,7 @@ export async function main(args: string[]): Promise<void> {
         if (only) console.log(`  ${commit.slice(0, 8)}: ${(performance.now() - t0).toFixed(0)} ms · ${m.changedFiles} changed files · checker ${m.checkerMs ?? 0} ms (program ${m.checkerProgramMs ?? 0}, walk ${m.checkerWalkMs ?? 0}), ${m.checkerEdges ?? 0} checker edges, ${m.checkerQueries ?? 0} checker queries, type work ${m.checkerTypeWork ?? 0}${m.checkerSkippedFiles ? `, ${m.checkerSkippedFiles} files skipped` : ''}${data.typeEdges?.reason ? ` · type edges: ${data.typeEdges.reason}` : ''}`);
         validateEventData('ReviewComputed', data);
         const bytes = Buffer.byteLength(JSON.stringify(data));
-        maxBytes = Math.max(maxBytes, bytes);
+        if (bytes > maxBytes) [maxBytes, maxBytesCommit] = [bytes, commit];
         if (bytes > REVIEW_COMPUTED_BYTE_BUDGET) throw new Error(`payload_too_large: ${bytes} bytes`);
         if (data.metrics.trimStage) trimmed++;
         maxQueries = Math.max(maxQueries, m.checkerQueries ?? 0);
@@ -75,11 +76,11 @@ export async function main(args: string[]): Promise<void> {
     const sorted = [...ms].sort((a, b) => a - b);
     const name = path.basename(path.resolve(repoDir));
     console.log(`sweep:compute — ${name}: ${picked.length} of ${all.length} non-root commits computed as PRs${step === 1 ? ' (all)' : ` (evenly spaced sample, every ${step.toFixed(2)}th)`}; ${roots} root commit(s) skipped`);
-    console.log(`failures ${failures.length} · commits whose blobs are absent from this copy (git cannot diff them) ${missingObjects.length}${missingObjects.length ? ` (${missingObjects.slice(0, 5).map((c) => c.slice(0, 12)).join(', ')})` : ''} · lists capped to fit one event ${trimmed} · fields clipped by the last line ${clipped} · largest event ${maxBytes} bytes`);
+    console.log(`failures ${failures.length} · commits whose blobs are absent from this copy (git cannot diff them) ${missingObjects.length}${missingObjects.length ? ` (${missingObjects.slice(0, 5).map((c) => c.slice(0, 12)).join(', ')})` : ''} · lists capped to fit one event ${trimmed} · fields clipped by the last line ${clipped} · largest event ${maxBytes} bytes${maxBytesCommit ? ` (${maxBytesCommit.slice(0, 12)})` : ''}`);
     console.log(`per commit: median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(0)} ms, max ${sorted[sorted.length - 1]?.toFixed(0)} ms; total ${((performance.now() - started) / 1000).toFixed(1)} s`);
     console.log(`checker: largest work of one commit ${maxQueries} queries, type work ${maxTypeWork}; type edges ${Object.entries(typeEdgeStatus).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
     for (const f of failures.slice(0, 20)) console.log(`  FAIL ${f.commit.slice(0, 12)}: ${f.error}`);
-    console.log(JSON.stringify({ bench: 'sweep-compute', repo: name, commits: all.length, computed: picked.length, sampled: step !== 1, failures: failures.length, missingObjects: missingObjects.length, trimmed, clipped, maxEventBytes: maxBytes, maxCheckerQueries: maxQueries, maxCheckerTypeWork: maxTypeWork, typeEdgeStatus, medianMs: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0) }));
+    console.log(JSON.stringify({ bench: 'sweep-compute', repo: name, commits: all.length, computed: picked.length, sampled: step !== 1, failures: failures.length, missingObjects: missingObjects.length, trimmed, clipped, maxEventBytes: maxBytes, maxEventCommit: maxBytesCommit, maxCheckerQueries: maxQueries, maxCheckerTypeWork: maxTypeWork, typeEdgeStatus, medianMs: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0) }));
   } finally {
     await closeSharedExtractPool();
     repo.close();
