@@ -7,7 +7,10 @@ import { languageOf } from '../src/codegraph/languages';
 import { computeReview } from '../src/compute/review';
 import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/codegraph/formation';
 import { GitRepo } from '../src/git/repo';
+import { engineGroups, randIndex } from './support/cohort-score';
 import { argValue, median, round } from './support/report';
+
+export { randIndex };
 
 /**
  * `npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S]`: cohort quality on composite changes built
@@ -93,22 +96,6 @@ export function candidates(commits: Commit[]): Case[] {
   return out;
 }
 
-/** Rand index of a partition (file → group label) against the truth over all pairs of the truth's files. */
-export function randIndex(truth: Map<string, number>, groups: Map<string, string>): number {
-  const files = [...truth.keys()];
-  let agree = 0;
-  let pairs = 0;
-  for (let i = 0; i < files.length; i++) {
-    for (let j = i + 1; j < files.length; j++) {
-      pairs++;
-      const sameTruth = truth.get(files[i]) === truth.get(files[j]);
-      const sameGroup = groups.get(files[i]) === groups.get(files[j]);
-      if (sameTruth === sameGroup) agree++;
-    }
-  }
-  return pairs ? agree / pairs : 1;
-}
-
 /** Pair counts of one partition: same-commit pairs split, different-commit pairs joined. */
 function pairErrors(truth: Map<string, number>, groups: Map<string, string>): { same: number; split: number; different: number; joined: number } {
   const files = [...truth.keys()];
@@ -171,13 +158,7 @@ export async function main(args: string[]): Promise<void> {
       let groups: Map<string, string>;
       try {
         const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals, typeEdges: !syntaxOnly });
-        groups = new Map();
-        for (const cohort of data.cohorts) for (const f of cohort.files) groups.set(f, cohort.key);
-        // A rename is one reviewed file: its old path (a truth file too when one commit moved it) is in the
-        // cohort of its new path. A truth file the output does not list is a group of its own (two absent
-        // files are not "together").
-        for (const cf of data.changedFiles) if (cf.oldPath && cf.oldPath !== cf.path && !groups.has(cf.oldPath) && groups.has(cf.path)) groups.set(cf.oldPath, groups.get(cf.path)!);
-        for (const f of c.truth.keys()) if (!groups.has(f)) groups.set(f, `absent\0${f}`);
+        groups = engineGroups(data.cohorts, data.changedFiles, c.truth.keys());
       } catch (e) {
         failures++;
         console.error(`  compute failed for ${base.slice(0, 8)}..${head.slice(0, 8)}: ${(e as Error).message.slice(0, 300)}`);
