@@ -45,6 +45,8 @@ export interface CheckerJob {
   targetNames?: string[];
   lib: boolean;
   caps: CheckerCaps;
+  /** Parses kept between Programs are reused only within one scope (a workspace: type-edges.ts `cacheScope`). */
+  cacheScope: string;
 }
 
 /** Why a root was not walked (see CheckerCaps). */
@@ -205,7 +207,7 @@ export function runCheckerJob(job: CheckerJob): CheckerJobResult {
   const options = compilerOptions(t, texts);
   if (!job.lib) options.noLib = true;
   const optionsKey = `${t.version}\0${JSON.stringify(options)}`;
-  const keyOf = (p: string, sha: string) => `${optionsKey}\0${p}\0${sha}`;
+  const keyOf = (p: string, sha: string) => `${job.cacheScope}\0${optionsKey}\0${p}\0${sha}`;
   // What the Program asks a file to be parsed as (target, module format): a cached parse made otherwise is redone from its text.
   const versionOf = (v: TS.ScriptTarget | TS.CreateSourceFileOptions) => (typeof v === 'object' ? `${v.languageVersion}/${v.impliedNodeFormat ?? ''}/${v.jsDocParsingMode ?? ''}` : String(v));
   const dirs = new Set<string>();

@@ -63,6 +63,12 @@ export interface CheckerEdgeOptions {
   cache?: CheckerEdgeStore;
   /** Stops the checker's thread when the computation is stopped (nothing is then stored or added). */
   signal?: AbortSignal;
+  /**
+   * Whose computations may share parsed SourceFiles on the checker's thread (a computation: its
+   * workspace). Parses are never reused across scopes: a reuse shows in the metrics and the timings, so a
+   * process-wide cache would let one tenant learn whether another recently reviewed a given file.
+   */
+  cacheScope?: string;
 }
 
 /** The default caps (README "Configuration", docs/cohorts.md "What the checker may cost"). */
@@ -292,6 +298,7 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
     ...(targets ? { targets: [...targets], targetNames: [...targetNames!] } : {}),
     lib: opts.lib === true,
     caps,
+    cacheScope: opts.cacheScope ?? '',
   };
   const outcome = await runOnCheckerThread(job, limits.safetyMs, opts.signal);
   if (!outcome.ok) {

@@ -188,7 +188,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       if (code.some((f) => f.fragments.some((fr) => fr.change === 'deleted'))) sides.push({ side: 'base', graph: base, files: code.filter((f) => f.status !== 'added').map((f) => f.oldPath ?? f.path) });
       const resolved = [];
       for (const s of sides) {
-        const r = await resolveCheckerEdges(s.graph, repo, { ...input.checkerLimits, files: s.files, targetFiles: s.files, lib: false, cache, signal: input.signal });
+        const r = await resolveCheckerEdges(s.graph, repo, { ...input.checkerLimits, files: s.files, targetFiles: s.files, lib: false, cache, signal: input.signal, cacheScope: input.workspaceDir });
         // Stopped, not failed safe: the computation ends here.
         input.signal?.throwIfAborted();
         resolved.push(r);

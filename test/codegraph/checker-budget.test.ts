@@ -94,8 +94,10 @@ describe('checker budget: a hostile PR cannot hold the host, and the review says
     clearCheckerSourceCache();
     const first = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws });
     await closeCheckerThread();
-    const freshThread = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: workspace() });
-    const warm = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws });
+    const ws2 = workspace();
+    const freshThread = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws2 });
+    // Parses are reused within a workspace only (the scope test below): ws2's run left them on the new thread.
+    const warm = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws2 });
     clearCheckerSourceCache();
     const cold = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws });
     expect(first.data.typeEdges?.status).toBe('partial');
@@ -196,5 +198,40 @@ describe('checker caps in the operator config', () => {
     const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
     const shown = /"typeEdges": (\{[^}]*\})/.exec(readme);
     expect(JSON.parse(shown![1])).toEqual(CHECKER_LIMITS);
+  });
+});
+
+describe('parsed files kept on the checker thread are reused only within one workspace', () => {
+  const suite = gitRepoSuite('rl-checker-scope-', (f) => {
+    f.write('tsconfig.json', '{ "compilerOptions": { "strict": true } }\n');
+    f.write('src/job.ts', 'export function make(): number {\n  return 1;\n}\n');
+    f.write('src/use.ts', "import { make } from './job';\nexport const go = (): number => make();\n");
+    const c1 = f.commit('one');
+    f.write('src/use.ts', "import { make } from './job';\nexport const go = (): number => make() + 1;\n");
+    const c2 = f.commit('two');
+    return [c1, c2];
+  });
+  const dirs: string[] = [];
+  const workspace = () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-cs-ws-'));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(async () => {
+    await closeCheckerThread();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it("another tenant's computation of the same files neither reuses nor reveals them (metrics and timings would tell); the same workspace reuses its own", async () => {
+    const [c1, c2] = suite.commits;
+    clearCheckerSourceCache();
+    const mine = workspace();
+    const first = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: mine });
+    // Another workspace, the same blobs, while the thread still holds the first one's parses.
+    const other = await computeReview({ repo: suite.repo, baseSha: c2, headSha: c1, workspaceDir: workspace() });
+    const again = await computeReview({ repo: suite.repo, baseSha: c2, headSha: c1, workspaceDir: mine });
+    expect(first.data.metrics.checkerProgramFiles).toBeGreaterThan(0);
+    expect(other.data.metrics.checkerReusedSourceFiles).toBe(first.data.metrics.checkerReusedSourceFiles);
+    expect(again.data.metrics.checkerReusedSourceFiles).toBeGreaterThan(other.data.metrics.checkerReusedSourceFiles);
   });
 });
