@@ -134,6 +134,14 @@ export function orientMirror(c: MirrorCandidate): MirrorPair {
 }
 
 /**
+ * Root pairs one computation examines at most. Each examination walks the index once, so a PR changing
+ * thousands of same-named files in distinct directories would otherwise cost (root pairs × indexed files);
+ * real mirrors are one or two root pairs. Candidates come sorted, so which pairs are examined is
+ * deterministic; the rest count as no mirror.
+ */
+export const MIRROR_MAX_ROOT_PAIRS = 32;
+
+/**
  * The mirrors among changed files: candidates whose roots hold copies of one tree (`isMirrorTree`) and
  * whose own texts (head, or base for two deleted files; `textOf` undefined when unreadable) are copies.
  */
@@ -142,7 +150,10 @@ export async function detectMirrors(candidates: MirrorCandidate[], defsOf: Reado
   const trees = new Map<string, boolean>();
   for (const c of candidates) {
     const key = `${c.rootA}\0${c.rootB}`;
-    if (!trees.has(key)) trees.set(key, isMirrorTree(c.rootA, c.rootB, defsOf));
+    if (!trees.has(key)) {
+      if (trees.size >= MIRROR_MAX_ROOT_PAIRS) continue;
+      trees.set(key, isMirrorTree(c.rootA, c.rootB, defsOf));
+    }
     if (!trees.get(key)) continue;
     const [ta, tb] = await Promise.all([textOf(c.a), textOf(c.b)]);
     if (ta === undefined || tb === undefined || mirrorSimilarity(ta, tb) < MIRROR_MIN_SIMILARITY) continue;

@@ -28,7 +28,7 @@ export type ReviewComputedData = EventData<typeof ReviewComputed>;
  * Bump whenever formation, keys, ranking or dependency diffs change what a computation records. The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-11+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-12+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
