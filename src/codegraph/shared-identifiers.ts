@@ -125,3 +125,79 @@ export function sharedIdentifierPairs(ids: Map<string, Set<string>>, frequency: 
     })
     .sort((x, y) => x.a.localeCompare(y.a) || x.b.localeCompare(y.b));
 }
+
+/**
+ * The `test-names` signal's evidence: a changed test that no reference, name pairing or other signal joined to a
+ * source names on its changed lines what one changed source's changed lines name — an option or property the fix
+ * threads through (`reusedSocket`, `timings.phases.dns`), the error message or event name the test asserts
+ * (`'No URL protocol specified'`). A test of a feature-named suite (`test/timeout.ts`) that reaches the code only
+ * through the package's entry point (`got(url, {retry: {limit: 0}})`) has no resolved edge to the changed
+ * internals: this is the evidence left. Looser than `shared-identifiers` in rarity (TEST_MAX_FILE_SHARE) because
+ * it only ever chooses one source for one test, and only when the choice is clear:
+ * - a name counts when it is rare (identifiers: in at most TEST_MAX_FILE_SHARE of the head commit's indexed files)
+ *   or a whole one-line string literal of MIN_LITERAL characters or more, and no other changed file's changed
+ *   lines name it;
+ * - the test joins the source with the most such names, at least TEST_MIN_SHARED; a tie between two sources
+ *   of different cohorts joins nothing.
+ * Measured on thirteen repositories (docs/cohorts.md).
+ */
+export const TEST_MAX_FILE_SHARE = 0.15;
+export const TEST_MIN_SHARED = 3;
+export const MIN_LITERAL = 8;
+
+/** Per (head) path of a unified diff, the one-line string literals (quotes stripped, no `${…}`) on its changed lines; only `paths`. */
+export function changedLiteralsOf(patch: string, paths: ReadonlySet<string>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const f of parseUnifiedDiff(patch)) {
+    if (!paths.has(f.path)) continue;
+    const lits = out.get(f.path) ?? new Set<string>();
+    for (const h of f.hunks) {
+      for (const line of h.text.split('\n').slice(1)) {
+        if (line[0] !== '+' && line[0] !== '-') continue;
+        const text = line.slice(1).trim();
+        if (!text || COMMENT.test(text)) continue;
+        for (const m of text.matchAll(STRING)) {
+          const inner = m[0].slice(1, -1);
+          if (inner.length >= MIN_LITERAL && !inner.includes('${') && !inner.includes('\\')) lits.add(inner);
+        }
+      }
+    }
+    out.set(f.path, lits);
+  }
+  return out;
+}
+
+/** What `test-names` needs of one changed file: the identifiers and string literals on its changed lines. */
+export interface ChangedNames {
+  identifiers: Set<string>;
+  literals: Set<string>;
+}
+
+/**
+ * For one test, the changed source it names most (see TEST_MAX_FILE_SHARE), with those names (identifiers
+ * first, then literals quoted, each sorted); undefined when no source has TEST_MIN_SHARED or two sources of
+ * different cohorts (`cohortOf`) tie.
+ */
+export function testNamesSubject(test: string, sources: readonly string[], names: ReadonlyMap<string, ChangedNames>, frequency: IdentifierFrequency, cohortOf: (p: string) => string): { source: string; names: string[] } | undefined {
+  const own = names.get(test);
+  if (!own) return undefined;
+  const limit = TEST_MAX_FILE_SHARE * frequency.files;
+  const rare = (n: string) => {
+    const c = frequency.counts.get(n);
+    return !!c && c <= limit;
+  };
+  const scored: Array<{ source: string; names: string[] }> = [];
+  for (const s of [...sources].sort()) {
+    const theirs = names.get(s);
+    if (!theirs || s === test) continue;
+    const elsewhere = (pick: (x: ChangedNames) => Set<string>, n: string) => [...names].some(([p, x]) => p !== test && p !== s && pick(x).has(n));
+    const ids = [...own.identifiers].filter((n) => theirs.identifiers.has(n) && rare(n) && !elsewhere((x) => x.identifiers, n)).sort();
+    const lits = [...own.literals].filter((n) => theirs.literals.has(n) && !elsewhere((x) => x.literals, n)).sort();
+    scored.push({ source: s, names: [...ids, ...lits.map((l) => `'${l}'`)] });
+  }
+  scored.sort((a, b) => b.names.length - a.names.length || a.source.localeCompare(b.source));
+  const [best, next] = scored;
+  if (!best || best.names.length < TEST_MIN_SHARED) return undefined;
+  if (next && next.names.length === best.names.length && cohortOf(next.source) !== cohortOf(best.source)) return undefined;
+  return best;
+}
