@@ -6,7 +6,7 @@ import type { CodeGraph } from './graph';
 import { subjectOf, toolingConfigPairs } from './pairing';
 import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
-import { ChangedNames, IdentifierFrequency, sharedIdentifierPairs, testNamesSubject } from './shared-identifiers';
+import { ChangedNames, IdentifierFrequency, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
 
 /** A changed file as formation sees it. */
 export interface FormationFile {
@@ -390,10 +390,13 @@ export function formCohorts(input: FormationInput): CohortData[] {
     const names = new Map<string, ChangedNames>();
     for (const f of semantic) names.set(f.path, { identifiers: input.changedIdentifiers.get(f.path) ?? new Set(), literals: input.changedLiterals?.get(f.path) ?? new Set() });
     const sources = semantic.filter((f) => f.role === 'source').map((f) => f.path);
-    const hasSource = (p: string) => sources.some((s) => uf.find(s) === uf.find(p));
-    for (const t of semantic.filter((f) => f.role === 'test' && !hasSource(f.path)).map((f) => f.path)) {
-      const hit = testNamesSubject(t, sources, names, input.identifierFrequency, (p) => uf.find(p));
-      if (hit) join(t, hit.source, 'test-names', `${baseName(t)} and ${baseName(hit.source)} both change lines naming ${hit.names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${hit.names.length > 4 ? ` and ${hit.names.length - 4} more` : ''}`);
+    const withSource = new Set(sources.map((s) => uf.find(s)));
+    const lone = semantic.filter((f) => f.role === 'test' && !withSource.has(uf.find(f.path))).map((f) => f.path);
+    const candidates = testNameCandidates(lone, new Set(sources), names, input.identifierFrequency);
+    for (const t of lone) {
+      if (withSource.has(uf.find(t))) continue; // joined a source with another test of its cohort
+      const hit = testNamesSubject(candidates.get(t), (p) => uf.find(p));
+      if (hit && join(t, hit.source, 'test-names', `${baseName(t)} and ${baseName(hit.source)} both change lines naming ${hit.names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${hit.names.length > 4 ? ` and ${hit.names.length - 4} more` : ''}`)) withSource.add(uf.find(t));
     }
   }
   if (signals.has('co-change') && input.coChange) {

@@ -174,30 +174,56 @@ export interface ChangedNames {
 }
 
 /**
- * For one test, the changed source it names most (see TEST_MAX_FILE_SHARE), with those names (identifiers
- * first, then literals quoted, each sorted); undefined when no source has TEST_MIN_SHARED or two sources of
- * different cohorts (`cohortOf`) tie.
+ * For each changed test, the changed sources it shares names with (see TEST_MAX_FILE_SHARE), most names first (ties
+ * by path), each with those names (identifiers, then literals quoted, each sorted). A name counts for a pair only when
+ * exactly those two changed files name it on their changed lines; one pass over a name → files index, so a wide
+ * change costs its names, not tests × sources × files.
  */
-export function testNamesSubject(test: string, sources: readonly string[], names: ReadonlyMap<string, ChangedNames>, frequency: IdentifierFrequency, cohortOf: (p: string) => string): { source: string; names: string[] } | undefined {
-  const own = names.get(test);
-  if (!own) return undefined;
+export function testNameCandidates(tests: readonly string[], sources: ReadonlySet<string>, names: ReadonlyMap<string, ChangedNames>, frequency: IdentifierFrequency): Map<string, Array<{ source: string; names: string[] }>> {
   const limit = TEST_MAX_FILE_SHARE * frequency.files;
   const rare = (n: string) => {
     const c = frequency.counts.get(n);
     return !!c && c <= limit;
   };
-  const scored: Array<{ source: string; names: string[] }> = [];
-  for (const s of [...sources].sort()) {
-    const theirs = names.get(s);
-    if (!theirs || s === test) continue;
-    const elsewhere = (pick: (x: ChangedNames) => Set<string>, n: string) => [...names].some(([p, x]) => p !== test && p !== s && pick(x).has(n));
-    const ids = [...own.identifiers].filter((n) => theirs.identifiers.has(n) && rare(n) && !elsewhere((x) => x.identifiers, n)).sort();
-    const lits = [...own.literals].filter((n) => theirs.literals.has(n) && !elsewhere((x) => x.literals, n)).sort();
-    scored.push({ source: s, names: [...ids, ...lits.map((l) => `'${l}'`)] });
+  const index = (pick: (x: ChangedNames) => Set<string>, keep: (n: string) => boolean) => {
+    const filesOf = new Map<string, string[]>();
+    for (const [p, x] of names) for (const n of pick(x)) if (keep(n)) filesOf.set(n, [...(filesOf.get(n) ?? []).slice(0, 2), p]);
+    return filesOf;
+  };
+  const ids = index((x) => x.identifiers, rare);
+  const lits = index((x) => x.literals, () => true);
+  const testSet = new Set(tests);
+  const shared = new Map<string, Map<string, { ids: string[]; lits: string[] }>>();
+  const add = (filesOf: Map<string, string[]>, kind: 'ids' | 'lits') => {
+    for (const [n, ps] of filesOf) {
+      if (ps.length !== 2) continue;
+      for (const [t, s] of [[ps[0], ps[1]], [ps[1], ps[0]]]) {
+        if (!testSet.has(t) || !sources.has(s)) continue;
+        const bySource = shared.get(t) ?? new Map<string, { ids: string[]; lits: string[] }>();
+        const entry = bySource.get(s) ?? { ids: [], lits: [] };
+        entry[kind].push(n);
+        bySource.set(s, entry);
+        shared.set(t, bySource);
+      }
+    }
+  };
+  add(ids, 'ids');
+  add(lits, 'lits');
+  const out = new Map<string, Array<{ source: string; names: string[] }>>();
+  for (const [t, bySource] of shared) {
+    const list = [...bySource].map(([source, e]) => ({ source, names: [...e.ids.sort(), ...e.lits.sort().map((l) => `'${l}'`)] }));
+    out.set(t, list.sort((a, b) => b.names.length - a.names.length || a.source.localeCompare(b.source)));
   }
-  scored.sort((a, b) => b.names.length - a.names.length || a.source.localeCompare(b.source));
-  const [best, next] = scored;
+  return out;
+}
+
+/**
+ * The source one test joins: the first candidate (testNameCandidates) when it has TEST_MIN_SHARED names and no
+ * candidate of another cohort (`cohortOf`) has as many.
+ */
+export function testNamesSubject(candidates: ReadonlyArray<{ source: string; names: string[] }> | undefined, cohortOf: (p: string) => string): { source: string; names: string[] } | undefined {
+  const [best, ...rest] = candidates ?? [];
   if (!best || best.names.length < TEST_MIN_SHARED) return undefined;
-  if (next && next.names.length === best.names.length && cohortOf(next.source) !== cohortOf(best.source)) return undefined;
+  if (rest.some((c) => c.names.length === best.names.length && cohortOf(c.source) !== cohortOf(best.source))) return undefined;
   return best;
 }

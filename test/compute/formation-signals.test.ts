@@ -3,7 +3,7 @@ import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { subjectOf } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
-import { changedIdentifiersOf, changedLiteralsOf, identifierFrequency } from '../../src/codegraph/shared-identifiers';
+import { changedIdentifiersOf, changedLiteralsOf, identifierFrequency, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -243,6 +243,32 @@ describe('formation signals', () => {
   it('test-names reads whole one-line string literals of eight characters or more from changed lines, not from comments, templates with substitutions or escapes', () => {
     const patch = ['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1,2 +1,4 @@', "-throw new Error('No URL protocol specified');", "+// 'a commented message'", '+const h = "content-encoding" + `${a} b c d e f g` + \'short\';', "+log('it\\'s escaped here');", ''].join('\n');
     expect([...(changedLiteralsOf(patch, new Set(['x.ts'])).get('x.ts') ?? [])].sort()).toEqual(['No URL protocol specified', 'content-encoding']);
+  });
+
+  it('test-names pairs from one name → files index: a name of exactly a test and a source counts, a third file\'s use removes it; 2,000 tests beside 2,000 sources pair one to one', () => {
+    const names = new Map<string, { identifiers: Set<string>; literals: Set<string> }>();
+    const counts = new Map<string, number>();
+    const N = 2000;
+    for (let i = 0; i < N; i++) {
+      const own = [`alpha${i}`, `beta${i}`, `gamma${i}`];
+      names.set(`test/t${i}.ts`, { identifiers: new Set([...own, 'shared']), literals: new Set([`message number ${i}`]) });
+      names.set(`src/s${i}.ts`, { identifiers: new Set([...own, 'shared']), literals: new Set(i === 0 ? [] : [`message number ${i}`]) });
+      for (const n of own) counts.set(n, 2);
+    }
+    counts.set('shared', 2 * N);
+    names.set('src/other.ts', { identifiers: new Set(['gamma1']), literals: new Set() });
+    const tests = [...names.keys()].filter((p) => p.startsWith('test/'));
+    const sources = new Set([...names.keys()].filter((p) => p.startsWith('src/')));
+    const c = testNameCandidates(tests, sources, names, { counts, files: 2 * N + 1 });
+    expect(c.size).toBe(N);
+    expect(c.get('test/t0.ts')).toEqual([{ source: 'src/s0.ts', names: ['alpha0', 'beta0', 'gamma0'] }]);
+    expect(c.get('test/t1.ts')).toEqual([{ source: 'src/s1.ts', names: ['alpha1', 'beta1', "'message number 1'"] }]);
+    expect(testNamesSubject(c.get('test/t7.ts'), (p) => p)?.source).toBe('src/s7.ts');
+    // Two sources of different cohorts with as many names: nothing; of one cohort: the first.
+    const tie = [{ source: 'src/a.ts', names: ['x', 'y', 'z'] }, { source: 'src/b.ts', names: ['u', 'v', 'w'] }];
+    expect(testNamesSubject(tie, (p) => p)).toBeUndefined();
+    expect(testNamesSubject(tie, () => 'one')?.source).toBe('src/a.ts');
+    expect(testNamesSubject([{ source: 'src/a.ts', names: ['x', 'y'] }], (p) => p)).toBeUndefined();
   });
 
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {
