@@ -236,7 +236,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   }
   const shared = signals.includes('shared-identifiers') && headIndex && !noIndexReason;
   const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
-  const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha)) : undefined;
+  const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, identifierFrequency: frequency, mirrors });
   const formedAt = performance.now();
 
