@@ -72,6 +72,7 @@ export const typeEdgeLimitsSchema = z
     maxQueries: z.number().int().min(0).max(1_000_000_000),
     maxTypeWork: z.number().int().min(0).max(1_000_000_000),
     safetyMs: z.number().int().min(100).max(3_600_000),
+    heapMb: z.number().int().min(16).max(65_536),
   })
   .partial()
   .strict();

@@ -11,26 +11,27 @@ import type { CheckerJob, CheckerJobResult } from './checker-job';
  */
 export type CheckerThreadOutcome = { ok: true; result: CheckerJobResult } | { ok: false; reason: 'time' | 'memory' | 'failed'; message: string };
 
-/** Heap of the checker's thread (a hostile file can make the checker allocate without bound). */
+/** Default heap of the checker's thread (a hostile file can make the checker allocate without bound). */
 export const CHECKER_HEAP_MB = 1536;
 
 interface Slot {
   worker: Worker;
+  heapMb: number;
   pending?: { resolve: (o: CheckerThreadOutcome) => void; timer: NodeJS.Timeout };
 }
 let slot: Slot | undefined;
 let chain: Promise<unknown> = Promise.resolve();
 
-function start(): Slot {
+function start(heapMb: number): Slot {
   const ext = path.extname(__filename);
   const entry = path.join(__dirname, `checker-worker${ext}`);
-  const resourceLimits = { maxOldGenerationSizeMb: CHECKER_HEAP_MB };
+  const resourceLimits = { maxOldGenerationSizeMb: heapMb };
   // From TypeScript sources (tests, benchmarks) through the swc require hook, as the other workers do.
   const worker =
     ext !== '.ts'
       ? new Worker(entry, { resourceLimits })
       : new Worker(`require(${JSON.stringify(path.resolve(__dirname, '../../tools/ts-register.js'))}); require(${JSON.stringify(entry)});`, { eval: true, resourceLimits });
-  const s: Slot = { worker };
+  const s: Slot = { worker, heapMb };
   worker.unref();
   const finish = (o: CheckerThreadOutcome) => {
     const p = s.pending;
@@ -54,13 +55,18 @@ function start(): Slot {
 
 /**
  * Runs `job` on the checker thread, stopping it after `limitMs` of wall-clock time, or when `signal`
- * aborts (the computation was stopped: its caller throws the reason).
+ * aborts (the computation was stopped: its caller throws the reason). The thread's heap is `heapMb`: a
+ * thread kept from a job with another limit is replaced first.
  */
-export function runOnCheckerThread(job: CheckerJob, limitMs: number, signal?: AbortSignal): Promise<CheckerThreadOutcome> {
+export function runOnCheckerThread(job: CheckerJob, limitMs: number, signal?: AbortSignal, heapMb: number = CHECKER_HEAP_MB): Promise<CheckerThreadOutcome> {
   const run = () =>
     new Promise<CheckerThreadOutcome>((resolve) => {
       if (signal?.aborted) return resolve({ ok: false, reason: 'failed', message: 'computation stopped' });
-      const s = (slot ??= start());
+      if (slot && slot.heapMb !== heapMb) {
+        void slot.worker.terminate();
+        slot = undefined;
+      }
+      const s = (slot ??= start(heapMb));
       const stop = (outcome: CheckerThreadOutcome) => {
         if (!s.pending) return;
         clearTimeout(s.pending.timer);

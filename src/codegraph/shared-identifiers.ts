@@ -60,12 +60,20 @@ export interface IdentifierFrequency {
 const blobIdentifiers = new Map<string, string[]>();
 export const MAX_CACHED_IDENTIFIERS = 1_000_000;
 let cachedIdentifiers = 0;
+let cacheHits = 0;
+/** Blobs answered from the cache so far in this process (tests check the cache's scope with it). */
+export function identifierCacheHits(): number {
+  return cacheHits;
+}
 
 /**
  * In how many of the commit's indexed files each identifier occurs (anywhere in the text: code, strings,
- * comments), read from the blobs. A blob's identifiers are cached in the process (least recently used out).
+ * comments), read from the blobs. A blob's identifiers are cached in the process (least recently used out),
+ * keyed by `scope` (the workspace) as well as the blob: a process-wide reuse would make one tenant's
+ * computation faster when another tenant had just read the same blob — a timing oracle for whether a given
+ * file exists in someone else's repository.
  */
-export async function identifierFrequency(files: Iterable<{ blob: string }>, readBlob: (sha: string) => Promise<Buffer | null | undefined>): Promise<IdentifierFrequency> {
+export async function identifierFrequency(files: Iterable<{ blob: string }>, readBlob: (sha: string) => Promise<Buffer | null | undefined>, scope: string): Promise<IdentifierFrequency> {
   const counts = new Map<string, number>();
   const list = [...files];
   const CHUNK = 64;
@@ -73,18 +81,20 @@ export async function identifierFrequency(files: Iterable<{ blob: string }>, rea
     const chunk = list.slice(i, i + CHUNK);
     const ids = await Promise.all(
       chunk.map(async ({ blob }) => {
-        const known = blobIdentifiers.get(blob);
+        const key = `${scope}\0${blob}`;
+        const known = blobIdentifiers.get(key);
         if (known) {
-          blobIdentifiers.delete(blob);
-          blobIdentifiers.set(blob, known);
+          cacheHits++;
+          blobIdentifiers.delete(key);
+          blobIdentifiers.set(key, known);
           return known;
         }
         const text = (await readBlob(blob))?.toString('utf8') ?? '';
         const set = new Set<string>();
         for (const m of text.matchAll(IDENTIFIER)) if (m[0].length >= MIN_LENGTH) set.add(m[0]);
         const out = [...set];
-        if (out.length <= MAX_CACHED_IDENTIFIERS && !blobIdentifiers.has(blob)) {
-          blobIdentifiers.set(blob, out);
+        if (out.length <= MAX_CACHED_IDENTIFIERS && !blobIdentifiers.has(key)) {
+          blobIdentifiers.set(key, out);
           cachedIdentifiers += out.length;
           for (const [oldest, names] of blobIdentifiers) {
             if (cachedIdentifiers <= MAX_CACHED_IDENTIFIERS) break;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import type { GitRepo, TreeEntry } from '../git/repo';
 import { ts, type CheckerCaps, type CheckerJob, type JobDefinition, type NotWalkedReason } from './checker-job';
-import { clearCheckerThreadCache, runOnCheckerThread } from './checker-thread';
+import { CHECKER_HEAP_MB, clearCheckerThreadCache, runOnCheckerThread } from './checker-thread';
 import type { CheckerEdgeStore, StoredCheckerEdge } from './facts';
 import type { CodeGraph } from './graph';
 import { CODEGRAPH_ENGINE_VERSION } from './indexer';
@@ -50,6 +50,8 @@ export interface CheckerEdgeOptions {
   maxTypeWork?: number;
   /** Wall-clock safety limit of the checker's thread (default CHECKER_LIMITS.safetyMs). */
   safetyMs?: number;
+  /** Heap limit of the checker's thread in MiB (default CHECKER_LIMITS.heapMb): past it the thread is stopped. */
+  heapMb?: number;
   /** Load TypeScript's standard library declarations (default false: measured, the same edges on h3 at half the time). */
   lib?: boolean;
   /**
@@ -79,6 +81,7 @@ export const CHECKER_LIMITS = {
   maxQueries: 100_000,
   maxTypeWork: 250_000,
   safetyMs: 30_000,
+  heapMb: CHECKER_HEAP_MB,
 } as const;
 export type CheckerLimits = { -readonly [K in keyof typeof CHECKER_LIMITS]: number };
 
@@ -174,6 +177,7 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
     maxQueries: opts.maxQueries ?? CHECKER_LIMITS.maxQueries,
     maxTypeWork: opts.maxTypeWork ?? CHECKER_LIMITS.maxTypeWork,
     safetyMs: opts.safetyMs ?? CHECKER_LIMITS.safetyMs,
+    heapMb: opts.heapMb ?? CHECKER_LIMITS.heapMb,
   };
   const stats: CheckerEdgeStats = { walked: 0, programFiles: 0, added: 0, confirmed: 0, truncated: false, ms: 0 };
   const found: Array<{ root: string; edges: StoredCheckerEdge[] }> = [];
@@ -223,7 +227,8 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
   const engine = `${TYPE_EDGES_VERSION}+${CODEGRAPH_ENGINE_VERSION}+ts-${t.version}${opts.lib ? '+lib' : ''}${targetKey}${capsKey}`;
   // The safety limit's verdict on exactly these files (stored like a result: see the file comment).
   const verdictPath = `#checker-safety-limit#${createHash('sha256').update(inProject.join('\0')).digest('hex').slice(0, 32)}`;
-  const verdictEngine = `${engine}+s:${limits.safetyMs}`;
+  // The heap limit joins the key only when it is not the default, so verdicts stored before it was configurable still answer.
+  const verdictEngine = `${engine}+s:${limits.safetyMs}${limits.heapMb === CHECKER_LIMITS.heapMb ? '' : `+h:${limits.heapMb}`}`;
   const failSafe = (reason: 'time' | 'memory' | 'failed') => {
     stats.failedSafe = reason;
     stats.truncated = true;
@@ -300,7 +305,7 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
     caps,
     cacheScope: opts.cacheScope ?? '',
   };
-  const outcome = await runOnCheckerThread(job, limits.safetyMs, opts.signal);
+  const outcome = await runOnCheckerThread(job, limits.safetyMs, opts.signal, limits.heapMb);
   if (!outcome.ok) {
     failSafe(outcome.reason);
     // Only the limit's verdict is stored (a crash of the thread is no property of the input).

@@ -237,7 +237,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const shared = (signals.includes('shared-identifiers') || signals.includes('test-names')) && headIndex && !noIndexReason;
   const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
   const changedLiterals = shared && signals.includes('test-names') ? changedLiteralsOf(patch, new Set(codeFiles)) : undefined;
-  const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha)) : undefined;
+  const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, changedLiterals, identifierFrequency: frequency, mirrors });
   const formedAt = performance.now();
 

@@ -13,6 +13,12 @@ export function registerUpcaster(type: string, fromVersion: number, fn: Upcaster
   upcasters.set(key(type, fromVersion), fn);
 }
 
+/** Whether any stored version of `type` is upcast on read (a statement reading its raw data would see the old shape). */
+export function hasUpcasters(type: string): boolean {
+  for (const k of upcasters.keys()) if (k.slice(0, k.lastIndexOf('@')) === type) return true;
+  return false;
+}
+
 /** Applies upcasters from `version` up to `target`; returns data unchanged when none apply. */
 export function upcast(type: string, version: number, target: number, data: unknown, metadata: EventMetadata): unknown {
   let d = data;

@@ -1,8 +1,9 @@
 import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import { catalogued } from '../events/catalogue/event-types';
-import { AFFECTING, advanceAuditPage, auditCursorPosition, auditLimit, auditOrder, auditPage, decisionAct, AuditAction, AuditInput, AuditPage, AuditRow, IssuerLink } from '../projections/audit';
+import { ACT_TYPES, AFFECTING, advanceAuditPage, auditCursorPosition, auditLimit, auditOrder, auditPage, decisionAct, AuditAction, AuditInput, AuditPage, AuditRow, IssuerLink } from '../projections/audit';
 import type { ApplyTx, ReadModel, Row } from './model';
+import type { BulkBuilder, BulkDialect, BulkStatement } from './bulk';
 import type { ReadModelStorage, Slot } from './storage';
 import { tableName } from './storage';
 
@@ -71,7 +72,104 @@ export const auditReadModel: ReadModel = {
       issuer_chain: JSON.stringify(chain),
     });
   },
+  bulk: () => new AuditBulk(),
 };
+
+const MEMBER_TYPES = ['MemberAdded', 'MemberRoleChanged', 'MemberRemoved', 'ApiTokenIssued'];
+
+/**
+ * The set-based rebuild of `audit` (src/readmodels/bulk.ts): the rows are one `INSERT … SELECT` per chunk
+ * of the log. What the statement cannot see — the members' roles and the tokens' issuer chains as of
+ * each act — comes from the few member and token events, folded here (and by `apply`, which writes the
+ * members and tokens tables): per chunk, two temporary tables hold each principal's role and each
+ * token's chain (`JSON.stringify`, as `apply` writes it) from the chunk's start and from each change
+ * in it, and the statement looks up the last one before the act.
+ */
+class AuditBulk implements BulkBuilder {
+  readonly js = { types: MEMBER_TYPES };
+  readonly sqlTypes = [...ACT_TYPES];
+  readonly sqlTables = ['rows'];
+  private readonly members = new Map<string, string | null>();
+  private readonly tokens = new Map<string, { principal: string; issuer: string | null; via: string | null }>();
+  private readonly chains = new Map<string, string>();
+
+  private chainOf(tokenId: string): string {
+    const chain: IssuerLink[] = [];
+    for (let id: string | undefined = tokenId; id !== undefined && id !== null && chain.length < MAX_CHAIN; ) {
+      const link = this.tokens.get(id);
+      if (!link) break;
+      chain.push({ principal: String(link.principal), tokenId: link.issuer ?? null, via: link.via ?? null });
+      id = link.issuer ?? undefined;
+    }
+    return JSON.stringify(chain);
+  }
+
+  statements(d: BulkDialect, from: number, to: number, js: readonly RecordedEvent[]): BulkStatement[] {
+    const roles: unknown[][] = [...this.members].map(([p, r]) => [p, from, r]);
+    const chains: unknown[][] = [...this.chains].map(([t, c]) => [t, from, c]);
+    for (const e of js) {
+      const ev = catalogued(e);
+      const p = e.globalPosition;
+      const role = (principal: string, r: string | null): void => {
+        roles.push([principal, p, r]);
+        this.members.set(principal, r);
+      };
+      if (ev.type === 'MemberAdded') role(ev.data.principal, ev.data.role);
+      else if (ev.type === 'MemberRoleChanged') role(ev.data.principal, ev.data.to);
+      else if (ev.type === 'MemberRemoved') role(ev.data.principal, null);
+      else if (ev.type === 'ApiTokenIssued') {
+        this.tokens.set(ev.data.tokenId, { principal: e.metadata.principal, issuer: e.metadata.tokenId ?? null, via: e.metadata.via ?? null });
+        // A new link can change the chain of every token issued through it.
+        for (const id of this.tokens.keys()) {
+          const c = this.chainOf(id);
+          if (this.chains.get(id) === c) continue;
+          chains.push([id, p, c]);
+          this.chains.set(id, c);
+        }
+      }
+    }
+    const src = d.src([...ACT_TYPES], from, to);
+    const str = (f: string): string => d.str('e', [f]);
+    const byType = (cases: Record<string, string>): string => `CASE e.type ${Object.entries(cases).map(([t, v]) => `WHEN '${t}' THEN ${v} `).join('')}END`;
+    // decisionAct (src/projections/audit.ts), case by case.
+    const action = byType({ ReviewNodeConfirmed: "'confirm'", ReviewNodeDismissed: "'dismiss'", ReviewNodeResolved: "'resolve'", ContractChangeDecided: "'contract_decision'", VisualChangeApproved: "'visual_approval'", ReviewFinalized: "'finalize'", PublishRequested: "'publish_request'", PublishApproved: "'publish_approval'", ReviewPublished: "'publish'" });
+    const target = byType({
+      ReviewNodeConfirmed: str('nodeId'),
+      ReviewNodeDismissed: str('nodeId'),
+      ReviewNodeResolved: str('nodeId'),
+      ContractChangeDecided: str('changeId'),
+      VisualChangeApproved: str('snapshotId'),
+      ReviewFinalized: `'round ' || ${d.num('e', ['round'])}`,
+      PublishRequested: str('requestId'),
+      PublishApproved: str('requestId'),
+      ReviewPublished: str('forgeReviewId'),
+    });
+    const detail = byType({
+      ReviewNodeConfirmed: str('note'),
+      ReviewNodeDismissed: str('reason'),
+      ReviewNodeResolved: str('reason'),
+      ContractChangeDecided: `CASE WHEN coalesce(${str('note')}, '') <> '' THEN ${str('decision')} || ': ' || ${str('note')} ELSE ${str('decision')} END`,
+      VisualChangeApproved: str('approvalKey'),
+      ReviewFinalized: `${str('verdict')} || ' (' || ${d.num('e', ['confidence'])} || ') under rules ' || ${str('rulesVersion')}`,
+      PublishRequested: str('selection'),
+      PublishApproved: 'NULL',
+      ReviewPublished: `${str('event')} || CASE WHEN ${d.isTrue('e', ['fallbackUsed'])} THEN ' (fallback: folded into the body)' ELSE '' END`,
+    });
+    const actor = `coalesce(CASE WHEN e.type = 'ReviewPublished' THEN ${str('publishedBy')} ELSE ${str('by')} END, ${d.meta('e', 'principal')})`;
+    const inner =
+      `SELECT e.position, e.event_id, ${d.meta('e', 'occurredAt')} AS time, ${action} AS action, ${actor} AS actor, ${str('role')} AS drole, ${d.meta('e', 'principal')} AS principal, ${d.meta('e', 'role')} AS mrole, ` +
+      `${target} AS target, CASE WHEN ${d.isReview('e')} THEN ${d.repo('e')} END AS repo_id, CASE WHEN ${d.isReview('e')} THEN ${d.pr('e')} END AS pr_number, ${detail} AS detail, ${d.meta('e', 'via')} AS via, ${d.meta('e', 'tokenId')} AS token_id FROM ${src.sql} e`;
+    const select =
+      `SELECT x.position, x.time, x.action, x.actor, coalesce(x.drole, CASE WHEN x.actor = x.principal THEN x.mrole END, (SELECT r.role FROM bulk_roles r WHERE r.principal = x.actor AND r.from_pos < x.position ORDER BY r.from_pos DESC LIMIT 1), 'unknown') AS role, ` +
+      `x.target, x.repo_id, x.pr_number, x.detail, x.event_id, x.via, x.token_id, coalesce((SELECT c.chain FROM bulk_chains c WHERE c.token_id = x.token_id AND c.from_pos < x.position ORDER BY c.from_pos DESC LIMIT 1), '[]') AS issuer_chain FROM (${inner}) x`;
+    const cols = Object.keys(auditReadModel.tables[0].columns);
+    return [
+      ...d.temp('bulk_roles', { principal: 'text', from_pos: 'int', role: 'text' }, ['principal', 'from_pos'], roles),
+      ...d.temp('bulk_chains', { token_id: 'text', from_pos: 'int', chain: 'text' }, ['token_id', 'from_pos'], chains),
+      { sql: d.insert('rows', cols, ['position'], select, 'unique'), params: [d.workspaceId, ...src.params] },
+    ];
+  }
+}
 
 const toAuditRow = (r: Row): AuditRow => ({
   position: Number(r.position),

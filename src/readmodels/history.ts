@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../events/envelope';
 import { catalogued } from '../events/catalogue/event-types';
 import { HISTORY_EVENT_TYPES, type HistoryEntry } from '../context/history';
 import type { ApplyTx, ReadModel, Row } from './model';
+import type { BulkBuilder, BulkDialect, BulkStatement } from './bulk';
 import type { ReadModelStorage, Slot } from './storage';
 import { tableName } from './storage';
 
@@ -172,6 +173,54 @@ export const historyReadModel: ReadModel = {
       default:
         break;
     }
+  },
+  bulk: () => historyBulk,
+};
+
+/**
+ * The set-based rebuild of `history` (src/readmodels/bulk.ts). The statements write, per chunk: an entry
+ * per anchored filing (the last filing of a node wins, as `put` does), the index row of each filing
+ * that names its symbol, the round starts, the closures of nodes filed before them, and each node's
+ * first confirmation by another principal than its author as of then. A node filed again later in the
+ * chunk than the act is looked up in the log (its filing before the act). `apply` folds the rest — the
+ * computations (their fragments, as JSON) and the filings anchored by lines (matched to fragments or
+ * left pending): a few percent of the log.
+ */
+const historyBulk: BulkBuilder = {
+  js: { types: ['ReviewComputed', 'ReviewNodeFiled'], where: (d) => `type <> 'ReviewNodeFiled' OR (${d.rawPresent(['node', 'anchor'])} AND coalesce(${d.rawStr(['node', 'anchor', 'symbolId'])}, '') = '')` },
+  sqlTypes: ['ReviewNodeFiled', 'ReviewRoundStarted', 'ReviewNodeDismissed', 'ReviewNodeResolved', 'ReviewNodeConfirmed'],
+  sqlTables: ['entries', 'rounds', 'closures', 'confirms'],
+  statements(d: BulkDialect, from: number, to: number): BulkStatement[] {
+    const ws = d.workspaceId;
+    const s = (p: string[], a = 'e'): string => d.str(a, p);
+    const filed = d.src(['ReviewNodeFiled'], from, to);
+    const anchored = `${d.isReview('e')} AND ${d.present('e', ['node', 'anchor'])}`;
+    const named = `coalesce(${s(['node', 'anchor', 'symbolId'])}, '') <> ''`;
+    const entries =
+      `SELECT e.stream_id, ${s(['nodeId'])} AS node_id, e.position, ${d.pr('e')} AS pr_number, ${d.int('e', ['round'])} AS round, ${s(['headSha'])} AS head_sha, ${s(['node', 'kind'])} AS kind, ${s(['node', 'priority'])} AS priority, ` +
+      `${s(['node', 'triage', 'category'])} AS category, ${s(['node', 'title'])} AS title, ${s(['node', 'body'])} AS body, ${s(['node', 'reviewer', 'principal'])} AS author, CASE WHEN ${named} THEN 'symbol-id' ELSE 'fragment' END AS anchored_by FROM ${filed.sql} e WHERE ${anchored}`;
+    const symbols = `SELECT e.position, 0 AS seq, ${d.repo('e')} AS repo_id, ${s(['node', 'anchor', 'symbolId'])} AS symbol_id, e.stream_id, ${s(['nodeId'])} AS node_id FROM ${filed.sql} e WHERE ${anchored} AND ${named}`;
+    const rounds = d.src(['ReviewRoundStarted'], from, to);
+    const closes = d.src(['ReviewNodeDismissed', 'ReviewNodeResolved'], from, to);
+    const confirms = d.src(['ReviewNodeConfirmed'], from, to);
+    // The node's anchored filing before the act at `c.position` (for a node filed again since).
+    const filedBefore = (what: string): string =>
+      `SELECT ${what} FROM ${d.log.sql} f WHERE f.stream_id = c.stream_id AND f.type = 'ReviewNodeFiled' AND f.position < c.position AND ${s(['nodeId'], 'f')} = c.node_id AND ${d.present('f', ['node', 'anchor'])} ORDER BY f.position DESC LIMIT 1`;
+    const closures =
+      `SELECT c.stream_id, c.node_id, c.position, c.status, c.closed_by, c.reason FROM (SELECT e.stream_id, ${s(['nodeId'])} AS node_id, e.position, CASE e.type WHEN 'ReviewNodeDismissed' THEN 'dismissed' ELSE 'resolved' END AS status, ${s(['by'])} AS closed_by, ${s(['reason'])} AS reason FROM ${closes.sql} e WHERE ${d.isReview('e')}) c ` +
+      `WHERE EXISTS (SELECT 1 FROM ${d.t('entries')} en WHERE en.workspace_id = ? AND en.stream_id = c.stream_id AND en.node_id = c.node_id AND (en.position < c.position OR EXISTS (${filedBefore('1')})))`;
+    const confirmed =
+      `SELECT c.stream_id, c.node_id, c.position FROM (SELECT e.stream_id, ${s(['nodeId'])} AS node_id, e.position, ${s(['by'])} AS by FROM ${confirms.sql} e WHERE ${d.isReview('e')}) c ` +
+      `WHERE EXISTS (SELECT 1 FROM ${d.t('entries')} en WHERE en.workspace_id = ? AND en.stream_id = c.stream_id AND en.node_id = c.node_id ` +
+      `AND CASE WHEN en.position < c.position THEN ${d.distinct('c.by', 'en.author')} ELSE EXISTS (SELECT 1 FROM (${filedBefore(`${s(['node', 'reviewer', 'principal'], 'f')} AS author`)}) a WHERE ${d.distinct('c.by', 'a.author')}) END)`;
+    const cols = (t: string): string[] => Object.keys(historyReadModel.tables.find((x) => x.name === t)!.columns);
+    return [
+      { sql: d.insert('entries', cols('entries'), ['stream_id', 'node_id'], entries, 'last'), params: [ws, ...filed.params] },
+      { sql: d.insert('symbols', cols('symbols'), ['position', 'seq'], symbols, 'unique'), params: [ws, ...filed.params] },
+      { sql: d.insert('rounds', cols('rounds'), ['stream_id', 'position'], `SELECT e.stream_id, e.position, ${d.int('e', ['round'])} AS round FROM ${rounds.sql} e WHERE ${d.isReview('e')}`, 'unique'), params: [ws, ...rounds.params] },
+      { sql: d.insert('closures', cols('closures'), ['stream_id', 'node_id', 'position'], closures, 'unique'), params: [ws, ...closes.params, ws, ...d.log.params] },
+      { sql: d.insert('confirms', cols('confirms'), ['stream_id', 'node_id'], confirmed, 'first'), params: [ws, ...confirms.params, ws, ...d.log.params] },
+    ];
   },
 };
 

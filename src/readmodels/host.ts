@@ -2,6 +2,8 @@ import type { RecordedEvent } from '../events/envelope';
 import type { EventStore, Subscription } from '../events/store/port';
 import type { ApplyTx, ReadModel, Row, TableSpec } from './model';
 import { keyString, ReadModelStorage, Slot, tableName, WriteSet } from './storage';
+import type { BulkBuilder, BulkDialect } from './bulk';
+import { hasUpcasters } from '../events/upcasters';
 
 /** Events folded per transaction: big enough to amortize the commit, small enough to keep lag low. */
 const BATCH = 5000;
@@ -13,8 +15,20 @@ const BATCH = 5000;
  * bounded by two batches' writes (one committing, one being folded).
  */
 const REBUILD_BATCH = 10_000;
+/**
+ * Events per transaction of a set-based build (src/readmodels/bulk.ts): its statements scan the chunk's
+ * range of the log once each, and the JS part folds only a few percent of it.
+ */
+const BULK_CHUNK = 25_000;
 /** Rows read back by `apply` and kept per slot (members, tokens, …); cleared, not evicted, when full. */
 const CACHE_ROWS = 100_000;
+
+export interface ReadModelHostOptions {
+  batch?: number;
+  cacheRows?: number;
+  bulk?: boolean;
+  bulkChunk?: number;
+}
 
 export interface RebuildProgress {
   name: string;
@@ -132,12 +146,19 @@ class ModelRunner {
    * at most one per runner; the slot's position moves to `to` once it committed.
    */
   private inflight: { slot: Slot; to: number; done: Promise<boolean> } | null = null;
+  /**
+   * The building slot is built set-based (model.bulk): created empty by this runner, and built by these
+   * statements only since. Ends when it caught up with the head (or on any reload): later events are
+   * folded by `apply`, from storage.
+   */
+  private bulk: { slot: Slot; builder: BulkBuilder; dialect: BulkDialect; read: (after: number, until: number, types: readonly string[], where?: string) => Promise<RecordedEvent[]> } | null = null;
 
-  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS) {
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS, private readonly bulkBuilds = true, private readonly bulkChunk = BULK_CHUNK) {
     this.specs = new Map(model.tables.map((t) => [t.name, t]));
   }
 
   async load(): Promise<void> {
+    this.bulk = null;
     const slots = await this.storage.slots(this.model.name);
     this.superseded = slots.some((s) => s.version > this.model.version);
     const mine = slots.filter((s) => s.version === this.model.version);
@@ -156,7 +177,20 @@ class ModelRunner {
     this.caches.set(`${slot.version}/${slot.generation}`, new SlotCache(slot.position === 0));
     this.building = slot;
     this.buildStart = { at: Date.now(), from: 0 };
+    this.bulk = this.bulkFor(slot);
     return slot;
+  }
+
+  /** A set-based build of `slot`, when the model has one, the storage reaches the log and the store reads by type. */
+  private bulkFor(slot: Slot): ModelRunner['bulk'] {
+    const typed = (this.store as { readTypedPage?: (after: number, until: number, types: readonly string[], where?: string) => RecordedEvent[] | Promise<RecordedEvent[]> }).readTypedPage;
+    if (!this.bulkBuilds || !this.model.bulk || !typed) return null;
+    const dialect = this.storage.bulkDialect(slot);
+    if (!dialect) return null;
+    const builder = this.model.bulk();
+    // Statements read the raw stored data: a type with older versions upcast on read is folded in JS.
+    if (builder.sqlTypes.some(hasUpcasters)) return null;
+    return { slot, builder, dialect, read: async (after, until, types, where) => typed.call(this.store, after, until, types, where) };
   }
 
   /** Drops the slot being built (a rebuild starts over) with the rows cached for it. */
@@ -168,6 +202,7 @@ class ModelRunner {
     await this.storage.dropSlot(this.building, this.model.tables);
     this.caches.delete(`${this.building.version}/${this.building.generation}`);
     this.building = null;
+    this.bulk = null;
   }
 
   /** Slots whose rows this runner holds in memory (the active one and one being built, at most). */
@@ -214,8 +249,53 @@ class ModelRunner {
     return true;
   }
 
+  /**
+   * One chunk of a set-based build: the events `apply` must fold (read by type, decoded), then, in one
+   * transaction committing behind the next chunk, their writes, the builder's statements over the chunk
+   * and the checkpoint. Once caught up with the head the build goes on (and is promoted) the usual way.
+   */
+  private async bulkStep(slot: Slot, bulk: NonNullable<ModelRunner['bulk']>): Promise<boolean> {
+    const pending = this.inflight?.slot === slot ? this.inflight : null;
+    const from = pending ? pending.to : slot.position;
+    const head = await this.store.headPosition();
+    if (from >= head) {
+      if (pending && !(await this.landInflight())) return true;
+      // Rows the statements wrote are not cached: from now on `apply` reads what it misses from storage.
+      this.bulk = null;
+      this.cacheOf(slot).clear();
+      return true;
+    }
+    const to = Math.min(from + this.bulkChunk, head);
+    const { builder, dialect } = bulk;
+    const cache = this.cacheOf(slot);
+    const events = (await bulk.read(from, to, builder.js.types, builder.js.where?.(dialect))).filter((e) => this.model.relevant(e));
+    const settled = pending ? pending.done.catch(() => false) : null;
+    const sqlTables = new Set(builder.sqlTables);
+    const read = async (spec: TableSpec, key: Row): Promise<Row | undefined> => {
+      // Not cached, nor readable before the chunks in flight commit: a builder that names such a table is wrong.
+      if (sqlTables.has(spec.name)) throw new Error(`read model ${this.model.name}: a set-based build read table "${spec.name}", which only its statements write`);
+      await settled;
+      return this.storage.getRow(slot, spec, key);
+    };
+    if (this.model.prefetch && !(cache.whole && cache.incomplete.size === 0)) {
+      await settled;
+      await this.prefetch(slot, events.filter((e) => this.model.prefetch!(e).every((p) => !sqlTables.has(p.table))), cache);
+    }
+    const tx = new BatchTx(this.specs, cache, read, this.readTables);
+    for (const e of events) await this.model.apply(e, tx);
+    for (const t of sqlTables) tx.writes.delete(t);
+    const statements = builder.statements(dialect, from, to, events);
+    if (pending && !(await this.landInflight())) return true;
+    const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, true, statements);
+    this.inflight = { slot, to, done: committed };
+    committed.catch(() => undefined);
+    this.remember(cache, tx.writes);
+    return true;
+  }
+
   /** Folds the next page of events into `slot`. False when there was nothing to fold. */
   private async step(slot: Slot): Promise<boolean> {
+    if (this.bulk && this.bulk.slot === slot) return this.bulkStep(slot, this.bulk);
     const pending = this.inflight?.slot === slot ? this.inflight : null;
     const events = await this.readPage(pending ? pending.to : slot.position, slot === this.building ? this.buildBatch : this.batch);
     if (events.length === 0) {
@@ -323,6 +403,7 @@ class ModelRunner {
     const losers = all.filter((s) => !sameSlot(s, winner)).map((s) => ({ slot: s, specs: s.version === this.model.version ? this.model.tables : null }));
     await this.storage.promote(winner, this.model.tables, losers);
     winner.ready = true;
+    this.bulk = null;
     for (const l of losers) this.caches.delete(`${l.slot.version}/${l.slot.generation}`);
     this.active = winner;
     this.building = null;
@@ -378,8 +459,12 @@ export class ReadModelHost {
   /** Pages read this round by position, shared by every slot at the same position (models read the log once). */
   private readonly pages = new Map<string, Promise<RecordedEvent[]>>();
 
-  /** `batch`: events per transaction (live and building); `cacheRows`: rows cached per slot (tests make both small). */
-  constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: { batch?: number; cacheRows?: number } = {}) {
+  /**
+   * `batch`: events per transaction (live and building); `cacheRows`: rows cached per slot (tests make
+   * both small); `bulk: false`: every build folds each event in JS (the path the set-based one is compared
+   * with); `bulkChunk`: events per transaction of a set-based build.
+   */
+  constructor(readonly store: EventStore, readonly storage: ReadModelStorage, models: ReadModel[], options: ReadModelHostOptions = {}) {
     // The stores' own page read when they have one (SQLite, PostgreSQL): one statement per batch, no
     // async iteration per event.
     const page = (store as { readPage?: (after: number, limit: number) => RecordedEvent[] | Promise<RecordedEvent[]> }).readPage?.bind(store);
@@ -398,7 +483,7 @@ export class ReadModelHost {
       }
       return events;
     };
-    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows));
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows, options.bulk ?? true, options.bulkChunk));
   }
 
   get names(): string[] {

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../events/envelope';
+import type { BulkBuilder } from './bulk';
 
 /**
  * A checkpointed read model: rows derived from the workspace log, stored beside it (SQLite tables in a
@@ -24,6 +25,12 @@ export interface ReadModel {
    * 2k appends/s). A key `apply` then does not read costs a lookup, one it reads unnamed a round trip.
    */
   prefetch?(event: RecordedEvent): Array<{ table: string; key: Row }>;
+  /**
+   * A set-based rebuild (src/readmodels/bulk.ts): a slot built from 0 writes most rows with statements
+   * over the log inside the database; `apply` folds only the events the builder names. A fresh builder
+   * per build. Without it (or on a store without one) a build folds every event with `apply`.
+   */
+  bulk?(): BulkBuilder;
 }
 
 export type ColumnType = 'int' | 'text';

@@ -11,7 +11,7 @@ import { contextFromRows, metricsFromRows } from './context-answers';
 import { historyReadModel } from './history';
 import { reviewFactsFromRows, reviewFactsReadModel } from './review-facts';
 import { reviewSources } from '../projections/review-fold';
-import { ReadModelHost } from './host';
+import { ReadModelHost, type ReadModelHostOptions } from './host';
 import type { ReadModel } from './model';
 import { PostgresReadModelStorage, ReadModelStorage, Slot, SqliteReadModelStorage } from './storage';
 
@@ -36,15 +36,16 @@ const HOST = Symbol('readModelHost');
  * catalogue's PostgreSQL database when there is one (DATABASE_URL), else a SQLite file beside the workspace.
  */
 function storageFor(ws: WorkspaceHandle): ReadModelStorage | null {
-  const store = ws.store as { adapter: string; backend?: { pool: import('pg').Pool; schema: string }; readModels?: { pool: import('pg').Pool; schema: string } };
+  const store = ws.store as { adapter: string; file?: string; backend?: { pool: import('pg').Pool; schema: string }; readModels?: { pool: import('pg').Pool; schema: string } };
   if (store.adapter === 'postgres' && store.backend) return new PostgresReadModelStorage(ws.id, store.backend.pool, store.backend.schema);
   if (store.adapter === 'kurrentdb' && store.readModels) return new PostgresReadModelStorage(ws.id, store.readModels.pool, store.readModels.schema, true);
-  if (store.adapter === 'sqlite' || store.adapter === 'kurrentdb') return new SqliteReadModelStorage(ws.id, ws.dir);
+  if (store.adapter === 'sqlite') return new SqliteReadModelStorage(ws.id, ws.dir, store.file && store.file !== ':memory:' ? store.file : undefined);
+  if (store.adapter === 'kurrentdb') return new SqliteReadModelStorage(ws.id, ws.dir);
   return null;
 }
 
 /** The workspace's read-model host (opened once, closed with the workspace); null for stores without one. */
-export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, options: { batch?: number; cacheRows?: number } = {}): ReadModelHost | null {
+export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, options: ReadModelHostOptions = {}): ReadModelHost | null {
   const cached = ws.cache.get(HOST) as { host: ReadModelHost | null } | undefined;
   if (cached) return cached.host;
   let host: ReadModelHost | null = null;

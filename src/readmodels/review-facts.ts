@@ -27,6 +27,8 @@ export const reviewFactsReadModel: ReadModel = {
     if (ev.type === 'RulesVersionActivated') tx.put('rules', { position: e.globalPosition, event });
     else if (ev.type === 'SuppressionFactRecorded') tx.put('suppressions', { fingerprint: ev.data.fingerprint, position: e.globalPosition, event });
   },
+  // Its rows are the events themselves (JSON.stringify): a build reads and folds only those two types.
+  bulk: () => ({ js: { types: ['SuppressionFactRecorded', 'RulesVersionActivated'] }, sqlTypes: [], sqlTables: [], statements: () => [] }),
 };
 
 /** Fingerprints looked up per statement (well under SQLite's and PostgreSQL's parameter limits). */

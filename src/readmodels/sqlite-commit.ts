@@ -26,6 +26,8 @@ export interface CommitJob {
   from: number;
   to: number;
   ready: boolean;
+  /** A set-based build's statements (src/readmodels/bulk.ts), run after the writes, before the checkpoint moves. */
+  statements?: Array<{ sql: string; params: unknown[] }>;
 }
 
 /**
@@ -79,6 +81,7 @@ export class SqliteCommitter {
             }
           }
         }
+        for (const st of job.statements ?? []) this.stmt(st.sql).run(st.params);
         this.stmt(`UPDATE ${CHECKPOINTS} SET position = ?, ready = max(ready, ?) WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`).run(job.to, job.ready ? 1 : 0, job.workspaceId, job.name, job.version, job.generation);
         return true;
       })
@@ -87,10 +90,12 @@ export class SqliteCommitter {
 }
 
 /** The connection settings of readmodels.db, on every connection that writes it. */
-export function configureReadModelDb(db: Database): void {
+export function configureReadModelDb(db: Database, logFile?: string): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   // 32 MiB of page cache: a build's primary-key inserts stay in memory between commits.
   db.pragma('cache_size = -32768');
+  // The workspace log, for a set-based build's INSERT … SELECT (read only: nothing here writes it).
+  if (logFile) db.prepare('ATTACH DATABASE ? AS rm_log').run(logFile);
 }

@@ -18,8 +18,9 @@ type Reply = { id: number; ok: boolean } | { id: number; error: string };
 if (parentPort && workerData && (workerData as { readModelWriter?: string }).readModelWriter) {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const Database = require('better-sqlite3') as typeof import('better-sqlite3');
-  const db = new Database((workerData as { readModelWriter: string }).readModelWriter, { fileMustExist: true });
-  configureReadModelDb(db);
+  const data = workerData as { readModelWriter: string; log?: string };
+  const db = new Database(data.readModelWriter, { fileMustExist: true });
+  configureReadModelDb(db, data.log);
   const committer = new SqliteCommitter(db);
   const port = parentPort;
   port.on('message', (m: Request | 'close') => {
@@ -48,10 +49,10 @@ export class SqliteWriter {
   private failed: unknown = null;
   private closing: Promise<void> | null = null;
 
-  constructor(file: string) {
+  constructor(file: string, log?: string) {
     const ext = path.extname(__filename);
     const entry = path.join(__dirname, `sqlite-writer${ext}`);
-    const data = { readModelWriter: file };
+    const data = { readModelWriter: file, log };
     // From the TypeScript sources (tests, benchmarks) through the swc require hook, as sqlite-chain-worker.
     this.worker =
       ext === '.ts'

@@ -4,6 +4,7 @@ import { touchPrivate } from '../events/store/private-files';
 import type { ColumnType, Row, TableSpec } from './model';
 import { CHECKPOINTS, configureReadModelDb, SqliteCommitter, type CommitJob, type FlatTableWrites } from './sqlite-commit';
 import { SqliteWriter } from './sqlite-writer';
+import { postgresDialect, sqliteDialect, type BulkDialect, type BulkStatement } from './bulk';
 
 /** One table set of one model version: `rm_<name>_v<version>_g<generation>_<table>`. */
 export interface Slot {
@@ -46,7 +47,9 @@ export interface ReadModelStorage {
    * (SQLite commits it on a writer thread, so the fold and the inserts use both cores; it must not read
    * the slot's rows back before this resolves). The writes are copied before this returns.
    */
-  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean): Promise<boolean>;
+  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean, statements?: BulkStatement[]): Promise<boolean>;
+  /** The SQL of a set-based build of `slot` (src/readmodels/bulk.ts); null when the log is not in reach of this storage's statements. */
+  bulkDialect(slot: Slot): BulkDialect | null;
   /** Marks `winner` ready and drops `losers` in one transaction (blue/green flip). */
   promote(winner: Slot, specs: TableSpec[], losers: Array<{ slot: Slot; specs: TableSpec[] | null }>): Promise<void>;
   query(sql: string, params: unknown[]): Promise<Row[]>;
@@ -117,7 +120,8 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   /** A build's batches are committed here (opened on the first one, closed when a slot is promoted). */
   private writer: SqliteWriter | null = null;
 
-  constructor(readonly workspaceId: string, dir: string) {
+  /** `logFile`: the workspace log, attached for set-based builds (none: every build folds in JS). */
+  constructor(readonly workspaceId: string, dir: string, private readonly logFile?: string) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const Database = require('better-sqlite3') as typeof import('better-sqlite3');
     const file = path.join(dir, 'readmodels.db');
@@ -125,7 +129,7 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     touchPrivate(file);
     this.db = new Database(file);
     this.file = file;
-    configureReadModelDb(this.db);
+    configureReadModelDb(this.db, logFile);
     this.committer = new SqliteCommitter(this.db);
     this.db.exec(`CREATE TABLE IF NOT EXISTS ${CHECKPOINTS} (workspace_id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL, generation INTEGER NOT NULL, position INTEGER NOT NULL, ready INTEGER NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`);
     // Without statistics the planner reads a filtered, LIMITed audit page or a symbol's history along the
@@ -204,10 +208,14 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     return out;
   }
 
-  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind = false): Promise<boolean> {
-    const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready };
+  bulkDialect(slot: Slot): BulkDialect | null {
+    return this.logFile ? sqliteDialect(this.workspaceId, (t) => tableName(slot, t)) : null;
+  }
+
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind = false, statements?: BulkStatement[]): Promise<boolean> {
+    const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready, statements };
     if (behind && this.file !== ':memory:') {
-      this.writer ??= new SqliteWriter(this.file);
+      this.writer ??= new SqliteWriter(this.file, this.logFile);
       if (this.writer.usable) return this.writer.commit(job);
     }
     return this.committer.commit(job);
@@ -256,7 +264,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
   private readonly s: string;
 
   /** `createSchema`: the KurrentDB catalogue's schema may not exist yet (the event store's always does, and CREATE SCHEMA needs a privilege the store's user may lack). */
-  constructor(readonly workspaceId: string, private readonly pool: Pool, schema: string, private readonly createSchema = false) {
+  constructor(readonly workspaceId: string, private readonly pool: Pool, schema: string, private readonly createSchema = false, private readonly logInSchema = !createSchema) {
     this.s = `"${schema}"`;
   }
 
@@ -343,7 +351,12 @@ export class PostgresReadModelStorage implements ReadModelStorage {
     return (await this.pool.query(sql, [this.workspaceId, ...spec.key.map((k) => keys.map((r) => r[k]))])).rows as Row[];
   }
 
-  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean): Promise<boolean> {
+  bulkDialect(slot: Slot): BulkDialect | null {
+    // The event store's schema holds its `events` table (the KurrentDB catalogue's does not).
+    return this.logInSchema ? postgresDialect(this.workspaceId, this.s, (t) => this.t(slot, t)) : null;
+  }
+
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, _behind = false, statements: BulkStatement[] = []): Promise<boolean> {
     return this.tx(async (q) => {
       // Derived rows, like SQLite's synchronous=NORMAL above: the commit does not wait for its WAL
       // flush (SET LOCAL, folded into the checkpoint read to save a round trip). A crash may lose the
@@ -375,6 +388,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
           );
         }
       }
+      for (const st of statements) await q(numbered(st.sql), st.params);
       await q(`UPDATE ${this.s}.${CHECKPOINTS} SET position = $1, ready = greatest(ready, $2) WHERE workspace_id = $3 AND name = $4 AND version = $5 AND generation = $6`, [to, ready ? 1 : 0, this.workspaceId, slot.name, slot.version, slot.generation]);
       return true;
     });

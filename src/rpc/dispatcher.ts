@@ -232,7 +232,11 @@ export class RpcDispatcher {
     if (!parsed.success) throw validationError(parsed.error.issues);
     const head = await caller.workspace.store.headPosition();
     const asOf = asOfParam(params);
-    const position = asOf === undefined ? head : Math.min(asOf, head);
+    const pinned = spec.read!.pinnedPosition?.(parsed.data);
+    if (pinned !== undefined && (pinned > head || (asOf !== undefined && Math.min(asOf, head) !== pinned))) {
+      throw new DomainError('invalid_cursor', `cursor: it continues a ${spec.name} answered at position ${pinned}${asOf !== undefined ? `, this request asks for asOf ${asOf}` : `, past this log's head ${head}`}`, { field: 'cursor' });
+    }
+    const position = pinned ?? (asOf === undefined ? head : Math.min(asOf, head));
     return canonicalJsonWithin({ position, value: await spec.read!.run(caller.workspace, parsed.data, position) }, maxBytes, spec.name, this.maxResponseBytes);
   }
 

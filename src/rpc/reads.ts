@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
-import { replayReviews } from '../projections/replay';
+import { REPLAY_MAX_LIMIT, replayCursorOf, replayPage, replayReviews } from '../projections/replay';
+import { DomainError } from '../domain-error';
 import { auditChainStatus } from '../audit/status';
 import { readReviewDiff, readReviewFileLines, reviewDiffInput, reviewFileLinesInput } from '../projections/review-diff';
 import { rulesSchema } from '../rules/rules';
@@ -17,6 +18,11 @@ export interface ReadProcedure<I = any> {
   input: z.ZodType<I>;
   access: { minRole: Role };
   run(workspace: WorkspaceHandle, input: I, asOf: number | undefined): Promise<unknown>;
+  /**
+   * The log position the request is pinned to, if it names one itself (a page cursor carries the position
+   * of its first page): the dispatcher answers at that position instead of the head.
+   */
+  pinnedPosition?(input: I): number | undefined;
 }
 
 const replayInput = z.object({
@@ -26,6 +32,10 @@ const replayInput = z.object({
   prNumber: prNumberSchema.optional(),
   /** List unchanged reviews too. */
   all: z.boolean().optional(),
+  /** Rows per page (default 100, at most 1,000). */
+  limit: z.number().int().min(1).max(REPLAY_MAX_LIMIT).optional(),
+  /** A previous answer's `next`: the rows after it, folded at the same position as that first page. */
+  cursor: z.string().max(400).optional(),
 });
 
 export const READ_PROCEDURES: ReadProcedure[] = [
@@ -39,12 +49,14 @@ export const READ_PROCEDURES: ReadProcedure[] = [
   },
   {
     name: 'replay',
-    description: 'Replay reviews under another rules document (SPEC §7.4): which verdicts or confidences would change, old → new and why. Writes nothing.',
+    description: 'Replay reviews under another rules document (SPEC §7.4): which verdicts or confidences would change, old → new and why, sorted by repo then PR, in pages (`limit`, default 100, at most 1,000; pass `next` back as `cursor` — every page is folded at the first page\'s position). Writes nothing.',
     input: replayInput,
     access: { minRole: 'viewer' },
+    pinnedPosition: (input: z.infer<typeof replayInput>) => replayCursorOf(input)?.position,
     async run(ws, input: z.infer<typeof replayInput>, asOf) {
+      if (asOf === undefined) throw new DomainError('invalid_payload', 'replay: answered at a log position');
       const rows = await replayReviews(ws, input.rules, { repoId: input.repoId, prNumber: input.prNumber, asOf });
-      return { rulesVersion: input.rules.rulesVersion, reviews: rows.length, changed: rows.filter((r) => r.changed).length, rows: input.all ? rows : rows.filter((r) => r.changed) };
+      return replayPage(input, rows, asOf);
     },
   },
   {

@@ -134,6 +134,27 @@ describe('checker budget: a hostile PR cannot hold the host, and the review says
     expect(again.data.metrics.checkerMs).toBeLessThan(1500);
   });
 
+  it('past the heap limit the checker thread is stopped and the whole review is syntax-only, said so; the verdict is stored; the next computation gets a thread with its own limit', async () => {
+    const [c1, c2] = suite.commits;
+    const ws = workspace();
+    // 16 MiB cannot hold TypeScript's compiler itself: the thread runs out of heap whatever the files are.
+    const limits = { heapMb: 16 };
+    const r = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws, checkerLimits: limits });
+    validateEventData('ReviewComputed', r.data);
+    expect(r.data.typeEdges).toEqual({ status: 'skipped', reason: 'type edges skipped for the whole review: the checker ran out of its heap limit: syntax-only edges', skippedFiles: [] });
+    expect(r.data.metrics.checkerFailedSafe).toBe(1);
+    expect(r.data.metrics.checkerEdges).toBe(0);
+    const syntax = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: workspace(), typeEdges: false });
+    expect(JSON.stringify(r.data.cohorts)).toBe(JSON.stringify(syntax.data.cohorts));
+    // The verdict is stored under this limit: the same computation there gives the same bytes.
+    const again = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws, checkerLimits: limits });
+    expect(replayBytes(again.data)).toBe(replayBytes(r.data));
+    // The default limit is another input: the checker runs again, on a new thread with the default heap.
+    const normal = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws });
+    expect(normal.data.typeEdges?.status).not.toBe('skipped');
+    expect(normal.data.metrics.checkerFailedSafe ?? 0).toBe(0);
+  });
+
   it('a computation stopped while the checker works stops the checker thread at once', async () => {
     const [c1, c2] = suite.commits;
     const ws = workspace();
@@ -187,6 +208,8 @@ describe('checker caps in the operator config', () => {
     expect(load({ typeEdges: false }).typeEdges).toBe(false);
     expect(() => load({ typeEdges: { maxFile: 40 } })).toThrow(DomainError);
     expect(() => load({ typeEdges: { safetyMs: 1 } })).toThrow(/typeEdges/);
+    expect(load({ typeEdges: { heapMb: 512 } }).typeEdges).toEqual({ heapMb: 512 });
+    expect(() => load({ typeEdges: { heapMb: 8 } })).toThrow(/heapMb/);
     const sha = 'a'.repeat(40);
     const plain = inputsDigestOf(REVIEW_ENGINE_VERSION, sha, sha, undefined);
     expect(inputsDigestOf(REVIEW_ENGINE_VERSION, sha, sha, undefined, undefined, { checkerLimits: {} })).toBe(plain);

@@ -3,7 +3,7 @@ import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { subjectOf } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
-import { changedIdentifiersOf, changedLiteralsOf, identifierFrequency, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
+import { changedIdentifiersOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -200,7 +200,7 @@ describe('formation signals', () => {
 
   it('shared-identifiers counts files per identifier (once per file, three characters or more) and reads changed lines without comments, string literals or reserved words', async () => {
     const texts = new Map([['b1', 'const knownLength = knownLength2(knownLength); // ab'], ['b2', 'knownLength; ab']]);
-    const f = await identifierFrequency([{ blob: 'b1' }, { blob: 'b2' }, { blob: 'b1' }], async (sha) => Buffer.from(texts.get(sha) ?? ''));
+    const f = await identifierFrequency([{ blob: 'b1' }, { blob: 'b2' }, { blob: 'b1' }], async (sha) => Buffer.from(texts.get(sha) ?? ''), 'ws-a');
     expect(f.files).toBe(3);
     expect(f.counts.get('knownLength')).toBe(3);
     expect(f.counts.get('knownLength2')).toBe(2);
@@ -208,6 +208,24 @@ describe('formation signals', () => {
     const patch = ['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1,2 +1,2 @@', "-const header = chunkHeader('charset=utf-8');", '+// boundaryOf in a comment', "+return await formBoundary(\"knownLength\");", ''].join('\n');
     expect([...(changedIdentifiersOf(patch, new Set(['x.ts'])).get('x.ts') ?? [])].sort()).toEqual(['chunkHeader', 'formBoundary', 'header']);
   });
+
+  it('shared-identifiers reuses a blob\'s identifiers only within one workspace (no cross-tenant timing oracle)', async () => {
+    const reads: string[] = [];
+    const read = (who: string) => async (sha: string) => {
+      reads.push(`${who}:${sha}`);
+      return Buffer.from('const secretHelper = otherHelper();');
+    };
+    const blob = 'c0ffee-scope-test';
+    const hits0 = identifierCacheHits();
+    await identifierFrequency([{ blob }], read('a'), '/data/workspaces/tenant-a');
+    await identifierFrequency([{ blob }], read('b'), '/data/workspaces/tenant-b');
+    // Tenant b's computation read the blob itself: nothing tenant a did made it faster.
+    expect(reads).toEqual(['a:c0ffee-scope-test', 'b:c0ffee-scope-test']);
+    expect(identifierCacheHits()).toBe(hits0);
+    // Within one workspace the cache answers.
+    await identifierFrequency([{ blob }], read('a'), '/data/workspaces/tenant-a');
+    expect(reads).toHaveLength(2);
+    expect(identifierCacheHits()).toBe(hits0 + 1);
 
   it('test-names: a feature-named test that reaches the code only through the entry point joins the changed source whose changed lines name its rare names and string literals; two of them join nothing', async () => {
     const f = fixture();

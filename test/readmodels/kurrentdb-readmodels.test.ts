@@ -31,6 +31,8 @@ if (url && process.env.DATABASE_URL) {
     },
     childArgs: (ws) => ['kurrentdb', url, DATABASE_URL, (ws as unknown as { schema: string }).schema, ws.dir, ws.id],
     reopen: async (ws) => open(ws.id, (ws as unknown as { schema: string }).schema, ws.dir),
+    // The catalogue database holds no log: every build folds in JS.
+    setBased: false,
   });
   afterAll(async () => {
     for (const p of pools) await p.end().catch(() => undefined);

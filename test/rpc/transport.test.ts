@@ -119,6 +119,43 @@ describe('JSON-RPC over HTTP and WebSocket', () => {
     expect(bad.error!.data!.code).toBe('invalid_payload');
   });
 
+  it('review_studio.replay answers in pages: every page folded at the first page\'s position, the cursor checked', async () => {
+    const agent = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:replay-pager', 'member');
+    const repoId = 'repo-replay-pages';
+    for (const prNumber of [1, 2, 3]) {
+      await command(fx.server.url, agent, fx.workspaceId, 'requestReview', { repoId, prNumber, baseSha: BASE, headSha: HEAD_A });
+      expect((await command(fx.server.url, agent, fx.workspaceId, 'addReviewNode', { repoId, prNumber, node: nodePayload(`crash-${prNumber}`, { priority: 'P0', confidence: 0.95 }) })).error).toBeUndefined();
+    }
+    const softer = JSON.parse(JSON.stringify(RULES_V1));
+    softer.rulesVersion = 'v1-soft-pages';
+    softer.verdict.priorities.P0.atOrAboveThreshold = 'Hold';
+    const replay = (extra: Record<string, unknown>) => call(fx.server.url, fx.ownerToken, 'review_studio.replay', { workspace_id: fx.workspaceId, rules: softer, repoId, ...extra });
+    const whole = await replay({});
+    expect(whole.result.value).toEqual(expect.objectContaining({ reviews: 3, changed: 3, next: null }));
+    expect(whole.result.value.rows.map((r: { prNumber: number }) => r.prNumber)).toEqual([1, 2, 3]);
+    const first = await replay({ limit: 2 });
+    expect(first.result.value.rows.map((r: { prNumber: number }) => r.prNumber)).toEqual([1, 2]);
+    expect(first.result.value.next).toEqual(expect.any(String));
+    // A fourth review appended between the pages is not in this replay: page two is folded where page one was.
+    await command(fx.server.url, agent, fx.workspaceId, 'requestReview', { repoId, prNumber: 4, baseSha: BASE, headSha: HEAD_A });
+    await command(fx.server.url, agent, fx.workspaceId, 'addReviewNode', { repoId, prNumber: 4, node: nodePayload('crash-4', { priority: 'P0', confidence: 0.95 }) });
+    const second = await replay({ limit: 2, cursor: first.result.value.next });
+    expect(second.error).toBeUndefined();
+    expect(second.result.position).toBe(first.result.position);
+    expect(second.result.value).toEqual(expect.objectContaining({ reviews: 3, changed: 3, next: null }));
+    expect(second.result.value.rows).toEqual([whole.result.value.rows[2]]);
+    // Without a cursor the head answers again: four reviews now.
+    expect((await replay({ limit: 2 })).result.value.reviews).toBe(4);
+    // An altered cursor, one passed with other rules, or with another asOf: refused, naming the field.
+    const raw = Buffer.from(first.result.value.next, 'base64url').toString('utf8');
+    const altered = Buffer.from(raw.replace(/\.2\./, '.1.')).toString('base64url');
+    expect((await replay({ limit: 2, cursor: altered })).error!.data).toEqual({ code: 'invalid_cursor', details: { field: 'cursor' } });
+    const other = await call(fx.server.url, fx.ownerToken, 'review_studio.replay', { workspace_id: fx.workspaceId, rules: { ...softer, rulesVersion: 'v1-other' }, repoId, cursor: first.result.value.next });
+    expect(other.error!.data!.code).toBe('invalid_cursor');
+    expect((await replay({ cursor: first.result.value.next, asOf: 1 })).error!.data!.code).toBe('invalid_cursor');
+    expect((await replay({ limit: 1001 })).error!.data!.code).toBe('invalid_payload');
+  });
+
   it('bounds strings and bodies', async () => {
     const long = await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: 'user:z', role: 'viewer', note: 'x'.repeat(300_000) });
     expect(long.error!.data!.code).toBe('string_too_long');

@@ -172,6 +172,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   readonly file: string;
   private readonly db: Database.Database;
   private readonly stmts;
+  /** readTypedPage statements, by SQL text (a few per read model). */
+  private readonly typedPages = new Map<string, Database.Statement>();
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
   private readonly listeners = new Set<() => void>();
@@ -530,6 +532,18 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   /** Synchronous page read: the building block of readAll and subscriptions. */
   readPage(after: number, limit: number, until = Number.MAX_SAFE_INTEGER): RecordedEvent[] {
     return (this.stmts.all.all(after, until, limit) as RawRow[]).map((r) => new StoredEvent(fromRaw(r)));
+  }
+
+  /**
+   * The events of `types` in (after, until], in log order, narrowed by `where` (an SQL predicate over
+   * the events table's columns) when given: what a read model's set-based rebuild folds in JS, the few
+   * events its statements cannot project (src/readmodels/bulk.ts).
+   */
+  readTypedPage(after: number, until: number, types: readonly string[], where?: string): RecordedEvent[] {
+    const sql = `SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? AND type IN (${types.map(() => '?').join(', ')})${where ? ` AND (${where})` : ''} ORDER BY global_position`;
+    let stmt = this.typedPages.get(sql);
+    if (!stmt) this.typedPages.set(sql, (stmt = this.db.prepare(sql).raw(true)));
+    return (stmt.all(after, until, ...types) as RawRow[]).map((r) => new StoredEvent(fromRaw(r)));
   }
 
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
