@@ -226,6 +226,7 @@ describe('formation signals', () => {
     await identifierFrequency([{ blob }], read('a'), '/data/workspaces/tenant-a');
     expect(reads).toHaveLength(2);
     expect(identifierCacheHits()).toBe(hits0 + 1);
+  });
 
   it('test-names: a feature-named test that reaches the code only through the entry point joins the changed source whose changed lines name its rare names and string literals; two of them join nothing', async () => {
     const f = fixture();
