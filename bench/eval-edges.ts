@@ -144,9 +144,33 @@ export async function main(args: string[] = []): Promise<void> {
     console.log(`precision                            ${precision.toFixed(3)}  (target ≥ 0.99)`);
     console.log(`recall                               ${recall.toFixed(3)}  (target ≥ 0.90)`);
     console.log(`name-match-only edges (not used)     ${nameOnly.size}  precision ${namePrecision.toFixed(3)}`);
+    // Per target file: which files the false positives and the misses land in (the anatomy, exact).
+    const byTarget = new Map<string, { tp: number; fp: number; missed: number }>();
+    const row = (e: string) => {
+      const file = e.slice(e.indexOf('\0') + 1).split('#')[0];
+      let r = byTarget.get(file);
+      if (!r) byTarget.set(file, (r = { tp: 0, fp: 0, missed: 0 }));
+      return r;
+    };
+    for (const e of ours) row(e)[truth.has(e) ? 'tp' : 'fp']++;
+    for (const e of truth) if (!ours.has(e)) row(e).missed++;
+    const worst = [...byTarget].filter(([, r]) => r.fp || r.missed).sort((a, b) => b[1].fp + b[1].missed - (a[1].fp + a[1].missed) || (a[0] < b[0] ? -1 : 1));
+    const fpTotal = ours.size - tp;
+    const missTotal = truth.size - tp;
+    if (worst.length) {
+      console.log(`per target file (false positives ${fpTotal}, misses ${missTotal}; top ${Math.min(15, worst.length)} of ${worst.length} files with either):`);
+      console.log(`  ${'fp'.padStart(5)} ${'miss'.padStart(5)} ${'tp'.padStart(5)}  target file`);
+      for (const [file, r] of worst.slice(0, 15)) console.log(`  ${String(r.fp).padStart(5)} ${String(r.missed).padStart(5)} ${String(r.tp).padStart(5)}  ${file}`);
+      // Per target symbol within the worst files: which names.
+      const bySym = new Map<string, { fp: number; missed: number }>();
+      for (const e of ours) if (!truth.has(e)) { const k = e.slice(e.indexOf('\0') + 1); const r = bySym.get(k) ?? { fp: 0, missed: 0 }; r.fp++; bySym.set(k, r); }
+      for (const e of truth) if (!ours.has(e)) { const k = e.slice(e.indexOf('\0') + 1); const r = bySym.get(k) ?? { fp: 0, missed: 0 }; r.missed++; bySym.set(k, r); }
+      const worstSyms = [...bySym].sort((a, b) => b[1].fp + b[1].missed - (a[1].fp + a[1].missed) || (a[0] < b[0] ? -1 : 1)).slice(0, 15);
+      console.log(`per target symbol (top ${worstSyms.length} of ${bySym.size}): ${worstSyms.map(([k, r]) => `${k} ${r.fp}fp/${r.missed}miss`).join(' | ')}`);
+    }
     if (falsePositives.length) console.log(`sample false positives: ${falsePositives.join(' | ')}`);
     if (missed.length) console.log(`sample misses: ${missed.join(' | ')}`);
-    console.log(JSON.stringify({ bench: 'eval-edges', corpus, files: files.length, compilerEdges: truth.size, syntaxOnly: { edges: syntaxOnly.size, precision: +syn.precision.toFixed(4), recall: +syn.recall.toFixed(4) }, checker: checkerStats ?? null, ourEdges: ours.size, truePositives: tp, precision: +precision.toFixed(4), recall: +recall.toFixed(4), nameMatchEdges: nameOnly.size, nameMatchPrecision: +namePrecision.toFixed(4) }));
+    console.log(JSON.stringify({ bench: 'eval-edges', corpus, files: files.length, compilerEdges: truth.size, syntaxOnly: { edges: syntaxOnly.size, precision: +syn.precision.toFixed(4), recall: +syn.recall.toFixed(4) }, checker: checkerStats ?? null, ourEdges: ours.size, truePositives: tp, precision: +precision.toFixed(4), recall: +recall.toFixed(4), nameMatchEdges: nameOnly.size, nameMatchPrecision: +namePrecision.toFixed(4), byTarget: Object.fromEntries(worst.slice(0, 15)) }));
   } finally {
     if (repoArg) await repo.removeWorktree(tree).catch(() => undefined);
     repo.close();

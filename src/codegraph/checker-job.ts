@@ -179,6 +179,36 @@ function isDeclarationName(t: typeof TS, id: TS.Identifier): boolean {
   return t.isDeclarationStatement(p) || t.isVariableDeclaration(p) || t.isParameter(p) || t.isPropertyDeclaration(p) || t.isMethodDeclaration(p) || t.isPropertySignature(p) || t.isMethodSignature(p) || t.isBindingElement(p) || t.isTypeParameterDeclaration(p) || t.isEnumMember(p) || t.isPropertyAssignment(p) || t.isGetAccessorDeclaration(p) || t.isSetAccessorDeclaration(p);
 }
 
+/**
+ * Names a definition owning `decl` may carry: the names of `decl` and of every declaration around it up
+ * to its file (`Job.run` → run, Job; `exports.helper = …` → helper; `export default …` → default).
+ */
+export function declarationNames(t: typeof TS, decl: TS.Node): Set<string> {
+  const names = new Set<string>();
+  for (let n: TS.Node | undefined = decl; n && !t.isSourceFile(n); n = n.parent) {
+    const name = (n as { name?: TS.Node }).name;
+    if (name && (t.isIdentifier(name) || t.isPrivateIdentifier(name) || t.isStringLiteral(name) || t.isNumericLiteral(name) || t.isNoSubstitutionTemplateLiteral(name))) names.add(name.text);
+    else if (name && t.isComputedPropertyName(name) && t.isStringLiteralLike(name.expression)) names.add(name.expression.text);
+    if (t.isBinaryExpression(n)) {
+      // `a.b.c = …`, `exports.f = …`, `X.prototype.m = …`: every name of the assigned path.
+      for (let l: TS.Expression = n.left; ; ) {
+        if (t.isPropertyAccessExpression(l)) {
+          names.add(l.name.text);
+          l = l.expression;
+        } else if (t.isElementAccessExpression(l)) {
+          if (t.isStringLiteralLike(l.argumentExpression)) names.add(l.argumentExpression.text);
+          l = l.expression;
+        } else {
+          if (t.isIdentifier(l)) names.add(l.text);
+          break;
+        }
+      }
+    }
+    if (t.isExportAssignment(n) || (t.canHaveModifiers(n) && t.getModifiers(n)?.some((m) => m.kind === t.SyntaxKind.DefaultKeyword))) names.add('default');
+  }
+  return names;
+}
+
 /** The checker's own work so far: types created, instantiations, relation-cache entries (deterministic for one Program and one sequence of questions). */
 function typeWorkOf(program: TS.Program): number {
   const r = program.getRelationCacheSizes();
@@ -198,9 +228,10 @@ export function runCheckerJob(job: CheckerJob): CheckerJobResult {
   const targets = job.targets ? new Set(job.targets) : undefined;
   const targetNames = job.targetNames ? new Set(job.targetNames) : undefined;
   const result: CheckerJobResult = { walked: [], notWalked: [], programFiles: 0, programChars: 0, reusedSourceFiles: 0, capped: 0, queries: 0, typeWork: 0, programMs: 0, walkMs: 0 };
-  const definitionAt = (file: string, line: number): { id: string; name: string } | undefined => {
+  /** The innermost definition of `file` spanning `line`; with `names`, only one of those names (see declarationNames). */
+  const definitionAt = (file: string, line: number, names?: Set<string>): { id: string; name: string } | undefined => {
     let best: JobDefinition | undefined;
-    for (const d of defsByFile.get(file) ?? []) if (d[2] <= line && line <= d[3] && (!best || d[3] - d[2] <= best[3] - best[2])) best = d;
+    for (const d of defsByFile.get(file) ?? []) if (d[2] <= line && line <= d[3] && (!names || names.has(d[1])) && (!best || d[3] - d[2] <= best[3] - best[2])) best = d;
     return best && { id: best[0], name: best[1] };
   };
 
@@ -300,7 +331,10 @@ export function runCheckerJob(job: CheckerJob): CheckerJobResult {
           const toFile = rel(target.fileName);
           const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
           const declLine = target.getLineAndCharacterOfPosition(decl.getStart(target)).line + 1;
-          const to = definitionAt(toFile, declLine);
+          // Only a definition that is the declaration or one of its named owners: a definition whose range
+          // spans the line only because it merges declarations far apart (`interface Env` on line 11 and
+          // again on line 7688 of an ambient file) must not take the declarations in between.
+          const to = definitionAt(toFile, declLine, declarationNames(t, decl));
           if (to) {
             // A declaration that is not a definition of its own (a field, a property of an object literal)
             // lands on its owner, marked as a member read: formation does not follow those (an edge to the

@@ -29,6 +29,11 @@ export function extractImports(style: ImportStyle, root: Node): ImportFacts {
             const type = cursor.nodeType;
             if (type === 'import_statement' || type === 'export_statement') ecmascript(cursor.currentNode, out);
             else if (type === 'lexical_declaration' || type === 'variable_declaration') declarations.add(cursor.startIndex);
+            else if (type === 'ambient_declaration') {
+              // `declare const console: Console` (a script-mode .d.ts of runtime globals): a top-level variable too.
+              const inner = cursor.currentNode.firstNamedChild;
+              if (inner && (inner.type === 'lexical_declaration' || inner.type === 'variable_declaration')) declarations.add(inner.startIndex);
+            }
           } while (cursor.gotoNextSibling());
         }
       } finally {

@@ -59,6 +59,8 @@ const TS_EXTRA = `${ECMA_EXTRA}
 (enum_declaration name: (identifier) @name) @definition.enum
 (public_field_definition name: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.method
 (ambient_declaration (function_signature name: (identifier) @name) @definition.function)
+(program (ambient_declaration (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+(program (ambient_declaration (variable_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
 (extends_clause value: (identifier) @name) @reference.class
 `;
 const JS_EXTRA = `${ECMA_EXTRA}

@@ -86,7 +86,7 @@ export const CHECKER_LIMITS = {
 export type CheckerLimits = { -readonly [K in keyof typeof CHECKER_LIMITS]: number };
 
 /** Bump when what a walk records changes (the stored per-commit results are keyed by it). */
-export const TYPE_EDGES_VERSION = 'checker-3';
+export const TYPE_EDGES_VERSION = 'checker-4';
 
 export interface CheckerEdgeStats {
   /** Files whose references were walked. */

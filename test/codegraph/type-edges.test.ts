@@ -208,6 +208,48 @@ describe('type-resolved edges need a project root', () => {
   });
 });
 
+/** An ambient file of runtime globals (a script-mode .d.ts): global names land on their own declarations. */
+describe('type-resolved edges into an ambient declaration file', () => {
+  const suite = gitRepoSuite('rl-type-edges-ambient-', (f) => {
+    f.write('tsconfig.json', '{ "compilerOptions": { "strict": true, "module": "esnext", "moduleResolution": "bundler" } }\n');
+    // `Env` declared twice, far apart (declaration merging): the index keeps one `Env` spanning lines 2-11.
+    f.write('types/env.d.ts', 'declare namespace Cloud {}\ninterface Env {\n  a: number;\n}\n/** Runtime crypto. */\ndeclare const crypto: { random(): number };\ndeclare var console: { log(s: string): void };\ninterface Env {\n  b: number;\n}\n');
+    f.write('src/use.ts', "export function roll(): number {\n  console.log('roll');\n  return crypto.random();\n}\n");
+    // A declaration that is no definition of the index (a destructured export) between two merged `Env`s.
+    f.write('src/pair.ts', 'export interface Env {\n  a: number;\n}\nexport const { alpha } = { alpha: 1 };\nexport interface Env {\n  b: number;\n}\n');
+    f.write('src/pair-use.ts', "import { alpha } from './pair';\nexport function one(): number {\n  return alpha;\n}\n");
+    return [f.commit('one')];
+  });
+
+  it('binds `crypto` and `console` to their ambient declarations, never to the merged `Env` around them', async () => {
+    const cache = FactsCache.open(suite.cacheDir);
+    let g: CodeGraph;
+    try {
+      g = new CodeGraph(await indexCommit(suite.repo, suite.commits[0], { cache }));
+    } finally {
+      cache.close();
+    }
+    expect(g.defsByFile.get('types/env.d.ts')!.map((d) => d.def.qname).sort()).toEqual(['Cloud', 'Env', 'console', 'console.log', 'crypto', 'crypto.random']);
+    await addCheckerEdges(g, suite.repo, { files: ['src/use.ts', 'types/env.d.ts'] });
+    const into = new Set(g.edges.filter((e) => e.fromFile === 'src/use.ts' && e.toFile === 'types/env.d.ts').map((e) => e.to.slice(e.to.indexOf('#') + 1).split('.')[0]));
+    expect([...into].sort()).toEqual(['console', 'crypto']);
+  });
+
+  it('lands a declaration only on a definition that is it or owns it by name, not on one whose merged range spans it', async () => {
+    const cache = FactsCache.open(suite.cacheDir);
+    let g: CodeGraph;
+    try {
+      g = new CodeGraph(await indexCommit(suite.repo, suite.commits[0], { cache }));
+    } finally {
+      cache.close();
+    }
+    expect(g.defsByFile.get('src/pair.ts')!.find((d) => d.def.name === 'Env')!.def).toMatchObject({ start: 1, end: 7 });
+    const stats = await addCheckerEdges(g, suite.repo, { files: ['src/pair-use.ts'] });
+    expect(stats.walked).toBe(1);
+    expect(g.edges.filter((e) => e.fromFile === 'src/pair-use.ts' && e.toFile === 'src/pair.ts')).toEqual([]);
+  });
+});
+
 /** `type-bindings`: checker edges through a binding or a module's member join; JavaScript into typings does not. */
 describe('type-bindings formation signal', () => {
   const suite = gitRepoSuite('rl-type-bindings-', (f) => {
