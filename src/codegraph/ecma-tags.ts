@@ -186,6 +186,11 @@ export function ecmaTags(root: Node, source: string, languageId: string, topLeve
         for (const c of n.namedChildren) {
           const t = c.type;
           if (t === 'lexical_declaration' || t === 'variable_declaration') declarators(c, false, true);
+          else if (t === 'ambient_declaration') {
+            // `export declare const execa: …` (hand-written typings).
+            const inner = c.firstNamedChild;
+            if (inner && (inner.type === 'lexical_declaration' || inner.type === 'variable_declaration')) declarators(inner, false, true);
+          }
         }
         break;
       }

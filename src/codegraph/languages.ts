@@ -61,6 +61,8 @@ const TS_EXTRA = `${ECMA_EXTRA}
 (ambient_declaration (function_signature name: (identifier) @name) @definition.function)
 (program (ambient_declaration (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
 (program (ambient_declaration (variable_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+(export_statement (ambient_declaration (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+(export_statement (ambient_declaration (variable_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
 (extends_clause value: (identifier) @name) @reference.class
 `;
 const JS_EXTRA = `${ECMA_EXTRA}

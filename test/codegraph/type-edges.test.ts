@@ -250,6 +250,34 @@ describe('type-resolved edges into an ambient declaration file', () => {
   });
 });
 
+/** A JavaScript package with hand-written typings: a TypeScript file is checked against the declarations. */
+describe('TypeScript importers of a JavaScript package with hand-written typings', () => {
+  const suite = gitRepoSuite('rl-type-edges-typings-', (f) => {
+    f.write('package.json', '{ "name": "pkg", "type": "module", "exports": { "types": "./index.d.ts", "default": "./index.js" } }\n');
+    f.write('index.js', "export function run(cmd) {\n  return cmd.length;\n}\n");
+    f.write('index.d.ts', "export {run} from './types/run.js';\n");
+    f.write('types/run.d.ts', '/** Runs it. */\nexport declare const run: (cmd: string) => number;\n');
+    f.write('test-d/run.test-d.ts', "import {run} from '../index.js';\nexport function check(): number {\n  return run('x');\n}\n");
+    f.write('test/run.js', "import {run} from '../index.js';\nexport function go() {\n  return run('x');\n}\n");
+    return [f.commit('one')];
+  });
+
+  it('resolves `../index.js` from a TS file to index.d.ts and on to the declaration, from a JS file to the implementation', async () => {
+    const cache = FactsCache.open(suite.cacheDir);
+    let g: CodeGraph;
+    try {
+      g = new CodeGraph(await indexCommit(suite.repo, suite.commits[0], { cache }));
+    } finally {
+      cache.close();
+    }
+    expect(g.defsByFile.get('types/run.d.ts')!.map((d) => d.def.qname)).toEqual(['run']);
+    await addCheckerEdges(g, suite.repo, { files: ['test-d/run.test-d.ts', 'test/run.js'] });
+    const into = (from: string) => [...new Set(g.edges.filter((e) => e.fromFile === from && e.toFile !== from).map((e) => e.to))].sort();
+    expect(into('test-d/run.test-d.ts')).toEqual(['types/run.d.ts#run']);
+    expect(into('test/run.js')).toContain('index.js#run');
+  });
+});
+
 /** `type-bindings`: checker edges through a binding or a module's member join; JavaScript into typings does not. */
 describe('type-bindings formation signal', () => {
   const suite = gitRepoSuite('rl-type-bindings-', (f) => {
