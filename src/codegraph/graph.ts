@@ -452,20 +452,9 @@ export class CodeGraph {
     return this.index.files.has(p);
   }
 
-  /**
-   * `typeScriptFirst` (a TypeScript importer): `./x.js` is `./x.ts`, `./x.tsx` or `./x.d.ts` before `./x.js`
-   * itself, TypeScript's own resolution order — a TS file is checked against a JavaScript package's
-   * hand-written declarations, not its implementation (execa's tsd tests import `../index.js` = index.d.ts).
-   */
-  private probe(base: string, extensions: string[], indexNames: string[], typeScriptFirst = false): string | undefined {
+  private probe(base: string, extensions: string[], indexNames: string[]): string | undefined {
     const norm = path.posix.normalize(base);
     if (norm.startsWith('..')) return undefined;
-    if (typeScriptFirst && /\.(js|jsx|mjs|cjs)$/.test(norm)) {
-      const stem = norm.replace(/\.(js|jsx|mjs|cjs)$/, '');
-      const ext = norm.slice(stem.length);
-      const candidates = ext === '.mjs' ? ['.mts', '.d.mts'] : ext === '.cjs' ? ['.cts', '.d.cts'] : ['.ts', '.tsx', '.d.ts'];
-      for (const c of candidates) if (this.has(stem + c)) return stem + c;
-    }
     if (this.has(norm)) return norm;
     // TypeScript's ESM style imports `./x.js` meaning `./x.ts`.
     const stripped = norm.replace(/\.(js|jsx|mjs|cjs)$/, '');
@@ -536,7 +525,7 @@ export class CodeGraph {
     switch (spec.imports) {
       case 'ecmascript':
         if (!source.startsWith('.')) return this.mappedModule(file.path, source, spec.moduleExtensions);
-        return this.probe(path.posix.join(dir, source), spec.moduleExtensions, ['index'], file.language === 'typescript' || file.language === 'tsx');
+        return this.probe(path.posix.join(dir, source), spec.moduleExtensions, ['index']);
       case 'ruby':
         return this.probe(path.posix.join(dir, source), spec.moduleExtensions, []);
       case 'include':
