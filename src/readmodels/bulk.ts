@@ -73,8 +73,17 @@ export interface BulkBuilder {
   sqlTypes: readonly string[];
   /** Tables only the statements write: `apply`'s writes to them are dropped, and `apply` must not read them. */
   sqlTables: readonly string[];
-  /** The statements of the chunk (from, to], run after the JS events' writes in the same transaction. */
-  statements(d: BulkDialect, from: number, to: number, js: readonly RecordedEvent[]): BulkStatement[];
+  /**
+   * The statements of the chunk (from, to]: `apply` runs after the JS events' writes in the checkpoint's
+   * transaction; `prepare` (temporary tables only, writing nothing of the slot) runs before it — on
+   * SQLite outside the transaction, so it holds no write lock while it computes.
+   */
+  statements(d: BulkDialect, from: number, to: number, js: readonly RecordedEvent[]): BulkStatements;
+}
+
+export interface BulkStatements {
+  prepare: BulkStatement[];
+  apply: BulkStatement[];
 }
 
 const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
@@ -142,8 +151,9 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
     kind: 'postgres',
     workspaceId,
     t: table,
+    // OFFSET 0: not inlined, so each row's data and metadata are parsed once (inlined, every `e.d` parsed again).
     src: (types, from, to) => ({
-      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m, rtrim(stream_id, '0123456789') AS s2 FROM ${schema}.events WHERE workspace_id = ? AND global_position > ? AND global_position <= ? AND type IN (${typeList(types)}))`,
+      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m, rtrim(stream_id, '0123456789') AS s2 FROM ${schema}.events WHERE workspace_id = ? AND global_position > ? AND global_position <= ? AND type IN (${typeList(types)}) OFFSET 0)`,
       params: [workspaceId, from, to],
     }),
     log: { sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m FROM ${schema}.events WHERE workspace_id = ?)`, params: [workspaceId] },

@@ -4,7 +4,7 @@ import { touchPrivate } from '../events/store/private-files';
 import type { ColumnType, Row, TableSpec } from './model';
 import { CHECKPOINTS, configureReadModelDb, SqliteCommitter, type CommitJob, type FlatTableWrites } from './sqlite-commit';
 import { SqliteWriter } from './sqlite-writer';
-import { postgresDialect, sqliteDialect, type BulkDialect, type BulkStatement } from './bulk';
+import { postgresDialect, sqliteDialect, type BulkDialect, type BulkStatements } from './bulk';
 
 /** One table set of one model version: `rm_<name>_v<version>_g<generation>_<table>`. */
 export interface Slot {
@@ -47,7 +47,7 @@ export interface ReadModelStorage {
    * (SQLite commits it on a writer thread, so the fold and the inserts use both cores; it must not read
    * the slot's rows back before this resolves). The writes are copied before this returns.
    */
-  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean, statements?: BulkStatement[]): Promise<boolean>;
+  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean, statements?: BulkStatements): Promise<boolean>;
   /** The SQL of a set-based build of `slot` (src/readmodels/bulk.ts); null when the log is not in reach of this storage's statements. */
   bulkDialect(slot: Slot): BulkDialect | null;
   /** Marks `winner` ready and drops `losers` in one transaction (blue/green flip). */
@@ -212,9 +212,11 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     return this.logFile ? sqliteDialect(this.workspaceId, (t) => tableName(slot, t)) : null;
   }
 
-  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind = false, statements?: BulkStatement[]): Promise<boolean> {
-    const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready, statements };
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind = false, statements?: BulkStatements): Promise<boolean> {
+    const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready, prepare: statements?.prepare, statements: statements?.apply };
     if (behind && this.file !== ':memory:') {
+      // One thread for every model: a thread per model measured no faster (their statements contend for
+      // the file's write lock) and used more CPU (audit computed into a temporary table to copy it in).
       this.writer ??= new SqliteWriter(this.file, this.logFile);
       if (this.writer.usable) return this.writer.commit(job);
     }
@@ -356,7 +358,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
     return this.logInSchema ? postgresDialect(this.workspaceId, this.s, (t) => this.t(slot, t)) : null;
   }
 
-  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, _behind = false, statements: BulkStatement[] = []): Promise<boolean> {
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, _behind = false, statements?: BulkStatements): Promise<boolean> {
     return this.tx(async (q) => {
       // Derived rows, like SQLite's synchronous=NORMAL above: the commit does not wait for its WAL
       // flush (SET LOCAL, folded into the checkpoint read to save a round trip). A crash may lose the
@@ -388,7 +390,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
           );
         }
       }
-      for (const st of statements) await q(numbered(st.sql), st.params);
+      for (const st of [...(statements?.prepare ?? []), ...(statements?.apply ?? [])]) await q(numbered(st.sql), st.params);
       await q(`UPDATE ${this.s}.${CHECKPOINTS} SET position = $1, ready = greatest(ready, $2) WHERE workspace_id = $3 AND name = $4 AND version = $5 AND generation = $6`, [to, ready ? 1 : 0, this.workspaceId, slot.name, slot.version, slot.generation]);
       return true;
     });
