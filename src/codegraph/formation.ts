@@ -6,7 +6,7 @@ import type { CodeGraph } from './graph';
 import { subjectOf, toolingConfigPairs } from './pairing';
 import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
-import { IdentifierFrequency, sharedIdentifierPairs } from './shared-identifiers';
+import { ChangedNames, IdentifierFrequency, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
 
 /** A changed file as formation sees it. */
 export interface FormationFile {
@@ -32,23 +32,25 @@ export interface FormationFile {
  * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
  * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `similar-edit` (the same line added
- * or removed in two files, `similar-edits.ts`), `mirror` (a generated or vendored
+ * or removed in two files, `similar-edits.ts`), `test-names` (a test nothing joined to a source joins the one changed
+ * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `mirror` (a generated or vendored
  * copy of the changed tree under another root, `mirrors.ts`), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory), `type-edges` (every edge only TypeScript's checker found), `type-bindings` (of those, the
  * ones naming their target through a binding or a module's member, not a member of an inferred receiver,
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'shared-identifiers' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'shared-identifiers', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'shared-identifiers' | 'test-names' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'shared-identifiers', 'test-names', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
 // `typeEdges`) and all its edges feed the graph (blast radius, dependents); of them only `type-bindings` joins
 // cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
-// `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3 (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper'];
+// `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
+// (19 cases up, none down), `test-hub` on thirteen (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -72,7 +74,9 @@ export interface FormationInput {
   mirrors?: MirrorPair[];
   /** `shared-identifiers`: per (head) path, the identifiers on its changed lines (`changedIdentifiersOf`). */
   changedIdentifiers?: Map<string, Set<string>>;
-  /** `shared-identifiers`: in how many of the head commit's indexed files each identifier occurs. */
+  /** `test-names`: per (head) path, the one-line string literals on its changed lines (`changedLiteralsOf`). */
+  changedLiterals?: Map<string, Set<string>>;
+  /** `shared-identifiers`, `test-names`: in how many of the head commit's indexed files each identifier occurs. */
   identifierFrequency?: IdentifierFrequency;
   /** Signals in use (default DEFAULT_SIGNALS). */
   signals?: readonly FormationSignal[];
@@ -411,6 +415,21 @@ export function formCohorts(input: FormationInput): CohortData[] {
     for (const { a, b, names } of sharedIdentifierPairs(ids, input.identifierFrequency)) join(a, b, 'shared-identifiers', `${baseName(a)} and ${baseName(b)} both change lines naming ${names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${names.length > 4 ? ` and ${names.length - 4} more` : ''}`);
   }
   if (signals.has('tooling-config')) for (const [a, b] of toolingConfigPairs(semantic.map((f) => f.path))) join(a, b, 'tooling-config', `${baseName(a)} and ${baseName(b)}`);
+  if (signals.has('test-names') && input.changedIdentifiers && input.identifierFrequency) {
+    // A test that every other signal left without a source (a feature-named suite reaching the code only through
+    // the package's entry point) joins the one changed source whose changed lines name most of what its own do.
+    const names = new Map<string, ChangedNames>();
+    for (const f of semantic) names.set(f.path, { identifiers: input.changedIdentifiers.get(f.path) ?? new Set(), literals: input.changedLiterals?.get(f.path) ?? new Set() });
+    const sources = semantic.filter((f) => f.role === 'source').map((f) => f.path);
+    const withSource = new Set(sources.map((s) => uf.find(s)));
+    const lone = semantic.filter((f) => f.role === 'test' && !withSource.has(uf.find(f.path))).map((f) => f.path);
+    const candidates = testNameCandidates(lone, new Set(sources), names, input.identifierFrequency);
+    for (const t of lone) {
+      if (withSource.has(uf.find(t))) continue; // joined a source with another test of its cohort
+      const hit = testNamesSubject(candidates.get(t), (p) => uf.find(p));
+      if (hit && join(t, hit.source, 'test-names', `${baseName(t)} and ${baseName(hit.source)} both change lines naming ${hit.names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${hit.names.length > 4 ? ` and ${hit.names.length - 4} more` : ''}`)) withSource.add(uf.find(t));
+    }
+  }
   if (signals.has('co-change') && input.coChange) {
     for (const p of input.coChange) if (role.has(p.a) && role.has(p.b)) join(p.a, p.b, 'co-change', `${baseName(p.a)} and ${baseName(p.b)} changed together in ${p.together} of the last ${p.window} commits`);
   }
@@ -471,7 +490,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -135,3 +135,105 @@ export function sharedIdentifierPairs(ids: Map<string, Set<string>>, frequency: 
     })
     .sort((x, y) => x.a.localeCompare(y.a) || x.b.localeCompare(y.b));
 }
+
+/**
+ * The `test-names` signal's evidence: a changed test that no reference, name pairing or other signal joined to a
+ * source names on its changed lines what one changed source's changed lines name — an option or property the fix
+ * threads through (`reusedSocket`, `timings.phases.dns`), the error message or event name the test asserts
+ * (`'No URL protocol specified'`). A test of a feature-named suite (`test/timeout.ts`) that reaches the code only
+ * through the package's entry point (`got(url, {retry: {limit: 0}})`) has no resolved edge to the changed
+ * internals: this is the evidence left. Looser than `shared-identifiers` in rarity (TEST_MAX_FILE_SHARE) because
+ * it only ever chooses one source for one test, and only when the choice is clear:
+ * - a name counts when it is rare (identifiers: in at most TEST_MAX_FILE_SHARE of the head commit's indexed files)
+ *   or a whole one-line string literal of MIN_LITERAL characters or more, and no other changed file's changed
+ *   lines name it;
+ * - the test joins the source with the most such names, at least TEST_MIN_SHARED; a tie between two sources
+ *   of different cohorts joins nothing.
+ * Measured on thirteen repositories (docs/cohorts.md).
+ */
+export const TEST_MAX_FILE_SHARE = 0.15;
+export const TEST_MIN_SHARED = 3;
+export const MIN_LITERAL = 8;
+
+/** Per (head) path of a unified diff, the one-line string literals (quotes stripped, no `${…}`) on its changed lines; only `paths`. */
+export function changedLiteralsOf(patch: string, paths: ReadonlySet<string>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const f of parseUnifiedDiff(patch)) {
+    if (!paths.has(f.path)) continue;
+    const lits = out.get(f.path) ?? new Set<string>();
+    for (const h of f.hunks) {
+      for (const line of h.text.split('\n').slice(1)) {
+        if (line[0] !== '+' && line[0] !== '-') continue;
+        const text = line.slice(1).trim();
+        if (!text || COMMENT.test(text)) continue;
+        for (const m of text.matchAll(STRING)) {
+          const inner = m[0].slice(1, -1);
+          if (inner.length >= MIN_LITERAL && !inner.includes('${') && !inner.includes('\\')) lits.add(inner);
+        }
+      }
+    }
+    out.set(f.path, lits);
+  }
+  return out;
+}
+
+/** What `test-names` needs of one changed file: the identifiers and string literals on its changed lines. */
+export interface ChangedNames {
+  identifiers: Set<string>;
+  literals: Set<string>;
+}
+
+/**
+ * For each changed test, the changed sources it shares names with (see TEST_MAX_FILE_SHARE), most names first (ties
+ * by path), each with those names (identifiers, then literals quoted, each sorted). A name counts for a pair only when
+ * exactly those two changed files name it on their changed lines; one pass over a name → files index, so a wide
+ * change costs its names, not tests × sources × files.
+ */
+export function testNameCandidates(tests: readonly string[], sources: ReadonlySet<string>, names: ReadonlyMap<string, ChangedNames>, frequency: IdentifierFrequency): Map<string, Array<{ source: string; names: string[] }>> {
+  const limit = TEST_MAX_FILE_SHARE * frequency.files;
+  const rare = (n: string) => {
+    const c = frequency.counts.get(n);
+    return !!c && c <= limit;
+  };
+  const index = (pick: (x: ChangedNames) => Set<string>, keep: (n: string) => boolean) => {
+    const filesOf = new Map<string, string[]>();
+    for (const [p, x] of names) for (const n of pick(x)) if (keep(n)) filesOf.set(n, [...(filesOf.get(n) ?? []).slice(0, 2), p]);
+    return filesOf;
+  };
+  const ids = index((x) => x.identifiers, rare);
+  const lits = index((x) => x.literals, () => true);
+  const testSet = new Set(tests);
+  const shared = new Map<string, Map<string, { ids: string[]; lits: string[] }>>();
+  const add = (filesOf: Map<string, string[]>, kind: 'ids' | 'lits') => {
+    for (const [n, ps] of filesOf) {
+      if (ps.length !== 2) continue;
+      for (const [t, s] of [[ps[0], ps[1]], [ps[1], ps[0]]]) {
+        if (!testSet.has(t) || !sources.has(s)) continue;
+        const bySource = shared.get(t) ?? new Map<string, { ids: string[]; lits: string[] }>();
+        const entry = bySource.get(s) ?? { ids: [], lits: [] };
+        entry[kind].push(n);
+        bySource.set(s, entry);
+        shared.set(t, bySource);
+      }
+    }
+  };
+  add(ids, 'ids');
+  add(lits, 'lits');
+  const out = new Map<string, Array<{ source: string; names: string[] }>>();
+  for (const [t, bySource] of shared) {
+    const list = [...bySource].map(([source, e]) => ({ source, names: [...e.ids.sort(), ...e.lits.sort().map((l) => `'${l}'`)] }));
+    out.set(t, list.sort((a, b) => b.names.length - a.names.length || a.source.localeCompare(b.source)));
+  }
+  return out;
+}
+
+/**
+ * The source one test joins: the first candidate (testNameCandidates) when it has TEST_MIN_SHARED names and no
+ * candidate of another cohort (`cohortOf`) has as many.
+ */
+export function testNamesSubject(candidates: ReadonlyArray<{ source: string; names: string[] }> | undefined, cohortOf: (p: string) => string): { source: string; names: string[] } | undefined {
+  const [best, ...rest] = candidates ?? [];
+  if (!best || best.names.length < TEST_MIN_SHARED) return undefined;
+  if (rest.some((c) => c.names.length === best.names.length && cohortOf(c.source) !== cohortOf(best.source))) return undefined;
+  return best;
+}

@@ -9,7 +9,7 @@ import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
 import { EditSides, editKeysOf } from '../codegraph/similar-edits';
-import { changedIdentifiersOf, identifierFrequency } from '../codegraph/shared-identifiers';
+import { changedIdentifiersOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
@@ -25,10 +25,10 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records. The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-12+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-14+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -234,10 +234,11 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const goneCandidates = mirrorCandidates(gone.map((f) => f.path));
     if (goneCandidates.length) mirrors.push(...(await detectMirrors(goneCandidates, defsOf(baseIndex), read(baseSha))));
   }
-  const shared = signals.includes('shared-identifiers') && headIndex && !noIndexReason;
+  const shared = (signals.includes('shared-identifiers') || signals.includes('test-names')) && headIndex && !noIndexReason;
   const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
+  const changedLiterals = shared && signals.includes('test-names') ? changedLiteralsOf(patch, new Set(codeFiles)) : undefined;
   const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, identifierFrequency: frequency, mirrors });
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, changedLiterals, identifierFrequency: frequency, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

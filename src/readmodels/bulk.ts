@@ -60,6 +60,8 @@ export interface BulkDialect {
   insert(table: string, cols: string[], key: string[], select: string, keep: 'last' | 'first' | 'unique'): string;
   /** A temporary table of this transaction (emptied), and the statements writing `rows` into it. */
   temp(name: string, cols: Record<string, 'int' | 'text'>, key: string[], rows: unknown[][]): BulkStatement[];
+  /** A temporary table (emptied) filled by `select` (its columns in `cols` order); its parameters follow. */
+  tempAs(name: string, cols: Record<string, 'int' | 'text'>, key: string[], select: BulkStatement): BulkStatement[];
 }
 
 /** What a model with a set-based rebuild provides: a fresh one per build (it may keep state across chunks). */
@@ -73,8 +75,18 @@ export interface BulkBuilder {
   sqlTypes: readonly string[];
   /** Tables only the statements write: `apply`'s writes to them are dropped, and `apply` must not read them. */
   sqlTables: readonly string[];
-  /** The statements of the chunk (from, to], run after the JS events' writes in the same transaction. */
-  statements(d: BulkDialect, from: number, to: number, js: readonly RecordedEvent[]): BulkStatement[];
+  /**
+   * The statements of the chunk (from, to]. `prepare` computes the chunk's rows into temporary tables
+   * (reading the log and the rows stored so far, writing nothing of the slot: on SQLite it runs before the
+   * write transaction, so the models' builds compute side by side on their own connections); `apply`
+   * copies them into the slot's tables, after the JS events' writes, in the checkpoint's transaction.
+   */
+  statements(d: BulkDialect, from: number, to: number, js: readonly RecordedEvent[]): BulkStatements;
+}
+
+export interface BulkStatements {
+  prepare: BulkStatement[];
+  apply: BulkStatement[];
 }
 
 const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
@@ -132,6 +144,9 @@ export function sqliteDialect(workspaceId: string, table: (name: string) => stri
       for (const r of rows) out.push({ sql: insert, params: r });
       return out;
     },
+    tempAs(name, cols, key, select) {
+      return [...this.temp(name, cols, key, []), { sql: `INSERT INTO temp.${name} (${Object.keys(cols).join(', ')}) ${select.sql}`, params: select.params }];
+    },
   };
 }
 
@@ -142,8 +157,9 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
     kind: 'postgres',
     workspaceId,
     t: table,
+    // OFFSET 0: not inlined, so each row's data and metadata are parsed once (inlined, every `e.d` parsed again).
     src: (types, from, to) => ({
-      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m, rtrim(stream_id, '0123456789') AS s2 FROM ${schema}.events WHERE workspace_id = ? AND global_position > ? AND global_position <= ? AND type IN (${typeList(types)}))`,
+      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m, rtrim(stream_id, '0123456789') AS s2 FROM ${schema}.events WHERE workspace_id = ? AND global_position > ? AND global_position <= ? AND type IN (${typeList(types)}) OFFSET 0)`,
       params: [workspaceId, from, to],
     }),
     log: { sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m FROM ${schema}.events WHERE workspace_id = ?)`, params: [workspaceId] },
@@ -175,6 +191,9 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
           params: names.map((_, i) => rows.map((r) => r[i])),
         },
       ];
+    },
+    tempAs(name, cols, key, select) {
+      return [this.temp(name, cols, key, [])[0], { sql: `INSERT INTO ${name} (${Object.keys(cols).join(', ')}) ${select.sql}`, params: select.params }];
     },
   };
 }

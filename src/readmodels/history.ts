@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../events/envelope';
 import { catalogued } from '../events/catalogue/event-types';
 import { HISTORY_EVENT_TYPES, type HistoryEntry } from '../context/history';
 import type { ApplyTx, ReadModel, Row } from './model';
-import type { BulkBuilder, BulkDialect, BulkStatement } from './bulk';
+import type { BulkBuilder, BulkDialect, BulkStatements } from './bulk';
 import type { ReadModelStorage, Slot } from './storage';
 import { tableName } from './storage';
 
@@ -190,7 +190,7 @@ const historyBulk: BulkBuilder = {
   js: { types: ['ReviewComputed', 'ReviewNodeFiled'], where: (d) => `type <> 'ReviewNodeFiled' OR (${d.rawPresent(['node', 'anchor'])} AND coalesce(${d.rawStr(['node', 'anchor', 'symbolId'])}, '') = '')` },
   sqlTypes: ['ReviewNodeFiled', 'ReviewRoundStarted', 'ReviewNodeDismissed', 'ReviewNodeResolved', 'ReviewNodeConfirmed'],
   sqlTables: ['entries', 'rounds', 'closures', 'confirms'],
-  statements(d: BulkDialect, from: number, to: number): BulkStatement[] {
+  statements(d: BulkDialect, from: number, to: number): BulkStatements {
     const ws = d.workspaceId;
     const s = (p: string[], a = 'e'): string => d.str(a, p);
     const filed = d.src(['ReviewNodeFiled'], from, to);
@@ -214,13 +214,17 @@ const historyBulk: BulkBuilder = {
       `WHERE EXISTS (SELECT 1 FROM ${d.t('entries')} en WHERE en.workspace_id = ? AND en.stream_id = c.stream_id AND en.node_id = c.node_id ` +
       `AND CASE WHEN en.position < c.position THEN ${d.distinct('c.by', 'en.author')} ELSE EXISTS (SELECT 1 FROM (${filedBefore(`${s(['node', 'reviewer', 'principal'], 'f')} AS author`)}) a WHERE ${d.distinct('c.by', 'a.author')}) END)`;
     const cols = (t: string): string[] => Object.keys(historyReadModel.tables.find((x) => x.name === t)!.columns);
-    return [
-      { sql: d.insert('entries', cols('entries'), ['stream_id', 'node_id'], entries, 'last'), params: [ws, ...filed.params] },
-      { sql: d.insert('symbols', cols('symbols'), ['position', 'seq'], symbols, 'unique'), params: [ws, ...filed.params] },
-      { sql: d.insert('rounds', cols('rounds'), ['stream_id', 'position'], `SELECT e.stream_id, e.position, ${d.int('e', ['round'])} AS round FROM ${rounds.sql} e WHERE ${d.isReview('e')}`, 'unique'), params: [ws, ...rounds.params] },
-      { sql: d.insert('closures', cols('closures'), ['stream_id', 'node_id', 'position'], closures, 'unique'), params: [ws, ...closes.params, ws, ...d.log.params] },
-      { sql: d.insert('confirms', cols('confirms'), ['stream_id', 'node_id'], confirmed, 'first'), params: [ws, ...confirms.params, ws, ...d.log.params] },
-    ];
+    // In the checkpoint's transaction (closures and confirmations read the entries written first).
+    return {
+      prepare: [],
+      apply: [
+        { sql: d.insert('entries', cols('entries'), ['stream_id', 'node_id'], entries, 'last'), params: [ws, ...filed.params] },
+        { sql: d.insert('symbols', cols('symbols'), ['position', 'seq'], symbols, 'unique'), params: [ws, ...filed.params] },
+        { sql: d.insert('rounds', cols('rounds'), ['stream_id', 'position'], `SELECT e.stream_id, e.position, ${d.int('e', ['round'])} AS round FROM ${rounds.sql} e WHERE ${d.isReview('e')}`, 'unique'), params: [ws, ...rounds.params] },
+        { sql: d.insert('closures', cols('closures'), ['stream_id', 'node_id', 'position'], closures, 'unique'), params: [ws, ...closes.params, ws, ...d.log.params] },
+        { sql: d.insert('confirms', cols('confirms'), ['stream_id', 'node_id'], confirmed, 'first'), params: [ws, ...confirms.params, ws, ...d.log.params] },
+      ],
+    };
   },
 };
 

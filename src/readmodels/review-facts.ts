@@ -28,7 +28,7 @@ export const reviewFactsReadModel: ReadModel = {
     else if (ev.type === 'SuppressionFactRecorded') tx.put('suppressions', { fingerprint: ev.data.fingerprint, position: e.globalPosition, event });
   },
   // Its rows are the events themselves (JSON.stringify): a build reads and folds only those two types.
-  bulk: () => ({ js: { types: ['SuppressionFactRecorded', 'RulesVersionActivated'] }, sqlTypes: [], sqlTables: [], statements: () => [] }),
+  bulk: () => ({ js: { types: ['SuppressionFactRecorded', 'RulesVersionActivated'] }, sqlTypes: [], sqlTables: [], statements: () => ({ prepare: [], apply: [] }) }),
 };
 
 /** Fingerprints looked up per statement (well under SQLite's and PostgreSQL's parameter limits). */

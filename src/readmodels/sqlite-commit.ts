@@ -26,7 +26,12 @@ export interface CommitJob {
   from: number;
   to: number;
   ready: boolean;
-  /** A set-based build's statements (src/readmodels/bulk.ts), run after the writes, before the checkpoint moves. */
+  /**
+   * A set-based build's statements (src/readmodels/bulk.ts): `prepare` before the transaction (temporary
+   * tables only: no write lock held while they compute), `statements` after the writes, before the
+   * checkpoint moves.
+   */
+  prepare?: Array<{ sql: string; params: unknown[] }>;
   statements?: Array<{ sql: string; params: unknown[] }>;
 }
 
@@ -52,6 +57,7 @@ export class SqliteCommitter {
   }
 
   commit(job: CommitJob): boolean {
+    for (const st of job.prepare ?? []) this.stmt(st.sql).run(st.params);
     return this.db
       .transaction(() => {
         const stored = this.stmt(`SELECT position FROM ${CHECKPOINTS} WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`)

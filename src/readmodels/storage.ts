@@ -4,7 +4,7 @@ import { touchPrivate } from '../events/store/private-files';
 import type { ColumnType, Row, TableSpec } from './model';
 import { CHECKPOINTS, configureReadModelDb, SqliteCommitter, type CommitJob, type FlatTableWrites } from './sqlite-commit';
 import { SqliteWriter } from './sqlite-writer';
-import { postgresDialect, sqliteDialect, type BulkDialect, type BulkStatement } from './bulk';
+import { postgresDialect, sqliteDialect, type BulkDialect, type BulkStatements } from './bulk';
 
 /** One table set of one model version: `rm_<name>_v<version>_g<generation>_<table>`. */
 export interface Slot {
@@ -47,7 +47,7 @@ export interface ReadModelStorage {
    * (SQLite commits it on a writer thread, so the fold and the inserts use both cores; it must not read
    * the slot's rows back before this resolves). The writes are copied before this returns.
    */
-  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean, statements?: BulkStatement[]): Promise<boolean>;
+  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean, statements?: BulkStatements): Promise<boolean>;
   /** The SQL of a set-based build of `slot` (src/readmodels/bulk.ts); null when the log is not in reach of this storage's statements. */
   bulkDialect(slot: Slot): BulkDialect | null;
   /** Marks `winner` ready and drops `losers` in one transaction (blue/green flip). */
@@ -117,8 +117,8 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   private readonly tables = new Map<string, TableStatements>();
   private readonly committer: SqliteCommitter;
   private readonly file: string;
-  /** A build's batches are committed here (opened on the first one, closed when a slot is promoted). */
-  private writer: SqliteWriter | null = null;
+  /** A build's batches are committed here, a thread per model (opened on its first batch, closed when its slot is promoted). */
+  private readonly writers = new Map<string, SqliteWriter>();
 
   /** `logFile`: the workspace log, attached for set-based builds (none: every build folds in JS). */
   constructor(readonly workspaceId: string, dir: string, private readonly logFile?: string) {
@@ -212,11 +212,14 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     return this.logFile ? sqliteDialect(this.workspaceId, (t) => tableName(slot, t)) : null;
   }
 
-  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind = false, statements?: BulkStatement[]): Promise<boolean> {
-    const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready, statements };
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind = false, statements?: BulkStatements): Promise<boolean> {
+    const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready, prepare: statements?.prepare, statements: statements?.apply };
     if (behind && this.file !== ':memory:') {
-      this.writer ??= new SqliteWriter(this.file, this.logFile);
-      if (this.writer.usable) return this.writer.commit(job);
+      // A thread per model: set-based builds compute their chunks side by side (each holds the write
+      // lock only to copy its rows in), and a model's jobs stay in order on its own connection.
+      let writer = this.writers.get(slot.name);
+      if (!writer) this.writers.set(slot.name, (writer = new SqliteWriter(this.file, this.logFile)));
+      if (writer.usable) return writer.commit(job);
     }
     return this.committer.commit(job);
   }
@@ -231,10 +234,9 @@ export class SqliteReadModelStorage implements ReadModelStorage {
       })
       .immediate();
     // A build is over: its writer thread (and that connection's page cache) is not kept for a
-    // workspace that may build nothing again; the next build starts another. Jobs posted by models
-    // still building finish first; their next batches go to the new thread.
-    const w = this.writer;
-    this.writer = null;
+    // workspace that may build nothing again; the next build starts another (jobs posted finish first).
+    const w = this.writers.get(winner.name);
+    this.writers.delete(winner.name);
     await w?.close();
   }
 
@@ -243,7 +245,8 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   }
 
   async close(): Promise<void> {
-    await this.writer?.close();
+    for (const w of this.writers.values()) await w.close();
+    this.writers.clear();
     if (this.db.open) this.db.close();
   }
 }
@@ -356,7 +359,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
     return this.logInSchema ? postgresDialect(this.workspaceId, this.s, (t) => this.t(slot, t)) : null;
   }
 
-  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, _behind = false, statements: BulkStatement[] = []): Promise<boolean> {
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, _behind = false, statements?: BulkStatements): Promise<boolean> {
     return this.tx(async (q) => {
       // Derived rows, like SQLite's synchronous=NORMAL above: the commit does not wait for its WAL
       // flush (SET LOCAL, folded into the checkpoint read to save a round trip). A crash may lose the
@@ -388,7 +391,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
           );
         }
       }
-      for (const st of statements) await q(numbered(st.sql), st.params);
+      for (const st of [...(statements?.prepare ?? []), ...(statements?.apply ?? [])]) await q(numbered(st.sql), st.params);
       await q(`UPDATE ${this.s}.${CHECKPOINTS} SET position = $1, ready = greatest(ready, $2) WHERE workspace_id = $3 AND name = $4 AND version = $5 AND generation = $6`, [to, ready ? 1 : 0, this.workspaceId, slot.name, slot.version, slot.generation]);
       return true;
     });

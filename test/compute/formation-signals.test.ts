@@ -3,7 +3,7 @@ import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { subjectOf } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
-import { changedIdentifiersOf, identifierCacheHits, identifierFrequency } from '../../src/codegraph/shared-identifiers';
+import { changedIdentifiersOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -183,7 +183,8 @@ describe('formation signals', () => {
     const r = await compute(f, base, head);
     expect(groups(r)).toEqual(['src/body.ts,test/upload.test.ts', 'src/log.ts']);
     expect(cohortOf(r, 'src/body.ts').groupingReason).toBe('rare identifiers both change: body.ts and upload.test.ts both change lines naming `boundaryOf`, `chunkHeader`, `knownLength`');
-    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'shared-identifiers')))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+    // A test and a source: `test-names` would join this pair too (three names, none elsewhere), so both are off here.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'shared-identifiers' && x !== 'test-names')))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
 
     // Only two shared names; or a third changed file naming one of them; or names every file uses: apart.
     f.write('src/body.ts', "import { knownLength, boundaryOf } from './form';\n\nexport function size(x: number): number {\n  return knownLength(x) + boundaryOf(x);\n}\n");
@@ -225,6 +226,68 @@ describe('formation signals', () => {
     await identifierFrequency([{ blob }], read('a'), '/data/workspaces/tenant-a');
     expect(reads).toHaveLength(2);
     expect(identifierCacheHits()).toBe(hits0 + 1);
+  });
+
+  it('test-names: a feature-named test that reaches the code only through the entry point joins the changed source whose changed lines name its rare names and string literals; two of them join nothing', async () => {
+    const f = fixture();
+    // 24 other indexed files name `options`, `response` and `timeout`: never rare. 15 % of 30 files is 4.5, so a name in two or three files is rare.
+    for (let i = 0; i < 24; i++) f.write(`src/misc/m${i}.ts`, `export function m${i}(options: number, response: number, timeout: number): number {\n  return options + response + timeout + ${i};\n}\n`);
+    const core = (body: string) => `export class Request {\n  private onResponse(response: { timings: { phases: { dns: number }; lookup?: number; socket: number } }): void {\n${body}  }\n}\n`;
+    f.write('src/core.ts', core('    void response;\n'));
+    f.write('src/retry.ts', 'export function retryDelay(attempt: number): number {\n  return attempt * 100;\n}\n');
+    f.write('src/index.ts', "import { Request } from './core';\n\nexport default function got(url: string): Request {\n  void url;\n  return new Request();\n}\n");
+    const test = (body: string) => `import got from '../src/index';\n\ntest('basic', () => {\n  got('/');\n});\n${body}`;
+    f.write('test/timings.ts', test(''));
+    f.write('test/timeout.ts', test(''));
+    const base = f.commit('base');
+    const fix = "    const { timings } = response;\n    if (timings.lookup === undefined) throw new Error('No DNS lookup for IP addresses');\n    timings.phases.dns = timings.socket - timings.lookup;\n";
+    f.write('src/core.ts', core(fix));
+    f.write('src/retry.ts', 'export function retryDelay(attempt: number): number {\n  return attempt * 200;\n}\n');
+    f.write('test/timings.ts', test("\ntest('dns phase of an IP address', async () => {\n  const { timings } = await got('http://127.0.0.1/');\n  expect(timings.lookup).toBeUndefined();\n  expect(() => got('')).toThrow('No DNS lookup for IP addresses');\n});\n"));
+    f.write('test/timeout.ts', test("\ntest('slow server', async () => {\n  const startedAt = Date.now();\n  got('/slow');\n  expect(Date.now() - startedAt).toBeLessThan(500);\n});\n"));
+    const head = f.commit('fix the DNS phase with its regression test, and a timeout test');
+    expect(DEFAULT_SIGNALS).toContain('test-names');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/core.ts,test/timings.ts', 'src/retry.ts', 'test/timeout.ts']);
+    expect(cohortOf(r, 'test/timings.ts').groupingReason).toBe("a test and the source it names: timings.ts and core.ts both change lines naming `lookup`, `timings`, `'No DNS lookup for IP addresses'`");
+    // Off, nothing else joins them: the test names only `got`, which is unchanged; the names are too common for shared-identifiers.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'test-names')))).toEqual(['src/core.ts', 'src/retry.ts', 'test/timeout.ts', 'test/timings.ts']);
+
+    // Without the message only two names are shared: apart.
+    f.write('test/timings.ts', test("\ntest('dns phase of an IP address', async () => {\n  const { timings } = await got('http://127.0.0.1/');\n  expect(timings.lookup).toBeUndefined();\n});\n"));
+    const two = f.commit('the message assertion dropped');
+    expect(groups(await compute(f, base, two))).toEqual(['src/core.ts', 'src/retry.ts', 'test/timeout.ts', 'test/timings.ts']);
+  });
+
+  it('test-names reads whole one-line string literals of eight characters or more from changed lines, not from comments, templates with substitutions or escapes', () => {
+    const patch = ['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1,2 +1,4 @@', "-throw new Error('No URL protocol specified');", "+// 'a commented message'", '+const h = "content-encoding" + `${a} b c d e f g` + \'short\';', "+log('it\\'s escaped here');", ''].join('\n');
+    expect([...(changedLiteralsOf(patch, new Set(['x.ts'])).get('x.ts') ?? [])].sort()).toEqual(['No URL protocol specified', 'content-encoding']);
+  });
+
+  it('test-names pairs from one name → files index: a name of exactly a test and a source counts, a third file\'s use removes it; 2,000 tests beside 2,000 sources pair one to one', () => {
+    const names = new Map<string, { identifiers: Set<string>; literals: Set<string> }>();
+    const counts = new Map<string, number>();
+    const N = 2000;
+    for (let i = 0; i < N; i++) {
+      const own = [`alpha${i}`, `beta${i}`, `gamma${i}`];
+      names.set(`test/t${i}.ts`, { identifiers: new Set([...own, 'shared']), literals: new Set([`message number ${i}`]) });
+      names.set(`src/s${i}.ts`, { identifiers: new Set([...own, 'shared']), literals: new Set(i === 0 ? [] : [`message number ${i}`]) });
+      for (const n of own) counts.set(n, 2);
+    }
+    counts.set('shared', 2 * N);
+    names.set('src/other.ts', { identifiers: new Set(['gamma1']), literals: new Set() });
+    const tests = [...names.keys()].filter((p) => p.startsWith('test/'));
+    const sources = new Set([...names.keys()].filter((p) => p.startsWith('src/')));
+    const c = testNameCandidates(tests, sources, names, { counts, files: 2 * N + 1 });
+    expect(c.size).toBe(N);
+    expect(c.get('test/t0.ts')).toEqual([{ source: 'src/s0.ts', names: ['alpha0', 'beta0', 'gamma0'] }]);
+    expect(c.get('test/t1.ts')).toEqual([{ source: 'src/s1.ts', names: ['alpha1', 'beta1', "'message number 1'"] }]);
+    expect(testNamesSubject(c.get('test/t7.ts'), (p) => p)?.source).toBe('src/s7.ts');
+    // Two sources of different cohorts with as many names: nothing; of one cohort: the first.
+    const tie = [{ source: 'src/a.ts', names: ['x', 'y', 'z'] }, { source: 'src/b.ts', names: ['u', 'v', 'w'] }];
+    expect(testNamesSubject(tie, (p) => p)).toBeUndefined();
+    expect(testNamesSubject(tie, () => 'one')?.source).toBe('src/a.ts');
+    expect(testNamesSubject([{ source: 'src/a.ts', names: ['x', 'y'] }], (p) => p)).toBeUndefined();
   });
 
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {

@@ -121,7 +121,7 @@ async function compare(ws: Handle): Promise<void> {
     await host.settle();
     const commit = jest.spyOn(host.storage, 'commit');
     await host.rebuildAll(host.names);
-    const statements = commit.mock.calls.filter((c) => (c[7]?.length ?? 0) > 0).length;
+    const statements = commit.mock.calls.filter((c) => (c[7]?.apply.length ?? 0) > 0).length;
     if ('bulk' in options) expect(statements).toBe(0);
     else expect(statements).toBeGreaterThan(chunk ? 20 : 1);
     const rebuilt = await dumpAll(host);

@@ -227,7 +227,7 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         // Set-based (src/readmodels/bulk.ts) where the storage reaches the log: statements in the commits.
         const commit = jest.spyOn(host.storage, 'commit');
         await rebuildAll(host);
-        const setBased = commit.mock.calls.filter((c) => (c[7]?.length ?? 0) > 0).length;
+        const setBased = commit.mock.calls.filter((c) => (c[7]?.apply.length ?? 0) > 0).length;
         commit.mockRestore();
         if (backend.setBased !== false) expect(setBased).toBeGreaterThan(0);
         expect(host.slot('audit')!.generation).toBe(before.generation + 1);
