@@ -112,6 +112,8 @@ export const MAX_NAMES_IN_WHY = 8;
  * reference to it on an UNCHANGED line says nothing about which change the test belongs to.
  */
 export const TEST_HUB_SHARE = 0.05;
+/** …and from at least this many test files: in a repository of a few dozen files 5 % is one or two tests, no hub. */
+export const TEST_HUB_MIN_TESTS = 3;
 const hubCounts = new WeakMap<CodeGraph, Map<string, number>>();
 /** In how many distinct test files of the graph each definition is referenced (resolved edges). */
 function testReferenceCounts(graph: CodeGraph): Map<string, number> {
@@ -214,7 +216,7 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   const hubGraph = input.head ?? input.base;
   const hubCount = hubGraph && testHub ? testReferenceCounts(hubGraph) : undefined;
   const hubBound = hubGraph ? TEST_HUB_SHARE * hubGraph.index.files.size : Infinity;
-  const isHub = (to: string) => (hubCount?.get(to) ?? 0) > hubBound;
+  const isHub = (to: string) => { const n = hubCount?.get(to) ?? 0; return n > hubBound && n >= TEST_HUB_MIN_TESTS; };
   const links: Link[] = [];
   const seen = new Set<string>();
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
