@@ -40,8 +40,8 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'shared-identifiers' | 'test-names' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'shared-identifiers', 'test-names', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'shared-identifiers' | 'test-names' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'shared-identifiers', 'test-names', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -49,8 +49,8 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'ne
 // cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
-// (19 cases up, none down; docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names'];
+// (19 cases up, none down), `test-hub` on thirteen (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -105,6 +105,31 @@ export const DEFAULT_BLAST_DEPTH = 3;
 export const MAX_LISTED_DEPENDENTS = 200;
 /** Symbols named in one reading-order step's explanation; the rest are counted. */
 export const MAX_NAMES_IN_WHY = 8;
+
+/**
+ * `test-hub`: a definition referenced from more than this share of the head commit's indexed files' test
+ * files is a hub (the entry point every test calls: `execa()`, `new Elysia()`, kong's `New`). A changed test's
+ * reference to it on an UNCHANGED line says nothing about which change the test belongs to.
+ */
+export const TEST_HUB_SHARE = 0.05;
+/** …and from at least this many test files: in a repository of a few dozen files 5 % is one or two tests, no hub. */
+export const TEST_HUB_MIN_TESTS = 3;
+const hubCounts = new WeakMap<CodeGraph, Map<string, number>>();
+/** In how many distinct test files of the graph each definition is referenced (resolved edges). */
+function testReferenceCounts(graph: CodeGraph): Map<string, number> {
+  const cached = hubCounts.get(graph);
+  if (cached) return cached;
+  const files = new Map<string, Set<string>>();
+  for (const e of graph.edges) {
+    if (!isTestPath(e.fromFile) || e.fromFile === e.toFile) continue;
+    const set = files.get(e.to) ?? new Set<string>();
+    set.add(e.fromFile);
+    files.set(e.to, set);
+  }
+  const counts = new Map([...files].map(([k, v]) => [k, v.size]));
+  hubCounts.set(graph, counts);
+  return counts;
+}
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 
@@ -187,6 +212,11 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   const byLine = signals.has('changed-reference');
   const typeEdges = signals.has('type-edges');
   const typeBindings = signals.has('type-bindings');
+  const testHub = byLine && signals.has('test-hub');
+  const hubGraph = input.head ?? input.base;
+  const hubCount = hubGraph && testHub ? testReferenceCounts(hubGraph) : undefined;
+  const hubBound = hubGraph ? TEST_HUB_SHARE * hubGraph.index.files.size : Infinity;
+  const isHub = (to: string) => { const n = hubCount?.get(to) ?? 0; return n > hubBound && n >= TEST_HUB_MIN_TESTS; };
   const links: Link[] = [];
   const seen = new Set<string>();
   const visit = (graph: CodeGraph | undefined, side: 'head' | 'base') => {
@@ -219,6 +249,9 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
       if (!fromFile || (side === 'head' && !liveHeadFiles.has(fromFile))) continue;
       // A changed test exercises whatever it references: the line rule is for source files.
       if (byLine && !testFiles.has(fromFile) && !input.changedLines?.get(fromFile)?.[side].has(e.line)) continue;
+      // `test-hub`: a test's unchanged line naming a hub (referenced from > 5 % of the head's files' worth of
+      // test files) is how every test starts, not what this one is about.
+      if (testHub && testFiles.has(fromFile) && !input.changedLines?.get(fromFile)?.[side].has(e.line) && isHub(e.to)) continue;
       let fromSymbol: string | undefined;
       if (testFiles.has(fromFile)) fromSymbol = e.from; // a changed test exercises whatever it references
       else if (e.from === e.fromFile) fromSymbol = residualFiles.has(fromFile) || byLine ? e.from : undefined;

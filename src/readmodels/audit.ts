@@ -162,20 +162,14 @@ class AuditBulk implements BulkBuilder {
     const select =
       `SELECT x.position, x.time, x.action, x.actor, coalesce(x.drole, CASE WHEN x.actor = x.principal THEN x.mrole END, (SELECT r.role FROM bulk_roles r WHERE r.principal = x.actor AND r.from_pos < x.position ORDER BY r.from_pos DESC LIMIT 1), 'unknown') AS role, ` +
       `x.target, x.repo_id, x.pr_number, x.detail, x.event_id, x.via, x.token_id, coalesce((SELECT c.chain FROM bulk_chains c WHERE c.token_id = x.token_id AND c.from_pos < x.position ORDER BY c.from_pos DESC LIMIT 1), '[]') AS issuer_chain FROM (${inner}) x`;
-    const spec = auditReadModel.tables[0];
-    const cols = Object.keys(spec.columns);
-    const lookups = [
-      ...d.temp('bulk_roles', { principal: 'text', from_pos: 'int', role: 'text' }, ['principal', 'from_pos'], roles),
-      ...d.temp('bulk_chains', { token_id: 'text', from_pos: 'int', chain: 'text' }, ['token_id', 'from_pos'], chains),
-    ];
-    // PostgreSQL runs both phases in one transaction anyway: the rows go straight in.
-    if (d.kind === 'postgres') return { prepare: [], apply: [...lookups, { sql: d.insert('rows', cols, ['position'], select, 'unique'), params: [d.workspaceId, ...src.params] }] };
+    const cols = Object.keys(auditReadModel.tables[0].columns);
     return {
-      prepare: [
-        ...lookups,
-        ...d.tempAs('bulk_rows', spec.columns as Record<string, 'int' | 'text'>, ['position'], { sql: select, params: src.params }),
+      prepare: [],
+      apply: [
+        ...d.temp('bulk_roles', { principal: 'text', from_pos: 'int', role: 'text' }, ['principal', 'from_pos'], roles),
+        ...d.temp('bulk_chains', { token_id: 'text', from_pos: 'int', chain: 'text' }, ['token_id', 'from_pos'], chains),
+        { sql: d.insert('rows', cols, ['position'], select, 'unique'), params: [d.workspaceId, ...src.params] },
       ],
-      apply: [{ sql: d.insert('rows', cols, ['position'], 'SELECT * FROM bulk_rows', 'unique'), params: [d.workspaceId] }],
     };
   }
 }

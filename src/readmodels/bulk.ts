@@ -60,8 +60,6 @@ export interface BulkDialect {
   insert(table: string, cols: string[], key: string[], select: string, keep: 'last' | 'first' | 'unique'): string;
   /** A temporary table of this transaction (emptied), and the statements writing `rows` into it. */
   temp(name: string, cols: Record<string, 'int' | 'text'>, key: string[], rows: unknown[][]): BulkStatement[];
-  /** A temporary table (emptied) filled by `select` (its columns in `cols` order); its parameters follow. */
-  tempAs(name: string, cols: Record<string, 'int' | 'text'>, key: string[], select: BulkStatement): BulkStatement[];
 }
 
 /** What a model with a set-based rebuild provides: a fresh one per build (it may keep state across chunks). */
@@ -76,10 +74,9 @@ export interface BulkBuilder {
   /** Tables only the statements write: `apply`'s writes to them are dropped, and `apply` must not read them. */
   sqlTables: readonly string[];
   /**
-   * The statements of the chunk (from, to]. `prepare` computes the chunk's rows into temporary tables
-   * (reading the log and the rows stored so far, writing nothing of the slot: on SQLite it runs before the
-   * write transaction, so the models' builds compute side by side on their own connections); `apply`
-   * copies them into the slot's tables, after the JS events' writes, in the checkpoint's transaction.
+   * The statements of the chunk (from, to]: `apply` runs after the JS events' writes in the checkpoint's
+   * transaction; `prepare` (temporary tables only, writing nothing of the slot) runs before it — on
+   * SQLite outside the transaction, so it holds no write lock while it computes.
    */
   statements(d: BulkDialect, from: number, to: number, js: readonly RecordedEvent[]): BulkStatements;
 }
@@ -144,9 +141,6 @@ export function sqliteDialect(workspaceId: string, table: (name: string) => stri
       for (const r of rows) out.push({ sql: insert, params: r });
       return out;
     },
-    tempAs(name, cols, key, select) {
-      return [...this.temp(name, cols, key, []), { sql: `INSERT INTO temp.${name} (${Object.keys(cols).join(', ')}) ${select.sql}`, params: select.params }];
-    },
   };
 }
 
@@ -191,9 +185,6 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
           params: names.map((_, i) => rows.map((r) => r[i])),
         },
       ];
-    },
-    tempAs(name, cols, key, select) {
-      return [this.temp(name, cols, key, [])[0], { sql: `INSERT INTO ${name} (${Object.keys(cols).join(', ')}) ${select.sql}`, params: select.params }];
     },
   };
 }

@@ -117,8 +117,8 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   private readonly tables = new Map<string, TableStatements>();
   private readonly committer: SqliteCommitter;
   private readonly file: string;
-  /** A build's batches are committed here, a thread per model (opened on its first batch, closed when its slot is promoted). */
-  private readonly writers = new Map<string, SqliteWriter>();
+  /** A build's batches are committed here (opened on the first one, closed when a slot is promoted). */
+  private writer: SqliteWriter | null = null;
 
   /** `logFile`: the workspace log, attached for set-based builds (none: every build folds in JS). */
   constructor(readonly workspaceId: string, dir: string, private readonly logFile?: string) {
@@ -215,11 +215,10 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind = false, statements?: BulkStatements): Promise<boolean> {
     const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready, prepare: statements?.prepare, statements: statements?.apply };
     if (behind && this.file !== ':memory:') {
-      // A thread per model: set-based builds compute their chunks side by side (each holds the write
-      // lock only to copy its rows in), and a model's jobs stay in order on its own connection.
-      let writer = this.writers.get(slot.name);
-      if (!writer) this.writers.set(slot.name, (writer = new SqliteWriter(this.file, this.logFile)));
-      if (writer.usable) return writer.commit(job);
+      // One thread for every model: a thread per model measured no faster (their statements contend for
+      // the file's write lock) and used more CPU (audit computed into a temporary table to copy it in).
+      this.writer ??= new SqliteWriter(this.file, this.logFile);
+      if (this.writer.usable) return this.writer.commit(job);
     }
     return this.committer.commit(job);
   }
@@ -234,9 +233,10 @@ export class SqliteReadModelStorage implements ReadModelStorage {
       })
       .immediate();
     // A build is over: its writer thread (and that connection's page cache) is not kept for a
-    // workspace that may build nothing again; the next build starts another (jobs posted finish first).
-    const w = this.writers.get(winner.name);
-    this.writers.delete(winner.name);
+    // workspace that may build nothing again; the next build starts another. Jobs posted by models
+    // still building finish first; their next batches go to the new thread.
+    const w = this.writer;
+    this.writer = null;
     await w?.close();
   }
 
@@ -245,8 +245,7 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   }
 
   async close(): Promise<void> {
-    for (const w of this.writers.values()) await w.close();
-    this.writers.clear();
+    await this.writer?.close();
     if (this.db.open) this.db.close();
   }
 }

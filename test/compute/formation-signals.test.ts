@@ -376,6 +376,34 @@ describe('formation signals', () => {
     expect(mirrorSimilarity('export const b = 1;\nexport const c = 2;\n', 'export const b = 2;\nexport const d = 2;\n')).toBe(0);
   });
 
+  it('test-hub: a changed test\'s unchanged call of the entry point every test calls does not pull it to that entry point\'s change; its changed line decides, and an unchanged reference to a rarely tested definition still links', async () => {
+    const f = fixture();
+    for (let i = 0; i < 40; i++) f.write(`src/misc/m${i}.ts`, `export function m${i}(options: number): number {\n  return options + ${i};\n}\n`);
+    const core = (v: number) => `export function run(x: number): number {\n  return x * ${v};\n}\n`;
+    const extra = (v: number) => `export function helper(x: number): number {\n  return x - ${v};\n}\n`;
+    const rare = (v: number) => `export function rare(x: number): number {\n  return x + ${v};\n}\n`;
+    f.write('src/core.ts', core(2));
+    f.write('src/extra.ts', extra(1));
+    f.write('src/rare.ts', rare(1));
+    // `run` is called by four test files of 49 indexed files (> 5 %): a hub. `rare` by one.
+    for (const t of ['b', 'c', 'd']) f.write(`test/${t}.test.ts`, `import { run } from '../src/core';\n\ntest('${t}', () => {\n  expect(run(1)).toBe(2);\n});\n`);
+    const a = (n: number) => `import { run } from '../src/core';\nimport { helper } from '../src/extra';\n\ntest('a', () => {\n  expect(run(1)).toBe(2);\n  expect(helper(${n})).toBe(1);\n});\n`;
+    f.write('test/a.test.ts', a(2));
+    const e = (n: number) => `import { rare } from '../src/rare';\n\ntest('e', () => {\n  expect(rare(1)).toBe(2);\n  expect(${n}).toBe(${n});\n});\n`;
+    f.write('test/e.test.ts', e(1));
+    const base = f.commit('base');
+    f.write('src/core.ts', core(3));
+    f.write('src/extra.ts', extra(2));
+    f.write('src/rare.ts', rare(2));
+    f.write('test/a.test.ts', a(3));
+    f.write('test/e.test.ts', e(2));
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/core.ts', 'src/extra.ts,test/a.test.ts', 'src/rare.ts,test/e.test.ts']);
+    // Without the signal the unchanged `run(1)` line votes as much as the changed `helper(3)` one, and the tie goes to core.ts.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'test-hub')))).toEqual(['src/core.ts,test/a.test.ts', 'src/extra.ts', 'src/rare.ts,test/e.test.ts']);
+  });
+
   it('wrapper: a test calling the exported wrapper of a changed private helper joins it through one named hop; a changed exported helper is no hop (its users name it)', async () => {
     const lib = (v: number) => `function helper(x: number): number {\n  return x + ${v};\n}\n\nexport function api(x: number): number {\n  return helper(x) * 2;\n}\n`;
     // shared is exported: what uses it references it directly, so a reference to wrap says nothing about it.
