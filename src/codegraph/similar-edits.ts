@@ -70,3 +70,40 @@ export function editKeysOf(patch: string, sides: Map<string, EditSides>): Map<st
   }
   return out;
 }
+
+/**
+ * The `edit-idiom` modification of `similar-edit`: a shared changed line that is already established in the
+ * code the change leaves alone is an idiom being spread, not one edit. When an author migrates one file per
+ * commit (the same import, the same fixture line added to each test in turn), the files migrated earlier
+ * still hold the line unchanged at head, and the files not migrated yet still hold a line the others remove;
+ * one edit applied in several places in one commit (an API renamed at every call site) leaves few such
+ * unchanged copies. A key shared by n ≥ 2 changed files is an idiom when at least max(IDIOM_MIN_FILES, n)
+ * unchanged indexed files of the head commit contain its text.
+ */
+export const IDIOM_MIN_FILES = 2;
+/** At most this many shared keys are looked up (one `git grep` with a pattern each). */
+export const IDIOM_MAX_KEYS = 400;
+
+/** Keys shared by at least two files of `editLines`, with how many files share each. */
+export function sharedEditKeys(editLines: Map<string, Set<string>>): Map<string, number> {
+  const n = new Map<string, number>();
+  for (const keys of editLines.values()) for (const k of keys) n.set(k, (n.get(k) ?? 0) + 1);
+  return new Map([...n].filter(([, c]) => c > 1));
+}
+
+/**
+ * The shared keys that are idioms of the head commit. `grep(patterns)` returns, per pattern text found, the
+ * head paths containing it (fixed-string search, `git grep -F -o`); only `indexed` paths not in `changed` count.
+ */
+export async function idiomEditKeys(editLines: Map<string, Set<string>>, changed: Set<string>, indexed: (path: string) => boolean, grep: (patterns: string[]) => Promise<Map<string, Set<string>>>): Promise<Set<string>> {
+  const shared = [...sharedEditKeys(editLines)].sort((a, b) => a[0].localeCompare(b[0])).slice(0, IDIOM_MAX_KEYS);
+  const out = new Set<string>();
+  if (!shared.length) return out;
+  const texts = [...new Set(shared.map(([k]) => k.slice(1)))];
+  const found = await grep(texts);
+  for (const [k, n] of shared) {
+    const unchanged = [...(found.get(k.slice(1)) ?? [])].filter((p) => !changed.has(p) && indexed(p)).length;
+    if (unchanged >= Math.max(IDIOM_MIN_FILES, n)) out.add(k);
+  }
+  return out;
+}

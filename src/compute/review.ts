@@ -8,7 +8,7 @@ import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
-import { EditSides, editKeysOf } from '../codegraph/similar-edits';
+import { EditSides, editKeysOf, idiomEditKeys } from '../codegraph/similar-edits';
 import { changedIdentifiersOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
@@ -25,10 +25,10 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-14+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-15+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -219,6 +219,12 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const parseErrorFiles = new Set(files.filter((f) => f.language && (f.status === 'deleted' ? baseIndex?.files.get(f.oldPath ?? f.path) : headIndex?.files.get(f.path))?.facts.hasErrors).map((f) => f.path));
   for (const f of files) if (parseErrorFiles.has(f.path)) f.parseErrors = true;
   const editLines = signals.includes('similar-edit') ? editKeysOf(patch, editSides) : undefined;
+  // `edit-idiom`: a shared line the head commit's unchanged code already holds is an idiom being spread file by
+  // file, not one edit (`idiomEditKeys`); those keys are dropped before formation.
+  if (editLines && signals.includes('edit-idiom') && headIndex && !noIndexReason) {
+    const idioms = await idiomEditKeys(editLines, new Set(changed.flatMap((c) => [c.path, ...(c.oldPath ? [c.oldPath] : [])])), (p) => headIndex!.files.has(p), (patterns) => grepFixed(repo, headSha, patterns));
+    if (idioms.size) for (const [p, keys] of editLines) for (const k of idioms) if (keys.delete(k) && !keys.size) editLines.delete(p);
+  }
   // `mirror`: changed files of the same name under two roots whose trees are copies (same definitions in
   // the index) and whose texts are copies once module specifiers are normalized. Reads only candidates' texts.
   let mirrors: MirrorPair[] | undefined;
@@ -302,4 +308,26 @@ function typeEdgesOf(checker: Array<CheckerEdgeStats & { side: 'head' | 'base' }
   const status = sideCapped.length === asked.length ? 'skipped' : sideCapped.length || all.length ? 'partial' : 'complete';
   const reason = sideCapped.length ? clipText(sideCapped.map((c) => `${c.side}: ${c.skippedAll}`).join('; '), BOUNDS.note) : undefined;
   return { status, ...(reason ? { reason } : {}), skippedFiles: all.slice(0, BOUNDS.typeEdgeSkips), ...(all.length > BOUNDS.typeEdgeSkips ? { omittedFiles: all.length - BOUNDS.typeEdgeSkips } : {}) };
+}
+
+/** Per fixed-string pattern found, the paths of `commit` containing it (`git grep -F -o`; no match: empty). */
+async function grepFixed(repo: GitRepo, commit: string, patterns: string[]): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  let text = '';
+  try {
+    text = await repo.git(['grep', '-I', '-z', '-o', '-F', ...patterns.flatMap((p) => ['-e', p]), commit, '--']);
+  } catch {
+    return out; // exit status 1: nothing found
+  }
+  const prefix = `${commit}:`;
+  for (const line of text.split('\n')) {
+    const nul = line.indexOf('\0');
+    if (nul < 0 || !line.startsWith(prefix)) continue;
+    const path = line.slice(prefix.length, nul);
+    const match = line.slice(nul + 1);
+    const set = out.get(match) ?? new Set<string>();
+    set.add(path);
+    out.set(match, set);
+  }
+  return out;
 }

@@ -146,6 +146,33 @@ describe('formation signals', () => {
     expect(groups(await compute(g, base2, head2, DEFAULTS))).toEqual(['pkg/one.py', 'pkg/two.py', 'test/a.test.ts', 'test/b.test.ts']);
   });
 
+  it('edit-idiom: a line two changed tests add that unchanged tests already hold is an idiom being spread, not one edit; a line new to the code still joins', async () => {
+    const OFF = DEFAULT_SIGNALS.filter((x) => x !== 'edit-idiom');
+    const spec = (name: string, setup: string) => `${setup}test('${name}', () => {\n  expect(${name}Value()).toBe(1);\n});\n`;
+    const IDIOM = 'const client = makeClient({ retries: 2 });\n';
+    const f = fixture();
+    // Two tests migrated earlier hold the line unchanged; this change migrates two more (one commit each in the history it came from).
+    f.write('test/done1.test.ts', spec('doneOne', IDIOM));
+    f.write('test/done2.test.ts', spec('doneTwo', IDIOM));
+    f.write('test/next1.test.ts', spec('nextOne', ''));
+    f.write('test/next2.test.ts', spec('nextTwo', ''));
+    const base = f.commit('base');
+    f.write('test/next1.test.ts', spec('nextOne', IDIOM));
+    f.write('test/next2.test.ts', spec('nextTwo', IDIOM));
+    const head = f.commit('migrate two more tests');
+    expect(groups(await compute(f, base, head))).toEqual(['test/next1.test.ts', 'test/next2.test.ts']);
+    // Without the rule, `similar-edit` joins them on the spread line.
+    const off = await compute(f, base, head, OFF);
+    expect(groups(off)).toEqual(['test/next1.test.ts,test/next2.test.ts']);
+    expect(cohortOf(off, 'test/next1.test.ts').groupingReason).toBe('the same edit: next1.test.ts and next2.test.ts both add `const client = makeClient({ retries: 2 })`');
+
+    // A line no unchanged file holds (one edit in several places) still joins with the rule on.
+    f.write('test/next1.test.ts', spec('nextOne', IDIOM + 'const token = issueToken({ scope: "all" });\n'));
+    f.write('test/next2.test.ts', spec('nextTwo', IDIOM + 'const token = issueToken({ scope: "all" });\n'));
+    const head2 = f.commit('a new line in both');
+    expect(groups(await compute(f, head, head2))).toEqual(['test/next1.test.ts,test/next2.test.ts']);
+  });
+
   it('tooling-config: the build and test tools\' configs of one directory join each other, not a source or another directory\'s config', async () => {
     const f = fixture();
     f.write('build.config.ts', "export default { entries: ['src/index'] };\n");
