@@ -282,14 +282,16 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
       }
       frontier = next;
     }
-    // What tsc would load beside the imports: the project's ambient declaration files (script-mode
-    // `.d.ts`, or one with `declare global`), which nothing imports but which declare the globals the
-    // roots name (a runtime's `worker-configuration.d.ts`, `env.d.ts`). In the root config's
-    // `include`/`files` and not `exclude`d, in path order, within what the file cap leaves.
-    for (const p of await ambientDeclarationFiles(repo, jsFiles, configs, wanted, cap - wanted.size, cap)) {
-      wanted.add(p);
-      ambient.push(p);
-    }
+  }
+  // What tsc would load beside the roots and their imports: the project's ambient declaration files
+  // (script-mode `.d.ts`, or one with `declare global`), which nothing imports but which declare the
+  // globals the roots name (a runtime's `worker-configuration.d.ts`, `env.d.ts`). Those the root config's
+  // `include`/`files` take and it does not `exclude`, in path order, within the file cap; they are the
+  // Program's roots after the walked ones (not walked), so its caps count them after the roots' imports.
+  const all = jsFiles.length <= cap;
+  for (const p of await ambientDeclarationFiles(repo, jsFiles, configs, all ? new Set(roots) : wanted, cap - (all ? roots.length : wanted.size), cap)) {
+    wanted.add(p);
+    ambient.push(p);
   }
   // The configs (compiler options, package.json for module resolution) and every wanted file, in one batch.
   const toRead = [...configs.map((e) => ({ path: e.path, sha: e.sha })), ...[...wanted].map((p) => ({ path: p, sha: index.files.get(p)!.blob }))];

@@ -273,7 +273,10 @@ describe('ambient declaration files in a Program of the import closure', () => {
     return [f.commit('one')];
   });
 
-  it('binds globals of unimported ambient files the config includes, and not those it excludes or leaves out', async () => {
+  it.each([
+    ['the import closure (14 TS files above a Program cap of 6)', 6, 3],
+    ['every file (default caps): the Program still loads only the roots, their imports and the ambient files', undefined, 4],
+  ])('binds globals of unimported ambient files the config includes, and not those it excludes or leaves out: %s', async (_what, maxProgramFiles, programFiles) => {
     const cache = FactsCache.open(suite.cacheDir);
     let g: CodeGraph;
     try {
@@ -281,16 +284,16 @@ describe('ambient declaration files in a Program of the import closure', () => {
     } finally {
       cache.close();
     }
-    // 14 TS files, a Program cap of 6: the import closure of src/use.ts (nothing) plus the ambient files.
-    const stats = await addCheckerEdges(g, suite.repo, { files: ['src/use.ts'], maxProgramFiles: 6 });
+    const stats = await addCheckerEdges(g, suite.repo, { files: ['src/use.ts'], maxProgramFiles });
     expect(stats.walked).toBe(1);
     const into = (file: string) => g.edges.filter((e) => e.fromFile === 'src/use.ts' && e.toFile === file && e.provenance === 'checker').map((e) => e.to.slice(e.to.indexOf('#') + 1));
     expect(into('types/runtime.d.ts')).toEqual(expect.arrayContaining(['KV', 'Bindings']));
     expect(into('types/globals.d.ts')).toEqual(['currentJob']);
     expect(into('types/excluded/hidden.d.ts')).toEqual([]);
     expect(into('other/outside.d.ts')).toEqual([]);
-    // use.ts, runtime.d.ts, globals.d.ts: the module-style types/module.d.ts is not loaded.
-    expect(stats.programFiles).toBe(3);
+    // use.ts, runtime.d.ts, globals.d.ts (and, when every text is read, src/job.ts it imports): the
+    // module-style types/module.d.ts, the excluded and the left-out files are not loaded.
+    expect(stats.programFiles).toBe(programFiles);
   });
 });
 
