@@ -31,6 +31,11 @@ export type JobDefinition = [id: string, name: string, start: number, end: numbe
 export interface CheckerJob {
   /** Repo paths walked, in order. */
   roots: string[];
+  /**
+   * Ambient declaration files the Program loads as roots after `roots` (not walked): what tsc's `include`
+   * would load that nothing imports (type-edges.ts `ambientDeclarationFiles`). Counted against the caps.
+   */
+  ambient?: string[];
   /** Texts by repo path: the project configs and the files the Program may load. */
   texts: Array<[path: string, text: string]>;
   /** Blob of each file the Program may load (the key of its parse kept between Programs). */
@@ -295,7 +300,7 @@ export function runCheckerJob(job: CheckerJob): CheckerJobResult {
       return dir === ROOT || dir.startsWith(libDir) || dirs.has(rel(dir));
     },
   };
-  const program = t.createProgram(job.roots.map((r) => `${ROOT}/${r}`), options, host);
+  const program = t.createProgram([...job.roots, ...(job.ambient ?? [])].map((r) => `${ROOT}/${r}`), options, host);
   const checker = program.getTypeChecker();
   const programAt = performance.now();
   result.programMs = Math.round(programAt - started);

@@ -86,7 +86,7 @@ export const CHECKER_LIMITS = {
 export type CheckerLimits = { -readonly [K in keyof typeof CHECKER_LIMITS]: number };
 
 /** Bump when what a walk records changes (the stored per-commit results are keyed by it). */
-export const TYPE_EDGES_VERSION = 'checker-4';
+export const TYPE_EDGES_VERSION = 'checker-5';
 
 export interface CheckerEdgeStats {
   /** Files whose references were walked. */
@@ -263,6 +263,7 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
   // is small enough to take them all, else the syntactic import closure of the roots is read first.
   const jsFiles = [...index.files.values()].filter((f) => TS_LANGUAGES.has(f.language));
   const wanted = new Set<string>(roots);
+  const ambient: string[] = [];
   const cap = limits.maxProgramFiles;
   if (jsFiles.length <= cap) for (const f of jsFiles) wanted.add(f.path);
   else {
@@ -282,6 +283,16 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
       frontier = next;
     }
   }
+  // What tsc would load beside the roots and their imports: the project's ambient declaration files
+  // (script-mode `.d.ts`, or one with `declare global`), which nothing imports but which declare the
+  // globals the roots name (a runtime's `worker-configuration.d.ts`, `env.d.ts`). Those the root config's
+  // `include`/`files` take and it does not `exclude`, in path order, within the file cap; they are the
+  // Program's roots after the walked ones (not walked), so its caps count them after the roots' imports.
+  const all = jsFiles.length <= cap;
+  for (const p of await ambientDeclarationFiles(repo, jsFiles, configs, all ? new Set(roots) : wanted, cap - (all ? roots.length : wanted.size), cap)) {
+    wanted.add(p);
+    ambient.push(p);
+  }
   // The configs (compiler options, package.json for module resolution) and every wanted file, in one batch.
   const toRead = [...configs.map((e) => ({ path: e.path, sha: e.sha })), ...[...wanted].map((p) => ({ path: p, sha: index.files.get(p)!.blob }))];
   const blobs = await Promise.all(toRead.map((f) => repo.readBlob(f.sha)));
@@ -296,6 +307,7 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
   const edgeFiles = new Set([...roots, ...(targets ?? jsFiles.map((f) => f.path))]);
   const job: CheckerJob = {
     roots,
+    ...(ambient.length ? { ambient } : {}),
     texts,
     blobs: [...wanted].map((p) => [p, index.files.get(p)!.blob]),
     indexed: [...index.files.keys()],
@@ -327,4 +339,67 @@ export async function resolveCheckerEdges(graph: CodeGraph, repo: GitRepo, opts:
   // A truncated Program may have missed declarations a complete one sees: only complete results are kept.
   if (opts.cache && !stats.truncated && r.walked.length) opts.cache.putCheckerEdges(r.walked.map((w) => ({ commit: index.commit, path: w.root, engine, edges: w.edges })));
   return done();
+}
+
+const DECLARATION_FILE = /\.d\.[cm]?ts$/;
+/** A top-level `import` / `export` statement (formatted code: top-level statements start their line; nested ones in `declare module` blocks are indented). */
+const TOP_LEVEL_MODULE_SYNTAX = /^(?:import|export)[\s{*=]/m;
+const DECLARE_GLOBAL = /\bdeclare\s+global\s*\{/;
+
+/** Script-mode (no top-level import/export) or `declare global { … }`: its declarations are global for every file of a Program holding it. */
+export function isAmbientDeclarationText(text: string): boolean {
+  return DECLARE_GLOBAL.test(text) || !TOP_LEVEL_MODULE_SYNTAX.test(text);
+}
+
+/** One tsconfig `include` / `exclude` pattern as a regular expression over repo paths (TypeScript's wildcards: `*`, `?`, `**`; a last segment without `.`/`*`/`?` is a directory). */
+function tsconfigPattern(pattern: string, exclude: boolean): RegExp | undefined {
+  const segs = pattern
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
+  if (segs.includes('..')) return undefined; // outside the project root: no indexed file
+  const last = segs[segs.length - 1];
+  if (!exclude && (!segs.length || !/[.*?]/.test(last))) segs.push('**', '*');
+  const body = segs
+    .map((s, i) => (s === '**' ? (i === segs.length - 1 ? '.*' : '(?:[^/]+/)*') : s.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]') + (i === segs.length - 1 ? '' : '/')))
+    .join('');
+  return new RegExp(exclude ? `^${body}(?:/.*)?$` : `^${body}$`);
+}
+
+/** Which repo paths the root tsconfig.json / jsconfig.json makes part of the project (its `files`, `include` and `exclude`; without a config: every path). */
+function projectFileFilter(configText: string | undefined): (p: string) => boolean {
+  if (configText === undefined) return () => true;
+  const raw = (ts().parseConfigFileTextToJson('tsconfig.json', configText).config ?? {}) as { files?: unknown; include?: unknown; exclude?: unknown; compilerOptions?: { outDir?: unknown } };
+  const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+  const files = new Set((strings(raw.files) ?? []).map((f) => f.replace(/^\.\//, '')));
+  const include = (strings(raw.include) ?? (strings(raw.files) ? [] : ['**/*'])).map((p) => tsconfigPattern(p, false)).filter((r): r is RegExp => !!r);
+  const outDir = typeof raw.compilerOptions?.outDir === 'string' ? [raw.compilerOptions.outDir] : [];
+  const exclude = (strings(raw.exclude) ?? ['node_modules', 'bower_components', 'jspm_packages', ...outDir]).map((p) => tsconfigPattern(p, true)).filter((r): r is RegExp => !!r);
+  return (p) => files.has(p) || (include.some((r) => r.test(p)) && !exclude.some((r) => r.test(p)));
+}
+
+/**
+ * The project's ambient declaration files not yet in `wanted`, in path order, at most `room` of them: the
+ * `.d.ts` files of the index that the root config includes and whose text is script-mode or declares
+ * `declare global` (a blob read for each candidate, at most `maxRead` candidates read).
+ */
+async function ambientDeclarationFiles(repo: GitRepo, jsFiles: Array<{ path: string; blob: string }>, configs: TreeEntry[], wanted: ReadonlySet<string>, room: number, maxRead: number): Promise<string[]> {
+  if (room <= 0) return [];
+  const config = configs.find((e) => e.path === 'tsconfig.json') ?? configs.find((e) => e.path === 'jsconfig.json');
+  const configText = config ? (await repo.readBlob(config.sha))?.toString('utf8') : undefined;
+  const inProject = projectFileFilter(configText);
+  const candidates = jsFiles.filter((f) => DECLARATION_FILE.test(f.path) && !wanted.has(f.path) && inProject(f.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .slice(0, maxRead);
+  const out: string[] = [];
+  // Read in batches of what is still wanted, so a repository of many module-style typings reads no more than it must.
+  for (let i = 0; i < candidates.length && out.length < room; ) {
+    const batch = candidates.slice(i, i + Math.max(16, room - out.length));
+    i += batch.length;
+    const texts = await Promise.all(batch.map((f) => repo.readBlob(f.blob)));
+    batch.forEach((f, j) => {
+      const text = texts[j];
+      if (out.length < room && text && isAmbientDeclarationText(text.toString('utf8'))) out.push(f.path);
+    });
+  }
+  return out;
 }

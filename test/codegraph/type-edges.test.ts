@@ -250,6 +250,53 @@ describe('type-resolved edges into an ambient declaration file', () => {
   });
 });
 
+/**
+ * A repository above the Program's file cap: the Program is the changed files' import closure, and the
+ * ambient declaration files nothing imports (script-mode, or `declare global`) are added the way tsc's
+ * `include` loads them — only those the root tsconfig includes and does not exclude.
+ */
+describe('ambient declaration files in a Program of the import closure', () => {
+  const suite = gitRepoSuite('rl-type-edges-ambient-closure-', (f) => {
+    f.write('tsconfig.json', '{\n  // comments are allowed\n  "compilerOptions": { "strict": true, "module": "esnext", "moduleResolution": "bundler" },\n  "include": ["src", "types/**/*.d.ts"],\n  "exclude": ["types/excluded"]\n}\n');
+    // Script-mode: runtime globals (a nested `export` inside `declare module` keeps it a script).
+    f.write('types/runtime.d.ts', 'declare const KV: { get(key: string): string };\ninterface Bindings {\n  name: string;\n}\ndeclare module "runtime:extra" {\n  export const extra: number;\n}\n');
+    // A module that augments the global scope.
+    f.write('types/globals.d.ts', "import type { Job } from '../src/job';\ndeclare global {\n  function currentJob(): Job;\n}\nexport {};\n");
+    // A module without `declare global`: nothing global, never added.
+    f.write('types/module.d.ts', 'export declare const notGlobal: number;\n');
+    // Script-mode but excluded, and script-mode outside `include`: tsc would not load them.
+    f.write('types/excluded/hidden.d.ts', 'declare const HIDDEN: number;\n');
+    f.write('other/outside.d.ts', 'declare const OUTSIDE: number;\n');
+    f.write('src/job.ts', 'export class Job {\n  run(): number {\n    return 1;\n  }\n}\n');
+    for (let i = 0; i < 6; i++) f.write(`src/pad${i}.ts`, `export const pad${i} = ${i};\n`);
+    f.write('src/use.ts', "export function go(b: Bindings): string {\n  currentJob().run();\n  return KV.get(b.name) + String(HIDDEN + OUTSIDE);\n}\n");
+    return [f.commit('one')];
+  });
+
+  it.each([
+    ['the import closure (14 TS files above a Program cap of 6)', 6, 3],
+    ['every file (default caps): the Program still loads only the roots, their imports and the ambient files', undefined, 4],
+  ])('binds globals of unimported ambient files the config includes, and not those it excludes or leaves out: %s', async (_what, maxProgramFiles, programFiles) => {
+    const cache = FactsCache.open(suite.cacheDir);
+    let g: CodeGraph;
+    try {
+      g = new CodeGraph(await indexCommit(suite.repo, suite.commits[0], { cache }));
+    } finally {
+      cache.close();
+    }
+    const stats = await addCheckerEdges(g, suite.repo, { files: ['src/use.ts'], maxProgramFiles });
+    expect(stats.walked).toBe(1);
+    const into = (file: string) => g.edges.filter((e) => e.fromFile === 'src/use.ts' && e.toFile === file && e.provenance === 'checker').map((e) => e.to.slice(e.to.indexOf('#') + 1));
+    expect(into('types/runtime.d.ts')).toEqual(expect.arrayContaining(['KV', 'Bindings']));
+    expect(into('types/globals.d.ts')).toEqual(['currentJob']);
+    expect(into('types/excluded/hidden.d.ts')).toEqual([]);
+    expect(into('other/outside.d.ts')).toEqual([]);
+    // use.ts, runtime.d.ts, globals.d.ts (and, when every text is read, src/job.ts it imports): the
+    // module-style types/module.d.ts, the excluded and the left-out files are not loaded.
+    expect(stats.programFiles).toBe(programFiles);
+  });
+});
+
 /** A JavaScript package with hand-written typings: a TypeScript file is checked against the declarations. */
 describe('TypeScript importers of a JavaScript package with hand-written typings', () => {
   const suite = gitRepoSuite('rl-type-edges-typings-', (f) => {
