@@ -351,31 +351,109 @@ export function isAmbientDeclarationText(text: string): boolean {
   return DECLARE_GLOBAL.test(text) || !TOP_LEVEL_MODULE_SYNTAX.test(text);
 }
 
-/** One tsconfig `include` / `exclude` pattern as a regular expression over repo paths (TypeScript's wildcards: `*`, `?`, `**`; a last segment without `.`/`*`/`?` is a directory). */
-function tsconfigPattern(pattern: string, exclude: boolean): RegExp | undefined {
+/**
+ * Matching tsconfig `include` / `exclude` patterns against repo paths (TypeScript's wildcards: `*` and `?`
+ * within a segment, `**` for any number of segments; a last segment without `.`/`*`/`?` is a directory).
+ * The patterns come from the tenant's repository, so they are not compiled to regular expressions: a
+ * pattern such as `*a*a*a*a*a*a*a*b.d.ts` or a dozen `**` segments made V8's backtracking take tens of
+ * seconds per path on the server's main thread. Matching is a memoized walk over segments with a step
+ * budget counted in comparisons (not time, so the answer does not depend on load): past it the config is
+ * treated as naming no ambient file, the same on every machine.
+ */
+export const TSCONFIG_GLOB_BUDGET = 2_000_000;
+/** At most this many `include` / `exclude` / `files` entries of at most this many characters are read. */
+const TSCONFIG_MAX_PATTERNS = 256;
+const TSCONFIG_MAX_PATTERN_CHARS = 1024;
+class GlobBudgetExceeded extends Error {}
+interface GlobBudget {
+  left: number;
+}
+const spend = (b: GlobBudget, n: number): void => {
+  b.left -= n;
+  if (b.left < 0) throw new GlobBudgetExceeded('tsconfig pattern budget exceeded');
+};
+
+/** One segment against a pattern segment of `*` and `?` (the two-pointer walk: at most |p| × |s| steps). */
+function segmentMatches(p: string, s: string, b: GlobBudget): boolean {
+  let i = 0;
+  let j = 0;
+  let star = -1;
+  let mark = 0;
+  while (j < s.length) {
+    spend(b, 1);
+    if (i < p.length && (p[i] === '?' || p[i] === s[j])) {
+      i++;
+      j++;
+    } else if (i < p.length && p[i] === '*') {
+      star = i++;
+      mark = j;
+    } else if (star >= 0) {
+      i = star + 1;
+      j = ++mark;
+    } else return false;
+  }
+  while (i < p.length && p[i] === '*') i++;
+  return i === p.length;
+}
+
+/** Pattern segments (with `**`) against path segments: each (pattern, path) position pair is decided once. */
+function segmentsMatch(pat: string[], path: string[], b: GlobBudget): boolean {
+  const memo = new Map<number, boolean>();
+  const at = (i: number, j: number): boolean => {
+    const key = i * (path.length + 1) + j;
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    spend(b, 1);
+    let r: boolean;
+    if (i === pat.length) r = j === path.length;
+    else if (pat[i] === '**') r = at(i + 1, j) || (j < path.length && at(i, j + 1));
+    else r = j < path.length && segmentMatches(pat[i], path[j], b) && at(i + 1, j + 1);
+    memo.set(key, r);
+    return r;
+  };
+  return at(0, 0);
+}
+
+/** A pattern's segments as matched (consecutive `**` are one), or undefined for one outside the project root. */
+function tsconfigPattern(pattern: string, exclude: boolean): string[] | undefined {
   const segs = pattern
     .replace(/\\/g, '/')
     .split('/')
-    .filter((s) => s !== '' && s !== '.');
+    .filter((s) => s !== '' && s !== '.')
+    .filter((s, i, all) => !(s === '**' && all[i - 1] === '**'));
   if (segs.includes('..')) return undefined; // outside the project root: no indexed file
   const last = segs[segs.length - 1];
   if (!exclude && (!segs.length || !/[.*?]/.test(last))) segs.push('**', '*');
-  const body = segs
-    .map((s, i) => (s === '**' ? (i === segs.length - 1 ? '.*' : '(?:[^/]+/)*') : s.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]') + (i === segs.length - 1 ? '' : '/')))
-    .join('');
-  return new RegExp(exclude ? `^${body}(?:/.*)?$` : `^${body}$`);
+  // An excluded directory excludes everything under it.
+  if (exclude && segs[segs.length - 1] !== '**') segs.push('**');
+  return segs;
 }
 
 /** Which repo paths the root tsconfig.json / jsconfig.json makes part of the project (its `files`, `include` and `exclude`; without a config: every path). */
-function projectFileFilter(configText: string | undefined): (p: string) => boolean {
-  if (configText === undefined) return () => true;
+export function projectFileFilter(configText: string | undefined): { test: (p: string) => boolean; exhausted: () => boolean } {
+  if (configText === undefined) return { test: () => true, exhausted: () => false };
   const raw = (ts().parseConfigFileTextToJson('tsconfig.json', configText).config ?? {}) as { files?: unknown; include?: unknown; exclude?: unknown; compilerOptions?: { outDir?: unknown } };
-  const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+  const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.length <= TSCONFIG_MAX_PATTERN_CHARS).slice(0, TSCONFIG_MAX_PATTERNS) : undefined);
   const files = new Set((strings(raw.files) ?? []).map((f) => f.replace(/^\.\//, '')));
-  const include = (strings(raw.include) ?? (strings(raw.files) ? [] : ['**/*'])).map((p) => tsconfigPattern(p, false)).filter((r): r is RegExp => !!r);
-  const outDir = typeof raw.compilerOptions?.outDir === 'string' ? [raw.compilerOptions.outDir] : [];
-  const exclude = (strings(raw.exclude) ?? ['node_modules', 'bower_components', 'jspm_packages', ...outDir]).map((p) => tsconfigPattern(p, true)).filter((r): r is RegExp => !!r);
-  return (p) => files.has(p) || (include.some((r) => r.test(p)) && !exclude.some((r) => r.test(p)));
+  const include = (strings(raw.include) ?? (strings(raw.files) ? [] : ['**/*'])).map((p) => tsconfigPattern(p, false)).filter((r): r is string[] => !!r);
+  const outDir = typeof raw.compilerOptions?.outDir === 'string' && raw.compilerOptions.outDir.length <= TSCONFIG_MAX_PATTERN_CHARS ? [raw.compilerOptions.outDir] : [];
+  const exclude = (strings(raw.exclude) ?? ['node_modules', 'bower_components', 'jspm_packages', ...outDir]).map((p) => tsconfigPattern(p, true)).filter((r): r is string[] => !!r);
+  // One budget for every path this filter is asked about: the whole selection is bounded, not each match.
+  const budget: GlobBudget = { left: TSCONFIG_GLOB_BUDGET };
+  let exhausted = false;
+  const test = (p: string): boolean => {
+    if (files.has(p)) return true;
+    if (exhausted) return false;
+    const path = p.split('/');
+    try {
+      return include.some((r) => segmentsMatch(r, path, budget)) && !exclude.some((r) => segmentsMatch(r, path, budget));
+    } catch (err) {
+      if (!(err instanceof GlobBudgetExceeded)) throw err;
+      exhausted = true;
+      return false;
+    }
+  };
+  return { test, exhausted: () => exhausted };
 }
 
 /**
@@ -388,8 +466,10 @@ async function ambientDeclarationFiles(repo: GitRepo, jsFiles: Array<{ path: str
   const config = configs.find((e) => e.path === 'tsconfig.json') ?? configs.find((e) => e.path === 'jsconfig.json');
   const configText = config ? (await repo.readBlob(config.sha))?.toString('utf8') : undefined;
   const inProject = projectFileFilter(configText);
-  const candidates = jsFiles.filter((f) => DECLARATION_FILE.test(f.path) && !wanted.has(f.path) && inProject(f.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-    .slice(0, maxRead);
+  // Path order before the config's patterns are applied: where a hostile config exhausts the match budget does not depend on the index's order.
+  const declarations = jsFiles.filter((f) => DECLARATION_FILE.test(f.path) && !wanted.has(f.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const candidates = declarations.filter((f) => inProject.test(f.path)).slice(0, maxRead);
+  if (inProject.exhausted()) return [];
   const out: string[] = [];
   // Read in batches of what is still wanted, so a repository of many module-style typings reads no more than it must.
   for (let i = 0; i < candidates.length && out.length < room; ) {

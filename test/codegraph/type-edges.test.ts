@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
 import { indexCommit } from '../../src/codegraph/indexer';
-import { addCheckerEdges, clearCheckerSourceCache } from '../../src/codegraph/type-edges';
+import { addCheckerEdges, clearCheckerSourceCache, projectFileFilter, TSCONFIG_GLOB_BUDGET } from '../../src/codegraph/type-edges';
 import { computeReview } from '../../src/compute/review';
 import { GitRepo } from '../../src/git/repo';
 import { gitRepoSuite } from '../support/git-repo-suite';
@@ -365,5 +365,45 @@ describe('type-bindings formation signal', () => {
     } finally {
       fs.rmSync(workspaceDir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * The root config's include / exclude patterns come from the tenant's repository: they are matched without
+ * regular expressions (a backtracking RegExp took tens of seconds per path on `*a*a*a*a*a*a*a*b.d.ts` or a
+ * dozen `**` segments), within a step budget counted in comparisons.
+ */
+describe("tsconfig include / exclude matching (the tenant's patterns)", () => {
+  const filter = (config: unknown) => projectFileFilter(JSON.stringify(config));
+  it('follows TypeScript\'s wildcards: * and ? in a segment, ** for any depth, a directory includes what is under it, exclude wins over include, files always count', () => {
+    const f = filter({ include: ['src', 'types/*.d.ts', 'env?.d.ts', 'deep/**/g.d.ts'], exclude: ['src/gen'], files: ['extra/x.d.ts'] });
+    expect(['src/a.d.ts', 'src/x/y/b.d.ts', 'types/t.d.ts', 'env1.d.ts', 'deep/g.d.ts', 'deep/a/b/g.d.ts', 'extra/x.d.ts'].filter(f.test)).toEqual(['src/a.d.ts', 'src/x/y/b.d.ts', 'types/t.d.ts', 'env1.d.ts', 'deep/g.d.ts', 'deep/a/b/g.d.ts', 'extra/x.d.ts']);
+    expect(['src/gen/a.d.ts', 'types/x/t.d.ts', 'env12.d.ts', 'deep/a/h.d.ts', 'other/x.d.ts', '../x.d.ts'].filter(f.test)).toEqual([]);
+    // Without include: everything but the default excludes.
+    const d = filter({});
+    expect(['a.d.ts', 'x/y.d.ts', 'node_modules/z/index.d.ts'].filter(d.test)).toEqual(['a.d.ts', 'x/y.d.ts']);
+    expect(d.exhausted()).toBe(false);
+  });
+
+  it('answers hostile patterns at once, and exactly', () => {
+    const started = performance.now();
+    const stars = filter({ include: ['*a*a*a*a*a*a*a*b.d.ts', Array(12).fill('**').join('/') + '/z.d.ts', Array(12).fill('**/x').join('/') + '/z.d.ts'] });
+    expect(stars.test(`${'a'.repeat(60)}.d.ts`)).toBe(false);
+    expect(stars.test(`${'a'.repeat(60)}b.d.ts`)).toBe(true);
+    expect(stars.test(`${Array(22).fill('d').join('/')}/x.d.ts`)).toBe(false);
+    expect(stars.test(`${Array(22).fill('d').join('/')}/z.d.ts`)).toBe(true);
+    expect(stars.exhausted()).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('past its step budget the config names no file more (the same on every machine), and nothing hangs', () => {
+    const long = 'a'.repeat(1000);
+    const f = filter({ include: Array(256).fill(`*${'a*'.repeat(400)}b`) });
+    const started = performance.now();
+    const answers = Array.from({ length: 50 }, (_, i) => f.test(`${long}${i}.d.ts`));
+    expect(answers.every((a) => a === false)).toBe(true);
+    expect(f.exhausted()).toBe(true);
+    expect(TSCONFIG_GLOB_BUDGET).toBeGreaterThan(0);
+    expect(performance.now() - started).toBeLessThan(5000);
   });
 });
