@@ -26,24 +26,35 @@ const KEYWORDS = new Set(
   ).split(' '),
 );
 
-/** Per (head) path of a unified diff, the identifiers on its changed lines (comment lines left out); only `paths`. */
-export function changedIdentifiersOf(patch: string, paths: ReadonlySet<string>): Map<string, Set<string>> {
+/**
+ * Per (head) path of a unified diff among `paths`, what `collect` takes from each changed line's text (the
+ * line without its `+`/`-`, trimmed; blank and comment lines left out). One walk over the patch serves the
+ * identifiers and the string literals alike.
+ */
+function collectFromChangedLines(patch: string, paths: ReadonlySet<string>, collect: (text: string, into: Set<string>) => void): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const f of parseUnifiedDiff(patch)) {
     if (!paths.has(f.path)) continue;
-    const ids = out.get(f.path) ?? new Set<string>();
+    const into = out.get(f.path) ?? new Set<string>();
     for (const h of f.hunks) {
       for (const line of h.text.split('\n').slice(1)) {
         if (line[0] !== '+' && line[0] !== '-') continue;
-        // Words inside string literals (`'charset=utf-8'`, messages) are no identifiers: blanked first.
-        const text = line.slice(1).trim().replace(STRING, '""');
+        const text = line.slice(1).trim();
         if (!text || COMMENT.test(text)) continue;
-        for (const m of text.matchAll(IDENTIFIER)) if (m[0].length >= MIN_LENGTH && !KEYWORDS.has(m[0])) ids.add(m[0]);
+        collect(text, into);
       }
     }
-    out.set(f.path, ids);
+    out.set(f.path, into);
   }
   return out;
+}
+
+/** Per (head) path of a unified diff, the identifiers on its changed lines (comment lines left out); only `paths`. */
+export function changedIdentifiersOf(patch: string, paths: ReadonlySet<string>): Map<string, Set<string>> {
+  return collectFromChangedLines(patch, paths, (text, ids) => {
+    // Words inside string literals (`'charset=utf-8'`, messages) are no identifiers: blanked first.
+    for (const m of text.replace(STRING, '""').matchAll(IDENTIFIER)) if (m[0].length >= MIN_LENGTH && !KEYWORDS.has(m[0])) ids.add(m[0]);
+  });
 }
 
 /** Identifier document frequency of a commit's indexed files: in how many files each identifier occurs. */
@@ -157,24 +168,12 @@ export const MIN_LITERAL = 8;
 
 /** Per (head) path of a unified diff, the one-line string literals (quotes stripped, no `${…}`) on its changed lines; only `paths`. */
 export function changedLiteralsOf(patch: string, paths: ReadonlySet<string>): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
-  for (const f of parseUnifiedDiff(patch)) {
-    if (!paths.has(f.path)) continue;
-    const lits = out.get(f.path) ?? new Set<string>();
-    for (const h of f.hunks) {
-      for (const line of h.text.split('\n').slice(1)) {
-        if (line[0] !== '+' && line[0] !== '-') continue;
-        const text = line.slice(1).trim();
-        if (!text || COMMENT.test(text)) continue;
-        for (const m of text.matchAll(STRING)) {
-          const inner = m[0].slice(1, -1);
-          if (inner.length >= MIN_LITERAL && !inner.includes('${') && !inner.includes('\\')) lits.add(inner);
-        }
-      }
+  return collectFromChangedLines(patch, paths, (text, lits) => {
+    for (const m of text.matchAll(STRING)) {
+      const inner = m[0].slice(1, -1);
+      if (inner.length >= MIN_LITERAL && !inner.includes('${') && !inner.includes('\\')) lits.add(inner);
     }
-    out.set(f.path, lits);
-  }
-  return out;
+  });
 }
 
 /** What `test-names` needs of one changed file: the identifiers and string literals on its changed lines. */
