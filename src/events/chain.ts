@@ -139,16 +139,16 @@ export interface ChainAppend {
 /** Where one append's material sits in ChainMaterial's buffer (valid for one `prepare` only). */
 export interface ChainSlots {
   generation: number;
-  /** Byte offsets of the framed streamId ("<len>:<streamId>"), copied into each event's header. */
-  streamStart: number;
-  streamEnd: number;
-  /** Per event: tail start, tail end (the framed type … eventId). Each tail has ≥ HEADER_MAX(stream) free bytes before it. */
+  /** The framed streamId, "<byte length>:<streamId>", and how many more UTF-8 bytes than characters it has. */
+  stream: string;
+  streamExtra: number;
+  /** Per event: tail start, tail end (the framed type … eventId). Each tail has room for its header before it. */
   tails: number[];
 }
 
 /*
- * Room for a header in front of each tail: "64:" + 64 hex, then position and revision frames of at most
- * "16:" + 16 digits each (safe integers), around the framed streamId.
+ * Room for a header in front of each tail besides the framed streamId: "64:" + 64 hex, then position and
+ * revision frames of at most "16:" + 16 digits each (safe integers).
  */
 const FIXED_HEADER_MAX = 3 + 64 + 19 + 19;
 
@@ -158,41 +158,37 @@ const FIXED_HEADER_MAX = 3 + 64 + 19 + 19;
  * rope, one flat copy, one encoding call and their garbage. Everything in an event's material except
  * prevHash, position and revision is known before the write lock, so `prepare` frames those parts of
  * every event of every pending append into ONE string and writes it into one buffer with one call,
- * leaving room in front of each event's part. Inside the lock, `hash` writes the header (prevHash,
- * position, framed streamId, revision) into that room from JavaScript — no string, no C++ call — and
- * hashes the bytes in place. The bytes hashed are exactly chainHash's: same digests, same format.
- * Positions are known only in order: a refused append's rollback just means the next append's header
- * is written with the position it then gets, since the header is written at hash time.
+ * leaving room in front of each event's part. Inside the lock, `hash` writes the short header (prevHash,
+ * position, framed streamId, revision) into that room with one more write and hashes the bytes in
+ * place. The bytes hashed are exactly chainHash's: same digests, same format. Positions are known only
+ * in order: the header is written at hash time with the position the event gets then, so a refused
+ * append rolled back by its savepoint changes nothing for the ones after it.
  */
 export class ChainMaterial {
   private buf: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
-  private u8 = new Uint8Array(this.buf.buffer, this.buf.byteOffset, this.buf.length);
   private generation = 0;
 
-  /** Slots per append (same order), or null when the batch is better hashed by chainHash (huge). */
+  /** Slots per append (same order), or null when chainHash should do it (a field not a string, a huge batch). */
   prepare(appends: readonly ChainAppend[]): ChainSlots[] | null {
     const generation = ++this.generation;
     // Optimistic pass: frame with string lengths, which are the UTF-8 byte lengths iff every text is
-    // ASCII — one byteLength of the whole string tells (a non-ASCII character always takes more bytes
-    // than UTF-16 units). Otherwise frame again with real byte lengths (rare: ids and JSON are ASCII).
-    let slots = this.layout(appends, generation, false);
-    if (!slots) return null;
-    let text = slots.text;
-    let ascii = Buffer.byteLength(text, 'utf8') === text.length;
-    if (!ascii) {
-      slots = this.layout(appends, generation, true)!;
-      text = slots.text;
+    // ASCII. The UTF-8 write tells: it writes exactly one byte per character iff all are ASCII (any
+    // other character takes more bytes than UTF-16 units), given room for 3 bytes per unit. Otherwise
+    // frame again with real byte lengths (rare: ids and JSON texts are ASCII).
+    let laid = this.layout(appends, generation, false);
+    if (!laid) return null;
+    if (!this.room(laid.text.length * 3)) return null;
+    if (this.buf.write(laid.text, 0, 'utf8') !== laid.text.length) {
+      laid = this.layout(appends, generation, true)!;
+      if (!this.room(laid.bytes) || this.buf.write(laid.text, 0, 'utf8') !== laid.bytes) return null;
     }
-    const total = slots.bytes;
-    if (total > MATERIAL_MAX) return null;
-    if (total > this.buf.length) {
-      this.buf = Buffer.allocUnsafeSlow(Math.max(total, this.buf.length * 2));
-      this.u8 = new Uint8Array(this.buf.buffer, this.buf.byteOffset, this.buf.length);
-    }
-    // latin1 is a plain copy of one-byte characters, exact for ASCII; utf8 encodes.
-    const written = this.buf.write(text, 0, ascii ? 'latin1' : 'utf8');
-    if (written !== total) return null;
-    return slots.out;
+    return laid.out;
+  }
+
+  private room(bytes: number): boolean {
+    if (bytes > MATERIAL_MAX) return false;
+    if (bytes > this.buf.length) this.buf = Buffer.allocUnsafeSlow(Math.max(bytes, this.buf.length * 2));
+    return true;
   }
 
   /** Null when a field is not a string (chainHash then refuses that append alone, as before). */
@@ -204,76 +200,58 @@ export class ChainMaterial {
     for (let a = 0; a < appends.length; a++) {
       const { streamId, events, encoded } = appends[a];
       if (typeof streamId !== 'string') return null;
-      const sp = prefix(len(streamId));
-      const streamStart = at;
-      text += sp + streamId;
-      at += sp.length + len(streamId);
-      const streamEnd = at;
-      const pad = padding(FIXED_HEADER_MAX + (streamEnd - streamStart));
+      // Exact always: the framed streamId is written with each header, not with the material text,
+      // so the write below cannot tell whether it is ASCII.
+      const sl = byteLength(streamId);
+      const stream = prefix(sl) + streamId;
+      const pad = padding(FIXED_HEADER_MAX + stream.length + (sl - streamId.length));
       const tails: number[] = new Array(events.length * 2);
       for (let i = 0; i < events.length; i++) {
         const e = events[i];
         const { data, metadata } = encoded[i];
         if (typeof e.type !== 'string' || typeof e.eventId !== 'string' || typeof data !== 'string' || typeof metadata !== 'string') return null;
         const v = '' + e.schemaVersion;
-        const tp = prefix(len(e.type));
-        const dp = prefix(len(data));
-        const mp = prefix(len(metadata));
-        const ip = prefix(len(e.eventId));
+        const tl = len(e.type);
+        const dl = len(data);
+        const ml = len(metadata);
+        const il = len(e.eventId);
+        const tp = prefix(tl);
+        const dp = prefix(dl);
+        const mp = prefix(ml);
+        const ip = prefix(il);
         text += pad + tp + e.type + PREFIX[v.length] + v + dp + data + mp + metadata + ip + e.eventId;
         at += pad.length;
         tails[2 * i] = at;
-        at += tp.length + len(e.type) + PREFIX[v.length].length + v.length + dp.length + len(data) + mp.length + len(metadata) + ip.length + len(e.eventId);
+        at += tp.length + tl + PREFIX[v.length].length + v.length + dp.length + dl + mp.length + ml + ip.length + il;
         tails[2 * i + 1] = at;
       }
-      out[a] = { generation, streamStart, streamEnd, tails };
+      out[a] = { generation, stream, streamExtra: sl - streamId.length, tails };
     }
     return { text, bytes: at, out };
   }
 
   /**
-   * chainHash(prevHash, event i of the append with these slots at `position`, `revision`), from the
-   * prepared bytes. Falls back to null when the slots are from an earlier `prepare` (caller hashes the
-   * string way).
+   * chainHash(prevHash, event i of the append with these slots at `position` and `revision`), from the
+   * prepared bytes; null when the slots are from an earlier `prepare` (the caller uses chainHash).
    */
   hash(slots: ChainSlots, i: number, prevHash: string, position: number, revision: number): string | null {
-    if (slots.generation !== this.generation || prevHash.length !== 64 || !Number.isSafeInteger(position) || !Number.isSafeInteger(revision) || revision < 0) return null;
-    const u8 = this.u8;
-    const end = slots.tails[2 * i + 1];
-    // Right to left from the tail: revision frame, framed streamId, position frame, prevHash frame.
-    let at = writeFrame(u8, slots.tails[2 * i], revision);
-    for (let s = slots.streamEnd - 1; s >= slots.streamStart; s--) u8[--at] = u8[s];
-    at = writeFrame(u8, at, position);
-    for (let k = 63; k >= 0; k--) u8[--at] = prevHash.charCodeAt(k);
-    u8[--at] = 58; // ':'
-    u8[--at] = 52; // '4'
-    u8[--at] = 54; // '6'
-    return sha256Bytes(u8.subarray(at, end));
+    if (slots.generation !== this.generation || prevHash.length !== 64) return null;
+    const p = '' + position;
+    const r = '' + revision;
+    // One write for the whole header: JavaScript byte loops (64 charCodeAt for prevHash) cost more
+    // instructions than a native write (callgrind).
+    const header = '64:' + prevHash + PREFIX[p.length] + p + slots.stream + PREFIX[r.length] + r;
+    const bytes = header.length + slots.streamExtra;
+    const start = slots.tails[2 * i] - bytes;
+    if (this.buf.write(header, start, bytes, slots.streamExtra === 0 ? 'latin1' : 'utf8') !== bytes) return null;
+    // A fresh view over the buffer (allocUnsafeSlow: byteOffset 0) is cheaper than subarray(), which
+    // goes through the species constructor.
+    return sha256Bytes(new Uint8Array(this.buf.buffer, start, slots.tails[2 * i + 1] - start));
   }
 }
 
 /** Above this a batch's material is not kept in one reused buffer: chainHash per event instead. */
 const MATERIAL_MAX = 16 * 1024 * 1024;
-
-/** Writes "<digits(n)>:<n>" ending just before `end` (n a non-negative safe integer); returns its start. */
-function writeFrame(u8: Uint8Array, end: number, n: number): number {
-  let at = end;
-  while (n >= 10) {
-    const q = Math.floor(n / 10);
-    u8[--at] = 48 + (n - q * 10);
-    n = q;
-  }
-  u8[--at] = 48 + n;
-  let digits = end - at;
-  u8[--at] = 58;
-  while (digits >= 10) {
-    const q = Math.floor(digits / 10);
-    u8[--at] = 48 + (digits - q * 10);
-    digits = q;
-  }
-  u8[--at] = 48 + digits;
-  return at;
-}
 
 const PADS: string[] = [];
 /** A filler string of n characters (its bytes are overwritten by the header before hashing). */
