@@ -363,8 +363,10 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    if (this.chain) {
-      // Outside the write lock: everything of the chain's material that does not depend on the order.
+    // Outside the write lock: everything of the chain's material that does not depend on the order,
+    // for all events of the flush at once. A lone event gains nothing from that (three native calls
+    // instead of chainHash's one), so it is hashed the string way.
+    if (this.chain && (batch.length > 1 || batch[0].events.length > 1)) {
       const slots = this.material.prepare(batch);
       if (slots) for (let i = 0; i < batch.length; i++) batch[i].chainSlots = slots[i];
     }
