@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
 import { eventCatalogue, internedType, upcastEvent } from '../catalogue';
-import { AuditLogStore, ChainFields, ChainInfo, ChainMaterial, ChainRow, ChainSlots, CleanScan, StoredCheckpoint, chainHash, genesisHash, hashBytes } from '../chain';
+import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash, hashBytes } from '../chain';
 import { Worker } from 'node:worker_threads';
 import { HASH_HEX, type ChainScanJob, type ChainScanResult } from './sqlite-chain-worker';
 
@@ -77,8 +77,6 @@ interface PendingAppend {
   reject: (e: unknown) => void;
   /** The rows this append inserted (set inside the transaction; remembered only once it committed). */
   rows?: EventRow[];
-  /** Where its chain material was encoded for this flush (ChainMaterial); absent → chainHash per event. */
-  chainSlots?: ChainSlots;
 }
 
 /** Columns every read selects, in RawRow order (the chain column is read only by the audit). */
@@ -200,9 +198,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
    * so a refused append rolled back by its savepoint leaves the head where it was.
    */
   private chainHead: { position: number; hash: string } | null = null;
-  /** The batch's chain material, encoded once per flush (see ChainMaterial). */
-  private readonly material = new ChainMaterial();
-  /** Reused for each row hashed by chainHash (fallback): no per-event object beyond the row itself. */
+  /** Reused for each hashed row: no per-event object beyond the row itself. */
   private readonly chainScratch: ChainFields = { position: 0, streamId: '', streamRevision: 0, type: '', schemaVersion: 0, data: '', metadata: '', eventId: '' };
 
   constructor(options: SqliteStoreOptions) {
@@ -363,13 +359,6 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    // Outside the write lock: everything of the chain's material that does not depend on the order,
-    // for all events of the flush at once. A lone event gains nothing from that (three native calls
-    // instead of chainHash's one), so it is hashed the string way.
-    if (this.chain && (batch.length > 1 || batch[0].events.length > 1)) {
-      const slots = this.material.prepare(batch);
-      if (slots) for (let i = 0; i < batch.length; i++) batch[i].chainSlots = slots[i];
-    }
     let results: Array<{ ok: AppendResult } | { err: unknown }>;
     try {
       results = this.applyBatch(batch);
@@ -413,7 +402,16 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
         if (head) {
           pos = headPos + 1;
           row.global_position = pos;
-          const hash = (req.chainSlots && this.material.hash(req.chainSlots, i, headHash, pos, row.stream_revision)) ?? this.chainHashOf(headHash, row);
+          const f = this.chainScratch;
+          f.position = pos;
+          f.streamId = streamId;
+          f.streamRevision = row.stream_revision;
+          f.type = e.type;
+          f.schemaVersion = e.schemaVersion;
+          f.data = row.data;
+          f.metadata = row.metadata;
+          f.eventId = e.eventId;
+          const hash = chainHash(headHash, f);
           const assigned = Number(this.stmts.insertChained.run(e.eventId, streamId, row.stream_revision, e.type, e.schemaVersion, row.data, row.metadata, hash).lastInsertRowid);
           // Cannot differ while the head is right (rows are only ever appended); if it does, the row was
           // hashed for another position: refuse it (the savepoint rolls it back) and re-read the head.
@@ -436,19 +434,6 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     if (head) this.chainHead = { position: headPos, hash: headHash };
     this.revisions.set(streamId, current + events.length);
     return { streamId, nextExpectedRevision: current + events.length, firstPosition: first, lastPosition: last, duplicate: false };
-  }
-
-  private chainHashOf(prevHash: string, row: EventRow): string {
-    const f = this.chainScratch;
-    f.position = row.global_position;
-    f.streamId = row.stream_id;
-    f.streamRevision = row.stream_revision;
-    f.type = row.type;
-    f.schemaVersion = row.schema_version;
-    f.data = row.data;
-    f.metadata = row.metadata;
-    f.eventId = row.event_id;
-    return chainHash(prevHash, f);
   }
 
   /** Same ids appended again: idempotent only if they are the same consecutive events of the same stream. */
