@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../events/catalogue/compute';
 import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
-import { subjectOf, toolingConfigPairs } from './pairing';
+import { subjectOf, toolingConfigPairs, typeTestSubject } from './pairing';
 import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
 import { ChangedNames, IdentifierFrequency, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
@@ -31,7 +31,8 @@ export interface FormationFile {
  * or re-export of a symbol the change adds or deletes), `changed-import` (a source file starts or stops
  * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
- * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `similar-edit` (the same line added
+ * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `type-test` (a tsd type
+ * test `X.test-d.ts` and the declaration file `X.d.ts` beside it, `pairing.ts` `typeTestSubject`), `similar-edit` (the same line added
  * or removed in two files, `similar-edits.ts`), `test-names` (a test nothing joined to a source joins the one changed
  * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `mirror` (a generated or vendored
  * copy of the changed tree under another root, `mirrors.ts`), `co-change` (changed together in earlier commits), `directory` (loners of
@@ -40,8 +41,8 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -49,8 +50,8 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'te
 // cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
-// (19 cases up, none down), `test-hub` on thirteen (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names'];
+// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -398,6 +399,15 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (subject) join(t.path, subject, 'test-subject', `${baseName(t.path)} tests ${baseName(subject)}`);
     }
   }
+  if (signals.has('type-test')) {
+    // A tsd type test and the declaration file beside it (`index.test-d.ts` ↔ `index.d.ts`): joined even when the
+    // test already joined the implementation through a reference, since the declarations are what it checks.
+    const sources = semantic.filter((f) => f.role === 'source').map((f) => f.path);
+    for (const t of semantic.filter((f) => f.role === 'test')) {
+      const subject = typeTestSubject(t.path, sources);
+      if (subject) join(t.path, subject, 'type-test', `${baseName(t.path)} checks ${baseName(subject)}`);
+    }
+  }
   if (signals.has('similar-edit') && input.editLines) {
     // The same changed line in two files (modified or renamed ones): one edit applied in several places.
     const filesOf = new Map<string, string[]>();
@@ -492,7 +502,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -25,10 +25,10 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-15+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-16+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;

@@ -1,7 +1,7 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
-import { subjectOf } from '../../src/codegraph/pairing';
+import { subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
 import { changedIdentifiersOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
@@ -315,6 +315,47 @@ describe('formation signals', () => {
     expect(testNamesSubject(tie, (p) => p)).toBeUndefined();
     expect(testNamesSubject(tie, () => 'one')?.source).toBe('src/a.ts');
     expect(testNamesSubject([{ source: 'src/a.ts', names: ['x', 'y'] }], (p) => p)).toBeUndefined();
+  });
+
+  it('type-test: a tsd type test joins the declaration file beside it (index.test-d.ts ↔ index.d.ts, a generic stem); index.test.ts ↔ index.ts and a type test of another directory do not', async () => {
+    const f = fixture();
+    const decl = (extra: string) => `export interface Options {\n  readonly cwd?: string;\n${extra}}\n\nexport function run(file: string, options?: Options): Promise<string>;\n`;
+    const typeTest = (extra: string) => `import { expectType } from 'tsd';\nimport { run } from './index.js';\n\nexpectType<Promise<string>>(run('unicorns'));\n${extra}`;
+    const impl = (v: number) => `export function run(file, options = {}) {\n  return Promise.resolve(String(file) + ${v});\n}\n`;
+    f.write('index.js', impl(1));
+    f.write('index.d.ts', decl(''));
+    f.write('index.test-d.ts', typeTest(''));
+    f.write('other/index.test-d.ts', "import { expectType } from 'tsd';\n\nexpectType<number>(1);\n");
+    f.write('src/index.ts', 'export const version = 1;\n');
+    f.write('src/index.test.ts', "import { version } from './index';\n\ntest('v', () => {\n  expect(typeof version).toBe('number');\n});\n");
+    const base = f.commit('base');
+    // The declarations gain an option and the type test checks it; the type test names only `run` (unchanged).
+    f.write('index.d.ts', decl('  readonly preferLocal?: boolean;\n'));
+    f.write('index.test-d.ts', typeTest("expectType<Promise<string>>(run('unicorns', {preferLocal: true}));\n"));
+    f.write('other/index.test-d.ts', "import { expectType } from 'tsd';\n\nexpectType<number>(2);\n");
+    f.write('src/index.ts', 'export const version = 2;\n');
+    f.write('src/index.test.ts', "import { version } from './index';\n\ntest('v', () => {\n  expect(version > 0).toBe(true);\n});\n");
+    const head = f.commit('a new option, its type test, and unrelated edits');
+    expect(DEFAULT_SIGNALS).toContain('type-test');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toContain('index.d.ts,index.test-d.ts');
+    expect(groups(r)).toContain('other/index.test-d.ts');
+    expect(cohortOf(r, 'index.d.ts').groupingReason).toBe('a type test and its declarations: index.test-d.ts checks index.d.ts');
+    // `src/index.test.ts` ↔ `src/index.ts` is joined (or not) by its reference, never by this signal.
+    expect(cohortOf(r, 'src/index.ts').groupingReason ?? '').not.toContain('type test');
+    // Off, nothing joins the pair: `run` is unchanged, and `preferLocal` alone is no shared-identifiers or test-names evidence.
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'type-test'));
+    expect(groups(off)).toContain('index.d.ts');
+    expect(groups(off)).toContain('index.test-d.ts');
+  });
+
+  it('typeTestSubject pairs X.test-d.ts with X.d.ts (.d.mts, .d.cts) of its own directory only', () => {
+    expect(typeTestSubject('index.test-d.ts', ['index.d.ts', 'index.js'])).toBe('index.d.ts');
+    expect(typeTestSubject('typings/index.test-d.ts', ['typings/index.d.ts', 'index.d.ts'])).toBe('typings/index.d.ts');
+    expect(typeTestSubject('source/index.test-d.mts', ['source/index.d.mts'])).toBe('source/index.d.mts');
+    expect(typeTestSubject('test-d/index.test-d.ts', ['index.d.ts'])).toBeUndefined();
+    expect(typeTestSubject('index.test.ts', ['index.d.ts'])).toBeUndefined();
+    expect(typeTestSubject('index.test-d.ts', ['index.ts'])).toBeUndefined();
   });
 
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {
