@@ -236,3 +236,22 @@ export function testNamesSubject(candidates: ReadonlyArray<{ source: string; nam
   if (rest.some((c) => c.names.length === best.names.length && cohortOf(c.source) !== cohortOf(best.source))) return undefined;
   return best;
 }
+
+/**
+ * The `new-identifier` signal: identifiers on the changed lines of two or more changed files that no indexed file
+ * of the base commit holds (anywhere in its text) and that the head commit's do — names the change introduces. A
+ * new struct field set in composite literals (`OrigHelp:` in Go), a new method called on an inferred receiver: what
+ * syntax cannot resolve, the name itself ties together. At least NEW_MIN_LENGTH characters, no reserved word. Each
+ * name with its files (sorted), names sorted.
+ */
+export const NEW_MIN_LENGTH = 4;
+export function newIdentifierGroups(ids: ReadonlyMap<string, ReadonlySet<string>>, base: IdentifierFrequency, head: IdentifierFrequency): Array<{ name: string; files: string[] }> {
+  const filesOf = new Map<string, string[]>();
+  for (const [p, names] of [...ids.entries()].sort((x, y) => x[0].localeCompare(y[0]))) {
+    for (const n of names) {
+      if (n.length < NEW_MIN_LENGTH || base.counts.has(n) || !head.counts.has(n)) continue;
+      filesOf.set(n, [...(filesOf.get(n) ?? []), p]);
+    }
+  }
+  return [...filesOf.entries()].filter(([, ps]) => ps.length >= 2).map(([name, files]) => ({ name, files })).sort((a, b) => a.name.localeCompare(b.name));
+}

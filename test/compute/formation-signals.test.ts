@@ -3,7 +3,7 @@ import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
-import { changedIdentifiersOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
+import { changedIdentifiersOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -102,8 +102,9 @@ describe('formation signals', () => {
     f.write('src/format.ts', 'export function format(n: number): string {\n  return String(n);\n}\n');
     f.write('test/parse.test.ts', "import { other } from '../src/parse';\n\ntest('other', () => {\n  expect(other()).toBe(1);\n});\n");
     const base = f.commit('base');
-    f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(s.trim());\n}\n\nexport function other(): number {\n  return 1;\n}\n');
-    f.write('src/format.ts', 'export function format(n: number): string {\n  return String(n).trim();\n}\n');
+    // Edits naming only what the base already names (a name new to the code would join them under `new-identifier`).
+    f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(String(s));\n}\n\nexport function other(): number {\n  return 1;\n}\n');
+    f.write('src/format.ts', 'export function format(n: number): string {\n  return String(Number(n));\n}\n');
     f.write('test/parse.test.ts', "import { other } from '../src/parse';\n\ntest('other is one', () => {\n  expect(other()).toBe(1);\n});\n");
     const head = f.commit('head');
     const r = await compute(f, base, head);
@@ -321,7 +322,8 @@ describe('formation signals', () => {
     const f = fixture();
     const decl = (extra: string) => `export interface Options {\n  readonly cwd?: string;\n${extra}}\n\nexport function run(file: string, options?: Options): Promise<string>;\n`;
     const typeTest = (extra: string) => `import { expectType } from 'tsd';\nimport { run } from './index.js';\n\nexpectType<Promise<string>>(run('unicorns'));\n${extra}`;
-    const impl = (v: number) => `export function run(file, options = {}) {\n  return Promise.resolve(String(file) + ${v});\n}\n`;
+    // The implementation already reads `preferLocal`: the name is not new, so `new-identifier` has nothing to join.
+    const impl = (v: number) => `export function run(file, options = {}) {\n  return Promise.resolve(String(file) + ${v} + Boolean(options.preferLocal));\n}\n`;
     f.write('index.js', impl(1));
     f.write('index.d.ts', decl(''));
     f.write('index.test-d.ts', typeTest(''));
@@ -356,6 +358,51 @@ describe('formation signals', () => {
     expect(typeTestSubject('test-d/index.test-d.ts', ['index.d.ts'])).toBeUndefined();
     expect(typeTestSubject('index.test.ts', ['index.d.ts'])).toBeUndefined();
     expect(typeTestSubject('index.test-d.ts', ['index.ts'])).toBeUndefined();
+  });
+
+  it('new-identifier: a struct field the change adds joins the files that set or read it (no reference resolves a field); a name the base already holds joins nothing', async () => {
+    const f = fixture();
+    f.write('go.mod', 'module example.com/kongish\n\ngo 1.21\n');
+    const model = (extra: string) => `package kongish\n\n// Value is one flag's value.\ntype Value struct {\n\tName string\n\tHelp string\n${extra}}\n`;
+    const build = (extra: string) => `package kongish\n\nfunc buildValue(name, help string) *Value {\n\treturn &Value{\n\t\tName: name,\n\t\tHelp: help,\n${extra}\t}\n}\n`;
+    const help = (cond: string) => `package kongish\n\nfunc formatHelp(v *Value) string {\n\tif ${cond} {\n\t\treturn v.Name\n\t}\n\treturn v.Help\n}\n`;
+    const other = (n: number) => `package kongish\n\nfunc limit() int {\n\treturn ${n}\n}\n`;
+    f.write('model.go', model(''));
+    f.write('build.go', build(''));
+    f.write('help.go', help('v.Help == ""'));
+    f.write('limit.go', other(1));
+    const base = f.commit('base');
+    f.write('model.go', model('\tOrigHelp string // before interpolation\n'));
+    f.write('build.go', build('\t\tOrigHelp: help,\n'));
+    f.write('help.go', help('v.OrigHelp == ""'));
+    f.write('limit.go', other(2));
+    const head = f.commit('keep the help text before interpolation');
+    expect(DEFAULT_SIGNALS).toContain('new-identifier');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['build.go,help.go,model.go', 'limit.go']);
+    expect(cohortOf(r, 'model.go').groupingReason).toBe('a name the change introduces: build.go and help.go both name `OrigHelp`, new in this change; build.go and model.go both name `OrigHelp`, new in this change');
+    // Off, nothing joins them: a field read or set resolves to no definition, and one shared name is no shared-identifiers evidence.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'new-identifier')))).toEqual(['build.go', 'help.go', 'limit.go', 'model.go']);
+
+    // The same edit with a name the base already holds (`Help`, read now by help.go and limit.go): apart.
+    f.write('model.go', model(''));
+    f.write('build.go', build(''));
+    f.write('help.go', help('len(v.Help) == 0'));
+    f.write('limit.go', 'package kongish\n\nfunc limit() int {\n\treturn len((&Value{}).Help)\n}\n');
+    const known = f.commit('a known field read in two files');
+    expect(groups(await compute(f, base, known))).toEqual(['help.go', 'limit.go']);
+  });
+
+  it('newIdentifierGroups: names absent from the base and present at head, of four characters or more, on two or more files', () => {
+    const freq = (names: string[]) => ({ counts: new Map(names.map((n) => [n, 1])), files: 10 });
+    const ids = new Map([
+      ['a.go', new Set(['OrigHelp', 'Help', 'tmp', 'gone'])],
+      ['b.go', new Set(['OrigHelp', 'Help', 'tmp'])],
+      ['c.go', new Set(['OrigHelp', 'gone'])],
+    ]);
+    // `Help` is in the base; `tmp` is too short; `gone` is in neither commit's files (a removed line's name).
+    expect(newIdentifierGroups(ids, freq(['Help', 'gone']), freq(['OrigHelp', 'Help', 'tmp']))).toEqual([{ name: 'OrigHelp', files: ['a.go', 'b.go', 'c.go'] }]);
+    expect(newIdentifierGroups(new Map([['a.go', new Set(['OrigHelp'])]]), freq([]), freq(['OrigHelp']))).toEqual([]);
   });
 
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {
