@@ -82,6 +82,8 @@ export interface FormationInput {
   identifierFrequency?: IdentifierFrequency;
   /** `new-identifier`: in how many of the base commit's indexed files each identifier occurs (absent: new to the code). */
   baseIdentifierFrequency?: IdentifierFrequency;
+  /** `new-identifier`: per (head) path, the keys its changed lines declare (`changedKeysOf`). */
+  changedKeys?: Map<string, Set<string>>;
   /** Signals in use (default DEFAULT_SIGNALS). */
   signals?: readonly FormationSignal[];
   head?: CodeGraph;
@@ -435,9 +437,27 @@ export function formCohorts(input: FormationInput): CohortData[] {
     // receiver), so the files naming it are one piece of work even where no reference resolves (shared-identifiers.ts).
     // A changed source must name it: tests alone make up fresh names (`pepper`, a fixture's variable) that coincide
     // across unrelated test files (measured on commander: test-only joins cost 7 cases, docs/cohorts.md).
+    // The name must be one the change declares (a definition of a changed file at head: a method, a function; or a key
+    // a changed source's changed lines declare: `enforceRetryRules?: boolean`), or all its files must share one
+    // directory (a Go package's struct field): an external API first used in this change (`srv.BaseContext` of Go's
+    // http.Server, in an example and a test of two commits) is no piece of work by itself (measured on chi).
     const ids = new Map([...input.changedIdentifiers].filter(([p]) => role.has(p)));
+    const declared = new Map<string, string>();
+    for (const f of semantic) {
+      if (f.status === 'deleted') continue;
+      for (const d of input.head?.index.files.get(f.path)?.facts.defs ?? []) {
+        const name = d.qname.slice(d.qname.lastIndexOf('.') + 1);
+        if (!declared.has(name)) declared.set(name, f.path);
+      }
+    }
+    for (const f of semantic) {
+      if (f.role !== 'source') continue;
+      for (const k of input.changedKeys?.get(f.path) ?? []) if (!declared.has(k)) declared.set(k, f.path);
+    }
     for (const { name, files } of newIdentifierGroups(ids, input.baseIdentifierFrequency, input.identifierFrequency)) {
-      const anchor = files.find((p) => role.get(p) === 'source');
+      const by = declared.get(name);
+      if (!(by && files.includes(by)) && new Set(files.map((p) => path.posix.dirname(p))).size > 1) continue;
+      const anchor = by && role.get(by) === 'source' ? by : files.find((p) => role.get(p) === 'source');
       if (!anchor) continue;
       for (const p of files) if (p !== anchor) join(anchor, p, 'new-identifier', `${baseName(anchor)} and ${baseName(p)} both name \`${cite(name)}\`, new in this change`);
     }

@@ -57,6 +57,17 @@ export function changedIdentifiersOf(patch: string, paths: ReadonlySet<string>):
   });
 }
 
+/**
+ * Per (head) path of a unified diff, the identifiers its changed lines declare as a key: a property signature or an
+ * object/struct literal key (`enforceRetryRules?: boolean`, `maxRedirects: 10`, Go `OrigHelp: help`); only `paths`.
+ * `new-identifier` takes a name a changed source declares so as one the change introduces.
+ */
+export function changedKeysOf(patch: string, paths: ReadonlySet<string>): Map<string, Set<string>> {
+  return collectFromChangedLines(patch, paths, (text, keys) => {
+    for (const m of text.replace(STRING, '""').matchAll(/(?:^|[\s{,(])([A-Za-z_$][\w$]*)\??\s*:(?!:)/g)) if (m[1].length >= MIN_LENGTH && !KEYWORDS.has(m[1])) keys.add(m[1]);
+  });
+}
+
 /** Identifier document frequency of a commit's indexed files: in how many files each identifier occurs. */
 export interface IdentifierFrequency {
   counts: Map<string, number>;

@@ -3,7 +3,7 @@ import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
-import { changedIdentifiersOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
+import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -391,6 +391,31 @@ describe('formation signals', () => {
     f.write('limit.go', 'package kongish\n\nfunc limit() int {\n\treturn len((&Value{}).Help)\n}\n');
     const known = f.commit('a known field read in two files');
     expect(groups(await compute(f, base, known))).toEqual(['help.go', 'limit.go']);
+  });
+
+  it('new-identifier across directories: a key a changed source declares joins the test that sets it; a name only used (an external API first called in this change) joins nothing', async () => {
+    const f = fixture();
+    const options = (extra: string) => `export interface Options {\n  readonly retries?: number;\n${extra}}\n\nexport function normalize(options: Options): Options {\n  return { ...options };\n}\n`;
+    const test = (body: string) => `import { normalize } from '../src/options';\n\ntest('defaults', () => {\n  expect(normalize({}).retries).toBeUndefined();\n});\n${body}`;
+    f.write('src/options.ts', options(''));
+    f.write('src/copy.ts', 'export function copy<T>(x: T): T {\n  return JSON.parse(JSON.stringify(x));\n}\n');
+    f.write('test/redirects.test.ts', test(''));
+    f.write('test/clone.test.ts', "test('clone', () => {\n  expect(JSON.parse('{}')).toEqual({});\n});\n");
+    const base = f.commit('base');
+    // `normalize` (unchanged, a hub-free reference on an unchanged line) is what both tests already call.
+    f.write('src/options.ts', options('  readonly maxRedirects?: number;\n'));
+    f.write('test/redirects.test.ts', test("\ntest('redirect limit', () => {\n  expect(normalize({ maxRedirects: 2 }).retries).toBeUndefined();\n});\n"));
+    f.write('src/copy.ts', 'export function copy<T>(x: T): T {\n  return structuredClone(x);\n}\n');
+    f.write('test/clone.test.ts', "test('clone', () => {\n  expect(structuredClone({})).toEqual({});\n});\n");
+    const head = f.commit('a new option and its test; a new runtime API in a source and a test');
+    const r = await compute(f, base, head);
+    expect(cohortOf(r, 'test/redirects.test.ts').files).toEqual(['src/options.ts', 'test/redirects.test.ts']);
+    expect(cohortOf(r, 'test/redirects.test.ts').groupingReason).toContain('a name the change introduces: options.ts and redirects.test.ts both name `maxRedirects`, new in this change');
+    // `structuredClone` is new to the code but declared nowhere in it, and its two files are in two directories.
+    expect(cohortOf(r, 'test/clone.test.ts').files).toEqual(['test/clone.test.ts']);
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'new-identifier'));
+    expect(cohortOf(off, 'test/redirects.test.ts').files).toEqual(['test/redirects.test.ts']);
+    expect(changedKeysOf(['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1 +1,4 @@', '-a', '+  readonly maxRedirects?: number;', "+const o = {retry: {limit: 2}, label: 'keys: values'};", '+std::cout;', ''].join('\n'), new Set(['x.ts'])).get('x.ts')).toEqual(new Set(['maxRedirects', 'retry', 'limit', 'label']));
   });
 
   it('newIdentifierGroups: names absent from the base and present at head, of four characters or more, on two or more files', () => {
