@@ -3,10 +3,10 @@ import * as path from 'node:path';
 import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../events/catalogue/compute';
 import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
-import { subjectOf, toolingConfigPairs } from './pairing';
+import { subjectOf, toolingConfigPairs, typeTestSubject } from './pairing';
 import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
-import { ChangedNames, IdentifierFrequency, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
+import { ChangedNames, IdentifierFrequency, newIdentifierGroups, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
 
 /** A changed file as formation sees it. */
 export interface FormationFile {
@@ -31,17 +31,19 @@ export interface FormationFile {
  * or re-export of a symbol the change adds or deletes), `changed-import` (a source file starts or stops
  * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
- * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `similar-edit` (the same line added
+ * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `type-test` (a tsd type
+ * test `X.test-d.ts` and the declaration file `X.d.ts` beside it, `pairing.ts` `typeTestSubject`), `similar-edit` (the same line added
  * or removed in two files, `similar-edits.ts`), `test-names` (a test nothing joined to a source joins the one changed
- * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `mirror` (a generated or vendored
+ * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `new-identifier` (changed
+ * files whose changed lines name an identifier no indexed file of the base holds, one of them a source), `mirror` (a generated or vendored
  * copy of the changed tree under another root, `mirrors.ts`), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory), `type-edges` (every edge only TypeScript's checker found), `type-bindings` (of those, the
  * ones naming their target through a binding or a module's member, not a member of an inferred receiver,
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -49,8 +51,8 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'te
 // cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
-// (19 cases up, none down), `test-hub` on thirteen (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names'];
+// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -78,6 +80,10 @@ export interface FormationInput {
   changedLiterals?: Map<string, Set<string>>;
   /** `shared-identifiers`, `test-names`: in how many of the head commit's indexed files each identifier occurs. */
   identifierFrequency?: IdentifierFrequency;
+  /** `new-identifier`: in how many of the base commit's indexed files each identifier occurs (absent: new to the code). */
+  baseIdentifierFrequency?: IdentifierFrequency;
+  /** `new-identifier`: per (head) path, the keys its changed lines declare (`changedKeysOf`). */
+  changedKeys?: Map<string, Set<string>>;
   /** Signals in use (default DEFAULT_SIGNALS). */
   signals?: readonly FormationSignal[];
   head?: CodeGraph;
@@ -398,6 +404,15 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (subject) join(t.path, subject, 'test-subject', `${baseName(t.path)} tests ${baseName(subject)}`);
     }
   }
+  if (signals.has('type-test')) {
+    // A tsd type test and the declaration file beside it (`index.test-d.ts` ↔ `index.d.ts`): joined even when the
+    // test already joined the implementation through a reference, since the declarations are what it checks.
+    const sources = semantic.filter((f) => f.role === 'source').map((f) => f.path);
+    for (const t of semantic.filter((f) => f.role === 'test')) {
+      const subject = typeTestSubject(t.path, sources);
+      if (subject) join(t.path, subject, 'type-test', `${baseName(t.path)} checks ${baseName(subject)}`);
+    }
+  }
   if (signals.has('similar-edit') && input.editLines) {
     // The same changed line in two files (modified or renamed ones): one edit applied in several places.
     const filesOf = new Map<string, string[]>();
@@ -415,6 +430,37 @@ export function formCohorts(input: FormationInput): CohortData[] {
     // two changed files, at least three of them: one piece of work without a resolved edge (shared-identifiers.ts).
     const ids = new Map([...input.changedIdentifiers].filter(([p]) => role.has(p)));
     for (const { a, b, names } of sharedIdentifierPairs(ids, input.identifierFrequency)) join(a, b, 'shared-identifiers', `${baseName(a)} and ${baseName(b)} both change lines naming ${names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${names.length > 4 ? ` and ${names.length - 4} more` : ''}`);
+  }
+  if (signals.has('new-identifier') && input.changedIdentifiers && input.identifierFrequency && input.baseIdentifierFrequency) {
+    // An identifier that no indexed file of the base holds and the changed lines of several changed files name: a
+    // name the change introduces (a new struct field set in composite literals, a new method called on an inferred
+    // receiver), so the files naming it are one piece of work even where no reference resolves (shared-identifiers.ts).
+    // A changed source must name it: tests alone make up fresh names (`pepper`, a fixture's variable) that coincide
+    // across unrelated test files (measured on commander: test-only joins cost 7 cases, docs/cohorts.md).
+    // The name must be one the change declares (a definition of a changed file at head: a method, a function; or a key
+    // a changed source's changed lines declare: `enforceRetryRules?: boolean`), or all its files must share one
+    // directory (a Go package's struct field): an external API first used in this change (`srv.BaseContext` of Go's
+    // http.Server, in an example and a test of two commits) is no piece of work by itself (measured on chi).
+    const ids = new Map([...input.changedIdentifiers].filter(([p]) => role.has(p)));
+    const declared = new Map<string, string>();
+    for (const f of semantic) {
+      if (f.status === 'deleted') continue;
+      for (const d of input.head?.index.files.get(f.path)?.facts.defs ?? []) {
+        const name = d.qname.slice(d.qname.lastIndexOf('.') + 1);
+        if (!declared.has(name)) declared.set(name, f.path);
+      }
+    }
+    for (const f of semantic) {
+      if (f.role !== 'source') continue;
+      for (const k of input.changedKeys?.get(f.path) ?? []) if (!declared.has(k)) declared.set(k, f.path);
+    }
+    for (const { name, files } of newIdentifierGroups(ids, input.baseIdentifierFrequency, input.identifierFrequency)) {
+      const by = declared.get(name);
+      if (!(by && files.includes(by)) && new Set(files.map((p) => path.posix.dirname(p))).size > 1) continue;
+      const anchor = by && role.get(by) === 'source' ? by : files.find((p) => role.get(p) === 'source');
+      if (!anchor) continue;
+      for (const p of files) if (p !== anchor) join(anchor, p, 'new-identifier', `${baseName(anchor)} and ${baseName(p)} both name \`${cite(name)}\`, new in this change`);
+    }
   }
   if (signals.has('tooling-config')) for (const [a, b] of toolingConfigPairs(semantic.map((f) => f.path))) join(a, b, 'tooling-config', `${baseName(a)} and ${baseName(b)}`);
   if (signals.has('test-names') && input.changedIdentifiers && input.identifierFrequency) {
@@ -492,7 +538,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -56,6 +56,23 @@ export function subjectOf(testPath: string, sources: string[]): string | undefin
   return scored[0].s;
 }
 
+/** A tsd type test: `index.test-d.ts` (tsd's convention for the checks of `index.d.ts`). */
+const TYPE_TEST = /^(.+)\.test-d\.[cm]?tsx?$/;
+
+/**
+ * The changed declaration file a tsd type test checks: `X.test-d.ts` ↔ `X.d.ts` (or `.d.mts`/`.d.cts`) of the
+ * same directory, generic stems included — tsd reads `index.test-d.ts` against the `index.d.ts` beside it, so the
+ * directory pins what a bare `index` leaves ambiguous for `subjectOf`. Undefined for any other test or when the
+ * declaration file did not change.
+ */
+export function typeTestSubject(testPath: string, sources: readonly string[]): string | undefined {
+  const m = TYPE_TEST.exec(path.posix.basename(testPath));
+  if (!m) return undefined;
+  const dir = path.posix.dirname(testPath);
+  const want = new Set(['.d.ts', '.d.mts', '.d.cts'].map((ext) => path.posix.join(dir, `${m[1]}${ext}`)));
+  return [...sources].sort().find((s) => want.has(s));
+}
+
 /** A build or test tool's configuration module: `vite.config.ts`, `vitest.config.mjs`, `eslint.config.js`, `build.config.ts`. */
 export function isToolingConfig(p: string): boolean {
   return /^[\w-]+\.config\.[cm]?[jt]s$/.test(path.posix.basename(p));

@@ -57,6 +57,17 @@ export function changedIdentifiersOf(patch: string, paths: ReadonlySet<string>):
   });
 }
 
+/**
+ * Per (head) path of a unified diff, the identifiers its changed lines declare as a key: a property signature or an
+ * object/struct literal key (`enforceRetryRules?: boolean`, `maxRedirects: 10`, Go `OrigHelp: help`); only `paths`.
+ * `new-identifier` takes a name a changed source declares so as one the change introduces.
+ */
+export function changedKeysOf(patch: string, paths: ReadonlySet<string>): Map<string, Set<string>> {
+  return collectFromChangedLines(patch, paths, (text, keys) => {
+    for (const m of text.replace(STRING, '""').matchAll(/(?:^|[\s{,(])([A-Za-z_$][\w$]*)\??\s*:(?!:)/g)) if (m[1].length >= MIN_LENGTH && !KEYWORDS.has(m[1])) keys.add(m[1]);
+  });
+}
+
 /** Identifier document frequency of a commit's indexed files: in how many files each identifier occurs. */
 export interface IdentifierFrequency {
   counts: Map<string, number>;
@@ -235,4 +246,23 @@ export function testNamesSubject(candidates: ReadonlyArray<{ source: string; nam
   if (!best || best.names.length < TEST_MIN_SHARED) return undefined;
   if (rest.some((c) => c.names.length === best.names.length && cohortOf(c.source) !== cohortOf(best.source))) return undefined;
   return best;
+}
+
+/**
+ * The `new-identifier` signal: identifiers on the changed lines of two or more changed files that no indexed file
+ * of the base commit holds (anywhere in its text) and that the head commit's do — names the change introduces. A
+ * new struct field set in composite literals (`OrigHelp:` in Go), a new method called on an inferred receiver: what
+ * syntax cannot resolve, the name itself ties together. At least NEW_MIN_LENGTH characters, no reserved word. Each
+ * name with its files (sorted), names sorted.
+ */
+export const NEW_MIN_LENGTH = 4;
+export function newIdentifierGroups(ids: ReadonlyMap<string, ReadonlySet<string>>, base: IdentifierFrequency, head: IdentifierFrequency): Array<{ name: string; files: string[] }> {
+  const filesOf = new Map<string, string[]>();
+  for (const [p, names] of [...ids.entries()].sort((x, y) => x[0].localeCompare(y[0]))) {
+    for (const n of names) {
+      if (n.length < NEW_MIN_LENGTH || base.counts.has(n) || !head.counts.has(n)) continue;
+      filesOf.set(n, [...(filesOf.get(n) ?? []), p]);
+    }
+  }
+  return [...filesOf.entries()].filter(([, ps]) => ps.length >= 2).map(([name, files]) => ({ name, files })).sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -1,9 +1,9 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
-import { subjectOf } from '../../src/codegraph/pairing';
+import { subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
-import { changedIdentifiersOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
+import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
@@ -102,8 +102,9 @@ describe('formation signals', () => {
     f.write('src/format.ts', 'export function format(n: number): string {\n  return String(n);\n}\n');
     f.write('test/parse.test.ts', "import { other } from '../src/parse';\n\ntest('other', () => {\n  expect(other()).toBe(1);\n});\n");
     const base = f.commit('base');
-    f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(s.trim());\n}\n\nexport function other(): number {\n  return 1;\n}\n');
-    f.write('src/format.ts', 'export function format(n: number): string {\n  return String(n).trim();\n}\n');
+    // Edits naming only what the base already names (a name new to the code would join them under `new-identifier`).
+    f.write('src/parse.ts', 'export function parse(s: string): number {\n  return Number(String(s));\n}\n\nexport function other(): number {\n  return 1;\n}\n');
+    f.write('src/format.ts', 'export function format(n: number): string {\n  return String(Number(n));\n}\n');
     f.write('test/parse.test.ts', "import { other } from '../src/parse';\n\ntest('other is one', () => {\n  expect(other()).toBe(1);\n});\n");
     const head = f.commit('head');
     const r = await compute(f, base, head);
@@ -315,6 +316,118 @@ describe('formation signals', () => {
     expect(testNamesSubject(tie, (p) => p)).toBeUndefined();
     expect(testNamesSubject(tie, () => 'one')?.source).toBe('src/a.ts');
     expect(testNamesSubject([{ source: 'src/a.ts', names: ['x', 'y'] }], (p) => p)).toBeUndefined();
+  });
+
+  it('type-test: a tsd type test joins the declaration file beside it (index.test-d.ts ↔ index.d.ts, a generic stem); index.test.ts ↔ index.ts and a type test of another directory do not', async () => {
+    const f = fixture();
+    const decl = (extra: string) => `export interface Options {\n  readonly cwd?: string;\n${extra}}\n\nexport function run(file: string, options?: Options): Promise<string>;\n`;
+    const typeTest = (extra: string) => `import { expectType } from 'tsd';\nimport { run } from './index.js';\n\nexpectType<Promise<string>>(run('unicorns'));\n${extra}`;
+    // The implementation already reads `preferLocal`: the name is not new, so `new-identifier` has nothing to join.
+    const impl = (v: number) => `export function run(file, options = {}) {\n  return Promise.resolve(String(file) + ${v} + Boolean(options.preferLocal));\n}\n`;
+    f.write('index.js', impl(1));
+    f.write('index.d.ts', decl(''));
+    f.write('index.test-d.ts', typeTest(''));
+    f.write('other/index.test-d.ts', "import { expectType } from 'tsd';\n\nexpectType<number>(1);\n");
+    f.write('src/index.ts', 'export const version = 1;\n');
+    f.write('src/index.test.ts', "import { version } from './index';\n\ntest('v', () => {\n  expect(typeof version).toBe('number');\n});\n");
+    const base = f.commit('base');
+    // The declarations gain an option and the type test checks it; the type test names only `run` (unchanged).
+    f.write('index.d.ts', decl('  readonly preferLocal?: boolean;\n'));
+    f.write('index.test-d.ts', typeTest("expectType<Promise<string>>(run('unicorns', {preferLocal: true}));\n"));
+    f.write('other/index.test-d.ts', "import { expectType } from 'tsd';\n\nexpectType<number>(2);\n");
+    f.write('src/index.ts', 'export const version = 2;\n');
+    f.write('src/index.test.ts', "import { version } from './index';\n\ntest('v', () => {\n  expect(version > 0).toBe(true);\n});\n");
+    const head = f.commit('a new option, its type test, and unrelated edits');
+    expect(DEFAULT_SIGNALS).toContain('type-test');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toContain('index.d.ts,index.test-d.ts');
+    expect(groups(r)).toContain('other/index.test-d.ts');
+    expect(cohortOf(r, 'index.d.ts').groupingReason).toBe('a type test and its declarations: index.test-d.ts checks index.d.ts');
+    // `src/index.test.ts` ↔ `src/index.ts` is joined (or not) by its reference, never by this signal.
+    expect(cohortOf(r, 'src/index.ts').groupingReason ?? '').not.toContain('type test');
+    // Off, nothing joins the pair: `run` is unchanged, and `preferLocal` alone is no shared-identifiers or test-names evidence.
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'type-test'));
+    expect(groups(off)).toContain('index.d.ts');
+    expect(groups(off)).toContain('index.test-d.ts');
+  });
+
+  it('typeTestSubject pairs X.test-d.ts with X.d.ts (.d.mts, .d.cts) of its own directory only', () => {
+    expect(typeTestSubject('index.test-d.ts', ['index.d.ts', 'index.js'])).toBe('index.d.ts');
+    expect(typeTestSubject('typings/index.test-d.ts', ['typings/index.d.ts', 'index.d.ts'])).toBe('typings/index.d.ts');
+    expect(typeTestSubject('source/index.test-d.mts', ['source/index.d.mts'])).toBe('source/index.d.mts');
+    expect(typeTestSubject('test-d/index.test-d.ts', ['index.d.ts'])).toBeUndefined();
+    expect(typeTestSubject('index.test.ts', ['index.d.ts'])).toBeUndefined();
+    expect(typeTestSubject('index.test-d.ts', ['index.ts'])).toBeUndefined();
+  });
+
+  it('new-identifier: a struct field the change adds joins the files that set or read it (no reference resolves a field); a name the base already holds joins nothing', async () => {
+    const f = fixture();
+    f.write('go.mod', 'module example.com/kongish\n\ngo 1.21\n');
+    const model = (extra: string) => `package kongish\n\n// Value is one flag's value.\ntype Value struct {\n\tName string\n\tHelp string\n${extra}}\n`;
+    const build = (extra: string) => `package kongish\n\nfunc buildValue(name, help string) *Value {\n\treturn &Value{\n\t\tName: name,\n\t\tHelp: help,\n${extra}\t}\n}\n`;
+    const help = (cond: string) => `package kongish\n\nfunc formatHelp(v *Value) string {\n\tif ${cond} {\n\t\treturn v.Name\n\t}\n\treturn v.Help\n}\n`;
+    const other = (n: number) => `package kongish\n\nfunc limit() int {\n\treturn ${n}\n}\n`;
+    f.write('model.go', model(''));
+    f.write('build.go', build(''));
+    f.write('help.go', help('v.Help == ""'));
+    f.write('limit.go', other(1));
+    const base = f.commit('base');
+    f.write('model.go', model('\tOrigHelp string // before interpolation\n'));
+    f.write('build.go', build('\t\tOrigHelp: help,\n'));
+    f.write('help.go', help('v.OrigHelp == ""'));
+    f.write('limit.go', other(2));
+    const head = f.commit('keep the help text before interpolation');
+    expect(DEFAULT_SIGNALS).toContain('new-identifier');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['build.go,help.go,model.go', 'limit.go']);
+    expect(cohortOf(r, 'model.go').groupingReason).toBe('a name the change introduces: build.go and help.go both name `OrigHelp`, new in this change; build.go and model.go both name `OrigHelp`, new in this change');
+    // Off, nothing joins them: a field read or set resolves to no definition, and one shared name is no shared-identifiers evidence.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'new-identifier')))).toEqual(['build.go', 'help.go', 'limit.go', 'model.go']);
+
+    // The same edit with a name the base already holds (`Help`, read now by help.go and limit.go): apart.
+    f.write('model.go', model(''));
+    f.write('build.go', build(''));
+    f.write('help.go', help('len(v.Help) == 0'));
+    f.write('limit.go', 'package kongish\n\nfunc limit() int {\n\treturn len((&Value{}).Help)\n}\n');
+    const known = f.commit('a known field read in two files');
+    expect(groups(await compute(f, base, known))).toEqual(['help.go', 'limit.go']);
+  });
+
+  it('new-identifier across directories: a key a changed source declares joins the test that sets it; a name only used (an external API first called in this change) joins nothing', async () => {
+    const f = fixture();
+    const options = (extra: string) => `export interface Options {\n  readonly retries?: number;\n${extra}}\n\nexport function normalize(options: Options): Options {\n  return { ...options };\n}\n`;
+    const test = (body: string) => `import { normalize } from '../src/options';\n\ntest('defaults', () => {\n  expect(normalize({}).retries).toBeUndefined();\n});\n${body}`;
+    f.write('src/options.ts', options(''));
+    f.write('src/copy.ts', 'export function copy<T>(x: T): T {\n  return JSON.parse(JSON.stringify(x));\n}\n');
+    f.write('test/redirects.test.ts', test(''));
+    f.write('test/clone.test.ts', "test('clone', () => {\n  expect(JSON.parse('{}')).toEqual({});\n});\n");
+    const base = f.commit('base');
+    // `normalize` (unchanged, a hub-free reference on an unchanged line) is what both tests already call.
+    f.write('src/options.ts', options('  readonly maxRedirects?: number;\n'));
+    f.write('test/redirects.test.ts', test("\ntest('redirect limit', () => {\n  expect(normalize({ maxRedirects: 2 }).retries).toBeUndefined();\n});\n"));
+    f.write('src/copy.ts', 'export function copy<T>(x: T): T {\n  return structuredClone(x);\n}\n');
+    f.write('test/clone.test.ts', "test('clone', () => {\n  expect(structuredClone({})).toEqual({});\n});\n");
+    const head = f.commit('a new option and its test; a new runtime API in a source and a test');
+    const r = await compute(f, base, head);
+    expect(cohortOf(r, 'test/redirects.test.ts').files).toEqual(['src/options.ts', 'test/redirects.test.ts']);
+    expect(cohortOf(r, 'test/redirects.test.ts').groupingReason).toContain('a name the change introduces: options.ts and redirects.test.ts both name `maxRedirects`, new in this change');
+    // `structuredClone` is new to the code but declared nowhere in it, and its two files are in two directories.
+    expect(cohortOf(r, 'test/clone.test.ts').files).toEqual(['test/clone.test.ts']);
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'new-identifier'));
+    expect(cohortOf(off, 'test/redirects.test.ts').files).toEqual(['test/redirects.test.ts']);
+    expect(changedKeysOf(['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1 +1,4 @@', '-a', '+  readonly maxRedirects?: number;', "+const o = {retry: {limit: 2}, label: 'keys: values'};", '+std::cout;', ''].join('\n'), new Set(['x.ts'])).get('x.ts')).toEqual(new Set(['maxRedirects', 'retry', 'limit', 'label']));
+  });
+
+  it('newIdentifierGroups: names absent from the base and present at head, of four characters or more, on two or more files', () => {
+    const freq = (names: string[]) => ({ counts: new Map(names.map((n) => [n, 1])), files: 10 });
+    const ids = new Map([
+      ['a.go', new Set(['OrigHelp', 'Help', 'tmp', 'gone'])],
+      ['b.go', new Set(['OrigHelp', 'Help', 'tmp'])],
+      ['c.go', new Set(['OrigHelp', 'gone'])],
+    ]);
+    // `Help` is in the base; `tmp` is too short; `gone` is in neither commit's files (a removed line's name).
+    expect(newIdentifierGroups(ids, freq(['Help', 'gone']), freq(['OrigHelp', 'Help', 'tmp']))).toEqual([{ name: 'OrigHelp', files: ['a.go', 'b.go', 'c.go'] }]);
+    expect(newIdentifierGroups(new Map([['a.go', new Set(['OrigHelp'])]]), freq([]), freq(['OrigHelp']))).toEqual([]);
   });
 
   it('subjectOf pairs by the ecosystem\'s test name, the nearest directory first, and refuses ambiguous or generic names', () => {
