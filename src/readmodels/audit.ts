@@ -158,7 +158,7 @@ class AuditBulk implements BulkBuilder {
     const actor = `coalesce(CASE WHEN e.type = 'ReviewPublished' THEN ${str('publishedBy')} ELSE ${str('by')} END, ${d.meta('e', 'principal')})`;
     const inner =
       `SELECT e.position, e.event_id, ${d.meta('e', 'occurredAt')} AS time, ${action} AS action, ${actor} AS actor, ${str('role')} AS drole, ${d.meta('e', 'principal')} AS principal, ${d.meta('e', 'role')} AS mrole, ` +
-      `${target} AS target, CASE WHEN ${d.isReview('e')} THEN ${d.repo('e')} END AS repo_id, CASE WHEN ${d.isReview('e')} THEN ${d.pr('e')} END AS pr_number, ${detail} AS detail, ${d.meta('e', 'via')} AS via, ${d.meta('e', 'tokenId')} AS token_id FROM ${src.sql} e`;
+      `${target} AS target, ${d.repo('e')} AS repo_id, ${d.pr('e')} AS pr_number, ${detail} AS detail, ${d.meta('e', 'via')} AS via, ${d.meta('e', 'tokenId')} AS token_id FROM ${src.sql} e`;
     const select =
       `SELECT x.position, x.time, x.action, x.actor, coalesce(x.drole, CASE WHEN x.actor = x.principal THEN x.mrole END, (SELECT r.role FROM bulk_roles r WHERE r.principal = x.actor AND r.from_pos < x.position ORDER BY r.from_pos DESC LIMIT 1), 'unknown') AS role, ` +
       `x.target, x.repo_id, x.pr_number, x.detail, x.event_id, x.via, x.token_id, coalesce((SELECT c.chain FROM bulk_chains c WHERE c.token_id = x.token_id AND c.from_pos < x.position ORDER BY c.from_pos DESC LIMIT 1), '[]') AS issuer_chain FROM (${inner}) x`;

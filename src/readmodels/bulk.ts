@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../events/envelope';
+import { REVIEW_FUNCTIONS } from './review-stream-sql';
 
 /**
  * Set-based rebuild: a model built from 0 writes most of its rows with `INSERT … SELECT … FROM events`
@@ -24,8 +25,8 @@ export interface BulkDialect {
   t(table: string): string;
   /**
    * A subquery (use it as `FROM ${src} e`) of the log's events of `types` in (from, to]: columns
-   * `position`, `event_id`, `stream_id`, `type`, the raw `data` and `metadata`, and `s2` (the stream id
-   * without its trailing digits, for the review-stream expressions below). Its parameters follow.
+   * `position`, `event_id`, `stream_id`, `type`, the raw `data` and `metadata` (on PostgreSQL also `s2`,
+   * the stream id without its trailing digits, for its review-stream expressions). Its parameters follow.
    */
   src(types: readonly string[], from: number, to: number): BulkStatement;
   /** The whole log as a subquery with the columns of `src` but `s2` (for correlated lookups); its parameters follow. */
@@ -45,9 +46,9 @@ export interface BulkDialect {
   present(alias: string, path: string[]): string;
   /** A metadata field, as text (or null). */
   meta(alias: string, field: string): string;
-  /** `parseReviewStream(stream_id) !== null` for a `src` row (the regex `^pr-(.+)-(\d+)$` in SQL). */
+  /** `parseReviewStream(stream_id) !== null` for a `src` row. */
   isReview(alias: string): string;
-  /** Its repoId and prNumber (for review streams). */
+  /** Its repoId and prNumber: null when the stream is not a review stream. */
   repo(alias: string): string;
   pr(alias: string): string;
   /** `a IS NOT b` (null-safe inequality). */
@@ -94,11 +95,12 @@ const pgPath = (path: string[]): string => sqlString(`{${path.join(',')}}`);
 const LINE_BREAKS = [10, 13, 8232, 8233];
 
 function reviewExprs(charFn: string, posFn: (hay: string, needle: string) => string, cast: (x: string) => string) {
+  const isReview = (a: string) =>
+    `(substr(${a}.stream_id, 1, 3) = 'pr-' AND length(${a}.s2) < length(${a}.stream_id) AND length(${a}.s2) > 4 AND substr(${a}.s2, length(${a}.s2), 1) = '-' AND ${LINE_BREAKS.map((c) => `${posFn(`${a}.stream_id`, `${charFn}(${c})`)} = 0`).join(' AND ')})`;
   return {
-    isReview: (a: string) =>
-      `(substr(${a}.stream_id, 1, 3) = 'pr-' AND length(${a}.s2) < length(${a}.stream_id) AND length(${a}.s2) > 4 AND substr(${a}.s2, length(${a}.s2), 1) = '-' AND ${LINE_BREAKS.map((c) => `${posFn(`${a}.stream_id`, `${charFn}(${c})`)} = 0`).join(' AND ')})`,
-    repo: (a: string) => `substr(${a}.s2, 4, length(${a}.s2) - 4)`,
-    pr: (a: string) => cast(`substr(${a}.stream_id, length(${a}.s2) + 1)`),
+    isReview,
+    repo: (a: string) => `CASE WHEN ${isReview(a)} THEN substr(${a}.s2, 4, length(${a}.s2) - 4) END`,
+    pr: (a: string) => `CASE WHEN ${isReview(a)} THEN ${cast(`substr(${a}.stream_id, length(${a}.s2) + 1)`)} END`,
   };
 }
 
@@ -106,13 +108,17 @@ const typeList = (types: readonly string[]): string => types.map(sqlString).join
 
 /** SQLite: the log attached to the read-model connection as `rm_log`. */
 export function sqliteDialect(workspaceId: string, table: (name: string) => string): BulkDialect {
-  const review = reviewExprs('char', (h, n) => `instr(${h}, ${n})`, (x) => `CAST(${x} AS INTEGER)`);
+  const review = {
+    isReview: (a: string) => `(${REVIEW_FUNCTIONS.pr}(${a}.stream_id) IS NOT NULL)`,
+    repo: (a: string) => `${REVIEW_FUNCTIONS.repo}(${a}.stream_id)`,
+    pr: (a: string) => `${REVIEW_FUNCTIONS.pr}(${a}.stream_id)`,
+  };
   return {
     kind: 'sqlite',
     workspaceId,
     t: table,
     src: (types, from, to) => ({
-      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, metadata, rtrim(stream_id, '0123456789') AS s2 FROM rm_log.events WHERE global_position > ? AND global_position <= ? AND type IN (${typeList(types)}))`,
+      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, metadata FROM rm_log.events WHERE global_position > ? AND global_position <= ? AND type IN (${typeList(types)}))`,
       params: [from, to],
     }),
     log: { sql: '(SELECT global_position AS position, event_id, stream_id, type, data, metadata FROM rm_log.events)', params: [] },
