@@ -48,9 +48,12 @@ export interface BulkDialect {
   meta(alias: string, field: string): string;
   /** `parseReviewStream(stream_id) !== null` for a `src` row. */
   isReview(alias: string): string;
-  /** Its repoId and prNumber: null when the stream is not a review stream. */
+  /** Its repoId and prNumber, for a row known to be of a review stream (`isReview`). */
   repo(alias: string): string;
   pr(alias: string): string;
+  /** Its repoId and prNumber, null when the stream is not a review stream. */
+  reviewRepo(alias: string): string;
+  reviewPr(alias: string): string;
   /** `a IS NOT b` (null-safe inequality). */
   distinct(a: string, b: string): string;
   /**
@@ -97,10 +100,14 @@ const LINE_BREAKS = [10, 13, 8232, 8233];
 function reviewExprs(charFn: string, posFn: (hay: string, needle: string) => string, cast: (x: string) => string) {
   const isReview = (a: string) =>
     `(substr(${a}.stream_id, 1, 3) = 'pr-' AND length(${a}.s2) < length(${a}.stream_id) AND length(${a}.s2) > 4 AND substr(${a}.s2, length(${a}.s2), 1) = '-' AND ${LINE_BREAKS.map((c) => `${posFn(`${a}.stream_id`, `${charFn}(${c})`)} = 0`).join(' AND ')})`;
+  const repo = (a: string) => `substr(${a}.s2, 4, length(${a}.s2) - 4)`;
+  const pr = (a: string) => cast(`substr(${a}.stream_id, length(${a}.s2) + 1)`);
   return {
     isReview,
-    repo: (a: string) => `CASE WHEN ${isReview(a)} THEN substr(${a}.s2, 4, length(${a}.s2) - 4) END`,
-    pr: (a: string) => `CASE WHEN ${isReview(a)} THEN ${cast(`substr(${a}.stream_id, length(${a}.s2) + 1)`)} END`,
+    repo,
+    pr,
+    reviewRepo: (a: string) => `CASE WHEN ${isReview(a)} THEN ${repo(a)} END`,
+    reviewPr: (a: string) => `CASE WHEN ${isReview(a)} THEN ${pr(a)} END`,
   };
 }
 
@@ -112,6 +119,8 @@ export function sqliteDialect(workspaceId: string, table: (name: string) => stri
     isReview: (a: string) => `(${REVIEW_FUNCTIONS.pr}(${a}.stream_id) IS NOT NULL)`,
     repo: (a: string) => `${REVIEW_FUNCTIONS.repo}(${a}.stream_id)`,
     pr: (a: string) => `${REVIEW_FUNCTIONS.pr}(${a}.stream_id)`,
+    reviewRepo: (a: string) => `${REVIEW_FUNCTIONS.repo}(${a}.stream_id)`,
+    reviewPr: (a: string) => `${REVIEW_FUNCTIONS.pr}(${a}.stream_id)`,
   };
   return {
     kind: 'sqlite',
