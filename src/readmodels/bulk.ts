@@ -25,7 +25,7 @@ export interface BulkDialect {
   t(table: string): string;
   /**
    * A subquery (use it as `FROM ${src} e`) of the log's events of `types` in (from, to]: columns
-   * `position`, `event_id`, `stream_id`, `type`, the raw `data` and `metadata` (on PostgreSQL also `s2`,
+   * `position`, `event_id`, `stream_id`, `stream_revision`, `type`, `schema_version`, the raw `data` and `metadata` (on PostgreSQL also `s2`,
    * the stream id without its trailing digits, for its review-stream expressions). Its parameters follow.
    */
   src(types: readonly string[], from: number, to: number): BulkStatement;
@@ -54,6 +54,15 @@ export interface BulkDialect {
   /** Its repoId and prNumber, null when the stream is not a review stream. */
   reviewRepo(alias: string): string;
   reviewPr(alias: string): string;
+  /**
+   * The event of a `src` row as JSON, byte for byte what JSON.stringify gives for `{ eventId, streamId,
+   * streamRevision, globalPosition, type, schemaVersion, data, metadata }` of the decoded event: the
+   * stored data and metadata are JSON.stringify's text (both stores write them so), which
+   * JSON.stringify(JSON.parse(text)) gives back unchanged; the ids are quoted as JSON.stringify quotes
+   * them (checked for every character below U+0800 and beyond). Not for types with upcasters (their
+   * decoded data is not the stored text).
+   */
+  eventJson(alias: string): string;
   /** `a IS NOT b` (null-safe inequality). */
   distinct(a: string, b: string): string;
   /**
@@ -64,6 +73,13 @@ export interface BulkDialect {
   insert(table: string, cols: string[], key: string[], select: string, keep: 'last' | 'first' | 'unique'): string;
   /** A temporary table of this transaction (emptied), and the statements writing `rows` into it. */
   temp(name: string, cols: Record<string, 'int' | 'text'>, key: string[], rows: unknown[][]): BulkStatement[];
+  /**
+   * A temporary table of this transaction (emptied), filled by `select` (columns `cols`, in that order;
+   * its parameters `params`), keyed by the integer column `key` (on SQLite its rowid, so reading it in
+   * key order sorts nothing). SQLite keeps each value as the select gave it (no column affinity): a
+   * statement reading the table sees what it would have seen reading the select.
+   */
+  tempSelect(name: string, cols: Record<string, 'int' | 'text'>, key: string, select: string, params: unknown[]): BulkStatement[];
 }
 
 /** What a model with a set-based rebuild provides: a fresh one per build (it may keep state across chunks). */
@@ -127,7 +143,7 @@ export function sqliteDialect(workspaceId: string, table: (name: string) => stri
     workspaceId,
     t: table,
     src: (types, from, to) => ({
-      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, metadata FROM rm_log.events WHERE global_position > ? AND global_position <= ? AND type IN (${typeList(types)}))`,
+      sql: `(SELECT global_position AS position, event_id, stream_id, stream_revision, type, schema_version, data, metadata FROM rm_log.events WHERE global_position > ? AND global_position <= ? AND type IN (${typeList(types)}))`,
       params: [from, to],
     }),
     log: { sql: '(SELECT global_position AS position, event_id, stream_id, type, data, metadata FROM rm_log.events)', params: [] },
@@ -140,6 +156,7 @@ export function sqliteDialect(workspaceId: string, table: (name: string) => stri
     present: (a, p) => `(json_extract(${a}.data, ${sqlitePath(p)}) IS NOT NULL)`,
     meta: (a, f) => `json_extract(${a}.metadata, ${sqlitePath([f])})`,
     ...review,
+    eventJson: (a) => `'{"eventId":' || json_quote(${a}.event_id) || ',"streamId":' || json_quote(${a}.stream_id) || ',"streamRevision":' || ${a}.stream_revision || ',"globalPosition":' || ${a}.position || ',"type":' || json_quote(${a}.type) || ',"schemaVersion":' || ${a}.schema_version || ',"data":' || ${a}.data || ',"metadata":' || ${a}.metadata || '}'`,
     distinct: (a, b) => `(${a} IS NOT ${b})`,
     insert(t, cols, _key, select, keep) {
       // Rows are inserted in the SELECT's order: REPLACE keeps the last, IGNORE the first (and any stored row).
@@ -156,6 +173,14 @@ export function sqliteDialect(workspaceId: string, table: (name: string) => stri
       for (const r of rows) out.push({ sql: insert, params: r });
       return out;
     },
+    tempSelect(name, cols, key, select, params) {
+      const names = Object.keys(cols);
+      return [
+        { sql: `CREATE TEMP TABLE IF NOT EXISTS ${name} (${names.map((c) => (c === key ? `${c} INTEGER PRIMARY KEY` : c)).join(', ')})`, params: [] },
+        { sql: `DELETE FROM temp.${name}`, params: [] },
+        { sql: `INSERT INTO temp.${name} (${names.join(', ')}) ${select}`, params },
+      ];
+    },
   };
 }
 
@@ -168,7 +193,7 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
     t: table,
     // OFFSET 0: not inlined, so each row's data and metadata are parsed once (inlined, every `e.d` parsed again).
     src: (types, from, to) => ({
-      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m, rtrim(stream_id, '0123456789') AS s2 FROM ${schema}.events WHERE workspace_id = ? AND global_position > ? AND global_position <= ? AND type IN (${typeList(types)}) OFFSET 0)`,
+      sql: `(SELECT global_position AS position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, data::jsonb AS d, metadata::jsonb AS m, rtrim(stream_id, '0123456789') AS s2 FROM ${schema}.events WHERE workspace_id = ? AND global_position > ? AND global_position <= ? AND type IN (${typeList(types)}) OFFSET 0)`,
       params: [workspaceId, from, to],
     }),
     log: { sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m FROM ${schema}.events WHERE workspace_id = ?)`, params: [workspaceId] },
@@ -182,6 +207,7 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
     present: (a, p) => `(coalesce(jsonb_typeof(${a}.d #> ${pgPath(p)}), 'null') <> 'null')`,
     meta: (a, f) => `(${a}.m ->> ${sqlString(f)})`,
     ...review,
+    eventJson: (a) => `'{"eventId":' || to_json(${a}.event_id)::text || ',"streamId":' || to_json(${a}.stream_id)::text || ',"streamRevision":' || ${a}.stream_revision || ',"globalPosition":' || ${a}.position || ',"type":' || to_json(${a}.type)::text || ',"schemaVersion":' || ${a}.schema_version || ',"data":' || ${a}.data || ',"metadata":' || ${a}.metadata || '}'`,
     distinct: (a, b) => `(${a} IS DISTINCT FROM ${b})`,
     insert(t, cols, key, select, keep) {
       const target = `INSERT INTO ${table(t)} (workspace_id, ${cols.join(', ')})`;
@@ -199,6 +225,14 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
           sql: `INSERT INTO ${name} (${names.join(', ')}) SELECT * FROM unnest(${names.map((c) => `?::${cols[c] === 'int' ? 'bigint' : 'text'}[]`).join(', ')})`,
           params: names.map((_, i) => rows.map((r) => r[i])),
         },
+      ];
+    },
+    tempSelect(name, cols, key, select, params) {
+      const names = Object.keys(cols);
+      return [
+        { sql: `CREATE TEMP TABLE IF NOT EXISTS ${name} (${names.map((c) => `${c} ${cols[c] === 'int' ? 'bigint' : 'text COLLATE "C"'}${c === key ? ' PRIMARY KEY' : ''}`).join(', ')}) ON COMMIT DROP`, params: [] },
+        { sql: `TRUNCATE ${name}`, params: [] },
+        { sql: `INSERT INTO ${name} (${names.join(', ')}) ${select}`, params },
       ];
     },
   };

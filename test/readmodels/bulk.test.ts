@@ -81,6 +81,8 @@ function edgeLog(): Append[] {
       act('ReviewPublished', { forgeReviewId: `f${i}`, event: 'COMMENT', fallbackUsed: i % 2 === 0, publishedBy: i % 2 ? 'user:b' : undefined }, { principal: 'system:server' }),
     ]);
     ws([ev('SuppressionFactRecorded', { fingerprint: `fp${i % 3}`, streamId: s, nodeId: 'n7', reason: tricky }, { principal: 'user:b' })]);
+    // A fact whose event id and fingerprint need JSON escapes (the statement quotes them as JSON.stringify does).
+    if (i === 1) ws([{ ...ev('SuppressionFactRecorded', { fingerprint: `fp "q" \\ \t ${tricky}`, streamId: s, nodeId: 'n8', reason: long }, { principal: 'user:b' }), eventId: `bk-"q"\\\u0001\u001f\u007f\u2028é🎉` }]);
     // Members change between acts; a token is issued again by another issuer (every chain through it changes).
     if (i === 2) ws([ev('MemberRoleChanged', { principal: 'user:b', from: 'member', to: 'owner' }, owner), ev('MemberRemoved', { principal: 'agent:c' }, owner)]);
     if (i === 4) ws([ev('ApiTokenIssued', { tokenId: 'tok-1', principal: 'user:a' }, { principal: 'user:b', via: 'webhook' }), ev('MemberAdded', { principal: 'agent:c', role: 'member' }, owner)]);
