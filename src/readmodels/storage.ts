@@ -173,6 +173,12 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     touchPrivate(file);
     const schema = `rm_${name}`;
     this.db.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
+    // 16 KiB pages for a new file (an existing one keeps its own): a build writes wide rows in key order,
+    // and four times fewer pages to split, write to the WAL and copy back cost less (the statements and
+    // commits of a 200k-event build on one thread, four alternating pairs at load 6–7: 4,440 / 4,979 /
+    // 4,540 / 3,695 → 4,159 / 3,430 / 3,444 / 3,491 ms of CPU, the commits ~300 → ~195 ms). Set before
+    // the journal mode: a WAL file's page size is fixed.
+    this.db.pragma(`${schema}.page_size = 16384`);
     // Per attached database: its journal, its durability, its page cache (see configureReadModelDb).
     this.db.pragma(`${schema}.journal_mode = WAL`);
     this.db.pragma(`${schema}.synchronous = NORMAL`);
