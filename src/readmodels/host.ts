@@ -302,7 +302,7 @@ class ModelRunner {
     for (const t of sqlTables) tx.writes.delete(t);
     const statements = builder.statements(dialect, from, to, events);
     if (pending && !(await this.landInflight())) return true;
-    const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, true, statements);
+    const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, to >= head ? 'last' : true, statements);
     this.inflight = { slot, to, done: committed };
     committed.catch(() => undefined);
     this.remember(cache, tx.writes);
@@ -313,7 +313,8 @@ class ModelRunner {
   private async step(slot: Slot): Promise<boolean> {
     if (this.bulk && this.bulk.slot === slot) return this.bulkStep(slot, this.bulk);
     const pending = this.inflight?.slot === slot ? this.inflight : null;
-    const events = await this.readPage(pending ? pending.to : slot.position, slot === this.building ? this.buildBatch : this.batch);
+    const max = slot === this.building ? this.buildBatch : this.batch;
+    const events = await this.readPage(pending ? pending.to : slot.position, max);
     if (events.length === 0) {
       if (!pending) return false;
       // Caught up: the last batch commits before the slot can be promoted.
@@ -336,7 +337,8 @@ class ModelRunner {
     if (pending && !(await this.landInflight())) return true;
     // A building slot's batch commits behind the next fold; the active slot's before anything waits on it.
     const behind = slot === this.building;
-    const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, behind);
+    // A page shorter than asked for reached the head: the build's last batch as far as is known.
+    const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, behind && events.length < max ? 'last' : behind);
     if (behind) {
       this.inflight = { slot, to, done: committed };
       // Its failure is taken up by landInflight (the next step, a drop, or the promotion).

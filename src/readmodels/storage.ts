@@ -45,9 +45,10 @@ export interface ReadModelStorage {
    * Returns false, writing nothing, when the stored checkpoint is not `from` (another process moved it).
    * `behind`: a building slot's batch, which the caller does not wait for before folding the next one
    * (SQLite commits it on a writer thread, so the fold and the inserts use both cores; it must not read
-   * the slot's rows back before this resolves). The writes are copied before this returns.
+   * the slot's rows back before this resolves). The writes are copied before this returns. `'last'`:
+   * such a batch that reached the head as last read (SQLite starts no writer thread for it alone).
    */
-  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean, statements?: BulkStatements): Promise<boolean>;
+  commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean | 'last', statements?: BulkStatements): Promise<boolean>;
   /** The SQL of a set-based build of `slot` (src/readmodels/bulk.ts); null when the log is not in reach of this storage's statements. */
   bulkDialect(slot: Slot): BulkDialect | null;
   /** Marks `winner` ready and drops `losers` in one transaction (blue/green flip). */
@@ -274,10 +275,12 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     return this.logFile ? sqliteDialect(this.workspaceId, (t) => tableName(slot, t)) : null;
   }
 
-  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind = false, statements?: BulkStatements): Promise<boolean> {
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind: boolean | 'last' = false, statements?: BulkStatements): Promise<boolean> {
     const schema = this.schemaOf(slot);
     const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready, prepare: statements?.prepare, statements: statements?.apply };
-    if (behind && this.file !== ':memory:') {
+    // A build's only batch (a small log) commits here: a thread's start costs more than the batch (and,
+    // one thread per model file, three threads starting at once delayed a small workspace's first build).
+    if (behind && this.file !== ':memory:' && !(behind === 'last' && !this.writers.has(schema))) {
       // A thread per file, so the models' builds commit side by side (their statements no longer wait
       // on one write lock); its connection opens the slot's file as its main database.
       let writer = this.writers.get(schema);
@@ -430,7 +433,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
     return this.logInSchema ? postgresDialect(this.workspaceId, this.s, (t) => this.t(slot, t)) : null;
   }
 
-  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, _behind = false, statements?: BulkStatements): Promise<boolean> {
+  async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, _behind: boolean | 'last' = false, statements?: BulkStatements): Promise<boolean> {
     return this.tx(async (q) => {
       // Derived rows, like SQLite's synchronous=NORMAL above: the commit does not wait for its WAL
       // flush (SET LOCAL, folded into the checkpoint read to save a round trip). A crash may lose the
