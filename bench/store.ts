@@ -1,10 +1,13 @@
 // npm run bench:store [-- --events 100000 --streams 1000 --rounds 5 --store sqlite|postgres] [-- --chain]
-// --chain [--sync FULL|NORMAL]: instead of raw better-sqlite3, compare our store with the hash chain ON against the same
+// --chain [--sync FULL|NORMAL] [--baseline [REF]]: instead of raw better-sqlite3, compare our store with the hash chain ON against the same
 // store with it OFF (SqliteStoreOptions.chain = false), same alternating rounds: the chain's cost.
+// --baseline [REF]: the other side is the SQLite store of commit REF (default `pre-chain`: the parent of the
+// commit that added the chain, i.e. the store whose rates issue #20 measured against) instead of chain off.
 // Our store API vs raw better-sqlite3 with a minimal schema, same machine, same run, FULL and NORMAL.
 // Each operation runs in rounds that alternate ours/raw, so load from noisy neighbours hits both
 // alike; figures are medians of the per-round rates.
 import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -191,12 +194,22 @@ async function runSync(dir: string, sync: SynchronousMode, n: number, streams: n
   return res;
 }
 
-/** Chain on vs chain off, same store code, alternating rounds: (a) single-event, (b) 10/append, (d) group commit. */
-async function runChain(dir: string, sync: SynchronousMode, n: number, streams: number, rounds: number) {
+/** What both sides of a chain comparison are driven through: the append of the store port. */
+type Appender = Pick<SqliteEventStore, 'append' | 'close'>;
+type BaselineStore = new (o: { file: string; workspaceId: string; synchronous: SynchronousMode }) => Appender;
+
+/**
+ * Chain on vs chain off, same store code, alternating rounds: (a) single-event, (b) 10/append, (d) group
+ * commit. With `baseline`, the other side is that older store class instead of chain off (see loadBaseline).
+ */
+async function runChain(dir: string, sync: SynchronousMode, n: number, streams: number, rounds: number, baseline?: BaselineStore) {
   const chunk = Math.ceil(n / rounds);
   const res: Record<string, { ours: number; raw: number; oursCpu: number; rawCpu: number; paired: number }> = {};
-  const open = (tag: string, chain: boolean) => new SqliteEventStore({ file: path.join(dir, `chain-${chain ? 'on' : 'off'}-${sync}-${tag}.db`), workspaceId: 'bench', synchronous: sync, chain });
-  const sequential = (store: SqliteEventStore, size: number) => {
+  const open = (tag: string, chain: boolean): Appender => {
+    const file = path.join(dir, `chain-${chain ? 'on' : baseline ? 'baseline' : 'off'}-${sync}-${tag}.db`);
+    return !chain && baseline ? new baseline({ file, workspaceId: 'bench', synchronous: sync }) : new SqliteEventStore({ file, workspaceId: 'bench', synchronous: sync, chain });
+  };
+  const sequential = (store: Appender, size: number) => {
     const rev = new Int32Array(streams).fill(-1);
     let i = 0;
     return async () => {
@@ -208,7 +221,7 @@ async function runChain(dir: string, sync: SynchronousMode, n: number, streams: 
       return chunk;
     };
   };
-  const grouped = (store: SqliteEventStore) => {
+  const grouped = (store: Appender) => {
     const producers = 50;
     const per = Math.ceil(chunk / producers);
     return async () => {
@@ -218,7 +231,7 @@ async function runChain(dir: string, sync: SynchronousMode, n: number, streams: 
       return per * producers;
     };
   };
-  for (const [k, make] of [['a', (s: SqliteEventStore) => sequential(s, 1)], ['b', (s: SqliteEventStore) => sequential(s, 10)], ['d', grouped]] as const) {
+  for (const [k, make] of [['a', (s: Appender) => sequential(s, 1)], ['b', (s: Appender) => sequential(s, 10)], ['d', grouped]] as const) {
     const on = open(k, true);
     const off = open(k, false);
     res[k] = await compareCpu(rounds, make(on), make(off));
@@ -244,7 +257,7 @@ export async function main(args: string[]) {
     return mod.main(args);
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-store-'));
-  if (args.includes('--chain')) return mainChain(dir, n, streams, rounds, argValue(args, '--sync'));
+  if (args.includes('--chain')) return mainChain(dir, n, streams, rounds, argValue(args, '--sync'), baselineArg(args));
   console.log(`bench:store — ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
   const rows: Array<Record<string, string | number>> = [];
   const json: Record<string, unknown> = { bench: 'store', events: n, streams, rounds };
@@ -269,19 +282,59 @@ export async function main(args: string[]) {
   console.log(JSON.stringify(json));
 }
 
-async function mainChain(dir: string, n: number, streams: number, rounds: number, only?: string) {
+/**
+ * The SQLite store of an older commit, checked out into a temporary worktree beside this one (its
+ * node_modules linked to ours, so both load the same better-sqlite3): what `--baseline` compares the
+ * chained store with. `pre-chain` names the parent of the commit that added src/events/chain.ts — the
+ * store as it was when issue #20 asked for "≥ 0.9× today's rates".
+ */
+function loadBaseline(ref: string): { store: BaselineStore; commit: string; cleanup: () => void } {
+  const root = path.resolve(__dirname, '..');
+  const git = (...a: string[]) => execFileSync('git', ['-C', root, ...a], { encoding: 'utf8' }).trim();
+  const rev = ref === 'pre-chain' ? `${git('log', '--diff-filter=A', '--format=%H', '--', 'src/events/chain.ts').split('\n').pop()}^` : ref;
+  const commit = git('rev-parse', '--verify', `${rev}^{commit}`);
+  const wt = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-baseline-'));
+  git('worktree', 'add', '--detach', wt, commit);
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(wt, 'node_modules'));
+  const cleanup = () => {
+    try {
+      git('worktree', 'remove', '--force', wt);
+    } catch {
+      fs.rmSync(wt, { recursive: true, force: true });
+    }
+  };
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require(path.join(wt, 'src/events/store/sqlite')) as { SqliteEventStore: BaselineStore };
+    return { store: mod.SqliteEventStore, commit, cleanup };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}
+
+/** `--baseline` alone means `pre-chain`; `--baseline REF` or `--baseline=REF` names a commit. */
+function baselineArg(args: string[]): string | undefined {
+  if (!args.some((a) => a === '--baseline' || a.startsWith('--baseline='))) return undefined;
+  const v = argValue(args, '--baseline');
+  return v === undefined || v.startsWith('--') ? 'pre-chain' : v;
+}
+
+async function mainChain(dir: string, n: number, streams: number, rounds: number, only?: string, baselineRef?: string) {
   // --sync NORMAL: one mode only (FULL single-event appends are fsync-bound: 100k of them take ~10 min here).
   const modes = (only ? [only.toUpperCase()] : ['FULL', 'NORMAL']) as SynchronousMode[];
-  console.log(`bench:store --chain — hash chain on vs off, ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
+  const baseline = baselineRef ? loadBaseline(baselineRef) : undefined;
+  const other = baseline ? `the store of ${baseline.commit.slice(0, 10)} (${baselineRef})` : 'off';
+  console.log(`bench:store --chain — hash chain on vs ${other}, ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
   const rows: Array<Record<string, string | number>> = [];
-  const json: Record<string, unknown> = { bench: 'store-chain', events: n, streams, rounds, sync: modes.join('+') };
+  const json: Record<string, unknown> = { bench: baseline ? 'store-chain-baseline' : 'store-chain', events: n, streams, rounds, sync: modes.join('+'), ...(baseline ? { baseline: baseline.commit, baselineRef } : {}) };
   const label: Record<string, string> = { a: '(a) 1 event/append, sequential', b: '(b) 10 events/append', d: '(d) group commit, 50 producers' };
   const ratios: Record<string, number> = {};
   const cpuRatios: Record<string, number> = {};
   const pairedRatios: Record<string, number> = {};
   try {
     for (const sync of modes) {
-      const res = await runChain(dir, sync, n, streams, rounds);
+      const res = await runChain(dir, sync, n, streams, rounds, baseline?.store);
       for (const k of ['a', 'b', 'd']) {
         const { ours: on, raw: off, oursCpu: onCpu, rawCpu: offCpu, paired } = res[k];
         // CPU ratio as a rate ratio: off µs/event over on µs/event (1 = the chain costs no CPU).
@@ -302,8 +355,10 @@ async function mainChain(dir: string, n: number, streams: number, rounds: number
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+    baseline?.cleanup();
   }
   console.log(table(rows));
+  if (baseline) console.log(`"chain off" columns: the baseline store ${baseline.commit} (no chain), not this build with the chain off`);
   console.log(`target: chain on ≥ 0.9× chain off for (a) and (d), at FULL and NORMAL (wall rates: on/off = median on over median off; paired = median of the back-to-back round pairs' ratios, same target, less moved by a neighbour's burst); cpu on/off = CPU µs per event off / on, the same ratio free of neighbours' load; load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   json.ratios = ratios;
   json.cpuRatios = cpuRatios;

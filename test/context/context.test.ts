@@ -122,6 +122,9 @@ describe('context packs on a real repository', () => {
       { q: reviewMetricsQuery, input: reviewMetricsQuery.input.parse({ repoId: REPO, prNumber: 2 }) },
       { q: reviewMetricsQuery, input: reviewMetricsQuery.input.parse({ repoId: REPO, prNumber: 1 }) },
     ];
+    // Until its first build is promoted the query is answered by the fold (never a half-built model);
+    // this test is about the model's answers, so it waits for the model.
+    await readModelHost(ws)!.settle();
     for (const { q, input } of inputs) {
       for (const until of [head, pr2Computed.globalPosition, pr2Computed.globalPosition - 1]) {
         const served = await answerFromReadModel(q as never, ws, input, until);

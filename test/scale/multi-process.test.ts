@@ -43,6 +43,9 @@ async function startProcess(dataDir: string, databaseUrl: string): Promise<Serve
   return { child, url, output: () => out };
 }
 
+/** A process's state and output, for a failure message. */
+const describe = (name: string, p: ServerProcess) => `${name}: exit ${p.child.exitCode} signal ${p.child.signalCode}, output: ${p.output().slice(-4000)}`;
+
 async function admin<T>(fn: (c: Client) => Promise<T>, url = DATABASE_URL): Promise<T> {
   const c = new Client({ connectionString: url });
   await c.connect();
@@ -99,10 +102,15 @@ whenPostgres('multi-process', () => {
     b = await startProcess(dataDir, dbUrl);
     procs.push(b);
     owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
-    author = await tokenFor(a.url, owner, ws, 'agent:mp-author', 'member');
-    // Issued through B: tokens live in the shared event log, so A accepts them too.
-    peer = await tokenFor(b.url, owner, ws, 'agent:mp-peer', 'member');
-    viewer = await tokenFor(a.url, owner, ws, 'user:mp-viewer', 'viewer');
+    try {
+      author = await tokenFor(a.url, owner, ws, 'agent:mp-author', 'member');
+      // Issued through B: tokens live in the shared event log, so A accepts them too.
+      peer = await tokenFor(b.url, owner, ws, 'agent:mp-peer', 'member');
+      viewer = await tokenFor(a.url, owner, ws, 'user:mp-viewer', 'viewer');
+    } catch (err) {
+      // A failed call here is a server that died or reset the connection: say which, with what it printed.
+      throw new Error(`${String(err)} (cause: ${String((err as { cause?: unknown }).cause)}); ${describe('A', a)}; ${describe('B', b)}`);
+    }
   }, 120_000);
 
   afterAll(async () => {
