@@ -522,7 +522,7 @@ export class ReadModelHost {
     const specs = [...this.runners.values()].map((r) => r.bulkSpec).filter((x): x is NonNullable<ModelRunner['bulkSpec']> => x !== null && x.from === from);
     const types = specs.flatMap((x) => [...x.types]);
     let read: Promise<RecordedEvent[]> | null = null;
-    if (new Set(types).size === types.length) {
+    if (types.length > 0 && new Set(types).size === types.length) {
       const quoted = (ts: readonly string[]): string => ts.map((t) => `'${t.replace(/'/g, "''")}'`).join(', ');
       const where = specs.map((x) => `(type IN (${quoted(x.types)})${x.where ? ` AND (${x.where})` : ''})`).join(' OR ');
       read = Promise.resolve(typed.call(this.store, from, to, types, where));
