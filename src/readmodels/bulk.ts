@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../events/envelope';
+import { REVIEW_FUNCTIONS } from './review-stream-sql';
 
 /**
  * Set-based rebuild: a model built from 0 writes most of its rows with `INSERT … SELECT … FROM events`
@@ -24,8 +25,8 @@ export interface BulkDialect {
   t(table: string): string;
   /**
    * A subquery (use it as `FROM ${src} e`) of the log's events of `types` in (from, to]: columns
-   * `position`, `event_id`, `stream_id`, `type`, the raw `data` and `metadata`, and `s2` (the stream id
-   * without its trailing digits, for the review-stream expressions below). Its parameters follow.
+   * `position`, `event_id`, `stream_id`, `stream_revision`, `type`, `schema_version`, the raw `data` and `metadata` (on PostgreSQL also `s2`,
+   * the stream id without its trailing digits, for its review-stream expressions). Its parameters follow.
    */
   src(types: readonly string[], from: number, to: number): BulkStatement;
   /** The whole log as a subquery with the columns of `src` but `s2` (for correlated lookups); its parameters follow. */
@@ -45,11 +46,23 @@ export interface BulkDialect {
   present(alias: string, path: string[]): string;
   /** A metadata field, as text (or null). */
   meta(alias: string, field: string): string;
-  /** `parseReviewStream(stream_id) !== null` for a `src` row (the regex `^pr-(.+)-(\d+)$` in SQL). */
+  /** `parseReviewStream(stream_id) !== null` for a `src` row. */
   isReview(alias: string): string;
-  /** Its repoId and prNumber (for review streams). */
+  /** Its repoId and prNumber, for a row known to be of a review stream (`isReview`). */
   repo(alias: string): string;
   pr(alias: string): string;
+  /** Its repoId and prNumber, null when the stream is not a review stream. */
+  reviewRepo(alias: string): string;
+  reviewPr(alias: string): string;
+  /**
+   * The event of a `src` row as JSON, byte for byte what JSON.stringify gives for `{ eventId, streamId,
+   * streamRevision, globalPosition, type, schemaVersion, data, metadata }` of the decoded event: the
+   * stored data and metadata are JSON.stringify's text (both stores write them so), which
+   * JSON.stringify(JSON.parse(text)) gives back unchanged; the ids are quoted as JSON.stringify quotes
+   * them (checked for every character below U+0800 and beyond). Not for types with upcasters (their
+   * decoded data is not the stored text).
+   */
+  eventJson(alias: string): string;
   /** `a IS NOT b` (null-safe inequality). */
   distinct(a: string, b: string): string;
   /**
@@ -60,6 +73,13 @@ export interface BulkDialect {
   insert(table: string, cols: string[], key: string[], select: string, keep: 'last' | 'first' | 'unique'): string;
   /** A temporary table of this transaction (emptied), and the statements writing `rows` into it. */
   temp(name: string, cols: Record<string, 'int' | 'text'>, key: string[], rows: unknown[][]): BulkStatement[];
+  /**
+   * A temporary table of this transaction (emptied), filled by `select` (columns `cols`, in that order;
+   * its parameters `params`), keyed by the integer column `key` (on SQLite its rowid, so reading it in
+   * key order sorts nothing). SQLite keeps each value as the select gave it (no column affinity): a
+   * statement reading the table sees what it would have seen reading the select.
+   */
+  tempSelect(name: string, cols: Record<string, 'int' | 'text'>, key: string, select: string, params: unknown[]): BulkStatement[];
 }
 
 /** What a model with a set-based rebuild provides: a fresh one per build (it may keep state across chunks). */
@@ -94,11 +114,16 @@ const pgPath = (path: string[]): string => sqlString(`{${path.join(',')}}`);
 const LINE_BREAKS = [10, 13, 8232, 8233];
 
 function reviewExprs(charFn: string, posFn: (hay: string, needle: string) => string, cast: (x: string) => string) {
+  const isReview = (a: string) =>
+    `(substr(${a}.stream_id, 1, 3) = 'pr-' AND length(${a}.s2) < length(${a}.stream_id) AND length(${a}.s2) > 4 AND substr(${a}.s2, length(${a}.s2), 1) = '-' AND ${LINE_BREAKS.map((c) => `${posFn(`${a}.stream_id`, `${charFn}(${c})`)} = 0`).join(' AND ')})`;
+  const repo = (a: string) => `substr(${a}.s2, 4, length(${a}.s2) - 4)`;
+  const pr = (a: string) => cast(`substr(${a}.stream_id, length(${a}.s2) + 1)`);
   return {
-    isReview: (a: string) =>
-      `(substr(${a}.stream_id, 1, 3) = 'pr-' AND length(${a}.s2) < length(${a}.stream_id) AND length(${a}.s2) > 4 AND substr(${a}.s2, length(${a}.s2), 1) = '-' AND ${LINE_BREAKS.map((c) => `${posFn(`${a}.stream_id`, `${charFn}(${c})`)} = 0`).join(' AND ')})`,
-    repo: (a: string) => `substr(${a}.s2, 4, length(${a}.s2) - 4)`,
-    pr: (a: string) => cast(`substr(${a}.stream_id, length(${a}.s2) + 1)`),
+    isReview,
+    repo,
+    pr,
+    reviewRepo: (a: string) => `CASE WHEN ${isReview(a)} THEN ${repo(a)} END`,
+    reviewPr: (a: string) => `CASE WHEN ${isReview(a)} THEN ${pr(a)} END`,
   };
 }
 
@@ -106,13 +131,19 @@ const typeList = (types: readonly string[]): string => types.map(sqlString).join
 
 /** SQLite: the log attached to the read-model connection as `rm_log`. */
 export function sqliteDialect(workspaceId: string, table: (name: string) => string): BulkDialect {
-  const review = reviewExprs('char', (h, n) => `instr(${h}, ${n})`, (x) => `CAST(${x} AS INTEGER)`);
+  const review = {
+    isReview: (a: string) => `(${REVIEW_FUNCTIONS.pr}(${a}.stream_id) IS NOT NULL)`,
+    repo: (a: string) => `${REVIEW_FUNCTIONS.repo}(${a}.stream_id)`,
+    pr: (a: string) => `${REVIEW_FUNCTIONS.pr}(${a}.stream_id)`,
+    reviewRepo: (a: string) => `${REVIEW_FUNCTIONS.repo}(${a}.stream_id)`,
+    reviewPr: (a: string) => `${REVIEW_FUNCTIONS.pr}(${a}.stream_id)`,
+  };
   return {
     kind: 'sqlite',
     workspaceId,
     t: table,
     src: (types, from, to) => ({
-      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, metadata, rtrim(stream_id, '0123456789') AS s2 FROM rm_log.events WHERE global_position > ? AND global_position <= ? AND type IN (${typeList(types)}))`,
+      sql: `(SELECT global_position AS position, event_id, stream_id, stream_revision, type, schema_version, data, metadata FROM rm_log.events WHERE global_position > ? AND global_position <= ? AND type IN (${typeList(types)}))`,
       params: [from, to],
     }),
     log: { sql: '(SELECT global_position AS position, event_id, stream_id, type, data, metadata FROM rm_log.events)', params: [] },
@@ -125,6 +156,7 @@ export function sqliteDialect(workspaceId: string, table: (name: string) => stri
     present: (a, p) => `(json_extract(${a}.data, ${sqlitePath(p)}) IS NOT NULL)`,
     meta: (a, f) => `json_extract(${a}.metadata, ${sqlitePath([f])})`,
     ...review,
+    eventJson: (a) => `'{"eventId":' || json_quote(${a}.event_id) || ',"streamId":' || json_quote(${a}.stream_id) || ',"streamRevision":' || ${a}.stream_revision || ',"globalPosition":' || ${a}.position || ',"type":' || json_quote(${a}.type) || ',"schemaVersion":' || ${a}.schema_version || ',"data":' || ${a}.data || ',"metadata":' || ${a}.metadata || '}'`,
     distinct: (a, b) => `(${a} IS NOT ${b})`,
     insert(t, cols, _key, select, keep) {
       // Rows are inserted in the SELECT's order: REPLACE keeps the last, IGNORE the first (and any stored row).
@@ -141,6 +173,14 @@ export function sqliteDialect(workspaceId: string, table: (name: string) => stri
       for (const r of rows) out.push({ sql: insert, params: r });
       return out;
     },
+    tempSelect(name, cols, key, select, params) {
+      const names = Object.keys(cols);
+      return [
+        { sql: `CREATE TEMP TABLE IF NOT EXISTS ${name} (${names.map((c) => (c === key ? `${c} INTEGER PRIMARY KEY` : c)).join(', ')})`, params: [] },
+        { sql: `DELETE FROM temp.${name}`, params: [] },
+        { sql: `INSERT INTO temp.${name} (${names.join(', ')}) ${select}`, params },
+      ];
+    },
   };
 }
 
@@ -153,7 +193,7 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
     t: table,
     // OFFSET 0: not inlined, so each row's data and metadata are parsed once (inlined, every `e.d` parsed again).
     src: (types, from, to) => ({
-      sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m, rtrim(stream_id, '0123456789') AS s2 FROM ${schema}.events WHERE workspace_id = ? AND global_position > ? AND global_position <= ? AND type IN (${typeList(types)}) OFFSET 0)`,
+      sql: `(SELECT global_position AS position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, data::jsonb AS d, metadata::jsonb AS m, rtrim(stream_id, '0123456789') AS s2 FROM ${schema}.events WHERE workspace_id = ? AND global_position > ? AND global_position <= ? AND type IN (${typeList(types)}) OFFSET 0)`,
       params: [workspaceId, from, to],
     }),
     log: { sql: `(SELECT global_position AS position, event_id, stream_id, type, data, data::jsonb AS d, metadata::jsonb AS m FROM ${schema}.events WHERE workspace_id = ?)`, params: [workspaceId] },
@@ -167,6 +207,7 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
     present: (a, p) => `(coalesce(jsonb_typeof(${a}.d #> ${pgPath(p)}), 'null') <> 'null')`,
     meta: (a, f) => `(${a}.m ->> ${sqlString(f)})`,
     ...review,
+    eventJson: (a) => `'{"eventId":' || to_json(${a}.event_id)::text || ',"streamId":' || to_json(${a}.stream_id)::text || ',"streamRevision":' || ${a}.stream_revision || ',"globalPosition":' || ${a}.position || ',"type":' || to_json(${a}.type)::text || ',"schemaVersion":' || ${a}.schema_version || ',"data":' || ${a}.data || ',"metadata":' || ${a}.metadata || '}'`,
     distinct: (a, b) => `(${a} IS DISTINCT FROM ${b})`,
     insert(t, cols, key, select, keep) {
       const target = `INSERT INTO ${table(t)} (workspace_id, ${cols.join(', ')})`;
@@ -184,6 +225,14 @@ export function postgresDialect(workspaceId: string, schema: string, table: (nam
           sql: `INSERT INTO ${name} (${names.join(', ')}) SELECT * FROM unnest(${names.map((c) => `?::${cols[c] === 'int' ? 'bigint' : 'text'}[]`).join(', ')})`,
           params: names.map((_, i) => rows.map((r) => r[i])),
         },
+      ];
+    },
+    tempSelect(name, cols, key, select, params) {
+      const names = Object.keys(cols);
+      return [
+        { sql: `CREATE TEMP TABLE IF NOT EXISTS ${name} (${names.map((c) => `${c} ${cols[c] === 'int' ? 'bigint' : 'text COLLATE "C"'}${c === key ? ' PRIMARY KEY' : ''}`).join(', ')}) ON COMMIT DROP`, params: [] },
+        { sql: `TRUNCATE ${name}`, params: [] },
+        { sql: `INSERT INTO ${name} (${names.join(', ')}) ${select}`, params },
       ];
     },
   };

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../events/envelope';
 import { catalogued, isEvent } from '../events/catalogue/event-types';
 import type { ReadModel, ApplyTx, Row } from './model';
+import type { BulkDialect, BulkStatements } from './bulk';
 import type { ReadModelStorage, Slot } from './storage';
 import { tableName } from './storage';
 
@@ -27,8 +28,20 @@ export const reviewFactsReadModel: ReadModel = {
     if (ev.type === 'RulesVersionActivated') tx.put('rules', { position: e.globalPosition, event });
     else if (ev.type === 'SuppressionFactRecorded') tx.put('suppressions', { fingerprint: ev.data.fingerprint, position: e.globalPosition, event });
   },
-  // Its rows are the events themselves (JSON.stringify): a build reads and folds only those two types.
-  bulk: () => ({ js: { types: ['SuppressionFactRecorded', 'RulesVersionActivated'] }, sqlTypes: [], sqlTables: [], statements: () => ({ prepare: [], apply: [] }) }),
+  // Its rows are the events themselves (JSON.stringify): a set-based build writes the suppression facts
+  // with one statement (eventJson: the same text), and folds only the rules activations (a few) in JS.
+  // The facts in JS were ~0.3 s of a 200k-event build's main thread (13.5k events read, decoded and
+  // stringified again), the statement ~40 ms on the writer thread.
+  bulk: () => ({
+    js: { types: ['RulesVersionActivated'] },
+    sqlTypes: ['SuppressionFactRecorded'],
+    sqlTables: ['suppressions'],
+    statements(d: BulkDialect, from: number, to: number): BulkStatements {
+      const src = d.src(['SuppressionFactRecorded'], from, to);
+      const select = `SELECT ${d.str('e', ['fingerprint'])} AS fingerprint, e.position, ${d.eventJson('e')} AS event FROM ${src.sql} e WHERE e.stream_id = 'workspace'`;
+      return { prepare: [], apply: [{ sql: d.insert('suppressions', ['fingerprint', 'position', 'event'], ['fingerprint', 'position'], select, 'unique'), params: [d.workspaceId, ...src.params] }] };
+    },
+  }),
 };
 
 /** Fingerprints looked up per statement (well under SQLite's and PostgreSQL's parameter limits). */

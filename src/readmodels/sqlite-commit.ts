@@ -1,4 +1,5 @@
 import type { Statement, Database } from 'better-sqlite3';
+import { registerReviewFunctions } from './review-stream-sql';
 
 /** The checkpoint table of the read models (SQLite and PostgreSQL). */
 export const CHECKPOINTS = 'rm_checkpoints';
@@ -33,12 +34,14 @@ export interface CommitJob {
    */
   prepare?: Array<{ sql: string; params: unknown[] }>;
   statements?: Array<{ sql: string; params: unknown[] }>;
+  /** The attached database holding the slot's tables and checkpoint on the committing connection (default `main`). */
+  schema?: string;
 }
 
 /**
  * The one definition of a read-model commit on SQLite, run by the storage's own connection (live
- * updates) and by the writer thread's (a build's batches): the same statements, in one IMMEDIATE
- * transaction with the checkpoint move, so rows and checkpoint commit together on either connection.
+ * updates) and by the writer thread's (a build's batches): the same statements, in one transaction
+ * with the checkpoint move, so rows and checkpoint commit together on either connection.
  */
 export class SqliteCommitter {
   private readonly stmts = new Map<string, Statement>();
@@ -58,40 +61,42 @@ export class SqliteCommitter {
 
   commit(job: CommitJob): boolean {
     for (const st of job.prepare ?? []) this.stmt(st.sql).run(st.params);
-    return this.db
-      .transaction(() => {
-        const stored = this.stmt(`SELECT position FROM ${CHECKPOINTS} WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`)
-          .pluck()
-          .get(job.workspaceId, job.name, job.version, job.generation) as number | undefined;
-        if (stored !== job.from) return false;
-        for (const w of job.writes) {
-          const n = w.cols.length;
-          const k = w.keyCols.length;
-          if (w.ups.length) {
-            // One row per statement: multi-row INSERTs of 8 and 64 rows measured no faster at 200k events.
-            const upsert = this.stmt(`INSERT OR REPLACE INTO ${w.table} (workspace_id, ${w.cols.join(', ')}) VALUES (?${', ?'.repeat(n)})`);
-            const values: unknown[] = new Array(n + 1);
-            values[0] = job.workspaceId;
-            for (let at = 0; at < w.ups.length; at += n) {
-              for (let i = 0; i < n; i++) values[i + 1] = w.ups[at + i];
-              upsert.run(values);
-            }
-          }
-          if (w.dels.length) {
-            const del = this.stmt(`DELETE FROM ${w.table} WHERE workspace_id = ? AND ${w.keyCols.map((c) => `${c} = ?`).join(' AND ')}`);
-            const values: unknown[] = new Array(k + 1);
-            values[0] = job.workspaceId;
-            for (let at = 0; at < w.dels.length; at += k) {
-              for (let i = 0; i < k; i++) values[i + 1] = w.dels[at + i];
-              del.run(values);
-            }
+    const schema = job.schema ?? 'main';
+    // A deferred transaction whose first statement writes the slot's own file: it takes that file's
+    // write lock and no other. BEGIN IMMEDIATE took the write lock of every database attached to the
+    // connection — the workspace log (rm_log) too, so each commit, a build's chunk of statements
+    // included, held back the log's appends; and the models' files (one per model) could not be
+    // written side by side. The checkpoint moves first: unchanged (another process moved it, or the
+    // slot was dropped), nothing is written.
+    return this.db.transaction(() => {
+      const moved = this.stmt(`UPDATE ${schema}.${CHECKPOINTS} SET position = ?, ready = max(ready, ?) WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ? AND position = ?`).run(job.to, job.ready ? 1 : 0, job.workspaceId, job.name, job.version, job.generation, job.from);
+      if (moved.changes !== 1) return false;
+      for (const w of job.writes) {
+        const n = w.cols.length;
+        const k = w.keyCols.length;
+        if (w.ups.length) {
+          // One row per statement: multi-row INSERTs of 8 and 64 rows measured no faster at 200k events.
+          const upsert = this.stmt(`INSERT OR REPLACE INTO ${schema}.${w.table} (workspace_id, ${w.cols.join(', ')}) VALUES (?${', ?'.repeat(n)})`);
+          const values: unknown[] = new Array(n + 1);
+          values[0] = job.workspaceId;
+          for (let at = 0; at < w.ups.length; at += n) {
+            for (let i = 0; i < n; i++) values[i + 1] = w.ups[at + i];
+            upsert.run(values);
           }
         }
-        for (const st of job.statements ?? []) this.stmt(st.sql).run(st.params);
-        this.stmt(`UPDATE ${CHECKPOINTS} SET position = ?, ready = max(ready, ?) WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`).run(job.to, job.ready ? 1 : 0, job.workspaceId, job.name, job.version, job.generation);
-        return true;
-      })
-      .immediate();
+        if (w.dels.length) {
+          const del = this.stmt(`DELETE FROM ${schema}.${w.table} WHERE workspace_id = ? AND ${w.keyCols.map((c) => `${c} = ?`).join(' AND ')}`);
+          const values: unknown[] = new Array(k + 1);
+          values[0] = job.workspaceId;
+          for (let at = 0; at < w.dels.length; at += k) {
+            for (let i = 0; i < k; i++) values[i + 1] = w.dels[at + i];
+            del.run(values);
+          }
+        }
+      }
+      for (const st of job.statements ?? []) this.stmt(st.sql).run(st.params);
+      return true;
+    })();
   }
 }
 
@@ -104,4 +109,5 @@ export function configureReadModelDb(db: Database, logFile?: string): void {
   db.pragma('cache_size = -32768');
   // The workspace log, for a set-based build's INSERT … SELECT (read only: nothing here writes it).
   if (logFile) db.prepare('ATTACH DATABASE ? AS rm_log').run(logFile);
+  registerReviewFunctions(db);
 }

@@ -10,6 +10,8 @@ import type { ReadModelHost } from '../../src/readmodels/host';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { appendLog, generateLog, prng, type Append } from './generate';
+import { parseReviewStream } from '../../src/events/streams';
+import { REVIEW_FUNCTIONS, registerReviewFunctions } from '../../src/readmodels/review-stream-sql';
 
 /**
  * The set-based rebuild (src/readmodels/bulk.ts) against the JS fold of every event, table by table, over
@@ -79,6 +81,8 @@ function edgeLog(): Append[] {
       act('ReviewPublished', { forgeReviewId: `f${i}`, event: 'COMMENT', fallbackUsed: i % 2 === 0, publishedBy: i % 2 ? 'user:b' : undefined }, { principal: 'system:server' }),
     ]);
     ws([ev('SuppressionFactRecorded', { fingerprint: `fp${i % 3}`, streamId: s, nodeId: 'n7', reason: tricky }, { principal: 'user:b' })]);
+    // A fact whose event id and fingerprint need JSON escapes (the statement quotes them as JSON.stringify does).
+    if (i === 1) ws([{ ...ev('SuppressionFactRecorded', { fingerprint: `fp "q" \\ \t ${tricky}`, streamId: s, nodeId: 'n8', reason: long }, { principal: 'user:b' }), eventId: `bk-"q"\\\u0001\u001f\u007f\u2028é🎉` }]);
     // Members change between acts; a token is issued again by another issuer (every chain through it changes).
     if (i === 2) ws([ev('MemberRoleChanged', { principal: 'user:b', from: 'member', to: 'owner' }, owner), ev('MemberRemoved', { principal: 'agent:c' }, owner)]);
     if (i === 4) ws([ev('ApiTokenIssued', { tokenId: 'tok-1', principal: 'user:a' }, { principal: 'user:b', via: 'webhook' }), ev('MemberAdded', { principal: 'agent:c', role: 'member' }, owner)]);
@@ -164,4 +168,18 @@ whenPostgres('postgres set-based rebuild', () => {
     },
     T,
   );
+});
+
+test('sqlite: the review-stream functions of the statements answer as parseReviewStream, on every edge of its pattern', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+  const db = new Database(':memory:');
+  registerReviewFunctions(db);
+  const ids = ['pr-repo-x-7', 'pr-a-007', 'pr-répo☃-3', 'pr-a-1-23', 'prx-1', 'pr--5', 'pr-a-1x2', 'pr-a\nb-4', 'pr-a\rb-4', 'pr-a\u2028b-4', 'pr-a\u2029b-4', 'pr-ab-', 'pr-a-', 'pr-a-12345678901234567890', 'pr-a-b-c-0', 'workspace', '', 'PR-a-1', ' pr-a-1', 'pr-a-1 ', 'pr-a-１', 'pr-𝄞-9', 'pr-a\tb-2'];
+  const stmt = db.prepare(`SELECT ${REVIEW_FUNCTIONS.repo}(?) AS repo, ${REVIEW_FUNCTIONS.pr}(?) AS pr`);
+  for (const id of ids) {
+    const want = parseReviewStream(id);
+    expect({ id, got: stmt.get(id, id) }).toEqual({ id, got: { repo: want?.repoId ?? null, pr: want?.prNumber ?? null } });
+  }
+  db.close();
 });

@@ -6,7 +6,7 @@ import { auditCursor, auditQuery } from '../../src/projections/audit';
 import { foldQuery } from '../../src/projections/run-query';
 import { auditFromRows, auditSql, AUDIT_IX } from '../../src/readmodels/audit';
 import { readModelHost } from '../../src/readmodels/registry';
-import { tableName } from '../../src/readmodels/storage';
+import { SqliteReadModelStorage, tableName } from '../../src/readmodels/storage';
 import { appendLog, generateLog } from './generate';
 import { readModelConformance, Workspace } from './conformance';
 
@@ -21,14 +21,16 @@ readModelConformance('sqlite', {
   reopen: async (ws) => open(ws.dir),
 });
 
-test('the read-model file beside the log is private (0600, like the log), whatever the umask', async () => {
+test('the read-model files beside the log (one per model, and the shared one) are private (0600, like the log), whatever the umask', async () => {
   const ws = open(fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-mode-')));
   const old = process.umask(0o022);
   try {
     const host = readModelHost(ws)!;
     await host.settle();
     await host.close();
-    for (const f of fs.readdirSync(ws.dir).filter((n) => n.startsWith('readmodels.db'))) expect([f, fs.statSync(path.join(ws.dir, f)).mode & 0o777]).toEqual([f, 0o600]);
+    const files = fs.readdirSync(ws.dir).filter((n) => n.startsWith('readmodels.'));
+    for (const name of ['readmodels.db', ...host.names.map((n) => `readmodels.${n}.db`)]) expect(files).toContain(name);
+    for (const f of files) expect([f, fs.statSync(path.join(ws.dir, f)).mode & 0o777]).toEqual([f, 0o600]);
   } finally {
     process.umask(old);
     await ws.close();
@@ -65,6 +67,46 @@ test('each audit filter reads its page through its index: no full scan, a sort o
       expect(await auditFromRows(host.storage, slot, parsed, head)).toEqual((await foldQuery(auditQuery, ws, parsed)).value);
     }
     await host.close();
+  } finally {
+    await ws.close();
+  }
+});
+
+test("a model's commit locks its own file only: the log and the other models' files take writes meanwhile", async () => {
+  const ws = open(fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-locks-')));
+  try {
+    await appendLog(ws.store, generateLog({ seed: 3, prs: 4, principals: 6, events: 200 }), 10);
+    const storage = new SqliteReadModelStorage('rm', ws.dir, path.join(ws.dir, 'workspace.db'));
+    const slot = { name: 'audit', version: 99, generation: 1, position: 0, ready: false };
+    const spec = { name: 't', columns: { position: 'int' as const }, key: ['position'] };
+    await storage.slots('history');
+    await storage.createSlot(slot, [spec]);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+    // Can another connection take this file's write lock right now? (no waiting: busy at once)
+    const writable = (file: string): number => {
+      const other = new Database(path.join(ws.dir, file));
+      other.pragma('busy_timeout = 0');
+      try {
+        other.exec('BEGIN IMMEDIATE; ROLLBACK');
+        return 1;
+      } catch {
+        return 0;
+      } finally {
+        other.close();
+      }
+    };
+    // Asked from inside the commit's transaction, by a function its statement calls (the storage's
+    // connection is private: reached here only to register the probe).
+    const db = (storage as unknown as { db: import('better-sqlite3').Database }).db;
+    db.function('rm_test_writable', (file: unknown) => writable(String(file)));
+    const probe = (file: string, i: number) => ({ sql: `INSERT INTO ${tableName(slot, 't')} (workspace_id, position) VALUES ('rm', ? * 10 + rm_test_writable(?))`, params: [i, file] });
+    const files = ['workspace.db', 'readmodels.history.db', 'readmodels.db', 'readmodels.audit.db'];
+    expect(await storage.commit(slot, [spec], new Map(), 0, 5, false, false, { prepare: [], apply: files.map(probe) })).toBe(true);
+    // i * 10, plus 1 when the file was writable during the commit: only the slot's own file was locked.
+    const rows = await storage.query(`SELECT position FROM ${tableName(slot, 't')} ORDER BY position`, []);
+    expect(rows.map((r) => r.position)).toEqual([1, 11, 21, 30]);
+    await storage.close();
   } finally {
     await ws.close();
   }

@@ -15,7 +15,8 @@ const { appendLog, generateLog } = require('./test/readmodels/generate');
   const dir = process.argv[1];
   const store = new SqliteEventStore({ file: dir + '/workspace.db', workspaceId: 'rm' });
   await appendLog(store, generateLog({ seed: 5, prs: 6, principals: 8, events: 400 }), 10);
-  const host = readModelHost({ id: 'rm', dir, store, cache: new Map() }, undefined, { batch: 50 });
+  // Batches and chunks of 50 events: a build's last batch commits without a thread; the others on it.
+  const host = readModelHost({ id: 'rm', dir, store, cache: new Map() }, undefined, { batch: 50, bulkChunk: 50 });
   await host.settle();
   const slots = await host.rebuildAll(host.names);
   process.stdout.write('rebuilt ' + slots.map((s) => s.position).join(',') + '\\n');
