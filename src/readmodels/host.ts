@@ -20,6 +20,12 @@ const REBUILD_BATCH = 10_000;
  * range of the log once each, and the JS part folds only a few percent of it.
  */
 const BULK_CHUNK = 25_000;
+/** Pages of the log kept for the models at the same position (see ReadModelHost's read). */
+const PAGES_KEPT = 4;
+/** Chunks of JS events kept for the set-based builds behind the one that read them (see sharedBulkRead). */
+const BULK_PAGES_KEPT = 4;
+/** How far behind (in chunks) a set-based build may be for the one ahead to read its JS events too. */
+const BULK_SHARE_CHUNKS = 2;
 /** Rows read back by `apply` and kept per slot (members, tokens, …); cleared, not evicted, when full. */
 const CACHE_ROWS = 100_000;
 
@@ -476,8 +482,9 @@ export class ReadModelHost {
 
   /** Pages read this round by position, shared by every slot at the same position (models read the log once). */
   private readonly pages = new Map<string, Promise<RecordedEvent[]>>();
-  /** Chunks read this round for the set-based builds, by (from, to): one scan of the log for every model's JS events. */
-  private readonly bulkPages = new Map<string, Promise<RecordedEvent[]> | null>();
+  /** Chunks of JS events read for the set-based builds, by (from, to), with the builds yet to take theirs (see sharedBulkRead). */
+  private readonly bulkPages = new Map<string, { read: Promise<RecordedEvent[]>; waiting: Set<ModelRunner> }>();
+  private readonly bulkChunk: number;
 
   /**
    * `batch`: events per transaction (live and building); `cacheRows`: rows cached per slot (tests make
@@ -500,34 +507,54 @@ export class ReadModelHost {
               return out;
             })();
         this.pages.set(key, events);
+        // The models step on their own, so a page is kept for the others beyond a round — a few only
+        // (the oldest go first): a model far behind reads its own.
+        if (this.pages.size > PAGES_KEPT) this.pages.delete(this.pages.keys().next().value!);
       }
       return events;
     };
     for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows, options.bulk ?? true, options.bulkChunk));
     const typed = (store as { readTypedPage?: (after: number, until: number, types: readonly string[], where?: string) => RecordedEvent[] | Promise<RecordedEvent[]> }).readTypedPage;
-    if (typed) for (const r of this.runners.values()) r.sharedBulkRead = (from, to) => this.sharedBulkRead(typed, from, to);
+    this.bulkChunk = options.bulkChunk ?? BULK_CHUNK;
+    if (typed) for (const r of this.runners.values()) r.sharedBulkRead = (from, to) => this.sharedBulkRead(typed, r, from, to);
   }
 
   /**
-   * The JS events of the chunk (from, to] for every model building set-based, read with one statement: each
-   * model's types with its own predicate, OR'ed (the models read their builds in step, so they ask for the
-   * same chunks; each scan of a chunk was ~70 ms per 200k events of the main thread, for a few hundred
-   * member events or three rules activations). Each model keeps the events of its types: exactly its own
-   * read, since no two models' types overlap — when they do, each reads alone (null).
+   * The JS events of the chunk (from, to] for the asking model's set-based build and for the builds that
+   * will ask for the same chunk next — at the same position, or up to BULK_SHARE_CHUNKS chunks behind on
+   * the same chunk boundaries — read with one statement: each model's types with its own predicate,
+   * OR'ed (each scan of a chunk was ~70 ms per 200k events of the main thread, for a few hundred member
+   * events or three rules activations). Each model keeps the events of its types: exactly its own read,
+   * since the models included have no type in common (one whose types overlap is left to read alone).
+   * Null: the asker reads alone (no other build to share with, or a chunk read without its types).
    */
-  private sharedBulkRead(typed: (after: number, until: number, types: readonly string[], where?: string) => RecordedEvent[] | Promise<RecordedEvent[]>, from: number, to: number): Promise<RecordedEvent[]> | null {
+  private sharedBulkRead(typed: (after: number, until: number, types: readonly string[], where?: string) => RecordedEvent[] | Promise<RecordedEvent[]>, asker: ModelRunner, from: number, to: number): Promise<RecordedEvent[]> | null {
     const key = `${from}/${to}`;
-    if (this.bulkPages.has(key)) return this.bulkPages.get(key)!;
-    // The models whose next chunk starts here (the first of them to ask, in a round, reads for all).
-    const specs = [...this.runners.values()].map((r) => r.bulkSpec).filter((x): x is NonNullable<ModelRunner['bulkSpec']> => x !== null && x.from === from);
-    const types = specs.flatMap((x) => [...x.types]);
-    let read: Promise<RecordedEvent[]> | null = null;
-    if (types.length > 0 && new Set(types).size === types.length) {
-      const quoted = (ts: readonly string[]): string => ts.map((t) => `'${t.replace(/'/g, "''")}'`).join(', ');
-      const where = specs.map((x) => `(type IN (${quoted(x.types)})${x.where ? ` AND (${x.where})` : ''})`).join(' OR ');
-      read = Promise.resolve(typed.call(this.store, from, to, types, where));
+    const page = this.bulkPages.get(key);
+    if (page) {
+      // Read before, for the builds then at or behind it: this one's events are in it only if it was one of them.
+      if (!page.waiting.delete(asker)) return null;
+      if (page.waiting.size === 0) this.bulkPages.delete(key);
+      return page.read;
     }
-    this.bulkPages.set(key, read);
+    const own = asker.bulkSpec;
+    if (!own || own.types.length === 0) return null;
+    const chosen: Array<{ r: ModelRunner; spec: NonNullable<ModelRunner['bulkSpec']> }> = [{ r: asker, spec: own }];
+    const seen = new Set(own.types);
+    for (const r of this.runners.values()) {
+      const spec = r === asker ? null : r.bulkSpec;
+      if (!spec || spec.types.length === 0 || spec.from > from || (from - spec.from) % this.bulkChunk !== 0 || from - spec.from > BULK_SHARE_CHUNKS * this.bulkChunk) continue;
+      if (spec.types.some((t) => seen.has(t))) continue;
+      for (const t of spec.types) seen.add(t);
+      chosen.push({ r, spec });
+    }
+    if (chosen.length === 1) return null;
+    const quoted = (ts: readonly string[]): string => ts.map((t) => `'${t.replace(/'/g, "''")}'`).join(', ');
+    const where = chosen.map(({ spec: x }) => `(type IN (${quoted(x.types)})${x.where ? ` AND (${x.where})` : ''})`).join(' OR ');
+    const read = Promise.resolve(typed.call(this.store, from, to, [...seen], where));
+    this.bulkPages.set(key, { read, waiting: new Set(chosen.slice(1).map((c) => c.r)) });
+    // A build that never asks for it (its head moved, it caught up, it was dropped) leaves it here: the oldest go.
+    if (this.bulkPages.size > BULK_PAGES_KEPT) this.bulkPages.delete(this.bulkPages.keys().next().value!);
     return read;
   }
 
@@ -567,44 +594,88 @@ export class ReadModelHost {
     w?.();
   }
 
+  /**
+   * The update loop. Each model steps on its own: a model whose round folded something starts its next
+   * round at once, without waiting for the other models' rounds (until session 31 every round waited
+   * for every model's, so during a rebuild the audit's writer thread idled while the history's
+   * statements ran, and the audit was promoted only once the history caught up). A wake-up (an append,
+   * a query, a rebuild) steps every model again — one still in a round, once that round is over.
+   */
   private async run(): Promise<void> {
     let backoff = 50;
-    while (!this.closed) {
-      if (this.paused > 0) {
+    /** Each model's round in flight (settled: records its outcome, never rejects). */
+    const inFlight = new Map<ModelRunner, Promise<void>>();
+    /** Models to step again (folded something, or woken) once their round in flight, if any, is over. */
+    const due = new Set<ModelRunner>();
+    let failure: { err: unknown } | null = null;
+    let roundOver: (() => void) | null = null;
+    const begin = (r: ModelRunner): void => {
+      const p = r
+        .round()
+        .then(
+          (progressed) => {
+            backoff = 50;
+            if (progressed) due.add(r);
+          },
+          (err) => {
+            failure ??= { err };
+          },
+        )
+        .finally(() => {
+          inFlight.delete(r);
+          const w = roundOver;
+          roundOver = null;
+          w?.();
+        });
+      inFlight.set(r, p);
+    };
+    try {
+      while (!this.closed) {
+        if (this.paused > 0) {
+          // Rounds in flight finish (rebuildAll awaits them through inRound); none starts until resumed.
+          await new Promise<void>((resolve) => {
+            if (this.paused === 0 || this.closed) return resolve();
+            this.wakeUp = resolve;
+          });
+          continue;
+        }
+        if (failure) {
+          // Every round over first: a failing model never leaves another's round running into the retry.
+          await Promise.allSettled([...inFlight.values()]);
+          if (this.closed) return;
+          const { err } = failure;
+          failure = null;
+          this.lastError = err;
+          for (const r of this.runners.values()) r.fail(err);
+          await new Promise((res) => setTimeout(res, backoff).unref());
+          backoff = Math.min(backoff * 2, 5000);
+          this.pages.clear();
+          this.bulkPages.clear();
+          for (const r of this.runners.values()) due.add(r);
+          continue;
+        }
+        if (this.dirty) {
+          this.dirty = false;
+          // A page cached before this wake-up may have grown since: read it again.
+          this.pages.clear();
+          for (const r of this.runners.values()) due.add(r);
+        }
+        for (const r of [...due]) {
+          if (inFlight.has(r)) continue;
+          due.delete(r);
+          begin(r);
+        }
+        this.inRound = Promise.allSettled([...inFlight.values()]);
+        // Until a round is over (its model may go on) or a wake-up; idle when no round is in flight.
         await new Promise<void>((resolve) => {
-          if (this.paused === 0 || this.closed) return resolve();
+          if (this.dirty || this.closed || this.paused > 0) return resolve();
+          if (inFlight.size > 0) roundOver = resolve;
           this.wakeUp = resolve;
         });
-        continue;
       }
-      this.dirty = false;
-      // A page cached in an earlier round may have grown since: read it again.
-      this.pages.clear();
-      this.bulkPages.clear();
-      let progressed = false;
-      try {
-        // The models side by side: on PostgreSQL each round's reads and commit are round trips, and
-        // one model's need not wait behind another's (SQLite runs them in turn anyway). Settled, so a
-        // failing model never leaves another's round running into the next one.
-        const round = Promise.allSettled([...this.runners.values()].map((r) => r.round()));
-        this.inRound = round;
-        const rounds = await round;
-        for (const r of rounds) if (r.status === 'rejected') throw r.reason;
-        progressed = rounds.some((r) => r.status === 'fulfilled' && r.value);
-        backoff = 50;
-      } catch (err) {
-        if (this.closed) return;
-        this.lastError = err;
-        for (const r of this.runners.values()) r.fail(err);
-        await new Promise((res) => setTimeout(res, backoff).unref());
-        backoff = Math.min(backoff * 2, 5000);
-        continue;
-      }
-      if (progressed || this.dirty) continue;
-      await new Promise<void>((resolve) => {
-        if (this.dirty || this.closed) return resolve();
-        this.wakeUp = resolve;
-      });
+    } finally {
+      // close() awaits this loop before it closes the storage: no round may still be using it.
+      await Promise.allSettled([...inFlight.values()]);
     }
   }
 
@@ -635,10 +706,13 @@ export class ReadModelHost {
     const runners = names.map((n) => this.runner(n));
     for (const r of runners) if (r.superseded) throw new Error(`read model "${r.model.name}": a newer version is stored; rebuild it with the newer code`);
     const done: Promise<void>[] = [];
-    // Between rounds: a round in flight must not step (or promote) a building slot dropped here.
+    // Between rounds: a round in flight must not step (or promote) a building slot dropped here (the
+    // loop starts none while paused, and inRound holds every model's round in flight).
     this.paused++;
     try {
       await this.inRound;
+      // Chunks read for builds dropped here are not taken any more.
+      this.bulkPages.clear();
       for (const r of runners) {
         await r.dropBuilding();
         await r.startBuilding(await r.nextGeneration());

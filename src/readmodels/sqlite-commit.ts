@@ -107,6 +107,10 @@ export function configureReadModelDb(db: Database, logFile?: string): void {
   db.pragma('busy_timeout = 5000');
   // 32 MiB of page cache: a build's primary-key inserts stay in memory between commits.
   db.pragma('cache_size = -32768');
+  // ANALYZE samples 1,000 rows per index (see SqliteReadModelStorage): on the writer threads too, which
+  // run a build's promotion (unbounded, the audit's and history's statistics of a 200k-event build took
+  // ~230 ms of CPU instead of ~14 ms).
+  db.pragma('analysis_limit = 1000');
   // The workspace log, for a set-based build's INSERT … SELECT (read only: nothing here writes it).
   if (logFile) db.prepare('ATTACH DATABASE ? AS rm_log').run(logFile);
   registerReviewFunctions(db);

@@ -10,7 +10,9 @@ import { configureReadModelDb, SqliteCommitter, type CommitJob } from './sqlite-
  */
 interface Request {
   id: number;
-  job: CommitJob;
+  job?: CommitJob;
+  /** A promotion (see SqliteReadModelStorage.promote): these statements, in one transaction. */
+  transaction?: Array<{ sql: string; params: unknown[] }>;
 }
 
 type Reply = { id: number; ok: boolean } | { id: number; error: string };
@@ -31,7 +33,14 @@ if (parentPort && workerData && (workerData as { readModelWriter?: string }).rea
     }
     let reply: Reply;
     try {
-      reply = { id: m.id, ok: committer.commit(m.job) };
+      if (m.transaction) {
+        const stmts = m.transaction;
+        db.transaction(() => {
+          for (const st of stmts) db.prepare(st.sql).run(st.params);
+        })();
+        committer.forget();
+        reply = { id: m.id, ok: true };
+      } else reply = { id: m.id, ok: committer.commit(m.job!) };
     } catch (err) {
       // A table dropped since a statement was prepared: prepared again on the next job.
       committer.forget();
@@ -84,13 +93,22 @@ export class SqliteWriter {
   }
 
   commit(job: CommitJob): Promise<boolean> {
+    return this.post({ id: 0, job });
+  }
+
+  /** Runs `statements` in one transaction on the thread's connection, after the jobs posted before. */
+  transaction(statements: Array<{ sql: string; params: unknown[] }>): Promise<boolean> {
+    return this.post({ id: 0, transaction: statements });
+  }
+
+  private post(request: Request): Promise<boolean> {
     if (!this.usable) return Promise.reject(this.failed ?? new Error('read models: the writer thread is closing'));
     const id = this.next++;
     return new Promise<boolean>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       // Referenced while a job is pending: the process waits for its commit.
       this.worker.ref();
-      this.worker.postMessage({ id, job } satisfies Request);
+      this.worker.postMessage({ ...request, id } satisfies Request);
     });
   }
 

@@ -149,8 +149,8 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     // Without statistics the planner reads a filtered, LIMITed audit page or a symbol's history along the
     // primary key (position order) instead of the filter's index: measured 30 ms → 0.08 ms per query at
     // 100k events. Slots are analyzed when promoted; slots promoted before that are analyzed here, once.
-    // A sample of 1,000 rows per index is enough for that choice and keeps ANALYZE in milliseconds.
-    this.db.pragma('analysis_limit = 1000');
+    // A sample of 1,000 rows per index is enough for that choice and keeps ANALYZE in milliseconds
+    // (analysis_limit, set by configureReadModelDb on every read-model connection).
     this.prepareSchema('main');
   }
 
@@ -292,6 +292,49 @@ export class SqliteReadModelStorage implements ReadModelStorage {
 
   async promote(winner: Slot, specs: TableSpec[], losers: Array<{ slot: Slot; specs: TableSpec[] | null }>): Promise<void> {
     const schema = this.schemaOf(winner);
+    const w = this.writers.get(schema);
+    if (w?.usable && schema !== 'main') {
+      // The build's writer thread marks the winner ready and builds its indexes — on its connection
+      // (the winner's file is its main database), after the build's last batch — so they are built
+      // beside the other models' builds instead of blocking this thread (the audit's took ~0.5–0.8 s,
+      // while the history's build, whose batches this thread folds and posts, waited).
+      await w.transaction(this.readyStatements(winner, specs));
+      // Indexes created by another connection: statements prepared again on next use, and the new
+      // statistics loaded for the planner (another connection's ANALYZE is not reloaded otherwise).
+      this.stmts.clear();
+      this.tables.clear();
+      this.committer.forget();
+      this.db.exec(`ANALYZE ${schema}.sqlite_master`);
+      // The losers are dropped here, synchronously, as before: queries on this connection may still be
+      // reading the active slot until the caller switches to the winner. A crash between the two
+      // transactions leaves them beside the ready winner, which load() prefers (the newest ready
+      // generation); the next promotion drops them.
+      if (losers.length) this.db.transaction(() => losers.forEach((l) => this.dropSync(l.slot, l.specs)))();
+    } else {
+      this.promoteHere(schema, winner, specs, losers);
+      // Slots of the shared file (created before models had files of their own): dropped in a transaction
+      // of that file. A crash before it leaves them beside the ready winner, which load() prefers (the
+      // newest generation); the next promotion drops them.
+      const elsewhere = losers.filter((l) => this.schemaOf(l.slot) !== schema);
+      if (elsewhere.length) this.db.transaction(() => elsewhere.forEach((l) => this.dropSync(l.slot, l.specs)))();
+    }
+    // A build is over: its writer thread (and that connection's page cache) is not kept for a
+    // workspace that may build nothing again; the next build starts another. Jobs posted before finish
+    // first; later batches go to a new thread.
+    this.writers.delete(schema);
+    await w?.close();
+  }
+
+  /** The winner marked ready, its indexes and statistics, on a writer thread's connection (the winner's file as its main database). */
+  private readyStatements(winner: Slot, specs: TableSpec[]): Array<{ sql: string; params: unknown[] }> {
+    // The write first: it takes the file's lock before anything of it is read.
+    const out: Array<{ sql: string; params: unknown[] }> = [{ sql: `UPDATE main.${CHECKPOINTS} SET ready = 1 WHERE workspace_id = ? AND name = ? AND version = ? AND generation = ?`, params: [this.workspaceId, winner.name, winner.version, winner.generation] }];
+    for (const spec of specs) for (const sql of createIndexSql(winner, spec, 'main.', 'sqlite')) out.push({ sql, params: [] });
+    for (const spec of specs) out.push({ sql: `ANALYZE main.${tableName(winner, spec.name)}`, params: [] });
+    return out;
+  }
+
+  private promoteHere(schema: string, winner: Slot, specs: TableSpec[], losers: Array<{ slot: Slot; specs: TableSpec[] | null }>): void {
     // Deferred, its first statement a write of the winner's file: the other models' files (their builds
     // may be committing) and the log stay unlocked.
     this.db.transaction(() => {
@@ -300,17 +343,6 @@ export class SqliteReadModelStorage implements ReadModelStorage {
       for (const spec of specs) this.db.exec(`ANALYZE ${schema}.${tableName(winner, spec.name)}`);
       for (const l of losers) if (this.schemaOf(l.slot) === schema) this.dropSync(l.slot, l.specs);
     })();
-    // Slots of the shared file (created before models had files of their own): dropped in a transaction
-    // of that file. A crash before it leaves them beside the ready winner, which load() prefers (the
-    // newest generation); the next promotion drops them.
-    const elsewhere = losers.filter((l) => this.schemaOf(l.slot) !== schema);
-    if (elsewhere.length) this.db.transaction(() => elsewhere.forEach((l) => this.dropSync(l.slot, l.specs)))();
-    // A build is over: its writer thread (and that connection's page cache) is not kept for a
-    // workspace that may build nothing again; the next build starts another. Jobs posted before finish
-    // first; later batches go to a new thread.
-    const w = this.writers.get(schema);
-    this.writers.delete(schema);
-    await w?.close();
   }
 
   async query(sql: string, params: unknown[]): Promise<Row[]> {

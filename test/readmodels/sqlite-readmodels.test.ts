@@ -5,7 +5,8 @@ import { SqliteEventStore } from '../../src/events/store/sqlite';
 import { auditCursor, auditQuery } from '../../src/projections/audit';
 import { foldQuery } from '../../src/projections/run-query';
 import { auditFromRows, auditSql, AUDIT_IX } from '../../src/readmodels/audit';
-import { readModelHost } from '../../src/readmodels/registry';
+import { READ_MODELS, readModelHost } from '../../src/readmodels/registry';
+import { ReadModelHost } from '../../src/readmodels/host';
 import { SqliteReadModelStorage, tableName } from '../../src/readmodels/storage';
 import { appendLog, generateLog } from './generate';
 import { readModelConformance, Workspace } from './conformance';
@@ -107,6 +108,48 @@ test("a model's commit locks its own file only: the log and the other models' fi
     const rows = await storage.query(`SELECT position FROM ${tableName(slot, 't')} ORDER BY position`, []);
     expect(rows.map((r) => r.position)).toEqual([1, 11, 21, 30]);
     await storage.close();
+  } finally {
+    await ws.close();
+  }
+});
+
+test("the models build independently: one whose batches are held back holds back no other's build and promotion", async () => {
+  const ws = open(fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-independent-')));
+  try {
+    await appendLog(ws.store, generateLog({ seed: 5, prs: 10, principals: 8, events: 800 }), 50);
+    const storage = new SqliteReadModelStorage('rm', ws.dir, path.join(ws.dir, 'workspace.db'));
+    // The history build's batches do not commit until the audit is promoted — or 5 s have passed. When
+    // every round of the host waited for every model's (as until session 31), the audit's build waited
+    // behind the history's held-back batch and was promoted only after the timeout.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let timedOut = false;
+    const timer = setTimeout(() => ((timedOut = true), release()), 5000);
+    const commit = storage.commit.bind(storage);
+    storage.commit = async (slot, ...rest) => {
+      if (slot.name === 'history') await gate;
+      return commit(slot, ...rest);
+    };
+    const promote = storage.promote.bind(storage);
+    const promoted: string[] = [];
+    storage.promote = async (winner, ...rest) => {
+      await promote(winner, ...rest);
+      promoted.push(winner.name);
+      if (winner.name === 'audit') release();
+    };
+    const host = new ReadModelHost(ws.store, storage, READ_MODELS, { batch: 100, bulkChunk: 100 });
+    try {
+      await host.settle();
+      clearTimeout(timer);
+      expect({ timedOut, promoted: promoted.indexOf('audit') < promoted.indexOf('history') }).toEqual({ timedOut: false, promoted: true });
+      // Held back, the history build is still whole: what a rebuild from 0 gives (its gate open now).
+      const built = await host.dump('history');
+      await host.rebuild('history');
+      expect(await host.dump('history')).toBe(built);
+    } finally {
+      clearTimeout(timer);
+      await host.close();
+    }
   } finally {
     await ws.close();
   }
