@@ -26,6 +26,8 @@ const PAGES_KEPT = 4;
 const BULK_PAGES_KEPT = 4;
 /** How far behind (in chunks) a set-based build may be for the one ahead to read its JS events too. */
 const BULK_SHARE_CHUNKS = 2;
+/** The first chunk of a set-based build of several is this fraction of the others (see bulkStep). */
+const FIRST_CHUNK_SHARE = 5;
 /** Rows read back by `apply` and kept per slot (members, tokens, …); cleared, not evicted, when full. */
 const CACHE_ROWS = 100_000;
 
@@ -285,7 +287,10 @@ class ModelRunner {
       this.cacheOf(slot).clear();
       return true;
     }
-    const to = Math.min(from + this.bulkChunk, head);
+    // A build's first chunk is smaller when more than one follows: its statements (on the writer thread)
+    // wait for its JS part, so the thread starts sooner; a small log is still one chunk.
+    const size = from === 0 && head > this.bulkChunk ? Math.ceil(this.bulkChunk / FIRST_CHUNK_SHARE) : this.bulkChunk;
+    const to = Math.min(from + size, head);
     const { builder, dialect } = bulk;
     const cache = this.cacheOf(slot);
     const shared = this.sharedBulkRead?.(from, to) ?? null;
