@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { startServer } from '../../src/server/bootstrap';
 import { GitFixture } from '../support/git-fixture';
 import { blank, toPng } from '../axes/visual/support/images';
-import { command } from '../rpc/support';
+import { call, command } from '../rpc/support';
 import { closeSharedDiffPools } from '../../src/axes/visual/pool';
 
 afterAll(() => closeSharedDiffPools());
@@ -45,10 +45,16 @@ describe('data at rest', () => {
       expect((await rpc('registerRepo', { repoId: 'shop', path: git.dir })).error).toBeUndefined();
       expect((await rpc('requestReview', { repoId: 'shop', prNumber: 1, baseSha: base, headSha: head })).error).toBeUndefined();
       expect((await rpc('computeReview', { repoId: 'shop', prNumber: 1 })).error).toBeUndefined();
+      // An audit query opens the read models: one SQLite file per model, written by their own threads.
+      expect((await call(server.url, owner, 'review_studio.audit', { workspace_id: 'default' })).error).toBeUndefined();
+      const modelWals = ['audit', 'history'].map((m) => path.join(dataDir, 'workspaces', 'default', `readmodels.${m}.db-wal`));
+      for (const until = Date.now() + 10_000; !modelWals.every((f) => fs.existsSync(f)) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
       const entries = walk(dataDir, (p) => p.startsWith(path.join(dataDir, 'repos') + path.sep));
       // The run wrote the stores, the facts cache and a diff image.
       expect(entries.some((e) => e.p.endsWith('workspace.db'))).toBe(true);
       expect(entries.some((e) => e.p.endsWith('codegraph.db'))).toBe(true);
+      expect(entries.some((e) => e.p.endsWith('readmodels.audit.db'))).toBe(true);
+      expect(entries.some((e) => e.p.endsWith('readmodels.history.db-wal'))).toBe(true);
       expect(entries.some((e) => e.p.includes(`${path.sep}visual${path.sep}`) && e.p.endsWith('.png'))).toBe(true);
       const open = entries.filter((e) => (e.mode & 0o077) !== 0).map((e) => `${path.relative(dataDir, e.p)} ${e.mode.toString(8)}`);
       expect(open).toEqual([]);
