@@ -75,6 +75,29 @@ export function eventStoreConformance(name: string, factory: () => Promise<Event
       await expect(store.append('s-2', 'no_stream', [a[0]])).rejects.toMatchObject({ code: 'duplicate_event_id' });
     });
 
+    test('in one group commit each append stands alone: a retry of a landed append whose stream moved on, refusals before and after a row, new appends', async () => {
+      const x = ev();
+      const landed = await store.append('s-1', 'no_stream', [x]);
+      const y = ev();
+      await store.append('s-1', 0, [y]);
+      const fresh = [ev(), ev()];
+      // Not awaited one by one: the adapter may take them into one transaction (SQLite's group commit).
+      const outcomes = await Promise.allSettled([
+        store.append('s-1', 'no_stream', [x]), // the retry: answers as the original did
+        store.append('s-1', 5, [ev()]), // refused before writing anything
+        store.append('s-2', 'no_stream', [ev(), x]), // refused after its first row: x is stored in s-1
+        store.append('s-3', 'no_stream', fresh),
+      ]);
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? (o.value.duplicate ? 'duplicate' : 'written') : (o.reason as { code?: string }).code))).toEqual(['duplicate', 'wrong_expected_revision', 'duplicate_event_id', 'written']);
+      const retry = (outcomes[0] as PromiseFulfilledResult<Awaited<ReturnType<EventStore['append']>>>).value;
+      expect(retry).toMatchObject({ firstPosition: landed.firstPosition, lastPosition: landed.lastPosition, nextExpectedRevision: 0 });
+      const all = await collect(store.readAll());
+      expect(all.map((e) => e.eventId)).toEqual([x.eventId, y.eventId, ...fresh.map((e) => e.eventId)]);
+      expect(await store.streamRevision('s-2')).toBe(-1);
+      expect(await store.streamRevision('s-3')).toBe(1);
+      expect(await store.headPosition()).toBe(all[3].globalPosition);
+    });
+
     test('global positions are gap-free and increasing across streams', async () => {
       for (let i = 0; i < 20; i++) await store.append(`s-${i % 3}`, 'any', [ev(), ev()]);
       const all = await collect(store.readAll());
