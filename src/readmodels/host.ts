@@ -309,6 +309,8 @@ class ModelRunner {
     for (const e of events) await this.model.apply(e, tx);
     for (const t of sqlTables) tx.writes.delete(t);
     const statements = builder.statements(dialect, from, to, events);
+    // Its `prepare` may start while the chunk in flight commits (it reads the log alone).
+    this.storage.prepareAhead?.(slot, statements);
     if (pending && !(await this.landInflight())) return true;
     const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, to >= head ? 'last' : true, statements);
     this.inflight = { slot, to, done: committed };
