@@ -104,6 +104,12 @@ export interface BulkBuilder {
 export interface BulkStatements {
   prepare: BulkStatement[];
   apply: BulkStatement[];
+  /**
+   * `prepare` reads the log alone (nothing of the slot), so on SQLite it may run ahead, on a second
+   * writer thread of the model's file, while the chunk before commits (ReadModelStorage.prepareAhead):
+   * for a builder whose `prepare` is a large part of its chunk's work.
+   */
+  ahead?: boolean;
 }
 
 const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;

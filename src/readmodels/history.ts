@@ -193,41 +193,49 @@ const historyBulk: BulkBuilder = {
   statements(d: BulkDialect, from: number, to: number): BulkStatements {
     const ws = d.workspaceId;
     const s = (p: string[], a = 'e'): string => d.str(a, p);
-    const filed = d.src(['ReviewNodeFiled'], from, to);
-    const anchored = `${d.isReview('e')} AND ${d.present('e', ['node', 'anchor'])}`;
-    // The chunk's anchored filings, each parsed once into a temporary table, for the entries and the
-    // symbol index both (each statement parsing the filings' JSON again was ~0.3 s of a 200k-event
-    // build's writer thread). Rows in log order.
-    const filedCols = { position: 'int', stream_id: 'text', node_id: 'text', pr_number: 'int', round: 'int', head_sha: 'text', kind: 'text', priority: 'text', category: 'text', title: 'text', body: 'text', author: 'text', symbol_id: 'text', repo_id: 'text' } as const;
+    const acts = d.src(['ReviewNodeFiled', 'ReviewRoundStarted', 'ReviewNodeDismissed', 'ReviewNodeResolved', 'ReviewNodeConfirmed'], from, to);
+    const filing = `e.type = 'ReviewNodeFiled'`;
+    const ofFiling = (x: string): string => `CASE WHEN ${filing} THEN ${x} END`;
+    // Every act of the chunk the statements read, each parsed once into one temporary table (one scan of
+    // the chunk, not one per statement: a scan of 25k log rows is ~5 ms; each statement parsing the
+    // filings' JSON again was ~0.3 s of a 200k-event build's writer thread): the anchored filings' fields
+    // for the entries and the symbol index, the round starts, the closures and confirmations (`author`:
+    // their `by`). `pr_number` is null for a stream that is not a review's (nothing is written for it):
+    // the filing's PR number, 0 for the other acts. Rows in log order.
+    const actCols = { position: 'int', act: 'text', stream_id: 'text', node_id: 'text', pr_number: 'int', round: 'int', head_sha: 'text', kind: 'text', priority: 'text', category: 'text', title: 'text', body: 'text', author: 'text', symbol_id: 'text', repo_id: 'text', reason: 'text' } as const;
     const parsed =
-      `SELECT e.position, e.stream_id, ${s(['nodeId'])}, ${d.pr('e')}, ${d.int('e', ['round'])}, ${s(['headSha'])}, ${s(['node', 'kind'])}, ${s(['node', 'priority'])}, ${s(['node', 'triage', 'category'])}, ` +
-      `${s(['node', 'title'])}, ${s(['node', 'body'])}, ${s(['node', 'reviewer', 'principal'])}, ${s(['node', 'anchor', 'symbolId'])}, ${d.repo('e')} FROM ${filed.sql} e WHERE ${anchored} ORDER BY e.position`;
+      `SELECT e.position, CASE e.type WHEN 'ReviewNodeFiled' THEN 'filed' WHEN 'ReviewRoundStarted' THEN 'round' WHEN 'ReviewNodeConfirmed' THEN 'confirmed' WHEN 'ReviewNodeDismissed' THEN 'dismissed' ELSE 'resolved' END, e.stream_id, ${s(['nodeId'])}, ` +
+      `CASE WHEN ${filing} THEN ${d.reviewPr('e')} WHEN ${d.isReview('e')} THEN 0 END, CASE WHEN e.type IN ('ReviewNodeFiled', 'ReviewRoundStarted') THEN ${d.int('e', ['round'])} END, ` +
+      `${ofFiling(s(['headSha']))}, ${ofFiling(s(['node', 'kind']))}, ${ofFiling(s(['node', 'priority']))}, ${ofFiling(s(['node', 'triage', 'category']))}, ${ofFiling(s(['node', 'title']))}, ${ofFiling(s(['node', 'body']))}, ` +
+      `CASE WHEN ${filing} THEN ${s(['node', 'reviewer', 'principal'])} ELSE ${s(['by'])} END, ${ofFiling(s(['node', 'anchor', 'symbolId']))}, ${ofFiling(d.reviewRepo('e'))}, ` +
+      `CASE WHEN e.type IN ('ReviewNodeDismissed', 'ReviewNodeResolved') THEN ${s(['reason'])} END FROM ${acts.sql} e WHERE e.type <> 'ReviewNodeFiled' OR ${d.present('e', ['node', 'anchor'])} ORDER BY e.position`;
+    const of = (act: string): string => `f.act = '${act}' AND f.pr_number IS NOT NULL`;
     const named = `coalesce(f.symbol_id, '') <> ''`;
-    const entries = `SELECT f.stream_id, f.node_id, f.position, f.pr_number, f.round, f.head_sha, f.kind, f.priority, f.category, f.title, f.body, f.author, CASE WHEN ${named} THEN 'symbol-id' ELSE 'fragment' END AS anchored_by FROM bulk_filed f`;
-    const symbols = `SELECT f.position, 0 AS seq, f.repo_id, f.symbol_id, f.stream_id, f.node_id FROM bulk_filed f WHERE ${named}`;
-    const rounds = d.src(['ReviewRoundStarted'], from, to);
-    const closes = d.src(['ReviewNodeDismissed', 'ReviewNodeResolved'], from, to);
-    const confirms = d.src(['ReviewNodeConfirmed'], from, to);
+    const entries = `SELECT f.stream_id, f.node_id, f.position, f.pr_number, f.round, f.head_sha, f.kind, f.priority, f.category, f.title, f.body, f.author, CASE WHEN ${named} THEN 'symbol-id' ELSE 'fragment' END AS anchored_by FROM bulk_acts f WHERE ${of('filed')}`;
+    const symbols = `SELECT f.position, 0 AS seq, f.repo_id, f.symbol_id, f.stream_id, f.node_id FROM bulk_acts f WHERE ${of('filed')} AND ${named}`;
+    const rounds = `SELECT f.stream_id, f.position, f.round FROM bulk_acts f WHERE ${of('round')}`;
     // The node's anchored filing before the act at `c.position` (for a node filed again since).
     const filedBefore = (what: string): string =>
       `SELECT ${what} FROM ${d.log.sql} f WHERE f.stream_id = c.stream_id AND f.type = 'ReviewNodeFiled' AND f.position < c.position AND ${s(['nodeId'], 'f')} = c.node_id AND ${d.present('f', ['node', 'anchor'])} ORDER BY f.position DESC LIMIT 1`;
     const closures =
-      `SELECT c.stream_id, c.node_id, c.position, c.status, c.closed_by, c.reason FROM (SELECT e.stream_id, ${s(['nodeId'])} AS node_id, e.position, CASE e.type WHEN 'ReviewNodeDismissed' THEN 'dismissed' ELSE 'resolved' END AS status, ${s(['by'])} AS closed_by, ${s(['reason'])} AS reason FROM ${closes.sql} e WHERE ${d.isReview('e')}) c ` +
+      `SELECT c.stream_id, c.node_id, c.position, c.act AS status, c.author AS closed_by, c.reason FROM (SELECT * FROM bulk_acts f WHERE (${of('dismissed')}) OR (${of('resolved')})) c ` +
       `WHERE EXISTS (SELECT 1 FROM ${d.t('entries')} en WHERE en.workspace_id = ? AND en.stream_id = c.stream_id AND en.node_id = c.node_id AND (en.position < c.position OR EXISTS (${filedBefore('1')})))`;
     const confirmed =
-      `SELECT c.stream_id, c.node_id, c.position FROM (SELECT e.stream_id, ${s(['nodeId'])} AS node_id, e.position, ${s(['by'])} AS by FROM ${confirms.sql} e WHERE ${d.isReview('e')}) c ` +
+      `SELECT c.stream_id, c.node_id, c.position FROM (SELECT * FROM bulk_acts f WHERE ${of('confirmed')}) c ` +
       `WHERE EXISTS (SELECT 1 FROM ${d.t('entries')} en WHERE en.workspace_id = ? AND en.stream_id = c.stream_id AND en.node_id = c.node_id ` +
-      `AND CASE WHEN en.position < c.position THEN ${d.distinct('c.by', 'en.author')} ELSE EXISTS (SELECT 1 FROM (${filedBefore(`${s(['node', 'reviewer', 'principal'], 'f')} AS author`)}) a WHERE ${d.distinct('c.by', 'a.author')}) END)`;
+      `AND CASE WHEN en.position < c.position THEN ${d.distinct('c.author', 'en.author')} ELSE EXISTS (SELECT 1 FROM (${filedBefore(`${s(['node', 'reviewer', 'principal'], 'f')} AS author`)}) a WHERE ${d.distinct('c.author', 'a.author')}) END)`;
     const cols = (t: string): string[] => Object.keys(historyReadModel.tables.find((x) => x.name === t)!.columns);
     // In the checkpoint's transaction (closures and confirmations read the entries written first).
     return {
-      prepare: d.tempSelect('bulk_filed', filedCols, 'position', parsed, filed.params),
+      // It reads the log alone: it may run ahead, beside the chunk before's commit (about half the work).
+      ahead: true,
+      prepare: d.tempSelect('bulk_acts', actCols, 'position', parsed, acts.params),
       apply: [
         { sql: d.insert('entries', cols('entries'), ['stream_id', 'node_id'], entries, 'last'), params: [ws] },
         { sql: d.insert('symbols', cols('symbols'), ['position', 'seq'], symbols, 'unique'), params: [ws] },
-        { sql: d.insert('rounds', cols('rounds'), ['stream_id', 'position'], `SELECT e.stream_id, e.position, ${d.int('e', ['round'])} AS round FROM ${rounds.sql} e WHERE ${d.isReview('e')}`, 'unique'), params: [ws, ...rounds.params] },
-        { sql: d.insert('closures', cols('closures'), ['stream_id', 'node_id', 'position'], closures, 'unique'), params: [ws, ...closes.params, ws, ...d.log.params] },
-        { sql: d.insert('confirms', cols('confirms'), ['stream_id', 'node_id'], confirmed, 'first'), params: [ws, ...confirms.params, ws, ...d.log.params] },
+        { sql: d.insert('rounds', cols('rounds'), ['stream_id', 'position'], rounds, 'unique'), params: [ws] },
+        { sql: d.insert('closures', cols('closures'), ['stream_id', 'node_id', 'position'], closures, 'unique'), params: [ws, ws, ...d.log.params] },
+        { sql: d.insert('confirms', cols('confirms'), ['stream_id', 'node_id'], confirmed, 'first'), params: [ws, ws, ...d.log.params] },
       ],
     };
   },

@@ -304,14 +304,13 @@ class ModelRunner {
       await settled;
       return this.storage.getRow(slot, spec, key);
     };
-    if (this.model.prefetch && !(cache.whole && cache.incomplete.size === 0)) {
-      await settled;
-      await this.prefetch(slot, events.filter((e) => this.model.prefetch!(e).every((p) => !sqlTables.has(p.table))), cache);
-    }
+    if (this.model.prefetch && !(cache.whole && cache.incomplete.size === 0)) await this.prefetch(slot, events.filter((e) => this.model.prefetch!(e).every((p) => !sqlTables.has(p.table))), cache, settled);
     const tx = new BatchTx(this.specs, cache, read, this.readTables);
     for (const e of events) await this.model.apply(e, tx);
     for (const t of sqlTables) tx.writes.delete(t);
     const statements = builder.statements(dialect, from, to, events);
+    // Its `prepare` may start while the chunk in flight commits (it reads the log alone).
+    this.storage.prepareAhead?.(slot, statements);
     if (pending && !(await this.landInflight())) return true;
     const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, to >= head ? 'last' : true, statements);
     this.inflight = { slot, to, done: committed };
@@ -338,10 +337,7 @@ class ModelRunner {
     const settled = pending ? pending.done.catch(() => false) : null;
     const read = settled ? async (spec: TableSpec, key: Row) => (await settled, this.storage.getRow(slot, spec, key)) : (spec: TableSpec, key: Row) => this.storage.getRow(slot, spec, key);
     // A whole cache answers every `get` (a build from 0, until the cache first fills): nothing to prefetch.
-    if (this.model.prefetch && !(cache.whole && cache.incomplete.size === 0)) {
-      await settled;
-      await this.prefetch(slot, relevant, cache);
-    }
+    if (this.model.prefetch && !(cache.whole && cache.incomplete.size === 0)) await this.prefetch(slot, relevant, cache, settled);
     const tx = new BatchTx(this.specs, cache, read, this.readTables);
     for (const e of relevant) await this.model.apply(e, tx);
     const to = events[events.length - 1].globalPosition;
@@ -385,8 +381,12 @@ class ModelRunner {
     }
   }
 
-  /** Reads the rows the batch's relevant events will `get` (model.prefetch) and are not cached yet, one statement per table. */
-  private async prefetch(slot: Slot, events: RecordedEvent[], cache: SlotCache): Promise<void> {
+  /**
+   * Reads the rows the batch's relevant events will `get` (model.prefetch) and are not cached yet, one
+   * statement per table — once `settled` (the batch in flight committed: storage holds its rows). When
+   * every row named is cached or known absent (a whole cache's table), nothing is read and nothing waits.
+   */
+  private async prefetch(slot: Slot, events: RecordedEvent[], cache: SlotCache, settled: Promise<unknown> | null): Promise<void> {
     const wanted = new Map<string, Map<string, Row>>();
     for (const e of events) {
       for (const { table, key } of this.model.prefetch!(e)) {
@@ -400,6 +400,11 @@ class ModelRunner {
         m.set(k, key);
       }
     }
+    if (wanted.size === 0) return;
+    // A build's tables `apply` never reads back (the audit rows, the history index) make its cache
+    // incomplete, but not for the tables named here: waiting for the batch in flight anyway held each
+    // build's JS part back until its previous chunk had committed, so its writer thread idled meanwhile.
+    await settled;
     // The tables side by side (on PostgreSQL, one round trip for all of them rather than one each).
     const found = await Promise.all([...wanted].map(([table, keys]) => this.storage.getRows(slot, this.specs.get(table)!, [...keys.values()])));
     [...wanted].forEach(([table, keys], i) => {

@@ -36,6 +36,8 @@ export interface CommitJob {
   statements?: Array<{ sql: string; params: unknown[] }>;
   /** The attached database holding the slot's tables and checkpoint on the committing connection (default `main`). */
   schema?: string;
+  /** `prepare` already ran on this connection as SqliteCommitter.prepare(`preparedAs`) (unless that failed: then it runs here). */
+  preparedAs?: number;
 }
 
 /**
@@ -45,6 +47,8 @@ export interface CommitJob {
  */
 export class SqliteCommitter {
   private readonly stmts = new Map<string, Statement>();
+  /** The token of the `prepare` run last on this connection, until a commit takes it. */
+  private prepared: number | undefined;
 
   constructor(private readonly db: Database) {}
 
@@ -59,8 +63,17 @@ export class SqliteCommitter {
     this.stmts.clear();
   }
 
+  /** A chunk's `prepare` (temporary tables, outside any transaction), run before its commit job arrives (which names `token`). */
+  prepare(token: number, statements: Array<{ sql: string; params: unknown[] }>): void {
+    this.prepared = undefined;
+    for (const st of statements) this.stmt(st.sql).run(st.params);
+    this.prepared = token;
+  }
+
   commit(job: CommitJob): boolean {
-    for (const st of job.prepare ?? []) this.stmt(st.sql).run(st.params);
+    const prepared = job.preparedAs !== undefined && job.preparedAs === this.prepared;
+    this.prepared = undefined;
+    if (!prepared) for (const st of job.prepare ?? []) this.stmt(st.sql).run(st.params);
     const schema = job.schema ?? 'main';
     // A deferred transaction whose first statement writes the slot's own file: it takes that file's
     // write lock and no other. BEGIN IMMEDIATE took the write lock of every database attached to the

@@ -13,6 +13,8 @@ interface Request {
   job?: CommitJob;
   /** A promotion (see SqliteReadModelStorage.promote): these statements, in one transaction. */
   transaction?: Array<{ sql: string; params: unknown[] }>;
+  /** A chunk's `prepare` ahead of its commit job (SqliteCommitter.prepare). */
+  prepare?: { token: number; statements: Array<{ sql: string; params: unknown[] }> };
 }
 
 type Reply = { id: number; ok: boolean } | { id: number; error: string };
@@ -39,6 +41,9 @@ if (parentPort && workerData && (workerData as { readModelWriter?: string }).rea
           for (const st of stmts) db.prepare(st.sql).run(st.params);
         })();
         committer.forget();
+        reply = { id: m.id, ok: true };
+      } else if (m.prepare) {
+        committer.prepare(m.prepare.token, m.prepare.statements);
         reply = { id: m.id, ok: true };
       } else reply = { id: m.id, ok: committer.commit(m.job!) };
     } catch (err) {
@@ -94,6 +99,11 @@ export class SqliteWriter {
 
   commit(job: CommitJob): Promise<boolean> {
     return this.post({ id: 0, job });
+  }
+
+  /** Runs a chunk's `prepare` statements now (after the jobs posted before); the commit job naming `token` as preparedAs skips them. */
+  prepare(token: number, statements: Array<{ sql: string; params: unknown[] }>): Promise<boolean> {
+    return this.post({ id: 0, prepare: { token, statements } });
   }
 
   /** Runs `statements` in one transaction on the thread's connection, after the jobs posted before. */

@@ -51,6 +51,12 @@ export interface ReadModelStorage {
   commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind?: boolean | 'last', statements?: BulkStatements): Promise<boolean>;
   /** The SQL of a set-based build of `slot` (src/readmodels/bulk.ts); null when the log is not in reach of this storage's statements. */
   bulkDialect(slot: Slot): BulkDialect | null;
+  /**
+   * A building slot's next chunk, whose statements say `ahead`: its `prepare` may start now, while the
+   * chunk before is still committing (SQLite: on a second writer thread of the slot's file, which then
+   * commits it). Its commit() comes later, with the same statements, once the chunk before landed.
+   */
+  prepareAhead?(slot: Slot, statements: BulkStatements): void;
   /** Marks `winner` ready and drops `losers` in one transaction (blue/green flip). */
   promote(winner: Slot, specs: TableSpec[], losers: Array<{ slot: Slot; specs: TableSpec[] | null }>): Promise<void>;
   query(sql: string, params: unknown[]): Promise<Row[]>;
@@ -134,6 +140,13 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   private readonly slotSchemas = new Map<string, string>();
   /** A build's batches are committed on a writer thread per file (opened on a build's first batch, closed when its slot is promoted). */
   private readonly writers = new Map<string, SqliteWriter>();
+  /** A second writer thread per file, for builds whose chunks prepare ahead (see prepareAhead). */
+  private readonly asides = new Map<string, SqliteWriter>();
+  /** The thread each file's last commit was posted to (it may still be running it). */
+  private readonly lastWriter = new Map<string, SqliteWriter>();
+  /** Chunks whose `prepare` was posted ahead: the thread (which commits them too) and the token. */
+  private readonly preparedOn = new WeakMap<BulkStatements, { writer: SqliteWriter; token: number }>();
+  private nextToken = 1;
 
   /** `logFile`: the workspace log, attached for set-based builds (none: every build folds in JS). */
   constructor(readonly workspaceId: string, private readonly dir: string, private readonly logFile?: string) {
@@ -275,9 +288,37 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     return this.logFile ? sqliteDialect(this.workspaceId, (t) => tableName(slot, t)) : null;
   }
 
+  /**
+   * The history's chunks spend about half their thread's time in `prepare` (parsing the chunk's acts into
+   * a temporary table, no lock held): posted to the file's other writer thread — the one not running the
+   * last commit — it runs there while the chunk before commits, and that thread commits it next (its
+   * temporary table is its connection's). The threads take the file's chunks in turn; its write lock is
+   * never wanted by both at once (a chunk commits only once the one before landed).
+   */
+  prepareAhead(slot: Slot, statements: BulkStatements): void {
+    if (!statements.ahead || statements.prepare.length === 0) return;
+    const schema = this.schemaOf(slot);
+    const primary = this.writers.get(schema);
+    // Not before the build's first commit started a thread (a small log's only batch commits here).
+    if (schema === 'main' || !primary?.usable) return;
+    let aside = this.asides.get(schema);
+    if (!aside) this.asides.set(schema, (aside = new SqliteWriter(this.home(slot.name).file, this.logFile)));
+    const writer = this.lastWriter.get(schema) === aside ? primary : aside;
+    if (!writer.usable) return;
+    const token = this.nextToken++;
+    this.preparedOn.set(statements, { writer, token });
+    // A failed prepare is run again by its commit (the job carries the statements).
+    writer.prepare(token, statements.prepare).catch(() => undefined);
+  }
+
   async commit(slot: Slot, specs: TableSpec[], writes: WriteSet, from: number, to: number, ready: boolean, behind: boolean | 'last' = false, statements?: BulkStatements): Promise<boolean> {
     const schema = this.schemaOf(slot);
     const job: CommitJob = { workspaceId: this.workspaceId, name: slot.name, version: slot.version, generation: slot.generation, writes: flatten(slot, specs, writes), from, to, ready, prepare: statements?.prepare, statements: statements?.apply };
+    const ahead = statements ? this.preparedOn.get(statements) : undefined;
+    if (ahead?.writer.usable) {
+      this.lastWriter.set(schema, ahead.writer);
+      return ahead.writer.commit({ ...job, preparedAs: ahead.token });
+    }
     // A build's only batch (a small log) commits here: a thread's start costs more than the batch (and,
     // one thread per model file, three threads starting at once delayed a small workspace's first build).
     if (behind && this.file !== ':memory:' && !(behind === 'last' && !this.writers.has(schema))) {
@@ -285,7 +326,10 @@ export class SqliteReadModelStorage implements ReadModelStorage {
       // on one write lock); its connection opens the slot's file as its main database.
       let writer = this.writers.get(schema);
       if (!writer) this.writers.set(schema, (writer = new SqliteWriter(schema === 'main' ? this.file : this.home(slot.name).file, this.logFile)));
-      if (writer.usable) return writer.commit(job);
+      if (writer.usable) {
+        this.lastWriter.set(schema, writer);
+        return writer.commit(job);
+      }
     }
     return this.committer.commit({ ...job, schema });
   }
@@ -318,11 +362,14 @@ export class SqliteReadModelStorage implements ReadModelStorage {
       const elsewhere = losers.filter((l) => this.schemaOf(l.slot) !== schema);
       if (elsewhere.length) this.db.transaction(() => elsewhere.forEach((l) => this.dropSync(l.slot, l.specs)))();
     }
-    // A build is over: its writer thread (and that connection's page cache) is not kept for a
-    // workspace that may build nothing again; the next build starts another. Jobs posted before finish
+    // A build is over: its writer threads (and their connections' page caches) are not kept for a
+    // workspace that may build nothing again; the next build starts others. Jobs posted before finish
     // first; later batches go to a new thread.
+    const aside = this.asides.get(schema);
     this.writers.delete(schema);
-    await w?.close();
+    this.asides.delete(schema);
+    this.lastWriter.delete(schema);
+    await Promise.all([w?.close(), aside?.close()]);
   }
 
   /** The winner marked ready, its indexes and statistics, on a writer thread's connection (the winner's file as its main database). */
@@ -350,8 +397,10 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   }
 
   async close(): Promise<void> {
-    const ws = [...this.writers.values()];
+    const ws = [...this.writers.values(), ...this.asides.values()];
     this.writers.clear();
+    this.asides.clear();
+    this.lastWriter.clear();
     await Promise.all(ws.map((w) => w.close()));
     if (this.db.open) this.db.close();
   }
