@@ -7,6 +7,7 @@ import { subjectOf, toolingConfigPairs, typeTestSubject } from './pairing';
 import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
 import { ChangedNames, IdentifierFrequency, newIdentifierGroups, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
+import { testTitleCandidates, testTitlesSubject } from './test-titles';
 
 /** A changed file as formation sees it. */
 export interface FormationFile {
@@ -34,7 +35,9 @@ export interface FormationFile {
  * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `type-test` (a tsd type
  * test `X.test-d.ts` and the declaration file `X.d.ts` beside it, `pairing.ts` `typeTestSubject`), `similar-edit` (the same line added
  * or removed in two files, `similar-edits.ts`), `test-names` (a test nothing joined to a source joins the one changed
- * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `new-identifier` (changed
+ * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `test-titles` (a test
+ * still without a source joins the one changed source whose changed lines name a rare identifier the titles of its added test cases
+ * name, `test-titles.ts`), `new-identifier` (changed
  * files whose changed lines name an identifier no indexed file of the base holds, one of them a source), `mirror` (a generated or vendored
  * copy of the changed tree under another root, `mirrors.ts`), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory), `type-edges` (every edge only TypeScript's checker found), `type-bindings` (of those, the
@@ -42,8 +45,8 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -51,8 +54,8 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'te
 // cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
-// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier'];
+// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -78,6 +81,8 @@ export interface FormationInput {
   changedIdentifiers?: Map<string, Set<string>>;
   /** `test-names`: per (head) path, the one-line string literals on its changed lines (`changedLiteralsOf`). */
   changedLiterals?: Map<string, Set<string>>;
+  /** `test-titles`: per (head) path, the title words of the test cases its added lines open (`changedTitleWordsOf`). */
+  changedTitleWords?: Map<string, Set<string>>;
   /** `shared-identifiers`, `test-names`: in how many of the head commit's indexed files each identifier occurs. */
   identifierFrequency?: IdentifierFrequency;
   /** `new-identifier`: in how many of the base commit's indexed files each identifier occurs (absent: new to the code). */
@@ -478,6 +483,21 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (hit && join(t, hit.source, 'test-names', `${baseName(t)} and ${baseName(hit.source)} both change lines naming ${hit.names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${hit.names.length > 4 ? ` and ${hit.names.length - 4} more` : ''}`)) withSource.add(uf.find(t));
     }
   }
+  if (signals.has('test-titles') && input.changedTitleWords && input.changedIdentifiers && input.identifierFrequency) {
+    // A test still without a source whose added test cases are titled for what one changed source's changed lines name
+    // (`test('reusedSocket getter', …)` beside `return this._request?.reusedSocket`): a regression test and its fix,
+    // where the test reaches the code only through the package's entry point (test-titles.ts).
+    const ids = new Map([...input.changedIdentifiers].filter(([p]) => role.has(p)));
+    const sources = new Set(semantic.filter((f) => f.role === 'source').map((f) => f.path));
+    const withSource = new Set([...sources].map((s) => uf.find(s)));
+    const lone = semantic.filter((f) => f.role === 'test' && !withSource.has(uf.find(f.path))).map((f) => f.path);
+    const candidates = testTitleCandidates(lone, sources, input.changedTitleWords, ids, input.identifierFrequency);
+    for (const t of lone) {
+      if (withSource.has(uf.find(t))) continue; // joined a source with another test of its cohort
+      const hit = testTitlesSubject(candidates.get(t), (p) => uf.find(p));
+      if (hit && join(t, hit.source, 'test-titles', `${baseName(t)} adds test cases titled for ${hit.words.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${hit.words.length > 4 ? ` and ${hit.words.length - 4} more` : ''}, which ${baseName(hit.source)} changes lines naming`)) withSource.add(uf.find(t));
+    }
+  }
   if (signals.has('co-change') && input.coChange) {
     for (const p of input.coChange) if (role.has(p.a) && role.has(p.b)) join(p.a, p.b, 'co-change', `${baseName(p.a)} and ${baseName(p.b)} changed together in ${p.together} of the last ${p.window} commits`);
   }
@@ -538,7 +558,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -28,17 +28,17 @@ const KEYWORDS = new Set(
 
 /**
  * Per (head) path of a unified diff among `paths`, what `collect` takes from each changed line's text (the
- * line without its `+`/`-`, trimmed; blank and comment lines left out). One walk over the patch serves the
- * identifiers and the string literals alike.
+ * line without its `+`/`-`, trimmed; blank and comment lines left out; with `addedOnly`, added lines only). One
+ * walk over the patch serves the identifiers, the string literals and the test titles alike.
  */
-function collectFromChangedLines(patch: string, paths: ReadonlySet<string>, collect: (text: string, into: Set<string>) => void): Map<string, Set<string>> {
+export function collectFromChangedLines(patch: string, paths: ReadonlySet<string>, collect: (text: string, into: Set<string>) => void, addedOnly = false): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const f of parseUnifiedDiff(patch)) {
     if (!paths.has(f.path)) continue;
     const into = out.get(f.path) ?? new Set<string>();
     for (const h of f.hunks) {
       for (const line of h.text.split('\n').slice(1)) {
-        if (line[0] !== '+' && line[0] !== '-') continue;
+        if (line[0] !== '+' && (addedOnly || line[0] !== '-')) continue;
         const text = line.slice(1).trim();
         if (!text || COMMENT.test(text)) continue;
         collect(text, into);

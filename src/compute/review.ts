@@ -10,6 +10,7 @@ import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '..
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
 import { EditSides, editKeysOf, idiomEditKeys } from '../codegraph/similar-edits';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
+import { changedTitleWordsOf } from '../codegraph/test-titles';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
@@ -25,10 +26,10 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-17+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-18+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -240,14 +241,15 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const goneCandidates = mirrorCandidates(gone.map((f) => f.path));
     if (goneCandidates.length) mirrors.push(...(await detectMirrors(goneCandidates, defsOf(baseIndex), read(baseSha))));
   }
-  const shared = (signals.includes('shared-identifiers') || signals.includes('test-names') || signals.includes('new-identifier')) && headIndex && !noIndexReason;
+  const shared = (signals.includes('shared-identifiers') || signals.includes('test-names') || signals.includes('test-titles') || signals.includes('new-identifier')) && headIndex && !noIndexReason;
   const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
   const changedLiterals = shared && signals.includes('test-names') ? changedLiteralsOf(patch, new Set(codeFiles)) : undefined;
+  const changedTitleWords = shared && signals.includes('test-titles') ? changedTitleWordsOf(patch, new Set(codeFiles)) : undefined;
   const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   // `new-identifier`: which of those identifiers the base commit's indexed files already hold (blobs mostly shared with head: cached).
   const baseFrequency = shared && signals.includes('new-identifier') && baseIndex ? await identifierFrequency(baseIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   const changedKeys = baseFrequency ? changedKeysOf(patch, new Set(codeFiles)) : undefined;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, changedLiterals, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, changedLiterals, changedTitleWords, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

@@ -5,6 +5,7 @@ import { subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
+import { changedTitleWordsOf, testTitleCandidates, testTitlesSubject, titleWordsOf } from '../../src/codegraph/test-titles';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
 import { BOUNDS, clipText } from '../../src/events/catalogue/bounds';
@@ -358,6 +359,63 @@ describe('formation signals', () => {
     expect(typeTestSubject('test-d/index.test-d.ts', ['index.d.ts'])).toBeUndefined();
     expect(typeTestSubject('index.test.ts', ['index.d.ts'])).toBeUndefined();
     expect(typeTestSubject('index.test-d.ts', ['index.ts'])).toBeUndefined();
+  });
+
+  it('test-titles: a feature-named test whose added test case is titled for what one changed source changes joins it; a title word a third changed file also names joins nothing', async () => {
+    const f = fixture();
+    // 24 other indexed files name `options`, `response` and `timeout`: never rare (15 % of 29 files is 4.35).
+    for (let i = 0; i < 24; i++) f.write(`src/misc/m${i}.ts`, `export function m${i}(options: number, response: number, timeout: number): number {\n  return options + response + timeout + ${i};\n}\n`);
+    const core = (getter: string) => `export class Request {\n  private _request?: { reusedSocket: boolean };\n\n  get reusedSocket(): boolean | undefined {\n    ${getter}\n  }\n}\n`;
+    f.write('src/core.ts', core('return this._request!.reusedSocket;'));
+    const retry = (body: string) => `export function retryDelay(attempt: number): number {\n${body}}\n`;
+    f.write('src/retry.ts', retry('  return attempt * 100;\n'));
+    f.write('src/index.ts', "import { Request } from './core';\n\nexport default function got(url: string): Request {\n  void url;\n  return new Request();\n}\n");
+    const test = (body: string) => `import got from '../src/index';\n\ntest('basic', () => {\n  got('/');\n});\n${body}`;
+    f.write('test/stream.ts', test(''));
+    f.write('test/timeout.ts', test(''));
+    const base = f.commit('base');
+    f.write('src/core.ts', core('return this._request?.reusedSocket;'));
+    f.write('src/retry.ts', retry('  return attempt * 200;\n'));
+    // The test's code names only `got` (unchanged) and a string: the title is all that says what it is about.
+    f.write('test/stream.ts', test("\ntest('reusedSocket getter', () => {\n  expect(Object.keys(got('/'))).toContain('socket');\n});\n"));
+    f.write('test/timeout.ts', test("\ntest('slow server', () => {\n  const startedAt = Date.now();\n  got('/slow');\n  expect(Date.now() - startedAt).toBeLessThan(500);\n});\n"));
+    const head = f.commit('fix the getter with its regression test, and a timeout test');
+    expect(DEFAULT_SIGNALS).toContain('test-titles');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/core.ts,test/stream.ts', 'src/retry.ts', 'test/timeout.ts']);
+    expect(cohortOf(r, 'test/stream.ts').groupingReason).toBe('a test titled for the change: stream.ts adds test cases titled for `reusedSocket`, which core.ts changes lines naming');
+    // Off, nothing else joins them: one shared name is no test-names evidence, and no reference reaches the getter.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'test-titles')))).toEqual(['src/core.ts', 'src/retry.ts', 'test/stream.ts', 'test/timeout.ts']);
+
+    // The other source's changed lines name it too: the title no longer says which change the test is about.
+    f.write('src/retry.ts', retry('  const reusedSocket = attempt > 1;\n  return reusedSocket ? 0 : attempt * 200;\n'));
+    const ambiguous = f.commit('the retry delay names it as well');
+    expect(groups(await compute(f, base, ambiguous))).toEqual(['src/core.ts', 'src/retry.ts', 'test/stream.ts', 'test/timeout.ts']);
+  });
+
+  it('test-titles reads the titles of test cases on added lines (JS/TS calls, Python and Go test functions), and pairs a word only with a source that alone names it, rare, case kept, no declaration file', () => {
+    expect(titleWordsOf("test('beforeError hook is called for ERR_UNSUPPORTED_PROTOCOL', async t => {")).toEqual(['beforeError', 'hook', 'is', 'called', 'for', 'ERR_UNSUPPORTED_PROTOCOL']);
+    expect(titleWordsOf('it.skip("works with a keepAlive agent", () => {')).toEqual(['works', 'with', 'a', 'keepAlive', 'agent']);
+    expect(titleWordsOf('def test_get_os_args(runner):')).toEqual(['get_os_args', 'get', 'os', 'args']);
+    expect(titleWordsOf('func TestRouterMount(t *testing.T) {')).toEqual(['RouterMount', 'Router', 'Mount']);
+    expect(titleWordsOf('const reusedSocket = test;')).toEqual([]);
+    const patch = ['diff --git a/t.ts b/t.ts', '--- a/t.ts', '+++ b/t.ts', '@@ -1,2 +1,3 @@', "-test('removedTitle case', () => {});", "+// test('commentedTitle case', () => {});", "+test('_privateName and tiny ok', () => {});", ''].join('\n');
+    expect([...(changedTitleWordsOf(patch, new Set(['t.ts'])).get('t.ts') ?? [])].sort()).toEqual(['privateName', 'tiny']);
+
+    const frequency = { counts: new Map([['_privateName', 1], ['Returns', 1], ['everywhere', 90], ['typed', 1], ['shared', 1]]), files: 100 };
+    const ids = new Map<string, Set<string>>([
+      ['src/a.ts', new Set(['_privateName', 'Returns', 'everywhere', 'shared'])],
+      ['src/b.ts', new Set(['shared'])],
+      ['src/index.d.ts', new Set(['typed'])],
+      ['test/t.ts', new Set()],
+    ]);
+    const words = new Map([['test/t.ts', new Set(['privateName', 'returns', 'everywhere', 'shared', 'typed'])]]);
+    // `privateName` (leading `_` dropped) pairs; `returns` is no `Returns`; `everywhere` is in 90 % of the files; `shared` is named by two sources; `typed` only by a declaration file.
+    expect(testTitleCandidates(['test/t.ts'], new Set(['src/a.ts', 'src/b.ts', 'src/index.d.ts']), words, ids, frequency).get('test/t.ts')).toEqual([{ source: 'src/a.ts', words: ['privateName'] }]);
+    // A tie between two cohorts joins nothing; within one cohort it is the same choice.
+    const tie = [{ source: 'src/a.ts', words: ['x'] }, { source: 'src/b.ts', words: ['y'] }];
+    expect(testTitlesSubject(tie, (p) => p)).toBeUndefined();
+    expect(testTitlesSubject(tie, () => 'one')?.source).toBe('src/a.ts');
   });
 
   it('new-identifier: a struct field the change adds joins the files that set or read it (no reference resolves a field); a name the base already holds joins nothing', async () => {
