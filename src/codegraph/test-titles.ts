@@ -21,8 +21,13 @@ import { collectFromChangedLines, IdentifierFrequency, TEST_MAX_FILE_SHARE } fro
  */
 export const TITLE_MIN_LENGTH = 4;
 
-/** The first string argument of a JS/TS test case (`test(`, `it.only(`, `describe.each(…)(`, `test.skip(`) on one line. */
-const JS_TITLE = /^(?:test|it|describe)(?:\.\w+)*\(\s*(["'`])((?:\\.|(?!\1).)*)\1/;
+/**
+ * The first string argument of a JS/TS test case (`test(`, `it.only(`, `describe.each(…)(`, `test.skip(`) on one line.
+ * A backslash is matched only as the start of an escape (`(?!\1|\\).` excludes it): with `.` free to take it too,
+ * each backslash could be read two ways, and a PR line of ~60 backslashes with no closing quote backtracked
+ * exponentially (38 took 1 s) — PR text is a tenant's input.
+ */
+const JS_TITLE = /^(?:test|it|describe)(?:\.\w+)*\(\s*(["'`])((?:\\.|(?!\1|\\).)*)\1/;
 /** Python and Go test functions: the name says what is tested (`test_get_os_args`, `TestRouterMount`). */
 const PY_TEST = /^(?:async\s+)?def\s+test_(\w+)/;
 const GO_TEST = /^func\s+Test_?(\w+)\s*\(/;

@@ -396,6 +396,13 @@ describe('formation signals', () => {
   it('test-titles reads the titles of test cases on added lines (JS/TS calls, Python and Go test functions), and pairs a word only with a source that alone names it, rare, case kept, no declaration file', () => {
     expect(titleWordsOf("test('beforeError hook is called for ERR_UNSUPPORTED_PROTOCOL', async t => {")).toEqual(['beforeError', 'hook', 'is', 'called', 'for', 'ERR_UNSUPPORTED_PROTOCOL']);
     expect(titleWordsOf('it.skip("works with a keepAlive agent", () => {')).toEqual(['works', 'with', 'a', 'keepAlive', 'agent']);
+    // A title with escapes still reads; a PR line of backslashes with no closing quote is no title, read in linear time
+    // (an ambiguous backslash rule backtracked exponentially: 38 backslashes took a second, 60 would take hours).
+    expect(titleWordsOf("test('isn\\'t escaped \\\\ twice', () => {")).toEqual(['isn', 't', 'escaped', 'twice']);
+    const started = performance.now();
+    expect(titleWordsOf("test('" + '\\'.repeat(5000))).toEqual([]);
+    expect(titleWordsOf('test("' + '\\a'.repeat(5000))).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(500);
     expect(titleWordsOf('def test_get_os_args(runner):')).toEqual(['get_os_args', 'get', 'os', 'args']);
     expect(titleWordsOf('func TestRouterMount(t *testing.T) {')).toEqual(['RouterMount', 'Router', 'Mount']);
     expect(titleWordsOf('const reusedSocket = test;')).toEqual([]);
