@@ -272,28 +272,20 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     // chain head, an SQLite error) needs one; it aborts this transaction, and the batch runs again with
     // a savepoint per append. Two statements fewer per append (SAVEPOINT, RELEASE): ~1.5–2 µs of the
     // ~20 µs a grouped append costs (docs/audit.md "Figures", session 32).
-    const many = this.db.transaction((batch: PendingAppend[]) => {
+    const eachAppend = (batch: PendingAppend[], apply: (req: PendingAppend) => AppendResult) => {
       this.checkDataVersion();
-      return batch.map((req) => {
+      return batch.map((req): { ok: AppendResult } | { err: unknown } => {
         try {
-          return { ok: this.applyOne(req, false) };
+          return { ok: apply(req) };
         } catch (err) {
           if (err instanceof PartialWrite) throw err;
           return { err };
         }
       });
-    });
-    const manyGuarded = this.db.transaction((batch: PendingAppend[]) => {
-      this.checkDataVersion();
-      return batch.map((req) => {
-        try {
-          // Nested transaction = SAVEPOINT: a refused append leaves the others of the batch intact.
-          return { ok: applyOneGuarded(req) };
-        } catch (err) {
-          return { err };
-        }
-      });
-    });
+    };
+    const many = this.db.transaction((batch: PendingAppend[]) => eachAppend(batch, (req) => this.applyOne(req, false)));
+    // Nested transaction = SAVEPOINT: a refused append leaves the others of the batch intact.
+    const manyGuarded = this.db.transaction((batch: PendingAppend[]) => eachAppend(batch, applyOneGuarded));
     // A lone append needs no savepoint: if it is refused, its whole transaction rolls back.
     // BEGIN IMMEDIATE: the write lock is taken before anything is read, so the revisions and the chain
     // head read inside (or trusted from the cache after the data_version check) cannot go stale before
