@@ -8,6 +8,7 @@ import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
 import { ChangedNames, IdentifierFrequency, newIdentifierGroups, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
 import { testTitleCandidates, testTitlesSubject } from './test-titles';
+import { AffinityCohort, testAffinityJoins } from './test-affinity';
 
 /** A changed file as formation sees it. */
 export interface FormationFile {
@@ -37,7 +38,8 @@ export interface FormationFile {
  * or removed in two files, `similar-edits.ts`), `test-names` (a test nothing joined to a source joins the one changed
  * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `test-titles` (a test
  * still without a source joins the one changed source whose changed lines name a rare identifier the titles of its added test cases
- * name, `test-titles.ts`), `new-identifier` (changed
+ * name, `test-titles.ts`), `test-affinity` (a cohort of sources no test joined and a cohort of tests that joined no source whose
+ * changed lines' words are clearly, both ways, each other's closest, `test-affinity.ts`), `new-identifier` (changed
  * files whose changed lines name an identifier no indexed file of the base holds, one of them a source), `mirror` (a generated or vendored
  * copy of the changed tree under another root, `mirrors.ts`), `co-change` (changed together in earlier commits), `directory` (loners of
  * one directory), `type-edges` (every edge only TypeScript's checker found), `type-bindings` (of those, the
@@ -45,8 +47,8 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -54,8 +56,8 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'te
 // cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
-// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles'];
+// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen, `test-affinity` on thirteen (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'test-affinity'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -83,6 +85,10 @@ export interface FormationInput {
   changedLiterals?: Map<string, Set<string>>;
   /** `test-titles`: per (head) path, the title words of the test cases its added lines open (`changedTitleWordsOf`). */
   changedTitleWords?: Map<string, Set<string>>;
+  /** `test-affinity`: per (head) path, the words of its added lines and of all its changed lines (`changedAffinityWordsOf`). */
+  affinityWords?: Map<string, { added: Set<string>; changed: Set<string> }>;
+  /** `test-affinity`: in how many of the head commit's indexed files each word occurs (`wordFrequency`). */
+  affinityFrequency?: IdentifierFrequency;
   /** `shared-identifiers`, `test-names`: in how many of the head commit's indexed files each identifier occurs. */
   identifierFrequency?: IdentifierFrequency;
   /** `new-identifier`: in how many of the base commit's indexed files each identifier occurs (absent: new to the code). */
@@ -498,6 +504,29 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (hit && join(t, hit.source, 'test-titles', `${baseName(t)} adds test cases titled for ${hit.words.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${hit.words.length > 4 ? ` and ${hit.words.length - 4} more` : ''}, which ${baseName(hit.source)} changes lines naming`)) withSource.add(uf.find(t));
     }
   }
+  if (signals.has('test-affinity') && input.affinityWords && input.affinityFrequency) {
+    // Last: a cohort of sources that no test joined and a cohort of tests that joined no source, whose changed lines'
+    // words are each other's clearly closest (a relative decision with a floor; test-affinity.ts).
+    const members = new Map<string, FormationFile[]>();
+    for (const f of semantic) members.set(uf.find(f.path), [...(members.get(uf.find(f.path)) ?? []), f]);
+    const sources: AffinityCohort[] = [];
+    const tests: AffinityCohort[] = [];
+    for (const [root, files] of [...members].sort((a, b) => a[0].localeCompare(b[0]))) {
+      const hasSource = files.some((f) => f.role === 'source');
+      const hasTest = files.some((f) => f.role === 'test');
+      if (hasSource === hasTest) continue;
+      const words = new Set<string>();
+      for (const f of files) for (const w of (hasSource ? input.affinityWords.get(f.path)?.changed : input.affinityWords.get(f.path)?.added) ?? []) words.add(w);
+      (hasSource ? sources : tests).push({ key: root, words });
+    }
+    for (const j of testAffinityJoins(sources, tests, input.affinityFrequency)) {
+      const test = members.get(j.test)!.map((f) => f.path).sort();
+      const source = members.get(j.source)!.map((f) => f.path).sort();
+      const names = (ps: string[]) => `${ps.slice(0, 2).map(baseName).join(', ')}${ps.length > 2 ? ` and ${ps.length - 2} more` : ''}`;
+      const next = Math.max(j.nextTest, j.nextSource);
+      join(test[0], source[0], 'test-affinity', `${names(test)} adds lines whose words are closest to ${names(source)}'s changed lines (${j.words.slice(0, 4).map((w) => `\`${cite(w)}\``).join(', ')}${j.words.length > 4 ? ` and ${j.words.length - 4} more` : ''}; affinity ${j.score.toFixed(2)}, next ${next.toFixed(2)})`);
+    }
+  }
   if (signals.has('co-change') && input.coChange) {
     for (const p of input.coChange) if (role.has(p.a) && role.has(p.b)) join(p.a, p.b, 'co-change', `${baseName(p.a)} and ${baseName(p.b)} changed together in ${p.together} of the last ${p.window} commits`);
   }
@@ -558,7 +587,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -20,7 +20,7 @@ const IDENTIFIER = /[A-Za-z_$][\w$]*/g;
 /** A one-line string literal: '…', "…" or `…` (escapes honoured). */
 const STRING = /(["'`])(?:\\.|(?!\1)[^\\])*\1/g;
 /** Reserved words of the grammars' main languages: no identifiers, however rare in a repository. */
-const KEYWORDS = new Set(
+export const KEYWORDS: ReadonlySet<string> = new Set(
   (
     'abstract any as assert async await boolean break case catch class const constructor continue debugger declare def default del delete do elif else enum except export extends false finally for from func function get global go goto if implements import in instanceof interface is keyof lambda let module namespace new nil none nonlocal not null number object of or package pass private protected public raise readonly require return satisfies select self set static string struct super switch this throw true try type typeof undefined var void while with yield True False None chan defer fallthrough range map'
   ).split(' '),
@@ -90,12 +90,13 @@ export function identifierCacheHits(): number {
 
 /**
  * In how many of the commit's indexed files each identifier occurs (anywhere in the text: code, strings,
- * comments), read from the blobs. A blob's identifiers are cached in the process (least recently used out),
+ * comments), read from the blobs; `onFile` is given each file's identifiers (`test-affinity` derives its word
+ * frequency from them). A blob's identifiers are cached in the process (least recently used out),
  * keyed by `scope` (the workspace) as well as the blob: a process-wide reuse would make one tenant's
  * computation faster when another tenant had just read the same blob — a timing oracle for whether a given
  * file exists in someone else's repository.
  */
-export async function identifierFrequency(files: Iterable<{ blob: string }>, readBlob: (sha: string) => Promise<Buffer | null | undefined>, scope: string): Promise<IdentifierFrequency> {
+export async function identifierFrequency(files: Iterable<{ blob: string }>, readBlob: (sha: string) => Promise<Buffer | null | undefined>, scope: string, onFile?: (blob: string, identifiers: readonly string[]) => void): Promise<IdentifierFrequency> {
   const counts = new Map<string, number>();
   const list = [...files];
   const CHUNK = 64;
@@ -127,7 +128,10 @@ export async function identifierFrequency(files: Iterable<{ blob: string }>, rea
         return out;
       }),
     );
-    for (const names of ids) for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+    ids.forEach((names, k) => {
+      for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+      onFile?.(chunk[k].blob, names);
+    });
   }
   return { counts, files: list.length };
 }

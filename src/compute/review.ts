@@ -11,6 +11,7 @@ import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirror
 import { EditSides, editKeysOf, idiomEditKeys } from '../codegraph/similar-edits';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { changedTitleWordsOf } from '../codegraph/test-titles';
+import { changedAffinityWordsOf, wordFrequency } from '../codegraph/test-affinity';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
@@ -26,10 +27,10 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-18+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-19+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -241,15 +242,21 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const goneCandidates = mirrorCandidates(gone.map((f) => f.path));
     if (goneCandidates.length) mirrors.push(...(await detectMirrors(goneCandidates, defsOf(baseIndex), read(baseSha))));
   }
-  const shared = (signals.includes('shared-identifiers') || signals.includes('test-names') || signals.includes('test-titles') || signals.includes('new-identifier')) && headIndex && !noIndexReason;
+  const shared = (signals.includes('shared-identifiers') || signals.includes('test-names') || signals.includes('test-titles') || signals.includes('new-identifier') || signals.includes('test-affinity')) && headIndex && !noIndexReason;
   const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
   const changedLiterals = shared && signals.includes('test-names') ? changedLiteralsOf(patch, new Set(codeFiles)) : undefined;
   const changedTitleWords = shared && signals.includes('test-titles') ? changedTitleWordsOf(patch, new Set(codeFiles)) : undefined;
-  const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
+  // `test-affinity`: the words of the changed lines, and in how many indexed files of the head each word occurs (from the
+  // same pass over the blobs' identifiers).
+  const affinity = shared && signals.includes('test-affinity');
+  const affinityWords = affinity ? changedAffinityWordsOf(patch, new Set(codeFiles)) : undefined;
+  const fileIdentifiers: Array<{ blob: string; identifiers: readonly string[] }> = [];
+  const frequency = shared && headIndex ? await identifierFrequency(headIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir, affinity ? (blob, identifiers) => fileIdentifiers.push({ blob, identifiers }) : undefined) : undefined;
+  const affinityFrequency = affinity && frequency ? wordFrequency(fileIdentifiers, input.workspaceDir) : undefined;
   // `new-identifier`: which of those identifiers the base commit's indexed files already hold (blobs mostly shared with head: cached).
   const baseFrequency = shared && signals.includes('new-identifier') && baseIndex ? await identifierFrequency(baseIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   const changedKeys = baseFrequency ? changedKeysOf(patch, new Set(codeFiles)) : undefined;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, changedLiterals, changedTitleWords, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

@@ -6,6 +6,7 @@ import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/code
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { changedTitleWordsOf, testTitleCandidates, testTitlesSubject, titleWordsOf } from '../../src/codegraph/test-titles';
+import { affinityWordsOf, changedAffinityWordsOf, stem, testAffinityJoins, wordFrequency } from '../../src/codegraph/test-affinity';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
 import { BOUNDS, clipText } from '../../src/events/catalogue/bounds';
@@ -212,10 +213,13 @@ describe('formation signals', () => {
     const r = await compute(f, base, head);
     expect(groups(r)).toEqual(['src/body.ts,test/upload.test.ts', 'src/log.ts']);
     expect(cohortOf(r, 'src/body.ts').groupingReason).toBe('rare identifiers both change: body.ts and upload.test.ts both change lines naming `boundaryOf`, `chunkHeader`, `knownLength`');
-    // A test and a source: `test-names` would join this pair too (three names, none elsewhere), so both are off here.
-    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'shared-identifiers' && x !== 'test-names')))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
+    // A test and a source: `test-names` would join this pair too (three names, none elsewhere), and `test-affinity` (their
+    // words, the two lone cohorts beside a third file), so all three are off here.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'shared-identifiers' && x !== 'test-names' && x !== 'test-affinity')))).toEqual(['src/body.ts', 'src/log.ts', 'test/upload.test.ts']);
 
-    // Only two shared names; or a third changed file naming one of them; or names every file uses: apart.
+    // Only two shared names; or a third changed file naming one of them; or names every file uses: apart (without
+    // `test-affinity`, the looser fallback on the words of a lone test and a lone source, which joins the two-name pair).
+    SIGNALS.splice(SIGNALS.indexOf('test-affinity'), 1);
     f.write('src/body.ts', "import { knownLength, boundaryOf } from './form';\n\nexport function size(x: number): number {\n  return knownLength(x) + boundaryOf(x);\n}\n");
     f.write('test/upload.test.ts', "import { knownLength, boundaryOf } from '../src/form';\n\ntest('upload', () => {\n  expect(boundaryOf(1)).toBe(knownLength(1));\n});\n");
     const two = f.commit('two names only');
@@ -279,13 +283,15 @@ describe('formation signals', () => {
     const r = await compute(f, base, head);
     expect(groups(r)).toEqual(['src/core.ts,test/timings.ts', 'src/retry.ts', 'test/timeout.ts']);
     expect(cohortOf(r, 'test/timings.ts').groupingReason).toBe("a test and the source it names: timings.ts and core.ts both change lines naming `lookup`, `timings`, `'No DNS lookup for IP addresses'`");
-    // Off, nothing else joins them: the test names only `got`, which is unchanged; the names are too common for shared-identifiers.
-    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'test-names')))).toEqual(['src/core.ts', 'src/retry.ts', 'test/timeout.ts', 'test/timings.ts']);
+    // Off, nothing else joins them (but `test-affinity`, the fallback on the same words, off too): the test names only `got`,
+    // which is unchanged; the names are too common for shared-identifiers.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'test-names' && x !== 'test-affinity')))).toEqual(['src/core.ts', 'src/retry.ts', 'test/timeout.ts', 'test/timings.ts']);
 
     // Without the message only two names are shared: apart.
     f.write('test/timings.ts', test("\ntest('dns phase of an IP address', async () => {\n  const { timings } = await got('http://127.0.0.1/');\n  expect(timings.lookup).toBeUndefined();\n});\n"));
     const two = f.commit('the message assertion dropped');
-    expect(groups(await compute(f, base, two))).toEqual(['src/core.ts', 'src/retry.ts', 'test/timeout.ts', 'test/timings.ts']);
+    // (`test-affinity`, the looser fallback on their words, joins the two-name pair: off here.)
+    expect(groups(await compute(f, base, two, DEFAULT_SIGNALS.filter((x) => x !== 'test-affinity')))).toEqual(['src/core.ts', 'src/retry.ts', 'test/timeout.ts', 'test/timings.ts']);
   });
 
   it('test-names reads whole one-line string literals of eight characters or more from changed lines, not from comments, templates with substitutions or escapes', () => {
@@ -346,8 +352,9 @@ describe('formation signals', () => {
     expect(cohortOf(r, 'index.d.ts').groupingReason).toBe('a type test and its declarations: index.test-d.ts checks index.d.ts');
     // `src/index.test.ts` ↔ `src/index.ts` is joined (or not) by its reference, never by this signal.
     expect(cohortOf(r, 'src/index.ts').groupingReason ?? '').not.toContain('type test');
-    // Off, nothing joins the pair: `run` is unchanged, and `preferLocal` alone is no shared-identifiers or test-names evidence.
-    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'type-test'));
+    // Off, nothing joins the pair: `run` is unchanged, and `preferLocal` alone is no shared-identifiers or test-names evidence
+    // (`test-affinity`, the fallback on their words, off too).
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'type-test' && x !== 'test-affinity'));
     expect(groups(off)).toContain('index.d.ts');
     expect(groups(off)).toContain('index.test-d.ts');
   });
@@ -384,8 +391,9 @@ describe('formation signals', () => {
     const r = await compute(f, base, head);
     expect(groups(r)).toEqual(['src/core.ts,test/stream.ts', 'src/retry.ts', 'test/timeout.ts']);
     expect(cohortOf(r, 'test/stream.ts').groupingReason).toBe('a test titled for the change: stream.ts adds test cases titled for `reusedSocket`, which core.ts changes lines naming');
-    // Off, nothing else joins them: one shared name is no test-names evidence, and no reference reaches the getter.
-    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'test-titles')))).toEqual(['src/core.ts', 'src/retry.ts', 'test/stream.ts', 'test/timeout.ts']);
+    // Off, nothing else joins them (but `test-affinity`, the fallback on the same words, off too): one shared name is no
+    // test-names evidence, and no reference reaches the getter.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'test-titles' && x !== 'test-affinity')))).toEqual(['src/core.ts', 'src/retry.ts', 'test/stream.ts', 'test/timeout.ts']);
 
     // The other source's changed lines name it too: the title no longer says which change the test is about.
     f.write('src/retry.ts', retry('  const reusedSocket = attempt > 1;\n  return reusedSocket ? 0 : attempt * 200;\n'));
@@ -423,6 +431,67 @@ describe('formation signals', () => {
     const tie = [{ source: 'src/a.ts', words: ['x'] }, { source: 'src/b.ts', words: ['y'] }];
     expect(testTitlesSubject(tie, (p) => p)).toBeUndefined();
     expect(testTitlesSubject(tie, () => 'one')?.source).toBe('src/a.ts');
+  });
+
+  it('test-affinity: a lone regression test whose added lines share the words of the fix (not its identifiers, nor a title word) joins it when it is clearly the closest of two tests; with one test and one source, or off, nothing joins', async () => {
+    const f = fixture();
+    // 24 other indexed files name `options`, `response` and `timeout`: words in more than half of the files weigh nothing.
+    for (let i = 0; i < 24; i++) f.write(`src/misc/m${i}.ts`, `export function m${i}(options: number, response: number, timeout: number): number {\n  return options + response + timeout + ${i};\n}\n`);
+    const core = (body: string) => `export function computeDelay(attemptCount: number, retryAfterSeconds: number): number {\n${body}}\n`;
+    f.write('src/core.ts', core('  void retryAfterSeconds;\n  return attemptCount * 100;\n'));
+    f.write('src/index.ts', "import { computeDelay } from './core';\n\nexport default async function got(url: string, options?: object): Promise<number[]> {\n  void url;\n  void options;\n  return [computeDelay(1, 1)];\n}\n");
+    const test = (body: string) => `import got from '../src/index';\n\ntest('basic', async () => {\n  await got('/');\n});\n${body}`;
+    f.write('test/retry.ts', test(''));
+    f.write('test/timeout.ts', test(''));
+    const base = f.commit('base');
+    f.write('src/core.ts', core('  const backoffDelay = Math.min(retryAfterSeconds * 1000, attemptCount * 100);\n  return backoffDelay;\n'));
+    // The regression test reaches the fix only through `got(…)`, shares no identifier with it and no title word is one of
+    // its identifiers (`retryAfterSeconds`, `attemptCount`): only the words say what it is about.
+    f.write('test/retry.ts', test("\ntest('backs off by the retry-after seconds between attempts', async () => {\n  const delays = await got('/', { retry: { limit: 2 } });\n  expect(delays).toEqual([1000, 2000]);\n});\n"));
+    const oneTest = f.commit('the fix and its regression test');
+    f.write('test/timeout.ts', test("\ntest('slow server', async () => {\n  const startedAt = Date.now();\n  await got('/slow');\n  expect(Date.now() - startedAt).toBeLessThan(500);\n});\n"));
+    const head = f.commit('and a timeout test');
+    expect(DEFAULT_SIGNALS).toContain('test-affinity');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/core.ts,test/retry.ts', 'test/timeout.ts']);
+    expect(cohortOf(r, 'test/retry.ts').groupingReason).toMatch(/^a test closest in words to the change: retry\.ts adds lines whose words are closest to core\.ts's changed lines \(`[a-z]+`, `[a-z]+`, `[a-z]+`, `[a-z]+` and 1 more; affinity 0\.\d\d, next 0\.00\)$/);
+    // Off, nothing else joins them: no reference reaches the fix, no shared identifier, no title word it names.
+    expect(groups(await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'test-affinity')))).toEqual(['src/core.ts', 'test/retry.ts', 'test/timeout.ts']);
+    // One test-only change beside one source-only change: nothing to choose between, nothing joins.
+    expect(groups(await compute(f, base, oneTest))).toEqual(['src/core.ts', 'test/retry.ts']);
+  });
+
+  it('test-affinity reads words (identifier parts, string words, stemmed) and joins only a clear, mutual best above the floor', () => {
+    expect(affinityWordsOf("const delays = await got('retry-after seconds', { calculateRetryDelay: HTTPServer });")).toEqual(['delay', 'got', 'retry', 'after', 'second', 'calculate', 'retry', 'delay', 'http', 'server']);
+    expect(['retries', 'destroyed', 'process', 'classes', 'handling', 'as'].map(stem)).toEqual(['retry', 'destroy', 'process', 'class', 'handl', 'as']);
+    const patch = ['diff --git a/t.ts b/t.ts', '--- a/t.ts', '+++ b/t.ts', '@@ -1,2 +1,2 @@', '-const removedWord = 1;', '+// commentWord', "+test('addedWord', () => {});", ''].join('\n');
+    const words = changedAffinityWordsOf(patch, new Set(['t.ts'])).get('t.ts')!;
+    expect([...words.added].sort()).toEqual(['add', 'test', 'word']);
+    expect([...words.changed].sort()).toEqual(['add', 'remov', 'test', 'word']);
+    const files = [['retryAfter', 'common'], ['retryCount', 'common'], ['common'], ['common'], ['other'], ['other'], ['x']].map((identifiers, i) => ({ blob: `blob${i}`, identifiers }));
+    const frequency = wordFrequency(files, 'scope-a');
+    expect(frequency.files).toBe(7);
+    expect(frequency.counts.get('retry')).toBe(2);
+    expect(frequency.counts.get('common')).toBe(4);
+    // A blob's words are kept per scope (a blob's text never changes): the same scope reads them back, another scope does not.
+    expect(wordFrequency([{ blob: 'blob0', identifiers: ['unrelatedName'] }], 'scope-a').counts.get('retry')).toBe(1);
+    expect(wordFrequency([{ blob: 'blob0', identifiers: ['unrelatedName'] }], 'scope-b').counts.get('retry')).toBeUndefined();
+    const cohort = (key: string, ws: string[]) => ({ key, words: new Set(ws) });
+    const src = cohort('src', ['retry', 'after', 'delay', 'common']);
+    const near = cohort('near', ['retry', 'after', 'delay', 'limit']);
+    const far = cohort('far', ['slow', 'server']);
+    const joins = testAffinityJoins([src], [near, far], frequency);
+    // Heaviest first: `delay` is in no indexed file, `after` in one, `retry` in two.
+    expect(joins.map((j) => [j.source, j.test, j.nextTest, j.words])).toEqual([['src', 'near', 0, ['delay', 'after', 'retry']]]);
+    expect(joins[0].score).toBeGreaterThan(0.5);
+    // `common` is in more than half the files: no weight. One source and one test: nothing to choose between.
+    expect(testAffinityJoins([src], [near], frequency)).toEqual([]);
+    // A runner-up test within the margin: no clear best.
+    expect(testAffinityJoins([src], [near, cohort('close', ['retry', 'after', 'delay'])], frequency)).toEqual([]);
+    // Another source cohort as close to the test: the test has no clear best.
+    expect(testAffinityJoins([src, cohort('src2', ['retry', 'after', 'delay'])], [near, far], frequency)).toEqual([]);
+    // Below the floor: one word of many.
+    expect(testAffinityJoins([cohort('s', ['retry', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9'])], [cohort('t', ['retry', 'b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'b7', 'b8', 'b9']), far], frequency)).toEqual([]);
   });
 
   it('new-identifier: a struct field the change adds joins the files that set or read it (no reference resolves a field); a name the base already holds joins nothing', async () => {
@@ -478,7 +547,8 @@ describe('formation signals', () => {
     expect(cohortOf(r, 'test/redirects.test.ts').groupingReason).toContain('a name the change introduces: options.ts and redirects.test.ts both name `maxRedirects`, new in this change');
     // `structuredClone` is new to the code but declared nowhere in it, and its two files are in two directories.
     expect(cohortOf(r, 'test/clone.test.ts').files).toEqual(['test/clone.test.ts']);
-    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'new-identifier'));
+    // (`test-affinity`, the fallback on their words, would join them too: off as well.)
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'new-identifier' && x !== 'test-affinity'));
     expect(cohortOf(off, 'test/redirects.test.ts').files).toEqual(['test/redirects.test.ts']);
     expect(changedKeysOf(['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1 +1,4 @@', '-a', '+  readonly maxRedirects?: number;', "+const o = {retry: {limit: 2}, label: 'keys: values'};", '+std::cout;', ''].join('\n'), new Set(['x.ts'])).get('x.ts')).toEqual(new Set(['maxRedirects', 'retry', 'limit', 'label']));
   });
