@@ -464,6 +464,10 @@ describe('formation signals', () => {
   it('test-affinity reads words (identifier parts, string words, stemmed) and joins only a clear, mutual best above the floor', () => {
     expect(affinityWordsOf("const delays = await got('retry-after seconds', { calculateRetryDelay: HTTPServer });")).toEqual(['delay', 'got', 'retry', 'after', 'second', 'calculate', 'retry', 'delay', 'http', 'server']);
     expect(['retries', 'destroyed', 'process', 'classes', 'handling', 'as'].map(stem)).toEqual(['retry', 'destroy', 'process', 'class', 'handl', 'as']);
+    // PR text is a tenant's input: a line of one long identifier (uppercase runs, alternating case, digits) reads in linear time.
+    const started = performance.now();
+    for (const line of ['A'.repeat(200_000) + 'a', 'Aa'.repeat(100_000), ('AB'.repeat(50) + 'a').repeat(2_000), 'x1'.repeat(100_000)]) affinityWordsOf(line);
+    expect(performance.now() - started).toBeLessThan(1_000);
     const patch = ['diff --git a/t.ts b/t.ts', '--- a/t.ts', '+++ b/t.ts', '@@ -1,2 +1,2 @@', '-const removedWord = 1;', '+// commentWord', "+test('addedWord', () => {});", ''].join('\n');
     const words = changedAffinityWordsOf(patch, new Set(['t.ts'])).get('t.ts')!;
     expect([...words.added].sort()).toEqual(['add', 'test', 'word']);
