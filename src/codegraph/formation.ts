@@ -35,7 +35,8 @@ export interface FormationFile {
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
  * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `type-test` (a tsd type
  * test `X.test-d.ts` and the declaration file `X.d.ts` beside it, `pairing.ts` `typeTestSubject`), `similar-edit` (the same line added
- * or removed in two files, `similar-edits.ts`), `test-names` (a test nothing joined to a source joins the one changed
+ * or removed in two files, `similar-edits.ts`), `same-substitution` (the same part of a line changed the same way in two files,
+ * `similar-edits.ts`), `test-names` (a test nothing joined to a source joins the one changed
  * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `test-titles` (a test
  * still without a source joins the one changed source whose changed lines name a rare identifier the titles of its added test cases
  * name, `test-titles.ts`), `test-affinity` (a cohort of sources no test joined and a cohort of tests that joined no source whose
@@ -47,8 +48,8 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'same-substitution', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -56,8 +57,8 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'te
 // cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
-// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen, `test-affinity` on thirteen (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'test-affinity'];
+// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen, `same-substitution` and `test-affinity` on thirteen (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'same-substitution', 'test-affinity'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -77,6 +78,8 @@ export interface FormationInput {
    * first (`editKeysOf`).
    */
   editLines?: Map<string, Set<string>>;
+  /** `same-substitution`: per (head) path, the keys of its changed line pairs' substitutions (`substitutionKeysOf`), idioms dropped. */
+  editSubstitutions?: Map<string, Set<string>>;
   /** `mirror`: changed files that are generated or vendored copies of another changed file (`detectMirrors`). */
   mirrors?: MirrorPair[];
   /** `shared-identifiers`: per (head) path, the identifiers on its changed lines (`changedIdentifiersOf`). */
@@ -504,6 +507,18 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (hit && join(t, hit.source, 'test-titles', `${baseName(t)} adds test cases titled for ${hit.words.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${hit.words.length > 4 ? ` and ${hit.words.length - 4} more` : ''}, which ${baseName(hit.source)} changes lines naming`)) withSource.add(uf.find(t));
     }
   }
+  if (signals.has('same-substitution') && input.editSubstitutions) {
+    // The same part of a line changed the same way in two files (`searchParameters` → `searchParams` at each call
+    // site): one edit applied in several places, where the lines around it differ (similar-edits.ts). After the
+    // test-name signals and before `test-affinity` (the soft, relative decision last).
+    const filesOf = new Map<string, string[]>();
+    for (const f of semantic) for (const k of input.editSubstitutions.get(f.path) ?? []) filesOf.set(k, [...(filesOf.get(k) ?? []), f.path]);
+    for (const [k, ps] of [...filesOf.entries()].filter(([, ps]) => ps.length > 1).sort((a, b) => a[0].localeCompare(b[0]))) {
+      const [from, to] = k.slice(1).split('→');
+      const what = from && to ? `change \`${clipText(from, 40)}\` to \`${clipText(to, 40)}\`` : from ? `remove \`${clipText(from, 60)}\`` : `insert \`${clipText(to, 60)}\``;
+      for (const p of ps.slice(1)) join(ps[0], p, 'same-substitution', `${baseName(ps[0])} and ${baseName(p)} both ${what}`);
+    }
+  }
   if (signals.has('test-affinity') && input.affinityWords && input.affinityFrequency) {
     // Last: a cohort of sources that no test joined and a cohort of tests that joined no source, whose changed lines'
     // words are each other's clearly closest (a relative decision with a floor; test-affinity.ts).
@@ -587,7 +602,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'same-substitution': 'the same substitution', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

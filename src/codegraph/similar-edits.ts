@@ -72,6 +72,96 @@ export function editKeysOf(patch: string, sides: Map<string, EditSides>): Map<st
 }
 
 /**
+ * The `same-substitution` signal: the same part of a line changed the same way in two changed files — an API
+ * renamed at its call sites (`searchParameters` → `searchParams`), an import path moved, a JSDoc type widened in
+ * each class (`{any}` → `{*}`) — where the lines around the change differ from file to file, so `similar-edit`
+ * (whole identical lines) does not see it. In each run of removed lines followed by as many added lines, the n-th
+ * removed line pairs with the n-th added one; the pair's tokens (identifiers, numbers, whole string literals,
+ * single punctuation characters) are compared, the common prefix and suffix dropped, and what is left on each
+ * side is the substitution. It counts when it says something:
+ * - at most MAX_SUBSTITUTION_TOKENS tokens on each side (a rewritten line is no substitution);
+ * - a token of three letters on either side (`0` → `1`, `;` → `,` say nothing);
+ * - neither line longer than MAX_SUBSTITUTION_LINE.
+ * Comment and docstring lines count, unlike for `similar-edit`: a whole comment line recurs across unrelated changes
+ * (`// TODO: optimize`), but the same words replaced inside two different comments (a moved project's URL,
+ * `pressly/lg` → `go-chi/httplog` in chi's docs and an example) is one edit; what recurs is caught by `edit-idiom`.
+ * Keys are `~<removed tokens>→<added tokens>`; the text a key stands for (for `edit-idiom`'s search) is the added
+ * span as written, or the removed span when nothing was added.
+ */
+export const MAX_SUBSTITUTION_TOKENS = 6;
+/** Longer lines (minified or generated code) are not compared: bounded work per line of a hostile PR. */
+export const MAX_SUBSTITUTION_LINE = 1000;
+
+/**
+ * One token: an identifier, a number, a whole quoted string (escapes read one way only, so no backtracking on a
+ * hostile line), or any other single non-space character.
+ */
+const TOKEN = /[A-Za-z_$][\w$]*|\d+(?:\.\d+)?|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`|\S/g;
+
+interface Token {
+  text: string;
+  start: number;
+  end: number;
+}
+const tokensOf = (line: string): Token[] => [...line.matchAll(TOKEN)].map((m) => ({ text: m[0], start: m.index!, end: m.index! + m[0].length }));
+
+/** The substitution turning `removed` into `added` (see above), or undefined when it says nothing. */
+export function substitutionOf(removed: string, added: string): { key: string; text: string } | undefined {
+  if (removed.length > MAX_SUBSTITUTION_LINE || added.length > MAX_SUBSTITUTION_LINE) return undefined;
+  const r = tokensOf(removed);
+  const a = tokensOf(added);
+  let i = 0;
+  while (i < r.length && i < a.length && r[i].text === a[i].text) i++;
+  let j = 0;
+  while (j < r.length - i && j < a.length - i && r[r.length - 1 - j].text === a[a.length - 1 - j].text) j++;
+  const rm = r.slice(i, r.length - j);
+  const ad = a.slice(i, a.length - j);
+  if ((!rm.length && !ad.length) || rm.length > MAX_SUBSTITUTION_TOKENS || ad.length > MAX_SUBSTITUTION_TOKENS) return undefined;
+  if (![...rm, ...ad].some((t) => /[A-Za-z]{3}/.test(t.text))) return undefined;
+  const span = (line: string, ts: Token[]) => (ts.length ? line.slice(ts[0].start, ts[ts.length - 1].end) : '');
+  return { key: `~${rm.map((t) => t.text).join(' ')}→${ad.map((t) => t.text).join(' ')}`, text: span(added, ad) || span(removed, rm) };
+}
+
+/**
+ * Per (head) path of a unified diff, the substitution keys of its changed line pairs (see `substitutionOf`), each
+ * with the text it stands for; only the paths `sides` has (modified or renamed files with both texts).
+ */
+export function substitutionKeysOf(patch: string, sides: Map<string, EditSides>): Map<string, Map<string, string>> {
+  const out = new Map<string, Map<string, string>>();
+  for (const f of parseUnifiedDiff(patch)) {
+    const side = sides.get(f.path);
+    if (!side) continue;
+    const keys = new Map<string, string>();
+    for (const h of f.hunks) {
+      let removed: string[] = [];
+      let added: string[] = [];
+      const pairUp = () => {
+        if (removed.length && removed.length === added.length) {
+          for (let k = 0; k < removed.length; k++) {
+            const s = substitutionOf(removed[k], added[k]);
+            if (s && !keys.has(s.key)) keys.set(s.key, s.text);
+          }
+        }
+        removed = [];
+        added = [];
+      };
+      for (const line of h.text.split('\n').slice(1)) {
+        const sign = line[0];
+        if (sign === '-') {
+          if (added.length) pairUp(); // a removal after additions starts the next run
+          removed.push(line.slice(1));
+        } else if (sign === '+') {
+          added.push(line.slice(1));
+        } else pairUp();
+      }
+      pairUp();
+    }
+    if (keys.size) out.set(f.path, keys);
+  }
+  return out;
+}
+
+/**
  * The `edit-idiom` modification of `similar-edit`: a shared changed line that is already established in the
  * code the change leaves alone is an idiom being spread, not one edit. When an author migrates one file per
  * commit (the same import, the same fixture line added to each test in turn), the files migrated earlier
@@ -95,14 +185,20 @@ export function sharedEditKeys(editLines: Map<string, Set<string>>): Map<string,
  * The shared keys that are idioms of the head commit. `grep(patterns)` returns, per pattern text found, the
  * head paths containing it (fixed-string search, `git grep -F -o`); only `indexed` paths not in `changed` count.
  */
-export async function idiomEditKeys(editLines: Map<string, Set<string>>, changed: Set<string>, indexed: (path: string) => boolean, grep: (patterns: string[]) => Promise<Map<string, Set<string>>>): Promise<Set<string>> {
+export async function idiomEditKeys(
+  editLines: Map<string, Set<string>>,
+  changed: Set<string>,
+  indexed: (path: string) => boolean,
+  grep: (patterns: string[]) => Promise<Map<string, Set<string>>>,
+  textOf: (key: string) => string = (k) => k.slice(1),
+): Promise<Set<string>> {
   const shared = [...sharedEditKeys(editLines)].sort((a, b) => a[0].localeCompare(b[0])).slice(0, IDIOM_MAX_KEYS);
   const out = new Set<string>();
   if (!shared.length) return out;
-  const texts = [...new Set(shared.map(([k]) => k.slice(1)))];
+  const texts = [...new Set(shared.map(([k]) => textOf(k)))];
   const found = await grep(texts);
   for (const [k, n] of shared) {
-    const unchanged = [...(found.get(k.slice(1)) ?? [])].filter((p) => !changed.has(p) && indexed(p)).length;
+    const unchanged = [...(found.get(textOf(k)) ?? [])].filter((p) => !changed.has(p) && indexed(p)).length;
     if (unchanged >= Math.max(IDIOM_MIN_FILES, n)) out.add(k);
   }
   return out;

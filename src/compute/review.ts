@@ -8,7 +8,7 @@ import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
-import { EditSides, editKeysOf, idiomEditKeys } from '../codegraph/similar-edits';
+import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../codegraph/similar-edits';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { changedTitleWordsOf } from '../codegraph/test-titles';
 import { changedAffinityWordsOf, wordFrequency } from '../codegraph/test-affinity';
@@ -27,7 +27,7 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
 export const REVIEW_ENGINE_VERSION = `review-19+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
@@ -136,7 +136,8 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const docLines = new Map<string, { head?: Set<number>; base?: Set<number> }>();
   // `similar-edit`: both sides' texts of the same files, to tell a file's signature lines from its idioms.
   const editSides = new Map<string, EditSides>();
-  if ((signals.includes('code-change') || signals.includes('similar-edit')) && head && base) {
+  const edits = signals.includes('similar-edit') || signals.includes('same-substitution');
+  if ((signals.includes('code-change') || edits) && head && base) {
     for (const c of changed) {
       const language = languageOf(c.path);
       const role = classifyRole(c.path);
@@ -147,7 +148,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       const [headText, baseText] = [h.toString('utf8'), b.toString('utf8')];
       const doc = { head: await docLinesOf(language, headText), base: await docLinesOf(language, baseText) };
       if (signals.includes('code-change')) docLines.set(c.path, doc);
-      if (signals.includes('similar-edit')) editSides.set(c.path, { headText, baseText, headDoc: doc.head, baseDoc: doc.base });
+      if (edits) editSides.set(c.path, { headText, baseText, headDoc: doc.head, baseDoc: doc.base });
     }
   }
 
@@ -227,6 +228,21 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const idioms = await idiomEditKeys(editLines, new Set(changed.flatMap((c) => [c.path, ...(c.oldPath ? [c.oldPath] : [])])), (p) => headIndex!.files.has(p), (patterns) => grepFixed(repo, headSha, patterns));
     if (idioms.size) for (const [p, keys] of editLines) for (const k of idioms) if (keys.delete(k) && !keys.size) editLines.delete(p);
   }
+  // `same-substitution`: the same part of a line changed the same way in several files; the same `edit-idiom` rule
+  // drops a substitution whose new text (or removed text, for a pure removal) the unchanged code already holds.
+  let editSubstitutions: Map<string, Set<string>> | undefined;
+  if (signals.includes('same-substitution')) {
+    const texts = new Map<string, string>();
+    editSubstitutions = new Map();
+    for (const [p, keys] of substitutionKeysOf(patch, editSides)) {
+      editSubstitutions.set(p, new Set(keys.keys()));
+      for (const [k, t] of keys) texts.set(k, t);
+    }
+    if (signals.includes('edit-idiom') && headIndex && !noIndexReason) {
+      const idioms = await idiomEditKeys(editSubstitutions, new Set(changed.flatMap((c) => [c.path, ...(c.oldPath ? [c.oldPath] : [])])), (p) => headIndex!.files.has(p), (patterns) => grepFixed(repo, headSha, patterns), (k) => texts.get(k)!);
+      if (idioms.size) for (const [p, keys] of editSubstitutions) for (const k of idioms) if (keys.delete(k) && !keys.size) editSubstitutions.delete(p);
+    }
+  }
   // `mirror`: changed files of the same name under two roots whose trees are copies (same definitions in
   // the index) and whose texts are copies once module specifiers are normalized. Reads only candidates' texts.
   let mirrors: MirrorPair[] | undefined;
@@ -256,7 +272,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   // `new-identifier`: which of those identifiers the base commit's indexed files already hold (blobs mostly shared with head: cached).
   const baseFrequency = shared && signals.includes('new-identifier') && baseIndex ? await identifierFrequency(baseIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   const changedKeys = baseFrequency ? changedKeysOf(patch, new Set(codeFiles)) : undefined;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
+  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

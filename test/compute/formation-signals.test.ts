@@ -3,6 +3,7 @@ import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
 import { subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
+import { substitutionOf } from '../../src/codegraph/similar-edits';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { changedTitleWordsOf, testTitleCandidates, testTitlesSubject, titleWordsOf } from '../../src/codegraph/test-titles';
@@ -147,6 +148,60 @@ describe('formation signals', () => {
     g.write('pkg/two.py', 'def two():\n    """Two.\n\n    .. versionadded:: 6.0 of the package\n    """\n    # TODO: optimize this one later\n    return 2\n');
     const head2 = g.commit('idioms, comments, docstrings');
     expect(groups(await compute(g, base2, head2, DEFAULTS))).toEqual(['pkg/one.py', 'pkg/two.py', 'test/a.test.ts', 'test/b.test.ts']);
+  });
+
+  it('same-substitution: the same part of two different lines changed the same way joins their files and says so; a substitution unchanged files already hold does not', async () => {
+    const OFF = DEFAULT_SIGNALS.filter((x) => x !== 'same-substitution');
+    // Two tests of different features; one commit moves both off a public echo server. The lines around the URL
+    // differ, so no whole line is shared (`similar-edit`), and a string's words are no identifiers (`shared-identifiers`).
+    const cookies = (url: string) => `import got from '../src/index';\n\ntest('cookies are cleared on redirect', async () => {\n  const r = await got('/redirect', { headers: { location: ${url} } });\n  expect(r.headers.cookie).toBeUndefined();\n});\n`;
+    const redirects = (url: string) => `import got from '../src/index';\n\ntest('follows a redirect', async () => {\n  const { body } = await got(${url}, { followRedirect: true });\n  expect(body).toBe('ok');\n});\n`;
+    const f = fixture();
+    f.write('src/index.ts', 'export default function got(url: string, options?: object) {\n  return fetch(url, options as RequestInit);\n}\n');
+    f.write('src/util.ts', 'export function trim(s: string) {\n  return s.trim();\n}\n');
+    f.write('test/cookies.test.ts', cookies("'https://httpbin.org/anything'"));
+    f.write('test/redirects.test.ts', redirects("'https://httpbin.org/anything'"));
+    const base = f.commit('base');
+    f.write('test/cookies.test.ts', cookies("'https://example.com/'"));
+    f.write('test/redirects.test.ts', redirects("'https://example.com/'"));
+    f.write('src/util.ts', 'export function trim(s: string) {\n  return s.trimEnd();\n}\n');
+    const head = f.commit('tests: no public echo server');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['src/util.ts', 'test/cookies.test.ts,test/redirects.test.ts']);
+    expect(cohortOf(r, 'test/cookies.test.ts').groupingReason).toBe("the same substitution: cookies.test.ts and redirects.test.ts both change `'https://httpbin.org/anything'` to `'https://example.com/'`");
+    expect(groups(await compute(f, base, head, OFF))).toEqual(['src/util.ts', 'test/cookies.test.ts', 'test/redirects.test.ts']);
+
+    // The new text is already in two unchanged files: a migration spread file by file (`edit-idiom`), no join.
+    const g = fixture();
+    g.write('src/index.ts', 'export default function got(url: string, options?: object) {\n  return fetch(url, options as RequestInit);\n}\n');
+    g.write('test/cookies.test.ts', cookies("'https://httpbin.org/anything'"));
+    g.write('test/redirects.test.ts', redirects("'https://httpbin.org/anything'"));
+    g.write('test/done1.test.ts', "import got from '../src/index';\n\ntest('one', async () => {\n  await got('https://example.com/');\n});\n");
+    g.write('test/done2.test.ts', "import got from '../src/index';\n\ntest('two', async () => {\n  await got('https://example.com/', {});\n});\n");
+    const base2 = g.commit('base');
+    g.write('test/cookies.test.ts', cookies("'https://example.com/'"));
+    g.write('test/redirects.test.ts', redirects("'https://example.com/'"));
+    const head2 = g.commit('two more tests migrated');
+    expect(groups(await compute(g, base2, head2))).toEqual(['test/cookies.test.ts', 'test/redirects.test.ts']);
+    expect(groups(await compute(g, base2, head2, DEFAULT_SIGNALS.filter((x) => x !== 'edit-idiom')))).toEqual(['test/cookies.test.ts,test/redirects.test.ts']);
+  });
+
+  it('same-substitution reads a substitution from a removed line and the added line in its place: common ends dropped, short, saying something', () => {
+    expect(substitutionOf("  const u = searchParameters.get('a');", "  const u = searchParams.get('a');")).toEqual({ key: '~searchParameters→searchParams', text: 'searchParams' });
+    expect(substitutionOf('  return fn(value);', '  return parseArg(value, previous);')).toEqual({ key: '~fn ( value→parseArg ( value , previous', text: 'parseArg(value, previous' });
+    // A pure removal stands for the removed text; a pure insertion for the inserted one.
+    expect(substitutionOf('type A = string[] | number;', 'type A = number;')).toEqual({ key: '~string [ ] |→', text: 'string[] |' });
+    expect(substitutionOf('def f(x):', 'def f(x) -> None:')).toEqual({ key: '~→- > None', text: '-> None' });
+    expect(substitutionOf('x = 1;', 'x = 2;')).toBeUndefined(); // no word
+    expect(substitutionOf('a(b, c, d, e, f, g, h);', 'z(y, x, w, v, u, t, s);')).toBeUndefined(); // a rewritten line
+    // Inside a comment too: the same words replaced in two different comments are one edit (a moved project's URL).
+    expect(substitutionOf('// see https://github.com/pressly/lg for more', '// see https://github.com/go-chi/httplog for more')).toEqual({ key: '~pressly / lg→go - chi / httplog', text: 'go-chi/httplog' });
+    expect(substitutionOf('same(line);', 'same(line);')).toBeUndefined();
+    // Unclosed quotes and long runs of backslashes tokenize in linear time (PR text is a tenant's input).
+    const hostile = `x = "${'\\'.repeat(400)}${"'".repeat(300)}`;
+    const t0 = performance.now();
+    substitutionOf(hostile, hostile + ' y');
+    expect(performance.now() - t0).toBeLessThan(200);
   });
 
   it('edit-idiom: a line two changed tests add that unchanged tests already hold is an idiom being spread, not one edit; a line new to the code still joins', async () => {
