@@ -44,6 +44,9 @@ function commonPrefix(a: string, b: string): number {
   return n;
 }
 
+/** A tsd type test: `index.test-d.ts` (tsd's convention for the checks of `index.d.ts`). */
+const TYPE_TEST = /^(.+)\.test-d\.[cm]?tsx?$/;
+
 const GENERIC_STEMS = new Set(['index', 'mod', 'main', '__init__', 'lib', 'util', 'utils', 'types', 'helpers']);
 
 /**
@@ -91,18 +94,33 @@ export const MIN_ALIGNED_CHARS = 4;
 
 /**
  * The changed source file a test is named for: same stem, nearest by shared directory prefix; undefined
- * when none or when two are equally near (an ambiguous name pairs nothing), or for generic stems. When no
+ * when none or when two are equally near (an ambiguous name pairs nothing); a generic stem (`index`, `utils`) only
+ * in the test's own directory (`sameDirectorySubject`). When no
  * changed source has the stem, the one whose stem's whole parts begin or end with the test's (or the reverse:
  * `alignedSubject`).
  */
 export function subjectOf(testPath: string, sources: string[]): string | undefined {
   const stem = testedStem(testPath);
-  if (!stem || GENERIC_STEMS.has(stem)) return undefined;
+  if (!stem) return undefined;
+  if (GENERIC_STEMS.has(stem)) return sameDirectorySubject(testPath, stem, sources);
   const same = sources.filter((s) => stemOf(s).toLowerCase() === stem);
   if (!same.length) return alignedSubject(testedStem(testPath, true) ?? stem, sources);
   const scored = same.map((s) => ({ s, n: commonPrefix(testPath, s) })).sort((a, b) => b.n - a.n || a.s.localeCompare(b.s));
   if (scored.length > 1 && scored[0].n === scored[1].n) return undefined;
   return scored[0].s;
+}
+
+/**
+ * A generic stem names no subject by itself, but beside the test it does: `src/middleware/cors/index.test.ts` ↔
+ * `src/middleware/cors/index.ts`, `utils_test.go` ↔ `utils.go` — the one changed source of the test's directory with
+ * that stem. A tsd type test (`index.test-d.ts`) is `typeTestSubject`'s: it checks the declarations, not `index.js`
+ * (paired with `index.js` it cost execa 2 cases, docs/cohorts.md).
+ */
+function sameDirectorySubject(testPath: string, stem: string, sources: string[]): string | undefined {
+  if (TYPE_TEST.test(path.posix.basename(testPath))) return undefined;
+  const dir = path.posix.dirname(testPath);
+  const here = sources.filter((s) => path.posix.dirname(s) === dir && stemOf(s).toLowerCase() === stem);
+  return here.length === 1 ? here[0] : undefined;
 }
 
 /**
@@ -130,9 +148,6 @@ function alignedSubject(testStem: string, sources: string[]): string | undefined
   }
   return tie ? undefined : best;
 }
-
-/** A tsd type test: `index.test-d.ts` (tsd's convention for the checks of `index.d.ts`). */
-const TYPE_TEST = /^(.+)\.test-d\.[cm]?tsx?$/;
 
 /**
  * The changed declaration file a tsd type test checks: `X.test-d.ts` ↔ `X.d.ts` (or `.d.mts`/`.d.cts`) of the

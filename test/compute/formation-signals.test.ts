@@ -504,6 +504,14 @@ describe('formation signals', () => {
     expect(subjectOf('test/index.test.ts', ['src/index.ts'])).toBeUndefined();
   });
 
+  it('subjectOf pairs a generic stem only with the same-stem source of the test\'s own directory, and no tsd type test', () => {
+    expect(subjectOf('src/middleware/cors/index.test.ts', ['src/middleware/cors/index.ts', 'src/index.ts', 'src/middleware/etag/index.ts'])).toBe('src/middleware/cors/index.ts');
+    expect(subjectOf('utils_test.go', ['utils.go', 'mux.go'])).toBe('utils.go');
+    expect(subjectOf('src/middleware/cors/index.test.ts', ['src/index.ts', 'src/middleware/etag/index.ts'])).toBeUndefined();
+    expect(subjectOf('tests/test_utils.py', ['src/click/utils.py'])).toBeUndefined();
+    expect(subjectOf('index.test-d.ts', ['index.js', 'index.d.ts'])).toBeUndefined();
+  });
+
   it('subjectOf: with no same-stem source, the one source whose whole name parts begin or end with the test stem\'s (or the reverse)', () => {
     expect(stemParts('HTTPError')).toEqual(['http', 'error']);
     expect(stemParts('persistAsync')).toEqual(['persist', 'async']);
