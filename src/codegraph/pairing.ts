@@ -50,6 +50,17 @@ const TYPE_TEST = /^(.+)\.test-d\.[cm]?tsx?$/;
 const GENERIC_STEMS = new Set(['index', 'mod', 'main', '__init__', 'lib', 'util', 'utils', 'types', 'helpers']);
 
 /**
+ * A stem compared without case or separators: `http-error`, `http_error`, `HTTPError` → `httperror`; `_compat` (a
+ * Python private module) → `compat`; `options.implies` → `optionsimplies`.
+ */
+function flatStem(stem: string): string {
+  return stem.toLowerCase().replace(/[-_.]/g, '');
+}
+
+/** The generic stems, flattened: `__init__` → `init`. */
+const GENERIC_FLAT = new Set([...GENERIC_STEMS].map(flatStem));
+
+/**
  * Kebab, snake and camelCase parts of a stem, lower-cased: `as-stream` → as, stream; `persistAsync` → persist, async;
  * `HTTPError` → http, error; `_client` → client. One linear pass (a path is PR input).
  */
@@ -93,17 +104,18 @@ const GENERIC_PARTS = new Set([...GENERIC_STEMS].map((g) => stemParts(g).join(''
 export const MIN_ALIGNED_CHARS = 4;
 
 /**
- * The changed source file a test is named for: same stem, nearest by shared directory prefix; undefined
+ * The changed source file a test is named for: same stem (case and `-`/`_`/`.` ignored: `flatStem`), nearest by shared directory prefix; undefined
  * when none or when two are equally near (an ambiguous name pairs nothing); a generic stem (`index`, `utils`) only
  * in the test's own directory (`sameDirectorySubject`). When no
  * changed source has the stem, the one whose stem's whole parts begin or end with the test's (or the reverse:
  * `alignedSubject`).
  */
 export function subjectOf(testPath: string, sources: string[]): string | undefined {
-  const stem = testedStem(testPath);
-  if (!stem) return undefined;
-  if (GENERIC_STEMS.has(stem)) return sameDirectorySubject(testPath, stem, sources);
-  const same = sources.filter((s) => stemOf(s).toLowerCase() === stem);
+  const tested = testedStem(testPath);
+  if (!tested) return undefined;
+  const stem = flatStem(tested);
+  if (GENERIC_FLAT.has(stem)) return sameDirectorySubject(testPath, stem, sources);
+  const same = sources.filter((s) => flatStem(stemOf(s)) === stem);
   if (!same.length) return alignedSubject(testedStem(testPath, true) ?? stem, sources);
   const scored = same.map((s) => ({ s, n: commonPrefix(testPath, s) })).sort((a, b) => b.n - a.n || a.s.localeCompare(b.s));
   if (scored.length > 1 && scored[0].n === scored[1].n) return undefined;
@@ -119,7 +131,7 @@ export function subjectOf(testPath: string, sources: string[]): string | undefin
 function sameDirectorySubject(testPath: string, stem: string, sources: string[]): string | undefined {
   if (TYPE_TEST.test(path.posix.basename(testPath))) return undefined;
   const dir = path.posix.dirname(testPath);
-  const here = sources.filter((s) => path.posix.dirname(s) === dir && stemOf(s).toLowerCase() === stem);
+  const here = sources.filter((s) => path.posix.dirname(s) === dir && flatStem(stemOf(s)) === stem);
   return here.length === 1 ? here[0] : undefined;
 }
 

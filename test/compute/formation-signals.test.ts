@@ -504,6 +504,18 @@ describe('formation signals', () => {
     expect(subjectOf('test/index.test.ts', ['src/index.ts'])).toBeUndefined();
   });
 
+  it('subjectOf compares stems without case or separators', () => {
+    expect(subjectOf('test/http-error.ts', ['source/errors/HTTPError.ts', 'source/core/Ky.ts'])).toBe('source/errors/HTTPError.ts');
+    expect(subjectOf('tests/test_http_client.py', ['pkg/http-client.py'])).toBe('pkg/http-client.py');
+    expect(subjectOf('tests/test_http_client.py', ['pkg/httpClient.ts'])).toBe('pkg/httpClient.ts');
+    expect(subjectOf('tests/test_compat.py', ['src/click/_compat.py'])).toBe('src/click/_compat.py');
+    expect(subjectOf('tests/middleware/test_https_redirect.py', ['starlette/middleware/httpsredirect.py'])).toBe('starlette/middleware/httpsredirect.py');
+    expect(subjectOf('tests/options.implies.test.js', ['lib/options-implies.js', 'lib/option.js'])).toBe('lib/options-implies.js');
+    // Still ambiguous when two flatten alike at the same distance; a flattened generic stem is still generic.
+    expect(subjectOf('test/http-error.ts', ['a/HTTPError.ts', 'b/http_error.ts'])).toBeUndefined();
+    expect(subjectOf('tests/test_init.py', ['pkg/__init__.py'])).toBeUndefined();
+  });
+
   it('subjectOf pairs a generic stem only with the same-stem source of the test\'s own directory, and no tsd type test', () => {
     expect(subjectOf('src/middleware/cors/index.test.ts', ['src/middleware/cors/index.ts', 'src/index.ts', 'src/middleware/etag/index.ts'])).toBe('src/middleware/cors/index.ts');
     expect(subjectOf('utils_test.go', ['utils.go', 'mux.go'])).toBe('utils.go');
