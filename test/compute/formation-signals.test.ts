@@ -1,7 +1,7 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
-import { subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
+import { stemParts, subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
 import { substitutionOf } from '../../src/codegraph/similar-edits';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
@@ -631,6 +631,47 @@ describe('formation signals', () => {
     expect(subjectOf('a/x/parse.test.ts', ['a/x/parse.ts', 'b/parse.ts'])).toBe('a/x/parse.ts');
     expect(subjectOf('test/parse.test.ts', ['a/parse.ts', 'b/parse.ts'])).toBeUndefined();
     expect(subjectOf('test/index.test.ts', ['src/index.ts'])).toBeUndefined();
+  });
+
+  it('subjectOf compares stems without case or separators', () => {
+    expect(subjectOf('test/http-error.ts', ['source/errors/HTTPError.ts', 'source/core/Ky.ts'])).toBe('source/errors/HTTPError.ts');
+    expect(subjectOf('tests/test_http_client.py', ['pkg/http-client.py'])).toBe('pkg/http-client.py');
+    expect(subjectOf('tests/test_http_client.py', ['pkg/httpClient.ts'])).toBe('pkg/httpClient.ts');
+    expect(subjectOf('tests/test_compat.py', ['src/click/_compat.py'])).toBe('src/click/_compat.py');
+    expect(subjectOf('tests/middleware/test_https_redirect.py', ['starlette/middleware/httpsredirect.py'])).toBe('starlette/middleware/httpsredirect.py');
+    expect(subjectOf('tests/options.implies.test.js', ['lib/options-implies.js', 'lib/option.js'])).toBe('lib/options-implies.js');
+    // Still ambiguous when two flatten alike at the same distance; a flattened generic stem is still generic.
+    expect(subjectOf('test/http-error.ts', ['a/HTTPError.ts', 'b/http_error.ts'])).toBeUndefined();
+    expect(subjectOf('tests/test_init.py', ['pkg/__init__.py'])).toBeUndefined();
+  });
+
+  it('subjectOf pairs a generic stem only with the same-stem source of the test\'s own directory, and no tsd type test', () => {
+    expect(subjectOf('src/middleware/cors/index.test.ts', ['src/middleware/cors/index.ts', 'src/index.ts', 'src/middleware/etag/index.ts'])).toBe('src/middleware/cors/index.ts');
+    expect(subjectOf('utils_test.go', ['utils.go', 'mux.go'])).toBe('utils.go');
+    expect(subjectOf('src/middleware/cors/index.test.ts', ['src/index.ts', 'src/middleware/etag/index.ts'])).toBeUndefined();
+    expect(subjectOf('tests/test_utils.py', ['src/click/utils.py'])).toBeUndefined();
+    expect(subjectOf('index.test-d.ts', ['index.js', 'index.d.ts'])).toBeUndefined();
+  });
+
+  it('subjectOf: with no same-stem source, the one source whose whole name parts begin or end with the test stem\'s (or the reverse)', () => {
+    expect(stemParts('HTTPError')).toEqual(['http', 'error']);
+    expect(stemParts('persistAsync')).toEqual(['persist', 'async']);
+    expect(stemParts('_client_ip')).toEqual(['client', 'ip']);
+    expect(subjectOf('test/stream.js', ['source/as-stream.js', 'source/index.js'])).toBe('source/as-stream.js');
+    expect(subjectOf('test/arguments.ts', ['source/normalize-arguments.ts', 'source/create.ts'])).toBe('source/normalize-arguments.ts');
+    expect(subjectOf('tests/persistAsync.test.tsx', ['src/middleware/persist.ts', 'src/vanilla.ts'])).toBe('src/middleware/persist.ts');
+    expect(subjectOf('middleware/client_ip_example_test.go', ['middleware/client_ip.go', 'tree.go'])).toBe('middleware/client_ip.go');
+    // An exact stem wins over a part-aligned one.
+    expect(subjectOf('test/stream.js', ['source/as-stream.js', 'lib/stream.js'])).toBe('lib/stream.js');
+    // Whole parts only, the shorter side of 4 characters or more, no generic part, no dotted stem.
+    expect(subjectOf('test/stream.js', ['source/upstream.js'])).toBeUndefined();
+    expect(subjectOf('test/as-stream.js', ['source/as.js'])).toBeUndefined();
+    expect(subjectOf('test/utils-stream.js', ['source/utils.js'])).toBeUndefined();
+    expect(subjectOf('tests/test_init_options.py', ['pkg/__init__.py'])).toBeUndefined();
+    expect(subjectOf('tests/command.help.test.js', ['lib/command.js'])).toBeUndefined();
+    // Two equally long candidates pair nothing; the longer shared name wins.
+    expect(subjectOf('test/stream.js', ['source/as-stream.js', 'source/stream-x.js'])).toBeUndefined();
+    expect(subjectOf('test/node-stream.js', ['lib/node.js', 'lib/stream.js'])).toBe('lib/stream.js');
   });
 
   it('mirror: a changed file of a generated copy of src/ (Deno specifiers) joins its source and says so; the same name outside the copy does not', async () => {
