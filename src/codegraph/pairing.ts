@@ -103,6 +103,27 @@ const GENERIC_PARTS = new Set([...GENERIC_STEMS].map((g) => stemParts(g).join(''
 /** Fewest characters of the shorter stem's parts a part-aligned pairing needs (`stream` ↔ `as-stream`, not `as` ↔ `as-stream`). */
 export const MIN_ALIGNED_CHARS = 4;
 
+interface SourceName {
+  /** `flatStem` of the file's stem. */
+  flat: string;
+  /** `stemParts` of the stem; undefined for a dotted stem. */
+  parts?: string[];
+}
+
+/** Per sources list (formation passes one list for all its tests), each source's flat stem and parts, computed once. */
+const sourceNames = new WeakMap<readonly string[], SourceName[]>();
+function namesOf(sources: readonly string[]): SourceName[] {
+  let names = sourceNames.get(sources);
+  if (!names || names.length !== sources.length) {
+    names = sources.map((p) => {
+      const stem = stemOf(p);
+      return { flat: flatStem(stem), parts: stem.includes('.') ? undefined : stemParts(stem) };
+    });
+    sourceNames.set(sources, names);
+  }
+  return names;
+}
+
 /**
  * The changed source file a test is named for: same stem (case and `-`/`_`/`.` ignored: `flatStem`), nearest by shared directory prefix; undefined
  * when none or when two are equally near (an ambiguous name pairs nothing); a generic stem (`index`, `utils`) only
@@ -115,8 +136,9 @@ export function subjectOf(testPath: string, sources: string[]): string | undefin
   if (!tested) return undefined;
   const stem = flatStem(tested);
   if (GENERIC_FLAT.has(stem)) return sameDirectorySubject(testPath, stem, sources);
-  const same = sources.filter((s) => flatStem(stemOf(s)) === stem);
-  if (!same.length) return alignedSubject(testedStem(testPath, true) ?? stem, sources);
+  const names = namesOf(sources);
+  const same = sources.filter((_, i) => names[i].flat === stem);
+  if (!same.length) return alignedSubject(testedStem(testPath, true) ?? stem, sources, names);
   const scored = same.map((s) => ({ s, n: commonPrefix(testPath, s) })).sort((a, b) => b.n - a.n || a.s.localeCompare(b.s));
   if (scored.length > 1 && scored[0].n === scored[1].n) return undefined;
   return scored[0].s;
@@ -142,16 +164,15 @@ function sameDirectorySubject(testPath: string, stem: string, sources: string[])
  * stem. The most characters shared wins; a tie pairs nothing. A dotted stem (`command.help`: a class and an aspect of
  * it, commander's style) takes no part: paired with its class's file it cost commander 5 cases for 2 (docs/cohorts.md).
  */
-function alignedSubject(testStem: string, sources: string[]): string | undefined {
+function alignedSubject(testStem: string, sources: string[], names: readonly SourceName[]): string | undefined {
   if (testStem.includes('.')) return undefined;
   const t = stemParts(testStem);
   let best: string | undefined;
   let bestLen = 0;
   let tie = false;
-  for (const s of sources) {
-    const stem = stemOf(s);
-    if (stem.includes('.')) continue;
-    const sp = stemParts(stem);
+  for (const [i, s] of sources.entries()) {
+    const sp = names[i].parts;
+    if (!sp) continue;
     const [short, long] = t.length <= sp.length ? [t, sp] : [sp, t];
     const len = alignedLength(short, long);
     if (len < MIN_ALIGNED_CHARS || GENERIC_PARTS.has(short.join(''))) continue;
