@@ -1,3 +1,4 @@
+import { BoundedArrayCache } from './bounded-cache';
 import { parseUnifiedDiff } from '../git/unified-diff';
 
 /**
@@ -79,9 +80,8 @@ export interface IdentifierFrequency {
  * commits. Bounded by the identifiers kept in all (least recently used blob out first), not by blobs: a
  * generated file can hold tens of thousands.
  */
-const blobIdentifiers = new Map<string, string[]>();
 export const MAX_CACHED_IDENTIFIERS = 1_000_000;
-let cachedIdentifiers = 0;
+const blobIdentifiers = new BoundedArrayCache<string>(MAX_CACHED_IDENTIFIERS);
 let cacheHits = 0;
 /** Blobs answered from the cache so far in this process (tests check the cache's scope with it). */
 export function identifierCacheHits(): number {
@@ -108,23 +108,13 @@ export async function identifierFrequency(files: Iterable<{ blob: string }>, rea
         const known = blobIdentifiers.get(key);
         if (known) {
           cacheHits++;
-          blobIdentifiers.delete(key);
-          blobIdentifiers.set(key, known);
           return known;
         }
         const text = (await readBlob(blob))?.toString('utf8') ?? '';
         const set = new Set<string>();
         for (const m of text.matchAll(IDENTIFIER)) if (m[0].length >= MIN_LENGTH) set.add(m[0]);
         const out = [...set];
-        if (out.length <= MAX_CACHED_IDENTIFIERS && !blobIdentifiers.has(key)) {
-          blobIdentifiers.set(key, out);
-          cachedIdentifiers += out.length;
-          for (const [oldest, names] of blobIdentifiers) {
-            if (cachedIdentifiers <= MAX_CACHED_IDENTIFIERS) break;
-            blobIdentifiers.delete(oldest);
-            cachedIdentifiers -= names.length;
-          }
-        }
+        blobIdentifiers.set(key, out);
         return out;
       }),
     );

@@ -124,13 +124,12 @@ export function substitutionOf(removed: string, added: string): { key: string; t
 
 /**
  * Per (head) path of a unified diff, the substitution keys of its changed line pairs (see `substitutionOf`), each
- * with the text it stands for; only the paths `sides` has (modified or renamed files with both texts).
+ * with the text it stands for; only the paths `paths` has (the modified or renamed files `similar-edit` compares).
  */
-export function substitutionKeysOf(patch: string, sides: Map<string, EditSides>): Map<string, Map<string, string>> {
+export function substitutionKeysOf(patch: string, paths: { has(path: string): boolean }): Map<string, Map<string, string>> {
   const out = new Map<string, Map<string, string>>();
   for (const f of parseUnifiedDiff(patch)) {
-    const side = sides.get(f.path);
-    if (!side) continue;
+    if (!paths.has(f.path)) continue;
     const keys = new Map<string, string>();
     for (const h of f.hunks) {
       let removed: string[] = [];

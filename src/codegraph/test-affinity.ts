@@ -1,3 +1,4 @@
+import { BoundedArrayCache } from './bounded-cache';
 import { collectFromChangedLines, IdentifierFrequency, KEYWORDS } from './shared-identifiers';
 
 /**
@@ -79,9 +80,8 @@ export function changedAffinityWordsOf(patch: string, paths: ReadonlySet<string>
  * identifiers (no process-wide reuse between tenants: a timing oracle), bounded by the words kept in all, least
  * recently used blob out first.
  */
-const blobWords = new Map<string, string[]>();
 export const MAX_CACHED_WORDS = 1_000_000;
-let cachedWords = 0;
+const blobWords = new BoundedArrayCache<string>(MAX_CACHED_WORDS);
 
 /**
  * Word document frequency of a commit's indexed files, from each file's identifiers (`identifierFrequency`'s `onFile`):
@@ -95,10 +95,7 @@ export function wordFrequency(filesIdentifiers: Iterable<{ blob: string; identif
     files++;
     const key = `${scope}\0${blob}`;
     let words = blobWords.get(key);
-    if (words) {
-      blobWords.delete(key);
-      blobWords.set(key, words);
-    } else {
+    if (!words) {
       const set = new Set<string>();
       for (const id of identifiers) {
         let ws = memo.get(id);
@@ -106,15 +103,7 @@ export function wordFrequency(filesIdentifiers: Iterable<{ blob: string; identif
         for (const w of ws) set.add(w);
       }
       words = [...set];
-      if (words.length <= MAX_CACHED_WORDS) {
-        blobWords.set(key, words);
-        cachedWords += words.length;
-        for (const [oldest, ws] of blobWords) {
-          if (cachedWords <= MAX_CACHED_WORDS) break;
-          blobWords.delete(oldest);
-          cachedWords -= ws.length;
-        }
-      }
+      blobWords.set(key, words);
     }
     for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
   }

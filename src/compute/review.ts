@@ -224,10 +224,13 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const editLines = signals.includes('similar-edit') ? editKeysOf(patch, editSides) : undefined;
   // `edit-idiom`: a shared line the head commit's unchanged code already holds is an idiom being spread file by
   // file, not one edit (`idiomEditKeys`); those keys are dropped before formation.
-  if (editLines && signals.includes('edit-idiom') && headIndex && !noIndexReason) {
-    const idioms = await idiomEditKeys(editLines, new Set(changed.flatMap((c) => [c.path, ...(c.oldPath ? [c.oldPath] : [])])), (p) => headIndex!.files.has(p), (patterns) => grepFixed(repo, headSha, patterns));
-    if (idioms.size) for (const [p, keys] of editLines) for (const k of idioms) if (keys.delete(k) && !keys.size) editLines.delete(p);
-  }
+  const dropIdioms = async (keysByPath: Map<string, Set<string>>, textOf?: (key: string) => string): Promise<void> => {
+    if (!signals.includes('edit-idiom') || !headIndex || noIndexReason) return;
+    const changedPaths = new Set(changed.flatMap((c) => [c.path, ...(c.oldPath ? [c.oldPath] : [])]));
+    const idioms = await idiomEditKeys(keysByPath, changedPaths, (p) => headIndex!.files.has(p), (patterns) => grepFixed(repo, headSha, patterns), textOf);
+    if (idioms.size) for (const [p, keys] of keysByPath) for (const k of idioms) if (keys.delete(k) && !keys.size) keysByPath.delete(p);
+  };
+  if (editLines) await dropIdioms(editLines);
   // `same-substitution`: the same part of a line changed the same way in several files; the same `edit-idiom` rule
   // drops a substitution whose new text (or removed text, for a pure removal) the unchanged code already holds.
   let editSubstitutions: Map<string, Set<string>> | undefined;
@@ -238,10 +241,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
       editSubstitutions.set(p, new Set(keys.keys()));
       for (const [k, t] of keys) texts.set(k, t);
     }
-    if (signals.includes('edit-idiom') && headIndex && !noIndexReason) {
-      const idioms = await idiomEditKeys(editSubstitutions, new Set(changed.flatMap((c) => [c.path, ...(c.oldPath ? [c.oldPath] : [])])), (p) => headIndex!.files.has(p), (patterns) => grepFixed(repo, headSha, patterns), (k) => texts.get(k)!);
-      if (idioms.size) for (const [p, keys] of editSubstitutions) for (const k of idioms) if (keys.delete(k) && !keys.size) editSubstitutions.delete(p);
-    }
+    await dropIdioms(editSubstitutions, (k) => texts.get(k)!);
   }
   // `mirror`: changed files of the same name under two roots whose trees are copies (same definitions in
   // the index) and whose texts are copies once module specifiers are normalized. Reads only candidates' texts.
