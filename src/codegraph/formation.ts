@@ -4,6 +4,7 @@ import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../
 import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
 import { subjectOf, toolingConfigPairs, typeTestSubject } from './pairing';
+import type { DeclaredMemberPair } from './declared-members';
 import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
 import { ChangedNames, IdentifierFrequency, newIdentifierGroups, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
@@ -48,8 +49,8 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'similar-edit', 'same-substitution', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'declared-member' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'declared-member', 'similar-edit', 'same-substitution', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -58,7 +59,7 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'te
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
 // (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen, `same-substitution` and `test-affinity` on thirteen (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'same-substitution', 'test-affinity'];
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'same-substitution', 'test-affinity', 'declared-member'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -82,6 +83,8 @@ export interface FormationInput {
   editSubstitutions?: Map<string, Set<string>>;
   /** `mirror`: changed files that are generated or vendored copies of another changed file (`detectMirrors`). */
   mirrors?: MirrorPair[];
+  /** `declared-member`: declaration files and their implementations whose changed code lines share a member (`declaredMemberPairs`). */
+  declaredMembers?: DeclaredMemberPair[];
   /** `shared-identifiers`: per (head) path, the identifiers on its changed lines (`changedIdentifiersOf`). */
   changedIdentifiers?: Map<string, Set<string>>;
   /** `test-names`: per (head) path, the one-line string literals on its changed lines (`changedLiteralsOf`). */
@@ -427,6 +430,13 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (subject) join(t.path, subject, 'type-test', `${baseName(t.path)} checks ${baseName(subject)}`);
     }
   }
+  if (signals.has('declared-member')) {
+    // A hand-written declaration file and the JavaScript beside it that both change one member (`index.d.ts` adds
+    // `s(…)`, `index.js` sets `$.s`): the implementation never imports its typings (declared-members.ts).
+    for (const p of input.declaredMembers ?? []) {
+      if (role.has(p.declaration) && role.has(p.implementation)) join(p.declaration, p.implementation, 'declared-member', `${baseName(p.declaration)} and ${baseName(p.implementation)} both change ${p.names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${p.names.length > 4 ? ` and ${p.names.length - 4} more` : ''}`);
+    }
+  }
   if (signals.has('similar-edit') && input.editLines) {
     // The same changed line in two files (modified or renamed ones): one edit applied in several places.
     const filesOf = new Map<string, string[]>();
@@ -602,7 +612,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'similar-edit': 'the same edit', 'same-substitution': 'the same substitution', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'declared-member': 'a declaration and its implementation', 'similar-edit': 'the same edit', 'same-substitution': 'the same substitution', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -9,6 +9,7 @@ import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
 import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../codegraph/similar-edits';
+import { declaredMemberPairs } from '../codegraph/declared-members';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { changedTitleWordsOf } from '../codegraph/test-titles';
 import { changedAffinityWordsOf, wordFrequency } from '../codegraph/test-affinity';
@@ -27,10 +28,10 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `declared-member`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-19+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-20+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -136,7 +137,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const docLines = new Map<string, { head?: Set<number>; base?: Set<number> }>();
   // `similar-edit`: both sides' texts of the same files, to tell a file's signature lines from its idioms.
   const editSides = new Map<string, EditSides>();
-  const edits = signals.includes('similar-edit') || signals.includes('same-substitution');
+  const edits = signals.includes('similar-edit') || signals.includes('same-substitution') || signals.includes('declared-member');
   if ((signals.includes('code-change') || edits) && head && base) {
     for (const c of changed) {
       const language = languageOf(c.path);
@@ -272,7 +273,8 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   // `new-identifier`: which of those identifiers the base commit's indexed files already hold (blobs mostly shared with head: cached).
   const baseFrequency = shared && signals.includes('new-identifier') && baseIndex ? await identifierFrequency(baseIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   const changedKeys = baseFrequency ? changedKeysOf(patch, new Set(codeFiles)) : undefined;
-  const cohorts = formCohorts({ files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
+  const declaredMembers = signals.includes('declared-member') ? declaredMemberPairs(patch, editSides) : undefined;
+  const cohorts = formCohorts({ files, declaredMembers, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

@@ -4,6 +4,7 @@ import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation'
 import { stemParts, subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
 import { substitutionOf } from '../../src/codegraph/similar-edits';
+import { declaredNamesOf, implementationOf, touchedNamesOf } from '../../src/codegraph/declared-members';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { changedTitleWordsOf, testTitleCandidates, testTitlesSubject, titleWordsOf } from '../../src/codegraph/test-titles';
@@ -412,6 +413,56 @@ describe('formation signals', () => {
     const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'type-test' && x !== 'test-affinity'));
     expect(groups(off)).toContain('index.d.ts');
     expect(groups(off)).toContain('index.test-d.ts');
+  });
+
+  it('declared-member: a declaration file and the JavaScript beside it that both change one member join and say which; a doc-only mention or another member does not', async () => {
+    const f = fixture();
+    // sindresorhus's layout: hand-written typings beside the code, JSDoc blocks whose lines carry no leading `*`.
+    const decl = (extra: string) => `export type Shell = {\n\t(command: string): Promise<string>;\n\n\t/**\n\tSame as $ but synchronous.\n\n\t@example\n\tconst {stdout} = $.sync('echo');\n\t*/\n\tsync(command: string): string;\n${extra}};\n\nexport const $: Shell;\n`;
+    const impl = (extra: string) => `export function $(command) {\n\treturn Promise.resolve(command);\n}\n\n$.sync = command => String(command);\n${extra}`;
+    f.write('index.d.ts', decl(''));
+    f.write('index.js', impl(''));
+    const other = (member: string, v: number) => `export type Options = {\n\treadonly ${member}?: number;\n};\n\nexport function wait(options?: Options): Promise<${v === 1 ? 'void' : 'number'}>;\n`;
+    f.write('lib/wait.d.ts', other('timeout', 1));
+    f.write('lib/wait.js', 'export function wait(options = {}) {\n\treturn new Promise(resolve => setTimeout(resolve, options.timeout));\n}\n');
+    const base = f.commit('base');
+    // `index.d.ts` declares a new member `s`, `index.js` sets it: one piece of work with no reference between them.
+    f.write('index.d.ts', decl('\n\t/**\n\tAn alias of $.sync: $.verbose is not it.\n\t*/\n\ts(command: string): string;\n'));
+    f.write('index.js', impl('$.s = $.sync;\n'));
+    // `lib/wait.d.ts` renames an option while `lib/wait.js` starts reading another: no shared member.
+    f.write('lib/wait.d.ts', other('delay', 2));
+    f.write('lib/wait.js', 'export function wait(options = {}) {\n\tif (options.signal) options.signal.throwIfAborted();\n\treturn new Promise(resolve => setTimeout(resolve, options.timeout));\n}\n');
+    const head = f.commit('an alias, and two unrelated edits');
+    expect(DEFAULT_SIGNALS).toContain('declared-member');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toContain('index.d.ts,index.js');
+    expect(cohortOf(r, 'index.js').groupingReason).toBe('a declaration and its implementation: index.d.ts and index.js both change `s`');
+    expect(groups(r)).toContain('lib/wait.d.ts');
+    expect(groups(r)).toContain('lib/wait.js');
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'declared-member' && x !== 'test-affinity'));
+    expect(groups(off)).toContain('index.d.ts');
+    expect(groups(off)).toContain('index.js');
+  });
+
+  it('declared-member reads declared members from a declaration\'s code lines and touched members from an implementation\'s, pairs X.d.ts with X.js of its own directory, and reads a long line in bounded time', () => {
+    expect(implementationOf('index.d.ts', new Set(['index.js', 'index.d.ts']))).toBe('index.js');
+    expect(implementationOf('lib/a.d.mts', new Set(['lib/a.mjs']))).toBe('lib/a.mjs');
+    expect(implementationOf('lib/a.d.cts', new Set(['lib/a.js']))).toBeUndefined();
+    expect(implementationOf('types/index.d.ts', new Set(['index.js']))).toBeUndefined();
+    expect(implementationOf('index.ts', new Set(['index.js']))).toBeUndefined();
+    expect([...declaredNamesOf('\treadonly lines?: boolean;')]).toEqual(['lines']);
+    expect([...declaredNamesOf('\tpipe<T>(target: T): T;')]).toEqual(['pipe']);
+    expect([...declaredNamesOf('export function execaNode(file: string): Result;')]).toEqual(['execaNode']);
+    expect([...declaredNamesOf("\tconst {stdout} = await execa('echo', ['a: b']);")].sort()).toEqual([]);
+    expect([...declaredNamesOf('\treturn x;')]).toEqual([]);
+    expect([...touchedNamesOf("const {lines, encoding} = normalize(options.lines, {buffer: true, label: 'x.y'});")].sort()).toEqual(['buffer', 'encoding', 'label', 'lines']);
+    expect([...touchedNamesOf('$.s = $.sync;')].sort()).toEqual(['s', 'sync']);
+    expect([...touchedNamesOf('this?.stop?.()')]).toEqual(['stop']);
+    const long = `x.${'a'.repeat(200_000)}: '${'b'.repeat(200_000)}`;
+    const t0 = performance.now();
+    expect(touchedNamesOf(long).size).toBe(0);
+    expect(declaredNamesOf(long).size).toBe(0);
+    expect(performance.now() - t0).toBeLessThan(50);
   });
 
   it('typeTestSubject pairs X.test-d.ts with X.d.ts (.d.mts, .d.cts) of its own directory only', () => {
