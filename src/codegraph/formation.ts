@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { CohortData, DependencyDiffData, FileRole, FragmentData } from '../events/catalogue/compute';
 import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
+import type { ImportDecl } from './facts';
 import { subjectOf, toolingConfigPairs, typeTestSubject } from './pairing';
 import type { DeclaredMemberPair } from './declared-members';
 import type { MirrorPair } from './mirrors';
@@ -305,6 +306,7 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
       const facts = file ? graph?.index.files.get(file)?.facts : undefined;
       return new Set((facts?.imports ?? []).flatMap((d) => d.bindings.map((x) => `${d.source}\0${x.imported}\0${x.local}`)));
     };
+    const statusOf = new Map(semanticFiles.map((f) => [f.status === 'deleted' ? f.oldPath ?? f.path : f.path, f]));
     const importsOf = (graph: CodeGraph | undefined, side: 'head' | 'base', want: FragmentData['change']) => {
       if (!graph) return;
       for (const f of semanticFiles) {
@@ -321,6 +323,20 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
         for (const decl of indexed.facts.imports) {
           const target = graph.resolveModule(indexed, decl.source);
           if (!target) continue;
+          if (isModuleImport(decl)) {
+            // A whole module imported or re-exported (`export * from './cache'`, `from .x import *`,
+            // `import * as ns`, `import './x'`) names no symbol to follow: the line links to the module itself
+            // when the change adds it (head) or deletes it (base) — that import line necessarily changed with it.
+            // Not merely a module the change touches: a new example's `import click` is no part of a fix to
+            // click.py (measured on click, docs/cohorts.md).
+            const to = statusOf.get(target);
+            if (!to || to.path === f.path || !signals.has('new-symbol-import') || to.status !== (want === 'added' ? 'added' : 'deleted')) continue;
+            const key = `${f.path}\0${to.path}\0${f.path}\0${to.path}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            links.push({ fromFile: f.path, toFile: to.path, fromSymbol: f.path, toSymbol: to.path });
+            continue;
+          }
           for (const b of decl.bindings) {
             if (b.imported === '*') continue;
             const to = graph.resolveExport(target, b.imported, 0);
@@ -346,6 +362,9 @@ function changedLinks(input: FormationInput, semanticFiles: FormationFile[], sig
   }
   return links.sort((a, b) => `${a.fromFile}\0${a.toFile}\0${a.fromSymbol}\0${a.toSymbol}`.localeCompare(`${b.fromFile}\0${b.toFile}\0${b.fromSymbol}\0${b.toSymbol}`));
 }
+
+/** An import of a whole module rather than of named bindings: `export *`, a namespace, a side effect, `import *`. */
+const isModuleImport = (d: ImportDecl): boolean => Boolean(d.star) || d.bindings.every((b) => b.imported === '*');
 
 interface Group {
   files: FormationFile[];

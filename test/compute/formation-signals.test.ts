@@ -56,6 +56,29 @@ describe('formation signals', () => {
     expect(groups(await compute(f, base, head, ['changed-reference', 'test-subject']))).toEqual(['pkg/__init__.py', 'pkg/utils.py']);
   });
 
+  it('new-symbol-import: a barrel that starts re-exporting a whole module the change adds (export *) joins it; a new example importing a changed module whole does not', async () => {
+    const f = fixture();
+    f.write('src/utils/index.ts', "export * from './body';\n");
+    f.write('src/utils/body.ts', 'export function readBody(s: string): string {\n  return s;\n}\n');
+    f.write('src/app.ts', "import { readBody } from './utils';\n\nexport function handle(s: string): string {\n  return readBody(s);\n}\n");
+    f.write('click.py', 'def echo(s):\n    return s\n');
+    const base = f.commit('base');
+    f.write('src/utils/index.ts', "export * from './body';\nexport * from './cache';\n");
+    f.write('src/utils/cache.ts', 'export function handleCacheHeaders(maxAge: number): string {\n  return `max-age=${maxAge}`;\n}\n');
+    // A new example that imports a changed module whole: it starts importing it, but names nothing the change adds.
+    f.write('click.py', 'def echo(s):\n    return str(s)\n');
+    f.write('examples/inout.py', 'import click\n\n\ndef main():\n    return 1\n');
+    const head = f.commit('a new utility re-exported by the barrel; a fix and a new example');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toContain('src/utils/cache.ts,src/utils/index.ts');
+    expect(cohortOf(r, 'src/utils/cache.ts').groupingReason).toBe('changed references: src/utils/index.ts → src/utils/cache.ts');
+    expect(groups(r)).toContain('click.py');
+    expect(groups(r)).toContain('examples/inout.py');
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'new-symbol-import' && x !== 'test-affinity'));
+    expect(groups(off)).toContain('src/utils/index.ts');
+    expect(groups(off)).toContain('src/utils/cache.ts');
+  });
+
   it('changed-import: a package __init__.py that starts re-exporting a function the change modifies joins it; an edited import line whose binding was there before does not', async () => {
     const SIGNALS: FormationSignal[] = ['changed-reference', 'new-symbol-import', 'test-subject', 'changed-import'];
     const f = fixture();
@@ -425,6 +448,9 @@ describe('formation signals', () => {
     const other = (member: string, v: number) => `export type Options = {\n\treadonly ${member}?: number;\n};\n\nexport function wait(options?: Options): Promise<${v === 1 ? 'void' : 'number'}>;\n`;
     f.write('lib/wait.d.ts', other('timeout', 1));
     f.write('lib/wait.js', 'export function wait(options = {}) {\n\treturn new Promise(resolve => setTimeout(resolve, options.timeout));\n}\n');
+    const glob = (extra: string) => `export type GitignoreOptions = {\n\treadonly cwd?: string;\n${extra}};\n\nexport function isIgnored(options?: GitignoreOptions): boolean;\n`;
+    f.write('lib/glob.d.ts', glob('\treadonly ignore?: readonly string[];\n'));
+    f.write('lib/glob.js', 'export function isIgnored(options = {}) {\n\tconst ignore = [...(options.ignore ?? [])];\n\treturn ignore.length > 0;\n}\n');
     const base = f.commit('base');
     // `index.d.ts` declares a new member `s`, `index.js` sets it: one piece of work with no reference between them.
     f.write('index.d.ts', decl('\n\t/**\n\tAn alias of $.sync: $.verbose is not it.\n\t*/\n\ts(command: string): string;\n'));
@@ -432,13 +458,19 @@ describe('formation signals', () => {
     // `lib/wait.d.ts` renames an option while `lib/wait.js` starts reading another: no shared member.
     f.write('lib/wait.d.ts', other('delay', 2));
     f.write('lib/wait.js', 'export function wait(options = {}) {\n\tif (options.signal) options.signal.throwIfAborted();\n\treturn new Promise(resolve => setTimeout(resolve, options.timeout));\n}\n');
-    const head = f.commit('an alias, and two unrelated edits');
+    // `lib/glob.d.ts` drops an option of one type while `lib/glob.js` rewrites a line reading an option of that name it
+    // reads before and after: a member named on both sides is no evidence.
+    f.write('lib/glob.d.ts', glob(''));
+    f.write('lib/glob.js', 'export function isIgnored(options = {}) {\n\tconst ignore = [...(options.ignore ?? []), ...(options.extra ?? [])];\n\treturn ignore.length > 0;\n}\n');
+    const head = f.commit('an alias, and three unrelated edits');
     expect(DEFAULT_SIGNALS).toContain('declared-member');
     const r = await compute(f, base, head);
     expect(groups(r)).toContain('index.d.ts,index.js');
     expect(cohortOf(r, 'index.js').groupingReason).toBe('a declaration and its implementation: index.d.ts and index.js both change `s`');
     expect(groups(r)).toContain('lib/wait.d.ts');
     expect(groups(r)).toContain('lib/wait.js');
+    expect(groups(r)).toContain('lib/glob.d.ts');
+    expect(groups(r)).toContain('lib/glob.js');
     const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'declared-member' && x !== 'test-affinity'));
     expect(groups(off)).toContain('index.d.ts');
     expect(groups(off)).toContain('index.js');
