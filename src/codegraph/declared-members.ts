@@ -50,6 +50,8 @@ const DESTRUCTURED = /\{([^{}]*)\}\s*=(?!=)/g;
 /** The identifiers a text holds, whole words (one linear pass). */
 const wordsOf = (text: string): Set<string> => new Set(text.match(/[A-Za-z_$][\w$]*/g) ?? []);
 
+const NOT_A_MEMBER = /^(?:function|const|let|var|class|interface|type|enum|namespace|if|for|while|switch|return|new|typeof|catch|constructor|super|await|yield|delete|throw|case|default|else|do|try|import|export)$/;
+
 const usable = (name: string): boolean => !KEYWORDS.has(name) && name !== '$' && name !== '_';
 
 /** The members a declaration file's changed code line declares. */
@@ -57,7 +59,7 @@ export function declaredNamesOf(line: string, into: Set<string> = new Set()): Se
   if (line.length > MAX_LINE) return into;
   const text = line.trim().replace(STRING, '""');
   const sig = SIGNATURE.exec(text);
-  if (sig && usable(sig[1]) && !/^(?:function|const|let|var|class|interface|type|enum|namespace|if|for|while|switch|return|new|typeof)$/.test(sig[1])) into.add(sig[1]);
+  if (sig && usable(sig[1]) && !NOT_A_MEMBER.test(sig[1])) into.add(sig[1]);
   for (const m of text.matchAll(DECLARATION)) if (usable(m[1])) into.add(m[1]);
   return into;
 }
@@ -71,6 +73,52 @@ export function touchedNamesOf(line: string, into: Set<string> = new Set()): Set
   for (const m of text.matchAll(DESTRUCTURED)) for (const n of m[1].matchAll(new RegExp(NAME, 'g'))) if (usable(n[0])) into.add(n[0]);
   for (const m of text.matchAll(DECLARATION)) if (usable(m[1])) into.add(m[1]);
   return into;
+}
+
+/**
+ * A member a source's changed code line declares in a type or class body: a property or field
+ * (`_headers: Headers`, `readonly _internals?: Internals`) or a method that opens its body or states its return type
+ * (`unstable_onInit(store) {`, `close(): Promise<void>`). A call opening a line (`before(() => {`, `setup(options);`)
+ * declares nothing: an arrow, or no body and no return type, tells them apart.
+ */
+export function memberDeclarationOf(line: string): string | undefined {
+  if (line.length > MAX_LINE) return undefined;
+  const text = line.trim().replace(STRING, '""');
+  const sig = SIGNATURE.exec(text);
+  if (!sig || !usable(sig[1]) || NOT_A_MEMBER.test(sig[1]) || text.includes('=>')) return undefined;
+  const rest = text.slice(sig.index + sig[0].length - 1);
+  if (rest[0] === ':') return sig[1];
+  return /\)\s*(?::[^=]*)?\{\s*$/.test(rest) || /\)\s*:\s*[^=;]+;?$/.test(rest) ? sig[1] : undefined;
+}
+
+/** The members a changed code line reads or writes through a property access (`event.response._headers`). */
+export function accessedMembersOf(line: string, into: Set<string> = new Set()): Set<string> {
+  if (line.length > MAX_LINE) return into;
+  for (const m of line.trim().replace(STRING, '""').matchAll(MEMBER_ACCESS)) if (usable(m[1])) into.add(m[1]);
+  return into;
+}
+
+/** Per changed file, the members its changed code lines declare (sources) and access (`member-use`). */
+export interface ChangedMembers {
+  declared: Set<string>;
+  accessed: Set<string>;
+}
+
+/** Per modified file of `sides` among `paths`, the members its changed code lines declare and access. */
+export function changedMembersOf(patch: string, sides: ReadonlyMap<string, EditSides>, paths: ReadonlySet<string>): Map<string, ChangedMembers> {
+  const out = new Map<string, ChangedMembers>();
+  for (const f of parseUnifiedDiff(patch)) {
+    const side = sides.get(f.path);
+    if (!side || !paths.has(f.path)) continue;
+    const entry: ChangedMembers = { declared: new Set(), accessed: new Set() };
+    for (const line of changedCodeLines(f.hunks, side)) {
+      const d = memberDeclarationOf(line);
+      if (d) entry.declared.add(d);
+      accessedMembersOf(line, entry.accessed);
+    }
+    if (entry.declared.size || entry.accessed.size) out.set(f.path, entry);
+  }
+  return out;
 }
 
 /** Changed code lines (added at head, removed at base) of a modified file, comment and doc lines left out. */

@@ -5,10 +5,10 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from './graph';
 import type { ImportDecl } from './facts';
 import { subjectOf, toolingConfigPairs, typeTestSubject } from './pairing';
-import type { DeclaredMemberPair } from './declared-members';
+import type { ChangedMembers, DeclaredMemberPair } from './declared-members';
 import type { MirrorPair } from './mirrors';
 import { isTestPath } from './file-roles';
-import { ChangedNames, IdentifierFrequency, newIdentifierGroups, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
+import { ChangedNames, IdentifierFrequency, MAX_FILE_SHARE, newIdentifierGroups, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
 import { testTitleCandidates, testTitlesSubject } from './test-titles';
 import { AffinityCohort, testAffinityJoins } from './test-affinity';
 
@@ -50,8 +50,8 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'declared-member' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'declared-member', 'similar-edit', 'same-substitution', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'declared-member' | 'member-use' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'declared-member', 'member-use', 'similar-edit', 'same-substitution', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -60,7 +60,7 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'te
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
 // (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen, `same-substitution` and `test-affinity` on thirteen (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'same-substitution', 'test-affinity', 'declared-member'];
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'same-substitution', 'test-affinity', 'declared-member', 'member-use'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -86,6 +86,8 @@ export interface FormationInput {
   mirrors?: MirrorPair[];
   /** `declared-member`: declaration files and their implementations whose changed code lines share a member (`declaredMemberPairs`). */
   declaredMembers?: DeclaredMemberPair[];
+  /** `member-use`: per changed file, the members its changed code lines declare and access (`changedMembersOf`). */
+  changedMembers?: Map<string, ChangedMembers>;
   /** `shared-identifiers`: per (head) path, the identifiers on its changed lines (`changedIdentifiersOf`). */
   changedIdentifiers?: Map<string, Set<string>>;
   /** `test-names`: per (head) path, the one-line string literals on its changed lines (`changedLiteralsOf`). */
@@ -456,6 +458,25 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (role.has(p.declaration) && role.has(p.implementation)) join(p.declaration, p.implementation, 'declared-member', `${baseName(p.declaration)} and ${baseName(p.implementation)} both change ${p.names.slice(0, 4).map((n) => `\`${cite(n)}\``).join(', ')}${p.names.length > 4 ? ` and ${p.names.length - 4} more` : ''}`);
     }
   }
+  if (signals.has('member-use') && input.changedMembers && input.changedIdentifiers && input.identifierFrequency) {
+    // A member one changed source declares on a changed line (`_headers: Headers` in a class body) that one other
+    // changed file's changed lines access (`event.response._headers`), where no resolved edge reaches (a member of
+    // an inferred receiver). The name must be rare (shared-identifiers' bound) and on the changed lines of just these
+    // two files: `options.timeout` or a name three files touch says nothing about which two belong together.
+    const namedBy = new Map<string, number>();
+    for (const [p, ids] of input.changedIdentifiers) if (role.has(p)) for (const id of ids) namedBy.set(id, (namedBy.get(id) ?? 0) + 1);
+    const frequency = input.identifierFrequency;
+    const rare = (name: string) => name.length >= 3 && namedBy.get(name) === 2 && (frequency.counts.get(name) ?? 0) <= Math.max(2, MAX_FILE_SHARE * frequency.files);
+    const members = [...input.changedMembers].filter(([p]) => role.has(p)).sort((a, b) => a[0].localeCompare(b[0]));
+    const declaredBy = new Map<string, string>();
+    for (const [p, m] of members) if (role.get(p) === 'source') for (const d of m.declared) if (rare(d) && !declaredBy.has(d)) declaredBy.set(d, p);
+    for (const [p, m] of members) {
+      for (const name of [...m.accessed].sort()) {
+        const by = declaredBy.get(name);
+        if (by && by !== p && join(by, p, 'member-use', `${baseName(by)} declares \`${cite(name)}\`, which ${baseName(p)} changes lines accessing`)) break;
+      }
+    }
+  }
   if (signals.has('similar-edit') && input.editLines) {
     // The same changed line in two files (modified or renamed ones): one edit applied in several places.
     const filesOf = new Map<string, string[]>();
@@ -631,7 +652,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'declared-member': 'a declaration and its implementation', 'similar-edit': 'the same edit', 'same-substitution': 'the same substitution', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'declared-member': 'a declaration and its implementation', 'member-use': 'a member declared and used', 'similar-edit': 'the same edit', 'same-substitution': 'the same substitution', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -9,7 +9,7 @@ import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../codegraph/formation';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
 import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../codegraph/similar-edits';
-import { declaredMemberPairs } from '../codegraph/declared-members';
+import { changedMembersOf, declaredMemberPairs } from '../codegraph/declared-members';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { changedTitleWordsOf } from '../codegraph/test-titles';
 import { changedAffinityWordsOf, wordFrequency } from '../codegraph/test-affinity';
@@ -28,7 +28,7 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `declared-member`). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `declared-member`, `member-use`, whole-module imports in `new-symbol-import`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
 export const REVIEW_ENGINE_VERSION = `review-20+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
@@ -137,7 +137,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const docLines = new Map<string, { head?: Set<number>; base?: Set<number> }>();
   // `similar-edit`: both sides' texts of the same files, to tell a file's signature lines from its idioms.
   const editSides = new Map<string, EditSides>();
-  const edits = signals.includes('similar-edit') || signals.includes('same-substitution') || signals.includes('declared-member');
+  const edits = signals.includes('similar-edit') || signals.includes('same-substitution') || signals.includes('declared-member') || signals.includes('member-use');
   if ((signals.includes('code-change') || edits) && head && base) {
     for (const c of changed) {
       const language = languageOf(c.path);
@@ -259,7 +259,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const goneCandidates = mirrorCandidates(gone.map((f) => f.path));
     if (goneCandidates.length) mirrors.push(...(await detectMirrors(goneCandidates, defsOf(baseIndex), read(baseSha))));
   }
-  const shared = (signals.includes('shared-identifiers') || signals.includes('test-names') || signals.includes('test-titles') || signals.includes('new-identifier') || signals.includes('test-affinity')) && headIndex && !noIndexReason;
+  const shared = (signals.includes('shared-identifiers') || signals.includes('member-use') || signals.includes('test-names') || signals.includes('test-titles') || signals.includes('new-identifier') || signals.includes('test-affinity')) && headIndex && !noIndexReason;
   const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
   const changedLiterals = shared && signals.includes('test-names') ? changedLiteralsOf(patch, new Set(codeFiles)) : undefined;
   const changedTitleWords = shared && signals.includes('test-titles') ? changedTitleWordsOf(patch, new Set(codeFiles)) : undefined;
@@ -274,7 +274,8 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   const baseFrequency = shared && signals.includes('new-identifier') && baseIndex ? await identifierFrequency(baseIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   const changedKeys = baseFrequency ? changedKeysOf(patch, new Set(codeFiles)) : undefined;
   const declaredMembers = signals.includes('declared-member') ? declaredMemberPairs(patch, editSides) : undefined;
-  const cohorts = formCohorts({ files, declaredMembers, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
+  const changedMembers = signals.includes('member-use') && shared ? changedMembersOf(patch, editSides, new Set(codeFiles)) : undefined;
+  const cohorts = formCohorts({ files, declaredMembers, changedMembers, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;

@@ -4,7 +4,7 @@ import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation'
 import { stemParts, subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
 import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
 import { substitutionOf } from '../../src/codegraph/similar-edits';
-import { declaredNamesOf, implementationOf, touchedNamesOf } from '../../src/codegraph/declared-members';
+import { accessedMembersOf, declaredNamesOf, implementationOf, memberDeclarationOf, touchedNamesOf } from '../../src/codegraph/declared-members';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
 import { changedTitleWordsOf, testTitleCandidates, testTitlesSubject, titleWordsOf } from '../../src/codegraph/test-titles';
@@ -451,6 +451,8 @@ describe('formation signals', () => {
     const glob = (extra: string) => `export type GitignoreOptions = {\n\treadonly cwd?: string;\n${extra}};\n\nexport function isIgnored(options?: GitignoreOptions): boolean;\n`;
     f.write('lib/glob.d.ts', glob('\treadonly ignore?: readonly string[];\n'));
     f.write('lib/glob.js', 'export function isIgnored(options = {}) {\n\tconst ignore = [...(options.ignore ?? [])];\n\treturn ignore.length > 0;\n}\n');
+    // As in globby, the option is everywhere: too common for `member-use` to read anything into it.
+    for (let i = 0; i < 10; i++) f.write(`lib/tasks/t${i}.js`, `export const t${i} = (options) => options.ignore ?? ${i};\n`);
     const base = f.commit('base');
     // `index.d.ts` declares a new member `s`, `index.js` sets it: one piece of work with no reference between them.
     f.write('index.d.ts', decl('\n\t/**\n\tAn alias of $.sync: $.verbose is not it.\n\t*/\n\ts(command: string): string;\n'));
@@ -494,6 +496,55 @@ describe('formation signals', () => {
     const t0 = performance.now();
     expect(touchedNamesOf(long).size).toBe(0);
     expect(declaredNamesOf(long).size).toBe(0);
+    expect(performance.now() - t0).toBeLessThan(50);
+  });
+
+  it('member-use: a member one source declares on a changed line and one other file accesses on a changed line joins them, when the name is rare; a common name does not', async () => {
+    const f = fixture();
+    for (let i = 0; i < 80; i++) f.write(`src/misc/m${i}.ts`, `export function m${i}(o: { timeout: number }): number {\n  return o.timeout + ${i};\n}\n`);
+    // The name is not new to the repository (so \`new-identifier\` has nothing to say), only rare in it.
+    f.write('src/legacy.ts', 'export const legacy = { _headers: undefined };\n');
+    const proxy = (extra: string, init: string) => `export class ResponseProxy {\n  headers: Headers;\n${extra}  constructor() {\n    this.headers = ${init};\n  }\n}\n`;
+    f.write('src/adapters/proxy.ts', proxy('', 'new Headers()'));
+    const prepare = (expr: string) => `import type { ResponseProxy } from './adapters/proxy';\n\nexport function prepare(res: { response: ResponseProxy & Record<string, unknown> }) {\n  return { headers: ${expr} };\n}\n`;
+    f.write('src/prepare.ts', prepare('res.response.headers'));
+    f.write('src/timer.ts', 'export class Timer {\n  timeout: number = 1;\n}\n');
+    f.write('src/wait.ts', 'export function wait(o: { timeout: number }): number {\n  return o.timeout;\n}\n');
+    const base = f.commit('base');
+    // The proxy keeps its headers in a new private field that prepare() now reads: no resolved edge (the member of an
+    // inferred receiver), no name new to the repository; only the field's declaration and its use.
+    f.write('src/adapters/proxy.ts', proxy('  _headers: Headers;\n', 'this._headers = new Headers()'));
+    f.write('src/prepare.ts', prepare('res.response._headers'));
+    // `timeout` is declared by one and accessed by the other, but 80 other files name it: no evidence.
+    f.write('src/timer.ts', 'export class Timer {\n  timeout: number = 2;\n}\n');
+    f.write('src/wait.ts', 'export function wait(o: { timeout: number }): number {\n  return o.timeout * 2;\n}\n');
+    const head = f.commit('a private headers field and its reader; two unrelated edits');
+    expect(DEFAULT_SIGNALS).toContain('member-use');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toContain('src/adapters/proxy.ts,src/prepare.ts');
+    expect(cohortOf(r, 'src/prepare.ts').groupingReason).toBe('a member declared and used: proxy.ts declares `_headers`, which prepare.ts changes lines accessing');
+    expect(groups(r)).toContain('src/timer.ts');
+    expect(groups(r)).toContain('src/wait.ts');
+    const off = await compute(f, base, head, DEFAULT_SIGNALS.filter((x) => x !== 'member-use' && x !== 'test-affinity'));
+    expect(groups(off)).toContain('src/adapters/proxy.ts');
+    expect(groups(off)).toContain('src/prepare.ts');
+  });
+
+  it('member-use reads a declaration only from a field, a property signature or a method with a body or return type; a call opening a line declares nothing', () => {
+    expect(memberDeclarationOf('  _headers: Headers;')).toBe('_headers');
+    expect(memberDeclarationOf('  readonly _internals?: Internals')).toBe('_internals');
+    expect(memberDeclarationOf('  unstable_onInit(store) {')).toBe('unstable_onInit');
+    expect(memberDeclarationOf('  close(): Promise<void>;')).toBe('close');
+    expect(memberDeclarationOf('  async fetch<T>(url: string): Promise<T> {')).toBe('fetch');
+    expect(memberDeclarationOf('  before(() => {')).toBeUndefined();
+    expect(memberDeclarationOf('  setup(options);')).toBeUndefined();
+    expect(memberDeclarationOf('  if (x) {')).toBeUndefined();
+    expect(memberDeclarationOf("  const a = 'b: c';")).toBeUndefined();
+    expect([...accessedMembersOf("event.response?._headers || res['x.y']")]).toEqual(['response', '_headers']);
+    const long = `${'a'.repeat(200_000)}(: '${'b'.repeat(200_000)}`;
+    const t0 = performance.now();
+    expect(memberDeclarationOf(long)).toBeUndefined();
+    expect(accessedMembersOf(long).size).toBe(0);
     expect(performance.now() - t0).toBeLessThan(50);
   });
 
