@@ -11,6 +11,7 @@ import { isTestPath } from './file-roles';
 import { ChangedNames, IdentifierFrequency, MAX_FILE_SHARE, newIdentifierGroups, sharedIdentifierPairs, testNameCandidates, testNamesSubject } from './shared-identifiers';
 import { testTitleCandidates, testTitlesSubject } from './test-titles';
 import { AffinityCohort, testAffinityJoins } from './test-affinity';
+import { fixtureNamings, NameLiterals } from './fixture-names';
 
 /** A changed file as formation sees it. */
 export interface FormationFile {
@@ -36,7 +37,11 @@ export interface FormationFile {
  * importing a changed symbol), `code-change` (a definition whose changed lines are only comments,
  * docstrings or blank lines is no link target), `wrapper` (one hop through an
  * exported definition of a changed file that calls a changed private one), `test-subject` (name pairing), `type-test` (a tsd type
- * test `X.test-d.ts` and the declaration file `X.d.ts` beside it, `pairing.ts` `typeTestSubject`), `similar-edit` (the same line added
+ * test `X.test-d.ts` and the declaration file `X.d.ts` beside it, `pairing.ts` `typeTestSubject`), `fixture-name` (a changed test
+ * naming another changed file in a string literal: `execa('verbose-script.js')` and `test/fixtures/verbose-script.js`,
+ * `fixture-names.ts`), `declared-member` (a hand-written `X.d.ts` and the `X.js` beside it both changing a member the
+ * implementation starts or stops naming, `declared-members.ts`), `member-use` (a rare member one changed source declares on a
+ * changed line and one other changed file accesses on a changed line, `declared-members.ts`), `similar-edit` (the same line added
  * or removed in two files, `similar-edits.ts`), `same-substitution` (the same part of a line changed the same way in two files,
  * `similar-edits.ts`), `test-names` (a test nothing joined to a source joins the one changed
  * source whose changed lines name most of the same rare identifiers and string literals, `shared-identifiers.ts`), `test-titles` (a test
@@ -50,8 +55,8 @@ export interface FormationFile {
  * and no JavaScript file's reference into a declaration file). Each is measured with and without on
  * `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'declared-member' | 'member-use' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
-export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'declared-member', 'member-use', 'similar-edit', 'same-substitution', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'fixture-name' | 'declared-member' | 'member-use' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'wrapper', 'test-subject', 'type-test', 'fixture-name', 'declared-member', 'member-use', 'similar-edit', 'same-substitution', 'edit-idiom', 'shared-identifiers', 'test-names', 'test-titles', 'test-affinity', 'new-identifier', 'tooling-config', 'mirror', 'co-change', 'directory', 'type-edges', 'type-bindings'];
 // Measured (docs/cohorts.md): co-change, directory and type-edges did not earn their place on the
 // five evaluation repos, nor did `wrapper` through any unchanged definition (it now hops only from an exported
 // top-level function to a changed private one of its file). TypeScript's checker runs by default (computeReview's
@@ -59,8 +64,10 @@ export const ALL_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'te
 // cohorts by default (commander gains, immer and h3 unchanged; a member of an inferred receiver over-merges h3).
 // `similar-edit` earned its place on eight repositories, `tooling-config` on ofetch (neutral on the other seven),
 // `shared-identifiers` on eight (16 cases up, none down), `mirror` on zod and `wrapper` on h3, `test-names` on thirteen
-// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen, `same-substitution` and `test-affinity` on thirteen (docs/cohorts.md).
-export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'same-substitution', 'test-affinity', 'declared-member', 'member-use'];
+// (19 cases up, none down), `test-hub` on thirteen, `type-test` on execa, `new-identifier` on thirteen, `test-titles` on thirteen, `same-substitution` and `test-affinity` on thirteen, `fixture-name` on nineteen (execa 13 cases up, 6 down;
+// the rest unchanged but commander, 1 up), `declared-member` on execa (9 up, none down), `member-use` on h3 and got (5 up, none down on 26)
+// (docs/cohorts.md).
+export const DEFAULT_SIGNALS: readonly FormationSignal[] = ['changed-reference', 'test-hub', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'type-bindings', 'similar-edit', 'edit-idiom', 'tooling-config', 'shared-identifiers', 'mirror', 'wrapper', 'test-names', 'type-test', 'new-identifier', 'test-titles', 'same-substitution', 'test-affinity', 'fixture-name', 'declared-member', 'member-use'];
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {
@@ -92,6 +99,8 @@ export interface FormationInput {
   changedIdentifiers?: Map<string, Set<string>>;
   /** `test-names`: per (head) path, the one-line string literals on its changed lines (`changedLiteralsOf`). */
   changedLiterals?: Map<string, Set<string>>;
+  /** `fixture-name`: per path, the string literals that could name a file on its added, unchanged (tests) and removed lines (`nameLiteralsOf`). */
+  nameLiterals?: ReadonlyMap<string, NameLiterals>;
   /** `test-titles`: per (head) path, the title words of the test cases its added lines open (`changedTitleWordsOf`). */
   changedTitleWords?: Map<string, Set<string>>;
   /** `test-affinity`: per (head) path, the words of its added lines and of all its changed lines (`changedAffinityWordsOf`). */
@@ -451,6 +460,12 @@ export function formCohorts(input: FormationInput): CohortData[] {
       if (subject) join(t.path, subject, 'type-test', `${baseName(t.path)} checks ${baseName(subject)}`);
     }
   }
+  if (signals.has('fixture-name') && input.nameLiterals && input.head) {
+    // A changed file whose text names another changed file in a string literal (`execa('verbose-script.js')`: a test and
+    // the fixture script it runs by name), where no import edge exists (fixture-names.ts). Direct evidence, so with the
+    // name-pairing signals; measured the same on execa as after `same-substitution` (docs/cohorts.md).
+    for (const n of fixtureNamings(input.nameLiterals, semantic, input.head.index.files.keys(), input.base?.index.files.keys())) join(n.from, n.to, 'fixture-name', `${cite(n.from)} names ${cite(n.to)} in \`${cite(JSON.stringify(n.literal).slice(1, -1))}\``);
+  }
   if (signals.has('declared-member')) {
     // A hand-written declaration file and the JavaScript beside it that both change one member (`index.d.ts` adds
     // `s(…)`, `index.js` sets `$.s`): the implementation never imports its typings (declared-members.ts).
@@ -652,7 +667,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
-  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'declared-member': 'a declaration and its implementation', 'member-use': 'a member declared and used', 'similar-edit': 'the same edit', 'same-substitution': 'the same substitution', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
+  const label: Record<string, string> = { 'test-subject': 'test ↔ subject', 'type-test': 'a type test and its declarations', 'fixture-name': 'a file named by another', 'declared-member': 'a declaration and its implementation', 'member-use': 'a member declared and used', 'similar-edit': 'the same edit', 'same-substitution': 'the same substitution', 'tooling-config': 'tooling configuration of one directory', 'shared-identifiers': 'rare identifiers both change', 'test-names': 'a test and the source it names', 'test-titles': 'a test titled for the change', 'test-affinity': 'a test closest in words to the change', 'new-identifier': 'a name the change introduces', mirror: 'copies of one tree', 'co-change': 'co-change history (weaker)', directory: 'same directory, no link (weak)' };
   for (const [signal, details] of bySignal) parts.push(`${label[signal]}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;

@@ -12,6 +12,8 @@ import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../cod
 import { changedMembersOf, declaredMemberPairs } from '../codegraph/declared-members';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
 import { changedTitleWordsOf } from '../codegraph/test-titles';
+import { NameLiterals, nameLiteralsOf, removedNameLiteralsOf } from '../codegraph/fixture-names';
+import { collectFromChangedLines } from '../codegraph/shared-identifiers';
 import { changedAffinityWordsOf, wordFrequency } from '../codegraph/test-affinity';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
@@ -28,7 +30,7 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `declared-member`, `member-use`, whole-module imports in `new-symbol-import`). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `fixture-name`, a changed test naming a changed fixture in a string literal, `declared-member`, `member-use`, whole-module imports in `new-symbol-import`). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
 export const REVIEW_ENGINE_VERSION = `review-20+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
@@ -273,9 +275,28 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   // `new-identifier`: which of those identifiers the base commit's indexed files already hold (blobs mostly shared with head: cached).
   const baseFrequency = shared && signals.includes('new-identifier') && baseIndex ? await identifierFrequency(baseIndex.files.values(), (sha) => repo.readBlob(sha), input.workspaceDir) : undefined;
   const changedKeys = baseFrequency ? changedKeysOf(patch, new Set(codeFiles)) : undefined;
+  // `fixture-name`: the string literals that could name a file on the changed tests' added and removed lines, and on the
+  // rest of their head texts (their indexed blobs; fixture-names.ts).
+  let nameLiterals: Map<string, NameLiterals> | undefined;
+  if (signals.includes('fixture-name') && headIndex && !noIndexReason) {
+    nameLiterals = new Map();
+    const code = new Set(files.filter((f) => f.role === 'test' && f.language).map((f) => f.path));
+    const added = collectFromChangedLines(patch, code, (text, into) => { for (const l of nameLiteralsOf(text)) into.add(l); }, true);
+    const removed = removedNameLiteralsOf(patch, code);
+    const none = new Set<string>();
+    for (const f of files) {
+      if (!code.has(f.path)) continue;
+      const onAdded = added.get(f.path) ?? none;
+      const unchanged = new Set<string>();
+      const indexed = f.status !== 'deleted' ? headIndex.files.get(f.path) : undefined;
+      const blob = indexed ? await repo.readBlob(indexed.blob) : null;
+      if (blob) for (const l of nameLiteralsOf(blob.toString('utf8'), indexed!.language === 'python')) if (!onAdded.has(l)) unchanged.add(l);
+      if (onAdded.size || unchanged.size || removed.has(f.path)) nameLiterals.set(f.path, { added: onAdded, unchanged, removed: removed.get(f.path) ?? none });
+    }
+  }
   const declaredMembers = signals.includes('declared-member') ? declaredMemberPairs(patch, editSides) : undefined;
   const changedMembers = signals.includes('member-use') && shared ? changedMembersOf(patch, editSides, new Set(codeFiles)) : undefined;
-  const cohorts = formCohorts({ files, declaredMembers, changedMembers, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
+  const cohorts = formCohorts({ nameLiterals, declaredMembers, changedMembers, files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;
