@@ -1,6 +1,6 @@
 import { parseUnifiedDiff } from '../git/unified-diff';
 import { KEYWORDS } from './shared-identifiers';
-import type { EditSides } from './similar-edits';
+import { type EditSides, undocumentedChangedLines } from './similar-edits';
 
 /**
  * The `declared-member` signal: a hand-written declaration file and the JavaScript it declares (`index.d.ts`
@@ -123,23 +123,7 @@ export function changedMembersOf(patch: string, sides: ReadonlyMap<string, EditS
 
 /** Changed code lines (added at head, removed at base) of a modified file, comment and doc lines left out. */
 function changedCodeLines(hunks: ReadonlyArray<{ oldStart: number; newStart: number; text: string }>, side: EditSides): string[] {
-  const out: string[] = [];
-  for (const h of hunks) {
-    let oldLine = h.oldStart;
-    let newLine = h.newStart;
-    for (const line of h.text.split('\n').slice(1)) {
-      const sign = line[0];
-      if (sign === '+') newLine++;
-      else if (sign === '-') oldLine++;
-      else continue;
-      const at = sign === '+' ? newLine - 1 : oldLine - 1;
-      if ((sign === '+' ? side.headDoc : side.baseDoc)?.has(at)) continue;
-      const text = line.slice(1);
-      if (/^\s*(?:\/\/|\/\*|\*)/.test(text)) continue;
-      out.push(text);
-    }
-  }
-  return out;
+  return [...undocumentedChangedLines(hunks, side)].map((l) => l.text).filter((text) => !/^\s*(?:\/\/|\/\*|\*)/.test(text));
 }
 
 export interface DeclaredMemberPair {

@@ -35,6 +35,26 @@ export interface EditSides {
   baseDoc?: Set<number>;
 }
 
+/**
+ * The changed lines of a modified file's hunks, each with its sign and text (without the sign), the lines its
+ * sides' comment/docstring lines (`headDoc`, `baseDoc`) hold left out: added lines at head, removed ones at base.
+ */
+export function* undocumentedChangedLines(hunks: ReadonlyArray<{ oldStart: number; newStart: number; text: string }>, side: EditSides): Generator<{ sign: '+' | '-'; text: string }> {
+  for (const h of hunks) {
+    let oldLine = h.oldStart;
+    let newLine = h.newStart;
+    for (const line of h.text.split('\n').slice(1)) {
+      const sign = line[0];
+      if (sign === '+') newLine++;
+      else if (sign === '-') oldLine++;
+      else continue;
+      const at = sign === '+' ? newLine - 1 : oldLine - 1;
+      if ((sign === '+' ? side.headDoc : side.baseDoc)?.has(at)) continue;
+      yield { sign, text: line.slice(1) };
+    }
+  }
+}
+
 /** Per (head) path of a unified diff, the keys of its changed lines; only the paths `sides` has. */
 export function editKeysOf(patch: string, sides: Map<string, EditSides>): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
@@ -52,19 +72,9 @@ export function editKeysOf(patch: string, sides: Map<string, EditSides>): Map<st
     const inHead = occurrences(side.headText);
     const inBase = occurrences(side.baseText);
     const keys = new Set<string>();
-    for (const h of f.hunks) {
-      let oldLine = h.oldStart;
-      let newLine = h.newStart;
-      for (const line of h.text.split('\n').slice(1)) {
-        const sign = line[0];
-        if (sign === '+') newLine++;
-        else if (sign === '-') oldLine++;
-        else continue;
-        const at = sign === '+' ? newLine - 1 : oldLine - 1;
-        if ((sign === '+' ? side.headDoc : side.baseDoc)?.has(at)) continue;
-        const key = editKey(sign, line.slice(1));
-        if (key && (sign === '+' ? inHead : inBase).get(key.slice(1)) === 1) keys.add(key);
-      }
+    for (const { sign, text } of undocumentedChangedLines(f.hunks, side)) {
+      const key = editKey(sign, text);
+      if (key && (sign === '+' ? inHead : inBase).get(key.slice(1)) === 1) keys.add(key);
     }
     if (keys.size) out.set(f.path, keys);
   }
