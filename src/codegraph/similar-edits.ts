@@ -113,6 +113,8 @@ interface Token {
   start: number;
   end: number;
 }
+/** A number or string literal token. */
+const LITERAL = /^(?:\d|["'`])/;
 const tokensOf = (line: string): Token[] => [...line.matchAll(TOKEN)].map((m) => ({ text: m[0], start: m.index!, end: m.index! + m[0].length }));
 
 /** The substitution turning `removed` into `added` (see above), or undefined when it says nothing. */
@@ -129,7 +131,12 @@ export function substitutionOf(removed: string, added: string): { key: string; t
   if ((!rm.length && !ad.length) || rm.length > MAX_SUBSTITUTION_TOKENS || ad.length > MAX_SUBSTITUTION_TOKENS) return undefined;
   if (![...rm, ...ad].some((t) => /[A-Za-z]{3}/.test(t.text))) return undefined;
   const span = (line: string, ts: Token[]) => (ts.length ? line.slice(ts[0].start, ts[ts.length - 1].end) : '');
-  return { key: `~${rm.map((t) => t.text).join(' ')}→${ad.map((t) => t.text).join(' ')}`, text: span(added, ad) || span(removed, rm) };
+  // A literal the rewrite carries over (`process.exit(1)` → `process.exitCode = 1`, and `(2)` in the next file) is the
+  // edit's argument, not the edit: it is keyed by its place, so one rewrite applied with different values is one key.
+  const carried = new Map<string, string>();
+  for (const t of rm) if (LITERAL.test(t.text) && ad.some((x) => x.text === t.text) && !carried.has(t.text)) carried.set(t.text, `#${carried.size + 1}`);
+  const keyOf = (ts: Token[]) => ts.map((t) => carried.get(t.text) ?? t.text).join(' ');
+  return { key: `~${keyOf(rm)}→${keyOf(ad)}`, text: span(added, ad) || span(removed, rm) };
 }
 
 /**

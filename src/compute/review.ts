@@ -30,7 +30,7 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `fixture-name`, a changed test naming a changed fixture in a string literal, `declared-member`, `member-use`, whole-module imports in `new-symbol-import`). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `fixture-name`, a changed test naming a changed fixture in a string literal, `declared-member`, `member-use`, whole-module imports in `new-symbol-import`, carried literals in `same-substitution` keys). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
 export const REVIEW_ENGINE_VERSION = `review-20+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;

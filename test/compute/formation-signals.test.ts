@@ -221,6 +221,13 @@ describe('formation signals', () => {
     // Inside a comment too: the same words replaced in two different comments are one edit (a moved project's URL).
     expect(substitutionOf('// see https://github.com/pressly/lg for more', '// see https://github.com/go-chi/httplog for more')).toEqual({ key: '~pressly / lg→go - chi / httplog', text: 'go-chi/httplog' });
     expect(substitutionOf('same(line);', 'same(line);')).toBeUndefined();
+    // A literal the rewrite carries over is its argument: one rewrite applied with different values is one key.
+    const one = substitutionOf('process.exit(1);', 'process.exitCode = 1;');
+    expect(one).toEqual({ key: '~exit ( #1 )→exitCode = #1', text: 'exitCode = 1' });
+    expect(substitutionOf('process.exit(2);', 'process.exitCode = 2;')!.key).toBe(one!.key);
+    expect(substitutionOf("  exit('a')", "  exitCode = 'a'")!.key).toBe(one!.key);
+    // A literal that changes is part of the edit.
+    expect(substitutionOf('process.exit(1);', 'process.exitCode = 2;')!.key).toBe('~exit ( 1 )→exitCode = 2');
     // Unclosed quotes and long runs of backslashes tokenize in linear time (PR text is a tenant's input).
     const hostile = `x = "${'\\'.repeat(400)}${"'".repeat(300)}`;
     const t0 = performance.now();
