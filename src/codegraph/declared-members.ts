@@ -1,5 +1,6 @@
 import { parseUnifiedDiff } from '../git/unified-diff';
-import { KEYWORDS } from './shared-identifiers';
+// String literals (shared-identifiers' STRING) are blanked before names are read.
+import { KEYWORDS, STRING } from './shared-identifiers';
 import { type EditSides, undocumentedChangedLines } from './similar-edits';
 
 /**
@@ -33,8 +34,6 @@ export function implementationOf(declaration: string, changed: ReadonlySet<strin
   return changed.has(candidate) ? candidate : undefined;
 }
 
-/** A one-line string literal: '…', "…" or `…` (escapes honoured); blanked before names are read. */
-const STRING = /(["'`])(?:\\.|(?!\1)[^\\])*\1/g;
 /** Longest code line read: a minified or generated line says nothing a reviewer reads. */
 const MAX_LINE = 1_000;
 const NAME = '[A-Za-z_$][\\w$]*';

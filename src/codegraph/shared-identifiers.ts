@@ -19,7 +19,7 @@ const MIN_LENGTH = 3;
 const COMMENT = /^(?:\/\/|\/\*|\*|#(?!include|define|if|else|endif)|--|<!--)/;
 const IDENTIFIER = /[A-Za-z_$][\w$]*/g;
 /** A one-line string literal: '…', "…" or `…` (escapes honoured). */
-const STRING = /(["'`])(?:\\.|(?!\1)[^\\])*\1/g;
+export const STRING = /(["'`])(?:\\.|(?!\1)[^\\])*\1/g;
 /** Reserved words of the grammars' main languages: no identifiers, however rare in a repository. */
 export const KEYWORDS: ReadonlySet<string> = new Set(
   (

@@ -10,10 +10,9 @@ import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '..
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../codegraph/mirrors';
 import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../codegraph/similar-edits';
 import { changedMembersOf, declaredMemberPairs } from '../codegraph/declared-members';
-import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierFrequency } from '../codegraph/shared-identifiers';
+import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, collectFromChangedLines, identifierFrequency } from '../codegraph/shared-identifiers';
 import { changedTitleWordsOf } from '../codegraph/test-titles';
 import { NameLiterals, nameLiteralsOf, removedNameLiteralsOf } from '../codegraph/fixture-names';
-import { collectFromChangedLines } from '../codegraph/shared-identifiers';
 import { changedAffinityWordsOf, wordFrequency } from '../codegraph/test-affinity';
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
