@@ -6,7 +6,7 @@ import type { EventMetadata, NewEvent, Principal, RecordedEvent } from '../event
 import { isHuman, principalSchema } from '../events/envelope';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import { MAX_EVENT_BYTES } from '../events/store/port';
-import { NoopKeys, NoopRecord } from './noop-keys';
+import { noopKeysOf, NoopRecord } from './noop-keys';
 import { Role, roleAtLeast } from '../events/roles';
 import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
@@ -148,7 +148,7 @@ export class CommandExecutor {
     if (def.authorize) def.authorize((await this.load(def.fold, workspace, streamId)).state, input, ctx);
     const replay = await this.replay(def, workspace, key, commandDigest, streamId, principal);
     if (replay) return replay;
-    const noop = NoopKeys.of(workspace).get(key);
+    const noop = await noopKeysOf(workspace).find(key);
     if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
 
     const prepared = def.prepare ? await this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : (input as unknown as P);
@@ -162,7 +162,13 @@ export class CommandExecutor {
         if (pending.length === 0) {
           // Nothing to write, but the key is spent: a later use with another payload must be refused.
           const out = this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([]) : null }, false);
-          const first = NoopKeys.of(workspace).put(key, { principal, command: def.name, digest: commandDigest, json: out.json });
+          const first = await noopKeysOf(workspace).claim(key, { principal, command: def.name, digest: commandDigest, json: out.json });
+          if (first === 'event') {
+            // A concurrent request with this key appended events first: answer as it did, or refuse.
+            const again = await this.replay(def, workspace, key, commandDigest, streamId, principal);
+            if (again) return again;
+            throw new Error(`idempotency key ${key} is held by events that cannot be read`);
+          }
           const mine = first.json === out.json && first.digest === commandDigest && first.command === def.name && first.principal === principal;
           return mine ? out : this.replayNoop(def, key, commandDigest, principal, first);
         }
@@ -182,13 +188,23 @@ export class CommandExecutor {
         };
         const events = pending.map((p, i) => toNewEvent(p, deriveEventId(key, i), metadata));
         try {
-          await workspace.store.append(streamId, revision < 0 ? 'no_stream' : revision, events);
+          const appended = await workspace.store.append(streamId, revision < 0 ? 'no_stream' : revision, events);
+          // The store found this key's events already stored by the same caller, command and payload (a
+          // concurrent twin won): answer with what it stored — replay checks that once more.
+          if (appended.duplicate) {
+            const again = await this.replay(def, workspace, key, commandDigest, streamId, principal);
+            if (again) return again;
+            throw new Error(`appended events of ${key} not found`);
+          }
         } catch (err) {
           const code = (err as DomainError).code;
           if (code === 'duplicate_event_id' || code === 'wrong_expected_revision') {
-            // Another request with the same key may have won the race: answer as it did.
+            // Another request with the same key may have won the race — with events or as a no-op: answer
+            // as it did when it was the same caller and payload, refuse (idempotency_key_reused) otherwise.
             const again = await this.replay(def, workspace, key, commandDigest, streamId, principal);
             if (again) return again;
+            const noop = await noopKeysOf(workspace).find(key);
+            if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
           }
           if (code === 'wrong_expected_revision' && attempt < MAX_CONFLICT_RETRIES) {
             // Jittered backoff: symmetric writers in lockstep would otherwise collide round after round.
@@ -203,6 +219,9 @@ export class CommandExecutor {
     if (outcome) return outcome;
     const recorded = await this.readBatch(workspace, key, streamId);
     if (!recorded) throw new Error(`appended events of ${key} not found`);
+    // What is answered is what is stored: an adapter that deduplicates ids on its own (KurrentDB) could
+    // have kept a concurrent twin's events under this key; then this caller's command was not recorded.
+    this.assertOwnBatch(def, recorded, key, commandDigest, principal);
     await this.runFollowUps(def, workspace, recorded);
     return this.respond(responseOf(def, streamId, recorded), false);
   }
@@ -228,6 +247,14 @@ export class CommandExecutor {
   private async replay(def: CommandDefinition<any, any, any>, workspace: WorkspaceHandle, key: string, digest: string, streamId: string, principal: Principal): Promise<CommandOutcome | null> {
     const recorded = await this.readBatch(workspace, key, streamId);
     if (!recorded) return null;
+    this.assertOwnBatch(def, recorded, key, digest, principal);
+    // A crash between the primary append and its follow-ups is repaired here: follow-ups are idempotent.
+    await this.runFollowUps(def, workspace, recorded);
+    return this.respond(responseOf(def, recorded[0].streamId, recorded), true);
+  }
+
+  /** The stored batch of `key` was written by this caller, command and payload, or the key is refused. */
+  private assertOwnBatch(def: CommandDefinition<any, any, any>, recorded: RecordedEvent[], key: string, digest: string, principal: Principal): void {
     const meta = recorded[0].metadata;
     // Bound to the calling principal: someone else presenting a used key learns nothing of the original
     // response (not even whether the payload matched).
@@ -237,9 +264,6 @@ export class CommandExecutor {
     if (meta.commandDigest !== digest || meta.command !== def.name) {
       throw new DomainError('idempotency_key_reused', `idempotencyKey: ${key} was already used for a different ${meta.command === def.name ? 'payload' : `command (${meta.command})`}`, { idempotencyKey: key });
     }
-    // A crash between the primary append and its follow-ups is repaired here: follow-ups are idempotent.
-    await this.runFollowUps(def, workspace, recorded);
-    return this.respond(responseOf(def, recorded[0].streamId, recorded), true);
   }
 
   /** A key first used by a command that changed nothing: the same caller and payload get the same bytes, anything else is refused. */

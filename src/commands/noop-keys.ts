@@ -1,26 +1,86 @@
 import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { WorkspaceHandle } from '../workspaces/registry';
+import type { EventStore, NoopRecord } from '../events/store/port';
 import { touchPrivate } from '../events/store/private-files';
 
-export interface NoopRecord {
-  /** Who used the key: a key answers only its original caller (as for keys of written events). */
-  principal: string;
-  command: string;
-  digest: string;
-  /** The response bytes given the first time: a replay with the same payload returns exactly these. */
-  json: string;
-}
+export type { NoopRecord } from '../events/store/port';
 
 /**
  * Idempotency keys of commands that changed nothing (SPEC §3). Such a command appends no event, so the
- * event store cannot tell that its key was used: without this table, the same key with another payload
+ * events alone cannot tell that its key was used: without a record, the same key with another payload
  * (`observeHead` of the same head from another `source`) would be accepted instead of answering
- * `idempotency_key_reused`. One small SQLite table per workspace folder (`<dir>/idempotency.db`),
- * durable across restarts; the first writer of a key wins under concurrency (`INSERT OR IGNORE`).
- * Events stay the log: nothing here is a fact of the review, only what a key already answered.
+ * `idempotency_key_reused`.
+ *
+ * They live in the event store's own database (SQLite: a table of the workspace file; PostgreSQL: a table
+ * beside the events), claimed under the same lock as appends: a key is held by a no-op or by events,
+ * never both, and every server sharing the store sees the same answer. Events stay the log: nothing here
+ * is a fact of the review, only what a key already answered.
  */
-export class NoopKeys {
+export interface NoopKeyTable {
+  find(key: string): Promise<NoopRecord | null>;
+  /** Claims the key unless a no-op or events hold it: the record holding it now, or 'event'. */
+  claim(key: string, record: NoopRecord): Promise<NoopRecord | 'event'>;
+}
+
+/** Where the keys lived before they moved into the event store (imported once, then renamed). */
+const LEGACY_FILE = 'idempotency.db';
+
+export function noopKeysOf(ws: WorkspaceHandle): NoopKeyTable {
+  let table = ws.cache.get(NOOP_KEYS) as NoopKeyTable | undefined;
+  if (!table) {
+    const store = ws.store;
+    if (store.claimNoopKey && store.findNoopKey) {
+      const imported = importLegacyFile(ws.dir, store);
+      table = {
+        find: async (key) => (await imported, store.findNoopKey!(key)),
+        claim: async (key, record) => (await imported, store.claimNoopKey!(key, record)),
+      };
+    } else {
+      table = SideTable.open(ws.dir);
+    }
+    ws.cache.set(NOOP_KEYS, table);
+  }
+  return table;
+}
+
+const NOOP_KEYS = Symbol('noop-keys');
+
+/** Keys recorded by an earlier build in `<dir>/idempotency.db` move into the store once (first claim wins there too). */
+async function importLegacyFile(dir: string, store: EventStore): Promise<void> {
+  const file = path.join(dir, LEGACY_FILE);
+  if (!fs.existsSync(file)) return;
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch {
+    return; // another process imported and renamed it meanwhile
+  }
+  try {
+    const rows = db.prepare('SELECT key, principal, command, digest, json FROM noop_keys').all() as Array<NoopRecord & { key: string }>;
+    for (const { key, ...record } of rows) await store.claimNoopKey!(key, record);
+  } catch (err) {
+    // A file without the table holds no key.
+    if (!/no such table/.test(String((err as Error).message))) throw err;
+  } finally {
+    db.close();
+  }
+  fs.rmSync(`${file}-wal`, { force: true });
+  fs.rmSync(`${file}-shm`, { force: true });
+  try {
+    fs.renameSync(file, `${file}.imported`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/**
+ * For adapters that cannot keep the keys beside the events (KurrentDB): one small SQLite table per
+ * workspace folder. The first writer of a key wins under concurrency (`INSERT OR IGNORE`), but a claim
+ * and an append of events under the same key are not mutually exclusive here (docs/stores.md).
+ */
+class SideTable implements NoopKeyTable {
   private readonly getStmt: Database.Statement<[string], NoopRecord>;
   private readonly putStmt: Database.Statement<[string, string, string, string, string]>;
 
@@ -30,28 +90,22 @@ export class NoopKeys {
     this.putStmt = db.prepare('INSERT OR IGNORE INTO noop_keys (key, principal, command, digest, json) VALUES (?, ?, ?, ?, ?)');
   }
 
-  /** The workspace's table, opened once per workspace handle (closed with it). */
-  static of(ws: WorkspaceHandle): NoopKeys {
-    let keys = ws.cache.get(NoopKeys) as NoopKeys | undefined;
-    if (!keys) {
-      // The server user's alone, like every store file (docs/security.md "Data at rest").
-      touchPrivate(path.join(ws.dir, 'idempotency.db'));
-      const db = new Database(path.join(ws.dir, 'idempotency.db'));
-      // Several processes may serve one workspace folder: wait for a writer instead of failing.
-      db.pragma('busy_timeout = 5000');
-      ws.cache.set(NoopKeys, (keys = new NoopKeys(db)));
-    }
-    return keys;
+  static open(dir: string): SideTable {
+    // The server user's alone, like every store file (docs/security.md "Data at rest").
+    touchPrivate(path.join(dir, LEGACY_FILE));
+    const db = new Database(path.join(dir, LEGACY_FILE));
+    // Several processes may serve one workspace folder: wait for a writer instead of failing.
+    db.pragma('busy_timeout = 5000');
+    return new SideTable(db);
   }
 
-  get(key: string): NoopRecord | undefined {
-    return this.getStmt.get(key);
+  async find(key: string): Promise<NoopRecord | null> {
+    return this.getStmt.get(key) ?? null;
   }
 
-  /** Records the key unless it is already there; returns what the key answers now (this record or the first one). */
-  put(key: string, record: NoopRecord): NoopRecord {
+  async claim(key: string, record: NoopRecord): Promise<NoopRecord> {
     this.putStmt.run(key, record.principal, record.command, record.digest, record.json);
-    return this.get(key)!;
+    return this.getStmt.get(key)!;
   }
 
   /** Called by the workspace registry when the workspace closes. */

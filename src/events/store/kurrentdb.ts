@@ -28,6 +28,7 @@ import {
   SubscribeOptions,
   Subscription,
   WrongExpectedRevision,
+  sameCommand,
 } from './port';
 import { DecodedEvent } from './postgres';
 
@@ -199,6 +200,8 @@ export class KurrentDbEventStore implements EventStore {
     if (!first) return null;
     if (first.streamId !== streamId) throw new DuplicateEventId(events[0].eventId);
     const stored = await this.readRange(streamId, first.revision, events.length);
+    // Same ids from another caller or payload (one key sent at once with two payloads): a clash, not a retry.
+    if (stored[0] && !sameCommand(stored[0].metadata, events[0].metadata)) throw new DuplicateEventId(events[0].eventId);
     for (let i = 0; i < events.length; i++) {
       if (stored[i]?.eventId !== events[i].eventId) throw new DuplicateEventId(events[i].eventId);
     }

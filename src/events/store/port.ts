@@ -68,6 +68,33 @@ export interface EventStore {
   /** Position of the last event in the log (0 when empty). */
   headPosition(): Promise<number>;
   close(): Promise<void>;
+  /**
+   * Idempotency keys of commands that wrote nothing, kept in the log's own database so that claiming one
+   * and appending events under it exclude each other atomically (SPEC §3): the first to take a key wins,
+   * on every server sharing the store. An adapter without them (KurrentDB) leaves the kernel a side table.
+   */
+  claimNoopKey?(key: string, record: NoopRecord): Promise<NoopRecord | 'event'>;
+  findNoopKey?(key: string): Promise<NoopRecord | null>;
+}
+
+/** What the key of a command that changed nothing answers: its caller, command, payload digest and response. */
+export interface NoopRecord {
+  /** Who used the key: a key answers only its original caller (as for keys of written events). */
+  principal: string;
+  command: string;
+  digest: string;
+  /** The response bytes given the first time: a replay with the same payload returns exactly these. */
+  json: string;
+}
+
+/**
+ * Whether an append that meets event ids already stored is a retry of the SAME command (same caller,
+ * command and payload digest, as the kernel writes them into every event's metadata) — only then is it
+ * an idempotent duplicate. Two different payloads sent at once under one key derive the same event ids;
+ * without this check the loser was told "recorded" for the winner's events (issue 34).
+ */
+export function sameCommand(stored: Partial<Record<'principal' | 'command' | 'commandDigest', unknown>>, incoming: Partial<Record<'principal' | 'command' | 'commandDigest', unknown>>): boolean {
+  return stored.principal === incoming.principal && stored.command === incoming.command && stored.commandDigest === incoming.commandDigest;
 }
 
 export class WrongExpectedRevision extends DomainError {

@@ -7,6 +7,7 @@ import {
   DuplicateEventId,
   EventStore,
   ExpectedRevision,
+  NoopRecord,
   ReadAllOptions,
   ReadStreamOptions,
   SubscribeOptions,
@@ -131,6 +132,36 @@ CREATE TABLE IF NOT EXISTS ${s}.workspaces (
   name         text NOT NULL,
   created_at   text NOT NULL
 );
+-- Idempotency keys of commands that wrote nothing (src/commands/noop-keys.ts): claimed under the head
+-- lock appends take, so a key is held by a no-op or by events, never both, on every server.
+CREATE TABLE IF NOT EXISTS ${s}.noop_keys (
+  workspace_id text NOT NULL,
+  key          text NOT NULL,
+  principal    text NOT NULL,
+  command      text NOT NULL,
+  digest       text NOT NULL,
+  json         text NOT NULL,
+  PRIMARY KEY (workspace_id, key)
+);
+CREATE OR REPLACE FUNCTION ${s}.claim_noop(p_ws text, p_key text, p_principal text, p_command text, p_digest text, p_json text)
+RETURNS TABLE (held_by_event boolean, principal text, command text, digest text, json text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+BEGIN
+  PERFORM 1 FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO ${s}.heads (workspace_id, position, hash) VALUES (p_ws, 0, ${s}.chain_genesis(p_ws)) ON CONFLICT DO NOTHING;
+    PERFORM 1 FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  END IF;
+  IF EXISTS (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_key) THEN
+    held_by_event := true;
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  INSERT INTO ${s}.noop_keys (workspace_id, key, principal, command, digest, json) VALUES (p_ws, p_key, p_principal, p_command, p_digest, p_json) ON CONFLICT DO NOTHING;
+  RETURN QUERY SELECT false, n.principal, n.command, n.digest, n.json FROM ${s}.noop_keys n WHERE n.workspace_id = p_ws AND n.key = p_key;
+END
+$fn$;
 CREATE OR REPLACE FUNCTION ${s}.append_batch(
   p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
   p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[])
@@ -165,10 +196,15 @@ BEGIN
     item := i - 1; status := NULL; first_pos := NULL; last_pos := NULL; next_rev := NULL; detail := NULL;
     v_n := p_counts[i];
     -- Idempotency first: a retry of an append that landed answers as the original did.
-    SELECT e.stream_id, e.stream_revision, e.global_position INTO v_first
+    SELECT e.stream_id, e.stream_revision, e.global_position, e.metadata INTO v_first
       FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + 1];
     IF FOUND THEN
-      IF v_first.stream_id <> p_streams[i] THEN
+      -- Only the same caller, command and payload digest is a retry (port.ts sameCommand): one key sent at
+      -- once with two payloads derives the same ids, and the loser must not be told "recorded".
+      IF v_first.stream_id <> p_streams[i]
+         OR (v_first.metadata::jsonb ->> 'principal') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'principal')
+         OR (v_first.metadata::jsonb ->> 'command') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'command')
+         OR (v_first.metadata::jsonb ->> 'commandDigest') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'commandDigest') THEN
         status := 'duplicate_id'; detail := p_ids[v_off + 1];
       ELSE
         status := 'duplicate'; first_pos := v_first.global_position; last_pos := first_pos; next_rev := v_first.stream_revision;
@@ -192,6 +228,10 @@ BEGIN
         SELECT x.id INTO detail FROM unnest(p_ids[v_off + 1 : v_off + v_n]) AS x(id)
           WHERE EXISTS (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = x.id) LIMIT 1;
         IF detail IS NULL AND (SELECT count(DISTINCT x.id) FROM unnest(p_ids[v_off + 1 : v_off + v_n]) AS x(id)) <> v_n THEN
+          detail := p_ids[v_off + 1];
+        END IF;
+        -- A key a no-op command already spent (claim_noop) is not free for events.
+        IF detail IS NULL AND EXISTS (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = p_ws AND n.key = p_ids[v_off + 1]) THEN
           detail := p_ids[v_off + 1];
         END IF;
         IF detail IS NOT NULL THEN
@@ -551,6 +591,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
         rowMode: 'array',
       },
       checkpoints: { name: `${s}.cps`, text: `SELECT seq, body FROM ${s}.audit_checkpoints WHERE workspace_id = $1 ORDER BY seq`, rowMode: 'array' },
+      claimNoop: { name: `${s}.claimnoop`, text: `SELECT held_by_event, principal, command, digest, json FROM ${s}.claim_noop($1, $2, $3, $4, $5, $6)` },
+      findNoop: { name: `${s}.findnoop`, text: `SELECT principal, command, digest, json FROM ${s}.noop_keys WHERE workspace_id = $1 AND key = $2` },
       addCheckpoint: { name: `${s}.addcp`, text: `INSERT INTO ${s}.audit_checkpoints (workspace_id, seq, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, rowMode: 'array' },
     } as const;
   }
@@ -735,6 +777,28 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     );
     this.subscriptions.add(sub);
     return sub;
+  }
+
+  async claimNoopKey(key: string, record: NoopRecord): Promise<NoopRecord | 'event'> {
+    if (this.closed) throw new Error('store is closed');
+    try {
+      const { rows } = await this.backend.pool.query<{ held_by_event: boolean } & NoopRecord>({ ...this.q.claimNoop, values: [this.workspaceId, key, record.principal, record.command, record.digest, record.json] });
+      const [row] = rows;
+      if (row.held_by_event) return 'event';
+      return { principal: row.principal, command: row.command, digest: row.digest, json: row.json };
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async findNoopKey(key: string): Promise<NoopRecord | null> {
+    if (this.closed) throw new Error('store is closed');
+    try {
+      const { rows } = await this.backend.pool.query<NoopRecord>({ ...this.q.findNoop, values: [this.workspaceId, key] });
+      return rows[0] ?? null;
+    } catch (err) {
+      throw unavailable(err);
+    }
   }
 
   async findEvent(eventId: string): Promise<RecordedEvent | null> {

@@ -13,11 +13,13 @@ import {
   DuplicateEventId,
   EventStore,
   ExpectedRevision,
+  NoopRecord,
   ReadAllOptions,
   ReadStreamOptions,
   SubscribeOptions,
   Subscription,
   checkExpected,
+  sameCommand,
 } from './port';
 import { LiveSubscription } from './subscription';
 import { isStoreUnavailableError, mkdirPrivate, touchPrivate } from './private-files';
@@ -231,6 +233,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       );
       CREATE TABLE IF NOT EXISTS chain_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS audit_checkpoints (seq INTEGER PRIMARY KEY, body TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS noop_keys (key TEXT PRIMARY KEY, principal TEXT NOT NULL, command TEXT NOT NULL, digest TEXT NOT NULL, json TEXT NOT NULL) WITHOUT ROWID;
     `);
     this.migrateChain();
     this.stmts = {
@@ -259,6 +262,9 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       backward: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_revision <= ? ORDER BY stream_revision DESC LIMIT ?`),
       all: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? ORDER BY global_position ASC LIMIT ?`).raw(true),
       head: this.db.prepare('SELECT coalesce(max(global_position), 0) FROM events').pluck(),
+      noopKey: this.db.prepare('SELECT principal, command, digest, json FROM noop_keys WHERE key = ?'),
+      noopKeyExists: this.db.prepare('SELECT 1 FROM noop_keys WHERE key = ?').pluck(),
+      claimNoop: this.db.prepare('INSERT OR IGNORE INTO noop_keys (key, principal, command, digest, json) VALUES (?, ?, ?, ?, ?)'),
     };
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
     const applyOneGuarded = this.db.transaction((req: PendingAppend) => this.applyOne(req, true));
@@ -417,6 +423,9 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       if (existing) return this.duplicateResult(req, existing);
       throw err;
     }
+    // A key spent by a command that wrote nothing cannot also be spent by events (checked under the
+    // write lock, as claimNoopKey checks the events: whichever commits first holds the key).
+    if (this.stmts.noopKeyExists.get(events[0].eventId) !== undefined) throw new DuplicateEventId(events[0].eventId);
     let first = 0;
     let last = 0;
     const rows: EventRow[] = [];
@@ -476,6 +485,9 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   /** Same ids appended again: idempotent only if they are the same consecutive events of the same stream. */
   private duplicateResult(req: PendingAppend, first: EventRow): AppendResult {
     if (first.stream_id !== req.streamId) throw new DuplicateEventId(first.event_id);
+    // The same ids from another caller or payload (one key sent at once with two payloads) are a clash,
+    // decided here under the write lock: never an acknowledgement of events the caller did not write.
+    if (!sameCommand(JSON.parse(first.metadata) as EventMetadata, req.events[0].metadata)) throw new DuplicateEventId(first.event_id);
     let last = first;
     for (let i = 1; i < req.events.length; i++) {
       const row = this.stmts.byId.get(req.events[i].eventId) as EventRow | undefined;
@@ -669,6 +681,23 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
 
   async appendCheckpoint(expectedSeq: number, body: string): Promise<boolean> {
     return this.stmts.insertCheckpoint.run(expectedSeq, body).changes === 1;
+  }
+
+  async claimNoopKey(key: string, record: NoopRecord): Promise<NoopRecord | 'event'> {
+    if (this.closed) throw new Error('store is closed');
+    // BEGIN IMMEDIATE: the same write lock appends take, so "no event holds the key" stays true until
+    // the claim commits — across processes sharing the file too.
+    return this.db
+      .transaction(() => {
+        if (this.stmts.byId.get(key) !== undefined) return 'event' as const;
+        this.stmts.claimNoop.run(key, record.principal, record.command, record.digest, record.json);
+        return this.stmts.noopKey.get(key) as NoopRecord;
+      })
+      .immediate();
+  }
+
+  async findNoopKey(key: string): Promise<NoopRecord | null> {
+    return (this.stmts.noopKey.get(key) as NoopRecord | undefined) ?? null;
   }
 
   async readCheckpoints(): Promise<StoredCheckpoint[]> {
