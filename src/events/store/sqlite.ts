@@ -84,6 +84,9 @@ interface PendingAppend {
 /** Columns every read selects, in RawRow order (the chain column is read only by the audit). */
 const COLUMNS = 'global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata';
 
+/** How often a store with subscribers looks for commits of other connections (see watchOtherWriters). */
+const OTHER_WRITERS_POLL_MS = 200;
+
 /** Streams whose latest appended rows are kept in memory, and the largest row worth keeping. */
 const TAIL_STREAMS = 1024;
 const TAIL_MAX_ROW_CHARS = 64 * 1024;
@@ -169,6 +172,8 @@ class StoredEvent implements RecordedEvent {
  */
 export class SqliteEventStore implements EventStore, AuditLogStore {
   readonly adapter = 'sqlite';
+  /** Other processes' commits are seen by polling PRAGMA data_version while anyone subscribes. */
+  readonly wakesOnEveryWriter = true;
   readonly workspaceId: string;
   /** The database file (other threads open it read-only for `audit verify`). */
   readonly file: string;
@@ -179,6 +184,9 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
   private readonly listeners = new Set<() => void>();
+  /** While anyone subscribes: the data_version poll that sees other connections' commits (a CLI, another server). */
+  private otherWriters: NodeJS.Timeout | null = null;
+  private polledDataVersion = -1;
   private closed = false;
   private readonly applyBatch: (batch: PendingAppend[]) => Array<{ ok: AppendResult } | { err: unknown }>;
   private readonly dataVersion: Database.Statement;
@@ -608,8 +616,40 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   subscribeAll(options: SubscribeOptions = {}): Subscription {
     return new LiveSubscription(options.after ?? 0, async (after, limit) => this.readPage(after, limit), (wake) => {
       this.listeners.add(wake);
-      return () => this.listeners.delete(wake);
+      this.watchOtherWriters();
+      return () => {
+        this.listeners.delete(wake);
+        if (this.listeners.size === 0) this.stopWatchingOtherWriters();
+      };
     });
+  }
+
+  /**
+   * This connection's own commits wake subscribers at once (flush). Commits of other connections to the
+   * same file — `review run` from the CLI on a served data dir, a second server — change PRAGMA
+   * data_version, which costs a microsecond to read: polled every OTHER_WRITERS_POLL_MS while anyone
+   * subscribes, they reach subscribers within that (issue 34: they used to wait for this process's next append).
+   */
+  private watchOtherWriters(): void {
+    if (this.otherWriters || this.closed) return;
+    this.polledDataVersion = this.dataVersion.get() as number;
+    this.otherWriters = setInterval(() => {
+      if (this.closed) return this.stopWatchingOtherWriters();
+      let version: number;
+      try {
+        version = this.dataVersion.get() as number;
+      } catch {
+        return; // busy or closing: the next tick looks again
+      }
+      if (version === this.polledDataVersion) return;
+      this.polledDataVersion = version;
+      for (const l of [...this.listeners]) l();
+    }, OTHER_WRITERS_POLL_MS).unref();
+  }
+
+  private stopWatchingOtherWriters(): void {
+    if (this.otherWriters) clearInterval(this.otherWriters);
+    this.otherWriters = null;
   }
 
   async findEvent(eventId: string): Promise<RecordedEvent | null> {
@@ -709,6 +749,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     // Let queued appends finish: their callers were promised an answer.
     if (this.pending.length) this.flush();
     this.closed = true;
+    this.stopWatchingOtherWriters();
     for (const l of this.listeners) l();
     this.listeners.clear();
     this.db.close();

@@ -1,0 +1,68 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { newUuidV7 } from '../../src/events/ids';
+import type { NewEvent, RecordedEvent } from '../../src/events/envelope';
+import { SqliteEventStore } from '../../src/events/store/sqlite';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+const event = (n: number): NewEvent => ({
+  eventId: newUuidV7(),
+  type: 'ReviewLevelSet',
+  schemaVersion: 1,
+  data: { level: n % 2 ? 'light' : 'thorough' },
+  metadata: { principal: 'user:cli', workspaceId: 'ws', correlationId: 'c', causationId: null, occurredAt: '2026-12-04T00:00:00Z' },
+});
+
+/** Takes events from a subscription until `n` arrived (the test's own deadline is jest's, not a figure). */
+async function take(it: AsyncIterator<RecordedEvent>, n: number): Promise<RecordedEvent[]> {
+  const out: RecordedEvent[] = [];
+  while (out.length < n) {
+    const r = await it.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
+}
+
+describe('SQLite: appends of other connections to the same file reach this one\'s subscribers while it is idle', () => {
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-other-writers-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('another connection in this process (a second server on the data dir)', async () => {
+    const file = path.join(dir, 'workspace.db');
+    const served = new SqliteEventStore({ file, workspaceId: 'ws' });
+    const cli = new SqliteEventStore({ file, workspaceId: 'ws' });
+    const sub = served.subscribeAll({ after: 0 });
+    const it = sub[Symbol.asyncIterator]();
+    const first = take(it, 3);
+    for (let i = 0; i < 3; i++) await cli.append(`s-${i}`, 'no_stream', [event(i)]);
+    // The served store never appends here: only the other connection's commits can wake it.
+    expect((await first).map((e) => e.streamId)).toEqual(['s-0', 's-1', 's-2']);
+    sub.close();
+    await cli.close();
+    await served.close();
+  });
+
+  test('another process (the CLI writing to a served data dir)', async () => {
+    const file = path.join(dir, 'workspace.db');
+    const served = new SqliteEventStore({ file, workspaceId: 'ws' });
+    const sub = served.subscribeAll({ after: 0 });
+    const it = sub[Symbol.asyncIterator]();
+    const got = take(it, 2);
+    const script = `
+      const { SqliteEventStore } = require('./src/events/store/sqlite');
+      const store = new SqliteEventStore({ file: process.argv[1], workspaceId: 'ws' });
+      const ev = (id) => ({ eventId: id, type: 'ReviewLevelSet', schemaVersion: 1, data: { level: 'light' }, metadata: { principal: 'user:cli', workspaceId: 'ws', correlationId: 'c', causationId: null, occurredAt: '2026-12-04T00:00:00Z' } });
+      store.append('cli', 'no_stream', [ev(process.argv[2]), ev(process.argv[3])]).then(() => store.close());`;
+    const r = spawnSync(process.execPath, ['-r', './tools/ts-register.js', '-e', script, file, newUuidV7(), newUuidV7()], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect((await got).map((e) => [e.streamId, e.streamRevision])).toEqual([['cli', 0], ['cli', 1]]);
+    sub.close();
+    await served.close();
+  });
+});
