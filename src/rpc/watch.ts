@@ -29,8 +29,14 @@ export interface WatchUpdate {
   coalesced: boolean;
 }
 
-/** Updates a watcher may hold before it collapses them into the latest one. */
+/** Updates a started watcher may hold while its transport is congested before it collapses them into the latest one. */
 const MAX_QUEUED_UPDATES = 64;
+/**
+ * Before `start` (a resume's catch-up, written before the subscribe response) every missed update is
+ * kept, so a resume gives each one (issue 34); past this many bytes the resume is refused instead of
+ * coalesced: the client subscribes again without `since` for a snapshot.
+ */
+const MAX_RESUME_BYTES = 64 * 1024 * 1024;
 
 /**
  * One subscriber. Updates go straight to the sink while it keeps up; while it is congested (or before
@@ -39,6 +45,7 @@ const MAX_QUEUED_UPDATES = 64;
  */
 export class Watcher {
   private queue: Array<Omit<WatchUpdate, 'subscription'>> = [];
+  private queuedBytes = 0;
   private started = false;
   private waitingForDrain = false;
   closed = false;
@@ -54,6 +61,14 @@ export class Watcher {
     this.position = position;
     if (this.started && this.queue.length === 0 && !this.sink.congested()) {
       this.sink.send({ subscription: this.id, position, valueJson, coalesced });
+      return;
+    }
+    if (!this.started) {
+      this.queuedBytes += valueJson.length;
+      if (this.queuedBytes > MAX_RESUME_BYTES) {
+        throw new DomainError('invalid_since', `since: the updates missed since then exceed ${MAX_RESUME_BYTES} bytes; subscribe again without since for a snapshot`);
+      }
+      this.queue.push({ position, valueJson, coalesced });
       return;
     }
     if (this.queue.length >= MAX_QUEUED_UPDATES) this.queue = [{ position, valueJson, coalesced: true }];
@@ -77,6 +92,7 @@ export class Watcher {
   }
 
   private flush(): void {
+    this.queuedBytes = 0;
     while (!this.closed && this.queue.length && !this.sink.congested()) this.sink.send({ subscription: this.id, ...this.queue.shift()! });
     if (this.queue.length) {
       // Still congested: keep only the latest state, marked so the client knows steps were skipped.
@@ -122,9 +138,14 @@ export class WatchGroup {
   fromModel = false;
   private fold!: Fold;
   private readonly streams: Set<string> | null;
-  /** fromModel: the last event the feed offered, relevant events not answered yet, and the answering loop. */
+  /**
+   * fromModel: the last event the feed offered; the positions of relevant events not answered yet, in
+   * order (each gets its own answer, so every change is one update); a range the feed passed before the
+   * group joined it, whose relevant events are answered first; and the answering loop.
+   */
   private seen = 0;
-  private unanswered = 0;
+  private unanswered: number[] = [];
+  private backfill: { after: number; until: number } | null = null;
   private answering = false;
   /** fromModel: the last answer read and the position it is exact at (the next update starts from it). */
   private value: unknown;
@@ -176,11 +197,11 @@ export class WatchGroup {
     this.viewJson = this.json(answer.value);
     this.live = true;
     // Joined in the same turn as the check below: events the feed passed while the rows were read were
-    // offered to other groups, not this one, so they are answered once more as one change.
+    // offered to other groups, not this one: their relevant ones are read back and answered first.
     this.feed.groups.set(this.key, this);
     if (this.feed.position > target) {
       this.seen = this.feed.position;
-      this.unanswered++;
+      this.backfill = { after: target, until: this.feed.position };
       this.answer();
     }
     return true;
@@ -194,7 +215,7 @@ export class WatchGroup {
         if (!this.answering) this.position = e.globalPosition;
         return;
       }
-      this.unanswered++;
+      this.unanswered.push(e.globalPosition);
       this.answer();
       return;
     }
@@ -208,32 +229,36 @@ export class WatchGroup {
   }
 
   /**
-   * fromModel: reads the answer at the last position seen, one read at a time, in order. Events that
-   * land while a read is under way are answered together by the next one, whose update says so
-   * (`coalesced`); the position of every update is exact. A query whose model answers incrementally
-   * (audit) advances the previous answer by the rows the new events added instead of reading it whole.
+   * fromModel: answers each relevant event's position in order, one read at a time, so every change is
+   * its own update at its exact position — as a fold would give (issue 34: changes that landed during a
+   * read used to come as one coalesced update). A query whose model answers incrementally (audit)
+   * advances the previous answer by the rows the new events added instead of reading it whole.
    */
   private answer(): void {
     if (this.answering) return;
     this.answering = true;
     void (async () => {
       try {
-        while (this.unanswered > 0 && !this.feed.closed) {
-          const changes = this.unanswered;
-          this.unanswered = 0;
-          const target = this.seen;
-          const answer = (await readModelAdvance(this.query, this.feed.workspace, this.input, this.value, this.valuePosition, target)) ?? (await readModelAnswer(this.query, this.feed.workspace, this.input, target));
-          if (!answer) throw new Error('its read model stopped answering (a newer version took over); subscribe again');
+        if (this.backfill) {
+          const { after, until } = this.backfill;
+          this.backfill = null;
+          const missed: number[] = [];
+          for await (const e of readRange(this.feed.workspace, this.query, this.input, after, until)) missed.push(e.globalPosition);
+          this.unanswered.unshift(...missed);
+        }
+        while (this.unanswered.length > 0 && !this.feed.closed) {
+          const target = this.unanswered.shift()!;
+          const answer = await answerAt(this.query, this.feed.workspace, this.input, this.value, this.valuePosition, target);
           this.position = target;
           this.value = answer.value;
           this.valuePosition = target;
           const json = this.json(answer.value);
           if (json === this.viewJson) continue;
           this.viewJson = json;
-          for (const m of this.members) m.enqueue(target, json, changes > 1);
+          for (const m of this.members) m.enqueue(target, json);
         }
         // Only irrelevant events landed during the last read: its answer holds up to the last one.
-        if (this.unanswered === 0) this.position = this.seen;
+        if (this.unanswered.length === 0) this.position = this.seen;
       } catch (err) {
         if (this.feed.groups.get(this.key) === this) this.feed.groups.delete(this.key);
         this.fail(err instanceof DomainError ? err : new DomainError('watch_failed', `watch ${this.query.name}: ${(err as Error).message}`));
@@ -427,20 +452,35 @@ export class WatchHub {
   private async replayInto(feed: WorkspaceFeed, start: WatchGroup, watcher: Watcher, since: number, switchGroup: (g: WatchGroup) => void): Promise<void> {
     let group = start;
     if (group.fromModel) {
-      // The answer at `since` from the rows, then the group's current one if it differs: the missed
-      // changes as one update (coalesced), never a fold of the log from 0.
+      // The answer at `since` from the rows, then the answer at each relevant event after it up to the
+      // group's position: exactly the updates a fold would give, never a fold of the log from 0.
       const base = await readModelAnswer(group.query, feed.workspace, group.input, since);
       if (base) {
-        const json = canonicalJsonWithin(base.value, feed.maxResponseBytes, `watch ${group.query.name}`);
+        let value = base.value;
+        let json = canonicalJsonWithin(value, feed.maxResponseBytes, `watch ${group.query.name}`);
+        let pos = since;
         watcher.position = since;
         for (;;) {
           if (feed.closed) throw new DomainError('watch_failed', 'the workspace feed closed during catch-up');
-          if (feed.groups.get(group.key) === group) break;
-          group = await feed.group(group.query, group.input);
-          switchGroup(group);
+          if (feed.groups.get(group.key) !== group) {
+            group = await feed.group(group.query, group.input);
+            switchGroup(group);
+            continue;
+          }
+          const target = group.position;
+          if (target <= pos) break; // joined in the same turn as this check (no await between): nothing slips by
+          for await (const e of readRange(feed.workspace, group.query, group.input, pos, target)) {
+            const answer = await answerAt(group.query, feed.workspace, group.input, value, pos, e.globalPosition);
+            value = answer.value;
+            pos = e.globalPosition;
+            const next = canonicalJsonWithin(value, feed.maxResponseBytes, `watch ${group.query.name}`);
+            if (next !== json) {
+              json = next;
+              watcher.enqueue(e.globalPosition, json);
+            }
+          }
+          pos = target;
         }
-        // Joined in the same turn as this check (no await between): no update of the group can slip by.
-        if (group.position > since && group.viewJson !== json) watcher.enqueue(group.position, group.viewJson, true);
         watcher.group = group;
         group.members.add(watcher);
         return;
@@ -476,6 +516,13 @@ export class WatchHub {
     for (const f of [...this.feeds.values()]) f.close();
     this.feeds.clear();
   }
+}
+
+/** The read model's exact answer at `target`, advanced from the answer at `from` where the model can. */
+async function answerAt(q: QueryDefinition, ws: WorkspaceHandle, input: unknown, previous: unknown, from: number, target: number): Promise<{ value: unknown }> {
+  const answer = (await readModelAdvance(q, ws, input, previous, from, target)) ?? (await readModelAnswer(q, ws, input, target));
+  if (!answer) throw new Error('its read model stopped answering (a newer version took over); subscribe again');
+  return answer;
 }
 
 /** Events in (after, until] that can change the query's answer, in global order. */
