@@ -14,7 +14,7 @@ const opt = (name, def) => {
 };
 const options = {
   store: opt('store', 'sqlite'),
-  servers: Number(opt('servers', 2)),
+  servers: Number(opt('servers', opt('store', 'sqlite') === 'sqlite' ? 1 : 2)),
   clients: Number(opt('clients', 6)),
   subscribers: Number(opt('subscribers', 4)),
   durationMs: Number(opt('minutes', 5)) * 60_000,

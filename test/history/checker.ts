@@ -37,7 +37,7 @@ export interface HistoryOptions {
   clients: number;
   subscribers: number;
   durationMs: number;
-  /** kill -9 one server halfway (needs two or more). */
+  /** kill -9 one server halfway, then start it again on the same data dir. */
   kill: boolean;
   /** A deliberately injected bug the checker must catch (see inject-skip-digest.js). */
   inject?: 'skip-digest-check';
@@ -183,7 +183,9 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     violations: [],
   };
   try {
-    // One after the other: the first start creates the owner token the others find.
+    // One after the other: the first start creates the owner token the others find. SQLite: one server
+    // per data dir (its lock), so several servers are a PostgreSQL layout.
+    if (opts.store === 'sqlite' && opts.servers > 1) throw new Error('servers: SQLite serves one data dir from one server; use --store postgres for several');
     for (let i = 0; i < opts.servers; i++) servers.push(await startServer(dataDir, opts, databaseUrl));
     const live = () => servers.filter((s) => s.alive);
     const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
@@ -207,7 +209,11 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
       report.commands.sent++;
       for (;;) {
         const targets = live();
-        if (targets.length === 0) throw new Error('every server is down');
+        if (targets.length === 0) {
+          if (!restarting) throw new Error('every server is down');
+          await restarting;
+          continue;
+        }
         let reply: { result?: any; error?: any };
         try {
           reply = await rpc(pick(targets).url, author, 'addReviewNode', params(a.key, a.title));
@@ -241,7 +247,11 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
       let last: number | null = null;
       while (!stop.now || segments.length === 0) {
         const targets = live();
-        if (targets.length === 0) break;
+        if (targets.length === 0) {
+          if (!restarting) break;
+          await restarting;
+          continue;
+        }
         const seg: Segment = { since: last, start: -1, updates: [] };
         try {
           await new Promise<void>((resolve) => {
@@ -284,7 +294,8 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
 
     // Clients: fresh keys, same-payload retries of an acknowledged key, and one key raced with three payloads.
     const deadline = Date.now() + opts.durationMs;
-    let killAt = opts.kill && opts.servers > 1 ? Date.now() + opts.durationMs / 2 : Infinity;
+    let killAt = opts.kill ? Date.now() + opts.durationMs / 2 : Infinity;
+    let restarting: Promise<void> | null = null;
     const clientRuns = Array.from({ length: opts.clients }, async () => {
       while (Date.now() < deadline) {
         if (Date.now() >= killAt) {
@@ -292,8 +303,15 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
           const victim = live()[0];
           log(`kill -9 server ${victim.url}`);
           victim.child.kill('SIGKILL');
+          await new Promise((r) => victim.child.once('exit', r));
           report.killed++;
+          // Restarted on the same data dir (SQLite allows one server per data dir: clients wait for it).
+          restarting = startServer(dataDir, opts, databaseUrl).then((s) => {
+            servers.push(s);
+            log(`restarted: ${s.url}`);
+          });
         }
+        if (live().length === 0) await restarting;
         const r = random();
         if (r < 0.6 || attempts.length === 0) {
           const key = newUuidV7();
@@ -320,6 +338,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
       }
     });
     await Promise.all(clientRuns);
+    await restarting;
 
     // Quiesce: the subscribers catch up with the final answer, then stop.
     const finalAnswer = await rpc(live()[0].url, viewer, 'review_studio.nodeStatus', { workspace_id: WS_ID, ...TARGET });
@@ -329,7 +348,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     const segmentsBySubscriber = await Promise.all(subscriberRuns);
     // A last resume of each subscriber reads to the end.
     for (const [n, segments] of segmentsBySubscriber.entries()) {
-      const lastSeen = [...segments].reverse().flatMap((s) => s.updates).at(0)?.position ?? null;
+      const lastSeen = segments.flatMap((s) => s.updates).at(-1)?.position ?? null;
       const tail: Segment = { since: lastSeen, start: -1, updates: [] };
       const ws = new WebSocket(`${live()[0].url.replace(/^http/, 'ws')}/rpc`, { headers: { authorization: `Bearer ${viewer}` } });
       await new Promise<void>((resolve, reject) => {
@@ -347,7 +366,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
             tail.start = msg.result.position;
             if (msg.result.snapshot !== undefined) tail.updates.push({ position: msg.result.position, value: JSON.stringify(msg.result.snapshot) });
           } else if (msg.method === 'watch.update') tail.updates.push({ position: msg.params.position, value: JSON.stringify(msg.params.value) });
-          const latest = tail.updates.at(-1)?.value ?? [...segments].reverse().flatMap((s) => [...s.updates].reverse()).at(0)?.value;
+          const latest = tail.updates.at(-1)?.value ?? segments.flatMap((s) => s.updates).at(-1)?.value;
           if (latest === finalJson) finish();
         });
         ws.on('error', reject);
