@@ -153,6 +153,66 @@ describe('watch* subscriptions over WebSocket and SSE', () => {
     await reader.cancel();
   });
 
+  /** Reads SSE frames until `done` holds over the updates (jest's timeout bounds it). */
+  async function sseUpdates(path: string, headers: Record<string, string>, done: (updates: Array<{ position: number; value: unknown }>) => boolean) {
+    const res = await fetch(`${fx.server.url}${path}`, { headers: { authorization: `Bearer ${viewer}`, ...headers } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const updates: Array<{ position: number; value: unknown; coalesced?: boolean }> = [];
+    let buf = '';
+    while (!done(updates)) {
+      buf += new TextDecoder().decode((await reader.read()).value);
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (!block.includes('event: update')) continue;
+        updates.push(JSON.parse(block.split('data: ')[1]));
+      }
+    }
+    await reader.cancel();
+    return updates;
+  }
+
+  for (const [query, input] of [
+    ['NodeStatus', (target: object) => target],
+    // Answered from its read model: the missed changes come one by one here too (issue 34).
+    ['Audit', () => ({ limit: 1 })],
+  ] as const) {
+    it(`watch${query}: a resume over SSE (Last-Event-ID) and over WebSocket (since) give the same updates, each missed change as the live subscriber got it`, async () => {
+      const target = await newReview();
+      const nodeIds = [];
+      for (const t of ['r1', 'r2', 'r3']) nodeIds.push((await file(target, t)).result.result.nodeId as string);
+      const live = await WsClient.open(fx.server.url, viewer);
+      const sub = await live.call(`watch${query}`, { workspace_id: fx.workspaceId, ...input(target) });
+      expect(sub.error).toBeUndefined();
+      const since = sub.result.position as number;
+      // Acts that change both views (the audit lists confirmations, not filings).
+      let lastPosition = 0;
+      for (const nodeId of nodeIds) {
+        const confirmed = await command(fx.server.url, peer, fx.workspaceId, 'confirmNode', { ...target, nodeId });
+        expect(confirmed.error).toBeUndefined();
+        lastPosition = confirmed.result.lastPosition;
+      }
+      await live.until(() => live.updates(sub.result.subscription).some((u) => u.position === lastPosition), 30_000);
+      const strip = (u: { position: number; value: unknown; coalesced?: boolean }) => ({ position: u.position, value: u.value, coalesced: u.coalesced ?? false });
+      const expected = live.updates(sub.result.subscription).map(strip);
+      expect(expected.length).toBeGreaterThanOrEqual(3);
+
+      const ws = await WsClient.open(fx.server.url, viewer);
+      const resumed = await ws.call(`watch${query}`, { workspace_id: fx.workspaceId, ...input(target), since });
+      expect(resumed.error).toBeUndefined();
+      await ws.until(() => ws.updates(resumed.result.subscription).some((u) => u.position === lastPosition), 30_000);
+      expect(ws.updates(resumed.result.subscription).map(strip)).toEqual(expected);
+
+      const params = new URLSearchParams({ input: JSON.stringify(input(target)) });
+      const overSse = await sseUpdates(`/workspaces/${fx.workspaceId}/watch/watch${query}?${params}`, { 'last-event-id': String(since) }, (us) => us.some((u) => u.position === lastPosition));
+      expect(overSse.map(strip)).toEqual(expected);
+      await live.close();
+      await ws.close();
+    });
+  }
+
   it('parses SSE query parameters by the query schema: a numeric-looking repoId stays a string', async () => {
     const target = { repoId: '2024', prNumber: pr++ };
     expect((await command(fx.server.url, agent, fx.workspaceId, 'requestReview', { ...target, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
