@@ -15,6 +15,11 @@ export interface LedgerOptions {
   clock?: () => Date;
   storeFactory?: StoreFactory;
   services?: Map<string, unknown>;
+  /**
+   * Called on every workspace handle as it opens: the entry points attach the read side with it
+   * (src/readmodels' attachReadModels), so queries answer from checkpointed read models.
+   */
+  onOpenWorkspace?: (handle: WorkspaceHandle) => void;
 }
 
 /**
@@ -33,7 +38,9 @@ export class Ledger {
     // Commands reach the operator's decisions through this service; a ledger built without them gets
     // the safe defaults (nothing enabled, sandbox on).
     if (!this.services.has(OPERATOR_CONFIG_SERVICE)) this.services.set(OPERATOR_CONFIG_SERVICE, config.operator ?? defaultOperatorConfig(config.dataDir));
-    this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config));
+    // The read side of every workspace (the entry points pass src/readmodels' one): queries answer from
+    // the checkpointed read models where they have one, and by folding the log otherwise.
+    this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config), undefined, options.onOpenWorkspace);
     this.executor = new CommandExecutor(this.clock, this.services);
     // Running index/compute jobs stop when the token that started them is revoked (kernel.ts).
     if (!this.services.has(ACCESS_GUARD_SERVICE)) this.services.set(ACCESS_GUARD_SERVICE, accessGuardFor(this));

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig, LedgerConfig } from '../config';
 import { Ledger } from '../ledger';
 import { isDomainError } from '../domain-error';
+import { attachReadModels } from '../readmodels/registry';
 
 /** Global options every subcommand understands. */
 export function configFrom(cmd: Command): LedgerConfig {
@@ -21,7 +22,7 @@ export function configFrom(cmd: Command): LedgerConfig {
 
 /** Opens a Ledger for one CLI action and always closes it. Domain errors print their code and message. */
 export async function withLedger<T>(cmd: Command, fn: (ledger: Ledger) => Promise<T>): Promise<T | undefined> {
-  const ledger = new Ledger(configFrom(cmd));
+  const ledger = new Ledger(configFrom(cmd), { onOpenWorkspace: attachReadModels });
   try {
     return await fn(ledger);
   } catch (err) {

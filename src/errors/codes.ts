@@ -163,6 +163,7 @@ export const ERROR_CODES = {
 
   // Streams and storage
   watch_closed: { status: 'unavailable', meaning: 'the subscription ended (server shutting down, feed closed): resume with since' },
+  watch_lagging: { status: 'unavailable', meaning: 'the subscriber fell 64 updates behind its transport: resume with since (data.details.since), or subscribe with coalesce: true' },
   watch_failed: { status: 'unavailable', meaning: 'a subscription failed while folding or catching up: resume with since' },
   store_unavailable: { status: 'unavailable', meaning: 'the event store cannot be reached' },
   wrong_expected_revision: { status: 'conflict', meaning: 'a concurrent append moved the stream; retrying the command re-decides it' },

@@ -16,7 +16,6 @@ import { workspaceFold } from '../workspaces/workspace-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { payloadFor, resolveTools, type ResolvedTool } from './tools';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
-import '../readmodels/registry';
 
 /**
  * Who the MCP session acts as. Over HTTP a bearer token; over stdio a token, or (the operator's own host)

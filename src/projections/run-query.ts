@@ -21,29 +21,32 @@ export type WorkspaceQueryAnswerer = (q: QueryDefinition, workspace: WorkspaceHa
  */
 export type WorkspaceQueryAdvancer = (q: QueryDefinition, workspace: WorkspaceHandle, input: unknown, previous: unknown, from: number, until: number) => Promise<QueryAnswer | null>;
 
-let readModelAnswerer: WorkspaceQueryAnswerer | null = null;
-let readModelAdvancer: WorkspaceQueryAdvancer | null = null;
-
-/** Installed by src/readmodels (which sits above projections and so cannot be imported from here). */
-export function answerWorkspaceQueriesWith(answerer: WorkspaceQueryAnswerer | null, advancer: WorkspaceQueryAdvancer | null = null): void {
-  readModelAnswerer = answerer;
-  readModelAdvancer = advancer;
-}
-
 /**
  * Reads, in place of the whole workspace stream, the workspace events a query's fold depends on given
  * the events of its other streams (already read, up to `until`); null to read the stream instead.
  */
 export type WorkspaceFactsReader = (workspace: WorkspaceHandle, streamEvents: readonly RecordedEvent[], until: number) => Promise<RecordedEvent[] | null>;
 
-/** Keyed by the query's `sources` function: only queries that share it share what their fold reads. */
-const workspaceFactsReaders = new Map<unknown, WorkspaceFactsReader>();
-
-/** Installed by src/readmodels for the queries whose sources are `sources` (the review queries). */
-export function readWorkspaceFactsWith(sources: (input: any) => string[], reader: WorkspaceFactsReader | null): void {
-  if (reader) workspaceFactsReaders.set(sources, reader);
-  else workspaceFactsReaders.delete(sources);
+/**
+ * What a workspace's checkpointed read models can answer without a fold of the log. Built by
+ * src/readmodels (which sits beside projections and imports them, so it cannot be imported from here)
+ * and attached to each workspace handle by the composition root (Ledger): no module-level hook, and a
+ * handle without one (a test's bare handle) answers every query by folding — slower, equally exact.
+ */
+export interface ReadSide {
+  answer: WorkspaceQueryAnswerer;
+  advance: WorkspaceQueryAdvancer;
+  /** The facts reader for the queries whose `sources` is this function (only queries that share it share what their fold reads). */
+  facts(sources: QueryDefinition['sources']): WorkspaceFactsReader | undefined;
 }
+
+const READ_SIDE = Symbol('read-side');
+
+export function attachReadSide(workspace: WorkspaceHandle, side: ReadSide): void {
+  workspace.cache.set(READ_SIDE, side);
+}
+
+const readSideOf = (workspace: WorkspaceHandle): ReadSide | undefined => workspace.cache.get(READ_SIDE) as ReadSide | undefined;
 
 /**
  * The answer of a workspace-wide query from its read model, exactly as of `until` (waiting until the
@@ -51,8 +54,9 @@ export function readWorkspaceFactsWith(sources: (input: any) => string[], reader
  * their answers from here (src/rpc/watch.ts), so their first answer does not fold the log either.
  */
 export async function readModelAnswer<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, until: number): Promise<QueryAnswer<R> | null> {
-  if (!readModelAnswerer || q.sources(input) !== 'all') return null;
-  return (await readModelAnswerer(q, workspace, input, until)) as QueryAnswer<R> | null;
+  const side = readSideOf(workspace);
+  if (!side || q.sources(input) !== 'all') return null;
+  return (await side.answer(q, workspace, input, until)) as QueryAnswer<R> | null;
 }
 
 /**
@@ -60,8 +64,9 @@ export async function readModelAnswer<I, S, R>(q: QueryDefinition<I, S, R>, work
  * the rows the events in (from, until] added; null when the model has no incremental answer for `q`.
  */
 export async function readModelAdvance<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, previous: R, from: number, until: number): Promise<QueryAnswer<R> | null> {
-  if (!readModelAdvancer || q.sources(input) !== 'all') return null;
-  return (await readModelAdvancer(q, workspace, input, previous, from, until)) as QueryAnswer<R> | null;
+  const side = readSideOf(workspace);
+  if (!side || q.sources(input) !== 'all') return null;
+  return (await side.advance(q, workspace, input, previous, from, until)) as QueryAnswer<R> | null;
 }
 
 export async function runQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf?: number): Promise<QueryAnswer<R>> {
@@ -76,9 +81,10 @@ export function foldQuery<I, S, R>(q: QueryDefinition<I, S, R>, workspace: Works
 async function runQueryImpl<I, S, R>(q: QueryDefinition<I, S, R>, workspace: WorkspaceHandle, input: I, asOf: number | undefined, readModels: boolean): Promise<QueryAnswer<R>> {
   const head = await workspace.store.headPosition();
   const until = asOf === undefined ? head : Math.min(asOf, head);
+  const side = readModels ? readSideOf(workspace) : undefined;
   // Workspace-wide queries with a checkpointed read model (src/readmodels) answer from its rows.
-  if (readModels && readModelAnswerer && q.sources(input) === 'all') {
-    const served = (await readModelAnswerer(q, workspace, input, until)) as QueryAnswer<R> | null;
+  if (side && q.sources(input) === 'all') {
+    const served = (await side.answer(q, workspace, input, until)) as QueryAnswer<R> | null;
     if (served) return served;
   }
   const fold = await q.fold(input, workspace);
@@ -89,7 +95,7 @@ async function runQueryImpl<I, S, R>(q: QueryDefinition<I, S, R>, workspace: Wor
   } else {
     const events: RecordedEvent[] = [];
     // The workspace stream grows with every dismissal: a read model may hand over just what this fold needs.
-    const facts = readModels ? workspaceFactsReaders.get(q.sources) : undefined;
+    const facts = side?.facts(q.sources);
     const streams = facts ? sources.filter((s) => s !== 'workspace') : sources;
     for (const s of streams) for await (const e of workspace.store.readStream(s)) if (e.globalPosition <= until) events.push(e);
     if (facts && streams.length < sources.length) {

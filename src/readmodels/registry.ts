@@ -1,5 +1,5 @@
 import type { QueryDefinition } from '../projections/query';
-import { answerWorkspaceQueriesWith, readWorkspaceFactsWith, type QueryAnswer } from '../projections/run-query';
+import { attachReadSide, type QueryAnswer, type ReadSide } from '../projections/run-query';
 import type { RecordedEvent } from '../events/envelope';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { DomainError } from '../domain-error';
@@ -111,6 +111,14 @@ export async function reviewFactsFromReadModel(ws: WorkspaceHandle, prEvents: re
   }
 }
 
-// Importing this module makes runQuery answer from the read models (the server, RPC, MCP and the audit CLI do).
-answerWorkspaceQueriesWith(answerFromReadModel, advanceFromReadModel);
-readWorkspaceFactsWith(reviewSources, reviewFactsFromReadModel);
+/** The read side the composition root attaches to every workspace handle (src/ledger.ts). */
+export const readModelReadSide: ReadSide = {
+  answer: answerFromReadModel,
+  advance: advanceFromReadModel,
+  facts: (sources) => (sources === reviewSources ? reviewFactsFromReadModel : undefined),
+};
+
+/** Attaches the read models to a workspace handle (the entry points pass this to every Ledger they build). */
+export function attachReadModels(ws: WorkspaceHandle): void {
+  attachReadSide(ws, readModelReadSide);
+}

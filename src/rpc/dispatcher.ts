@@ -15,7 +15,6 @@ import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../job-progress/hub';
 import type { WatchHub, WatchSink } from './watch';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
-import '../readmodels/registry';
 
 /** What a transport knows about the caller and the connection a request arrived on. */
 export interface CallContext {
@@ -48,7 +47,7 @@ export interface DispatchResult {
 }
 
 /** Param names that belong to the call envelope, never to a command or query payload. */
-const ENVELOPE_KEYS = new Set(['workspace_id', 'idempotencyKey', 'correlationId', 'since', 'asOf']);
+const ENVELOPE_KEYS = new Set(['workspace_id', 'idempotencyKey', 'correlationId', 'since', 'coalesce', 'asOf']);
 
 type Id = string | number | null;
 
@@ -247,7 +246,8 @@ export class RpcDispatcher {
     const parsed = spec.query!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const since = parseSince(params.since);
-    const started = await this.hub.watch(caller.workspace, spec.query!, parsed.data, since, conn.sink());
+    if (params.coalesce !== undefined && typeof params.coalesce !== 'boolean') throw new DomainError('invalid_payload', `coalesce: must be a boolean, got ${JSON.stringify(params.coalesce)?.slice(0, 40)}`, { field: 'coalesce' });
+    const started = await this.hub.watch(caller.workspace, spec.query!, parsed.data, since, conn.sink(), { coalesce: params.coalesce === true });
     const w = started.watcher;
     conn.watchers.set(w.id, w);
     this.guard(caller, spec, conn, w.id, () => !w.closed, () => w.close());

@@ -38,12 +38,14 @@ export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: strin
     const parsed = query.input.safeParse(input);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const since = parseSince(url.searchParams.get('since') ?? req.headers['last-event-id']);
+    const coalesce = url.searchParams.get('coalesce');
+    if (coalesce !== null && coalesce !== 'true' && coalesce !== 'false') throw new DomainError('invalid_payload', `coalesce: must be true or false, got ${JSON.stringify(coalesce.slice(0, 40))}`, { field: 'coalesce' });
     const started = await hub.watch(caller.workspace, query, parsed.data, since, {
       send: (u: WatchUpdate) => res.write(sseFrame('update', u.position, `{"position":${u.position},"value":${u.valueJson}${u.coalesced ? ',"coalesced":true' : ''}}`)),
       congested: () => res.writableLength > SSE_HIGH_WATER_BYTES,
       onDrain: (cb) => (res.writableLength > SSE_HIGH_WATER_BYTES ? res.once('drain', cb) : setImmediate(cb)),
       fail: (err) => res.end(`event: error\ndata: ${JSON.stringify(toRpcError(err))}\n\n`),
-    });
+    }, { coalesce: coalesce === 'true' });
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     if (started.snapshot) res.write(sseFrame('snapshot', started.snapshot.position, `{"position":${started.snapshot.position},"value":${started.snapshot.valueJson}}`));
     else res.write(sseFrame('resumed', started.position, `{"position":${started.position}}`));
@@ -133,7 +135,7 @@ function inputFrom(url: URL, schema: z.ZodType): Record<string, unknown> {
     Object.assign(out, parsed);
   }
   for (const [k, v] of url.searchParams) {
-    if (k === 'input' || k === 'since' || k === 'access_token' || k === 'workspace_id') continue;
+    if (k === 'input' || k === 'since' || k === 'coalesce' || k === 'access_token' || k === 'workspace_id') continue;
     const t = types[k] ?? [];
     if ((t.includes('integer') || t.includes('number')) && /^-?\d+(\.\d+)?$/.test(v)) out[k] = Number(v);
     else if (t.includes('boolean') && (v === 'true' || v === 'false')) out[k] = v === 'true';

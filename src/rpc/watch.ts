@@ -29,7 +29,11 @@ export interface WatchUpdate {
   coalesced: boolean;
 }
 
-/** Updates a started watcher may hold while its transport is congested before it collapses them into the latest one. */
+/**
+ * Updates a started watcher may hold while its transport is congested. Past it, a subscriber that asked
+ * for `coalesce: true` gets the latest state marked coalesced; any other one is ended with
+ * `watch_lagging` and resumes with `since` — it never silently misses a step (issue 34).
+ */
 const MAX_QUEUED_UPDATES = 64;
 /**
  * Before `start` (a resume's catch-up, written before the subscribe response) every missed update is
@@ -47,20 +51,39 @@ export class Watcher {
   private queue: Array<Omit<WatchUpdate, 'subscription'>> = [];
   private queuedBytes = 0;
   private started = false;
+  /** Updates that may queue while the transport is congested (MAX_QUEUED_UPDATES plus a resume's backlog). */
+  private allowance = MAX_QUEUED_UPDATES;
   private waitingForDrain = false;
   closed = false;
   group: WatchGroup | null = null;
   /** Position of the last update handed to this watcher (snapshot or update). */
   position = 0;
+  /** Position of the last update the transport took (where a lagging subscriber resumes). */
+  private delivered = 0;
 
-  constructor(readonly id: string, private readonly sink: WatchSink, private readonly onClose: (w: Watcher) => void) {}
+  /** `coalesce`: the subscriber accepts the latest state in place of the steps it was too slow for. */
+  constructor(readonly id: string, private readonly sink: WatchSink, private readonly onClose: (w: Watcher) => void, readonly coalesce = false) {}
+
+  /** Where the subscription starts (the snapshot's position, or `since`). */
+  startAt(position: number): void {
+    this.position = this.delivered = position;
+  }
+
+  private send(update: Omit<WatchUpdate, 'subscription'>): void {
+    this.delivered = update.position;
+    this.sink.send({ subscription: this.id, ...update });
+  }
+
+  private lagging(): void {
+    this.fail(new DomainError('watch_lagging', `the subscriber fell ${this.queue.length} updates behind; resume with since: ${this.delivered} (or subscribe with coalesce: true to get the latest state instead)`, { since: this.delivered }));
+  }
 
   /** `coalesced`: this state already stands for several changes (a group answered from a read model). */
   enqueue(position: number, valueJson: string, coalesced = false): void {
     if (this.closed) return;
     this.position = position;
     if (this.started && this.queue.length === 0 && !this.sink.congested()) {
-      this.sink.send({ subscription: this.id, position, valueJson, coalesced });
+      this.send({ position, valueJson, coalesced });
       return;
     }
     if (!this.started) {
@@ -71,14 +94,18 @@ export class Watcher {
       this.queue.push({ position, valueJson, coalesced });
       return;
     }
-    if (this.queue.length >= MAX_QUEUED_UPDATES) this.queue = [{ position, valueJson, coalesced: true }];
-    else this.queue.push({ position, valueJson, coalesced });
+    if (this.queue.length >= (this.coalesce ? MAX_QUEUED_UPDATES : this.allowance)) {
+      if (!this.coalesce) return this.lagging();
+      this.queue = [{ position, valueJson, coalesced: true }];
+    } else this.queue.push({ position, valueJson, coalesced });
     this.scheduleFlush();
   }
 
   /** The subscribe response has been written: updates may follow. */
   start(): void {
     this.started = true;
+    // A resume's backlog (bounded by MAX_RESUME_BYTES) drains at the transport's pace on top of the usual allowance.
+    this.allowance = this.queue.length + MAX_QUEUED_UPDATES;
     this.flush();
   }
 
@@ -93,11 +120,15 @@ export class Watcher {
 
   private flush(): void {
     this.queuedBytes = 0;
-    while (!this.closed && this.queue.length && !this.sink.congested()) this.sink.send({ subscription: this.id, ...this.queue.shift()! });
+    while (!this.closed && this.queue.length && !this.sink.congested()) this.send(this.queue.shift()!);
+    if (this.closed) return;
     if (this.queue.length) {
-      // Still congested: keep only the latest state, marked so the client knows steps were skipped.
-      const last = this.queue[this.queue.length - 1];
-      this.queue = [{ ...last, coalesced: last.coalesced || this.queue.length > 1 }];
+      // Still congested. Asked for coalescing: keep only the latest state, marked so the client knows
+      // steps were skipped. Otherwise the queue waits (bounded by enqueue) for the transport to drain.
+      if (this.coalesce) {
+        const last = this.queue[this.queue.length - 1];
+        this.queue = [{ ...last, coalesced: last.coalesced || this.queue.length > 1 }];
+      }
       this.scheduleFlush();
     }
   }
@@ -394,14 +425,19 @@ export class WatchHub {
     return feed;
   }
 
-  async watch(ws: WorkspaceHandle, query: QueryDefinition, input: unknown, since: number | undefined, sink: WatchSink): Promise<WatchStart> {
-    const watcher = new Watcher(`w${this.nextId++}`, sink, (w) => {
-      const g = w.group;
-      if (g) {
-        g.members.delete(w);
-        g.feed.release(g);
-      }
-    });
+  async watch(ws: WorkspaceHandle, query: QueryDefinition, input: unknown, since: number | undefined, sink: WatchSink, options: { coalesce?: boolean } = {}): Promise<WatchStart> {
+    const watcher = new Watcher(
+      `w${this.nextId++}`,
+      sink,
+      (w) => {
+        const g = w.group;
+        if (g) {
+          g.members.delete(w);
+          g.feed.release(g);
+        }
+      },
+      options.coalesce ?? false,
+    );
     let feed: WorkspaceFeed;
     let group: WatchGroup;
     for (;;) {
@@ -418,7 +454,7 @@ export class WatchHub {
     if (since === undefined) {
       watcher.group = group;
       group.members.add(watcher);
-      watcher.position = group.position;
+      watcher.startAt(group.position);
       return { watcher, snapshot: { position: group.position, valueJson: group.viewJson }, position: group.position };
     }
     if (!Number.isSafeInteger(since) || since < 0 || since > group.position) {
@@ -459,7 +495,7 @@ export class WatchHub {
         let value = base.value;
         let json = canonicalJsonWithin(value, feed.maxResponseBytes, `watch ${group.query.name}`);
         let pos = since;
-        watcher.position = since;
+        watcher.startAt(since);
         for (;;) {
           if (feed.closed) throw new DomainError('watch_failed', 'the workspace feed closed during catch-up');
           if (feed.groups.get(group.key) !== group) {
@@ -491,7 +527,7 @@ export class WatchHub {
     for await (const e of readRange(feed.workspace, group.query, group.input, 0, since)) state = fold.evolve(state, e);
     let json = canonicalJsonWithin(group.query.view(state, group.input), feed.maxResponseBytes, `watch ${group.query.name}`);
     let pos = since;
-    watcher.position = since;
+    watcher.startAt(since);
     for (;;) {
       const target = group.position;
       for await (const e of readRange(feed.workspace, group.query, group.input, pos, target)) {

@@ -7,8 +7,8 @@ import { LedgerConfig, loadConfig } from '../config';
 import { mkdirPrivate } from '../events/store/private-files';
 import { DomainError } from '../domain-error';
 import { lockDataDir } from './data-dir-lock';
+import { attachReadModels } from '../readmodels/registry';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
-import '../readmodels/registry';
 
 export interface RunningServer {
   app: INestApplication;
@@ -37,7 +37,7 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
   const lock = config.store === 'sqlite' ? lockDataDir(config.dataDir) : null;
   let l: Ledger;
   try {
-    l = ledger ?? new Ledger(config);
+    l = ledger ?? new Ledger(config, { onOpenWorkspace: attachReadModels });
   } catch (err) {
     lock?.release();
     throw err;

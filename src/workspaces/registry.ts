@@ -41,7 +41,13 @@ export class WorkspaceRegistry {
   private readonly catalog: WorkspaceCatalogue;
   private readonly handles = new Map<string, Promise<WorkspaceHandle>>();
 
-  constructor(readonly dataDir: string, private readonly storeFactory: StoreFactory = sqliteStoreFactory(), catalogue?: WorkspaceCatalogue) {
+  /** `onOpen`: what the composition root attaches to every handle it opens (its read side). */
+  constructor(
+    readonly dataDir: string,
+    private readonly storeFactory: StoreFactory = sqliteStoreFactory(),
+    catalogue?: WorkspaceCatalogue,
+    private readonly onOpen?: (handle: WorkspaceHandle) => void,
+  ) {
     mkdirPrivate(dataDir);
     this.catalog = catalogue ?? storeFactory.catalogue?.(dataDir) ?? new SqliteCatalogue(dataDir);
   }
@@ -85,7 +91,9 @@ export class WorkspaceRegistry {
     if (path.dirname(dir) !== path.resolve(this.dataDir)) throw new DomainError('invalid_workspace_id', 'workspace_id: escapes the data dir');
     mkdirPrivate(dir);
     const store = await this.storeFactory(id, dir);
-    return { id, dir, store, cache: new Map() };
+    const handle: WorkspaceHandle = { id, dir, store, cache: new Map() };
+    this.onOpen?.(handle);
+    return handle;
   }
 
   async close(): Promise<void> {

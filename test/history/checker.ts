@@ -56,7 +56,7 @@ export interface HistoryReport {
   killed: number;
   commands: { sent: number; acknowledged: number; refused: number; lostThenRetried: number; unresolved: number };
   keys: { fresh: number; retriedSame: number; racedDifferent: number };
-  subscribers: { count: number; reconnects: number; updates: number; checkedAsOf: number };
+  subscribers: { count: number; reconnects: number; errors: number; updates: number; checkedAsOf: number };
   events: number;
   readModelsEqualRebuild: boolean | null;
   violationCount: number;
@@ -176,7 +176,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     killed: 0,
     commands: { sent: 0, acknowledged: 0, refused: 0, lostThenRetried: 0, unresolved: 0 },
     keys: { fresh: 0, retriedSame: 0, racedDifferent: 0 },
-    subscribers: { count: opts.subscribers, reconnects: 0, updates: 0, checkedAsOf: 0 },
+    subscribers: { count: opts.subscribers, reconnects: 0, errors: 0, updates: 0, checkedAsOf: 0 },
     events: 0,
     readModelsEqualRebuild: null,
     violationCount: 0,
@@ -240,7 +240,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
       }
     };
 
-    // Subscribers: watchNodeStatus over WebSocket, resuming with `since` after each disconnect.
+    // Subscribers: watchVerdict over WebSocket (a small view that changes with every filing), resuming with `since` after each disconnect.
     const stop = { now: false };
     const subscriberRuns = Array.from({ length: opts.subscribers }, async (_, n) => {
       const segments: Segment[] = [];
@@ -258,7 +258,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
             const ws = new WebSocket(`${pick(targets).url.replace(/^http/, 'ws')}/rpc`, { headers: { authorization: `Bearer ${viewer}` } });
             sockets.add(ws);
             const lifetime = setTimeout(() => ws.close(), 300 + random() * 2000);
-            ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'watchNodeStatus', params: { workspace_id: WS_ID, ...TARGET, ...(last !== null ? { since: last } : {}) } })));
+            ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'watchVerdict', params: { workspace_id: WS_ID, ...TARGET, ...(last !== null ? { since: last } : {}) } })));
             ws.on('message', (data) => {
               const msg = JSON.parse(data.toString());
               if (msg.id === 1) {
@@ -273,6 +273,10 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
                 seg.updates.push({ position: msg.params.position, value: JSON.stringify(msg.params.value) });
                 if (msg.params.coalesced) violate(`subscriber ${n}: update at ${msg.params.position} is coalesced (steps skipped)`);
                 last = msg.params.position;
+              } else if (msg.method === 'watch.error') {
+                // watch_lagging (too slow), watch_closed: resume with since, as a client does.
+                report.subscribers.errors++;
+                ws.close();
               }
             });
             const done = () => {
@@ -341,7 +345,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     await restarting;
 
     // Quiesce: the subscribers catch up with the final answer, then stop.
-    const finalAnswer = await rpc(live()[0].url, viewer, 'review_studio.nodeStatus', { workspace_id: WS_ID, ...TARGET });
+    const finalAnswer = await rpc(live()[0].url, viewer, 'review_studio.verdict', { workspace_id: WS_ID, ...TARGET });
     const finalJson = JSON.stringify(finalAnswer.result?.value);
     stop.now = true;
     for (const ws of sockets) ws.close();
@@ -358,7 +362,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
           ws.close();
           resolve();
         };
-        ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'watchNodeStatus', params: { workspace_id: WS_ID, ...TARGET, ...(lastSeen !== null ? { since: lastSeen } : {}) } })));
+        ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'watchVerdict', params: { workspace_id: WS_ID, ...TARGET, ...(lastSeen !== null ? { since: lastSeen } : {}) } })));
         ws.on('message', (data) => {
           const msg = JSON.parse(data.toString());
           if (msg.id === 1) {
@@ -380,7 +384,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     const answerAt = async (position: number): Promise<string> => {
       let v = asOfCache.get(position);
       if (v === undefined) {
-        const r = await rpc(live()[0].url, viewer, 'review_studio.nodeStatus', { workspace_id: WS_ID, ...TARGET, asOf: position });
+        const r = await rpc(live()[0].url, viewer, 'review_studio.verdict', { workspace_id: WS_ID, ...TARGET, asOf: position });
         v = JSON.stringify(r.result?.value);
         asOfCache.set(position, v);
         report.subscribers.checkedAsOf++;

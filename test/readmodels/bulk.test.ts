@@ -12,6 +12,7 @@ import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/p
 import { appendLog, generateLog, prng, type Append } from './generate';
 import { parseReviewStream } from '../../src/events/streams';
 import { REVIEW_FUNCTIONS, registerReviewFunctions } from '../../src/readmodels/review-stream-sql';
+import { withReadModels } from '../support/ledger-fixture';
 
 /**
  * The set-based rebuild (src/readmodels/bulk.ts) against the JS fold of every event, table by table, over
@@ -141,7 +142,7 @@ test(
   async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bulk-'));
     const store: EventStore = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'bk', synchronous: 'NORMAL' });
-    const ws: Handle = { id: 'bk', dir, store, cache: new Map(), close: () => store.close() };
+    const ws: Handle = withReadModels({ id: 'bk', dir, store, cache: new Map(), close: () => store.close() });
     try {
       await compare(ws);
     } finally {
@@ -159,7 +160,7 @@ whenPostgres('postgres set-based rebuild', () => {
     async () => {
       const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
       const store = await PostgresEventStore.open({ backend, workspaceId: 'bk' });
-      const ws: Handle = { id: 'bk', dir: fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bulk-pg-')), store, cache: new Map(), close: async () => (await store.close(), await backend.close()) };
+      const ws: Handle = withReadModels({ id: 'bk', dir: fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bulk-pg-')), store, cache: new Map(), close: async () => (await store.close(), await backend.close()) });
       try {
         await compare(ws);
       } finally {

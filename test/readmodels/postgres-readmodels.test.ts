@@ -9,13 +9,14 @@ import { auditFromRows, auditSql } from '../../src/readmodels/audit';
 import { readModelHost } from '../../src/readmodels/registry';
 import { readModelConformance, Workspace } from './conformance';
 import { appendLog, generateLog } from './generate';
+import { withReadModels } from '../support/ledger-fixture';
 
 whenPostgres('postgres read models', () => {
   const schemas: string[] = [];
   const open = async (schema: string, dir: string): Promise<Workspace & { schema: string }> => {
     const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
     const store = await PostgresEventStore.open({ backend, workspaceId: 'rm' });
-    return {
+    return withReadModels({
       id: 'rm',
       dir,
       store,
@@ -25,7 +26,7 @@ whenPostgres('postgres read models', () => {
         await store.close();
         await backend.close();
       },
-    };
+    });
   };
   readModelConformance('postgres', {
     // A schema per test: its events, heads and read-model tables, dropped after the file.

@@ -10,10 +10,11 @@ import { ReadModelHost } from '../../src/readmodels/host';
 import { SqliteReadModelStorage, tableName } from '../../src/readmodels/storage';
 import { appendLog, generateLog } from './generate';
 import { readModelConformance, Workspace } from './conformance';
+import { withReadModels } from '../support/ledger-fixture';
 
 const open = (dir: string): Workspace => {
   const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'rm', synchronous: 'NORMAL' });
-  return { id: 'rm', dir, store, cache: new Map(), close: () => store.close() };
+  return withReadModels({ id: 'rm', dir, store, cache: new Map(), close: () => store.close() });
 };
 
 readModelConformance('sqlite', {

@@ -12,20 +12,21 @@ import { WatchHub, type WatchSink, type WatchUpdate } from '../../src/rpc/watch'
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from '../readmodels/generate';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
+import { withReadModels } from '../support/ledger-fixture';
 
 type Opened = WorkspaceHandle & { close(): Promise<void> };
 
 const openSqlite = async (): Promise<Opened> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-watch-rm-'));
   const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'rm', synchronous: 'NORMAL' });
-  return { id: 'rm', dir, store, cache: new Map(), close: () => store.close() };
+  return withReadModels({ id: 'rm', dir, store, cache: new Map(), close: () => store.close() });
 };
 
 const openPostgres = (schema: string) => async (): Promise<Opened> => {
   const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
   const store = await PostgresEventStore.open({ backend, workspaceId: 'rm' });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-watch-rm-pg-'));
-  return {
+  return withReadModels({
     id: 'rm',
     dir,
     store,
@@ -35,7 +36,7 @@ const openPostgres = (schema: string) => async (): Promise<Opened> => {
       await backend.close();
       await dropSchema(schema);
     },
-  };
+  });
 };
 
 /**

@@ -6,13 +6,15 @@ import { Ledger, LedgerOptions } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
 import { collect } from '../../src/events/store/port';
 import type { RecordedEvent } from '../../src/events/envelope';
+import { attachReadModels } from '../../src/readmodels/registry';
 
 export const OWNER = { principal: 'user:owner' as const, role: 'owner' as const };
 
 /** A Ledger on a fresh temporary data dir (real SQLite files), optionally with a workspace created. */
 export async function ledgerFixture(opts: { workspaceId?: string; config?: Partial<LedgerConfig>; options?: LedgerOptions } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-ledger-'));
-  const ledger = new Ledger(loadConfig({ dataDir, ...opts.config }, {}), opts.options);
+  const options = { onOpenWorkspace: attachReadModels, ...opts.options };
+  const ledger = new Ledger(loadConfig({ dataDir, ...opts.config }, {}), options);
   if (opts.workspaceId) await ledger.createWorkspace({ ...OWNER, idempotencyKey: newUuidV7() }, { workspaceId: opts.workspaceId });
   return {
     dataDir,
@@ -22,11 +24,17 @@ export async function ledgerFixture(opts: { workspaceId?: string; config?: Parti
     },
     async reopen(): Promise<Ledger> {
       await ledger.close();
-      return new Ledger(loadConfig({ dataDir, ...opts.config }, {}), opts.options);
+      return new Ledger(loadConfig({ dataDir, ...opts.config }, {}), options);
     },
     async cleanup(l: Ledger = ledger) {
       await l.close().catch(() => undefined);
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A bare workspace handle (no Ledger) with the read side attached, as the entry points attach it. */
+export function withReadModels<T extends { id: string; dir: string; store: unknown; cache: Map<unknown, unknown> }>(ws: T): T {
+  attachReadModels(ws as never);
+  return ws;
 }

@@ -6,6 +6,7 @@ import { buildMcpServer, type McpIdentity } from '../../mcp/server';
 import { GuardedStdioTransport } from '../../mcp/stdio-transport';
 import { parseToken } from '../../security/tokens';
 import { configFrom } from '../context';
+import { attachReadModels } from '../../readmodels/registry';
 
 /** The action of mcp.ts, loaded when `mcp` runs. */
 
@@ -24,7 +25,7 @@ export async function serveMcp(opts: { token?: string; workspace?: string; princ
     if (!opts.workspace) throw new Error('--workspace or --token is required');
     identity = { kind: 'local', workspaceId: opts.workspace, principal: principalSchema.parse(opts.principal) };
   }
-  const ledger = new Ledger(configFrom(cmd));
+  const ledger = new Ledger(configFrom(cmd), { onOpenWorkspace: attachReadModels });
   await ledger.workspace(identity.workspaceId);
   const server = buildMcpServer(ledger, identity);
   const transport = new GuardedStdioTransport();

@@ -17,7 +17,6 @@ import { AuditKeyring } from '../../audit/keys';
 import { formatReport } from '../../audit/verify';
 import { cliIdentity } from '../identity';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
-import '../../readmodels/registry';
 
 /** The actions of review.ts, loaded when one of its commands runs (or its help is shown). */
 
