@@ -4,6 +4,7 @@ import type { CohortData } from '../../events/catalogue/compute';
 import { isEvent, type EventOfType } from '../../events/catalogue/event-types';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
+import { loadRepoState } from '../../compute/streams';
 import { withLedger } from '../context';
 import { runQuery } from '../../projections/run-query';
 import { verdictQuery } from '../../projections/verdict';
@@ -42,6 +43,9 @@ export async function compute(opts: { workspace: string; repo: string; pr: strin
   await withLedger(cmd, async (ledger) => {
     const target = { repoId: opts.repo, prNumber: Number(opts.pr) };
     const envelope = () => ({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() });
+    // Everything computeReview would refuse for the repo is checked before the first append: a failed
+    // `compute` must leave the log as it was (issue 38: `--repo nosuch` recorded a ReviewRequested).
+    await loadRepoState(await ledger.workspace(opts.workspace), opts.repo);
     // One code path from a PR to its review (SPEC §10): requesting returns the existing review.
     await ledger.run('requestReview', opts.workspace, envelope(), { ...target, baseSha: opts.base, headSha: opts.head });
     const bar = progressBar('indexing');
