@@ -39,6 +39,8 @@ export const COMMAND_TOOLS: ToolBinding[] = [
 /** Read tools: one query each, its input schema as the tool schema. */
 export const QUERY_TOOLS: Array<{ tool: string; query: string; description?: string }> = [
   { tool: 'get_cohort_context', query: 'cohortContext', description: 'The context pack of one cohort: its fragments and clues (relation × kind), degraded to signatures then pointers to fit budgetBytes; every degraded clue is listed in `truncated`.' },
+  { tool: 'list_contract_changes', query: 'apiContract', description: "The API-contract changes of one review's current head, one per rule hit (id, rule, severity, where, before/after), each with its decision (approved / rejected / undecided, by whom) — what the contract gate of the verdict waits on. Deciding is a human act (RPC setContractDecision)." },
+  { tool: 'list_visual_snapshots', query: 'visual', description: "The visual snapshots of one review's current head (changed, added, removed; diff ratio and images), each with its approval state — what the visual gate of the verdict waits on. Approving is a human act (RPC approveVisual)." },
   { tool: 'get_audit_log', query: 'audit', description: 'Who decided what, when: one row per decision act (filters: actor, action, repoId, prNumber, since, until), newest first, one page at a time (`limit`: default 100, at most 1000; pass `value.next` back as `cursor` for the next page, null on the last), and `chain`: whether the log behind the rows verifies (hash chain and signed checkpoints) and up to which checkpoint.' },
 ];
 
@@ -73,8 +75,6 @@ export const NOT_AGENT_TOOLS: Readonly<Record<string, string>> = {
   approveVisual: 'human-only act (visual approvals)',
   setVerdictStatusCheck: 'repo administration (admin)',
   reviewMetrics: 'review metrics are for operators',
-  apiContract: 'read through get_review / RPC by humans deciding contract changes',
-  visual: 'read by humans approving visual changes',
   dependencyDiffs: 'part of the review page (RPC)',
   blastRadius: 'part of the review page (RPC); agents get it inside cohort context',
   cohortImpact: 'part of the review page (RPC); agents get it inside cohort context',

@@ -70,6 +70,23 @@ describe('MCP server (streamable HTTP, the SDK client)', () => {
     await ui.close();
   });
 
+  it('agents list the contract changes and the visual snapshots they are asked to judge, as the RPC queries answer them (issue 38)', async () => {
+    const agent = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:mcp-judge', 'member');
+    const target = { repoId: 'mcp-repo', prNumber: 8 };
+    expect((await command(fx.server.url, agent, fx.workspaceId, 'requestReview', { ...target, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
+    const client = await mcpClient(fx.server.url, agent);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['list_contract_changes', 'list_visual_snapshots']));
+    for (const [tool, query] of [['list_contract_changes', 'apiContract'], ['list_visual_snapshots', 'visual']] as const) {
+      const viaMcp = (await client.callTool({ name: tool, arguments: target })) as any;
+      expect(viaMcp.isError).toBeFalsy();
+      const viaRpc = await command(fx.server.url, agent, fx.workspaceId, `review_studio.${query}`, target);
+      expect(viaRpc.error).toBeUndefined();
+      expect(viaMcp.structuredContent.value).toEqual(viaRpc.result.value);
+    }
+    await client.close();
+  });
+
   it('refuses MCP calls without a valid token', async () => {
     const res = await fetch(`${fx.server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(res.status).toBe(401);
