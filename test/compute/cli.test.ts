@@ -41,6 +41,8 @@ describe('review-ledger index / compute CLI', () => {
     expect(report).toMatch(/grouping: path — no grammar for lua/);
     expect(report).toMatch(/reading order \(callee-first\):\n\s+1\. src\/b\.ts#g .*called by f\n\s+2\. src\/a\.ts#f .*calls g/);
     expect(report).toMatch(/blast radius: score [\d.]+ · 0 dependent file\(s\)/);
+    // The gates and the verdict close the report (issue 38): no spec and no snapshot here, nothing filed yet.
+    expect(report).toMatch(/\napi contract: not_applicable — 0 change\(s\), 0 breaking[^\n]*\nvisual: not_applicable — 0 snapshot\(s\), 0 changed\/added\/removed[^\n]*\nverdict: Hold \(provisional\)\n/);
     expect(cli('compute', '--workspace', 'cli-ws', '--repo', 'tools', '--pr', '3', '--base', base, '--head', head)).toMatch(/identical inputs: the latest computation stands/);
   });
 });

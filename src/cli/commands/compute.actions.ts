@@ -58,8 +58,37 @@ export async function compute(opts: { workspace: string; repo: string; pr: strin
     if (!latest) return;
     // A note, not output: with --json stdout is exactly one JSON document.
     if (!out.response.eventIds.length) (opts.json ? process.stderr : process.stdout).write('identical inputs: the latest computation stands (nothing recorded)\n');
-    process.stdout.write(opts.json ? `${JSON.stringify(await withGates(ws, target, latest.data), null, 2)}\n` : formatCohortReport(latest.data));
+    const gated = await withGates(ws, target, latest.data);
+    process.stdout.write(opts.json ? `${JSON.stringify(gated, null, 2)}\n` : formatCohortReport(latest.data) + formatGates(gated));
   });
+}
+
+/**
+ * The text report's closing lines (issue 38: it had none): each gated axis as the verdict reads it — its
+ * gate's status, what holds it — and the verdict's state. Absent when the computation is not the head
+ * the verdict describes (withGates then leaves the data ungated).
+ */
+export function formatGates(gated: Record<string, any>): string {
+  const lines: string[] = [''];
+  const contract = gated.apiContract as { status: string; reason?: string | null; changes: Array<{ severity: string; ruleId: string; message: string }>; pending?: unknown[] } | undefined;
+  if (contract) {
+    const breaking = contract.changes.filter((c) => c.severity === 'breaking').length;
+    lines.push(`api contract: ${contract.status} — ${contract.changes.length} change(s), ${breaking} breaking${contract.pending?.length ? `, ${contract.pending.length} awaiting a decision` : ''}${contract.reason ? ` (${contract.reason})` : ''}`);
+    for (const c of contract.changes.slice(0, 20)) lines.push(`   ${c.severity.padEnd(12)} ${c.ruleId}: ${c.message}`);
+    if (contract.changes.length > 20) lines.push(`   … ${contract.changes.length - 20} more (--json lists every one)`);
+  }
+  const visual = gated.visual as { status: string; reason?: string | null; snapshots: Array<{ snapshotId: string; state: string; changedRatio?: number }>; pending?: unknown[] } | undefined;
+  if (visual) {
+    const moved = visual.snapshots.filter((v) => v.state !== 'unchanged');
+    lines.push(`visual: ${visual.status} — ${visual.snapshots.length} snapshot(s), ${moved.length} changed/added/removed${visual.pending?.length ? `, ${visual.pending.length} awaiting approval` : ''}${visual.reason ? ` (${visual.reason})` : ''}`);
+    for (const v of moved.slice(0, 20)) lines.push(`   ${v.state.padEnd(9)} ${v.snapshotId}${v.changedRatio !== undefined ? ` (${(v.changedRatio * 100).toFixed(2)} % of pixels)` : ''}`);
+  }
+  const verdict = gated.verdict as { state: string; verdict: string; reasons: string[] } | undefined;
+  if (verdict) {
+    lines.push(`verdict: ${verdict.verdict} (${verdict.state})`);
+    for (const r of verdict.reasons.slice(0, 5)) lines.push(`   ${r}`);
+  }
+  return lines.length > 1 ? `${lines.join('\n')}\n` : '';
 }
 
 /**
