@@ -12,13 +12,14 @@ import { ProgressHub } from '../job-progress/hub';
 import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
 import { loadPrState } from '../review/pr-state';
 import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
+import { observedAncestorOf } from './head-ancestry';
 
 /** Share of the whole computation each indexing phase stands for in watchProgress (the rest is analysis). */
 const PHASE_SPAN = { 'index-head': [0, 0.45], 'index-base': [0.45, 0.9] } as const;
 
 const input = z.object({ ...reviewTarget, baseSha: shaSchema.optional(), headSha: shaSchema.optional() });
 type Input = z.infer<typeof input>;
-type Prepared = { unchanged: true; inputsDigest: string } | { unchanged: false; data: ReviewComputedData; carry: CarryOverData | null };
+type Prepared = { unchanged: true; inputsDigest: string; baseSha: string; headSha: string } | { unchanged: false; data: ReviewComputedData; carry: CarryOverData | null; observedAncestor: string | null };
 
 /**
  * `review_studio.compute` (SPEC §8): the deterministic review computation of the PR at its head, recorded
@@ -38,15 +39,23 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
     if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`);
     const repo = await openRegisteredRepo(repoState);
     try {
-      const baseSha = await repo.revParse(cmd.baseSha ?? pr.baseSha!);
-      const headSha = await repo.revParse(cmd.headSha ?? pr.headSha!);
+      // Without explicit SHAs: the PR's newest head — one observed after the rounds (a webhook, observeHead)
+      // when no round has reviewed it yet, with the base reported alongside it (issue 38: the round's
+      // head was recomputed as "identical inputs" while a newer head waited).
+      // Otherwise the current round's head (a compute at a new head starts a round too) and its base.
+      const observedNewer = pr.observed && !pr.roundHeads.includes(pr.observed.headSha) ? pr.observed : null;
+      const roundHead = pr.roundHeads[pr.roundHeads.length - 1] ?? pr.headSha!;
+      const roundBase = pr.latest?.headSha === roundHead ? pr.latest.baseSha : pr.baseSha!;
+      const useObserved = !cmd.headSha && observedNewer !== null;
+      const baseSha = await repo.revParse(cmd.baseSha ?? (useObserved ? (observedNewer!.baseSha ?? roundBase) : roundBase));
+      const headSha = await repo.revParse(cmd.headSha ?? (useObserved ? observedNewer!.headSha : roundHead));
       const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
       const key = `${env.workspace.id}/${cmd.repoId}`;
       const render = operator ? { key, entry: operator.renderRepos[key], sandbox: operator.sandbox } : undefined;
       // The operator's checker settings (type-resolved edges off, or its caps) change what is computed.
       const checker = operator ? (operator.typeEdges === false ? { typeEdges: false } : { checkerLimits: operator.typeEdges }) : {};
       const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry, checker);
-      if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest };
+      if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest, baseSha, headSha };
       const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
       // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
       const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'computeReview', repoId: cmd.repoId, prNumber: cmd.prNumber });
@@ -71,7 +80,8 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
         // A compute at a head no round reviewed starts a round: gather what carries over to it (SPEC §5).
         const prState = await loadPrState(env.workspace, reviewStreamOf(cmd));
         const carry = prState.rounds.some((r) => r.headSha === data.headSha) ? null : await gatherCarryOver(env.workspace, prState, data.headSha, data.baseSha);
-        return { unchanged: false, data, carry };
+        const observedAncestor = await observedAncestorOf(env.workspace, cmd.repoId, pr.observed?.headSha ?? null, data.headSha);
+        return { unchanged: false, data, carry, observedAncestor };
       } catch (err) {
         job.failed(err);
         throw err;
@@ -94,11 +104,20 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
       const fresh = c && c.fromHead === state.roundHeads[n - 1] && c.fromRound === n;
       events.push({ type: 'FindingsCarriedOver', data: fresh ? { ...c, round: n + 1 } : { round: n + 1, fromRound: n, fromHead: state.roundHeads[n - 1], toHead: prepared.data.headSha, carried: [], moved: [], outdated: [], gone: [] } });
     }
+    // The review caught up with the observed head (an ancestor of this one): this head is observed too.
+    const observed = state.observed;
+    if (prepared.observedAncestor && observed && prepared.observedAncestor === observed.headSha) {
+      events.push({ type: 'HeadObserved', data: { headSha: prepared.data.headSha, baseSha: prepared.data.baseSha, source: 'review', ...(observed.at ? { observedAt: observed.at } : {}) } });
+    }
     return events;
   },
-  result(events) {
+  result(events, prepared) {
     const d = events.find(ofType('ReviewComputed'))?.data;
-    if (!d) return { recorded: false, reason: 'identical inputs: the latest computation stands' };
+    if (!d) {
+      // Says which head it looked at: a caller who gave no SHAs learns whether a newer head was taken.
+      const at = prepared?.unchanged ? { headSha: prepared.headSha, baseSha: prepared.baseSha } : {};
+      return { recorded: false, ...at, reason: `identical inputs: the latest computation${at.headSha ? ` of ${at.headSha.slice(0, 12)}` : ''} stands` };
+    }
     const carried = events.find(ofType('FindingsCarriedOver'))?.data;
     return { recorded: true, headSha: d.headSha, inputsDigest: d.inputsDigest, cohorts: d.cohorts.map((c) => ({ key: c.key, rank: c.rank, title: c.title, grouping: c.grouping, files: c.files })), ...(carried ? { newRound: carried.round, carryOver: { carried: carried.carried.length, outdated: carried.outdated.length, gone: carried.gone.length } } : {}) };
   },

@@ -56,8 +56,12 @@ export interface CommandDefinition<I = any, S = any, P = I> {
   authorize?(state: S, input: I, ctx: DecideContext): void;
   /** Pure: given the stream state and the (prepared) input, the events to append, or a DomainError. */
   decide(state: S, input: P, ctx: DecideContext): PendingEvent[];
-  /** The response body, a pure function of the recorded events (so replays are byte-identical). */
-  result?(events: RecordedEvent[]): unknown;
+  /**
+   * The response body, a pure function of the recorded events (so replays are byte-identical). When
+   * nothing was recorded it also sees the prepared input (what the no-op looked at); that answer is
+   * stored with the key, so its replays are byte-identical too.
+   */
+  result?(events: RecordedEvent[], prepared?: P): unknown;
   /** Idempotent follow-up appends to other streams (e.g. a suppression fact in the workspace stream). */
   followUps?(events: RecordedEvent[]): Array<{ stream: string; events: PendingEvent[] }>;
 }
@@ -161,7 +165,7 @@ export class CommandExecutor {
         const pending = def.decide(state, prepared, ctx);
         if (pending.length === 0) {
           // Nothing to write, but the key is spent: a later use with another payload must be refused.
-          const out = this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([]) : null }, false);
+          const out = this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([], prepared) : null }, false);
           const first = await noopKeysOf(workspace).claim(key, { principal, command: def.name, digest: commandDigest, json: out.json });
           if (first === 'event') {
             // A concurrent request with this key appended events first: answer as it did, or refuse.

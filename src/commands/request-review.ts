@@ -13,10 +13,11 @@ import { loadActiveRules } from '../rules/rules';
 import { loadPrState } from '../review/pr-state';
 import { loadWorkspaceState } from '../workspaces/workspace-state';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
+import { observedAncestorOf } from './head-ancestry';
 
 const input = z.object({ ...reviewTarget, baseSha: shaSchema, headSha: shaSchema });
 type Input = z.infer<typeof input>;
-type Prepared = Input & { level: ReviewLevel; rules: Rules; carry: CarryOverData | null };
+type Prepared = Input & { level: ReviewLevel; rules: Rules; carry: CarryOverData | null; observedAncestor: string | null };
 
 /**
  * One review per PR (SPEC §10): the first request starts it with the workspace level and roster
@@ -39,11 +40,13 @@ export const requestReview: CommandDefinition<Input, PrState, Prepared> = {
     const pr = await loadPrState(env.workspace, reviewStreamOf(cmd));
     // The git facts of the carry-over are gathered here, at the edge; the fold only applies them.
     const carry = pr.exists ? await gatherCarryOver(env.workspace, pr, headSha, baseSha) : null;
-    return { ...cmd, baseSha, headSha, level: ws.level, rules: await loadActiveRules(env.workspace), carry };
+    const observedAncestor = await observedAncestorOf(env.workspace, cmd.repoId, pr.observedHead, headSha);
+    return { ...cmd, baseSha, headSha, level: ws.level, rules: await loadActiveRules(env.workspace), carry, observedAncestor };
   },
   decide(state, cmd, ctx) {
     if (!state.exists) {
       return [
+        ...catchUpObservedHead(state, cmd),
         {
           type: 'ReviewRequested',
           data: {
@@ -66,6 +69,7 @@ export const requestReview: CommandDefinition<Input, PrState, Prepared> = {
     if (state.status !== 'requested') events.push({ type: 'ReviewStatusChanged', data: { from: state.status, to: 'requested', reason: `new round at head ${cmd.headSha}` } });
     const carry = carryOverEvent(state, cmd.carry, cmd.headSha);
     if (carry) events.push(carry);
+    events.push(...catchUpObservedHead(state, cmd));
     return events;
   },
   result(events) {
@@ -79,6 +83,17 @@ export const requestReview: CommandDefinition<Input, PrState, Prepared> = {
       : { started: false, newRound: true, round };
   },
 };
+
+/**
+ * A round starting at `head` whose ancestor is the head observed so far: `head` is observed too (see
+ * head-ancestry.ts), so the review does not read stale for a head it covers. Only when the observed head
+ * the edge checked is still the one this decision sees. Keeps the observation's source time, so a late
+ * webhook delivery of an older head stays ignored.
+ */
+export function catchUpObservedHead(state: PrState, facts: { headSha: string; baseSha: string; observedAncestor: string | null }): PendingEvent[] {
+  if (!facts.observedAncestor || facts.observedAncestor !== state.observedHead) return [];
+  return [{ type: 'HeadObserved', data: { headSha: facts.headSha, baseSha: facts.baseSha, source: 'review', ...(state.observedHeadAt ? { observedAt: state.observedHeadAt } : {}) } }];
+}
 
 /**
  * The `FindingsCarriedOver` of a round starting at `toHead` (pure): the facts gathered at the edge when

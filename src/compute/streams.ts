@@ -43,10 +43,12 @@ export interface ComputeState {
   diagrams: number;
   /** The head of every round, in order (requested, requested again, or started by a compute at a new head). */
   roundHeads: string[];
+  /** The PR's latest observed head (webhook, poll, client), the base reported with it, and when. */
+  observed: { headSha: string; baseSha: string | null; at: string | null } | null;
 }
 
 export const computeFold: StreamFold<ComputeState> = {
-  initialState: () => ({ exists: false, summaries: {}, diagrams: 0, roundHeads: [] }),
+  initialState: () => ({ exists: false, summaries: {}, diagrams: 0, roundHeads: [], observed: null }),
   evolve(s, e: PrEvent) {
     switch (e.type) {
       case 'ReviewRequested':
@@ -60,6 +62,9 @@ export const computeFold: StreamFold<ComputeState> = {
         // The same rule as the PR fold: a compute at a head no round reviewed starts a round.
         if (s.exists && !s.roundHeads.includes(e.data.headSha as string)) s.roundHeads.push(e.data.headSha as string);
         s.latest = { inputsDigest: e.data.inputsDigest as string, baseSha: e.data.baseSha as string, headSha: e.data.headSha as string, cohorts: e.data.cohorts as CohortData[] };
+        break;
+      case 'HeadObserved':
+        s.observed = { headSha: e.data.headSha as string, baseSha: (e.data.baseSha as string | undefined) ?? null, at: (e.data.observedAt as string | undefined) ?? null };
         break;
       case 'CohortSummarySet':
         s.summaries[e.data.cohortKey as string] = { markdown: e.data.markdown as string, by: e.data.by as string };

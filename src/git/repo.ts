@@ -239,6 +239,18 @@ export class GitRepo {
     return (await this.git(['merge-base', a, b])).trim();
   }
 
+  /** Whether commit `a` is an ancestor of (or is) commit `b`; false when the clone does not know either. */
+  async isAncestor(a: string, b: string): Promise<boolean> {
+    try {
+      await this.git(['merge-base', '--is-ancestor', a, b]);
+      return true;
+    } catch (err) {
+      // Exit 1: not an ancestor. Anything else (128: an unknown commit) answers no as well: nothing is known.
+      if (typeof (err as { code?: unknown }).code === 'number') return false;
+      throw err;
+    }
+  }
+
   /** Reads one object (`<sha>` or `<commit>:<path>`); null when it does not exist or exceeds MAX_OBJECT_BYTES. */
   readObject(spec: string): Promise<Buffer | null> {
     if (spec.includes('\n')) return Promise.reject(new DomainError('invalid_ref', 'object: must not contain a newline'));

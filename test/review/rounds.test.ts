@@ -193,6 +193,57 @@ describe('(4) every SHA resolved to the full commit (SPEC §10)', () => {
   });
 });
 
+describe('(4b) heads tracked by ancestry (issue 38)', () => {
+  const status = async () => (await runQuery(reviewStatusQuery, f.ws, f.pr())).value as any;
+
+  test('given head2 observed, when a descendant head3 is computed and finalized, then neither the status nor the verdict is stale, and the verdict is final', async () => {
+    git.write('README.md', 'two\n');
+    const head2 = git.commit('two');
+    git.write('README.md', 'three\n');
+    const head3 = git.commit('three');
+    await f.run('observeHead', ALICE, { ...f.pr(), headSha: head2, source: 'webhook' });
+    expect(await status()).toMatchObject({ stale: true, observedHead: head2 });
+
+    await compute(head3);
+    expect(await status()).toMatchObject({ stale: false, observedHead: head3 });
+    expect(await verdict()).toMatchObject({ round: 2, headSha: head3, stale: false, latestHead: head3 });
+    await finalize();
+    expect(await verdict()).toMatchObject({ state: 'final', stale: false, provisionalReason: null });
+  });
+
+  test('given head2 observed, when a review is requested again at its descendant head3, then the status is not stale', async () => {
+    git.write('README.md', 'two\n');
+    const head2 = git.commit('two');
+    git.write('README.md', 'three\n');
+    const head3 = git.commit('three');
+    await f.run('observeHead', ALICE, { ...f.pr(), headSha: head2, source: 'webhook' });
+    await f.run('requestReview', ALICE, { ...f.pr(), baseSha: base, headSha: head3 });
+    expect(await status()).toMatchObject({ stale: false, observedHead: head3, reviewedHead: head3 });
+  });
+
+  test('given an observed head that is not an ancestor (a force-push), when another head is computed, then the review stays stale', async () => {
+    git.write('README.md', 'two\n');
+    const head2 = git.commit('two');
+    git.git('reset', '--hard', head1);
+    git.write('README.md', 'other\n');
+    const other = git.commit('rewritten');
+    await f.run('observeHead', ALICE, { ...f.pr(), headSha: head2, source: 'webhook' });
+    await compute(other);
+    expect(await status()).toMatchObject({ stale: true, observedHead: head2 });
+  });
+
+  test('given a newer head observed, when compute runs without SHAs, then it computes the observed head and says so; run again, it names the head it found unchanged', async () => {
+    git.write('README.md', 'two\n');
+    const head2 = git.commit('two');
+    await f.run('observeHead', ALICE, { ...f.pr(), headSha: head2, source: 'webhook' });
+    const first = await f.run('computeReview', ALICE, f.pr());
+    expect(first.response.result).toMatchObject({ recorded: true, headSha: head2 });
+    expect(await status()).toMatchObject({ stale: false });
+    const again = await f.run('computeReview', ALICE, f.pr());
+    expect(again.response.result).toEqual({ recorded: false, headSha: head2, baseSha: base, reason: `identical inputs: the latest computation of ${head2.slice(0, 12)} stands` });
+  });
+});
+
 describe('(5) determinism of the carry-over (SPEC §2, §7.4)', () => {
   test('given three rounds (carried, outdated, gone, a joined re-filing), then a full replay of the log, a resumed fold and `replay --rules` give byte-identical state', async () => {
     const p1 = await confirmedP1AndFinalized();
