@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import { v7 as uuidV7 } from 'uuid';
+import { signInHint } from './sign-in-hint';
 import type { reviewStatusQuery } from '../../projections/review-status';
 import type { verdictQuery } from '../../projections/verdict';
 import type { nodeStatusQuery } from '../../projections/node-status';
@@ -138,7 +139,7 @@ function showLogin(error: string | null): void {
         },
       },
       h('h1', null, 'Review ', h('span', { class: 'muted' }, `${target.repoId}#${target.prNumber}`)),
-      h('p', null, 'Sign in with an API token of workspace ', h('code', null, target.workspaceId), '. On the server host the owner token is in ', h('code', null, '<dataDir>/owner-token'), '.'),
+      h('p', { id: 'sign-in-hint' }, ...signInHint(target.workspaceId).map((part) => (part.code ? h('code', null, part.text) : part.text))),
       error ? h('p', { class: 'error', id: 'login-error' }, error) : null,
       input,
       h('label', null, remember, ' remember on this browser'),
