@@ -14,7 +14,8 @@ export function buildProgram(): Command {
     .option('--repo-root <dir>', 'folder repos registered over RPC live in (default <data-dir>/repos; env REVIEW_LEDGER_REPO_ROOT)')
     .option('--github-enterprise-host <host...>', 'GitHub Enterprise host the GitHub credential may be sent to (exact host; env REVIEW_LEDGER_GITHUB_ENTERPRISE_HOSTS, comma-separated)')
     .option('--unsafe-render-without-sandbox', 'run visual render commands (PR code) on the host with no sandbox: only when every repo is trusted')
-    .showHelpAfterError();
+    // A mistyped command gets commander's "Did you mean" and a pointer to --help, not the whole usage.
+    .showHelpAfterError('(add --help for the usage)');
   for (const m of CLI_MODULES) m.register(program);
   return program;
 }

@@ -14,6 +14,7 @@ import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
 import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../job-progress/hub';
 import type { WatchHub, WatchSink } from './watch';
+import { didYouMean } from '../errors/suggest';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 
 /** What a transport knows about the caller and the connection a request arrived on. */
@@ -148,7 +149,7 @@ export class RpcDispatcher {
     assertNoReservedKeys(params);
     if (method === 'unwatch' || method === 'rpc.unsubscribe') return this.unwatch(params, ctx);
     const spec = methodTable().get(method);
-    if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist (see rpc.discover)`);
+    if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist${didYouMean(method, [...methodTable().keys()])} (see rpc.discover)`);
     const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer);
     checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
     const payload = payloadOf(params);

@@ -203,7 +203,7 @@ describe('review CLI', () => {
     const payload = JSON.stringify({ repoId: REPO, prNumber: 5, baseSha: 'b'.repeat(40), headSha: HEAD1 });
     expect((await cli('member', 'add', '--workspace', WS, '--principal', 'agent:cli', '--role', 'member')).code).toBe(0);
     const token = (await cli('token', 'create', '--workspace', WS, '--principal', 'agent:cli', '--role', 'member')).stdout.trim();
-    const out = await cli('review', 'run', 'requestReview', '--workspace', WS, '--payload', payload, '--token', token);
+    const out = await cli('review', 'run', 'requestReview', '--workspace', WS, '--payload', payload, '--token', token, '--json');
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout)).toMatchObject({ streamId: `pr-${REPO}-5`, result: { started: true, roster: ['engineer', 'qa', 'architect'] } });
     const requested = (await f.events()).find((e) => e.type === 'ReviewRequested')!;

@@ -3,6 +3,8 @@ import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { configFrom, withLedger } from '../context';
 import { startServer } from '../../server/bootstrap';
+import { printAct } from '../act-line';
+import { table } from '../table';
 
 /** The actions of core.ts, loaded when one of its commands runs. */
 
@@ -18,10 +20,10 @@ export async function serve(opts: { host?: string; port?: string }, cmd: Command
   process.once('SIGTERM', stop);
 }
 
-export async function createWorkspace(workspaceId: string, opts: { name?: string; level: string; idempotencyKey?: string }, cmd: Command): Promise<void> {
+export async function createWorkspace(workspaceId: string, opts: { name?: string; level: string; idempotencyKey?: string; json?: boolean }, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     const out = await ledger.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { workspaceId, name: opts.name, defaultLevel: opts.level });
-    process.stdout.write(`${out.json}\n`);
+    printAct('createWorkspace', out, opts.json);
   });
 }
 
@@ -29,7 +31,7 @@ export async function listWorkspaces(opts: { json?: boolean }, cmd: Command): Pr
   await withLedger(cmd, async (ledger) => {
     const list = ledger.workspaces.list();
     if (opts.json) process.stdout.write(`${JSON.stringify(list)}\n`);
-    else for (const w of list) process.stdout.write(`${w.workspaceId}\t${w.name}\t${w.createdAt}\n`);
+    else process.stdout.write(table(['workspace', 'name', 'created at'], list.map((w) => [w.workspaceId, w.name, w.createdAt])));
   });
 }
 

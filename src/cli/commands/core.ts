@@ -18,7 +18,8 @@ export function register(program: Command): void {
     .option('--name <name>', 'display name')
     .option('--level <level>', 'default review level: light | balanced | thorough', 'balanced')
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted)')
-    .action((workspaceId: string, opts: { name?: string; level: string; idempotencyKey?: string }, cmd: Command) => actions().createWorkspace(workspaceId, opts, cmd));
+    .option('--json', 'print the exact JSON response')
+    .action((workspaceId: string, opts: { name?: string; level: string; idempotencyKey?: string; json?: boolean }, cmd: Command) => actions().createWorkspace(workspaceId, opts, cmd));
   ws.command('list')
     .description('List workspaces')
     .option('--json', 'print JSON')

@@ -16,6 +16,8 @@ import { verifyStore } from '../../audit/checkpointer';
 import { AuditKeyring } from '../../audit/keys';
 import { formatReport } from '../../audit/verify';
 import { cliIdentity } from '../identity';
+import { didYouMean } from '../../errors/suggest';
+import { printAct } from '../act-line';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 
 /** The actions of review.ts, loaded when one of its commands runs (or its help is shown). */
@@ -56,25 +58,25 @@ function positiveInt(value: string, field: string): number {
   return Number(value);
 }
 
-type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string };
+type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string; json?: boolean };
 type ShowOptions = { workspace: string; repo?: string; pr?: string; round?: string; input?: string; asOf?: string };
 type ReplayOptions = { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean };
 type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; order?: string; limit?: string; cursor?: string; json?: boolean };
 
 export async function runReviewCommand(name: string, opts: RunOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
-    if (!commandByName.has(name)) throw new DomainError('unknown_command', `command: "${name.slice(0, 100)}" is not in the command registry (${COMMANDS.map((c) => c.name).join(', ')})`);
+    if (!commandByName.has(name)) throw new DomainError('unknown_command', `command: "${name.slice(0, 100)}" is not in the command registry${didYouMean(name, COMMANDS.map((c) => c.name))} (${COMMANDS.map((c) => c.name).join(', ')})`);
     const payload = parseJson(opts.payload, '--payload');
     const actor = await cliIdentity(ledger, opts.workspace, opts);
     const out = await ledger.run(name, opts.workspace, { ...actor, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, payload);
-    process.stdout.write(`${out.json}\n`);
+    printAct(name, out, opts.json);
   });
 }
 
 export async function showReview(name: string, opts: ShowOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     const q = queryByName(name);
-    if (!q) throw new DomainError('unknown_query', `query: "${name.slice(0, 100)}" is not in the query registry (${QUERIES.map((x) => x.name).join(', ')})`);
+    if (!q) throw new DomainError('unknown_query', `query: "${name.slice(0, 100)}" is not in the query registry${didYouMean(name, QUERIES.map((x) => x.name))} (${QUERIES.map((x) => x.name).join(', ')})`);
     const raw: Record<string, unknown> = opts.input !== undefined ? parseJson(opts.input, '--input') : {};
     if (opts.repo !== undefined) raw.repoId = opts.repo;
     if (opts.pr !== undefined) raw.prNumber = positiveInt(opts.pr, '--pr');

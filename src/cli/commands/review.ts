@@ -18,9 +18,10 @@ export function register(program: Command): void {
     .option('--token <token>', "act as this token's principal, with its role (env REVIEW_LEDGER_TOKEN); without one: the local operator")
     .option('--as <principal>', `the principal you mean to act as: must be the token's (or ${LOCAL_OPERATOR.principal} without a token)`)
     .option('--idempotency-key <uuid>', 'UUIDv7 (generated when omitted)')
+    .option('--json', 'print the exact JSON response (byte-identical on a replay of the key)')
     // Generated from the registry when this help is shown, so `review-ledger --help` stays light.
     .addHelpText('after', () => actions().commandCatalogue())
-    .action((name: string, opts: { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string }, cmd: Command) => actions().runReviewCommand(name, opts, cmd));
+    .action((name: string, opts: { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string; json?: boolean }, cmd: Command) => actions().runReviewCommand(name, opts, cmd));
 
   review
     .command('show <query>')

@@ -5,6 +5,8 @@ import { workspaceFold } from '../../workspaces/workspace-state';
 import { issueApiToken } from '../../security/tokens';
 import { writeWebhookSecret } from '../../webhooks/secrets';
 import { withLedger } from '../context';
+import { printAct } from '../act-line';
+import { table } from '../table';
 
 /** The actions of token.ts, loaded when one of its commands runs. */
 
@@ -16,10 +18,10 @@ export async function createToken(opts: { workspace: string; principal: string; 
   });
 }
 
-export async function revokeToken(tokenId: string, opts: { workspace: string }, cmd: Command): Promise<void> {
+export async function revokeToken(tokenId: string, opts: { workspace: string; json?: boolean }, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     const out = await ledger.run('revokeToken', opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { tokenId });
-    process.stdout.write(`${out.json}\n`);
+    printAct('revokeToken', out, opts.json);
   });
 }
 
@@ -29,20 +31,20 @@ export async function listTokens(opts: { workspace: string; json?: boolean }, cm
     const { state } = await ledger.executor.load(workspaceFold, ws, 'workspace');
     const rows = Object.entries(state.tokens).map(([tokenId, t]) => ({ tokenId, principal: t.principal, role: t.role, label: t.label ?? null, revoked: t.revoked, issuedAt: t.issuedAt }));
     if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
-    else for (const r of rows) process.stdout.write(`${r.tokenId}\t${r.principal}\t${r.role}\t${r.revoked ? 'revoked' : 'active'}\t${r.issuedAt}\t${r.label ?? ''}\n`);
+    else process.stdout.write(table(['token id', 'principal', 'role', 'state', 'issued at', 'label'], rows.map((r) => [r.tokenId, r.principal, r.role, r.revoked ? 'revoked' : 'active', r.issuedAt, r.label ?? ''])));
   });
 }
 
-async function runMemberCommand(cmd: Command, name: string, workspace: string, payload: Record<string, unknown>): Promise<void> {
+async function runMemberCommand(cmd: Command, name: string, workspace: string, payload: Record<string, unknown>, json: boolean | undefined): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     const out = await ledger.run(name, workspace, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, payload);
-    process.stdout.write(`${out.json}\n`);
+    printAct(name, out, json);
   });
 }
 
-export const addMember = (opts: { workspace: string; principal: string; role: string }, cmd: Command) => runMemberCommand(cmd, 'addMember', opts.workspace, { principal: opts.principal, role: opts.role });
-export const changeMemberRole = (opts: { workspace: string; principal: string; role: string }, cmd: Command) => runMemberCommand(cmd, 'changeMemberRole', opts.workspace, { principal: opts.principal, role: opts.role });
-export const removeMember = (opts: { workspace: string; principal: string }, cmd: Command) => runMemberCommand(cmd, 'removeMember', opts.workspace, { principal: opts.principal });
+export const addMember = (opts: { workspace: string; principal: string; role: string; json?: boolean }, cmd: Command) => runMemberCommand(cmd, 'addMember', opts.workspace, { principal: opts.principal, role: opts.role }, opts.json);
+export const changeMemberRole = (opts: { workspace: string; principal: string; role: string; json?: boolean }, cmd: Command) => runMemberCommand(cmd, 'changeMemberRole', opts.workspace, { principal: opts.principal, role: opts.role }, opts.json);
+export const removeMember = (opts: { workspace: string; principal: string; json?: boolean }, cmd: Command) => runMemberCommand(cmd, 'removeMember', opts.workspace, { principal: opts.principal }, opts.json);
 
 export async function listMembers(opts: { workspace: string; json?: boolean }, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
@@ -50,7 +52,7 @@ export async function listMembers(opts: { workspace: string; json?: boolean }, c
     const { state } = await ledger.executor.load(workspaceFold, ws, 'workspace');
     const rows = Object.entries(state.members).map(([principal, role]) => ({ principal, role }));
     if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
-    else for (const r of rows) process.stdout.write(`${r.principal}\t${r.role}\n`);
+    else process.stdout.write(table(['principal', 'role'], rows.map((r) => [r.principal, r.role])));
   });
 }
 

@@ -20,7 +20,8 @@ export function register(program: Command): void {
     .command('revoke <tokenId>')
     .description('Revoke a token by id (the 16 hex digits after the workspace in the token)')
     .requiredOption('--workspace <id>', 'workspace id')
-    .action((tokenId: string, opts: { workspace: string }, cmd: Command) => actions().revokeToken(tokenId, opts, cmd));
+    .option('--json', 'print the exact JSON response')
+    .action((tokenId: string, opts: { workspace: string; json?: boolean }, cmd: Command) => actions().revokeToken(tokenId, opts, cmd));
   token
     .command('list')
     .description("List a workspace's tokens (ids, principals, roles; never secrets)")
@@ -35,20 +36,23 @@ export function register(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--principal <principal>', 'user:<id> (human) or agent:<id>')
     .option('--role <role>', 'owner | admin | member | viewer | guest', 'member')
-    .action((opts: { workspace: string; principal: string; role: string }, cmd: Command) => actions().addMember(opts, cmd));
+    .option('--json', 'print the exact JSON response')
+    .action((opts: { workspace: string; principal: string; role: string; json?: boolean }, cmd: Command) => actions().addMember(opts, cmd));
   member
     .command('role')
     .description("Change a member's role: every token of that principal follows at once")
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--principal <principal>', 'the member')
     .requiredOption('--role <role>', 'owner | admin | member | viewer | guest')
-    .action((opts: { workspace: string; principal: string; role: string }, cmd: Command) => actions().changeMemberRole(opts, cmd));
+    .option('--json', 'print the exact JSON response')
+    .action((opts: { workspace: string; principal: string; role: string; json?: boolean }, cmd: Command) => actions().changeMemberRole(opts, cmd));
   member
     .command('remove')
     .description('Remove a member: every token of that principal stops working at once')
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--principal <principal>', 'the member')
-    .action((opts: { workspace: string; principal: string }, cmd: Command) => actions().removeMember(opts, cmd));
+    .option('--json', 'print the exact JSON response')
+    .action((opts: { workspace: string; principal: string; json?: boolean }, cmd: Command) => actions().removeMember(opts, cmd));
   member
     .command('list')
     .description("List a workspace's members and roles")
