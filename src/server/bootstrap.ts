@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import * as net from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import { AppModule } from './app.module';
@@ -26,6 +27,15 @@ function listenError(err: unknown, host: string, port: number): unknown {
   return err;
 }
 
+/** Binds and releases host:port once: the error listen would give, before any side effect. */
+function assertPortFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err) => reject(listenError(err, host, port)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 /** Starts the HTTP server on the configured host (127.0.0.1 unless configured otherwise). */
 export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?: Ledger): Promise<RunningServer> {
   // With a ledger given, its store config stands, but where to listen still comes from the caller:
@@ -33,6 +43,9 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
   const config = ledger
     ? { ...ledger.config, host: overrides.host ?? ledger.config.host, port: overrides.port ?? ledger.config.port }
     : loadConfig(overrides);
+  // A port another process holds is refused before anything is created (issue 38: a data dir and an
+  // owner token were written, then the bind failed). The bind below still answers the rare race.
+  if (config.port !== 0) await assertPortFree(config.host, config.port);
   // Refused before anything is opened: one server per SQLite data dir (data-dir-lock.ts).
   const lock = config.store === 'sqlite' ? lockDataDir(config.dataDir) : null;
   let l: Ledger;

@@ -55,8 +55,8 @@ describe('start-up errors print `error [code]: message` and exit non-zero', () =
       expect(r.stderr).toMatch(ONE_LINE);
       expect(r.stderr).not.toMatch(/\x1b\[|\n\s+at /);
     }
-    // The lock of a server that could not start is released.
-    expect(fs.existsSync(path.join(dir, 'c', LOCK_FILE))).toBe(false);
+    // A port in use is refused before anything is written: no data dir, no lock, no owner token (issue 38).
+    expect(fs.existsSync(path.join(dir, 'c'))).toBe(false);
   });
 });
 
