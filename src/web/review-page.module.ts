@@ -12,6 +12,7 @@ import { httpStatusOf, toRpcError } from '../rpc/errors';
 import { authenticate, bearerFrom, type Caller } from '../security/tokens';
 import { readAsset, reviewPageHtml } from './assets';
 import { snapshotImage } from './snapshot-images';
+import { FaviconController } from './favicon.controller';
 
 const PNG_HEADERS = { 'content-type': 'image/png', 'cache-control': 'private, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' };
 
@@ -123,5 +124,5 @@ function sendError(res: ServerResponse, err: unknown): void {
   sendJson(res, httpStatusOf(err), { error: toRpcError(err) });
 }
 
-@Module({ controllers: [ReviewPageController] })
+@Module({ controllers: [ReviewPageController, FaviconController] })
 export class ReviewPageModule {}

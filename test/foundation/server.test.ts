@@ -18,6 +18,11 @@ describe('HTTP server', () => {
       expect(body).toMatchObject({ status: 'ok', store: { adapter: 'sqlite', synchronous: 'FULL' } });
       // No host path on an unauthenticated endpoint (docs/security.md).
       expect(JSON.stringify(body)).not.toContain(dataDir);
+      // The browser's tab icon is served, not a 404 on every page load (issue 38).
+      const icon = await fetch(`${server.url}/favicon.ico`);
+      expect(icon.status).toBe(200);
+      expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+      expect(await icon.text()).toMatch(/^<svg /);
     } finally {
       await server.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
