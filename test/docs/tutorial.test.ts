@@ -68,6 +68,28 @@ describe('docs/tutorial.md', () => {
     expect(blocks.map((b) => b.info)).toEqual(expect.arrayContaining(['json mcp-stdio', 'json mcp-http']));
   });
 
+  it('every check can fail: each goes through check(), which refuses an empty input, several documents and a false predicate (issue 38: `jq -e` on an empty file passed)', () => {
+    const doc = fs.readFileSync(TUTORIAL, 'utf8');
+    const definition = doc.split('\n').find((l) => l.startsWith('check() {'))!;
+    expect(definition).toBeDefined();
+    // No bare `jq -e` check left: only the rpc helper's error test, whose empty input fails the call anyway.
+    expect(doc.split('\n').filter((l) => /jq -e/.test(l) && !l.includes('has("error")') && !l.startsWith('#'))).toEqual([]);
+    const run = (input: string, expr: string) => {
+      try {
+        execFileSync('bash', ['-c', `${definition}\ncheck "$1"`, 'bash', expr], { input, stdio: ['pipe', 'pipe', 'pipe'] });
+        return 0;
+      } catch (err) {
+        return (err as { status: number }).status;
+      }
+    };
+    expect(run('{"nodes":["a","b"]}\n', '.nodes | length == 2')).toBe(0);
+    expect(run('', '.nodes | length == 2')).not.toBe(0);
+    expect(run('{"nodes":["a"]}\n', '.nodes | length == 2')).not.toBe(0);
+    expect(run('{"nodes":["a","b"]}\n{"nodes":["a","b"]}\n', '.nodes | length == 2')).not.toBe(0);
+    // Every documented check fails on an empty answer (what a dead subscriber or server leaves).
+    for (const m of doc.matchAll(/check '([^']+)'/g)) expect({ check: m[1], onEmpty: run('', m[1]) !== 0 }).toEqual({ check: m[1], onEmpty: true });
+  });
+
   it('runs every block in order against a real server, and GitHub (the stand-in) gets the status and the review', async () => {
     const blocks = fencedBlocks(fs.readFileSync(TUTORIAL, 'utf8'));
     let pull = false;
