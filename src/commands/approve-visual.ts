@@ -7,6 +7,7 @@ import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireComputation } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
+import { reopenAfterFinalization } from '../review/ladder';
 
 const input = z.object({
   ...reviewTarget,
@@ -51,7 +52,7 @@ export const approveVisual: CommandDefinition<z.infer<typeof input>, PrState> = 
       throw new DomainError('snapshot_not_approvable', `snapshotId: "${cmd.snapshotId}" has no image to approve (${snapshot.error ?? 'no content hash'})`, { snapshotId: cmd.snapshotId });
     }
     if (state.visualApprovals[approvalKey]) return [];
-    return [{ type: 'VisualChangeApproved', data: { snapshotId: snapshot.snapshotId, approvalKey, by: ctx.principal, headSha } }];
+    return [{ type: 'VisualChangeApproved', data: { snapshotId: snapshot.snapshotId, approvalKey, by: ctx.principal, headSha } }, ...reopenAfterFinalization(state.status, 'a visual approval')];
   },
   result: (events) => ({ approved: events.length > 0, approvalKey: events.find(ofType('VisualChangeApproved'))?.data.approvalKey ?? null }),
 };

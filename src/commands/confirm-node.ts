@@ -5,6 +5,7 @@ import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireLiveNode, requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
+import { reopenAfterFinalization } from '../review/ladder';
 
 const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, note: z.string().max(4000).optional() });
 
@@ -26,7 +27,7 @@ export const confirmNode: CommandDefinition<z.infer<typeof input>, PrState> = {
       throw new DomainError('self_confirmation_refused', `nodeId: "${cmd.nodeId}" was filed by ${ctx.principal}; a node needs a different principal to confirm it`, { nodeId: cmd.nodeId, principal: ctx.principal });
     }
     if (node.confirmations.some((c) => c.by === ctx.principal)) return [];
-    return [{ type: 'ReviewNodeConfirmed', data: { nodeId: cmd.nodeId, by: ctx.principal, role: ctx.role, note: cmd.note } }];
+    return [{ type: 'ReviewNodeConfirmed', data: { nodeId: cmd.nodeId, by: ctx.principal, role: ctx.role, note: cmd.note } }, ...reopenAfterFinalization(state.status, 'a confirmation')];
   },
   result: (events) => ({ confirmed: events.length > 0 }),
 };

@@ -6,6 +6,7 @@ import type { CommandDefinition } from './kernel';
 import { parseReviewStream, reviewStreamOf, reviewTarget } from '../events/streams';
 import { requireLiveNode, requireReview } from './review-target';
 import { ofType } from '../events/catalogue/event-types';
+import { reopenAfterFinalization } from '../review/ladder';
 
 const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, reason: z.string().min(1, 'reason: say why the node is dismissed').max(10_000) });
 
@@ -23,7 +24,7 @@ export const dismissNode: CommandDefinition<z.infer<typeof input>, PrState> = {
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
     const node = requireLiveNode(state, cmd.nodeId, 'dismissed');
-    return [{ type: 'ReviewNodeDismissed', data: { nodeId: cmd.nodeId, by: ctx.principal, role: ctx.role, reason: cmd.reason, fingerprint: node.fingerprint } }];
+    return [{ type: 'ReviewNodeDismissed', data: { nodeId: cmd.nodeId, by: ctx.principal, role: ctx.role, reason: cmd.reason, fingerprint: node.fingerprint } }, ...reopenAfterFinalization(state.status, 'a dismissal')];
   },
   result: (events) => ({ dismissed: events.length > 0 }),
   followUps(events) {

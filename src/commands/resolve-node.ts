@@ -4,6 +4,7 @@ import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireLiveNode, requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
+import { reopenAfterFinalization } from '../review/ladder';
 
 const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, reason: z.string().min(1, 'reason: say how the node was resolved').max(10_000) });
 
@@ -18,7 +19,7 @@ export const resolveNode: CommandDefinition<z.infer<typeof input>, PrState> = {
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
     requireLiveNode(state, cmd.nodeId, 'resolved');
-    return [{ type: 'ReviewNodeResolved', data: { nodeId: cmd.nodeId, by: ctx.principal, role: ctx.role, reason: cmd.reason } }];
+    return [{ type: 'ReviewNodeResolved', data: { nodeId: cmd.nodeId, by: ctx.principal, role: ctx.role, reason: cmd.reason } }, ...reopenAfterFinalization(state.status, 'a resolution')];
   },
   result: (events) => ({ resolved: events.length > 0 }),
 };

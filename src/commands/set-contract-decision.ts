@@ -6,6 +6,7 @@ import { PrState, prFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireComputation } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
+import { reopenAfterFinalization } from '../review/ladder';
 
 const input = z.object({
   ...reviewTarget,
@@ -47,6 +48,7 @@ export const setContractDecision: CommandDefinition<z.infer<typeof input>, PrSta
         type: 'ContractChangeDecided',
         data: { changeId: cmd.changeId, decision: cmd.decision, by: ctx.principal, ...(cmd.note !== undefined ? { note: cmd.note } : {}), headSha },
       },
+      ...reopenAfterFinalization(state.status, 'a contract decision'),
     ];
   },
   result: (events) => {

@@ -69,6 +69,21 @@ describe('no verdict from nothing (SPEC §7.1)', () => {
     expect(await verdict()).toMatchObject({ state: 'final', verdict: 'Ship' });
   });
 
+  test('given a round finalized Hold by a confirmed P1, when the P1 is resolved after the finalization, then the round reopens: provisional, the finalized Hold as previous, never a live verdict beside it (issue 38)', async () => {
+    await f.append(STREAM, 'ReviewComputed', computedEvent(HEAD1));
+    const id = await f.file(ALICE, { priority: 'P1', confidence: 0.8 });
+    await f.run('confirmNode', BOB, { ...f.pr(), nodeId: id });
+    await finalize();
+    expect(await verdict()).toMatchObject({ state: 'final', verdict: 'Hold' });
+    await f.run('resolveNode', CAROL, { ...f.pr(), nodeId: id, reason: 'fixed' });
+    expect(await status()).toMatchObject({ status: 'in_progress', verdictState: 'provisional' });
+    const v = await verdict();
+    expect(v).toMatchObject({ state: 'provisional', verdict: 'Hold', findingsVerdict: 'Ship', previous: { verdict: 'Hold', round: 1 } });
+    expect(v.provisionalReason).toBe('round 1 changed after it was finalized (status in_progress); finalize it again');
+    await finalize();
+    expect(await verdict()).toMatchObject({ state: 'final', verdict: 'Ship' });
+  });
+
   test('given a P1 finding, when the round is not finalized, then the provisional verdict is the Hold the finding asks for, with its confidence', async () => {
     await f.append(STREAM, 'ReviewComputed', computedEvent(HEAD1));
     const id = await f.file(ALICE, { priority: 'P1', confidence: 0.8 });
