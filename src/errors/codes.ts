@@ -143,6 +143,8 @@ export const ERROR_CODES = {
   unknown_snapshot: { status: 'not_found', meaning: 'the snapshotId is not a visual snapshot computed for the head' },
   snapshot_not_approvable: { status: 'conflict', meaning: 'the snapshot has no image to approve' },
   visual_approval_not_needed: { status: 'conflict', meaning: 'the snapshot is unchanged, so it needs no approval' },
+  malformed_png: { status: 'invalid', meaning: 'an image is not a PNG the decoder reads (bad signature, header, chunk or image data)' },
+  image_too_large: { status: 'too_large', meaning: 'an image needs more memory to decode than REVIEW_LEDGER_MAX_IMAGE_BYTES (from its header, before inflating), or its diff took longer than its time budget' },
   image_not_found: { status: 'not_found', meaning: 'no stored image for that snapshot, side or file' },
   image_not_stored: { status: 'not_found', meaning: 'images rendered in a worktree are not kept; only the diff image is stored' },
   image_mismatch: { status: 'conflict', meaning: 'the image at that commit is not the one the review computed' },
