@@ -39,6 +39,11 @@ export const DEFAULT_CONNECTION_BOUNDS = {
   budgetBytes: 1024 * 1024,
   /** A connection that keeps more than 256 KiB unsent this long is closed (code 4008, `slow_reader`). */
   slowReaderMs: 30_000,
+  /**
+   * A WebSocket on which no request has authenticated this long after the upgrade is closed (code 4001,
+   * `unauthorized`): token-less sockets used to live forever, and ~1,000 of them exhausted `nofile=1024`.
+   */
+  unauthenticatedMs: 30_000,
 } as const;
 export type ConnectionBounds = { -readonly [K in keyof typeof DEFAULT_CONNECTION_BOUNDS]: number };
 
@@ -92,7 +97,7 @@ export const operatorConfigSchema = z
     allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name, without scheme or port')).max(100).optional(),
     /** TypeScript's checker in review computations: `false` = syntax-only edges, or its caps. */
     typeEdges: z.union([z.literal(false), typeEdgeLimitsSchema]).optional(),
-    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000) }).partial().strict().optional(),
+    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000) }).partial().strict().optional(),
     render: z
       .object({
         /** Per repo, keyed `<workspaceId>/<repoId>`. */

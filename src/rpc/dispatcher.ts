@@ -32,6 +32,8 @@ export interface RpcConnection {
   progressSink(): ProgressSink;
   /** Closes the connection because its token no longer authenticates (revoked, member removed). */
   end?(reason: DomainError): void;
+  /** A request on the connection authenticated: it is no longer closed as unauthenticated. */
+  authenticated?(): void;
 }
 
 export interface DispatchResult {
@@ -151,6 +153,7 @@ export class RpcDispatcher {
     const spec = methodTable().get(method);
     if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist (see rpc.discover)`);
     const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer);
+    ctx.connection?.authenticated?.();
     checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
     const payload = payloadOf(params);
     assertKnownFields(spec.params, payload);
