@@ -164,7 +164,7 @@ export const ERROR_CODES = {
 
   // Webhooks
   invalid_webhook: { status: 'invalid', meaning: 'a webhook delivery misses a GitHub header or its body is not JSON' },
-  invalid_webhook_payload: { status: 'invalid', meaning: 'a webhook payload does not match the GitHub webhook schema' },
+  invalid_webhook_payload: { status: 'invalid', meaning: 'a field of a webhook payload the ledger reads is missing or of the wrong kind' },
 
   // Streams and storage
   watch_closed: { status: 'unavailable', meaning: 'the subscription ended (server shutting down, feed closed): resume with since' },
