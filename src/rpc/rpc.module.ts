@@ -4,6 +4,7 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import { Ledger } from '../ledger';
 import { PROGRESS_HUB_SERVICE, ProgressHub } from '../job-progress/hub';
 import { hostAllowed, hostName, hostRefusal } from '../security/host-check';
+import { denyFraming } from '../security/frame-headers';
 import { bearerFrom } from '../security/tokens';
 import { RpcDispatcher } from './dispatcher';
 import { LIMITS } from './limits';
@@ -76,6 +77,7 @@ function installRpcFastPath(server: Server, dispatcher: RpcDispatcher, allowedHo
   const framework = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
   server.on('request', (req: RawBodyRequest, res: ServerResponse) => {
+    denyFraming(res);
     // Every route, not only /rpc: a rebound page must not read the review page's API either.
     if (req.headers.origin !== undefined && !hostAllowed(req.headers.host, allowedHosts)) return refuseHost(req, res);
     const url = req.url ?? '';
@@ -116,6 +118,7 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
     // Nest's route pipeline (guards, pipes, filters) would only add cost to the hottest path.
     const hosts = serverHostNames(ledger);
     adapterHost.httpAdapter.use((req: RawBodyRequest, res: ServerResponse, next: () => void) => {
+      denyFraming(res);
       if (req.headers.origin !== undefined && !hostAllowed(req.headers.host, hosts)) return refuseHost(req, res);
       if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/rpc' || !req.rawBody) return next();
       if (!isJsonContentType(req.headers['content-type'])) return refuseMediaType(req, res);
