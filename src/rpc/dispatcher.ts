@@ -215,7 +215,8 @@ export class RpcDispatcher {
    * replay returns the same bytes).
    */
   private async createWorkspace(caller: Caller, envelope: CommandEnvelope, payload: Record<string, unknown>): Promise<string> {
-    const created = await this.ledger.createWorkspace(envelope, payload);
+    const quota = { owner: this.ledger.workspaces.ownerKeyOf(caller.workspace.id, caller.principal), limit: this.ledger.operator.maxWorkspacesPerOwner };
+    const created = await this.ledger.createWorkspace(envelope, payload, quota);
     const workspaceId = (created.response.result as { workspaceId: string }).workspaceId;
     const key = assertIdempotencyKey(envelope.idempotencyKey, this.ledger.clock());
     // Index 1000: far past the ids the createWorkspace batch itself derives from the key.

@@ -131,6 +131,8 @@ CREATE TABLE IF NOT EXISTS ${s}.workspaces (
   name         text NOT NULL,
   created_at   text NOT NULL
 );
+-- Who a workspace created over RPC counts against (maxWorkspacesPerOwner); NULL for the operator's.
+ALTER TABLE ${s}.workspaces ADD COLUMN IF NOT EXISTS created_by text;
 CREATE OR REPLACE FUNCTION ${s}.append_batch(
   p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
   p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[])
