@@ -127,12 +127,13 @@ export class GitRepo {
   }
 
   /** Runs git in the repo; output past `maxBuffer` (default GIT_MAX_OUTPUT_BYTES) is refused, git killed. */
-  async git(args: string[], opts: { maxBuffer?: number; cwd?: string } = {}): Promise<string> {
+  async git(args: string[], opts: { maxBuffer?: number; cwd?: string; signal?: AbortSignal } = {}): Promise<string> {
     const limit = opts.maxBuffer ?? GIT_MAX_OUTPUT_BYTES;
     try {
-      const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, env: this.env, maxBuffer: limit, encoding: 'utf8' });
+      const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, env: this.env, maxBuffer: limit, encoding: 'utf8', signal: opts.signal });
       return stdout;
     } catch (err) {
+      if (opts.signal?.aborted) throw new DomainError('request_cancelled', `git ${args[0]}: stopped, the client that asked for it went away`);
       if ((err as { code?: unknown }).code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
         throw new DomainError('git_output_too_large', `git ${args[0]}: output larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), more than the server reads into memory for one command; the change is too large to analyse`, { limitBytes: limit });
       }
@@ -247,10 +248,10 @@ export class GitRepo {
   }
 
   /** Unified diff between two commits (optionally for some paths), `context` lines of context. */
-  async diffPatch(base: string, head: string, paths: string[] = [], context = 3): Promise<string> {
+  async diffPatch(base: string, head: string, paths: string[] = [], context = 3, signal?: AbortSignal): Promise<string> {
     const args = ['diff', '--find-renames', '--no-color', '--no-ext-diff', '--no-textconv', `-U${context}`, base, head];
     if (paths.length) args.push('--', ...paths.map(normalizeRepoPath));
-    return this.git(args);
+    return this.git(args, { signal });
   }
 
   async mergeBase(a: string, b: string): Promise<string> {

@@ -45,7 +45,12 @@ export function serverHostNames(ledger: Ledger): string[] {
 
 async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: ServerResponse): Promise<void> {
   try {
-    const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization) });
+    // A client that goes away before its answer is written stops the rest of its work (CallContext.signal).
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization), signal: gone.signal });
     if (parts) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': parts.reduce((n, p) => n + p.length, 0) });
       for (const p of parts) res.write(p);

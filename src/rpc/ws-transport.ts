@@ -51,6 +51,8 @@ class WsConnection implements RpcConnection {
   /** Since when the unsent bytes have stayed above the high-water mark. */
   private overSince: number | null = null;
   private closing = false;
+  /** Aborted when the socket closes: work of requests still running or queued stops (CallContext.signal). */
+  private readonly gone = new AbortController();
   /** Runs until a request authenticates; then the connection is no longer closed as unauthenticated. */
   private authTimer: NodeJS.Timeout | null;
 
@@ -113,7 +115,7 @@ class WsConnection implements RpcConnection {
   private async onFrame(text: string): Promise<void> {
     // The next request waits (its answer not even computed) until the client has taken what it was sent.
     if (!(await this.roomToAnswer())) return;
-    const { response, parts, after } = await this.dispatcher.handle(text, { bearer: this.bearer, connection: this });
+    const { response, parts, after } = await this.dispatcher.handle(text, { bearer: this.bearer, connection: this, signal: this.gone.signal });
     if (this.ws.readyState === WebSocket.OPEN && (response !== null || parts)) {
       // One text message, sent as continuation frames so the shared parts are written, not copied.
       if (parts) parts.forEach((p, i) => this.ws.send(p, { binary: false, fin: i === parts.length - 1 }));
@@ -244,6 +246,7 @@ class WsConnection implements RpcConnection {
 
   private release(): void {
     this.authenticated();
+    this.gone.abort();
     for (const w of this.watchers.values()) w.close();
     this.watchers.clear();
   }
