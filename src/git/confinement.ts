@@ -102,13 +102,14 @@ export async function assertConfinedGitDir(top: string, gitDirFromGit: string, c
     const real = await fs.promises.realpath(p).catch(() => null);
     if (!real || !inside(realGit, real)) throw refuse(`"${p}" leads outside the git dir`);
   }
-  // Links one level down (refs/heads, objects/pack, …) lead out just as well.
+  // Links further down (refs/heads, objects/pack/pack-….pack, …) lead out just as well. One readdir walk,
+  // no stat per file: a packed repository holds few entries here.
   for (const name of ['objects', 'refs']) {
     const dir = path.join(realGit, name);
-    const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => [] as fs.Dirent[]);
+    const entries = await fs.promises.readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [] as fs.Dirent[]);
     for (const e of entries) {
       if (!e.isSymbolicLink()) continue;
-      const p = path.join(dir, e.name);
+      const p = path.join(e.parentPath, e.name);
       const real = await fs.promises.realpath(p).catch(() => null);
       if (!real || !inside(realGit, real)) throw refuse(`"${p}" is a symlink that leads outside the git dir`);
     }

@@ -88,6 +88,15 @@ describe("a registered repo's git dir is confined to <top>/.git", () => {
       await expect(GitRepo.open(g.dir)).rejects.toMatchObject(refusal('heads" is a symlink that leads outside the git dir'));
     });
 
+    it("a pack file two levels down linked to another repo's pack", async () => {
+      const g = new GitFixture('pack-', scratch);
+      victim.git('gc', '-q');
+      const pack = fs.readdirSync(path.join(victim.dir, '.git', 'objects', 'pack')).find((f) => f.endsWith('.pack'))!;
+      fs.mkdirSync(path.join(g.dir, '.git', 'objects', 'pack'), { recursive: true });
+      fs.symlinkSync(path.join(victim.dir, '.git', 'objects', 'pack', pack), path.join(g.dir, '.git', 'objects', 'pack', 'pack-borrowed.pack'));
+      await expect(GitRepo.open(g.dir)).rejects.toMatchObject(refusal('pack-borrowed.pack" is a symlink that leads outside the git dir'));
+    });
+
     it('objects/info/alternates borrowing another repo\'s objects', async () => {
       const g = new GitFixture('alt-', scratch);
       fs.mkdirSync(path.join(g.dir, '.git', 'objects', 'info'), { recursive: true });
