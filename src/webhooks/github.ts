@@ -4,7 +4,7 @@ import { isEvent, type EventOfType } from '../events/catalogue/event-types';
 import type { Ledger } from '../ledger';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { readWebhookSecret } from './secrets';
-import { parseWebhookPayload } from './schemas';
+import { parseCheckRunDelivery, parseCheckSuiteDelivery, parsePullRequestDelivery } from './schemas';
 
 export const WEBHOOK_PRINCIPAL = 'system:github-webhook' as const;
 
@@ -116,7 +116,7 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
   const results: Array<{ command: string; prNumber: number; replayed: boolean; result: unknown }> = [];
   let recomputing: string | null = null;
   if (event === 'pull_request') {
-    const delivery = parseWebhookPayload(event, action, payload);
+    const delivery = parsePullRequestDelivery(action, payload);
     const pr = delivery.pull_request;
     const at = Date.parse(pr.updated_at ?? '') || 0;
     // The PR's updated_at orders deliveries: an older one never moves the observed head back.
@@ -130,8 +130,8 @@ export async function handleGithubWebhook(ledger: Ledger, d: WebhookDelivery): P
   } else {
     const { check, name } =
       event === 'check_run'
-        ? ((run) => ({ check: run, name: run.name }))(parseWebhookPayload(event, action, payload).check_run)
-        : ((suite) => ({ check: suite, name: suite.app?.name ?? 'check_suite' }))(parseWebhookPayload(event, action, payload).check_suite);
+        ? ((run) => ({ check: run, name: run.name }))(parseCheckRunDelivery(action, payload).check_run)
+        : ((suite) => ({ check: suite, name: suite.app?.name ?? 'check_suite' }))(parseCheckSuiteDelivery(action, payload).check_suite);
     const at = Date.parse(check.completed_at ?? check.updated_at ?? '') || 0;
     const url: string | undefined = check.html_url ?? check.details_url ?? check.url ?? undefined;
     const prs = check.pull_requests;

@@ -52,17 +52,17 @@ export type PullRequestDelivery = z.infer<typeof pullRequestDelivery>;
 export type CheckRunDelivery = z.infer<typeof checkRunDelivery>;
 export type CheckSuiteDelivery = z.infer<typeof checkSuiteDelivery>;
 
-const SCHEMAS = { pull_request: pullRequestDelivery, check_run: checkRunDelivery, check_suite: checkSuiteDelivery } as const;
-export type HandledEvent = keyof typeof SCHEMAS;
-type DeliveryOf<E extends HandledEvent> = z.infer<(typeof SCHEMAS)[E]>;
+export const parsePullRequestDelivery = (action: string, payload: unknown): PullRequestDelivery => parseWith(pullRequestDelivery, 'pull_request', action, payload);
+export const parseCheckRunDelivery = (action: string, payload: unknown): CheckRunDelivery => parseWith(checkRunDelivery, 'check_run', action, payload);
+export const parseCheckSuiteDelivery = (action: string, payload: unknown): CheckSuiteDelivery => parseWith(checkSuiteDelivery, 'check_suite', action, payload);
 
 /**
- * The payload of a handled event, checked for the fields the ledger reads; `invalid_webhook_payload`
- * names the first field that is missing or of the wrong kind, and the rule.
+ * The payload checked for the fields the ledger reads; `invalid_webhook_payload` names the first field
+ * that is missing or of the wrong kind, and the rule.
  */
-export function parseWebhookPayload<E extends HandledEvent>(event: E, action: string, payload: unknown): DeliveryOf<E> {
-  const r = SCHEMAS[event].safeParse(payload);
-  if (r.success) return r.data as DeliveryOf<E>;
+function parseWith<T>(schema: z.ZodType<T>, event: string, action: string, payload: unknown): T {
+  const r = schema.safeParse(payload);
+  if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = issue.path.map(String).join('.') || '(body)';
   throw new DomainError('invalid_webhook_payload', `${event}.${action}: ${field}: ${issue.message}`.slice(0, 600), { field });
