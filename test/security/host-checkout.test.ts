@@ -5,6 +5,8 @@ import * as path from 'node:path';
 import { GitRepo } from '../../src/git/repo';
 import { renderAt } from '../../src/axes/visual/harness/render';
 import { loadOperatorConfig } from '../../src/operator-config';
+import { cloneArgs, cloneWithin } from '../../src/commands/register-repo';
+import { DomainError } from '../../src/domain-error';
 
 /**
  * Issue 36 (critical): "git never runs a program a repo's config names". The attacker's vector: a
@@ -131,6 +133,29 @@ describe('PR content is never checked out by git on the host', () => {
       await expect(GitRepo.open(dir)).rejects.toMatchObject({ code: 'repo_config_refused', message: expect.stringContaining('"core.fsmonitor": an fsmonitor hook runs a program') });
       expect((await render(repo, head)).ok).toBe(true);
       expect(fs.existsSync(marker())).toBe(false);
+    } finally {
+      repo.close();
+    }
+  });
+
+  it('a repo the server clones has no work tree: git writes none of its content to the host, the server reads it from objects', async () => {
+    const { dir, head } = filteredRepo();
+    fs.mkdirSync(path.join(dir, 'evil'));
+    fs.writeFileSync(path.join(dir, 'evil', 'HEAD'), 'ref: refs/heads/main\n');
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'link'));
+    gitIn(dir, 'add', '-A');
+    gitIn(dir, 'commit', '-qm', 'content');
+    const bare = path.join(root, 'forge.git');
+    gitIn(root, 'clone', '--quiet', '--bare', dir, bare);
+    const target = path.join(root, 'clone');
+    // A local bare repo stands in for the forge: file:// is allowed for this clone only.
+    await cloneWithin(['-c', 'protocol.file.allow=always', ...cloneArgs(`file://${bare}`, target)], target, 64 * 1024 * 1024, (why) => new DomainError('repo_clone_failed', why), () => new DomainError('repo_quota_exceeded', 'over'));
+    expect(fs.readdirSync(target)).toEqual(['.git']);
+    const repo = await GitRepo.open(target);
+    try {
+      expect((await repo.readFileAt('HEAD', 'a.txt'))?.toString()).toBe('exact bytes\r\n');
+      expect((await repo.readFileAt('HEAD', 'evil/HEAD'))?.toString()).toBe('ref: refs/heads/main\n');
+      expect(await repo.revParse('HEAD')).not.toBe(head);
     } finally {
       repo.close();
     }
