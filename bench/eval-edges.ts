@@ -6,6 +6,7 @@ import { CodeGraph } from '../src/codegraph/graph';
 import { indexCommit } from '../src/codegraph/indexer';
 import { addCheckerEdges } from '../src/codegraph/type-edges';
 import { GitRepo } from '../src/git/repo';
+import { exportTree } from '../src/git/export-tree';
 import { buildRxjsRepo, RXJS_HEAD } from './rxjs-fixture';
 import { argValue } from './support/report';
 // The TypeScript 5.9 compiler API (an npm alias), used only by this evaluation.
@@ -91,11 +92,14 @@ export async function main(args: string[] = []): Promise<void> {
   const repo = await GitRepo.open(repoArg ?? fixture!.dir);
   const commit = await repo.revParse(argValue(args, '--commit') ?? (fixture ? fixture.head : 'HEAD'));
   const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-eval-'));
-  // The compiler reads files from disk: a worktree of the commit (the fixture's checkout is already its head).
+  // The compiler reads files from disk: the commit's tree written out (the fixture's checkout is already its head).
   const tree = repoArg ? path.join(cacheDir, 'tree') : fixture!.dir;
   const corpus = repoArg ? `${path.basename(path.resolve(repoArg))}@${commit.slice(0, 12)}` : `rxjs@${RXJS_HEAD}/src`;
   try {
-    if (repoArg) await repo.addWorktree(commit, tree);
+    if (repoArg) {
+      fs.mkdirSync(tree);
+      await exportTree(repo, commit, tree);
+    }
     const cache = FactsCache.open(cacheDir);
     const index = await indexCommit(repo, commit, { cache });
     cache.close();
@@ -172,7 +176,6 @@ export async function main(args: string[] = []): Promise<void> {
     if (missed.length) console.log(`sample misses: ${missed.join(' | ')}`);
     console.log(JSON.stringify({ bench: 'eval-edges', corpus, files: files.length, compilerEdges: truth.size, syntaxOnly: { edges: syntaxOnly.size, precision: +syn.precision.toFixed(4), recall: +syn.recall.toFixed(4) }, checker: checkerStats ?? null, ourEdges: ours.size, truePositives: tp, precision: +precision.toFixed(4), recall: +recall.toFixed(4), nameMatchEdges: nameOnly.size, nameMatchPrecision: +namePrecision.toFixed(4), byTarget: Object.fromEntries(worst.slice(0, 15)) }));
   } finally {
-    if (repoArg) await repo.removeWorktree(tree).catch(() => undefined);
     repo.close();
     fixture?.cleanup();
     fs.rmSync(cacheDir, { recursive: true, force: true });

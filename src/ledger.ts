@@ -64,13 +64,19 @@ export class Ledger {
   }
 
   /** Registers the workspace in the catalogue, then records WorkspaceCreated in its own stream. */
-  async createWorkspace(envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
+  /**
+   * `quota`: for a tenant's request (RPC), the owner key the workspace counts against and the operator's
+   * limit (`WorkspaceRegistry.registerWithin`); the local operator's CLI passes none.
+   */
+  async createWorkspace(envelope: CommandEnvelope, payload: unknown, quota?: { owner: string; limit: number }): Promise<CommandOutcome> {
     const parsed = createWorkspace.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     workspaceIdSchema.parse(parsed.data.workspaceId);
     // Validate the key before the catalogue is touched: a refused request creates nothing.
     const key = assertIdempotencyKey(envelope.idempotencyKey, this.clock());
-    this.workspaces.register(parsed.data.workspaceId, parsed.data.name ?? parsed.data.workspaceId, this.clock().toISOString());
+    const name = parsed.data.name ?? parsed.data.workspaceId;
+    if (quota) this.workspaces.registerWithin(parsed.data.workspaceId, name, this.clock().toISOString(), quota.owner, quota.limit);
+    else this.workspaces.register(parsed.data.workspaceId, name, this.clock().toISOString());
     const ws = await this.workspaces.open(parsed.data.workspaceId);
     await assertSameCreator(ws, key, envelope);
     return this.executor.execute(createWorkspace, ws, envelope, parsed.data);

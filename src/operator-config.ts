@@ -30,6 +30,14 @@ export type SandboxLimits = { -readonly [K in keyof typeof DEFAULT_SANDBOX_LIMIT
 /** Bytes a workspace's repos may take under the repo root, together (`repoQuotaBytes`); a clone past it is stopped. */
 export const DEFAULT_REPO_QUOTA_BYTES = 8 * 1024 ** 3;
 
+/**
+ * Workspaces one owner may create over RPC (`maxWorkspacesPerOwner`), counting every workspace created
+ * from a workspace it created. Each workspace holds open store files: 300 `createWorkspace` calls from
+ * one owner held 4,270 open files and stopped a server on `nofile=1024` from booting. The local
+ * operator's CLI is not counted.
+ */
+export const DEFAULT_MAX_WORKSPACES_PER_OWNER = 20;
+
 /** What one WebSocket connection may hold in server memory (SPEC §16); `connections` in the config file. */
 export const DEFAULT_CONNECTION_BOUNDS = {
   /**
@@ -39,6 +47,11 @@ export const DEFAULT_CONNECTION_BOUNDS = {
   budgetBytes: 1024 * 1024,
   /** A connection that keeps more than 256 KiB unsent this long is closed (code 4008, `slow_reader`). */
   slowReaderMs: 30_000,
+  /**
+   * A WebSocket on which no request has authenticated this long after the upgrade is closed (code 4001,
+   * `unauthorized`): token-less sockets used to live forever, and ~1,000 of them exhausted `nofile=1024`.
+   */
+  unauthenticatedMs: 30_000,
 } as const;
 export type ConnectionBounds = { -readonly [K in keyof typeof DEFAULT_CONNECTION_BOUNDS]: number };
 
@@ -84,6 +97,8 @@ export const operatorConfigSchema = z
     repoRoot: z.string().min(1).max(4000).optional(),
     /** Bytes one workspace's repos may take under the repo root; a clone past it is stopped (default 8 GiB). */
     repoQuotaBytes: z.number().int().min(1024 * 1024).max(2 ** 50).optional(),
+    /** Workspaces one owner may create over RPC (default 20). */
+    maxWorkspacesPerOwner: z.number().int().min(0).max(100_000).optional(),
     /** GitHub Enterprise hosts (exact host names) the GitHub credential may be sent to, besides github.com. */
     githubEnterpriseHosts: z.array(z.string().min(1).max(253)).max(100).optional(),
     /** Origins (scheme://host[:port]) besides the server's own that may open the WebSocket /rpc. */
@@ -92,7 +107,7 @@ export const operatorConfigSchema = z
     allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name, without scheme or port')).max(100).optional(),
     /** TypeScript's checker in review computations: `false` = syntax-only edges, or its caps. */
     typeEdges: z.union([z.literal(false), typeEdgeLimitsSchema]).optional(),
-    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000) }).partial().strict().optional(),
+    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000) }).partial().strict().optional(),
     render: z
       .object({
         /** Per repo, keyed `<workspaceId>/<repoId>`. */
@@ -130,6 +145,7 @@ export interface RenderSandboxConfig {
 export interface OperatorConfig {
   repoRoot: string;
   repoQuotaBytes: number;
+  maxWorkspacesPerOwner: number;
   githubEnterpriseHosts: string[];
   allowedOrigins: string[];
   allowedHosts: string[];
@@ -167,6 +183,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
   return {
     repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
     repoQuotaBytes: parsed.repoQuotaBytes ?? DEFAULT_REPO_QUOTA_BYTES,
+    maxWorkspacesPerOwner: parsed.maxWorkspacesPerOwner ?? DEFAULT_MAX_WORKSPACES_PER_OWNER,
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
     allowedHosts: (parsed.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, '')),

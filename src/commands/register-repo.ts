@@ -174,12 +174,23 @@ async function cloneInto(url: unknown, target: string, githubEnterpriseHosts: re
   const used = await dirBytes(workspaceRoot);
   if (used >= quotaBytes) throw quotaExceeded(quotaBytes, used);
   await cloneWithin(
-    ['-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', 'clone', '--quiet', '--no-tags', '--', u.href, target],
+    cloneArgs(u.href, target),
     target,
     quotaBytes - used,
     (why) => new DomainError('repo_clone_failed', `url: cloning ${redactCredentials(u.href)} failed: ${redactCredentials(why).trim().split('\n').pop()?.slice(0, 500)}`),
     () => quotaExceeded(quotaBytes, used),
   );
+}
+
+/**
+ * `git clone` of a tenant's URL: https only, and nothing checked out (`--no-checkout`). The server reads
+ * every file from git objects, so a clone needs no work tree, and without one the repository's content
+ * is never written to the host by git (no checkout of attacker-chosen paths, links or attributes) and no
+ * folder of it can pose as a git dir. Hooks and fsmonitor are off for the clone itself too.
+ */
+export function cloneArgs(href: string, target: string): string[] {
+  const config = ['protocol.allow=never', 'protocol.https.allow=always', 'core.hooksPath=/dev/null', 'core.fsmonitor=false', 'safe.bareRepository=explicit'];
+  return [...config.flatMap((c) => ['-c', c]), 'clone', '--quiet', '--no-tags', '--no-checkout', '--', href, target];
 }
 
 const quotaExceeded = (quota: number, used: number) =>

@@ -107,11 +107,16 @@ export const ERROR_CODES = {
   repo_path_not_found: { status: 'invalid', meaning: 'the repo path is not an existing directory' },
   repo_path_refused: { status: 'invalid', meaning: 'the repo path is outside the repo root the operator configured' },
   repo_url_refused: { status: 'invalid', meaning: 'the clone URL is not an https URL of an allowed forge host' },
+  workspace_quota_exceeded: { status: 'too_large', meaning: "the owner's workspaces created over RPC already number maxWorkspacesPerOwner" },
+  request_cancelled: { status: 'unavailable', meaning: 'the client closed its connection before the request ran; the answer goes nowhere' },
   repo_quota_exceeded: { status: 'too_large', meaning: "a clone would take the workspace's repos past repoQuotaBytes under the repo root" },
   git_output_too_large: { status: 'too_large', meaning: 'a git command printed more than the server reads into memory for one command' },
   repo_clone_failed: { status: 'unavailable', meaning: 'git clone of the URL failed' },
   repo_no_origin: { status: 'invalid', meaning: 'the clone has no origin remote and no --forge / --remote-url was given' },
   repo_unknown_forge: { status: 'invalid', meaning: 'the origin (or --remote-url) is not a github, gitlab or bitbucket remote' },
+  repo_git_dir_refused: { status: 'invalid', meaning: "the repo's git dir is not exactly <top>/.git, a real directory whose objects and refs live inside it" },
+  repo_config_refused: { status: 'invalid', meaning: "the repo's own git config includes other files or names a program (filter, textconv, fsmonitor, hooksPath, …)" },
+  unsafe_tree_path: { status: 'invalid', meaning: 'a commit holds a path the server will not write into a render tree (.., .git, a file under a non-directory)' },
   not_a_git_repo: { status: 'invalid', meaning: 'the path is not inside a git work tree' },
   unknown_commit: { status: 'not_found', meaning: 'the sha or ref names no commit in the repo' },
   unresolvable_commit: { status: 'invalid', meaning: 'an abbreviated sha for a repo that is not registered, so it cannot be resolved' },
@@ -140,6 +145,8 @@ export const ERROR_CODES = {
   unknown_snapshot: { status: 'not_found', meaning: 'the snapshotId is not a visual snapshot computed for the head' },
   snapshot_not_approvable: { status: 'conflict', meaning: 'the snapshot has no image to approve' },
   visual_approval_not_needed: { status: 'conflict', meaning: 'the snapshot is unchanged, so it needs no approval' },
+  malformed_png: { status: 'invalid', meaning: 'an image is not a PNG the decoder reads (bad signature, header, chunk or image data)' },
+  image_too_large: { status: 'too_large', meaning: 'an image needs more memory to decode than REVIEW_LEDGER_MAX_IMAGE_BYTES (from its header, before inflating), or its diff took longer than its time budget' },
   image_not_found: { status: 'not_found', meaning: 'no stored image for that snapshot, side or file' },
   image_not_stored: { status: 'not_found', meaning: 'images rendered in a worktree are not kept; only the diff image is stored' },
   image_mismatch: { status: 'conflict', meaning: 'the image at that commit is not the one the review computed' },
@@ -159,7 +166,7 @@ export const ERROR_CODES = {
 
   // Webhooks
   invalid_webhook: { status: 'invalid', meaning: 'a webhook delivery misses a GitHub header or its body is not JSON' },
-  invalid_webhook_payload: { status: 'invalid', meaning: 'a webhook payload does not match the GitHub webhook schema' },
+  invalid_webhook_payload: { status: 'invalid', meaning: 'a field of a webhook payload the ledger reads is missing or of the wrong kind' },
 
   // Streams and storage
   watch_closed: { status: 'unavailable', meaning: 'the subscription ended (server shutting down, feed closed): resume with since' },

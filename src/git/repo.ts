@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { DomainError } from '../domain-error';
 import { normalizeRepoPath } from '../events/repo-path';
+import { assertConfinedGitDir, assertSafeRepoConfig } from './confinement';
 
 const execFileAsync = promisify(execFile);
 
@@ -26,6 +27,9 @@ const HARDENED_CONFIG: ReadonlyArray<[string, string]> = [
   ['core.pager', 'cat'],
   ['uploadpack.packObjectsHook', ''],
   ['protocol.ext.allow', 'never'],
+  // A folder that merely looks like a git dir (HEAD, objects, refs, a config) is never discovered as a
+  // repository: only a work tree's .git is (a tenant could commit such a folder into its own clone).
+  ['safe.bareRepository', 'explicit'],
 ];
 const DRIVER_KEYS: Record<string, string[]> = { filter: ['smudge', 'clean', 'process'], diff: ['textconv', 'command'], merge: ['driver'] };
 
@@ -97,24 +101,39 @@ export class GitRepo {
 
   private constructor(readonly root: string, private readonly env: NodeJS.ProcessEnv) {}
 
+  /**
+   * Opens the work tree containing `dir`. Refused unless its git dir is exactly `<top>/.git`, a real
+   * directory whose data lives inside it (`repo_git_dir_refused`), and its own config names no program and
+   * includes no other file (`repo_config_refused`) — checked at every open, not only at registration, since
+   * the folder may change after it.
+   */
   static async open(dir: string): Promise<GitRepo> {
     const abs = path.resolve(dir);
-    let top: string;
+    let lines: string[];
     try {
-      top = (await execFileAsync('git', ['rev-parse', '--show-toplevel'], { cwd: abs, env: hardenedGitEnv() })).stdout.trim();
-    } catch {
+      lines = (await execFileAsync('git', ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', '--git-common-dir'], { cwd: abs, env: hardenedGitEnv() })).stdout.split('\n');
+    } catch (err) {
+      const stderr = String((err as { stderr?: unknown }).stderr ?? '');
+      if (stderr.includes('safe.bareRepository')) {
+        throw new DomainError('repo_git_dir_refused', `path: "${dir}" is a git directory itself, not a work tree with a .git directory; a registered repo's git dir is exactly <top>/.git`);
+      }
       throw new DomainError('not_a_git_repo', `path: "${dir}" is not a git work tree`);
     }
+    const [top, gitDir, commonDir] = lines;
+    if (!top || !gitDir || !commonDir) throw new DomainError('not_a_git_repo', `path: "${dir}" is not a git work tree`);
+    const realGit = await assertConfinedGitDir(top, gitDir, commonDir);
+    await assertSafeRepoConfig(realGit, hardenedGitEnv());
     return new GitRepo(top, hardenedGitEnv(await configuredDrivers(top)));
   }
 
   /** Runs git in the repo; output past `maxBuffer` (default GIT_MAX_OUTPUT_BYTES) is refused, git killed. */
-  async git(args: string[], opts: { maxBuffer?: number; cwd?: string } = {}): Promise<string> {
+  async git(args: string[], opts: { maxBuffer?: number; cwd?: string; signal?: AbortSignal } = {}): Promise<string> {
     const limit = opts.maxBuffer ?? GIT_MAX_OUTPUT_BYTES;
     try {
-      const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, env: this.env, maxBuffer: limit, encoding: 'utf8' });
+      const { stdout } = await execFileAsync('git', args, { cwd: opts.cwd ?? this.root, env: this.env, maxBuffer: limit, encoding: 'utf8', signal: opts.signal });
       return stdout;
     } catch (err) {
+      if (opts.signal?.aborted) throw new DomainError('request_cancelled', `git ${args[0]}: stopped, the client that asked for it went away`);
       if ((err as { code?: unknown }).code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
         throw new DomainError('git_output_too_large', `git ${args[0]}: output larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), more than the server reads into memory for one command; the change is too large to analyse`, { limitBytes: limit });
       }
@@ -229,10 +248,10 @@ export class GitRepo {
   }
 
   /** Unified diff between two commits (optionally for some paths), `context` lines of context. */
-  async diffPatch(base: string, head: string, paths: string[] = [], context = 3): Promise<string> {
+  async diffPatch(base: string, head: string, paths: string[] = [], context = 3, signal?: AbortSignal): Promise<string> {
     const args = ['diff', '--find-renames', '--no-color', '--no-ext-diff', '--no-textconv', `-U${context}`, base, head];
     if (paths.length) args.push('--', ...paths.map(normalizeRepoPath));
-    return this.git(args);
+    return this.git(args, { signal });
   }
 
   async mergeBase(a: string, b: string): Promise<string> {
@@ -268,20 +287,6 @@ export class GitRepo {
 
   readFileAt(commit: string, filePath: string): Promise<Buffer | null> {
     return this.readObject(`${commit}:${normalizeRepoPath(filePath)}`);
-  }
-
-  /** Creates a detached worktree of `commit` at `dir`; callers must `removeWorktree` in a finally. */
-  async addWorktree(commit: string, dir: string): Promise<void> {
-    await this.git(['worktree', 'add', '--detach', '--force', dir, commit]);
-  }
-
-  async removeWorktree(dir: string): Promise<void> {
-    try {
-      await this.git(['worktree', 'remove', '--force', dir]);
-    } catch {
-      /* already gone */
-    }
-    await this.git(['worktree', 'prune']).catch(() => undefined);
   }
 
   close(): void {

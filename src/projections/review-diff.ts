@@ -265,7 +265,7 @@ function trimDiffSets(ws: WorkspaceHandle, keep: DiffSet): void {
   }
 }
 
-export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput, asOf?: number) {
+export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput, asOf?: number, signal?: AbortSignal) {
   const answer = await runQuery(cohortsQuery, ws, { repoId: input.repoId, prNumber: input.prNumber }, asOf);
   const c = answer.value as Cohorts;
   const position = answer.position;
@@ -311,7 +311,8 @@ export async function readReviewDiff(ws: WorkspaceHandle, input: ReviewDiffInput
     const patchPaths = missing.flatMap((p) => [p, fileOf.get(p)?.oldPath].filter((x): x is string => !!x));
     if (patchPaths.length) {
       const read = new Map<string, DiffHunk[]>();
-      for (const f of parseUnifiedDiff(await (await repo()).diffPatch(c.baseSha, c.headSha, patchPaths, context))) read.set(f.path, f.hunks);
+      // The one git call of this request alone (numstat is shared): stopped when its client goes away.
+      for (const f of parseUnifiedDiff(await (await repo()).diffPatch(c.baseSha, c.headSha, patchPaths, context, signal))) read.set(f.path, f.hunks);
       for (const p of missing) {
         const hunks = read.get(p) ?? [];
         set.patches.set(p, hunks);

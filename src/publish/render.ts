@@ -1,7 +1,7 @@
 import { sha256Hex } from '../events/canonical-json';
 import type { ReviewNodeBody, Verdict } from '../events/catalogue/review';
 import type { FoldReason, InlinePlacement } from './diff-anchors';
-import { hasUnsafeCharacters, neutralize } from './output-hygiene';
+import { defuseProse, hasUnsafeCharacters, neutralize } from './output-hygiene';
 
 /**
  * What a published review says, as text. Pure: the same findings, placements and verdict always give
@@ -35,6 +35,9 @@ export function hasPublishMarker(body: string | null | undefined, key: string): 
 function defuse(text: string): string {
   return neutralize(text.split(MARKER_PREFIX).join('<!-- review-ledger (quoted):'));
 }
+
+/** Agent-written prose (titles, bodies, walkthroughs): `defuse`, and no mention or HTML outside code (output-hygiene.ts `defuseProse`). */
+const prose = (text: string): string => defuseProse(defuse(text));
 
 /** A code fence longer than any run of backticks inside `content`, so the content cannot close it. */
 export function fenceFor(content: string): string {
@@ -76,9 +79,9 @@ const location = (n: ReviewNodeBody): string => {
 export function renderFinding(f: PublishedFinding, opts: RenderOptions): string {
   const n = f.node;
   const parts: string[] = [];
-  if (!opts.omitTitle) parts.push(`**${defuse(n.title)}**`);
+  if (!opts.omitTitle) parts.push(`**${prose(n.title)}**`);
   parts.push(`${n.kind} · ${n.priority} · ${n.triage.category} · ${n.triage.severity} · effort ${n.triage.effort}`);
-  if (n.body.trim() !== '') parts.push(defuse(n.body));
+  if (n.body.trim() !== '') parts.push(prose(n.body));
   const replacement = n.fix?.replacementLines;
   // A one-click suggestion commits its lines verbatim: lines holding control or bidi characters are shown
   // (escaped) but never offered for one click.
@@ -90,7 +93,7 @@ export function renderFinding(f: PublishedFinding, opts: RenderOptions): string 
   }
   if (n.fix?.unifiedDiff) parts.push(`<details><summary>Proposed fix</summary>\n\n${fenced('diff', defuse(n.fix.unifiedDiff))}\n\n</details>`);
   if (n.fix?.prompt) parts.push(`<details><summary>Fix prompt</summary>\n\n${fenced('text', defuse(n.fix.prompt))}\n\n</details>`);
-  if (f.alsoFoundBy.length > 0) parts.push(`Also found by ${f.alsoFoundBy.map((d) => `${d.principal} (${defuse(d.brief)})`).join(', ')}.`);
+  if (f.alsoFoundBy.length > 0) parts.push(`Also found by ${f.alsoFoundBy.map((d) => `${prose(d.principal)} (${prose(d.brief)})`).join(', ')}.`);
   parts.push(`Confidence: ${n.confidence.toFixed(2)}`);
   parts.push(FOOTER);
   return parts.join('\n\n');
@@ -132,14 +135,14 @@ const MAX_WALKTHROUGH = 20_000;
 
 function foldedItem(finding: PublishedFinding, reason: FoldReason): string {
   const where = location(finding.node);
-  return `#### ${where ? `${where} — ` : ''}${defuse(finding.node.title).replace(/\s+/g, ' ')}\n_${FOLD_REASON_TEXT[reason]}_\n\n${renderFinding(finding, { suggestionApplies: false, omitTitle: true })}\n${fingerprintMarker(finding.fingerprint)}`;
+  return `#### ${where ? `${where} — ` : ''}${prose(finding.node.title).replace(/\s+/g, ' ')}\n_${FOLD_REASON_TEXT[reason]}_\n\n${renderFinding(finding, { suggestionApplies: false, omitTitle: true })}\n${fingerprintMarker(finding.fingerprint)}`;
 }
 
 /** One line per finding: what the body falls back to when the full items do not fit GitHub's limit. */
 function compactItem(finding: PublishedFinding, reason: FoldReason): string {
   const n = finding.node;
   const where = location(n);
-  return `- ${where ? `${where} — ` : ''}**${defuse(n.title).replace(/\s+/g, ' ')}** (${n.kind} · ${n.priority} · ${n.triage.category}; ${FOLD_REASON_TEXT[reason]}) ${FOOTER} ${fingerprintMarker(finding.fingerprint)}`;
+  return `- ${where ? `${where} — ` : ''}**${prose(n.title).replace(/\s+/g, ' ')}** (${n.kind} · ${n.priority} · ${n.triage.category}; ${FOLD_REASON_TEXT[reason]}) ${FOOTER} ${fingerprintMarker(finding.fingerprint)}`;
 }
 
 /**
@@ -173,7 +176,7 @@ function clampComment(text: string, marker: string): string {
 export function renderBody(b: BodyInput): string {
   const marker = publishMarker(b.key);
   const refusal = b.eventRefusal
-    ? `> GitHub refused to post this review as ${b.eventRefusal.requested} ("${defuse(b.eventRefusal.message)}"), so it is posted as COMMENT. The verdict is still **${b.verdict}**.`
+    ? `> GitHub refused to post this review as ${b.eventRefusal.requested} ("${prose(b.eventRefusal.message)}"), so it is posted as COMMENT. The verdict is still **${b.verdict}**.`
     : null;
   if (b.verdict === 'Ship' && b.inlineCount === 0 && b.folded.length === 0 && !refusal && !b.movedFrom) {
     // A clean Ship is one line.
@@ -186,7 +189,7 @@ export function renderBody(b: BodyInput): string {
     parts.push(`> This review was made at \`${b.movedFrom.reviewedHead.slice(0, 12)}\`; the PR has moved to \`${b.movedFrom.currentHead.slice(0, 12)}\`, so no finding is pinned to a line.`);
   }
   const walkthrough = b.walkthrough.trim();
-  if (walkthrough !== '') parts.push(walkthrough.length > MAX_WALKTHROUGH ? `${defuse(walkthrough.slice(0, MAX_WALKTHROUGH))}\n\n_(walkthrough shortened: the full text is in the ledger)_` : defuse(walkthrough));
+  if (walkthrough !== '') parts.push(walkthrough.length > MAX_WALKTHROUGH ? `${prose(walkthrough.slice(0, MAX_WALKTHROUGH))}\n\n_(walkthrough shortened: the full text is in the ledger)_` : prose(walkthrough));
   parts.push(`${b.inlineCount} inline finding${b.inlineCount === 1 ? '' : 's'}, ${b.folded.length} below.`);
   if (b.folded.length > 0) {
     const head = parts.join('\n\n');

@@ -22,6 +22,12 @@ export interface CallContext {
   bearer?: string;
   /** Present on transports that can carry subscriptions (WebSocket). */
   connection?: RpcConnection;
+  /**
+   * Aborted when the client went away (its HTTP request or WebSocket closed): the reads and queries left
+   * in its batch are not run, and a running `reviewDiff` stops its git call. Commands still run: a client
+   * that sent a write meant it, and its idempotency key makes a retry safe.
+   */
+  signal?: AbortSignal;
 }
 
 /** A long-lived connection: it owns its subscriptions and releases them when it closes. */
@@ -32,6 +38,8 @@ export interface RpcConnection {
   progressSink(): ProgressSink;
   /** Closes the connection because its token no longer authenticates (revoked, member removed). */
   end?(reason: DomainError): void;
+  /** A request on the connection authenticated: it is no longer closed as unauthenticated. */
+  authenticated?(): void;
 }
 
 export interface DispatchResult {
@@ -151,7 +159,9 @@ export class RpcDispatcher {
     const spec = methodTable().get(method);
     if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist${didYouMean(method, [...methodTable().keys()])} (see rpc.discover)`);
     const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer);
+    ctx.connection?.authenticated?.();
     checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
+    if (ctx.signal?.aborted && spec.kind !== 'command') throw requestCancelled(spec.name);
     const payload = payloadOf(params);
     assertKnownFields(spec.params, payload);
     switch (spec.kind) {
@@ -162,7 +172,7 @@ export class RpcDispatcher {
       case 'watch':
         return this.watch(spec, caller, params, payload, ctx, after);
       case 'read':
-        return this.read(spec, caller, params, payload, maxBytes);
+        return this.read(spec, caller, params, payload, maxBytes, ctx.signal);
       case 'progress':
         return this.watchProgress(spec, caller, params, payload, ctx);
     }
@@ -212,7 +222,8 @@ export class RpcDispatcher {
    * replay returns the same bytes).
    */
   private async createWorkspace(caller: Caller, envelope: CommandEnvelope, payload: Record<string, unknown>): Promise<string> {
-    const created = await this.ledger.createWorkspace(envelope, payload);
+    const quota = { owner: this.ledger.workspaces.ownerKeyOf(caller.workspace.id, caller.principal), limit: this.ledger.operator.maxWorkspacesPerOwner };
+    const created = await this.ledger.createWorkspace(envelope, payload, quota);
     const workspaceId = (created.response.result as { workspaceId: string }).workspaceId;
     const key = assertIdempotencyKey(envelope.idempotencyKey, this.ledger.clock());
     // Index 1000: far past the ids the createWorkspace batch itself derives from the key.
@@ -227,7 +238,7 @@ export class RpcDispatcher {
     return canonicalJsonWithin(answer, maxBytes, spec.name, this.maxResponseBytes);
   }
 
-  private async read(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, maxBytes: number): Promise<string> {
+  private async read(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, maxBytes: number, signal?: AbortSignal): Promise<string> {
     const parsed = spec.read!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const head = await caller.workspace.store.headPosition();
@@ -237,7 +248,7 @@ export class RpcDispatcher {
       throw new DomainError('invalid_cursor', `cursor: it continues a ${spec.name} answered at position ${pinned}${asOf !== undefined ? `, this request asks for asOf ${asOf}` : `, past this log's head ${head}`}`, { field: 'cursor' });
     }
     const position = pinned ?? (asOf === undefined ? head : Math.min(asOf, head));
-    return canonicalJsonWithin({ position, value: await spec.read!.run(caller.workspace, parsed.data, position) }, maxBytes, spec.name, this.maxResponseBytes);
+    return canonicalJsonWithin({ position, value: await spec.read!.run(caller.workspace, parsed.data, position, signal) }, maxBytes, spec.name, this.maxResponseBytes);
   }
 
   private async watch(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, ctx: CallContext, after: Array<() => void>): Promise<string> {
@@ -320,3 +331,7 @@ function idOf(req: unknown): Id {
 function errorFrame(id: Id, err: unknown): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error: toRpcError(err) });
 }
+
+/** The client of a request went away before it ran: nobody reads the answer (CallContext.signal). */
+export const requestCancelled = (method: string): DomainError =>
+  new DomainError('request_cancelled', `${method}: not run, the client closed its connection before it was answered`);

@@ -17,7 +17,8 @@ export interface ReadProcedure<I = any> {
   description: string;
   input: z.ZodType<I>;
   access: { minRole: Role };
-  run(workspace: WorkspaceHandle, input: I, asOf: number | undefined): Promise<unknown>;
+  /** `signal`: aborted when the client went away (long reads stop their work, see CallContext.signal). */
+  run(workspace: WorkspaceHandle, input: I, asOf: number | undefined, signal?: AbortSignal): Promise<unknown>;
   /**
    * The log position the request is pinned to, if it names one itself (a page cursor carries the position
    * of its first page): the dispatcher answers at that position instead of the head.
@@ -64,7 +65,7 @@ export const READ_PROCEDURES: ReadProcedure[] = [
     description: "The PR's code under review from the ledger's own clone (latest computation's base..head): per cohort, riskiest first, its fragments' hunks in the computed reading order; pages bounded by maxBytes and resumed with nextCursor; large, binary, generated, vendored and lock files collapsed with the reason.",
     input: reviewDiffInput,
     access: { minRole: 'viewer' },
-    run: (ws, input, asOf) => readReviewDiff(ws, input, asOf),
+    run: (ws, input, asOf, signal) => readReviewDiff(ws, input, asOf, signal),
   },
   {
     name: 'reviewFileLines',

@@ -4,6 +4,7 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import { Ledger } from '../ledger';
 import { PROGRESS_HUB_SERVICE, ProgressHub } from '../job-progress/hub';
 import { hostAllowed, hostName, hostRefusal } from '../security/host-check';
+import { denyFraming } from '../security/frame-headers';
 import { bearerFrom } from '../security/tokens';
 import { RpcDispatcher } from './dispatcher';
 import { LIMITS } from './limits';
@@ -44,7 +45,12 @@ export function serverHostNames(ledger: Ledger): string[] {
 
 async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: ServerResponse): Promise<void> {
   try {
-    const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization) });
+    // A client that goes away before its answer is written stops the rest of its work (CallContext.signal).
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization), signal: gone.signal });
     if (parts) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': parts.reduce((n, p) => n + p.length, 0) });
       for (const p of parts) res.write(p);
@@ -76,6 +82,7 @@ function installRpcFastPath(server: Server, dispatcher: RpcDispatcher, allowedHo
   const framework = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
   server.on('request', (req: RawBodyRequest, res: ServerResponse) => {
+    denyFraming(res);
     // Every route, not only /rpc: a rebound page must not read the review page's API either.
     if (req.headers.origin !== undefined && !hostAllowed(req.headers.host, allowedHosts)) return refuseHost(req, res);
     const url = req.url ?? '';
@@ -116,6 +123,7 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
     // Nest's route pipeline (guards, pipes, filters) would only add cost to the hottest path.
     const hosts = serverHostNames(ledger);
     adapterHost.httpAdapter.use((req: RawBodyRequest, res: ServerResponse, next: () => void) => {
+      denyFraming(res);
       if (req.headers.origin !== undefined && !hostAllowed(req.headers.host, hosts)) return refuseHost(req, res);
       if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/rpc' || !req.rawBody) return next();
       if (!isJsonContentType(req.headers['content-type'])) return refuseMediaType(req, res);

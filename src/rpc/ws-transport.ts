@@ -51,8 +51,14 @@ class WsConnection implements RpcConnection {
   /** Since when the unsent bytes have stayed above the high-water mark. */
   private overSince: number | null = null;
   private closing = false;
+  /** Aborted when the socket closes: work of requests still running or queued stops (CallContext.signal). */
+  private readonly gone = new AbortController();
+  /** Runs until a request authenticates; then the connection is no longer closed as unauthenticated. */
+  private authTimer: NodeJS.Timeout | null;
 
   constructor(private readonly ws: WebSocket, private readonly dispatcher: RpcDispatcher, private readonly bearer: string | undefined, private readonly bounds: ConnectionBounds) {
+    this.authTimer = setTimeout(() => this.closeUnauthenticated(), bounds.unauthenticatedMs);
+    this.authTimer.unref();
     ws.on('message', (data, isBinary) => {
       const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
       const bytes = frameBytes(data);
@@ -71,6 +77,20 @@ class WsConnection implements RpcConnection {
     });
     ws.on('close', () => this.release());
     ws.on('error', () => this.release());
+  }
+
+  authenticated(): void {
+    if (this.authTimer) clearTimeout(this.authTimer);
+    this.authTimer = null;
+  }
+
+  /** No request authenticated in time (no token, or none that verifies): close, as HTTP cuts a slow request. */
+  private closeUnauthenticated(): void {
+    this.authTimer = null;
+    if (this.ws.readyState !== WebSocket.OPEN || this.closing) return;
+    this.closing = true;
+    this.ws.close(4001, closeReason(`unauthorized: no authenticated request within ${this.bounds.unauthenticatedMs} ms`));
+    setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   /** What the connection holds in server memory now: requests not yet answered plus unsent answers. */
@@ -95,7 +115,7 @@ class WsConnection implements RpcConnection {
   private async onFrame(text: string): Promise<void> {
     // The next request waits (its answer not even computed) until the client has taken what it was sent.
     if (!(await this.roomToAnswer())) return;
-    const { response, parts, after } = await this.dispatcher.handle(text, { bearer: this.bearer, connection: this });
+    const { response, parts, after } = await this.dispatcher.handle(text, { bearer: this.bearer, connection: this, signal: this.gone.signal });
     if (this.ws.readyState === WebSocket.OPEN && (response !== null || parts)) {
       // One text message, sent as continuation frames so the shared parts are written, not copied.
       if (parts) parts.forEach((p, i) => this.ws.send(p, { binary: false, fin: i === parts.length - 1 }));
@@ -225,6 +245,8 @@ class WsConnection implements RpcConnection {
   }
 
   private release(): void {
+    this.authenticated();
+    this.gone.abort();
     for (const w of this.watchers.values()) w.close();
     this.watchers.clear();
   }

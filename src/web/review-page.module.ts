@@ -13,6 +13,7 @@ import { authenticate, bearerFrom, type Caller } from '../security/tokens';
 import { readAsset, reviewPageHtml } from './assets';
 import { snapshotImage } from './snapshot-images';
 import { FaviconController } from './favicon.controller';
+import { FRAME_ANCESTORS_NONE } from '../security/frame-headers';
 
 const PNG_HEADERS = { 'content-type': 'image/png', 'cache-control': 'private, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' };
 
@@ -31,7 +32,7 @@ export class ReviewPageController {
       return sendJson(res, httpStatusOfCode('invalid_target'), { error: { code: 'invalid_target' satisfies ErrorCode, message: 'workspaceId, repoId and number must name a PR (e.g. /workspaces/default/repos/web/prs/42)' } });
     }
     const html = reviewPageHtml({ workspaceId, repoId, prNumber: Number(prNumber) });
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; img-src 'self' blob: data:; connect-src 'self' ws: wss:; style-src 'self'; script-src 'self'", 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': `default-src 'self'; img-src 'self' blob: data:; connect-src 'self' ws: wss:; style-src 'self'; script-src 'self'; ${FRAME_ANCESTORS_NONE}`, 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
     res.end(html);
   }
 

@@ -17,8 +17,15 @@ export interface WorkspaceInfo {
 export interface WorkspaceCatalogue {
   get(workspaceId: string): WorkspaceInfo | undefined;
   list(): WorkspaceInfo[];
-  /** Registers a workspace; returns whether it was new (an existing id keeps its name and date). */
-  register(workspaceId: string, name: string, createdAt: string): boolean;
+  /**
+   * Registers a workspace; returns whether it was new (an existing id keeps its name, date and owner).
+   * `createdBy`: the owner key it counts against (workspace-quota.ts); absent for the operator's.
+   */
+  register(workspaceId: string, name: string, createdAt: string, createdBy?: string): boolean;
+  /** The owner key a workspace counts against, or undefined (the operator's, or unknown). */
+  createdBy(workspaceId: string): string | undefined;
+  /** How many workspaces count against an owner key. */
+  countCreatedBy(createdBy: string): number;
   close(): Promise<void>;
 }
 
@@ -35,10 +42,16 @@ export class SqliteCatalogue implements WorkspaceCatalogue {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec('CREATE TABLE IF NOT EXISTS workspaces (workspace_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL)');
+    // Added in place to catalogues created before workspace quotas.
+    const columns = this.db.prepare('PRAGMA table_info(workspaces)').all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'created_by')) this.db.exec('ALTER TABLE workspaces ADD COLUMN created_by TEXT');
+    this.db.exec('CREATE INDEX IF NOT EXISTS workspaces_created_by ON workspaces (created_by)');
     this.stmts = {
       get: this.db.prepare('SELECT workspace_id AS workspaceId, name, created_at AS createdAt FROM workspaces WHERE workspace_id = ?'),
       list: this.db.prepare('SELECT workspace_id AS workspaceId, name, created_at AS createdAt FROM workspaces ORDER BY workspace_id'),
-      insert: this.db.prepare('INSERT OR IGNORE INTO workspaces (workspace_id, name, created_at) VALUES (?, ?, ?)'),
+      insert: this.db.prepare('INSERT OR IGNORE INTO workspaces (workspace_id, name, created_at, created_by) VALUES (?, ?, ?, ?)'),
+      createdBy: this.db.prepare('SELECT created_by AS createdBy FROM workspaces WHERE workspace_id = ?'),
+      count: this.db.prepare('SELECT count(*) AS n FROM workspaces WHERE created_by = ?'),
     };
   }
 
@@ -50,8 +63,16 @@ export class SqliteCatalogue implements WorkspaceCatalogue {
     return this.stmts.list.all() as WorkspaceInfo[];
   }
 
-  register(workspaceId: string, name: string, createdAt: string): boolean {
-    return this.stmts.insert.run(workspaceId, name, createdAt).changes === 1;
+  register(workspaceId: string, name: string, createdAt: string, createdBy?: string): boolean {
+    return this.stmts.insert.run(workspaceId, name, createdAt, createdBy ?? null).changes === 1;
+  }
+
+  createdBy(workspaceId: string): string | undefined {
+    return (this.stmts.createdBy.get(workspaceId) as { createdBy: string | null } | undefined)?.createdBy ?? undefined;
+  }
+
+  countCreatedBy(createdBy: string): number {
+    return (this.stmts.count.get(createdBy) as { n: number }).n;
   }
 
   async close(): Promise<void> {

@@ -115,9 +115,19 @@ export class PostgresCatalogue implements WorkspaceCatalogue {
     return rows;
   }
 
-  register(workspaceId: string, name: string, createdAt: string): boolean {
-    const rows = this.call(`INSERT INTO ${this.table} (workspace_id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (workspace_id) DO NOTHING RETURNING workspace_id`, [workspaceId, name, createdAt]);
+  register(workspaceId: string, name: string, createdAt: string, createdBy?: string): boolean {
+    const rows = this.call(`INSERT INTO ${this.table} (workspace_id, name, created_at, created_by) VALUES ($1, $2, $3, $4) ON CONFLICT (workspace_id) DO NOTHING RETURNING workspace_id`, [workspaceId, name, createdAt, createdBy ?? null]);
     return rows.length === 1;
+  }
+
+  createdBy(workspaceId: string): string | undefined {
+    const rows = this.call(`SELECT created_by AS "createdBy" FROM ${this.table} WHERE workspace_id = $1`, [workspaceId]);
+    return (rows[0]?.createdBy as string | null | undefined) ?? undefined;
+  }
+
+  countCreatedBy(createdBy: string): number {
+    const rows = this.call(`SELECT count(*)::int AS n FROM ${this.table} WHERE created_by = $1`, [createdBy]);
+    return Number(rows[0]?.n ?? 0);
   }
 
   async close(): Promise<void> {

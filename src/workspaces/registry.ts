@@ -68,9 +68,33 @@ export class WorkspaceRegistry {
   }
 
   /** Registers a workspace in the catalogue; returns whether it was new. */
-  register(id: string, name: string, createdAt: string): boolean {
+  register(id: string, name: string, createdAt: string, createdBy?: string): boolean {
     const wid = WorkspaceRegistry.validateId(id);
-    return this.catalog.register(wid, name, createdAt);
+    return this.catalog.register(wid, name, createdAt, createdBy);
+  }
+
+  /**
+   * Registers a workspace a tenant creates, counted against its owner key (see `ownerKeyOf`): refused with
+   * `workspace_quota_exceeded` when that key already counts `limit` workspaces. A workspace that already
+   * exists (an idempotent replay) is not counted again. Count and insert run without a yield in between.
+   */
+  registerWithin(id: string, name: string, createdAt: string, owner: string, limit: number): boolean {
+    const wid = WorkspaceRegistry.validateId(id);
+    if (this.catalog.get(wid)) return false;
+    const used = this.catalog.countCreatedBy(owner);
+    if (used >= limit) {
+      throw new DomainError('workspace_quota_exceeded', `workspaceId: the workspaces created from ${owner} number ${used}, the operator's limit (maxWorkspacesPerOwner ${limit}); "${wid}" was not created`, { limit, used });
+    }
+    return this.catalog.register(wid, name, createdAt, owner);
+  }
+
+  /**
+   * Whom a workspace created by `principal` acting in `home` counts against: the owner key `home` itself
+   * counts against when a tenant created it, so workspaces created from created workspaces share one
+   * quota (no chain of owners multiplies it); otherwise `<home>/<principal>`.
+   */
+  ownerKeyOf(home: string, principal: string): string {
+    return this.catalog.createdBy(home) ?? `${home}/${principal}`;
   }
 
   /** Opens the store of a registered workspace; refuses unknown ids before touching the disk. */

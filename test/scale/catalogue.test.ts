@@ -34,6 +34,16 @@ whenPostgres('postgres catalogue', () => {
     await b.close();
   });
 
+  test('the owner a workspace counts against (maxWorkspacesPerOwner) is shared by every catalogue on the database', async () => {
+    const a = new PostgresCatalogue(DATABASE_URL, schema);
+    const b = new PostgresCatalogue(DATABASE_URL, schema);
+    expect(a.register('quota-a', 'A', '2026-01-01T00:00:00.000Z', 'team-x/user:ann')).toBe(true);
+    expect(a.register('quota-b', 'B', '2026-01-01T00:00:00.000Z', 'team-x/user:ann')).toBe(true);
+    expect([b.countCreatedBy('team-x/user:ann'), b.createdBy('quota-a'), b.createdBy('team-x'), b.countCreatedBy('team-x/user:bob')]).toEqual([2, 'team-x/user:ann', undefined, 0]);
+    await a.close();
+    await b.close();
+  });
+
   test('two ledgers with separate data dirs on one PostgreSQL store share workspaces and events', async () => {
     const factoryA = postgresStoreFactory(DATABASE_URL, schema);
     const factoryB = postgresStoreFactory(DATABASE_URL, schema);

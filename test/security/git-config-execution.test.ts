@@ -4,12 +4,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
+import { exportTree } from '../../src/git/export-tree';
 
 /**
  * A registered repo's own `.git/config` (a downloaded or cloned repo may carry one) must never make
  * the server run a program: hooks, fsmonitor, signature verification, external diff, textconv and
- * filter drivers — including a driver whose name holds "=" (which would split a `-c k=v`). Every git
- * operation the server performs is run against such a repo, and no marker may appear.
+ * filter drivers — including a driver whose name holds "=" (which would split a `-c k=v`). Such a
+ * config is refused when the repo is opened (test/security/host-checkout.test.ts); this file covers the
+ * second line of defence: a config turned hostile after the repo was opened. Every git operation the
+ * server performs is run against it, and no marker may appear.
  */
 describe('git config in a registered repo never executes code', () => {
   let root: string;
@@ -17,6 +20,7 @@ describe('git config in a registered repo never executes code', () => {
   let marks: string;
   let base: string;
   let head: string;
+  let repo: GitRepo;
 
   const sh = (args: string[], cwd = repoDir) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: root } }).trim();
 
@@ -39,6 +43,11 @@ describe('git config in a registered repo never executes code', () => {
     fs.writeFileSync(path.join(repoDir, 'b.md'), 'one\ntwo\n');
     sh(['commit', '-qam', 'head']);
     head = sh(['rev-parse', 'HEAD']);
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('opened while clean, then the config turns hostile; opening it again is refused', async () => {
+    repo = await GitRepo.open(repoDir);
     // Now the malicious config: every program it names leaves a marker named after its trigger.
     const evil = path.join(root, 'evil.sh');
     fs.writeFileSync(evil, `#!/bin/sh\ntouch "${marks}/$1"\nif [ -n "$2" ]; then cat "$2"; else cat; fi\n`, { mode: 0o755 });
@@ -63,8 +72,8 @@ describe('git config in a registered repo never executes code', () => {
     set('core.pager', `${evil} pager`);
     // A driver name holding "=": `-c filter.a=b.smudge=` would set the key "filter.a" instead.
     fs.appendFileSync(path.join(repoDir, '.git', 'config'), `[filter "a=b"]\n\tsmudge = ${evil} smudge-eq\n\tprocess = ${evil} process-eq\n[diff "a=b"]\n\ttextconv = ${evil} textconv-eq\n`);
+    await expect(GitRepo.open(repoDir)).rejects.toMatchObject({ code: 'repo_config_refused' });
   });
-  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
   const markers = () => fs.readdirSync(marks).sort();
 
@@ -74,8 +83,7 @@ describe('git config in a registered repo never executes code', () => {
     for (const m of markers()) fs.rmSync(path.join(marks, m));
   });
 
-  it('no operation the server performs runs any of them', async () => {
-    const repo = await GitRepo.open(repoDir);
+  it('no operation the server performs on the already-open repo runs any of them', async () => {
     try {
       expect(await repo.revParse('HEAD')).toBe(head);
       await repo.commitDate(head);
@@ -90,9 +98,9 @@ describe('git config in a registered repo never executes code', () => {
       await repo.git(['log', '-1', head]);
       await repo.git(['grep', '-l', 'two', head, '--', '*.txt']).catch(() => '');
       const wt = path.join(root, 'wt');
-      await repo.addWorktree(head, wt);
+      fs.mkdirSync(wt);
+      await exportTree(repo, head, wt);
       expect(fs.readFileSync(path.join(wt, 'a.txt'), 'utf8')).toBe('one\ntwo\n');
-      await repo.removeWorktree(wt);
     } finally {
       repo.close();
     }

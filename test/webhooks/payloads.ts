@@ -1,7 +1,7 @@
 /**
  * Webhook payloads built from GitHub's own published examples (@octokit/openapi components.examples),
  * adjusted to the webhook shape where the REST and webhook schemas differ (a few repository fields),
- * so the tests send what GitHub sends and the @octokit/webhooks-schemas validation is exercised for real.
+ * so the tests send what GitHub sends (test/security/webhook-examples.test.ts sends every published example).
  */
 const api = require('@octokit/openapi/generated/api.github.com.json') as { components: { examples: Record<string, { value: any }> } };
 const schema = require('@octokit/webhooks-schemas/schema.json') as { definitions: Record<string, any> };

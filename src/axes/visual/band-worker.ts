@@ -15,14 +15,14 @@ parentPort!.on('message', async ({ id, request }: { id: number; request: BandReq
       decodePngInto(request.png, { out: ws.head, rows: kernelUnfilter(ws, 1) });
       reply = { ok: true, decodedInto: true };
     } catch (err) {
-      reply = { ok: false, malformed: err instanceof MalformedPngError, message: (err as Error).message ?? String(err) };
+      reply = { ok: false, malformed: err instanceof MalformedPngError, code: err instanceof MalformedPngError ? err.code : undefined, message: (err as Error).message ?? String(err) };
     }
   } else if (request.op === 'decode') {
     try {
       const image = await decodePngSharedAsync(request.png);
       reply = { ok: true, decoded: { width: image.width, height: image.height, data: image.data.buffer as SharedArrayBuffer } };
     } catch (err) {
-      reply = { ok: false, malformed: err instanceof MalformedPngError, message: (err as Error).message ?? String(err) };
+      reply = { ok: false, malformed: err instanceof MalformedPngError, code: err instanceof MalformedPngError ? err.code : undefined, message: (err as Error).message ?? String(err) };
     }
   } else if (request.op === 'kernel') {
     reply = kernelBand(request);

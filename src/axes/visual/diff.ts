@@ -40,6 +40,20 @@ export interface CompareOptions {
   engine?: 'auto' | 'typescript';
   /** Inflate in this thread rather than on libuv's pool (the diff pool's workers; png.ts `inline`). */
   inline?: boolean;
+  /** Wall-time budget of one comparison in ms (default `DEFAULT_DIFF_TIME_BUDGET_MS`), see `checkTime`. */
+  timeBudgetMs?: number;
+}
+
+/**
+ * Wall time one comparison may take. The decode budget (png.ts `maxDecodedBytes`) already bounds the
+ * work: this is the second bound, checked between phases (after decoding, after comparing), since a
+ * synchronous inflate or compare cannot be interrupted; past it the comparison fails `image_too_large`.
+ */
+export const DEFAULT_DIFF_TIME_BUDGET_MS = 30_000;
+
+function checkTime(startedMs: number, budgetMs: number, phase: string): void {
+  const spent = performance.now() - startedMs;
+  if (spent >= budgetMs) throw new MalformedPngError(`comparing the images took ${Math.round(spent)} ms by the end of ${phase}, over the per-diff time budget of ${budgetMs} ms`, 'image_too_large');
 }
 
 /**
@@ -56,6 +70,14 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
     const hash = sha256(head);
     return { state: 'unchanged', baseHash: hash, headHash: hash, ...dimensionsOrUndefined(head), changedPixels: 0, changedRatio: 0 };
   }
+  const started = performance.now();
+  const budgetMs = options.timeBudgetMs ?? DEFAULT_DIFF_TIME_BUDGET_MS;
+  const result = await compareWithin(base, head, options, () => checkTime(started, budgetMs, 'decoding'));
+  checkTime(started, budgetMs, 'comparing');
+  return result;
+}
+
+async function compareWithin(base: Uint8Array, head: Uint8Array, options: CompareOptions, decodedInTime: () => void): Promise<ImageComparison> {
   const baseHash = sha256(base);
   const headHash = sha256(head);
   const mode = options.split ?? 'auto';
@@ -63,7 +85,7 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   const ws = dims ? acquireWorkspace(dims.width, dims.height) : undefined;
   if (ws) {
     try {
-      return await compareInWorkspace(ws, base, head, baseHash, headHash, mode, options.inline ?? false);
+      return await compareInWorkspace(ws, base, head, baseHash, headHash, mode, options.inline ?? false, decodedInTime);
     } finally {
       releaseWorkspace(ws);
     }
@@ -71,6 +93,7 @@ export async function compareImages(base: Uint8Array, head: Uint8Array, options:
   const helper = splitCandidate(base, head, mode) ? bandHelper() : undefined;
   const decoded = helper && sharedPrefix(base, head) < PARALLEL_DECODE_PREFIX ? await decodeInParallel(helper, base, head) : undefined;
   const { base: a, head: b, sameRows } = decoded ?? (await decodePngPair(base, head, { shared: helper !== undefined, inline: options.inline }));
+  decodedInTime();
   if (a.width !== b.width || a.height !== b.height) {
     const pixels = Math.max(a.width * a.height, b.width * b.height);
     return {
@@ -135,12 +158,12 @@ async function decodeInParallel(helper: BandHelper, base: Uint8Array, head: Uint
     a = await decodePngSharedAsync(base);
   } catch (err) {
     await headReply;
-    if (err instanceof MalformedPngError) throw new MalformedPngError(`base image: ${err.message}`);
+    if (err instanceof MalformedPngError) throw err.withSide('base');
     throw err;
   }
   const reply = await headReply;
   if (!reply.ok) {
-    if (reply.malformed) throw new MalformedPngError(`head image: ${reply.message}`);
+    if (reply.malformed) throw new MalformedPngError(`head image: ${reply.message}`, reply.code);
     splitStats.helperFailures++;
     return undefined;
   }
@@ -171,7 +194,7 @@ function sameFastPathSize(base: Uint8Array, head: Uint8Array): { width: number; 
  * with the band helper thread, which runs the kernel on the same memory, when the pair is large and
  * its change spread over at least a fifth of the rows (as on the TypeScript path).
  */
-async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Array, baseHash: string, headHash: string, mode: 'auto' | 'never' | 'always', inline: boolean): Promise<ImageComparison> {
+async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Array, baseHash: string, headHash: string, mode: 'auto' | 'never' | 'always', inline: boolean, decodedInTime: () => void): Promise<ImageComparison> {
   const { width, height } = ws.layout;
   const helper = mode === 'always' || (mode === 'auto' && width * height >= SPLIT_MIN_PIXELS) ? bandHelper() : undefined;
   const baseTarget = { out: ws.base, rows: kernelUnfilter(ws, 0) };
@@ -182,11 +205,11 @@ async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Ar
       decodePngInto(base, baseTarget);
     } catch (err) {
       await headReply;
-      if (err instanceof MalformedPngError) throw new MalformedPngError(`base image: ${err.message}`);
+      if (err instanceof MalformedPngError) throw err.withSide('base');
       throw err;
     }
     const reply = await headReply;
-    if (!reply.ok && reply.malformed) throw new MalformedPngError(`head image: ${reply.message}`);
+    if (!reply.ok && reply.malformed) throw new MalformedPngError(`head image: ${reply.message}`, reply.code);
     if (!reply.ok) splitStats.helperFailures++;
     decoded = reply.ok;
   }
@@ -194,6 +217,7 @@ async function compareInWorkspace(ws: Workspace, base: Uint8Array, head: Uint8Ar
     const pair = await decodePngPair(base, head, { inline, targets: { base: baseTarget, head: { out: ws.head, rows: kernelUnfilter(ws, 1) } } });
     if (pair.sameRows) ws.sameRows.set(pair.sameRows);
   }
+  decodedInTime();
   const a: RgbaImage = { width, height, data: ws.base };
   sameRowsOf(a, { width, height, data: ws.head }, ws.sameRows);
   const diff: MarkedDiff = { width, height, changedPixels: 0, base: a, marks: ws.marks, markedRows: ws.markedRows };

@@ -7,16 +7,47 @@ export interface RgbaImage {
   data: Uint8Array;
 }
 
+/** `malformed_png`: the bytes are not a PNG the decoder reads; `image_too_large`: past the decode budget. */
+export type PngErrorCode = 'malformed_png' | 'image_too_large';
+
 export class MalformedPngError extends Error {
-  constructor(message: string) {
+  constructor(message: string, readonly code: PngErrorCode = 'malformed_png') {
     super(message);
     this.name = 'MalformedPngError';
+  }
+
+  /** The same error with the image's side ("base image: …") in front, once. */
+  withSide(side: string): MalformedPngError {
+    return this.message.startsWith(side) ? this : new MalformedPngError(`${side} image: ${this.message}`, this.code);
   }
 }
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** Refuse absurd dimensions before allocating: 16k × 16k RGBA is already 1 GiB. */
 const MAX_PIXELS = 16384 * 16384;
+
+/**
+ * Bytes one decode may hold (the larger of the inflated scanlines and the RGBA8 output), checked from
+ * IHDR before anything is inflated. 64 MiB fits a 4K (3840×2160) screenshot in RGBA at 8 and at 16 bits
+ * per sample (66.4 MB of scanlines); two 2 MB PNGs of 16-bit RGBA 16384×16384 (2 GiB of scanlines each)
+ * used to take the server past 4 GB for minutes. The operator may set another bound with
+ * `REVIEW_LEDGER_MAX_IMAGE_BYTES` (read per decode, so the diff pool's worker threads see it too).
+ */
+export const DEFAULT_MAX_DECODED_BYTES = 64 * 1024 * 1024;
+
+export function maxDecodedBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env.REVIEW_LEDGER_MAX_IMAGE_BYTES);
+  return Number.isSafeInteger(v) && v > 0 ? v : DEFAULT_MAX_DECODED_BYTES;
+}
+
+/** The bytes decoding a `width`×`height` PNG of that depth and colour type needs at its peak. */
+export function decodedBytesOf(width: number, height: number, bitDepth: number, colorType: number): number {
+  const rowBytes = Math.ceil((width * (CHANNELS[colorType] ?? 4) * bitDepth) / 8);
+  return Math.max(height * (rowBytes + 1), width * height * 4);
+}
+
+/** Bit depths the PNG specification allows per colour type. */
+const BIT_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 
 export function isPng(bytes: Uint8Array): boolean {
   return bytes.length >= 8 && Buffer.from(bytes.buffer, bytes.byteOffset, 8).equals(SIGNATURE);
@@ -68,6 +99,7 @@ function parsePng(bytes: Uint8Array): ParsedPng {
       bitDepth = buf[start + 8];
       colorType = buf[start + 9];
       interlace = buf[start + 12];
+      checkHeader(width, height, bitDepth, colorType);
     } else if (type === 0x504c5445) palette = buf.subarray(start, end);
     else if (type === 0x74524e53) transparency = buf.subarray(start, end);
     else if (type === 0x49444154) idat.push(buf.subarray(start, end));
@@ -75,12 +107,24 @@ function parsePng(bytes: Uint8Array): ParsedPng {
     pos = end + 4;
   }
   if (colorType < 0) throw new MalformedPngError('PNG has no IHDR chunk');
-  if (width === 0 || height === 0) throw new MalformedPngError(`PNG has an empty size (${width}×${height})`);
-  if (width * height > MAX_PIXELS) throw new MalformedPngError(`PNG is too large (${width}×${height})`);
   if (idat.length === 0) throw new MalformedPngError('PNG has no image data (no IDAT chunk)');
-  if (CHANNELS[colorType] === undefined) throw new MalformedPngError(`PNG has an invalid colour type ${colorType}`);
   if (colorType === 3 && !palette) throw new MalformedPngError('palette PNG has no PLTE chunk');
   return { width, height, bitDepth, colorType, interlace, palette, transparency, idat: idat.length === 1 ? idat[0] : Buffer.concat(idat) };
+}
+
+/**
+ * Refuses a header before any image data is read: an invalid size, colour type or depth is
+ * `malformed_png`; a size whose decode would pass `maxDecodedBytes()` is `image_too_large`.
+ */
+function checkHeader(width: number, height: number, bitDepth: number, colorType: number): void {
+  if (width === 0 || height === 0) throw new MalformedPngError(`PNG has an empty size (${width}×${height})`);
+  if (CHANNELS[colorType] === undefined) throw new MalformedPngError(`PNG has an invalid colour type ${colorType}`);
+  if (!BIT_DEPTHS[colorType].includes(bitDepth)) throw new MalformedPngError(`PNG has an invalid bit depth ${bitDepth} for colour type ${colorType}`);
+  const budget = maxDecodedBytes();
+  const needed = decodedBytesOf(width, height, bitDepth, colorType);
+  if (width * height > MAX_PIXELS || needed > budget) {
+    throw new MalformedPngError(`PNG is too large to decode: ${width}×${height} at ${bitDepth} bits × ${CHANNELS[colorType]} channel(s) needs ${needed} bytes, over the decode budget of ${budget} bytes (REVIEW_LEDGER_MAX_IMAGE_BYTES)`, 'image_too_large');
+  }
 }
 
 /** The fast path covers non-interlaced 8-bit images; everything else goes through pngjs. */
@@ -355,7 +399,7 @@ function labelled<T>(side: string, f: () => T): T {
 
 function relabel(side: string): (err: unknown) => never {
   return (err) => {
-    if (err instanceof MalformedPngError && !err.message.startsWith(side)) throw new MalformedPngError(`${side} image: ${err.message}`);
+    if (err instanceof MalformedPngError) throw err.withSide(side);
     throw err;
   };
 }

@@ -1,6 +1,7 @@
 import * as os from 'node:os';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import type { Layout } from './kernel';
+import type { PngErrorCode } from './png';
 import { startVisualWorker } from './threads';
 
 /**
@@ -46,7 +47,7 @@ export type BandReply =
   | { ok: true; count: number; segment: { deflated: Uint8Array; adler: number; length: number } }
   | { ok: true; decoded: { width: number; height: number; data: SharedArrayBuffer } }
   | { ok: true; decodedInto: true }
-  | { ok: false; malformed?: boolean; message: string };
+  | { ok: false; malformed?: boolean; code?: PngErrorCode; message: string };
 
 export class BandHelper {
   private readonly worker: Worker;

@@ -22,7 +22,8 @@ export async function visualDiff(basePath: string, headPath: string, opts: { out
     result = await compareImages(base, head, { split: 'never' });
   } catch (err) {
     if (!(err instanceof MalformedPngError)) throw err;
-    process.stderr.write(`error [malformed_png]: ${err.message.replace(/^base image/, basePath).replace(/^head image/, headPath)}\n`);
+    // Exit 2 (could not compare) for both codes, never 1: "changed" must mean a pixel diff was found.
+    process.stderr.write(`error [${err.code}]: ${err.message.replace(/^base image/, basePath).replace(/^head image/, headPath)}\n`);
     process.exitCode = 2;
     return;
   }

@@ -132,6 +132,8 @@ CREATE TABLE IF NOT EXISTS ${s}.workspaces (
   name         text NOT NULL,
   created_at   text NOT NULL
 );
+-- Who a workspace created over RPC counts against (maxWorkspacesPerOwner); NULL for the operator's.
+ALTER TABLE ${s}.workspaces ADD COLUMN IF NOT EXISTS created_by text;
 -- Idempotency keys of commands that wrote nothing (src/commands/noop-keys.ts): claimed under the head
 -- lock appends take, so a key is held by a no-op or by events, never both, on every server.
 CREATE TABLE IF NOT EXISTS ${s}.noop_keys (

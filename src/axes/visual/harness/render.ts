@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { normalizeRepoPath } from '../../../events/repo-path';
 import { type GitRepo } from '../../../git/repo';
+import { exportTree } from '../../../git/export-tree';
 import type { ChangedPath, HarnessInput, HarnessName, HarnessOutcome } from './types';
 import { defaultOperatorConfig, type RenderSandboxConfig } from '../../../operator-config';
 import { limitReasonOf, runRenderCommand, sandboxUnavailableReason } from './sandbox';
@@ -143,9 +144,9 @@ export function touchesPaths(changed: ChangedPath[], globs: string[] | undefined
 export type RenderRun = { ok: true; images: Map<string, Uint8Array> } | { ok: false; reason: string };
 
 /**
- * Runs the command in a throwaway detached worktree of `sha`, inside the render sandbox (sandbox.ts:
+ * Runs the command in a throwaway tree of `sha` (written from git objects), inside the render sandbox (sandbox.ts:
  * no network, no data dir, $HOME or other repos, resource limits, the whole process group killed at
- * the timeout), and collects the PNGs it wrote. The worktree and its temporary folder are removed
+ * the timeout), and collects the PNGs it wrote. The tree and its temporary folder are removed
  * whatever happens.
  */
 export async function renderAt(repo: GitRepo, sha: string, config: RenderConfig, side: 'base' | 'head', sandbox: RenderSandboxConfig = defaultRenderSandbox()): Promise<RenderRun> {
@@ -156,12 +157,13 @@ export async function renderAt(repo: GitRepo, sha: string, config: RenderConfig,
     return { ok: false, reason: `render outputDir "${config.outputDir}" is not a repo-relative folder: ${(err as Error).message}` };
   }
   const temp = await fs.mkdtemp(path.join(os.tmpdir(), 'rl-render-'));
-  // git names a worktree's admin folder after the checkout's basename: a unique one keeps concurrent
-  // renders of the same repo from racing for the same name.
-  const tree = path.join(temp, path.basename(temp));
+  const tree = path.join(temp, 'tree');
   try {
     try {
-      await repo.addWorktree(sha, tree);
+      // Written from git objects by the server, not checked out by git: nothing the repo's config or
+      // .gitattributes names runs on the host (src/git/export-tree.ts).
+      await fs.mkdir(tree, { mode: 0o700 });
+      await exportTree(repo, sha, tree);
     } catch (err) {
       return { ok: false, reason: `could not check out ${side} ${sha.slice(0, 12)}: ${(err as Error).message.split('\n')[0]}` };
     }
@@ -179,7 +181,6 @@ export async function renderAt(repo: GitRepo, sha: string, config: RenderConfig,
     if ('error' in collected) return { ok: false, reason: `${collected.error} on ${at}` };
     return { ok: true, images: collected };
   } finally {
-    await repo.removeWorktree(tree);
     await fs.rm(temp, { recursive: true, force: true });
   }
 }
