@@ -79,7 +79,7 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
     case 'sqlite':
       return sqliteStoreFactory(config.synchronous);
     case 'postgres':
-      return postgresStoreFactory(requireUrl(config.databaseUrl, 'postgres', 'DATABASE_URL', '--database-url'));
+      return postgresStoreFactory(requireUrl(config.databaseUrl, 'postgres', 'DATABASE_URL', '--database-url'), undefined, { migrate: config.migrateSchema ?? true });
     case 'kurrentdb':
       return kurrentdbStoreFactory(requireUrl(config.kurrentdbUrl, 'kurrentdb', 'KURRENTDB_URL', '--kurrentdb-url'), config.databaseUrl);
     default:

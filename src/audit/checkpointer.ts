@@ -141,6 +141,8 @@ export class AuditCheckpointer {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private readonly last = new Map<string, Checkpoint>();
+  /** The last pass's failures by workspace ('*': the workspace list itself); empty after a clean pass. */
+  private readonly failures = new Map<string, { since: Date; message: string; code?: string }>();
 
   constructor(
     private readonly stores: () => Promise<AuditableStore[]>,
@@ -154,16 +156,40 @@ export class AuditCheckpointer {
     this.timer ??= setInterval(() => void this.tick(), this.schedule.tickMs).unref();
   }
 
-  /** One pass over the workspaces (also called directly by tests). */
+  /**
+   * One pass over the workspaces (also called directly by tests). It never rejects: the timer calls it
+   * with nothing to catch a rejection, and an outage of the store must not end the process. A failure
+   * is logged (onError), kept for status() (degraded), and the next tick simply tries again.
+   */
   tick(): Promise<void> {
-    this.running ??= this.pass().finally(() => (this.running = null));
+    this.running ??= this.pass()
+      .catch((err) => this.fail('*', err))
+      .finally(() => (this.running = null));
     return this.running;
+  }
+
+  /** `degraded` while the last pass could not sign some workspace (store away, key mismatch), with why. */
+  status(): { status: 'ok' | 'degraded'; reason?: string; since?: string; failures?: Array<{ workspace: string; code?: string; message: string }> } {
+    if (this.failures.size === 0) return { status: 'ok' };
+    const list = [...this.failures].map(([workspace, f]) => ({ workspace, ...(f.code ? { code: f.code } : {}), message: f.message }));
+    const since = new Date(Math.min(...[...this.failures.values()].map((f) => f.since.getTime())));
+    return { status: 'degraded', reason: `audit checkpoints not signed: ${list.map((f) => `${f.workspace === '*' ? 'workspace list' : f.workspace}: ${f.message}`).join('; ')}`, since: since.toISOString(), failures: list };
+  }
+
+  private fail(workspace: string, err: unknown): void {
+    const code = (err as { code?: unknown }).code;
+    const before = this.failures.get(workspace);
+    this.failures.set(workspace, { since: before?.since ?? new Date(), message: (err as Error)?.message ?? String(err), ...(typeof code === 'string' ? { code } : {}) });
+    // Logged once per workspace and outage, not once a tick.
+    if (!before) this.onError(err);
   }
 
   /** `final`: sign wherever the head moved past the last checkpoint, whatever the schedule says (shutdown). */
   private async pass(final = false): Promise<void> {
     const now = this.clock();
-    for (const store of await this.stores()) {
+    const stores = await this.stores();
+    this.failures.delete('*');
+    for (const store of stores) {
       try {
         const last = this.last.get(store.workspaceId) ?? (await readCheckpointList(store)).pop();
         if (last) {
@@ -173,15 +199,17 @@ export class AuditCheckpointer {
             : head - last.position >= this.schedule.everyEvents || (head > last.position && now.getTime() - Date.parse(last.time) >= this.schedule.everySeconds * 1000);
           if (!due) {
             this.last.set(store.workspaceId, last);
+            this.failures.delete(store.workspaceId);
             continue;
           }
         }
         const cp = await writeCheckpoint(store, this.key(), now);
         if (cp) this.last.set(store.workspaceId, cp);
         else this.last.delete(store.workspaceId);
+        this.failures.delete(store.workspaceId);
       } catch (err) {
         this.last.delete(store.workspaceId);
-        this.onError(err);
+        this.fail(store.workspaceId, err);
       }
     }
   }
@@ -195,6 +223,6 @@ export class AuditCheckpointer {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
-    if (options.final) await this.pass(true);
+    if (options.final) await this.pass(true).catch((err) => this.fail('*', err));
   }
 }

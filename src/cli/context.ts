@@ -19,9 +19,13 @@ export function configFrom(cmd: Command): LedgerConfig {
   });
 }
 
-/** Opens a Ledger for one CLI action and always closes it. Domain errors print their code and message. */
+/**
+ * Opens a Ledger for one CLI action and always closes it. Domain errors print their code and message.
+ * It never migrates a PostgreSQL schema (only `serve` and `migrate` do): an outdated schema is refused
+ * with schema_outdated, which names `review-ledger migrate`.
+ */
 export async function withLedger<T>(cmd: Command, fn: (ledger: Ledger) => Promise<T>): Promise<T | undefined> {
-  const ledger = new Ledger(configFrom(cmd));
+  const ledger = new Ledger({ ...configFrom(cmd), migrateSchema: false });
   try {
     return await fn(ledger);
   } catch (err) {
