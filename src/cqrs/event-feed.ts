@@ -81,6 +81,8 @@ interface Follow {
   /** Where the registered consumers' positions live, and where each stood when the feed started (or last committed). */
   positions: ConsumerPositions | null;
   committed: Map<string, number>;
+  /** The last commit of positions failed (the store is away): logged once until one succeeds. */
+  commitFailing?: boolean;
   /** The position each consumer had handled through when the feed started following: it skips up to there. */
   resumedFrom: Map<string, number>;
 }
@@ -267,11 +269,21 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
       if (through > (f.committed.get(name) ?? 0)) moved.set(name, through);
     }
     if (moved.size === 0) return;
+    const before = new Map(f.committed);
     for (const [name, p] of moved) f.committed.set(name, p);
     try {
       await f.positions.commit(moved);
+      f.commitFailing = false;
     } catch (err) {
-      if (!this.stopped) console.error(`event feed: positions of workspace ${f.ws.id} not committed:`, err);
+      // Retried on the next commit (every checkpointMs); said once per outage, not four times a second.
+      if (!this.stopped && !f.commitFailing) console.error(`event feed: positions of workspace ${f.ws.id} not committed (retrying): ${(err as Error).message}`);
+      f.commitFailing = true;
+      // Not committed: the next commit sends them again.
+      for (const name of moved.keys()) {
+        const was = before.get(name);
+        if (was === undefined) f.committed.delete(name);
+        else if ((f.committed.get(name) ?? 0) === moved.get(name)) f.committed.set(name, was);
+      }
     }
   }
 

@@ -987,7 +987,7 @@ export const STORE_RETRY_AFTER_MS = 1000;
 /** Node socket errors that mean the database is away (not a refusal of this request). */
 const CONNECTION_ERRNOS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'ECONNABORTED', 'EAI_AGAIN']);
 /** pg's own messages for a connection that died, never came, or timed out in the pool. */
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connection timeout|not queryable|ECONNREFUSED|ECONNRESET|Connection refused|the database system is (starting up|shutting down|in recovery)/i;
+const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|timeout expired|connection timeout|not queryable|ECONNREFUSED|ECONNRESET|Connection refused|the database system is (starting up|shutting down|in recovery)/i;
 
 /**
  * Whether an error means "the store is away" rather than "this request was refused": SQLSTATE classes
