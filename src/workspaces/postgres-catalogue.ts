@@ -36,15 +36,23 @@ async function connect() {
     const found = await versionOf(c);
     if (found === null || found < workerData.target) {
       if (!workerData.migrate || checked) throw outdated(found);
-      await c.query('BEGIN');
-      await c.query('SELECT pg_advisory_xact_lock($1)', [workerData.lockKey]);
-      const locked = await versionOf(c);
-      if (locked === null || locked < workerData.target) {
-        await c.query(workerData.migration);
-        await c.query(v.create);
-        await c.query(v.write, [workerData.target]);
+      // Session lock first, then the transaction: see PostgresBackend.migrate.
+      await c.query('SELECT pg_advisory_lock($1)', [workerData.lockKey]);
+      try {
+        await c.query('BEGIN');
+        const locked = await versionOf(c);
+        if (locked === null || locked < workerData.target) {
+          await c.query(workerData.migration);
+          await c.query(v.create);
+          await c.query(v.write, [workerData.target]);
+        }
+        await c.query('COMMIT');
+      } catch (e) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        await c.query('SELECT pg_advisory_unlock($1)', [workerData.lockKey]).catch(() => undefined);
       }
-      await c.query('COMMIT');
     }
   } catch (e) {
     await c.end().catch(() => undefined);

@@ -363,32 +363,39 @@ export class PostgresBackend {
 
   /**
    * Brings the schema to SCHEMA_VERSION; idempotent. A schema already there is only read (no DDL, no
-   * lock on any table). Otherwise the script runs in one transaction under a transaction-scoped
-   * advisory lock, and the version is re-read under the lock: processes starting together run it once.
+   * lock on any table). Otherwise the script runs in one transaction under an advisory lock, and the
+   * version is re-read under the lock: processes starting together run it once. The lock is taken at
+   * session level BEFORE the transaction begins: a transaction that began before another one's
+   * migration committed would still see the old catalogue (PostgreSQL accepts catalogue invalidations
+   * at transaction start, not after an advisory lock) and run the script a second time.
    */
   async migrate(): Promise<{ from: number | null; to: number; ran: boolean }> {
     const before = await this.schemaVersion();
     if (before !== null && before >= SCHEMA_VERSION) return { from: before, to: before, ran: false };
     const sql = schemaVersionSql(this.schema);
     const client = await this.pool.connect();
+    let locked = false;
     try {
+      await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey(this.schema)]);
+      locked = true;
       await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLockKey(this.schema)]);
       const present = (await client.query<{ present: boolean }>(sql.exists)).rows[0]?.present;
-      const locked = present ? ((await client.query<{ version: number }>(sql.read)).rows[0]?.version ?? null) : null;
-      if (locked !== null && locked >= SCHEMA_VERSION) {
+      const found = present ? ((await client.query<{ version: number }>(sql.read)).rows[0]?.version ?? null) : null;
+      if (found !== null && found >= SCHEMA_VERSION) {
         await client.query('COMMIT');
-        return { from: locked, to: locked, ran: false };
+        return { from: found, to: found, ran: false };
       }
       await client.query(migrationSql(this.schema));
       await client.query(sql.create);
       await client.query(sql.write, [SCHEMA_VERSION]);
       await client.query('COMMIT');
-      return { from: locked, to: SCHEMA_VERSION, ran: true };
+      return { from: found, to: SCHEMA_VERSION, ran: true };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
+      // A lost connection releases the lock with its session; release() then discards the client.
+      if (locked) await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey(this.schema)]).catch(() => undefined);
       client.release();
     }
   }
