@@ -9,7 +9,7 @@ import { kurrentdbStoreFactory, postgresStoreFactory, requireUrl } from './works
 import { workspaceIdSchema } from './events/catalogue/workspace';
 import { validationError } from './domain-error';
 import { assertIdempotencyKey } from './events/ids';
-import { defaultOperatorConfig, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from './operator-config';
+import { configureAuditKeyFile, defaultOperatorConfig, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from './operator-config';
 
 export interface LedgerOptions {
   clock?: () => Date;
@@ -33,6 +33,8 @@ export class Ledger {
     // Commands reach the operator's decisions through this service; a ledger built without them gets
     // the safe defaults (nothing enabled, sandbox on).
     if (!this.services.has(OPERATOR_CONFIG_SERVICE)) this.services.set(OPERATOR_CONFIG_SERVICE, config.operator ?? defaultOperatorConfig(config.dataDir));
+    // The audit signing key: the operator's shared key file when configured (several servers, one chain).
+    configureAuditKeyFile(config.dataDir, this.operator.auditKeyFile ?? null);
     this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config));
     this.executor = new CommandExecutor(this.clock, this.services);
     // Running index/compute jobs stop when the token that started them is revoked (kernel.ts).

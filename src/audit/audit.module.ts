@@ -39,6 +39,8 @@ export class CheckpointService implements OnApplicationBootstrap, OnApplicationS
     );
     this.ledger.services.set('audit.checkpointer', this.checkpointer);
     this.checkpointer.start();
+    // One pass now: a chain signed by a key this server does not hold is reported at start (log + /health).
+    void this.checkpointer.tick();
   }
 
   async onApplicationShutdown(): Promise<void> {

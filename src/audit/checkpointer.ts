@@ -8,6 +8,15 @@ import { VerifyReport, verifyChain } from './verify';
 
 export type AuditableStore = EventStore & AuditLogStore;
 
+/** The refusal (and the log line) of a server whose key is not the one a workspace's chain is signed with. */
+export function keyMismatch(workspace: string, active: string | undefined, held: string): DomainError {
+  return new DomainError(
+    'audit_key_mismatch',
+    `workspace ${workspace}: its checkpoints are signed by key ${active}, this server holds key ${held}: it cannot sign them. Give every server on this store the same key (--audit-key-file / REVIEW_LEDGER_AUDIT_KEY_FILE, docs/stores.md), or finish a rotation (audit rotate-key)`,
+    { workspace, signedBy: active, held },
+  );
+}
+
 export async function readCheckpointList(store: AuditLogStore): Promise<Checkpoint[]> {
   return (await store.readCheckpoints()).map((c) => JSON.parse(c.body) as Checkpoint);
 }
@@ -39,7 +48,7 @@ export async function writeCheckpoint(store: AuditableStore, key: AuditKey, now:
   } else {
     if (info.headPosition <= last.position && !options.force) return null;
     const active = last.kind === 'key_rotation' ? last.newKeyId : last.keyId;
-    if (active !== key.keyId) throw new DomainError('audit_key_mismatch', `workspace ${store.workspaceId}: its checkpoints are signed by key ${active}, the server holds ${key.keyId} (finish the rotation: audit rotate-key)`);
+    if (active !== key.keyId) throw keyMismatch(store.workspaceId, active, key.keyId);
     body = { v: 1, kind: 'checkpoint', workspace: store.workspaceId, seq: last.seq + 1, position: info.headPosition, headHash: info.headHash, time: now.toISOString(), keyId: key.keyId, prev: checkpointDigest(last) };
   }
   const cp: Checkpoint = { ...body, sig: signBody(body, key.privateKey) };
@@ -193,6 +202,15 @@ export class AuditCheckpointer {
       try {
         const last = this.last.get(store.workspaceId) ?? (await readCheckpointList(store)).pop();
         if (last) {
+          // A chain signed by a key this server does not hold: said (once, and in status()) whether or
+          // not anything is due, so a server started with the wrong key reports it at start.
+          const active = last.kind === 'key_rotation' ? last.newKeyId : last.keyId;
+          const held = this.key().keyId;
+          if (active !== held) {
+            this.last.set(store.workspaceId, last);
+            this.fail(store.workspaceId, keyMismatch(store.workspaceId, active, held));
+            continue;
+          }
           const head = (await store.chainInfo()).headPosition;
           const due = final
             ? head > last.position
