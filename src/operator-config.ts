@@ -90,6 +90,11 @@ export const operatorConfigSchema = z
      * of them sign one checkpoint chain. Default: `<dataDir>/audit-ed25519.pem`, created on first use.
      */
     auditKeyFile: z.string().min(1).max(4000).optional(),
+    /**
+     * The 256-bit secret token secrets are derived from (so an idempotent issueToken replays the same
+     * token on any server). Default: `<dataDir>/server.key`, created on first use.
+     */
+    serverKeyFile: z.string().min(1).max(4000).optional(),
     /** GitHub Enterprise hosts (exact host names) the GitHub credential may be sent to, besides github.com. */
     githubEnterpriseHosts: z.array(z.string().min(1).max(253)).max(100).optional(),
     /** Origins (scheme://host[:port]) besides the server's own that may open the WebSocket /rpc. */
@@ -137,6 +142,8 @@ export interface OperatorConfig {
   repoRoot: string;
   /** The operator-provided audit signing key file (absolute), or null: `<dataDir>/audit-ed25519.pem`. */
   auditKeyFile: string | null;
+  /** The operator-provided token-derivation secret (absolute), or null: `<dataDir>/server.key`. */
+  serverKeyFile: string | null;
   repoQuotaBytes: number;
   githubEnterpriseHosts: string[];
   allowedOrigins: string[];
@@ -151,6 +158,7 @@ export interface OperatorConfig {
 export interface OperatorOverrides {
   configFile?: string;
   auditKeyFile?: string;
+  serverKeyFile?: string;
   unsafeRenderWithoutSandbox?: boolean;
   repoRoot?: string;
   githubEnterpriseHosts?: string[];
@@ -174,9 +182,11 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
   const unsafe = overrides.unsafeRenderWithoutSandbox ?? (env.REVIEW_LEDGER_UNSAFE_RENDER_WITHOUT_SANDBOX === '1' || parsed.render?.unsafeWithoutSandbox === true);
   const enterprise = [...(parsed.githubEnterpriseHosts ?? []), ...(overrides.githubEnterpriseHosts ?? []), ...splitList(env.REVIEW_LEDGER_GITHUB_ENTERPRISE_HOSTS)];
   const keyFile = overrides.auditKeyFile ?? env.REVIEW_LEDGER_AUDIT_KEY_FILE ?? parsed.auditKeyFile;
+  const serverKeyFile = overrides.serverKeyFile ?? env.REVIEW_LEDGER_SERVER_KEY_FILE ?? parsed.serverKeyFile;
   return {
     repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
     auditKeyFile: keyFile ? checkAuditKeyFile(path.resolve(keyFile)) : null,
+    serverKeyFile: serverKeyFile ? path.resolve(serverKeyFile) : null,
     repoQuotaBytes: parsed.repoQuotaBytes ?? DEFAULT_REPO_QUOTA_BYTES,
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),

@@ -5,7 +5,7 @@ import { isDomainError } from '../domain-error';
 
 /** Global options every subcommand understands. */
 export function configFrom(cmd: Command): LedgerConfig {
-  const opts = cmd.optsWithGlobals() as { dataDir?: string; store?: LedgerConfig['store']; synchronous?: string; databaseUrl?: string; kurrentdbUrl?: string; config?: string; auditKeyFile?: string; repoRoot?: string; githubEnterpriseHost?: string[]; unsafeRenderWithoutSandbox?: boolean };
+  const opts = cmd.optsWithGlobals() as { dataDir?: string; store?: LedgerConfig['store']; synchronous?: string; databaseUrl?: string; kurrentdbUrl?: string; config?: string; auditKeyFile?: string; serverKeyFile?: string; repoRoot?: string; githubEnterpriseHost?: string[]; unsafeRenderWithoutSandbox?: boolean };
   return loadConfig({
     dataDir: opts.dataDir,
     store: opts.store,
@@ -14,6 +14,7 @@ export function configFrom(cmd: Command): LedgerConfig {
     kurrentdbUrl: opts.kurrentdbUrl,
     configFile: opts.config,
     auditKeyFile: opts.auditKeyFile,
+    serverKeyFile: opts.serverKeyFile,
     repoRoot: opts.repoRoot,
     githubEnterpriseHosts: opts.githubEnterpriseHost,
     unsafeRenderWithoutSandbox: opts.unsafeRenderWithoutSandbox ? true : undefined,

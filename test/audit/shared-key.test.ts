@@ -5,7 +5,10 @@ import { AuditCheckpointer, readCheckpointList, verifyStore } from '../../src/au
 import { AuditKeyring, generateAuditKey, writeKeyFile } from '../../src/audit/keys';
 import { loadConfig } from '../../src/config';
 import { PostgresBackend, PostgresEventStore } from '../../src/events/store/postgres';
-import { Ledger } from '../../src/ledger';
+import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
+import { newUuidV7 } from '../../src/events/ids';
+import { issueApiToken } from '../../src/security/tokens';
+import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 import { configuredAuditKeyFile, loadOperatorConfig } from '../../src/operator-config';
 import { startServer } from '../../src/server/bootstrap';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
@@ -163,6 +166,33 @@ whenPostgres('two servers, one PostgreSQL store, one audit key file', () => {
     } finally {
       for (const s of [storeA, storeB, storeC]) await s.close();
       for (const be of [backendA, backendB, backendC]) await be.close();
+    }
+  });
+
+  test('the token secret from operator configuration (serverKeyFile): an issueToken retried through the other server answers with the same token', async () => {
+    const keyDir = tmp();
+    const dataA = tmp();
+    const dataB = tmp();
+    dirs.push(keyDir, dataA, dataB);
+    const serverKey = path.join(keyDir, 'server.key');
+    fs.writeFileSync(serverKey, require('node:crypto').randomBytes(32), { mode: 0o600 });
+    const open = (dataDir: string) =>
+      new Ledger(loadConfig({ dataDir, store: 'postgres', databaseUrl: DATABASE_URL }, { REVIEW_LEDGER_SERVER_KEY_FILE: serverKey }), { storeFactory: postgresStoreFactory(DATABASE_URL, schema) });
+    const a = open(dataA);
+    const b = open(dataB);
+    try {
+      expect(a.operator.serverKeyFile).toBe(serverKey);
+      await a.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { workspaceId: 'tokens', name: 'tokens' });
+      await a.run('addMember', 'tokens', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:t', role: 'member' });
+      const envelope = { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() };
+      const first = await issueApiToken(a, 'tokens', envelope, { principal: 'agent:t', role: 'member' });
+      const retried = await issueApiToken(b, 'tokens', envelope, { principal: 'agent:t', role: 'member' });
+      expect({ replayed: retried.replayed, token: retried.token, json: retried.json }).toEqual({ replayed: true, token: first.token, json: first.json });
+      // Neither server wrote a key of its own into its data dir.
+      expect([fs.existsSync(path.join(dataA, 'server.key')), fs.existsSync(path.join(dataB, 'server.key'))]).toEqual([false, false]);
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 });
