@@ -177,6 +177,28 @@ export class AuditCheckpointer {
     return this.running;
   }
 
+  /**
+   * Signs nothing: compares each workspace's active checkpoint key with the one this server holds and
+   * records (logs once, status()) a mismatch. The server runs it at start, so a server given the wrong
+   * key says so at once rather than at its first due checkpoint. Never rejects.
+   */
+  async checkKeys(): Promise<void> {
+    try {
+      const held = this.key().keyId;
+      for (const store of await this.stores()) {
+        try {
+          const last = (await readCheckpointList(store)).pop();
+          const active = last && (last.kind === 'key_rotation' ? last.newKeyId : last.keyId);
+          if (last && active !== held) this.fail(store.workspaceId, keyMismatch(store.workspaceId, active, held));
+        } catch (err) {
+          this.fail(store.workspaceId, err);
+        }
+      }
+    } catch (err) {
+      this.fail('*', err);
+    }
+  }
+
   /** `degraded` while the last pass could not sign some workspace (store away, key mismatch), with why. */
   status(): { status: 'ok' | 'degraded'; reason?: string; since?: string; failures?: Array<{ workspace: string; code?: string; message: string }> } {
     if (this.failures.size === 0) return { status: 'ok' };
