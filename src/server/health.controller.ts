@@ -20,16 +20,20 @@ export class HealthController {
   @Get('/health')
   health() {
     const reasons: string[] = [];
+    const connection = this.ledger.workspaces.storeHealth();
     let workspaces: number | undefined;
-    try {
-      workspaces = this.ledger.workspaces.list().length;
-    } catch (err) {
-      reasons.push(`workspace catalogue: ${(err as Error).message}`);
+    // The catalogue blocks this thread until the database answers (PostgresCatalogue): with the
+    // connection known to be down, /health does not ask it and answers at once.
+    if (connection?.status !== 'degraded') {
+      try {
+        workspaces = this.ledger.workspaces.list().length;
+      } catch (err) {
+        reasons.push(`workspace catalogue: ${(err as Error).message}`);
+      }
     }
     const sqlite = this.ledger.config.store === 'sqlite';
     const disk = sqlite ? freeSpace(this.ledger.config.dataDir) : undefined;
     if (disk !== undefined && disk.freeBytes < MIN_FREE_BYTES) reasons.push(`the data dir's disk has ${disk.freeBytes} bytes free (less than ${MIN_FREE_BYTES}): commands answer store_unavailable`);
-    const connection = this.ledger.workspaces.storeHealth();
     if (connection?.status === 'degraded' && connection.reason) reasons.unshift(connection.reason);
     const checkpointer = this.ledger.services.get('audit.checkpointer') as { status(): { status: 'ok' | 'degraded'; reason?: string; since?: string; failures?: unknown[] } } | undefined;
     const audit = checkpointer?.status();
