@@ -81,7 +81,11 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
     case 'sqlite':
       return sqliteStoreFactory(config.synchronous);
     case 'postgres':
-      return postgresStoreFactory(requireUrl(config.databaseUrl, 'postgres', 'DATABASE_URL', '--database-url'), undefined, { migrate: config.migrateSchema ?? true });
+      // --synchronous NORMAL/OFF: commits do not wait for their WAL flush (PostgresBackendOptions.synchronousCommit).
+      return postgresStoreFactory(requireUrl(config.databaseUrl, 'postgres', 'DATABASE_URL', '--database-url'), undefined, {
+        migrate: config.migrateSchema ?? true,
+        synchronousCommit: config.synchronous === 'FULL' || config.synchronous === 'EXTRA',
+      });
     case 'kurrentdb':
       return kurrentdbStoreFactory(requireUrl(config.kurrentdbUrl, 'kurrentdb', 'KURRENTDB_URL', '--kurrentdb-url'), config.databaseUrl);
     default:

@@ -43,7 +43,7 @@ export class HealthController {
       ...(reasons.length ? { reason: reasons.join('; ') } : {}),
       store: {
         adapter: this.ledger.config.store,
-        synchronous: sqlite ? this.ledger.config.synchronous : undefined,
+        synchronous: sqlite || this.ledger.config.store === 'postgres' ? this.ledger.config.synchronous : undefined,
         ...(disk ? { freeBytes: disk.freeBytes } : {}),
         ...(connection ? { connection } : {}),
       },

@@ -12,12 +12,12 @@ import type { StoreFactory } from './registry';
  * to the code's version once, when the backend opens; false (CLI reads) only checks the version and
  * refuses with schema_outdated. Reconnects never migrate.
  */
-export function postgresStoreFactory(connectionString: string, schema?: string, options: { migrate?: boolean } = {}): StoreFactory {
+export function postgresStoreFactory(connectionString: string, schema?: string, options: { migrate?: boolean; synchronousCommit?: boolean } = {}): StoreFactory {
   let backend: Promise<PostgresBackend> | null = null;
   let opened: PostgresBackend | null = null;
   let openError: { message: string; since: Date } | null = null;
   const open = (): Promise<PostgresBackend> =>
-    (backend ??= PostgresBackend.open({ connectionString, schema, migrate: options.migrate }).then(
+    (backend ??= PostgresBackend.open({ connectionString, schema, migrate: options.migrate, synchronousCommit: options.synchronousCommit }).then(
       (b) => {
         opened = b;
         openError = null;

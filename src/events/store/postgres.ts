@@ -273,6 +273,16 @@ export interface PostgresBackendOptions {
   migrate?: boolean;
   /** How long a query waits for a pooled connection before it fails with store_unavailable (default 5000 ms). */
   connectTimeoutMs?: number;
+  /**
+   * Durability of an acknowledged append (`--synchronous`, as for SQLite). true (default, FULL): every
+   * commit waits for its WAL flush, so it survives a PostgreSQL crash or power loss. false (NORMAL):
+   * this process's sessions run with `synchronous_commit = off`: a commit returns once its WAL record
+   * is written, not flushed. It survives a crash of the ledger process (the database has it), but a
+   * PostgreSQL crash or power loss may lose the last commits (up to 3 × wal_writer_delay, 600 ms by
+   * default) — never half of one, and never corrupts anything. The heads lock is then held only until
+   * the WAL write, which is what bounds appends per workspace at FULL (one fsync per transaction).
+   */
+  synchronousCommit?: boolean;
 }
 
 /** What /health shows of the database connection (`since`: ISO time of the first failure of this outage). */
@@ -325,6 +335,7 @@ export class PostgresBackend {
       types: parseTypes,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       keepAlive: true,
+      ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
     });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     this.pool.on('error', (err) => this.noteFailure(err));
