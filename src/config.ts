@@ -18,6 +18,12 @@ export interface LedgerConfig {
   maxResponseBytes?: number;
   /** What only the operator decides (render commands, repo root, forge hosts): see operator-config.ts. */
   operator?: OperatorConfig;
+  /**
+   * PostgreSQL: may opening the store bring an outdated schema to this code's version? true (default)
+   * for `serve` and a ledger built in code; the CLI's other commands set false: they check the version
+   * and refuse with schema_outdated, naming `review-ledger migrate`.
+   */
+  migrateSchema?: boolean;
 }
 
 /** A few MiB: a page of 1000 audit rows is well under 1 MiB; what passes it is a request to refuse. */
@@ -50,5 +56,6 @@ export function loadConfig(overrides: Partial<LedgerConfig> & OperatorOverrides 
     kurrentdbUrl: overrides.kurrentdbUrl ?? env.KURRENTDB_URL,
     maxResponseBytes: maxResponseBytesOf(overrides.maxResponseBytes ?? env.REVIEW_LEDGER_MAX_RESPONSE_BYTES),
     operator: overrides.operator ?? loadOperatorConfig(dataDir, overrides, env),
+    ...(overrides.migrateSchema !== undefined ? { migrateSchema: overrides.migrateSchema } : {}),
   };
 }

@@ -9,7 +9,7 @@ import { kurrentdbStoreFactory, postgresStoreFactory, requireUrl } from './works
 import { workspaceIdSchema } from './events/catalogue/workspace';
 import { validationError } from './domain-error';
 import { assertIdempotencyKey } from './events/ids';
-import { defaultOperatorConfig, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from './operator-config';
+import { configureAuditKeyFile, defaultOperatorConfig, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from './operator-config';
 
 export interface LedgerOptions {
   clock?: () => Date;
@@ -38,6 +38,8 @@ export class Ledger {
     // Commands reach the operator's decisions through this service; a ledger built without them gets
     // the safe defaults (nothing enabled, sandbox on).
     if (!this.services.has(OPERATOR_CONFIG_SERVICE)) this.services.set(OPERATOR_CONFIG_SERVICE, config.operator ?? defaultOperatorConfig(config.dataDir));
+    // The audit signing key: the operator's shared key file when configured (several servers, one chain).
+    configureAuditKeyFile(config.dataDir, this.operator.auditKeyFile ?? null);
     // The read side of every workspace (the entry points pass src/readmodels' one): queries answer from
     // the checkpointed read models where they have one, and by folding the log otherwise.
     this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config), undefined, options.onOpenWorkspace);
@@ -92,7 +94,11 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
     case 'sqlite':
       return sqliteStoreFactory(config.synchronous);
     case 'postgres':
-      return postgresStoreFactory(requireUrl(config.databaseUrl, 'postgres', 'DATABASE_URL', '--database-url'));
+      // --synchronous NORMAL/OFF: commits do not wait for their WAL flush (PostgresBackendOptions.synchronousCommit).
+      return postgresStoreFactory(requireUrl(config.databaseUrl, 'postgres', 'DATABASE_URL', '--database-url'), undefined, {
+        migrate: config.migrateSchema ?? true,
+        synchronousCommit: config.synchronous === 'FULL' || config.synchronous === 'EXTRA',
+      });
     case 'kurrentdb':
       return kurrentdbStoreFactory(requireUrl(config.kurrentdbUrl, 'kurrentdb', 'KURRENTDB_URL', '--kurrentdb-url'), config.databaseUrl);
     default:

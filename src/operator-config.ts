@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -99,6 +100,16 @@ export const operatorConfigSchema = z
     repoQuotaBytes: z.number().int().min(1024 * 1024).max(2 ** 50).optional(),
     /** Workspaces one owner may create over RPC (default 20). */
     maxWorkspacesPerOwner: z.number().int().min(0).max(100_000).optional(),
+    /**
+     * The audit checkpoint signing key (Ed25519, PKCS#8 PEM), shared by every server on one store: all
+     * of them sign one checkpoint chain. Default: `<dataDir>/audit-ed25519.pem`, created on first use.
+     */
+    auditKeyFile: z.string().min(1).max(4000).optional(),
+    /**
+     * The 256-bit secret token secrets are derived from (so an idempotent issueToken replays the same
+     * token on any server). Default: `<dataDir>/server.key`, created on first use.
+     */
+    serverKeyFile: z.string().min(1).max(4000).optional(),
     /** GitHub Enterprise hosts (exact host names) the GitHub credential may be sent to, besides github.com. */
     githubEnterpriseHosts: z.array(z.string().min(1).max(253)).max(100).optional(),
     /** Origins (scheme://host[:port]) besides the server's own that may open the WebSocket /rpc. */
@@ -144,6 +155,10 @@ export interface RenderSandboxConfig {
 
 export interface OperatorConfig {
   repoRoot: string;
+  /** The operator-provided audit signing key file (absolute), or null: `<dataDir>/audit-ed25519.pem`. */
+  auditKeyFile: string | null;
+  /** The operator-provided token-derivation secret (absolute), or null: `<dataDir>/server.key`. */
+  serverKeyFile: string | null;
   repoQuotaBytes: number;
   maxWorkspacesPerOwner: number;
   githubEnterpriseHosts: string[];
@@ -158,6 +173,8 @@ export interface OperatorConfig {
 
 export interface OperatorOverrides {
   configFile?: string;
+  auditKeyFile?: string;
+  serverKeyFile?: string;
   unsafeRenderWithoutSandbox?: boolean;
   repoRoot?: string;
   githubEnterpriseHosts?: string[];
@@ -180,8 +197,12 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
   }
   const unsafe = overrides.unsafeRenderWithoutSandbox ?? (env.REVIEW_LEDGER_UNSAFE_RENDER_WITHOUT_SANDBOX === '1' || parsed.render?.unsafeWithoutSandbox === true);
   const enterprise = [...(parsed.githubEnterpriseHosts ?? []), ...(overrides.githubEnterpriseHosts ?? []), ...splitList(env.REVIEW_LEDGER_GITHUB_ENTERPRISE_HOSTS)];
+  const keyFile = overrides.auditKeyFile ?? env.REVIEW_LEDGER_AUDIT_KEY_FILE ?? parsed.auditKeyFile;
+  const serverKeyFile = overrides.serverKeyFile ?? env.REVIEW_LEDGER_SERVER_KEY_FILE ?? parsed.serverKeyFile;
   return {
     repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
+    auditKeyFile: keyFile ? checkAuditKeyFile(path.resolve(keyFile)) : null,
+    serverKeyFile: serverKeyFile ? path.resolve(serverKeyFile) : null,
     repoQuotaBytes: parsed.repoQuotaBytes ?? DEFAULT_REPO_QUOTA_BYTES,
     maxWorkspacesPerOwner: parsed.maxWorkspacesPerOwner ?? DEFAULT_MAX_WORKSPACES_PER_OWNER,
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
@@ -200,10 +221,47 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
   };
 }
 
+/**
+ * An operator-provided signing key must exist and be an Ed25519 private key: a server that made its
+ * own instead would sign a chain the others cannot continue (docs/stores.md, several servers).
+ */
+function checkAuditKeyFile(file: string): string {
+  let pem: string;
+  try {
+    pem = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new DomainError('invalid_config', `auditKeyFile (REVIEW_LEDGER_AUDIT_KEY_FILE): cannot read ${file}: ${(err as Error).message}`);
+  }
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(pem).asymmetricKeyType;
+  } catch (err) {
+    throw new DomainError('invalid_config', `auditKeyFile (REVIEW_LEDGER_AUDIT_KEY_FILE): ${file} is not a PEM private key: ${(err as Error).message}`);
+  }
+  if (type !== 'ed25519') throw new DomainError('invalid_config', `auditKeyFile (REVIEW_LEDGER_AUDIT_KEY_FILE): ${file} holds a ${type} key, not Ed25519`);
+  return file;
+}
+
 const splitList = (v: string | undefined): string[] => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
 
 /** The operator config of a ledger built without one (tests, embedded use): nothing enabled, sandbox on. */
 export const defaultOperatorConfig = (dataDir: string): OperatorConfig => loadOperatorConfig(dataDir, {}, {});
+
+/** Operator-provided audit key files by data dir (a Ledger registers its own: configureAuditKeyFile). */
+const auditKeyFiles = new Map<string, string>();
+
+/**
+ * Makes every audit keyring of `dataDir` use the operator's key file (`auditKeyFile`,
+ * REVIEW_LEDGER_AUDIT_KEY_FILE) instead of `<dataDir>/audit-ed25519.pem`. The Ledger calls it for its
+ * data dir, so the server, the CLI and the audit reads (which know only a workspace's folder) all sign
+ * and verify with the same key.
+ */
+export function configureAuditKeyFile(dataDir: string, file: string | null): void {
+  if (file) auditKeyFiles.set(path.resolve(dataDir), path.resolve(file));
+  else auditKeyFiles.delete(path.resolve(dataDir));
+}
+
+export const configuredAuditKeyFile = (dataDir: string): string | undefined => auditKeyFiles.get(path.resolve(dataDir));
 
 /** Name of the ledger service holding the OperatorConfig (commands read it through CommandEnv.services). */
 export const OPERATOR_CONFIG_SERVICE = 'operator.config';

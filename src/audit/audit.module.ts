@@ -39,6 +39,8 @@ export class CheckpointService implements OnApplicationBootstrap, OnApplicationS
     );
     this.ledger.services.set('audit.checkpointer', this.checkpointer);
     this.checkpointer.start();
+    // A chain signed by a key this server does not hold is reported at start (log line + /health).
+    void this.checkpointer.checkKeys();
   }
 
   async onApplicationShutdown(): Promise<void> {

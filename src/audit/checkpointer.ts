@@ -8,6 +8,15 @@ import { VerifyReport, verifyChain } from './verify';
 
 export type AuditableStore = EventStore & AuditLogStore;
 
+/** The refusal (and the log line) of a server whose key is not the one a workspace's chain is signed with. */
+export function keyMismatch(workspace: string, active: string | undefined, held: string): DomainError {
+  return new DomainError(
+    'audit_key_mismatch',
+    `workspace ${workspace}: its checkpoints are signed by key ${active}, this server holds key ${held}: it cannot sign them. Give every server on this store the same key (--audit-key-file / REVIEW_LEDGER_AUDIT_KEY_FILE, docs/stores.md), or finish a rotation (audit rotate-key)`,
+    { workspace, signedBy: active, held },
+  );
+}
+
 export async function readCheckpointList(store: AuditLogStore): Promise<Checkpoint[]> {
   return (await store.readCheckpoints()).map((c) => JSON.parse(c.body) as Checkpoint);
 }
@@ -39,7 +48,7 @@ export async function writeCheckpoint(store: AuditableStore, key: AuditKey, now:
   } else {
     if (info.headPosition <= last.position && !options.force) return null;
     const active = last.kind === 'key_rotation' ? last.newKeyId : last.keyId;
-    if (active !== key.keyId) throw new DomainError('audit_key_mismatch', `workspace ${store.workspaceId}: its checkpoints are signed by key ${active}, the server holds ${key.keyId} (finish the rotation: audit rotate-key)`);
+    if (active !== key.keyId) throw keyMismatch(store.workspaceId, active, key.keyId);
     body = { v: 1, kind: 'checkpoint', workspace: store.workspaceId, seq: last.seq + 1, position: info.headPosition, headHash: info.headHash, time: now.toISOString(), keyId: key.keyId, prev: checkpointDigest(last) };
   }
   const cp: Checkpoint = { ...body, sig: signBody(body, key.privateKey) };
@@ -141,6 +150,8 @@ export class AuditCheckpointer {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private readonly last = new Map<string, Checkpoint>();
+  /** The last pass's failures by workspace ('*': the workspace list itself); empty after a clean pass. */
+  private readonly failures = new Map<string, { since: Date; message: string; code?: string }>();
 
   constructor(
     private readonly stores: () => Promise<AuditableStore[]>,
@@ -154,34 +165,91 @@ export class AuditCheckpointer {
     this.timer ??= setInterval(() => void this.tick(), this.schedule.tickMs).unref();
   }
 
-  /** One pass over the workspaces (also called directly by tests). */
+  /**
+   * One pass over the workspaces (also called directly by tests). It never rejects: the timer calls it
+   * with nothing to catch a rejection, and an outage of the store must not end the process. A failure
+   * is logged (onError), kept for status() (degraded), and the next tick simply tries again.
+   */
   tick(): Promise<void> {
-    this.running ??= this.pass().finally(() => (this.running = null));
+    this.running ??= this.pass()
+      .catch((err) => this.fail('*', err))
+      .finally(() => (this.running = null));
     return this.running;
+  }
+
+  /**
+   * Signs nothing: compares each workspace's active checkpoint key with the one this server holds and
+   * records (logs once, status()) a mismatch. The server runs it at start, so a server given the wrong
+   * key says so at once rather than at its first due checkpoint. Never rejects.
+   */
+  async checkKeys(): Promise<void> {
+    try {
+      const held = this.key().keyId;
+      for (const store of await this.stores()) {
+        try {
+          const last = (await readCheckpointList(store)).pop();
+          const active = last && (last.kind === 'key_rotation' ? last.newKeyId : last.keyId);
+          if (last && active !== held) this.fail(store.workspaceId, keyMismatch(store.workspaceId, active, held));
+        } catch (err) {
+          this.fail(store.workspaceId, err);
+        }
+      }
+    } catch (err) {
+      this.fail('*', err);
+    }
+  }
+
+  /** `degraded` while the last pass could not sign some workspace (store away, key mismatch), with why. */
+  status(): { status: 'ok' | 'degraded'; reason?: string; since?: string; failures?: Array<{ workspace: string; code?: string; message: string }> } {
+    if (this.failures.size === 0) return { status: 'ok' };
+    const list = [...this.failures].map(([workspace, f]) => ({ workspace, ...(f.code ? { code: f.code } : {}), message: f.message }));
+    const since = new Date(Math.min(...[...this.failures.values()].map((f) => f.since.getTime())));
+    return { status: 'degraded', reason: `audit checkpoints not signed: ${list.map((f) => `${f.workspace === '*' ? 'workspace list' : f.workspace}: ${f.message}`).join('; ')}`, since: since.toISOString(), failures: list };
+  }
+
+  private fail(workspace: string, err: unknown): void {
+    const code = (err as { code?: unknown }).code;
+    const before = this.failures.get(workspace);
+    this.failures.set(workspace, { since: before?.since ?? new Date(), message: (err as Error)?.message ?? String(err), ...(typeof code === 'string' ? { code } : {}) });
+    // Logged once per workspace and outage, not once a tick.
+    if (!before) this.onError(err);
   }
 
   /** `final`: sign wherever the head moved past the last checkpoint, whatever the schedule says (shutdown). */
   private async pass(final = false): Promise<void> {
     const now = this.clock();
-    for (const store of await this.stores()) {
+    const stores = await this.stores();
+    this.failures.delete('*');
+    for (const store of stores) {
       try {
         const last = this.last.get(store.workspaceId) ?? (await readCheckpointList(store)).pop();
         if (last) {
+          // A chain signed by a key this server does not hold: said (once, and in status()) whether or
+          // not anything is due, so a server started with the wrong key reports it at start.
+          const active = last.kind === 'key_rotation' ? last.newKeyId : last.keyId;
+          const held = this.key().keyId;
+          if (active !== held) {
+            this.last.set(store.workspaceId, last);
+            this.fail(store.workspaceId, keyMismatch(store.workspaceId, active, held));
+            continue;
+          }
           const head = (await store.chainInfo()).headPosition;
           const due = final
             ? head > last.position
             : head - last.position >= this.schedule.everyEvents || (head > last.position && now.getTime() - Date.parse(last.time) >= this.schedule.everySeconds * 1000);
           if (!due) {
             this.last.set(store.workspaceId, last);
+            this.failures.delete(store.workspaceId);
             continue;
           }
         }
         const cp = await writeCheckpoint(store, this.key(), now);
         if (cp) this.last.set(store.workspaceId, cp);
         else this.last.delete(store.workspaceId);
+        this.failures.delete(store.workspaceId);
       } catch (err) {
         this.last.delete(store.workspaceId);
-        this.onError(err);
+        this.fail(store.workspaceId, err);
       }
     }
   }
@@ -195,6 +263,6 @@ export class AuditCheckpointer {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
-    if (options.final) await this.pass(true);
+    if (options.final) await this.pass(true).catch((err) => this.fail('*', err));
   }
 }

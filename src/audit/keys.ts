@@ -1,6 +1,8 @@
 import { KeyObject, createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { DomainError } from '../domain-error';
+import { configuredAuditKeyFile } from '../operator-config';
 import { keyIdOf, publicKeyDer } from './checkpoint';
 
 /**
@@ -39,13 +41,24 @@ export function writeKeyFile(file: string, pem: string): void {
   fs.renameSync(tmp, file);
 }
 
-/** The current key, created on first use. Re-read when the file changes (a rotation by the CLI renames a new file in: new inode). */
+/** Where a rotation writes the next key: beside the current one (`x.pem` → `x.next.pem`). */
+const nextFileOf = (file: string): string => (file.endsWith('.pem') ? `${file.slice(0, -4)}.next.pem` : `${file}.next`);
+
+/**
+ * The current key: the operator's key file when one is configured (never created: every server must
+ * hold the same key), else `<dataDir>/audit-ed25519.pem`, created on first use. Re-read when the file
+ * changes (a rotation by the CLI, or the operator, renames a new file in: new inode).
+ */
 export class AuditKeyring {
   private cached: { ino: number; mtimeMs: number; size: number; key: AuditKey } | null = null;
   readonly file: string;
+  /** Whether the key comes from operator configuration (shared by every server) rather than the data dir. */
+  readonly operatorProvided: boolean;
 
-  constructor(readonly dataDir: string) {
-    this.file = path.join(dataDir, AUDIT_KEY_FILE);
+  constructor(readonly dataDir: string, keyFile?: string) {
+    const operator = keyFile ?? configuredAuditKeyFile(dataDir);
+    this.operatorProvided = operator !== undefined;
+    this.file = operator ?? path.join(dataDir, AUDIT_KEY_FILE);
   }
 
   /** The key, or null when none exists and `create` is false (read-only tools never make one). */
@@ -53,7 +66,8 @@ export class AuditKeyring {
     let st: fs.Stats | null = null;
     try {
       st = fs.statSync(this.file);
-    } catch {
+    } catch (err) {
+      if (this.operatorProvided) throw new DomainError('invalid_config', `auditKeyFile (REVIEW_LEDGER_AUDIT_KEY_FILE): cannot read ${this.file}: ${(err as Error).message}`);
       if (!create) return null;
       fs.mkdirSync(this.dataDir, { recursive: true });
       writeKeyFile(this.file, generateAuditKey().pem);
@@ -65,16 +79,20 @@ export class AuditKeyring {
     return this.cached.key;
   }
 
+  private get nextFile(): string {
+    return this.operatorProvided ? nextFileOf(this.file) : path.join(this.dataDir, AUDIT_NEXT_KEY_FILE);
+  }
+
   /** The key a rotation is handing over to (created on the first call, reused by a resumed rotation). */
   nextKey(): AuditKey {
-    const file = path.join(this.dataDir, AUDIT_NEXT_KEY_FILE);
+    const file = this.nextFile;
     if (!fs.existsSync(file)) writeKeyFile(file, generateAuditKey().pem);
     return keyFromPem(fs.readFileSync(file, 'utf8'));
   }
 
   /** Ends a rotation: the next key becomes the current one; the old private key is gone. */
   promoteNext(): void {
-    fs.renameSync(path.join(this.dataDir, AUDIT_NEXT_KEY_FILE), this.file);
+    fs.renameSync(this.nextFile, this.file);
     this.cached = null;
   }
 }

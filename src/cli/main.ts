@@ -11,6 +11,8 @@ export function buildProgram(): Command {
     .option('--database-url <url>', 'PostgreSQL connection string (env DATABASE_URL)')
     .option('--kurrentdb-url <url>', 'KurrentDB connection string (env KURRENTDB_URL)')
     .option('--config <file>', 'operator config file: render commands per repo, render sandbox, repo root, GitHub Enterprise hosts (env REVIEW_LEDGER_CONFIG)')
+    .option('--audit-key-file <file>', 'audit checkpoint signing key (Ed25519 PKCS#8 PEM) shared by every server on one store (default <data-dir>/audit-ed25519.pem; env REVIEW_LEDGER_AUDIT_KEY_FILE)')
+    .option('--server-key-file <file>', 'secret (≥ 32 bytes) token secrets are derived from, shared by every server on one store (default <data-dir>/server.key; env REVIEW_LEDGER_SERVER_KEY_FILE)')
     .option('--repo-root <dir>', 'folder repos registered over RPC live in (default <data-dir>/repos; env REVIEW_LEDGER_REPO_ROOT)')
     .option('--github-enterprise-host <host...>', 'GitHub Enterprise host the GitHub credential may be sent to (exact host; env REVIEW_LEDGER_GITHUB_ENTERPRISE_HOSTS, comma-separated)')
     .option('--unsafe-render-without-sandbox', 'run visual render commands (PR code) on the host with no sandbox: only when every repo is trusted')

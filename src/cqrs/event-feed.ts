@@ -81,6 +81,8 @@ interface Follow {
   /** Where the registered consumers' positions live, and where each stood when the feed started (or last committed). */
   positions: ConsumerPositions | null;
   committed: Map<string, number>;
+  /** The last commit of positions failed (the store is away): logged once until one succeeds. */
+  commitFailing?: boolean;
   /** The position each consumer had handled through when the feed started following: it skips up to there. */
   resumedFrom: Map<string, number>;
 }
@@ -181,7 +183,16 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
    */
   private scan(initial = false): void {
     if (this.stopped) return;
-    for (const w of this.ledger.workspaces.list()) {
+    let list: Array<{ workspaceId: string }>;
+    try {
+      list = this.ledger.workspaces.list();
+    } catch (err) {
+      // The catalogue is away (a PostgreSQL outage): this runs on a timer, so a throw would end the
+      // process. The next rescan tries again.
+      if (!initial) return;
+      throw err;
+    }
+    for (const w of list) {
       if (this.follows.has(w.workspaceId)) continue;
       this.follows.set(w.workspaceId, null);
       void this.ledger.workspace(w.workspaceId).then(
@@ -224,14 +235,23 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
             if (!f.caughtUp && e.globalPosition >= head) this.caughtUp(f, e.globalPosition);
           }
         } catch (err) {
-          if (!this.stopped) console.error(`event feed: the subscription of workspace ${ws.id} ended:`, err);
+          if (this.stopped) return;
+          console.error(`event feed: the subscription of workspace ${ws.id} ended:`, err);
+          // Forgotten, so the next rescan follows it again from its committed positions.
+          if (this.follows.get(ws.id) === f) this.follows.delete(ws.id);
           return;
         }
         // The subscription ended: stopped, the store closed, or woken by the poll (then resume from `seen`).
         if (!f.resubscribe) return;
         f.resubscribe = false;
       }
-    })();
+    })().catch((err) => {
+      // Reading its positions or head failed (the store is away): never an unhandled rejection; the
+      // workspace is forgotten, and the next rescan follows it again.
+      if (this.stopped) return;
+      console.error(`event feed: workspace ${ws.id} could not be followed (retried on the next rescan):`, (err as Error).message);
+      if (this.follows.get(ws.id) === f) this.follows.delete(ws.id);
+    });
   }
 
   private caughtUp(f: Follow, position: number): void {
@@ -249,11 +269,21 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
       if (through > (f.committed.get(name) ?? 0)) moved.set(name, through);
     }
     if (moved.size === 0) return;
+    const before = new Map(f.committed);
     for (const [name, p] of moved) f.committed.set(name, p);
     try {
       await f.positions.commit(moved);
+      f.commitFailing = false;
     } catch (err) {
-      if (!this.stopped) console.error(`event feed: positions of workspace ${f.ws.id} not committed:`, err);
+      // Retried on the next commit (every checkpointMs); said once per outage, not four times a second.
+      if (!this.stopped && !f.commitFailing) console.error(`event feed: positions of workspace ${f.ws.id} not committed (retrying): ${(err as Error).message}`);
+      f.commitFailing = true;
+      // Not committed: the next commit sends them again.
+      for (const name of moved.keys()) {
+        const was = before.get(name);
+        if (was === undefined) f.committed.delete(name);
+        else if ((f.committed.get(name) ?? 0) === moved.get(name)) f.committed.set(name, was);
+      }
     }
   }
 

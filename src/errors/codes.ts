@@ -15,6 +15,11 @@ export interface ErrorCodeSpec {
   readonly meaning: string;
   /** Only for JSON-RPC frame errors, whose code JSON-RPC 2.0 fixes (-32700, -32600, -32601). */
   readonly rpcCode?: number;
+  /**
+   * Retryable: the same request (same idempotency key) may succeed later. Transports send this as the
+   * default wait (`error.data.retryAfterMs`) unless the error carries its own `details.retryAfterMs`.
+   */
+  readonly retryAfterMs?: number;
 }
 
 /** JSON-RPC 2.0 reserved codes. */
@@ -172,7 +177,8 @@ export const ERROR_CODES = {
   watch_closed: { status: 'unavailable', meaning: 'the subscription ended (server shutting down, feed closed): resume with since' },
   watch_lagging: { status: 'unavailable', meaning: 'the subscriber fell 64 updates behind its transport: resume with since (data.details.since), or subscribe with coalesce: true' },
   watch_failed: { status: 'unavailable', meaning: 'a subscription failed while folding or catching up: resume with since' },
-  store_unavailable: { status: 'unavailable', meaning: 'the event store cannot be reached' },
+  store_unavailable: { status: 'unavailable', meaning: 'the event store cannot be reached (or a write\'s commit could not be confirmed): retry the same request, same idempotency key, after `error.data.retryAfterMs`', retryAfterMs: 1000 },
+  schema_outdated: { status: 'unavailable', meaning: 'the PostgreSQL schema is older than this server needs: run `review-ledger migrate`' },
   wrong_expected_revision: { status: 'conflict', meaning: 'a concurrent append moved the stream; retrying the command re-decides it' },
   duplicate_event_id: { status: 'conflict', meaning: 'an event id is already stored with different content or at another position' },
   position_overflow: { status: 'internal', meaning: 'a store position exceeds 2^53' },
@@ -203,6 +209,12 @@ export const statusOf = (code: ErrorCode): ErrorStatus => ERROR_CODES[code].stat
 export function rpcCodeOf(code: ErrorCode): number {
   const spec: ErrorCodeSpec = ERROR_CODES[code];
   return spec.rpcCode ?? RPC_CODE_BY_STATUS[spec.status];
+}
+
+/** The wait a retryable code suggests, or undefined for a code that is not retryable. */
+export function retryAfterMsOf(code: ErrorCode): number | undefined {
+  const spec: ErrorCodeSpec = ERROR_CODES[code];
+  return spec.retryAfterMs;
 }
 
 export const httpStatusOfCode = (code: ErrorCode): number => HTTP_STATUS_BY_STATUS[statusOf(code)];

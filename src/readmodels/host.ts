@@ -580,7 +580,8 @@ export class ReadModelHost {
 
   /** Loads the slots and starts the update loop (idempotent). */
   start(): Promise<void> {
-    this.loaded ??= (async () => {
+    if (this.loaded) return this.loaded;
+    const loading = (async () => {
       for (const r of this.runners.values()) await r.load();
       const head = await this.store.headPosition();
       // The subscription only wakes the loop; the loop reads pages from each slot's own checkpoint.
@@ -594,7 +595,13 @@ export class ReadModelHost {
       })();
       this.loop = this.run();
     })();
-    return this.loaded;
+    this.loaded = loading;
+    // The store was away (store_unavailable): the next query starts the host again rather than
+    // inheriting this failure. The caller still gets `loading` itself (no extra tick on success).
+    loading.catch(() => {
+      if (this.loaded === loading) this.loaded = null;
+    });
+    return loading;
   }
 
   wake(): void {

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { touchPrivate } from '../events/store/private-files';
+import { unavailable } from '../events/store/connection-errors';
 import type { ColumnType, Row, TableSpec } from './model';
 import { CHECKPOINTS, configureReadModelDb, SqliteCommitter, type CommitJob, type FlatTableWrites } from './sqlite-commit';
 import { SqliteWriter } from './sqlite-writer';
@@ -430,6 +431,13 @@ export class PostgresReadModelStorage implements ReadModelStorage {
     return `${this.s}.${tableName(slot, table)}`;
   }
 
+  /** A query of this storage: a lost connection is the retryable store_unavailable, never `internal`. */
+  private pg(text: string, params?: unknown[]) {
+    return this.pool.query(text, params).catch((err) => {
+      throw unavailable(err);
+    });
+  }
+
   private init(): Promise<void> {
     this.ready ??= this.pool
       .query(this.createSchema ? `CREATE SCHEMA IF NOT EXISTS ${this.s}` : 'SELECT 1')
@@ -443,7 +451,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
         // Two processes creating the table at once: the loser sees a unique violation on pg_type.
         if ((err as { code?: string }).code !== '23505') {
           this.ready = null;
-          throw err;
+          throw unavailable(err);
         }
       });
     return this.ready;
@@ -451,12 +459,14 @@ export class PostgresReadModelStorage implements ReadModelStorage {
 
   async slots(name: string): Promise<Slot[]> {
     await this.init();
-    return (await this.pool.query(`SELECT * FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 ORDER BY version, generation`, [this.workspaceId, name])).rows.map(slotOf);
+    return (await this.pg(`SELECT * FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 ORDER BY version, generation`, [this.workspaceId, name])).rows.map(slotOf);
   }
 
   private async tx<T>(fn: (q: (sql: string, params?: unknown[]) => Promise<Row[]>) => Promise<T>): Promise<T> {
     await this.init();
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((err) => {
+      throw unavailable(err);
+    });
     try {
       await client.query('BEGIN');
       const out = await fn(async (sql, params) => (await client.query(sql, params)).rows);
@@ -464,7 +474,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
       return out;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
+      throw unavailable(err);
     } finally {
       client.release();
     }
@@ -500,13 +510,13 @@ export class PostgresReadModelStorage implements ReadModelStorage {
 
   async getRow(slot: Slot, spec: TableSpec, key: Row): Promise<Row | undefined> {
     const where = spec.key.map((k, i) => `${k} = $${i + 2}`).join(' AND ');
-    return (await this.pool.query(`SELECT * FROM ${this.t(slot, spec.name)} WHERE workspace_id = $1 AND ${where}`, [this.workspaceId, ...spec.key.map((k) => key[k])])).rows[0] as Row | undefined;
+    return (await this.pg(`SELECT * FROM ${this.t(slot, spec.name)} WHERE workspace_id = $1 AND ${where}`, [this.workspaceId, ...spec.key.map((k) => key[k])])).rows[0] as Row | undefined;
   }
 
   async getRows(slot: Slot, spec: TableSpec, keys: Row[]): Promise<Row[]> {
     if (keys.length === 0) return [];
     const sql = `SELECT * FROM ${this.t(slot, spec.name)} WHERE workspace_id = $1 AND (${spec.key.join(', ')}) IN (SELECT * FROM unnest(${spec.key.map((k, i) => `$${i + 2}::${PG_ARRAY[spec.columns[k]]}`).join(', ')}))`;
-    return (await this.pool.query(sql, [this.workspaceId, ...spec.key.map((k) => keys.map((r) => r[k]))])).rows as Row[];
+    return (await this.pg(sql, [this.workspaceId, ...spec.key.map((k) => keys.map((r) => r[k]))])).rows as Row[];
   }
 
   bulkDialect(slot: Slot): BulkDialect | null {
@@ -564,7 +574,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
   }
 
   async query(sql: string, params: unknown[]): Promise<Row[]> {
-    return (await this.pool.query(numbered(sql.replace(/\b(FROM|JOIN) (rm_)/g, `$1 ${this.s}.$2`)), params)).rows as Row[];
+    return (await this.pg(numbered(sql.replace(/\b(FROM|JOIN) (rm_)/g, `$1 ${this.s}.$2`)), params)).rows as Row[];
   }
 
   async close(): Promise<void> {

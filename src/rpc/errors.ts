@@ -1,5 +1,5 @@
 import { DomainError, isDomainError } from '../domain-error';
-import { ErrorCode, httpStatusOfCode, INTERNAL_ERROR, INVALID_PARAMS, rpcCodeOf } from '../errors/codes';
+import { ErrorCode, httpStatusOfCode, INTERNAL_ERROR, INVALID_PARAMS, retryAfterMsOf, rpcCodeOf } from '../errors/codes';
 
 export { PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR } from '../errors/codes';
 
@@ -11,7 +11,8 @@ export { PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNA
 export interface RpcErrorObject {
   code: number;
   message: string;
-  data?: { code: ErrorCode; details?: Record<string, unknown> };
+  /** `retryAfterMs`: only for retryable codes (store_unavailable): wait this long, then resend the same request. */
+  data?: { code: ErrorCode; details?: Record<string, unknown>; retryAfterMs?: number };
 }
 
 /** A JSON-RPC frame error (parse error, invalid request, unknown method): the code is JSON-RPC's. */
@@ -25,6 +26,8 @@ export function toRpcError(err: unknown): RpcErrorObject {
   if (err instanceof RpcError) return { code: err.rpcCode, message: err.message, data: err.details ? { code: err.reason, details: err.details } : { code: err.reason } };
   if (isDomainError(err)) {
     const data: RpcErrorObject['data'] = err.details ? { code: err.code, details: err.details } : { code: err.code };
+    const retry = retryAfterMsOf(err.code);
+    if (retry !== undefined) data.retryAfterMs = typeof err.details?.retryAfterMs === 'number' ? err.details.retryAfterMs : retry;
     return { code: rpcCodeOf(err.code), message: err.message, data };
   }
   // zod errors thrown by `.parse` at the edges are the caller's fault.

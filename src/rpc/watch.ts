@@ -316,12 +316,18 @@ export class WorkspaceFeed {
   constructor(readonly workspace: WorkspaceHandle, private readonly onIdle: (f: WorkspaceFeed) => void, readonly maxResponseBytes: number) {}
 
   start(): Promise<void> {
-    this.ready ??= (async () => {
+    if (this.ready) return this.ready;
+    const starting = (async () => {
       this.position = await this.workspace.store.headPosition();
       this.sub = this.workspace.store.subscribeAll({ after: this.position });
       void this.pump(this.sub);
     })();
-    return this.ready;
+    this.ready = starting;
+    // The store was away (store_unavailable): the next watch starts the feed again, not this failure.
+    starting.catch(() => {
+      if (this.ready === starting) this.ready = null;
+    });
+    return starting;
   }
 
   private async pump(sub: Subscription): Promise<void> {

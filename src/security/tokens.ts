@@ -132,7 +132,7 @@ export async function issueApiToken(ledger: Ledger, workspaceId: string, envelop
   const parsed = issueTokenRequestSchema.safeParse(request);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const key = assertIdempotencyKey(envelope.idempotencyKey, ledger.clock());
-  const derived = deriveToken(loadServerKey(ledger.config.dataDir), workspaceId, key);
+  const derived = deriveToken(loadServerKey(ledger.config.dataDir, ledger.operator.serverKeyFile), workspaceId, key);
   const outcome = await ledger.run('issueToken', workspaceId, envelope, { ...parsed.data, tokenId: derived.tokenId, tokenHash: derived.tokenHash });
   const response = { ...outcome.response, result: { ...(outcome.response.result as object), token: derived.token } };
   return { ...outcome, response, json: canonicalJson(response), token: derived.token };

@@ -57,6 +57,14 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
   }
   // Repos registered over RPC are cloned or kept here: the server user's alone, like the data dir.
   mkdirPrivate(l.operator.repoRoot);
+  try {
+    // PostgreSQL: open the shared store now, migrating it once if it is behind (`serve` may; CLI reads may not).
+    await l.workspaces.ready();
+  } catch (err) {
+    if (!ledger) await l.close().catch(() => undefined);
+    lock?.release();
+    throw err;
+  }
   let app: INestApplication;
   try {
     app = await NestFactory.create(AppModule.forLedger(l), { logger: ['error', 'warn'], bodyParser: true });

@@ -10,21 +10,45 @@ export class HealthController {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
   /**
-   * Liveness plus the store status. `degraded` when the embedded store's disk is (nearly) full, so the
-   * operator sees it before commands answer `store_unavailable`. The data dir's path is not shown:
-   * /health needs no token, and host paths are nobody else's business.
+   * Liveness plus the store status. `degraded` (with `reason`) when the embedded store's disk is
+   * (nearly) full, when PostgreSQL cannot be reached (from the first failed call or probe until one
+   * succeeds: commands meanwhile answer the retryable store_unavailable), or when the audit checkpoints
+   * cannot be signed (store away, or a key this server does not hold). It answers during an outage: it
+   * never waits on the database. The data dir's path is not shown: /health needs no token, and host
+   * paths are nobody else's business.
    */
   @Get('/health')
   health() {
-    const workspaces = this.ledger.workspaces.list();
+    const reasons: string[] = [];
+    const connection = this.ledger.workspaces.storeHealth();
+    let workspaces: number | undefined;
+    // The catalogue blocks this thread until the database answers (PostgresCatalogue): with the
+    // connection known to be down, /health does not ask it and answers at once.
+    if (connection?.status !== 'degraded') {
+      try {
+        workspaces = this.ledger.workspaces.list().length;
+      } catch (err) {
+        reasons.push(`workspace catalogue: ${(err as Error).message}`);
+      }
+    }
     const sqlite = this.ledger.config.store === 'sqlite';
     const disk = sqlite ? freeSpace(this.ledger.config.dataDir) : undefined;
-    const full = disk !== undefined && disk.freeBytes < MIN_FREE_BYTES;
+    if (disk !== undefined && disk.freeBytes < MIN_FREE_BYTES) reasons.push(`the data dir's disk has ${disk.freeBytes} bytes free (less than ${MIN_FREE_BYTES}): commands answer store_unavailable`);
+    if (connection?.status === 'degraded' && connection.reason) reasons.unshift(connection.reason);
+    const checkpointer = this.ledger.services.get('audit.checkpointer') as { status(): { status: 'ok' | 'degraded'; reason?: string; since?: string; failures?: unknown[] } } | undefined;
+    const audit = checkpointer?.status();
+    if (audit?.status === 'degraded' && audit.reason) reasons.push(audit.reason);
     return {
-      status: full ? 'degraded' : 'ok',
-      ...(full ? { reason: `the data dir's disk has ${disk!.freeBytes} bytes free (less than ${MIN_FREE_BYTES}): commands answer store_unavailable` } : {}),
-      store: { adapter: this.ledger.config.store, synchronous: sqlite ? this.ledger.config.synchronous : undefined, ...(disk ? { freeBytes: disk.freeBytes } : {}) },
-      workspaces: workspaces.length,
+      status: reasons.length ? 'degraded' : 'ok',
+      ...(reasons.length ? { reason: reasons.join('; ') } : {}),
+      store: {
+        adapter: this.ledger.config.store,
+        synchronous: sqlite || this.ledger.config.store === 'postgres' ? this.ledger.config.synchronous : undefined,
+        ...(disk ? { freeBytes: disk.freeBytes } : {}),
+        ...(connection ? { connection } : {}),
+      },
+      ...(audit ? { audit } : {}),
+      ...(workspaces !== undefined ? { workspaces } : {}),
     };
   }
 }

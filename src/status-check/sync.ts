@@ -219,11 +219,20 @@ export class VerdictStatusSync {
     }
     loop.timer = setTimeout(() => {
       loop.timer = null;
-      loop.running = this.drain(loop).finally(() => {
-        loop.running = null;
-        loop.inFlightFrom = null;
-        this.schedule(loop);
-      });
+      loop.running = this.drain(loop)
+        // Reading the log failed (the store is away): a timer has no one to reject to; the marked
+        // work stays marked and the next schedule retries it.
+        .catch((err) => {
+          // What was in flight is unsynced again, so the positions are not committed past it.
+          const from = Math.min(loop.unsynced ?? Infinity, loop.inFlightFrom ?? Infinity);
+          loop.unsynced = from === Infinity ? null : from;
+          if (!this.stopped) console.error(`verdict status: ${loop.id}: ${err instanceof Error ? err.message : String(err)} (retrying)`);
+        })
+        .finally(() => {
+          loop.running = null;
+          loop.inFlightFrom = null;
+          this.schedule(loop);
+        });
     }, this.options.debounceMs);
   }
 

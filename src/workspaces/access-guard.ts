@@ -94,7 +94,9 @@ export class AccessGuard {
         w.streams.delete(s);
         s.end(reason);
       }
-    } catch {
+    } catch (err) {
+      // The store is away for now (an outage): keep guarding, the next tick checks again.
+      if ((err as { code?: unknown }).code === 'store_unavailable') return;
       // The store closed under us (shutdown): the transports end their streams themselves.
       this.drop(w);
     } finally {

@@ -1,28 +1,64 @@
 import { MessageChannel, MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
 import { DomainError } from '../domain-error';
-import { migrationLockKey, migrationSql } from '../events/store/postgres';
+import { migrationLockKey, migrationSql, SCHEMA_VERSION, schemaOutdated, schemaVersionSql, STORE_RETRY_AFTER_MS } from '../events/store/postgres';
 import type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 
 /**
  * The worker half of the synchronous bridge: one pg connection, one query at a time; it answers on
- * the port and then flips the shared flag the caller is blocked on. It runs the store migration
- * first, so the catalogue works even before any workspace store was opened.
+ * the port and then flips the shared flag the caller is blocked on. On its first successful connect it
+ * checks the schema version; behind, it migrates (under the advisory lock, as PostgresBackend.migrate)
+ * only when allowed (`serve`), else refuses with schema_outdated. A reconnect only checks the version.
  */
 const WORKER = `
 const { workerData } = require('node:worker_threads');
 const { Client } = require(workerData.pgPath);
 const flag = new Int32Array(workerData.shared);
 const port = workerData.port;
+const v = workerData.versionSql;
 let client = null;
 let ready = null;
+let checked = false;
+async function versionOf(c) {
+  if (!(await c.query(v.exists)).rows[0].present) return null;
+  const r = await c.query(v.read);
+  return r.rows.length ? r.rows[0].version : null;
+}
+function outdated(found) {
+  const e = new Error('schema outdated');
+  e.outdated = found;
+  return e;
+}
 async function connect() {
-  const c = new Client({ connectionString: workerData.connectionString, connectionTimeoutMillis: 5000 });
+  const c = new Client({ connectionString: workerData.connectionString, connectionTimeoutMillis: 5000, keepAlive: true });
   c.on('error', () => { if (client === c) { client = null; ready = null; } });
-  await c.connect();
-  await c.query('BEGIN');
-  await c.query('SELECT pg_advisory_xact_lock($1)', [workerData.lockKey]);
-  await c.query(workerData.migration);
-  await c.query('COMMIT');
+  try {
+    await c.connect();
+    const found = await versionOf(c);
+    if (found === null || found < workerData.target) {
+      if (!workerData.migrate || checked) throw outdated(found);
+      // Session lock first, then the transaction: see PostgresBackend.migrate.
+      await c.query('SELECT pg_advisory_lock($1)', [workerData.lockKey]);
+      try {
+        await c.query('BEGIN');
+        const locked = await versionOf(c);
+        if (locked === null || locked < workerData.target) {
+          await c.query(workerData.migration);
+          await c.query(v.create);
+          await c.query(v.write, [workerData.target]);
+        }
+        await c.query('COMMIT');
+      } catch (e) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        await c.query('SELECT pg_advisory_unlock($1)', [workerData.lockKey]).catch(() => undefined);
+      }
+    }
+  } catch (e) {
+    await c.end().catch(() => undefined);
+    throw e;
+  }
+  checked = true;
   client = c;
 }
 port.on('message', async (msg) => {
@@ -40,7 +76,7 @@ port.on('message', async (msg) => {
     }
   } catch (e) {
     if (client && !client._connected) { client = null; ready = null; }
-    reply = { error: String(e && e.message || e) };
+    reply = e && typeof e === 'object' && 'outdated' in e ? { error: 'schema outdated', outdated: e.outdated } : { error: String(e && e.message || e) };
   }
   port.postMessage(reply);
   Atomics.store(flag, 0, 1);
@@ -67,7 +103,11 @@ export class PostgresCatalogue implements WorkspaceCatalogue {
   private readonly table: string;
   private closed = false;
 
-  constructor(connectionString: string, schema = 'review_ledger') {
+  /**
+   * `migrate`: whether the first connect may bring an outdated schema to SCHEMA_VERSION (`serve`, the
+   * default for a ledger built in code); false for CLI reads, which refuse with schema_outdated.
+   */
+  constructor(connectionString: string, private readonly schema = 'review_ledger', migrate = true) {
     this.table = `"${schema}".workspaces`;
     const shared = new SharedArrayBuffer(4);
     this.flag = new Int32Array(shared);
@@ -75,11 +115,14 @@ export class PostgresCatalogue implements WorkspaceCatalogue {
     this.port = port1;
     this.worker = new Worker(WORKER, {
       eval: true,
-      workerData: { port: port2, shared, connectionString, pgPath: require.resolve('pg'), migration: migrationSql(schema), lockKey: migrationLockKey(schema) },
+      workerData: { port: port2, shared, connectionString, pgPath: require.resolve('pg'), migration: migrationSql(schema), lockKey: migrationLockKey(schema), versionSql: schemaVersionSql(schema), target: SCHEMA_VERSION, migrate },
       transferList: [port2],
     });
     // Neither may keep a finished process alive; close() ends them explicitly.
     this.worker.unref();
+    // A worker that dies (it should not: every await is caught) must not take the process with it;
+    // the next call times out or finds no reply and answers store_unavailable.
+    this.worker.on('error', (err) => process.stderr.write(`review-ledger: catalogue worker failed: ${err.message}\n`));
     this.port.unref();
   }
 
@@ -92,11 +135,12 @@ export class PostgresCatalogue implements WorkspaceCatalogue {
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(msg);
     if (Atomics.wait(this.flag, 0, 0, TIMEOUT_MS) === 'timed-out') {
-      throw new DomainError('store_unavailable', `catalogue: PostgreSQL did not answer within ${TIMEOUT_MS} ms`);
+      throw new DomainError('store_unavailable', `catalogue: PostgreSQL did not answer within ${TIMEOUT_MS} ms`, { retryAfterMs: STORE_RETRY_AFTER_MS });
     }
-    const reply = receiveMessageOnPort(this.port)?.message as { rows: Array<Record<string, unknown>>; error?: string } | undefined;
-    if (!reply) throw new DomainError('store_unavailable', 'catalogue: no reply from the database worker');
-    if (reply.error !== undefined) throw new DomainError('store_unavailable', `catalogue: ${reply.error}`);
+    const reply = receiveMessageOnPort(this.port)?.message as { rows: Array<Record<string, unknown>>; error?: string; outdated?: number | null } | undefined;
+    if (!reply) throw new DomainError('store_unavailable', 'catalogue: no reply from the database worker', { retryAfterMs: STORE_RETRY_AFTER_MS });
+    if (reply.outdated !== undefined) throw schemaOutdated(this.schema, reply.outdated);
+    if (reply.error !== undefined) throw new DomainError('store_unavailable', `catalogue: ${reply.error}`, { retryAfterMs: STORE_RETRY_AFTER_MS });
     return reply.rows;
   }
 

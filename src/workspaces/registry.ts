@@ -24,6 +24,10 @@ export type StoreFactory = ((workspaceId: string, dir: string) => Promise<EventS
   catalogue?: (dataDir: string) => WorkspaceCatalogue;
   /** Releases what the factory shares across workspaces (connection pools), after every store closed. */
   close?: () => Promise<void>;
+  /** Opens what the stores share (and migrates it, when the factory may): a server awaits it before serving. */
+  ready?: () => Promise<void>;
+  /** The shared connection's state, for /health (`degraded` during an outage, with the reason). */
+  health?: () => { status: 'ok' | 'degraded'; reason?: string; since?: string };
 };
 
 export const sqliteStoreFactory =
@@ -118,6 +122,16 @@ export class WorkspaceRegistry {
     const handle: WorkspaceHandle = { id, dir, store, cache: new Map() };
     this.onOpen?.(handle);
     return handle;
+  }
+
+  /** Opens (and, when allowed, migrates) the shared store before anything is served; a no-op for SQLite. */
+  async ready(): Promise<void> {
+    await this.storeFactory.ready?.();
+  }
+
+  /** The shared store connection's state (PostgreSQL); undefined for stores without one. */
+  storeHealth(): { status: 'ok' | 'degraded'; reason?: string; since?: string } | undefined {
+    return this.storeFactory.health?.();
   }
 
   async close(): Promise<void> {

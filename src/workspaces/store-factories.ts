@@ -1,5 +1,5 @@
 import { DomainError } from '../domain-error';
-import { PostgresBackend, PostgresEventStore } from '../events/store/postgres';
+import { PostgresBackend, PostgresEventStore, type StoreHealth } from '../events/store/postgres';
 import type * as KurrentDb from '../events/store/kurrentdb';
 import { PostgresCatalogue } from './postgres-catalogue';
 import { SqliteCatalogue } from './catalogue';
@@ -7,22 +7,42 @@ import type { StoreFactory } from './registry';
 
 /**
  * Every workspace of the process on one PostgreSQL database: one pool, one LISTEN connection, one
- * schema migrated on first use, and the catalogue in the same database — so several processes on the
- * same DATABASE_URL form one deployment.
+ * schema, and the catalogue in the same database — so several processes on the same DATABASE_URL form
+ * one deployment. `migrate` (default true: `serve`, a ledger built in code) brings an outdated schema
+ * to the code's version once, when the backend opens; false (CLI reads) only checks the version and
+ * refuses with schema_outdated. Reconnects never migrate.
  */
-export function postgresStoreFactory(connectionString: string, schema?: string): StoreFactory {
+export function postgresStoreFactory(connectionString: string, schema?: string, options: { migrate?: boolean; synchronousCommit?: boolean } = {}): StoreFactory {
   let backend: Promise<PostgresBackend> | null = null;
-  const factory: StoreFactory = async (workspaceId) => {
-    backend ??= PostgresBackend.open({ connectionString, schema }).catch((err) => {
-      backend = null;
-      throw err;
-    });
-    return new PostgresEventStore({ backend: await backend, workspaceId });
+  let opened: PostgresBackend | null = null;
+  let openError: { message: string; since: Date } | null = null;
+  const open = (): Promise<PostgresBackend> =>
+    (backend ??= PostgresBackend.open({ connectionString, schema, migrate: options.migrate, synchronousCommit: options.synchronousCommit }).then(
+      (b) => {
+        opened = b;
+        openError = null;
+        return b;
+      },
+      (err) => {
+        backend = null;
+        openError ??= { message: (err as Error).message, since: new Date() };
+        throw err;
+      },
+    ));
+  const factory: StoreFactory = async (workspaceId) => new PostgresEventStore({ backend: await open(), workspaceId });
+  factory.catalogue = () => new PostgresCatalogue(connectionString, schema, options.migrate ?? true);
+  factory.ready = async () => {
+    await open();
   };
-  factory.catalogue = () => new PostgresCatalogue(connectionString, schema);
+  factory.health = (): StoreHealth => {
+    if (opened) return opened.health();
+    if (openError) return { status: 'degraded', reason: `PostgreSQL store not open: ${openError.message}`, since: openError.since.toISOString() };
+    return { status: 'ok' };
+  };
   factory.close = async () => {
     const b = backend;
     backend = null;
+    opened = null;
     if (b) await (await b.catch(() => null))?.close();
   };
   return factory;

@@ -100,3 +100,33 @@ describe('signed checkpoints', () => {
     expect((await verifyStore(store, old.publicKey)).problems[0]).toMatchObject({ kind: 'forged_checkpoint' });
   });
 });
+
+describe('the checkpointer through a store outage', () => {
+  test('a pass whose workspace list or store fails never rejects: the failure is logged once, status() is degraded with the reason, and the next pass that works signs and clears it', async () => {
+    const now = new Date('2026-03-01T00:00:00Z');
+    const key = generateAuditKey().key;
+    let down = true;
+    const logged: unknown[] = [];
+    const outage = Object.assign(new Error('catalogue: connect ECONNRESET 127.0.0.1:5432'), { code: 'store_unavailable' });
+    const cp = new AuditCheckpointer(
+      async () => {
+        if (down) throw outage;
+        return [store];
+      },
+      () => key,
+      () => now,
+      { everyEvents: 1, everySeconds: 60, tickMs: 1000 },
+      (err) => logged.push(err),
+    );
+    await append(2);
+    await expect(cp.tick()).resolves.toBeUndefined();
+    await expect(cp.tick()).resolves.toBeUndefined();
+    expect(logged).toEqual([outage]); // once per outage, not once a tick
+    expect(cp.status()).toMatchObject({ status: 'degraded', reason: 'audit checkpoints not signed: workspace list: catalogue: connect ECONNRESET 127.0.0.1:5432', failures: [{ workspace: '*', code: 'store_unavailable' }] });
+    expect(await readCheckpointList(store)).toEqual([]);
+    down = false;
+    await cp.tick();
+    expect(cp.status()).toEqual({ status: 'ok' });
+    expect((await readCheckpointList(store)).map((c) => [c.kind, c.position])).toEqual([['genesis', 2]]);
+  });
+});

@@ -62,10 +62,10 @@ whenPostgres('postgres upgrade', () => {
     for (let i = 0; i < 9; i++) await s.append(`s-${i % 3}`, 'any', [ev('legacy', i)]);
     await s.close();
     await first.close();
-    // Back to the layout before the chain.
+    // Back to the layout before the chain (which also predates the schema_version table).
     const c = new Client({ connectionString: DATABASE_URL });
     await c.connect();
-    await c.query(`ALTER TABLE "${schema}".events DROP COLUMN hash; ALTER TABLE "${schema}".heads DROP COLUMN hash, DROP COLUMN chained_from`);
+    await c.query(`ALTER TABLE "${schema}".events DROP COLUMN hash; ALTER TABLE "${schema}".heads DROP COLUMN hash, DROP COLUMN chained_from; DROP TABLE "${schema}".schema_version`);
     await c.end();
     const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 2 });
     try {
@@ -177,7 +177,8 @@ whenPostgres('postgres hex layout', () => {
     };
     const s = `"${schema}"`;
     await hexLayoutCase(open, async () => {
-      await sql(`ALTER TABLE ${s}.events ADD COLUMN prev_hash text; ALTER TABLE ${s}.events ALTER COLUMN hash TYPE text USING encode(hash, 'hex');
+      // The hex layout predates the schema_version table too.
+      await sql(`DROP TABLE ${s}.schema_version; ALTER TABLE ${s}.events ADD COLUMN prev_hash text; ALTER TABLE ${s}.events ALTER COLUMN hash TYPE text USING encode(hash, 'hex');
         UPDATE ${s}.events e SET prev_hash = coalesce((SELECT p.hash FROM ${s}.events p WHERE p.workspace_id = e.workspace_id AND p.global_position = e.global_position - 1), ${s}.chain_genesis(e.workspace_id))`);
     });
     const cols = await sql(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = '${schema}' AND table_name = 'events' AND column_name IN ('hash', 'prev_hash')`);

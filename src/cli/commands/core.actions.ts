@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { configFrom, withLedger } from '../context';
+import { DomainError } from '../../domain-error';
 import { startServer } from '../../server/bootstrap';
 import { printAct } from '../act-line';
 import { table } from '../table';
@@ -18,6 +19,27 @@ export async function serve(opts: { host?: string; port?: string }, cmd: Command
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/** `review-ledger migrate`: the one explicit migration; prints what it did. */
+export async function migrate(cmd: Command): Promise<void> {
+  const config = configFrom(cmd);
+  if (config.store !== 'postgres') {
+    process.stdout.write(`store ${config.store}: nothing to migrate (the embedded store upgrades its own files when it opens them)\n`);
+    return;
+  }
+  // Loaded here: the other commands of this module never need pg.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { PostgresBackend } = require('../../events/store/postgres') as typeof import('../../events/store/postgres');
+  const url = config.databaseUrl;
+  if (!url) throw new DomainError('invalid_config', '--database-url: required with --store postgres (or set DATABASE_URL)');
+  const backend = await PostgresBackend.open({ connectionString: url, poolSize: 1, migrate: true });
+  try {
+    const m = backend.migration!;
+    process.stdout.write(m.ran ? `schema ${backend.schema}: migrated from ${m.from === null ? 'no version' : `version ${m.from}`} to version ${m.to}\n` : `schema ${backend.schema}: already at version ${m.to}, nothing to do\n`);
+  } finally {
+    await backend.close();
+  }
 }
 
 export async function createWorkspace(workspaceId: string, opts: { name?: string; level: string; idempotencyKey?: string; json?: boolean }, cmd: Command): Promise<void> {

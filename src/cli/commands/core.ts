@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const actions = (): typeof import('./core.actions') => require('./core.actions');
 
-/** serve, workspace create|list, events tail. */
+/** serve, migrate, workspace create|list, events tail. */
 export function register(program: Command): void {
   program
     .command('serve')
@@ -11,6 +11,11 @@ export function register(program: Command): void {
     .option('--host <host>', 'interface to bind (default 127.0.0.1; env REVIEW_LEDGER_HOST)')
     .option('--port <port>', 'port (default 3000; env REVIEW_LEDGER_PORT)')
     .action((opts: { host?: string; port?: string }, cmd: Command) => actions().serve(opts, cmd));
+
+  program
+    .command('migrate')
+    .description('Bring the PostgreSQL schema to the version this code needs (under an advisory lock; idempotent). serve does it once at start; other commands only check the version')
+    .action((_opts: unknown, cmd: Command) => actions().migrate(cmd));
 
   const ws = program.command('workspace').description('Manage workspaces (tenants, each with its own store)');
   ws.command('create <workspaceId>')

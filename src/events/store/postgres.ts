@@ -15,6 +15,9 @@ import {
   WrongExpectedRevision,
 } from './port';
 import { LiveSubscription } from './subscription';
+import { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
+
+export { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 import type { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint } from '../chain';
 
 /**
@@ -264,6 +267,24 @@ $fn$;
 `;
 }
 
+/**
+ * The schema version this code needs. Bump it with every change to `migrationSql` (a test pins the
+ * script's digest to the version, so a change without a bump fails): a database at this version is
+ * never touched by DDL again, so starting a process or reconnecting takes no lock on a live table.
+ */
+export const SCHEMA_VERSION = 1;
+
+/** The one-row table that records which version of `migrationSql` the schema was brought to. */
+export function schemaVersionSql(schema: string): { create: string; exists: string; read: string; write: string } {
+  const s = `"${schema}"`;
+  return {
+    create: `CREATE TABLE IF NOT EXISTS ${s}.schema_version (id int PRIMARY KEY CHECK (id = 1), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`,
+    exists: `SELECT to_regclass('${s}.schema_version') IS NOT NULL AS present`,
+    read: `SELECT version FROM ${s}.schema_version WHERE id = 1`,
+    write: `INSERT INTO ${s}.schema_version (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = greatest(${s}.schema_version.version, EXCLUDED.version), migrated_at = now()`,
+  };
+}
+
 /** Stable advisory-lock key for migrations of one schema. */
 export const migrationLockKey = (schema: string): number => {
   let h = 0x5eed;
@@ -271,17 +292,62 @@ export const migrationLockKey = (schema: string): number => {
   return h;
 };
 
+/** The refusal of a process that may not migrate (CLI reads, reconnects) on a schema older than it needs. */
+export function schemaOutdated(schema: string, found: number | null): DomainError {
+  return new DomainError(
+    'schema_outdated',
+    `database: schema "${schema}" is ${found === null ? 'not migrated (no schema_version table)' : `at version ${found}`}, this server needs version ${SCHEMA_VERSION}: run \`review-ledger migrate\` (same --database-url) first`,
+    { schema, found, needed: SCHEMA_VERSION },
+  );
+}
+
 export interface PostgresBackendOptions {
   connectionString: string;
   /** Schema holding the tables (default `review_ledger`); tests use a fresh one per run. */
   schema?: string;
   /** Pool size of this process (default 10). */
   poolSize?: number;
+  /**
+   * On open: `true` (default) brings the schema to SCHEMA_VERSION under the advisory lock when it is
+   * behind (`serve`, `migrate`, tests); `false` only checks the version and refuses with
+   * `schema_outdated` (CLI reads). Nothing ever migrates on a reconnect.
+   */
+  migrate?: boolean;
+  /** How long a query waits for a pooled connection before it fails with store_unavailable (default 5000 ms). */
+  connectTimeoutMs?: number;
+  /**
+   * Durability of an acknowledged append (`--synchronous`, as for SQLite). true (default, FULL): every
+   * commit waits for its WAL flush, so it survives a PostgreSQL crash or power loss. false (NORMAL):
+   * this process's sessions run with `synchronous_commit = off`: a commit returns once its WAL record
+   * is written, not flushed. It survives a crash of the ledger process (the database has it), but a
+   * PostgreSQL crash or power loss may lose the last commits (up to 3 × wal_writer_delay, 600 ms by
+   * default) — never half of one, and never corrupts anything. The heads lock is then held only until
+   * the WAL write, which is what bounds appends per workspace at FULL (one fsync per transaction).
+   */
+  synchronousCommit?: boolean;
 }
+
+/** What /health shows of the database connection (`since`: ISO time of the first failure of this outage). */
+export interface StoreHealth {
+  status: 'ok' | 'degraded';
+  reason?: string;
+  since?: string;
+}
+
+/** Reconnect delays of the LISTEN connection: doubling from the first, capped (a restart is seconds). */
+const LISTEN_RETRY_MS = { first: 100, max: 1000 };
+/** A subscription whose read fails with store_unavailable retries after this (doubling up to max). */
+const SUBSCRIPTION_RETRY_MS = { first: 100, max: 1000 };
+const noop = (): void => undefined;
 
 /**
  * What one process shares across all its workspaces on one PostgreSQL database: the connection pool,
  * the schema (migrated on open) and one LISTEN connection that fans notifications out by workspace.
+ *
+ * Faults: no connection error reaches the process as an unhandled 'error' (every pooled client gets a
+ * listener when it is created, the LISTEN client has one, the timers catch); store calls fail with a
+ * retryable `store_unavailable`; the pool reconnects on the next query, the LISTEN connection with
+ * backoff, and `health()` says `degraded` from the first failed call or probe until one succeeds.
  */
 export class PostgresBackend {
   readonly pool: Pool;
@@ -295,42 +361,116 @@ export class PostgresBackend {
   private polling = false;
   private readonly poller: NodeJS.Timeout;
   private closed = false;
+  private failure: { since: Date; message: string } | null = null;
+  private listenerLost: Date | null = null;
+  private relistening = false;
+  /** What open() did to the schema (undefined when it only checked the version). */
+  migration?: { from: number | null; to: number; ran: boolean };
 
   private constructor(readonly options: PostgresBackendOptions) {
     this.schema = options.schema ?? 'review_ledger';
     if (!SCHEMA_RE.test(this.schema)) throw new DomainError('invalid_config', `schema: "${this.schema}" must match ${SCHEMA_RE}`);
     this.channel = `${this.schema}_events`;
-    this.pool = new Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10, types: parseTypes });
+    this.pool = new Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 10,
+      types: parseTypes,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      keepAlive: true,
+      ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
+    });
     // An idle client losing its connection must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
+    this.pool.on('error', (err) => this.noteFailure(err));
+    // A CHECKED-OUT client (a transaction in progress) has no pool listener: pg emits its socket error
+    // on the client as well as failing the query, and an 'error' nobody listens to kills the process.
+    // The query's own rejection is what the caller handles; this listener only keeps the process up.
+    this.pool.on('connect', (client) => client.on('error', noop));
     this.poller = setInterval(() => this.pollHeads(), HEADS_POLL_MS).unref();
   }
 
   static async open(options: PostgresBackendOptions): Promise<PostgresBackend> {
     const backend = new PostgresBackend(options);
     try {
-      await backend.migrate();
+      if (options.migrate === false) await backend.checkSchema();
+      else backend.migration = await backend.migrate();
     } catch (err) {
       await backend.close();
-      throw new DomainError('store_unavailable', `database: cannot open PostgreSQL store (${(err as Error).message})`);
+      if (err instanceof DomainError) throw err;
+      throw new DomainError('store_unavailable', `database: cannot open PostgreSQL store (${(err as Error).message})`, { retryAfterMs: STORE_RETRY_AFTER_MS });
     }
     return backend;
   }
 
-  /** Idempotent; serialized across processes by a transaction-scoped advisory lock. */
-  async migrate(): Promise<void> {
+  /** The schema's recorded version; null when the schema predates versioning or does not exist. */
+  async schemaVersion(): Promise<number | null> {
+    const sql = schemaVersionSql(this.schema);
+    const { rows } = await this.pool.query<{ present: boolean }>(sql.exists);
+    if (!rows[0]?.present) return null;
+    const r = await this.pool.query<{ version: number }>(sql.read);
+    return r.rows[0]?.version ?? null;
+  }
+
+  /** Refuses (schema_outdated) when the schema is older than this code needs. Takes no lock. */
+  async checkSchema(): Promise<number> {
+    const v = await this.schemaVersion();
+    if (v === null || v < SCHEMA_VERSION) throw schemaOutdated(this.schema, v);
+    return v;
+  }
+
+  /**
+   * Brings the schema to SCHEMA_VERSION; idempotent. A schema already there is only read (no DDL, no
+   * lock on any table). Otherwise the script runs in one transaction under an advisory lock, and the
+   * version is re-read under the lock: processes starting together run it once. The lock is taken at
+   * session level BEFORE the transaction begins: a transaction that began before another one's
+   * migration committed would still see the old catalogue (PostgreSQL accepts catalogue invalidations
+   * at transaction start, not after an advisory lock) and run the script a second time.
+   */
+  async migrate(): Promise<{ from: number | null; to: number; ran: boolean }> {
+    const before = await this.schemaVersion();
+    if (before !== null && before >= SCHEMA_VERSION) return { from: before, to: before, ran: false };
+    const sql = schemaVersionSql(this.schema);
     const client = await this.pool.connect();
+    let locked = false;
     try {
+      await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey(this.schema)]);
+      locked = true;
       await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLockKey(this.schema)]);
+      const present = (await client.query<{ present: boolean }>(sql.exists)).rows[0]?.present;
+      const found = present ? ((await client.query<{ version: number }>(sql.read)).rows[0]?.version ?? null) : null;
+      if (found !== null && found >= SCHEMA_VERSION) {
+        await client.query('COMMIT');
+        return { from: found, to: found, ran: false };
+      }
       await client.query(migrationSql(this.schema));
+      await client.query(sql.create);
+      await client.query(sql.write, [SCHEMA_VERSION]);
       await client.query('COMMIT');
+      return { from: found, to: SCHEMA_VERSION, ran: true };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
+      // A lost connection releases the lock with its session; release() then discards the client.
+      if (locked) await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey(this.schema)]).catch(() => undefined);
       client.release();
     }
+  }
+
+  /** `degraded` from the first failed call or probe of an outage until a call or probe succeeds. */
+  health(): StoreHealth {
+    if (this.failure) return { status: 'degraded', reason: `PostgreSQL unreachable: ${this.failure.message}; calls answer store_unavailable and are retried by clients`, since: this.failure.since.toISOString() };
+    if (this.listenerLost && this.wakers.size > 0) return { status: 'degraded', reason: 'PostgreSQL LISTEN connection lost, reconnecting: live updates from other servers are delayed', since: this.listenerLost.toISOString() };
+    return { status: 'ok' };
+  }
+
+  /** Records the outcome of a store call for health(). Only connection failures count. */
+  noteFailure(err: unknown): void {
+    if (!isConnectionError(err) && !(err instanceof DomainError && err.code === 'store_unavailable')) return;
+    this.failure ??= { since: new Date(), message: (err as Error).message ?? String(err) };
+  }
+
+  noteSuccess(): void {
+    this.failure = null;
   }
 
   /**
@@ -342,8 +482,11 @@ export class PostgresBackend {
     let set = this.wakers.get(workspaceId);
     if (!set) this.wakers.set(workspaceId, (set = new Set()));
     set.add(wake);
+    const ready = this.ensureListening();
+    // Awaited by the subscription's first read (which retries); never an unhandled rejection meanwhile.
+    ready.catch(noop);
     return {
-      ready: this.ensureListening(),
+      ready,
       unlisten: () => {
         set!.delete(wake);
         if (set!.size === 0 && this.wakers.get(workspaceId) === set) this.wakers.delete(workspaceId);
@@ -392,15 +535,17 @@ export class PostgresBackend {
   /**
    * The safety net for a NOTIFY that never came (its sender died after committing): once a second,
    * one query over the heads of the workspaces this process watches; an advanced head wakes them.
+   * It runs with no watched workspace too: it is also the probe that turns health() back to ok (or
+   * degraded) on an idle server. Its failure is caught and recorded, never thrown from the timer.
    */
   private pollHeads(): void {
     if (this.closed || this.polling) return;
     const ids = [...this.wakers.keys()];
-    if (ids.length === 0) return;
     this.polling = true;
     this.pool
       .query<{ workspace_id: string; position: number }>(`SELECT workspace_id, position FROM "${this.schema}".heads WHERE workspace_id = ANY($1::text[])`, [ids])
       .then(({ rows }) => {
+        this.noteSuccess();
         const heads = new Map(rows.map((r) => [r.workspace_id, r.position]));
         for (const id of ids) {
           // A workspace with no head row yet has head 0: its first commit must wake too.
@@ -410,12 +555,15 @@ export class PostgresBackend {
           // First sight wakes too (one spare read): the commit may predate this process's first poll.
           if (seen === undefined || head > seen) this.wakeLocal(id);
         }
+        // A LISTEN connection lost while nobody watched is reconnected when the next subscriber comes.
+        if (ids.length > 0 && !this.listener && !this.listening) this.relisten();
       })
-      .catch(() => undefined)
+      .catch((err) => this.noteFailure(err))
       .finally(() => (this.polling = false));
   }
 
-  private ensureListening(): Promise<void> {
+  /** Resolves once LISTEN is active (connecting if needed); rejects when it cannot connect now. */
+  ensureListening(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.listening ??= this.connectListener().catch((err) => {
       this.listening = null;
@@ -424,8 +572,33 @@ export class PostgresBackend {
     return this.listening;
   }
 
+  /**
+   * Reconnects the LISTEN connection with backoff, then wakes every subscriber of this process:
+   * notifications sent while it was away are lost, and the catch-up read every subscription does on
+   * wake-up (from its own position) recovers those events, other servers' included.
+   */
+  private relisten(): void {
+    if (this.relistening) return;
+    this.relistening = true;
+    const retry = (delay: number) =>
+      setTimeout(() => {
+        if (this.closed || this.wakers.size === 0) {
+          this.relistening = false;
+          return;
+        }
+        this.ensureListening().then(
+          () => {
+            this.relistening = false;
+            for (const ws of this.wakers.keys()) this.wakeLocal(ws);
+          },
+          () => retry(Math.min(delay * 2, LISTEN_RETRY_MS.max)),
+        );
+      }, delay).unref();
+    retry(LISTEN_RETRY_MS.first);
+  }
+
   private async connectListener(): Promise<void> {
-    const client = new Client({ connectionString: this.options.connectionString });
+    const client = new Client({ connectionString: this.options.connectionString, connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000, keepAlive: true });
     client.on('notification', (msg) => {
       const ws = msg.payload?.slice(0, msg.payload.lastIndexOf(' '));
       if (ws !== undefined) this.wakeLocal(ws);
@@ -435,29 +608,26 @@ export class PostgresBackend {
       this.listener = null;
       this.listening = null;
       if (this.closed) return;
-      // Reconnect, then wake everyone: notifications sent while we were away are lost, and the
-      // catch-up read every subscription does on wake-up recovers those events.
-      const retry = (delay: number) =>
-        setTimeout(() => {
-          if (this.closed || this.wakers.size === 0) return;
-          this.ensureListening().then(
-            () => {
-              for (const ws of this.wakers.keys()) this.wakeLocal(ws);
-            },
-            () => retry(Math.min(delay * 2, 5000)),
-          );
-        }, delay).unref();
-      retry(100);
+      this.listenerLost ??= new Date();
+      this.relisten();
     };
+    // Both, always: a socket error is emitted as 'error' (unhandled, it would kill the process), a
+    // server that closes the connection (pg_terminate_backend, restart) as 'end'.
     client.on('error', lost);
     client.on('end', lost);
-    await client.connect();
-    await client.query(`LISTEN "${this.channel}"`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.channel}"`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
     if (this.closed) {
       await client.end().catch(() => undefined);
       return;
     }
     this.listener = client;
+    this.listenerLost = null;
   }
 
   async close(): Promise<void> {
@@ -650,6 +820,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     let head = 0;
     try {
       const rows = await this.writeBatch(batch);
+      this.backend.noteSuccess();
       rows.forEach((row, i) => {
         const req = batch[i];
         switch (row.status) {
@@ -669,6 +840,9 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       });
     } catch (err) {
       // Not acknowledged: the commit may or may not have happened; a retry with the same ids is safe.
+      // A connection error is store_unavailable (retryable), anything else is passed on as it is:
+      // neither is ever reported as success.
+      this.backend.noteFailure(err);
       for (const req of batch) req.reject(unavailable(err));
     } finally {
       this.writing = false;
@@ -760,18 +934,46 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     }
   }
 
+  /**
+   * Catch-up then live. An outage does not end the subscription: a read that fails with
+   * store_unavailable is retried (backoff up to 1 s) from the subscription's own position, after
+   * LISTEN is active again, so it resumes where it was and sees every event committed meanwhile,
+   * other servers' included. Other errors end it as before.
+   */
   subscribeAll(options: SubscribeOptions = {}): Subscription {
-    let ready: Promise<void> = Promise.resolve();
+    let ended = false;
+    let interrupt: (() => void) | null = null;
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(done, ms);
+        function done() {
+          clearTimeout(t);
+          interrupt = null;
+          resolve();
+        }
+        interrupt = done;
+      });
     const sub = new LiveSubscription(
       options.after ?? 0,
       async (after, limit) => {
-        await ready;
-        return this.closed ? [] : this.readPage(after, limit);
+        for (let delay = SUBSCRIPTION_RETRY_MS.first; ; delay = Math.min(delay * 2, SUBSCRIPTION_RETRY_MS.max)) {
+          if (ended || this.closed) return [];
+          try {
+            await this.backend.ensureListening().catch((err) => {
+              throw unavailable(err);
+            });
+            return this.closed ? [] : await this.readPage(after, limit);
+          } catch (err) {
+            if (!(err instanceof DomainError && err.code === 'store_unavailable')) throw err;
+            await pause(delay);
+          }
+        }
       },
       (wake) => {
         const l = this.backend.listen(this.workspaceId, wake);
-        ready = l.ready;
         return () => {
+          ended = true;
+          (interrupt as (() => void) | null)?.();
           l.unlisten();
           this.subscriptions.delete(sub);
         };
@@ -832,6 +1034,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     try {
       return ((await this.backend.pool.query({ ...this.q.addCheckpoint, values: [this.workspaceId, expectedSeq, body] })).rowCount ?? 0) === 1;
     } catch (err) {
+      this.backend.noteFailure(err);
       throw unavailable(err);
     }
   }
@@ -843,8 +1046,11 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   private async rows(q: { name: string; text: string; rowMode: 'array' }, values: unknown[]): Promise<Row[]> {
     if (this.closed) throw new Error('store is closed');
     try {
-      return (await this.backend.pool.query<Row>({ ...q, values })).rows;
+      const rows = (await this.backend.pool.query<Row>({ ...q, values })).rows;
+      this.backend.noteSuccess();
+      return rows;
     } catch (err) {
+      this.backend.noteFailure(err);
       throw unavailable(err);
     }
   }
@@ -860,14 +1066,4 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     for (const sub of [...this.subscriptions]) sub.close();
     if (this.options.ownsBackend) await this.backend.close();
   }
-}
-
-/** Connection-level failures become a retryable DomainError; our own refusals pass through. */
-function unavailable(err: unknown): unknown {
-  if (err instanceof DomainError) return err;
-  const code = (err as { code?: string }).code;
-  // SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention): the store is away.
-  if (typeof code === 'string' && /^(08|53|57)/.test(code)) return new DomainError('store_unavailable', `database: ${(err as Error).message}`);
-  if (err instanceof Error && /ECONNREFUSED|ECONNRESET|Connection terminated/.test(err.message)) return new DomainError('store_unavailable', `database: ${err.message}`);
-  return err;
 }

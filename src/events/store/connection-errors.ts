@@ -1,0 +1,42 @@
+import { DomainError } from '../../domain-error';
+
+/**
+ * The one converter of PostgreSQL client errors (the store, its catalogue, the read-model tables): a
+ * lost or refused connection is the retryable `store_unavailable`. Imports nothing from `pg`, so code
+ * that may run on SQLite can use it without loading the driver.
+ */
+
+/** What a caller should wait before retrying a request refused with store_unavailable. */
+export const STORE_RETRY_AFTER_MS = 1000;
+
+/** Node socket errors that mean the database is away (not a refusal of this request). */
+const CONNECTION_ERRNOS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'ECONNABORTED', 'EAI_AGAIN']);
+/** pg's own messages for a connection that died, never came, or timed out in the pool. */
+const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|timeout expired|connection timeout|not queryable|ECONNREFUSED|ECONNRESET|Connection refused|the database system is (starting up|shutting down|in recovery)/i;
+
+/**
+ * Whether an error means "the store is away" rather than "this request was refused": SQLSTATE classes
+ * 08 (connection exception), 53 (insufficient resources: too many connections, disk full), 57
+ * (operator intervention: 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
+ * 57014 canceled), socket errors, pg's messages for a terminated connection and the pool's connect
+ * timeout. Pure: the classification is unit-tested without a database.
+ */
+export function isConnectionError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (/^(08|53|57)[0-9A-Z]{3}$/.test(code) || CONNECTION_ERRNOS.has(code))) return true;
+  const message = (err as { message?: unknown }).message;
+  return typeof message === 'string' && CONNECTION_MESSAGES.test(message);
+}
+
+/**
+ * Connection-level failures become a retryable `store_unavailable` (with `retryAfterMs`); our own
+ * refusals pass through. For an append this covers a COMMIT whose outcome is unknown (the connection
+ * died after the statement was sent): it is reported as unavailable, never as success, and the
+ * kernel's idempotent retry (same key, same event ids) answers as the original did if it landed.
+ */
+export function unavailable(err: unknown): unknown {
+  if (err instanceof DomainError) return err;
+  if (isConnectionError(err)) return new DomainError('store_unavailable', `database: ${(err as Error).message}`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+  return err;
+}

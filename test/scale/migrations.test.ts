@@ -1,0 +1,211 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { newUuidV7 } from '../../src/events/ids';
+import type { NewEvent } from '../../src/events/envelope';
+import { migrationSql, PostgresBackend, PostgresEventStore, SCHEMA_VERSION } from '../../src/events/store/postgres';
+import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
+import { postgresStoreFactory } from '../../src/workspaces/store-factories';
+import { WorkspaceRegistry } from '../../src/workspaces/registry';
+import { readModelHost } from '../../src/readmodels/registry';
+import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+const ev = (workspaceId: string, i: number): NewEvent => ({
+  eventId: newUuidV7(),
+  type: 'ReviewLevelSet',
+  schemaVersion: 1,
+  data: { level: 'light', i },
+  metadata: { principal: 'agent:mig', workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
+});
+
+async function sql<T extends Record<string, unknown>>(text: string, params: unknown[] = [], url = DATABASE_URL): Promise<T[]> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(text, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * The digest of the migration script each SCHEMA_VERSION stands for. A change to migrationSql without
+ * a new version would be skipped by every database already at the old version: bump SCHEMA_VERSION
+ * and add the new digest here.
+ */
+const SCRIPT_DIGESTS: Record<number, string> = {
+  // Version 1 is the first versioned script main shipped (with the noop_keys table and claim_noop of issue 34).
+  1: '9a434768a0c3ae4d3b59167ab75ff5436ad0f7c8ee3e21703fcd3cf116fb4849',
+};
+
+test('the migration script is pinned to its SCHEMA_VERSION (a changed script needs a new version)', () => {
+  const digest = createHash('sha256').update(migrationSql('review_ledger')).digest('hex');
+  expect({ version: SCHEMA_VERSION, digest }).toEqual({ version: SCHEMA_VERSION, digest: SCRIPT_DIGESTS[SCHEMA_VERSION] });
+});
+
+whenPostgres('postgres migrations', () => {
+  const schemas: string[] = [];
+  const fresh = () => {
+    const s = uniqueSchema('rl_mig');
+    schemas.push(s);
+    return s;
+  };
+  afterAll(async () => {
+    for (const s of schemas) await dropSchema(s);
+  });
+
+  test('migrate is idempotent and runs once when several processes start together; the version is recorded', async () => {
+    const schema = fresh();
+    const opened = await Promise.all(Array.from({ length: 4 }, () => PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 })));
+    try {
+      expect(opened.map((b) => b.migration!.ran).filter(Boolean)).toHaveLength(1);
+      expect(opened.map((b) => b.migration!.to)).toEqual([SCHEMA_VERSION, SCHEMA_VERSION, SCHEMA_VERSION, SCHEMA_VERSION]);
+      expect(await opened[0].migrate()).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION, ran: false });
+      expect(await sql(`SELECT id, version FROM "${schema}".schema_version`)).toEqual([{ id: 1, version: SCHEMA_VERSION }]);
+    } finally {
+      for (const b of opened) await b.close();
+    }
+  });
+
+  test('a process that may not migrate refuses an unmigrated or older schema with schema_outdated, naming `review-ledger migrate` (store and catalogue)', async () => {
+    const schema = fresh();
+    await expect(PostgresBackend.open({ connectionString: DATABASE_URL, schema, migrate: false })).rejects.toMatchObject({
+      code: 'schema_outdated',
+      message: expect.stringContaining('run `review-ledger migrate`'),
+      details: { schema, found: null, needed: SCHEMA_VERSION },
+    });
+    const catalogue = new PostgresCatalogue(DATABASE_URL, schema, false);
+    try {
+      expect(() => catalogue.list()).toThrow(expect.objectContaining({ code: 'schema_outdated' }));
+    } finally {
+      await catalogue.close();
+    }
+    // Nothing was created by the refusals.
+    expect(await sql(`SELECT 1 FROM information_schema.schemata WHERE schema_name = $1`, [schema])).toEqual([]);
+    // An older version is refused the same way.
+    const b = await PostgresBackend.open({ connectionString: DATABASE_URL, schema });
+    await b.close();
+    await sql(`UPDATE "${schema}".schema_version SET version = 0`);
+    await expect(PostgresBackend.open({ connectionString: DATABASE_URL, schema, migrate: false })).rejects.toMatchObject({ code: 'schema_outdated', details: { found: 0 } });
+  });
+
+  test('at the current version, opening (migrating or not) takes no lock on a live table: it completes while an append holds its transaction open', async () => {
+    const schema = fresh();
+    const writer = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 2 });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inside!: () => void;
+    const entered = new Promise<void>((r) => (inside = r));
+    const store = new PostgresEventStore({
+      backend: writer,
+      workspaceId: 'w',
+      beforeCommit: async () => {
+        inside();
+        await held;
+      },
+    });
+    const append = store.append('s', 'no_stream', [ev('w', 0)]);
+    await entered; // rows written, the heads row locked, not committed
+    try {
+      const again = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 });
+      expect(again.migration).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION, ran: false });
+      await again.close();
+      const reader = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1, migrate: false });
+      await reader.close();
+    } finally {
+      release();
+    }
+    expect(await append).toMatchObject({ firstPosition: 1, duplicate: false });
+    await store.close();
+    await writer.close();
+  });
+
+  test('20 CLI-style reads (the read-only open path, as `projections status`) during concurrent appends from 4 processes: 0 failed appends, 0 failed reads, 0 deadlocks', async () => {
+    const schema = fresh();
+    const setup = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 });
+    await setup.pool.query(`INSERT INTO "${schema}".workspaces VALUES ('load', 'load', '2026-01-01T00:00:00Z')`);
+    await setup.close();
+    const deadlocksBefore = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    let stop = false;
+    const appendFailures: string[] = [];
+    let appended = 0;
+    const writers = await Promise.all(Array.from({ length: 4 }, () => PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 2 })));
+    const loops = writers.map(async (backend, w) => {
+      const store = new PostgresEventStore({ backend, workspaceId: 'load' });
+      for (let i = 0; !stop; i++) {
+        try {
+          await store.append(`w${w}`, 'any', [ev('load', i)]);
+          appended++;
+        } catch (err) {
+          appendFailures.push(`${(err as { code?: string }).code ?? ''} ${(err as Error).message}`);
+        }
+      }
+      await store.close();
+    });
+    const readFailures: string[] = [];
+    const heads: number[] = [];
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-mig-'));
+    try {
+      // Five rounds of four reads at once, each a fresh "CLI process": its own pool, catalogue and version check.
+      for (let round = 0; round < 5; round++) {
+        await Promise.all(
+          Array.from({ length: 4 }, async () => {
+            const registry = new WorkspaceRegistry(dataDir, postgresStoreFactory(DATABASE_URL, schema, { migrate: false }));
+            try {
+              const ws = await registry.open('load');
+              heads.push(await ws.store.headPosition());
+              const host = readModelHost(ws);
+              for (const name of host?.names ?? []) await host!.storage.slots(name);
+            } catch (err) {
+              readFailures.push(`${(err as { code?: string }).code ?? ''} ${(err as Error).message}`);
+            } finally {
+              await registry.close();
+            }
+          }),
+        );
+      }
+    } finally {
+      stop = true;
+      await Promise.all(loops);
+      for (const b of writers) await b.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+    const deadlocksAfter = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    expect({ reads: heads.length, readFailures, appendFailures }).toEqual({ reads: 20, readFailures: [], appendFailures: [] });
+    expect(appended).toBeGreaterThan(0);
+    // The database-wide counter: other tests running at the same time could only raise it, never hide one of ours.
+    expect(deadlocksAfter - deadlocksBefore).toBe(0);
+  }, 120_000);
+
+  test('`review-ledger migrate` migrates once and says so; `workspace list` on an unmigrated database refuses with schema_outdated and migrates nothing', () => {
+    const dbName = `rl_migcli_${process.pid}_${Date.now().toString(36)}`;
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${dbName}`;
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-migcli-'));
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, ['-r', './tools/ts-register.js', 'src/cli/main.ts', '--store', 'postgres', '--database-url', url.toString(), '--data-dir', dataDir, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const admin = spawnSync(process.execPath, ['-e', `const {Client}=require(${JSON.stringify(require.resolve('pg'))});(async()=>{const c=new Client({connectionString:process.argv[1]});await c.connect();await c.query(process.argv[2]);await c.end()})().catch(e=>{console.error(e.message);process.exit(1)})`, DATABASE_URL, `CREATE DATABASE "${dbName}"`], { encoding: 'utf8' });
+    expect(admin.status).toBe(0);
+    try {
+      const refused = cli('workspace', 'list');
+      expect({ status: refused.status, stderr: refused.stderr.trim() }).toEqual({
+        status: 1,
+        stderr: `error [schema_outdated]: database: schema "review_ledger" is not migrated (no schema_version table), this server needs version ${SCHEMA_VERSION}: run \`review-ledger migrate\` (same --database-url) first`,
+      });
+      const first = cli('migrate');
+      expect({ status: first.status, stdout: first.stdout }).toEqual({ status: 0, stdout: `schema review_ledger: migrated from no version to version ${SCHEMA_VERSION}\n` });
+      const second = cli('migrate');
+      expect({ status: second.status, stdout: second.stdout }).toEqual({ status: 0, stdout: `schema review_ledger: already at version ${SCHEMA_VERSION}, nothing to do\n` });
+      const listed = cli('workspace', 'list', '--json');
+      expect({ status: listed.status, stdout: listed.stdout }).toEqual({ status: 0, stdout: '[]\n' });
+    } finally {
+      spawnSync(process.execPath, ['-e', `const {Client}=require(${JSON.stringify(require.resolve('pg'))});(async()=>{const c=new Client({connectionString:process.argv[1]});await c.connect();await c.query(process.argv[2]);await c.end()})()`, DATABASE_URL, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`], { encoding: 'utf8' });
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
