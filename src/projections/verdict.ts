@@ -8,8 +8,9 @@ import { affectsReview, leanReviewViewFold, reviewQueryInput, ReviewQueryInput, 
 /**
  * The live verdict of a review (SPEC §7) under the rules in force, with its axes and reasons, and its
  * standing: `state` is `final` only while the current round is finalized at the newest head known;
- * otherwise `provisional` (never Ship), with the last finalized verdict as `previous` and `stale` when
- * that verdict describes another head (src/review/provisional.ts).
+ * otherwise `provisional` (never Ship), with the last finalized verdict as `previous` and `previousStale`
+ * when that verdict describes another head; `stale` is reviewStatus's (a newer head observed than the
+ * round reviews) (src/review/provisional.ts).
  */
 export function verdictView(s: ReviewView<NodeCore>) {
   if (!s.pr.exists) return { exists: false as const };
@@ -25,7 +26,7 @@ export function verdictView(s: ReviewView<NodeCore>) {
 
 export const verdictQuery: QueryDefinition<ReviewQueryInput, ReviewView<NodeCore>, ReturnType<typeof verdictView>> = {
   name: 'verdict',
-  description: 'Ship / Hold / Block with aggregate confidence, the axes and the deciding reasons, for one review; state final | provisional (a provisional verdict is never Ship), previous, stale.',
+  description: 'Ship / Hold / Block with aggregate confidence, the axes and the deciding reasons, for one review; state final | provisional (a provisional verdict is never Ship), previous, previousStale, stale.',
   input: reviewQueryInput,
   access: { minRole: 'viewer' },
   affects: affectsReview,

@@ -12,8 +12,13 @@ export interface VerdictStanding {
   state: 'provisional' | 'final';
   /** The last finalized verdict (of this round or an earlier one) while the verdict is provisional. */
   previous: PreviousVerdict | null;
-  /** The last finalized verdict does not describe the head now under review or observed. */
+  /**
+   * A newer head than the one the current round reviews has been observed: the same `stale` as
+   * reviewStatus's (one definition for every read model, issue 38).
+   */
   stale: boolean;
+  /** The last finalized verdict (`previous`) describes another head than the newest known. */
+  previousStale: boolean;
   /** The PR's newest head known to the review: observed, else the current round's. */
   latestHead: string | null;
   /** Why the verdict is provisional (null when final). */
@@ -35,15 +40,16 @@ export function verdictStanding(s: PrState<NodeCore>): VerdictStanding {
   const f = s.finalization;
   const latestHead = s.observedHead && round && isStale(s) ? s.observedHead : (round?.headSha ?? s.observedHead);
   const finalizedHere = !!f && !!round && f.round === round.round && (s.status === 'awaiting_approval' || s.status === 'completed');
-  if (finalizedHere && !isStale(s)) return { state: 'final', previous: null, stale: false, latestHead, why: null };
+  if (finalizedHere && !isStale(s)) return { state: 'final', previous: null, stale: false, previousStale: false, latestHead, why: null };
   const previous: PreviousVerdict | null = f ? { verdict: f.verdict, confidence: f.confidence, round: f.round, headSha: f.headSha, rulesVersion: f.rulesVersion, by: f.by, position: f.at } : null;
-  const stale = isStale(s) || (previous !== null && previous.headSha !== latestHead);
+  const stale = isStale(s);
+  const previousStale = previous !== null && previous.headSha !== latestHead;
   let why: string;
   if (!round) why = 'no review has been requested';
   else if (isStale(s)) why = `head ${short(s.observedHead!)} was observed after round ${round.round} at ${short(round.headSha)}; nobody has reviewed it yet`;
   else if (f && f.round === round.round) why = `round ${round.round} changed after it was finalized (status ${s.status}); finalize it again`;
   else why = `round ${round.round} at ${short(round.headSha)} is not finalized yet`;
-  return { state: 'provisional', previous, stale, latestHead, why };
+  return { state: 'provisional', previous, stale, previousStale, latestHead, why };
 }
 
 /**
@@ -52,8 +58,8 @@ export function verdictStanding(s: PrState<NodeCore>): VerdictStanding {
  * has been decided yet), and the provisional reason is the deciding one. Hold and Block stand as the
  * findings or axes decided them.
  */
-export function withStanding<V extends VerdictResult>(v: V, standing: VerdictStanding): V & { state: VerdictStanding['state']; previous: PreviousVerdict | null; stale: boolean; latestHead: string | null; provisionalReason: string | null } {
-  const extra = { state: standing.state, previous: standing.previous, stale: standing.stale, latestHead: standing.latestHead, provisionalReason: standing.why };
+export function withStanding<V extends VerdictResult>(v: V, standing: VerdictStanding): V & { state: VerdictStanding['state']; previous: PreviousVerdict | null; stale: boolean; previousStale: boolean; latestHead: string | null; provisionalReason: string | null } {
+  const extra = { state: standing.state, previous: standing.previous, stale: standing.stale, previousStale: standing.previousStale, latestHead: standing.latestHead, provisionalReason: standing.why };
   if (standing.state === 'final' || v.verdict !== 'Ship') return { ...v, ...extra };
   return { ...v, ...extra, verdict: 'Hold', confidence: 0, reasons: [`Hold: provisional — ${standing.why}; a round is Ship only once finalized`, ...v.reasons] };
 }

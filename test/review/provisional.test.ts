@@ -57,7 +57,7 @@ describe('no verdict from nothing (SPEC §7.1)', () => {
     await finalize();
     await f.request(7, HEAD2);
     await f.append(STREAM, 'ReviewComputed', computedEvent(HEAD2));
-    expect(await verdict()).toMatchObject({ round: 2, state: 'provisional', verdict: 'Hold', stale: true, previous: { verdict: 'Ship', headSha: HEAD1, round: 1 } });
+    expect(await verdict()).toMatchObject({ round: 2, state: 'provisional', verdict: 'Hold', stale: false, previousStale: true, previous: { verdict: 'Ship', headSha: HEAD1, round: 1 } });
   });
 
   test('given a finalized round, when a node is filed after the finalization, then the verdict is provisional again until it is re-finalized', async () => {

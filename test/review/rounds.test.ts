@@ -83,7 +83,9 @@ describe('(1) a push that does not touch the finding: carried, with its confirma
     const computed = await compute(head2);
     expect(computed.response.result).toMatchObject({ recorded: true, newRound: 2, carryOver: { carried: 1, outdated: 0, gone: 0 } });
     const v = await verdict();
-    expect(v).toMatchObject({ round: 2, headSha: head2, state: 'provisional', verdict: 'Hold', findingsVerdict: 'Hold', decidingNodeIds: [p1.nodeId], previous: { verdict: 'Hold', headSha: head1 }, stale: true });
+    expect(v).toMatchObject({ round: 2, headSha: head2, state: 'provisional', verdict: 'Hold', findingsVerdict: 'Hold', decidingNodeIds: [p1.nodeId], previous: { verdict: 'Hold', headSha: head1 }, stale: false, previousStale: true });
+    // One definition of stale (issue 38): the verdict's and the status's agree at every position.
+    expect((await runQuery(reviewStatusQuery, f.ws, f.pr())).value).toMatchObject({ stale: false });
     expect(await nodeOf(p1.nodeId)).toMatchObject({ status: 'consensus-ready', confirmedBy: [BOB.principal], consensus: true, carry: { fate: 'carried', fromRound: 1 } });
     expect((await delta()).entries).toEqual([expect.objectContaining({ fingerprint: p1.fingerprint, state: 'carried', nodeIds: [p1.nodeId] })]);
 

@@ -372,7 +372,7 @@ function renderVerdict(): void {
     h('span', { class: 'verdict', id: 'verdict-value' }, d.verdict),
     // SPEC §7.1: a provisional verdict is flagged, with the last finalized one and whether it is stale.
     provisional
-      ? h('span', { class: 'state', id: 'verdict-state', title: d.provisionalReason ?? '' }, 'provisional', d.previous ? ` · last finalized ${d.previous.verdict} at ${short(d.previous.headSha)}${d.stale ? ' (stale)' : ''}` : '')
+      ? h('span', { class: 'state', id: 'verdict-state', title: d.provisionalReason ?? '' }, 'provisional', d.previous ? ` · last finalized ${d.previous.verdict} at ${short(d.previous.headSha)}${d.previousStale ? ' (stale)' : ''}` : '')
       : null,
     h('span', { class: 'confidence', title: 'aggregate confidence' }, `confidence ${Number(d.confidence).toFixed(2)}`),
     h('span', { class: 'decided', id: 'verdict-reason', title: decidedBy }, decidedBy),
