@@ -82,18 +82,21 @@ export function asReceipt(value: unknown, where: string): AuditReceipt {
 export function parseReceipts(text: string, source: string, options: { lines?: boolean } = {}): AuditReceipt[] {
   const trimmed = text.trim();
   if (trimmed === '' && !options.lines) throw new DomainError('invalid_receipt', `${source}: empty, no receipt in it`);
-  if (!options.lines && trimmed.startsWith('{') && !trimmed.includes('\n{')) {
-    let doc: Record<string, unknown>;
+  if (!options.lines) {
+    // One JSON document (a receipt, an export: both may span lines), else one receipt per line.
+    let doc: Record<string, unknown> | undefined;
     try {
       doc = JSON.parse(trimmed) as Record<string, unknown>;
-    } catch (err) {
-      throw new DomainError('invalid_receipt', `${source}: not JSON (${(err as Error).message})`);
+    } catch {
+      if (!trimmed.startsWith('{') || !trimmed.includes('\n')) throw new DomainError('invalid_receipt', `${source}: not JSON, nor JSON lines`);
     }
-    if (typeof doc.format === 'string' && doc.format.startsWith('review-ledger-audit-export/')) {
-      if (!doc.receipt) throw new DomainError('invalid_receipt', `${source}: an audit export without a receipt (written before receipts, or with no checkpoint): export again, or give a receipt file`);
-      return [asReceipt(doc.receipt, `${source} (receipt)`)];
+    if (doc !== undefined) {
+      if (doc && typeof doc.format === 'string' && doc.format.startsWith('review-ledger-audit-export/')) {
+        if (!doc.receipt) throw new DomainError('invalid_receipt', `${source}: an audit export without a receipt (written before receipts, or with no checkpoint): export again, or give a receipt file`);
+        return [asReceipt(doc.receipt, `${source} (receipt)`)];
+      }
+      return [asReceipt(doc, source)];
     }
-    return [asReceipt(doc, source)];
   }
   const lines = text.split('\n');
   const out: AuditReceipt[] = [];
