@@ -2,6 +2,7 @@ import { PostgresBackend } from '../../src/events/store/postgres';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { postgresBackdoor } from './support';
 import { witnessSuite } from './witness-cases';
+import { auditRowsSuite } from './audit-rows-cases';
 
 whenPostgres('postgres receipts and witness', () => {
   const schema = uniqueSchema('rl_witness');
@@ -11,6 +12,10 @@ whenPostgres('postgres receipts and witness', () => {
   witnessSuite('postgres tables', async () => {
     backend ??= PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
     return postgresBackdoor(await backend, `witness-${++n}`);
+  });
+  auditRowsSuite('postgres tables', async () => {
+    backend ??= PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
+    return postgresBackdoor(await backend, `rows-${++n}`);
   });
   afterAll(async () => {
     if (backend) await (await backend).close();
