@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { DomainError, validationError } from '../../domain-error';
+import type { ErrorCode } from '../../errors/codes';
 import { commandByName, COMMANDS } from '../../commands/registry';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
@@ -136,7 +137,8 @@ export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
     }
     // A row shown as fact that its own event contradicts is a failed check, as a broken chain is for verify.
     if (mismatched.length) {
-      process.stderr.write(`error [audit_row_mismatch]: ${mismatched.length} row(s) of the audit read model do not match their events in the log (positions ${mismatched.map((c) => c.position).slice(0, 10).join(', ')})\n`);
+      const code: ErrorCode = 'audit_row_mismatch';
+      process.stderr.write(`error [${code}]: ${mismatched.length} row(s) of the audit read model do not match their events in the log (positions ${mismatched.map((c) => c.position).slice(0, 10).join(', ')})\n`);
       process.exitCode = 1;
     }
   });
