@@ -67,6 +67,8 @@ describe('audit checkpoint --out, audit export and audit verify --witness, throu
     expect(kept).toMatchObject({ format: 'review-ledger-audit-receipt/v1', workspace: 'wa', seq: 0, position: 32, headHash: expect.stringMatching(/^[0-9a-f]{64}$/), sig: expect.any(String), signerPublicKey: expect.any(String) });
     expect(fs.readFileSync(path.join(witnessDir, 'wa.receipts.jsonl'), 'utf8')).toBe(`${JSON.stringify(kept)}\n`);
     expect((await cli(false, 'audit', 'verify', '--workspace', 'wa', '--witness', receipt)).code).toBe(0);
+    const before = await cli(true, 'audit', 'status', '--workspace', 'wa');
+    expect(before).toMatchObject({ code: 0, stdout: `workspace wa: head 32, 1 checkpoint(s), the last #0 at position 32 (${kept.time})\nwitness ${path.join(witnessDir, 'wa.receipts.jsonl')}: the latest receipt #0 at position 32 (${kept.time})\nsigning: allowed\n` });
 
     await appendEvents('wa', 30, 35);
     sql('wa', (db) => {
@@ -89,7 +91,10 @@ describe('audit checkpoint --out, audit export and audit verify --witness, throu
     expect(configured.stdout).toContain('BROKEN at position 26: truncated');
     expect(configured.stdout).toContain(`witness ${path.join(witnessDir, 'wa.receipts.jsonl')}: 1 receipt(s)`);
 
-    // Signing again over the rolled-back store is refused, and nothing is signed.
+    // `audit status` says so, and signing again over the rolled-back store is refused: nothing is signed.
+    const status = await cli(true, 'audit', 'status', '--workspace', 'wa', '--json');
+    expect(status.code).toBe(1);
+    expect(JSON.parse(status.stdout)).toMatchObject({ headPosition: 25, checkpoints: 0, lastCheckpoint: null, witness: { latest: { seq: 0, position: 32 } }, signing: { refused: true, reason: `the witness holds checkpoint #0 at position 32 (signed ${kept.time}), but the store's checkpoints are gone: checkpoints were deleted` } });
     const refused = await cli(true, 'audit', 'checkpoint', '--workspace', 'wa');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("error [audit_witness_rollback]: workspace wa: not signing — the witness holds checkpoint #0 at position 32");

@@ -3,14 +3,15 @@ import type { Command } from 'commander';
 import { DomainError } from '../../domain-error';
 import { hasAuditLog } from '../../events/chain';
 import type { Ledger } from '../../ledger';
-import { AuditableStore, rotateCheckpointKey, verifyStore, witnessOf, writeCheckpoint } from '../../audit/checkpointer';
+import { AuditableStore, readCheckpointList, rotateCheckpointKey, verifyStore, witnessOf, witnessRollback, writeCheckpoint } from '../../audit/checkpointer';
+import { readLatestWitnessed, witnessFile } from '../../audit/witness';
 import { AuditExport, verifyAuditExport, writeAuditExport } from '../../audit/export';
 import { AuditKeyring } from '../../audit/keys';
 import { AuditReceipt, parseReceipts, receiptOf } from '../../audit/receipt';
 import { WitnessInput, formatReport } from '../../audit/verify';
 import { withLedger } from '../context';
 
-/** The actions of `audit verify|export|checkpoint|rotate-key` (registered in review.ts), loaded when one runs. */
+/** The actions of `audit verify|export|checkpoint|status|rotate-key` (registered in review.ts), loaded when one runs. */
 
 async function auditable(ledger: Ledger, workspace: string | undefined): Promise<AuditableStore> {
   if (!workspace) throw new DomainError('missing_workspace', '--workspace: required');
@@ -87,6 +88,38 @@ export async function checkpoint(opts: { out?: string }, cmd: Command): Promise<
       writeReceipt(opts.out, receiptOf(cp, key.publicKey));
     }
     process.stdout.write(json ? `${JSON.stringify(cp)}\n` : cp ? `checkpoint #${cp.seq} (${cp.kind}) at position ${cp.position}, key ${cp.keyId}${opts.out !== undefined ? `; receipt written to ${opts.out}` : ''}\n` : 'nothing new to sign\n');
+  });
+}
+
+/**
+ * Where signing stands for a workspace, without verifying the whole log: the head, the last checkpoint,
+ * the witness's latest receipt, and whether a signer (the server's checkpointer, `audit checkpoint`)
+ * would refuse to sign now because the store went backwards relative to the witness (exit 1 then).
+ */
+export async function status(cmd: Command): Promise<void> {
+  const { workspace, json } = cmd.optsWithGlobals() as Globals;
+  await withLedger(cmd, async (ledger) => {
+    const store = await auditable(ledger, workspace);
+    const [list, info] = await Promise.all([readCheckpointList(store), store.chainInfo()]);
+    const dir = ledger.operator.auditWitnessDir;
+    const latest = dir ? readLatestWitnessed(dir, store.workspaceId) : null;
+    const refused = dir ? await witnessRollback(store, latest, list, info.headPosition) : null;
+    const last = list[list.length - 1] ?? null;
+    const out = {
+      workspace: store.workspaceId,
+      headPosition: info.headPosition,
+      checkpoints: list.length,
+      lastCheckpoint: last ? { seq: last.seq, position: last.position, time: last.time } : null,
+      witness: dir ? { file: witnessFile(dir, store.workspaceId), latest: latest ? { seq: latest.seq, position: latest.position, time: latest.time } : null } : null,
+      signing: refused ? { refused: true, reason: refused } : { refused: false },
+    };
+    if (json) process.stdout.write(`${JSON.stringify(out)}\n`);
+    else {
+      process.stdout.write(`workspace ${out.workspace}: head ${out.headPosition}, ${out.checkpoints} checkpoint(s)${last ? `, the last #${last.seq} at position ${last.position} (${last.time})` : ''}\n`);
+      process.stdout.write(out.witness ? `witness ${out.witness.file}: ${latest ? `the latest receipt #${latest.seq} at position ${latest.position} (${latest.time})` : 'no receipt yet'}\n` : 'witness: none configured (audit.witnessDir / REVIEW_LEDGER_AUDIT_WITNESS_DIR)\n');
+      process.stdout.write(refused ? `signing: REFUSED — ${refused}; run \`audit verify\`\n` : 'signing: allowed\n');
+    }
+    if (refused) process.exitCode = 1;
   });
 }
 

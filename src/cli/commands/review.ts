@@ -49,7 +49,7 @@ export function register(program: Command): void {
 
   const audit = program
     .command('audit')
-    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish); `audit verify|export|checkpoint|rotate-key` check the log itself (docs/audit.md)')
+    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish); `audit verify|export|checkpoint|status|rotate-key` check the log itself (docs/audit.md)')
     // Not required here: the subcommands read it too (commander hands parent options to the parent), and rotate-key has none.
     .option('--workspace <id>', 'workspace id')
     .option('--actor <principal>', 'only this actor')
@@ -83,6 +83,10 @@ export function register(program: Command): void {
     .description("Sign a checkpoint at the workspace's current head now (the server also signs them on a schedule)")
     .option('--out <file>', 'write its receipt (signed: workspace, position, chain hash, key, time) for a verifier to keep; signs even when the head did not move')
     .action((opts: { out?: string }, cmd: Command) => auditActions().checkpoint(opts, cmd));
+  audit
+    .command('status')
+    .description("Where signing stands: the head, the last checkpoint, the witness's latest receipt, and whether signing is refused because the store went backwards relative to the witness (exit 1)")
+    .action((_opts: unknown, cmd: Command) => auditActions().status(cmd));
   audit
     .command('rotate-key')
     .description('Replace the checkpoint key: every workspace records a rotation signed by the old and the new key')
