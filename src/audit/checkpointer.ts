@@ -245,7 +245,8 @@ export class AuditCheckpointer {
         else this.last.delete(store.workspaceId);
       } catch (err) {
         this.last.delete(store.workspaceId);
-        if (err instanceof DomainError && err.code === 'audit_witness_rollback') {
+        // A witness that shows a rollback, or cannot be read, stops signing for the workspace.
+        if (err instanceof DomainError && (err.code === 'audit_witness_rollback' || err.code === 'audit_witness_unreadable')) {
           // Said once per reason, not once a second: the pass tries again and refuses again until an operator acts.
           const before = this.refused.get(store.workspaceId);
           if (before?.reason === err.message) continue;

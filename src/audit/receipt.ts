@@ -77,7 +77,8 @@ export function asReceipt(value: unknown, where: string): AuditReceipt {
  * The receipts in a file a verifier kept: a receipt (`audit checkpoint --out`), an `audit export` (its
  * `receipt`), or a witness file (one receipt per line; `lines`: always read so, and [] when it holds
  * none). A last line without its newline that is not JSON is an append cut short by a crash, and is
- * skipped; any other line that is not a receipt is refused.
+ * skipped (in a witness file, any started object that is not JSON); any other line that is not a
+ * receipt is refused.
  */
 export function parseReceipts(text: string, source: string, options: { lines?: boolean } = {}): AuditReceipt[] {
   const trimmed = text.trim();
@@ -102,7 +103,9 @@ export function parseReceipts(text: string, source: string, options: { lines?: b
   const out: AuditReceipt[] = [];
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
-    const torn = i === lines.length - 1; // no newline after it: the append did not finish
+    // An append cut short by a crash: the last line without its newline, or — in a witness file, which
+    // only its signers write — a started object the next append put a newline after.
+    const torn = i === lines.length - 1 || (options.lines === true && line.startsWith('{'));
     let value: unknown;
     try {
       value = JSON.parse(line);

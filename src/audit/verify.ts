@@ -173,7 +173,7 @@ function checkWitness(
   const before = problems.length;
   const stored = new Map(input.checkpoints.map((c) => [c.seq, c]));
   const signed = new Map(valid.map((c) => [c.seq, checkpointDigest(c)]));
-  const storedCount = input.checkpoints.length;
+  const lastStored = input.checkpoints[input.checkpoints.length - 1];
   let latest: AuditReceipt | null = null;
   // A witness of a long history could name thousands of receipts for one deletion: each kind is reported
   // at its first receipt, with the count of the others.
@@ -198,7 +198,7 @@ function checkWitness(
     }
     const cp = stored.get(r.seq);
     if (!cp) {
-      add({ position: r.position, kind: 'checkpoint_missing', message: `position ${r.position}: ${what}, held by ${w.source}, is missing from the store, which holds ${storedCount === 0 ? 'no checkpoint' : `checkpoints #0..#${storedCount - 1}`} — signed checkpoints were deleted` });
+      add({ position: r.position, kind: 'checkpoint_missing', message: `position ${r.position}: ${what}, held by ${w.source}, is missing from the store, which holds ${lastStored ? `checkpoints up to #${lastStored.seq}` : 'no checkpoint'} — signed checkpoints were deleted` });
     } else if (checkpointDigest(cp) !== digest) {
       add({ position: r.position, kind: 'forged_checkpoint', message: `position ${r.position}: the store's checkpoint #${r.seq} is not the one ${w.source} holds (${what}) — it was replaced` });
     }

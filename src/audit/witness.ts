@@ -15,6 +15,14 @@ export const witnessFile = (dir: string, workspaceId: string): string => path.jo
 /** Appends one receipt and fsyncs it (and the directory, when the file is new). */
 export function appendWitness(dir: string, receipt: AuditReceipt): void {
   const file = witnessFile(dir, receipt.workspace);
+  try {
+    appendLine(dir, file, receipt);
+  } catch (err) {
+    throw new DomainError('audit_witness_unwritable', `workspace ${receipt.workspace}: checkpoint #${receipt.seq} is signed and stored, but the witness ${file} could not be appended to (${(err as Error).message}); the next checkpoint is checked against the witness's latest receipt`);
+  }
+}
+
+function appendLine(dir: string, file: string, receipt: AuditReceipt): void {
   fs.mkdirSync(dir, { recursive: true });
   const created = !fs.existsSync(file);
   const fd = fs.openSync(file, 'a', 0o644);

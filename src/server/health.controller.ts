@@ -27,7 +27,7 @@ export class HealthController {
     const refused = signing?.refused.map((r) => r.workspace) ?? [];
     const reasons = [
       ...(full ? [`the data dir's disk has ${disk!.freeBytes} bytes free (less than ${MIN_FREE_BYTES}): commands answer store_unavailable`] : []),
-      ...(refused.length ? [`audit checkpoints are not being signed for ${refused.length} workspace(s): their log or checkpoints went backwards relative to the audit witness (see the server log and \`audit verify\`)`] : []),
+      ...(refused.length ? [`audit checkpoints are not being signed for ${refused.length} workspace(s): their log or checkpoints went backwards relative to the audit witness, or it cannot be read (see the server log and \`audit verify\`)`] : []),
     ];
     return {
       status: reasons.length ? 'degraded' : 'ok',
