@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readCheckpointList, writeCheckpoint } from '../../src/audit/checkpointer';
+import { readCheckpointList, rotateCheckpointKey, verifyStore, writeCheckpoint } from '../../src/audit/checkpointer';
 import { Checkpoint, CheckpointBody, signBody } from '../../src/audit/checkpoint';
 import { generateAuditKey } from '../../src/audit/keys';
 import { AuditReceipt, parseReceipts, receiptOf, receiptSignatureValid } from '../../src/audit/receipt';
@@ -76,6 +76,30 @@ describe('the witness file', () => {
       expect(() => appendWitness(notADir, receipt(0))).toThrow(
         expect.objectContaining({ code: 'audit_witness_unwritable', message: expect.stringContaining(`workspace wf: checkpoint #0 is signed and stored, but the witness ${path.join(notADir, 'wf.receipts.jsonl')} could not be appended to`) }),
       );
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a key rotation is witnessed like any checkpoint (signed by the old key), and the log verifies against the witness across it', async () => {
+    const store = new SqliteEventStore({ file: path.join(dir, 'ws', 'workspace.db'), workspaceId: 'wf' });
+    try {
+      const next = generateAuditKey().key;
+      const at = new Date('2026-03-01T00:00:00Z');
+      await store.append('s', 'no_stream', [ev('wf', 1)]);
+      await writeCheckpoint(store, key, at, { witnessDir: dir });
+      await store.append('s', 0, [ev('wf', 2)]);
+      await rotateCheckpointKey(store, key, next, at, dir);
+      await store.append('s', 1, [ev('wf', 3)]);
+      await writeCheckpoint(store, next, at, { witnessDir: dir });
+      const held = readWitness(dir, 'wf');
+      expect(held.map((r) => [r.seq, r.kind, r.keyId, r.signerPublicKey === key.publicKey])).toEqual([
+        [0, 'genesis', key.keyId, true],
+        [1, 'key_rotation', key.keyId, true],
+        [2, 'checkpoint', next.keyId, false],
+      ]);
+      expect(held.every(receiptSignatureValid)).toBe(true);
+      expect(await verifyStore(store, next.publicKey, { witnessDir: dir })).toMatchObject({ ok: true, witnesses: [{ receipts: 3, ok: true, latest: { seq: 2, position: 3 } }] });
     } finally {
       await store.close();
     }
