@@ -32,6 +32,8 @@ export async function witnessRollback(store: AuditableStore, latest: AuditReceip
   const held = list.find((c) => c.seq === latest.seq);
   if (!held) return `${what}, but the store's checkpoints ${list.length ? `end at #${list[list.length - 1].seq}` : 'are gone'}: checkpoints were deleted`;
   if (checkpointDigest(held) !== receiptDigest(latest)) return `${what}, but the store's checkpoint #${latest.seq} is another one: it was replaced`;
+  const gap = list.findIndex((c, i) => c.seq !== i);
+  if (gap >= 0) return `${what}, but the store's checkpoint #${gap} is missing: checkpoints were deleted`;
   if (headPosition < latest.position) return `${what}, but the store's log ends at ${headPosition}: events were removed`;
   if (latest.position > 0) {
     const [row] = await store.readChainPage(latest.position - 1, 1);

@@ -147,6 +147,17 @@ export function witnessSuite(name: string, backdoor: () => Promise<Backdoor>): v
       expect(errors).toHaveLength(1); // two passes, one message
       expect(errors[0]).toMatch(/^workspace \S+: not signing — the witness holds checkpoint #2/);
 
+      // One older checkpoint deleted from the middle: refused too, naming it.
+      await door.removeCheckpointsFrom(0);
+      await door.addCheckpoint(1, JSON.stringify(ok.checkpoints[1]));
+      await door.addCheckpoint(2, JSON.stringify(ok.checkpoints[2]));
+      const more = await door.open();
+      await append(more, 45, 46); // the head moves: a checkpoint is due
+      await more.close();
+      const gap = await run();
+      expect(gap.checkpoints.map((c) => c.seq)).toEqual([1, 2]);
+      expect(gap.status.refused[0].reason).toContain("but the store's checkpoint #0 is missing: checkpoints were deleted");
+
       // (a): the tail cut and every checkpoint gone: no new genesis over the shorter log either.
       await door.truncateFrom(36);
       await door.clearCheckpoints();
