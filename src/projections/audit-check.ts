@@ -9,7 +9,7 @@ import { AFFECTING, AuditRow, auditFold } from './audit';
  * `verified` — the row is exactly what the audit fold makes of the chained event at its position, with
  *   the roles and tokens of the chained events before it, and the chain verifies through it;
  * `mismatch` — it is not (the read model `readmodels.audit.db` was edited, or is stale);
- * `unverified` — the chain is broken at or before it, so the log cannot vouch for it either way.
+ * `unverified` — the log does not verify at or before it (`firstBroken` of verify), so it cannot vouch for it either way.
  */
 export interface AuditRowCheck {
   position: number;
@@ -66,7 +66,7 @@ export async function checkAuditRows(store: AuditLogStore, rows: AuditRow[], fir
   return rows.map((row) => {
     const found = derived.get(row.position);
     const hash = found?.hash ?? null;
-    if (firstBroken !== null && firstBroken <= row.position) return { position: row.position, check: 'unverified', hash, problem: `the log's chain is broken at position ${firstBroken}, at or before this row: nothing in the log vouches for it` };
+    if (firstBroken !== null && firstBroken <= row.position) return { position: row.position, check: 'unverified', hash, problem: `the log does not verify from position ${firstBroken} on (see the log integrity), at or before this row: nothing in the log vouches for it` };
     if (!found) return { position: row.position, check: 'mismatch', hash, problem: `the log holds no event at position ${row.position}` };
     if (!found.row) return { position: row.position, check: 'mismatch', hash, problem: `the event at position ${row.position} (${found.type}) records no decision act` };
     const differ = FIELDS.filter((f) => !same(row[f], found.row![f]));

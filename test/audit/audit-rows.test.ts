@@ -90,7 +90,7 @@ describe('review-ledger audit checks every row it prints against the chained eve
     const after = await cli('audit', '--workspace', WS, '--order', 'asc');
     expect(after.stdout).toMatch(new RegExp(`^${rows[0].position}\\s+.*\\s+verified$`, 'm'));
     expect(after.stdout).toMatch(new RegExp(`^${rows[1].position}\\s+.*\\s+unverified$`, 'm'));
-    expect(after.stdout).toContain(`row at position ${rows[1].position} unverified: the log's chain is broken at position ${rows[1].position}, at or before this row: nothing in the log vouches for it`);
+    expect(after.stdout).toContain(`row at position ${rows[1].position} unverified: the log does not verify from position ${rows[1].position} on (see the log integrity), at or before this row: nothing in the log vouches for it`);
     expect(after.stdout).toContain(`log integrity: BROKEN at position ${rows[1].position}: edited`);
   });
 });
