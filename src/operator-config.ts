@@ -118,6 +118,17 @@ export const operatorConfigSchema = z
     allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name, without scheme or port')).max(100).optional(),
     /** TypeScript's checker in review computations: `false` = syntax-only edges, or its caps. */
     typeEdges: z.union([z.literal(false), typeEdgeLimitsSchema]).optional(),
+    audit: z
+      .object({
+        /**
+         * A directory outside the workspace databases (best on another volume or machine) to which every
+         * signed checkpoint is appended as a receipt; `audit verify` compares the log with it, and the
+         * server refuses to sign a store that went backwards relative to it (docs/audit.md). Default: none.
+         */
+        witnessDir: z.string().min(1).max(4000).optional(),
+      })
+      .strict()
+      .optional(),
     connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000) }).partial().strict().optional(),
     render: z
       .object({
@@ -169,6 +180,8 @@ export interface OperatorConfig {
   typeEdges: false | TypeEdgeLimits;
   renderRepos: Record<string, OperatorRenderEntry>;
   sandbox: RenderSandboxConfig;
+  /** The audit witness directory (`audit.witnessDir`, REVIEW_LEDGER_AUDIT_WITNESS_DIR), absolute; null: none. */
+  auditWitnessDir: string | null;
 }
 
 export interface OperatorOverrides {
@@ -199,7 +212,9 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
   const enterprise = [...(parsed.githubEnterpriseHosts ?? []), ...(overrides.githubEnterpriseHosts ?? []), ...splitList(env.REVIEW_LEDGER_GITHUB_ENTERPRISE_HOSTS)];
   const keyFile = overrides.auditKeyFile ?? env.REVIEW_LEDGER_AUDIT_KEY_FILE ?? parsed.auditKeyFile;
   const serverKeyFile = overrides.serverKeyFile ?? env.REVIEW_LEDGER_SERVER_KEY_FILE ?? parsed.serverKeyFile;
+  const witnessDir = env.REVIEW_LEDGER_AUDIT_WITNESS_DIR || parsed.audit?.witnessDir;
   return {
+    auditWitnessDir: witnessDir ? path.resolve(witnessDir) : null,
     repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
     auditKeyFile: keyFile ? checkAuditKeyFile(path.resolve(keyFile)) : null,
     serverKeyFile: serverKeyFile ? path.resolve(serverKeyFile) : null,

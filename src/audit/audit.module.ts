@@ -34,8 +34,13 @@ export class CheckpointService implements OnApplicationBootstrap, OnApplicationS
       }
       return out;
     };
-    this.checkpointer = new AuditCheckpointer(stores, () => ring.current()!, this.ledger.clock, checkpointScheduleFrom(process.env), (err) =>
-      process.stderr.write(`review-ledger: audit checkpoint failed: ${(err as Error).message}\n`),
+    this.checkpointer = new AuditCheckpointer(
+      stores,
+      () => ring.current()!,
+      this.ledger.clock,
+      checkpointScheduleFrom(process.env),
+      (err) => process.stderr.write(`review-ledger: audit checkpoint failed: ${(err as Error).message}\n`),
+      this.ledger.operator.auditWitnessDir,
     );
     this.ledger.services.set('audit.checkpointer', this.checkpointer);
     this.checkpointer.start();

@@ -4,7 +4,9 @@ import type { AuditLogStore, ChainRow } from '../events/chain';
 import type { EventStore } from '../events/store/port';
 import { Checkpoint, CheckpointBody, checkpointDigest, signBody } from './checkpoint';
 import type { AuditKey } from './keys';
-import { VerifyReport, verifyChain } from './verify';
+import { AuditReceipt, receiptDigest, receiptOf } from './receipt';
+import { VerifyReport, WitnessInput, verifyChain } from './verify';
+import { appendWitness, readLatestWitnessed, readWitness, witnessFile } from './witness';
 
 export type AuditableStore = EventStore & AuditLogStore;
 
@@ -29,14 +31,49 @@ async function hashAt(store: AuditLogStore, position: number): Promise<string> {
 }
 
 /**
+ * Why the store must not be signed: its log or checkpoints went backwards relative to the latest receipt
+ * of its witness (`latest`), or null when they still extend it. Checked before every signature, so a
+ * rolled-back or rewritten store is never re-anchored by a fresh checkpoint over the rewrite.
+ */
+export async function witnessRollback(store: AuditableStore, latest: AuditReceipt | null, list: Checkpoint[], headPosition: number): Promise<string | null> {
+  if (!latest) return null;
+  const what = `the witness holds checkpoint #${latest.seq} at position ${latest.position} (signed ${latest.time})`;
+  const held = list.find((c) => c.seq === latest.seq);
+  if (!held) return `${what}, but the store's checkpoints ${list.length ? `end at #${list[list.length - 1].seq}` : 'are gone'}: checkpoints were deleted`;
+  if (checkpointDigest(held) !== receiptDigest(latest)) return `${what}, but the store's checkpoint #${latest.seq} is another one: it was replaced`;
+  const gap = list.findIndex((c, i) => c.seq !== i);
+  if (gap >= 0) return `${what}, but the store's checkpoint #${gap} is missing: checkpoints were deleted`;
+  if (headPosition < latest.position) return `${what}, but the store's log ends at ${headPosition}: events were removed`;
+  if (latest.position > 0) {
+    const [row] = await store.readChainPage(latest.position - 1, 1);
+    if (!row || row.position !== latest.position || row.hash !== latest.headHash) return `${what}, but the store's chain hash there is ${row?.hash ? `${row.hash.slice(0, 16)}…` : 'missing'}, not ${latest.headHash.slice(0, 16)}…: the log was rewritten`;
+  }
+  return null;
+}
+
+/** A checkpoint signer's witness: the directory (null: none configured). */
+export interface SignOptions {
+  force?: boolean;
+  existing?: Checkpoint[];
+  /** The operator's witness directory: the store is checked against it first, the receipt appended after. */
+  witnessDir?: string | null;
+}
+
+/**
  * Writes the next checkpoint of a workspace at its current head when the head moved past the last one
  * (or `force`); the first one is the genesis, at the upgrade point for a log that predates the chain.
- * Returns null when there is nothing to sign or another writer took the seq first.
+ * Returns null when there is nothing to sign or another writer took the seq first. With a witness
+ * directory, refuses (`audit_witness_rollback`) a store that went backwards relative to it, and appends
+ * the new checkpoint's receipt to it (fsynced) before returning.
  */
-export async function writeCheckpoint(store: AuditableStore, key: AuditKey, now: Date, options: { force?: boolean; existing?: Checkpoint[] } = {}): Promise<Checkpoint | null> {
+export async function writeCheckpoint(store: AuditableStore, key: AuditKey, now: Date, options: SignOptions = {}): Promise<Checkpoint | null> {
   const list = options.existing ?? (await readCheckpointList(store));
   const last = list[list.length - 1];
   const info = await store.chainInfo();
+  if (options.witnessDir) {
+    const why = await witnessRollback(store, readLatestWitnessed(options.witnessDir, store.workspaceId), list, info.headPosition);
+    if (why) throw new DomainError('audit_witness_rollback', `workspace ${store.workspaceId}: not signing — ${why} (witness ${witnessFile(options.witnessDir, store.workspaceId)}); run \`audit verify\``);
+  }
   let body: CheckpointBody;
   if (!last) {
     const position = info.chainedFrom > 0 ? info.chainedFrom : info.headPosition;
@@ -52,17 +89,19 @@ export async function writeCheckpoint(store: AuditableStore, key: AuditKey, now:
     body = { v: 1, kind: 'checkpoint', workspace: store.workspaceId, seq: last.seq + 1, position: info.headPosition, headHash: info.headHash, time: now.toISOString(), keyId: key.keyId, prev: checkpointDigest(last) };
   }
   const cp: Checkpoint = { ...body, sig: signBody(body, key.privateKey) };
-  return (await store.appendCheckpoint(cp.seq, JSON.stringify(cp))) ? cp : null;
+  if (!(await store.appendCheckpoint(cp.seq, JSON.stringify(cp)))) return null;
+  if (options.witnessDir) appendWitness(options.witnessDir, receiptOf(cp, key.publicKey));
+  return cp;
 }
 
 /**
  * Hands a workspace's checkpoint chain from `oldKey` to `newKey`: a key_rotation record at the current
  * head, signed by both. A workspace already handed over is left alone (a resumed rotation).
  */
-export async function rotateCheckpointKey(store: AuditableStore, oldKey: AuditKey, newKey: AuditKey, now: Date): Promise<Checkpoint | null> {
+export async function rotateCheckpointKey(store: AuditableStore, oldKey: AuditKey, newKey: AuditKey, now: Date, witnessDir: string | null = null): Promise<Checkpoint | null> {
   let list = await readCheckpointList(store);
   if (list.length === 0) {
-    await writeCheckpoint(store, oldKey, now, { existing: list });
+    await writeCheckpoint(store, oldKey, now, { existing: list, witnessDir });
     list = await readCheckpointList(store);
   }
   const last = list[list.length - 1];
@@ -70,12 +109,17 @@ export async function rotateCheckpointKey(store: AuditableStore, oldKey: AuditKe
   if (active === newKey.keyId) return null;
   if (active !== oldKey.keyId) throw new DomainError('audit_key_mismatch', `workspace ${store.workspaceId}: signed by key ${active}, neither the current nor the next key`);
   const info = await store.chainInfo();
+  if (witnessDir) {
+    const why = await witnessRollback(store, readLatestWitnessed(witnessDir, store.workspaceId), list, info.headPosition);
+    if (why) throw new DomainError('audit_witness_rollback', `workspace ${store.workspaceId}: not rotating — ${why} (witness ${witnessFile(witnessDir, store.workspaceId)})`);
+  }
   const body: CheckpointBody = {
     v: 1, kind: 'key_rotation', workspace: store.workspaceId, seq: last.seq + 1, position: info.headPosition, headHash: info.headHash,
     time: now.toISOString(), keyId: oldKey.keyId, prev: checkpointDigest(last), publicKey: oldKey.publicKey, newKeyId: newKey.keyId, newPublicKey: newKey.publicKey,
   };
   const cp: Checkpoint = { ...body, sig: signBody(body, oldKey.privateKey), newSig: signBody(body, newKey.privateKey) };
   if (!(await store.appendCheckpoint(cp.seq, JSON.stringify(cp)))) throw new DomainError('audit_checkpoint_conflict', `workspace ${store.workspaceId}: another writer added checkpoint #${cp.seq}; run the rotation again`);
+  if (witnessDir) appendWitness(witnessDir, receiptOf(cp, oldKey.publicKey));
   return cp;
 }
 
@@ -111,12 +155,16 @@ export function verifyThreadsFrom(env: NodeJS.ProcessEnv): number {
  * A store with a fast pass (SQLite: worker threads over ranges) is checked with it first; only a log
  * where that pass finds anything wrong, or one it does not apply to, is read by the streaming pass.
  */
-export async function verifyStore(store: AuditableStore, trustedPublicKey?: string, options: { threads?: number } = {}): Promise<VerifyReport> {
+export async function verifyStore(store: AuditableStore, trustedPublicKey?: string, options: { threads?: number; witnesses?: WitnessInput[]; witnessDir?: string | null } = {}): Promise<VerifyReport> {
   const [checkpoints, info] = await Promise.all([readCheckpointList(store), store.chainInfo()]);
   const threads = options.threads ?? verifyThreadsFrom(process.env);
   const fastScan = store.chainScan ? (wanted: Set<number>, genesis: string) => store.chainScan!(wanted, genesis, threads) : undefined;
-  return verifyChain({ workspace: store.workspaceId, pages: storePages(store), fastScan, checkpoints, trustedPublicKey, chainedFrom: info.chainedFrom });
+  const witnesses = [...(options.witnesses ?? []), ...(options.witnessDir ? [witnessOf(options.witnessDir, store.workspaceId)] : [])];
+  return verifyChain({ workspace: store.workspaceId, pages: storePages(store), fastScan, checkpoints, trustedPublicKey, chainedFrom: info.chainedFrom, witnesses });
 }
+
+/** The witness directory's receipts of a workspace, as verify takes them. */
+export const witnessOf = (dir: string, workspaceId: string): WitnessInput => ({ source: `witness ${witnessFile(dir, workspaceId)}`, receipts: readWitness(dir, workspaceId) });
 
 export interface CheckpointSchedule {
   /** A checkpoint once the head is this many events past the last one (default 1000). */
@@ -142,9 +190,19 @@ export function checkpointScheduleFrom(env: NodeJS.ProcessEnv): CheckpointSchedu
   return { everyEvents: Math.ceil(num('REVIEW_LEDGER_CHECKPOINT_EVENTS', DEFAULT_SCHEDULE.everyEvents)), everySeconds, tickMs: Math.min(DEFAULT_SCHEDULE.tickMs, everySeconds * 1000) };
 }
 
+/** A workspace the checkpointer refuses to sign, and why (audit status, /health). */
+export interface SigningRefusal {
+  workspace: string;
+  reason: string;
+  /** Server time of the first refusal with this reason. */
+  since: string;
+}
+
 /**
  * Signs checkpoints for the open workspaces on a schedule. Runs in the server; a checkpoint is a
- * separate small write after the fact, never part of an append (appends pay nothing for it).
+ * separate small write after the fact, never part of an append (appends pay nothing for it). With a
+ * witness directory, each signature is preceded by the witness check: a store that went backwards is not
+ * signed again (a refusal, logged once and shown by `status()`, never a thrown error from the timer).
  */
 export class AuditCheckpointer {
   private timer: NodeJS.Timeout | null = null;
@@ -152,6 +210,8 @@ export class AuditCheckpointer {
   private readonly last = new Map<string, Checkpoint>();
   /** The last pass's failures by workspace ('*': the workspace list itself); empty after a clean pass. */
   private readonly failures = new Map<string, { since: Date; message: string; code?: string }>();
+  /** Workspaces whose store went backwards relative to the witness (or whose witness cannot be read). */
+  private readonly refused = new Map<string, SigningRefusal>();
 
   constructor(
     private readonly stores: () => Promise<AuditableStore[]>,
@@ -159,6 +219,7 @@ export class AuditCheckpointer {
     private readonly clock: () => Date,
     readonly schedule: CheckpointSchedule = DEFAULT_SCHEDULE,
     private readonly onError: (err: unknown) => void = () => undefined,
+    private readonly witnessDir: string | null = null,
   ) {}
 
   start(): void {
@@ -199,12 +260,21 @@ export class AuditCheckpointer {
     }
   }
 
-  /** `degraded` while the last pass could not sign some workspace (store away, key mismatch), with why. */
-  status(): { status: 'ok' | 'degraded'; reason?: string; since?: string; failures?: Array<{ workspace: string; code?: string; message: string }> } {
-    if (this.failures.size === 0) return { status: 'ok' };
+  /**
+   * `degraded` while the last pass could not sign some workspace (store away, key mismatch) or the witness
+   * refuses one (its store went backwards), with why; whether a witness is configured, and the refusals.
+   */
+  status(): { status: 'ok' | 'degraded'; reason?: string; since?: string; failures?: Array<{ workspace: string; code?: string; message: string }>; witness: boolean; refused: SigningRefusal[] } {
+    const refused = [...this.refused.values()];
+    const witness = { witness: this.witnessDir !== null, refused };
+    if (this.failures.size === 0 && refused.length === 0) return { status: 'ok', ...witness };
     const list = [...this.failures].map(([workspace, f]) => ({ workspace, ...(f.code ? { code: f.code } : {}), message: f.message }));
-    const since = new Date(Math.min(...[...this.failures.values()].map((f) => f.since.getTime())));
-    return { status: 'degraded', reason: `audit checkpoints not signed: ${list.map((f) => `${f.workspace === '*' ? 'workspace list' : f.workspace}: ${f.message}`).join('; ')}`, since: since.toISOString(), failures: list };
+    const times = [...[...this.failures.values()].map((f) => f.since.getTime()), ...refused.map((r) => Date.parse(r.since))];
+    const reasons = [
+      ...(list.length ? [`audit checkpoints not signed: ${list.map((f) => `${f.workspace === '*' ? 'workspace list' : f.workspace}: ${f.message}`).join('; ')}`] : []),
+      ...(refused.length ? [`audit checkpoints are not being signed for ${refused.length} workspace(s): their log or checkpoints went backwards relative to the audit witness, or it cannot be read (see the server log and \`audit verify\`)`] : []),
+    ];
+    return { status: 'degraded', reason: reasons.join('; '), since: new Date(Math.min(...times)).toISOString(), ...(list.length ? { failures: list } : {}), ...witness };
   }
 
   private fail(workspace: string, err: unknown): void {
@@ -243,12 +313,22 @@ export class AuditCheckpointer {
             continue;
           }
         }
-        const cp = await writeCheckpoint(store, this.key(), now);
+        const cp = await writeCheckpoint(store, this.key(), now, { witnessDir: this.witnessDir });
+        this.refused.delete(store.workspaceId);
         if (cp) this.last.set(store.workspaceId, cp);
         else this.last.delete(store.workspaceId);
         this.failures.delete(store.workspaceId);
       } catch (err) {
         this.last.delete(store.workspaceId);
+        // A witness that shows a rollback, or cannot be read, stops signing for the workspace.
+        if (err instanceof DomainError && (err.code === 'audit_witness_rollback' || err.code === 'audit_witness_unreadable')) {
+          // Said once per reason, not once a second: the pass tries again and refuses again until an operator acts.
+          const before = this.refused.get(store.workspaceId);
+          if (before?.reason === err.message) continue;
+          this.refused.set(store.workspaceId, { workspace: store.workspaceId, reason: err.message, since: now.toISOString() });
+          this.onError(err);
+          continue;
+        }
         this.fail(store.workspaceId, err);
       }
     }

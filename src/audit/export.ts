@@ -3,7 +3,8 @@ import { CHAIN_VERSION, ChainRow } from '../events/chain';
 import { readCheckpointList, storePages, type AuditableStore } from './checkpointer';
 import type { Checkpoint } from './checkpoint';
 import type { AuditKey } from './keys';
-import { VerifyReport, verifyChain } from './verify';
+import { AuditReceipt, latestReceipt } from './receipt';
+import { VerifyReport, WitnessInput, verifyChain } from './verify';
 
 /**
  * v2: events carry `hash` only; the hash each one links to is the previous event's (v1 also carried it as
@@ -22,18 +23,21 @@ export interface AuditExport {
   publicKey: string | null;
   keyId: string | null;
   checkpoints: Checkpoint[];
+  /** The receipt of the last checkpoint (docs/audit.md, "Receipts and the witness"): keep it to detect a later rollback or rewrite. Null without checkpoints. */
+  receipt?: AuditReceipt | null;
   /** Stored form: data and metadata are the JSON texts the chain hashed; hash in lowercase hex. */
   events: ChainRow[];
 }
 
 /** Writes the export as JSON, one event per line (streamed: the log is never held in memory whole). */
-export async function writeAuditExport(store: AuditableStore, key: AuditKey | null, file: string, now: Date): Promise<{ events: number; checkpoints: number }> {
+export async function writeAuditExport(store: AuditableStore, key: AuditKey | null, file: string, now: Date): Promise<{ events: number; checkpoints: number; receipt: AuditReceipt | null }> {
   const checkpoints = await readCheckpointList(store);
+  const receipt = latestReceipt(checkpoints);
   const info = await store.chainInfo();
   const fd = fs.openSync(`${file}.tmp`, 'w', 0o644);
   let n = 0;
   try {
-    const head = { format: EXPORT_FORMAT, chain: CHAIN_VERSION, workspace: store.workspaceId, exportedAt: now.toISOString(), chainedFrom: info.chainedFrom, publicKey: key?.publicKey ?? null, keyId: key?.keyId ?? null, checkpoints };
+    const head = { format: EXPORT_FORMAT, chain: CHAIN_VERSION, workspace: store.workspaceId, exportedAt: now.toISOString(), chainedFrom: info.chainedFrom, publicKey: key?.publicKey ?? null, keyId: key?.keyId ?? null, checkpoints, receipt };
     fs.writeSync(fd, `${JSON.stringify(head).slice(0, -1)},"events":[\n`);
     for await (const page of storePages(store)()) {
       let chunk = '';
@@ -46,11 +50,11 @@ export async function writeAuditExport(store: AuditableStore, key: AuditKey | nu
     fs.closeSync(fd);
   }
   fs.renameSync(`${file}.tmp`, file);
-  return { events: n, checkpoints: checkpoints.length };
+  return { events: n, checkpoints: checkpoints.length, receipt };
 }
 
 /** Verifies an export with the project's own verifier (the independent one is in docs/audit.md). */
-export function verifyAuditExport(doc: AuditExport, trustedPublicKey?: string): Promise<VerifyReport> {
+export function verifyAuditExport(doc: AuditExport, trustedPublicKey?: string, witnesses: WitnessInput[] = []): Promise<VerifyReport> {
   return verifyChain({
     workspace: doc.workspace,
     pages: async function* () {
@@ -59,5 +63,6 @@ export function verifyAuditExport(doc: AuditExport, trustedPublicKey?: string): 
     checkpoints: doc.checkpoints,
     trustedPublicKey: trustedPublicKey ?? doc.publicKey ?? undefined,
     chainedFrom: doc.chainedFrom,
+    witnesses,
   });
 }

@@ -1,7 +1,8 @@
 import { ChainRow, CleanScan, chainHash, genesisHash } from '../events/chain';
 import { Checkpoint, checkpointDigest, keyIdOf, signatureValid } from './checkpoint';
+import { AuditReceipt, receiptDigest, receiptSignatureValid } from './receipt';
 
-export type ChainProblemKind = 'edited' | 'deleted' | 'inserted' | 'reordered' | 'truncated' | 'unchained' | 'forged_checkpoint';
+export type ChainProblemKind = 'edited' | 'deleted' | 'inserted' | 'reordered' | 'truncated' | 'unchained' | 'forged_checkpoint' | 'checkpoint_missing' | 'bad_receipt';
 
 export interface ChainProblem {
   /** The first log position this problem concerns. */
@@ -10,6 +11,24 @@ export interface ChainProblem {
   message: string;
   /** For checkpoint problems: the checkpoint's seq. */
   checkpoint?: number;
+  /** For a finding against a receipt: where the receipt came from (a file, or the witness). */
+  witness?: string;
+}
+
+/** Receipts a verifier kept outside the database (docs/audit.md, "Receipts and the witness"). */
+export interface WitnessInput {
+  /** Where they come from, as the report names it: a file name, or `witness <file>`. */
+  source: string;
+  receipts: AuditReceipt[];
+}
+
+/** What the report says about one witness: how much it holds and the latest receipt that still holds. */
+export interface WitnessReport {
+  source: string;
+  receipts: number;
+  /** Its receipt of the highest seq. */
+  latest: { seq: number; position: number; time: string } | null;
+  ok: boolean;
 }
 
 export interface VerifyReport {
@@ -29,6 +48,8 @@ export interface VerifyReport {
   /** Sorted by position; the first is the first broken position. */
   problems: ChainProblem[];
   firstBroken: number | null;
+  /** One per witness the log was compared with (receipt files, the witness directory). */
+  witnesses: WitnessReport[];
 }
 
 /** Where the rows come from: the store, or an exported file. Called again (from the start) to diagnose. */
@@ -48,6 +69,8 @@ export interface VerifyInput {
   /** The key the verifier trusts (base64 SPKI): the checkpoint chain must end with it. Omit to trust the chain's own genesis key. */
   trustedPublicKey?: string;
   chainedFrom?: number;
+  /** Receipts kept outside the database: each must still be in the log (position, chain hash) and among its checkpoints. */
+  witnesses?: WitnessInput[];
 }
 
 /**
@@ -63,6 +86,7 @@ export async function verifyChain(input: VerifyInput): Promise<VerifyReport> {
   const problems: ChainProblem[] = [];
   const cps = checkCheckpoints(input, problems);
   const wanted = new Set(cps.valid.map((c) => c.position));
+  for (const w of input.witnesses ?? []) for (const r of w.receipts) wanted.add(r.position);
   const hashAt = new Map<number, string | null>();
 
   let expected = 1;
@@ -114,6 +138,7 @@ export async function verifyChain(input: VerifyInput): Promise<VerifyReport> {
       verified = { seq: cp.seq, position: cp.position, time: cp.time, keyId: cp.keyId };
     }
   }
+  const witnesses = (input.witnesses ?? []).map((w) => checkWitness(w, input, cps.valid, { last, hashAt, genesis, brokenAt: broken?.position ?? null }, problems));
   problems.sort((a, b) => a.position - b.position);
   return {
     workspace,
@@ -127,7 +152,68 @@ export async function verifyChain(input: VerifyInput): Promise<VerifyReport> {
     keyId: cps.keyId,
     problems,
     firstBroken: problems.length ? problems[0].position : null,
+    witnesses,
   };
+}
+
+/**
+ * One witness against the log and its checkpoints. Each receipt must (1) be signed by the key it names,
+ * (2) still be among the store's checkpoints — the same seq with the same digest, (3) lie within the log
+ * (head ≥ its position: nothing below it was cut), and (4) have the chain hash the log has at its
+ * position. The chain pass already recomputed every hash up to the head, so (4) compares with hashes
+ * known to be the chain's; a chain broken at or before the position is reported by that pass instead.
+ */
+function checkWitness(
+  w: WitnessInput,
+  input: VerifyInput,
+  valid: Checkpoint[],
+  log: { last: number; hashAt: Map<number, string | null>; genesis: string; brokenAt: number | null },
+  problems: ChainProblem[],
+): WitnessReport {
+  const before = problems.length;
+  const stored = new Map(input.checkpoints.map((c) => [c.seq, c]));
+  const signed = new Map(valid.map((c) => [c.seq, checkpointDigest(c)]));
+  const lastStored = input.checkpoints[input.checkpoints.length - 1];
+  let latest: AuditReceipt | null = null;
+  // A witness of a long history could name thousands of receipts for one deletion: each kind is reported
+  // at its first receipt, with the count of the others.
+  const first = new Map<ChainProblemKind, ChainProblem & { more: number }>();
+  for (const r of w.receipts) {
+    if (!latest || r.seq > latest.seq) latest = r;
+    const what = `checkpoint #${r.seq} (position ${r.position}, signed ${r.time})`;
+    const add = (p: Omit<ChainProblem, 'witness' | 'checkpoint'>) => {
+      const seen = first.get(p.kind);
+      if (seen) seen.more++;
+      else first.set(p.kind, { ...p, checkpoint: r.seq, witness: w.source, more: 0 });
+    };
+    if (r.workspace !== input.workspace) {
+      add({ position: r.position, kind: 'bad_receipt', message: `${w.source}: ${what} belongs to workspace "${r.workspace}", not "${input.workspace}"` });
+      continue;
+    }
+    const digest = receiptDigest(r);
+    // A receipt identical to a checkpoint whose signature the chain check accepted needs no second check.
+    if (signed.get(r.seq) !== digest && !receiptSignatureValid(r)) {
+      add({ position: r.position, kind: 'bad_receipt', message: `${w.source}: ${what} is not validly signed by the key it names (${r.keyId})` });
+      continue;
+    }
+    const cp = stored.get(r.seq);
+    if (!cp) {
+      add({ position: r.position, kind: 'checkpoint_missing', message: `position ${r.position}: ${what}, held by ${w.source}, is missing from the store, which holds ${lastStored ? `checkpoints up to #${lastStored.seq}` : 'no checkpoint'} — signed checkpoints were deleted` });
+    } else if (checkpointDigest(cp) !== digest) {
+      add({ position: r.position, kind: 'forged_checkpoint', message: `position ${r.position}: the store's checkpoint #${r.seq} is not the one ${w.source} holds (${what}) — it was replaced` });
+    }
+    if (r.position > log.last) {
+      add({ position: log.last + 1, kind: 'truncated', message: `position ${log.last + 1}: the log ends at ${log.last}, but ${w.source} holds ${what} — events ${log.last + 1}..${r.position} were removed after it was signed` });
+      continue;
+    }
+    if (log.brokenAt !== null && log.brokenAt <= r.position) continue;
+    const hash = r.position === 0 ? log.genesis : log.hashAt.get(r.position);
+    if (hash !== r.headHash) {
+      add({ position: r.position, kind: 'edited', message: `position ${r.position}: ${w.source} holds ${what} with chain hash ${r.headHash.slice(0, 16)}…, the log now has ${String(hash).slice(0, 16)}… there — events at or before ${r.position} were rewritten (and re-hashed) after it was signed` });
+    }
+  }
+  for (const { more, ...p } of first.values()) problems.push(more ? { ...p, message: `${p.message} (and ${more} later receipt(s) of ${w.source} likewise)` } : p);
+  return { source: w.source, receipts: w.receipts.length, latest: latest ? { seq: latest.seq, position: latest.position, time: latest.time } : null, ok: problems.length === before };
 }
 
 /** Signatures, seq order and the `prev` links of the checkpoint chain; returns the ones that hold. */
@@ -226,6 +312,10 @@ export function formatReport(r: VerifyReport): string {
     lines.push(`BROKEN at position ${r.firstBroken}: ${r.problems[0].kind} — ${r.problems[0].message}`);
     for (const p of r.problems.slice(1, 10)) lines.push(`  also: ${p.kind} — ${p.message}`);
     if (r.verifiedCheckpoint) lines.push(`last checkpoint that still holds: #${r.verifiedCheckpoint.seq} at position ${r.verifiedCheckpoint.position}`);
+  }
+  for (const w of r.witnesses) {
+    const latest = w.latest ? `, the latest #${w.latest.seq} at position ${w.latest.position} (${w.latest.time})` : '';
+    lines.push(`${w.source}: ${w.receipts} receipt(s)${latest}${w.receipts === 0 ? ': nothing to compare yet' : w.ok ? ': the log still holds them' : ': the log does NOT hold them (see above)'}`);
   }
   return lines.join('\n') + '\n';
 }

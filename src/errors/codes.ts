@@ -190,6 +190,11 @@ export const ERROR_CODES = {
   audit_chain_broken: { status: 'invalid', meaning: 'no chained event at the position to checkpoint' },
   audit_key_mismatch: { status: 'invalid', meaning: "the workspace's checkpoints are signed by another key than the server holds" },
   audit_checkpoint_conflict: { status: 'conflict', meaning: 'another writer added the same checkpoint' },
+  invalid_receipt: { status: 'invalid', meaning: 'a file given as an audit receipt or witness is not one (format, fields, workspace)' },
+  audit_witness_unreadable: { status: 'unavailable', meaning: 'the configured audit witness file cannot be read' },
+  audit_row_mismatch: { status: 'invalid', meaning: 'an audit row (read model) does not match the chained event it comes from' },
+  audit_witness_unwritable: { status: 'unavailable', meaning: 'a checkpoint was signed and stored, but the audit witness could not be appended to' },
+  audit_witness_rollback: { status: 'conflict', meaning: "the store's log or checkpoints went backwards relative to the audit witness: signing refused" },
 
   // Server and operator configuration (start-up errors print `error [code]: message`)
   invalid_config: { status: 'invalid', meaning: 'a setting, flag or config file is missing or invalid' },

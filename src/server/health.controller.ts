@@ -1,5 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import * as fs from 'node:fs';
+import type { AuditCheckpointer } from '../audit/checkpointer';
 import { Ledger } from '../ledger';
 
 /** Below this much free space on the data dir's filesystem the embedded store cannot be relied on. */
@@ -35,9 +36,13 @@ export class HealthController {
     const disk = sqlite ? freeSpace(this.ledger.config.dataDir) : undefined;
     if (disk !== undefined && disk.freeBytes < MIN_FREE_BYTES) reasons.push(`the data dir's disk has ${disk.freeBytes} bytes free (less than ${MIN_FREE_BYTES}): commands answer store_unavailable`);
     if (connection?.status === 'degraded' && connection.reason) reasons.unshift(connection.reason);
-    const checkpointer = this.ledger.services.get('audit.checkpointer') as { status(): { status: 'ok' | 'degraded'; reason?: string; since?: string; failures?: unknown[] } } | undefined;
-    const audit = checkpointer?.status();
-    if (audit?.status === 'degraded' && audit.reason) reasons.push(audit.reason);
+    // The checkpointer's state: failures (store away, key mismatch) and witness refusals (a store that went
+    // backwards). Refusals only as a count: their reasons name host paths (the server log has them).
+    const signing = (this.ledger.services.get('audit.checkpointer') as AuditCheckpointer | undefined)?.status();
+    if (signing?.status === 'degraded' && signing.reason) reasons.push(signing.reason);
+    const audit = signing
+      ? { status: signing.status, ...(signing.since ? { since: signing.since } : {}), ...(signing.failures ? { failures: signing.failures } : {}), witness: signing.witness, signingRefused: signing.refused.length }
+      : undefined;
     return {
       status: reasons.length ? 'degraded' : 'ok',
       ...(reasons.length ? { reason: reasons.join('; ') } : {}),

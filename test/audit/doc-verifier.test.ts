@@ -9,7 +9,8 @@ import { CheckpointBody, checkpointDigest, keyIdOf, publicKeyDer, signBody } fro
 import { AuditExport, verifyAuditExport, writeAuditExport } from '../../src/audit/export';
 import { generateAuditKey } from '../../src/audit/keys';
 import { SqliteEventStore } from '../../src/events/store/sqlite';
-import { genesisHash } from '../../src/events/chain';
+import { chainHash, genesisHash } from '../../src/events/chain';
+import { AuditReceipt } from '../../src/audit/receipt';
 import { ev } from './support';
 
 const run = promisify(execFile);
@@ -44,12 +45,17 @@ describe('the independent verifier in docs/audit.md, run as printed against real
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  /** Writes a (possibly tampered) copy of the export and runs the docs' verifier on it. */
-  async function check(doc: AuditExport, trusted?: string): Promise<{ code: number; out: string }> {
+  /** Writes a (possibly tampered) copy of the export and runs the docs' verifier on it (with receipt files kept from earlier). */
+  async function check(doc: AuditExport, trusted?: string, receipts: unknown[] = []): Promise<{ code: number; out: string }> {
     const file = path.join(dir, `case-${Math.random().toString(36).slice(2)}.json`);
     fs.writeFileSync(file, JSON.stringify(doc));
+    const kept = receipts.map((r, i) => {
+      const f = path.join(dir, `receipt-${i}-${Math.random().toString(36).slice(2)}.json`);
+      fs.writeFileSync(f, JSON.stringify(r, null, 2));
+      return f;
+    });
     try {
-      const { stdout } = await run(process.execPath, [script, file, ...(trusted ? [trusted] : [])], { encoding: 'utf8' });
+      const { stdout } = await run(process.execPath, [script, file, ...(trusted || kept.length ? [trusted ?? '-'] : []), ...kept], { encoding: 'utf8' });
       return { code: 0, out: stdout };
     } catch (err) {
       return { code: (err as { code: number }).code, out: (err as { stdout: string }).stdout };
@@ -115,5 +121,48 @@ describe('the independent verifier in docs/audit.md, run as printed against real
     resigned.publicKey = fake.publicKey;
     expect((await check(resigned)).code).toBe(0);
     expect(await check(resigned, key.publicKey)).toEqual({ code: 1, out: 'BROKEN the checkpoints are not signed by the trusted key\n' });
+  });
+
+  describe('receipts kept from earlier', () => {
+    /** The receipt of the export's last checkpoint (#1 at 25), as a verifier kept it. */
+    const receipt = (): AuditReceipt => copy().receipt!;
+    /** The file as the verifier would read it: `receipt` is the path the docs' script prints. */
+    const receiptName = async (doc: AuditExport, r: unknown): Promise<string> => (await check(doc, key.publicKey, [r])).out;
+
+    test('the export carries the receipt of its last checkpoint; an untouched export holds it, and so does an earlier export given whole', async () => {
+      expect(exported.receipt).toEqual({ format: 'review-ledger-audit-receipt/v1', ...exported.checkpoints[1], signerPublicKey: key.publicKey });
+      expect(await check(exported, key.publicKey, [receipt(), copy()])).toEqual({ code: 0, out: 'OK 25 events, signed checkpoints cover 1..25, 2 receipt(s) hold\n' });
+    });
+
+    test('(a) the newest events and every checkpoint removed: the export alone verifies, the kept receipt fails it', async () => {
+      const doc = copy();
+      doc.events.length = 20;
+      doc.checkpoints = [];
+      expect(await check(doc)).toEqual({ code: 0, out: 'OK 20 events, signed checkpoints cover 1..0\n' });
+      expect(await check(doc, key.publicKey, [receipt()])).toEqual({ code: 1, out: expect.stringMatching(/^BROKEN receipt \S+ \(checkpoint #1, position 25\): its checkpoint is missing here — checkpoints were deleted or rewritten\n$/) });
+      expect((await verifyAuditExport(doc, key.publicKey, [{ source: 'receipt', receipts: [receipt()] }])).problems.map((p) => [p.kind, p.position])).toEqual([['truncated', 21], ['checkpoint_missing', 25]]);
+    });
+
+    test('(b) a signed event edited, the tail re-hashed, the newest checkpoint dropped: the export alone verifies, the kept receipt fails it', async () => {
+      const doc = copy();
+      // Event 25 is the one only checkpoint #1 signed (#0 is at 24).
+      doc.events[24].data = doc.events[24].data.replace('reason', 'REASON');
+      doc.events[24].hash = chainHash(doc.events[23].hash!, doc.events[24]);
+      doc.checkpoints.length = 1;
+      expect(await check(doc, key.publicKey)).toEqual({ code: 0, out: 'OK 25 events, signed checkpoints cover 1..24\n' });
+      expect((await check(doc, key.publicKey, [receipt()])).out).toMatch(/^BROKEN receipt \S+ \(checkpoint #1, position 25\): its checkpoint is missing here/);
+      // Even with the checkpoint put back (it is public), the rewritten tail no longer has the signed hash.
+      doc.checkpoints = copy().checkpoints;
+      expect(await check(doc)).toEqual({ code: 1, out: "BROKEN checkpoint #1: the log's hash at position 25 is not the one signed\n" });
+      expect((await verifyAuditExport(doc, key.publicKey, [{ source: 'receipt', receipts: [receipt()] }])).problems.map((p) => [p.kind, p.position, p.witness])).toEqual([
+        ['edited', 25, undefined],
+        ['edited', 25, 'receipt'],
+      ]);
+    });
+
+    test('a receipt that is not validly signed, or of another workspace, is refused', async () => {
+      expect(await receiptName(exported, { ...receipt(), position: 24 })).toMatch(/^BROKEN receipt \S+ \(checkpoint #1, position 24\): not a validly signed receipt\n$/);
+      expect(await receiptName(exported, { ...receipt(), workspace: 'other' })).toMatch(/: for workspace other\n$/);
+    });
   });
 });

@@ -49,6 +49,8 @@ export interface Backdoor {
   truncateFrom(position: number): Promise<void>;
   addCheckpoint(seq: number, body: string): Promise<void>;
   clearCheckpoints(): Promise<void>;
+  /** Deletes the checkpoints of seq ≥ `seq` (the newest ones). */
+  removeCheckpointsFrom(seq: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export function sqliteBackdoor(workspaceId: string): Backdoor & { dir: string; f
     async truncateFrom(p) { conn().prepare('DELETE FROM events WHERE global_position >= ?').run(p); },
     async addCheckpoint(seq, body) { conn().prepare('INSERT INTO audit_checkpoints (seq, body) VALUES (?, ?)').run(seq, body); },
     async clearCheckpoints() { conn().prepare('DELETE FROM audit_checkpoints').run(); },
+    async removeCheckpointsFrom(seq) { conn().prepare('DELETE FROM audit_checkpoints WHERE seq >= ?').run(seq); },
     async close() {
       db?.close();
       db = null;
@@ -140,6 +143,7 @@ export function postgresBackdoor(backend: PostgresBackend, workspaceId: string):
     async truncateFrom(p) { await q(`DELETE FROM ${s}.events WHERE workspace_id = $1 AND global_position >= $2`, [workspaceId, p]); },
     async addCheckpoint(seq, body) { await q(`INSERT INTO ${s}.audit_checkpoints (workspace_id, seq, body) VALUES ($1, $2, $3)`, [workspaceId, seq, body]); },
     async clearCheckpoints() { await q(`DELETE FROM ${s}.audit_checkpoints WHERE workspace_id = $1`, [workspaceId]); },
+    async removeCheckpointsFrom(seq) { await q(`DELETE FROM ${s}.audit_checkpoints WHERE workspace_id = $1 AND seq >= $2`, [workspaceId, seq]); },
     async close() {
       await (client as Client | null)?.end();
       client = null;

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { DomainError, validationError } from '../../domain-error';
+import type { ErrorCode } from '../../errors/codes';
 import { commandByName, COMMANDS } from '../../commands/registry';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { resolveAsOf } from '../../projections/as-of';
 import { AuditRow, auditQuery } from '../../projections/audit';
+import { AuditRowCheck, checkAuditRows } from '../../projections/audit-check';
 import { QUERIES, queryByName } from '../../projections/queries';
 import { replayReviews, ReplayRow } from '../../projections/replay';
 import { runQuery } from '../../projections/run-query';
@@ -114,16 +116,31 @@ export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
     if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
     const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
     const { position, value } = await runQuery(auditQuery, ws, parsed.data, asOf);
-    if (opts.json) process.stdout.write(`${JSON.stringify({ position, rows: value.rows, next: value.next })}\n`);
-    else {
-      process.stdout.write(auditTable(value.rows));
+    // The rows come from the read model (readmodels.audit.db), which the chain does not cover: each one
+    // printed is checked against the chained event it comes from (docs/audit.md, "Audit rows against the chain").
+    const report = hasAuditLog(ws.store)
+      ? await verifyStore(ws.store, new AuditKeyring(ledger.config.dataDir).current(false)?.publicKey, { witnessDir: ledger.operator.auditWitnessDir })
+      : null;
+    const checks = report && hasAuditLog(ws.store) ? await checkAuditRows(ws.store, value.rows, report.firstBroken) : null;
+    const mismatched = (checks ?? []).filter((c) => c.check === 'mismatch');
+    if (opts.json) {
+      const rows = checks ? value.rows.map((r, i) => ({ ...r, hash: checks[i].hash, check: checks[i].check, ...(checks[i].problem ? { problem: checks[i].problem } : {}) })) : value.rows;
+      process.stdout.write(`${JSON.stringify({ position, rows, next: value.next })}\n`);
+    } else {
+      process.stdout.write(auditTable(value.rows, checks));
       // One page (newest first unless --order asc): the next one continues exactly where this stopped.
       process.stdout.write(value.next ? `\nnext page: --cursor ${value.next} (with the same filters and --order)\n` : `\n${value.rows.length} row(s), the last page\n`);
-      // The rows are only as good as the log behind them: say whether it verifies (docs/audit.md).
-      if (hasAuditLog(ws.store)) {
-        const report = await verifyStore(ws.store, new AuditKeyring(ledger.config.dataDir).current(false)?.publicKey);
-        process.stdout.write(`\nlog integrity: ${formatReport(report).trimEnd().split('\n').slice(1).join('\n  ')}\n`);
+      for (const c of (checks ?? []).filter((x) => x.check !== 'verified')) {
+        process.stdout.write(c.check === 'mismatch' ? `row at position ${c.position} does NOT match its event in the log — ${c.problem} (the read model was edited or is stale: \`projections rebuild --workspace ${opts.workspace} --name audit\` rebuilds it from the log)\n` : `row at position ${c.position} unverified: ${c.problem}\n`);
       }
+      // The rows are only as good as the log behind them: say whether it verifies (docs/audit.md).
+      if (report) process.stdout.write(`\nlog integrity: ${formatReport(report).trimEnd().split('\n').slice(1).join('\n  ')}\n`);
+    }
+    // A row shown as fact that its own event contradicts is a failed check, as a broken chain is for verify.
+    if (mismatched.length) {
+      const code: ErrorCode = 'audit_row_mismatch';
+      process.stderr.write(`error [${code}]: ${mismatched.length} row(s) of the audit read model do not match their events in the log (positions ${mismatched.map((c) => c.position).slice(0, 10).join(', ')})\n`);
+      process.exitCode = 1;
     }
   });
 }
@@ -144,7 +161,9 @@ function issuedBy(r: AuditRow): string {
   return r.issuerChain.map((l) => `${l.principal} (${l.tokenId ? `token ${l.tokenId}` : (l.via ?? 'local')})`).join(' <- ');
 }
 
-function auditTable(rows: AuditRow[]): string {
-  const body = rows.map((r) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80), r.via ?? '', issuedBy(r)]);
-  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail', 'via', 'issued by'], body);
+/** `check`: verified / MISMATCH / unverified against the chained event (docs/audit.md); absent for a store without a chain. */
+function auditTable(rows: AuditRow[], checks: AuditRowCheck[] | null): string {
+  const mark = { verified: 'verified', mismatch: 'MISMATCH', unverified: 'unverified' } as const;
+  const body = rows.map((r, i) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80), r.via ?? '', issuedBy(r), ...(checks ? [mark[checks[i].check]] : [])]);
+  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail', 'via', 'issued by', ...(checks ? ['check'] : [])], body);
 }

@@ -50,7 +50,7 @@ export function register(program: Command): void {
 
   const audit = program
     .command('audit')
-    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish); `audit verify|export|checkpoint|rotate-key` check the log itself (docs/audit.md)')
+    .description('Who decided what, when: one row per decision act (confirm, dismiss, resolve, contract decision, visual approval, finalize, publish); `audit verify|export|checkpoint|status|rotate-key` check the log itself (docs/audit.md)')
     // Not required here: the subcommands read it too (commander hands parent options to the parent), and rotate-key has none.
     .option('--workspace <id>', 'workspace id')
     .option('--actor <principal>', 'only this actor')
@@ -70,17 +70,24 @@ export function register(program: Command): void {
     .command('verify')
     .description("Recompute the workspace's hash chain and check its signed checkpoints; prints the first broken position and exits 1")
     .option('--file <export>', 'verify an `audit export` file instead of the store')
-    .action((opts: { file?: string }, cmd: Command) => auditActions().verify(opts, cmd));
+    .option('--witness <receipt...>', 'also check the log against receipts kept earlier (`audit checkpoint --out`, `audit export`, a witness file): each must still be in the log and among its checkpoints (the configured audit.witnessDir is checked by default)')
+    .action((opts: { file?: string; witness?: string[] }, cmd: Command) => auditActions().verify(opts, cmd));
   audit
     .command('export')
     .description('Write a self-contained file (events as stored, checkpoints, public key) that an outsider can verify without the server')
     .requiredOption('--out <file>', 'where to write the export')
     .option('--no-checkpoint', 'do not sign a checkpoint at the current head first')
-    .action((opts: { out: string; checkpoint: boolean }, cmd: Command) => auditActions().exportLog(opts, cmd));
+    .option('--receipt <file>', "also write the last checkpoint's receipt to this file (the export carries it as `receipt`)")
+    .action((opts: { out: string; checkpoint: boolean; receipt?: string }, cmd: Command) => auditActions().exportLog(opts, cmd));
   audit
     .command('checkpoint')
     .description("Sign a checkpoint at the workspace's current head now (the server also signs them on a schedule)")
-    .action((_opts: unknown, cmd: Command) => auditActions().checkpoint(cmd));
+    .option('--out <file>', 'write its receipt (signed: workspace, position, chain hash, key, time) for a verifier to keep; signs even when the head did not move')
+    .action((opts: { out?: string }, cmd: Command) => auditActions().checkpoint(opts, cmd));
+  audit
+    .command('status')
+    .description("Where signing stands: the head, the last checkpoint, the witness's latest receipt, and whether signing is refused because the store went backwards relative to the witness (exit 1)")
+    .action((_opts: unknown, cmd: Command) => auditActions().status(cmd));
   audit
     .command('rotate-key')
     .description('Replace the checkpoint key: every workspace records a rotation signed by the old and the new key')
