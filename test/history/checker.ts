@@ -31,6 +31,11 @@ import { canonicalJson } from '../../src/events/canonical-json';
 const ROOT = path.resolve(__dirname, '../..');
 const WS_ID = 'default';
 const TARGET = { repoId: 'history-repo', prNumber: 1 };
+/**
+ * Commands spread over this many PRs (the subscribers watch the first): a review of tens of thousands of
+ * findings is not what a resume is for, and replaying each of its verdicts one by one then takes minutes.
+ */
+const PRS = 4;
 const SHA = { baseSha: 'c'.repeat(40), headSha: 'a'.repeat(40) };
 
 export interface HistoryOptions {
@@ -200,11 +205,15 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     };
     const author = await mint('agent:history-author', 'member');
     const viewer = await mint('user:history-viewer', 'viewer');
-    const requested = await rpc(servers[0].url, author, 'requestReview', { workspace_id: WS_ID, idempotencyKey: newUuidV7(), ...TARGET, ...SHA });
-    if (requested.error) throw new Error(`requestReview: ${JSON.stringify(requested.error)}`);
+    for (let pr = 1; pr <= PRS; pr++) {
+      const requested = await rpc(servers[0].url, author, 'requestReview', { workspace_id: WS_ID, idempotencyKey: newUuidV7(), ...TARGET, prNumber: pr, ...SHA });
+      if (requested.error) throw new Error(`requestReview: ${JSON.stringify(requested.error)}`);
+    }
 
     const attempts: Attempt[] = [];
-    const params = (key: string, title: string) => ({ workspace_id: WS_ID, idempotencyKey: key, ...TARGET, node: nodePayload(title) });
+    // The PR follows from the key, so a retry and every payload raced under one key name the same PR.
+    const prOf = (key: string) => 1 + (parseInt(key.slice(-4), 16) % PRS);
+    const params = (key: string, title: string) => ({ workspace_id: WS_ID, idempotencyKey: key, ...TARGET, prNumber: prOf(key), node: nodePayload(title) });
 
     /** Sends until answered: a lost answer (server killed, connection reset) is retried elsewhere with the same key and payload. */
     const send = async (a: Attempt): Promise<void> => {
@@ -358,7 +367,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
       const tail: Segment = { since: lastSeen, start: -1, updates: [] };
       const ws = new WebSocket(`${live()[0].url.replace(/^http/, 'ws')}/rpc`, { headers: { authorization: `Bearer ${viewer}` } });
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`subscriber ${n} did not reach the final answer`)), 60_000);
+        const timer = setTimeout(() => reject(new Error(`subscriber ${n} did not reach the final answer`)), 180_000);
         const finish = () => {
           clearTimeout(timer);
           ws.close();
