@@ -126,7 +126,7 @@ describe('the checkpointer through a store outage', () => {
     expect(await readCheckpointList(store)).toEqual([]);
     down = false;
     await cp.tick();
-    expect(cp.status()).toEqual({ status: 'ok' });
+    expect(cp.status()).toEqual({ status: 'ok', witness: false, refused: [] });
     expect((await readCheckpointList(store)).map((c) => [c.kind, c.position])).toEqual([['genesis', 2]]);
   });
 });

@@ -145,7 +145,7 @@ whenPostgres('two servers, one PostgreSQL store, one audit key file', () => {
         [4, 'checkpoint', 5, ringA.current()!.keyId],
         [5, 'checkpoint', 6, ringA.current()!.keyId],
       ]);
-      expect({ errorsA, errorsB, a: a.status(), b: b.status() }).toEqual({ errorsA: [], errorsB: [], a: { status: 'ok' }, b: { status: 'ok' } });
+      expect({ errorsA, errorsB, a: a.status(), b: b.status() }).toEqual({ errorsA: [], errorsB: [], a: { status: 'ok', witness: false, refused: [] }, b: { status: 'ok', witness: false, refused: [] } });
       const publicKey = ringB.current()!.publicKey;
       expect(await verifyStore(storeA, publicKey)).toMatchObject({ ok: true, problems: [], verifiedCheckpoint: { seq: 5, position: 6 } });
       expect(await verifyStore(storeB, publicKey)).toMatchObject({ ok: true, problems: [], verifiedCheckpoint: { seq: 5, position: 6 } });

@@ -133,7 +133,7 @@ export function witnessSuite(name: string, backdoor: () => Promise<Backdoor>): v
       };
       // Untouched: it signs the 5 new events, and the witness grows.
       const ok = await run();
-      expect(ok.status).toEqual({ witness: true, refused: [] });
+      expect(ok.status).toEqual({ status: 'ok', witness: true, refused: [] });
       expect(ok.checkpoints.map((c) => c.position)).toEqual([30, 40, 45]);
       expect(errors).toEqual([]);
       expect(readWitness(witnessDir, door.workspaceId)).toHaveLength(3);
