@@ -40,7 +40,8 @@ export async function resolveCommits<K extends string>(ws: WorkspaceHandle, repo
   return out;
 }
 
-async function openRepoIfRegistered(ws: WorkspaceHandle, repoId: string): Promise<GitRepo | null> {
+/** The registered clone of `repoId`, or null when no repo of that id is registered. */
+export async function openRepoIfRegistered(ws: WorkspaceHandle, repoId: string): Promise<GitRepo | null> {
   let state;
   try {
     state = await loadRepoState(ws, repoId);

@@ -1,6 +1,5 @@
-import { loadRepoState, openRegisteredRepo } from '../compute/streams';
-import type { DomainError } from '../domain-error';
 import type { WorkspaceHandle } from '../workspaces/registry';
+import { openRepoIfRegistered } from './commits';
 
 /**
  * Head tracking by ancestry (issue 38): the PR's observed head is the newest of what was observed and
@@ -12,14 +11,8 @@ import type { WorkspaceHandle } from '../workspaces/registry';
  */
 export async function observedAncestorOf(ws: WorkspaceHandle, repoId: string, observedHead: string | null, head: string): Promise<string | null> {
   if (!observedHead || observedHead === head) return null;
-  let state;
-  try {
-    state = await loadRepoState(ws, repoId);
-  } catch (err) {
-    if ((err as DomainError).code === 'repo_not_found') return null;
-    throw err;
-  }
-  const repo = await openRegisteredRepo(state);
+  const repo = await openRepoIfRegistered(ws, repoId);
+  if (!repo) return null;
   try {
     return (await repo.isAncestor(observedHead, head)) ? observedHead : null;
   } finally {

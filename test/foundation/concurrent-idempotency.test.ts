@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { z } from 'zod';
 import { CommandDefinition, CommandExecutor, CommandOutcome } from '../../src/commands/kernel';
 import { newUuidV7 } from '../../src/events/ids';
 import { collect } from '../../src/events/store/port';
@@ -9,24 +8,13 @@ import { loadConfig } from '../../src/config';
 import { Ledger } from '../../src/ledger';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
-import { workspaceFold, WorkspaceState } from '../../src/workspaces/workspace-state';
+import type { WorkspaceState } from '../../src/workspaces/workspace-state';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
+import { setLevel, type Level } from '../support/test-commands';
 
-type Level = 'light' | 'balanced' | 'thorough';
 const LEVELS: Level[] = ['light', 'balanced', 'thorough'];
 
-/** One stream for every payload: the losers' appends meet the winner's event ids in the same stream. */
-const setLevel: CommandDefinition<{ level: Level }, WorkspaceState> = {
-  name: 'testSetLevel',
-  description: 'test',
-  input: z.object({ level: z.enum(['light', 'balanced', 'thorough']) }),
-  access: { minRole: 'admin' },
-  stream: () => 'workspace',
-  fold: workspaceFold,
-  decide: (_s, cmd) => [{ type: 'ReviewLevelSet', data: { level: cmd.level } }],
-  result: (events) => ({ level: (events[0].data as { level: string }).level }),
-};
 
 /** A stream per payload: the losers' appends meet the winner's ids in another stream. */
 const setLevelElsewhere: CommandDefinition<{ level: Level }, WorkspaceState> = { ...setLevel, name: 'testSetLevelElsewhere', stream: (i) => `levels-${i.level}` };

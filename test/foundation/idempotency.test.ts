@@ -1,22 +1,11 @@
-import { z } from 'zod';
-import { CommandDefinition, CommandExecutor } from '../../src/commands/kernel';
+import { CommandExecutor } from '../../src/commands/kernel';
 import { newUuidV7 } from '../../src/events/ids';
 import { loadConfig } from '../../src/config';
 import { Ledger } from '../../src/ledger';
-import { workspaceFold, WorkspaceState } from '../../src/workspaces/workspace-state';
+import { workspaceFold } from '../../src/workspaces/workspace-state';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
+import { setLevel } from '../support/test-commands';
 
-/** A minimal command over the workspace stream, so these tests exercise only the kernel. */
-const setLevel: CommandDefinition<{ level: 'light' | 'balanced' | 'thorough' }, WorkspaceState> = {
-  name: 'testSetLevel',
-  description: 'test',
-  input: z.object({ level: z.enum(['light', 'balanced', 'thorough']) }),
-  access: { minRole: 'admin' },
-  stream: () => 'workspace',
-  fold: workspaceFold,
-  decide: (_s, cmd) => [{ type: 'ReviewLevelSet', data: { level: cmd.level } }],
-  result: (events) => ({ level: (events[0].data as { level: string }).level }),
-};
 
 describe('idempotency (SPEC §3)', () => {
   test('same key + same payload → byte-identical response, nothing written', async () => {

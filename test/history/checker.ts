@@ -25,6 +25,7 @@ import type { RecordedEvent } from '../../src/events/envelope';
 import { collect } from '../../src/events/store/port';
 import { Ledger } from '../../src/ledger';
 import { readModelHost } from '../../src/readmodels/registry';
+import { nodePayload } from '../rpc/support';
 import { queryByName } from '../../src/projections/queries';
 import { canonicalJson } from '../../src/events/canonical-json';
 
@@ -496,17 +497,4 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
   report.violationCount = violations.length;
   report.violations = violations.slice(0, 20);
   return report;
-}
-
-function nodePayload(title: string) {
-  return {
-    kind: 'bug',
-    priority: 'P1',
-    triage: { category: 'correctness', severity: 'high', effort: 'small' },
-    confidence: 0.8,
-    reasoning: `because ${title}`,
-    title,
-    body: `${title}: details`,
-    brief: 'engineer',
-  };
 }
