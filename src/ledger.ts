@@ -42,7 +42,11 @@ export class Ledger {
     configureAuditKeyFile(config.dataDir, this.operator.auditKeyFile ?? null);
     // The read side of every workspace (the entry points pass src/readmodels' one): queries answer from
     // the checkpointed read models where they have one, and by folding the log otherwise.
-    this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config), undefined, options.onOpenWorkspace);
+    // Stores open on first use and close when idle or past the operator's bound (an fd budget).
+    this.workspaces = new WorkspaceRegistry(config.dataDir, options.storeFactory ?? storeFactoryFor(config), undefined, options.onOpenWorkspace, {
+      maxOpen: this.operator.maxOpenWorkspaces ?? undefined,
+      idleMs: this.operator.workspaceIdleSeconds * 1000,
+    });
     this.executor = new CommandExecutor(this.clock, this.services);
     // Running index/compute jobs stop when the token that started them is revoked (kernel.ts).
     if (!this.services.has(ACCESS_GUARD_SERVICE)) this.services.set(ACCESS_GUARD_SERVICE, accessGuardFor(this));
@@ -61,8 +65,8 @@ export class Ledger {
     const def = commandByName.get(command);
     if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`);
     if (def === createWorkspace) return this.createWorkspace(envelope, payload);
-    const ws = await this.workspace(workspaceId);
-    return this.executor.execute(def, ws, envelope, payload);
+    // The workspace stays open while the command (and any job it runs) does.
+    return this.workspaces.runInScope(async () => this.executor.execute(def, await this.workspace(workspaceId), envelope, payload));
   }
 
   /** Registers the workspace in the catalogue, then records WorkspaceCreated in its own stream. */
@@ -79,9 +83,11 @@ export class Ledger {
     const name = parsed.data.name ?? parsed.data.workspaceId;
     if (quota) this.workspaces.registerWithin(parsed.data.workspaceId, name, this.clock().toISOString(), quota.owner, quota.limit);
     else this.workspaces.register(parsed.data.workspaceId, name, this.clock().toISOString());
-    const ws = await this.workspaces.open(parsed.data.workspaceId);
-    await assertSameCreator(ws, key, envelope);
-    return this.executor.execute(createWorkspace, ws, envelope, parsed.data);
+    return this.workspaces.runInScope(async () => {
+      const ws = await this.workspaces.open(parsed.data.workspaceId);
+      await assertSameCreator(ws, key, envelope);
+      return this.executor.execute(createWorkspace, ws, envelope, parsed.data);
+    });
   }
 
   async close(): Promise<void> {

@@ -101,6 +101,13 @@ export const operatorConfigSchema = z
     /** Workspaces one owner may create over RPC (default 20). */
     maxWorkspacesPerOwner: z.number().int().min(0).max(100_000).optional(),
     /**
+     * Workspaces whose stores stay open at once (default: half the process's open-file limit over 12);
+     * past it the least recently used idle one closes, and opens again on its next request.
+     */
+    maxOpenWorkspaces: z.number().int().min(1).max(100_000).optional(),
+    /** Seconds an unused workspace's store stays open (default 300). */
+    workspaceIdleSeconds: z.number().int().min(1).max(86_400).optional(),
+    /**
      * The audit checkpoint signing key (Ed25519, PKCS#8 PEM), shared by every server on one store: all
      * of them sign one checkpoint chain. Default: `<dataDir>/audit-ed25519.pem`, created on first use.
      */
@@ -172,6 +179,9 @@ export interface OperatorConfig {
   serverKeyFile: string | null;
   repoQuotaBytes: number;
   maxWorkspacesPerOwner: number;
+  /** Open workspace stores at once (null: from the file limit, see registry.ts defaultMaxOpenWorkspaces). */
+  maxOpenWorkspaces: number | null;
+  workspaceIdleSeconds: number;
   githubEnterpriseHosts: string[];
   allowedOrigins: string[];
   allowedHosts: string[];
@@ -220,6 +230,8 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     serverKeyFile: serverKeyFile ? path.resolve(serverKeyFile) : null,
     repoQuotaBytes: parsed.repoQuotaBytes ?? DEFAULT_REPO_QUOTA_BYTES,
     maxWorkspacesPerOwner: parsed.maxWorkspacesPerOwner ?? DEFAULT_MAX_WORKSPACES_PER_OWNER,
+    maxOpenWorkspaces: parsed.maxOpenWorkspaces ?? null,
+    workspaceIdleSeconds: parsed.workspaceIdleSeconds ?? 300,
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
     allowedHosts: (parsed.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, '')),

@@ -20,20 +20,18 @@ export class AuditKeyController {
 @Injectable()
 export class CheckpointService implements OnApplicationBootstrap, OnApplicationShutdown {
   private checkpointer: AuditCheckpointer | null = null;
+  private unhook: (() => void) | null = null;
+  private visiting: Promise<void> | null = null;
+  private stopping = false;
 
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
   onApplicationBootstrap(): void {
     const ring = new AuditKeyring(this.ledger.config.dataDir);
     ring.current();
-    const stores = async (): Promise<AuditableStore[]> => {
-      const out: AuditableStore[] = [];
-      for (const w of this.ledger.workspaces.list()) {
-        const { store } = await this.ledger.workspace(w.workspaceId);
-        if (hasAuditLog(store)) out.push(store);
-      }
-      return out;
-    };
+    // The scheduled passes sign the open workspaces; one closing when idle is signed as it closes, and
+    // every workspace is visited once at start (below): a closed workspace has nothing new to sign.
+    const stores = async (): Promise<AuditableStore[]> => (await this.ledger.workspaces.openHandles()).map((h) => h.store).filter(hasAuditLog);
     this.checkpointer = new AuditCheckpointer(
       stores,
       () => ring.current()!,
@@ -44,12 +42,40 @@ export class CheckpointService implements OnApplicationBootstrap, OnApplicationS
     );
     this.ledger.services.set('audit.checkpointer', this.checkpointer);
     this.checkpointer.start();
-    // A chain signed by a key this server does not hold is reported at start (log line + /health).
-    void this.checkpointer.checkKeys();
+    const checkpointer = this.checkpointer;
+    this.unhook = this.ledger.workspaces.beforeClose(async (handle) => {
+      if (hasAuditLog(handle.store)) await checkpointer.passOne(handle.store, true);
+      checkpointer.forget(handle.id);
+    });
+    // A chain signed by a key this server does not hold is reported at start (log line + /health), and a
+    // tail left unsigned by a crash is signed: each workspace once, one open at a time (never all at once).
+    this.visiting = this.visitAll(checkpointer);
+  }
+
+  private async visitAll(checkpointer: AuditCheckpointer): Promise<void> {
+    let list: Array<{ workspaceId: string }>;
+    try {
+      list = this.ledger.workspaces.list();
+    } catch {
+      return; // the catalogue is away (an outage): the scheduled passes report it
+    }
+    for (const w of list) {
+      if (this.stopping) return;
+      const lease = await this.ledger.workspaces.lease(w.workspaceId).catch(() => null);
+      if (!lease) continue;
+      try {
+        if (hasAuditLog(lease.handle.store)) await checkpointer.passOne(lease.handle.store);
+      } finally {
+        lease.release();
+      }
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
     // Before the ledger closes the stores (bootstrap closes the app first): sign the tail on a clean stop.
+    this.stopping = true;
+    await this.visiting;
+    this.unhook?.();
     await this.checkpointer?.stop({ final: true });
   }
 }

@@ -287,51 +287,63 @@ export class AuditCheckpointer {
 
   /** `final`: sign wherever the head moved past the last checkpoint, whatever the schedule says (shutdown). */
   private async pass(final = false): Promise<void> {
-    const now = this.clock();
     const stores = await this.stores();
     this.failures.delete('*');
-    for (const store of stores) {
-      try {
-        const last = this.last.get(store.workspaceId) ?? (await readCheckpointList(store)).pop();
-        if (last) {
-          // A chain signed by a key this server does not hold: said (once, and in status()) whether or
-          // not anything is due, so a server started with the wrong key reports it at start.
-          const active = last.kind === 'key_rotation' ? last.newKeyId : last.keyId;
-          const held = this.key().keyId;
-          if (active !== held) {
-            this.last.set(store.workspaceId, last);
-            this.fail(store.workspaceId, keyMismatch(store.workspaceId, active, held));
-            continue;
-          }
-          const head = (await store.chainInfo()).headPosition;
-          const due = final
-            ? head > last.position
-            : head - last.position >= this.schedule.everyEvents || (head > last.position && now.getTime() - Date.parse(last.time) >= this.schedule.everySeconds * 1000);
-          if (!due) {
-            this.last.set(store.workspaceId, last);
-            this.failures.delete(store.workspaceId);
-            continue;
-          }
+    for (const store of stores) await this.passOne(store, final);
+  }
+
+  /**
+   * Checks one store's key and signs it when due (`final`: whenever its head moved). The server calls it
+   * for a workspace about to close (idle), and once for each workspace at start: a closed workspace is in
+   * no scheduled pass. Never rejects.
+   */
+  async passOne(store: AuditableStore, final = false): Promise<void> {
+    const now = this.clock();
+    try {
+      const last = this.last.get(store.workspaceId) ?? (await readCheckpointList(store)).pop();
+      if (last) {
+        // A chain signed by a key this server does not hold: said (once, and in status()) whether or
+        // not anything is due, so a server started with the wrong key reports it at start.
+        const active = last.kind === 'key_rotation' ? last.newKeyId : last.keyId;
+        const held = this.key().keyId;
+        if (active !== held) {
+          this.last.set(store.workspaceId, last);
+          this.fail(store.workspaceId, keyMismatch(store.workspaceId, active, held));
+          return;
         }
-        const cp = await writeCheckpoint(store, this.key(), now, { witnessDir: this.witnessDir });
-        this.refused.delete(store.workspaceId);
-        if (cp) this.last.set(store.workspaceId, cp);
-        else this.last.delete(store.workspaceId);
-        this.failures.delete(store.workspaceId);
-      } catch (err) {
-        this.last.delete(store.workspaceId);
-        // A witness that shows a rollback, or cannot be read, stops signing for the workspace.
-        if (err instanceof DomainError && (err.code === 'audit_witness_rollback' || err.code === 'audit_witness_unreadable')) {
-          // Said once per reason, not once a second: the pass tries again and refuses again until an operator acts.
-          const before = this.refused.get(store.workspaceId);
-          if (before?.reason === err.message) continue;
-          this.refused.set(store.workspaceId, { workspace: store.workspaceId, reason: err.message, since: now.toISOString() });
-          this.onError(err);
-          continue;
+        const head = (await store.chainInfo()).headPosition;
+        const due = final
+          ? head > last.position
+          : head - last.position >= this.schedule.everyEvents || (head > last.position && now.getTime() - Date.parse(last.time) >= this.schedule.everySeconds * 1000);
+        if (!due) {
+          this.last.set(store.workspaceId, last);
+          this.failures.delete(store.workspaceId);
+          return;
         }
-        this.fail(store.workspaceId, err);
       }
+      const cp = await writeCheckpoint(store, this.key(), now, { witnessDir: this.witnessDir });
+      this.refused.delete(store.workspaceId);
+      if (cp) this.last.set(store.workspaceId, cp);
+      else this.last.delete(store.workspaceId);
+      this.failures.delete(store.workspaceId);
+    } catch (err) {
+      this.last.delete(store.workspaceId);
+      // A witness that shows a rollback, or cannot be read, stops signing for the workspace.
+      if (err instanceof DomainError && (err.code === 'audit_witness_rollback' || err.code === 'audit_witness_unreadable')) {
+        // Said once per reason, not once a second: the pass tries again and refuses again until an operator acts.
+        const before = this.refused.get(store.workspaceId);
+        if (before?.reason === err.message) return;
+        this.refused.set(store.workspaceId, { workspace: store.workspaceId, reason: err.message, since: now.toISOString() });
+        this.onError(err);
+        return;
+      }
+      this.fail(store.workspaceId, err);
     }
+  }
+
+  /** Forgets what it knew of a workspace whose store closed (its next open reads the checkpoints again). */
+  forget(workspaceId: string): void {
+    this.last.delete(workspaceId);
   }
 
   /**

@@ -6,6 +6,9 @@ import type { WorkspaceHandle } from '../workspaces/registry';
 import { consumerPositionsFor, type ConsumerPositions } from './consumer-positions';
 import { toLedgerEvent, WorkspaceCaughtUp } from './events';
 
+/** Workspaces the feed opens at once to catch up (at start, after another process wrote to a closed one). */
+const VISITS_AT_ONCE = 2;
+
 /** Optional ledger service: how often the feed looks for new workspaces and for appends by other processes. */
 export const EVENT_FEED_OPTIONS_SERVICE = 'cqrs.feed.options';
 /** Ledger service under which the running feed is registered (tests wait on `settled()`). */
@@ -85,7 +88,16 @@ interface Follow {
   commitFailing?: boolean;
   /** The position each consumer had handled through when the feed started following: it skips up to there. */
   resumedFrom: Map<string, number>;
+  /** Called once the log up to the head at follow time was published (a visit waits on it). */
+  onCaughtUp: Array<() => void>;
 }
+
+/**
+ * How a follow starts: `initial` (in the catalogue when the feed started: events up to the head then are
+ * `replayed`), `created` (created while the feed ran: every event is live), `resumed` (opened again after
+ * it was closed idle: what came after the committed positions was appended while the feed ran, live).
+ */
+type FollowMode = 'initial' | 'created' | 'resumed';
 
 /**
  * Feeds the Nest EventBus from each workspace's store subscription: every event of the log — those of
@@ -106,6 +118,16 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
   private readonly options: Required<EventFeedOptions>;
   private readonly consumers = new Map<string, CheckpointedConsumer>();
   private checkpointTimer: NodeJS.Timeout | null = null;
+  /** Workspaces in the catalogue when the feed started, not yet followed: their first follow replays. */
+  private readonly atStart = new Set<string>();
+  /** Workspaces followed at least once (a later follow resumes). */
+  private readonly followedOnce = new Set<string>();
+  /** Workspaces to visit (open, catch up, release): at start, when created, when another process wrote to a closed one. */
+  private readonly toVisit: string[] = [];
+  private readonly visiting = new Set<string>();
+  private unhook: Array<() => void> = [];
+  /** Workspaces whose follow failed (the store was away): visited again at the next rescan. */
+  private readonly retry = new Set<string>();
 
   constructor(
     @Inject(Ledger) private readonly ledger: Ledger,
@@ -136,7 +158,13 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
   // Bootstrap, not init: the CqrsModule (global, so its hook runs first) has bound every handler and saga by now.
   onApplicationBootstrap(): void {
     this.ledger.services.set(EVENT_FEED_SERVICE, this);
+    // The feed follows every open workspace; the registry closes idle ones (an fd budget), and each
+    // closed workspace is visited again when its files change.
+    const registry = this.ledger.workspaces;
+    this.unhook.push(registry.onOpened((ws) => this.follow(ws, this.modeFor(ws.id))));
+    this.unhook.push(registry.beforeClose((ws) => this.unfollow(ws)));
     this.scan(true);
+    this.followOpenOnes();
     this.rescan = setInterval(() => this.scan(), this.options.rescanMs).unref();
     this.poll = setInterval(() => void this.wakeStalled(), this.options.pollMs).unref();
     this.checkpointTimer = setInterval(() => void this.commitAll(), this.options.checkpointMs).unref();
@@ -144,6 +172,8 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    for (const u of this.unhook) u();
+    this.unhook = [];
     if (this.rescan) clearInterval(this.rescan);
     if (this.poll) clearInterval(this.poll);
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
@@ -162,10 +192,18 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
     const deadline = Date.now() + timeoutMs;
     this.scan();
     const heads = new Map<string, number>();
-    for (const w of this.ledger.workspaces.list()) heads.set(w.workspaceId, await (await this.ledger.workspace(w.workspaceId)).store.headPosition());
+    for (const w of this.ledger.workspaces.list()) {
+      const lease = await this.ledger.workspaces.lease(w.workspaceId);
+      try {
+        heads.set(w.workspaceId, await lease.handle.store.headPosition());
+      } finally {
+        lease.release();
+      }
+    }
     for (;;) {
       if (this.stopped) return;
       const pending = [...heads].filter(([id, head]) => {
+        if (this.followedOnce.has(id) && !this.follows.has(id) && !this.visiting.has(id) && !this.toVisit.includes(id)) return false; // closed after it was followed through
         const f = this.follows.get(id);
         return !f || !f.caughtUp || f.seen < head;
       });
@@ -177,9 +215,11 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /**
-   * Follows every workspace not yet followed. The first scan's logs are a replay; a workspace found
-   * by a later scan was created while the feed ran, so its events (even those appended before the
-   * scan saw it) are live.
+   * Queues a visit to every workspace not yet seen: at the first scan those in the catalogue (their logs
+   * are a replay), later the ones created while the feed ran (live), and closed ones another process
+   * wrote to. A visit opens the workspace (the registry's open hook starts its follow), waits until its
+   * log is published and the positions committed, and releases it: at most VISITS_AT_ONCE are open for
+   * this, so a data dir of 1,000 workspaces never has them all open.
    */
   private scan(initial = false): void {
     if (this.stopped) return;
@@ -193,22 +233,86 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
       throw err;
     }
     for (const w of list) {
-      if (this.follows.has(w.workspaceId)) continue;
-      this.follows.set(w.workspaceId, null);
-      void this.ledger.workspace(w.workspaceId).then(
-        (ws) => this.follow(ws, !initial),
-        (err) => {
-          this.follows.delete(w.workspaceId);
-          if (!this.stopped) console.error(`event feed: workspace ${w.workspaceId} could not be opened:`, err);
-        },
-      );
+      const id = w.workspaceId;
+      if (this.follows.has(id) || this.followedOnce.has(id) || this.visiting.has(id) || this.toVisit.includes(id)) continue;
+      if (initial) this.atStart.add(id);
+      this.toVisit.push(id);
+    }
+    for (const id of this.ledger.workspaces.changedSinceClosed()) if (!this.toVisit.includes(id)) this.toVisit.push(id);
+    for (const id of this.retry) if (!this.follows.has(id) && !this.toVisit.includes(id)) this.toVisit.push(id);
+    this.retry.clear();
+    this.drainVisits();
+  }
+
+  private modeFor(id: string): FollowMode {
+    if (this.followedOnce.has(id)) return 'resumed';
+    return this.atStart.has(id) ? 'initial' : 'created';
+  }
+
+  /** Workspaces opened before the feed started (the hook sees only later opens). */
+  private followOpenOnes(): void {
+    void this.ledger.workspaces.openHandles().then((hs) => {
+      for (const ws of hs) if (!this.follows.has(ws.id)) this.follow(ws, this.modeFor(ws.id));
+    });
+  }
+
+  private drainVisits(): void {
+    while (!this.stopped && this.visiting.size < VISITS_AT_ONCE && this.toVisit.length > 0) {
+      const id = this.toVisit.shift()!;
+      this.visiting.add(id);
+      void this.visit(id).finally(() => {
+        this.visiting.delete(id);
+        this.drainVisits();
+      });
     }
   }
 
-  private follow(ws: WorkspaceHandle, createdWhileRunning: boolean): void {
+  private async visit(id: string): Promise<void> {
+    let lease: { handle: WorkspaceHandle; release: () => void };
+    try {
+      lease = await this.ledger.workspaces.lease(id);
+    } catch (err) {
+      if (!this.stopped) console.error(`event feed: workspace ${id} could not be opened:`, (err as Error).message);
+      return;
+    }
+    try {
+      let f = this.follows.get(id);
+      if (!f || f.ws !== lease.handle) {
+        this.follow(lease.handle, this.modeFor(id));
+        f = this.follows.get(id);
+      }
+      if (!f) return;
+      const follow = f;
+      if (!follow.caughtUp) await new Promise<void>((resolve) => follow.onCaughtUp.push(resolve));
+      await this.commit(follow);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** The registry is closing an idle workspace: stop following it and commit where its consumers stand. */
+  private async unfollow(ws: WorkspaceHandle): Promise<void> {
+    const f = this.follows.get(ws.id);
+    if (!f || f.ws !== ws) return;
+    this.follows.delete(ws.id);
+    f.sub?.close();
+    await f.reading.catch(() => undefined);
+    await this.commit(f);
+    await f.positions?.close().catch(() => undefined);
+    for (const resolve of f.onCaughtUp.splice(0)) resolve();
+  }
+
+  private follow(ws: WorkspaceHandle, mode: FollowMode): void {
     if (this.stopped) return;
-    const f: Follow = { ws, sub: null, seen: 0, polledAt: 0, caughtUp: false, resubscribe: false, reading: Promise.resolve(), positions: null, committed: new Map(), resumedFrom: new Map() };
+    if (this.follows.get(ws.id)?.ws === ws) return;
+    this.followedOnce.add(ws.id);
+    const f: Follow = { ws, sub: null, seen: 0, polledAt: 0, caughtUp: false, resubscribe: false, reading: Promise.resolve(), positions: null, committed: new Map(), resumedFrom: new Map(), onCaughtUp: [] };
     this.follows.set(ws.id, f);
+    const forget = () => {
+      if (this.follows.get(ws.id) === f) this.follows.delete(ws.id);
+      for (const resolve of f.onCaughtUp.splice(0)) resolve();
+      if (!this.stopped) this.retry.add(ws.id);
+    };
     f.reading = (async () => {
       if (this.consumers.size > 0) {
         f.positions = consumerPositionsFor(ws);
@@ -217,8 +321,11 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
         // Resume after the consumer that is furthest behind; the others skip what they had handled.
         f.seen = Math.min(...f.committed.values());
       }
-      const head = createdWhileRunning ? 0 : await ws.store.headPosition();
-      if (!createdWhileRunning && f.seen > head) {
+      const head = mode === 'created' ? 0 : await ws.store.headPosition();
+      // Only the first follow of a workspace that was there at start replays; what a resumed follow finds
+      // past its positions was appended while this feed ran.
+      const replayThrough = mode === 'initial' ? head : 0;
+      if (mode === 'initial' && f.seen > head) {
         // Positions ahead of the log (a store restored from an older backup): hand everyone the log again.
         console.error(`event feed: workspace ${ws.id}: stored consumer positions are past the head (${head}); replaying the log`);
         f.seen = 0;
@@ -231,14 +338,14 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
         try {
           for await (const e of f.sub) {
             f.seen = e.globalPosition;
-            this.eventBus.publish(toLedgerEvent(ws.id, e, e.globalPosition <= head));
+            this.eventBus.publish(toLedgerEvent(ws.id, e, e.globalPosition <= replayThrough));
             if (!f.caughtUp && e.globalPosition >= head) this.caughtUp(f, e.globalPosition);
           }
         } catch (err) {
-          if (this.stopped) return;
+          if (this.stopped || this.follows.get(ws.id) !== f) return;
           console.error(`event feed: the subscription of workspace ${ws.id} ended:`, err);
           // Forgotten, so the next rescan follows it again from its committed positions.
-          if (this.follows.get(ws.id) === f) this.follows.delete(ws.id);
+          forget();
           return;
         }
         // The subscription ended: stopped, the store closed, or woken by the poll (then resume from `seen`).
@@ -248,9 +355,9 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
     })().catch((err) => {
       // Reading its positions or head failed (the store is away): never an unhandled rejection; the
       // workspace is forgotten, and the next rescan follows it again.
-      if (this.stopped) return;
+      if (this.stopped || this.follows.get(ws.id) !== f) return;
       console.error(`event feed: workspace ${ws.id} could not be followed (retried on the next rescan):`, (err as Error).message);
-      if (this.follows.get(ws.id) === f) this.follows.delete(ws.id);
+      forget();
     });
   }
 
@@ -258,6 +365,7 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
     f.caughtUp = true;
     this.eventBus.publish(new WorkspaceCaughtUp(f.ws.id, position));
     void this.commit(f);
+    for (const resolve of f.onCaughtUp.splice(0)) resolve();
   }
 
   /** Commits every consumer's position that moved (after handling: `handledThrough` holds back work in flight). */

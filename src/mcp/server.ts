@@ -52,7 +52,9 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
     tools: tools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema as { type: 'object'; properties?: Record<string, object>; required?: string[] } })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+  // A tool call is one request: the workspaces it opens stay open until it is answered.
+  server.setRequestHandler(CallToolRequestSchema, (req) => ledger.workspaces.runInScope(() => callTool(req)));
+  const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }): Promise<CallToolResult> => {
     const tool = tools().find((t) => t.name === req.params.name);
     if (!tool) return failure(new DomainError('unknown_tool', `name: "${String(req.params.name).slice(0, 100)}" is not a tool of this server`));
     try {
@@ -85,7 +87,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
       if (!(err instanceof DomainError)) console.error(`mcp ${tool.name}:`, err);
       return failure(err);
     }
-  });
+  };
   return server;
 }
 

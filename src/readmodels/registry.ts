@@ -55,7 +55,7 @@ export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MO
   } catch {
     host = null;
   }
-  ws.cache.set(HOST, { host, closeWithWorkspace: () => void host?.close() });
+  ws.cache.set(HOST, { host, closeWithWorkspace: () => host?.close() });
   return host;
 }
 

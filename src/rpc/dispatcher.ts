@@ -80,7 +80,12 @@ export class RpcDispatcher {
     this.maxResponseBytes = ledger.config.maxResponseBytes ?? LIMITS.maxResponseBytes;
   }
 
-  async handle(text: string, ctx: CallContext): Promise<DispatchResult> {
+  /** One frame (a call or a batch); the workspaces it opens stay open until it is answered. */
+  handle(text: string, ctx: CallContext): Promise<DispatchResult> {
+    return this.ledger.workspaces.runInScope(() => this.handleFrame(text, ctx));
+  }
+
+  private async handleFrame(text: string, ctx: CallContext): Promise<DispatchResult> {
     const after: Array<() => void> = [];
     let frame: unknown;
     try {

@@ -6,7 +6,7 @@ import type { StreamFold } from '../events/kernel-types';
 import { DomainError } from '../domain-error';
 import type { QueryDefinition } from '../projections/query';
 import { readModelAdvance, readModelAnswer } from '../projections/run-query';
-import type { WorkspaceHandle } from '../workspaces/registry';
+import { retainWorkspace, type WorkspaceHandle } from '../workspaces/registry';
 
 /** Where a watcher's frames go (a WebSocket, an SSE response). */
 export interface WatchSink {
@@ -313,7 +313,12 @@ export class WorkspaceFeed {
   private ready: Promise<void> | null = null;
   closed = false;
 
-  constructor(readonly workspace: WorkspaceHandle, private readonly onIdle: (f: WorkspaceFeed) => void, readonly maxResponseBytes: number) {}
+  /** The feed keeps its workspace open while it has watchers (the registry closes idle ones). */
+  private readonly releaseWorkspace: () => void;
+
+  constructor(readonly workspace: WorkspaceHandle, private readonly onIdle: (f: WorkspaceFeed) => void, readonly maxResponseBytes: number) {
+    this.releaseWorkspace = retainWorkspace(workspace);
+  }
 
   start(): Promise<void> {
     if (this.ready) return this.ready;
@@ -391,6 +396,7 @@ export class WorkspaceFeed {
     for (const g of this.groups.values()) for (const m of [...g.members]) m.fail(new DomainError('watch_closed', 'the server is shutting down; resume with since'));
     this.groups.clear();
     this.onIdle(this);
+    this.releaseWorkspace();
   }
 }
 

@@ -81,14 +81,14 @@ class WorkspaceLoop {
   caughtUp = false;
   timer: NodeJS.Timeout | null = null;
   running: Promise<void> | null = null;
-  private handle: Promise<WorkspaceHandle> | null = null;
   constructor(
     readonly id: string,
     private readonly ledger: Ledger,
   ) {}
 
   get ws(): Promise<WorkspaceHandle> {
-    return (this.handle ??= this.ledger.workspace(this.id));
+    // Not kept: the registry closes idle workspaces, and opens them again on the next use.
+    return this.ledger.workspace(this.id);
   }
 }
 

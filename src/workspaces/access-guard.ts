@@ -1,7 +1,7 @@
 import { DomainError } from '../domain-error';
 import type { Principal } from '../events/envelope';
 import { workspaceFold, type WorkspaceState } from './workspace-state';
-import type { WorkspaceHandle } from './registry';
+import { retainWorkspace, type WorkspaceHandle } from './registry';
 import { loadStream } from './load-stream';
 import { effectiveRole } from './provisioning';
 import { type Role, roleAtLeast } from '../events/roles';
@@ -56,6 +56,8 @@ interface WorkspaceWatch {
   revision: number;
   timer: NodeJS.Timeout;
   checking: boolean;
+  /** Keeps the workspace open while streams on it are guarded. */
+  release: () => void;
 }
 
 export class AccessGuard {
@@ -65,7 +67,7 @@ export class AccessGuard {
   hold(workspace: WorkspaceHandle, stream: GuardedStream): void {
     let w = this.watches.get(workspace.id);
     if (!w) {
-      const entry: WorkspaceWatch = { workspace, streams: new Set(), revision: -2, checking: false, timer: setInterval(() => void this.check(entry), CHECK_MS) };
+      const entry: WorkspaceWatch = { workspace, streams: new Set(), revision: -2, checking: false, timer: setInterval(() => void this.check(entry), CHECK_MS), release: retainWorkspace(workspace) };
       entry.timer.unref();
       this.watches.set(workspace.id, (w = entry));
     }
@@ -106,6 +108,7 @@ export class AccessGuard {
 
   private drop(w: WorkspaceWatch): void {
     clearInterval(w.timer);
+    w.release();
     if (this.watches.get(w.workspace.id) === w) this.watches.delete(w.workspace.id);
   }
 

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { mkdirPrivate } from '../events/store/private-files';
@@ -17,6 +18,55 @@ export interface WorkspaceHandle {
   readonly store: EventStore;
   /** Per-workspace caches keyed by their owner (folded stream states, indexes, …). */
   readonly cache: Map<unknown, unknown>;
+  /**
+   * Keeps the workspace open until the returned release is called: whoever holds the handle beyond one
+   * request (a stream, a subscription, a job) retains it, or the registry may close it when idle. Absent on
+   * handles built outside a registry (tests), which never close on their own. See `retainWorkspace`.
+   */
+  readonly retain?: () => () => void;
+}
+
+/** Retains `ws` (see WorkspaceHandle.retain); the release is idempotent. */
+export function retainWorkspace(ws: WorkspaceHandle): () => void {
+  return ws.retain?.() ?? (() => undefined);
+}
+
+/** How many workspaces stay open at once, and how long an unused one stays open. */
+export interface OpenWorkspaceLimits {
+  /**
+   * Open workspaces past which the least recently used idle one is closed (each holds about
+   * FDS_PER_WORKSPACE files). Default: half the process's file limit divided by that, at least 8.
+   */
+  maxOpen?: number;
+  /** An open workspace nobody used or retained for this long is closed (default 300 s). */
+  idleMs?: number;
+  /** A handle opened outside any request scope is not closed within this time of its last use (default 10 s). */
+  graceMs?: number;
+}
+
+/** Files an open SQLite workspace holds: its log, read models, consumer positions and code-graph cache, each with WAL and shared memory. */
+export const FDS_PER_WORKSPACE = 12;
+
+/** The default `maxOpen`: half of the soft `nofile` limit (Linux: /proc/self/limits) over FDS_PER_WORKSPACE. */
+export function defaultMaxOpenWorkspaces(): number {
+  let soft = 1024;
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+    if (m) soft = m[1] === 'unlimited' ? 1 << 20 : Number(m[1]);
+  } catch {
+    // Not Linux: assume the common 1024.
+  }
+  return Math.max(8, Math.min(4096, Math.floor(soft / 2 / FDS_PER_WORKSPACE)));
+}
+
+interface Slot {
+  readonly handle: Promise<WorkspaceHandle>;
+  /** Retains outstanding (requests in flight, streams, jobs): a retained workspace is never closed. */
+  retained: number;
+  /** When it was last opened or released (ms), for least-recently-used order; 0: only background work used it. */
+  lastUsed: number;
+  /** Opened outside any request scope (nothing retains it): not closed before this time (ms). */
+  graceUntil: number;
 }
 
 export type StoreFactory = ((workspaceId: string, dir: string) => Promise<EventStore>) & {
@@ -26,14 +76,32 @@ export type StoreFactory = ((workspaceId: string, dir: string) => Promise<EventS
   close?: () => Promise<void>;
   /** Opens what the stores share (and migrates it, when the factory may): a server awaits it before serving. */
   ready?: () => Promise<void>;
+  /**
+   * The stores share connections (PostgreSQL, KurrentDB) and hold no files per workspace: by default
+   * their workspaces stay open (every server follows every workspace's events as they happen).
+   */
+  sharesConnections?: boolean;
+  /**
+   * What a closed workspace's files look like (SQLite: size and mtime of the log and its WAL), so a
+   * follower can tell that another process wrote to it while it was closed.
+   */
+  fingerprint?: (dir: string) => string | null;
   /** The shared connection's state, for /health (`degraded` during an outage, with the reason). */
   health?: () => { status: 'ok' | 'degraded'; reason?: string; since?: string };
 };
 
-export const sqliteStoreFactory =
-  (synchronous: SynchronousMode = 'FULL'): StoreFactory =>
-  async (workspaceId, dir) =>
-    new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId, synchronous });
+export const sqliteStoreFactory = (synchronous: SynchronousMode = 'FULL'): StoreFactory => {
+  const factory: StoreFactory = async (workspaceId, dir) => new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId, synchronous });
+  factory.fingerprint = (dir) => {
+    const parts: string[] = [];
+    for (const f of ['workspace.db', 'workspace.db-wal']) {
+      const st = fs.statSync(path.join(dir, f), { throwIfNoEntry: false });
+      parts.push(st ? `${st.size}:${st.mtimeMs}` : '-');
+    }
+    return parts.join('/');
+  };
+  return factory;
+};
 
 /**
  * The workspace catalogue and the per-workspace store handles. Isolation starts here: an id is
@@ -43,17 +111,36 @@ export const sqliteStoreFactory =
  */
 export class WorkspaceRegistry {
   private readonly catalog: WorkspaceCatalogue;
-  private readonly handles = new Map<string, Promise<WorkspaceHandle>>();
+  private readonly slots = new Map<string, Slot>();
+  /** Workspaces being closed: an open waits for the close to finish before it opens the files again. */
+  private readonly closing = new Map<string, Promise<void>>();
+  private readonly closeListeners: Array<(handle: WorkspaceHandle) => Promise<void> | void> = [];
+  private readonly openListeners: Array<(handle: WorkspaceHandle) => void> = [];
+  /** The request scope an `open` runs in (HTTP request, WebSocket frame): its handles are retained until it ends. */
+  private readonly scope = new AsyncLocalStorage<Set<() => void>>();
+  readonly limits: Required<OpenWorkspaceLimits>;
+  private sweeper: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Workspaces this registry closed, and their files' fingerprint at that moment. */
+  private readonly closedAs = new Map<string, string>();
 
   /** `onOpen`: what the composition root attaches to every handle it opens (its read side). */
   constructor(
     readonly dataDir: string,
     private readonly storeFactory: StoreFactory = sqliteStoreFactory(),
     catalogue?: WorkspaceCatalogue,
-    private readonly onOpen?: (handle: WorkspaceHandle) => void,
+    onOpen?: (handle: WorkspaceHandle) => void,
+    limits: OpenWorkspaceLimits = {},
   ) {
     mkdirPrivate(dataDir);
     this.catalog = catalogue ?? storeFactory.catalogue?.(dataDir) ?? new SqliteCatalogue(dataDir);
+    if (onOpen) this.openListeners.push(onOpen);
+    const shared = storeFactory.sharesConnections === true;
+    this.limits = {
+      maxOpen: limits.maxOpen ?? (shared ? Number.POSITIVE_INFINITY : defaultMaxOpenWorkspaces()),
+      idleMs: limits.idleMs ?? (shared ? Number.POSITIVE_INFINITY : 300_000),
+      graceMs: limits.graceMs ?? 10_000,
+    };
   }
 
   static validateId(id: unknown): string {
@@ -101,27 +188,230 @@ export class WorkspaceRegistry {
     return this.catalog.createdBy(home) ?? `${home}/${principal}`;
   }
 
-  /** Opens the store of a registered workspace; refuses unknown ids before touching the disk. */
+  /**
+   * Opens the store of a registered workspace; refuses unknown ids before touching the disk. Inside a
+   * request scope (`runInScope`) the handle stays open until the scope ends; outside one it may be closed
+   * once idle for `graceMs` — whoever keeps it longer retains it (`retainWorkspace`).
+   */
   async open(id: unknown): Promise<WorkspaceHandle> {
     const wid = WorkspaceRegistry.validateId(id);
-    let handle = this.handles.get(wid);
-    if (!handle) {
-      if (!this.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`);
-      handle = this.openHandle(wid);
-      this.handles.set(wid, handle);
-      handle.catch(() => this.handles.delete(wid));
+    const scope = this.scope.getStore();
+    const slot = await this.slotFor(wid, !scope, !!scope);
+    if (scope) {
+      let released = false;
+      scope.add(() => {
+        if (released) return;
+        released = true;
+        this.release(slot);
+      });
     }
-    return handle;
+    return slot.handle;
   }
 
-  private async openHandle(id: string): Promise<WorkspaceHandle> {
+  /**
+   * Opens a workspace for background work (a catch-up, a checkpoint pass) without counting as a use:
+   * once released it may be closed at once when more than `maxOpen` are open.
+   */
+  async lease(id: unknown): Promise<{ handle: WorkspaceHandle; release: () => void }> {
+    const wid = WorkspaceRegistry.validateId(id);
+    const slot = await this.slotFor(wid, false, true);
+    let released = false;
+    const handle = await slot.handle.catch((err) => {
+      this.release(slot);
+      throw err;
+    });
+    return {
+      handle,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.release(slot, false);
+      },
+    };
+  }
+
+  /**
+   * Runs `fn` as one request: every workspace it opens stays open until `fn` settles (or, with
+   * `until`, until that promise settles — an HTTP response that streams on after its handler returned).
+   */
+  runInScope<T>(fn: () => T, until?: (end: () => void) => void): T {
+    const releases = new Set<() => void>();
+    const end = () => {
+      for (const r of releases) r();
+      releases.clear();
+    };
+    if (until) {
+      until(end);
+      return this.scope.run(releases, fn);
+    }
+    let result: T;
+    try {
+      result = this.scope.run(releases, fn);
+    } catch (err) {
+      end();
+      throw err;
+    }
+    if (result instanceof Promise) return result.finally(end) as T;
+    end();
+    return result;
+  }
+
+  /** Called with each handle as it opens (after the read side is attached). */
+  onOpened(listener: (handle: WorkspaceHandle) => void): () => void {
+    this.openListeners.push(listener);
+    return () => this.openListeners.splice(this.openListeners.indexOf(listener) >>> 0, 1);
+  }
+
+  /** Called (and awaited) before an idle workspace's store closes: stop following it, sign its tail. */
+  beforeClose(listener: (handle: WorkspaceHandle) => Promise<void> | void): () => void {
+    this.closeListeners.push(listener);
+    return () => this.closeListeners.splice(this.closeListeners.indexOf(listener) >>> 0, 1);
+  }
+
+  /** The handles open now (their stores are open). */
+  async openHandles(): Promise<WorkspaceHandle[]> {
+    const out: WorkspaceHandle[] = [];
+    for (const s of [...this.slots.values()]) {
+      const h = await s.handle.catch(() => null);
+      if (h) out.push(h);
+    }
+    return out;
+  }
+
+  /** How many workspaces are open now. */
+  openCount(): number {
+    return this.slots.size;
+  }
+
+  /** The workspace's slot, opened if needed; `retain` counts a retain before anything may be closed. */
+  private async slotFor(wid: string, touch: boolean, retain = false): Promise<Slot> {
+    for (let pending = this.closing.get(wid); pending; pending = this.closing.get(wid)) await pending;
+    let slot = this.slots.get(wid);
+    let created = false;
+    if (!slot) {
+      if (this.closed) throw new DomainError('store_unavailable', 'the ledger is closed');
+      if (!this.get(wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`);
+      const fresh: Slot = { handle: null as unknown as Promise<WorkspaceHandle>, retained: 0, lastUsed: 0, graceUntil: 0 };
+      (fresh as { handle: Promise<WorkspaceHandle> }).handle = this.openHandle(wid, fresh);
+      slot = fresh;
+      this.slots.set(wid, slot);
+      this.closedAs.delete(wid);
+      slot.handle.catch(() => {
+        if (this.slots.get(wid) === fresh) this.slots.delete(wid);
+      });
+      this.startSweeper();
+      created = true;
+    }
+    if (touch) {
+      slot.lastUsed = Date.now();
+      slot.graceUntil = slot.lastUsed + this.limits.graceMs;
+    }
+    if (retain) slot.retained++;
+    // Room for the new one: the least recently used idle workspaces close (in the background).
+    if (created) this.evict(slot);
+    return slot;
+  }
+
+  private release(slot: Slot, touch = true): void {
+    slot.retained = Math.max(0, slot.retained - 1);
+    if (touch) slot.lastUsed = Date.now();
+    if (slot.retained === 0 && this.slots.size > this.limits.maxOpen) this.evict();
+  }
+
+  private async openHandle(id: string, slot: Slot): Promise<WorkspaceHandle> {
     const dir = path.join(this.dataDir, id);
     if (path.dirname(dir) !== path.resolve(this.dataDir)) throw new DomainError('invalid_workspace_id', 'workspace_id: escapes the data dir');
     mkdirPrivate(dir);
     const store = await this.storeFactory(id, dir);
-    const handle: WorkspaceHandle = { id, dir, store, cache: new Map() };
-    this.onOpen?.(handle);
+    const retain = (): (() => void) => {
+      slot.retained++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        this.release(slot);
+      };
+    };
+    const handle: WorkspaceHandle = { id, dir, store, cache: new Map(), retain };
+    for (const listener of this.openListeners) listener(handle);
     return handle;
+  }
+
+  /** Closes idle workspaces past `maxOpen`, least recently used first. */
+  private evict(spare?: Slot): void {
+    const excess = this.slots.size - this.limits.maxOpen;
+    if (excess <= 0) return;
+    const now = Date.now();
+    const idle = [...this.slots]
+      .filter(([, s]) => s !== spare && s.retained === 0 && now >= s.graceUntil)
+      .sort(([, a], [, b]) => a.lastUsed - b.lastUsed)
+      .slice(0, excess);
+    for (const [id, s] of idle) this.closeSlot(id, s);
+  }
+
+  /** Every minute: closes what nobody used for `idleMs`, and what is past `maxOpen` once its grace ran out. */
+  private startSweeper(): void {
+    if (this.sweeper || this.closed) return;
+    if (this.limits.maxOpen === Number.POSITIVE_INFINITY && this.limits.idleMs === Number.POSITIVE_INFINITY) return;
+    const every = Math.max(50, Math.min(60_000, this.limits.idleMs / 4, this.limits.graceMs));
+    this.sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const [id, s] of [...this.slots]) if (s.retained === 0 && now - s.lastUsed >= this.limits.idleMs) this.closeSlot(id, s);
+      this.evict();
+    }, every);
+    this.sweeper.unref();
+  }
+
+  private closeSlot(id: string, slot: Slot): void {
+    if (this.slots.get(id) !== slot) return;
+    this.slots.delete(id);
+    const done = (async () => {
+      const handle = await slot.handle.catch(() => null);
+      if (handle) await this.closeHandle(handle);
+    })().finally(() => {
+      if (this.closing.get(id) === done) this.closing.delete(id);
+    });
+    this.closing.set(id, done);
+  }
+
+  private async closeHandle(handle: WorkspaceHandle): Promise<void> {
+    for (const listener of this.closeListeners) {
+      try {
+        await listener(handle);
+      } catch (err) {
+        process.stderr.write(`review-ledger: closing workspace ${handle.id}: ${(err as Error).message}\n`);
+      }
+    }
+    await handle.store.close().catch(() => undefined);
+    // Caches holding files of their own (read models, no-op keys, consumer positions) close with the workspace.
+    for (const v of handle.cache.values()) await (v as { closeWithWorkspace?: () => unknown }).closeWithWorkspace?.();
+    const fp = this.fingerprintOf(handle.id);
+    if (fp !== null) this.closedAs.set(handle.id, fp);
+  }
+
+  private fingerprintOf(id: string): string | null {
+    try {
+      return this.storeFactory.fingerprint?.(path.join(this.dataDir, id)) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The workspaces this registry closed whose files changed since (another process appended), for a
+   * follower to open again. Forgets them: each change is reported once.
+   */
+  changedSinceClosed(): string[] {
+    const out: string[] = [];
+    for (const [id, fp] of this.closedAs) {
+      if (this.slots.has(id) || this.closing.has(id)) continue;
+      const now = this.fingerprintOf(id);
+      if (now !== fp) {
+        this.closedAs.delete(id);
+        out.push(id);
+      }
+    }
+    return out;
   }
 
   /** Opens (and, when allowed, migrates) the shared store before anything is served; a no-op for SQLite. */
@@ -135,14 +425,17 @@ export class WorkspaceRegistry {
   }
 
   async close(): Promise<void> {
-    const handles = [...this.handles.values()];
-    this.handles.clear();
-    for (const h of handles) {
-      const handle = await h.catch(() => null);
+    this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+    const slots = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all([...this.closing.values()]);
+    for (const s of slots) {
+      const handle = await s.handle.catch(() => null);
       if (!handle) continue;
       await handle.store.close().catch(() => undefined);
-      // Caches holding files of their own (e.g. the no-op idempotency keys) close with the workspace.
-      for (const v of handle.cache.values()) (v as { closeWithWorkspace?: () => void }).closeWithWorkspace?.();
+      for (const v of handle.cache.values()) await (v as { closeWithWorkspace?: () => unknown }).closeWithWorkspace?.();
     }
     await this.catalog.close();
     await this.storeFactory.close?.();

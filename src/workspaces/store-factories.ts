@@ -31,6 +31,7 @@ export function postgresStoreFactory(connectionString: string, schema?: string, 
     ));
   const factory: StoreFactory = async (workspaceId) => new PostgresEventStore({ backend: await open(), workspaceId });
   factory.catalogue = () => new PostgresCatalogue(connectionString, schema, options.migrate ?? true);
+  factory.sharesConnections = true;
   factory.ready = async () => {
     await open();
   };
@@ -63,6 +64,7 @@ export function kurrentdbStoreFactory(connectionString: string, catalogueDatabas
     if (catalogueDatabaseUrl) readModelPool ??= new (require('pg') as typeof import('pg')).Pool({ connectionString: catalogueDatabaseUrl, max: 4 });
     return new KurrentDbEventStore({ connection, workspaceId, readModels: readModelPool ? { pool: readModelPool, schema: 'review_ledger' } : undefined });
   };
+  factory.sharesConnections = true;
   factory.catalogue = (dataDir) => (catalogueDatabaseUrl ? new PostgresCatalogue(catalogueDatabaseUrl) : new SqliteCatalogue(dataDir));
   factory.close = async () => {
     const c = connection;

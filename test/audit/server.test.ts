@@ -91,7 +91,11 @@ describe('audit on a running server: the published key, scheduled checkpoints, t
     const bad = (await call(fx.server.url, fx.ownerToken, 'review_studio.auditChain', { workspace_id: fx.workspaceId })).result.value;
     expect(bad).toMatchObject({ ok: false, firstBroken: edited, problems: [expect.objectContaining({ kind: 'edited', position: edited })] });
     const badAudit = (await call(fx.server.url, fx.ownerToken, 'review_studio.audit', { workspace_id: fx.workspaceId })).result;
-    expect(badAudit.chain).toMatchObject({ ok: false, firstBroken: edited, verifiedCheckpoint: null });
+    expect(badAudit.chain).toMatchObject({ ok: false, firstBroken: edited });
+    // The checkpoint at the head (past the edit) no longer verifies; one signed before the edit (the server
+    // signs each workspace's unsigned tail once at start) still does.
+    expect(badAudit.chain.verifiedCheckpoint?.position ?? 0).toBeLessThan(edited);
+    expect(badAudit.chain.verifiedCheckpoint).not.toEqual(signed);
   }, 120_000);
 });
 
