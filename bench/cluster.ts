@@ -1,0 +1,247 @@
+// npm run bench:cluster [-- --seconds 8 --rounds 3 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres]
+// The multi-server layout of docs/stores.md under one client load, in one run, alternating:
+//   pg×1     one server on PostgreSQL (its own data dir)
+//   pg×2     two servers on the same PostgreSQL database, separate data dirs, the documented shared
+//            configuration (--audit-key-file, --server-key-file); the clients split across both
+//   sqlite×1 one server on SQLite (NORMAL, as the PostgreSQL servers run synchronous_commit=off)
+// Load: addReviewNode over HTTP JSON-RPC (autocannon, `connections` concurrent) on 100 PRs of one workspace.
+// Per configuration: commands/s, p99 latency, and CPU per command of the servers and of PostgreSQL
+// (every `postgres` process's utime+stime from /proc, counted over the round), medians over the rounds.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { newUuidV7 } from '../src/events/ids';
+import { argValue, median, round, table } from './support/report';
+
+const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { total: number }; latency: { p99: number }; non2xx: number; errors: number }>;
+
+const ROOT = path.resolve(__dirname, '..');
+const REPO = 'bench-repo';
+const PRS = 100;
+// /proc/<pid>/stat counts CPU in clock ticks: USER_HZ, 100 on Linux.
+const TICK = 100;
+const node = (title: string) => ({
+  kind: 'bug',
+  priority: 'P2',
+  triage: { category: 'correctness', severity: 'medium', effort: 'small' },
+  confidence: 0.6,
+  reasoning: 'The guard is evaluated after the dereference, so an empty list reads index -1.',
+  title,
+  body: 'Move the length check before the access.',
+  brief: 'engineer',
+});
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+}
+
+async function startServer(args: string[], dataDir: string, env: NodeJS.ProcessEnv): Promise<Server> {
+  const child = spawn(process.execPath, ['-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, ...args, 'serve', '--port', '0'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  return { child, url, dataDir };
+}
+
+async function stop(s: Server): Promise<void> {
+  if (s.child.exitCode !== null) return;
+  s.child.kill('SIGTERM');
+  await new Promise((r) => s.child.once('exit', r));
+}
+
+async function rpc(url: string, token: string, method: string, params: Record<string, unknown>): Promise<any> {
+  const res = await fetch(`${url}/rpc`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await res.json()) as any;
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+/** utime + stime of a process, in clock ticks (0 when it is gone). */
+function cpuTicks(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** Every `postgres` process now, with its CPU ticks. */
+function postgresTicks(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
+      out.set(Number(d), cpuTicks(Number(d)));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+function postgresDelta(before: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, t] of postgresTicks()) sum += t - (before.get(pid) ?? 0);
+  return sum;
+}
+
+async function load(urls: string[], token: string, seconds: number, connections: number): Promise<{ total: number; p99: number; errors: number }> {
+  let i = 0;
+  let rpcErrors = 0;
+  const per = Math.max(1, Math.floor(connections / urls.length));
+  const results = await Promise.all(
+    urls.map((url) =>
+      autocannon({
+        url: `${url}/rpc`,
+        connections: per,
+        duration: seconds,
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        requests: [
+          {
+            setupRequest: (req: any) => {
+              const n = i++;
+              req.body = JSON.stringify({ jsonrpc: '2.0', id: n, method: 'addReviewNode', params: { workspace_id: 'default', idempotencyKey: newUuidV7(), repoId: REPO, prNumber: 1 + (n % PRS), node: node(`cluster ${n}`) } });
+              return req;
+            },
+            onResponse: (_status: number, body: string) => {
+              if (body.includes('"error"')) rpcErrors++;
+            },
+          },
+        ],
+      }),
+    ),
+  );
+  return { total: results.reduce((a, r) => a + r.requests.total, 0), p99: Math.max(...results.map((r) => r.latency.p99)), errors: rpcErrors + results.reduce((a, r) => a + r.errors + r.non2xx, 0) };
+}
+
+interface Figures {
+  perSecond: number;
+  p99: number;
+  serverCpuMs: number;
+  dbCpuMs: number;
+  errors: number;
+}
+
+async function round1(servers: Server[], token: string, seconds: number, connections: number, db: boolean): Promise<Figures> {
+  const before = servers.map((s) => cpuTicks(s.child.pid!));
+  const pgBefore = db ? postgresTicks() : new Map<number, number>();
+  const r = await load(
+    servers.map((s) => s.url),
+    token,
+    seconds,
+    connections,
+  );
+  const serverTicks = servers.reduce((a, s, k) => a + cpuTicks(s.child.pid!) - before[k], 0);
+  const dbTicks = db ? postgresDelta(pgBefore) : 0;
+  const ms = (ticks: number) => (ticks * (1000 / TICK)) / Math.max(1, r.total);
+  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: ms(serverTicks), dbCpuMs: ms(dbTicks), errors: r.errors };
+}
+
+export async function main(args: string[]): Promise<void> {
+  const seconds = Number(argValue(args, '--seconds') ?? 8);
+  const rounds = Number(argValue(args, '--rounds') ?? 3);
+  const connections = Number(argValue(args, '--connections') ?? 16);
+  const adminUrl = argValue(args, '--database-url') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbName = `rl_bench_cluster_${process.pid}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const dbUrl = new URL(adminUrl);
+  dbUrl.pathname = `/${dbName}`;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-cluster-'));
+  const servers: Server[] = [];
+  try {
+    // The documented shared configuration: one audit key and one token secret for every server.
+    const auditKey = path.join(tmp, 'audit-ed25519.pem');
+    fs.writeFileSync(auditKey, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const serverKey = path.join(tmp, 'server.key');
+    fs.writeFileSync(serverKey, randomBytes(32), { mode: 0o600 });
+    const pgArgs = ['--store', 'postgres', '--database-url', dbUrl.toString(), '--synchronous', 'NORMAL', '--audit-key-file', auditKey, '--server-key-file', serverKey];
+    const pgA = await startServer(pgArgs, path.join(tmp, 'pg-a'), {});
+    const pgB = await startServer(pgArgs, path.join(tmp, 'pg-b'), {});
+    const lite = await startServer(['--synchronous', 'NORMAL'], path.join(tmp, 'sqlite'), {});
+    servers.push(pgA, pgB, lite);
+    const pgToken = fs.readFileSync(path.join(pgA.dataDir, 'owner-token'), 'utf8').trim();
+    const liteToken = fs.readFileSync(path.join(lite.dataDir, 'owner-token'), 'utf8').trim();
+    for (const [url, token] of [
+      [pgA.url, pgToken],
+      [lite.url, liteToken],
+    ]) {
+      for (let pr = 1; pr <= PRS; pr++) await rpc(url, token, 'requestReview', { workspace_id: 'default', idempotencyKey: newUuidV7(), repoId: REPO, prNumber: pr, baseSha: 'c'.repeat(40), headSha: 'a'.repeat(40) });
+    }
+    // One warm-up round each (JIT, caches), not counted.
+    await round1([pgA], pgToken, 2, connections, false);
+    await round1([pgA, pgB], pgToken, 2, connections, false);
+    await round1([lite], liteToken, 2, connections, false);
+    const configs: Array<{ name: string; run: () => Promise<Figures> }> = [
+      { name: 'pg×1', run: () => round1([pgA], pgToken, seconds, connections, true) },
+      { name: 'pg×2', run: () => round1([pgA, pgB], pgToken, seconds, connections, true) },
+      { name: 'sqlite×1', run: () => round1([lite], liteToken, seconds, connections, false) },
+    ];
+    const figures = new Map<string, Figures[]>(configs.map((c) => [c.name, []]));
+    for (let r = 0; r < rounds; r++) {
+      // Alternated: each round starts with the next configuration.
+      for (let k = 0; k < configs.length; k++) {
+        const c = configs[(r + k) % configs.length];
+        figures.get(c.name)!.push(await c.run());
+      }
+    }
+    const med = (name: string, f: keyof Figures) => median(figures.get(name)!.map((x) => x[f]));
+    const rows = configs.map((c) => ({
+      configuration: c.name,
+      'commands/s': round(med(c.name, 'perSecond'), 0),
+      'p99 ms': round(med(c.name, 'p99'), 0),
+      'server CPU ms/cmd': round(med(c.name, 'serverCpuMs'), 2),
+      'PostgreSQL CPU ms/cmd': round(med(c.name, 'dbCpuMs'), 2),
+      errors: figures.get(c.name)!.reduce((a, x) => a + x.errors, 0),
+    }));
+    console.log(`bench:cluster — addReviewNode over HTTP, ${connections} connections, ${rounds} rounds of ${seconds}s per configuration, alternating; ${os.cpus().length} cores, Node ${process.version}`);
+    console.log(table(rows));
+    const pgOne = med('pg×1', 'perSecond');
+    const pgTwo = med('pg×2', 'perSecond');
+    const liteOne = med('sqlite×1', 'perSecond');
+    const perRound = figures.get('pg×2')!.map((x, k) => round(x.perSecond / figures.get('pg×1')![k].perSecond, 2));
+    console.log(`pg×1 / sqlite×1 = ${round(pgOne / liteOne, 2)} (target ≥ 0.8); pg×2 / pg×1 = ${round(pgTwo / pgOne, 2)} (target ≥ 0.9; per round ${perRound.join(', ')})`);
+    console.log(
+      JSON.stringify({
+        bench: 'cluster',
+        seconds,
+        rounds,
+        connections,
+        pg1_per_s: round(pgOne, 0),
+        pg2_per_s: round(pgTwo, 0),
+        sqlite1_per_s: round(liteOne, 0),
+        pg1_over_sqlite: round(pgOne / liteOne, 2),
+        pg2_over_pg1: round(pgTwo / pgOne, 2),
+        pg1_p99_ms: med('pg×1', 'p99'),
+        pg2_p99_ms: med('pg×2', 'p99'),
+        sqlite1_p99_ms: med('sqlite×1', 'p99'),
+        pg1_server_cpu_ms: round(med('pg×1', 'serverCpuMs'), 2),
+        pg2_server_cpu_ms: round(med('pg×2', 'serverCpuMs'), 2),
+        sqlite1_server_cpu_ms: round(med('sqlite×1', 'serverCpuMs'), 2),
+        pg1_db_cpu_ms: round(med('pg×1', 'dbCpuMs'), 2),
+        pg2_db_cpu_ms: round(med('pg×2', 'dbCpuMs'), 2),
+      }),
+    );
+  } finally {
+    for (const s of servers) await stop(s);
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
