@@ -42,6 +42,8 @@ export interface ImportDecl {
   reexport?: boolean;
   /** Every export of the source becomes visible (`export *`, `from x import *`, `#include`, Go dot import). */
   star?: boolean;
+  /** CommonJS `require()`: the module value is `module.exports` (its `default` export; see imports.ts). */
+  require?: boolean;
 }
 
 export interface FileFacts {

@@ -263,7 +263,8 @@ export class CodeGraph {
       if (b) {
         const target = this.resolveModule(file, b.decl.source);
         if (!target) return 'external';
-        if (b.imported === '*') return this.namespaceSelf(target, ref.name);
+        // A required module used as a value is its `module.exports` (the `default` of imports.ts).
+        if (b.imported === '*') return this.namespaceSelf(target, ref.name) ?? (b.decl.require ? this.resolveExport(target, 'default', 0) : undefined);
         return this.resolveExport(target, b.imported, 0);
       }
       const local = infos.find((s) => s.def.name === ref.name && s.def.parent === -1) ?? infos.find((s) => s.def.name === ref.name && ref.from >= 0 && isWithin(infos, ref.from, s));
@@ -298,7 +299,11 @@ export class CodeGraph {
       if (b.imported === '*') {
         const ownType = this.namespaceSelf(target, q);
         if (ownType) return this.symbols.get(`${ownType}.${ref.name}`)?.id ?? ownType;
-        return this.resolveExport(target, ref.name, 0);
+        const exported = this.resolveExport(target, ref.name, 0);
+        if (exported || !b.decl.require) return exported;
+        // `x.name` on `module.exports = obj`: a member of obj when it has one, else obj itself.
+        const value = this.resolveExport(target, 'default', 0);
+        return value ? (this.symbols.get(`${value}.${ref.name}`)?.id ?? value) : undefined;
       }
       const owner = this.resolveExport(target, b.imported, 0);
       if (!owner) return undefined;
@@ -456,6 +461,11 @@ export class CodeGraph {
     const norm = path.posix.normalize(base);
     if (norm.startsWith('..')) return undefined;
     if (this.has(norm)) return norm;
+    // `require('..')` from a folder's child: the root's index (`./index` is `index`).
+    if (norm === '.' || norm === './') {
+      for (const idx of indexNames) for (const ext of extensions) if (this.has(`${idx}${ext}`)) return `${idx}${ext}`;
+      return undefined;
+    }
     // TypeScript's ESM style imports `./x.js` meaning `./x.ts`.
     const stripped = norm.replace(/\.(js|jsx|mjs|cjs)$/, '');
     for (const ext of extensions) if (this.has(stripped + ext)) return stripped + ext;

@@ -28,7 +28,11 @@ export function extractImports(style: ImportStyle, root: Node): ImportFacts {
           do {
             const type = cursor.nodeType;
             if (type === 'import_statement' || type === 'export_statement') ecmascript(cursor.currentNode, out);
-            else if (type === 'lexical_declaration' || type === 'variable_declaration') declarations.add(cursor.startIndex);
+            else if (type === 'lexical_declaration' || type === 'variable_declaration') {
+              declarations.add(cursor.startIndex);
+              // `const x = require('./x')` also binds a module (CommonJS): the binding resolves first.
+              commonjsDeclaration(cursor.currentNode, out);
+            } else if (type === 'expression_statement') commonjsStatement(cursor.currentNode, out);
             else if (type === 'ambient_declaration') {
               // `declare const console: Console` (a script-mode .d.ts of runtime globals): a top-level variable too.
               const inner = cursor.currentNode.firstNamedChild;
@@ -163,6 +167,145 @@ function ecmascript(n: Node, out: ImportFacts): void {
     const name = declaration.childForFieldName('name')?.text;
     if (name) out.exportAliases.push(['default', name]);
   }
+}
+
+/**
+ * CommonJS (Node's rules): `require('<specifier>')` resolves like an import (`./x` → x.js, x/index.js);
+ * what it returns is `module.exports`. A require binding is the whole module (`*`): `x.name` looks up the
+ * export `name` (`exports.name = …`), a bare `x` the module's `module.exports = <x>` (its `default`).
+ */
+function requireOf(n: Node | null): string | undefined {
+  if (!n || n.type !== 'call_expression') return undefined;
+  const fn = n.childForFieldName('function');
+  if (!fn || fn.type !== 'identifier' || fn.text !== 'require') return undefined;
+  const arg = n.childForFieldName('arguments')?.namedChildren[0];
+  if (!arg || arg.type !== 'string') return undefined;
+  return unquote(arg.text);
+}
+
+/** `const x = require('m')`, `const { a, b: c } = require('m')`, `var y = require('m').y`. */
+function commonjsDeclaration(n: Node, out: ImportFacts): void {
+  let all = true;
+  let any = false;
+  for (const d of n.namedChildren) {
+    if (d.type !== 'variable_declarator') continue;
+    const name = d.childForFieldName('name');
+    let value = d.childForFieldName('value');
+    // `var app = exports = module.exports = {}`: `app` is the module's export.
+    if (name?.type === 'identifier' && value?.type === 'assignment_expression' && assignsModuleExports(value)) {
+      out.exportAliases.push(['default', name.text]);
+      all = false;
+      continue;
+    }
+    let member: string | undefined;
+    if (value?.type === 'member_expression') {
+      const property = value.childForFieldName('property');
+      member = property?.type === 'property_identifier' ? property.text : undefined;
+      value = member ? value.childForFieldName('object') : null;
+    }
+    const source = requireOf(value);
+    if (!source || !name) {
+      all = false;
+      continue;
+    }
+    any = true;
+    const decl: ImportDecl = { source, bindings: [], require: true };
+    if (name.type === 'identifier') decl.bindings.push({ local: name.text, imported: member ?? '*' });
+    else if (name.type === 'object_pattern' && !member) {
+      for (const p of name.namedChildren) {
+        if (p.type === 'shorthand_property_identifier_pattern') decl.bindings.push({ local: p.text, imported: p.text });
+        else if (p.type === 'pair_pattern') {
+          const key = p.childForFieldName('key');
+          const local = p.childForFieldName('value');
+          if (key && local?.type === 'identifier') decl.bindings.push({ local: local.text, imported: unquote(key.text) });
+        }
+      }
+    }
+    out.imports.push(decl);
+  }
+  if (any) out.importRanges.push([n.startIndex, n.endIndex]);
+}
+
+/** Whether an assignment chain ends in `module.exports = …` (possibly via `exports = module.exports = …`). */
+function assignsModuleExports(n: Node): boolean {
+  for (let a: Node | null = n; a?.type === 'assignment_expression'; a = a.childForFieldName('right')) if (isModuleExports(a.childForFieldName('left'))) return true;
+  return false;
+}
+
+function isModuleExports(n: Node | null): boolean {
+  return n?.type === 'member_expression' && n.childForFieldName('object')?.text === 'module' && n.childForFieldName('property')?.text === 'exports';
+}
+
+/** `exports.x = …` / `module.exports.x = …`: the export's name, else undefined. */
+function exportsMember(n: Node | null): string | undefined {
+  if (n?.type !== 'member_expression') return undefined;
+  const object = n.childForFieldName('object');
+  const property = n.childForFieldName('property');
+  if (property?.type !== 'property_identifier') return undefined;
+  if (object?.type === 'identifier' && object.text === 'exports') return property.text;
+  if (isModuleExports(object)) return property.text;
+  return undefined;
+}
+
+/**
+ * What a value assigned to an export names here: an identifier, a named class; a function is the
+ * assignment's own definition (ecma-tags.ts names `exports.x = function …` x and `module.exports = function …`
+ * `exports`, at the top level), so `fallback`.
+ */
+function localOf(value: Node, fallback: string): string {
+  if (value.type === 'identifier') return value.text;
+  if (value.type === 'class') {
+    const name = value.childForFieldName('name');
+    if (name) return name.text;
+  }
+  return fallback;
+}
+
+/** Top-level `require('m');`, `module.exports = …`, `exports.x = …`. */
+function commonjsStatement(n: Node, out: ImportFacts): void {
+  const e = n.firstNamedChild;
+  if (!e) return;
+  const side = requireOf(e);
+  if (side) {
+    out.importRanges.push([n.startIndex, n.endIndex]);
+    out.imports.push({ source: side, bindings: [], require: true });
+    return;
+  }
+  if (e.type !== 'assignment_expression') return;
+  // The value at the end of `a = b = c`.
+  let value: Node | null = e;
+  while (value?.type === 'assignment_expression') value = value.childForFieldName('right');
+  if (!value) return;
+  const member = exportsMember(e.childForFieldName('left'));
+  if (member) {
+    const source = requireOf(value);
+    if (source) {
+      out.importRanges.push([n.startIndex, n.endIndex]);
+      out.imports.push({ source, bindings: [{ local: member, imported: '*' }], reexport: true, require: true });
+    } else out.exportAliases.push([member, localOf(value, member)]);
+    return;
+  }
+  if (!assignsModuleExports(e)) return;
+  const source = requireOf(value);
+  if (source) {
+    // `module.exports = require('./lib/x')`: this module is that one.
+    out.importRanges.push([n.startIndex, n.endIndex]);
+    out.imports.push({ source, bindings: [], reexport: true, star: true, require: true });
+    return;
+  }
+  if (value.type === 'object') {
+    // `module.exports = { a, b: c }`
+    for (const p of value.namedChildren) {
+      if (p.type === 'shorthand_property_identifier') out.exportAliases.push([p.text, p.text]);
+      else if (p.type === 'pair') {
+        const key = p.childForFieldName('key');
+        const v = p.childForFieldName('value');
+        if (key && v) out.exportAliases.push([unquote(key.text), localOf(v, unquote(key.text))]);
+      }
+    }
+    return;
+  }
+  out.exportAliases.push(['default', localOf(value, 'exports')]);
 }
 
 function python(n: Node, out: ImportFacts): void {

@@ -15,7 +15,7 @@ import { gradleModulesOf, gradleSettingsOf, type GradleSettings } from './lang-g
 import { languageOf, unsupportedLanguageOf } from './languages';
 
 /** Bump when extraction changes: cached facts of another engine version are ignored. */
-export const CODEGRAPH_ENGINE_VERSION = 'codegraph-14';
+export const CODEGRAPH_ENGINE_VERSION = 'codegraph-15';
 
 /** Files larger than this are treated as generated (minified bundles, fixtures) and not parsed. */
 const MAX_PARSE_BYTES = 1024 * 1024;

@@ -5,7 +5,7 @@ import { canonicalJson, digestOf } from '../events/canonical-json';
 import type { EventMetadata, NewEvent, Principal, RecordedEvent } from '../events/envelope';
 import { isHuman, principalSchema } from '../events/envelope';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
-import { MAX_EVENT_BYTES } from '../events/store/port';
+import { MAX_EVENT_BYTES, type AppendResult } from '../events/store/port';
 import { noopKeysOf, NoopRecord } from './noop-keys';
 import { Role, roleAtLeast } from '../events/roles';
 import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
@@ -159,6 +159,7 @@ export class CommandExecutor {
 
     // Commands on one stream are serialized inside a process (decide on the latest state, no wasted
     // decisions); across processes the expected revision arbitrates and a conflict re-decides.
+    let stored: RecordedEvent[] | null = null;
     const outcome = await this.serialized(workspace, streamId, async () => {
       for (let attempt = 0; ; attempt++) {
         const { state, revision } = await this.load(def.fold, workspace, streamId);
@@ -200,6 +201,7 @@ export class CommandExecutor {
             if (again) return again;
             throw new Error(`appended events of ${key} not found`);
           }
+          stored = recordedFrom(workspace, streamId, events, appended);
         } catch (err) {
           const code = (err as DomainError).code;
           if (code === 'duplicate_event_id' || code === 'wrong_expected_revision') {
@@ -221,7 +223,7 @@ export class CommandExecutor {
       }
     });
     if (outcome) return outcome;
-    const recorded = await this.readBatch(workspace, key, streamId);
+    const recorded = stored ?? (await this.readBatch(workspace, key, streamId));
     if (!recorded) throw new Error(`appended events of ${key} not found`);
     // What is answered is what is stored: an adapter that deduplicates ids on its own (KurrentDB) could
     // have kept a concurrent twin's events under this key; then this caller's command was not recorded.
@@ -308,6 +310,26 @@ export class CommandExecutor {
   private respond(response: CommandResponse, replayed: boolean): CommandOutcome {
     return { response, json: canonicalJson(response), replayed };
   }
+}
+
+/**
+ * The batch as the store recorded it, without reading it back, when the store says an appended batch is
+ * exactly what it was given (EventStore.appendsAreExact); null otherwise (read back). Data and metadata
+ * go through JSON as the store's copy did, so the answer has the bytes a replay will have.
+ */
+function recordedFrom(workspace: WorkspaceHandle, streamId: string, events: NewEvent[], appended: AppendResult): RecordedEvent[] | null {
+  if (!workspace.store.appendsAreExact || appended.lastPosition - appended.firstPosition !== events.length - 1) return null;
+  const firstRevision = appended.nextExpectedRevision - events.length + 1;
+  return events.map((e, i) => ({
+    eventId: e.eventId,
+    type: e.type,
+    schemaVersion: e.schemaVersion,
+    data: JSON.parse(JSON.stringify(e.data)),
+    metadata: JSON.parse(JSON.stringify(e.metadata)),
+    streamId,
+    streamRevision: firstRevision + i,
+    globalPosition: appended.firstPosition + i,
+  }));
 }
 
 function responseOf(def: CommandDefinition<any, any, any>, streamId: string, recorded: RecordedEvent[]): CommandResponse {

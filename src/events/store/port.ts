@@ -57,6 +57,12 @@ export interface EventStore {
   readonly workspaceId: string;
   /** Its subscriptions are woken by appends of every process (not only this one's), so nobody needs to poll. */
   readonly wakesOnEveryWriter?: boolean;
+  /**
+   * An append that returns `duplicate: false` stored exactly the events it was given, at the returned
+   * positions (the store decides idempotency itself and reports duplicates): the kernel answers from them
+   * without reading them back. Absent (KurrentDB, which may deduplicate ids on its own): read back.
+   */
+  readonly appendsAreExact?: boolean;
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult>;
   readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;

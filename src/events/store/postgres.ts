@@ -732,6 +732,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   readonly adapter = 'postgres';
   // LISTEN/NOTIFY (PostgreSQL) or a server-side subscription (KurrentDB) wakes subscribers on every process's appends.
   readonly wakesOnEveryWriter = true;
+  readonly appendsAreExact = true;
   readonly workspaceId: string;
   private readonly backend: PostgresBackend;
   private readonly s: string;

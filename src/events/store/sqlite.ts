@@ -174,6 +174,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   readonly adapter = 'sqlite';
   /** Other processes' commits are seen by polling PRAGMA data_version while anyone subscribes. */
   readonly wakesOnEveryWriter = true;
+  readonly appendsAreExact = true;
   readonly workspaceId: string;
   /** The database file (other threads open it read-only for `audit verify`). */
   readonly file: string;
