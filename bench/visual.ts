@@ -15,7 +15,7 @@
  * thread), the same with the TypeScript engine (match.ts, what ran before the kernel; helper on), and
  * odiff-bin in its persistent --server mode with anti-aliasing detection on (reads, decodes, compares,
  * writes its diff PNG). Wall time and CPU time: ours is this process's (every thread: the helper,
- * libuv's inflate), odiff's is its server process's (/proc/<pid>/task/<tid>/schedstat), so on a shared
+ * libuv's inflate), odiff's is its server process's (/proc/<pid>/stat: every thread, exited ones too), so on a shared
  * machine the CPU ratio says what the wall ratio would be without the neighbours' load. Before timing,
  * our count is checked against pixelmatch over the whole decoded image.
  * Then a 50-snapshot PR (1080p and 390×844 renders), one thread vs the worker pool.
@@ -40,18 +40,18 @@ import { renderUi, scatterPixels, type Rendered } from './support/ui-renders';
 // gitignored .bench-cache/ (npm registry only) and loads it from there.
 const { ODiffServer } = loadOdiff() as { ODiffServer: new () => { compare(a: string, b: string, out: string, o: object): Promise<{ match: boolean; diffCount?: number }>; stop(): void; process: { pid?: number } | null } };
 
-/** CPU time of every thread of a process so far, in ms (Linux schedstat: nanoseconds on a CPU). */
+/**
+ * CPU time of a whole process so far, in ms: utime + stime of /proc/<pid>/stat, which count every thread
+ * the process ever ran, also those that already exited. (Summing the live threads' schedstat missed
+ * odiff's two threads per comparison that end before its answer: it undercounted odiff about 2.2×.)
+ * The unit is the clock tick (10 ms), so per-comparison figures are means over all runs, not medians.
+ */
 function processCpuMs(pid: number): number {
-  let ns = 0;
-  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // A thread that ended meanwhile.
-    }
-  }
-  return ns / 1e6;
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const ownCpuMs = () => {
   const c = process.cpuUsage();
   return (c.user + c.system) / 1000;
@@ -222,9 +222,10 @@ export async function main(args: string[]): Promise<void> {
         oursOneThreadMs: median(oneT),
         oursTypescriptMs: median(tsT),
         odiffMs: median(odiffT),
-        oursCpuMs: median(cpuT.ours),
-        oursOneThreadCpuMs: median(cpuT.one),
-        odiffCpuMs: cpuT.odiff.length ? median(cpuT.odiff) : NaN,
+        // Means: odiff's CPU comes in 10 ms ticks (processCpuMs), so ours is averaged the same way.
+        oursCpuMs: mean(cpuT.ours),
+        oursOneThreadCpuMs: mean(cpuT.one),
+        odiffCpuMs: cpuT.odiff.length ? mean(cpuT.odiff) : NaN,
         pairedRatio: median(ratios),
       });
     }
