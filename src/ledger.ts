@@ -66,7 +66,12 @@ export class Ledger {
     if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`);
     if (def === createWorkspace) return this.createWorkspace(envelope, payload);
     // The workspace stays open while the command (and any job it runs) does.
-    return this.workspaces.runInScope(async () => this.executor.execute(def, await this.workspace(workspaceId), envelope, payload));
+    const { handle, release } = await this.workspaces.acquire(workspaceId);
+    try {
+      return await this.executor.execute(def, handle, envelope, payload);
+    } finally {
+      release();
+    }
   }
 
   /** Registers the workspace in the catalogue, then records WorkspaceCreated in its own stream. */
@@ -83,11 +88,13 @@ export class Ledger {
     const name = parsed.data.name ?? parsed.data.workspaceId;
     if (quota) this.workspaces.registerWithin(parsed.data.workspaceId, name, this.clock().toISOString(), quota.owner, quota.limit);
     else this.workspaces.register(parsed.data.workspaceId, name, this.clock().toISOString());
-    return this.workspaces.runInScope(async () => {
-      const ws = await this.workspaces.open(parsed.data.workspaceId);
+    const { handle: ws, release } = await this.workspaces.acquire(parsed.data.workspaceId);
+    try {
       await assertSameCreator(ws, key, envelope);
-      return this.executor.execute(createWorkspace, ws, envelope, parsed.data);
-    });
+      return await this.executor.execute(createWorkspace, ws, envelope, parsed.data);
+    } finally {
+      release();
+    }
   }
 
   async close(): Promise<void> {

@@ -25,14 +25,15 @@ export type McpIdentity =
   | { kind: 'token'; token: string; workspaceId: string }
   | { kind: 'local'; workspaceId: string; principal: Principal };
 
-async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unknown): Promise<{ workspace: WorkspaceHandle; principal: Principal; role: Role; tokenId?: string; via: Via }> {
+async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unknown, holds: Array<() => void>): Promise<{ workspace: WorkspaceHandle; principal: Principal; role: Role; tokenId?: string; via: Via }> {
   const wid = workspaceId ?? identity.workspaceId;
-  if (identity.kind === 'token') return { ...(await authenticate(ledger, wid, identity.token)), via: 'mcp' };
+  if (identity.kind === 'token') return { ...(await authenticate(ledger, wid, identity.token, holds)), via: 'mcp' };
   // Without a token nothing proves who drives the stdio pipe — an agent harness, by design of these
   // tools. A human acts with its own token: naming one here would let an agent publish directly, or
   // approve, as that human.
   if (!isAgent(identity.principal)) throw new DomainError('unauthorized', `--principal: without a token MCP over stdio acts only as an agent (agent:…), not ${identity.principal}; a human passes its own --token`);
-  const workspace = await ledger.workspace(wid);
+  const { handle: workspace, release } = await ledger.workspaces.acquire(wid);
+  holds.push(release);
   const { state } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
   const role = effectiveRole(identity.principal, state.members[identity.principal] ?? 'guest', state.members[identity.principal]);
   if (role === null) throw new DomainError('unauthorized', `--principal: ${identity.principal} is not a member of workspace "${workspace.id}"; add it (review-ledger member add) or pass --token`);
@@ -52,9 +53,16 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
     tools: tools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema as { type: 'object'; properties?: Record<string, object>; required?: string[] } })),
   }));
 
-  // A tool call is one request: the workspaces it opens stay open until it is answered.
-  server.setRequestHandler(CallToolRequestSchema, (req) => ledger.workspaces.runInScope(() => callTool(req)));
-  const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }): Promise<CallToolResult> => {
+  // A tool call is one request: the workspace it opens stays open until it is answered.
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const holds: Array<() => void> = [];
+    try {
+      return await callTool(req, holds);
+    } finally {
+      for (const release of holds) release();
+    }
+  });
+  const callTool = async (req: { params: { name: string; arguments?: Record<string, unknown> } }, holds: Array<() => void>): Promise<CallToolResult> => {
     const tool = tools().find((t) => t.name === req.params.name);
     if (!tool) return failure(new DomainError('unknown_tool', `name: "${String(req.params.name).slice(0, 100)}" is not a tool of this server`));
     try {
@@ -63,7 +71,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
       assertNoReservedKeys(args, 'arguments');
       const parsed = tool.schema.safeParse(args);
       if (!parsed.success) throw validationError(parsed.error.issues);
-      const caller = await callerFor(ledger, identity, args.workspace_id);
+      const caller = await callerFor(ledger, identity, args.workspace_id, holds);
       checkAccess({ name: tool.name, access: tool.access }, caller.principal, caller.role);
       if (tool.kind === 'query') {
         const { workspace_id: _w, ...input } = parsed.data as Record<string, unknown>;

@@ -28,6 +28,8 @@ export interface CallContext {
    * that sent a write meant it, and its idempotency key makes a retry safe.
    */
   signal?: AbortSignal;
+  /** The frame's workspace releases (authenticate's `holds`): run once it is answered. */
+  holds?: Array<() => void>;
 }
 
 /** A long-lived connection: it owns its subscriptions and releases them when it closes. */
@@ -81,8 +83,13 @@ export class RpcDispatcher {
   }
 
   /** One frame (a call or a batch); the workspaces it opens stay open until it is answered. */
-  handle(text: string, ctx: CallContext): Promise<DispatchResult> {
-    return this.ledger.workspaces.runInScope(() => this.handleFrame(text, ctx));
+  async handle(text: string, ctx: CallContext): Promise<DispatchResult> {
+    const holds: Array<() => void> = [];
+    try {
+      return await this.handleFrame(text, { ...ctx, holds });
+    } finally {
+      for (const release of holds) release();
+    }
   }
 
   private async handleFrame(text: string, ctx: CallContext): Promise<DispatchResult> {
@@ -163,7 +170,7 @@ export class RpcDispatcher {
     if (method === 'unwatch' || method === 'rpc.unsubscribe') return this.unwatch(params, ctx);
     const spec = methodTable().get(method);
     if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist${didYouMean(method, [...methodTable().keys()])} (see rpc.discover)`);
-    const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer);
+    const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer, ctx.holds);
     ctx.connection?.authenticated?.();
     checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
     if (ctx.signal?.aborted && spec.kind !== 'command') throw requestCancelled(spec.name);

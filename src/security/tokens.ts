@@ -61,7 +61,11 @@ export function bearerFrom(header: string | string[] | undefined): string | unde
  * own workspace compared BEFORE the registry opens a store, and an unregistered id is refused by the
  * registry before it touches the disk.
  */
-export async function authenticate(ledger: Ledger, workspaceId: unknown, token: string | undefined): Promise<Caller> {
+/**
+ * `holds`: the request's releases; given, the workspace stays open until the caller runs them (an RPC
+ * frame, an MCP tool call), else it may close once idle (WorkspaceRegistry.open).
+ */
+export async function authenticate(ledger: Ledger, workspaceId: unknown, token: string | undefined, holds?: Array<() => void>): Promise<Caller> {
   const wid = WorkspaceRegistry.validateId(workspaceId);
   if (!token) throw new DomainError('unauthorized', 'Authorization: a bearer token is required');
   const parsed = parseToken(token);
@@ -69,7 +73,12 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   // A catalogue lookup, not a store open: unknown ids are refused before anything touches the disk.
   if (!isRegistered(ledger, wid)) throw new DomainError('unknown_workspace', `workspace_id: "${wid}" is not a registered workspace`);
   if (parsed.workspaceId !== wid) throw new DomainError('forbidden', `workspace_id: the token is not valid for workspace "${wid}"`);
-  const workspace = await ledger.workspace(wid);
+  let workspace: WorkspaceHandle;
+  if (holds) {
+    const acquired = await ledger.workspaces.acquire(wid);
+    holds.push(acquired.release);
+    workspace = acquired.handle;
+  } else workspace = await ledger.workspace(wid);
   const { state, revision } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
   const verified = verifiedTokens(workspace, revision);
   const known = verified.get(token);

@@ -74,13 +74,6 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
     throw err;
   }
   app.enableShutdownHooks();
-  // Every workspace a request opens stays open until its response ends (a stream: until it closes);
-  // idle ones close past the operator's bound (maxOpenWorkspaces), so fds stay within the file limit.
-  app.use((_req: unknown, res: import('node:http').ServerResponse, next: () => void) =>
-    l.workspaces.runInScope(next, (end) => {
-      res.once('close', end);
-    }),
-  );
   const hooks = l.services.get('server.hooks') as Array<(app: INestApplication, ledger: Ledger) => Promise<void> | void> | undefined;
   for (const hook of hooks ?? []) await hook(app, l);
   try {

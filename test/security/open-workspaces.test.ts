@@ -75,21 +75,20 @@ describe('workspace stores open lazily and close when idle', () => {
     }
   });
 
-  it('a retained workspace (a stream, a job) or one inside a request scope is never closed; released, it is', async () => {
+  it('a retained workspace (a stream, a job) or one a request acquired is never closed; released, it is', async () => {
     await makeWorkspaces(dataDir, 6);
     const registry = new WorkspaceRegistry(dataDir, sqliteStoreFactory('NORMAL'), undefined, undefined, { maxOpen: 1, graceMs: 0, idleMs: 3_600_000 });
     try {
       const held = await registry.open('ws-0');
       const release = retainWorkspace(held);
-      let inRequest: string[] = [];
-      await registry.runInScope(async () => {
-        for (const id of ['ws-1', 'ws-2']) await registry.open(id);
-        for (const id of ['ws-3', 'ws-4', 'ws-5']) await (await registry.open(id)).store.headPosition();
-        await settle();
-        inRequest = (await registry.openHandles()).map((h) => h.id).sort();
-      });
-      // Everything the request opened stayed open while it ran, and the retained one throughout.
-      expect(inRequest).toEqual(['ws-0', 'ws-1', 'ws-2', 'ws-3', 'ws-4', 'ws-5']);
+      // One request acquires five workspaces (as an RPC frame, a command or an MCP tool call does).
+      const acquired = [];
+      for (const id of ['ws-1', 'ws-2', 'ws-3', 'ws-4', 'ws-5']) acquired.push(await registry.acquire(id));
+      for (const a of acquired) await a.handle.store.headPosition();
+      await settle();
+      // Everything the request holds stayed open while it ran, and the retained one throughout.
+      expect((await registry.openHandles()).map((h) => h.id).sort()).toEqual(['ws-0', 'ws-1', 'ws-2', 'ws-3', 'ws-4', 'ws-5']);
+      for (const a of acquired) a.release();
       await settle();
       expect((await registry.openHandles()).map((h) => h.id)).toEqual(['ws-0']);
       expect(await held.store.headPosition()).toBeGreaterThan(0);
