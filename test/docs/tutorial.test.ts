@@ -68,6 +68,22 @@ describe('docs/tutorial.md', () => {
     expect(blocks.map((b) => b.info)).toEqual(expect.arrayContaining(['json mcp-stdio', 'json mcp-http']));
   });
 
+  it('walks an Express-shaped repository end to end (issue 38): CommonJS lib/ with tests beside it, findings over MCP, a new head, a re-review', () => {
+    const doc = fs.readFileSync(TUTORIAL, 'utf8');
+    const section = doc.slice(doc.indexOf('## 11.'));
+    const all = fencedBlocks(section).map((b) => b.text).join('\n');
+    // The fixture's shape: lib/express.js requires its siblings, each module fills module.exports, tests in test/.
+    for (const file of ['package.json', 'index.js', 'lib/express.js', 'lib/application.js', 'lib/request.js', 'lib/response.js', 'test/res.send.js']) expect(all).toContain(`"$EXPRESS_DIR/${file}"`);
+    for (const needle of ["require('./application')", "require('./request')", "require('./response')", 'module.exports', "require('..')"]) expect(all).toContain(needle);
+    // The steps, in order.
+    const steps = ['registerRepo', 'indexCode', 'review_studio.compute', 'agent add_review_node', 'agent get_review', 'confirmNode', 'dismissNode', 'agent finalize_review', 'observeHead', 'review_studio.reReviewDelta', 'resolveNode', 'review_studio.replay', 'review_studio.audit'];
+    const at = steps.map((s) => all.indexOf(s));
+    expect(at.filter((i) => i < 0)).toEqual([]);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    // Every block of the section ends its work with a check.
+    for (const b of fencedBlocks(section)) expect({ line: b.line, checks: b.text.includes('check ') }).toEqual({ line: b.line, checks: true });
+  });
+
   it('every check can fail: each goes through check(), which refuses an empty input, several documents and a false predicate (issue 38: `jq -e` on an empty file passed)', () => {
     const doc = fs.readFileSync(TUTORIAL, 'utf8');
     const definition = doc.split('\n').find((l) => l.startsWith('check() {'))!;
