@@ -8,6 +8,7 @@ import { RepoRegistered } from '../events/catalogue/repo';
 import { streamIds, type RecordedEvent } from '../events/envelope';
 import { DEFAULT_CONTEXT, statusContextSchema, VerdictStatusFailed, VerdictStatusPosted } from '../events/catalogue/status-check';
 import { catalogued, type StatusEvent } from '../events/catalogue/event-types';
+import { GITHUB_SERVICE, authFromEnv } from '../publish/github-client';
 
 /** What the repo stream says about the status check. */
 export interface StatusCheckRepoState {
@@ -50,6 +51,22 @@ export const setVerdictStatusCheck: CommandDefinition<z.infer<typeof configureIn
   access: { minRole: 'admin' },
   stream: (i) => streamIds.repo(i.repoId),
   fold: statusCheckRepoFold,
+  async prepare(cmd, env) {
+    // Opting in on a server that cannot post would look like a gate and never be one (issue 38: it
+    // succeeded silently). The credential the sync would use: the registered client, else the environment.
+    if (cmd.enabled && !env.services.get(GITHUB_SERVICE)) {
+      try {
+        authFromEnv(process.env);
+      } catch (err) {
+        throw new DomainError(
+          'github_not_configured',
+          `enabled: this server has no GitHub credential, so it could post no status (${(err as Error).message}); configure one on the server, then opt in (docs/publishing.md)`,
+          { field: 'enabled' },
+        );
+      }
+    }
+    return cmd;
+  },
   decide(state, cmd) {
     if (!state.registered) throw new DomainError('repo_not_found', `repoId: "${cmd.repoId}" is not a registered repo`);
     if (state.forge?.kind !== 'github') throw new DomainError('forge_not_supported', `repoId: "${cmd.repoId}" is on ${state.forge?.kind}; the verdict status check posts to GitHub only`);

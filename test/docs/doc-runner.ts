@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -40,6 +42,65 @@ export interface RunOptions {
   afterBlock?: (block: DocBlock, vars: Record<string, string>) => void | Promise<void>;
   vars?: string[];
   blockTimeoutMs?: number;
+  /**
+   * A folder where every call of the page's `check` function is recorded as it runs: one folder per call
+   * (`block`, `expr`, `args` NUL-separated, `stdin`; file arguments copied beside them as `file<n>`), so
+   * a test can run each check again on its recorded input, or on another, without re-running the page.
+   */
+  recordChecks?: string;
+}
+
+/** One recorded call of the page's `check EXPR [ARGS…]` (see RunOptions.recordChecks). */
+export interface RecordedCheck {
+  block: number;
+  expr: string;
+  /** The arguments after the expression, file paths pointing at the recorded copies. */
+  args: string[];
+  stdin: string;
+  dir: string;
+}
+
+/**
+ * Wraps `check` (once the page defined it) so each call records its expression and its input, then
+ * runs the page's own definition on exactly what it recorded.
+ */
+const RECORD_CHECKS = [
+  '__rl_record_check() {',
+  '  local dir a i=0 args=() files=0',
+  '  dir=$(mktemp -d "$__RL_CHECKS/b$__RL_BLOCK-XXXXXX")',
+  '  for a in "${@:2}"; do',
+  '    if [ -f "$a" ]; then cp "$a" "$dir/file$i"; args+=("$dir/file$i"); files=1; else args+=("$a"); fi',
+  '    i=$((i + 1))',
+  '  done',
+  '  if [ "$files" = 0 ]; then cat > "$dir/stdin"; else : > "$dir/stdin"; fi',
+  '  printf "%s" "$1" > "$dir/expr"',
+  '  if [ ${#args[@]} -gt 0 ]; then printf "%s\\0" "${args[@]}" > "$dir/args"; else : > "$dir/args"; fi',
+  '  printf "%s" "$__RL_BLOCK" > "$dir/block"',
+  '  __rl_doc_check "$1" "${args[@]}" < "$dir/stdin"',
+  '}',
+  '__rl_wrap_check() {',
+  '  if declare -F check > /dev/null && ! declare -f check | grep -q __rl_record_check; then',
+  '    eval "$(declare -f check | sed "1s/^check /__rl_doc_check /")"',
+  '    check() { __rl_record_check "$@"; }',
+  '  fi',
+  '}',
+].join('\n');
+
+export function readRecordedChecks(folder: string): RecordedCheck[] {
+  return fs
+    .readdirSync(folder)
+    .map((name) => path.join(folder, name))
+    .map((dir) => {
+      const args = fs.readFileSync(path.join(dir, 'args'), 'utf8');
+      return {
+        block: Number(fs.readFileSync(path.join(dir, 'block'), 'utf8')),
+        expr: fs.readFileSync(path.join(dir, 'expr'), 'utf8'),
+        args: args === '' ? [] : args.replace(/\0$/, '').split('\0'),
+        stdin: fs.readFileSync(path.join(dir, 'stdin'), 'utf8'),
+        dir,
+      };
+    })
+    .sort((a, b) => a.block - b.block || a.dir.localeCompare(b.dir));
 }
 
 export class DocBlockFailed extends Error {
@@ -59,6 +120,7 @@ export async function runDocBlocks(blocks: DocBlock[], opts: RunOptions): Promis
   const session = new ShellSession(shell);
   try {
     session.write('set -eo pipefail; shopt -s inherit_errexit\n');
+    if (opts.recordChecks) session.write(`__RL_CHECKS=${shellQuote(opts.recordChecks)}\n${RECORD_CHECKS}\n`);
     for (const block of blocks) {
       if (!(BLOCK_KINDS as readonly string[]).includes(block.info)) throw new DocBlockFailed(block, `unknown block kind "${block.info}" (every block must be executable: ${BLOCK_KINDS.join(', ')})`);
       const vars = opts.vars ?? [];
@@ -66,7 +128,9 @@ export async function runDocBlocks(blocks: DocBlock[], opts: RunOptions): Promis
       const trailer = [`printf '%s' ${marker}`, ...vars.map((v) => `printf ' %s' "\${${v}:-}"`), `printf '\\n'`].join('; ');
       let output: string;
       if (block.info === 'sh') {
-        output = await session.run(`${block.text}\n${trailer}\n`, marker, block, opts.blockTimeoutMs ?? 180_000);
+        // Recording: check is wrapped before the block, and again right after a line that defines it.
+        const text = opts.recordChecks ? `__RL_BLOCK=${block.index}; __rl_wrap_check\n${block.text.replace(/^(check\(\) \{.*)$/gm, '$1\n__rl_wrap_check')}` : block.text;
+        output = await session.run(`${text}\n${trailer}\n`, marker, block, opts.blockTimeoutMs ?? 180_000);
       } else {
         const heredoc = `cat <<__RL_JSON_${block.index}__\n${block.text}\n__RL_JSON_${block.index}__\n${trailer}\n`;
         output = await session.run(heredoc, marker, block, 30_000);
@@ -80,6 +144,10 @@ export async function runDocBlocks(blocks: DocBlock[], opts: RunOptions): Promis
   } finally {
     session.kill();
   }
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 function splitAt(text: string, marker: string): [string, string] {

@@ -12,7 +12,8 @@ import { STATUS_SYNC_SERVICE } from '../../src/status-check/status-check.module'
 import type { VerdictStatusSync } from '../../src/status-check/sync';
 import { FakeGitHub } from '../publish/fake-github';
 import { githubFiles } from '../publish/support';
-import { DocBlockFailed, fencedBlocks, runDocBlocks, BLOCK_KINDS } from './doc-runner';
+import { DocBlockFailed, fencedBlocks, readRecordedChecks, runDocBlocks, BLOCK_KINDS } from './doc-runner';
+import { mutantsOf, runCheck } from './mutants';
 
 /**
  * docs/tutorial.md is executed: every fenced block, in order, against a real server on port 0 with a
@@ -28,6 +29,7 @@ describe('docs/tutorial.md', () => {
   let github: FakeGitHub;
   let dataDir: string;
   let work: string;
+  let checks: string;
 
   beforeAll(async () => {
     github = new FakeGitHub();
@@ -35,6 +37,7 @@ describe('docs/tutorial.md', () => {
     await github.start();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tutorial-data-'));
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tutorial-work-'));
+    checks = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tutorial-checks-'));
     const services = new Map<string, unknown>([[GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: GITHUB_TOKEN } })]]);
     server = await startServer({ port: 0 }, new Ledger(loadConfig({ dataDir }, {}), { services }));
   });
@@ -44,6 +47,7 @@ describe('docs/tutorial.md', () => {
     await github?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
     fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(checks, { recursive: true, force: true });
     await closeSharedDiffPools();
     await closeSharedExtractPool();
   });
@@ -66,6 +70,22 @@ describe('docs/tutorial.md', () => {
       expect(all).toContain(needle);
     }
     expect(blocks.map((b) => b.info)).toEqual(expect.arrayContaining(['json mcp-stdio', 'json mcp-http']));
+  });
+
+  it('walks an Express-shaped repository end to end (issue 38): CommonJS lib/ with tests beside it, findings over MCP, a new head, a re-review', () => {
+    const doc = fs.readFileSync(TUTORIAL, 'utf8');
+    const section = doc.slice(doc.indexOf('## 11.'));
+    const all = fencedBlocks(section).map((b) => b.text).join('\n');
+    // The fixture's shape: lib/express.js requires its siblings, each module fills module.exports, tests in test/.
+    for (const file of ['package.json', 'index.js', 'lib/express.js', 'lib/application.js', 'lib/request.js', 'lib/response.js', 'test/res.send.js']) expect(all).toContain(`"$EXPRESS_DIR/${file}"`);
+    for (const needle of ["require('./application')", "require('./request')", "require('./response')", 'module.exports', "require('..')"]) expect(all).toContain(needle);
+    // The steps, in order.
+    const steps = ['registerRepo', 'indexCode', 'review_studio.compute', 'agent add_review_node', 'agent get_review', 'confirmNode', 'dismissNode', 'agent finalize_review', 'observeHead', 'review_studio.reReviewDelta', 'resolveNode', 'review_studio.replay', 'review_studio.audit'];
+    const at = steps.map((s) => all.indexOf(s));
+    expect(at.filter((i) => i < 0)).toEqual([]);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    // Every block of the section ends its work with a check.
+    for (const b of fencedBlocks(section)) expect({ line: b.line, checks: b.text.includes('check ') }).toEqual({ line: b.line, checks: true });
   });
 
   it('every check can fail: each goes through check(), which refuses an empty input, several documents and a false predicate (issue 38: `jq -e` on an empty file passed)', () => {
@@ -97,6 +117,7 @@ describe('docs/tutorial.md', () => {
       cwd: ROOT,
       env: env(),
       vars: ['REPO_DIR', 'BASE', 'HEAD'],
+      recordChecks: checks,
       afterBlock: (_block, v) => {
         // Once the tutorial has made its PR, the stand-in serves it, with the diff the real git computes.
         if (pull || !v.REPO_DIR || !v.BASE || !v.HEAD) return;
@@ -119,6 +140,37 @@ describe('docs/tutorial.md', () => {
     expect(posts[0].body.comments.map((c: any) => c.path)).toEqual(['src/cart.ts']);
   }, 300_000);
 
+  it('no check is vacuous (issue 38): each check the run made fails on every mutant of its expected values and on a wrong output', () => {
+    // Uses what the run above recorded (no second run of the page): every `check EXPR` call with the exact output it read.
+    const doc = fs.readFileSync(TUTORIAL, 'utf8');
+    const definition = doc.split('\n').find((l) => l.startsWith('check() {'))!;
+    const recorded = readRecordedChecks(checks);
+    const blocks = fencedBlocks(doc).filter((b) => b.info === 'sh');
+    // Every block that calls check was recorded calling it: no check sits on a path that never runs.
+    const calling = blocks.filter((b) => /(^|[|;]|\s)check '/m.test(b.text)).map((b) => b.index);
+    expect([...new Set(recorded.map((r) => r.block))]).toEqual(calling);
+    // Every sh block checks its output, except those starting a subscriber in the background (section 7 checks what they got).
+    expect(blocks.filter((b) => !calling.includes(b.index)).map((b) => ({ line: b.line, background: /_PID=\$!\s*$/.test(b.text) }))).toEqual(
+      blocks.filter((b) => !calling.includes(b.index)).map((b) => ({ line: b.line, background: true })),
+    );
+    // A failing check ends the block (set -e): none is softened by ||, &&, if, while or !.
+    const softened = doc.split('\n').filter((l) => /\bcheck '/.test(l) && (/\bcheck '.*'.*(\|\||&&)/.test(l) || /^\s*(if|while|until|!)\s/.test(l)));
+    expect(softened).toEqual([]);
+
+    const survivors: Array<{ block: number; expr: string; mutant: string }> = [];
+    for (const r of recorded) {
+      // The recording is faithful: the page's own check passes on it.
+      expect({ block: r.block, expr: r.expr, passes: runCheck(definition, r.expr, r.args, r.stdin) }).toEqual({ block: r.block, expr: r.expr, passes: true });
+      for (const m of mutantsOf(r.expr, r.args)) {
+        if (runCheck(definition, m.expr, m.args, r.stdin)) survivors.push({ block: r.block, expr: r.expr, mutant: m.label });
+      }
+      // A wrong output: none at all (a dead server or subscriber), an empty object, null, a JSON-RPC error.
+      const noFiles = r.args.filter((a) => !a.startsWith(r.dir));
+      for (const [label, output] of WRONG_OUTPUTS) if (runCheck(definition, r.expr, noFiles, output)) survivors.push({ block: r.block, expr: r.expr, mutant: label });
+    }
+    expect(survivors).toEqual([]);
+  }, 120_000);
+
   it('fails at the block whose documented payload the server refuses', async () => {
     const blocks = fencedBlocks(fs.readFileSync(TUTORIAL, 'utf8')).slice(0, 2);
     const broken = [...blocks, { index: 2, info: 'sh', line: 0, text: 'rpc "$TOKEN" createWorkspace "{\\"workspace_id\\":\\"default\\",\\"idempotencyKey\\":\\"$(key)\\",\\"workspaceID\\":\\"typo\\"}" > /dev/null' }];
@@ -126,3 +178,11 @@ describe('docs/tutorial.md', () => {
     await expect(runDocBlocks(broken, { cwd: ROOT, env: env() })).rejects.toThrow(/block 2 .*invalid_payload|block 2 [\s\S]*workspaceId/);
   }, 60_000);
 });
+
+/** Outputs no check may accept. */
+const WRONG_OUTPUTS: Array<[string, string]> = [
+  ['an empty output', ''],
+  ['an empty object', '{}\n'],
+  ['null', 'null\n'],
+  ['a JSON-RPC error', '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"refused","data":{"code":"forbidden"}}}\n'],
+];

@@ -381,5 +381,12 @@ describe('Review page (browser)', () => {
     expect(await pageA.$(`li.node[data-node-id="${again}"]`)).toBeNull(); // a duplicate of the carried node, listed under it
     expect(await pageA.getAttribute('#verdict-bar', 'data-state')).toBe('provisional');
     await shot(pageA, '09-round-2');
+
+    // A resolved finding no longer asks for a re-review, outdated or not (issue 38: the panel counted every outdated one).
+    const delta = (await rpc(bob, 'review_studio.reReviewDelta', target)).value;
+    expect(delta.reReview.length).toBeGreaterThan(0);
+    for (const nodeId of delta.reReview) await command(alice, 'resolveNode', { nodeId, reason: 're-reviewed at the new head' });
+    await pageA.waitForSelector('#re-review', { state: 'detached' });
+    expect((await rpc(bob, 'review_studio.reReviewDelta', target)).value.entries.filter((e: { state: string }) => e.state === 'outdated').length).toBe(delta.reReview.length);
   });
 });

@@ -8,6 +8,8 @@ import { loadConfig } from '../../src/config';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
 import { issueApiToken } from '../../src/security/tokens';
 import { BASE, HEAD_A } from '../rpc/support';
+import { spawn } from 'node:child_process';
+import { startServer } from '../../src/server/bootstrap';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -35,6 +37,55 @@ describe('review-ledger mcp (stdio)', () => {
       expect(review.structuredContent.nodeStatus.value.nodes).toEqual([expect.objectContaining({ title: 'over stdio', author: 'agent:stdio-bot' })]);
     } finally {
       await client.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('--url relays to a running server: lines piped in then stdin closed all get their answer, the SDK client closes cleanly, and neither says anything on stderr (issue 38)', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-mcp-relay-'));
+    const ledger = new Ledger(loadConfig({ dataDir }, {}));
+    await ledger.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { workspaceId: 'relay' });
+    await ledger.run('addMember', 'relay', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:relay-bot', role: 'member' });
+    const { token } = await issueApiToken(ledger, 'relay', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:relay-bot', role: 'member' });
+    await ledger.run('requestReview', 'relay', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: 'r', prNumber: 1, baseSha: BASE, headSha: HEAD_A });
+    const server = await startServer({ port: 0 }, ledger);
+    const args = ['-r', './tools/ts-register.js', 'src/cli/main.ts', 'mcp', '--url', server.url, '--token', token];
+    try {
+      // A shell pipe: every line written at once, then the end of stdin.
+      const relay = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      relay.stdout.on('data', (c) => (out += c));
+      relay.stderr.on('data', (c) => (err += c));
+      const exited = new Promise<number | null>((resolve) => relay.on('exit', resolve));
+      relay.stdin.end(
+        [
+          { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sh', version: '1' } } },
+          { jsonrpc: '2.0', method: 'notifications/initialized' },
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_review', arguments: { repoId: 'r', prNumber: 1 } } },
+          { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        ]
+          .map((m) => JSON.stringify(m) + '\n')
+          .join(''),
+      );
+      expect(await exited).toBe(0);
+      const answers = out.trim().split('\n').map((l) => JSON.parse(l));
+      expect(answers.map((a) => [a.id, a.error ?? null]).sort()).toEqual([[0, null], [1, null], [2, null]]);
+      expect(answers.find((a) => a.id === 1).result.structuredContent.reviewStatus.value).toMatchObject({ exists: true, round: 1 });
+      expect(err).toBe('');
+
+      // A harness: the SDK's stdio client, closed after its calls.
+      const client = new Client({ name: 'relay-test', version: '1.0.0' });
+      const transport = new StdioClientTransport({ command: process.execPath, args, cwd: ROOT, stderr: 'pipe' });
+      let clientErr = '';
+      transport.stderr!.on('data', (c) => (clientErr += c));
+      await client.connect(transport);
+      expect(((await client.callTool({ name: 'get_review', arguments: { repoId: 'r', prNumber: 1 } })) as any).isError).toBeFalsy();
+      await client.close();
+      await new Promise((r) => setTimeout(r, 500));
+      expect(clientErr).toBe('');
+    } finally {
+      await server.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);

@@ -36,21 +36,57 @@ export async function serveMcp(opts: { token?: string; workspace?: string; princ
 /**
  * stdio ↔ streamable HTTP: a harness that spawns its MCP servers gets the running server's tools,
  * without a second process opening that server's SQLite files. Messages pass through unchanged.
+ * Requests that follow `initialize` wait for its answer (it carries the session), and the end of stdin
+ * closes the relay only once every request sent has its answer, so `printf … | review-ledger mcp --url`
+ * answers every line; a normal close says nothing on stderr (issue 38: "This operation was aborted").
  */
 async function relayToServer(url: string, token: string): Promise<void> {
   // Guarded here too: the SDK's parse would drop a __proto__ key before the server could refuse it.
   const stdio = new GuardedStdioTransport();
   const http = new StreamableHTTPClientTransport(new URL(`${url.replace(/\/+$/, '')}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-  stdio.onmessage = (m) =>
-    void http.send(m).catch((err) => {
-      const message = `review-ledger mcp: ${url} refused or failed: ${err instanceof Error ? err.message : String(err)}`;
-      process.stderr.write(`${message}\n`);
-      // A request must get an answer, or the harness waits forever.
-      if ('id' in m && m.id !== undefined && 'method' in m) void stdio.send({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message } });
-    });
-  http.onmessage = (m) => void stdio.send(m);
-  http.onerror = (err) => process.stderr.write(`review-ledger mcp: ${err.message}\n`);
-  stdio.onclose = () => void http.close();
+  /** Requests sent and not answered yet, by id. */
+  const waiting = new Map<string | number, { answered: Promise<void>; resolve: () => void }>();
+  let initialized: Promise<void> = Promise.resolve();
+  let closing = false;
+  const answer = (id: string | number) => {
+    waiting.get(id)?.resolve();
+    waiting.delete(id);
+  };
+  stdio.onmessage = (m) => {
+    const id = 'method' in m && 'id' in m && m.id !== undefined && m.id !== null ? m.id : null;
+    let resolve = () => {};
+    const answered = new Promise<void>((r) => (resolve = r));
+    if (id !== null) waiting.set(id, { answered, resolve });
+    const isInitialize = 'method' in m && m.method === 'initialize';
+    const after = isInitialize ? Promise.resolve() : initialized;
+    const sent = after
+      .then(() => http.send(m))
+      .catch((err) => {
+        const message = `review-ledger mcp: ${url} refused or failed: ${err instanceof Error ? err.message : String(err)}`;
+        process.stderr.write(`${message}\n`);
+        // A request must get an answer, or the harness waits forever.
+        if (id !== null) {
+          answer(id);
+          void stdio.send({ jsonrpc: '2.0', id, error: { code: -32000, message } });
+        }
+      });
+    if (isInitialize) initialized = id !== null ? answered : sent;
+  };
+  http.onmessage = (m) => {
+    void stdio.send(m);
+    if (!('method' in m) && 'id' in m && m.id !== undefined && m.id !== null) answer(m.id);
+  };
+  http.onerror = (err) => {
+    // Closing aborts the open streams: that is the close, not an error.
+    if (closing && err.name === 'AbortError') return;
+    process.stderr.write(`review-ledger mcp: ${err.message}\n`);
+  };
+  stdio.onclose = () => {
+    closing = true;
+    // Answers still on their way are delivered first (for at most a minute), then the streams close.
+    const all = Promise.all([...waiting.values()].map((w) => w.answered));
+    void Promise.race([all, new Promise((r) => setTimeout(r, 60_000).unref())]).then(() => http.close());
+  };
   await http.start();
   await stdio.start();
 }

@@ -442,12 +442,13 @@ function renderNodes(): void {
   const byLevel = new Map<string, NodeRow[]>();
   for (const n of rest) (byLevel.get(n.priority) ?? byLevel.set(n.priority, []).get(n.priority)!).push(n);
   const gone = (delta?.entries ?? []).filter((e) => e.state === 'gone');
-  const outdated = (delta?.entries ?? []).filter((e) => e.state === 'outdated');
+  // Only the outdated findings still live ask for a re-review (issue 38: a resolved one was counted too).
+  const reReview = delta?.reReview ?? [];
   fill(
     'nodes',
     d.disagreements?.length ? h('div', { class: 'disagreements', id: 'disagreements' }, `${d.disagreements.length} disagreement(s) between reviewers — shown first`) : null,
     // SPEC §5: findings whose anchored code changed since round N−1 still hold; they need a re-review.
-    outdated.length ? h('div', { class: 're-review', id: 're-review' }, `${outdated.length} finding(s) outdated since round ${delta?.previousRound}: their code changed — re-review them`) : null,
+    reReview.length ? h('div', { class: 're-review', id: 're-review' }, `${reReview.length} finding(s) outdated since round ${delta?.previousRound}: their code changed — re-review them`) : null,
     main.length === 0 && rest.length === 0 ? h('p', { class: 'muted', id: 'no-nodes' }, 'No findings yet.') : null,
     h('ol', { class: 'node-list', id: 'main-nodes' }, main.map((n) => nodeItem(n, dupsOf.get(n.nodeId) ?? [], deltaOf))),
     rest.length
