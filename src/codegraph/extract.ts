@@ -105,7 +105,10 @@ export function extractFacts(grammar: LoadedGrammar, original: string, options: 
       }
     }
 
-    const defs = buildDefinitions(rawDefs, grammar.spec.id, new Set(exportAliases.map(([, local]) => local)), source);
+    // `const send = require('send')` binds a module (CommonJS, imports.ts): it defines nothing here. Kept as
+    // a constant it shared its name with `res.send = function send …` below, one symbol spanning both.
+    const ownDefs = importRanges.length ? rawDefs.filter((d) => !(d.kind === 'constant' && insideRanges(importRanges, d.node.startIndex))) : rawDefs;
+    const defs = buildDefinitions(ownDefs, grammar.spec.id, new Set(exportAliases.map(([, local]) => local)), source);
     const starts = defs.map((d) => d.startIndex);
     const enclosing = (index: number): number => {
       let lo = 0;

@@ -48,7 +48,7 @@ describe('CommonJS modules: require() and module.exports are edges', () => {
     );
     f.write('lib/application.js', "'use strict';\nvar app = exports = module.exports = {};\n\napp.init = function init() {\n  this.cache = {};\n};\n\napp.handle = function handle(req, res, next) {\n  next();\n};\n");
     f.write('lib/request.js', "'use strict';\nvar http = require('node:http');\nvar req = Object.create(http.IncomingMessage.prototype);\n\nmodule.exports = req;\n\nreq.get = function header(name) {\n  return this.headers[name.toLowerCase()];\n};\n");
-    f.write('lib/response.js', "'use strict';\nvar res = Object.create(require('node:http').ServerResponse.prototype);\n\nmodule.exports = res;\n\nres.status = function status(code) {\n  this.statusCode = code;\n  return this;\n};\n");
+    f.write('lib/response.js', "'use strict';\nvar send = require('send');\nvar res = Object.create(require('node:http').ServerResponse.prototype);\n\nmodule.exports = res;\n\nres.status = function status(code) {\n  this.statusCode = code;\n  return this;\n};\n\nres.send = function send(body) {\n  return this.end(body);\n};\n");
     f.write('lib/utils.js', "'use strict';\n\nexports.compileTrust = function compileTrust(val) {\n  return function trust() { return val; };\n};\n\nfunction helper() {\n  return 1;\n}\nmodule.exports.helper = helper;\n");
     f.write('lib/router/index.js', "'use strict';\n\nmodule.exports = function Router() {\n  return {};\n};\n");
     f.write('lib/router/route.js', "'use strict';\nconst Router = require('.');\nconst { helper } = require('../utils');\n\nmodule.exports = function route() {\n  return [Router(), helper()];\n};\n");
@@ -80,6 +80,12 @@ describe('CommonJS modules: require() and module.exports are edges', () => {
     expect(dependentsOf('lib/router/index.js')).toContain('lib/router/route.js');
     // test/app.js requires '../' (index.js, which is lib/express.js): `express()` is createApplication.
     expect(g.edges.filter((e) => e.fromFile === 'test/app.js').map((e) => e.to)).toEqual(expect.arrayContaining(['lib/express.js#createApplication', 'lib/request.js#get']));
+  });
+
+  it("a required name defines nothing: `var send = require('send')` and `res.send = function send` are not one symbol", () => {
+    // Issue 38 saw the fragment label `lib/response.js#send (L31-220) — modified constant` on express.
+    const send = g.symbols.get('lib/response.js#send')!;
+    expect([send.def.kind, send.def.start, send.def.end]).toEqual(['function', 12, 14]);
   });
 
   it('packages (node:http, merge-descriptors) stay external: no edge into the repo', () => {

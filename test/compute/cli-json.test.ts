@@ -30,7 +30,9 @@ describe('review-ledger compute --json and abbreviated SHAs over the CLI', () =>
 
     const out = JSON.parse(cli('compute', '--workspace', 'cli-json', '--repo', 'api', '--pr', '5', '--base', base.slice(0, 7), '--head', head.slice(0, 7), '--json'));
     expect(out).toMatchObject({ baseSha: base, headSha: head });
-    expect(out.apiContract).toMatchObject({ status: 'fail', computedStatus: 'pass' });
+    // `evidence`: the diff ran completely; never a "pass" beside an undecided breaking change.
+    expect(out.apiContract).toMatchObject({ status: 'fail', evidence: 'complete' });
+    expect(JSON.stringify(out.apiContract)).not.toContain('"pass"');
     expect(out.apiContract.pending.length).toBeGreaterThan(0);
     expect(out.verdict).toMatchObject({ state: 'provisional', verdict: 'Block' });
 

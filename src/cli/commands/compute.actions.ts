@@ -93,16 +93,20 @@ export function formatGates(gated: Record<string, any>): string {
 
 /**
  * The computation as JSON, with each gated deterministic axis reporting its gate's state (SPEC §6, §11):
- * the computed `status` only says the diff ran ("pass" with undecided breaking changes), so `status` is
- * the gate's (decisions and approvals folded in, as the verdict reads it), the computed one is kept as
- * `computedStatus`, and `pending` lists what holds the gate. The verdict's state rides along.
+ * the computed `status` only says how complete the evidence is (it read "pass" beside an undecided
+ * breaking change, issue 38), so `status` is the gate's (decisions and approvals folded in, as the
+ * verdict reads it), the computed one becomes `evidence` (complete | partial | unavailable |
+ * not_applicable), and `pending` lists what holds the gate. The verdict's state rides along.
  */
+/** The axis computation's own status, named for what it says: how complete the evidence is. */
+const evidenceOf = (status: string): string => (status === 'pass' ? 'complete' : status);
+
 async function withGates(ws: WorkspaceHandle, target: { repoId: string; prNumber: number }, data: Record<string, any>): Promise<Record<string, unknown>> {
   const v = (await runQuery(verdictQuery, ws, target)).value as any;
   if (!v.exists || v.headSha !== data.headSha) return data;
   const gate = (axis: string, computed: Record<string, any>) => {
     const a = v.axes.find((x: any) => x.axis === axis);
-    return a ? { ...computed, status: a.status, reason: a.reason ?? null, computedStatus: computed.status, pending: a.pending ?? [] } : computed;
+    return a ? { ...computed, status: a.status, reason: a.reason ?? null, evidence: evidenceOf(computed.status), pending: a.pending ?? [] } : computed;
   };
   return { ...data, apiContract: gate('apiContract', data.apiContract), visual: gate('visual', data.visual), verdict: { state: v.state, verdict: v.verdict, reasons: v.reasons } };
 }
