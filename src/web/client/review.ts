@@ -14,6 +14,7 @@ import type { dependencyDiffsQuery } from '../../projections/dependency-diffs';
 import type { publishPreviewQuery } from '../../projections/publish-preview';
 import type { ciSignalsQuery } from '../../projections/ci-signals';
 import type { ProgressUpdate } from '../../job-progress/hub';
+import { visibleJobs } from './job-bars';
 import type { cohortsView } from '../../projections/cohorts';
 import type { nodeStatusView } from '../../projections/node-status';
 import type { reviewStatusView } from '../../projections/review-status';
@@ -416,10 +417,9 @@ function renderProgress(): void {
   );
 }
 
-/** Jobs of this PR (its compute) and of its repo (indexing), latest first; the subscription covers the workspace. */
+/** Jobs of this PR (its compute) and of its repo (indexing) still running or failed; the subscription covers the workspace. */
 function jobsOfThisPr(): ProgressUpdate[] {
-  const jobs = v('progress')?.jobs ?? [];
-  return jobs.filter((j) => j.repoId === target.repoId && (j.prNumber === undefined || j.prNumber === target.prNumber)).sort((a, b) => b.seq - a.seq).slice(0, 3);
+  return visibleJobs(v('progress')?.jobs ?? [], target);
 }
 
 const PRIORITY_ORDER: Record<string, number> = { P0: 0, P1: 1, P2: 2, P3: 3 };
