@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ofType } from '../events/catalogue/event-types';
 import { DomainError } from '../domain-error';
-import { principalSchema, streamIds } from '../events/envelope';
+import { isHuman, principalSchema, streamIds } from '../events/envelope';
+import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
 import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
 import { assertMayIssueToken } from '../workspaces/provisioning';
 import { roleSchema } from '../events/roles';
@@ -30,6 +31,15 @@ export const issueToken: CommandDefinition<z.infer<typeof input>, WorkspaceState
   fold: workspaceFold,
   authorize(state, cmd, ctx) {
     assertMayIssueToken(ctx, state.members, cmd.principal, cmd.role);
+  },
+  // With an identity provider, a human's credential comes only from their own sign-in (src/security/sessions.ts);
+  // checked here too so no path to the command (the bus, Ledger.run) gets past it.
+  async prepare(cmd, env) {
+    const idp = (env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined)?.identityProvider;
+    if (idp && isHuman(cmd.principal) && cmd.principal !== env.principal) {
+      throw new DomainError('human_token_requires_sign_in', `principal: ${cmd.principal} is a human and this server signs humans in through ${idp.issuer}; only their own sign-in gives them a session or token`, { principal: cmd.principal });
+    }
+    return cmd;
   },
   decide(state, cmd, ctx) {
     assertMayIssueToken(ctx, state.members, cmd.principal, cmd.role);

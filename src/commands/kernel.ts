@@ -67,7 +67,7 @@ export interface CommandDefinition<I = any, S = any, P = I> {
 }
 
 /** The edge an act came through, recorded in its events' metadata (the audit shows it). */
-export type Via = 'rpc' | 'mcp' | 'cli' | 'webhook' | 'server';
+export type Via = 'rpc' | 'mcp' | 'cli' | 'webhook' | 'server' | 'web';
 
 export interface CommandEnvelope {
   idempotencyKey: unknown;

@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import type { Principal } from '../events/envelope';
-import { principalSchema } from '../events/envelope';
+import { isHuman, principalSchema } from '../events/envelope';
 import { assertIdempotencyKey } from '../events/ids';
 import type { CommandEnvelope, CommandOutcome } from '../commands/kernel';
 import { canonicalJson } from '../events/canonical-json';
@@ -46,6 +46,8 @@ export interface Caller {
   principal: Principal;
   role: Role;
   tokenId: string;
+  /** For a sign-in session or CLI sign-in token: the identity that signed in, and when it ends. */
+  signIn?: { issuer: string; subject: string; expiresAt: string; method: 'code' | 'device' };
 }
 
 /** Extracts the token from an `Authorization: Bearer …` header value. */
@@ -73,7 +75,7 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   const { state, revision } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
   const verified = verifiedTokens(workspace, revision);
   const known = verified.get(token);
-  if (known) return { workspace, ...known };
+  if (known) return { workspace, ...assertNotExpired(ledger, known) };
   const entry = state.tokens[parsed.tokenId];
   const presented = Buffer.from(hashToken(token), 'hex');
   const stored = entry ? Buffer.from(entry.tokenHash, 'hex') : Buffer.alloc(32);
@@ -83,10 +85,18 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   // The role lives with the membership: removal ends every token of the principal, a demotion caps them.
   const role = effectiveRole(entry.principal as Principal, entry.role, state.members[entry.principal]);
   if (role === null) throw new DomainError('unauthorized', `Authorization: ${entry.principal} is no longer a member of this workspace`);
-  const caller = { principal: entry.principal as Principal, role, tokenId: parsed.tokenId };
+  const caller = assertNotExpired(ledger, { principal: entry.principal as Principal, role, tokenId: parsed.tokenId, ...(entry.signIn ? { signIn: entry.signIn } : {}) });
   if (verified.size >= MAX_VERIFIED_TOKENS) verified.clear();
   verified.set(token, caller);
   return { workspace, ...caller };
+}
+
+/** A session or CLI sign-in token past its `expiresAt` no longer authenticates (it is not revoked: it ended). */
+function assertNotExpired<C extends Omit<Caller, 'workspace'>>(ledger: Ledger, caller: C): C {
+  if (caller.signIn && Date.parse(caller.signIn.expiresAt) <= ledger.clock().getTime()) {
+    throw new DomainError('session_expired', `Authorization: the sign-in of ${caller.principal} (token ${caller.tokenId}) expired at ${caller.signIn.expiresAt}; sign in again`, { tokenId: caller.tokenId });
+  }
+  return caller;
 }
 
 /** Workspaces are never unregistered, so a positive catalogue answer can be remembered (a query less per call). */
@@ -117,6 +127,22 @@ function verifiedTokens(workspace: WorkspaceHandle, revision: number): Map<strin
   return entry.tokens;
 }
 
+/**
+ * With an identity provider configured, a human's credential comes only from that person's own sign-in
+ * (src/security/sessions.ts): nobody — admin, owner, the local operator's CLI — mints a token that acts
+ * as another human. Agent tokens stay the admins' to mint; a principal minting for itself (an owner's
+ * `createWorkspace` token, the first-start owner token) is its own act.
+ */
+export function assertMayMintFor(ledger: Ledger, issuer: Principal, principal: Principal): void {
+  const idp = ledger.operator.identityProvider;
+  if (!idp || !isHuman(principal) || principal === issuer) return;
+  throw new DomainError(
+    'human_token_requires_sign_in',
+    `principal: ${principal} is a human and this server signs humans in through ${idp.issuer}; only their own sign-in gives them a session or token (admins still mint tokens for agent:… principals)`,
+    { principal },
+  );
+}
+
 /** What a client sends to issue a token: the id and hash are the server's to derive. */
 export const issueTokenRequestSchema = z.object({
   principal: principalSchema,
@@ -131,6 +157,7 @@ export const issueTokenRequestSchema = z.object({
 export async function issueApiToken(ledger: Ledger, workspaceId: string, envelope: CommandEnvelope, request: unknown): Promise<CommandOutcome & { token: string }> {
   const parsed = issueTokenRequestSchema.safeParse(request);
   if (!parsed.success) throw validationError(parsed.error.issues);
+  assertMayMintFor(ledger, envelope.principal, parsed.data.principal);
   const key = assertIdempotencyKey(envelope.idempotencyKey, ledger.clock());
   const derived = deriveToken(loadServerKey(ledger.config.dataDir, ledger.operator.serverKeyFile), workspaceId, key);
   const outcome = await ledger.run('issueToken', workspaceId, envelope, { ...parsed.data, tokenId: derived.tokenId, tokenHash: derived.tokenHash });
