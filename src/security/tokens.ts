@@ -2,7 +2,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import type { Principal } from '../events/envelope';
-import { isHuman, principalSchema } from '../events/envelope';
+import { principalSchema } from '../events/envelope';
+import { assertMayMintFor } from '../commands/issue-token';
 import { assertIdempotencyKey } from '../events/ids';
 import type { CommandEnvelope, CommandOutcome } from '../commands/kernel';
 import { canonicalJson } from '../events/canonical-json';
@@ -127,22 +128,6 @@ function verifiedTokens(workspace: WorkspaceHandle, revision: number): Map<strin
   return entry.tokens;
 }
 
-/**
- * With an identity provider configured, a human's credential comes only from that person's own sign-in
- * (src/security/sessions.ts): nobody — admin, owner, the local operator's CLI — mints a token that acts
- * as another human. Agent tokens stay the admins' to mint; a principal minting for itself (an owner's
- * `createWorkspace` token, the first-start owner token) is its own act.
- */
-export function assertMayMintFor(ledger: Ledger, issuer: Principal, principal: Principal): void {
-  const idp = ledger.operator.identityProvider;
-  if (!idp || !isHuman(principal) || principal === issuer) return;
-  throw new DomainError(
-    'human_token_requires_sign_in',
-    `principal: ${principal} is a human and this server signs humans in through ${idp.issuer}; only their own sign-in gives them a session or token (admins still mint tokens for agent:… principals)`,
-    { principal },
-  );
-}
-
 /** What a client sends to issue a token: the id and hash are the server's to derive. */
 export const issueTokenRequestSchema = z.object({
   principal: principalSchema,
@@ -157,7 +142,7 @@ export const issueTokenRequestSchema = z.object({
 export async function issueApiToken(ledger: Ledger, workspaceId: string, envelope: CommandEnvelope, request: unknown): Promise<CommandOutcome & { token: string }> {
   const parsed = issueTokenRequestSchema.safeParse(request);
   if (!parsed.success) throw validationError(parsed.error.issues);
-  assertMayMintFor(ledger, envelope.principal, parsed.data.principal);
+  assertMayMintFor(ledger.operator, envelope.principal, parsed.data.principal);
   const key = assertIdempotencyKey(envelope.idempotencyKey, ledger.clock());
   const derived = deriveToken(loadServerKey(ledger.config.dataDir, ledger.operator.serverKeyFile), workspaceId, key);
   const outcome = await ledger.run('issueToken', workspaceId, envelope, { ...parsed.data, tokenId: derived.tokenId, tokenHash: derived.tokenHash });

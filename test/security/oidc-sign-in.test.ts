@@ -8,7 +8,7 @@ import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { newUuidV7 } from '../../src/events/ids';
 import { issueApiToken } from '../../src/security/tokens';
 import { workspaceFold } from '../../src/workspaces/workspace-state';
-import { command, postRpc } from '../rpc/support';
+import { BASE, command, HEAD_A, nodePayload, postRpc } from '../rpc/support';
 import { CookieJar, request, signInAtProvider, startOidcProvider, type OidcFixture } from '../support/oidc-fixture';
 
 /**
@@ -134,6 +134,33 @@ describe('sign-in through an OpenID Connect provider', () => {
     const replay = await request(jar, back);
     expect(replay.status).toBe(401);
     expect(jar.get(url, 'rl_session')).toBeUndefined();
+  });
+
+  it('the audit records how each act was authenticated, and filters by it', async () => {
+    const target = { repoId: 'oidc-repo', prNumber: 7 };
+    expect(codeOf(await command(url, owner, 'default', 'requestReview', { ...target, baseSha: BASE, headSha: HEAD_A }))).toBeUndefined();
+    const bot = await command(url, owner, 'default', 'issueToken', { principal: 'agent:bot', role: 'member' });
+    const filed = await command(url, bot.result.result.token, 'default', 'addReviewNode', { ...target, node: nodePayload('sign-in audit') });
+    const nodeId = filed.result.result.nodeId;
+    const alice = await signIn('sub-alice');
+    const confirmed = await rpcWithCookie(alice.jar, { jsonrpc: '2.0', id: 2, method: 'confirmNode', params: { workspace_id: 'default', idempotencyKey: newUuidV7(), ...target, nodeId } }, true);
+    expect(codeOf(confirmed.body)).toBeUndefined();
+    expect(codeOf(await command(url, owner, 'default', 'resolveNode', { ...target, nodeId, reason: 'fixed' }))).toBeUndefined();
+
+    const audit = async (filter: Record<string, unknown>) => (await postRpc(url, owner, { jsonrpc: '2.0', id: 3, method: 'review_studio.audit', params: { workspace_id: 'default', ...filter } })).body;
+    const all = (await audit({ repoId: target.repoId })).result.value.rows;
+    expect(all.map((r: { action: string; actor: string; authn: string; signIn: unknown }) => [r.action, r.actor, r.authn, r.signIn])).toEqual([
+      ['resolve', 'user:local-operator', 'admin-provisioned', null],
+      ['confirm', 'user:alice', 'sign-in', { issuer: idp.issuer, subject: 'sub-alice' }],
+    ]);
+    const signedIn = (await audit({ authn: 'sign-in' })).result.value.rows;
+    expect(signedIn.map((r: { actor: string }) => r.actor)).toEqual(['user:alice']);
+    expect((await audit({ subject: 'sub-alice' })).result.value.rows.map((r: { tokenId: string }) => r.tokenId)).toEqual([alice.session!.split('_')[2]]);
+    expect((await audit({ subject: 'sub-mallory' })).result.value.rows).toEqual([]);
+    expect((await audit({ authn: 'local' })).result.value.rows).toEqual([]);
+    const bad = await audit({ authn: 'password' });
+    expect(codeOf(bad)).toBe('invalid_payload');
+    expect(bad.error.message).toContain('authn');
   });
 
   it('sessions end: logout revokes, member removal ends them, and they expire', async () => {
