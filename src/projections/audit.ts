@@ -128,6 +128,7 @@ export const auditFold: StreamFold<AuditState, CatalogueEvent> = {
     if (e.type === 'ApiTokenIssued') {
       s.tokens[e.data.tokenId] = { principal: e.metadata.principal, tokenId: e.metadata.tokenId ?? null, via: e.metadata.via ?? null };
       if (e.data.signIn) s.signIns[e.data.tokenId] = { issuer: e.data.signIn.issuer, subject: e.data.signIn.subject };
+      else delete s.signIns[e.data.tokenId];
     }
     else if (e.type === 'MemberAdded') s.members[e.data.principal] = e.data.role;
     else if (e.type === 'MemberRoleChanged') s.members[e.data.principal] = e.data.to;

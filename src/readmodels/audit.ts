@@ -100,8 +100,8 @@ class AuditBulk implements BulkBuilder {
   private readonly members = new Map<string, string | null>();
   private readonly tokens = new Map<string, { principal: string; issuer: string | null; via: string | null }>();
   private readonly chains = new Map<string, string>();
-  /** tokenId → the identity whose sign-in minted it (never changes once issued). */
-  private readonly signIns = new Map<string, { issuer: string; subject: string }>();
+  /** tokenId → the identity whose sign-in minted it (null: not a sign-in token), as of the chunk's start. */
+  private readonly signIns = new Map<string, { issuer: string; subject: string } | null>();
 
   /** Whether the chain of `tokenId` (chainOf's walk, link by link) looks up the link of `through`. */
   private walks(tokenId: string, through: string): boolean {
@@ -129,6 +129,7 @@ class AuditBulk implements BulkBuilder {
   statements(d: BulkDialect, from: number, to: number, js: readonly RecordedEvent[]): BulkStatements {
     const roles: unknown[][] = [...this.members].map(([p, r]) => [p, from, r]);
     const chains: unknown[][] = [...this.chains].map(([t, c]) => [t, from, c]);
+    const signIns: unknown[][] = [...this.signIns].map(([t, v]) => [t, from, v?.issuer ?? null, v?.subject ?? null]);
     for (const e of js) {
       const ev = catalogued(e);
       const p = e.globalPosition;
@@ -141,7 +142,12 @@ class AuditBulk implements BulkBuilder {
       else if (ev.type === 'MemberRemoved') role(ev.data.principal, null);
       else if (ev.type === 'ApiTokenIssued') {
         const issued = ev.data.tokenId;
-        if (ev.data.signIn) this.signIns.set(issued, { issuer: ev.data.signIn.issuer, subject: ev.data.signIn.subject });
+        // Like the tokens row `apply` overwrites: a token id issued again takes its latest issue's identity.
+        const signIn = ev.data.signIn ? { issuer: ev.data.signIn.issuer, subject: ev.data.signIn.subject } : null;
+        if (signIn || this.signIns.has(issued)) {
+          this.signIns.set(issued, signIn);
+          signIns.push([issued, p, signIn?.issuer ?? null, signIn?.subject ?? null]);
+        }
         this.tokens.set(issued, { principal: e.metadata.principal, issuer: e.metadata.tokenId ?? null, via: e.metadata.via ?? null });
         // A new link changes the chain of every token whose walk looks that link up (the token itself, those
         // issued through it); the others' chains are unchanged and not written again (JSON.stringify of every
@@ -186,19 +192,21 @@ class AuditBulk implements BulkBuilder {
     const inner =
       `SELECT e.position, e.event_id, ${d.meta('e', 'occurredAt')} AS time, ${action} AS action, ${actor} AS actor, ${str('role')} AS drole, ${d.meta('e', 'principal')} AS principal, ${d.meta('e', 'role')} AS mrole, ` +
       `${target} AS target, ${d.reviewRepo('e')} AS repo_id, ${d.reviewPr('e')} AS pr_number, ${detail} AS detail, ${d.meta('e', 'via')} AS via, ${d.meta('e', 'tokenId')} AS token_id FROM ${src.sql} e`;
+    // The acting token's sign-in identity as of the act (the last issue of its id before it).
+    const signInOf = (col: string): string => `(SELECT s.${col} FROM bulk_signins s WHERE s.token_id = i.token_id AND s.from_pos < i.position ORDER BY s.from_pos DESC LIMIT 1)`;
     const select =
       `SELECT x.position, x.time, x.action, x.actor, coalesce(x.drole, CASE WHEN x.actor = x.principal THEN x.mrole END, (SELECT r.role FROM bulk_roles r WHERE r.principal = x.actor AND r.from_pos < x.position ORDER BY r.from_pos DESC LIMIT 1), 'unknown') AS role, ` +
       `x.target, x.repo_id, x.pr_number, x.detail, x.event_id, x.via, x.token_id, coalesce((SELECT c.chain FROM bulk_chains c WHERE c.token_id = x.token_id AND c.from_pos < x.position ORDER BY c.from_pos DESC LIMIT 1), '[]') AS issuer_chain, ` +
       // authnOf (src/projections/audit.ts) in SQL: local without a token, sign-in for a sign-in token, else by the acting principal.
-      `CASE WHEN x.token_id IS NULL THEN 'local' WHEN s.token_id IS NOT NULL THEN 'sign-in' WHEN x.principal LIKE 'user:%' THEN 'admin-provisioned' ELSE 'agent-token' END AS authn, s.issuer AS idp_issuer, s.subject AS idp_subject ` +
-      `FROM (${inner}) x LEFT JOIN bulk_signins s ON s.token_id = x.token_id`;
+      `CASE WHEN x.token_id IS NULL THEN 'local' WHEN x.idp_issuer IS NOT NULL THEN 'sign-in' WHEN x.principal LIKE 'user:%' THEN 'admin-provisioned' ELSE 'agent-token' END AS authn, x.idp_issuer, x.idp_subject ` +
+      `FROM (SELECT i.*, ${signInOf('issuer')} AS idp_issuer, ${signInOf('subject')} AS idp_subject FROM (${inner}) i) x`;
     const cols = Object.keys(auditReadModel.tables[0].columns);
     return {
       prepare: [],
       apply: [
         ...d.temp('bulk_roles', { principal: 'text', from_pos: 'int', role: 'text' }, ['principal', 'from_pos'], roles),
         ...d.temp('bulk_chains', { token_id: 'text', from_pos: 'int', chain: 'text' }, ['token_id', 'from_pos'], chains),
-        ...d.temp('bulk_signins', { token_id: 'text', issuer: 'text', subject: 'text' }, ['token_id'], [...this.signIns].map(([t, v]) => [t, v.issuer, v.subject])),
+        ...d.temp('bulk_signins', { token_id: 'text', from_pos: 'int', issuer: 'text', subject: 'text' }, ['token_id', 'from_pos'], signIns),
         { sql: d.insert('rows', cols, ['position'], select, 'unique'), params: [d.workspaceId, ...src.params] },
       ],
     };

@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Module, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Module, type OnModuleDestroy, Post, Query, Req, Res } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DomainError } from '../domain-error';
 import { Ledger } from '../ledger';
@@ -6,7 +6,8 @@ import { httpStatusOf, toRpcError } from '../rpc/errors';
 import { serverHostNames } from '../rpc/rpc.module';
 import { hostAllowed } from '../security/host-check';
 import { identityProviderFor, type PendingCodeFlow } from '../security/identity-provider';
-import { endSession, openSession } from '../security/sessions';
+import { endSession, openSession, type OpenedSession } from '../security/sessions';
+import { randomBytes } from 'node:crypto';
 import { clearedCookie, credentialOf, readCookie, sessionCookie, SESSION_COOKIE, SIGN_IN_COOKIE } from '../security/session-cookie';
 import { authenticate } from '../security/tokens';
 import { WorkspaceRegistry } from '../workspaces/registry';
@@ -23,6 +24,20 @@ interface Pending extends PendingCodeFlow {
   at: number;
 }
 
+/** Device sign-ins (`review-ledger login`) in flight at once. */
+const MAX_DEVICE_PENDING = 100;
+/** How long one `POST /auth/device/poll` waits for the person before answering `pending`. */
+const DEVICE_WAIT_MS = 20_000;
+
+interface DeviceFlow {
+  workspaceId: string;
+  at: number;
+  stop: AbortController;
+  /** Settles once the provider answered (the session minted) or refused. */
+  done: Promise<OpenedSession>;
+  settled: boolean;
+}
+
 /**
  * The Review page's sign-in (docs/security.md "Sign-in"): authorization code + PKCE at the operator's
  * identity provider, then a session cookie (src/security/session-cookie.ts) holding a session token the
@@ -35,8 +50,9 @@ interface Pending extends PendingCodeFlow {
  * - `GET /auth/session?workspace=<id>` → who the cookie's session is (for the page).
  */
 @Controller()
-export class SignInController {
+export class SignInController implements OnModuleDestroy {
   private readonly pending = new Map<string, Pending>();
+  private readonly devices = new Map<string, DeviceFlow>();
 
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
@@ -106,6 +122,57 @@ export class SignInController {
     } catch (err) {
       sendError(res, err);
     }
+  }
+
+  /**
+   * `review-ledger login`: the device authorization grant (RFC 8628). The server holds the client
+   * credentials and polls the provider; the CLI shows the person the code and URL, then polls here with
+   * the handle until the person approved at the provider, and gets a sign-in token (method `device`).
+   */
+  @Post('/auth/device')
+  async deviceStart(@Query('workspace') workspace: string, @Res() res: ServerResponse): Promise<void> {
+    try {
+      const idp = this.provider();
+      const workspaceId = WorkspaceRegistry.validateId(workspace);
+      await this.ledger.workspace(workspaceId);
+      const started = await idp.startDeviceFlow();
+      for (const [k, d] of this.devices) if (Date.now() - d.at > started.expires_in * 1000 + 60_000) this.forgetDevice(k);
+      while (this.devices.size >= MAX_DEVICE_PENDING) this.forgetDevice(this.devices.keys().next().value!);
+      const handle = randomBytes(24).toString('base64url');
+      const stop = new AbortController();
+      const flow: DeviceFlow = { workspaceId, at: Date.now(), stop, settled: false, done: null as unknown as Promise<OpenedSession> };
+      flow.done = idp.completeDeviceFlow(started, stop.signal).then((who) => openSession(this.ledger, workspaceId, who, 'device', 'cli'));
+      flow.done.then(() => (flow.settled = true), () => (flow.settled = true));
+      this.devices.set(handle, flow);
+      sendJson(res, 200, { handle, userCode: started.user_code, verificationUri: started.verification_uri, verificationUriComplete: started.verification_uri_complete ?? null, expiresIn: started.expires_in, interval: started.interval ?? 5 });
+    } catch (err) {
+      sendError(res, err);
+    }
+  }
+
+  @Post('/auth/device/poll')
+  async devicePoll(@Query('handle') handle: string, @Res() res: ServerResponse): Promise<void> {
+    try {
+      const flow = typeof handle === 'string' ? this.devices.get(handle) : undefined;
+      if (!flow) throw new DomainError('sign_in_failed', 'handle: no device sign-in is waiting under this handle (expired, finished, or never started); run `review-ledger login` again');
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([flow.done.then((s) => ({ s })), new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), DEVICE_WAIT_MS)))]).finally(() => clearTimeout(timer));
+      if (!waited) return sendJson(res, 202, { status: 'pending' });
+      this.devices.delete(handle);
+      sendJson(res, 200, { status: 'signed_in', token: waited.s.token, tokenId: waited.s.tokenId, principal: waited.s.principal, workspaceId: flow.workspaceId, expiresAt: waited.s.expiresAt });
+    } catch (err) {
+      if (typeof handle === 'string' && this.devices.get(handle)?.settled) this.devices.delete(handle);
+      sendError(res, err);
+    }
+  }
+
+  onModuleDestroy(): void {
+    for (const handle of [...this.devices.keys()]) this.forgetDevice(handle);
+  }
+
+  private forgetDevice(handle: string): void {
+    this.devices.get(handle)?.stop.abort();
+    this.devices.delete(handle);
   }
 
   private provider() {

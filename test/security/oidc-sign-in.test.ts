@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -163,6 +164,34 @@ describe('sign-in through an OpenID Connect provider', () => {
     expect(bad.error.message).toContain('authn');
   });
 
+  it('`review-ledger login` signs a person in from the terminal with the device authorization grant', async () => {
+    const cli = spawn(process.execPath, [path.resolve(__dirname, '../../bin/review-ledger.js'), 'login', '--url', url, '--workspace', 'default', '--json'], { env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    cli.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
+    // The person reads the URL and code the CLI shows, and signs in at the provider in a browser.
+    const shown = await new Promise<string>((resolve, reject) => {
+      cli.stderr.on('data', (d) => {
+        stderr += d;
+        const m = /open (\S+)\nand enter the code (\S+)/.exec(stderr);
+        if (m) resolve(m[1]);
+      });
+      void exited.then(() => reject(new Error(`login exited early: ${stderr}`)));
+    });
+    expect(new URL(shown).origin).toBe(idp.issuer);
+    await signInAtProvider(new CookieJar(), shown, 'sub-alice', null);
+    expect(await exited).toBe(0);
+    const out = JSON.parse(stdout);
+    expect(out).toMatchObject({ principal: 'user:alice', workspaceId: 'default', token: expect.stringMatching(/^rl_default_/) });
+    expect(stderr).toContain('Signed in as user:alice');
+    const recorded = (await membersState()).tokens[out.tokenId];
+    expect(recorded.signIn).toMatchObject({ issuer: idp.issuer, subject: 'sub-alice', method: 'device' });
+    // The token acts as alice over RPC.
+    const me = await request(new CookieJar(), `${url}/workspaces/default/review-page/me`, { headers: { authorization: `Bearer ${out.token}` } });
+    expect(await me.json()).toMatchObject({ principal: 'user:alice', role: 'member' });
+  }, 180_000);
+
   it('sessions end: logout revokes, member removal ends them, and they expire', async () => {
     const a = await signIn('sub-dan');
     expect(a.callback.status).toBe(303);
@@ -218,6 +247,6 @@ describe('sign-in through an OpenID Connect provider', () => {
     ).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
     // Nothing of that recorded a token for a human other than through sign-in.
     const tokens = Object.values((await membersState()).tokens);
-    for (const t of tokens.filter((t) => t.principal.startsWith('user:') && t.principal !== 'user:local-operator')) expect([t.principal, t.signIn?.method]).toEqual([t.principal, 'code']);
+    for (const t of tokens.filter((t) => t.principal.startsWith('user:') && t.principal !== 'user:local-operator')) expect([t.principal, t.signIn?.subject]).toEqual([t.principal, expect.stringMatching(/^sub-/)]);
   });
 });

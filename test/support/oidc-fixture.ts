@@ -103,27 +103,52 @@ export async function request(jar: CookieJar, url: string, init: RequestInit = {
 }
 
 /**
- * A browser at the provider: follows redirects, fills the development login form with `login` and
- * submits the consent form, until a redirect leaves the provider (to `stopAt`). Returns that URL.
+ * A browser at the provider: follows redirects, submits each form the provider shows (the development
+ * login form filled with `login`, the consent form, the device confirmation form) until a redirect
+ * leaves for `stopAt` (returns that URL) or, with `stopAt` null, a page without a form (the device
+ * flow's "success" page; returns its URL).
  */
-export async function signInAtProvider(jar: CookieJar, start: string, login: string, stopAt: string): Promise<string> {
+export async function signInAtProvider(jar: CookieJar, start: string, login: string, stopAt: string | null): Promise<string> {
   let url = start;
+  /** A page a form POST answered with directly (200), handled like a fetched one. */
+  let answered: string | null = null;
   for (let step = 0; step < 20; step++) {
-    if (url.startsWith(stopAt)) return url;
-    const res = await request(jar, url);
-    if (res.status >= 300 && res.status < 400) {
-      url = new URL(res.headers.get('location')!, url).href;
+    if (stopAt !== null && url.startsWith(stopAt)) return url;
+    let html: string;
+    if (answered !== null) {
+      html = answered;
+      answered = null;
+    } else {
+      const res = await request(jar, url);
+      if (res.status >= 300 && res.status < 400) {
+        url = new URL(res.headers.get('location')!, url).href;
+        continue;
+      }
+      html = await res.text();
+      if (res.status !== 200) throw new Error(`provider answered ${res.status} at ${url}: ${html.slice(0, 500)}`);
+    }
+    const form = /<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(html);
+    if (!form) {
+      if (stopAt === null) return url;
+      throw new Error(`no form at ${url}: ${html.slice(0, 500)}`);
+    }
+    const fields = new URLSearchParams();
+    for (const m of form[2].matchAll(/<input([^>]*)>/g)) {
+      const name = /name="([^"]*)"/.exec(m[1])?.[1];
+      if (!name) continue;
+      if (name === 'login') fields.set('login', login);
+      else if (name === 'password') fields.set('password', 'any');
+      else fields.set(name, /value="([^"]*)"/.exec(m[1])?.[1] ?? '');
+    }
+    const target = new URL(form[1], url).href;
+    const posted = await request(jar, target, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: fields.toString() });
+    if (posted.status === 200) {
+      answered = await posted.text();
+      url = target;
       continue;
     }
-    const html = await res.text();
-    if (res.status !== 200) throw new Error(`provider answered ${res.status} at ${url}: ${html.slice(0, 500)}`);
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1];
-    if (!action || !prompt) throw new Error(`no login or consent form at ${url}: ${html.slice(0, 500)}`);
-    const body = new URLSearchParams(prompt === 'login' ? { prompt, login, password: 'any' } : { prompt });
-    const posted = await request(jar, new URL(action, url).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
-    if (posted.status < 300 || posted.status >= 400) throw new Error(`provider answered ${posted.status} to the ${prompt} form: ${(await posted.text()).slice(0, 500)}`);
+    if (posted.status < 300 || posted.status >= 400) throw new Error(`provider answered ${posted.status} to the form at ${url}: ${(await posted.text()).slice(0, 500)}`);
     url = new URL(posted.headers.get('location')!, url).href;
   }
-  throw new Error('the provider did not redirect back within 20 steps');
+  throw new Error('the provider did not finish within 20 steps');
 }
