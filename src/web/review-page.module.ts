@@ -10,6 +10,7 @@ import { httpStatusOfCode, type ErrorCode } from '../errors/codes';
 import { Ledger } from '../ledger';
 import { httpStatusOf, toRpcError } from '../rpc/errors';
 import { authenticate, bearerFrom, type Caller } from '../security/tokens';
+import { readCookie, SESSION_COOKIE } from '../security/session-cookie';
 import { readAsset, reviewPageHtml } from './assets';
 import { snapshotImage } from './snapshot-images';
 import { FaviconController } from './favicon.controller';
@@ -109,7 +110,8 @@ export class ReviewPageController {
   }
 
   private caller(workspaceId: string, req: IncomingMessage): Promise<Caller> {
-    return authenticate(this.ledger, workspaceId, bearerFrom(req.headers.authorization));
+    // GETs only (reads): the sign-in session cookie is SameSite=Strict, so another site's page never sends it.
+    return authenticate(this.ledger, workspaceId, bearerFrom(req.headers.authorization) ?? readCookie(req, SESSION_COOKIE));
   }
 }
 

@@ -116,6 +116,7 @@ export class SignInController implements OnModuleDestroy {
   @Get('/auth/session')
   async session(@Query('workspace') workspace: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     try {
+      this.provider();
       // A read: SameSite=Strict already keeps other sites' requests from carrying the cookie.
       const caller = await authenticate(this.ledger, workspace, readCookie(req, SESSION_COOKIE));
       sendJson(res, 200, { workspaceId: caller.workspace.id, principal: caller.principal, role: caller.role, tokenId: caller.tokenId, signIn: caller.signIn ?? null });
