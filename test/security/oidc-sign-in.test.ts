@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import WebSocket from 'ws';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -74,6 +75,10 @@ describe('sign-in through an OpenID Connect provider', () => {
   const rpcWithCookie = async (jar: CookieJar, body: object, csrf: boolean) => {
     const res = await request(jar, `${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', ...(csrf ? { 'x-review-ledger-csrf': '1' } : {}) }, body: JSON.stringify(body) });
     return { status: res.status, body: await res.json() };
+  };
+  const waitFor = async (ok: () => boolean) => {
+    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(ok()).toBe(true);
   };
   const membersState = async () => (await server.ledger.executor.load(workspaceFold, await server.ledger.workspace('default'), 'workspace')).state;
 
@@ -191,6 +196,27 @@ describe('sign-in through an OpenID Connect provider', () => {
     const me = await request(new CookieJar(), `${url}/workspaces/default/review-page/me`, { headers: { authorization: `Bearer ${out.token}` } });
     expect(await me.json()).toMatchObject({ principal: 'user:alice', role: 'member' });
   }, 180_000);
+
+  it('a WebSocket opened with the session cookie is authenticated by it, and closed within a second once the session ends', async () => {
+    const { session } = await signIn('sub-alice');
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/rpc`, { headers: { cookie: `rl_session=${session}`, origin: url } });
+    const frames: any[] = [];
+    ws.on('message', (d) => frames.push(JSON.parse(String(d))));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'watchAudit', params: { workspace_id: 'default' } }));
+    await waitFor(() => frames.some((f) => f.id === 1));
+    expect(frames.find((f) => f.id === 1).result.subscription).toEqual(expect.any(String));
+    skewMs = (TTL + 1) * 1000;
+    try {
+      const end = await closed;
+      expect(end.code).toBe(4001);
+      expect(end.reason).toContain('session_expired');
+      expect(frames.some((f) => f.method === 'watch.error' && f.params?.error?.data?.code === 'session_expired')).toBe(true);
+    } finally {
+      skewMs = 0;
+    }
+  });
 
   it('sessions end: logout revokes, member removal ends them, and they expire', async () => {
     const a = await signIn('sub-dan');
