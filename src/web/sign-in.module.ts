@@ -119,7 +119,7 @@ export class SignInController implements OnModuleDestroy {
       this.provider();
       // A read: SameSite=Strict already keeps other sites' requests from carrying the cookie.
       const caller = await authenticate(this.ledger, workspace, readCookie(req, SESSION_COOKIE));
-      sendJson(res, 200, { workspaceId: caller.workspace.id, principal: caller.principal, role: caller.role, tokenId: caller.tokenId, signIn: caller.signIn ?? null });
+      sendJson(res, 200, { workspaceId: caller.workspace.id, principal: caller.principal, role: caller.role, tokenId: caller.tokenId, authn: caller.signIn ? 'sign-in' : 'admin-provisioned', signIn: caller.signIn ?? null });
     } catch (err) {
       sendError(res, err);
     }

@@ -22,6 +22,7 @@ describe('Review page sign-in through an OpenID Connect provider (Chromium)', ()
   let server: RunningServer;
   let browser: Browser;
   let dataDir: string;
+  let owner: string;
   const target = { repoId: 'web', prNumber: 1 };
 
   beforeAll(async () => {
@@ -32,7 +33,7 @@ describe('Review page sign-in through an OpenID Connect provider (Chromium)', ()
     fs.writeFileSync(configFile, JSON.stringify({ identityProvider: { kind: 'oidc', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret } }));
     server = await startServer({ port: 0 }, new Ledger(loadConfig({ dataDir, port: 0, configFile }), { onOpenWorkspace: attachReadModels }));
     idp.attach([`${server.url}/auth/callback`]);
-    const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
+    owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
     expect((await command(server.url, owner, 'default', 'addMember', { principal: 'user:alice', role: 'member' })).error).toBeUndefined();
     expect((await command(server.url, owner, 'default', 'requestReview', { ...target, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
     browser = await launchChromium();
@@ -63,6 +64,9 @@ describe('Review page sign-in through an OpenID Connect provider (Chromium)', ()
     // Back on the Review page, signed in: no login form, and the live connection authenticated by the cookie.
     await page.waitForFunction(() => (window as unknown as { __reviewPage?: { live: { connected: boolean } } }).__reviewPage?.live.connected === true);
     expect(await page.$('#login')).toBeNull();
+    // The page says how it is authenticated, as the audit records the acts made from it.
+    expect(await page.getAttribute('#authn', 'data-authn')).toBe('sign-in');
+    expect(await page.textContent('#authn')).toBe('signed in');
     const cookie = (await context.cookies(server.url)).find((c) => c.name === 'rl_session')!;
     expect([cookie.httpOnly, cookie.sameSite]).toEqual([true, 'Strict']);
     expect(await page.evaluate(() => document.cookie)).not.toContain('rl_session');
@@ -73,6 +77,15 @@ describe('Review page sign-in through an OpenID Connect provider (Chromium)', ()
     expect(bare).toBe(403);
     const state = (await server.ledger.executor.load(workspaceFold, await server.ledger.workspace('default'), 'workspace')).state;
     expect(state.identities['user:alice']).toEqual({ issuer: idp.issuer, subject: 'sub-alice' });
+    await context.close();
+  });
+
+  it('a page opened with a token someone minted is marked admin-provisioned', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.url}/workspaces/default/repos/${target.repoId}/prs/${target.prNumber}#token=${owner}`);
+    await page.waitForSelector('#authn');
+    expect(await page.getAttribute('#authn', 'data-authn')).toBe('admin-provisioned');
     await context.close();
   });
 });

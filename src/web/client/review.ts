@@ -37,6 +37,9 @@ const TOKEN_KEY = `review-ledger.token.${target.workspaceId}`;
 interface Me {
   principal: string;
   role: Role;
+  /** How this page is authenticated, as the audit records its acts: `sign-in`, `admin-provisioned` or `agent-token`. */
+  authn?: string;
+  signIn?: { issuer: string; subject: string } | null;
 }
 
 /** What a query answers: the return type of its definition's view. */
@@ -190,7 +193,7 @@ function mountReview(firstPage: Promise<unknown> | null): void {
       'header',
       { class: 'top' },
       h('div', { class: 'title' }, h('strong', null, `${target.repoId}#${target.prNumber}`), h('span', { id: 'ladder', class: 'pill' }, '…'), h('span', { id: 'heads', class: 'muted' }), h('span', { id: 'audit-chain', class: 'pill', title: 'hash chain and signed checkpoints (docs/audit.md)' }, 'log …')),
-      h('div', { class: 'who' }, h('span', { id: 'conn', class: 'conn' }), ' ', h('span', { class: 'muted' }, `${me!.principal} · ${me!.role}`), ' ', h('button', { class: 'link', onclick: signOut }, 'sign out')),
+      h('div', { class: 'who' }, h('span', { id: 'conn', class: 'conn' }), ' ', h('span', { class: 'muted' }, `${me!.principal} · ${me!.role}`), ' ', authnBadge(me!), ' ', h('button', { class: 'link', onclick: signOut }, 'sign out')),
     ),
     h('div', { id: 'verdict-bar', class: 'verdict-bar' }),
     h('div', { id: 'stale-banner', class: 'stale-banner', hidden: true }),
@@ -253,6 +256,12 @@ function mountReview(firstPage: Promise<unknown> | null): void {
   setInterval(() => void refreshAuditChain(), 30_000);
   (window as unknown as { __reviewPage: unknown }).__reviewPage = { live, code, stats: live.stats, drop: () => live?.drop(), hold: (on: boolean) => live?.hold(on) };
   render(null);
+}
+
+/** Whether the person signed in themselves or acts with a token someone else minted (the audit says the same). */
+function authnBadge(m: Me): HTMLElement {
+  const signedIn = m.authn === 'sign-in';
+  return h('span', { id: 'authn', class: 'pill', 'data-authn': m.authn ?? 'unknown', title: signedIn && m.signIn ? `signed in at ${m.signIn.issuer} as ${m.signIn.subject}` : 'acts with a token an admin minted; the audit marks these acts admin-provisioned' }, signedIn ? 'signed in' : (m.authn ?? 'token'));
 }
 
 function signOut(): void {
