@@ -146,7 +146,7 @@ export class IdentityProvider {
         throw failed('the provider refused the userinfo request', err);
       }
     }
-    const candidates = [...principalOf(info.preferred_username), ...(info.email_verified === false ? [] : principalOf(info.email)), ...principalOf(claims.sub)];
+    const candidates = [...principalOf(info.preferred_username), ...(info.email_verified === true ? principalOf(info.email) : []), ...principalOf(claims.sub)];
     return { issuer: claims.iss, subject: claims.sub, candidates: [...new Set(candidates)] };
   }
 

@@ -61,7 +61,8 @@ export class SignInController implements OnModuleDestroy {
     try {
       const idp = this.provider();
       const workspaceId = WorkspaceRegistry.validateId(workspace);
-      const back = typeof returnTo === 'string' && /^\/(?!\/)[\x21-\x7e]{0,1000}$/.test(returnTo) ? returnTo : '/';
+      // A path on this server only: not `//host` nor `/\\host` (browsers read both as another origin).
+      const back = typeof returnTo === 'string' && /^\/(?![/\\])[\x21-\x5b\x5d-\x7e]{0,1000}$/.test(returnTo) ? returnTo : '/';
       const { url, pending } = await idp.authorizationUrl(`${this.baseUrl(req)}/auth/callback`);
       this.remember({ ...pending, workspaceId, returnTo: back, at: Date.now() });
       res.writeHead(302, { location: url.href, 'set-cookie': `${SIGN_IN_COOKIE}=${pending.state}; Path=/auth; Max-Age=${PENDING_MS / 1000}; HttpOnly; SameSite=Lax${this.secure() ? '; Secure' : ''}`, 'cache-control': 'no-store' });

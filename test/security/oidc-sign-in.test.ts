@@ -59,9 +59,9 @@ describe('sign-in through an OpenID Connect provider', () => {
   });
 
   /** The Review page's sign-in as a browser does it; returns the jar and the callback's answer. */
-  async function signIn(login: string, workspace = 'default') {
+  async function signIn(login: string, workspace = 'default', returnTo = '/workspaces/default/repos/web/prs/1') {
     const jar = new CookieJar();
-    const start = await request(jar, `${url}/auth/login?workspace=${workspace}&return=/workspaces/default/repos/web/prs/1`);
+    const start = await request(jar, `${url}/auth/login?workspace=${workspace}&return=${encodeURIComponent(returnTo)}`);
     expect(start.status).toBe(302);
     const authorize = new URL(start.headers.get('location')!);
     expect(authorize.origin).toBe(idp.issuer);
@@ -128,6 +128,13 @@ describe('sign-in through an OpenID Connect provider', () => {
     expect(body.error.message).toContain('user:not-invited');
     expect(session).toBeUndefined();
     expect(Object.keys((await membersState()).tokens).length).toBe(before);
+  });
+
+  it('after sign-in the browser goes back only to a path on this server', async () => {
+    for (const away of ['//evil.example/x', '/\\evil.example/x', 'https://evil.example/']) {
+      const { callback } = await signIn('sub-carol', 'default', away);
+      expect([away, callback.status, callback.headers.get('location')]).toEqual([away, 303, '/']);
+    }
   });
 
   it('a callback without the browser-binding cookie, or replayed, is refused (login CSRF)', async () => {
