@@ -34,6 +34,25 @@ function principalOf(x: unknown): Principal[] {
 const failed = (what: string, err: unknown): DomainError =>
   err instanceof DomainError ? err : new DomainError('sign_in_failed', `sign-in: ${what}: ${(err as Error)?.message ?? String(err)}`.slice(0, 500));
 
+/**
+ * GitHub answers token-endpoint errors — `authorization_pending` and `slow_down` while a device sign-in
+ * waits, `bad_verification_code`, … — with HTTP 200 and an `error` member (as its docs show), where
+ * OAuth 2.0 (RFC 6749 §5.2, RFC 8628 §3.5) says 400. Such an answer is passed on as the 400 it means, so
+ * openid-client polls on, slows down or reports the error instead of a missing `access_token`.
+ */
+const githubTokenErrors: client.CustomFetch = async (url, options) => {
+  const res = await fetch(url, options as RequestInit);
+  if (res.status !== 200 || !new URL(url).pathname.endsWith('/login/oauth/access_token')) return res;
+  const text = await res.text();
+  let error = false;
+  try {
+    error = typeof (JSON.parse(text) as { error?: unknown }).error === 'string';
+  } catch {
+    // Not JSON: passed on unchanged (openid-client reports it).
+  }
+  return new Response(text, { status: error ? 400 : 200, headers: res.headers });
+};
+
 export class IdentityProvider {
   private configuration: Promise<client.Configuration> | null = null;
 
@@ -72,6 +91,7 @@ export class IdentityProvider {
       client.ClientSecretPost(c.clientSecret ?? undefined),
     );
     for (const f of execute) f(cfg);
+    cfg[client.customFetch] = githubTokenErrors;
     return cfg;
   }
 

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -56,6 +57,33 @@ describe('sign-in with the GitHub OAuth preset', () => {
     const state = (await server.ledger.executor.load(workspaceFold, await server.ledger.workspace('default'), 'workspace')).state;
     expect(state.identities['user:octocat']).toEqual({ issuer: gh.url, subject: '583231' });
   });
+
+  it('`review-ledger login` with the GitHub preset: the device flow, GitHub answering "pending" with HTTP 200 as it does', async () => {
+    const cli = spawn(process.execPath, [path.resolve(__dirname, '../../bin/review-ledger.js'), 'login', '--url', server.url, '--workspace', 'default', '--json'], { env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    cli.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
+    const code = await new Promise<string>((resolve, reject) => {
+      cli.stderr.on('data', (d) => {
+        stderr += d;
+        const m = /and enter the code (\S+)/.exec(stderr);
+        if (m) resolve(m[1]);
+      });
+      void exited.then(() => reject(new Error(`login exited early: ${stderr}`)));
+    });
+    expect(stderr).toContain(`${gh.url}/login/device`);
+    // The person takes a moment: the server's polls get GitHub's "pending" first.
+    for (let i = 0; i < 400 && gh.pendingAnswers === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(gh.pendingAnswers).toBeGreaterThan(0);
+    gh.approve(code, { id: 583231, login: 'octocat' });
+    expect(await exited).toBe(0);
+    const out = JSON.parse(stdout);
+    expect(out).toMatchObject({ principal: 'user:octocat', token: expect.stringMatching(/^rl_default_/) });
+    const state = (await server.ledger.executor.load(workspaceFold, await server.ledger.workspace('default'), 'workspace')).state;
+    expect(state.tokens[out.tokenId].signIn).toMatchObject({ issuer: gh.url, subject: '583231', method: 'device' });
+    expect(gh.violations).toEqual([]);
+  }, 180_000);
 
   it('another GitHub account that took the login after a rename cannot act as the bound principal', async () => {
     gh.user = { id: 999, login: 'octocat' };

@@ -18,6 +18,10 @@ export interface GitHubStandIn {
   /** Who approves the next authorization (GitHub's signed-in user). */
   user: { id: number; login: string };
   violations: string[];
+  /** Token requests answered `authorization_pending` (HTTP 200, as GitHub does) so far. */
+  pendingAnswers: number;
+  /** The person enters `userCode` at GitHub's device page, signed in as `user`. */
+  approve(userCode: string, user: { id: number; login: string }): void;
   close(): Promise<void>;
 }
 
@@ -26,7 +30,19 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
   const clientSecret = randomBytes(20).toString('hex');
   const codes = new Map<string, { redirectUri: string; challenge: string; user: { id: number; login: string } }>();
   const tokens = new Map<string, { id: number; login: string }>();
-  const state: GitHubStandIn = { url: '', clientId, clientSecret, user: { id: 1, login: 'octocat' }, violations: [], close: async () => undefined };
+  const devices = new Map<string, { userCode: string; user: { id: number; login: string } | null }>();
+  const state: GitHubStandIn = {
+    url: '',
+    clientId,
+    clientSecret,
+    user: { id: 1, login: 'octocat' },
+    violations: [],
+    pendingAnswers: 0,
+    approve(userCode, user) {
+      for (const d of devices.values()) if (d.userCode === userCode) d.user = user;
+    },
+    close: async () => undefined,
+  };
   const refuse = (res: http.ServerResponse, status: number, why: string) => {
     state.violations.push(why);
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -49,12 +65,43 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
       res.writeHead(302, { location: back.href });
       return res.end();
     }
+    if (req.method === 'POST' && url.pathname === '/login/device/code') {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const p = new URLSearchParams(body);
+        if (p.get('client_id') !== clientId) return refuse(res, 400, 'device/code: unknown client_id');
+        if (!/application\/json/.test(req.headers.accept ?? '')) return refuse(res, 400, 'device/code: without Accept: application/json GitHub answers form-encoded');
+        const deviceCode = randomBytes(20).toString('hex');
+        const userCode = `${randomBytes(2).toString('hex')}-${randomBytes(2).toString('hex')}`.toUpperCase();
+        devices.set(deviceCode, { userCode, user: null });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // GitHub's interval is 5 s; 1 s keeps the test short.
+        res.end(JSON.stringify({ device_code: deviceCode, user_code: userCode, verification_uri: `${state.url}/login/device`, expires_in: 900, interval: 1 }));
+      });
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
       let body = '';
       req.on('data', (d) => (body += d));
       req.on('end', () => {
         if (!/application\/json/.test(req.headers.accept ?? '')) return refuse(res, 400, 'access_token: without Accept: application/json GitHub answers form-encoded');
         const p = new URLSearchParams(body);
+        if (p.get('grant_type') === 'urn:ietf:params:oauth:grant-type:device_code') {
+          if (p.get('client_id') !== clientId) return refuse(res, 400, 'access_token (device): unknown client_id');
+          const device = devices.get(p.get('device_code') ?? '');
+          if (!device) return refuse(res, 400, 'access_token (device): unknown device_code');
+          res.writeHead(200, { 'content-type': 'application/json' });
+          // As GitHub documents it: errors come with HTTP 200.
+          if (!device.user) {
+            state.pendingAnswers++;
+            return res.end(JSON.stringify({ error: 'authorization_pending', error_description: 'The authorization request is still pending.' }));
+          }
+          devices.delete(p.get('device_code')!);
+          const token = `gho_${randomBytes(18).toString('hex')}`;
+          tokens.set(token, device.user);
+          return res.end(JSON.stringify({ access_token: token, token_type: 'bearer', scope: 'read:user' }));
+        }
         if (p.get('client_id') !== clientId || p.get('client_secret') !== clientSecret) return refuse(res, 401, 'access_token: client_id/client_secret wrong or missing from the body');
         const grant = codes.get(p.get('code') ?? '');
         codes.delete(p.get('code') ?? '');
