@@ -1,5 +1,7 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import WebSocket from 'ws';
+import { CommandBus } from '@nestjs/cqrs';
+import { ledgerCommand } from '../../src/cqrs/commands';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -225,6 +227,30 @@ describe('sign-in through an OpenID Connect provider', () => {
     }
   });
 
+  it('the operator\'s `token create` (the CLI binary) refuses a human token once a provider is configured, and still mints agent tokens', async () => {
+    // Its own data dir (the server holds this one's lock), configured with the same provider.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-oidc-cli-'));
+    try {
+      const cfg = path.join(dir, 'operator.json');
+      fs.writeFileSync(cfg, JSON.stringify({ identityProvider: { kind: 'oidc', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret } }));
+      const cli = (...args: string[]) =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+          execFile(process.execPath, [path.resolve(__dirname, '../../bin/review-ledger.js'), '--data-dir', dir, '--config', cfg, ...args], { env: { ...process.env, REVIEW_LEDGER_FROM_SOURCE: '1' } }, (err, stdout, stderr) =>
+            resolve({ code: err ? 1 : 0, stdout, stderr }),
+          ),
+        );
+      expect((await cli('workspace', 'create', 'w1')).code).toBe(0);
+      for (const p of ['user:alice', 'agent:bot']) expect((await cli('member', 'add', '--workspace', 'w1', '--principal', p)).code).toBe(0);
+      const human = await cli('token', 'create', '--workspace', 'w1', '--principal', 'user:alice');
+      expect([human.code, human.stdout]).toEqual([1, '']);
+      expect(human.stderr).toContain('human_token_requires_sign_in');
+      const agent = await cli('token', 'create', '--workspace', 'w1', '--principal', 'agent:bot');
+      expect([agent.code, agent.stdout]).toEqual([0, expect.stringMatching(/^rl_w1_/)]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it('sessions end: logout revokes, member removal ends them, and they expire', async () => {
     const a = await signIn('sub-dan');
     expect(a.callback.status).toBe(303);
@@ -274,7 +300,9 @@ describe('sign-in through an OpenID Connect provider', () => {
     }
     // The local operator's CLI (`review-ledger token create` runs issueApiToken as the owner) is refused too…
     await expect(issueApiToken(server.ledger, 'default', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'user:alice', role: 'viewer' })).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
-    // …and so is the command itself, reached without issueApiToken (the CQRS bus and Ledger.run).
+    // …the Nest CommandBus (what sagas and in-process callers use)…
+    await expect(server.app.get(CommandBus).execute(ledgerCommand('issueToken', 'default', { principal: 'user:ada-admin', role: 'admin', tokenId: ada.session!.split('_')[2], via: 'rpc', idempotencyKey: newUuidV7() }, { principal: 'user:alice', role: 'viewer' }))).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
+    // …and so is the command itself, reached without issueApiToken (Ledger.run).
     await expect(
       server.ledger.run('issueToken', 'default', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'user:alice', role: 'viewer', tokenId: '0123456789abcdef', tokenHash: 'a'.repeat(64) }),
     ).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
