@@ -17,7 +17,7 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/test/e2e/'],
   transform: { '^.+\\.(t|j|mj)s$': swcTransform },
   transformIgnorePatterns: [
-    '/node_modules/(?!(@nestjs|@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type|uuid|file-type|uint8array-extras|strtok3|token-types|@tokenizer|load-esm)/)',
+    '/node_modules/(?!(@nestjs|@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type|uuid|file-type|uint8array-extras|strtok3|token-types|@tokenizer|load-esm|openid-client|oauth4webapi|jose|oidc-provider)/)',
   ],
   testTimeout: 30000,
 };

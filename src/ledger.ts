@@ -3,6 +3,7 @@ import { DomainError } from './domain-error';
 import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
 import { commandByName } from './commands/registry';
 import { createWorkspace } from './commands/create-workspace';
+import { assertMayMintFor, issueToken } from './commands/issue-token';
 import type { LedgerConfig } from './config';
 import { StoreFactory, WorkspaceHandle, WorkspaceRegistry, sqliteStoreFactory } from './workspaces/registry';
 import { kurrentdbStoreFactory, postgresStoreFactory, requireUrl } from './workspaces/store-factories';
@@ -65,6 +66,7 @@ export class Ledger {
     const def = commandByName.get(command);
     if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`);
     if (def === createWorkspace) return this.createWorkspace(envelope, payload);
+    if (def === issueToken) assertMayMintFor(this.operator, envelope.principal, (payload as { principal?: unknown } | null)?.principal);
     // The workspace stays open while the command (and any job it runs) does.
     const { handle, release } = await this.workspaces.acquire(workspaceId);
     try {

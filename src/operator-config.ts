@@ -73,6 +73,48 @@ export type OperatorRenderEntry = z.infer<typeof renderEntrySchema>;
 
 const positive = z.number().int().positive();
 
+const clientIdSchema = z.string().min(1).max(500);
+const clientSecretSchema = z.string().min(1).max(2000);
+
+/**
+ * The identity provider humans sign in with (docs/security.md "Sign-in"). With one configured, a human's
+ * token or session comes only from that person's own sign-in; without one, admins mint human tokens
+ * (local mode, first run, demo) and the audit marks those acts `admin-provisioned`.
+ */
+export const identityProviderSchema = z.discriminatedUnion('kind', [
+  z
+    .object({
+      kind: z.literal('oidc'),
+      /** The issuer URL; its `/.well-known/openid-configuration` is read on first sign-in. */
+      issuer: z.string().url().max(2000),
+      clientId: clientIdSchema,
+      /** Or REVIEW_LEDGER_IDP_CLIENT_SECRET; absent for a public client (PKCE only). */
+      clientSecret: clientSecretSchema.optional(),
+      /** Extra scopes besides `openid profile email`. */
+      scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/, 'a scope token')).max(20).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('github'),
+      clientId: clientIdSchema,
+      clientSecret: clientSecretSchema.optional(),
+      /** GitHub's web origin (GitHub Enterprise: https://<host>); default https://github.com. */
+      webUrl: z.string().url().max(2000).optional(),
+      /** GitHub's REST API root; default https://api.github.com (GitHub Enterprise: https://<host>/api/v3). */
+      apiUrl: z.string().url().max(2000).optional(),
+    })
+    .strict(),
+]);
+export type IdentityProviderFile = z.infer<typeof identityProviderSchema>;
+
+/** A session lasts at most this long (seconds) unless the operator sets `sessionTtlSeconds`. */
+export const DEFAULT_SESSION_TTL_SECONDS = 3600;
+
+export type IdentityProviderConfig =
+  | { kind: 'oidc'; issuer: string; clientId: string; clientSecret: string | null; scopes: string[] }
+  | { kind: 'github'; issuer: string; clientId: string; clientSecret: string | null; webUrl: string; apiUrl: string };
+
 /**
  * Caps of TypeScript's checker in a review computation (defaults: CHECKER_LIMITS in
  * src/codegraph/type-edges.ts, README "Operator config file"). The work caps are deterministic; `safetyMs`
@@ -125,6 +167,12 @@ export const operatorConfigSchema = z
     allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name, without scheme or port')).max(100).optional(),
     /** TypeScript's checker in review computations: `false` = syntax-only edges, or its caps. */
     typeEdges: z.union([z.literal(false), typeEdgeLimitsSchema]).optional(),
+    /** Where humans sign in (docs/security.md "Sign-in"); absent: tokens only, minted by admins. */
+    identityProvider: identityProviderSchema.optional(),
+    /** The URL browsers reach this server by (the sign-in redirect URI is `<publicUrl>/auth/callback`); default the listen address. */
+    publicUrl: z.string().url().max(2000).optional(),
+    /** How long a sign-in session or a CLI sign-in token lasts, seconds (default 3600, at most 7 days). */
+    sessionTtlSeconds: z.number().int().min(60).max(7 * 24 * 3600).optional(),
     audit: z
       .object({
         /**
@@ -192,6 +240,11 @@ export interface OperatorConfig {
   sandbox: RenderSandboxConfig;
   /** The audit witness directory (`audit.witnessDir`, REVIEW_LEDGER_AUDIT_WITNESS_DIR), absolute; null: none. */
   auditWitnessDir: string | null;
+  /** The identity provider humans sign in with, or null (tokens only; human acts are admin-provisioned). */
+  identityProvider: IdentityProviderConfig | null;
+  /** `publicUrl` without a trailing slash, or null (the listen address). */
+  publicUrl: string | null;
+  sessionTtlSeconds: number;
 }
 
 export interface OperatorOverrides {
@@ -224,6 +277,9 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
   const serverKeyFile = overrides.serverKeyFile ?? env.REVIEW_LEDGER_SERVER_KEY_FILE ?? parsed.serverKeyFile;
   const witnessDir = env.REVIEW_LEDGER_AUDIT_WITNESS_DIR || parsed.audit?.witnessDir;
   return {
+    identityProvider: parsed.identityProvider ? identityProviderOf(parsed.identityProvider, env) : null,
+    publicUrl: parsed.publicUrl ? parsed.publicUrl.replace(/\/+$/, '') : null,
+    sessionTtlSeconds: parsed.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS,
     auditWitnessDir: witnessDir ? path.resolve(witnessDir) : null,
     repoRoot: path.resolve(overrides.repoRoot ?? env.REVIEW_LEDGER_REPO_ROOT ?? parsed.repoRoot ?? path.join(dataDir, 'repos')),
     auditKeyFile: keyFile ? checkAuditKeyFile(path.resolve(keyFile)) : null,
@@ -267,6 +323,14 @@ function checkAuditKeyFile(file: string): string {
   }
   if (type !== 'ed25519') throw new DomainError('invalid_config', `auditKeyFile (REVIEW_LEDGER_AUDIT_KEY_FILE): ${file} holds a ${type} key, not Ed25519`);
   return file;
+}
+
+function identityProviderOf(p: IdentityProviderFile, env: NodeJS.ProcessEnv): IdentityProviderConfig {
+  const clientSecret = p.clientSecret ?? (env.REVIEW_LEDGER_IDP_CLIENT_SECRET || null);
+  if (p.kind === 'oidc') return { kind: 'oidc', issuer: p.issuer.replace(/\/+$/, ''), clientId: p.clientId, clientSecret, scopes: p.scopes ?? [] };
+  if (!clientSecret) throw new DomainError('invalid_config', 'identityProvider.clientSecret: required for kind "github" (or set REVIEW_LEDGER_IDP_CLIENT_SECRET)');
+  const webUrl = (p.webUrl ?? 'https://github.com').replace(/\/+$/, '');
+  return { kind: 'github', issuer: webUrl, clientId: p.clientId, clientSecret, webUrl, apiUrl: (p.apiUrl ?? 'https://api.github.com').replace(/\/+$/, '') };
 }
 
 const splitList = (v: string | undefined): string[] => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);

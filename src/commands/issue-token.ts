@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ofType } from '../events/catalogue/event-types';
 import { DomainError } from '../domain-error';
-import { principalSchema, streamIds } from '../events/envelope';
+import { isHuman, principalSchema, streamIds } from '../events/envelope';
+import type { OperatorConfig } from '../operator-config';
 import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
 import { assertMayIssueToken } from '../workspaces/provisioning';
 import { roleSchema } from '../events/roles';
@@ -15,6 +16,23 @@ const input = z.object({
   role: roleSchema,
   label: z.string().max(200).optional(),
 });
+
+/**
+ * With an identity provider configured, a human's credential comes only from that person's own sign-in
+ * (src/security/sessions.ts): nobody — admin, owner, the local operator's CLI — mints a token that acts
+ * as another human. Agent tokens stay the admins' to mint; a principal minting for itself (an owner's
+ * `createWorkspace` token, the first-start owner token) is its own act. Checked by `issueApiToken` (RPC,
+ * MCP, the CLI, the CQRS bus) and by `Ledger.run`, the two ways to this command.
+ */
+export function assertMayMintFor(operator: Pick<OperatorConfig, 'identityProvider'> | undefined, issuer: string, principal: unknown): void {
+  const idp = operator?.identityProvider;
+  if (!idp || typeof principal !== 'string' || !isHuman(principal) || principal === issuer) return;
+  throw new DomainError(
+    'human_token_requires_sign_in',
+    `principal: ${principal} is a human and this server signs humans in through ${idp.issuer}; only their own sign-in gives them a session or token (admins still mint tokens for agent:… principals)`,
+    { principal },
+  );
+}
 
 /**
  * Records a bearer token's hash for an existing member (src/workspaces/provisioning.ts says who may mint

@@ -67,7 +67,7 @@ export interface CommandDefinition<I = any, S = any, P = I> {
 }
 
 /** The edge an act came through, recorded in its events' metadata (the audit shows it). */
-export type Via = 'rpc' | 'mcp' | 'cli' | 'webhook' | 'server';
+export type Via = 'rpc' | 'mcp' | 'cli' | 'webhook' | 'server' | 'web';
 
 export interface CommandEnvelope {
   idempotencyKey: unknown;
@@ -126,7 +126,7 @@ export class CommandExecutor {
       const prepared = await def.prepare!(input, { ...env, signal: stop.signal });
       stop.signal.throwIfAborted();
       const { state } = await this.load(workspaceFold, env.workspace, 'workspace');
-      const reason = revocationOf(state, { principal: env.principal, tokenId, minRole: def.access.minRole });
+      const reason = revocationOf(state, { principal: env.principal, tokenId, minRole: def.access.minRole }, this.clock());
       if (reason) throw jobStopped(def.name, reason);
       return prepared;
     } finally {

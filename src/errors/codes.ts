@@ -100,6 +100,12 @@ export const ERROR_CODES = {
   last_owner: { status: 'conflict', meaning: 'the change would leave the workspace without an owner' },
   unknown_token: { status: 'not_found', meaning: 'no token with that id in the workspace' },
   token_exists: { status: 'conflict', meaning: 'a token with that id already exists' },
+  human_token_requires_sign_in: { status: 'forbidden', meaning: "an identity provider is configured: a human's token or session comes only from that person's own sign-in" },
+  identity_bound: { status: 'forbidden', meaning: 'the principal is bound to another identity-provider identity (its first sign-in fixed it)' },
+  session_expired: { status: 'unauthorized', meaning: 'the sign-in session or CLI sign-in token has expired; sign in again' },
+  sign_in_failed: { status: 'unauthorized', meaning: 'the identity provider did not complete the sign-in (state, PKCE, code or token refused)' },
+  sign_in_unavailable: { status: 'not_found', meaning: 'no identity provider is configured on this server' },
+  csrf_header_required: { status: 'forbidden', meaning: 'a call authenticated by the session cookie must carry the X-Review-Ledger-CSRF header' },
 
   // Workspaces and repos
   missing_workspace: { status: 'invalid', meaning: 'workspace_id is missing' },

@@ -21,7 +21,7 @@ export interface AuditRowCheck {
 }
 
 const PAGE = 1000;
-const FIELDS: Array<keyof AuditRow> = ['time', 'action', 'actor', 'role', 'target', 'repoId', 'prNumber', 'detail', 'eventId', 'via', 'tokenId', 'issuerChain'];
+const FIELDS: Array<keyof AuditRow> = ['time', 'action', 'actor', 'role', 'target', 'repoId', 'prNumber', 'detail', 'eventId', 'via', 'tokenId', 'issuerChain', 'authn', 'signIn'];
 
 function recorded(r: ChainRow): RecordedEvent {
   const metadata = JSON.parse(r.metadata) as EventMetadata;

@@ -70,6 +70,25 @@ export interface AuditRow {
    * operator's CLI or the server's first start). Empty when no token acted.
    */
   issuerChain: IssuerLink[];
+  /**
+   * How the act was authenticated: `sign-in` (a session or CLI sign-in token the person's own sign-in at
+   * the identity provider minted; `signIn` names that identity), `admin-provisioned` (a human's token an
+   * admin or owner minted — the only kind without a provider), `agent-token` (an agent's token; the
+   * issuer chain names who minted it), `local` (no token: the local operator's CLI or the server itself).
+   */
+  authn: AuthnKind;
+  /** For `sign-in`: the provider's issuer and the subject that signed in; null otherwise. */
+  signIn: { issuer: string; subject: string } | null;
+}
+
+export const AUTHN_KINDS = ['sign-in', 'admin-provisioned', 'agent-token', 'local'] as const;
+export type AuthnKind = (typeof AUTHN_KINDS)[number];
+
+/** The authentication of an act by `principal` with `tokenId` (whose sign-in identity, if any, is `signIn`). */
+export function authnOf(principal: string, tokenId: string | null | undefined, signIn: unknown): AuthnKind {
+  if (tokenId === null || tokenId === undefined) return 'local';
+  if (signIn) return 'sign-in';
+  return principal.startsWith('user:') ? 'admin-provisioned' : 'agent-token';
 }
 
 export interface IssuerLink {
@@ -84,6 +103,8 @@ export interface AuditState {
   members: Record<string, string>;
   /** tokenId → who issued it, and with which token. */
   tokens: Record<string, IssuerLink>;
+  /** tokenId → the identity whose sign-in minted it (sessions and CLI sign-in tokens only). */
+  signIns: Record<string, { issuer: string; subject: string }>;
   rows: AuditRow[];
 }
 
@@ -102,9 +123,13 @@ function issuerChain(tokens: Record<string, IssuerLink>, tokenId: string | undef
 }
 
 export const auditFold: StreamFold<AuditState, CatalogueEvent> = {
-  initialState: () => ({ members: {}, tokens: {}, rows: [] }),
+  initialState: () => ({ members: {}, tokens: {}, signIns: {}, rows: [] }),
   evolve(s, e) {
-    if (e.type === 'ApiTokenIssued') s.tokens[e.data.tokenId] = { principal: e.metadata.principal, tokenId: e.metadata.tokenId ?? null, via: e.metadata.via ?? null };
+    if (e.type === 'ApiTokenIssued') {
+      s.tokens[e.data.tokenId] = { principal: e.metadata.principal, tokenId: e.metadata.tokenId ?? null, via: e.metadata.via ?? null };
+      if (e.data.signIn) s.signIns[e.data.tokenId] = { issuer: e.data.signIn.issuer, subject: e.data.signIn.subject };
+      else delete s.signIns[e.data.tokenId];
+    }
     else if (e.type === 'MemberAdded') s.members[e.data.principal] = e.data.role;
     else if (e.type === 'MemberRoleChanged') s.members[e.data.principal] = e.data.to;
     else if (e.type === 'MemberRemoved') delete s.members[e.data.principal];
@@ -127,6 +152,8 @@ export const auditFold: StreamFold<AuditState, CatalogueEvent> = {
       via: e.metadata.via ?? null,
       tokenId: e.metadata.tokenId ?? null,
       issuerChain: issuerChain(s.tokens, e.metadata.tokenId),
+      authn: authnOf(e.metadata.principal, e.metadata.tokenId, e.metadata.tokenId ? s.signIns[e.metadata.tokenId] : undefined),
+      signIn: (e.metadata.tokenId && s.signIns[e.metadata.tokenId]) || null,
     });
     return s;
   },
@@ -146,6 +173,10 @@ export const auditInput = z.object({
   prNumber: prNumberSchema.optional(),
   since: isoTime.optional(),
   until: isoTime.optional(),
+  /** Only acts authenticated this way (sign-in, admin-provisioned, agent-token, local). */
+  authn: z.enum(AUTHN_KINDS).optional().describe('only acts authenticated this way: sign-in, admin-provisioned, agent-token or local'),
+  /** Only acts of sessions / sign-in tokens of this identity-provider subject. */
+  subject: z.string().min(1).max(500).optional().describe("only acts signed in as this identity-provider subject (the provider's `sub`; GitHub: the numeric user id)"),
   /** `desc` (default): newest first, the latest acts on the first page; `asc`: log order, oldest first. */
   order: z.enum(['asc', 'desc']).optional().describe("desc (default): newest first; asc: log order"),
   /** Page size: at most this many rows, the first ones in `order` (default 100, at most 1000). */
@@ -178,7 +209,7 @@ export const auditLimit = (f: AuditInput): number => f.limit ?? AUDIT_DEFAULT_LI
  * a hand-made or altered cursor, and one passed with other filters or order.
  */
 function cursorDigest(f: AuditInput, order: string, position: number): string {
-  const filters = canonicalJson({ actor: f.actor, action: f.action, repoId: f.repoId, prNumber: f.prNumber, since: f.since, until: f.until });
+  const filters = canonicalJson({ actor: f.actor, action: f.action, repoId: f.repoId, prNumber: f.prNumber, since: f.since, until: f.until, authn: f.authn, subject: f.subject });
   return createHash('sha256').update(`review-ledger audit cursor v1\n${order}\n${position}\n${filters}`).digest('base64url').slice(0, 16);
 }
 
@@ -237,7 +268,9 @@ export function auditView(s: AuditState, f: AuditInput): AuditPage {
       (f.repoId === undefined || r.repoId === f.repoId) &&
       (f.prNumber === undefined || r.prNumber === f.prNumber) &&
       (f.since === undefined || r.time >= f.since) &&
-      (f.until === undefined || r.time <= f.until),
+      (f.until === undefined || r.time <= f.until) &&
+      (f.authn === undefined || r.authn === f.authn) &&
+      (f.subject === undefined || r.signIn?.subject === f.subject),
   );
   if (order === 'desc') rows.reverse();
   return auditPage(f, rows.slice(0, auditLimit(f) + 1));

@@ -1,7 +1,7 @@
 import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import { catalogued } from '../events/catalogue/event-types';
-import { ACT_TYPES, AFFECTING, advanceAuditPage, auditCursorPosition, auditLimit, auditOrder, auditPage, decisionAct, AuditAction, AuditInput, AuditPage, AuditRow, IssuerLink } from '../projections/audit';
+import { ACT_TYPES, AFFECTING, authnOf, type AuthnKind, advanceAuditPage, auditCursorPosition, auditLimit, auditOrder, auditPage, decisionAct, AuditAction, AuditInput, AuditPage, AuditRow, IssuerLink } from '../projections/audit';
 import type { ApplyTx, ReadModel, Row } from './model';
 import type { BulkBuilder, BulkDialect, BulkStatements } from './bulk';
 import type { ReadModelStorage, Slot } from './storage';
@@ -21,25 +21,28 @@ const MAX_CHAIN = 32;
  */
 export const auditReadModel: ReadModel = {
   name: 'audit',
-  // v2: the (action, time) index.
-  version: 2,
+  // v2: the (action, time) index; v3: how each act was authenticated (authn, idp_issuer, idp_subject).
+  version: 3,
   tables: [
     {
       name: 'rows',
-      columns: { position: 'int', time: 'text', action: 'text', actor: 'text', role: 'text', target: 'text', repo_id: 'text', pr_number: 'int', detail: 'text', event_id: 'text', via: 'text', token_id: 'text', issuer_chain: 'text' },
+      columns: { position: 'int', time: 'text', action: 'text', actor: 'text', role: 'text', target: 'text', repo_id: 'text', pr_number: 'int', detail: 'text', event_id: 'text', via: 'text', token_id: 'text', issuer_chain: 'text', authn: 'text', idp_issuer: 'text', idp_subject: 'text' },
       key: ['position'],
       // In AUDIT_IX order (the SQLite index names end in the position here).
       indexes: [['actor', 'position'], ['action', 'position'], ['repo_id', 'pr_number', 'position'], ['pr_number', 'position'], ['time', 'position'], ['action', 'time']],
     },
     { name: 'members', columns: { principal: 'text', role: 'text' }, key: ['principal'] },
-    { name: 'tokens', columns: { token_id: 'text', principal: 'text', issuer_token_id: 'text', via: 'text' }, key: ['token_id'] },
+    { name: 'tokens', columns: { token_id: 'text', principal: 'text', issuer_token_id: 'text', via: 'text', idp_issuer: 'text', idp_subject: 'text' }, key: ['token_id'] },
   ],
   relevant: (e) => AFFECTING.has(e.type),
   // The acting token's link (the rest of its chain is read link by link, mostly cached: few tokens).
   prefetch: (e) => (e.metadata.tokenId ? [{ table: 'tokens', key: { token_id: e.metadata.tokenId } }] : []),
   async apply(e: RecordedEvent, tx: ApplyTx) {
     const ev = catalogued(e);
-    if (ev.type === 'ApiTokenIssued') tx.put('tokens', { token_id: ev.data.tokenId, principal: e.metadata.principal, issuer_token_id: e.metadata.tokenId ?? null, via: e.metadata.via ?? null });
+    if (ev.type === 'ApiTokenIssued') {
+      const signIn = ev.data.signIn;
+      tx.put('tokens', { token_id: ev.data.tokenId, principal: e.metadata.principal, issuer_token_id: e.metadata.tokenId ?? null, via: e.metadata.via ?? null, idp_issuer: signIn?.issuer ?? null, idp_subject: signIn?.subject ?? null });
+    }
     else if (ev.type === 'MemberAdded') tx.put('members', { principal: ev.data.principal, role: ev.data.role });
     else if (ev.type === 'MemberRoleChanged') tx.put('members', { principal: ev.data.principal, role: ev.data.to });
     else if (ev.type === 'MemberRemoved') tx.delete('members', { principal: ev.data.principal });
@@ -50,9 +53,11 @@ export const auditReadModel: ReadModel = {
     let role: string | undefined = ('role' in ev.data ? ev.data.role : undefined) ?? (actor === e.metadata.principal ? e.metadata.role : undefined);
     if (role === undefined) role = ((await tx.get('members', { principal: actor }))?.role as string | undefined) ?? 'unknown';
     const chain: IssuerLink[] = [];
+    let acting: Row | undefined;
     for (let id = e.metadata.tokenId; id !== undefined && id !== null && chain.length < MAX_CHAIN; ) {
       const link = await tx.get('tokens', { token_id: id });
       if (!link) break;
+      acting ??= link;
       chain.push({ principal: String(link.principal), tokenId: (link.issuer_token_id as string | null) ?? null, via: (link.via as string | null) ?? null });
       id = (link.issuer_token_id as string | null) ?? undefined;
     }
@@ -70,6 +75,9 @@ export const auditReadModel: ReadModel = {
       via: e.metadata.via ?? null,
       token_id: e.metadata.tokenId ?? null,
       issuer_chain: JSON.stringify(chain),
+      authn: authnOf(e.metadata.principal, e.metadata.tokenId, acting?.idp_issuer),
+      idp_issuer: (acting?.idp_issuer as string | null | undefined) ?? null,
+      idp_subject: (acting?.idp_subject as string | null | undefined) ?? null,
     });
   },
   bulk: () => new AuditBulk(),
@@ -92,6 +100,8 @@ class AuditBulk implements BulkBuilder {
   private readonly members = new Map<string, string | null>();
   private readonly tokens = new Map<string, { principal: string; issuer: string | null; via: string | null }>();
   private readonly chains = new Map<string, string>();
+  /** tokenId → the identity whose sign-in minted it (null: not a sign-in token), as of the chunk's start. */
+  private readonly signIns = new Map<string, { issuer: string; subject: string } | null>();
 
   /** Whether the chain of `tokenId` (chainOf's walk, link by link) looks up the link of `through`. */
   private walks(tokenId: string, through: string): boolean {
@@ -119,6 +129,7 @@ class AuditBulk implements BulkBuilder {
   statements(d: BulkDialect, from: number, to: number, js: readonly RecordedEvent[]): BulkStatements {
     const roles: unknown[][] = [...this.members].map(([p, r]) => [p, from, r]);
     const chains: unknown[][] = [...this.chains].map(([t, c]) => [t, from, c]);
+    const signIns: unknown[][] = [...this.signIns].map(([t, v]) => [t, from, v?.issuer ?? null, v?.subject ?? null]);
     for (const e of js) {
       const ev = catalogued(e);
       const p = e.globalPosition;
@@ -131,6 +142,12 @@ class AuditBulk implements BulkBuilder {
       else if (ev.type === 'MemberRemoved') role(ev.data.principal, null);
       else if (ev.type === 'ApiTokenIssued') {
         const issued = ev.data.tokenId;
+        // Like the tokens row `apply` overwrites: a token id issued again takes its latest issue's identity.
+        const signIn = ev.data.signIn ? { issuer: ev.data.signIn.issuer, subject: ev.data.signIn.subject } : null;
+        if (signIn || this.signIns.has(issued)) {
+          this.signIns.set(issued, signIn);
+          signIns.push([issued, p, signIn?.issuer ?? null, signIn?.subject ?? null]);
+        }
         this.tokens.set(issued, { principal: e.metadata.principal, issuer: e.metadata.tokenId ?? null, via: e.metadata.via ?? null });
         // A new link changes the chain of every token whose walk looks that link up (the token itself, those
         // issued through it); the others' chains are unchanged and not written again (JSON.stringify of every
@@ -175,15 +192,21 @@ class AuditBulk implements BulkBuilder {
     const inner =
       `SELECT e.position, e.event_id, ${d.meta('e', 'occurredAt')} AS time, ${action} AS action, ${actor} AS actor, ${str('role')} AS drole, ${d.meta('e', 'principal')} AS principal, ${d.meta('e', 'role')} AS mrole, ` +
       `${target} AS target, ${d.reviewRepo('e')} AS repo_id, ${d.reviewPr('e')} AS pr_number, ${detail} AS detail, ${d.meta('e', 'via')} AS via, ${d.meta('e', 'tokenId')} AS token_id FROM ${src.sql} e`;
+    // The acting token's sign-in identity as of the act (the last issue of its id before it).
+    const signInOf = (col: string): string => `(SELECT s.${col} FROM bulk_signins s WHERE s.token_id = i.token_id AND s.from_pos < i.position ORDER BY s.from_pos DESC LIMIT 1)`;
     const select =
       `SELECT x.position, x.time, x.action, x.actor, coalesce(x.drole, CASE WHEN x.actor = x.principal THEN x.mrole END, (SELECT r.role FROM bulk_roles r WHERE r.principal = x.actor AND r.from_pos < x.position ORDER BY r.from_pos DESC LIMIT 1), 'unknown') AS role, ` +
-      `x.target, x.repo_id, x.pr_number, x.detail, x.event_id, x.via, x.token_id, coalesce((SELECT c.chain FROM bulk_chains c WHERE c.token_id = x.token_id AND c.from_pos < x.position ORDER BY c.from_pos DESC LIMIT 1), '[]') AS issuer_chain FROM (${inner}) x`;
+      `x.target, x.repo_id, x.pr_number, x.detail, x.event_id, x.via, x.token_id, coalesce((SELECT c.chain FROM bulk_chains c WHERE c.token_id = x.token_id AND c.from_pos < x.position ORDER BY c.from_pos DESC LIMIT 1), '[]') AS issuer_chain, ` +
+      // authnOf (src/projections/audit.ts) in SQL: local without a token, sign-in for a sign-in token, else by the acting principal.
+      `CASE WHEN x.token_id IS NULL THEN 'local' WHEN x.idp_issuer IS NOT NULL THEN 'sign-in' WHEN x.principal LIKE 'user:%' THEN 'admin-provisioned' ELSE 'agent-token' END AS authn, x.idp_issuer, x.idp_subject ` +
+      `FROM (SELECT i.*, ${signInOf('issuer')} AS idp_issuer, ${signInOf('subject')} AS idp_subject FROM (${inner}) i) x`;
     const cols = Object.keys(auditReadModel.tables[0].columns);
     return {
       prepare: [],
       apply: [
         ...d.temp('bulk_roles', { principal: 'text', from_pos: 'int', role: 'text' }, ['principal', 'from_pos'], roles),
         ...d.temp('bulk_chains', { token_id: 'text', from_pos: 'int', chain: 'text' }, ['token_id', 'from_pos'], chains),
+        ...d.temp('bulk_signins', { token_id: 'text', from_pos: 'int', issuer: 'text', subject: 'text' }, ['token_id', 'from_pos'], signIns),
         { sql: d.insert('rows', cols, ['position'], select, 'unique'), params: [d.workspaceId, ...src.params] },
       ],
     };
@@ -204,6 +227,8 @@ const toAuditRow = (r: Row): AuditRow => ({
   via: (r.via as string | null) ?? null,
   tokenId: (r.token_id as string | null) ?? null,
   issuerChain: JSON.parse(String(r.issuer_chain)) as IssuerLink[],
+  authn: r.authn as AuthnKind,
+  signIn: r.idp_issuer === null || r.idp_issuer === undefined ? null : { issuer: String(r.idp_issuer), subject: String(r.idp_subject) },
 });
 
 /**
@@ -273,6 +298,8 @@ export function auditSql(storage: Pick<ReadModelStorage, 'kind' | 'workspaceId'>
   if (f.prNumber !== undefined) add('pr_number = ?', f.prNumber);
   if (f.since !== undefined) add('time >= ?', f.since);
   if (f.until !== undefined) add('time <= ?', f.until);
+  if (f.authn !== undefined) add('authn = ?', f.authn);
+  if (f.subject !== undefined) add('idp_subject = ?', f.subject);
   if (from !== undefined) add(desc ? 'position < ?' : 'position > ?', from);
   if (after !== undefined) add('position > ?', after);
   const dir = desc ? ' DESC' : '';

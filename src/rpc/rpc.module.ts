@@ -6,6 +6,8 @@ import { PROGRESS_HUB_SERVICE, ProgressHub } from '../job-progress/hub';
 import { hostAllowed, hostName, hostRefusal } from '../security/host-check';
 import { denyFraming } from '../security/frame-headers';
 import { bearerFrom } from '../security/tokens';
+import { credentialOf } from '../security/session-cookie';
+import { httpStatusOf, toRpcError } from './errors';
 import { RpcDispatcher } from './dispatcher';
 import { LIMITS } from './limits';
 import { rawBodyMiddleware, readBoundedBody, type RawBodyRequest } from './raw-body';
@@ -50,7 +52,17 @@ async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: Se
     res.once('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer: bearerFrom(req.headers.authorization), signal: gone.signal });
+    let bearer: string | undefined;
+    try {
+      // The Review page's session cookie counts only with the CSRF header (src/security/session-cookie.ts).
+      bearer = credentialOf(req, bearerFrom(req.headers.authorization));
+    } catch (err) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: toRpcError(err) });
+      res.writeHead(httpStatusOf(err), { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), { bearer, signal: gone.signal });
     if (parts) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': parts.reduce((n, p) => n + p.length, 0) });
       for (const p of parts) res.write(p);

@@ -5,6 +5,7 @@ import type { DomainError } from '../domain-error';
 import { DEFAULT_CONNECTION_BOUNDS, type ConnectionBounds } from '../operator-config';
 import { hostAllowed } from '../security/host-check';
 import { bearerFrom } from '../security/tokens';
+import { readCookie, SESSION_COOKIE } from '../security/session-cookie';
 import type { RpcConnection, RpcDispatcher } from './dispatcher';
 import { toRpcError } from './errors';
 import { LIMITS } from './limits';
@@ -287,7 +288,9 @@ export function attachRpcWebSocket(
       socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 46\r\n\r\nOrigin: not this server nor an allowed origin\n');
       return;
     }
-    const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? undefined;
+    // The Review page signed in through the identity provider: its SameSite=Strict session cookie (never sent
+    // by another site's page) on an upgrade whose Origin passed the check above.
+    const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? readCookie(req, SESSION_COOKIE) ?? undefined;
     wss.handleUpgrade(req, socket, head, (ws) => new WsConnection(ws, dispatcher, bearer, bounds));
   };
   server.on('upgrade', onUpgrade);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import type { Principal } from '../events/envelope';
 import { principalSchema } from '../events/envelope';
+import { assertMayMintFor } from '../commands/issue-token';
 import { assertIdempotencyKey } from '../events/ids';
 import type { CommandEnvelope, CommandOutcome } from '../commands/kernel';
 import { canonicalJson } from '../events/canonical-json';
@@ -46,6 +47,8 @@ export interface Caller {
   principal: Principal;
   role: Role;
   tokenId: string;
+  /** For a sign-in session or CLI sign-in token: the identity that signed in, and when it ends. */
+  signIn?: { issuer: string; subject: string; expiresAt: string; method: 'code' | 'device' };
 }
 
 /** Extracts the token from an `Authorization: Bearer …` header value. */
@@ -82,7 +85,7 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   const { state, revision } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
   const verified = verifiedTokens(workspace, revision);
   const known = verified.get(token);
-  if (known) return { workspace, ...known };
+  if (known) return { workspace, ...assertNotExpired(ledger, known) };
   const entry = state.tokens[parsed.tokenId];
   const presented = Buffer.from(hashToken(token), 'hex');
   const stored = entry ? Buffer.from(entry.tokenHash, 'hex') : Buffer.alloc(32);
@@ -92,10 +95,18 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   // The role lives with the membership: removal ends every token of the principal, a demotion caps them.
   const role = effectiveRole(entry.principal as Principal, entry.role, state.members[entry.principal]);
   if (role === null) throw new DomainError('unauthorized', `Authorization: ${entry.principal} is no longer a member of this workspace`);
-  const caller = { principal: entry.principal as Principal, role, tokenId: parsed.tokenId };
+  const caller = assertNotExpired(ledger, { principal: entry.principal as Principal, role, tokenId: parsed.tokenId, ...(entry.signIn ? { signIn: entry.signIn } : {}) });
   if (verified.size >= MAX_VERIFIED_TOKENS) verified.clear();
   verified.set(token, caller);
   return { workspace, ...caller };
+}
+
+/** A session or CLI sign-in token past its `expiresAt` no longer authenticates (it is not revoked: it ended). */
+function assertNotExpired<C extends Omit<Caller, 'workspace'>>(ledger: Ledger, caller: C): C {
+  if (caller.signIn && Date.parse(caller.signIn.expiresAt) <= ledger.clock().getTime()) {
+    throw new DomainError('session_expired', `Authorization: the sign-in of ${caller.principal} (token ${caller.tokenId}) expired at ${caller.signIn.expiresAt}; sign in again`, { tokenId: caller.tokenId });
+  }
+  return caller;
 }
 
 /** Workspaces are never unregistered, so a positive catalogue answer can be remembered (a query less per call). */
@@ -140,6 +151,7 @@ export const issueTokenRequestSchema = z.object({
 export async function issueApiToken(ledger: Ledger, workspaceId: string, envelope: CommandEnvelope, request: unknown): Promise<CommandOutcome & { token: string }> {
   const parsed = issueTokenRequestSchema.safeParse(request);
   if (!parsed.success) throw validationError(parsed.error.issues);
+  assertMayMintFor(ledger.operator, envelope.principal, parsed.data.principal);
   const key = assertIdempotencyKey(envelope.idempotencyKey, ledger.clock());
   const derived = deriveToken(loadServerKey(ledger.config.dataDir, ledger.operator.serverKeyFile), workspaceId, key);
   const outcome = await ledger.run('issueToken', workspaceId, envelope, { ...parsed.data, tokenId: derived.tokenId, tokenHash: derived.tokenHash });

@@ -5,6 +5,7 @@ import { RpcModule } from '../rpc/rpc.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { McpModule } from '../mcp/mcp.module';
 import { ReviewPageModule } from '../web/review-page.module';
+import { SignInModule } from '../web/sign-in.module';
 import { AuditModule } from '../audit/audit.module';
 import { StatusCheckModule } from '../status-check/status-check.module';
 
@@ -18,6 +19,7 @@ export const SERVER_FEATURES: ServerFeature[] = [
   { module: WebhooksModule },
   { module: McpModule },
   { module: ReviewPageModule },
+  { module: SignInModule },
   { module: AuditModule },
   { module: StatusCheckModule },
 ];

@@ -10,9 +10,11 @@ import { httpStatusOfCode, type ErrorCode } from '../errors/codes';
 import { Ledger } from '../ledger';
 import { httpStatusOf, toRpcError } from '../rpc/errors';
 import { authenticate, bearerFrom, type Caller } from '../security/tokens';
+import { readCookie, SESSION_COOKIE } from '../security/session-cookie';
 import { readAsset, reviewPageHtml } from './assets';
 import { snapshotImage } from './snapshot-images';
 import { FaviconController } from './favicon.controller';
+import { authnOf } from '../projections/audit';
 import { FRAME_ANCESTORS_NONE } from '../security/frame-headers';
 
 const PNG_HEADERS = { 'content-type': 'image/png', 'cache-control': 'private, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' };
@@ -49,7 +51,8 @@ export class ReviewPageController {
   async me(@Param('workspaceId') workspaceId: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     try {
       const caller = await this.caller(workspaceId, req);
-      sendJson(res, 200, { workspaceId, principal: caller.principal, role: caller.role });
+      // How the caller is authenticated, as the audit will record its acts (sign-in / admin-provisioned / agent-token).
+      sendJson(res, 200, { workspaceId, principal: caller.principal, role: caller.role, authn: authnOf(caller.principal, caller.tokenId, caller.signIn), signIn: caller.signIn ?? null });
     } catch (err) {
       sendError(res, err);
     }
@@ -109,7 +112,8 @@ export class ReviewPageController {
   }
 
   private caller(workspaceId: string, req: IncomingMessage): Promise<Caller> {
-    return authenticate(this.ledger, workspaceId, bearerFrom(req.headers.authorization));
+    // GETs only (reads): the sign-in session cookie is SameSite=Strict, so another site's page never sends it.
+    return authenticate(this.ledger, workspaceId, bearerFrom(req.headers.authorization) ?? readCookie(req, SESSION_COOKIE));
   }
 }
 

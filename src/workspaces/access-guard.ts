@@ -40,10 +40,13 @@ export function jobStopped(command: string, reason: DomainError): DomainError {
   return new DomainError(reason.code, `${command}: ${reason.message.replace(/; the stream is closed$/, '')}; the ${command} it started was stopped and nothing it computed is recorded`, reason.details);
 }
 
-/** Why a token no longer grants a stream, or null while it still does. */
-export function revocationOf(state: WorkspaceState, s: Pick<GuardedStream, 'principal' | 'tokenId' | 'minRole'>): DomainError | null {
+/** Why a token no longer grants a stream, or null while it still does. `now`: a sign-in session past its end no longer does. */
+export function revocationOf(state: WorkspaceState, s: Pick<GuardedStream, 'principal' | 'tokenId' | 'minRole'>, now?: Date): DomainError | null {
   const token = state.tokens[s.tokenId];
   if (!token || token.revoked) return new DomainError('token_revoked', `Authorization: token ${s.tokenId} was revoked; the stream is closed`, { tokenId: s.tokenId });
+  if (now && token.signIn && Date.parse(token.signIn.expiresAt) <= now.getTime()) {
+    return new DomainError('session_expired', `Authorization: the sign-in of ${s.principal} (token ${s.tokenId}) expired at ${token.signIn.expiresAt}; sign in again; the stream is closed`, { tokenId: s.tokenId });
+  }
   const role = effectiveRole(s.principal, token.role, state.members[s.principal]);
   if (role === null) return new DomainError('member_removed', `Authorization: ${s.principal} is no longer a member of this workspace; the stream is closed`, { principal: s.principal });
   if (!roleAtLeast(role, s.minRole)) return new DomainError('role_changed', `Authorization: ${s.principal} is now ${role}; this stream needs ${s.minRole} or above and is closed`, { principal: s.principal, role });
@@ -54,6 +57,8 @@ interface WorkspaceWatch {
   workspace: WorkspaceHandle;
   streams: Set<GuardedStream>;
   revision: number;
+  /** The earliest end of a sign-in session among the streams (ms), or Infinity: checked then even if nothing was appended. */
+  nextExpiry: number;
   timer: NodeJS.Timeout;
   checking: boolean;
   /** Keeps the workspace open while streams on it are guarded. */
@@ -63,15 +68,20 @@ interface WorkspaceWatch {
 export class AccessGuard {
   private readonly watches = new Map<string, WorkspaceWatch>();
 
+  /** `clock`: the ledger's (a session's end is compared with it, as authenticate does). */
+  constructor(private readonly clock: () => Date = () => new Date()) {}
+
   /** Guards a stream opened by an authenticated caller; it is forgotten once `isOpen()` turns false. */
   hold(workspace: WorkspaceHandle, stream: GuardedStream): void {
     let w = this.watches.get(workspace.id);
     if (!w) {
-      const entry: WorkspaceWatch = { workspace, streams: new Set(), revision: -2, checking: false, timer: setInterval(() => void this.check(entry), CHECK_MS), release: retainWorkspace(workspace) };
+      const entry: WorkspaceWatch = { workspace, streams: new Set(), revision: -2, nextExpiry: Infinity, checking: false, timer: setInterval(() => void this.check(entry), CHECK_MS), release: retainWorkspace(workspace) };
       entry.timer.unref();
       this.watches.set(workspace.id, (w = entry));
     }
     w.streams.add(stream);
+    // A new stream may hold a session that ends sooner: the next tick looks again.
+    w.revision = -2;
   }
 
   /** Open guarded streams (for tests and health figures). */
@@ -88,11 +98,17 @@ export class AccessGuard {
       for (const s of w.streams) if (!s.isOpen()) w.streams.delete(s);
       if (w.streams.size === 0) return this.drop(w);
       const { state, revision } = await loadStream(workspaceFold, w.workspace, 'workspace');
-      if (revision === w.revision) return;
+      const now = this.clock();
+      if (revision === w.revision && now.getTime() < w.nextExpiry) return;
       w.revision = revision;
+      w.nextExpiry = Infinity;
       for (const s of [...w.streams]) {
-        const reason = revocationOf(state, s);
-        if (!reason) continue;
+        const reason = revocationOf(state, s, now);
+        if (!reason) {
+          const end = state.tokens[s.tokenId]?.signIn?.expiresAt;
+          if (end) w.nextExpiry = Math.min(w.nextExpiry, Date.parse(end));
+          continue;
+        }
         w.streams.delete(s);
         s.end(reason);
       }
@@ -123,6 +139,7 @@ const guards = new WeakMap<object, AccessGuard>();
 /** The ledger's one guard (every transport of a server shares it). */
 export function accessGuardFor(ledger: object): AccessGuard {
   let g = guards.get(ledger);
-  if (!g) guards.set(ledger, (g = new AccessGuard()));
+  const clock = (ledger as { clock?: () => Date }).clock;
+  if (!g) guards.set(ledger, (g = new AccessGuard(typeof clock === 'function' ? () => clock.call(ledger) : undefined)));
   return g;
 }

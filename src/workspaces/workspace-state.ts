@@ -13,7 +13,9 @@ export interface WorkspaceState {
   name?: string;
   level: ReviewLevel;
   members: Record<string, Role>;
-  tokens: Record<string, { tokenHash: string; principal: string; role: Role; label?: string; revoked: boolean; issuedAt: string }>;
+  tokens: Record<string, { tokenHash: string; principal: string; role: Role; label?: string; revoked: boolean; issuedAt: string; signIn?: { issuer: string; subject: string; expiresAt: string; method: 'code' | 'device' } }>;
+  /** principal → the identity-provider identity its first sign-in bound it to (fixed from then on). */
+  identities: Record<string, { issuer: string; subject: string }>;
   rulesVersion: string | null;
   rulesDocument: Record<string, unknown> | null;
   /** fingerprint → dismissals that recorded it. */
@@ -21,7 +23,7 @@ export interface WorkspaceState {
 }
 
 export const workspaceFold: StreamFold<WorkspaceState, WorkspaceEvent> = {
-  initialState: () => ({ created: false, level: 'balanced', members: {}, tokens: {}, rulesVersion: null, rulesDocument: null, suppressions: {} }),
+  initialState: () => ({ created: false, level: 'balanced', members: {}, tokens: {}, identities: {}, rulesVersion: null, rulesDocument: null, suppressions: {} }),
   evolve(s, e) {
     switch (e.type) {
       case 'WorkspaceCreated':
@@ -41,6 +43,10 @@ export const workspaceFold: StreamFold<WorkspaceState, WorkspaceEvent> = {
         break;
       case 'ApiTokenIssued':
         s.tokens[e.data.tokenId] = { tokenHash: e.data.tokenHash, principal: e.data.principal, role: e.data.role, label: e.data.label, revoked: false, issuedAt: e.metadata.occurredAt };
+        if (e.data.signIn) {
+          s.tokens[e.data.tokenId].signIn = e.data.signIn;
+          s.identities[e.data.principal] ??= { issuer: e.data.signIn.issuer, subject: e.data.signIn.subject };
+        }
         break;
       case 'ApiTokenRevoked':
         if (s.tokens[e.data.tokenId]) s.tokens[e.data.tokenId].revoked = true;

@@ -42,7 +42,8 @@ async function checkReview(url: string, r: any): Promise<void> {
   const token = decodeURIComponent(r.signInUrl.split('#token=')[1]);
   // The sign-in link carries the demo human's member token, never an owner token.
   const me = await (await fetch(`${url}/workspaces/${r.workspaceId}/review-page/me`, { headers: { authorization: `Bearer ${token}` } })).json();
-  expect(me).toEqual({ workspaceId: r.workspaceId, principal: 'user:demo-you', role: 'member' });
+  // Local mode (no identity provider): the demo human acts with an admin-provisioned token, and /me says so.
+  expect(me).toEqual({ workspaceId: r.workspaceId, principal: 'user:demo-you', role: 'member', authn: 'admin-provisioned', signIn: null });
   const client = new RpcClient(url, r.workspaceId, token);
   const target = { repoId: r.repoId, prNumber: 1 };
   const cohorts = await client.query('cohorts', target);

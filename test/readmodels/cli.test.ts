@@ -16,13 +16,13 @@ describe('review-ledger projections', () => {
     const lines = (out: string) => out.trim().split('\n').map((l) => JSON.parse(l));
     // Without --name: every read model, side by side.
     const all = lines(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--json'));
-    expect(all.map((r) => [r.name, r.version])).toEqual([['audit', 2], ['history', 1], ['reviewFacts', 1]]);
+    expect(all.map((r) => [r.name, r.version])).toEqual([['audit', 3], ['history', 1], ['reviewFacts', 1]]);
     const first = all[0];
     const [second] = lines(cli(dataDir, 'projections', 'rebuild', '--workspace', 'acme', '--name', 'audit', '--json'));
     expect(second.generation).toBe(first.generation + 1);
     const status = JSON.parse(cli(dataDir, 'projections', 'status', '--workspace', 'acme', '--json'));
     expect(status).toEqual([
-      { name: 'audit', version: 2, generation: second.generation, position: second.position, head: second.position, state: 'ready', codeVersion: 2 },
+      { name: 'audit', version: 3, generation: second.generation, position: second.position, head: second.position, state: 'ready', codeVersion: 3 },
       { name: 'history', version: 1, generation: all[1].generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 },
       { name: 'reviewFacts', version: 1, generation: all[2].generation, position: second.position, head: second.position, state: 'ready', codeVersion: 1 },
     ]);

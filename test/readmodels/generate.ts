@@ -119,7 +119,7 @@ export function* generateLog(shape: LogShape): Generator<Append> {
     const tokenId = `tok-${i}`;
     yield* emit({
       streamId: 'workspace',
-      events: [ev('MemberAdded', { principal: p, role }, issuer), ev('ApiTokenIssued', { tokenId, tokenHash: hex(r, 64), principal: p, role }, issuer)],
+      events: [ev('MemberAdded', { principal: p, role }, issuer), ev('ApiTokenIssued', { tokenId, tokenHash: hex(r, 64), principal: p, role, ...(i % 4 === 1 && p.startsWith('user:') ? { signIn: { issuer: 'https://idp.example', subject: `sub-${i}`, expiresAt: '2099-01-01T00:00:00.000Z', method: 'code' } } : {}) }, issuer)],
     });
     tokens.push({ id: tokenId, principal: p });
   }

@@ -138,6 +138,9 @@ describe('identities are provisioned, never asserted', () => {
         role: 'member',
         via: 'rpc',
         tokenId: tokenIdOf(carol),
+        // No identity provider: a human acting with a token an admin minted.
+        authn: 'admin-provisioned',
+        signIn: null,
         issuerChain: [
           { principal: 'user:ada-admin', tokenId: tokenIdOf(admin), via: 'rpc' },
           { principal: 'user:local-operator', tokenId: tokenIdOf(fx.ownerToken), via: 'rpc' },

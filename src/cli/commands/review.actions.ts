@@ -63,7 +63,7 @@ function positiveInt(value: string, field: string): number {
 type RunOptions = { workspace: string; payload: string; token?: string; as?: string; idempotencyKey?: string; json?: boolean };
 type ShowOptions = { workspace: string; repo?: string; pr?: string; round?: string; input?: string; asOf?: string };
 type ReplayOptions = { workspace: string; rules: string; pr?: string; repo?: string; asOf?: string; all?: boolean; json?: boolean; activate?: boolean };
-type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; order?: string; limit?: string; cursor?: string; json?: boolean };
+type AuditOptions = { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; authn?: string; subject?: string; asOf?: string; order?: string; limit?: string; cursor?: string; json?: boolean };
 
 export async function runReviewCommand(name: string, opts: RunOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
@@ -112,7 +112,7 @@ export async function audit(opts: AuditOptions, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     if (!opts.workspace) throw new DomainError('missing_workspace', '--workspace: required');
     const ws = await ledger.workspace(opts.workspace);
-    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until, order: opts.order, limit: opts.limit !== undefined ? Number(opts.limit) : undefined, cursor: opts.cursor });
+    const parsed = auditQuery.input.safeParse({ actor: opts.actor, action: opts.action, repoId: opts.repo, prNumber: opts.pr !== undefined ? positiveInt(opts.pr, '--pr') : undefined, since: opts.since, until: opts.until, authn: opts.authn, subject: opts.subject, order: opts.order, limit: opts.limit !== undefined ? Number(opts.limit) : undefined, cursor: opts.cursor });
     if (!parsed.success) throw new DomainError('invalid_payload', parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('; '));
     const asOf = opts.asOf !== undefined ? await resolveAsOf(ws, opts.asOf) : undefined;
     const { position, value } = await runQuery(auditQuery, ws, parsed.data, asOf);
@@ -161,9 +161,14 @@ function issuedBy(r: AuditRow): string {
   return r.issuerChain.map((l) => `${l.principal} (${l.tokenId ? `token ${l.tokenId}` : (l.via ?? 'local')})`).join(' <- ');
 }
 
+/** `sign-in alice-sub@https://idp.example` / `admin-provisioned` / `agent-token` / `local`. */
+function authenticated(r: AuditRow): string {
+  return r.signIn ? `sign-in ${r.signIn.subject}@${r.signIn.issuer}` : r.authn;
+}
+
 /** `check`: verified / MISMATCH / unverified against the chained event (docs/audit.md); absent for a store without a chain. */
 function auditTable(rows: AuditRow[], checks: AuditRowCheck[] | null): string {
   const mark = { verified: 'verified', mismatch: 'MISMATCH', unverified: 'unverified' } as const;
-  const body = rows.map((r, i) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80), r.via ?? '', issuedBy(r), ...(checks ? [mark[checks[i].check]] : [])]);
-  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail', 'via', 'issued by', ...(checks ? ['check'] : [])], body);
+  const body = rows.map((r, i) => [String(r.position), r.time, r.action, r.actor, r.role, r.target, r.repoId ? `${r.repoId}#${r.prNumber}` : '', (r.detail ?? '').replace(/\s+/g, ' ').slice(0, 80), r.via ?? '', authenticated(r), issuedBy(r), ...(checks ? [mark[checks[i].check]] : [])]);
+  return table(['position', 'time', 'action', 'actor', 'role', 'target', 'PR', 'detail', 'via', 'authenticated', 'issued by', ...(checks ? ['check'] : [])], body);
 }

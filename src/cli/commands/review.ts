@@ -59,12 +59,14 @@ export function register(program: Command): void {
     .option('--pr <number>', 'only this PR number')
     .option('--since <time>', 'ISO-8601: acts at or after')
     .option('--until <time>', 'ISO-8601: acts at or before')
+    .option('--authn <kind>', 'only acts authenticated this way: sign-in, admin-provisioned, agent-token or local')
+    .option('--subject <sub>', "only acts signed in as this identity-provider subject (GitHub: the numeric user id)")
     .option('--as-of <position|time>', 'the log as of a global position or ISO-8601 time')
     .option('--order <desc|asc>', 'desc: newest first (default); asc: log order')
     .option('--limit <n>', 'rows per page (default 100, at most 1000)')
     .option('--cursor <next>', "the next page: the previous page's `next`, with the same filters and --order")
     .option('--json', 'print the page as JSON: {position, rows, next}')
-    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; asOf?: string; order?: string; limit?: string; cursor?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
+    .action((opts: { workspace: string; actor?: string; action?: string; repo?: string; pr?: string; since?: string; until?: string; authn?: string; subject?: string; asOf?: string; order?: string; limit?: string; cursor?: string; json?: boolean }, cmd: Command) => actions().audit(opts, cmd));
 
   audit
     .command('verify')

@@ -7,6 +7,8 @@ import { writeWebhookSecret } from '../../webhooks/secrets';
 import { withLedger } from '../context';
 import { printAct } from '../act-line';
 import { table } from '../table';
+import { DomainError } from '../../domain-error';
+import type { ErrorCode } from '../../errors/codes';
 
 /** The actions of token.ts, loaded when one of its commands runs. */
 
@@ -62,4 +64,37 @@ export async function setWebhookSecret(opts: { workspace: string; repo: string; 
     const secret = writeWebhookSecret(ws.dir, opts.repo, opts.secret);
     process.stdout.write(opts.secret ? 'secret stored\n' : `${secret}\n`);
   });
+}
+
+/**
+ * `review-ledger login`: the device authorization grant through the server (it holds the client
+ * credentials): the person opens the provider's page, enters the code and signs in; the token printed
+ * is theirs (a sign-in token, `session_expired` after the server's sessionTtlSeconds).
+ */
+export async function login(opts: { workspace: string; url?: string; json?: boolean }): Promise<void> {
+  const base = (opts.url ?? process.env.REVIEW_LEDGER_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+  const post = async (path: string): Promise<{ status: number; body: any }> => {
+    let res: Response;
+    try {
+      res = await fetch(`${base}${path}`, { method: 'POST' });
+    } catch (err) {
+      throw new DomainError('sign_in_failed', `--url: cannot reach ${base}: ${(err as Error).message}`);
+    }
+    const body = await res.json().catch(() => null);
+    if (res.status >= 400) {
+      const e = body?.error;
+      throw new DomainError((e?.data?.code ?? 'sign_in_failed') as ErrorCode, e?.message ?? `${base}${path} answered ${res.status}`);
+    }
+    return { status: res.status, body };
+  };
+  const started = (await post(`/auth/device?workspace=${encodeURIComponent(opts.workspace)}`)).body;
+  process.stderr.write(`To sign in, open ${started.verificationUriComplete ?? started.verificationUri}\nand enter the code ${started.userCode} (valid ${Math.round(started.expiresIn / 60)} minutes).\n`);
+  for (;;) {
+    const r = await post(`/auth/device/poll?handle=${encodeURIComponent(started.handle)}`);
+    if (r.status === 202) continue;
+    const s = r.body;
+    process.stderr.write(`Signed in as ${s.principal} in workspace ${s.workspaceId} until ${s.expiresAt}.\n`);
+    process.stdout.write(opts.json ? `${JSON.stringify({ token: s.token, tokenId: s.tokenId, principal: s.principal, workspaceId: s.workspaceId, expiresAt: s.expiresAt })}\n` : `${s.token}\n`);
+    return;
+  }
 }

@@ -29,6 +29,14 @@ export function register(program: Command): void {
     .option('--json', 'print JSON')
     .action((opts: { workspace: string; json?: boolean }, cmd: Command) => actions().listTokens(opts, cmd));
 
+  program
+    .command('login')
+    .description("Sign in as yourself at the server's identity provider (device authorization grant): shows a code to enter at the provider, then prints a sign-in token for --token / REVIEW_LEDGER_TOKEN")
+    .requiredOption('--workspace <id>', 'workspace id')
+    .option('--url <url>', 'the review-ledger server (default REVIEW_LEDGER_URL, else http://127.0.0.1:3000)')
+    .option('--json', 'print {token, tokenId, principal, workspaceId, expiresAt} as JSON')
+    .action((opts: { workspace: string; url?: string; json?: boolean }) => actions().login(opts));
+
   const member = program.command('member').description('Manage the members of a workspace: a token is issued only for a member, and acts with at most its role');
   member
     .command('add')

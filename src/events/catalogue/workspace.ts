@@ -23,7 +23,19 @@ export const workspaceEvents = [
     'ApiTokenIssued',
     'workspace',
     1,
-    z.object({ tokenId: z.string().max(100), tokenHash: z.string().regex(/^[0-9a-f]{64}$/), principal: principalSchema, role: roleSchema, label: z.string().max(200).optional() }),
+    z.object({
+      tokenId: z.string().max(100),
+      tokenHash: z.string().regex(/^[0-9a-f]{64}$/),
+      principal: principalSchema,
+      role: roleSchema,
+      label: z.string().max(200).optional(),
+      /**
+       * Present on a session or CLI sign-in token: minted by the person's own sign-in at the identity
+       * provider `issuer` as `subject` (the first one binds the principal to that identity), valid until
+       * `expiresAt` (ISO-8601). `method`: `code` (the Review page) or `device` (`review-ledger login`).
+       */
+      signIn: z.object({ issuer: z.string().max(2000), subject: z.string().max(500), expiresAt: z.string().max(40), method: z.enum(['code', 'device']) }).optional(),
+    }),
   ),
   defineEvent('ApiTokenRevoked', 'workspace', 1, z.object({ tokenId: z.string().max(100) })),
   defineEvent('ReviewLevelSet', 'workspace', 1, z.object({ level: reviewLevelSchema })),

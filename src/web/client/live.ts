@@ -43,7 +43,8 @@ export class LiveConnection {
 
   constructor(
     private readonly workspaceId: string,
-    private readonly token: string,
+    /** null: the session cookie authenticates the socket (the sign-in session). */
+    private readonly token: string | null,
     private readonly onChange: (key: string | null) => void,
     private readonly onAuthFailure: (message: string) => void,
   ) {}
@@ -60,7 +61,7 @@ export class LiveConnection {
   connect(): void {
     if (this.closedForGood) return;
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(`${proto}//${location.host}/rpc?access_token=${encodeURIComponent(this.token)}`);
+    const ws = new WebSocket(`${proto}//${location.host}/rpc${this.token ? `?access_token=${encodeURIComponent(this.token)}` : ''}`);
     this.ws = ws;
     ws.onopen = () => {
       this.connected = true;

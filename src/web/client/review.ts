@@ -38,6 +38,9 @@ const TOKEN_KEY = `review-ledger.token.${target.workspaceId}`;
 interface Me {
   principal: string;
   role: Role;
+  /** How this page is authenticated, as the audit records its acts: `sign-in`, `admin-provisioned` or `agent-token`. */
+  authn?: string;
+  signIn?: { issuer: string; subject: string } | null;
 }
 
 /** What a query answers: the return type of its definition's view. */
@@ -91,6 +94,28 @@ function v<K extends keyof Views>(key: K): Views[K] | null {
 
 // ---- authorization -------------------------------------------------------------------------------
 
+/**
+ * Signed in through the identity provider: the HttpOnly session cookie authenticates (the page never
+ * sees it); calls carry the CSRF header the server asks of cookie-authenticated calls instead.
+ */
+let session = false;
+
+/** The headers that authenticate a call: the bearer token, or (signed in) the CSRF header beside the cookie. */
+function auth(bearer: string | null = token): Record<string, string> {
+  return bearer ? { authorization: `Bearer ${bearer}` } : { 'x-review-ledger-csrf': '1' };
+}
+
+/** 200: the sign-in session of this browser; 404 `sign_in_unavailable`: the server has no identity provider. */
+async function sessionState(): Promise<{ me: Me | null; provider: boolean }> {
+  const res = await fetch(`/auth/session?workspace=${encodeURIComponent(target.workspaceId)}`).catch(() => null);
+  if (!res) return { me: null, provider: false };
+  if (res.ok) return { me: (await res.json()) as Me, provider: true };
+  const err = await res.json().catch(() => null);
+  return { me: null, provider: err?.error?.data?.code !== 'sign_in_unavailable' };
+}
+
+let providerConfigured = false;
+
 async function start(): Promise<void> {
   const fromHash = /(?:^#|&)token=([^&]+)/.exec(location.hash)?.[1];
   if (fromHash) {
@@ -99,8 +124,16 @@ async function start(): Promise<void> {
     history.replaceState(null, '', location.pathname + location.search);
   }
   const stored = sessionStorage.getItem(TOKEN_KEY) ?? localStorage.getItem(TOKEN_KEY);
-  if (!stored) return showLogin(null);
-  await signIn(stored, false);
+  if (stored) return signIn(stored, false);
+  const state = await sessionState();
+  providerConfigured = state.provider;
+  if (!state.me) return showLogin(null);
+  session = true;
+  token = null;
+  me = state.me;
+  const firstPage = readWith(null, 'review_studio.reviewDiff', { ...reviewTarget, maxBytes: FIRST_PAGE_BYTES });
+  firstPage.catch(() => undefined);
+  mountReview(firstPage);
 }
 
 async function signIn(candidate: string, remember: boolean): Promise<void> {
@@ -140,6 +173,9 @@ function showLogin(error: string | null): void {
         },
       },
       h('h1', null, 'Review ', h('span', { class: 'muted' }, `${target.repoId}#${target.prNumber}`)),
+      providerConfigured
+        ? h('p', null, h('a', { id: 'idp-sign-in', href: `/auth/login?workspace=${encodeURIComponent(target.workspaceId)}&return=${encodeURIComponent(location.pathname)}` }, 'Sign in with your organisation'), ' or use an API token:')
+        : null,
       h('p', { id: 'sign-in-hint' }, ...signInHint(target.workspaceId).map((part) => (part.code ? h('code', null, part.text) : part.text))),
       error ? h('p', { class: 'error', id: 'login-error' }, error) : null,
       input,
@@ -158,7 +194,7 @@ function mountReview(firstPage: Promise<unknown> | null): void {
       'header',
       { class: 'top' },
       h('div', { class: 'title' }, h('strong', null, `${target.repoId}#${target.prNumber}`), h('span', { id: 'ladder', class: 'pill' }, '…'), h('span', { id: 'heads', class: 'muted' }), h('span', { id: 'audit-chain', class: 'pill', title: 'hash chain and signed checkpoints (docs/audit.md)' }, 'log …')),
-      h('div', { class: 'who' }, h('span', { id: 'conn', class: 'conn' }), ' ', h('span', { class: 'muted' }, `${me!.principal} · ${me!.role}`), ' ', h('button', { class: 'link', onclick: signOut }, 'sign out')),
+      h('div', { class: 'who' }, h('span', { id: 'conn', class: 'conn' }), ' ', h('span', { class: 'muted' }, `${me!.principal} · ${me!.role}`), ' ', authnBadge(me!), ' ', h('button', { class: 'link', onclick: signOut }, 'sign out')),
     ),
     h('div', { id: 'verdict-bar', class: 'verdict-bar' }),
     h('div', { id: 'stale-banner', class: 'stale-banner', hidden: true }),
@@ -204,7 +240,7 @@ function mountReview(firstPage: Promise<unknown> | null): void {
       ),
     ),
   );
-  live = new LiveConnection(target.workspaceId, token!, (key) => render(key), (message) => showLogin(message));
+  live = new LiveConnection(target.workspaceId, session ? null : token, (key) => render(key), (message) => showLogin(message));
   // Each subscription is keyed by its query's one name (src/projections/queries.ts), watched as watch<Name>.
   for (const name of ['reviewStatus', 'verdict', 'nodeStatus', 'reportingGroups', 'reReviewDelta', 'cohorts', 'cohortProgress', 'apiContract', 'visual', 'dependencyDiffs', 'ciSignals']) watchQuery(name, reviewTarget);
   watchQuery('publishPreview', { ...reviewTarget, selection });
@@ -223,7 +259,15 @@ function mountReview(firstPage: Promise<unknown> | null): void {
   render(null);
 }
 
+/** Whether the person signed in themselves or acts with a token someone else minted (the audit says the same). */
+function authnBadge(m: Me): HTMLElement {
+  const signedIn = m.authn === 'sign-in';
+  return h('span', { id: 'authn', class: 'pill', 'data-authn': m.authn ?? 'unknown', title: signedIn && m.signIn ? `signed in at ${m.signIn.issuer} as ${m.signIn.subject}` : 'acts with a token an admin minted; the audit marks these acts admin-provisioned' }, signedIn ? 'signed in' : (m.authn ?? 'token'));
+}
+
 function signOut(): void {
+  if (session) void fetch(`/auth/logout?workspace=${encodeURIComponent(target.workspaceId)}`, { method: 'POST', headers: auth(null) });
+  session = false;
   sessionStorage.removeItem(TOKEN_KEY);
   localStorage.removeItem(TOKEN_KEY);
   token = null;
@@ -236,7 +280,7 @@ function signOut(): void {
 async function command(method: string, payload: Record<string, unknown>): Promise<boolean> {
   const res = await fetch('/rpc', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    headers: { 'content-type': 'application/json', ...auth() },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: target.workspaceId, idempotencyKey: uuidV7(), ...reviewTarget, ...payload } }),
   });
   const reply = await res.json().catch(() => null);
@@ -257,7 +301,7 @@ function read(method: string, params: Record<string, unknown>): Promise<unknown>
 async function readWith(bearer: string | null, method: string, params: Record<string, unknown>): Promise<unknown> {
   const res = await fetch('/rpc', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+    headers: { 'content-type': 'application/json', ...auth(bearer) },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: target.workspaceId, ...params } }),
   });
   const reply = await res.json().catch(() => null);
@@ -271,7 +315,7 @@ async function refreshAuditChain(): Promise<void> {
   if (!el) return;
   const res = await fetch('/rpc', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    headers: { 'content-type': 'application/json', ...auth() },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'review_studio.auditChain', params: { workspace_id: target.workspaceId } }),
   }).catch(() => null);
   const s = (await res?.json().catch(() => null))?.result?.value;
@@ -961,7 +1005,7 @@ function authImage(url: string, alt: string, cls: string): HTMLElement {
     img.src = known;
     return img;
   }
-  void fetch(url, { headers: { authorization: `Bearer ${token}` } }).then(async (res) => {
+  void fetch(url, { headers: auth() }).then(async (res) => {
     if (!res.ok) {
       const err = await res.json().catch(() => null);
       img.replaceWith(h('div', { class: `noimg ${cls}` }, err?.error?.message ?? `${alt}: HTTP ${res.status}`));
