@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { ContractChange } from '../types';
 import { formatPointer, type Loc, type SpecDocuments } from './document';
 import { Composer } from './compose';
+import { deriveOasdiffId, type OasdiffFinding, type OasdiffHint, type OasdiffWhere } from './oasdiff-id';
 import type { ContractRule } from './rule';
+import { OASDIFF_LEVELS } from './oasdiff-registry';
 
 /** Where in the API a comparison is happening: which operation, which way data flows, and a readable path. */
 export interface Site {
@@ -15,6 +17,8 @@ export interface Site {
   label: string;
   /** Set while comparing a parameter's schema: its default is judged by the parameter rules. */
   parameter?: true;
+  /** Where the comparison started (request body, parameter, response body or header): picks oasdiff's twin ids. */
+  where?: OasdiffWhere;
 }
 
 export interface ReportInput {
@@ -23,6 +27,8 @@ export interface ReportInput {
   /** Distinguishes several changes of one rule at the same pointers (an enum value, a scope, a media type). */
   subject?: string;
   message: string;
+  /** What tells oasdiff's twins apart (required or optional, the parameter's `in`, the status …). */
+  oasdiff?: OasdiffHint;
 }
 
 export interface DiffOptions {
@@ -37,6 +43,8 @@ export interface DiffOptions {
  */
 export class DiffContext {
   readonly changes: ContractChange[] = [];
+  /** changeId → the finding as oasdiff would name it (only for changes oasdiff has an equivalent of). */
+  readonly oasdiff = new Map<string, OasdiffFinding>();
   private readonly seenChanges = new Set<string>();
   /** (base schema, head schema, direction) triples already compared: what makes cycles terminate. */
   readonly comparedPairs = new ComparedPairs();
@@ -61,7 +69,7 @@ export class DiffContext {
     this.headView = new Composer(head);
   }
 
-  report(rule: ContractRule, site: Pick<Site, 'operation' | 'display'>, input: ReportInput): void {
+  report(rule: ContractRule, site: Pick<Site, 'operation' | 'display'> & Partial<Pick<Site, 'direction' | 'label' | 'where'>>, input: ReportInput): void {
     // a node seen through a composed schema is reported where it is written
     const basePointer = input.base ? formatPointer(this.base.rootFile, this.baseView.relocate(input.base)) : undefined;
     const headPointer = input.head ? formatPointer(this.head.rootFile, this.headView.relocate(input.head)) : undefined;
@@ -73,8 +81,19 @@ export class DiffContext {
     this.seenChanges.add(identity);
     const exempt = this.exempt !== undefined && (rule.severity === 'breaking' || rule.severity === 'warning');
     const message = site.display ? `${site.display}: ${input.message}` : input.message;
+    const changeId = `ac_${createHash('sha256').update(identity).digest('hex').slice(0, 24)}`;
+    const oasdiffId = deriveOasdiffId(rule, site.direction, site.label, site.where, input.oasdiff);
+    if (oasdiffId !== undefined) {
+      const written = /^([A-Z]+) (\/.*)$/.exec(site.display);
+      this.oasdiff.set(changeId, {
+        id: oasdiffId,
+        level: OASDIFF_LEVELS.get(oasdiffId)!,
+        ...(written ? { method: written[1], path: written[2] } : {}),
+        ...(exempt ? { exempt: true } : {}),
+      });
+    }
     this.changes.push({
-      changeId: `ac_${createHash('sha256').update(identity).digest('hex').slice(0, 24)}`,
+      changeId,
       ruleId: rule.id,
       severity: exempt ? 'info' : rule.severity,
       direction: rule.direction,

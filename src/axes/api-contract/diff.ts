@@ -1,6 +1,7 @@
 import type { ContractChange } from '../types';
 import { DiffContext, type DiffOptions } from './context';
 import { SpecDocuments, type LoadedSpec } from './document';
+import type { OasdiffFinding } from './oasdiff-id';
 import { buildModel, type OperationView, type SpecModel } from './model';
 import { checkUnreachableComponents } from './rules/components';
 import { checkDocument, checkOperationAdded, checkOperationMetadata, checkOperationRemoved, isUnstable } from './rules/operations';
@@ -15,6 +16,8 @@ export interface SpecDiff {
   changes: ContractChange[];
   /** `$ref`s that resolved to nothing, per side: the diff around them is incomplete. */
   unresolvedRefs: string[];
+  /** changeId → the change as oasdiff names it (its exact twin id and default level), where oasdiff has one. */
+  oasdiff?: ReadonlyMap<string, OasdiffFinding>;
 }
 
 /** An added or deleted spec is compared against a document with no operations. */
@@ -65,7 +68,7 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
   }
   checkUnreachableComponents(ctx, bm, hm);
   const unresolvedRefs = [...[...b.docs.unresolved].map((r) => `base ${r}`), ...[...h.docs.unresolved].map((r) => `head ${r}`)];
-  return { changes: ctx.changes, unresolvedRefs };
+  return { changes: ctx.changes, unresolvedRefs, oasdiff: ctx.oasdiff };
 }
 
 function compareOperation(ctx: DiffContext, schemas: SchemaDiff, b: OperationView, h: OperationView): void {

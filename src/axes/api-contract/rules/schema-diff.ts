@@ -1,5 +1,6 @@
 import type { DiffContext, Site } from '../context';
 import { isObject, type Loc } from '../document';
+import type { OasdiffHint } from '../oasdiff-id';
 import type { ContractRule, Effect, KeywordFamily } from '../rule';
 import { checkArray } from './schema-arrays';
 import { nodeOf, type SchemaComparer } from './schema-comparer';
@@ -71,7 +72,7 @@ export class SchemaDiff implements SchemaComparer {
     if (rule) this.report(rule, site, base, head, message, subject);
   }
 
-  report(rule: ContractRule, site: Site, base: Loc | undefined, head: Loc | undefined, message: string, subject?: string): void {
-    this.ctx.report(rule, site, { base, head, subject, message: `${site.label}: ${message}` });
+  report(rule: ContractRule, site: Site, base: Loc | undefined, head: Loc | undefined, message: string, subject?: string, oasdiff?: OasdiffHint): void {
+    this.ctx.report(rule, site, { base, head, subject, message: `${site.label}: ${message}`, ...(oasdiff ? { oasdiff } : {}) });
   }
 }
