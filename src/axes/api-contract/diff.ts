@@ -47,6 +47,8 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
     const ho = hm.operations.get(k);
     return ho !== undefined && bm.operations.has(k) && isUnstable(ho);
   };
+  const pathOfKey = (k: string) => k.slice(k.indexOf(' ') + 1);
+  const headPaths = new Set([...hm.operations.values()].filter((o) => !o.webhook).map((o) => pathOfKey(o.key)));
   for (const key of [...keys.filter((k) => !unstableHead(k)), ...keys.filter(unstableHead)]) {
     const bo = bm.operations.get(key);
     const ho = hm.operations.get(key);
@@ -55,7 +57,7 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
     if (callbackOwner && (!bm.operations.has(callbackOwner) || !hm.operations.has(callbackOwner)) && !(bo && ho)) continue;
     if (bo && !ho) {
       if (bo.webhook) checkWebhookRemoved(ctx, bo);
-      else checkOperationRemoved(ctx, bo);
+      else checkOperationRemoved(ctx, bo, !headPaths.has(pathOfKey(key)));
     } else if (!bo && ho) {
       if (ho.webhook) checkWebhookAdded(ctx, ho);
       else checkOperationAdded(ctx, ho);

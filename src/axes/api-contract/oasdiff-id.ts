@@ -28,6 +28,8 @@ export interface OasdiffHint {
   in?: string;
   /** The response status concerned. */
   status?: string;
+  /** An operation removed together with its whole path. */
+  pathRemoved?: boolean;
   /** A default (or similar) value: added (none before), removed (none after), changed. */
   change?: 'added' | 'removed' | 'changed';
 }
@@ -75,6 +77,12 @@ export function deriveOasdiffId(rule: ContractRule, direction: 'request' | 'resp
       return `response-${req}-property-became-not-write-only`;
     case 'response-status-added':
       return hint.status !== undefined && !hint.status.startsWith('2') ? 'response-non-success-status-added' : 'response-success-status-added';
+    case 'api-removed-without-deprecation':
+    case 'api-removed-with-deprecation':
+    case 'api-removed-before-sunset':
+      return hint.pathRemoved ? equivalent.replace(/^api-/, 'api-path-') : equivalent;
+    case 'api-sunset-date-invalid':
+      return hint.pathRemoved ? 'api-path-sunset-parse' : equivalent;
     case 'request-parameter-added-required':
       return hint.in === 'path' ? 'new-request-path-parameter' : equivalent;
     case 'request-parameter-default-changed':
@@ -82,6 +90,7 @@ export function deriveOasdiffId(rule: ContractRule, direction: 'request' | 'resp
     default:
       break;
   }
+  if (where === undefined) return rule.id === 'property-deprecated' ? `${dir}-property-deprecated` : equivalent;
   const property = where === undefined || label === undefined || withoutBranches(label) !== where.root;
   if (rule.id === 'request-property-added-required' && where?.area === 'request-parameter' && where.in === 'header') return 'new-required-request-header-property';
   // the keyword part shared by all twins: "type-changed", "enum-value-removed", "discriminator-mapping-changed" …
