@@ -91,7 +91,9 @@ export function deriveOasdiffId(rule: ContractRule, direction: 'request' | 'resp
       break;
   }
   if (where === undefined) return rule.id === 'property-deprecated' ? `${dir}-property-deprecated` : equivalent;
-  const property = where === undefined || label === undefined || withoutBranches(label) !== where.root;
+  // rules about a property itself (added, removed, required, readOnly …) always sit on a property
+  const aboutProperty = rule.id === 'property-deprecated' || /^(?:request|response)-property-(?!names-)/.test(rule.id);
+  const property = aboutProperty || label === undefined || withoutBranches(label) !== where.root;
   if (rule.id === 'request-property-added-required' && where?.area === 'request-parameter' && where.in === 'header') return 'new-required-request-header-property';
   // the keyword part shared by all twins: "type-changed", "enum-value-removed", "discriminator-mapping-changed" …
   const m = /^(?:request|response)-(?:property|parameter|body)-(.+)$/.exec(equivalent);
@@ -123,4 +125,32 @@ export function severityOfLevel(level: OasdiffLevel, ours: ContractSeverity): Co
   if (level === 'ERR') return 'breaking';
   if (level === 'WARN') return 'warning';
   return ours === 'breaking' || ours === 'warning' ? 'info' : ours;
+}
+
+/** Every oasdiff id a finding of `rule` can print (all locations, required or not, …), with its level: the docs' rule-by-rule profile table. */
+export function oasdiffVariants(rule: ContractRule): Array<{ id: string; level: OasdiffLevel }> {
+  const out = new Map<string, OasdiffLevel>();
+  const add = (id: string | undefined) => {
+    if (id !== undefined) out.set(id, OASDIFF_LEVELS.get(id)!);
+  };
+  const hints: OasdiffHint[] = [];
+  for (const required of [false, true])
+    for (const change of [undefined, 'added', 'removed', 'changed'] as const)
+      for (const extra of [{}, { in: 'path' }, { status: '200' }, { status: '404' }, { pathRemoved: true }]) hints.push({ required, ...(change ? { change } : {}), ...extra });
+  const wheres: Array<OasdiffWhere | undefined> = [
+    undefined,
+    { area: 'request-body', root: 'r' },
+    { area: 'request-parameter', in: 'query', root: 'r' },
+    { area: 'request-parameter', in: 'header', root: 'r' },
+    { area: 'response-body', root: 'r' },
+    { area: 'response-header', root: 'r' },
+  ];
+  const directions = rule.direction === 'none' ? (['request', 'response'] as const) : ([rule.direction] as const);
+  for (const direction of directions)
+    for (const where of wheres) {
+      // a location only appears in the direction it flows (webhooks aside)
+      if (where && !where.area.startsWith(direction)) continue;
+      for (const label of where ? ['r', 'r.x'] : [undefined]) for (const hint of hints) add(deriveOasdiffId(rule, direction, label, where, hint));
+    }
+  return [...out].map(([id, level]) => ({ id, level })).sort((a, b) => a.id.localeCompare(b.id));
 }

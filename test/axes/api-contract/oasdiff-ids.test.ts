@@ -135,3 +135,16 @@ describe('profiles', () => {
     expect(ours.map((e) => e.id).sort()).toEqual(['response-header-became-optional', '~request-multiple-of-tightened'].sort());
   });
 });
+
+describe('docs/contract-rules.md documents both profiles rule by rule', () => {
+  it('lists every oasdiff twin a rule can print with the level --profile oasdiff gives it', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { renderContractRulesDoc } = require('../../../src/axes/api-contract/generate-docs') as typeof import('../../../src/axes/api-contract/generate-docs');
+    const doc = renderContractRulesDoc();
+    const row = doc.split('\n').find((l) => l.startsWith('| `response-header-removed` |'))!;
+    expect(row).toContain('| breaking |');
+    expect(row).toContain('`optional-response-header-removed` WARN');
+    expect(row).toContain('`required-response-header-removed` ERR');
+    expect(doc).toContain('`--profile review-ledger` (the default)');
+  });
+});
