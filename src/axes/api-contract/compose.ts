@@ -166,6 +166,51 @@ export class Composer {
     return out;
   }
 
+  private readonly unions = new WeakMap<object, Record<string, unknown>>();
+
+  /**
+   * What a client can rely on across the branches of a `oneOf`/`anyOf` whose own keywords are annotations or
+   * `type` (the other side of the comparison being a plain object schema): the wrapper's own keywords, the
+   * properties any branch declares (the first branch declaring one wins; each keeps pointing where it is
+   * written), `required` = its own plus what every branch requires, `type` its own or the branches' common one.
+   * Memoized per node, so the pair guard of the comparison sees one identity.
+   */
+  unionOfBranches(loc: Loc, key: 'oneOf' | 'anyOf'): Record<string, unknown> | undefined {
+    const node = loc.node as Record<string, unknown>;
+    const cached = this.unions.get(node);
+    if (cached) return cached;
+    const list = node[key];
+    if (!Array.isArray(list) || list.length === 0) return undefined;
+    const at = childLoc(loc, key);
+    const branches = list.map((b, i) => this.docs.deref(childLoc(at, i, b))).map((b) => ({ loc: b, node: isObject(b.node) ? this.normalize(b, 1) : undefined }));
+    if (branches.some((b) => b.node === undefined || !isObject(b.node.properties))) return undefined;
+    const { [key]: _list, discriminator: _d, ...own } = node;
+    const out: Record<string, unknown> = { ...own };
+    const properties: Record<string, unknown> = { ...(isObject(node.properties) ? node.properties : {}) };
+    let common: Set<string> | undefined;
+    const types = new Set<string>();
+    for (const b of branches) {
+      const n = b.node!;
+      const props = n.properties as Record<string, unknown>;
+      const propsLoc = childLoc(b.loc, 'properties');
+      for (const name of Object.keys(props)) {
+        if (name in properties) continue;
+        properties[name] = props[name];
+        const v = props[name];
+        if (typeof v === 'object' && v !== null && !this.origins.has(v)) this.origins.set(v, this.relocate(childLoc(propsLoc, name, v)));
+      }
+      const req = new Set(Array.isArray(n.required) ? n.required.filter((r): r is string => typeof r === 'string') : []);
+      common = common === undefined ? req : new Set([...common].filter((r) => req.has(r)));
+      types.add(JSON.stringify(n.type ?? 'object'));
+    }
+    out.properties = properties;
+    const required = [...new Set([...(Array.isArray(node.required) ? node.required : []), ...(common ?? [])])];
+    if (required.length > 0) out.required = required;
+    if (out.type === undefined && types.size === 1) out.type = JSON.parse([...types][0]);
+    this.unions.set(node, out);
+    return out;
+  }
+
   private digestOfMap(map: unknown): string {
     if (!isObject(map)) return this.digestOf(map);
     let text = '{';

@@ -125,6 +125,7 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
     const hList = Array.isArray(hn[key]) ? (hn[key] as unknown[]) : undefined;
     if (!bList && !hList) continue;
     if (keywordRules && (!bList || !hList)) {
+      if (vacuousComposition(cmp, bList ? 'base' : 'head', bList ? bn : hn, bList ? b : h, key)) continue;
       cmp.emit(keywordRules, hList ? 'narrower' : 'wider', site, b, h, `${key} ${hList ? 'added' : 'removed'}`);
       continue;
     }
@@ -178,7 +179,58 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
 
 /** Keywords that do not constrain values: a schema with only these besides a composition is a pure wrapper. */
 const ANNOTATIONS = new Set(['description', 'title', 'nullable', 'readOnly', 'writeOnly', 'deprecated', 'example', 'examples', 'default', 'externalDocs', '$comment', 'discriminator']);
-const onlyAnnotationsBesides = (node: Record<string, unknown>, key: string): boolean => Object.keys(node).every((k) => k === key || ANNOTATIONS.has(k) || k.startsWith('x-'));
+const onlyAnnotationsBesides = (node: Record<string, unknown>, key: string, typeToo = false): boolean =>
+  Object.keys(node).every((k) => k === key || ANNOTATIONS.has(k) || k.startsWith('x-') || (typeToo && k === 'type'));
+
+/** The plain side against the union of the wrapper's branches (Composer.unionOfBranches), plus the keyword once. */
+function compareWithUnion(cmp: SchemaComparer, site: Site, key: 'oneOf' | 'anyOf', b: Loc, h: Loc, wrapperIsHead: boolean): boolean {
+  const plain = nodeOf(wrapperIsHead ? b : h);
+  if (!isObject(plain.properties)) return false;
+  const wrapper = wrapperIsHead ? h : b;
+  const union = (wrapperIsHead ? cmp.ctx.headView : cmp.ctx.baseView).unionOfBranches(wrapper, key);
+  if (!union) return false;
+  const at: Loc = { file: wrapper.file, ptr: wrapper.ptr, node: union };
+  const label = { ...site, label: `${site.label}<${key}>` };
+  if (wrapperIsHead) cmp.compare(label, b, at);
+  else cmp.compare(label, at, h);
+  cmp.emit(key === 'oneOf' ? ONE_OF : ANY_OF, wrapperIsHead ? 'narrower' : 'wider', site, b, h, `${key} ${wrapperIsHead ? 'added' : 'removed'}; its branches together describe the former properties`);
+  return true;
+}
+
+/** JSON types a branch that constrains nothing but `type` admits (undefined: it constrains more). */
+function typeOnlyBranch(node: unknown): Set<string> | undefined {
+  if (node === true) return new Set(['*']);
+  if (!isObject(node)) return undefined;
+  for (const k of Object.keys(node)) {
+    if (k === 'type' || ANNOTATIONS.has(k) || k.startsWith('x-')) continue;
+    if (k === 'items' && (node.items === true || (isObject(node.items) && Object.keys(node.items).length === 0))) continue;
+    return undefined;
+  }
+  if (node.type === undefined) return new Set(['*']);
+  return new Set((Array.isArray(node.type) ? node.type : [node.type]).map(String));
+}
+
+/**
+ * A `oneOf`/`anyOf` that constrains nothing on its side: the schema's own `type` already picks a branch that
+ * says nothing but a type (an envelope's `result: {anyOf: [{type: object}, {type: array}]}` once another allOf
+ * branch fixed `result` to an object). Adding or removing it changes nothing clients see.
+ */
+function vacuousComposition(cmp: SchemaComparer, side: 'base' | 'head', node: Record<string, unknown>, at: Loc, key: string): boolean {
+  const list = node[key];
+  if (!Array.isArray(list)) return false;
+  const t = node.type;
+  if (t === undefined) return false;
+  const own = new Set((Array.isArray(t) ? t : [t]).map(String));
+  own.delete('null');
+  if (own.size === 0) return false;
+  const docs = side === 'base' ? cmp.ctx.base : cmp.ctx.head;
+  const listLoc = childLoc(at, key);
+  const implied = list.filter((x, i) => {
+    const types = typeOnlyBranch(docs.deref(childLoc(listLoc, i, x)).node);
+    return types !== undefined && (types.has('*') || [...own].every((o) => types.has(o) || (o === 'integer' && types.has('number'))));
+  }).length;
+  return key === 'oneOf' ? implied === 1 && list.length > 0 : implied >= 1;
+}
 
 /**
  * allOf at branch level. What a client sees — the composed schema — is compared by the caller; here only
@@ -298,7 +350,8 @@ export function checkCompositionWrapping(cmp: SchemaComparer, site: Site, b: Loc
     const wrapperIsHead = !!hList;
     const wrapper = wrapperIsHead ? h : b;
     const plain = wrapperIsHead ? b : h;
-    if (!onlyAnnotationsBesides(nodeOf(wrapper), key)) continue;
+    if (!onlyAnnotationsBesides(nodeOf(wrapper), key, true)) continue;
+    if (vacuousComposition(cmp, wrapperIsHead ? 'head' : 'base', nodeOf(wrapper), wrapper, key)) continue;
     const plainNode = nodeOf(plain);
     if (Array.isArray(plainNode.oneOf) || Array.isArray(plainNode.anyOf)) continue;
     const list = (wrapperIsHead ? hList : bList)!;
@@ -312,7 +365,14 @@ export function checkCompositionWrapping(cmp: SchemaComparer, site: Site, b: Loc
       const typeOf = (n: unknown) => (isObject(n) ? JSON.stringify(n.type ?? (n.properties ? 'object' : undefined)) : undefined);
       const plainType = typeOf(plainNode);
       const sameType = branches.filter((l) => typeOf(docs.deref(l).node) === plainType);
-      if (plainType === undefined || sameType.length !== 1) continue;
+      if (plainType === undefined || sameType.length === 0) continue;
+      if (sameType.length > 1) {
+        // several object branches and none is the former schema: compare by content — the plain schema
+        // against what the branches describe together — so a property every branch still carries (or one
+        // branch adds) is not "removed"; the keyword itself is reported once
+        if (!compareWithUnion(cmp, site, key as 'oneOf' | 'anyOf', b, h, wrapperIsHead)) continue;
+        return true;
+      }
       match = branches.indexOf(sameType[0]);
     }
     const label = { ...site, label: `${site.label}<${key} ${branchLabel(list[match], match)}>` };
