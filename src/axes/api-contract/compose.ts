@@ -66,6 +66,12 @@ export class Composer {
       const nullable = this.nullableWrapper(loc);
       if (nullable) out = nullable;
       else if (Array.isArray(node.allOf) && node.allOf.length > 0) out = this.composeAllOf(loc, depth);
+      // a oneOf/anyOf the schema's own type already satisfies constrains nothing a client sees
+      const vacuous = (['oneOf', 'anyOf'] as const).find((key) => vacuousComposition(this.docs, out, loc, key));
+      if (vacuous) {
+        const { [vacuous]: _gone, ...rest } = out;
+        out = rest;
+      }
     } finally {
       this.inProgress.delete(node);
     }
@@ -320,4 +326,39 @@ function intersectTypes(a: Set<string>, b: Set<string>): Set<string> {
   if (a.has('integer') && b.has('number')) out.add('integer');
   if (b.has('integer') && a.has('number')) out.add('integer');
   return out;
+}
+
+/** JSON types a branch that constrains nothing but `type` admits ('*': anything); undefined when it constrains more. */
+function typeOnlyBranch(node: unknown): Set<string> | undefined {
+  if (node === true) return new Set(['*']);
+  if (!isObject(node)) return undefined;
+  for (const k of Object.keys(node)) {
+    if (k === 'type' || isAnnotation(k)) continue;
+    if (k === 'items' && (node.items === true || (isObject(node.items) && Object.keys(node.items).length === 0))) continue;
+    return undefined;
+  }
+  if (node.type === undefined) return new Set(['*']);
+  return new Set((Array.isArray(node.type) ? node.type : [node.type]).map(String));
+}
+
+/**
+ * A `oneOf`/`anyOf` that constrains nothing: the schema's own `type` already picks a branch that says nothing
+ * but a type (an envelope's `result: {anyOf: [{type: object}, {type: array}]}` once another allOf branch fixed
+ * `result` to an object). For oneOf exactly one branch may be so picked.
+ */
+export function vacuousComposition(docs: SpecDocuments, node: Record<string, unknown>, at: Pick<Loc, 'file' | 'ptr'>, key: 'oneOf' | 'anyOf'): boolean {
+  const list = node[key];
+  if (!Array.isArray(list) || list.length === 0) return false;
+  const t = node.type;
+  if (t === undefined) return false;
+  const own = new Set((Array.isArray(t) ? t : [t]).map(String));
+  own.delete('null');
+  if (own.size === 0) return false;
+  const listLoc: Loc = { file: at.file, ptr: `${at.ptr}/${key}`, node: list };
+  let implied = 0;
+  list.forEach((x, i) => {
+    const types = typeOnlyBranch(docs.deref(childLoc(listLoc, i, x)).node);
+    if (types !== undefined && (types.has('*') || [...own].every((o) => types.has(o) || (o === 'integer' && types.has('number'))))) implied++;
+  });
+  return key === 'oneOf' ? implied === 1 : implied >= 1;
 }

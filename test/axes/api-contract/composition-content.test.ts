@@ -49,7 +49,8 @@ describe('composition compared by content', () => {
       Zone: { type: 'object', properties: { id: { type: 'string' } } },
     });
     const schema = { allOf: [{ $ref: '#/components/schemas/Envelope' }, { type: 'object', properties: { result: { $ref: '#/components/schemas/Zone' } } }] };
-    expect(await found(doc('response', schema, envelope(true)), doc('response', schema, envelope(false)))).toEqual([]);
+    // at most the info marker that the composed schema is unchanged
+    expect((await found(doc('response', schema, envelope(true)), doc('response', schema, envelope(false)))).filter((c) => !c.startsWith('all-of-reorganized '))).toEqual([]);
     // and a oneOf/anyOf whose own type already picks a type-only branch says nothing either way
     expect(await found(doc('response', { type: 'object', anyOf: [{ type: 'object' }, { type: 'array' }] }), doc('response', { type: 'object' }))).toEqual([]);
   });

@@ -1,4 +1,5 @@
 import type { Site } from '../context';
+import { vacuousComposition } from '../compose';
 import { canonicalJson } from '../context';
 import { childLoc, isObject, type Loc } from '../document';
 import { defineRule, familyRules, keywordFamily, type KeywordFamily } from '../rule';
@@ -125,7 +126,7 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
     const hList = Array.isArray(hn[key]) ? (hn[key] as unknown[]) : undefined;
     if (!bList && !hList) continue;
     if (keywordRules && (!bList || !hList)) {
-      if (vacuousComposition(cmp, bList ? 'base' : 'head', bList ? bn : hn, bList ? b : h, key)) continue;
+      if (vacuousOn(cmp, bList ? 'base' : 'head', bList ? bn : hn, bList ? b : h, key)) continue;
       cmp.emit(keywordRules, hList ? 'narrower' : 'wider', site, b, h, `${key} ${hList ? 'added' : 'removed'}`);
       continue;
     }
@@ -197,39 +198,9 @@ function compareWithUnion(cmp: SchemaComparer, site: Site, key: 'oneOf' | 'anyOf
   return true;
 }
 
-/** JSON types a branch that constrains nothing but `type` admits (undefined: it constrains more). */
-function typeOnlyBranch(node: unknown): Set<string> | undefined {
-  if (node === true) return new Set(['*']);
-  if (!isObject(node)) return undefined;
-  for (const k of Object.keys(node)) {
-    if (k === 'type' || ANNOTATIONS.has(k) || k.startsWith('x-')) continue;
-    if (k === 'items' && (node.items === true || (isObject(node.items) && Object.keys(node.items).length === 0))) continue;
-    return undefined;
-  }
-  if (node.type === undefined) return new Set(['*']);
-  return new Set((Array.isArray(node.type) ? node.type : [node.type]).map(String));
-}
-
-/**
- * A `oneOf`/`anyOf` that constrains nothing on its side: the schema's own `type` already picks a branch that
- * says nothing but a type (an envelope's `result: {anyOf: [{type: object}, {type: array}]}` once another allOf
- * branch fixed `result` to an object). Adding or removing it changes nothing clients see.
- */
-function vacuousComposition(cmp: SchemaComparer, side: 'base' | 'head', node: Record<string, unknown>, at: Loc, key: string): boolean {
-  const list = node[key];
-  if (!Array.isArray(list)) return false;
-  const t = node.type;
-  if (t === undefined) return false;
-  const own = new Set((Array.isArray(t) ? t : [t]).map(String));
-  own.delete('null');
-  if (own.size === 0) return false;
-  const docs = side === 'base' ? cmp.ctx.base : cmp.ctx.head;
-  const listLoc = childLoc(at, key);
-  const implied = list.filter((x, i) => {
-    const types = typeOnlyBranch(docs.deref(childLoc(listLoc, i, x)).node);
-    return types !== undefined && (types.has('*') || [...own].every((o) => types.has(o) || (o === 'integer' && types.has('number'))));
-  }).length;
-  return key === 'oneOf' ? implied === 1 && list.length > 0 : implied >= 1;
+/** A oneOf/anyOf its own side's type already satisfies (see compose.ts): adding or removing it is no change. */
+function vacuousOn(cmp: SchemaComparer, side: 'base' | 'head', node: Record<string, unknown>, at: Loc, key: string): boolean {
+  return (key === 'oneOf' || key === 'anyOf') && vacuousComposition(side === 'base' ? cmp.ctx.base : cmp.ctx.head, node, at, key);
 }
 
 /**
@@ -351,7 +322,7 @@ export function checkCompositionWrapping(cmp: SchemaComparer, site: Site, b: Loc
     const wrapper = wrapperIsHead ? h : b;
     const plain = wrapperIsHead ? b : h;
     if (!onlyAnnotationsBesides(nodeOf(wrapper), key, true)) continue;
-    if (vacuousComposition(cmp, wrapperIsHead ? 'head' : 'base', nodeOf(wrapper), wrapper, key)) continue;
+    if (vacuousOn(cmp, wrapperIsHead ? 'head' : 'base', nodeOf(wrapper), wrapper, key)) continue;
     const plainNode = nodeOf(plain);
     if (Array.isArray(plainNode.oneOf) || Array.isArray(plainNode.anyOf)) continue;
     const list = (wrapperIsHead ? hList : bList)!;
