@@ -71,6 +71,7 @@ export class Composer {
       if (vacuous) {
         const { [vacuous]: _gone, ...rest } = out;
         out = rest;
+        this.vacuous.set(out, vacuous);
       }
     } finally {
       this.inProgress.delete(node);
@@ -173,6 +174,13 @@ export class Composer {
   }
 
   private readonly unions = new WeakMap<object, Record<string, unknown>>();
+  /** Views from which a vacuous oneOf/anyOf was dropped, and which keyword. */
+  private readonly vacuous = new WeakMap<object, 'oneOf' | 'anyOf'>();
+
+  /** Whether this view dropped `key` as vacuous (it is written there, but constrains nothing). */
+  droppedAsVacuous(view: unknown, key: string): boolean {
+    return typeof view === 'object' && view !== null && this.vacuous.get(view) === key;
+  }
 
   /**
    * What a client can rely on across the branches of a `oneOf`/`anyOf` whose own keywords are annotations or

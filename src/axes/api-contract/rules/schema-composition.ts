@@ -127,6 +127,8 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
     if (!bList && !hList) continue;
     if (keywordRules && (!bList || !hList)) {
       if (vacuousOn(cmp, bList ? 'base' : 'head', bList ? bn : hn, bList ? b : h, key)) continue;
+      // the other side still writes the keyword, it only constrains nothing there: not an addition or removal of it
+      if (bList ? cmp.ctx.headView.droppedAsVacuous(hn, key) : cmp.ctx.baseView.droppedAsVacuous(bn, key)) continue;
       cmp.emit(keywordRules, hList ? 'narrower' : 'wider', site, b, h, `${key} ${hList ? 'added' : 'removed'}`);
       continue;
     }
@@ -321,8 +323,15 @@ export function checkCompositionWrapping(cmp: SchemaComparer, site: Site, b: Loc
     const wrapperIsHead = !!hList;
     const wrapper = wrapperIsHead ? h : b;
     const plain = wrapperIsHead ? b : h;
-    if (!onlyAnnotationsBesides(nodeOf(wrapper), key, true)) continue;
     if (vacuousOn(cmp, wrapperIsHead ? 'head' : 'base', nodeOf(wrapper), wrapper, key)) continue;
+    if (!onlyAnnotationsBesides(nodeOf(wrapper), key)) {
+      // a wrapper that also states its `type`: only the comparison by content applies (the plain schema
+      // against the union of the branches), and only when the head introduced it
+      if (!onlyAnnotationsBesides(nodeOf(wrapper), key, true) || !wrapperIsHead) continue;
+      if (Array.isArray(nodeOf(b).oneOf) || Array.isArray(nodeOf(b).anyOf)) continue;
+      if (!compareWithUnion(cmp, site, key as 'oneOf' | 'anyOf', b, h, true)) continue;
+      return true;
+    }
     const plainNode = nodeOf(plain);
     if (Array.isArray(plainNode.oneOf) || Array.isArray(plainNode.anyOf)) continue;
     const list = (wrapperIsHead ? hList : bList)!;
@@ -341,7 +350,8 @@ export function checkCompositionWrapping(cmp: SchemaComparer, site: Site, b: Loc
         // several object branches and none is the former schema: compare by content — the plain schema
         // against what the branches describe together — so a property every branch still carries (or one
         // branch adds) is not "removed"; the keyword itself is reported once
-        if (!compareWithUnion(cmp, site, key as 'oneOf' | 'anyOf', b, h, wrapperIsHead)) continue;
+        // (only when the head introduced the oneOf: narrowing a union to one plain schema is the keyword's removal)
+        if (!wrapperIsHead || !compareWithUnion(cmp, site, key as 'oneOf' | 'anyOf', b, h, true)) continue;
         return true;
       }
       match = branches.indexOf(sameType[0]);
