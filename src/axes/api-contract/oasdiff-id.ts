@@ -90,7 +90,8 @@ export function deriveOasdiffId(rule: ContractRule, direction: 'request' | 'resp
     default:
       break;
   }
-  if (where === undefined) return rule.id === 'property-deprecated' ? `${dir}-property-deprecated` : equivalent;
+  // only schema rules have location twins; the others are reported where they are (a parameter, a body …)
+  if (where === undefined || !rule.family.startsWith('schema')) return rule.id === 'property-deprecated' ? `${dir}-property-deprecated` : equivalent;
   // rules about a property itself (added, removed, required, readOnly …) always sit on a property
   const aboutProperty = rule.id === 'property-deprecated' || /^(?:request|response)-property-(?!names-)/.test(rule.id);
   const property = aboutProperty || label === undefined || withoutBranches(label) !== where.root;

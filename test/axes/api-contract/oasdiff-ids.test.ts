@@ -146,5 +146,8 @@ describe('docs/contract-rules.md documents both profiles rule by rule', () => {
     expect(row).toContain('`optional-response-header-removed` WARN');
     expect(row).toContain('`required-response-header-removed` ERR');
     expect(doc).toContain('`--profile review-ledger` (the default)');
+    // a parameter rule has no body or property twin
+    const param = doc.split('\n').find((l) => l.startsWith('| `request-parameter-became-optional` |'))!;
+    expect(param).toContain('| `request-parameter-became-optional` INFO |');
   });
 });
