@@ -36,6 +36,7 @@ describe('composition compared by content', () => {
     const changes = await found(doc(where, { type: 'object', properties: PROPS }, BRANCHES), doc(where, { type: 'object', discriminator: { propertyName: 'kind' }, ...ONE_OF }, BRANCHES));
     expect(changes.filter((c) => /property-removed|type-/.test(c))).toEqual([]);
     expect(changes.filter((c) => c.startsWith(`${where}-one-of-added`))).toHaveLength(1);
+    expect(changes.filter((c) => c.startsWith('discriminator-property-changed'))).toHaveLength(1); // the new discriminator is still said
   });
 
   it('only the base used oneOf, the head matches no branch: the keyword is reported once, no property as removed', async () => {

@@ -164,6 +164,13 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
     cmp.emit(CONDITIONAL, effect, site, b, h, `if/then/else ${effect === 'narrower' ? 'added' : effect === 'wider' ? 'removed' : 'changed'}`);
   }
 
+  checkDiscriminator(cmp, site, b, h);
+}
+
+/** Discriminator property name and mapping (info, as oasdiff grades them): the branches say what really changed. */
+function checkDiscriminator(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): void {
+  const bn = nodeOf(b);
+  const hn = nodeOf(h);
   const bd = isObject(bn.discriminator) ? bn.discriminator : undefined;
   const hd = isObject(hn.discriminator) ? hn.discriminator : undefined;
   if (bd || hd) {
@@ -197,6 +204,7 @@ function compareWithUnion(cmp: SchemaComparer, site: Site, key: 'oneOf' | 'anyOf
   if (wrapperIsHead) cmp.compare(label, b, at);
   else cmp.compare(label, at, h);
   cmp.emit(key === 'oneOf' ? ONE_OF : ANY_OF, wrapperIsHead ? 'narrower' : 'wider', site, b, h, `${key} ${wrapperIsHead ? 'added' : 'removed'}; its branches together describe the former properties`);
+  checkDiscriminator(cmp, site, b, h);
   return true;
 }
 
