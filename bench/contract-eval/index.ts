@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { diffSpecs } from '../../src/axes/api-contract/diff';
 import { loadSpecFromTexts } from '../../src/axes/api-contract/document';
 import { levelOfSeverity } from '../../src/axes/api-contract/oasdiff-id';
-import { applyProfile } from '../../src/axes/api-contract/profile';
+import { applyProfile, oasdiffChangelog } from '../../src/axes/api-contract/profile';
 import { RULES_BY_ID } from '../../src/axes/api-contract/rules';
 import { needsDecision } from '../../src/axes/types';
 import { BASE_TWEAKS, baseSpec, CASES, HEAD_EDITS, type Version } from './corpus';
@@ -29,10 +29,9 @@ async function verdictOf(base: unknown, head: unknown, format: 'json' | 'yaml') 
   const diff = diffSpecs(b, h, file, { asOf: AS_OF });
   const changes = diff.changes;
   const graded = applyProfile(changes, diff.oasdiff, 'oasdiff');
-  const perFinding = new Set(graded.flatMap((c) => {
-    const o = diff.oasdiff?.get(c.changeId);
-    return o ? [`${o.id} ${levelOfSeverity(c.severity)}`] : [];
-  }));
+  // what `contract-diff --format oasdiff --profile oasdiff` prints: one entry per finding and affected operation
+  const LEVEL = { 3: 'ERR', 2: 'WARN', 1: 'INFO' } as const;
+  const perFinding = new Set(oasdiffChangelog(graded, diff.oasdiff, 'oasdiff', file).map((e) => `${e.id} ${LEVEL[e.level]}`));
   const perRule = new Set(changes.flatMap((c) => {
     const o = RULES_BY_ID.get(c.ruleId)?.oasdiff;
     return o ? [`${o.id} ${levelOfSeverity(c.severity)}`] : [];

@@ -43,6 +43,11 @@ export interface OasdiffFinding {
   path?: string;
   /** The finding was graded info because its operation is alpha/draft (oasdiff exempts it too). */
   exempt?: boolean;
+  /**
+   * The same change (inside a component several operations reach) as oasdiff reports it at each further
+   * operation: its id there may differ (the component is a response body here, an array item there).
+   */
+  also?: Array<Omit<OasdiffFinding, 'also'>>;
 }
 
 const known = (id: string): boolean => OASDIFF_LEVELS.has(id);

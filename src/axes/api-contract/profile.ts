@@ -43,7 +43,8 @@ const LEVEL_NUMBER: Record<OasdiffLevel, 1 | 2 | 3> = { ERR: 3, WARN: 2, INFO: 1
  * The changes as oasdiff changelog entries. Under `oasdiff` only changes oasdiff has a rule for are listed
  * (what oasdiff would not report is absent); under `review-ledger` the others are listed too, with our rule
  * id marked `~` so a pipeline never mistakes it for one of oasdiff's. `changes` are already graded by the
- * profile (applyProfile): the level is the graded severity's.
+ * profile (applyProfile): the level is the graded severity's. Under `oasdiff`, a change inside a component
+ * several operations reach is listed once per operation, with the id oasdiff gives it there.
  */
 export function oasdiffChangelog(changes: readonly ContractChange[], oasdiff: ReadonlyMap<string, OasdiffFinding> | undefined, profile: ContractProfile, source: string): OasdiffChangelogEntry[] {
   const out: OasdiffChangelogEntry[] = [];
@@ -59,6 +60,20 @@ export function oasdiffChangelog(changes: readonly ContractChange[], oasdiff: Re
       ...(o?.method !== undefined ? { operation: o.method, path: o.path, section: 'paths' } : {}),
       source,
     });
+    // oasdiff reports a change inside a shared component once per operation it affects; we track it as one
+    // change (one changeId, one acknowledgement), so only the oasdiff profile lists it at each operation
+    if (profile === 'oasdiff' && o?.also)
+      for (const a of o.also)
+        out.push({
+          id: a.id,
+          text,
+          // an alpha/draft operation is exempt: its findings are info, as oasdiff's are
+          level: a.exempt ? 1 : LEVEL_NUMBER[a.level],
+          operation: a.method!,
+          path: a.path!,
+          section: 'paths',
+          source,
+        });
   }
   return out;
 }

@@ -151,3 +151,39 @@ describe('docs/contract-rules.md documents both profiles rule by rule', () => {
     expect(param).toContain('| `request-parameter-became-optional` INFO |');
   });
 });
+
+describe('a change inside a component several operations reach', () => {
+  /** Pet is the response body of GET /pets/{id}, an array item of GET /pets and, through Owner.pet, a property of GET /owner. */
+  const shared = (pet: Json): Json => ({
+    openapi: '3.0.3',
+    info: { title: 't', version: '1' },
+    paths: {
+      '/pets': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } } } } } } },
+      '/pets/{id}': {
+        get: {
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } } } },
+        },
+      },
+      '/owner': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Owner' } } } } } } },
+    },
+    components: { schemas: { Pet: pet, Owner: { type: 'object', properties: { pet: { $ref: '#/components/schemas/Pet' } } } } },
+  });
+  const base = { allOf: [{ type: 'object', properties: { id: { type: 'string' } } }, { type: 'object', properties: { name: { type: 'string' } } }] };
+  const head = { allOf: [base.allOf[0]] };
+
+  it('is one change for us but one oasdiff finding per operation, with the id it has there', async () => {
+    const d = await diff(shared(base), shared(head));
+    // our own view: the change is tracked once (one changeId each), whatever the number of operations
+    const ours = applyProfile(d.changes, d.oasdiff, 'review-ledger');
+    expect(ours.filter((c) => c.ruleId === 'response-property-removed')).toHaveLength(1);
+    expect(oasdiffChangelog(ours, d.oasdiff, 'review-ledger', 'new.json').filter((e) => e.id.endsWith('-property-removed'))).toHaveLength(1);
+    // oasdiff's: at each operation, the allOf branch removed from a body is response-body-all-of-removed,
+    // from an item or property response-property-all-of-removed, and the property removed everywhere
+    const entries = oasdiffChangelog(applyProfile(d.changes, d.oasdiff, 'oasdiff'), d.oasdiff, 'oasdiff', 'new.json');
+    const at = (id: string) => entries.filter((e) => e.id === id).map((e) => `${e.operation} ${e.path} ${e.level}`).sort();
+    expect(at('response-body-all-of-removed')).toEqual(['GET /pets/{id} 1']);
+    expect(at('response-property-all-of-removed')).toEqual(['GET /owner 1', 'GET /pets 1']);
+    expect(at('response-optional-property-removed')).toEqual(['GET /owner 2', 'GET /pets 2', 'GET /pets/{id} 2']);
+  });
+});
