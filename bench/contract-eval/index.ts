@@ -4,13 +4,18 @@
  * not). Every case runs for each OpenAPI version it declares (3.0 and 3.1 by default) and in both YAML and
  * JSON; a case counts as right only when both formats give the labelled verdict ("needs a decision": some
  * change is breaking or a warning). Also reported: per-family accuracy, and detection recall (the rule the
- * case is about fired, at any severity).
+ * case is about fired, at any severity), and oasdiff-id exactness: for each case labelled with one oasdiff rule
+ * id and level, whether a finding prints exactly that id and level — per finding under `--profile oasdiff`
+ * ("finding"), and with the former one-id-per-rule mapping graded by our severities ("rule map").
  *
  *   npm run eval:contract [-- --verbose]
  */
 import { stringify } from 'yaml';
 import { diffSpecs } from '../../src/axes/api-contract/diff';
 import { loadSpecFromTexts } from '../../src/axes/api-contract/document';
+import { levelOfSeverity } from '../../src/axes/api-contract/oasdiff-id';
+import { applyProfile, oasdiffChangelog } from '../../src/axes/api-contract/profile';
+import { RULES_BY_ID } from '../../src/axes/api-contract/rules';
 import { needsDecision } from '../../src/axes/types';
 import { BASE_TWEAKS, baseSpec, CASES, HEAD_EDITS, type Version } from './corpus';
 
@@ -21,8 +26,17 @@ async function verdictOf(base: unknown, head: unknown, format: 'json' | 'yaml') 
   const text = (x: unknown) => (format === 'json' ? JSON.stringify(x) : stringify(x, { aliasDuplicateObjects: false }));
   const b = await loadSpecFromTexts(file, { [file]: text(base) });
   const h = await loadSpecFromTexts(file, { [file]: text(head) });
-  const changes = diffSpecs(b, h, file, { asOf: AS_OF }).changes;
-  return { breaking: changes.some((c) => needsDecision(c.severity)), rules: new Set(changes.map((c) => c.ruleId)), changes };
+  const diff = diffSpecs(b, h, file, { asOf: AS_OF });
+  const changes = diff.changes;
+  const graded = applyProfile(changes, diff.oasdiff, 'oasdiff');
+  // what `contract-diff --format oasdiff --profile oasdiff` prints: one entry per finding and affected operation
+  const LEVEL = { 3: 'ERR', 2: 'WARN', 1: 'INFO' } as const;
+  const perFinding = new Set(oasdiffChangelog(graded, diff.oasdiff, 'oasdiff', file).map((e) => `${e.id} ${LEVEL[e.level]}`));
+  const perRule = new Set(changes.flatMap((c) => {
+    const o = RULES_BY_ID.get(c.ruleId)?.oasdiff;
+    return o ? [`${o.id} ${levelOfSeverity(c.severity)}`] : [];
+  }));
+  return { breaking: changes.some((c) => needsDecision(c.severity)), rules: new Set(changes.map((c) => c.ruleId)), changes, perFinding, perRule };
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -31,6 +45,7 @@ export async function main(args: string[]): Promise<void> {
   let right = 0;
   const fam = new Map<string, { n: number; right: number; detect: number; detectN: number; breakingN: number; breakingRight: number }>();
   const misses: string[] = [];
+  const ids = { n: 0, finding: 0, rule: 0, wrong: [] as string[] };
   for (const c of CASES) {
     for (const v of c.versions ?? (['3.0', '3.1'] as Version[])) {
       const base = baseSpec(v);
@@ -53,6 +68,14 @@ export async function main(args: string[]): Promise<void> {
         if (ok) f.breakingRight++;
       }
       fam.set(c.family, f);
+      const labelled = /^([a-z][a-z-]+[a-z]) (ERR|WARN|INFO)\b/.exec(c.oasdiff);
+      if (labelled) {
+        const want = `${labelled[1]} ${labelled[2]}`;
+        ids.n++;
+        if (results.every((r) => r.perFinding.has(want))) ids.finding++;
+        else ids.wrong.push(`oasdiff-id ${c.id}@${v}: want ${want}, got ${[...results[0].perFinding].join(', ') || 'none'}`);
+        if (results.every((r) => r.perRule.has(want))) ids.rule++;
+      }
       total++;
       if (ok) right++;
       if (!ok || !detected || verbose) {
@@ -62,6 +85,7 @@ export async function main(args: string[]): Promise<void> {
     }
   }
   for (const m of misses) console.log(m);
+  for (const m of ids.wrong) console.log(m);
   console.log('\nfamily                      cases  verdict  breaking-graded  rule detected');
   const families: Record<string, unknown> = {};
   for (const [name, f] of [...fam].sort()) {
@@ -70,5 +94,6 @@ export async function main(args: string[]): Promise<void> {
   }
   const det = [...fam.values()].reduce((a, f) => [a[0] + f.detect, a[1] + f.detectN], [0, 0]);
   console.log(`\n${right}/${total} verdicts right (${(right / total).toFixed(3)}); rule detected in ${det[0]}/${det[1]} (${(det[0] / det[1]).toFixed(3)})`);
-  console.log(JSON.stringify({ bench: 'eval-contract', cases: total, right, accuracy: Number((right / total).toFixed(3)), ruleRecall: Number((det[0] / det[1]).toFixed(3)), families }));
+  console.log(`oasdiff id+level exact: ${ids.finding}/${ids.n} per finding (--profile oasdiff), ${ids.rule}/${ids.n} with the one-id-per-rule map`);
+  console.log(JSON.stringify({ bench: 'eval-contract', cases: total, right, accuracy: Number((right / total).toFixed(3)), ruleRecall: Number((det[0] / det[1]).toFixed(3)), oasdiffIdExact: { cases: ids.n, perFinding: ids.finding, ruleMap: ids.rule }, families }));
 }

@@ -66,6 +66,13 @@ export class Composer {
       const nullable = this.nullableWrapper(loc);
       if (nullable) out = nullable;
       else if (Array.isArray(node.allOf) && node.allOf.length > 0) out = this.composeAllOf(loc, depth);
+      // a oneOf/anyOf the schema's own type already satisfies constrains nothing a client sees
+      const vacuous = (['oneOf', 'anyOf'] as const).find((key) => vacuousComposition(this.docs, out, loc, key));
+      if (vacuous) {
+        const { [vacuous]: _gone, ...rest } = out;
+        out = rest;
+        this.vacuous.set(out, vacuous);
+      }
     } finally {
       this.inProgress.delete(node);
     }
@@ -163,6 +170,58 @@ export class Composer {
       out.type = list.length === 1 ? list[0] : list;
     }
     if (anyNullableDeclared || allBranchesNullable) out.nullable = true;
+    return out;
+  }
+
+  private readonly unions = new WeakMap<object, Record<string, unknown>>();
+  /** Views from which a vacuous oneOf/anyOf was dropped, and which keyword. */
+  private readonly vacuous = new WeakMap<object, 'oneOf' | 'anyOf'>();
+
+  /** Whether this view dropped `key` as vacuous (it is written there, but constrains nothing). */
+  droppedAsVacuous(view: unknown, key: string): boolean {
+    return typeof view === 'object' && view !== null && this.vacuous.get(view) === key;
+  }
+
+  /**
+   * What a client can rely on across the branches of a `oneOf`/`anyOf` whose own keywords are annotations or
+   * `type` (the other side of the comparison being a plain object schema): the wrapper's own keywords, the
+   * properties any branch declares (the first branch declaring one wins; each keeps pointing where it is
+   * written), `required` = its own plus what every branch requires, `type` its own or the branches' common one.
+   * Memoized per node, so the pair guard of the comparison sees one identity.
+   */
+  unionOfBranches(loc: Loc, key: 'oneOf' | 'anyOf'): Record<string, unknown> | undefined {
+    const node = loc.node as Record<string, unknown>;
+    const cached = this.unions.get(node);
+    if (cached) return cached;
+    const list = node[key];
+    if (!Array.isArray(list) || list.length === 0) return undefined;
+    const at = childLoc(loc, key);
+    const branches = list.map((b, i) => this.docs.deref(childLoc(at, i, b))).map((b) => ({ loc: b, node: isObject(b.node) ? this.normalize(b, 1) : undefined }));
+    if (branches.some((b) => b.node === undefined || !isObject(b.node.properties))) return undefined;
+    const { [key]: _list, discriminator: _d, ...own } = node;
+    const out: Record<string, unknown> = { ...own };
+    const properties: Record<string, unknown> = { ...(isObject(node.properties) ? node.properties : {}) };
+    let common: Set<string> | undefined;
+    const types = new Set<string>();
+    for (const b of branches) {
+      const n = b.node!;
+      const props = n.properties as Record<string, unknown>;
+      const propsLoc = childLoc(b.loc, 'properties');
+      for (const name of Object.keys(props)) {
+        if (name in properties) continue;
+        properties[name] = props[name];
+        const v = props[name];
+        if (typeof v === 'object' && v !== null && !this.origins.has(v)) this.origins.set(v, this.relocate(childLoc(propsLoc, name, v)));
+      }
+      const req = new Set(Array.isArray(n.required) ? n.required.filter((r): r is string => typeof r === 'string') : []);
+      common = common === undefined ? req : new Set([...common].filter((r) => req.has(r)));
+      types.add(JSON.stringify(n.type ?? 'object'));
+    }
+    out.properties = properties;
+    const required = [...new Set([...(Array.isArray(node.required) ? node.required : []), ...(common ?? [])])];
+    if (required.length > 0) out.required = required;
+    if (out.type === undefined && types.size === 1) out.type = JSON.parse([...types][0]);
+    this.unions.set(node, out);
     return out;
   }
 
@@ -275,4 +334,39 @@ function intersectTypes(a: Set<string>, b: Set<string>): Set<string> {
   if (a.has('integer') && b.has('number')) out.add('integer');
   if (b.has('integer') && a.has('number')) out.add('integer');
   return out;
+}
+
+/** JSON types a branch that constrains nothing but `type` admits ('*': anything); undefined when it constrains more. */
+function typeOnlyBranch(node: unknown): Set<string> | undefined {
+  if (node === true) return new Set(['*']);
+  if (!isObject(node)) return undefined;
+  for (const k of Object.keys(node)) {
+    if (k === 'type' || isAnnotation(k)) continue;
+    if (k === 'items' && (node.items === true || (isObject(node.items) && Object.keys(node.items).length === 0))) continue;
+    return undefined;
+  }
+  if (node.type === undefined) return new Set(['*']);
+  return new Set((Array.isArray(node.type) ? node.type : [node.type]).map(String));
+}
+
+/**
+ * A `oneOf`/`anyOf` that constrains nothing: the schema's own `type` already picks a branch that says nothing
+ * but a type (an envelope's `result: {anyOf: [{type: object}, {type: array}]}` once another allOf branch fixed
+ * `result` to an object). For oneOf exactly one branch may be so picked.
+ */
+export function vacuousComposition(docs: SpecDocuments, node: Record<string, unknown>, at: Pick<Loc, 'file' | 'ptr'>, key: 'oneOf' | 'anyOf'): boolean {
+  const list = node[key];
+  if (!Array.isArray(list) || list.length === 0) return false;
+  const t = node.type;
+  if (t === undefined) return false;
+  const own = new Set((Array.isArray(t) ? t : [t]).map(String));
+  own.delete('null');
+  if (own.size === 0) return false;
+  const listLoc: Loc = { file: at.file, ptr: `${at.ptr}/${key}`, node: list };
+  let implied = 0;
+  list.forEach((x, i) => {
+    const types = typeOnlyBranch(docs.deref(childLoc(listLoc, i, x)).node);
+    if (types !== undefined && (types.has('*') || [...own].every((o) => types.has(o) || (o === 'integer' && types.has('number'))))) implied++;
+  });
+  return key === 'oneOf' ? implied === 1 : implied >= 1;
 }

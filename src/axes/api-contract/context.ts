@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { ContractChange } from '../types';
 import { formatPointer, type Loc, type SpecDocuments } from './document';
 import { Composer } from './compose';
+import { deriveOasdiffId, type OasdiffFinding, type OasdiffHint, type OasdiffWhere } from './oasdiff-id';
 import type { ContractRule } from './rule';
+import { OASDIFF_LEVELS } from './oasdiff-registry';
 
 /** Where in the API a comparison is happening: which operation, which way data flows, and a readable path. */
 export interface Site {
@@ -15,6 +17,8 @@ export interface Site {
   label: string;
   /** Set while comparing a parameter's schema: its default is judged by the parameter rules. */
   parameter?: true;
+  /** Where the comparison started (request body, parameter, response body or header): picks oasdiff's twin ids. */
+  where?: OasdiffWhere;
 }
 
 export interface ReportInput {
@@ -23,6 +27,8 @@ export interface ReportInput {
   /** Distinguishes several changes of one rule at the same pointers (an enum value, a scope, a media type). */
   subject?: string;
   message: string;
+  /** What tells oasdiff's twins apart (required or optional, the parameter's `in`, the status …). */
+  oasdiff?: OasdiffHint;
 }
 
 export interface DiffOptions {
@@ -37,7 +43,12 @@ export interface DiffOptions {
  */
 export class DiffContext {
   readonly changes: ContractChange[] = [];
-  private readonly seenChanges = new Set<string>();
+  /** changeId → the finding as oasdiff would name it (only for changes oasdiff has an equivalent of). */
+  readonly oasdiff = new Map<string, OasdiffFinding>();
+  /** identity → changeId and the operations the change was already found in. */
+  private readonly seenChanges = new Map<string, { changeId: string; operations: Set<string> }>();
+  /** The compared pair whose checks are running: what its reports are recorded in (for replay at another operation). */
+  currentPair: PairRecord | undefined;
   /** (base schema, head schema, direction) triples already compared: what makes cycles terminate. */
   readonly comparedPairs = new ComparedPairs();
   /** What clients see of each side's schemas (allOf composed, nullable-by-oneOf unwrapped), memoized. */
@@ -61,7 +72,7 @@ export class DiffContext {
     this.headView = new Composer(head);
   }
 
-  report(rule: ContractRule, site: Pick<Site, 'operation' | 'display'>, input: ReportInput): void {
+  report(rule: ContractRule, site: Pick<Site, 'operation' | 'display'> & Partial<Pick<Site, 'direction' | 'label' | 'where'>>, input: ReportInput, replaying = false): void {
     // a node seen through a composed schema is reported where it is written
     const basePointer = input.base ? formatPointer(this.base.rootFile, this.baseView.relocate(input.base)) : undefined;
     const headPointer = input.head ? formatPointer(this.head.rootFile, this.headView.relocate(input.head)) : undefined;
@@ -69,12 +80,37 @@ export class DiffContext {
     // the same change whichever operation reached it first, so the operation stays out of its identity.
     const local = isUnderOperation(basePointer) || isUnderOperation(headPointer);
     const identity = [rule.id, this.specPath, local ? site.operation : '', normalizePointer(basePointer), normalizePointer(headPointer), input.subject ?? ''].join('\u0000');
-    if (this.seenChanges.has(identity)) return;
-    this.seenChanges.add(identity);
+    this.currentPair?.reports.push({ rule, site: { ...site }, input });
     const exempt = this.exempt !== undefined && (rule.severity === 'breaking' || rule.severity === 'warning');
+    const seen = this.seenChanges.get(identity);
+    if (seen !== undefined) {
+      // the same change (inside a shared component) reached from another operation: one change for us,
+      // one more finding for oasdiff, which reports a component change once per operation it affects
+      if (!site.operation || seen.operations.has(site.operation)) return;
+      seen.operations.add(site.operation);
+      const first = this.oasdiff.get(seen.changeId);
+      const id = deriveOasdiffId(rule, site.direction, site.label, site.where, input.oasdiff);
+      const written = /^([A-Z]+) (\/.*)$/.exec(site.display);
+      if (first === undefined || id === undefined || !written) return;
+      (first.also ??= []).push({ id, level: OASDIFF_LEVELS.get(id)!, method: written[1], path: written[2], ...(exempt ? { exempt: true } : {}) });
+      return;
+    }
+    if (replaying) return;
     const message = site.display ? `${site.display}: ${input.message}` : input.message;
+    const changeId = `ac_${createHash('sha256').update(identity).digest('hex').slice(0, 24)}`;
+    this.seenChanges.set(identity, { changeId, operations: new Set(site.operation ? [site.operation] : []) });
+    const oasdiffId = deriveOasdiffId(rule, site.direction, site.label, site.where, input.oasdiff);
+    if (oasdiffId !== undefined) {
+      const written = /^([A-Z]+) (\/.*)$/.exec(site.display);
+      this.oasdiff.set(changeId, {
+        id: oasdiffId,
+        level: OASDIFF_LEVELS.get(oasdiffId)!,
+        ...(written ? { method: written[1], path: written[2] } : {}),
+        ...(exempt ? { exempt: true } : {}),
+      });
+    }
     this.changes.push({
-      changeId: `ac_${createHash('sha256').update(identity).digest('hex').slice(0, 24)}`,
+      changeId,
       ruleId: rule.id,
       severity: exempt ? 'info' : rule.severity,
       direction: rule.direction,
@@ -85,6 +121,14 @@ export class DiffContext {
       ...(headPointer !== undefined ? { headPointer } : {}),
     });
   }
+}
+
+/** One compared schema pair: the reports its checks made and the pairs it queued, so that reaching it again from another operation can repeat its oasdiff findings there. */
+export interface PairRecord {
+  label: string;
+  operation: string;
+  reports: Array<{ rule: ContractRule; site: Pick<Site, 'operation' | 'display'> & Partial<Pick<Site, 'direction' | 'label' | 'where'>>; input: ReportInput }>;
+  children: PairRecord[];
 }
 
 const isUnderOperation = (pointer: string | undefined): boolean => pointer !== undefined && /^#\/(paths|webhooks)\//.test(pointer);
@@ -120,24 +164,25 @@ const PRIMITIVES = new Map<unknown, object>();
  * than building a "file#pointer|file#pointer" string per pair on documents with millions of nodes.
  */
 export class ComparedPairs {
-  private readonly request = new Map<object, Set<object>>();
-  private readonly response = new Map<object, Set<object>>();
+  private readonly request = new Map<object, Map<object, PairRecord>>();
+  private readonly response = new Map<object, Map<object, PairRecord>>();
   size = 0;
 
-  /** Records the pair; false when it was already there. */
-  add(direction: 'request' | 'response', base: Loc, head: Loc): boolean {
+  /** Records the pair with its record; the earlier record when it was already there. */
+  add(direction: 'request' | 'response', base: Loc, head: Loc, record: PairRecord): PairRecord | undefined {
     const byBase = direction === 'request' ? this.request : this.response;
     const b = identity(base);
     let heads = byBase.get(b);
     if (!heads) {
-      heads = new Set();
+      heads = new Map();
       byBase.set(b, heads);
     }
     const h = identity(head);
-    if (heads.has(h)) return false;
-    heads.add(h);
+    const earlier = heads.get(h);
+    if (earlier) return earlier;
+    heads.set(h, record);
     this.size++;
-    return true;
+    return undefined;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { ContractChange } from '../types';
 import { DiffContext, type DiffOptions } from './context';
 import { SpecDocuments, type LoadedSpec } from './document';
+import type { OasdiffFinding } from './oasdiff-id';
 import { buildModel, type OperationView, type SpecModel } from './model';
 import { checkUnreachableComponents } from './rules/components';
 import { checkDocument, checkOperationAdded, checkOperationMetadata, checkOperationRemoved, isUnstable } from './rules/operations';
@@ -15,6 +16,8 @@ export interface SpecDiff {
   changes: ContractChange[];
   /** `$ref`s that resolved to nothing, per side: the diff around them is incomplete. */
   unresolvedRefs: string[];
+  /** changeId → the change as oasdiff names it (its exact twin id and default level), where oasdiff has one. */
+  oasdiff?: ReadonlyMap<string, OasdiffFinding>;
 }
 
 /** An added or deleted spec is compared against a document with no operations. */
@@ -44,6 +47,8 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
     const ho = hm.operations.get(k);
     return ho !== undefined && bm.operations.has(k) && isUnstable(ho);
   };
+  const pathOfKey = (k: string) => k.slice(k.indexOf(' ') + 1);
+  const headPaths = new Set([...hm.operations.values()].filter((o) => !o.webhook).map((o) => pathOfKey(o.key)));
   for (const key of [...keys.filter((k) => !unstableHead(k)), ...keys.filter(unstableHead)]) {
     const bo = bm.operations.get(key);
     const ho = hm.operations.get(key);
@@ -52,7 +57,7 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
     if (callbackOwner && (!bm.operations.has(callbackOwner) || !hm.operations.has(callbackOwner)) && !(bo && ho)) continue;
     if (bo && !ho) {
       if (bo.webhook) checkWebhookRemoved(ctx, bo);
-      else checkOperationRemoved(ctx, bo);
+      else checkOperationRemoved(ctx, bo, !headPaths.has(pathOfKey(key)));
     } else if (!bo && ho) {
       if (ho.webhook) checkWebhookAdded(ctx, ho);
       else checkOperationAdded(ctx, ho);
@@ -65,7 +70,7 @@ export function diffSpecs(base: LoadedSpec | null, head: LoadedSpec | null, spec
   }
   checkUnreachableComponents(ctx, bm, hm);
   const unresolvedRefs = [...[...b.docs.unresolved].map((r) => `base ${r}`), ...[...h.docs.unresolved].map((r) => `head ${r}`)];
-  return { changes: ctx.changes, unresolvedRefs };
+  return { changes: ctx.changes, unresolvedRefs, oasdiff: ctx.oasdiff };
 }
 
 function compareOperation(ctx: DiffContext, schemas: SchemaDiff, b: OperationView, h: OperationView): void {

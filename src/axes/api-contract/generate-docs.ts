@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { oasdiffVariants } from './oasdiff-id';
 import { CONTRACT_RULES, type ContractRule } from './rules';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -19,7 +20,12 @@ export function handWrittenSection(current: string): string {
   return a === -1 || b === -1 || b < a ? '' : current.slice(a + HAND_BEGIN.length, b).replace(/^\n+|\n+$/g, '');
 }
 
-const oasdiffCell = (r: ContractRule) => (r.oasdiff ? `\`${r.oasdiff.id}\` ${r.oasdiff.level}${r.oasdiff.differs ? ' ≠' : ''}` : '—');
+/** Every oasdiff id a finding of the rule can print, with the level `--profile oasdiff` grades it. */
+const oasdiffCell = (r: ContractRule) => {
+  const variants = oasdiffVariants(r);
+  if (variants.length === 0) return '—';
+  return `${variants.map((v) => `\`${v.id}\` ${v.level}`).join(', ')}${r.oasdiff?.differs ? ' ≠' : ''}`;
+};
 
 export function renderContractRulesDoc(handWritten = ''): string {
   const families = [...new Set(CONTRACT_RULES.map((r) => r.family))];
@@ -55,12 +61,20 @@ export function renderContractRulesDoc(handWritten = ''): string {
     'followed — never by position; listing a branch twice is the same allOf. OAS 3.1 nullability by',
     'composition (`oneOf`/`anyOf` of X and `{type: null}`) is X, nullable; when only one side uses',
     '`oneOf`/`anyOf`, the plain schema is compared with its matching branch and the other branches are',
-    'reported as added or removed.',
+    'reported as added or removed; when no single branch matches, it is compared with what the branches describe',
+    'together (their properties united, `required` what every branch requires) and the keyword is reported once, so',
+    'a property some branch still carries is not "removed". A `oneOf`/`anyOf` whose own side already fixes a type',
+    'that one of its type-only branches admits (an envelope\'s `result: {anyOf: [{type: object}, {type: array}]}` once',
+    'another `allOf` branch made `result` an object) constrains nothing: adding or removing it is no change.',
     '',
     '**Matching.** Operations are matched by method and path template with parameter names normalized',
     '(`/users/{id}` ≡ `/users/{userId}`; path parameters are matched by position, so a rename is not a change).',
-    'A change inside a component shared by many operations is reported once, attributed to the first',
-    'operation (in sorted order) that reaches it. `$ref`s are resolved lazily and never expanded; each pair of',
+    'A change inside a component shared by many operations is one change (one `changeId`, one acknowledgement),',
+    'attributed to the first operation (in sorted order) that reaches it: that is the default profile, because the',
+    'ledger tracks and acknowledges a change once whatever the number of operations it affects. oasdiff reports',
+    'it once per affected operation, so under `--profile oasdiff` the `--format oasdiff` changelog lists it at every',
+    'operation that reaches it, with the id it has there (the component is a response body at one operation,',
+    'an array item or a property at another). `$ref`s are resolved lazily and never expanded; each pair of',
     'schema locations is compared once per direction, which makes every reference cycle terminate. Schemas in',
     '`components` that no operation reaches are compared on their own and reported as info.',
     '',
@@ -75,20 +89,36 @@ export function renderContractRulesDoc(handWritten = ''): string {
     'sunset moved earlier to a date already past are breaking. The date compared against is an input of the',
     'engine (`asOf`), never read from a clock inside it.',
     '',
-    '**Try it** on two files, outside any workspace: `review-ledger contract-diff old/openapi.yaml new/openapi.yaml [--json | --format oasdiff]`',
-    '(exit 1 when something is breaking or a warning, 2 when a file cannot be read). `--format oasdiff` prints',
-    "oasdiff's rule ids and levels (error / warning / info; rules oasdiff has no equivalent for keep our id,",
-    'prefixed `~`). Severities can be re-graded per workspace with the rules document',
-    '(`contractSeverityOverrides`, keyed by rule id).',
+    '**Try it** on two files, outside any workspace: `review-ledger contract-diff old/openapi.yaml new/openapi.yaml [--json | --format oasdiff] [--profile oasdiff]`',
+    '(exit 1 when something is breaking or a warning, 2 when a file cannot be read or an option is invalid). Severities can be',
+    're-graded per workspace with the rules document (`contractSeverityOverrides`, keyed by rule id).',
     '',
-    '**oasdiff.** The oasdiff column names the equivalent rule of oasdiff (its `checker/rules.go`) and its level;',
-    '≠ marks a rule whose grade deliberately differs — the reasons are listed at the end. Schema rules name',
-    "oasdiff's property-level id; oasdiff has `request-body-…`/`request-parameter-…`/`response-body-…` twins of",
-    'them with the same level.',
+    "**oasdiff output.** `--format oasdiff` prints oasdiff's changelog JSON (`oasdiff changelog --format json`): an array of",
+    '`{id, text, level, operation, path, source, section}`, level 3 = error, 2 = warning, 1 = info, `operation` the HTTP',
+    'method and `path` the path as written in the new spec (parameter names included). `--format oasdiff-yaml` prints the',
+    "same as YAML, `--format oasdiff-text` oasdiff's text layout. Each finding carries oasdiff's **exact** rule id: one of",
+    "our rules is several of oasdiff's, told apart by where the change sits (request body, a parameter by its `in`, a",
+    'property inside either, a response body, a response header), by the change (a default added, changed or removed) and',
+    'by whether the property or header was required — e.g. a removed header is `required-response-header-removed` or',
+    '`optional-response-header-removed`, a type change `request-body-type-changed`, `request-property-type-changed`,',
+    "`request-parameter-type-changed` or `response-header-type-changed`. Where oasdiff has no rule for a change (or no twin",
+    'for its location) the finding has no oasdiff id: under `--profile oasdiff` it is left out of the oasdiff output, under',
+    '`review-ledger` it is listed with our rule id prefixed `~`.',
+    '',
+    '**Profiles.** `--profile review-ledger` (the default) grades by the severity column below. `--profile oasdiff` grades',
+    "every finding that has an oasdiff id by oasdiff's default level of that exact id — the levels listed in the oasdiff",
+    'column (ERR = breaking, WARN = warning, INFO = non-breaking or info as we classify it); findings without one keep our',
+    'severity. The profile applies to every output format and to the exit code. Where the two profiles disagree for a',
+    "rule's main id, the column is marked ≠ and the reason is listed at the end. Profiles choose levels, not detection:",
+    'differences in what is detected (readOnly properties in requests, `allOf` branches listed twice, path-parameter',
+    'defaults, `required` naming an undefined property, writeOnly on required response properties) are the same under both.',
+    '',
+    '**oasdiff.** The oasdiff column lists every oasdiff rule id (its `checker/rules.go`) a finding of the rule can print,',
+    "each with oasdiff's default level, i.e. the grade under `--profile oasdiff`.",
     '',
   ];
   for (const family of families) {
-    lines.push(`## ${family[0].toUpperCase()}${family.slice(1)}`, '', '| id | detects | direction | severity | oasdiff | example (base → head) |', '|---|---|---|---|---|---|');
+    lines.push(`## ${family[0].toUpperCase()}${family.slice(1)}`, '', '| id | detects | direction | severity (review-ledger) | oasdiff ids and levels (`--profile oasdiff`) | example (base → head) |', '|---|---|---|---|---|---|');
     for (const r of CONTRACT_RULES.filter((x) => x.family === family)) {
       lines.push(`| \`${r.id}\` | ${cell(r.description)} | ${r.direction} | ${r.severity} | ${cell(oasdiffCell(r))} | ${cell(r.example)} |`);
     }

@@ -3,9 +3,9 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type * as Diff from '../../axes/api-contract/diff';
 import type * as Document from '../../axes/api-contract/document';
+import type * as Profile from '../../axes/api-contract/profile';
 import type { LoadedSpec } from '../../axes/api-contract/document';
-import type * as Rules from '../../axes/api-contract/rules';
-import { CONTRACT_SEVERITIES, needsDecision, type ContractChange, type ContractSeverity } from '../../axes/types';
+import { CONTRACT_SEVERITIES, needsDecision, type ContractChange } from '../../axes/types';
 
 /**
  * Loads a spec from the file system. Paths are kept relative to the file-system root so `$ref`s into
@@ -35,16 +35,20 @@ async function loadFromDisk(file: string): Promise<LoadedSpec> {
 }
 
 const ORDER = new Map(CONTRACT_SEVERITIES.map((s, i) => [s, i]));
-const FORMATS = ['text', 'json', 'oasdiff'] as const;
+const FORMATS = ['text', 'json', 'oasdiff', 'oasdiff-yaml', 'oasdiff-text'] as const;
+const PROFILES = ['review-ledger', 'oasdiff'] as const;
 
-/** oasdiff's level words, for `--format oasdiff`. */
-const OASDIFF_LEVEL = { ERR: 'error', WARN: 'warning', INFO: 'info' } as const;
-const levelOf = (s: ContractSeverity): keyof typeof OASDIFF_LEVEL => (s === 'breaking' ? 'ERR' : s === 'warning' ? 'WARN' : 'INFO');
 
-export async function contractDiff(baseSpec: string, headSpec: string, opts: { json?: boolean; format?: string; asOf?: string }): Promise<void> {
+export async function contractDiff(baseSpec: string, headSpec: string, opts: { json?: boolean; format?: string; asOf?: string; profile?: string }): Promise<void> {
   const format = opts.json ? 'json' : (opts.format ?? 'text');
   if (!(FORMATS as readonly string[]).includes(format)) {
     process.stderr.write(`error [invalid_option]: --format must be one of ${FORMATS.join(', ')} (got "${format}")\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const profile = opts.profile ?? 'review-ledger';
+  if (!(PROFILES as readonly string[]).includes(profile)) {
+    process.stderr.write(`error [invalid_option]: --profile must be one of ${PROFILES.join(', ')} (got "${profile}")\n`);
     process.exitCode = 2;
     return;
   }
@@ -63,24 +67,32 @@ export async function contractDiff(baseSpec: string, headSpec: string, opts: { j
   }
   const asOf = opts.asOf ?? new Date().toISOString().slice(0, 10);
   const result = diffSpecs(base, head, headSpec, { asOf });
-  const changes = [...result.changes].sort((a, b) => ORDER.get(a.severity)! - ORDER.get(b.severity)!);
+  const { applyProfile, oasdiffChangelog } = require('../../axes/api-contract/profile') as typeof Profile;
+  const changes = applyProfile(result.changes, result.oasdiff, profile as Profile.ContractProfile).sort((a, b) => ORDER.get(a.severity)! - ORDER.get(b.severity)!);
   const count = (s: ContractChange['severity']) => changes.filter((c) => c.severity === s).length;
   const summary = { breaking: count('breaking'), warning: count('warning'), nonBreaking: count('non-breaking'), info: count('info') };
   if (format === 'json') {
     process.stdout.write(`${JSON.stringify({ base: baseSpec, head: headSpec, summary, unresolvedRefs: result.unresolvedRefs, changes }, null, 2)}\n`);
-  } else if (format === 'oasdiff') {
-    const { RULES_BY_ID } = require('../../axes/api-contract/rules') as typeof Rules;
+  } else if (format === 'oasdiff' || format === 'oasdiff-yaml') {
+    // oasdiff's changelog output (`oasdiff changelog --format json|yaml`): an array of {id, text, level, operation, path, source, section}
+    const entries = oasdiffChangelog(changes, result.oasdiff, profile as Profile.ContractProfile, headSpec);
+    if (format === 'oasdiff') process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+    else {
+      const { stringify } = require('yaml') as typeof import('yaml');
+      process.stdout.write(entries.length === 0 ? '[]\n' : stringify(entries));
+    }
+  } else if (format === 'oasdiff-text') {
     // oasdiff's text layout: level, [rule id], where; the API; the message. Rules oasdiff has no
     // equivalent for keep our id, marked with a "~" so they are not mistaken for oasdiff's.
-    for (const c of changes) {
-      const o = RULES_BY_ID.get(c.ruleId)?.oasdiff;
-      const level = OASDIFF_LEVEL[levelOf(c.severity)];
-      process.stdout.write(`${level}\t[${o ? o.id : `~${c.ruleId}`}] at ${c.specPath}\n`);
-      if (c.operation) process.stdout.write(`\tin API ${c.operation}\n`);
-      process.stdout.write(`\t\t${c.message}\n\n`);
+    const entries = oasdiffChangelog(changes, result.oasdiff, profile as Profile.ContractProfile, headSpec);
+    const word = { 3: 'error', 2: 'warning', 1: 'info' } as const;
+    for (const e of entries) {
+      process.stdout.write(`${word[e.level]}\t[${e.id}] at ${e.source}\n`);
+      if (e.operation) process.stdout.write(`\tin API ${e.operation} ${e.path}\n`);
+      process.stdout.write(`\t\t${e.text}\n\n`);
     }
-    const n = (l: keyof typeof OASDIFF_LEVEL) => changes.filter((c) => levelOf(c.severity) === l).length;
-    process.stdout.write(`${changes.length} changes: ${n('ERR')} error, ${n('WARN')} warning, ${n('INFO')} info\n`);
+    const n = (l: 1 | 2 | 3) => entries.filter((e) => e.level === l).length;
+    process.stdout.write(`${entries.length} changes: ${n(3)} error, ${n(2)} warning, ${n(1)} info\n`);
   } else {
     for (const c of changes) {
       process.stdout.write(`${c.severity.padEnd(12)} ${c.ruleId}\n             ${c.message}\n`);

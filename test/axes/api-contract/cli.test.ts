@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const FIXTURES = path.join(__dirname, 'fixtures', 'rules');
@@ -46,18 +46,53 @@ describe('review-ledger contract-diff BASE HEAD', () => {
     expect(r.stdout).toContain('0 breaking, 1 warning, 0 non-breaking, 0 info');
   });
 
-  it('--format oasdiff prints oasdiff rule ids and levels, and our id marked ~ where oasdiff has none', () => {
-    const r = cli(path.join(FIXTURES, 'request-parameter-default-changed', 'base.yaml'), path.join(FIXTURES, 'request-parameter-default-changed', 'head.yaml'), '--format', 'oasdiff');
+  it('--format oasdiff-text prints oasdiff rule ids and levels in its text layout, and our id marked ~ where oasdiff has none', () => {
+    const r = cli(path.join(FIXTURES, 'request-parameter-default-changed', 'base.yaml'), path.join(FIXTURES, 'request-parameter-default-changed', 'head.yaml'), '--format', 'oasdiff-text');
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('error\t[request-parameter-default-value-changed] at ');
+    expect(r.stdout).toMatch(/^error\t\[request-parameter-default-value-(changed|added|removed)\] at /m);
     expect(r.stdout).toContain('\tin API GET /items\n');
     expect(r.stdout).toContain('1 changes: 1 error, 0 warning, 0 info');
-    const own = cli(path.join(FIXTURES, 'api-removed-unstable', 'base.yaml'), path.join(FIXTURES, 'api-removed-unstable', 'head.yaml'), '--format', 'oasdiff');
+    const own = cli(path.join(FIXTURES, 'api-removed-unstable', 'base.yaml'), path.join(FIXTURES, 'api-removed-unstable', 'head.yaml'), '--format', 'oasdiff-text');
     expect(own.code).toBe(0);
     expect(own.stdout).toContain('info\t[~api-removed-unstable]');
     const bad = cli(path.join(FIXTURES, 'api-added', 'base.yaml'), path.join(FIXTURES, 'api-added', 'head.yaml'), '--format', 'xml');
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--format must be one of text, json, oasdiff/);
+    expect(bad.stderr).toMatch(/--format must be one of text, json, oasdiff, oasdiff-yaml, oasdiff-text/);
+  });
+
+  it('--format oasdiff prints oasdiff\'s changelog JSON (id, text, level, operation, path with parameter names, source); --format oasdiff-yaml the same as YAML', () => {
+    const v1 = path.join(dir, 'oas-v1.yaml');
+    const v2 = path.join(dir, 'oas-v2.yaml');
+    const doc = (headers: Record<string, unknown>) =>
+      stringify({
+        openapi: '3.0.3',
+        info: { title: 't', version: '1' },
+        paths: { '/users/{userId}': { get: { parameters: [{ name: 'userId', in: 'path', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'ok', headers } } } } },
+      });
+    fs.writeFileSync(v1, doc({ 'X-Trace': { schema: { type: 'string' } } }));
+    fs.writeFileSync(v2, doc({}));
+    const r = cli(v1, v2, '--format', 'oasdiff');
+    expect(r.code).toBe(1); // review-ledger grades a removed header breaking
+    expect(JSON.parse(r.stdout)).toEqual([{ id: 'optional-response-header-removed', text: expect.stringContaining('X-Trace removed'), level: 3, operation: 'GET', path: '/users/{userId}', section: 'paths', source: v2 }]);
+    const o = cli(v1, v2, '--format', 'oasdiff', '--profile', 'oasdiff');
+    expect(o.code).toBe(1); // WARN still needs a decision
+    expect(JSON.parse(o.stdout)[0]).toMatchObject({ id: 'optional-response-header-removed', level: 2 });
+    const y = cli(v1, v2, '--format', 'oasdiff-yaml', '--profile', 'oasdiff');
+    expect(parse(y.stdout)).toEqual(JSON.parse(o.stdout));
+  });
+
+  it('--profile oasdiff grades by oasdiff\'s level of the exact id (exit code included); a bad --profile is refused naming the option', () => {
+    const r = cli(path.join(FIXTURES, 'response-enum-value-added', 'base.yaml'), path.join(FIXTURES, 'response-enum-value-added', 'head.yaml'), '--json', '--profile', 'oasdiff');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).changes[0]).toMatchObject({ ruleId: 'response-enum-value-added', severity: 'warning' });
+    const ours = cli(path.join(FIXTURES, 'response-enum-value-added', 'base.yaml'), path.join(FIXTURES, 'response-enum-value-added', 'head.yaml'), '--json');
+    expect(JSON.parse(ours.stdout).changes[0]).toMatchObject({ ruleId: 'response-enum-value-added', severity: 'breaking' });
+    const info = cli(path.join(FIXTURES, 'api-security-added', 'base.yaml'), path.join(FIXTURES, 'api-security-added', 'head.yaml'), '--profile', 'oasdiff');
+    expect(info.code).toBe(0); // oasdiff grades security added INFO; we grade it breaking
+    const bad = cli(path.join(FIXTURES, 'api-added', 'base.yaml'), path.join(FIXTURES, 'api-added', 'head.yaml'), '--profile', 'strict');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--profile must be one of review-ledger, oasdiff (got "strict")');
+    expect(bad.stdout).toBe('');
   });
 
   it('resolves $refs into sibling files on disk', () => {

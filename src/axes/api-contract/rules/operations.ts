@@ -56,29 +56,31 @@ const time = (iso: string | undefined): number | undefined => (iso === undefined
 export const isUnstable = (op: OperationView): boolean => op.stability === 'alpha' || op.stability === 'draft';
 const validStability = (v: string | undefined): boolean => v === undefined || (STABILITY_LEVELS as readonly string[]).includes(v);
 
-export function checkOperationRemoved(ctx: DiffContext, op: OperationView): void {
+/** `pathRemoved`: no operation is left at this path in head (oasdiff then names the path, not the operation). */
+export function checkOperationRemoved(ctx: DiffContext, op: OperationView, pathRemoved = false): void {
+  const oasdiff = { pathRemoved };
   if (isUnstable(op)) {
     ctx.report(API_REMOVED_UNSTABLE, site(op), { base: op.loc, message: `operation removed (x-stability-level ${op.stability}: exempt)` });
     return;
   }
   if (!op.deprecated) {
-    ctx.report(API_REMOVED_WITHOUT_DEPRECATION, site(op), { base: op.loc, message: 'operation removed without deprecation' });
+    ctx.report(API_REMOVED_WITHOUT_DEPRECATION, site(op), { base: op.loc, message: 'operation removed without deprecation', oasdiff });
     return;
   }
   if (op.sunset === undefined) {
-    ctx.report(API_REMOVED_WITH_DEPRECATION, site(op), { base: op.loc, message: 'deprecated operation removed (it announced no x-sunset date)' });
+    ctx.report(API_REMOVED_WITH_DEPRECATION, site(op), { base: op.loc, message: 'deprecated operation removed (it announced no x-sunset date)', oasdiff });
     return;
   }
   const sunset = sunsetTime(op.sunset);
   if (sunset === undefined) {
-    ctx.report(API_SUNSET_DATE_INVALID, site(op), { base: op.loc, message: `deprecated operation removed; its x-sunset "${op.sunset}" is not a date` });
+    ctx.report(API_SUNSET_DATE_INVALID, site(op), { base: op.loc, message: `deprecated operation removed; its x-sunset "${op.sunset}" is not a date`, oasdiff });
     return;
   }
   const asOf = time(ctx.options.asOf);
   if (asOf !== undefined && asOf >= sunset) {
     ctx.report(API_REMOVED_AFTER_SUNSET, site(op), { base: op.loc, message: `deprecated operation removed after its sunset date ${op.sunset}` });
   } else {
-    ctx.report(API_REMOVED_BEFORE_SUNSET, site(op), { base: op.loc, message: `deprecated operation removed before its sunset date ${op.sunset}` });
+    ctx.report(API_REMOVED_BEFORE_SUNSET, site(op), { base: op.loc, message: `deprecated operation removed before its sunset date ${op.sunset}`, oasdiff });
   }
 }
 

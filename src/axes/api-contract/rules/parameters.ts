@@ -67,7 +67,7 @@ export function checkParameters(ctx: DiffContext, schemas: SchemaDiff, b: Operat
       continue;
     }
     if (!bp && hp) {
-      ctx.report(hp.required ? REQUEST_PARAMETER_ADDED_REQUIRED : REQUEST_PARAMETER_ADDED, s, { base: b.loc, head: hp.listedAt, message: `${hp.required ? 'required' : 'optional'} ${describe(hp)} added` });
+      ctx.report(hp.required ? REQUEST_PARAMETER_ADDED_REQUIRED : REQUEST_PARAMETER_ADDED, s, { base: b.loc, head: hp.listedAt, message: `${hp.required ? 'required' : 'optional'} ${describe(hp)} added`, oasdiff: { in: hp.in } });
       continue;
     }
     if (!bp || !hp) continue;
@@ -79,7 +79,7 @@ export function checkParameters(ctx: DiffContext, schemas: SchemaDiff, b: Operat
     checkParameterDefault(ctx, s, bp, hp);
     // style/explode only change the wire format of arrays and objects
     if (bp.serialization !== hp.serialization && (isStructured(ctx.base.deref(bp.schema).node) || isStructured(ctx.head.deref(hp.schema).node))) ctx.report(REQUEST_PARAMETER_SERIALIZATION_CHANGED, s, { base: bp.loc, head: hp.loc, message: `${describe(hp)} serialization changed from ${bp.serialization} to ${hp.serialization}` });
-    schemas.compare({ ...s, direction, label: describe(hp), parameter: true }, bp.schema, hp.schema);
+    schemas.compare({ ...s, direction, label: describe(hp), parameter: true, where: { area: 'request-parameter', in: hp.in, root: describe(hp) } }, bp.schema, hp.schema);
   }
 }
 
@@ -129,5 +129,5 @@ function checkParameterDefault(ctx: DiffContext, s: Pick<Site, 'operation' | 'di
   if (bd === undefined && hd === undefined) return;
   if (bd !== undefined && hd !== undefined && canonicalJson(bd) === canonicalJson(hd)) return;
   const show = (v: unknown) => (v === undefined ? 'none' : JSON.stringify(v));
-  ctx.report(REQUEST_PARAMETER_DEFAULT_CHANGED, s, { base: bp.schema, head: hp.schema, message: `default of ${describe(hp)} changed from ${show(bd)} to ${show(hd)}` });
+  ctx.report(REQUEST_PARAMETER_DEFAULT_CHANGED, s, { base: bp.schema, head: hp.schema, message: `default of ${describe(hp)} changed from ${show(bd)} to ${show(hd)}`, oasdiff: { change: bd === undefined ? 'added' : hd === undefined ? 'removed' : 'changed' } });
 }

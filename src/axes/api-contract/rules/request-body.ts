@@ -46,6 +46,9 @@ export function checkRequestBody(ctx: DiffContext, schemas: SchemaDiff, b: Opera
     const hs = hb.content.get(media);
     if (bs && !hs) ctx.report(REQUEST_MEDIA_TYPE_REMOVED, s, { base: bs, head: hb.loc, subject: media, message: `${noun} media type ${media} removed` });
     else if (!bs && hs) ctx.report(REQUEST_MEDIA_TYPE_ADDED, s, { base: bb.loc, head: hs, subject: media, message: `${noun} media type ${media} added` });
-    else if (bs && hs) schemas.compare({ ...s, direction, label: `${noun} (${media})` }, bs, hs);
+    else if (bs && hs) {
+      const label = `${noun} (${media})`;
+      schemas.compare({ ...s, direction, label, where: { area: direction === 'request' ? 'request-body' : 'response-body', root: label } }, bs, hs);
+    }
   }
 }

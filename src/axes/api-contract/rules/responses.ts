@@ -41,11 +41,11 @@ export function checkResponses(ctx: DiffContext, schemas: SchemaDiff, b: Operati
     const hr = h.responses.get(status);
     if (br && !hr) {
       const rule = status.startsWith('2') ? RESPONSE_SUCCESS_STATUS_REMOVED : RESPONSE_NON_SUCCESS_STATUS_REMOVED;
-      ctx.report(rule, s, { base: br.loc, head: h.loc, subject: status, message: `response ${br.status} removed` });
+      ctx.report(rule, s, { base: br.loc, head: h.loc, subject: status, message: `response ${br.status} removed`, oasdiff: { status } });
       continue;
     }
     if (!br && hr) {
-      ctx.report(RESPONSE_STATUS_ADDED, s, { base: b.loc, head: hr.loc, subject: status, message: `response ${hr.status} added` });
+      ctx.report(RESPONSE_STATUS_ADDED, s, { base: b.loc, head: hr.loc, subject: status, message: `response ${hr.status} added`, oasdiff: { status } });
       continue;
     }
     if (!br || !hr) continue;
@@ -54,18 +54,22 @@ export function checkResponses(ctx: DiffContext, schemas: SchemaDiff, b: Operati
       const hs = hr.content.get(media);
       if (bs && !hs) ctx.report(RESPONSE_MEDIA_TYPE_REMOVED, s, { base: bs, head: hr.loc, subject: media, message: `response ${hr.status} media type ${media} removed` });
       else if (!bs && hs) ctx.report(RESPONSE_MEDIA_TYPE_ADDED, s, { base: br.loc, head: hs, subject: media, message: `response ${hr.status} media type ${media} added` });
-      else if (bs && hs) schemas.compare({ ...s, direction, label: `response ${hr.status} (${media})` }, bs, hs);
+      else if (bs && hs) {
+        const label = `response ${hr.status} (${media})`;
+        schemas.compare({ ...s, direction, label, where: { area: direction === 'response' ? 'response-body' : 'request-body', root: label } }, bs, hs);
+      }
     }
     for (const name of [...new Set([...br.headers.keys(), ...hr.headers.keys()])].sort()) {
       const bh = br.headers.get(name);
       const hh = hr.headers.get(name);
-      if (bh && !hh) ctx.report(RESPONSE_HEADER_REMOVED, s, { base: bh.loc, head: hr.loc, subject: name, message: `response ${hr.status} header ${bh.name} removed` });
+      if (bh && !hh) ctx.report(RESPONSE_HEADER_REMOVED, s, { base: bh.loc, head: hr.loc, subject: name, message: `response ${hr.status} header ${bh.name} removed`, oasdiff: { required: bh.required } });
       else if (!bh && hh) ctx.report(RESPONSE_HEADER_ADDED, s, { base: br.loc, head: hh.loc, subject: name, message: `response ${hr.status} header ${hh.name} added` });
       else if (bh && hh) {
         if (bh.required && !hh.required) ctx.report(RESPONSE_HEADER_BECAME_OPTIONAL, s, { base: bh.loc, head: hh.loc, message: `response ${hr.status} header ${hh.name} became optional` });
         if (!bh.deprecated && hh.deprecated) ctx.report(RESPONSE_HEADER_DEPRECATED, s, { base: bh.loc, head: hh.loc, message: `response ${hr.status} header ${hh.name} deprecated` });
         if (!bh.required && hh.required) ctx.report(RESPONSE_HEADER_BECAME_REQUIRED, s, { base: bh.loc, head: hh.loc, message: `response ${hr.status} header ${hh.name} became required` });
-        schemas.compare({ ...s, direction, label: `response ${hr.status} header ${hh.name}` }, bh.schema, hh.schema);
+        const label = `response ${hr.status} header ${hh.name}`;
+        schemas.compare({ ...s, direction, label, where: { area: 'response-header', root: label } }, bh.schema, hh.schema);
       }
     }
   }

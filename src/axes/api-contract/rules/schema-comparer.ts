@@ -1,5 +1,6 @@
 import type { DiffContext, Site } from '../context';
 import type { Loc } from '../document';
+import type { OasdiffHint } from '../oasdiff-id';
 import type { ContractRule, Effect, KeywordFamily } from '../rule';
 
 /**
@@ -12,7 +13,7 @@ export interface SchemaComparer {
   compare(site: Site, base: Loc, head: Loc): void;
   /** Reports the family's rule for this direction and effect, if the family defines one. */
   emit(family: KeywordFamily, effect: Effect, site: Site, base: Loc, head: Loc, message: string, subject?: string): void;
-  report(rule: ContractRule, site: Site, base: Loc | undefined, head: Loc | undefined, message: string, subject?: string): void;
+  report(rule: ContractRule, site: Site, base: Loc | undefined, head: Loc | undefined, message: string, subject?: string, oasdiff?: OasdiffHint): void;
 }
 
 export const nodeOf = (loc: Loc): Record<string, unknown> => loc.node as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import type { Site } from '../context';
+import { vacuousComposition } from '../compose';
 import { canonicalJson } from '../context';
 import { childLoc, isObject, type Loc } from '../document';
 import { defineRule, familyRules, keywordFamily, type KeywordFamily } from '../rule';
@@ -125,6 +126,9 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
     const hList = Array.isArray(hn[key]) ? (hn[key] as unknown[]) : undefined;
     if (!bList && !hList) continue;
     if (keywordRules && (!bList || !hList)) {
+      if (vacuousOn(cmp, bList ? 'base' : 'head', bList ? bn : hn, bList ? b : h, key)) continue;
+      // the other side still writes the keyword, it only constrains nothing there: not an addition or removal of it
+      if (bList ? cmp.ctx.headView.droppedAsVacuous(hn, key) : cmp.ctx.baseView.droppedAsVacuous(bn, key)) continue;
       cmp.emit(keywordRules, hList ? 'narrower' : 'wider', site, b, h, `${key} ${hList ? 'added' : 'removed'}`);
       continue;
     }
@@ -160,6 +164,13 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
     cmp.emit(CONDITIONAL, effect, site, b, h, `if/then/else ${effect === 'narrower' ? 'added' : effect === 'wider' ? 'removed' : 'changed'}`);
   }
 
+  checkDiscriminator(cmp, site, b, h);
+}
+
+/** Discriminator property name and mapping (info, as oasdiff grades them): the branches say what really changed. */
+function checkDiscriminator(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): void {
+  const bn = nodeOf(b);
+  const hn = nodeOf(h);
   const bd = isObject(bn.discriminator) ? bn.discriminator : undefined;
   const hd = isObject(hn.discriminator) ? hn.discriminator : undefined;
   if (bd || hd) {
@@ -178,7 +189,29 @@ export function checkComposition(cmp: SchemaComparer, site: Site, b: Loc, h: Loc
 
 /** Keywords that do not constrain values: a schema with only these besides a composition is a pure wrapper. */
 const ANNOTATIONS = new Set(['description', 'title', 'nullable', 'readOnly', 'writeOnly', 'deprecated', 'example', 'examples', 'default', 'externalDocs', '$comment', 'discriminator']);
-const onlyAnnotationsBesides = (node: Record<string, unknown>, key: string): boolean => Object.keys(node).every((k) => k === key || ANNOTATIONS.has(k) || k.startsWith('x-'));
+const onlyAnnotationsBesides = (node: Record<string, unknown>, key: string, typeToo = false): boolean =>
+  Object.keys(node).every((k) => k === key || ANNOTATIONS.has(k) || k.startsWith('x-') || (typeToo && k === 'type'));
+
+/** The plain side against the union of the wrapper's branches (Composer.unionOfBranches), plus the keyword once. */
+function compareWithUnion(cmp: SchemaComparer, site: Site, key: 'oneOf' | 'anyOf', b: Loc, h: Loc, wrapperIsHead: boolean): boolean {
+  const plain = nodeOf(wrapperIsHead ? b : h);
+  if (!isObject(plain.properties)) return false;
+  const wrapper = wrapperIsHead ? h : b;
+  const union = (wrapperIsHead ? cmp.ctx.headView : cmp.ctx.baseView).unionOfBranches(wrapper, key);
+  if (!union) return false;
+  const at: Loc = { file: wrapper.file, ptr: wrapper.ptr, node: union };
+  const label = { ...site, label: `${site.label}<${key}>` };
+  if (wrapperIsHead) cmp.compare(label, b, at);
+  else cmp.compare(label, at, h);
+  cmp.emit(key === 'oneOf' ? ONE_OF : ANY_OF, wrapperIsHead ? 'narrower' : 'wider', site, b, h, `${key} ${wrapperIsHead ? 'added' : 'removed'}; its branches together describe the former properties`);
+  checkDiscriminator(cmp, site, b, h);
+  return true;
+}
+
+/** A oneOf/anyOf its own side's type already satisfies (see compose.ts): adding or removing it is no change. */
+function vacuousOn(cmp: SchemaComparer, side: 'base' | 'head', node: Record<string, unknown>, at: Loc, key: string): boolean {
+  return (key === 'oneOf' || key === 'anyOf') && vacuousComposition(side === 'base' ? cmp.ctx.base : cmp.ctx.head, node, at, key);
+}
 
 /**
  * allOf at branch level. What a client sees — the composed schema — is compared by the caller; here only
@@ -298,7 +331,15 @@ export function checkCompositionWrapping(cmp: SchemaComparer, site: Site, b: Loc
     const wrapperIsHead = !!hList;
     const wrapper = wrapperIsHead ? h : b;
     const plain = wrapperIsHead ? b : h;
-    if (!onlyAnnotationsBesides(nodeOf(wrapper), key)) continue;
+    if (vacuousOn(cmp, wrapperIsHead ? 'head' : 'base', nodeOf(wrapper), wrapper, key)) continue;
+    if (!onlyAnnotationsBesides(nodeOf(wrapper), key)) {
+      // a wrapper that also states its `type`: only the comparison by content applies (the plain schema
+      // against the union of the branches), and only when the head introduced it
+      if (!onlyAnnotationsBesides(nodeOf(wrapper), key, true) || !wrapperIsHead) continue;
+      if (Array.isArray(nodeOf(b).oneOf) || Array.isArray(nodeOf(b).anyOf)) continue;
+      if (!compareWithUnion(cmp, site, key as 'oneOf' | 'anyOf', b, h, true)) continue;
+      return true;
+    }
     const plainNode = nodeOf(plain);
     if (Array.isArray(plainNode.oneOf) || Array.isArray(plainNode.anyOf)) continue;
     const list = (wrapperIsHead ? hList : bList)!;
@@ -312,7 +353,15 @@ export function checkCompositionWrapping(cmp: SchemaComparer, site: Site, b: Loc
       const typeOf = (n: unknown) => (isObject(n) ? JSON.stringify(n.type ?? (n.properties ? 'object' : undefined)) : undefined);
       const plainType = typeOf(plainNode);
       const sameType = branches.filter((l) => typeOf(docs.deref(l).node) === plainType);
-      if (plainType === undefined || sameType.length !== 1) continue;
+      if (plainType === undefined || sameType.length === 0) continue;
+      if (sameType.length > 1) {
+        // several object branches and none is the former schema: compare by content — the plain schema
+        // against what the branches describe together — so a property every branch still carries (or one
+        // branch adds) is not "removed"; the keyword itself is reported once
+        // (only when the head introduced the oneOf: narrowing a union to one plain schema is the keyword's removal)
+        if (!wrapperIsHead || !compareWithUnion(cmp, site, key as 'oneOf' | 'anyOf', b, h, true)) continue;
+        return true;
+      }
       match = branches.indexOf(sameType[0]);
     }
     const label = { ...site, label: `${site.label}<${key} ${branchLabel(list[match], match)}>` };

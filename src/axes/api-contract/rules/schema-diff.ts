@@ -1,5 +1,6 @@
-import type { DiffContext, Site } from '../context';
+import type { DiffContext, PairRecord, Site } from '../context';
 import { isObject, type Loc } from '../document';
+import type { OasdiffHint } from '../oasdiff-id';
 import type { ContractRule, Effect, KeywordFamily } from '../rule';
 import { checkArray } from './schema-arrays';
 import { nodeOf, type SchemaComparer } from './schema-comparer';
@@ -24,7 +25,7 @@ function asSchemaNode(node: unknown): Record<string, unknown> {
  */
 export class SchemaDiff implements SchemaComparer {
   /** Pairs waiting to be compared. An explicit queue instead of recursion: deep or long reference chains cannot overflow the stack. */
-  private readonly pending: Array<[Site, Loc, Loc]> = [];
+  private readonly pending: Array<[Site, Loc, Loc, PairRecord | undefined]> = [];
   private draining = false;
 
   constructor(readonly ctx: DiffContext) {}
@@ -32,13 +33,25 @@ export class SchemaDiff implements SchemaComparer {
   compare(site: Site, base: Loc, head: Loc): void {
     // Labels grow by one segment per level; through a cycle that would make memory quadratic in the depth.
     const bounded = site.label.length > MAX_LABEL ? { ...site, label: `${site.label.slice(0, 60)} … ${site.label.slice(-(MAX_LABEL - 70))}` } : site;
-    this.pending.push([bounded, base, head]);
+    this.pending.push([bounded, base, head, this.ctx.currentPair]);
     if (this.draining) return;
     this.draining = true;
     try {
       for (let i = 0; i < this.pending.length; i++) {
-        const [s, b, h] = this.pending[i];
-        this.compareNow(s, b, h);
+        const [s, b, h, parent] = this.pending[i];
+        const record: PairRecord = { label: s.label, operation: s.operation, reports: [], children: [] };
+        const earlier = this.ctx.comparedPairs.add(s.direction, this.ctx.base.deref(b), this.ctx.head.deref(h), record);
+        if (earlier !== undefined) {
+          if (earlier.operation !== s.operation) this.replay(earlier, s);
+          continue;
+        }
+        parent?.children.push(record);
+        this.ctx.currentPair = record;
+        try {
+          this.compareNow(s, b, h);
+        } finally {
+          this.ctx.currentPair = undefined;
+        }
       }
     } finally {
       this.pending.length = 0;
@@ -49,7 +62,6 @@ export class SchemaDiff implements SchemaComparer {
   private compareNow(site: Site, base: Loc, head: Loc): void {
     const b = this.ctx.base.deref(base);
     const h = this.ctx.head.deref(head);
-    if (!this.ctx.comparedPairs.add(site.direction, b, h)) return;
     checkRefRename(this, site, base, head, b, h);
     checkAllOfBranches(this, site, base, head, b, h);
     // from here on, what a client sees: allOf composed, nullable-by-oneOf unwrapped
@@ -66,12 +78,31 @@ export class SchemaDiff implements SchemaComparer {
     checkComposition(this, site, bl, hl);
   }
 
+  /**
+   * A pair already compared for another operation: its findings (and those of the pairs it led to) are one
+   * change each for us, but oasdiff reports them again at this operation — repeat them here, relabelled,
+   * so the context adds this operation's oasdiff finding to each.
+   */
+  private replay(root: PairRecord, site: Site): void {
+    const visited = new Set<PairRecord>();
+    const rebase = (label: string | undefined) =>
+      label !== undefined && label.startsWith(root.label) ? `${site.label}${label.slice(root.label.length)}` : (label ?? site.label);
+    const walk = (rec: PairRecord) => {
+      if (visited.has(rec)) return;
+      visited.add(rec);
+      for (const r of rec.reports)
+        this.ctx.report(r.rule, { ...r.site, operation: site.operation, display: site.display, direction: site.direction, label: rebase(r.site.label), ...(site.where ? { where: site.where } : {}) }, r.input, true);
+      for (const c of rec.children) walk(c);
+    };
+    walk(root);
+  }
+
   emit(family: KeywordFamily, effect: Effect, site: Site, base: Loc, head: Loc, message: string, subject?: string): void {
     const rule = family.rules[site.direction][effect];
     if (rule) this.report(rule, site, base, head, message, subject);
   }
 
-  report(rule: ContractRule, site: Site, base: Loc | undefined, head: Loc | undefined, message: string, subject?: string): void {
-    this.ctx.report(rule, site, { base, head, subject, message: `${site.label}: ${message}` });
+  report(rule: ContractRule, site: Site, base: Loc | undefined, head: Loc | undefined, message: string, subject?: string, oasdiff?: OasdiffHint): void {
+    this.ctx.report(rule, site, { base, head, subject, message: `${site.label}: ${message}`, ...(oasdiff ? { oasdiff } : {}) });
   }
 }

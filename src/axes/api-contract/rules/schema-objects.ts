@@ -127,22 +127,22 @@ export function checkObject(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): vo
     if (bp && !hp) {
       if (hidden(bFlags!)) continue;
       const rule = site.direction === 'request' ? (headClosed ? REQUEST_PROPERTY_REMOVED_CLOSED : REQUEST_PROPERTY_REMOVED) : RESPONSE_PROPERTY_REMOVED;
-      cmp.report(rule, sub, bp, h, `property ${name} removed`);
+      cmp.report(rule, sub, bp, h, `property ${name} removed`, undefined, { required: bReq.has(name) });
       continue;
     }
     if (!bp && hp) {
       if (hidden(hFlags!)) continue;
       const rule = site.direction === 'request' ? (hReq.has(name) ? REQUEST_PROPERTY_ADDED_REQUIRED : REQUEST_PROPERTY_ADDED) : RESPONSE_PROPERTY_ADDED;
-      cmp.report(rule, sub, b, hp, `property ${name} added${hReq.has(name) ? ' as required' : ''}`);
+      cmp.report(rule, sub, b, hp, `property ${name} added${hReq.has(name) ? ' as required' : ''}`, undefined, { required: hReq.has(name) });
       continue;
     }
     if (bFlags && hFlags) {
       if (site.direction === 'request') {
-        if (!bFlags.readOnly && hFlags.readOnly) cmp.report(REQUEST_PROPERTY_BECAME_READ_ONLY, sub, bp, hp, `property ${name} became readOnly`);
-        else if (bFlags.readOnly && !hFlags.readOnly) cmp.report(REQUEST_PROPERTY_READ_ONLY_REMOVED, sub, bp, hp, `property ${name} is no longer readOnly`);
+        if (!bFlags.readOnly && hFlags.readOnly) cmp.report(REQUEST_PROPERTY_BECAME_READ_ONLY, sub, bp, hp, `property ${name} became readOnly`, undefined, { required: hReq.has(name) });
+        else if (bFlags.readOnly && !hFlags.readOnly) cmp.report(REQUEST_PROPERTY_READ_ONLY_REMOVED, sub, bp, hp, `property ${name} is no longer readOnly`, undefined, { required: hReq.has(name) });
       } else {
-        if (!bFlags.writeOnly && hFlags.writeOnly) cmp.report(RESPONSE_PROPERTY_BECAME_WRITE_ONLY, sub, bp, hp, `property ${name} became writeOnly`);
-        else if (bFlags.writeOnly && !hFlags.writeOnly) cmp.report(RESPONSE_PROPERTY_WRITE_ONLY_REMOVED, sub, bp, hp, `property ${name} is no longer writeOnly`);
+        if (!bFlags.writeOnly && hFlags.writeOnly) cmp.report(RESPONSE_PROPERTY_BECAME_WRITE_ONLY, sub, bp, hp, `property ${name} became writeOnly`, undefined, { required: hReq.has(name) });
+        else if (bFlags.writeOnly && !hFlags.writeOnly) cmp.report(RESPONSE_PROPERTY_WRITE_ONLY_REMOVED, sub, bp, hp, `property ${name} is no longer writeOnly`, undefined, { required: hReq.has(name) });
       }
       if (hidden(bFlags) || hidden(hFlags)) continue;
       if (!bFlags.deprecated && hFlags.deprecated) cmp.report(PROPERTY_DEPRECATED, sub, bp, hp, `property ${name} deprecated`);
