@@ -7,7 +7,7 @@
 // Load: addReviewNode over HTTP JSON-RPC (autocannon, `connections` concurrent) on 100 PRs of one workspace.
 // Per configuration: commands/s, p99 latency, and CPU per command of the servers and of PostgreSQL
 // (every `postgres` process's utime+stime from /proc, counted over the round), medians over the rounds.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -15,24 +15,14 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median, round, table } from './support/report';
+import { benchNode, processCpuMs, rpc, startServeChild } from './support/server-child';
 
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { total: number }; latency: { p99: number }; non2xx: number; errors: number }>;
 
 const ROOT = path.resolve(__dirname, '..');
 const REPO = 'bench-repo';
 const PRS = 100;
-// /proc/<pid>/stat counts CPU in clock ticks: USER_HZ, 100 on Linux.
-const TICK = 100;
-const node = (title: string) => ({
-  kind: 'bug',
-  priority: 'P2',
-  triage: { category: 'correctness', severity: 'medium', effort: 'small' },
-  confidence: 0.6,
-  reasoning: 'The guard is evaluated after the dereference, so an empty list reads index -1.',
-  title,
-  body: 'Move the length check before the access.',
-  brief: 'engineer',
-});
+const node = benchNode;
 
 interface Server {
   child: ChildProcess;
@@ -40,18 +30,8 @@ interface Server {
   dataDir: string;
 }
 
-async function startServer(args: string[], dataDir: string, env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = spawn(process.execPath, ['-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, ...args, 'serve', '--port', '0'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-  });
-  return { child, url, dataDir };
+async function startServer(args: string[], dataDir: string): Promise<Server> {
+  return { ...(await startServeChild(dataDir, { cliArgs: args })), dataDir };
 }
 
 async function stop(s: Server): Promise<void> {
@@ -60,32 +40,16 @@ async function stop(s: Server): Promise<void> {
   await new Promise((r) => s.child.once('exit', r));
 }
 
-async function rpc(url: string, token: string, method: string, params: Record<string, unknown>): Promise<any> {
-  const res = await fetch(`${url}/rpc`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = (await res.json()) as any;
-  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result;
-}
 
-/** utime + stime of a process, in clock ticks (0 when it is gone). */
-function cpuTicks(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
-}
 
-/** Every `postgres` process now, with its CPU ticks. */
+/** Every `postgres` process now, with its CPU so far (ms). */
 function postgresTicks(): Map<number, number> {
   const out = new Map<number, number>();
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
-      out.set(Number(d), cpuTicks(Number(d)));
+      out.set(Number(d), processCpuMs(Number(d)));
     } catch {
       // gone
     }
@@ -138,7 +102,7 @@ interface Figures {
 }
 
 async function round1(servers: Server[], token: string, seconds: number, connections: number, db: boolean): Promise<Figures> {
-  const before = servers.map((s) => cpuTicks(s.child.pid!));
+  const before = servers.map((s) => processCpuMs(s.child.pid!));
   const pgBefore = db ? postgresTicks() : new Map<number, number>();
   const r = await load(
     servers.map((s) => s.url),
@@ -146,10 +110,10 @@ async function round1(servers: Server[], token: string, seconds: number, connect
     seconds,
     connections,
   );
-  const serverTicks = servers.reduce((a, s, k) => a + cpuTicks(s.child.pid!) - before[k], 0);
-  const dbTicks = db ? postgresDelta(pgBefore) : 0;
-  const ms = (ticks: number) => (ticks * (1000 / TICK)) / Math.max(1, r.total);
-  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: ms(serverTicks), dbCpuMs: ms(dbTicks), errors: r.errors };
+  const serverMs = servers.reduce((a, s, k) => a + processCpuMs(s.child.pid!) - before[k], 0);
+  const dbMs = db ? postgresDelta(pgBefore) : 0;
+  const perCommand = (ms: number) => ms / Math.max(1, r.total);
+  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), errors: r.errors };
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -172,9 +136,9 @@ export async function main(args: string[]): Promise<void> {
     const serverKey = path.join(tmp, 'server.key');
     fs.writeFileSync(serverKey, randomBytes(32), { mode: 0o600 });
     const pgArgs = ['--store', 'postgres', '--database-url', dbUrl.toString(), '--synchronous', 'NORMAL', '--audit-key-file', auditKey, '--server-key-file', serverKey];
-    const pgA = await startServer(pgArgs, path.join(tmp, 'pg-a'), {});
-    const pgB = await startServer(pgArgs, path.join(tmp, 'pg-b'), {});
-    const lite = await startServer(['--synchronous', 'NORMAL'], path.join(tmp, 'sqlite'), {});
+    const pgA = await startServer(pgArgs, path.join(tmp, 'pg-a'));
+    const pgB = await startServer(pgArgs, path.join(tmp, 'pg-b'));
+    const lite = await startServer(['--synchronous', 'NORMAL'], path.join(tmp, 'sqlite'));
     servers.push(pgA, pgB, lite);
     const pgToken = fs.readFileSync(path.join(pgA.dataDir, 'owner-token'), 'utf8').trim();
     const liteToken = fs.readFileSync(path.join(lite.dataDir, 'owner-token'), 'utf8').trim();

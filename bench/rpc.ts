@@ -4,7 +4,7 @@
 // (b) 1,000 WebSocket subscribers on one PR's verdict while addReviewNode commands flow: delay from the
 //     acknowledged append to delivery, and lost / out-of-order updates.
 // The server runs in a child process (`review-ledger serve`), so client work does not steal its event loop.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,6 +13,7 @@ import { newUuidV7 } from '../src/events/ids';
 import { loadConfig } from '../src/config';
 import { Ledger, LOCAL_OPERATOR } from '../src/ledger';
 import { argValue, median, percentile, round, table } from './support/report';
+import { benchNode, rpc, startServeChild } from './support/server-child';
 
 // autocannon ships no type declarations; this is the slice of its result the bench reads.
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number }>;
@@ -24,39 +25,13 @@ const SHA_HEAD = 'a'.repeat(40);
 const PRS_FOR_FILING = 100;
 const WATCHED_PR = 100_000;
 
-const node = (title: string) => ({
-  kind: 'bug',
-  priority: 'P2',
-  triage: { category: 'correctness', severity: 'medium', effort: 'small' },
-  confidence: 0.6,
-  reasoning: 'The guard is evaluated after the dereference, so an empty list reads index -1.',
-  title,
-  body: 'Move the length check before the access.',
-  brief: 'engineer',
-});
+const node = benchNode;
 
-async function startChild(dataDir: string, cpuProfDir?: string): Promise<{ child: ChildProcess; url: string }> {
+function startChild(dataDir: string, cpuProfDir?: string): Promise<{ child: ChildProcess; url: string }> {
   // --server-cpu-prof: the server child writes a V8 CPU profile on exit (open it in Chrome DevTools).
-  const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
-  const child = spawn(process.execPath, [...prof, '-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-  });
-  return { child, url };
+  return startServeChild(dataDir, { nodeArgs: cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [] });
 }
 
-async function rpc(url: string, token: string, method: string, params: Record<string, unknown>): Promise<any> {
-  const res = await fetch(`${url}/rpc`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = (await res.json()) as any;
-  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result;
-}
 
 /** The raw limit: the same command through the kernel in-process, same concurrency, no HTTP. */
 async function inProcess(seconds: number, concurrency: number): Promise<{ perSecond: number; p50: number; p99: number }> {

@@ -33,6 +33,8 @@ import { decodePng } from '../src/axes/visual/png';
 import { closeSharedDiffPools, DiffPool, runDiffJobs } from '../src/axes/visual/pool';
 import { closeBandHelper } from '../src/axes/visual/split';
 import { renderUi, scatterPixels, type Rendered } from './support/ui-renders';
+// odiff's CPU from /proc/<pid>/stat (every thread, exited ones too; 10 ms ticks, so per-comparison means).
+import { processCpuMs } from './support/server-child';
 
 // odiff-bin is CommonJS without an ESM entry; its server class drives one native process over stdio.
 // It is not a devDependency: its lock entries for other platforms' binaries are missing from the
@@ -40,17 +42,6 @@ import { renderUi, scatterPixels, type Rendered } from './support/ui-renders';
 // gitignored .bench-cache/ (npm registry only) and loads it from there.
 const { ODiffServer } = loadOdiff() as { ODiffServer: new () => { compare(a: string, b: string, out: string, o: object): Promise<{ match: boolean; diffCount?: number }>; stop(): void; process: { pid?: number } | null } };
 
-/**
- * CPU time of a whole process so far, in ms: utime + stime of /proc/<pid>/stat, which count every thread
- * the process ever ran, also those that already exited. (Summing the live threads' schedstat missed
- * odiff's two threads per comparison that end before its answer: it undercounted odiff about 2.2×.)
- * The unit is the clock tick (10 ms), so per-comparison figures are means over all runs, not medians.
- */
-function processCpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const ownCpuMs = () => {
   const c = process.cpuUsage();

@@ -1,17 +1,8 @@
 import { newUuidV7 } from '../../src/events/ids';
 import { call, postRpc, serverFixture, WsClient } from './support';
+import { mulberry32 } from '../support/prng';
 
-/** A small deterministic PRNG (mulberry32): the fuzz corpus is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32;
 
 function randomValue(rand: () => number, depth = 0): unknown {
   const pick = Math.floor(rand() * (depth > 3 ? 5 : 8));

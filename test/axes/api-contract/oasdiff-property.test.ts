@@ -9,19 +9,11 @@ import { diffSpecs } from '../../../src/axes/api-contract/diff';
 import { loadSpecFromTexts } from '../../../src/axes/api-contract/document';
 import { applyProfile } from '../../../src/axes/api-contract/profile';
 import { needsDecision } from '../../../src/axes/types';
+import { mulberry32 } from '../../support/prng';
 
 type Json = Record<string, any>;
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 const WORDS = ['title', 'isbn', 'pages', 'genre', 'author', 'year', 'shelf', 'price', 'label', 'note'];
 

@@ -1,0 +1,62 @@
+/** What the RPC benches share: a `serve` child process, a JSON-RPC call, the finding they file, a process's CPU. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** The finding `addReviewNode` files in the RPC benches. */
+export const benchNode = (title: string) => ({
+  kind: 'bug',
+  priority: 'P2',
+  triage: { category: 'correctness', severity: 'medium', effort: 'small' },
+  confidence: 0.6,
+  reasoning: 'The guard is evaluated after the dereference, so an empty list reads index -1.',
+  title,
+  body: 'Move the length check before the access.',
+  brief: 'engineer',
+});
+
+/**
+ * `review-ledger serve --port 0` in a child process (its own event loop and CPU), resolved with the URL it
+ * listens on. `nodeArgs` go to node (e.g. --cpu-prof), `cliArgs` before `serve` (store, keys).
+ */
+export async function startServeChild(dataDir: string, options: { nodeArgs?: string[]; cliArgs?: string[] } = {}): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, ...(options.cliArgs ?? []), 'serve', '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  return { child, url };
+}
+
+/** One JSON-RPC call over HTTP; an error answer throws. */
+export async function rpc(url: string, token: string, method: string, params: Record<string, unknown>): Promise<any> {
+  const res = await fetch(`${url}/rpc`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await res.json()) as any;
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+/**
+ * CPU time of a whole process so far, in ms: utime + stime of /proc/<pid>/stat, which count every thread
+ * it ever ran, exited ones too (summing live threads' schedstat misses threads that already ended). The
+ * unit is the clock tick (USER_HZ, 100 on Linux: 10 ms); 0 once the process is gone.
+ */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
