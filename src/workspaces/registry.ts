@@ -214,18 +214,20 @@ export class WorkspaceRegistry {
 
   private async retained(wid: string, use: 'use' | 'background'): Promise<{ handle: WorkspaceHandle; release: () => void }> {
     const slot = await this.slotFor(wid, use, true);
-    let released = false;
     const handle = await slot.handle.catch((err) => {
       this.release(slot, false);
       throw err;
     });
-    return {
-      handle,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.release(slot, use === 'use');
-      },
+    return { handle, release: this.releaser(slot, use === 'use') };
+  }
+
+  /** A release of one retain of `slot`, idempotent (a second call does nothing). */
+  private releaser(slot: Slot, touch: boolean): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.release(slot, touch);
     };
   }
 
@@ -299,12 +301,7 @@ export class WorkspaceRegistry {
     const store = await this.storeFactory(id, dir);
     const retain = (): (() => void) => {
       slot.retained++;
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        this.release(slot);
-      };
+      return this.releaser(slot, true);
     };
     const handle: WorkspaceHandle = { id, dir, store, cache: new Map(), retain };
     for (const listener of this.openListeners) listener(handle);
