@@ -11,7 +11,7 @@ import { DomainError } from './domain-error';
  * repository's own files or the event log (a tenant can write all three).
  */
 
-/** Limits of one sandboxed render run (SPEC §16). Every default is documented here and in README. */
+/** Limits of one sandboxed render run (SPEC §16). Every default is documented here and in docs/configuration.md. */
 export const DEFAULT_SANDBOX_LIMITS = {
   /** CPU seconds (RLIMIT_CPU): past it the kernel sends SIGXCPU, then SIGKILL. */
   cpuSeconds: 300,
@@ -117,7 +117,7 @@ export type IdentityProviderConfig =
 
 /**
  * Caps of TypeScript's checker in a review computation (defaults: CHECKER_LIMITS in
- * src/codegraph/type-edges.ts, README "Operator config file"). The work caps are deterministic; `safetyMs`
+ * src/codegraph/type-edges.ts, docs/configuration.md "Operator config file"). The work caps are deterministic; `safetyMs`
  * is the wall-clock security bound past which the whole review is syntax-only.
  */
 export const typeEdgeLimitsSchema = z

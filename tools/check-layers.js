@@ -31,6 +31,65 @@ const LAYERS = [
   { name: 'entry', units: ['server', 'cli'] },
 ];
 
+/**
+ * One line per unit: what lives there. The README's map of units is rendered from LAYERS and these notes
+ * (`node tools/check-layers.js --readme` rewrites it; test/architecture/layers.test.ts keeps it current).
+ */
+const UNIT_NOTES = {
+  errors: 'the registry of error codes with their HTTP and JSON-RPC codes',
+  'domain-error.ts': 'the one error type every layer throws',
+  'operator-config.ts': 'the operator config file',
+  events: 'the event catalogue (zod), envelope, streams, ids, the hash chain, the store port and adapters',
+  git: 'real git: commits, diffs and trees, confined to their folders',
+  workspaces: 'the workspace catalogue, store handles within a file budget, the fold cache',
+  'config.ts': 'the server configuration from flags and environment',
+  'job-progress': 'progress of long jobs; never in the log',
+  rules: 'the versioned rules document',
+  dependencies: 'dependency manifests and their diffs',
+  codegraph: 'languages, indexing, the import and type graph, blast radius, cohorts',
+  axes: 'the api-contract and visual axes',
+  review: 'fingerprints, consensus, rounds, levels, the verdict',
+  compute: 'computing a PR review from git',
+  context: 'context packs and history clues',
+  'review-progress': 'cohort review progress that survives rebases',
+  publish: 'publishing a review to GitHub',
+  commands: 'the command kernel; one file per command (input, access, decide)',
+  projections: 'pure folds and the query registry',
+  readmodels: 'checkpointed read models beside the log',
+  audit: 'signed checkpoints, verify, export, witness',
+  'local-operator.ts': 'the principal the local CLI acts as',
+  'ledger.ts': 'the entry point every transport calls',
+  security: 'tokens, sessions, sign-in, host checks',
+  cqrs: '@nestjs/cqrs buses; the EventBus fed from the store',
+  'status-check': 'the verdict as a GitHub status',
+  rpc: 'JSON-RPC over HTTP and WebSocket, watch, SSE',
+  mcp: 'the MCP tools for agents',
+  webhooks: 'GitHub webhooks, auto-recompute',
+  web: 'the Review page and sign-in',
+  demo: 'the live demo review',
+  server: 'the NestJS composition root',
+  cli: 'the command line',
+};
+
+/** The README's map: one row per layer, lowest last (as a reader meets them from the entry points down). */
+function renderUnitMap() {
+  const rows = ['| layer | unit | what lives there |', '|---|---|---|'];
+  for (const layer of [...LAYERS].reverse()) {
+    layer.units.forEach((u, i) => rows.push(`| ${i === 0 ? layer.name : ''} | \`${u.endsWith('.ts') ? `src/${u}` : `src/${u}/`}\` | ${UNIT_NOTES[u] ?? ''} |`));
+  }
+  return rows.join('\n');
+}
+
+const MAP_BEGIN = '<!-- units:begin (generated from tools/check-layers.js: node tools/check-layers.js --readme; do not edit) -->';
+const MAP_END = '<!-- units:end -->';
+
+/** `text` with the block between the markers replaced by the current map; throws when a marker is missing. */
+function withUnitMap(text) {
+  const a = text.indexOf(MAP_BEGIN), b = text.indexOf(MAP_END);
+  if (a < 0 || b < a) throw new Error('README has no units:begin / units:end markers');
+  return text.slice(0, a + MAP_BEGIN.length) + '\n' + renderUnitMap() + '\n' + text.slice(b);
+}
+
 /** Upward imports that are kept on purpose, each with its reason (file -> file). */
 const ALLOWED_UPWARD = [];
 const MAX_UPWARD = 5;
@@ -272,9 +331,13 @@ function analyse(root = path.resolve(__dirname, '..')) {
   return { files: graph.size, edges: edgeCount, graph, fileCycles, folderCycles: dirCycles, upward, failures };
 }
 
-module.exports = { LAYERS, ALLOWED_UPWARD, MAX_UPWARD, analyse, cycles, moduleSpecifiers };
+module.exports = { LAYERS, UNIT_NOTES, ALLOWED_UPWARD, MAX_UPWARD, analyse, cycles, moduleSpecifiers, renderUnitMap, withUnitMap };
 
-if (require.main === module) {
+if (require.main === module && process.argv.includes('--readme')) {
+  const readme = path.resolve(__dirname, '..', 'README.md');
+  fs.writeFileSync(readme, withUnitMap(fs.readFileSync(readme, 'utf8')));
+  console.log('README.md: map of units rewritten');
+} else if (require.main === module) {
   const r = analyse();
   console.log(`${r.files} files, ${r.edges} imports; ${r.fileCycles.length} file cycles, ${r.folderCycles.length} folder cycles, ${r.upward.length} upward imports (at most ${MAX_UPWARD} allowed)`);
   for (const f of r.failures) console.log(`  ${f}`);

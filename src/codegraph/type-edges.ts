@@ -73,7 +73,7 @@ export interface CheckerEdgeOptions {
   cacheScope?: string;
 }
 
-/** The default caps (README "Configuration", docs/cohorts.md "What the checker may cost"). */
+/** The default caps (docs/configuration.md, docs/cohorts.md "What the checker may cost"). */
 export const CHECKER_LIMITS = {
   maxFiles: 100,
   maxProgramFiles: 600,

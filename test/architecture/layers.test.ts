@@ -19,6 +19,33 @@ describe('src/ imports point down the layer order (events → domain → command
   });
 });
 
+describe('the README map of units is the layer list', () => {
+  const checker = require('../../tools/check-layers.js') as {
+    LAYERS: Array<{ units: string[] }>;
+    UNIT_NOTES: Record<string, string>;
+    withUnitMap(text: string): string;
+  };
+  const readme = fs.readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+
+  it('every unit has a note, and README.md holds the current rendering (regenerate: node tools/check-layers.js --readme)', () => {
+    const units = checker.LAYERS.flatMap((l) => l.units);
+    expect(units.filter((u) => !checker.UNIT_NOTES[u])).toEqual([]);
+    expect(Object.keys(checker.UNIT_NOTES).filter((u) => !units.includes(u))).toEqual([]);
+    expect(checker.withUnitMap(readme)).toBe(readme);
+    for (const u of units) expect(readme).toContain(u.endsWith('.ts') ? `\`src/${u}\`` : `\`src/${u}/\``);
+  });
+
+  it('a hand edit inside the map is caught, and a missing marker is an error', () => {
+    const stale = readme.replace('| `src/cli/` |', '| `src/cli-old/` |');
+    expect(checker.withUnitMap(stale)).not.toBe(stale);
+    expect(() => checker.withUnitMap('no markers')).toThrow(/markers/);
+  });
+
+  it('the README fits on a few screens (at most 12 KB; details belong in docs/)', () => {
+    expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(12 * 1024);
+  });
+});
+
 describe('the checker itself', () => {
   let root: string;
   const write = (rel: string, text: string) => {

@@ -217,8 +217,8 @@ describe('checker caps in the operator config', () => {
     expect(inputsDigestOf(REVIEW_ENGINE_VERSION, sha, sha, undefined, undefined, { typeEdges: false })).not.toBe(plain);
   });
 
-  it('the README shows the defaults the code has', () => {
-    const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
+  it('docs/configuration.md shows the defaults the code has', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '../../docs/configuration.md'), 'utf8');
     const shown = /"typeEdges": (\{[^}]*\})/.exec(readme);
     expect(JSON.parse(shown![1])).toEqual(CHECKER_LIMITS);
   });
