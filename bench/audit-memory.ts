@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { appendLog, generateLog } from '../test/readmodels/generate';
 import { argValue } from './support/report';
+import { SlotMap } from '../src/slots';
 
 const WS = 'scale';
 const mib = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 10;
@@ -16,7 +17,7 @@ const mib = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 
 async function open(root: string, dir: string) {
   const { SqliteEventStore } = require(path.join(root, 'src/events/store/sqlite'));
   const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: WS, synchronous: 'NORMAL' });
-  return { id: WS, dir, store, cache: new Map(), close: () => store.close() };
+  return { id: WS, dir, store, cache: new SlotMap(), close: () => store.close() };
 }
 
 async function build(dir: string, events: number, prs: number): Promise<void> {

@@ -11,6 +11,7 @@ import { readModelHost } from '../src/readmodels/registry';
 import { appendLog, generateLog } from '../test/readmodels/generate';
 import { DATABASE_URL } from '../test/scale/pg-support';
 import { argValue } from './support/report';
+import { SlotMap } from '../src/slots';
 
 /** CPU seconds of the main thread alone (Linux: /proc; null elsewhere): the fold's critical path, without the writer thread and GC helpers. */
 function mainThreadCpu(): number | null {
@@ -43,7 +44,7 @@ export async function main(args: string[]): Promise<void> {
     close = () => sqlite.close();
   }
   if ((await store.headPosition()) === 0) await appendLog(store, generateLog({ seed: 2026, prs: events / 20, principals: 200, events, repos: 20, workspaceId: 'scale' }), 500);
-  const host = readModelHost({ id: 'scale', dir, store, cache: new Map() })!;
+  const host = readModelHost({ id: 'scale', dir, store, cache: new SlotMap() })!;
   await host.settle();
   const t0 = performance.now();
   const c0 = process.cpuUsage();

@@ -25,6 +25,7 @@ import type { WorkspaceHandle } from '../src/workspaces/registry';
 import { appendLog, generateLog, prng } from '../test/readmodels/generate';
 import { DATABASE_URL, dropSchema, postgresUnreachable, uniqueSchema } from '../test/scale/pg-support';
 import { argValue, percentile, round, table } from './support/report';
+import { SlotMap } from '../src/slots';
 
 const WS = 'scale';
 const START_AT = '2025-01-01T00:00:00.000Z';
@@ -51,7 +52,7 @@ async function openStore(t: Target): Promise<{ store: EventStore; close(): Promi
   };
 }
 
-const handle = (t: Target, store: EventStore): WorkspaceHandle => ({ id: WS, dir: t.dir, store, cache: new Map() });
+const handle = (t: Target, store: EventStore): WorkspaceHandle => ({ id: WS, dir: t.dir, store, cache: new SlotMap() });
 const ms = (t0: number): number => round(performance.now() - t0, 2);
 const rssMiB = (): number => round(process.memoryUsage().rss / 1048576, 1);
 

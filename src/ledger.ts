@@ -11,11 +11,12 @@ import { workspaceIdSchema } from './events/catalogue/workspace';
 import { validationError } from './domain-error';
 import { assertIdempotencyKey } from './events/ids';
 import { configureAuditKeyFile, defaultOperatorConfig, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from './operator-config';
+import { LedgerServices } from './slots';
 
 export interface LedgerOptions {
   clock?: () => Date;
   storeFactory?: StoreFactory;
-  services?: Map<string, unknown>;
+  services?: LedgerServices;
   /**
    * Called on every workspace handle as it opens: the entry points attach the read side with it
    * (src/readmodels' attachReadModels), so queries answer from checkpointed read models.
@@ -31,11 +32,11 @@ export class Ledger {
   readonly workspaces: WorkspaceRegistry;
   readonly executor: CommandExecutor;
   readonly clock: () => Date;
-  readonly services: Map<string, unknown>;
+  readonly services: LedgerServices;
 
   constructor(readonly config: LedgerConfig, options: LedgerOptions = {}) {
     this.clock = options.clock ?? (() => new Date());
-    this.services = options.services ?? new Map();
+    this.services = options.services ?? new LedgerServices();
     // Commands reach the operator's decisions through this service; a ledger built without them gets
     // the safe defaults (nothing enabled, sandbox on).
     if (!this.services.has(OPERATOR_CONFIG_SERVICE)) this.services.set(OPERATOR_CONFIG_SERVICE, config.operator ?? defaultOperatorConfig(config.dataDir));
@@ -54,7 +55,7 @@ export class Ledger {
   }
 
   get operator(): OperatorConfig {
-    return this.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig;
+    return this.services.get(OPERATOR_CONFIG_SERVICE)!;
   }
 
   /** Resolves a workspace; unknown or malformed ids are refused before any store opens. */

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { DomainError } from './domain-error';
+import { Slot } from './slots';
 
 /**
  * Operator configuration: what only the person who runs the server may decide, because it reaches the
@@ -355,4 +356,4 @@ export function configureAuditKeyFile(dataDir: string, file: string | null): voi
 export const configuredAuditKeyFile = (dataDir: string): string | undefined => auditKeyFiles.get(path.resolve(dataDir));
 
 /** Name of the ledger service holding the OperatorConfig (commands read it through CommandEnv.services). */
-export const OPERATOR_CONFIG_SERVICE = 'operator.config';
+export const OPERATOR_CONFIG_SERVICE = new Slot<OperatorConfig>('operator.config');

@@ -18,7 +18,7 @@ const path = require('node:path');
 
 /** Lowest first. Within a layer any import is allowed as long as it makes no cycle. */
 const LAYERS = [
-  { name: 'foundation', units: ['errors', 'domain-error.ts', 'operator-config.ts'] },
+  { name: 'foundation', units: ['errors', 'domain-error.ts', 'operator-config.ts', 'slots.ts'] },
   { name: 'events', units: ['events'] },
   { name: 'infrastructure', units: ['git', 'workspaces', 'config.ts', 'job-progress'] },
   {
@@ -39,6 +39,7 @@ const UNIT_NOTES = {
   errors: 'the registry of error codes with their HTTP and JSON-RPC codes',
   'domain-error.ts': 'the one error type every layer throws',
   'operator-config.ts': 'the operator config file',
+  'slots.ts': 'typed slots for the ledger services and workspace caches',
   events: 'the event catalogue (zod), envelope, streams, ids, the hash chain, the store port and adapters',
   git: 'real git: commits, diffs and trees, confined to their folders',
   workspaces: 'the workspace catalogue, store handles within a file budget, the fold cache',

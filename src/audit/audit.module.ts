@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { hasAuditLog } from '../events/chain';
 import { Ledger } from '../ledger';
-import { AuditCheckpointer, AuditableStore, checkpointScheduleFrom } from './checkpointer';
+import { AUDIT_CHECKPOINTER_SERVICE, AuditCheckpointer, AuditableStore, checkpointScheduleFrom } from './checkpointer';
 import { AuditKeyring } from './keys';
 
 /** The checkpoint key's public half, for anyone checking an export or a checkpoint (docs/audit.md). */
@@ -40,7 +40,7 @@ export class CheckpointService implements OnApplicationBootstrap, OnApplicationS
       (err) => process.stderr.write(`review-ledger: audit checkpoint failed: ${(err as Error).message}\n`),
       this.ledger.operator.auditWitnessDir,
     );
-    this.ledger.services.set('audit.checkpointer', this.checkpointer);
+    this.ledger.services.set(AUDIT_CHECKPOINTER_SERVICE, this.checkpointer);
     this.checkpointer.start();
     const checkpointer = this.checkpointer;
     this.unhook = this.ledger.workspaces.beforeClose(async (handle) => {

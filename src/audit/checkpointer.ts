@@ -7,6 +7,7 @@ import type { AuditKey } from './keys';
 import { AuditReceipt, receiptDigest, receiptOf } from './receipt';
 import { VerifyReport, WitnessInput, verifyChain } from './verify';
 import { appendWitness, readLatestWitnessed, readWitness, witnessFile } from './witness';
+import { Slot } from '../slots';
 
 export type AuditableStore = EventStore & AuditLogStore;
 
@@ -197,6 +198,9 @@ export interface SigningRefusal {
   /** Server time of the first refusal with this reason. */
   since: string;
 }
+
+/** The server's checkpointer, for /health and tests. */
+export const AUDIT_CHECKPOINTER_SERVICE = new Slot<AuditCheckpointer>('audit.checkpointer');
 
 /**
  * Signs checkpoints for the open workspaces on a schedule. Runs in the server; a checkpoint is a

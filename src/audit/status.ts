@@ -4,6 +4,7 @@ import type { WorkspaceHandle } from '../workspaces/registry';
 import { readCheckpointList, verifyStore } from './checkpointer';
 import { AuditKeyring } from './keys';
 import type { VerifyReport } from './verify';
+import { Slot } from '../slots';
 
 /** What the audit read and the Review page show about the log behind the audit rows. */
 export interface AuditChainStatus {
@@ -19,7 +20,7 @@ export interface AuditChainStatus {
   verifiedAt: string;
 }
 
-const CACHE_KEY = Symbol('audit-chain-status');
+const CACHE_KEY = new Slot<{ stamp: string; at: number; status: AuditChainStatus }>('audit-chain-status');
 /** A full verification reads the whole log: reuse it while neither the head nor the checkpoints moved, up to this age. */
 const MAX_AGE_MS = 30_000;
 
@@ -34,7 +35,7 @@ export async function auditChainStatus(ws: WorkspaceHandle, now: Date): Promise<
   }
   const [info, checkpoints] = await Promise.all([store.chainInfo(), readCheckpointList(store)]);
   const stamp = `${info.headPosition}/${info.headHash}/${checkpoints.length}`;
-  const cached = ws.cache.get(CACHE_KEY) as { stamp: string; at: number; status: AuditChainStatus } | undefined;
+  const cached = ws.cache.get(CACHE_KEY);
   if (cached && cached.stamp === stamp && now.getTime() - cached.at < MAX_AGE_MS) return cached.status;
   const key = new AuditKeyring(path.dirname(ws.dir)).current(false);
   const r = await verifyStore(store, key?.publicKey);

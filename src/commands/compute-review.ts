@@ -7,11 +7,11 @@ import { shaSchema } from '../events/catalogue/review';
 import type { CommandDefinition } from './kernel';
 import type { PendingEvent } from '../events/kernel-types';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
-import { INDEX_PROGRESS_SERVICE, IndexProgressListener } from './index-code';
+import { INDEX_PROGRESS_SERVICE } from './index-code';
 import { ProgressHub } from '../job-progress/hub';
 import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
 import { loadPrState } from '../review/pr-state';
-import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
+import { OPERATOR_CONFIG_SERVICE } from '../operator-config';
 import { observedAncestorOf } from './head-ancestry';
 
 /** Share of the whole computation each indexing phase stands for in watchProgress (the rest is analysis). */
@@ -49,14 +49,14 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
       const useObserved = !cmd.headSha && observedNewer !== null;
       const baseSha = await repo.revParse(cmd.baseSha ?? (useObserved ? (observedNewer!.baseSha ?? roundBase) : roundBase));
       const headSha = await repo.revParse(cmd.headSha ?? (useObserved ? observedNewer!.headSha : roundHead));
-      const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
+      const operator = env.services.get(OPERATOR_CONFIG_SERVICE);
       const key = `${env.workspace.id}/${cmd.repoId}`;
       const render = operator ? { key, entry: operator.renderRepos[key], sandbox: operator.sandbox } : undefined;
       // The operator's checker settings (type-resolved edges off, or its caps) change what is computed.
       const checker = operator ? (operator.typeEdges === false ? { typeEdges: false } : { checkerLimits: operator.typeEdges }) : {};
       const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry, checker);
       if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest, baseSha, headSha };
-      const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
+      const listener = env.services.get(INDEX_PROGRESS_SERVICE);
       // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
       const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'computeReview', repoId: cmd.repoId, prNumber: cmd.prNumber });
       try {

@@ -6,9 +6,10 @@ import { loadRepoState, openRegisteredRepo, repoFold, RepoState } from '../compu
 import { RepoRegistered } from '../events/catalogue/repo';
 import { ProgressHub } from '../job-progress/hub';
 import type { CommandDefinition } from './kernel';
+import { Slot } from '../slots';
 
 /** Service name under which an edge may register a progress listener (the CLI's progress bar, subscriptions). */
-export const INDEX_PROGRESS_SERVICE = 'codegraph.indexProgress';
+export const INDEX_PROGRESS_SERVICE = new Slot<IndexProgressListener>('codegraph.indexProgress');
 export type IndexProgressListener = (p: IndexProgress & { repoId: string; commit: string }) => void;
 
 const input = z.object({
@@ -45,7 +46,7 @@ export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
     const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'indexCode', repoId: cmd.repoId });
     try {
       const commit = await repo.revParse(cmd.commit ?? state.defaultBranch ?? 'HEAD');
-      const listener = env.services.get(INDEX_PROGRESS_SERVICE) as IndexProgressListener | undefined;
+      const listener = env.services.get(INDEX_PROGRESS_SERVICE);
       const idx = await indexCommit(repo, commit, {
         cache,
         signal: env.signal,

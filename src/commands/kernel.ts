@@ -12,8 +12,9 @@ import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadStream } from '../workspaces/load-stream';
 import type { DecideContext, PendingEvent, StreamFold } from '../events/kernel-types';
-import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf, type AccessGuard } from '../workspaces/access-guard';
+import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf } from '../workspaces/access-guard';
 import { workspaceFold } from '../workspaces/workspace-state';
+import { LedgerServices, Slot } from '../slots';
 
 /** The I/O a command may do BEFORE the pure decision (read other streams, run git, compute). */
 export interface CommandEnv {
@@ -22,7 +23,7 @@ export interface CommandEnv {
   role: Role;
   now: Date;
   /** Extra services registered by the application (repos, indexes, …), by name. */
-  services: ReadonlyMap<string, unknown>;
+  services: LedgerServices;
   /**
    * Aborted (with the reason) once the token that started the command stops granting it — revoked, its
    * member removed or demoted: long `prepare` steps (indexing, computing) stop at their next step.
@@ -99,6 +100,9 @@ export interface CommandOutcome {
 
 const MAX_CONFLICT_RETRIES = 20;
 
+/** Per-workspace chains of work per stream: commands on one stream run one after another in a process. */
+const STREAM_LOCKS = new Slot<Map<string, Promise<unknown>>>('commands.streamLocks');
+
 /**
  * Runs commands: validate → idempotency check → prepare → load (cached fold) → decide → append with the
  * exact expected revision. A revision conflict re-reads and re-decides (bounded), so concurrent
@@ -107,7 +111,7 @@ const MAX_CONFLICT_RETRIES = 20;
 export class CommandExecutor {
   constructor(
     private readonly clock: () => Date = () => new Date(),
-    private readonly services: ReadonlyMap<string, unknown> = new Map(),
+    private readonly services: LedgerServices = new LedgerServices(),
   ) {}
 
   /**
@@ -120,7 +124,7 @@ export class CommandExecutor {
     if (!tokenId) return def.prepare!(input, env);
     const stop = new AbortController();
     let running = true;
-    const guard = this.services.get(ACCESS_GUARD_SERVICE) as AccessGuard | undefined;
+    const guard = this.services.get(ACCESS_GUARD_SERVICE);
     guard?.hold(env.workspace, { principal: env.principal, tokenId, minRole: def.access.minRole, isOpen: () => running, end: (reason) => stop.abort(jobStopped(def.name, reason)) });
     try {
       const prepared = await def.prepare!(input, { ...env, signal: stop.signal });
@@ -233,8 +237,7 @@ export class CommandExecutor {
   }
 
   private async serialized<T>(workspace: WorkspaceHandle, streamId: string, fn: () => Promise<T>): Promise<T> {
-    let locks = workspace.cache.get(CommandExecutor) as Map<string, Promise<unknown>> | undefined;
-    if (!locks) workspace.cache.set(CommandExecutor, (locks = new Map()));
+    const locks = workspace.cache.getOrSet(STREAM_LOCKS, () => new Map());
     const prev = locks.get(streamId) ?? Promise.resolve();
     const run = prev.then(fn, fn);
     const tail = run.catch(() => undefined);

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import type { EventStore, NoopRecord } from '../events/store/port';
 import { touchPrivate } from '../events/store/private-files';
+import { Slot } from '../slots';
 
 export type { NoopRecord } from '../events/store/port';
 
@@ -28,7 +29,7 @@ export interface NoopKeyTable {
 const LEGACY_FILE = 'idempotency.db';
 
 export function noopKeysOf(ws: WorkspaceHandle): NoopKeyTable {
-  let table = ws.cache.get(NOOP_KEYS) as NoopKeyTable | undefined;
+  let table = ws.cache.get(NOOP_KEYS);
   if (!table) {
     const store = ws.store;
     if (store.claimNoopKey && store.findNoopKey) {
@@ -45,7 +46,7 @@ export function noopKeysOf(ws: WorkspaceHandle): NoopKeyTable {
   return table;
 }
 
-const NOOP_KEYS = Symbol('noop-keys');
+const NOOP_KEYS = new Slot<NoopKeyTable>('noop-keys');
 
 /** Keys recorded by an earlier build in `<dir>/idempotency.db` move into the store once (first claim wins there too). */
 async function importLegacyFile(dir: string, store: EventStore): Promise<void> {

@@ -7,7 +7,7 @@ import { forgeFromRemote, repoFold, RepoState } from '../compute/streams';
 import { GitRepo, redactCredentials } from '../git/repo';
 import { execFile } from 'node:child_process';
 import type { CommandDefinition } from './kernel';
-import { DEFAULT_REPO_QUOTA_BYTES, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
+import { DEFAULT_REPO_QUOTA_BYTES, OPERATOR_CONFIG_SERVICE } from '../operator-config';
 
 const input = z.object({
   repoId: RepoRegistered.schema.shape.repoId,
@@ -54,7 +54,7 @@ export const registerRepo: CommandDefinition<Input, RepoState, Prepared> = {
       const url = cmd.remoteUrl ?? (await repo.remoteUrl('origin'));
       const naming = 'name it with remoteUrl (CLI: --remote-url https://host/owner/name), and forge (--forge github|gitlab|bitbucket) when the host does not say';
       if (!url) throw new DomainError('repo_no_origin', `path: "${repo.root}" has no "origin" remote to read the forge (github, gitlab or bitbucket) from; ${naming}`);
-      const operator = env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined;
+      const operator = env.services.get(OPERATOR_CONFIG_SERVICE);
       const forge = forgeFromRemote(url, operator?.githubEnterpriseHosts, cmd.forge);
       if (!forge) {
         const shown = redactCredentials(url);

@@ -6,6 +6,7 @@ import { loadRepoState, openRegisteredRepo } from '../compute/streams';
 import type { GitRepo } from '../git/repo';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { splitPatch, TextHunk } from './patches';
+import { Slot } from '../slots';
 
 /** Documentation files larger than this are not scanned for symbol mentions (generated API dumps). */
 const MAX_DOC_BYTES = 256 * 1024;
@@ -34,13 +35,12 @@ export interface HeadMaterials {
   nameMatchesByFrom: Map<string, Array<{ name: string; candidates: number }>>;
 }
 
-const MATERIALS = Symbol('context.materials');
+const MATERIALS = new Slot<MaterialsCache>('context.materials');
 
 type MaterialsCache = Map<string, Promise<HeadMaterials>>;
 
 function cacheOf(ws: WorkspaceHandle): MaterialsCache {
-  let c = ws.cache.get(MATERIALS) as MaterialsCache | undefined;
-  if (!c) ws.cache.set(MATERIALS, (c = new Map()));
+  const c = ws.cache.getOrSet(MATERIALS, (): MaterialsCache => new Map());
   return c;
 }
 

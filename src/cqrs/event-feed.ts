@@ -5,14 +5,15 @@ import { Ledger } from '../ledger';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { consumerPositionsFor, type ConsumerPositions } from './consumer-positions';
 import { toLedgerEvent, WorkspaceCaughtUp } from './events';
+import { Slot } from '../slots';
 
 /** Workspaces the feed opens at once to catch up (at start, after another process wrote to a closed one). */
 const VISITS_AT_ONCE = 2;
 
 /** Optional ledger service: how often the feed looks for new workspaces and for appends by other processes. */
-export const EVENT_FEED_OPTIONS_SERVICE = 'cqrs.feed.options';
+export const EVENT_FEED_OPTIONS_SERVICE = new Slot<EventFeedOptions>('cqrs.feed.options');
 /** Ledger service under which the running feed is registered (tests wait on `settled()`). */
-export const EVENT_FEED_SERVICE = 'cqrs.feed';
+export const EVENT_FEED_SERVICE = new Slot<LedgerEventFeed>('cqrs.feed');
 
 export interface EventFeedOptions {
   /** New workspaces in the catalogue are followed within this many ms (default 1000). */
@@ -133,7 +134,7 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
     @Inject(Ledger) private readonly ledger: Ledger,
     private readonly eventBus: EventBus,
   ) {
-    const o = (ledger.services.get(EVENT_FEED_OPTIONS_SERVICE) as EventFeedOptions | undefined) ?? {};
+    const o = ledger.services.get(EVENT_FEED_OPTIONS_SERVICE) ?? {};
     this.options = { rescanMs: o.rescanMs ?? 1000, pollMs: o.pollMs ?? 500, checkpointMs: o.checkpointMs ?? 250 };
   }
 

@@ -10,6 +10,7 @@
  */
 
 export type JobKind = 'indexCode' | 'computeReview';
+import { Slot, SlotMap } from '../slots';
 export type JobStatus = 'running' | 'done' | 'failed';
 
 export interface ProgressUpdate {
@@ -56,7 +57,7 @@ export interface ProgressSink {
 }
 
 /** Service name under which the server registers its hub (Ledger `services`); commands look it up there. */
-export const PROGRESS_HUB_SERVICE = 'progress.hub';
+export const PROGRESS_HUB_SERVICE = new Slot<ProgressHub>('progress.hub');
 
 const NO_JOB: JobProgress = { report() {}, done() {}, failed() {} };
 
@@ -144,7 +145,7 @@ export class ProgressHub {
   }
 
   /** A job handle for this workspace when a hub is registered (the server), else one that does nothing (CLI). */
-  static jobFor(services: ReadonlyMap<string, unknown>, workspaceId: string, job: JobDescription): JobProgress {
+  static jobFor(services: SlotMap, workspaceId: string, job: JobDescription): JobProgress {
     const hub = services.get(PROGRESS_HUB_SERVICE);
     return hub instanceof ProgressHub ? hub.start(workspaceId, job) : NO_JOB;
   }

@@ -9,6 +9,7 @@ import { cohortsQuery, type cohortsView } from './cohorts';
 import { runQuery } from './run-query';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadRepoState, openRegisteredRepo } from '../compute/streams';
+import { Slot } from '../slots';
 
 /**
  * `review_studio.reviewDiff` (issue 16): the code under review, cohort by cohort (riskiest first), each
@@ -233,13 +234,12 @@ interface DiffSet {
   patches: Map<string, DiffHunk[]>;
   bytes: number;
 }
-const DIFF_SETS = Symbol('reviewDiff.diffSets');
+const DIFF_SETS = new Slot<Map<string, DiffSet>>('reviewDiff.diffSets');
 /** Hunk text kept per workspace before the least recently read diffs are dropped. */
 export const DIFF_CACHE_BYTES = 64 * 1024 * 1024;
 
 function diffSetOf(ws: WorkspaceHandle, key: string, numstatOf: () => Promise<Map<string, FileStat>>): DiffSet {
-  let sets = ws.cache.get(DIFF_SETS) as Map<string, DiffSet> | undefined;
-  if (!sets) ws.cache.set(DIFF_SETS, (sets = new Map()));
+  const sets = ws.cache.getOrSet(DIFF_SETS, () => new Map());
   let set = sets.get(key);
   if (set) sets.delete(key);
   else {
@@ -253,7 +253,7 @@ function diffSetOf(ws: WorkspaceHandle, key: string, numstatOf: () => Promise<Ma
 }
 
 function trimDiffSets(ws: WorkspaceHandle, keep: DiffSet): void {
-  const sets = ws.cache.get(DIFF_SETS) as Map<string, DiffSet> | undefined;
+  const sets = ws.cache.get(DIFF_SETS);
   if (!sets) return;
   let total = 0;
   for (const s of sets.values()) total += s.bytes;

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../events/envelope';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import type { QueryDefinition } from './query';
+import { Slot } from '../slots';
 
 export interface QueryAnswer<R = unknown> {
   /** The global position the answer reflects (the last event folded, or the as-of bound). */
@@ -40,13 +41,13 @@ export interface ReadSide {
   facts(sources: QueryDefinition['sources']): WorkspaceFactsReader | undefined;
 }
 
-const READ_SIDE = Symbol('read-side');
+const READ_SIDE = new Slot<ReadSide>('read-side');
 
 export function attachReadSide(workspace: WorkspaceHandle, side: ReadSide): void {
   workspace.cache.set(READ_SIDE, side);
 }
 
-const readSideOf = (workspace: WorkspaceHandle): ReadSide | undefined => workspace.cache.get(READ_SIDE) as ReadSide | undefined;
+const readSideOf = (workspace: WorkspaceHandle): ReadSide | undefined => workspace.cache.get(READ_SIDE);
 
 /**
  * The answer of a workspace-wide query from its read model, exactly as of `until` (waiting until the

@@ -4,6 +4,7 @@ import type { Octokit } from '@octokit/rest';
 import { DomainError } from '../domain-error';
 import type { Forge } from '../events/catalogue/repo';
 import type { PrFile, Side } from './diff-anchors';
+import { Slot } from '../slots';
 
 /** The parts of GitHub the publisher talks to. One implementation (Octokit); the tests run it against a local server. */
 export interface GitHubPort {
@@ -290,7 +291,7 @@ function toForgeReview(r: { id: number; body?: string | null; state: string; com
 
 /** Builds a client for a repo's forge. Registered as the `publish.github` service; tests point it at a local server. */
 export type GitHubClientFactory = (forge: Forge) => GitHubPort;
-export const GITHUB_SERVICE = 'publish.github';
+export const GITHUB_SERVICE = new Slot<GitHubClientFactory>('publish.github');
 
 /**
  * The default factory, from the environment (never from a request):

@@ -13,21 +13,22 @@ import { verdictStanding } from '../review/provisional';
 import type { Rules } from '../rules/rules';
 import { roleAtLeast } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { GITHUB_SERVICE, GitHubClientFactory, githubClientFactoryFromEnv } from './github-client';
-import { OPERATOR_CONFIG_SERVICE, type OperatorConfig } from '../operator-config';
+import { GITHUB_SERVICE, githubClientFactoryFromEnv } from './github-client';
+import { OPERATOR_CONFIG_SERVICE } from '../operator-config';
 import { currentPublication, PublishState, publishFold } from './publish-state';
 import { PublishOutcome, Publisher, PublisherOptions, PublishPlan } from './publisher';
 import { PublishSelection, reviewEventFor, selectFindings } from './selection';
 import { isEvent, ofType } from '../events/catalogue/event-types';
 import type { RecordedEvent } from '../events/envelope';
+import { LedgerServices, Slot } from '../slots';
 
 /** Services the application may register (Ledger `services`): the GitHub client factory and publisher options. */
-export const PUBLISHER_OPTIONS_SERVICE = 'publish.options';
+export const PUBLISHER_OPTIONS_SERVICE = new Slot<PublisherOptions>('publish.options');
 
 /** What publishing needs of a command's environment (a command passes its own). */
 export interface PublishEnv {
   workspace: WorkspaceHandle;
-  services: ReadonlyMap<string, unknown>;
+  services: LedgerServices;
 }
 
 export interface PublishTarget {
@@ -118,8 +119,8 @@ export interface PreparedPublish {
  */
 export async function executePublish(env: PublishEnv, t: PublishTarget, selection: PublishSelection, approveOnShip: boolean, check?: (s: PublishState) => void): Promise<PreparedPublish> {
   const forge = await forgeOf(env.workspace, t.repoId);
-  const factory = (env.services.get(GITHUB_SERVICE) as GitHubClientFactory | undefined) ?? githubClientFactoryFromEnv(process.env, (env.services.get(OPERATOR_CONFIG_SERVICE) as OperatorConfig | undefined)?.githubEnterpriseHosts);
-  const options = env.services.get(PUBLISHER_OPTIONS_SERVICE) as PublisherOptions | undefined;
+  const factory = env.services.get(GITHUB_SERVICE) ?? githubClientFactoryFromEnv(process.env, env.services.get(OPERATOR_CONFIG_SERVICE)?.githubEnterpriseHosts);
+  const options = env.services.get(PUBLISHER_OPTIONS_SERVICE);
   const rules = await loadActiveRules(env.workspace);
   return withPublishLock(env.workspace, reviewStreamOf(t), async () => {
     const s = await loadPublishState(env.workspace, t);
@@ -131,11 +132,10 @@ export async function executePublish(env: PublishEnv, t: PublishTarget, selectio
   });
 }
 
-const LOCKS = Symbol('publish.locks');
+const LOCKS = new Slot<Map<string, Promise<unknown>>>('publish.locks');
 
 async function withPublishLock<T>(ws: WorkspaceHandle, streamId: string, fn: () => Promise<T>): Promise<T> {
-  let locks = ws.cache.get(LOCKS) as Map<string, Promise<unknown>> | undefined;
-  if (!locks) ws.cache.set(LOCKS, (locks = new Map()));
+  const locks = ws.cache.getOrSet(LOCKS, () => new Map());
   const prev = locks.get(streamId) ?? Promise.resolve();
   const run = prev.then(fn, fn);
   const tail = run.catch(() => undefined);

@@ -14,6 +14,7 @@ import { reviewSources } from '../projections/review-fold';
 import { ReadModelHost, type ReadModelHostOptions } from './host';
 import type { ReadModel } from './model';
 import { PostgresReadModelStorage, ReadModelStorage, Slot, SqliteReadModelStorage } from './storage';
+import { Slot as CacheSlot } from '../slots';
 
 /** Every read model of the ledger, one line each. */
 export const READ_MODELS: ReadModel[] = [auditReadModel, historyReadModel, reviewFactsReadModel];
@@ -29,7 +30,7 @@ const ANSWERS: Record<string, { model: string; answer: Answer; advance?: Advance
   [reviewMetricsQuery.name]: { model: 'history', answer: metricsFromRows },
 };
 
-const HOST = Symbol('readModelHost');
+const HOST = new CacheSlot<{ host: ReadModelHost | null; closeWithWorkspace: () => unknown }>('readModelHost');
 
 /**
  * The store's own technology: SQLite beside the log, PostgreSQL in its schema; KurrentDB in the
@@ -46,7 +47,7 @@ function storageFor(ws: WorkspaceHandle): ReadModelStorage | null {
 
 /** The workspace's read-model host (opened once, closed with the workspace); null for stores without one. */
 export function readModelHost(ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, options: ReadModelHostOptions = {}): ReadModelHost | null {
-  const cached = ws.cache.get(HOST) as { host: ReadModelHost | null } | undefined;
+  const cached = ws.cache.get(HOST);
   if (cached) return cached.host;
   let host: ReadModelHost | null = null;
   try {

@@ -13,6 +13,7 @@ import { WorkspaceRegistry, type WorkspaceHandle } from '../workspaces/registry'
 import { loadServerKey } from './server-key';
 import { effectiveRole } from '../workspaces/provisioning';
 import { Role, roleSchema } from '../events/roles';
+import { Slot } from '../slots';
 
 /**
  * Bearer tokens: `rl_<workspaceId>_<tokenId>_<secret>`. The secret is 256 bits; only sha256(token) is
@@ -122,7 +123,7 @@ function isRegistered(ledger: Ledger, id: string): boolean {
 }
 
 const MAX_VERIFIED_TOKENS = 10_000;
-const VERIFIED_TOKENS = Symbol('verified tokens');
+const VERIFIED_TOKENS = new Slot<{ revision: number; tokens: Map<string, Omit<Caller, 'workspace'>> }>('verified tokens');
 
 /**
  * Tokens already verified against the workspace stream at `revision`: hashing and role resolution are
@@ -132,7 +133,7 @@ const VERIFIED_TOKENS = Symbol('verified tokens');
  * end) on every call, including events committed by other processes.
  */
 function verifiedTokens(workspace: WorkspaceHandle, revision: number): Map<string, Omit<Caller, 'workspace'>> {
-  let entry = workspace.cache.get(VERIFIED_TOKENS) as { revision: number; tokens: Map<string, Omit<Caller, 'workspace'>> } | undefined;
+  let entry = workspace.cache.get(VERIFIED_TOKENS);
   if (!entry || entry.revision !== revision) workspace.cache.set(VERIFIED_TOKENS, (entry = { revision, tokens: new Map() }));
   return entry.tokens;
 }

@@ -74,8 +74,6 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
     throw err;
   }
   app.enableShutdownHooks();
-  const hooks = l.services.get('server.hooks') as Array<(app: INestApplication, ledger: Ledger) => Promise<void> | void> | undefined;
-  for (const hook of hooks ?? []) await hook(app, l);
   try {
     // Nest logs a failed bind itself, in colour and before we can name it; the caller reports it instead.
     app.useLogger(false);

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import * as fs from 'node:fs';
-import type { AuditCheckpointer } from '../audit/checkpointer';
+import { AUDIT_CHECKPOINTER_SERVICE } from '../audit/checkpointer';
 import { Ledger } from '../ledger';
 
 /** Below this much free space on the data dir's filesystem the embedded store cannot be relied on. */
@@ -38,7 +38,7 @@ export class HealthController {
     if (connection?.status === 'degraded' && connection.reason) reasons.unshift(connection.reason);
     // The checkpointer's state: failures (store away, key mismatch) and witness refusals (a store that went
     // backwards). Refusals only as a count: their reasons name host paths (the server log has them).
-    const signing = (this.ledger.services.get('audit.checkpointer') as AuditCheckpointer | undefined)?.status();
+    const signing = this.ledger.services.get(AUDIT_CHECKPOINTER_SERVICE)?.status();
     if (signing?.status === 'degraded' && signing.reason) reasons.push(signing.reason);
     const audit = signing
       ? { status: signing.status, ...(signing.since ? { since: signing.since } : {}), ...(signing.failures ? { failures: signing.failures } : {}), witness: signing.witness, signingRefused: signing.refused.length }

@@ -6,9 +6,10 @@ import { ALL_LEDGER_EVENTS, LedgerEvent, WorkspaceCaughtUp } from '../cqrs/event
 import { LedgerEventFeed, type CheckpointedConsumer } from '../cqrs/event-feed';
 import { Ledger } from '../ledger';
 import { statusCheckOptions, statusClientFactory, VerdictStatusSync } from './sync';
+import { Slot } from '../slots';
 
 /** Ledger service under which the running sync is registered (tests wait on `idle()`). */
-export const STATUS_SYNC_SERVICE = 'statusCheck.sync';
+export const STATUS_SYNC_SERVICE = new Slot<VerdictStatusSync>('statusCheck.sync');
 
 /**
  * Runs the verdict status sync in the server — only when the server has a GitHub credential (or an

@@ -2,7 +2,7 @@ import { parseReviewStream } from '../events/streams';
 import { newUuidV7 } from '../events/ids';
 import type { RecordedEvent } from '../events/envelope';
 import { streamIds } from '../events/envelope';
-import { EVENT_FEED_SERVICE, type LedgerEventFeed } from '../cqrs/event-feed';
+import { EVENT_FEED_SERVICE } from '../cqrs/event-feed';
 import type { Ledger } from '../ledger';
 import { verdictQuery } from '../projections/verdict';
 import type { QueryDefinition } from '../projections/query';
@@ -14,9 +14,10 @@ import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadStream } from '../workspaces/load-stream';
 import { postedKey, postedStatusesFold, recordVerdictStatus, statusCheckRepoFold, type StatusCheckRepoState } from '../commands/status-check';
 import { unreviewedHeadIntent, verdictStatusIntent, type VerdictStatusIntent } from './intent';
+import { Slot } from '../slots';
 
 /** Optional ledger service: timings and waits (tests shorten them, and count the sleeps). */
-export const STATUS_CHECK_OPTIONS_SERVICE = 'statusCheck.options';
+export const STATUS_CHECK_OPTIONS_SERVICE = new Slot<StatusCheckOptions>('statusCheck.options');
 
 export interface StatusCheckOptions {
   sleep?: (ms: number) => Promise<void>;
@@ -31,7 +32,7 @@ export interface StatusCheckOptions {
 }
 
 export function statusCheckOptions(ledger: Ledger): StatusCheckOptions {
-  return (ledger.services.get(STATUS_CHECK_OPTIONS_SERVICE) as StatusCheckOptions | undefined) ?? {};
+  return ledger.services.get(STATUS_CHECK_OPTIONS_SERVICE) ?? {};
 }
 
 /** The principal the server records its own posts under (never a client's). */
@@ -46,7 +47,7 @@ export const verdictStatusQuery: QueryDefinition<ReviewQueryInput, ReviewView<No
 
 /** The GitHub client factory this server may use, or null when it has no GitHub credential at all. */
 export function statusClientFactory(ledger: Ledger, env: NodeJS.ProcessEnv = process.env): GitHubClientFactory | null {
-  const registered = ledger.services.get(GITHUB_SERVICE) as GitHubClientFactory | undefined;
+  const registered = ledger.services.get(GITHUB_SERVICE);
   if (registered) return registered;
   try {
     authFromEnv(env);
@@ -174,7 +175,7 @@ export class VerdictStatusSync {
    */
   async settled(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    const feed = this.ledger.services.get(EVENT_FEED_SERVICE) as LedgerEventFeed | undefined;
+    const feed = this.ledger.services.get(EVENT_FEED_SERVICE);
     if (feed) await feed.settled(timeoutMs);
     for (;;) {
       if (this.stopped) return;

@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { readWebhookSecret } from './secrets';
 import { parseCheckRunDelivery, parseCheckSuiteDelivery, parsePullRequestDelivery } from './schemas';
+import { Slot } from '../slots';
 
 export const WEBHOOK_PRINCIPAL = 'system:github-webhook' as const;
 
@@ -57,12 +58,11 @@ interface RepoRef {
   autoRecompute: boolean;
 }
 
-const REPO_INDEX = Symbol('webhooks.repoIndex');
+const REPO_INDEX = new Slot<{ position: number; byName: Map<string, RepoRef> }>('webhooks.repoIndex');
 
 /** GitHub `owner/name` (lower-cased) → registered repo, folded from the log and kept current by position. */
 async function findRepo(ws: WorkspaceHandle, fullName: string): Promise<RepoRef | undefined> {
-  let index = ws.cache.get(REPO_INDEX) as { position: number; byName: Map<string, RepoRef> } | undefined;
-  if (!index) ws.cache.set(REPO_INDEX, (index = { position: 0, byName: new Map() }));
+  const index = ws.cache.getOrSet(REPO_INDEX, () => ({ position: 0, byName: new Map() }));
   for await (const e of ws.store.readAll({ after: index.position })) {
     index.position = e.globalPosition;
     if (isEvent(e, 'RepoRegistered')) indexRepo(index.byName, e);

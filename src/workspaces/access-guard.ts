@@ -5,6 +5,7 @@ import { retainWorkspace, type WorkspaceHandle } from './registry';
 import { loadStream } from './load-stream';
 import { effectiveRole } from './provisioning';
 import { type Role, roleAtLeast } from '../events/roles';
+import { Slot } from '../slots';
 
 /**
  * Ends long-lived streams (WebSocket subscriptions, SSE streams) whose access was taken away: a revoked
@@ -19,7 +20,7 @@ import { type Role, roleAtLeast } from '../events/roles';
 export const CHECK_MS = 200;
 
 /** Ledger service holding its AccessGuard (commands reach it through CommandEnv.services). */
-export const ACCESS_GUARD_SERVICE = 'security.accessGuard';
+export const ACCESS_GUARD_SERVICE = new Slot<AccessGuard>('security.accessGuard');
 
 /** A stream to end when its token stops granting `minRole`. */
 export interface GuardedStream {

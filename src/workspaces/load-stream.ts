@@ -1,6 +1,7 @@
 import type { StreamFold } from '../events/kernel-types';
 import { foldCache } from './fold-cache';
 import type { WorkspaceHandle } from './registry';
+import { Slot } from '../slots';
 
 const ids = new WeakMap<object, number>();
 let nextId = 0;
@@ -9,7 +10,7 @@ const idOf = (o: object): number => {
   if (id === undefined) ids.set(o, (id = ++nextId));
   return id;
 };
-const CLOSE = Symbol('foldCacheEntries');
+const CLOSE = new Slot<{ closeWithWorkspace: () => unknown }>('foldCacheEntries');
 
 /**
  * Folds a stream (from the process's fold cache, reading only events past the cached revision). The

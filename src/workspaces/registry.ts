@@ -6,6 +6,7 @@ import { workspaceIdSchema } from '../events/catalogue/workspace';
 import type { EventStore } from '../events/store/port';
 import { SqliteEventStore, SynchronousMode } from '../events/store/sqlite';
 import { SqliteCatalogue, type WorkspaceCatalogue, type WorkspaceInfo } from './catalogue';
+import { SlotMap } from '../slots';
 
 export type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 
@@ -16,7 +17,7 @@ export interface WorkspaceHandle {
   readonly dir: string;
   readonly store: EventStore;
   /** Per-workspace caches keyed by their owner (folded stream states, indexes, …). */
-  readonly cache: Map<unknown, unknown>;
+  readonly cache: SlotMap;
   /**
    * Keeps the workspace open until the returned release is called: whoever holds the handle beyond one
    * request (a stream, a subscription, a job) retains it, or the registry may close it when idle. Absent on
@@ -303,7 +304,7 @@ export class WorkspaceRegistry {
       slot.retained++;
       return this.releaser(slot, true);
     };
-    const handle: WorkspaceHandle = { id, dir, store, cache: new Map(), retain };
+    const handle: WorkspaceHandle = { id, dir, store, cache: new SlotMap(), retain };
     for (const listener of this.openListeners) listener(handle);
     return handle;
   }

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AuditCheckpointer } from '../../src/audit/checkpointer';
+import { AUDIT_CHECKPOINTER_SERVICE } from '../../src/audit/checkpointer';
 import { readWitness } from '../../src/audit/witness';
 import { command, serverFixture } from '../rpc/support';
 
@@ -31,7 +31,7 @@ describe('a server with an audit witness directory', () => {
   });
 
   test('appends every checkpoint it signs to the witness; refuses to sign once the checkpoints are deleted, logs it once and reports it on /health, without throwing', async () => {
-    const checkpointer = fx.server.ledger.services.get('audit.checkpointer') as AuditCheckpointer;
+    const checkpointer = fx.server.ledger.services.get(AUDIT_CHECKPOINTER_SERVICE)!;
     await checkpointer.stop(); // from here the test drives the passes
     for (let i = 0; i < 2; i++) expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: `user:w${i}`, role: 'viewer' })).error).toBeUndefined();
     await checkpointer.tick();

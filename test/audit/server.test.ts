@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import type { AuditCheckpointer } from '../../src/audit/checkpointer';
+import { AUDIT_CHECKPOINTER_SERVICE } from '../../src/audit/checkpointer';
 import { AuditExport } from '../../src/audit/export';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -44,7 +44,7 @@ describe('audit on a running server: the published key, scheduled checkpoints, t
   });
 
   test('the checkpointer signs the head; auditChain reports the chain verified up to that checkpoint, then the first broken position once the file is edited', async () => {
-    const checkpointer = fx.server.ledger.services.get('audit.checkpointer') as AuditCheckpointer;
+    const checkpointer = fx.server.ledger.services.get(AUDIT_CHECKPOINTER_SERVICE)!;
     // From here the test drives the passes (stop waits for a scheduled one in flight).
     await checkpointer.stop();
     for (let i = 0; i < 3; i++) expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: `user:m${i}`, role: 'viewer' })).error).toBeUndefined();
@@ -106,7 +106,7 @@ describe('a clean server stop signs the unsigned tail', () => {
     let fx: Awaited<ReturnType<typeof serverFixture>> | null = null;
     try {
       fx = await serverFixture();
-      const checkpointer = fx.server.ledger.services.get('audit.checkpointer') as AuditCheckpointer;
+      const checkpointer = fx.server.ledger.services.get(AUDIT_CHECKPOINTER_SERVICE)!;
       await checkpointer.tick(); // the genesis (or nothing, if the start-up pass signed it already)
       for (let i = 0; i < 3; i++) expect((await command(fx.server.url, fx.ownerToken, fx.workspaceId, 'addMember', { principal: `user:t${i}`, role: 'viewer' })).error).toBeUndefined();
       await checkpointer.tick(); // not due: 3 events, well inside the hour

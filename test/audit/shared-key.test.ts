@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AuditCheckpointer, readCheckpointList, verifyStore } from '../../src/audit/checkpointer';
+import { AUDIT_CHECKPOINTER_SERVICE, AuditCheckpointer, readCheckpointList, verifyStore } from '../../src/audit/checkpointer';
 import { AuditKeyring, generateAuditKey, writeKeyFile } from '../../src/audit/keys';
 import { loadConfig } from '../../src/config';
 import { PostgresBackend, PostgresEventStore } from '../../src/events/store/postgres';
@@ -61,7 +61,7 @@ describe('the audit signing key from operator configuration', () => {
       // First start: the data dir's own key signs the default workspace's genesis checkpoint.
       let server = await startServer({ dataDir, port: 0 });
       const first = new AuditKeyring(dataDir).current()!;
-      const checkpointer = server.ledger.services.get('audit.checkpointer') as AuditCheckpointer;
+      const checkpointer = server.ledger.services.get(AUDIT_CHECKPOINTER_SERVICE)!;
       await checkpointer.tick();
       await server.close();
       // The operator hands this server another key (a second server's, say) and starts it again.

@@ -13,6 +13,7 @@ import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/p
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 import { BASE, HEAD_A, HEAD_B } from '../rpc/support';
 import { cqrsContext, until } from './support';
+import { EVENT_FEED_OPTIONS_SERVICE } from '../../src/cqrs/event-feed';
 
 const WS = 'ckpt';
 const target = { repoId: 'shop', prNumber: 4 };
@@ -134,7 +135,7 @@ whenPostgres('EventBus consumer positions on PostgreSQL', () => {
     await writer.run('requestReview', WS, { ...OWNER, idempotencyKey: newUuidV7() }, { ...target, baseSha: BASE, headSha: HEAD_A });
     let served = ledgerOn();
     // A poll that would never come in time: only the NOTIFY can wake the feed.
-    served.services.set('cqrs.feed.options', { rescanMs: 100, pollMs: 3_600_000 });
+    served.services.set(EVENT_FEED_OPTIONS_SERVICE, { rescanMs: 100, pollMs: 3_600_000 });
     let app = await cqrsContext(served, { providers: [Recorder] });
     try {
       await app.feed.settled();

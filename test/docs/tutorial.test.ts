@@ -14,6 +14,7 @@ import { FakeGitHub } from '../publish/fake-github';
 import { githubFiles } from '../publish/support';
 import { DocBlockFailed, fencedBlocks, readRecordedChecks, runDocBlocks, BLOCK_KINDS } from './doc-runner';
 import { mutantsOf, runCheck } from './mutants';
+import { LedgerServices } from '../../src/slots';
 
 /**
  * docs/tutorial.md is executed: every fenced block, in order, against a real server on port 0 with a
@@ -38,7 +39,7 @@ describe('docs/tutorial.md', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tutorial-data-'));
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tutorial-work-'));
     checks = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tutorial-checks-'));
-    const services = new Map<string, unknown>([[GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: GITHUB_TOKEN } })]]);
+    const services = new LedgerServices().set(GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: GITHUB_TOKEN } }));
     server = await startServer({ port: 0 }, new Ledger(loadConfig({ dataDir }, {}), { services }));
   });
 

@@ -12,6 +12,7 @@ import type { WorkspaceState } from '../../src/workspaces/workspace-state';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 import { setLevel, type Level } from '../support/test-commands';
+import { SlotMap } from '../../src/slots';
 
 const LEVELS: Level[] = ['light', 'balanced', 'thorough'];
 
@@ -67,7 +68,7 @@ describe('one idempotency key sent at once with different payloads: one answer, 
     test(`${def.name}: three "processes" (own executors and caches) on one store, 20 groups`, async () => {
       const f = await ledgerFixture({ workspaceId: 'acme' });
       const ws = await f.ledger.workspace('acme');
-      const processes = Array.from({ length: 3 }, () => ({ executor: new CommandExecutor(), handle: { ...ws, cache: new Map() } }));
+      const processes = Array.from({ length: 3 }, () => ({ executor: new CommandExecutor(), handle: { ...ws, cache: new SlotMap() } }));
       for (let g = 0; g < 20; g++) await raceOneKey(def, processes, () => f.events());
       await f.cleanup();
     });

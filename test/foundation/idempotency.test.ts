@@ -5,6 +5,7 @@ import { Ledger } from '../../src/ledger';
 import { workspaceFold } from '../../src/workspaces/workspace-state';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 import { setLevel } from '../support/test-commands';
+import { SlotMap } from '../../src/slots';
 
 
 describe('idempotency (SPEC §3)', () => {
@@ -50,7 +51,7 @@ describe('idempotency (SPEC §3)', () => {
     const ws = await f.ledger.workspace('acme');
     const key = newUuidV7();
     const outs = await Promise.all(
-      Array.from({ length: 10 }, () => new CommandExecutor().execute(setLevel, { ...ws, cache: new Map() }, { ...OWNER, idempotencyKey: key }, { level: 'thorough' })),
+      Array.from({ length: 10 }, () => new CommandExecutor().execute(setLevel, { ...ws, cache: new SlotMap() }, { ...OWNER, idempotencyKey: key }, { level: 'thorough' })),
     );
     expect(new Set(outs.map((o) => o.json)).size).toBe(1);
     expect((await f.events()).filter((e) => e.type === 'ReviewLevelSet')).toHaveLength(1);
@@ -85,7 +86,7 @@ describe('idempotency (SPEC §3)', () => {
     const f = await ledgerFixture({ workspaceId: 'acme' });
     // Five "processes": each its own executor and caches, all on one store.
     const ws = await f.ledger.workspace('acme');
-    const processes = Array.from({ length: 5 }, () => ({ executor: new CommandExecutor(), handle: { ...ws, cache: new Map() } }));
+    const processes = Array.from({ length: 5 }, () => ({ executor: new CommandExecutor(), handle: { ...ws, cache: new SlotMap() } }));
     await Promise.all(
       Array.from({ length: 40 }, (_, i) => processes[i % 5].executor.execute(setLevel, processes[i % 5].handle, { ...OWNER, idempotencyKey: newUuidV7() }, { level: 'light' })),
     );

@@ -7,6 +7,7 @@ import { GITHUB_SERVICE, OctokitGitHub } from '../../src/publish/github-client';
 import { PUBLISHER_OPTIONS_SERVICE } from '../../src/publish/run';
 import type { Role } from '../../src/events/roles';
 import { FakeFile, FakeGitHub } from './fake-github';
+import { LedgerServices } from '../../src/slots';
 
 export const WS = 'acme';
 export const REPO = 'web-app';
@@ -76,10 +77,9 @@ export async function publishFixture(opts: PublishFixtureOptions = {}) {
   const { repo, base, head } = buildRepo();
   github.addPull({ number: PR, author: opts.prAuthor ?? 'octocat', headSha: head, baseSha: base, files: githubFiles(repo, base, head) });
   const sleeps: number[] = [];
-  const services = new Map<string, unknown>([
-    [GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: TOKEN } })],
-    [PUBLISHER_OPTIONS_SERVICE, { sleep: (ms: number) => (sleeps.push(ms), new Promise((r) => setTimeout(r, ms))) }],
-  ]);
+  const services = new LedgerServices()
+    .set(GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: TOKEN } }))
+    .set(PUBLISHER_OPTIONS_SERVICE, { sleep: (ms: number) => (sleeps.push(ms), new Promise<void>((r) => setTimeout(r, ms))) });
   const creator = opts.workspaceCreator ?? OWNER;
   const f = await ledgerFixture({ options: { services } });
   if (creator.principal.startsWith('agent:')) {

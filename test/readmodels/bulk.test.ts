@@ -13,6 +13,7 @@ import { appendLog, generateLog, prng, type Append } from './generate';
 import { parseReviewStream } from '../../src/events/streams';
 import { REVIEW_FUNCTIONS, registerReviewFunctions } from '../../src/readmodels/review-stream-sql';
 import { withReadModels } from '../support/ledger-fixture';
+import { SlotMap } from '../../src/slots';
 
 /**
  * The set-based rebuild (src/readmodels/bulk.ts) against the JS fold of every event, table by table, over
@@ -106,7 +107,7 @@ async function compare(ws: Handle): Promise<void> {
   appends.sort(() => r() - 0.5);
   const half = Math.floor(appends.length / 2);
   // Maintained event by event as the log grows (the JS fold), the rest appended before the rebuilds.
-  const live = readModelHost({ ...ws, cache: new Map() }, READ_MODELS, { bulk: false })!;
+  const live = readModelHost({ ...ws, cache: new SlotMap() }, READ_MODELS, { bulk: false })!;
   for (let i = 0; i < half; i += 25) {
     await appendLog(ws.store, appends.slice(i, Math.min(i + 25, half)), 5);
     await live.settle();
@@ -122,7 +123,7 @@ async function compare(ws: Handle): Promise<void> {
   expect(history.symbols.length).toBeGreaterThan(50);
   expect(history.confirms.length).toBeGreaterThan(10);
   for (const [label, options, chunk] of [['set-based, one chunk', {}, undefined], ['set-based, small chunks', { bulkChunk: 37 }, 37], ['JS fold', { bulk: false }, undefined]] as const) {
-    const host = readModelHost({ ...ws, cache: new Map() }, READ_MODELS, options)!;
+    const host = readModelHost({ ...ws, cache: new SlotMap() }, READ_MODELS, options)!;
     await host.settle();
     const commit = jest.spyOn(host.storage, 'commit');
     await host.rebuildAll(host.names);
@@ -142,7 +143,7 @@ test(
   async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bulk-'));
     const store: EventStore = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'bk', synchronous: 'NORMAL' });
-    const ws: Handle = withReadModels({ id: 'bk', dir, store, cache: new Map(), close: () => store.close() });
+    const ws: Handle = withReadModels({ id: 'bk', dir, store, cache: new SlotMap(), close: () => store.close() });
     try {
       await compare(ws);
     } finally {
@@ -160,7 +161,7 @@ whenPostgres('postgres set-based rebuild', () => {
     async () => {
       const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
       const store = await PostgresEventStore.open({ backend, workspaceId: 'bk' });
-      const ws: Handle = withReadModels({ id: 'bk', dir: fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bulk-pg-')), store, cache: new Map(), close: async () => (await store.close(), await backend.close()) });
+      const ws: Handle = withReadModels({ id: 'bk', dir: fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bulk-pg-')), store, cache: new SlotMap(), close: async () => (await store.close(), await backend.close()) });
       try {
         await compare(ws);
       } finally {

@@ -14,6 +14,7 @@ import { QUERIES } from '../../src/projections/queries';
 import { reviewSources } from '../../src/projections/review-fold';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from './generate';
+import { SlotMap } from '../../src/slots';
 
 export interface ReadModelBackend {
   /** A fresh, empty workspace on this store technology. */
@@ -34,7 +35,7 @@ const root = path.join(__dirname, '..', '..');
 
 /** Host over an explicit model list (not cached on the handle), for version and rebuild tests. */
 const hostFor = (ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, batch?: number, bulk?: boolean): ReadModelHost => {
-  const h = readModelHost({ ...ws, cache: new Map() }, models, { batch, bulk });
+  const h = readModelHost({ ...ws, cache: new SlotMap() }, models, { batch, bulk });
   if (!h) throw new Error('no read-model storage for this store');
   return h;
 };
@@ -288,7 +289,7 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         // 30 events a batch: each one's commit is in flight while the next is folded; 40 cached rows
         // a slot: the cache is cleared every few batches, so lookups read rows the batch in flight wrote.
         // The JS fold of every event (`bulk: false`): the set-based build reads nothing back.
-        const host = readModelHost({ ...ws, cache: new Map() }, READ_MODELS, { batch: 30, cacheRows: 40, bulk: false })!;
+        const host = readModelHost({ ...ws, cache: new SlotMap() }, READ_MODELS, { batch: 30, cacheRows: 40, bulk: false })!;
         await host.settle();
         const getRow = jest.spyOn(host.storage, 'getRow');
         const getRows = jest.spyOn(host.storage, 'getRows');

@@ -9,6 +9,7 @@ import { KurrentDbConnection, KurrentDbEventStore } from '../../src/events/store
 import { Pool } from 'pg';
 import { readModelHost } from '../../src/readmodels/registry';
 import { appendLog, generateLog } from './generate';
+import { SlotMap } from '../../src/slots';
 
 async function open(args: string[]): Promise<{ store: EventStore; dir: string; id: string }> {
   if (args[0] === 'sqlite') {
@@ -26,7 +27,7 @@ async function open(args: string[]): Promise<{ store: EventStore; dir: string; i
 async function main(): Promise<void> {
   const [killOn, ...rest] = process.argv.slice(2);
   const { store, dir, id } = await open(rest);
-  const host = readModelHost({ id, dir, store, cache: new Map() })!;
+  const host = readModelHost({ id, dir, store, cache: new SlotMap() })!;
   await host.settle();
   process.stdout.write('live\n');
   const appends = generateLog({ seed: 99, prs: 5, principals: 12, events: 1_000_000, startAt: '2025-06-01T00:00:00.000Z' });

@@ -6,6 +6,7 @@ import { newUuidV7 } from '../../src/events/ids';
 import { KurrentDbConnection, KurrentDbEventStore } from '../../src/events/store/kurrentdb';
 import { DATABASE_URL, dropSchema, uniqueSchema } from '../scale/pg-support';
 import { readModelConformance, Workspace } from './conformance';
+import { SlotMap } from '../../src/slots';
 
 // KurrentDB has no tables: its read models live in the catalogue's PostgreSQL database. Both servers
 // are needed; this machine has no KurrentDB (docs/stores.md), so without KURRENTDB_URL the suite is not run.
@@ -20,7 +21,7 @@ if (url && process.env.DATABASE_URL) {
     const pool = new Pool({ connectionString: DATABASE_URL, max: 4 });
     pools.push(pool);
     const store = new KurrentDbEventStore({ connection: new KurrentDbConnection(url), workspaceId, ownsConnection: true, readModels: { pool, schema } });
-    return { id: workspaceId, dir, store, cache: new Map(), schema, close: () => store.close() };
+    return { id: workspaceId, dir, store, cache: new SlotMap(), schema, close: () => store.close() };
   };
   readModelConformance('kurrentdb', {
     // A fresh workspace prefix per test (KurrentDB keeps earlier runs' streams) and a schema for its rows.

@@ -10,6 +10,7 @@ import { readModelHost } from '../../src/readmodels/registry';
 import { readModelConformance, Workspace } from './conformance';
 import { appendLog, generateLog } from './generate';
 import { withReadModels } from '../support/ledger-fixture';
+import { SlotMap } from '../../src/slots';
 
 whenPostgres('postgres read models', () => {
   const schemas: string[] = [];
@@ -20,7 +21,7 @@ whenPostgres('postgres read models', () => {
       id: 'rm',
       dir,
       store,
-      cache: new Map(),
+      cache: new SlotMap(),
       schema,
       close: async () => {
         await store.close();

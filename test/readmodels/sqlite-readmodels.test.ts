@@ -11,10 +11,11 @@ import { SqliteReadModelStorage, tableName } from '../../src/readmodels/storage'
 import { appendLog, generateLog } from './generate';
 import { readModelConformance, Workspace } from './conformance';
 import { withReadModels } from '../support/ledger-fixture';
+import { SlotMap } from '../../src/slots';
 
 const open = (dir: string): Workspace => {
   const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'rm', synchronous: 'NORMAL' });
-  return withReadModels({ id: 'rm', dir, store, cache: new Map(), close: () => store.close() });
+  return withReadModels({ id: 'rm', dir, store, cache: new SlotMap(), close: () => store.close() });
 };
 
 readModelConformance('sqlite', {

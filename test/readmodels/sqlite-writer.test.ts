@@ -10,13 +10,14 @@ const ROOT = path.resolve(__dirname, '../..');
 const SCRIPT = `
 const { SqliteEventStore } = require('./src/events/store/sqlite');
 const { readModelHost } = require('./src/readmodels/registry');
+const { SlotMap } = require('./src/slots');
 const { appendLog, generateLog } = require('./test/readmodels/generate');
 (async () => {
   const dir = process.argv[1];
   const store = new SqliteEventStore({ file: dir + '/workspace.db', workspaceId: 'rm' });
   await appendLog(store, generateLog({ seed: 5, prs: 6, principals: 8, events: 400 }), 10);
   // Batches and chunks of 50 events: a build's last batch commits without a thread; the others on it.
-  const host = readModelHost({ id: 'rm', dir, store, cache: new Map() }, undefined, { batch: 50, bulkChunk: 50 });
+  const host = readModelHost({ id: 'rm', dir, store, cache: new SlotMap() }, undefined, { batch: 50, bulkChunk: 50 });
   await host.settle();
   const slots = await host.rebuildAll(host.names);
   process.stdout.write('rebuilt ' + slots.map((s) => s.position).join(',') + '\\n');
@@ -45,6 +46,7 @@ test('a build commits its batches on the SQLite writer thread, and the process l
 const AHEAD = `
 const { SqliteEventStore } = require('./src/events/store/sqlite');
 const { readModelHost } = require('./src/readmodels/registry');
+const { SlotMap } = require('./src/slots');
 const { SqliteWriter } = require('./src/readmodels/sqlite-writer');
 const { appendLog, generateLog } = require('./test/readmodels/generate');
 (async () => {
@@ -52,11 +54,11 @@ const { appendLog, generateLog } = require('./test/readmodels/generate');
   const store = new SqliteEventStore({ file: dir + '/workspace.db', workspaceId: 'rm' });
   await appendLog(store, generateLog({ seed: 7, prs: 8, principals: 8, events: 600 }), 10);
   // Folded event by event in JS (the path the set-based build is compared with), then rebuilt set-based in 50-event chunks.
-  const folded = readModelHost({ id: 'rm', dir, store, cache: new Map() }, undefined, { bulk: false });
+  const folded = readModelHost({ id: 'rm', dir, store, cache: new SlotMap() }, undefined, { bulk: false });
   await folded.settle();
   const kept = await folded.dump('history');
   await folded.close();
-  const host = readModelHost({ id: 'rm', dir, store, cache: new Map() }, undefined, { bulkChunk: 50 });
+  const host = readModelHost({ id: 'rm', dir, store, cache: new SlotMap() }, undefined, { bulkChunk: 50 });
   await host.settle();
   const writers = new Set();
   let ahead = 0;

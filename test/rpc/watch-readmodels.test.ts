@@ -13,13 +13,14 @@ import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from '../readmodels/generate';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { withReadModels } from '../support/ledger-fixture';
+import { SlotMap } from '../../src/slots';
 
 type Opened = WorkspaceHandle & { close(): Promise<void> };
 
 const openSqlite = async (): Promise<Opened> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-watch-rm-'));
   const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'rm', synchronous: 'NORMAL' });
-  return withReadModels({ id: 'rm', dir, store, cache: new Map(), close: () => store.close() });
+  return withReadModels({ id: 'rm', dir, store, cache: new SlotMap(), close: () => store.close() });
 };
 
 const openPostgres = (schema: string) => async (): Promise<Opened> => {
@@ -30,7 +31,7 @@ const openPostgres = (schema: string) => async (): Promise<Opened> => {
     id: 'rm',
     dir,
     store,
-    cache: new Map(),
+    cache: new SlotMap(),
     close: async () => {
       await store.close();
       await backend.close();

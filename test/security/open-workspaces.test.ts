@@ -9,6 +9,7 @@ import { retainWorkspace, sqliteStoreFactory, WorkspaceRegistry } from '../../sr
 import { call } from '../rpc/support';
 import { CommandExecutor } from '../../src/commands/kernel';
 import { setLevel } from '../support/test-commands';
+import { LedgerServices } from '../../src/slots';
 
 /**
  * Issue 36: every workspace's SQLite files stayed open, and all were opened at boot: 300 workspaces held
@@ -54,7 +55,7 @@ describe('workspace stores open lazily and close when idle', () => {
     const registry = new WorkspaceRegistry(dataDir, sqliteStoreFactory('NORMAL'), undefined, attachReadModels, { maxOpen: 3, graceMs: 0, idleMs: 3_600_000 });
     try {
       const first = await registry.open('ws-0');
-      const executor = new CommandExecutor(() => new Date(), new Map());
+      const executor = new CommandExecutor(() => new Date(), new LedgerServices());
       await executor.execute(setLevel, first, { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { level: 'thorough' });
       const headBefore = await first.store.headPosition();
       expect(headBefore).toBeGreaterThan(1);

@@ -16,6 +16,7 @@ import { closeSharedExtractPool } from '../../src/codegraph/extract-pool';
 import { closeSharedDiffPools } from '../../src/axes/visual/pool';
 import { createCommitStatusOperationId, createCommitStatusRequestSchema, FakeGitHub } from '../publish/fake-github';
 import { githubFiles } from '../publish/support';
+import { LedgerServices } from '../../src/slots';
 
 /**
  * The verdict as a GitHub commit status (SPEC §14), end to end: a real server whose sync follows the
@@ -45,10 +46,9 @@ describe('the verdict as a GitHub commit status', () => {
   const sleeps: number[] = [];
 
   const services = () =>
-    new Map<string, unknown>([
-      [GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: TOKEN } })],
-      [STATUS_CHECK_OPTIONS_SERVICE, { debounceMs: 5, publicUrl: PUBLIC_URL, sleep: async (ms: number) => void sleeps.push(ms) }],
-    ]);
+    new LedgerServices()
+      .set(GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: TOKEN } }))
+      .set(STATUS_CHECK_OPTIONS_SERVICE, { debounceMs: 5, publicUrl: PUBLIC_URL, sleep: async (ms: number) => void sleeps.push(ms) });
   const start = async () => {
     server = await startServer({ port: 0 }, new Ledger(loadConfig({ dataDir }, {}), { services: services() }));
     return server;

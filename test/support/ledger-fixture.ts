@@ -1,3 +1,4 @@
+import { SlotMap } from '../../src/slots';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -34,7 +35,7 @@ export async function ledgerFixture(opts: { workspaceId?: string; config?: Parti
 }
 
 /** A bare workspace handle (no Ledger) with the read side attached, as the entry points attach it. */
-export function withReadModels<T extends { id: string; dir: string; store: unknown; cache: Map<unknown, unknown> }>(ws: T): T {
+export function withReadModels<T extends { id: string; dir: string; store: unknown; cache: SlotMap }>(ws: T): T {
   attachReadModels(ws as never);
   return ws;
 }

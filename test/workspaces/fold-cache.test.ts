@@ -9,6 +9,7 @@ import { estimateBytes, foldCache, FoldCache } from '../../src/workspaces/fold-c
 import { loadStream } from '../../src/workspaces/load-stream';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from '../readmodels/generate';
+import { SlotMap } from '../../src/slots';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -34,7 +35,7 @@ describe('the fold cache: least recently used states out, bounded by bytes', () 
     store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'fc', synchronous: 'OFF' });
     // ~100k PR streams with a request, findings and decisions each (the generator spreads acts over PRs at random).
     await appendLog(store, generateLog({ seed: 17, prs: PRS, principals: 20, repos: REPOS, events: 3 * PRS }), 500);
-    ws = { id: 'fc', dir, store, cache: new Map() };
+    ws = { id: 'fc', dir, store, cache: new SlotMap() };
   });
   afterAll(async () => {
     foldCache.maxBytes = saved;
