@@ -112,10 +112,14 @@ export const recordVerdictStatus: CommandDefinition<z.infer<typeof recordInput>,
   stream: (i) => streamIds.status(i.repoId, i.prNumber),
   fold: postedStatusesFold,
   decide(state, cmd) {
-    const { outcome, ...data } = cmd;
-    if (outcome === 'failed') return [{ type: 'VerdictStatusFailed', data }];
+    // Narrowed before the spread: each branch's data is exactly its event's shape.
+    if (cmd.outcome === 'failed') {
+      const { outcome: _failed, ...data } = cmd;
+      return [{ type: 'VerdictStatusFailed', data }];
+    }
     const last = state.posted[postedKey(cmd.sha, cmd.context)];
     if (last && last.state === cmd.state && last.description === cmd.description && last.targetUrl === cmd.targetUrl) return [];
+    const { outcome: _posted, ...data } = cmd;
     return [{ type: 'VerdictStatusPosted', data }];
   },
 };

@@ -1,5 +1,6 @@
 import type { Principal, RecordedEvent } from './envelope';
 import type { Role } from './roles';
+import type { CatalogueEvent } from './catalogue/event-types';
 
 /**
  * The types a decider and a fold are written against. They live at the bottom layer so that domain
@@ -16,11 +17,14 @@ export interface StreamFold<S, E extends RecordedEvent = RecordedEvent> {
   evolve(state: S, event: E): S;
 }
 
-/** What a decider returns: the event type and its data; ids, versions and metadata are the kernel's. */
-export interface PendingEvent {
-  type: string;
-  data: unknown;
-}
+type Pending<E> = E extends CatalogueEvent ? { type: E['type']; data: E['data'] } : never;
+
+/**
+ * What a decider returns: an event of the catalogue's union, its type and its data (ids, versions and
+ * metadata are the kernel's). Typed, so a decider cannot return an event type the catalogue lacks or
+ * data of another type's shape; the store still validates every event against its schema on append.
+ */
+export type PendingEvent = Pending<CatalogueEvent>;
 
 /** Everything a decider may know besides state and input. Values, not services: deciders stay pure. */
 export interface DecideContext {

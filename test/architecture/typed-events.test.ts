@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { PendingEvent } from '../../src/events/kernel-types';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -50,5 +51,17 @@ describe('no event data is cast (folds, deciders, results, sagas read the typed 
     const caught = (line: string) => /\.data\)?\s+as\s/.test(line);
     expect(['const d = e.data as any;', 'const d = events[0]?.data as { nodeId: string };', "s.h = (e.data as { headSha: string }).headSha;", "events.find((e) => e.type === 'X')?.data as Y"].map(caught)).toEqual([true, true, true, true]);
     expect(['const d = ev.data;', "events.find(ofType('ReviewPublished'))?.data;"].map(caught)).toEqual([false, false]);
+  });
+});
+
+/** Issue #42: `decide` returns the catalogue's event union; `tsc --noEmit` (CI) checks these expectations. */
+describe('a decider returns the typed event union', () => {
+  it('an unknown type or data of another shape does not compile; a catalogue event does', () => {
+    // @ts-expect-error 'NoSuchEvent' is not in the catalogue's union
+    const unknownType: PendingEvent = { type: 'NoSuchEvent', data: {} };
+    // @ts-expect-error ReviewLevelSet's data is { level }, not { levels }
+    const wrongShape: PendingEvent = { type: 'ReviewLevelSet', data: { levels: 'light' } };
+    const typed: PendingEvent = { type: 'ReviewLevelSet', data: { level: 'light' } };
+    expect([unknownType.type, wrongShape.type, typed.type]).toEqual(['NoSuchEvent', 'ReviewLevelSet', 'ReviewLevelSet']);
   });
 });

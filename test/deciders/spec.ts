@@ -5,6 +5,12 @@ import type { RecordedEvent } from '../../src/events/envelope';
 import type { DecideContext, PendingEvent } from '../../src/events/kernel-types';
 
 /**
+ * An event as a spec writes it: a type name and its data, checked against the catalogue's schema at run
+ * time (validateEventData) rather than by the compiler, so specs can be written as plain object literals.
+ */
+type SpecEvent = { type: string; data: unknown };
+
+/**
  * Emmett's decider specification, for our command definitions: given past events (folded with the
  * command's own fold), when a command (parsed with its own input schema), then the new events — or a
  * refusal, or nothing. No store, no executor, no clock: the decider is three plain functions.
@@ -15,7 +21,7 @@ export const ctxOf = (principal: string, role: DecideContext['role'] = 'member')
 
 export function deciderSpec<I, S>(def: CommandDefinition<I, S, I>) {
   return {
-    given(past: PendingEvent[]) {
+    given(past: SpecEvent[]) {
       const stream = 'spec-stream';
       let state = def.fold.initialState();
       past.forEach((p, i) => {
@@ -41,7 +47,7 @@ export function deciderSpec<I, S>(def: CommandDefinition<I, S, I>) {
             return out;
           };
           return {
-            then(expected: PendingEvent[]) {
+            then(expected: SpecEvent[]) {
               expect(decide()).toEqual(expected);
             },
             thenNothing() {

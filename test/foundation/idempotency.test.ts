@@ -119,7 +119,8 @@ describe('bad input is refused with a clear error and changes nothing', () => {
 
   test('an unknown event type is refused by the catalogue', async () => {
     const f = await ledgerFixture({ workspaceId: 'acme' });
-    const bogus = { ...setLevel, decide: () => [{ type: 'NoSuchEvent', data: {} }] };
+    // Past the compiler on purpose (`as never`): the kernel must refuse at run time what the types would not allow.
+    const bogus = { ...setLevel, decide: () => [{ type: 'NoSuchEvent', data: {} } as never] };
     const before = (await f.events()).length;
     await expect(f.ledger.executor.execute(bogus, await f.ledger.workspace('acme'), { ...OWNER, idempotencyKey: newUuidV7() }, { level: 'light' })).rejects.toMatchObject({
       code: 'unknown_event_type',
@@ -130,7 +131,7 @@ describe('bad input is refused with a clear error and changes nothing', () => {
 
   test('an event over 1 MiB is refused', async () => {
     const f = await ledgerFixture({ workspaceId: 'acme' });
-    const huge = { ...setLevel, decide: () => [{ type: 'SuppressionFactRecorded', data: { fingerprint: 'f', nodeId: 'n', reason: 'x'.repeat(1_100_000), confidence: 'low' } }] };
+    const huge = { ...setLevel, decide: () => [{ type: 'SuppressionFactRecorded', data: { fingerprint: 'f', nodeId: 'n', reason: 'x'.repeat(1_100_000), confidence: 'low' } } as never] };
     const before = (await f.events()).length;
     const err = await f.ledger.executor.execute(huge, await f.ledger.workspace('acme'), { ...OWNER, idempotencyKey: newUuidV7() }, { level: 'light' }).catch((e) => e);
     expect(['payload_too_large', 'invalid_payload']).toContain(err.code);
