@@ -20,7 +20,7 @@ const path = require('node:path');
 const LAYERS = [
   { name: 'foundation', units: ['errors', 'domain-error.ts', 'operator-config.ts', 'slots.ts'] },
   { name: 'events', units: ['events'] },
-  { name: 'infrastructure', units: ['git', 'workspaces', 'config.ts', 'job-progress'] },
+  { name: 'infrastructure', units: ['stores', 'git', 'workspaces', 'config.ts', 'job-progress'] },
   {
     name: 'domain',
     units: ['rules', 'dependencies', 'codegraph', 'axes', 'review', 'compute', 'context', 'review-progress', 'publish'],
@@ -40,7 +40,8 @@ const UNIT_NOTES = {
   'domain-error.ts': 'the one error type every layer throws',
   'operator-config.ts': 'the operator config file',
   'slots.ts': 'typed slots for the ledger services and workspace caches',
-  events: 'the event catalogue (zod), envelope, streams, ids, the hash chain, the store port and adapters',
+  events: 'the event catalogue (zod), envelope, streams, ids, the hash chain, the store port',
+  stores: 'the event store adapters: SQLite, PostgreSQL, KurrentDB',
   git: 'real git: commits, diffs and trees, confined to their folders',
   workspaces: 'the workspace catalogue, store handles within a file budget, the fold cache',
   'config.ts': 'the server configuration from flags and environment',
@@ -89,6 +90,62 @@ function withUnitMap(text) {
   const a = text.indexOf(MAP_BEGIN), b = text.indexOf(MAP_END);
   if (a < 0 || b < a) throw new Error('README has no units:begin / units:end markers');
   return text.slice(0, a + MAP_BEGIN.length) + '\n' + renderUnitMap() + '\n' + text.slice(b);
+}
+
+/**
+ * IO stays in the folders that own it: a database driver, a child process or a network socket is imported
+ * only under its owners (paths relative to src/). IO_EXCEPTIONS lists the files that still do it elsewhere,
+ * each with its reason; like ALLOWED_UPWARD the list only shrinks (a stale entry is a failure).
+ */
+const IO_KINDS = [
+  { kind: 'database', modules: ['better-sqlite3', 'pg', '@eventstore/db-client'], owners: ['stores/'] },
+  { kind: 'child process', modules: ['child_process', 'node:child_process'], owners: ['git/', 'axes/visual/harness/'] },
+  {
+    kind: 'network',
+    modules: ['net', 'node:net', 'http', 'node:http', 'https', 'node:https', 'tls', 'node:tls', 'dgram', 'node:dgram', 'ws', 'undici'],
+    owners: ['server/', 'rpc/', 'mcp/', 'web/', 'webhooks/', 'security/', 'demo/'],
+  },
+];
+
+const IO_EXCEPTIONS = [
+  { file: 'src/codegraph/facts-cache.ts', kind: 'database', why: 'the code-graph cache is a SQLite side table of its own (issue #42: one side-table port in stores/)' },
+  { file: 'src/commands/noop-keys.ts', kind: 'database', why: 'no-op idempotency keys: a SQLite side table beside the log (issue #42: side-table port)' },
+  { file: 'src/cqrs/consumer-positions.ts', kind: 'database', why: 'checkpointed consumer positions: SQLite or PostgreSQL side table (issue #42: side-table port)' },
+  { file: 'src/readmodels/sqlite-writer.ts', kind: 'database', why: "read-model writer threads own their files' connections (issue #42: side-table port)" },
+  { file: 'src/readmodels/storage.ts', kind: 'database', why: 'read-model tables on SQLite and PostgreSQL (issue #42: side-table port)' },
+  { file: 'src/workspaces/catalogue.ts', kind: 'database', why: 'the workspace catalogue (catalog.db) (issue #42: side-table port)' },
+  { file: 'src/workspaces/store-factories.ts', kind: 'database', why: 'builds the shared PostgreSQL pool the stores and catalogue use (issue #42: side-table port)' },
+];
+
+/**
+ * Whether `text` imports a value from `spec`, not only types: `import type …`, `export type …` and
+ * `import('spec').Type` name a driver's types without loading it, which is not IO.
+ */
+function importsValue(text, spec) {
+  const q = spec.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const forms = [
+    new RegExp(`^\\s*import\\s+(?!type\\b)[^;]*?from\\s*['"]${q}['"]`, 'm'),
+    new RegExp(`^\\s*import\\s*['"]${q}['"]`, 'm'),
+    new RegExp(`^\\s*export\\s+(?!type\\b)[^;]*?from\\s*['"]${q}['"]`, 'm'),
+    new RegExp(`require\\(\\s*['"]${q}['"]\\s*\\)`),
+    new RegExp(`import\\(\\s*['"]${q}['"]\\s*\\)(?!\\.[A-Z])`),
+  ];
+  return forms.some((re) => re.test(text));
+}
+
+/** Every import of an IO module outside its owners, as { file, kind, module }. */
+function ioImports(root) {
+  const srcDir = path.join(root, 'src');
+  const found = [];
+  for (const abs of listSources(srcDir).sort()) {
+    const rel = path.relative(srcDir, abs).split(path.sep).join('/');
+    const text = fs.readFileSync(abs, 'utf8');
+    for (const spec of new Set(moduleSpecifiers(text))) {
+      const io = IO_KINDS.find((k) => k.modules.includes(spec));
+      if (io && !io.owners.some((o) => rel.startsWith(o)) && importsValue(text, spec)) found.push({ file: `src/${rel}`, kind: io.kind, module: spec });
+    }
+  }
+  return found;
 }
 
 /** Upward imports that are kept on purpose, each with its reason (file -> file). */
@@ -328,11 +385,16 @@ function analyse(root = path.resolve(__dirname, '..')) {
   for (const u of unexpectedUpward) failures.push(`upward import (${u.fromLayer} -> ${u.toLayer}): ${u.from} -> ${u.to}`);
   if (ALLOWED_UPWARD.length > MAX_UPWARD) failures.push(`${ALLOWED_UPWARD.length} allowed upward imports; at most ${MAX_UPWARD}`);
   for (const u of staleAllowed) failures.push(`allowed upward import no longer exists (remove it): ${u.from} -> ${u.to}`);
+  const io = ioImports(root);
+  const excused = new Set(IO_EXCEPTIONS.map((e) => `${e.file} ${e.kind}`));
+  for (const x of io) if (!excused.has(`${x.file} ${x.kind}`)) failures.push(`${x.kind} import outside its owners (${IO_KINDS.find((k) => k.kind === x.kind).owners.join(', ')}): ${x.file} imports ${x.module}`);
+  // (A listed file that does not exist is another tree's, e.g. a test's synthetic one: the repository test checks that every listed file exists.)
+  for (const e of IO_EXCEPTIONS) if (fs.existsSync(path.join(root, e.file)) && !io.some((x) => x.file === e.file && x.kind === e.kind)) failures.push(`IO exception no longer needed (remove it): ${e.file} (${e.kind})`);
   const edgeCount = [...graph.values()].reduce((n, t) => n + t.length, 0);
-  return { files: graph.size, edges: edgeCount, graph, fileCycles, folderCycles: dirCycles, upward, failures };
+  return { files: graph.size, edges: edgeCount, graph, fileCycles, folderCycles: dirCycles, upward, io, failures };
 }
 
-module.exports = { LAYERS, UNIT_NOTES, ALLOWED_UPWARD, MAX_UPWARD, analyse, cycles, moduleSpecifiers, renderUnitMap, withUnitMap };
+module.exports = { LAYERS, UNIT_NOTES, IO_KINDS, IO_EXCEPTIONS, ioImports, ALLOWED_UPWARD, MAX_UPWARD, analyse, cycles, moduleSpecifiers, renderUnitMap, withUnitMap };
 
 if (require.main === module && process.argv.includes('--readme')) {
   const readme = path.resolve(__dirname, '..', 'README.md');
@@ -340,7 +402,7 @@ if (require.main === module && process.argv.includes('--readme')) {
   console.log('README.md: map of units rewritten');
 } else if (require.main === module) {
   const r = analyse();
-  console.log(`${r.files} files, ${r.edges} imports; ${r.fileCycles.length} file cycles, ${r.folderCycles.length} folder cycles, ${r.upward.length} upward imports (at most ${MAX_UPWARD} allowed)`);
+  console.log(`${r.files} files, ${r.edges} imports; ${r.fileCycles.length} file cycles, ${r.folderCycles.length} folder cycles, ${r.upward.length} upward imports (at most ${MAX_UPWARD} allowed); ${r.io.length} IO imports outside their owners (${IO_EXCEPTIONS.length} listed exceptions)`);
   for (const f of r.failures) console.log(`  ${f}`);
   process.exitCode = r.failures.length ? 1 : 0;
 }

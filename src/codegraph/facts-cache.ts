@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { mkdirPrivate, touchPrivate } from '../events/store/private-files';
+import { mkdirPrivate, touchPrivate } from '../stores/private-files';
 import type { CheckerEdgeStore, FileFacts, StoredCheckerEdge } from './facts';
 
 /**

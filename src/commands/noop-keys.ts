@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import type { EventStore, NoopRecord } from '../events/store/port';
-import { touchPrivate } from '../events/store/private-files';
+import { touchPrivate } from '../stores/private-files';
 import { Slot } from '../slots';
 
 export type { NoopRecord } from '../events/store/port';

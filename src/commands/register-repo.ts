@@ -5,7 +5,7 @@ import { DomainError } from '../domain-error';
 import { Forge, forgeSchema, RepoConfig, repoConfigSchema, RepoRegistered } from '../events/catalogue/repo';
 import { forgeFromRemote, repoFold, RepoState } from '../compute/streams';
 import { GitRepo, redactCredentials } from '../git/repo';
-import { execFile } from 'node:child_process';
+import { cloneWithin, dirBytes } from '../git/clone';
 import type { CommandDefinition } from './kernel';
 import { DEFAULT_REPO_QUOTA_BYTES, OPERATOR_CONFIG_SERVICE } from '../operator-config';
 
@@ -93,7 +93,6 @@ const inside = (root: string, p: string) => p === root || p.startsWith(root + pa
 
 /** Forge hosts the server clones from (https only), besides the operator's GitHub Enterprise hosts. */
 export const CLONE_HOSTS = ['github.com', 'gitlab.com', 'bitbucket.org'];
-const CLONE_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * `registerRepo` arriving over RPC (a tenant, not the operator): the repo must live under
@@ -195,61 +194,3 @@ export function cloneArgs(href: string, target: string): string[] {
 
 const quotaExceeded = (quota: number, used: number) =>
   new DomainError('repo_quota_exceeded', `url: this workspace's repos may take ${quota} bytes under the repo root (repoQuotaBytes); ${used} bytes were in use before this clone and it would go past the quota, so it was stopped and removed`, { quotaBytes: quota, usedBytes: used });
-
-/** Bytes of the files under `dir` (what a clone occupies); files vanishing mid-walk are skipped. */
-export async function dirBytes(dir: string): Promise<number> {
-  let total = 0;
-  const walk = async (d: string): Promise<void> => {
-    let entries: fs.Dirent[];
-    try {
-      entries = await fs.promises.readdir(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else total += await fs.promises.lstat(p).then((st) => st.size, () => 0);
-    }
-  };
-  await walk(dir);
-  return total;
-}
-
-/** How often a running clone's size is measured against what it may still take. */
-const CLONE_SIZE_CHECK_MS = 250;
-
-/**
- * Runs `git <args>` cloning into `target`, measuring the clone as it grows: past `budgetBytes` git is
- * killed and the partial clone removed (`overBudget()`); any other failure removes it too (`failed(why)`).
- */
-export function cloneWithin(args: string[], target: string, budgetBytes: number, failed: (why: string) => DomainError, overBudget: () => DomainError): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let over = false;
-    const child = execFile(
-      'git',
-      args,
-      { timeout: CLONE_TIMEOUT_MS, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_ASKPASS: '/bin/false', SSH_ASKPASS: '/bin/false' } },
-      async (err, _stdout, stderr) => {
-        clearInterval(timer);
-        // A clone that finished between two measurements is measured once more.
-        if (!err && !over && (await dirBytes(target)) > budgetBytes) over = true;
-        if (!err && !over) return resolve();
-        fs.rmSync(target, { recursive: true, force: true });
-        reject(over ? overBudget() : failed(String(stderr || err!.message)));
-      },
-    );
-    let measuring = false;
-    const timer = setInterval(() => {
-      if (measuring || over) return;
-      measuring = true;
-      void dirBytes(target).then((bytes) => {
-        measuring = false;
-        if (bytes > budgetBytes && !over) {
-          over = true;
-          child.kill('SIGKILL');
-        }
-      });
-    }, CLONE_SIZE_CHECK_MS);
-  });
-}

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
-import { touchPrivate } from '../events/store/private-files';
+import { touchPrivate } from '../stores/private-files';
 import type { WorkspaceHandle } from '../workspaces/registry';
 
 /**

@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
+import { gitSync } from '../git/sync';
 
 /**
  * The demo's pull request, built on the fly as a real git repository: a base commit on `main` and two
@@ -130,7 +130,7 @@ export function buildDemoRepo(dir: string, origin = 'https://github.com/review-l
   fs.mkdirSync(dir, { recursive: true });
   // A fixed identity and dates: the same demo builds the same commits on every machine.
   const env = { ...process.env, GIT_AUTHOR_NAME: 'Demo Author', GIT_AUTHOR_EMAIL: 'demo@example.com', GIT_COMMITTER_NAME: 'Demo Author', GIT_COMMITTER_EMAIL: 'demo@example.com', GIT_CONFIG_NOSYSTEM: '1' };
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env }).trim();
+  const git = (...args: string[]): string => gitSync(dir, args, env);
   const write = (file: string, content: string | Buffer) => {
     const abs = path.join(dir, file);
     fs.mkdirSync(path.dirname(abs), { recursive: true });
@@ -138,7 +138,7 @@ export function buildDemoRepo(dir: string, origin = 'https://github.com/review-l
   };
   const commit = (message: string, date: string): string => {
     git('add', '-A');
-    execFileSync('git', ['-c', 'commit.gpgsign=false', 'commit', '-q', '-m', message], { cwd: dir, env: { ...env, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } });
+    gitSync(dir, ['-c', 'commit.gpgsign=false', 'commit', '-q', '-m', message], { ...env, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
     return git('rev-parse', 'HEAD');
   };
 

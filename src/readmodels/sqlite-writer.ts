@@ -67,7 +67,7 @@ export class SqliteWriter {
     const ext = path.extname(__filename);
     const entry = path.join(__dirname, `sqlite-writer${ext}`);
     const data = { readModelWriter: file, log };
-    // From the TypeScript sources (tests, benchmarks) through the swc require hook, as sqlite-chain-worker.
+    // From the TypeScript sources (tests, benchmarks) through the swc require hook, as stores/sqlite/chain-worker.
     this.worker =
       ext === '.ts'
         ? new Worker(`require(${JSON.stringify(path.resolve(__dirname, '../../tools/ts-register.js'))}); require(${JSON.stringify(entry)});`, { eval: true, workerData: data })

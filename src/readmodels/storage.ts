@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
-import { touchPrivate } from '../events/store/private-files';
-import { unavailable } from '../events/store/connection-errors';
+import { touchPrivate } from '../stores/private-files';
+import { unavailable } from '../stores/postgres/connection-errors';
 import type { ColumnType, Row, TableSpec } from './model';
 import { CHECKPOINTS, configureReadModelDb, SqliteCommitter, type CommitJob, type FlatTableWrites } from './sqlite-commit';
 import { SqliteWriter } from './sqlite-writer';

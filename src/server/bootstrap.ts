@@ -5,7 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import { AppModule } from './app.module';
 import { Ledger } from '../ledger';
 import { LedgerConfig, loadConfig } from '../config';
-import { mkdirPrivate } from '../events/store/private-files';
+import { mkdirPrivate } from '../stores/private-files';
 import { DomainError } from '../domain-error';
 import { lockDataDir } from './data-dir-lock';
 import { attachReadModels } from '../readmodels/registry';

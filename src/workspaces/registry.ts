@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { mkdirPrivate } from '../events/store/private-files';
+import { mkdirPrivate } from '../stores/private-files';
 import { DomainError } from '../domain-error';
 import { workspaceIdSchema } from '../events/catalogue/workspace';
 import type { EventStore } from '../events/store/port';
-import { SqliteEventStore, SynchronousMode } from '../events/store/sqlite';
+import { SqliteEventStore, SynchronousMode } from '../stores/sqlite/event-store';
 import { SqliteCatalogue, type WorkspaceCatalogue, type WorkspaceInfo } from './catalogue';
 import { SlotMap } from '../slots';
 

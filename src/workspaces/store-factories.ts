@@ -1,6 +1,6 @@
 import { DomainError } from '../domain-error';
-import { PostgresBackend, PostgresEventStore, type StoreHealth } from '../events/store/postgres';
-import type * as KurrentDb from '../events/store/kurrentdb';
+import { PostgresBackend, PostgresEventStore, type StoreHealth } from '../stores/postgres/event-store';
+import type * as KurrentDb from '../stores/kurrentdb/event-store';
 import { PostgresCatalogue } from './postgres-catalogue';
 import { SqliteCatalogue } from './catalogue';
 import type { StoreFactory } from './registry';
@@ -59,7 +59,7 @@ export function kurrentdbStoreFactory(connectionString: string, catalogueDatabas
   let readModelPool: import('pg').Pool | null = null;
   const factory: StoreFactory = async (workspaceId) => {
     // Loaded on demand: the gRPC client is only paid for by deployments that use it.
-    const { KurrentDbConnection, KurrentDbEventStore } = require('../events/store/kurrentdb') as typeof KurrentDb;
+    const { KurrentDbConnection, KurrentDbEventStore } = require('../stores/kurrentdb/event-store') as typeof KurrentDb;
     connection ??= new KurrentDbConnection(connectionString);
     if (catalogueDatabaseUrl) readModelPool ??= new (require('pg') as typeof import('pg')).Pool({ connectionString: catalogueDatabaseUrl, max: 4 });
     return new KurrentDbEventStore({ connection, workspaceId, readModels: readModelPool ? { pool: readModelPool, schema: 'review_ledger' } : undefined });

@@ -17,6 +17,11 @@ describe('src/ imports point down the layer order (events → domain → command
     expect(r.failures).toEqual([]);
     expect(layers.ALLOWED_UPWARD.length).toBeLessThanOrEqual(layers.MAX_UPWARD);
   });
+
+  it('every listed IO exception names a file that exists (so a stale entry is caught, not skipped)', () => {
+    const { IO_EXCEPTIONS } = require('../../tools/check-layers.js') as { IO_EXCEPTIONS: Array<{ file: string }> };
+    expect(IO_EXCEPTIONS.filter((e) => !fs.existsSync(path.resolve(__dirname, '../..', e.file)))).toEqual([]);
+  });
 });
 
 describe('the README map of units is the layer list', () => {
@@ -78,6 +83,21 @@ describe('the checker itself', () => {
       ].join('\n'),
     );
     expect(specs).toEqual(['./a', './b', './c', './d', './side', './f', './g']);
+  });
+
+  it('fails a database, child-process or network import outside the folders that own it; type-only imports are not IO', () => {
+    write('src/commands/driver.ts', "import Database from 'better-sqlite3';\nexport const d = Database;\n");
+    write('src/review/spawn.ts', "const cp = require('node:child_process');\nexport const c = cp;\n");
+    write('src/rules/socket.ts', "import * as net from 'node:net';\nexport const n = net;\n");
+    write('src/projections/types-only.ts', "import type { Pool } from 'pg';\nexport type P = Pool | import('pg').Client;\n");
+    write('src/stores/sqlite/ok.ts', "import Database from 'better-sqlite3';\nexport const d = Database;\n");
+    write('src/git/ok.ts', "import { execFile } from 'node:child_process';\nexport const e = execFile;\n");
+    const failures = layers.analyse(root).failures.filter((f) => / import outside its owners /.test(f));
+    expect(failures.map((f) => f.replace(/ \(.*\): /, ': '))).toEqual([
+      'database import outside its owners: src/commands/driver.ts imports better-sqlite3',
+      'child process import outside its owners: src/review/spawn.ts imports node:child_process',
+      'network import outside its owners: src/rules/socket.ts imports node:net',
+    ]);
   });
 
   it('fails an upward import (events importing commands)', () => {

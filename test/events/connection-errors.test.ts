@@ -1,5 +1,5 @@
 import { DomainError } from '../../src/domain-error';
-import { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from '../../src/events/store/connection-errors';
+import { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from '../../src/stores/postgres/connection-errors';
 import { toRpcError } from '../../src/rpc/errors';
 
 /** The one classifier of PostgreSQL client errors: which failures mean "the store is away" (retryable). */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PostgresBackend, PostgresEventStore } from '../../src/events/store/postgres';
+import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { auditQuery } from '../../src/projections/audit';
 import { foldQuery } from '../../src/projections/run-query';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SqliteEventStore } from '../../src/events/store/sqlite';
+import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
 import { auditCursor, auditQuery } from '../../src/projections/audit';
 import { foldQuery } from '../../src/projections/run-query';
 import { auditFromRows, auditSql, AUDIT_IX } from '../../src/readmodels/audit';

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent } from '../../src/events/envelope';
-import { migrationSql, PostgresBackend, PostgresEventStore, SCHEMA_VERSION } from '../../src/events/store/postgres';
+import { migrationSql, PostgresBackend, PostgresEventStore, SCHEMA_VERSION } from '../../src/stores/postgres/event-store';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 import { WorkspaceRegistry } from '../../src/workspaces/registry';

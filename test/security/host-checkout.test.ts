@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { GitRepo } from '../../src/git/repo';
 import { renderAt } from '../../src/axes/visual/harness/render';
 import { loadOperatorConfig } from '../../src/operator-config';
-import { cloneArgs, cloneWithin } from '../../src/commands/register-repo';
+import { cloneArgs } from '../../src/commands/register-repo';
+import { cloneWithin } from '../../src/git/clone';
 import { DomainError } from '../../src/domain-error';
 
 /**

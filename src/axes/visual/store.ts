@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../events/store/private-files';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../stores/private-files';
 import { sha256 } from './diff';
 
 const HASH = /^[0-9a-f]{64}$/;

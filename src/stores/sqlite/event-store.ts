@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
-import { eventCatalogue, internedType, upcastEvent } from '../catalogue';
-import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash, hashBytes } from '../chain';
+import type { EventMetadata, NewEvent, RecordedEvent } from '../../events/envelope';
+import { eventCatalogue, internedType, upcastEvent } from '../../events/catalogue';
+import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash, hashBytes } from '../../events/chain';
 import { Worker } from 'node:worker_threads';
-import { HASH_HEX, type ChainScanJob, type ChainScanResult } from './sqlite-chain-worker';
+import { HASH_HEX, type ChainScanJob, type ChainScanResult } from './chain-worker';
 
 const currentVersion = (type: string): number => eventCatalogue.get(type)?.schemaVersion ?? 0;
 import {
@@ -20,9 +20,9 @@ import {
   Subscription,
   checkExpected,
   sameCommand,
-} from './port';
-import { LiveSubscription } from './subscription';
-import { isStoreUnavailableError, mkdirPrivate, touchPrivate } from './private-files';
+} from '../../events/store/port';
+import { LiveSubscription } from '../../events/store/subscription';
+import { isStoreUnavailableError, mkdirPrivate, touchPrivate } from '../private-files';
 import { DomainError } from '../../domain-error';
 
 /** A full disk (or an unwritable file) answers `store_unavailable`, never `internal`. */
@@ -709,7 +709,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
 
   /**
    * `audit verify`'s fast pass: the log up to the current head split into `threads` ranges, each
-   * checked by a worker thread on its own read-only connection (sqlite-chain-worker.ts), then stitched:
+   * checked by a worker thread on its own read-only connection (chain-worker.ts), then stitched:
    * range k starts from the stored hash at its lower bound, which must be range k − 1's last hash (the
    * genesis for the first range). Sequential
    * verification is one core hashing; this uses them all. Null → the streaming pass runs instead.
@@ -781,7 +781,7 @@ const PARALLEL_SCAN_MIN_ROWS = 20_000;
 
 function runChainScanWorker(job: ChainScanJob, genesis: string): Promise<ChainScanResult> {
   const ext = path.extname(__filename);
-  const entry = path.join(__dirname, `sqlite-chain-worker${ext}`);
+  const entry = path.join(__dirname, `chain-worker${ext}`);
   const workerData = { chainScan: job, genesis };
   // From the TypeScript sources (tests, benchmarks) through the swc require hook, as src/axes/visual/threads.ts.
   const worker =

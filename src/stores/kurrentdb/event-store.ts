@@ -17,7 +17,7 @@ import {
   type ResolvedEvent,
 } from '@eventstore/db-client';
 import { DomainError } from '../../domain-error';
-import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
+import type { EventMetadata, NewEvent, RecordedEvent } from '../../events/envelope';
 import {
   AppendResult,
   DuplicateEventId,
@@ -29,8 +29,8 @@ import {
   Subscription,
   WrongExpectedRevision,
   sameCommand,
-} from './port';
-import { DecodedEvent } from './postgres';
+} from '../../events/store/port';
+import { DecodedEvent } from '../postgres/event-store';
 
 /**
  * KurrentDB (EventStoreDB) adapter over @eventstore/db-client (gRPC).

@@ -1,7 +1,7 @@
 import { Client, Pool, PoolClient, types } from 'pg';
 import { DomainError } from '../../domain-error';
-import type { EventMetadata, NewEvent, RecordedEvent } from '../envelope';
-import { eventCatalogue, internedType, upcastEvent } from '../catalogue';
+import type { EventMetadata, NewEvent, RecordedEvent } from '../../events/envelope';
+import { eventCatalogue, internedType, upcastEvent } from '../../events/catalogue';
 import {
   AppendResult,
   DuplicateEventId,
@@ -13,12 +13,12 @@ import {
   SubscribeOptions,
   Subscription,
   WrongExpectedRevision,
-} from './port';
-import { LiveSubscription } from './subscription';
+} from '../../events/store/port';
+import { LiveSubscription } from '../../events/store/subscription';
 import { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 
 export { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
-import type { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint } from '../chain';
+import type { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint } from '../../events/chain';
 
 /**
  * PostgreSQL event store. Layout: ONE `events` table for every workspace with a `workspace_id` column

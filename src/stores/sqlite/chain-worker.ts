@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { chainHash, type ChainFields } from '../chain';
+import { chainHash, type ChainFields } from '../../events/chain';
 
 /**
  * One range (lo, hi] of a workspace's SQLite log, checked in a worker thread for `audit verify`
