@@ -107,15 +107,7 @@ const IO_KINDS = [
   },
 ];
 
-const IO_EXCEPTIONS = [
-  { file: 'src/codegraph/facts-cache.ts', kind: 'database', why: 'the code-graph cache is a SQLite side table of its own (issue #42: one side-table port in stores/)' },
-  { file: 'src/commands/noop-keys.ts', kind: 'database', why: 'no-op idempotency keys: a SQLite side table beside the log (issue #42: side-table port)' },
-  { file: 'src/cqrs/consumer-positions.ts', kind: 'database', why: 'checkpointed consumer positions: SQLite or PostgreSQL side table (issue #42: side-table port)' },
-  { file: 'src/readmodels/sqlite-writer.ts', kind: 'database', why: "read-model writer threads own their files' connections (issue #42: side-table port)" },
-  { file: 'src/readmodels/storage.ts', kind: 'database', why: 'read-model tables on SQLite and PostgreSQL (issue #42: side-table port)' },
-  { file: 'src/workspaces/catalogue.ts', kind: 'database', why: 'the workspace catalogue (catalog.db) (issue #42: side-table port)' },
-  { file: 'src/workspaces/store-factories.ts', kind: 'database', why: 'builds the shared PostgreSQL pool the stores and catalogue use (issue #42: side-table port)' },
-];
+const IO_EXCEPTIONS = [];
 
 /**
  * Whether `text` imports a value from `spec`, not only types: `import type …`, `export type …` and

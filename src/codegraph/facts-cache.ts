@@ -1,8 +1,9 @@
-import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { mkdirPrivate, touchPrivate } from '../stores/private-files';
+import { mkdirPrivate } from '../stores/private-files';
 import type { CheckerEdgeStore, FileFacts, StoredCheckerEdge } from './facts';
+import type Database from 'better-sqlite3';
+import { openSideDatabase } from '../stores/sqlite/side-database';
 
 /**
  * Content-addressed cache of parse results: (blob SHA, grammar, engine version) → facts. A blob's facts
@@ -33,16 +34,11 @@ export class FactsCache implements CheckerEdgeStore {
 
   /** Opens (creating) the cache file `<dir>/codegraph.db`; `:memory:` for a throwaway cache. */
   static open(dir: string | ':memory:'): FactsCache {
-    if (dir === ':memory:') return new FactsCache(new Database(':memory:'));
+    if (dir === ':memory:') return new FactsCache(openSideDatabase(':memory:'));
     mkdirPrivate(dir);
-    touchPrivate(path.join(dir, 'codegraph.db'));
-    const db = new Database(path.join(dir, 'codegraph.db'));
-    db.pragma('journal_mode = WAL');
-    // A lost cache entry is re-parsed, never wrong: durability is not worth an fsync per batch.
-    db.pragma('synchronous = OFF');
-    // Several commands (or processes) may index at once: wait for the writer instead of failing.
-    db.pragma('busy_timeout = 5000');
-    return new FactsCache(db);
+    // A lost cache entry is re-parsed, never wrong: durability is not worth an fsync per batch. Several
+    // commands (or processes) may index at once: the busy timeout waits for the writer instead of failing.
+    return new FactsCache(openSideDatabase(path.join(dir, 'codegraph.db'), { synchronous: 'OFF' }));
   }
 
   get(blob: string, grammar: string, engine: string): FileFacts | undefined {

@@ -1,10 +1,10 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import type { EventStore, NoopRecord } from '../events/store/port';
-import { touchPrivate } from '../stores/private-files';
 import { Slot } from '../slots';
+import { openSideDatabase } from '../stores/sqlite/side-database';
 
 export type { NoopRecord } from '../events/store/port';
 
@@ -54,7 +54,7 @@ async function importLegacyFile(dir: string, store: EventStore): Promise<void> {
   if (!fs.existsSync(file)) return;
   let db: Database.Database;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = openSideDatabase(file, { readonly: true });
   } catch {
     return; // another process imported and renamed it meanwhile
   }
@@ -93,11 +93,8 @@ class SideTable implements NoopKeyTable {
 
   static open(dir: string): SideTable {
     // The server user's alone, like every store file (docs/security.md "Data at rest").
-    touchPrivate(path.join(dir, LEGACY_FILE));
-    const db = new Database(path.join(dir, LEGACY_FILE));
-    // Several processes may serve one workspace folder: wait for a writer instead of failing.
-    db.pragma('busy_timeout = 5000');
-    return new SideTable(db);
+    // Several processes may serve one workspace folder: the busy timeout waits for a writer instead of failing.
+    return new SideTable(openSideDatabase(path.join(dir, LEGACY_FILE), { wal: false }));
   }
 
   async find(key: string): Promise<NoopRecord | null> {

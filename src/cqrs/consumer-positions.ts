@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
-import { touchPrivate } from '../stores/private-files';
 import type { WorkspaceHandle } from '../workspaces/registry';
+import { openSideDatabase } from '../stores/sqlite/side-database';
 
 /**
  * Where each checkpointed events handler or saga (a "consumer") of the EventBus got to in one
@@ -23,13 +23,7 @@ class SqliteConsumerPositions implements ConsumerPositions {
   private readonly db: import('better-sqlite3').Database;
 
   constructor(dir: string) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
-    const file = path.join(dir, 'consumers.db');
-    touchPrivate(file);
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openSideDatabase(path.join(dir, 'consumers.db'));
     this.db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (consumer TEXT PRIMARY KEY, position INTEGER NOT NULL)`);
   }
 

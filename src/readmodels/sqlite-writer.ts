@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { configureReadModelDb, SqliteCommitter, type CommitJob } from './sqlite-commit';
+import { openSideDatabase } from '../stores/sqlite/side-database';
 
 /**
  * The writer thread of a SQLite read-model file: a build's batches are committed here, on the thread's
@@ -20,10 +21,8 @@ interface Request {
 type Reply = { id: number; ok: boolean } | { id: number; error: string };
 
 if (parentPort && workerData && (workerData as { readModelWriter?: string }).readModelWriter) {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const Database = require('better-sqlite3') as typeof import('better-sqlite3');
   const data = workerData as { readModelWriter: string; log?: string };
-  const db = new Database(data.readModelWriter, { fileMustExist: true });
+  const db = openSideDatabase(data.readModelWriter, { fileMustExist: true, synchronous: 'NORMAL' });
   configureReadModelDb(db, data.log);
   const committer = new SqliteCommitter(db);
   const port = parentPort;

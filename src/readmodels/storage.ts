@@ -6,6 +6,7 @@ import type { ColumnType, Row, TableSpec } from './model';
 import { CHECKPOINTS, configureReadModelDb, SqliteCommitter, type CommitJob, type FlatTableWrites } from './sqlite-commit';
 import { SqliteWriter } from './sqlite-writer';
 import { postgresDialect, sqliteDialect, type BulkDialect, type BulkStatements } from './bulk';
+import { openSideDatabase } from '../stores/sqlite/side-database';
 
 /** One table set of one model version: `rm_<name>_v<version>_g<generation>_<table>`. */
 export interface Slot {
@@ -151,12 +152,8 @@ export class SqliteReadModelStorage implements ReadModelStorage {
 
   /** `logFile`: the workspace log, attached for set-based builds (none: every build folds in JS). */
   constructor(readonly workspaceId: string, private readonly dir: string, private readonly logFile?: string) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
     const file = path.join(dir, 'readmodels.db');
-    // Data at rest is the server user's alone (0600, and SQLite gives -wal/-shm the same mode).
-    touchPrivate(file);
-    this.db = new Database(file);
+    this.db = openSideDatabase(file, { synchronous: 'NORMAL' });
     this.file = file;
     configureReadModelDb(this.db, logFile);
     this.committer = new SqliteCommitter(this.db);

@@ -1,7 +1,8 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { mkdirPrivate, touchPrivate } from '../stores/private-files';
+import { mkdirPrivate } from '../stores/private-files';
+import { openSideDatabase } from '../stores/sqlite/side-database';
 
 export interface WorkspaceInfo {
   workspaceId: string;
@@ -36,11 +37,7 @@ export class SqliteCatalogue implements WorkspaceCatalogue {
 
   constructor(dataDir: string) {
     mkdirPrivate(dataDir);
-    touchPrivate(path.join(dataDir, 'catalog.db'));
-    this.db = new Database(path.join(dataDir, 'catalog.db'));
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openSideDatabase(path.join(dataDir, 'catalog.db'), { synchronous: 'FULL' });
     this.db.exec('CREATE TABLE IF NOT EXISTS workspaces (workspace_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL)');
     // Added in place to catalogues created before workspace quotas.
     const columns = this.db.prepare('PRAGMA table_info(workspaces)').all() as Array<{ name: string }>;

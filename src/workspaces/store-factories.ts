@@ -4,6 +4,7 @@ import type * as KurrentDb from '../stores/kurrentdb/event-store';
 import { PostgresCatalogue } from './postgres-catalogue';
 import { SqliteCatalogue } from './catalogue';
 import type { StoreFactory } from './registry';
+import { openSidePool } from '../stores/postgres/pool';
 
 /**
  * Every workspace of the process on one PostgreSQL database: one pool, one LISTEN connection, one
@@ -61,7 +62,7 @@ export function kurrentdbStoreFactory(connectionString: string, catalogueDatabas
     // Loaded on demand: the gRPC client is only paid for by deployments that use it.
     const { KurrentDbConnection, KurrentDbEventStore } = require('../stores/kurrentdb/event-store') as typeof KurrentDb;
     connection ??= new KurrentDbConnection(connectionString);
-    if (catalogueDatabaseUrl) readModelPool ??= new (require('pg') as typeof import('pg')).Pool({ connectionString: catalogueDatabaseUrl, max: 4 });
+    if (catalogueDatabaseUrl) readModelPool ??= openSidePool(catalogueDatabaseUrl);
     return new KurrentDbEventStore({ connection, workspaceId, readModels: readModelPool ? { pool: readModelPool, schema: 'review_ledger' } : undefined });
   };
   factory.sharesConnections = true;
