@@ -15,7 +15,7 @@ const WS = 'scale';
 const mib = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
 async function open(root: string, dir: string) {
-  const { SqliteEventStore } = require(path.join(root, 'src/stores/sqlite/event-store'));
+  const { SqliteEventStore } = require(path.join(root, 'src/stores/sqlite/sqlite-event-store'));
   const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: WS, synchronous: 'NORMAL' });
   return { id: WS, dir, store, cache: new SlotMap(), close: () => store.close() };
 }

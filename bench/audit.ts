@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { SqliteEventStore } from '../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
 import type { NewEvent } from '../src/events/envelope';
 import { newUuidV7 } from '../src/events/ids';
 import { storePages, verifyStore, verifyThreadsFrom, writeCheckpoint } from '../src/audit/checkpointer';

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { closeSharedExtractPool } from '../src/codegraph/extract-pool';
 import { loadConfig } from '../src/config';
 import { cohortContextQuery } from '../src/projections/cohort-context';
-import { contextFoldFor, contextOf, prepareContext } from '../src/context/cohort-context';
+import { contextFoldFor, contextOf, prepareContext } from '../src/context/context-fold';
 import type { ContextPack } from '../src/context/pack-types';
 import type { CohortData } from '../src/events/catalogue/compute';
 import { newUuidV7 } from '../src/events/ids';

@@ -10,7 +10,7 @@ import { canonicalJson } from '../src/events/canonical-json';
 import type { NewEvent, RecordedEvent } from '../src/events/envelope';
 import type { Priority } from '../src/events/catalogue/review';
 import { deriveEventId, newUuidV7 } from '../src/events/ids';
-import { SqliteEventStore } from '../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
 import { verdictView } from '../src/projections/verdict';
 import { leanReviewViewFold, ReviewView, reviewViewFold } from '../src/projections/review-fold';
 import { evolvePr, initialPrState, PrState } from '../src/review/pr-state';

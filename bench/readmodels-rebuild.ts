@@ -4,8 +4,8 @@
 // drop the schema yourself), then rebuilds every model from 0 and prints events/s.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SqliteEventStore } from '../src/stores/sqlite/event-store';
-import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/event-store';
+import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
+import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
 import type { EventStore } from '../src/events/store/port';
 import { readModelHost } from '../src/readmodels/registry';
 import { appendLog, generateLog } from '../test/readmodels/generate';

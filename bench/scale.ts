@@ -13,13 +13,13 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/event-store';
+import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
 import type { EventStore } from '../src/events/store/port';
-import { SqliteEventStore } from '../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
 import { auditQuery, AUDIT_ACTIONS } from '../src/projections/audit';
 import { runQuery } from '../src/projections/run-query';
 import { verdictQuery } from '../src/projections/verdict';
-import { historyFromRows } from '../src/readmodels/history';
+import { historyFromRows } from '../src/readmodels/history-read-model';
 import { readModelHost } from '../src/readmodels/registry';
 import type { WorkspaceHandle } from '../src/workspaces/registry';
 import { appendLog, generateLog, prng } from '../test/readmodels/generate';
@@ -220,8 +220,8 @@ export async function main(args: string[]): Promise<void> {
       const ws = handle(t, store);
       const host = readModelHost(ws)!;
       await host.settle(); // the first build
-      // Full rebuild: every model from position 0, one after the other (what `projections rebuild` does).
-      // Side by side, as `projections rebuild` does: each page of the log is read once for every model.
+      // Full rebuild: every model from position 0, one after the other (what `read-models rebuild` does).
+      // Side by side, as `read-models rebuild` does: each page of the log is read once for every model.
       const allStart = performance.now();
       const cpu0 = process.cpuUsage();
       await host.rebuildAll(host.names);

@@ -2,7 +2,7 @@
 // Our PostgreSQL store vs raw `pg` inserts of the same rows into a minimal table, same server, same run.
 import * as os from 'node:os';
 import { Client, Pool } from 'pg';
-import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/event-store';
+import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
 import type { NewEvent } from '../src/events/envelope';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median, round, table } from './support/report';

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SqliteEventStore, SynchronousMode } from '../src/stores/sqlite/event-store';
+import { SqliteEventStore, SynchronousMode } from '../src/stores/sqlite/sqlite-event-store';
 import type { NewEvent } from '../src/events/envelope';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median, round, table } from './support/report';
@@ -305,9 +305,9 @@ function loadBaseline(ref: string): { store: BaselineStore; commit: string; clea
   };
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    // The adapter moved from src/events/store/sqlite.ts to src/stores/sqlite/event-store.ts (2026-12-04): a baseline may have either.
-    const moved = fs.existsSync(path.join(wt, 'src/stores/sqlite/event-store.ts'));
-    const mod = require(path.join(wt, moved ? 'src/stores/sqlite/event-store' : 'src/events/store/sqlite')) as { SqliteEventStore: BaselineStore };
+    // The adapter moved from src/events/store/sqlite.ts to src/stores/sqlite/sqlite-event-store.ts (2026-12-04): a baseline may have either.
+    const moved = fs.existsSync(path.join(wt, 'src/stores/sqlite/sqlite-event-store.ts'));
+    const mod = require(path.join(wt, moved ? 'src/stores/sqlite/sqlite-event-store' : 'src/events/store/sqlite')) as { SqliteEventStore: BaselineStore };
     return { store: mod.SqliteEventStore, commit, cleanup };
   } catch (err) {
     cleanup();

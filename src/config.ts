@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { DomainError } from './domain-error';
-import type { SynchronousMode } from './stores/sqlite/event-store';
+import type { SynchronousMode } from './stores/sqlite/sqlite-event-store';
 import { loadOperatorConfig, type OperatorConfig, type OperatorOverrides } from './operator-config';
 
 /** Server configuration: flags override environment variables, which override these defaults. */

@@ -2,7 +2,7 @@ import type { CodeGraph, Edge, SymbolInfo } from '../codegraph/graph';
 import { isTestPath } from '../codegraph/file-roles';
 import type { ApiContractComputation } from '../axes/types';
 import type { CohortData } from '../events/catalogue/compute';
-import type { HistoryEntry } from './history';
+import type { HistoryEntry } from './history-fold';
 import { hunksTouching, TextHunk } from './patches';
 import type { Clue, ClueCandidate, ContextPack, PackFragment, TruncatedEntry } from './pack-types';
 

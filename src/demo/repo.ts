@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
-import { gitSync } from '../git/sync';
+import { gitSync } from '../git/git-sync';
 
 /**
  * The demo's pull request, built on the fly as a real git repository: a base commit on `main` and two

@@ -1,5 +1,5 @@
 import { reviewStreamOf } from '../events/streams';
-import { affectsContext, CohortContextState, contextFoldFor, contextOf, prepareContext, StaleContext } from '../context/cohort-context';
+import { affectsContext, CohortContextState, contextFoldFor, contextOf, prepareContext, StaleContext } from '../context/context-fold';
 import { cohortContextInput, CohortContextInput, ContextPack } from '../context/pack-types';
 import type { QueryDefinition } from './query';
 

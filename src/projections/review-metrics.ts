@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { reviewStreamOf, reviewTargetSchema } from '../events/streams';
-import { affectsContext, CohortContextState, contextFoldFor, contextOf, evolveContextState, prepareContext } from '../context/cohort-context';
+import { affectsContext, CohortContextState, contextFoldFor, contextOf, evolveContextState, prepareContext } from '../context/context-fold';
 import type { HeadMaterials } from '../context/materials';
-import type { HistoryEntry } from '../context/history';
+import type { HistoryEntry } from '../context/history-fold';
 import { DEFAULT_BUDGET_BYTES } from '../context/pack-types';
 import type { RecordedEvent } from '../events/envelope';
 import type { FileRole } from '../events/catalogue/compute';
@@ -30,7 +30,7 @@ const median = (xs: number[]): number => {
 };
 const ratio = (a: number, b: number): number | null => (b === 0 ? null : Math.round((a / b) * 100) / 100);
 
-/** `history`: the read model's lookup instead of the folded history (src/readmodels/history.ts). */
+/** `history`: the read model's lookup instead of the folded history (src/readmodels/history-read-model.ts). */
 export function reviewMetricsView(s: MetricsState, history?: (symbolId: string) => HistoryEntry[]) {
   const c = s.context.computation;
   const filteredOut = { generated: 0, vendored: 0, versionOnly: 0 };

@@ -1,13 +1,13 @@
-import { contextOf, type CohortContextState } from '../context/cohort-context';
-import type { HistoryEntry } from '../context/history';
+import { contextOf, type CohortContextState } from '../context/context-fold';
+import type { HistoryEntry } from '../context/history-fold';
 import type { CohortContextInput, ContextPack } from '../context/pack-types';
-import type { StaleContext } from '../context/cohort-context';
+import type { StaleContext } from '../context/context-fold';
 import { reviewStreamOf } from '../events/streams';
 import { cohortContextQuery } from '../projections/cohort-context';
 import type { QueryDefinition } from '../projections/query';
 import { reviewMetricsQuery, reviewMetricsView, type MetricsState, type ReviewMetrics } from '../projections/review-metrics';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { historyFromRows } from './history';
+import { historyFromRows } from './history-read-model';
 import type { ReadModelStorage, Slot } from './storage';
 
 /**

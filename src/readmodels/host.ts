@@ -132,7 +132,7 @@ class BatchTx implements ApplyTx {
 
 /**
  * Keeps one model's slots current: the active slot (ready, answers queries) and, while one is being
- * built (a new version, or `projections rebuild`), the building slot beside it. The building slot
+ * built (a new version, or `read-models rebuild`), the building slot beside it. The building slot
  * replaces the active one only once it has caught up with the head (blue/green), in one transaction
  * that also drops the old tables; until then the old slot keeps answering.
  */

@@ -10,7 +10,7 @@ import type { BulkBuilder } from './bulk';
  * the one maintained incrementally (test/readmodels/conformance.ts).
  */
 export interface ReadModel {
-  /** Stable name (`audit`, `history`): `projections rebuild --name audit`. */
+  /** Stable name (`audit`, `history`): `read-models rebuild --name audit`. */
   name: string;
   /** Bumped whenever `apply` or `tables` change: a new version is built beside the old one (blue/green). */
   version: number;

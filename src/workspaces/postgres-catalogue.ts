@@ -1,6 +1,6 @@
 import { MessageChannel, MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
 import { DomainError } from '../domain-error';
-import { migrationLockKey, migrationSql, SCHEMA_VERSION, schemaOutdated, schemaVersionSql, STORE_RETRY_AFTER_MS } from '../stores/postgres/event-store';
+import { migrationLockKey, migrationSql, SCHEMA_VERSION, schemaOutdated, schemaVersionSql, STORE_RETRY_AFTER_MS } from '../stores/postgres/postgres-event-store';
 import type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 
 /**

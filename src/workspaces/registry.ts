@@ -4,7 +4,7 @@ import { mkdirPrivate } from '../stores/private-files';
 import { DomainError } from '../domain-error';
 import { workspaceIdSchema } from '../events/catalogue/workspace';
 import type { EventStore } from '../events/store/port';
-import { SqliteEventStore, SynchronousMode } from '../stores/sqlite/event-store';
+import { SqliteEventStore, SynchronousMode } from '../stores/sqlite/sqlite-event-store';
 import { SqliteCatalogue, type WorkspaceCatalogue, type WorkspaceInfo } from './catalogue';
 import { SlotMap } from '../slots';
 

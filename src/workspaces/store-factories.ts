@@ -1,10 +1,10 @@
 import { DomainError } from '../domain-error';
-import { PostgresBackend, PostgresEventStore, type StoreHealth } from '../stores/postgres/event-store';
-import type * as KurrentDb from '../stores/kurrentdb/event-store';
+import { PostgresBackend, PostgresEventStore, type StoreHealth } from '../stores/postgres/postgres-event-store';
+import type * as KurrentDb from '../stores/kurrentdb/kurrentdb-event-store';
 import { PostgresCatalogue } from './postgres-catalogue';
 import { SqliteCatalogue } from './catalogue';
 import type { StoreFactory } from './registry';
-import { openSidePool } from '../stores/postgres/pool';
+import { openSidePool } from '../stores/postgres/side-pool';
 
 /**
  * Every workspace of the process on one PostgreSQL database: one pool, one LISTEN connection, one
@@ -60,7 +60,7 @@ export function kurrentdbStoreFactory(connectionString: string, catalogueDatabas
   let readModelPool: import('pg').Pool | null = null;
   const factory: StoreFactory = async (workspaceId) => {
     // Loaded on demand: the gRPC client is only paid for by deployments that use it.
-    const { KurrentDbConnection, KurrentDbEventStore } = require('../stores/kurrentdb/event-store') as typeof KurrentDb;
+    const { KurrentDbConnection, KurrentDbEventStore } = require('../stores/kurrentdb/kurrentdb-event-store') as typeof KurrentDb;
     connection ??= new KurrentDbConnection(connectionString);
     if (catalogueDatabaseUrl) readModelPool ??= openSidePool(catalogueDatabaseUrl);
     return new KurrentDbEventStore({ connection, workspaceId, readModels: readModelPool ? { pool: readModelPool, schema: 'review_ledger' } : undefined });

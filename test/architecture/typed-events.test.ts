@@ -18,7 +18,7 @@ function sources(dir: string): string[] {
  */
 const NOT_EVENT_DATA: Record<string, string> = {
   'src/publish/github-client.ts': "an HTTP error's response body (Octokit)",
-  'src/stores/kurrentdb/event-store.ts': "a new event's data handed to the KurrentDB client's jsonEvent (writing, not folding)",
+  'src/stores/kurrentdb/kurrentdb-event-store.ts': "a new event's data handed to the KurrentDB client's jsonEvent (writing, not folding)",
   'src/codegraph/facts-cache.ts': 'a cache row: JSON.parse(row.data)',
   'src/mcp/server.ts': "zod's parsed.data of a tool call",
 };

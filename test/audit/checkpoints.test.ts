@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AuditCheckpointer, checkpointScheduleFrom, readCheckpointList, rotateCheckpointKey, verifyStore, writeCheckpoint } from '../../src/audit/checkpointer';
 import { AuditKeyring, generateAuditKey } from '../../src/audit/keys';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { ev } from './support';
 
 let dir: string;

@@ -8,7 +8,7 @@ import { writeCheckpoint } from '../../src/audit/checkpointer';
 import { CheckpointBody, checkpointDigest, keyIdOf, publicKeyDer, signBody } from '../../src/audit/checkpoint';
 import { AuditExport, verifyAuditExport, writeAuditExport } from '../../src/audit/export';
 import { generateAuditKey } from '../../src/audit/keys';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { chainHash, genesisHash } from '../../src/events/chain';
 import { AuditReceipt } from '../../src/audit/receipt';
 import { ev } from './support';

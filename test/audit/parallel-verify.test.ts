@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { verifyStore, verifyThreadsFrom, writeCheckpoint } from '../../src/audit/checkpointer';
 import { generateAuditKey } from '../../src/audit/keys';
 import { chainHash, genesisHash } from '../../src/events/chain';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { ev } from './support';
 
 // `audit verify` on SQLite checks logs of ≥ 20,000 events in worker threads over ranges, then stitches

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { AUDIT_CHECKPOINTER_SERVICE, AuditCheckpointer, readCheckpointList, verifyStore } from '../../src/audit/checkpointer';
 import { AuditKeyring, generateAuditKey, writeKeyFile } from '../../src/audit/keys';
 import { loadConfig } from '../../src/config';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/event-store';
+import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
 import { issueApiToken } from '../../src/security/tokens';

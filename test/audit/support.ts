@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import type { NewEvent } from '../../src/events/envelope';
 import { newUuidV7 } from '../../src/events/ids';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
+import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import type { AuditableStore } from '../../src/audit/checkpointer';
 import { DATABASE_URL } from '../scale/pg-support';
 

@@ -6,7 +6,7 @@ import { Checkpoint, CheckpointBody, signBody } from '../../src/audit/checkpoint
 import { generateAuditKey } from '../../src/audit/keys';
 import { AuditReceipt, parseReceipts, receiptOf, receiptSignatureValid } from '../../src/audit/receipt';
 import { appendWitness, readLatestWitnessed, readWitness, witnessFile } from '../../src/audit/witness';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { ev } from './support';
 
 const key = generateAuditKey().key;

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../../src/events/envelope';
-import { evolveHistory, historyOf, initialHistoryState } from '../../src/context/history';
+import { evolveHistory, historyOf, initialHistoryState } from '../../src/context/history-fold';
 
 const H1 = 'a'.repeat(40);
 const H2 = 'b'.repeat(40);

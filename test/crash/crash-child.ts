@@ -1,6 +1,6 @@
 // Appends in a tight loop from 16 concurrent producers (so group commits share transactions) and prints
 // one line per ACKNOWLEDGED append: "ack <eventId> <eventId> ...". The parent SIGKILLs it at random.
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { newUuidV7 } from '../../src/events/ids';
 
 const [file, sync] = process.argv.slice(2);

@@ -1,5 +1,5 @@
 import { newUuidV7 } from '../../src/events/ids';
-import { KurrentDbConnection, KurrentDbEventStore, positionToNumber } from '../../src/stores/kurrentdb/event-store';
+import { KurrentDbConnection, KurrentDbEventStore, positionToNumber } from '../../src/stores/kurrentdb/kurrentdb-event-store';
 import { eventStoreConformance } from './store-conformance';
 
 const url = process.env.KURRENTDB_URL;

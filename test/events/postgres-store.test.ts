@@ -1,4 +1,4 @@
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/event-store';
+import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { eventStoreConformance } from './store-conformance';
 

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent, RecordedEvent } from '../../src/events/envelope';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -54,7 +54,7 @@ describe('SQLite: appends of other connections to the same file reach this one\'
     const it = sub[Symbol.asyncIterator]();
     const got = take(it, 2);
     const script = `
-      const { SqliteEventStore } = require('./src/stores/sqlite/event-store');
+      const { SqliteEventStore } = require('./src/stores/sqlite/sqlite-event-store');
       const store = new SqliteEventStore({ file: process.argv[1], workspaceId: 'ws' });
       const ev = (id) => ({ eventId: id, type: 'ReviewLevelSet', schemaVersion: 1, data: { level: 'light' }, metadata: { principal: 'user:cli', workspaceId: 'ws', correlationId: 'c', causationId: null, occurredAt: '2026-12-04T00:00:00Z' } });
       store.append('cli', 'no_stream', [ev(process.argv[2]), ev(process.argv[3])]).then(() => store.close());`;

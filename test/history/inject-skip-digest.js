@@ -6,7 +6,7 @@
  * SQLite only (the PostgreSQL comparison lives in SQL). Never loaded by the server itself.
  */
 const { CommandExecutor } = require('../../src/commands/kernel');
-const { SqliteEventStore } = require('../../src/stores/sqlite/event-store');
+const { SqliteEventStore } = require('../../src/stores/sqlite/sqlite-event-store');
 const { DuplicateEventId } = require('../../src/events/store/port');
 
 CommandExecutor.prototype.assertOwnBatch = function skipDigestComparison() {};

@@ -3,9 +3,9 @@
 // runs on a later turn of the event loop); `parent`: keeps appending until the parent kills it.
 // Prints "live" once the model is caught up, then "ack <position>" per acknowledged append.
 import type { EventStore } from '../../src/events/store/port';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/event-store';
-import { KurrentDbConnection, KurrentDbEventStore } from '../../src/stores/kurrentdb/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
+import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { KurrentDbConnection, KurrentDbEventStore } from '../../src/stores/kurrentdb/kurrentdb-event-store';
 import { Pool } from 'pg';
 import { readModelHost } from '../../src/readmodels/registry';
 import { appendLog, generateLog } from './generate';

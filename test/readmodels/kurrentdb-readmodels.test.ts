@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
-import { KurrentDbConnection, KurrentDbEventStore } from '../../src/stores/kurrentdb/event-store';
+import { KurrentDbConnection, KurrentDbEventStore } from '../../src/stores/kurrentdb/kurrentdb-event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema } from '../scale/pg-support';
 import { readModelConformance, Workspace } from './conformance';
 import { SlotMap } from '../../src/slots';

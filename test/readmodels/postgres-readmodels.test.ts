@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/event-store';
+import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { auditQuery } from '../../src/projections/audit';
 import { foldQuery } from '../../src/projections/run-query';
-import { auditFromRows, auditSql } from '../../src/readmodels/audit';
+import { auditFromRows, auditSql } from '../../src/readmodels/audit-read-model';
 import { readModelHost } from '../../src/readmodels/registry';
 import { readModelConformance, Workspace } from './conformance';
 import { appendLog, generateLog } from './generate';

@@ -8,7 +8,7 @@ import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
- * `projections rebuild` while another process keeps writing (issue 34: it stopped a few events short of
+ * `read-models rebuild` while another process keeps writing (issue 34: it stopped a few events short of
  * the head and never returned). The build must catch up with a moving head, be promoted, and then
  * follow the other process's appends like any active slot.
  */

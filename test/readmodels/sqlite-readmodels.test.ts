@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { auditCursor, auditQuery } from '../../src/projections/audit';
 import { foldQuery } from '../../src/projections/run-query';
-import { auditFromRows, auditSql, AUDIT_IX } from '../../src/readmodels/audit';
+import { auditFromRows, auditSql, AUDIT_IX } from '../../src/readmodels/audit-read-model';
 import { READ_MODELS, readModelHost } from '../../src/readmodels/registry';
 import { ReadModelHost } from '../../src/readmodels/host';
 import { SqliteReadModelStorage, tableName } from '../../src/readmodels/storage';

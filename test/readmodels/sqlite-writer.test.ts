@@ -8,7 +8,7 @@ const ROOT = path.resolve(__dirname, '../..');
 // In a child process of its own: under Jest the event loop is kept alive by the runner, so a process
 // ending early (nothing referenced but an awaited writer thread) would go unseen.
 const SCRIPT = `
-const { SqliteEventStore } = require('./src/stores/sqlite/event-store');
+const { SqliteEventStore } = require('./src/stores/sqlite/sqlite-event-store');
 const { readModelHost } = require('./src/readmodels/registry');
 const { SlotMap } = require('./src/slots');
 const { appendLog, generateLog } = require('./test/readmodels/generate');
@@ -44,7 +44,7 @@ test('a build commits its batches on the SQLite writer thread, and the process l
 // The history's chunks prepare ahead: each chunk's temporary table is filled on the file's other writer
 // thread while the chunk before commits, and that thread commits it (storage.prepareAhead).
 const AHEAD = `
-const { SqliteEventStore } = require('./src/stores/sqlite/event-store');
+const { SqliteEventStore } = require('./src/stores/sqlite/sqlite-event-store');
 const { readModelHost } = require('./src/readmodels/registry');
 const { SlotMap } = require('./src/slots');
 const { SqliteWriter } = require('./src/readmodels/sqlite-writer');

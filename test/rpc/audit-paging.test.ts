@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { newUuidV7 } from '../../src/events/ids';
 import { AUDIT_MAX_LIMIT, auditQuery, type AuditPage, type AuditRow } from '../../src/projections/audit';
 import { runQuery } from '../../src/projections/run-query';
-import { auditRowsRead } from '../../src/readmodels/audit';
+import { auditRowsRead } from '../../src/readmodels/audit-read-model';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { BASE, call, HEAD_A, nodePayload, postRpc, tokenFor, WsClient } from './support';
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
 import type { RecordedEvent } from '../../src/events/envelope';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { parseToken } from '../../src/security/tokens';
 import { call, command, postRpc, serverFixture, tokenFor } from './support';
 

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent } from '../../src/events/envelope';
-import { migrationSql, PostgresBackend, PostgresEventStore, SCHEMA_VERSION } from '../../src/stores/postgres/event-store';
+import { migrationSql, PostgresBackend, PostgresEventStore, SCHEMA_VERSION } from '../../src/stores/postgres/postgres-event-store';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 import { WorkspaceRegistry } from '../../src/workspaces/registry';
@@ -125,7 +125,7 @@ whenPostgres('postgres migrations', () => {
     await writer.close();
   });
 
-  test('20 CLI-style reads (the read-only open path, as `projections status`) during concurrent appends from 4 processes: 0 failed appends, 0 failed reads, 0 deadlocks', async () => {
+  test('20 CLI-style reads (the read-only open path, as `read-models status`) during concurrent appends from 4 processes: 0 failed appends, 0 failed reads, 0 deadlocks', async () => {
     const schema = fresh();
     const setup = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 });
     await setup.pool.query(`INSERT INTO "${schema}".workspaces VALUES ('load', 'load', '2026-01-01T00:00:00Z')`);

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import { SqliteEventStore } from '../../src/stores/sqlite/event-store';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { prFold } from '../../src/review/pr-state';
 import { estimateBytes, foldCache, FoldCache } from '../../src/workspaces/fold-cache';
 import { loadStream } from '../../src/workspaces/load-stream';

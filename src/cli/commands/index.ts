@@ -10,7 +10,7 @@ import * as publish from './publish';
 import * as contractDiff from './contract-diff';
 import * as contextPacks from './context-pack';
 import * as demo from './demo';
-import * as projections from './projections';
+import * as readModels from './read-models';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
@@ -25,5 +25,5 @@ export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   contractDiff,
   contextPacks,
   demo,
-  projections,
+  readModels,
 ];

@@ -30,7 +30,7 @@ import {
   WrongExpectedRevision,
   sameCommand,
 } from '../../events/store/port';
-import { DecodedEvent } from '../postgres/event-store';
+import { DecodedEvent } from '../postgres/postgres-event-store';
 
 /**
  * KurrentDB (EventStoreDB) adapter over @eventstore/db-client (gRPC).

@@ -1,7 +1,7 @@
 import { parseReviewStream } from '../events/streams';
 import type { RecordedEvent } from '../events/envelope';
 import { catalogued } from '../events/catalogue/event-types';
-import { HISTORY_EVENT_TYPES, type HistoryEntry } from '../context/history';
+import { HISTORY_EVENT_TYPES, type HistoryEntry } from '../context/history-fold';
 import type { ApplyTx, ReadModel, Row } from './model';
 import type { BulkBuilder, BulkDialect, BulkStatements } from './bulk';
 import type { ReadModelStorage, Slot } from './storage';
@@ -15,7 +15,7 @@ interface RecordedFragment {
   symbolId: string;
 }
 
-/** The same innermost-fragment rule as src/context/history.ts (kept in step by the conformance suite). */
+/** The same innermost-fragment rule as src/context/history-fold.ts (kept in step by the conformance suite). */
 function fragmentSymbol(fragments: readonly RecordedFragment[], a: { path: string; side: string; startLine: number; endLine: number }): string | undefined {
   let best: RecordedFragment | undefined;
   for (const f of fragments) {
@@ -41,7 +41,7 @@ function reviewStream(streamId: string): ReturnType<typeof parseReviewStream> {
 }
 
 /**
- * The ledger's memory (src/context/history.ts) as rows, so a context pack's history clues cost an
+ * The ledger's memory (src/context/history-fold.ts) as rows, so a context pack's history clues cost an
  * indexed lookup per symbol instead of a fold of the workspace log. Every fact keeps the position it
  * became true at, so a read bounded by a position is exactly the fold's state at that position:
  *
@@ -284,7 +284,7 @@ function entryOf(r: Row): HistoryEntry {
 }
 
 /**
- * `historyOf` (src/context/history.ts) for each of `symbolIds`, exactly as of `until`: every node of
+ * `historyOf` (src/context/history-fold.ts) for each of `symbolIds`, exactly as of `until`: every node of
  * another PR of the repo, and nodes of this PR from rounds before its current one.
  */
 export async function historyFromRows(storage: ReadModelStorage, slot: Slot, repoId: string, streamId: string, symbolIds: Iterable<string>, until: number): Promise<Map<string, HistoryEntry[]>> {

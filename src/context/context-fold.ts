@@ -5,7 +5,7 @@ import { DomainError } from '../domain-error';
 import type { RecordedEvent } from '../events/envelope';
 import type { CohortData } from '../events/catalogue/compute';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { evolveHistory, HistoryEntry, historyOf, HistoryState, initialHistoryState, isHistoryEvent } from './history';
+import { evolveHistory, HistoryEntry, historyOf, HistoryState, initialHistoryState, isHistoryEvent } from './history-fold';
 import { ensureTexts, headMaterials, HeadMaterials } from './materials';
 import { buildContextPack, neededPaths } from './pack';
 import type { ContextPack } from './pack-types';
@@ -50,7 +50,7 @@ export interface StaleContext {
 
 /**
  * The pack of one cohort from a folded state (pure given the loaded materials). `history` replaces the
- * folded history (a read model answering the same lookups from rows, src/readmodels/history.ts).
+ * folded history (a read model answering the same lookups from rows, src/readmodels/history-read-model.ts).
  */
 export function contextOf(s: CohortContextState, cohortKey: string, budgetBytes: number, history?: (symbolId: string) => HistoryEntry[]): ContextPack | StaleContext {
   const c = s.computation;
