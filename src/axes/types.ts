@@ -3,8 +3,6 @@
  * exports a pure gate function; the verdict projection folds those results in last.
  */
 export type AxisName = 'correctness' | 'security' | 'testGap' | 'visual' | 'apiContract' | 'performance';
-export const DETERMINISTIC_AXES = ['visual', 'apiContract', 'performance'] as const;
-export const TOKEN_AXES = ['correctness', 'security', 'testGap'] as const;
 
 /**
  * pass: ran, nothing blocking · warn: ran, non-blocking concerns · fail: ran, blocking problem ·
@@ -12,7 +10,6 @@ export const TOKEN_AXES = ['correctness', 'security', 'testGap'] as const;
  * nothing the axis covers. Only pass and warn open a gate: absence of evidence is never green.
  */
 export type AxisStatus = 'pass' | 'warn' | 'fail' | 'partial' | 'unavailable' | 'not_applicable';
-export const AXIS_STATUSES: readonly AxisStatus[] = ['pass', 'warn', 'fail', 'partial', 'unavailable', 'not_applicable'];
 
 export interface AxisResult {
   status: AxisStatus;

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 
 /**
  * Build-system module boundaries (SPEC §8.1): C# projects (`.csproj`) and Gradle modules. A module owns the
@@ -69,8 +68,3 @@ export class ModuleBoundaries {
     return this.visibleFrom(fromKey).has(this.moduleOf(toFile));
   }
 }
-
-export const dirOf = (file: string): string => {
-  const d = path.posix.dirname(file);
-  return d === '.' ? '' : d;
-};

@@ -9,12 +9,6 @@ import { psr4Candidates } from './lang-php';
 import { zigModulePath } from './lang-zig';
 import { ModuleBoundaries } from './build-modules';
 
-/**
- * `resolved`: bound through the same file or through an import (re-exports followed) · `name-match`: only
- * a definition with the same name exists somewhere (never used for merging) · `unknown`: nothing found.
- */
-export type EdgeConfidence = 'resolved' | 'name-match' | 'unknown';
-
 export interface SymbolInfo {
   id: string;
   path: string;

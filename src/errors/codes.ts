@@ -212,8 +212,6 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_CODES, code);
-
 export const statusOf = (code: ErrorCode): ErrorStatus => ERROR_CODES[code].status;
 
 /** The JSON-RPC `error.code` a code is sent with. */

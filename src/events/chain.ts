@@ -42,10 +42,8 @@ export interface ChainRow extends ChainFields {
   hash: string | null;
 }
 
-/** The stored form of a hash (32 bytes) from its hex, and back: exports and the API speak hex. */
+/** The stored form of a hash (32 bytes) from its hex: exports and the API speak hex. */
 export const hashBytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
-export const hashHex = (stored: Buffer | Uint8Array | string | null | undefined): string | null =>
-  stored == null ? null : typeof stored === 'string' ? stored : Buffer.isBuffer(stored) ? stored.toString('hex') : Buffer.from(stored).toString('hex');
 
 /*
  * Decimal integers are ASCII: their UTF-8 length is their string length. So is prevHash: it is never

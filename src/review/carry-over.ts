@@ -1,6 +1,6 @@
 import type { Hunk } from '../codegraph/diff-hunks';
 
-/**
+/*
  * SPEC §5 carry-over: what becomes of a finding of round N−1 when round N starts at a new head.
  *  - `carried`: its anchored code is unchanged at the new head (same fingerprint, same anchored text):
  *    it stays in the new round as it was — live with its confirmations, or dismissed / resolved.
@@ -10,7 +10,6 @@ import type { Hunk } from '../codegraph/diff-hunks';
  * The facts come from git at the edge (src/review/carry-facts.ts) and are recorded in
  * `FindingsCarriedOver`; the fold only applies them.
  */
-export type CarryFate = 'carried' | 'outdated' | 'gone';
 
 /** How an anchored line range reads after a zero-context diff. */
 export type MappedRange =

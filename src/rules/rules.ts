@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
-import { axisStatusSchema } from '../events/catalogue/compute';
 import { prioritySchema, reviewerBriefSchema, verdictSchema } from '../events/catalogue/review';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadWorkspaceState } from '../workspaces/workspace-state';
@@ -44,7 +43,6 @@ export const rulesSchema = z.object({
   contractSeverityOverrides: z.record(z.string().max(200), z.enum(['breaking', 'warning', 'non-breaking', 'info'])),
 });
 export type Rules = z.infer<typeof rulesSchema>;
-export type AxisStatusName = z.infer<typeof axisStatusSchema>;
 
 /** Rules v1 as shipped (src/rules/v1.json). */
 export const RULES_V1: Rules = parseRules(v1Document, 'src/rules/v1.json');

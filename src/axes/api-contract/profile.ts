@@ -12,10 +12,6 @@ import type { OasdiffLevel } from './oasdiff-registry';
 export const CONTRACT_PROFILES = ['review-ledger', 'oasdiff'] as const;
 export type ContractProfile = (typeof CONTRACT_PROFILES)[number];
 
-export function isContractProfile(v: string): v is ContractProfile {
-  return (CONTRACT_PROFILES as readonly string[]).includes(v);
-}
-
 /** The changes graded by `profile` (new objects; the input is not touched). */
 export function applyProfile(changes: readonly ContractChange[], oasdiff: ReadonlyMap<string, OasdiffFinding> | undefined, profile: ContractProfile): ContractChange[] {
   if (profile === 'review-ledger') return changes.map((c) => ({ ...c }));

@@ -24,12 +24,6 @@ export const MARK_AA = 3;
 /** pixelmatch's `maxDelta`: 35215 is the largest possible YIQ distance. */
 const MAX_DELTA = 35215 * VISUAL_DIFF_OPTIONS.threshold * VISUAL_DIFF_OPTIONS.threshold;
 
-export interface MatchResult {
-  changedPixels: number;
-  /** Per row, 1 when at least one pixel of it is marked. */
-  markedRows: Uint8Array;
-}
-
 /**
  * Compares rows [fromRow, toRow) of two same-sized RGBA images (their whole height is `height`, which
  * the anti-aliasing detector's borders use). `skipRows[y]` = 1 declares row y equal in both images.

@@ -46,5 +46,3 @@ export async function readDiffImage(workspaceDir: string, hash: string): Promise
     throw err;
   }
 }
-
-export const isContentHash = (hash: string): boolean => HASH.test(hash);
