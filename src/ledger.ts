@@ -3,13 +3,20 @@ import { DomainError } from './domain-error';
 import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
 import { commandByName } from './commands/registry';
 import { createWorkspace } from './commands/create-workspace';
-import { assertMayMintFor, issueToken } from './commands/issue-token';
+import { assertMayMintFor, deriveToken, issueToken, issueTokenRequestSchema } from './commands/issue-token';
+import { checkAccess, type CommandDefinition } from './commands/kernel';
+import { assertKnownFields, assertNoReservedKeys } from './commands/payload-keys';
+import { placeRemoteRegistration } from './commands/register-repo';
+import { loadServerKey } from './workspaces/server-key';
+import { canonicalJson } from './events/canonical-json';
+import { principalSchema } from './events/envelope';
+import type { z } from 'zod';
 import type { LedgerConfig } from './config';
 import { StoreFactory, WorkspaceHandle, WorkspaceRegistry, sqliteStoreFactory } from './workspaces/registry';
 import { kurrentdbStoreFactory, postgresStoreFactory, requireUrl } from './workspaces/store-factories';
 import { workspaceIdSchema } from './events/catalogue/workspace';
 import { validationError } from './domain-error';
-import { assertIdempotencyKey } from './events/ids';
+import { assertIdempotencyKey, deriveEventId } from './events/ids';
 import { configureAuditKeyFile, defaultOperatorConfig, OPERATOR_CONFIG_SERVICE, type OperatorConfig } from './operator-config';
 import { LedgerServices } from './slots';
 
@@ -63,13 +70,25 @@ export class Ledger {
     return this.workspaces.open(id);
   }
 
-  async run(command: string, workspaceId: unknown, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
+  /**
+   * The one entry path: every transport (RPC, MCP, the CLI, webhooks, the CQRS bus) runs a registry command
+   * through here, once. `workspace` is an id (opened and held for the command) or a handle the caller
+   * already holds. A command with a special need before the kernel (minting a token's secret, creating a
+   * workspace, placing a tenant's repo) has its own entry step (ENTRY_STEPS below); every other one goes
+   * straight to the kernel, which checks access and payload and runs validate → replay → prepare → decide →
+   * append.
+   */
+  async run(command: string, workspace: unknown, envelope: CommandEnvelope, payload: unknown, edge: CommandEdge = OPERATOR_EDGE): Promise<CommandOutcome> {
     const def = commandByName.get(command);
     if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`);
-    if (def === createWorkspace) return this.createWorkspace(envelope, payload);
-    if (def === issueToken) assertMayMintFor(this.operator, envelope.principal, (payload as { principal?: unknown } | null)?.principal);
-    // The workspace stays open while the command (and any job it runs) does.
-    const { handle, release } = await this.workspaces.acquire(workspaceId);
+    const step = ENTRY_STEPS[def.name];
+    return step ? step(this, { def, workspace, envelope, payload, edge }) : this.execute(def, workspace, envelope, payload);
+  }
+
+  /** The kernel on `workspace` (a handle, or an id opened and held until the command and its job end). */
+  async execute(def: AnyCommand, workspace: unknown, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
+    if (isHandle(workspace)) return this.executor.execute(def, workspace, envelope, payload);
+    const { handle, release } = await this.workspaces.acquire(workspace);
     try {
       return await this.executor.execute(def, handle, envelope, payload);
     } finally {
@@ -77,27 +96,55 @@ export class Ledger {
     }
   }
 
-  /** Registers the workspace in the catalogue, then records WorkspaceCreated in its own stream. */
   /**
-   * `quota`: for a tenant's request (RPC), the owner key the workspace counts against and the operator's
-   * limit (`WorkspaceRegistry.registerWithin`); the local operator's CLI passes none.
+   * `issueToken`'s entry step: the secret is derived from the server key and the idempotency key (so a
+   * replay answers with byte-identical output), the command records only its hash, and the answer carries
+   * the token once.
    */
-  async createWorkspace(envelope: CommandEnvelope, payload: unknown, quota?: { owner: string; limit: number }): Promise<CommandOutcome> {
+  async issueToken(workspace: unknown, envelope: CommandEnvelope, request: unknown): Promise<CommandOutcome & { token: string }> {
+    admit(issueToken, envelope, issueTokenRequestSchema, request);
+    const parsed = issueTokenRequestSchema.safeParse(request);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    assertMayMintFor(this.operator, envelope.principal, parsed.data.principal);
+    const key = assertIdempotencyKey(envelope.idempotencyKey, this.clock());
+    const workspaceId = isHandle(workspace) ? workspace.id : workspaceIdSchema.parse(workspace);
+    const derived = deriveToken(loadServerKey(this.config.dataDir, this.operator.serverKeyFile), workspaceId, key);
+    const outcome = await this.execute(issueToken, workspace, envelope, { ...parsed.data, tokenId: derived.tokenId, tokenHash: derived.tokenHash });
+    const response = { ...outcome.response, result: { ...(outcome.response.result as object), token: derived.token } };
+    return { ...outcome, response, json: canonicalJson(response), token: derived.token };
+  }
+
+  /**
+   * `createWorkspace`'s entry step: registers the workspace in the catalogue, then records WorkspaceCreated
+   * in its own stream. For a tenant (`from`: the workspace it asks from) the new workspace counts against
+   * the operator's per-owner quota and the answer carries an owner token for it (tokens are
+   * workspace-scoped; derived from the same idempotency key, so a replay returns the same bytes). The
+   * local operator's CLI passes no `from`.
+   */
+  async createWorkspace(envelope: CommandEnvelope, payload: unknown, from?: { workspaceId: string }): Promise<CommandOutcome> {
+    admit(createWorkspace, envelope, createWorkspace.input, payload);
     const parsed = createWorkspace.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     workspaceIdSchema.parse(parsed.data.workspaceId);
     // Validate the key before the catalogue is touched: a refused request creates nothing.
     const key = assertIdempotencyKey(envelope.idempotencyKey, this.clock());
     const name = parsed.data.name ?? parsed.data.workspaceId;
-    if (quota) this.workspaces.registerWithin(parsed.data.workspaceId, name, this.clock().toISOString(), quota.owner, quota.limit);
+    if (from) this.workspaces.registerWithin(parsed.data.workspaceId, name, this.clock().toISOString(), this.workspaces.ownerKeyOf(from.workspaceId, envelope.principal), this.operator.maxWorkspacesPerOwner);
     else this.workspaces.register(parsed.data.workspaceId, name, this.clock().toISOString());
     const { handle: ws, release } = await this.workspaces.acquire(parsed.data.workspaceId);
+    let created: CommandOutcome;
     try {
       await assertSameCreator(ws, key, envelope);
-      return await this.executor.execute(createWorkspace, ws, envelope, parsed.data);
+      created = await this.executor.execute(createWorkspace, ws, envelope, parsed.data);
     } finally {
       release();
     }
+    if (!from) return created;
+    const workspaceId = (created.response.result as { workspaceId: string }).workspaceId;
+    // Index 1000: far past the ids the createWorkspace batch itself derives from the key.
+    const issued = await this.issueToken(workspaceId, { ...envelope, idempotencyKey: deriveEventId(key, 1000) }, { principal: envelope.principal, role: 'owner', label: 'created with the workspace' });
+    const response = { ...created.response, result: { workspaceId, token: issued.token, tokenId: (issued.response.result as { tokenId: string }).tokenId } };
+    return { ...created, response, json: canonicalJson(response) };
   }
 
   async close(): Promise<void> {
@@ -123,6 +170,57 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
 }
 
 export { LOCAL_OPERATOR } from './local-operator';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyCommand = CommandDefinition<any, any, any>;
+
+/** Where a command comes from: a tenant (RPC, MCP over HTTP: a token holder, bounded by the operator's rules) or the operator (the CLI, server code). */
+export interface CommandEdge {
+  tenant: boolean;
+}
+export const OPERATOR_EDGE: CommandEdge = { tenant: false };
+export const TENANT_EDGE: CommandEdge = { tenant: true };
+
+interface EntryCall {
+  def: AnyCommand;
+  workspace: unknown;
+  envelope: CommandEnvelope;
+  payload: unknown;
+  edge: CommandEdge;
+}
+
+const workspaceIdOf = (w: unknown): string => (isHandle(w) ? w.id : workspaceIdSchema.parse(w));
+
+/**
+ * The commands that need a step before the kernel, one each. Such a step does work the kernel cannot undo
+ * (a catalogue entry, a clone, a derived secret), so it admits the call (access, then known fields) first;
+ * the kernel checks again on its own (server code also calls it directly).
+ */
+const ENTRY_STEPS: Partial<Record<string, (ledger: Ledger, call: EntryCall) => Promise<CommandOutcome>>> = {
+  issueToken: (ledger, c) => ledger.issueToken(c.workspace, c.envelope, c.payload),
+  createWorkspace: (ledger, c) => ledger.createWorkspace(c.envelope, c.payload, c.edge.tenant ? { workspaceId: workspaceIdOf(c.workspace) } : undefined),
+  registerRepo: async (ledger, c) => {
+    if (!c.edge.tenant) return ledger.execute(c.def, c.workspace, c.envelope, c.payload);
+    // A tenant's repo lives under the operator's repo root: a folder there, or a forge URL cloned there.
+    admit(c.def, c.envelope, c.def.input, c.payload);
+    const op = ledger.operator;
+    if (typeof c.payload !== 'object' || c.payload === null || Array.isArray(c.payload)) throw new DomainError('invalid_payload', 'params: must be an object of named parameters');
+    const placed = await placeRemoteRegistration(c.payload as Record<string, unknown>, op.repoRoot, workspaceIdOf(c.workspace), op.githubEnterpriseHosts, op.repoQuotaBytes);
+    return ledger.execute(c.def, c.workspace, c.envelope, placed);
+  },
+};
+
+/** Access, then the payload's fields against `schema`: what an entry step checks before it does anything. */
+function admit(def: Pick<CommandDefinition, 'name' | 'access'>, envelope: CommandEnvelope, schema: z.ZodType, payload: unknown): void {
+  checkAccess(def, principalSchema.parse(envelope.principal), envelope.role);
+  assertNoReservedKeys(payload);
+  assertKnownFields(schema, payload);
+}
+
+function isHandle(w: unknown): w is WorkspaceHandle {
+  return typeof w === 'object' && w !== null && 'store' in w && 'cache' in w;
+}
+
 
 /**
  * The one command whose caller comes from another workspace: a principal's name means nothing across

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { ofType } from '../events/catalogue/event-types';
 import { DomainError } from '../domain-error';
@@ -8,8 +9,25 @@ import { assertMayIssueToken } from '../workspaces/provisioning';
 import { roleSchema } from '../events/roles';
 import type { CommandDefinition } from './kernel';
 
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** Deterministic in (server key, workspace, idempotency key): a replayed issue returns the same token. */
+export function deriveToken(serverKey: Buffer, workspaceId: string, idempotencyKey: string): { token: string; tokenId: string; tokenHash: string } {
+  const tokenId = createHmac('sha256', serverKey).update(`token-id/${workspaceId}/${idempotencyKey}`).digest('hex').slice(0, 16);
+  const secret = createHmac('sha256', serverKey).update(`token-secret/${workspaceId}/${idempotencyKey}`).digest('base64url');
+  const token = `rl_${workspaceId}_${tokenId}_${secret}`;
+  return { token, tokenId, tokenHash: hashToken(token) };
+}
+
+/** What a client sends to issue a token: the id and hash are the server's to derive. */
+export const issueTokenRequestSchema = z.object({
+  principal: principalSchema,
+  role: roleSchema,
+  label: z.string().max(200).optional(),
+});
+
 const input = z.object({
-  /** Derived by the server (src/security/tokens.ts); clients call the `issueToken` RPC without these. */
+  /** Derived by the server (Ledger's issueToken entry step); clients call `issueToken` without these. */
   tokenId: z.string().regex(/^[0-9a-f]{16}$/, 'must be 16 lowercase hex digits'),
   tokenHash: z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest'),
   principal: principalSchema,

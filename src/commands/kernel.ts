@@ -140,9 +140,10 @@ export class CommandExecutor {
 
   async execute<I, S, P>(def: CommandDefinition<I, S, P>, workspace: WorkspaceHandle, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
     const now = this.clock();
-    const key = assertIdempotencyKey(envelope.idempotencyKey, now);
+    // Access first: a caller who may not run the command learns nothing about its payload or key.
     const principal = principalSchema.parse(envelope.principal);
     checkAccess(def, principal, envelope.role);
+    const key = assertIdempotencyKey(envelope.idempotencyKey, now);
     assertNoReservedKeys(payload);
     assertKnownFields(def.input, payload);
     const parsed = def.input.safeParse(payload);

@@ -5,7 +5,6 @@ import type { CommandDefinition, CommandEnvelope, CommandOutcome } from '../comm
 import { COMMANDS } from '../commands/registry';
 import { DomainError } from '../domain-error';
 import { Ledger } from '../ledger';
-import { issueApiToken } from '../security/tokens';
 
 /**
  * A command of the registry on the CommandBus. The envelope is the caller's identity and idempotency
@@ -45,8 +44,7 @@ function commandClass(def: CommandDefinition): LedgerCommandType {
 
 /**
  * The handler generated for one registry command: the same path as every edge (`Ledger.run`), so the
- * bus appends exactly what the executor appends, with the same idempotency. `issueToken` goes through
- * `issueApiToken`, like RPC and the CLI: the secret is derived there and returned once.
+ * bus appends exactly what the executor appends, with the same idempotency.
  */
 function handlerClass(cls: LedgerCommandType): Type<ICommandHandler<LedgerCommand, CommandOutcome>> {
   const def = cls.definition;
@@ -55,7 +53,7 @@ function handlerClass(cls: LedgerCommandType): Type<ICommandHandler<LedgerComman
     [name]: class implements ICommandHandler<LedgerCommand, CommandOutcome> {
       constructor(readonly ledger: Ledger) {}
       execute(c: LedgerCommand): Promise<CommandOutcome> {
-        const run = def.name === 'issueToken' ? issueApiToken(this.ledger, c.workspaceId, c.envelope, c.payload) : this.ledger.run(def.name, c.workspaceId, c.envelope, c.payload);
+        const run = this.ledger.run(def.name, c.workspaceId, c.envelope, c.payload);
         return run.finally(() => c.markExecuted());
       }
     },

@@ -4,7 +4,7 @@ import { DomainError, validationError } from '../domain-error';
 import { checkAccess, type CommandEnvelope, type Via } from '../commands/kernel';
 import { isAgent, type Principal } from '../events/envelope';
 import { newUuidV7 } from '../events/ids';
-import type { Ledger } from '../ledger';
+import { OPERATOR_EDGE, TENANT_EDGE, type Ledger } from '../ledger';
 import { answerQuery } from '../projections/run-query';
 import { toRpcError } from '../rpc/errors';
 import { assertResponseWithin, assertWithinLimits, canonicalJsonWithin, LIMITS } from '../rpc/limits';
@@ -88,7 +88,7 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
         return success(canonicalJsonWithin(review, maxBytes, tool.name));
       }
       const envelope: CommandEnvelope = { idempotencyKey: typeof args.idempotencyKey === 'string' ? args.idempotencyKey : newUuidV7(), principal: caller.principal, role: caller.role, tokenId: caller.tokenId, via: caller.via, correlationId: `mcp:${tool.name}` };
-      const out = await ledger.executor.execute(tool.command!, caller.workspace, envelope, payloadFor(tool.binding!, args));
+      const out = await ledger.run(tool.command!.name, caller.workspace, envelope, payloadFor(tool.binding!, args), caller.via === 'cli' ? OPERATOR_EDGE : TENANT_EDGE);
       assertResponseWithin(out.json, maxBytes, tool.name);
       return success(out.json);
     } catch (err) {

@@ -1,16 +1,14 @@
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess, type CommandEnvelope } from '../commands/kernel';
-import { placeRemoteRegistration, registerRepo } from '../commands/register-repo';
 import { canonicalJson } from '../events/canonical-json';
-import { assertIdempotencyKey, deriveEventId } from '../events/ids';
-import type { Ledger } from '../ledger';
+import { TENANT_EDGE, type Ledger } from '../ledger';
 import { answerQuery } from '../projections/run-query';
 import { accessGuardFor } from '../workspaces/access-guard';
-import { authenticate, issueApiToken, type Caller } from '../security/tokens';
+import { authenticate, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';
 import { assertResponseWithin, assertWithinLimits, canonicalJsonWithin, DISCOVER_COST, LIMITS, requestCost, responseTooLarge } from './limits';
 import { assertKnownFields, assertNoReservedKeys } from '../commands/payload-keys';
-import { isCreateWorkspace, methodTable, type MethodSpec } from './methods';
+import { methodTable, type MethodSpec } from './methods';
 import { openRpcBytes, openRpcJson } from './openrpc';
 import type { ProgressHub, ProgressSink } from '../job-progress/hub';
 import type { WatchHub, WatchSink } from './watch';
@@ -172,10 +170,13 @@ export class RpcDispatcher {
     if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist${didYouMean(method, [...methodTable().keys()])} (see rpc.discover)`);
     const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer, ctx.holds);
     ctx.connection?.authenticated?.();
-    checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
-    if (ctx.signal?.aborted && spec.kind !== 'command') throw requestCancelled(spec.name);
     const payload = payloadOf(params);
-    assertKnownFields(spec.params, payload);
+    // A command's access and payload are checked once, on the entry path (Ledger.run → its entry step or the kernel).
+    if (spec.kind !== 'command') {
+      checkAccess({ name: spec.name, access: spec.access }, caller.principal, caller.role);
+      if (ctx.signal?.aborted) throw requestCancelled(spec.name);
+      assertKnownFields(spec.params, payload);
+    }
     switch (spec.kind) {
       case 'command':
         return this.command(spec, caller, params, payload);
@@ -218,29 +219,8 @@ export class RpcDispatcher {
       via: 'rpc',
       correlationId: typeof params.correlationId === 'string' ? params.correlationId.slice(0, 200) : undefined,
     };
-    if (spec.command!.name === 'issueToken') return (await issueApiToken(this.ledger, caller.workspace.id, envelope, payload)).json;
-    if (isCreateWorkspace(spec)) return this.createWorkspace(caller, envelope, payload);
-    if (spec.command!.name === registerRepo.name) {
-      // Over RPC the caller is a tenant: the repo must live under the operator's repo root.
-      const op = this.ledger.operator;
-      payload = await placeRemoteRegistration(payload, op.repoRoot, caller.workspace.id, op.githubEnterpriseHosts, op.repoQuotaBytes);
-    }
-    return (await this.ledger.executor.execute(spec.command!, caller.workspace, envelope, payload)).json;
-  }
-
-  /**
-   * An owner creates another workspace and becomes its owner. Tokens are workspace-scoped, so the
-   * response carries an owner token for the new workspace (derived from the same idempotency key: a
-   * replay returns the same bytes).
-   */
-  private async createWorkspace(caller: Caller, envelope: CommandEnvelope, payload: Record<string, unknown>): Promise<string> {
-    const quota = { owner: this.ledger.workspaces.ownerKeyOf(caller.workspace.id, caller.principal), limit: this.ledger.operator.maxWorkspacesPerOwner };
-    const created = await this.ledger.createWorkspace(envelope, payload, quota);
-    const workspaceId = (created.response.result as { workspaceId: string }).workspaceId;
-    const key = assertIdempotencyKey(envelope.idempotencyKey, this.ledger.clock());
-    // Index 1000: far past the ids the createWorkspace batch itself derives from the key.
-    const issued = await issueApiToken(this.ledger, workspaceId, { ...envelope, idempotencyKey: deriveEventId(key, 1000) }, { principal: caller.principal, role: 'owner', label: 'created with the workspace' });
-    return canonicalJson({ ...created.response, result: { workspaceId, token: issued.token, tokenId: (issued.response.result as { tokenId: string }).tokenId } });
+    // The one entry path (Ledger.run) as a tenant: bounded by the operator's rules (repo root, workspace quota).
+    return (await this.ledger.run(spec.command!.name, caller.workspace, envelope, payload, TENANT_EDGE)).json;
   }
 
   private async query(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, maxBytes: number): Promise<string> {

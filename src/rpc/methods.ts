@@ -4,7 +4,7 @@ import type { AccessRule, CommandDefinition } from '../commands/kernel';
 import { COMMANDS } from '../commands/registry';
 import type { QueryDefinition } from '../projections/query';
 import { QUERIES } from '../projections/queries';
-import { issueTokenRequestSchema } from '../security/tokens';
+import { issueTokenRequestSchema } from '../commands/issue-token';
 import { READ_PROCEDURES, type ReadProcedure } from './reads';
 
 export type MethodKind = 'command' | 'query' | 'watch' | 'read' | 'progress';
@@ -79,8 +79,6 @@ export function methodTable(): Map<string, MethodSpec> {
   table = t;
   return t;
 }
-
-export const isCreateWorkspace = (spec: MethodSpec): boolean => spec.command === createWorkspace;
 
 /** Looks a query up by the name used in SSE paths: `verdict`, `watchVerdict` or `review_studio.verdict`. */
 export function queryForPath(name: string): QueryDefinition | undefined {

@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { newUuidV7 } from '../events/ids';
 import { LOCAL_OPERATOR, type Ledger } from '../ledger';
-import { issueApiToken } from './tokens';
 import { workspaceFold } from '../workspaces/workspace-state';
 
 export const OWNER_TOKEN_FILE = 'owner-token';
@@ -35,7 +34,7 @@ export async function ensureOwnerToken(ledger: Ledger): Promise<OwnerTokenResult
   // Tokens are minted only for members: a workspace someone else created gets the operator as an owner first.
   const { state } = await ledger.executor.load(workspaceFold, await ledger.workspace(workspaceId), 'workspace');
   if (state.members[operator.principal] === undefined) await ledger.run('addMember', workspaceId, { ...operator, idempotencyKey: newUuidV7() }, { principal: operator.principal, role: 'owner' });
-  const issued = await issueApiToken(ledger, workspaceId, { ...operator, idempotencyKey: newUuidV7() }, { principal: operator.principal, role: 'owner', label: 'first-start owner token' });
+  const issued = await ledger.issueToken(workspaceId, { ...operator, idempotencyKey: newUuidV7() }, { principal: operator.principal, role: 'owner', label: 'first-start owner token' });
   // 'wx' + 0600: never clobber a file someone else wrote, never readable by other local users.
   fs.writeFileSync(file, `${issued.token}\n`, { mode: 0o600, flag: 'wx' });
   return { file, workspaceId, created: true };

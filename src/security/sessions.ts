@@ -6,8 +6,8 @@ import { newUuidV7 } from '../events/ids';
 import type { CommandDefinition, Via } from '../commands/kernel';
 import type { Ledger } from '../ledger';
 import { workspaceFold, type WorkspaceState } from '../workspaces/workspace-state';
-import { deriveToken } from './tokens';
-import { loadServerKey } from './server-key';
+import { deriveToken } from '../commands/issue-token';
+import { loadServerKey } from '../workspaces/server-key';
 
 /**
  * Sessions and CLI sign-in tokens: a bearer token (`rl_…`, the same kind every transport authenticates)

@@ -3,14 +3,14 @@ import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import type { Principal } from '../events/envelope';
 import { principalSchema } from '../events/envelope';
-import { assertMayMintFor } from '../commands/issue-token';
+import { hashToken } from '../commands/issue-token';
 import { assertIdempotencyKey } from '../events/ids';
 import type { CommandEnvelope, CommandOutcome } from '../commands/kernel';
 import { canonicalJson } from '../events/canonical-json';
 import type { Ledger } from '../ledger';
 import { workspaceFold } from '../workspaces/workspace-state';
 import { WorkspaceRegistry, type WorkspaceHandle } from '../workspaces/registry';
-import { loadServerKey } from './server-key';
+import { loadServerKey } from '../workspaces/server-key';
 import { effectiveRole } from '../workspaces/provisioning';
 import { Role, roleSchema } from '../events/roles';
 import { Slot } from '../slots';
@@ -31,16 +31,6 @@ export interface ParsedToken {
 export function parseToken(token: string): ParsedToken | null {
   const m = TOKEN_RE.exec(token);
   return m ? { workspaceId: m[1], tokenId: m[2] } : null;
-}
-
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
-
-/** Deterministic in (server key, workspace, idempotency key): a replayed issue returns the same token. */
-export function deriveToken(serverKey: Buffer, workspaceId: string, idempotencyKey: string): { token: string; tokenId: string; tokenHash: string } {
-  const tokenId = createHmac('sha256', serverKey).update(`token-id/${workspaceId}/${idempotencyKey}`).digest('hex').slice(0, 16);
-  const secret = createHmac('sha256', serverKey).update(`token-secret/${workspaceId}/${idempotencyKey}`).digest('base64url');
-  const token = `rl_${workspaceId}_${tokenId}_${secret}`;
-  return { token, tokenId, tokenHash: hashToken(token) };
 }
 
 export interface Caller {
@@ -138,24 +128,3 @@ function verifiedTokens(workspace: WorkspaceHandle, revision: number): Map<strin
   return entry.tokens;
 }
 
-/** What a client sends to issue a token: the id and hash are the server's to derive. */
-export const issueTokenRequestSchema = z.object({
-  principal: principalSchema,
-  role: roleSchema,
-  label: z.string().max(200).optional(),
-});
-
-/**
- * Issues a token through the `issueToken` command and adds the secret to the response. The secret is
- * derived from the server key and the idempotency key, so a replay returns byte-identical output.
- */
-export async function issueApiToken(ledger: Ledger, workspaceId: string, envelope: CommandEnvelope, request: unknown): Promise<CommandOutcome & { token: string }> {
-  const parsed = issueTokenRequestSchema.safeParse(request);
-  if (!parsed.success) throw validationError(parsed.error.issues);
-  assertMayMintFor(ledger.operator, envelope.principal, parsed.data.principal);
-  const key = assertIdempotencyKey(envelope.idempotencyKey, ledger.clock());
-  const derived = deriveToken(loadServerKey(ledger.config.dataDir, ledger.operator.serverKeyFile), workspaceId, key);
-  const outcome = await ledger.run('issueToken', workspaceId, envelope, { ...parsed.data, tokenId: derived.tokenId, tokenHash: derived.tokenHash });
-  const response = { ...outcome.response, result: { ...(outcome.response.result as object), token: derived.token } };
-  return { ...outcome, response, json: canonicalJson(response), token: derived.token };
-}

@@ -7,7 +7,6 @@ import { loadConfig } from '../../src/config';
 import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
-import { issueApiToken } from '../../src/security/tokens';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 import { configuredAuditKeyFile, loadOperatorConfig } from '../../src/operator-config';
 import { startServer } from '../../src/server/bootstrap';
@@ -185,8 +184,8 @@ whenPostgres('two servers, one PostgreSQL store, one audit key file', () => {
       await a.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { workspaceId: 'tokens', name: 'tokens' });
       await a.run('addMember', 'tokens', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:t', role: 'member' });
       const envelope = { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() };
-      const first = await issueApiToken(a, 'tokens', envelope, { principal: 'agent:t', role: 'member' });
-      const retried = await issueApiToken(b, 'tokens', envelope, { principal: 'agent:t', role: 'member' });
+      const first = await a.issueToken('tokens', envelope, { principal: 'agent:t', role: 'member' });
+      const retried = await b.issueToken('tokens', envelope, { principal: 'agent:t', role: 'member' });
       expect({ replayed: retried.replayed, token: retried.token, json: retried.json }).toEqual({ replayed: true, token: first.token, json: first.json });
       // Neither server wrote a key of its own into its data dir.
       expect([fs.existsSync(path.join(dataA, 'server.key')), fs.existsSync(path.join(dataB, 'server.key'))]).toEqual([false, false]);

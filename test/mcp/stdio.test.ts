@@ -6,7 +6,6 @@ import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
 import { loadConfig } from '../../src/config';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
-import { issueApiToken } from '../../src/security/tokens';
 import { BASE, HEAD_A } from '../rpc/support';
 import { spawn } from 'node:child_process';
 import { startServer } from '../../src/server/bootstrap';
@@ -19,7 +18,7 @@ describe('review-ledger mcp (stdio)', () => {
     const ledger = new Ledger(loadConfig({ dataDir }, {}));
     await ledger.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { workspaceId: 'stdio' });
     await ledger.run('addMember', 'stdio', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:stdio-bot', role: 'member' });
-    const { token } = await issueApiToken(ledger, 'stdio', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:stdio-bot', role: 'member' });
+    const { token } = await ledger.issueToken('stdio', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:stdio-bot', role: 'member' });
     await ledger.run('requestReview', 'stdio', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: 'r', prNumber: 1, baseSha: BASE, headSha: HEAD_A });
     await ledger.close();
 
@@ -46,7 +45,7 @@ describe('review-ledger mcp (stdio)', () => {
     const ledger = new Ledger(loadConfig({ dataDir }, {}));
     await ledger.createWorkspace({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { workspaceId: 'relay' });
     await ledger.run('addMember', 'relay', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:relay-bot', role: 'member' });
-    const { token } = await issueApiToken(ledger, 'relay', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:relay-bot', role: 'member' });
+    const { token } = await ledger.issueToken('relay', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:relay-bot', role: 'member' });
     await ledger.run('requestReview', 'relay', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { repoId: 'r', prNumber: 1, baseSha: BASE, headSha: HEAD_A });
     const server = await startServer({ port: 0 }, ledger);
     const args = ['-r', './tools/ts-register.js', 'src/cli/main.ts', 'mcp', '--url', server.url, '--token', token];

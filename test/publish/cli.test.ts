@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { newUuidV7 } from '../../src/events/ids';
-import { issueApiToken } from '../../src/security/tokens';
 import { ALICE, CAROL, OWNER, publishFixture, TOKEN } from './support';
 
 const run = promisify(execFile);
@@ -21,7 +20,7 @@ describe('review-ledger publish (CLI, GitHub credentials from the environment)',
   /** Acting as a principal from the CLI needs its token: provision the member, issue one. */
   const tokenOf = async (principal: string) => {
     await f.ledger.run('addMember', 'acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role: 'member' });
-    return (await issueApiToken(f.ledger, 'acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role: 'member' })).token;
+    return (await f.ledger.issueToken('acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role: 'member' })).token;
   };
 
   it('an agent requests, a human approves, one review is posted; the token is never printed', async () => {

@@ -1,5 +1,4 @@
 import { newUuidV7 } from '../../src/events/ids';
-import { issueApiToken } from '../../src/security/tokens';
 import { startServer } from '../../src/server/bootstrap';
 import { ALICE, OWNER, publishFixture } from './support';
 
@@ -15,7 +14,7 @@ describe('RPC review_studio.publish over HTTP (generated from COMMANDS)', () => 
     try {
       const issue = async (principal: string, role: string) => {
         await f.ledger.run('addMember', 'acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role });
-        return (await issueApiToken(f.ledger, 'acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role })).token;
+        return (await f.ledger.issueToken('acme', { ...OWNER, idempotencyKey: newUuidV7() }, { principal, role })).token;
       };
       const carol = await issue('user:carol', 'member');
       const alice = await issue(ALICE.principal, 'member');

@@ -10,7 +10,6 @@ import { loadConfig } from '../../src/config';
 import { attachReadModels } from '../../src/readmodels/registry';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { newUuidV7 } from '../../src/events/ids';
-import { issueApiToken } from '../../src/security/tokens';
 import { workspaceFold } from '../../src/workspaces/workspace-state';
 import { BASE, command, HEAD_A, nodePayload, postRpc } from '../rpc/support';
 import { CookieJar, request, signInAtProvider, startOidcProvider, type OidcFixture } from '../support/oidc-fixture';
@@ -298,14 +297,16 @@ describe('sign-in through an OpenID Connect provider', () => {
       const agent = await command(url, token, 'default', 'issueToken', { principal: 'agent:bot', role: 'member' });
       expect([who, codeOf(agent), agent.result?.result?.token]).toEqual([who, undefined, expect.stringMatching(/^rl_/)]);
     }
-    // The local operator's CLI (`review-ledger token create` runs issueApiToken as the owner) is refused too…
-    await expect(issueApiToken(server.ledger, 'default', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'user:alice', role: 'viewer' })).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
+    // The local operator's CLI (`review-ledger token create` runs Ledger.issueToken as the owner) is refused too…
+    await expect(server.ledger.issueToken('default', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'user:alice', role: 'viewer' })).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
     // …the Nest CommandBus (what sagas and in-process callers use)…
     await expect(server.app.get(CommandBus).execute(ledgerCommand('issueToken', 'default', { principal: 'user:ada-admin', role: 'admin', tokenId: ada.session!.split('_')[2], via: 'rpc', idempotencyKey: newUuidV7() }, { principal: 'user:alice', role: 'viewer' }))).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
-    // …and so is the command itself, reached without issueApiToken (Ledger.run).
+    // …and so is the one entry path every transport calls (Ledger.run), which mints through the same step…
+    await expect(server.ledger.run('issueToken', 'default', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'user:alice', role: 'viewer' })).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
+    // …and a caller cannot choose the token's id or hash: those are the server's to derive.
     await expect(
-      server.ledger.run('issueToken', 'default', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'user:alice', role: 'viewer', tokenId: '0123456789abcdef', tokenHash: 'a'.repeat(64) }),
-    ).rejects.toMatchObject({ code: 'human_token_requires_sign_in' });
+      server.ledger.run('issueToken', 'default', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:bot', role: 'viewer', tokenId: '0123456789abcdef', tokenHash: 'a'.repeat(64) }),
+    ).rejects.toMatchObject({ code: 'unknown_field' });
     // Nothing of that recorded a token for a human other than through sign-in.
     const tokens = Object.values((await membersState()).tokens);
     for (const t of tokens.filter((t) => t.principal.startsWith('user:') && t.principal !== 'user:local-operator')) expect([t.principal, t.signIn?.subject]).toEqual([t.principal, expect.stringMatching(/^sub-/)]);

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
 import { workspaceFold } from '../../src/workspaces/workspace-state';
-import { loadServerKey } from '../../src/security/server-key';
-import { deriveToken } from '../../src/security/tokens';
+import { loadServerKey } from '../../src/workspaces/server-key';
+import { deriveToken } from '../../src/commands/issue-token';
 import { BASE, call, command, HEAD_A, nodePayload, serverFixture, tokenFor } from '../rpc/support';
 
 /**

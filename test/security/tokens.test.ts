@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
 import { LOCAL_OPERATOR } from '../../src/ledger';
 import { ensureOwnerToken, OWNER_TOKEN_FILE } from '../../src/security/owner-token';
-import { authenticate, hashToken, issueApiToken, parseToken } from '../../src/security/tokens';
+import { authenticate, parseToken } from '../../src/security/tokens';
+import { hashToken } from '../../src/commands/issue-token';
 import { ledgerFixture } from '../support/ledger-fixture';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -17,11 +18,11 @@ describe('bearer tokens (SPEC §16)', () => {
     try {
       await fx.ledger.run('addMember', 'tok', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:a', role: 'member' });
       const key = newUuidV7();
-      const a = await issueApiToken(fx.ledger, 'tok', { ...LOCAL_OPERATOR, idempotencyKey: key }, { principal: 'agent:a', role: 'member' });
-      const again = await issueApiToken(fx.ledger, 'tok', { ...LOCAL_OPERATOR, idempotencyKey: key }, { principal: 'agent:a', role: 'member' });
+      const a = await fx.ledger.issueToken('tok', { ...LOCAL_OPERATOR, idempotencyKey: key }, { principal: 'agent:a', role: 'member' });
+      const again = await fx.ledger.issueToken('tok', { ...LOCAL_OPERATOR, idempotencyKey: key }, { principal: 'agent:a', role: 'member' });
       expect(again.json).toBe(a.json);
       expect(again.replayed).toBe(true);
-      const b = await issueApiToken(fx.ledger, 'tok', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:a', role: 'member' });
+      const b = await fx.ledger.issueToken('tok', { ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() }, { principal: 'agent:a', role: 'member' });
       expect(b.token).not.toBe(a.token);
       const secret = a.token.split('_').slice(3).join('_');
       expect(Buffer.from(secret, 'base64url').length * 8).toBeGreaterThanOrEqual(128);

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { workspaceFold } from '../../workspaces/workspace-state';
-import { issueApiToken } from '../../security/tokens';
 import { writeWebhookSecret } from '../../webhooks/secrets';
 import { withLedger } from '../context';
 import { printAct } from '../act-line';
@@ -15,7 +14,7 @@ import type { ErrorCode } from '../../errors/codes';
 export async function createToken(opts: { workspace: string; principal: string; role: string; label?: string; idempotencyKey?: string; json?: boolean }, cmd: Command): Promise<void> {
   await withLedger(cmd, async (ledger) => {
     await ledger.workspace(opts.workspace);
-    const out = await issueApiToken(ledger, opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { principal: opts.principal, role: opts.role, label: opts.label });
+    const out = await ledger.issueToken(opts.workspace, { ...LOCAL_OPERATOR, idempotencyKey: opts.idempotencyKey ?? newUuidV7() }, { principal: opts.principal, role: opts.role, label: opts.label });
     process.stdout.write(opts.json ? `${out.json}\n` : `${out.token}\n`);
   });
 }
