@@ -39,8 +39,8 @@ const input = z.object({
  * With an identity provider configured, a human's credential comes only from that person's own sign-in
  * (src/security/sessions.ts): nobody — admin, owner, the local operator's CLI — mints a token that acts
  * as another human. Agent tokens stay the admins' to mint; a principal minting for itself (an owner's
- * `createWorkspace` token, the first-start owner token) is its own act. Checked by `issueApiToken` (RPC,
- * MCP, the CLI, the CQRS bus) and by `Ledger.run`, the two ways to this command.
+ * `createWorkspace` token, the first-start owner token) is its own act. Checked by issueToken's entry
+ * step in `Ledger.run`, the one way every transport reaches this command.
  */
 export function assertMayMintFor(operator: Pick<OperatorConfig, 'identityProvider'> | undefined, issuer: string, principal: unknown): void {
   const idp = operator?.identityProvider;
