@@ -15,6 +15,7 @@ import { loadPrState } from '../review/pr-state';
 import { requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 import { isEvent, ofType } from '../events/catalogue/event-types';
+import type { Frozen } from '../events/kernel-types';
 
 /** The anchor path is normalized at the edge; `..`, absolute paths and NUL are refused, naming the field. */
 const anchorPath = z
@@ -124,7 +125,7 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
  * The live node carried or outdated into `round` that a report with this fingerprint re-files (SPEC §5:
  * it joins that node instead of starting over). The earliest such node when there are several.
  */
-function carriedMatch(state: PrState, round: RoundRecord, fingerprint: string): string | undefined {
+function carriedMatch(state: Frozen<PrState>, round: Frozen<RoundRecord>, fingerprint: string): string | undefined {
   const id = round.carry?.byFingerprint[fingerprint];
   if (id === undefined) return undefined;
   const n = state.nodes[id];

@@ -11,7 +11,7 @@ import { Role, roleAtLeast } from '../events/roles';
 import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadStream } from '../workspaces/load-stream';
-import type { DecideContext, PendingEvent, StreamFold } from '../events/kernel-types';
+import { frozenView, type DecideContext, type Frozen, type PendingEvent, type StreamFold } from '../events/kernel-types';
 import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf } from '../workspaces/access-guard';
 import { workspaceFold } from '../workspaces/workspace-state';
 import { LedgerServices, Slot } from '../slots';
@@ -54,9 +54,9 @@ export interface CommandDefinition<I = any, S = any, P = I> {
    * an idempotent replay answers: a replayed key never returns what the caller could not get now.
    * Commands with one repeat the same check in `decide` (which sees the state the append is made on).
    */
-  authorize?(state: S, input: I, ctx: DecideContext): void;
+  authorize?(state: Frozen<S>, input: I, ctx: DecideContext): void;
   /** Pure: given the stream state and the (prepared) input, the events to append, or a DomainError. */
-  decide(state: S, input: P, ctx: DecideContext): PendingEvent[];
+  decide(state: Frozen<S>, input: P, ctx: DecideContext): PendingEvent[];
   /**
    * The response body, a pure function of the recorded events (so replays are byte-identical). When
    * nothing was recorded it also sees the prepared input (what the no-op looked at); that answer is
@@ -154,7 +154,7 @@ export class CommandExecutor {
 
     const ctx: DecideContext = { principal, role: envelope.role, now: now.toISOString(), workspaceId: workspace.id };
     // Authorize first: a replay answers only a caller who may do this now (and, below, only its original caller).
-    if (def.authorize) def.authorize((await this.load(def.fold, workspace, streamId)).state, input, ctx);
+    if (def.authorize) def.authorize(frozenView((await this.load(def.fold, workspace, streamId)).state), input, ctx);
     const replay = await this.replay(def, workspace, key, commandDigest, streamId, principal);
     if (replay) return replay;
     const noop = await noopKeysOf(workspace).find(key);
@@ -168,7 +168,7 @@ export class CommandExecutor {
     const outcome = await this.serialized(workspace, streamId, async () => {
       for (let attempt = 0; ; attempt++) {
         const { state, revision } = await this.load(def.fold, workspace, streamId);
-        const pending = def.decide(state, prepared, ctx);
+        const pending = def.decide(frozenView(state), prepared, ctx);
         if (pending.length === 0) {
           // Nothing to write, but the key is spent: a later use with another payload must be refused.
           const out = this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([], prepared) : null }, false);

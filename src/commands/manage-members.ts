@@ -5,11 +5,12 @@ import { workspaceFold, WorkspaceState } from '../workspaces/workspace-state';
 import { assertManages, assertMayGrant } from '../workspaces/provisioning';
 import { roleSchema } from '../events/roles';
 import type { CommandDefinition } from './kernel';
+import type { Frozen } from '../events/kernel-types';
 
 const memberInput = z.object({ principal: principalSchema, role: roleSchema });
 const removeInput = z.object({ principal: principalSchema });
 
-const owners = (s: WorkspaceState): string[] => Object.entries(s.members).filter(([, r]) => r === 'owner').map(([p]) => p);
+const owners = (s: Frozen<WorkspaceState>): string[] => Object.entries(s.members).filter(([, r]) => r === 'owner').map(([p]) => p);
 
 /** Adds a member with a role (members/tokens are managed by admin and owner, SPEC §16). */
 export const addMember: CommandDefinition<z.infer<typeof memberInput>, WorkspaceState> = {

@@ -14,6 +14,7 @@ import { loadPrState } from '../review/pr-state';
 import { loadWorkspaceState } from '../workspaces/workspace-state';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 import { observedAncestorOf } from './head-ancestry';
+import type { Frozen } from '../events/kernel-types';
 
 const input = z.object({ ...reviewTarget, baseSha: shaSchema, headSha: shaSchema });
 type Input = z.infer<typeof input>;
@@ -90,7 +91,7 @@ export const requestReview: CommandDefinition<Input, PrState, Prepared> = {
  * the edge checked is still the one this decision sees. Keeps the observation's source time, so a late
  * webhook delivery of an older head stays ignored.
  */
-export function catchUpObservedHead(state: PrState, facts: { headSha: string; baseSha: string; observedAncestor: string | null }): PendingEvent[] {
+export function catchUpObservedHead(state: Frozen<PrState>, facts: { headSha: string; baseSha: string; observedAncestor: string | null }): PendingEvent[] {
   if (!facts.observedAncestor || facts.observedAncestor !== state.observedHead) return [];
   return [{ type: 'HeadObserved', data: { headSha: facts.headSha, baseSha: facts.baseSha, source: 'review', ...(state.observedHeadAt ? { observedAt: state.observedHeadAt } : {}) } }];
 }
@@ -100,7 +101,7 @@ export function catchUpObservedHead(state: PrState, facts: { headSha: string; ba
  * they are about the round this decision is made on; else (the review moved meanwhile) none, so the
  * fold lists every live node for re-review. Nothing when the previous round has no node.
  */
-export function carryOverEvent(state: PrState, facts: CarryOverData | null, toHead: string): PendingEvent | null {
+export function carryOverEvent(state: Frozen<PrState>, facts: CarryOverData | null, toHead: string): PendingEvent | null {
   const prev = currentRound(state);
   if (!prev || prev.nodeIds.length === 0) return null;
   const fresh = facts && facts.fromRound === prev.round && facts.fromHead === prev.headSha && facts.toHead === toHead;

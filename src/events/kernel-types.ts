@@ -17,6 +17,27 @@ export interface StreamFold<S, E extends RecordedEvent = RecordedEvent> {
   evolve(state: S, event: E): S;
 }
 
+/**
+ * What a decider sees of its state: every property read-only, at every depth, so a decider cannot assign
+ * into the folded state it decides on (the fold cache shares that object with every later command on the
+ * stream). Arrays, maps and sets keep their types (their elements are frozen), so read-only helpers shared
+ * with the folds take it as it is; their mutating methods are the folds' alone, by convention.
+ */
+export type Frozen<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends Array<infer U>
+    ? Array<Frozen<U>>
+    : T extends Map<infer K, infer V>
+      ? Map<K, Frozen<V>>
+      : T extends Set<unknown>
+        ? T
+        : T extends object
+          ? { readonly [K in keyof T]: Frozen<T[K]> }
+          : T;
+
+/** The folded state as a decider sees it (a type-level view: the same object, nothing copied). */
+export const frozenView = <S>(state: S): Frozen<S> => state as Frozen<S>;
+
 type Pending<E> = E extends CatalogueEvent ? { type: E['type']; data: E['data'] } : never;
 
 /**

@@ -21,6 +21,7 @@ import { PublishSelection, reviewEventFor, selectFindings } from './selection';
 import { isEvent, ofType } from '../events/catalogue/event-types';
 import type { RecordedEvent } from '../events/envelope';
 import { LedgerServices, Slot } from '../slots';
+import type { Frozen } from '../events/kernel-types';
 
 /** Services the application may register (Ledger `services`): the GitHub client factory and publisher options. */
 export const PUBLISHER_OPTIONS_SERVICE = new Slot<PublisherOptions>('publish.options');
@@ -61,7 +62,7 @@ export async function assertApproverExists(ws: WorkspaceHandle, requester: strin
 }
 
 /** SPEC §10: publish only from "awaiting approval". A completed review says where it went. */
-export function assertPublishable(s: PublishState, t: PublishTarget): void {
+export function assertPublishable(s: Frozen<PublishState>, t: PublishTarget): void {
   if (!s.pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${t.repoId}#${t.prNumber}`, { ...t });
   const done = currentPublication(s);
   if (s.pr.status === 'completed' && done) {
@@ -150,7 +151,7 @@ async function withPublishLock<T>(ws: WorkspaceHandle, streamId: string, fn: () 
  * The events a finished publish records (pure; the decider's half). A post that happened is a fact: it
  * is recorded even if the review moved meanwhile, and only the ladder step depends on the state.
  */
-export function publishOutcomeEvents(s: PublishState, p: PreparedPublish, requestId: string, ctx: DecideContext, t: PublishTarget): PendingEvent[] {
+export function publishOutcomeEvents(s: Frozen<PublishState>, p: PreparedPublish, requestId: string, ctx: DecideContext, t: PublishTarget): PendingEvent[] {
   const o = p.outcome;
   if (o.kind === 'failed') {
     return [{ type: 'PublishFailed', data: { requestId, reason: o.reason.slice(0, 10_000), by: ctx.principal, status: o.status, publishKey: o.key, headSha: o.headSha } }];

@@ -5,6 +5,7 @@ import { countsAsConsensus } from './consensus';
 import { duplicatesOf } from './duplicates';
 import { currentRound, isLive, NodeCore, NodeRecord, PrState } from './pr-state';
 import { computeVerdict, VerdictNode, VerdictResult } from './verdict';
+import type { Frozen } from '../events/kernel-types';
 
 export interface PrVerdict extends VerdictResult {
   round: number | null;
@@ -27,7 +28,7 @@ export function liveNodesOfCurrentRound<B extends NodeCore>(s: PrState<B>): Node
 }
 
 /** The verdict of one review under `rules` (SPEC §7); `tokenAxes` lets the finalizer score what it is about to record. */
-export function verdictOfPr(s: PrState<NodeCore>, rules: Rules, tokenAxes?: TokenAxes): PrVerdict {
+export function verdictOfPr(s: Frozen<PrState<NodeCore>>, rules: Rules, tokenAxes?: TokenAxes): PrVerdict {
   const live = liveNodesOfCurrentRound(s);
   const dup = duplicatesOf(live);
   // From scratch on purpose: the finalizer and replay score under arbitrary rules; the live projection
@@ -42,7 +43,7 @@ export function verdictOfPr(s: PrState<NodeCore>, rules: Rules, tokenAxes?: Toke
  * Nodes of the current round that count as peer-confirmed, re-derived from the raw confirmations with
  * `countsAsConsensus` (not from the folded status), so the finalizer is an independent check (SPEC §5).
  */
-export function consensusNodeIds(s: PrState<NodeCore>): string[] {
+export function consensusNodeIds(s: Frozen<PrState<NodeCore>>): string[] {
   return liveNodesOfCurrentRound(s)
     .filter((n) => countsAsConsensus(n, n.confirmations))
     .map((n) => n.nodeId);

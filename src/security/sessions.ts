@@ -8,6 +8,7 @@ import type { Ledger } from '../ledger';
 import { workspaceFold, type WorkspaceState } from '../workspaces/workspace-state';
 import { deriveToken } from '../commands/issue-token';
 import { loadServerKey } from '../workspaces/server-key';
+import type { Frozen } from '../events/kernel-types';
 
 /**
  * Sessions and CLI sign-in tokens: a bearer token (`rl_…`, the same kind every transport authenticates)
@@ -40,7 +41,7 @@ const startInput = z.object({
   signIn: signInSchema,
 });
 
-function assertMayStart(state: WorkspaceState, cmd: z.infer<typeof startInput>, actor: Principal): void {
+function assertMayStart(state: Frozen<WorkspaceState>, cmd: z.infer<typeof startInput>, actor: Principal): void {
   if (actor !== cmd.principal) throw new DomainError('human_token_requires_sign_in', `principal: a session for ${cmd.principal} is started only by ${cmd.principal}'s own sign-in`);
   if (!isHuman(cmd.principal)) throw new DomainError('forbidden', `principal: ${cmd.principal} is not a human; agents hold tokens an admin mints`);
   if (state.members[cmd.principal] === undefined) throw new DomainError('not_a_member', `principal: ${cmd.principal} is not a member of this workspace; an admin invites it (addMember) first`);

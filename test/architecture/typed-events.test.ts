@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { PendingEvent } from '../../src/events/kernel-types';
+import { frozenView, type Frozen, type PendingEvent } from '../../src/events/kernel-types';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -63,5 +63,23 @@ describe('a decider returns the typed event union', () => {
     const wrongShape: PendingEvent = { type: 'ReviewLevelSet', data: { levels: 'light' } };
     const typed: PendingEvent = { type: 'ReviewLevelSet', data: { level: 'light' } };
     expect([unknownType.type, wrongShape.type, typed.type]).toEqual(['NoSuchEvent', 'ReviewLevelSet', 'ReviewLevelSet']);
+  });
+});
+
+/** Issue #42: a decider sees its folded state frozen (Frozen<S>): assigning into it does not compile. */
+describe('a decider cannot assign into the state it decides on', () => {
+  it('property writes at any depth are compile errors; reads are not', () => {
+    type State = { level: string; members: Record<string, { role: string }>; rounds: Array<{ headSha: string }> };
+    const live: State = { level: 'light', members: { 'user:ann': { role: 'owner' } }, rounds: [{ headSha: 'a' }] };
+    const decide = (state: Frozen<State>): string[] => {
+      // @ts-expect-error top-level property is read-only
+      if (state.level === 'never') state.level = 'x';
+      // @ts-expect-error nested record entry is read-only
+      if (state.level === 'never') state.members['user:ann'].role = 'viewer';
+      // @ts-expect-error array element's property is read-only
+      if (state.level === 'never') state.rounds[0].headSha = 'b';
+      return [state.level, state.members['user:ann'].role, state.rounds[0].headSha];
+    };
+    expect(decide(frozenView(live))).toEqual(['light', 'owner', 'a']);
   });
 });

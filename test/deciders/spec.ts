@@ -2,7 +2,7 @@ import type { CommandDefinition } from '../../src/commands/kernel';
 import { DomainError } from '../../src/domain-error';
 import { validateEventData } from '../../src/events/catalogue';
 import type { RecordedEvent } from '../../src/events/envelope';
-import type { DecideContext, PendingEvent } from '../../src/events/kernel-types';
+import { frozenView, type DecideContext, type PendingEvent } from '../../src/events/kernel-types';
 
 /**
  * An event as a spec writes it: a type name and its data, checked against the catalogue's schema at run
@@ -41,8 +41,8 @@ export function deciderSpec<I, S>(def: CommandDefinition<I, S, I>) {
         when(payload: unknown, ctx: DecideContext) {
           const decide = (): PendingEvent[] => {
             const input = def.input.parse(payload);
-            def.authorize?.(state, input, ctx);
-            const out = def.decide(state, input, ctx);
+            def.authorize?.(frozenView(state), input, ctx);
+            const out = def.decide(frozenView(state), input, ctx);
             for (const e of out) validateEventData(e.type, e.data);
             return out;
           };
