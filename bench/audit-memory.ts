@@ -25,7 +25,7 @@ async function build(dir: string, events: number, prs: number): Promise<void> {
   const root = path.resolve(__dirname, '..');
   const ws = await open(root, dir);
   await appendLog(ws.store, generateLog({ seed: 7, prs, principals: 200, events, workspaceId: WS }), 200);
-  const { readModelHost } = require(path.join(root, 'src/readmodels/registry'));
+  const { readModelHost } = require(path.join(root, 'src/readmodels/stored/registry'));
   const host = readModelHost(ws);
   await host.settle();
   await host.close();
@@ -42,9 +42,9 @@ async function countEvents(dir: string): Promise<number> {
 
 async function measure(dir: string, root: string, input: Record<string, unknown>): Promise<void> {
   const ws = await open(root, dir);
-  const { auditQuery } = require(path.join(root, 'src/projections/audit'));
-  const { runQuery } = require(path.join(root, 'src/projections/run-query'));
-  const { readModelHost } = require(path.join(root, 'src/readmodels/registry'));
+  const { auditQuery } = require(path.join(root, 'src/readmodels/queries/audit'));
+  const { runQuery } = require(path.join(root, 'src/readmodels/queries/run-query'));
+  const { readModelHost } = require(path.join(root, 'src/readmodels/stored/registry'));
   const { canonicalJson } = require(path.join(root, 'src/events/canonical-json'));
   const limits = require(path.join(root, 'src/rpc/limits'));
   const host = readModelHost(ws);

@@ -3,13 +3,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { closeSharedExtractPool } from '../src/codegraph/extract-pool';
 import { loadConfig } from '../src/config';
-import { cohortContextQuery } from '../src/projections/cohort-context';
+import { cohortContextQuery } from '../src/readmodels/queries/cohort-context';
 import { contextFoldFor, contextOf, prepareContext } from '../src/context/context-fold';
 import type { ContextPack } from '../src/context/pack-types';
 import type { CohortData } from '../src/events/catalogue/compute';
 import { newUuidV7 } from '../src/events/ids';
 import { Ledger, LOCAL_OPERATOR } from '../src/ledger';
-import { runQuery } from '../src/projections/run-query';
+import { runQuery } from '../src/readmodels/queries/run-query';
 import { buildRxjsRepo, RXJS_BASE, RXJS_HEAD } from './rxjs-fixture';
 import { execFileSync } from 'node:child_process';
 

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
 import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
 import type { EventStore } from '../src/events/store/port';
-import { readModelHost } from '../src/readmodels/registry';
+import { readModelHost } from '../src/readmodels/stored/registry';
 import { appendLog, generateLog } from '../test/readmodels/generate';
 import { DATABASE_URL } from '../test/scale/pg-support';
 import { argValue } from './support/report';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig, LedgerConfig } from '../config';
 import { Ledger } from '../ledger';
 import { isDomainError } from '../domain-error';
-import { attachReadModels } from '../readmodels/registry';
+import { attachReadModels } from '../readmodels/stored/registry';
 
 /** Global options every subcommand understands. */
 export function configFrom(cmd: Command): LedgerConfig {

@@ -50,7 +50,7 @@ export interface StaleContext {
 
 /**
  * The pack of one cohort from a folded state (pure given the loaded materials). `history` replaces the
- * folded history (a read model answering the same lookups from rows, src/readmodels/history-read-model.ts).
+ * folded history (a read model answering the same lookups from rows, src/readmodels/stored/history-read-model.ts).
  */
 export function contextOf(s: CohortContextState, cohortKey: string, budgetBytes: number, history?: (symbolId: string) => HistoryEntry[]): ContextPack | StaleContext {
   const c = s.computation;

@@ -3,9 +3,9 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { assertKnownFields } from '../commands/payload-keys';
 import { DomainError, validationError } from '../domain-error';
 import { Ledger } from '../ledger';
-import type { QueryDefinition } from '../projections/query';
-import { QUERIES } from '../projections/queries';
-import { answerQuery, type QueryAnswer } from '../projections/run-query';
+import type { QueryDefinition } from '../readmodels/queries/query';
+import { QUERIES } from '../readmodels/queries/queries';
+import { answerQuery, type QueryAnswer } from '../readmodels/queries/run-query';
 
 /**
  * A read model of the query registry on the QueryBus; answers `{ position, value }` exactly as

@@ -5,7 +5,7 @@ import { checkAccess, type CommandEnvelope, type Via } from '../commands/kernel'
 import { isAgent, type Principal } from '../events/envelope';
 import { newUuidV7 } from '../events/ids';
 import { OPERATOR_EDGE, TENANT_EDGE, type Ledger } from '../ledger';
-import { answerQuery } from '../projections/run-query';
+import { answerQuery } from '../readmodels/queries/run-query';
 import { toRpcError } from '../rpc/errors';
 import { assertResponseWithin, assertWithinLimits, canonicalJsonWithin, LIMITS } from '../rpc/limits';
 import { assertNoReservedKeys } from '../commands/payload-keys';

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { AccessRule, CommandDefinition } from '../commands/kernel';
 import { commandByName } from '../commands/registry';
 import { reviewTargetSchema } from '../events/streams';
-import { QUERIES } from '../projections/queries';
-import type { QueryDefinition } from '../projections/query';
+import { QUERIES } from '../readmodels/queries/queries';
+import type { QueryDefinition } from '../readmodels/queries/query';
 
 /**
  * The agent tools. Each is a command of COMMANDS (or a read over QUERIES) under an MCP-style name; the

@@ -2,7 +2,7 @@ import { DomainError, validationError } from '../domain-error';
 import { checkAccess, type CommandEnvelope } from '../commands/kernel';
 import { canonicalJson } from '../events/canonical-json';
 import { TENANT_EDGE, type Ledger } from '../ledger';
-import { answerQuery } from '../projections/run-query';
+import { answerQuery } from '../readmodels/queries/run-query';
 import { accessGuardFor } from '../workspaces/access-guard';
 import { authenticate, type Caller } from '../security/tokens';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, toRpcError } from './errors';

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { createWorkspace } from '../commands/create-workspace';
 import type { AccessRule, CommandDefinition } from '../commands/kernel';
 import { COMMANDS } from '../commands/registry';
-import type { QueryDefinition } from '../projections/query';
-import { QUERIES } from '../projections/queries';
+import type { QueryDefinition } from '../readmodels/queries/query';
+import { QUERIES } from '../readmodels/queries/queries';
 import { issueTokenRequestSchema } from '../commands/issue-token';
 import { READ_PROCEDURES, type ReadProcedure } from './reads';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
-import { REPLAY_MAX_LIMIT, replayCursorOf, replayPage, replayReviews } from '../projections/replay';
+import { REPLAY_MAX_LIMIT, replayCursorOf, replayPage, replayReviews } from '../readmodels/queries/replay';
 import { DomainError } from '../domain-error';
 import { auditChainStatus } from '../audit/status';
-import { readReviewDiff, readReviewFileLines, reviewDiffInput, reviewFileLinesInput } from '../projections/review-diff';
+import { readReviewDiff, readReviewFileLines, reviewDiffInput, reviewFileLinesInput } from '../readmodels/queries/review-diff';
 import { rulesSchema } from '../rules/rules';
 import type { Role } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';

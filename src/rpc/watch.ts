@@ -4,8 +4,8 @@ import type { RecordedEvent } from '../events/envelope';
 import type { Subscription } from '../events/store/port';
 import type { StreamFold } from '../events/kernel-types';
 import { DomainError } from '../domain-error';
-import type { QueryDefinition } from '../projections/query';
-import { readModelAdvance, readModelAnswer } from '../projections/run-query';
+import type { QueryDefinition } from '../readmodels/queries/query';
+import { readModelAdvance, readModelAnswer } from '../readmodels/queries/run-query';
 import { retainWorkspace, type WorkspaceHandle } from '../workspaces/registry';
 
 /** Where a watcher's frames go (a WebSocket, an SSE response). */

@@ -8,7 +8,7 @@ import { LedgerConfig, loadConfig } from '../config';
 import { mkdirPrivate } from '../stores/private-files';
 import { DomainError } from '../domain-error';
 import { lockDataDir } from './data-dir-lock';
-import { attachReadModels } from '../readmodels/registry';
+import { attachReadModels } from '../readmodels/stored/registry';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 
 export interface RunningServer {

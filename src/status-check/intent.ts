@@ -1,6 +1,6 @@
 import type { Verdict } from '../events/catalogue/review';
-import { verdictView } from '../projections/verdict';
-import type { ReviewView } from '../projections/review-fold';
+import { verdictView } from '../readmodels/queries/verdict';
+import type { ReviewView } from '../readmodels/queries/review-fold';
 import { currentFinalization, currentRound, type NodeCore } from '../review/pr-state';
 import { DEFAULT_CONTEXT, type CommitState } from '../events/catalogue/status-check';
 

@@ -14,7 +14,7 @@ import { readCookie, SESSION_COOKIE } from '../security/session-cookie';
 import { readAsset, reviewPageHtml } from './assets';
 import { snapshotImage } from './snapshot-images';
 import { FaviconController } from './favicon.controller';
-import { authnOf } from '../projections/audit';
+import { authnOf } from '../readmodels/queries/audit';
 import { FRAME_ANCESTORS_NONE } from '../security/frame-headers';
 
 const PNG_HEADERS = { 'content-type': 'image/png', 'cache-control': 'private, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' };

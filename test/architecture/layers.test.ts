@@ -89,7 +89,7 @@ describe('the checker itself', () => {
     write('src/commands/driver.ts', "import Database from 'better-sqlite3';\nexport const d = Database;\n");
     write('src/review/spawn.ts', "const cp = require('node:child_process');\nexport const c = cp;\n");
     write('src/rules/socket.ts', "import * as net from 'node:net';\nexport const n = net;\n");
-    write('src/projections/types-only.ts', "import type { Pool } from 'pg';\nexport type P = Pool | import('pg').Client;\n");
+    write('src/readmodels/types-only.ts', "import type { Pool } from 'pg';\nexport type P = Pool | import('pg').Client;\n");
     write('src/stores/sqlite/ok.ts', "import Database from 'better-sqlite3';\nexport const d = Database;\n");
     write('src/git/ok.ts', "import { execFile } from 'node:child_process';\nexport const e = execFile;\n");
     const failures = layers.analyse(root).failures.filter((f) => / import outside its owners /.test(f));

@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { queryCatalogue } from '../../src/cli/commands/review.actions';
 import { NOT_AGENT_TOOLS, QUERY_TOOLS, REVIEW_PARTS, resolveTools } from '../../src/mcp/tools';
-import { QUERIES, queryByName } from '../../src/projections/queries';
-import type { QueryDefinition } from '../../src/projections/query';
+import { QUERIES, queryByName } from '../../src/readmodels/queries/queries';
+import type { QueryDefinition } from '../../src/readmodels/queries/query';
 import { methodTable, REVIEW_STUDIO, watchName } from '../../src/rpc/methods';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -14,20 +14,20 @@ const isQueryDefinition = (v: unknown): v is QueryDefinition =>
 
 /**
  * A read model has one name (issue #22): the registry's `name` is its RPC method, its `review show` view,
- * its MCP part, the web page's subscription key, and its file and export under src/projections.
+ * its MCP part, the web page's subscription key, and its file and export under src/readmodels/queries.
  */
 describe('one name per read model, from the query registry', () => {
-  it('each query lives in src/projections/<kebab-name>.ts as `<name>Query`, and every query defined there is registered', () => {
+  it('each query lives in src/readmodels/queries/<kebab-name>.ts as `<name>Query`, and every query defined there is registered', () => {
     for (const q of QUERIES) {
-      const file = path.join(ROOT, 'src/projections', `${kebab(q.name)}.ts`);
+      const file = path.join(ROOT, 'src/readmodels/queries', `${kebab(q.name)}.ts`);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const mod = fs.existsSync(file) ? (require(file) as Record<string, unknown>) : {};
       expect([q.name, mod[`${q.name}Query`] === q]).toEqual([q.name, true]);
     }
     const defined: string[] = [];
-    for (const f of fs.readdirSync(path.join(ROOT, 'src/projections')).filter((x) => x.endsWith('.ts'))) {
+    for (const f of fs.readdirSync(path.join(ROOT, 'src/readmodels/queries')).filter((x) => x.endsWith('.ts'))) {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      for (const v of Object.values(require(path.join(ROOT, 'src/projections', f)) as Record<string, unknown>)) if (isQueryDefinition(v)) defined.push(v.name);
+      for (const v of Object.values(require(path.join(ROOT, 'src/readmodels/queries', f)) as Record<string, unknown>)) if (isQueryDefinition(v)) defined.push(v.name);
     }
     expect([...new Set(defined)].sort()).toEqual([...NAMES].sort());
   });

@@ -1,8 +1,8 @@
 import type { NewEvent } from '../../src/events/envelope';
 import { newUuidV7 } from '../../src/events/ids';
 import { verifyStore } from '../../src/audit/checkpointer';
-import { checkAuditRows } from '../../src/projections/audit-check';
-import { AuditRow, auditFold } from '../../src/projections/audit';
+import { checkAuditRows } from '../../src/readmodels/queries/audit-check';
+import { AuditRow, auditFold } from '../../src/readmodels/queries/audit';
 import { catalogued } from '../../src/events/catalogue/event-types';
 import { Backdoor } from './support';
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { COMMANDS } from '../../src/commands/registry';
-import { QUERIES } from '../../src/projections/queries';
+import { QUERIES } from '../../src/readmodels/queries/queries';
 
 const ROOT = path.resolve(__dirname, '../..');
 type Run = { stdout: string; stderr: string; code: number };

@@ -5,12 +5,12 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { headMaterials } from '../../src/context/materials';
 import { methodTable } from '../../src/rpc/methods';
-import { cohortContextQuery } from '../../src/projections/cohort-context';
-import { reviewMetricsQuery } from '../../src/projections/review-metrics';
-import { foldQuery } from '../../src/projections/run-query';
-import { answerFromReadModel, readModelHost } from '../../src/readmodels/registry';
+import { cohortContextQuery } from '../../src/readmodels/queries/cohort-context';
+import { reviewMetricsQuery } from '../../src/readmodels/queries/review-metrics';
+import { foldQuery } from '../../src/readmodels/queries/run-query';
+import { answerFromReadModel, readModelHost } from '../../src/readmodels/stored/registry';
 import { canonicalJson } from '../../src/events/canonical-json';
-import type { QueryDefinition } from '../../src/projections/query';
+import type { QueryDefinition } from '../../src/readmodels/queries/query';
 import { WatchHub, type WatchUpdate } from '../../src/rpc/watch';
 import { AGENT, contextFixture, REPO } from './support';
 

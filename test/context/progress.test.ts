@@ -1,8 +1,8 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import type { ProgressView } from '../../src/review-progress/progress';
-import { cohortContextQuery } from '../../src/projections/cohort-context';
-import type { ReviewMetrics } from '../../src/projections/review-metrics';
+import { cohortContextQuery } from '../../src/readmodels/queries/cohort-context';
+import type { ReviewMetrics } from '../../src/readmodels/queries/review-metrics';
 import { AGENT, contextFixture, QA, REPO } from './support';
 
 jest.setTimeout(120_000);

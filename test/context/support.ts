@@ -1,8 +1,8 @@
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 import { GitFixture } from '../support/git-fixture';
 import { newUuidV7 } from '../../src/events/ids';
-import { runQuery } from '../../src/projections/run-query';
-import { queryByName } from '../../src/projections/queries';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { queryByName } from '../../src/readmodels/queries/queries';
 
 export const REPO = 'shop';
 export const AGENT = { principal: 'agent:claude' as const, role: 'member' as const };

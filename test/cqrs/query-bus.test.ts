@@ -1,7 +1,7 @@
 import { QueryBus } from '@nestjs/cqrs';
 import { ledgerQuery, LEDGER_QUERY_CLASSES } from '../../src/cqrs/queries';
 import { canonicalJson } from '../../src/events/canonical-json';
-import { QUERIES } from '../../src/projections/queries';
+import { QUERIES } from '../../src/readmodels/queries/queries';
 import { BASE, call, command, HEAD_A, nodePayload, serverFixture, tokenFor } from '../rpc/support';
 
 describe('the query registry on the Nest QueryBus', () => {

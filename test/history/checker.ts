@@ -24,9 +24,9 @@ import { newUuidV7 } from '../../src/events/ids';
 import type { RecordedEvent } from '../../src/events/envelope';
 import { collect } from '../../src/events/store/port';
 import { Ledger } from '../../src/ledger';
-import { readModelHost } from '../../src/readmodels/registry';
+import { readModelHost } from '../../src/readmodels/stored/registry';
 import { nodePayload } from '../rpc/support';
-import { queryByName } from '../../src/projections/queries';
+import { queryByName } from '../../src/readmodels/queries/queries';
 import { canonicalJson } from '../../src/events/canonical-json';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -1,6 +1,6 @@
 import { COMMANDS } from '../../src/commands/registry';
 import { bindTools, COMMAND_TOOLS, NOT_AGENT_TOOLS, QUERY_TOOLS, REVIEW_PARTS, resolveTools } from '../../src/mcp/tools';
-import { QUERIES } from '../../src/projections/queries';
+import { QUERIES } from '../../src/readmodels/queries/queries';
 
 describe('MCP tool bindings against the command and query registries', () => {
   it('every command is bound to a tool or listed, with a reason, as not for agents — exactly once', () => {

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { readReviewDiff, readReviewFileLines, reviewDiffInput, LARGE_FILE_LINES } from '../../src/projections/review-diff';
+import { readReviewDiff, readReviewFileLines, reviewDiffInput, LARGE_FILE_LINES } from '../../src/readmodels/queries/review-diff';
 import type { Ledger } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
 import { methodTable } from '../../src/rpc/methods';

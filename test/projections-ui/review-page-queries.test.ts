@@ -1,9 +1,9 @@
 import { closeSharedDiffPools } from '../../src/axes/visual/pool';
 import type { Ledger } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
-import { runQuery } from '../../src/projections/run-query';
-import { queryByName } from '../../src/projections/queries';
-import { verdictQuery } from '../../src/projections/verdict';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { queryByName } from '../../src/readmodels/queries/queries';
+import { verdictQuery } from '../../src/readmodels/queries/verdict';
 import type { RecordedEvent } from '../../src/events/envelope';
 import { methodTable } from '../../src/rpc/methods';
 import { requestedReview, type RequestedReview } from '../support/review-fixture';

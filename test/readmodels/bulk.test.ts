@@ -5,18 +5,18 @@ import type { EventMetadata, NewEvent } from '../../src/events/envelope';
 import type { EventStore } from '../../src/events/store/port';
 import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
-import { READ_MODELS, readModelHost } from '../../src/readmodels/registry';
-import type { ReadModelHost } from '../../src/readmodels/host';
+import { READ_MODELS, readModelHost } from '../../src/readmodels/stored/registry';
+import type { ReadModelHost } from '../../src/readmodels/stored/host';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { appendLog, generateLog, prng, type Append } from './generate';
 import { parseReviewStream } from '../../src/events/streams';
-import { REVIEW_FUNCTIONS, registerReviewFunctions } from '../../src/readmodels/review-stream-sql';
+import { REVIEW_FUNCTIONS, registerReviewFunctions } from '../../src/readmodels/stored/review-stream-sql';
 import { withReadModels } from '../support/ledger-fixture';
 import { SlotMap } from '../../src/slots';
 
 /**
- * The set-based rebuild (src/readmodels/bulk.ts) against the JS fold of every event, table by table, over
+ * The set-based rebuild (src/readmodels/stored/bulk.ts) against the JS fold of every event, table by table, over
  * a log built to reach every branch the statements reproduce: every event type the models consume,
  * review and non-review stream ids (dashes, leading zeros, unicode, a line break), nodes filed twice by
  * different authors, closed and confirmed before their filing and between two filings, confirmations by

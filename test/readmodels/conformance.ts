@@ -1,17 +1,17 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import type { EventStore } from '../../src/events/store/port';
-import { auditCursor, auditQuery, AUDIT_ACTIONS } from '../../src/projections/audit';
-import { foldQuery, runQuery } from '../../src/projections/run-query';
-import { auditFromRows, auditReadModel } from '../../src/readmodels/audit-read-model';
-import { ReadModelHost } from '../../src/readmodels/host';
-import type { ReadModel } from '../../src/readmodels/model';
-import { historyFromRows, historyReadModel } from '../../src/readmodels/history-read-model';
-import { READ_MODELS, readModelHost } from '../../src/readmodels/registry';
+import { auditCursor, auditQuery, AUDIT_ACTIONS } from '../../src/readmodels/queries/audit';
+import { foldQuery, runQuery } from '../../src/readmodels/queries/run-query';
+import { auditFromRows, auditReadModel } from '../../src/readmodels/stored/audit-read-model';
+import { ReadModelHost } from '../../src/readmodels/stored/host';
+import type { ReadModel } from '../../src/readmodels/stored/model';
+import { historyFromRows, historyReadModel } from '../../src/readmodels/stored/history-read-model';
+import { READ_MODELS, readModelHost } from '../../src/readmodels/stored/registry';
 import { evolveHistory, historyOf, initialHistoryState, type HistoryState } from '../../src/context/history-fold';
 import { parseReviewStream } from '../../src/events/streams';
-import { QUERIES } from '../../src/projections/queries';
-import { reviewSources } from '../../src/projections/review-fold';
+import { QUERIES } from '../../src/readmodels/queries/queries';
+import { reviewSources } from '../../src/readmodels/queries/review-fold';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from './generate';
 import { SlotMap } from '../../src/slots';
@@ -225,7 +225,7 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         expect(history.symbols.length).toBeGreaterThan(60);
         expect(history.rounds.length).toBeGreaterThan(0);
         const before = host.slot('audit')!;
-        // Set-based (src/readmodels/bulk.ts) where the storage reaches the log: statements in the commits.
+        // Set-based (src/readmodels/stored/bulk.ts) where the storage reaches the log: statements in the commits.
         const commit = jest.spyOn(host.storage, 'commit');
         await rebuildAll(host);
         const setBased = commit.mock.calls.filter((c) => (c[7]?.apply.length ?? 0) > 0).length;

@@ -7,7 +7,7 @@ import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { KurrentDbConnection, KurrentDbEventStore } from '../../src/stores/kurrentdb/kurrentdb-event-store';
 import { Pool } from 'pg';
-import { readModelHost } from '../../src/readmodels/registry';
+import { readModelHost } from '../../src/readmodels/stored/registry';
 import { appendLog, generateLog } from './generate';
 import { SlotMap } from '../../src/slots';
 

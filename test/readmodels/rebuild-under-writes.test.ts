@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
-import { readModelHost } from '../../src/readmodels/registry';
+import { readModelHost } from '../../src/readmodels/stored/registry';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -9,7 +9,7 @@ const ROOT = path.resolve(__dirname, '../..');
 // ending early (nothing referenced but an awaited writer thread) would go unseen.
 const SCRIPT = `
 const { SqliteEventStore } = require('./src/stores/sqlite/sqlite-event-store');
-const { readModelHost } = require('./src/readmodels/registry');
+const { readModelHost } = require('./src/readmodels/stored/registry');
 const { SlotMap } = require('./src/slots');
 const { appendLog, generateLog } = require('./test/readmodels/generate');
 (async () => {
@@ -45,9 +45,9 @@ test('a build commits its batches on the SQLite writer thread, and the process l
 // thread while the chunk before commits, and that thread commits it (storage.prepareAhead).
 const AHEAD = `
 const { SqliteEventStore } = require('./src/stores/sqlite/sqlite-event-store');
-const { readModelHost } = require('./src/readmodels/registry');
+const { readModelHost } = require('./src/readmodels/stored/registry');
 const { SlotMap } = require('./src/slots');
-const { SqliteWriter } = require('./src/readmodels/sqlite-writer');
+const { SqliteWriter } = require('./src/readmodels/stored/sqlite-writer');
 const { appendLog, generateLog } = require('./test/readmodels/generate');
 (async () => {
   const dir = process.argv[1];

@@ -1,7 +1,7 @@
 import { countsAsConsensus } from '../../src/review/consensus';
-import { runQuery } from '../../src/projections/run-query';
-import { nodeStatusQuery } from '../../src/projections/node-status';
-import { verdictQuery } from '../../src/projections/verdict';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { nodeStatusQuery } from '../../src/readmodels/queries/node-status';
+import { verdictQuery } from '../../src/readmodels/queries/verdict';
 import { ALICE, BOB, CAROL, computedEvent, HEAD1, REPO, reviewFixture } from './support';
 
 type Fixture = Awaited<ReturnType<typeof reviewFixture>>;

@@ -1,9 +1,9 @@
 import { newUuidV7 } from '../../src/events/ids';
-import { runQuery } from '../../src/projections/run-query';
-import { nodeStatusQuery } from '../../src/projections/node-status';
-import { reviewStatusQuery } from '../../src/projections/review-status';
-import { verdictQuery } from '../../src/projections/verdict';
-import { reportingGroupsQuery } from '../../src/projections/reporting-groups';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { nodeStatusQuery } from '../../src/readmodels/queries/node-status';
+import { reviewStatusQuery } from '../../src/readmodels/queries/review-status';
+import { verdictQuery } from '../../src/readmodels/queries/verdict';
+import { reportingGroupsQuery } from '../../src/readmodels/queries/reporting-groups';
 import { ALICE, BASE, BOB, CAROL, HEAD1, HEAD2, nodeInput, OWNER, REPO, reviewFixture } from './support';
 
 type Fixture = Awaited<ReturnType<typeof reviewFixture>>;

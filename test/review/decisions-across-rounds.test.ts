@@ -1,8 +1,8 @@
 import { closeSharedDiffPools } from '../../src/axes/visual/pool';
 import { newUuidV7 } from '../../src/events/ids';
 import { LOCAL_OPERATOR, type Ledger } from '../../src/ledger';
-import { queryByName } from '../../src/projections/queries';
-import { runQuery } from '../../src/projections/run-query';
+import { queryByName } from '../../src/readmodels/queries/queries';
+import { runQuery } from '../../src/readmodels/queries/run-query';
 import { OPENAPI_BASE, OPENAPI_HEAD, png } from '../e2e/support';
 import { GitFixture } from '../support/git-fixture';
 import { ledgerFixture } from '../support/ledger-fixture';

@@ -1,14 +1,14 @@
 import { canonicalJson } from '../../src/events/canonical-json';
 import type { RecordedEvent } from '../../src/events/envelope';
-import { auditQuery } from '../../src/projections/audit';
-import { ciSignalsQuery } from '../../src/projections/ci-signals';
-import { nodeStatusQuery } from '../../src/projections/node-status';
-import type { QueryDefinition } from '../../src/projections/query';
-import { reReviewDeltaQuery } from '../../src/projections/re-review-delta';
-import { reportingGroupsQuery } from '../../src/projections/reporting-groups';
-import { reviewStatusQuery } from '../../src/projections/review-status';
-import { runQuery } from '../../src/projections/run-query';
-import { verdictQuery } from '../../src/projections/verdict';
+import { auditQuery } from '../../src/readmodels/queries/audit';
+import { ciSignalsQuery } from '../../src/readmodels/queries/ci-signals';
+import { nodeStatusQuery } from '../../src/readmodels/queries/node-status';
+import type { QueryDefinition } from '../../src/readmodels/queries/query';
+import { reReviewDeltaQuery } from '../../src/readmodels/queries/re-review-delta';
+import { reportingGroupsQuery } from '../../src/readmodels/queries/reporting-groups';
+import { reviewStatusQuery } from '../../src/readmodels/queries/review-status';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { verdictQuery } from '../../src/readmodels/queries/verdict';
 import { RULES_V1 } from '../../src/rules/rules';
 import { ALICE, BOB, CAROL, computedEvent, HEAD1, HEAD2, OWNER, REPO, reviewFixture } from './support';
 

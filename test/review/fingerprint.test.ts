@@ -1,5 +1,5 @@
-import { runQuery } from '../../src/projections/run-query';
-import { reReviewDeltaQuery } from '../../src/projections/re-review-delta';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { reReviewDeltaQuery } from '../../src/readmodels/queries/re-review-delta';
 import { fingerprintOf, normalizeTitle } from '../../src/review/fingerprint';
 import { GitFixture } from '../support/git-fixture';
 import { ALICE, BOB, REPO, reviewFixture } from './support';

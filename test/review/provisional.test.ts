@@ -1,7 +1,7 @@
-import { publishPreviewQuery } from '../../src/projections/publish-preview';
-import { reviewStatusQuery } from '../../src/projections/review-status';
-import { runQuery } from '../../src/projections/run-query';
-import { verdictQuery } from '../../src/projections/verdict';
+import { publishPreviewQuery } from '../../src/readmodels/queries/publish-preview';
+import { reviewStatusQuery } from '../../src/readmodels/queries/review-status';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { verdictQuery } from '../../src/readmodels/queries/verdict';
 import { assertPublishable, loadPublishState } from '../../src/publish/run';
 import { ALICE, BOB, CAROL, computedEvent, HEAD1, HEAD2, REPO, reviewFixture } from './support';
 

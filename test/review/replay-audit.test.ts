@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
-import { runQuery } from '../../src/projections/run-query';
-import { verdictQuery } from '../../src/projections/verdict';
-import { auditQuery } from '../../src/projections/audit';
-import { resolveAsOf } from '../../src/projections/as-of';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { verdictQuery } from '../../src/readmodels/queries/verdict';
+import { auditQuery } from '../../src/readmodels/queries/audit';
+import { resolveAsOf } from '../../src/readmodels/queries/as-of';
 import { RULES_V1 } from '../../src/rules/rules';
 import { Ledger } from '../../src/ledger';
 import { loadConfig } from '../../src/config';

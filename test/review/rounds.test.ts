@@ -1,11 +1,11 @@
 import { canonicalJson } from '../../src/events/canonical-json';
-import { nodeStatusQuery } from '../../src/projections/node-status';
-import type { QueryDefinition } from '../../src/projections/query';
-import { reReviewDeltaQuery } from '../../src/projections/re-review-delta';
-import { foldForReplay, replayReviews } from '../../src/projections/replay';
-import { reviewStatusQuery } from '../../src/projections/review-status';
-import { runQuery } from '../../src/projections/run-query';
-import { verdictQuery } from '../../src/projections/verdict';
+import { nodeStatusQuery } from '../../src/readmodels/queries/node-status';
+import type { QueryDefinition } from '../../src/readmodels/queries/query';
+import { reReviewDeltaQuery } from '../../src/readmodels/queries/re-review-delta';
+import { foldForReplay, replayReviews } from '../../src/readmodels/queries/replay';
+import { reviewStatusQuery } from '../../src/readmodels/queries/review-status';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { verdictQuery } from '../../src/readmodels/queries/verdict';
 import { evolvePr, initialPrState, NodeCore, PrState } from '../../src/review/pr-state';
 import { RULES_V1 } from '../../src/rules/rules';
 import { GitFixture } from '../support/git-fixture';

@@ -1,7 +1,7 @@
 import { canonicalJson } from '../../src/events/canonical-json';
 import type { RecordedEvent } from '../../src/events/envelope';
-import { reviewViewFold } from '../../src/projections/review-fold';
-import { verdictView } from '../../src/projections/verdict';
+import { reviewViewFold } from '../../src/readmodels/queries/review-fold';
+import { verdictView } from '../../src/readmodels/queries/verdict';
 import { verdictOfPr } from '../../src/review/pr-verdict';
 import { verdictStanding, withStanding } from '../../src/review/provisional';
 import { RULES_V1 } from '../../src/rules/rules';

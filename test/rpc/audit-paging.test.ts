@@ -4,9 +4,9 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { newUuidV7 } from '../../src/events/ids';
-import { AUDIT_MAX_LIMIT, auditQuery, type AuditPage, type AuditRow } from '../../src/projections/audit';
-import { runQuery } from '../../src/projections/run-query';
-import { auditRowsRead } from '../../src/readmodels/audit-read-model';
+import { AUDIT_MAX_LIMIT, auditQuery, type AuditPage, type AuditRow } from '../../src/readmodels/queries/audit';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { auditRowsRead } from '../../src/readmodels/stored/audit-read-model';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { BASE, call, HEAD_A, nodePayload, postRpc, tokenFor, WsClient } from './support';
 

@@ -1,6 +1,6 @@
 import { newUuidV7 } from '../../src/events/ids';
-import { queryByName } from '../../src/projections/queries';
-import { runQuery } from '../../src/projections/run-query';
+import { queryByName } from '../../src/readmodels/queries/queries';
+import { runQuery } from '../../src/readmodels/queries/run-query';
 import { WatchHub, type WatchUpdate } from '../../src/rpc/watch';
 import { ledgerFixture } from '../support/ledger-fixture';
 import { BASE, HEAD_A, nodePayload } from './support';

@@ -1,7 +1,7 @@
 import { DomainError } from '../../src/domain-error';
 import { canonicalJson } from '../../src/events/canonical-json';
 import { newUuidV7 } from '../../src/events/ids';
-import { queryByName } from '../../src/projections/queries';
+import { queryByName } from '../../src/readmodels/queries/queries';
 import { canonicalJsonWithin } from '../../src/rpc/limits';
 import { WatchHub, type WatchUpdate } from '../../src/rpc/watch';
 import { ledgerFixture } from '../support/ledger-fixture';

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { COMMANDS } from '../../src/commands/registry';
 import { newUuidV7 } from '../../src/events/ids';
-import { QUERIES } from '../../src/projections/queries';
+import { QUERIES } from '../../src/readmodels/queries/queries';
 import { watchName } from '../../src/rpc/methods';
 import { RULES_V1 } from '../../src/rules/rules';
 import { BASE, call, command, HEAD_A, nodePayload, postRpc, serverFixture, tokenFor, WsClient } from './support';

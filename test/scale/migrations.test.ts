@@ -10,7 +10,7 @@ import { migrationSql, PostgresBackend, PostgresEventStore, SCHEMA_VERSION } fro
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 import { WorkspaceRegistry } from '../../src/workspaces/registry';
-import { readModelHost } from '../../src/readmodels/registry';
+import { readModelHost } from '../../src/readmodels/stored/registry';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -1,8 +1,8 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import { newUuidV7 } from '../../src/events/ids';
-import { runQuery } from '../../src/projections/run-query';
-import { queryByName } from '../../src/projections/queries';
+import { runQuery } from '../../src/readmodels/queries/run-query';
+import { queryByName } from '../../src/readmodels/queries/queries';
 import { GitFixture } from '../support/git-fixture';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Ledger } from '../../src/ledger';
 import { loadConfig } from '../../src/config';
-import { attachReadModels } from '../../src/readmodels/registry';
+import { attachReadModels } from '../../src/readmodels/stored/registry';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { workspaceFold } from '../../src/workspaces/workspace-state';
 import { command } from '../rpc/support';

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
-import { attachReadModels } from '../../src/readmodels/registry';
+import { attachReadModels } from '../../src/readmodels/stored/registry';
 import { retainWorkspace, sqliteStoreFactory, WorkspaceRegistry } from '../../src/workspaces/registry';
 import { call } from '../rpc/support';
 import { CommandExecutor } from '../../src/commands/kernel';

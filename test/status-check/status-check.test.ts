@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import { collect } from '../../src/events/store/port';
 import { Ledger } from '../../src/ledger';
-import { runQuery } from '../../src/projections/run-query';
+import { runQuery } from '../../src/readmodels/queries/run-query';
 import { GITHUB_SERVICE, OctokitGitHub } from '../../src/publish/github-client';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { STATUS_SYNC_SERVICE } from '../../src/status-check/status-check.module';

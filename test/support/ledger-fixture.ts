@@ -7,7 +7,7 @@ import { Ledger, LedgerOptions } from '../../src/ledger';
 import { newUuidV7 } from '../../src/events/ids';
 import { collect } from '../../src/events/store/port';
 import type { RecordedEvent } from '../../src/events/envelope';
-import { attachReadModels } from '../../src/readmodels/registry';
+import { attachReadModels } from '../../src/readmodels/stored/registry';
 
 export const OWNER = { principal: 'user:owner' as const, role: 'owner' as const };
 

@@ -6,8 +6,8 @@ import { newUuidV7 } from '../../events/ids';
 import { LOCAL_OPERATOR } from '../../ledger';
 import { loadRepoState } from '../../compute/streams';
 import { withLedger } from '../context';
-import { runQuery } from '../../projections/run-query';
-import { verdictQuery } from '../../projections/verdict';
+import { runQuery } from '../../readmodels/queries/run-query';
+import { verdictQuery } from '../../readmodels/queries/verdict';
 import type { WorkspaceHandle } from '../../workspaces/registry';
 import { progressBar } from './index-code.actions';
 

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { withLedger } from '../context';
-import { runQuery } from '../../projections/run-query';
-import { reviewMetricsQuery, ReviewMetrics } from '../../projections/review-metrics';
-import { cohortContextQuery } from '../../projections/cohort-context';
+import { runQuery } from '../../readmodels/queries/run-query';
+import { reviewMetricsQuery, ReviewMetrics } from '../../readmodels/queries/review-metrics';
+import { cohortContextQuery } from '../../readmodels/queries/cohort-context';
 import type { ContextPack } from '../../context/pack-types';
 
 /** A readable context pack: fragments with their diffs, then clues in certainty order, then what was degraded. */

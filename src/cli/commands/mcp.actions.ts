@@ -6,7 +6,7 @@ import { buildMcpServer, type McpIdentity } from '../../mcp/server';
 import { GuardedStdioTransport } from '../../mcp/stdio-transport';
 import { parseToken } from '../../security/tokens';
 import { configFrom } from '../context';
-import { attachReadModels } from '../../readmodels/registry';
+import { attachReadModels } from '../../readmodels/stored/registry';
 
 /** The action of mcp.ts, loaded when `mcp` runs. */
 

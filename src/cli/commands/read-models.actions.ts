@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { withLedger } from '../context';
 import { DomainError } from '../../domain-error';
-import type { RebuildProgress } from '../../readmodels/host';
-import { readModelHost } from '../../readmodels/registry';
+import type { RebuildProgress } from '../../readmodels/stored/host';
+import { readModelHost } from '../../readmodels/stored/registry';
 
 /** A progress bar on stderr: redrawn in place on a terminal, a line every second otherwise (logs). */
 function progressLine(): { update(p: RebuildProgress): void; done(): void } {

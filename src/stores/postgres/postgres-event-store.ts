@@ -909,7 +909,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   /**
    * The events of `types` in (after, until], in log order, narrowed by `where` (an SQL predicate over
    * the events table's columns) when given: what a read model's set-based rebuild folds in JS, the few
-   * events its statements cannot project (src/readmodels/bulk.ts).
+   * events its statements cannot project (src/readmodels/stored/bulk.ts).
    */
   async readTypedPage(after: number, until: number, types: readonly string[], where?: string): Promise<RecordedEvent[]> {
     const text = `SELECT ${COLUMNS} FROM ${this.s}.events WHERE workspace_id = $1 AND global_position > $2 AND global_position <= $3 AND type = ANY($4::text[])${where ? ` AND (${where})` : ''} ORDER BY global_position`;

@@ -610,7 +610,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   /**
    * The events of `types` in (after, until], in log order, narrowed by `where` (an SQL predicate over
    * the events table's columns) when given: what a read model's set-based rebuild folds in JS, the few
-   * events its statements cannot project (src/readmodels/bulk.ts).
+   * events its statements cannot project (src/readmodels/stored/bulk.ts).
    */
   readTypedPage(after: number, until: number, types: readonly string[], where?: string): RecordedEvent[] {
     const sql = `SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? AND type IN (${types.map(() => '?').join(', ')})${where ? ` AND (${where})` : ''} ORDER BY global_position`;

@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
-import type { DiffEntryView, DiffHunkView, readReviewDiff, readReviewFileLines } from '../../projections/review-diff';
-import type { nodeStatusView } from '../../projections/node-status';
+import type { DiffEntryView, DiffHunkView, readReviewDiff, readReviewFileLines } from '../../readmodels/queries/review-diff';
+import type { nodeStatusView } from '../../readmodels/queries/node-status';
 import { h, safeHtml } from './dom';
 
 type Highlighter = typeof import('./highlight.js');

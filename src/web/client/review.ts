@@ -1,23 +1,23 @@
 /// <reference lib="dom" />
 import { v7 as uuidV7 } from 'uuid';
 import { signInHint } from './sign-in-hint';
-import type { reviewStatusQuery } from '../../projections/review-status';
-import type { verdictQuery } from '../../projections/verdict';
-import type { nodeStatusQuery } from '../../projections/node-status';
-import type { reportingGroupsQuery } from '../../projections/reporting-groups';
-import type { reReviewDeltaQuery } from '../../projections/re-review-delta';
-import type { cohortsQuery } from '../../projections/cohorts';
-import type { cohortProgressQuery } from '../../projections/cohort-progress';
-import type { apiContractQuery } from '../../projections/api-contract';
-import type { visualQuery } from '../../projections/visual';
-import type { dependencyDiffsQuery } from '../../projections/dependency-diffs';
-import type { publishPreviewQuery } from '../../projections/publish-preview';
-import type { ciSignalsQuery } from '../../projections/ci-signals';
+import type { reviewStatusQuery } from '../../readmodels/queries/review-status';
+import type { verdictQuery } from '../../readmodels/queries/verdict';
+import type { nodeStatusQuery } from '../../readmodels/queries/node-status';
+import type { reportingGroupsQuery } from '../../readmodels/queries/reporting-groups';
+import type { reReviewDeltaQuery } from '../../readmodels/queries/re-review-delta';
+import type { cohortsQuery } from '../../readmodels/queries/cohorts';
+import type { cohortProgressQuery } from '../../readmodels/queries/cohort-progress';
+import type { apiContractQuery } from '../../readmodels/queries/api-contract';
+import type { visualQuery } from '../../readmodels/queries/visual';
+import type { dependencyDiffsQuery } from '../../readmodels/queries/dependency-diffs';
+import type { publishPreviewQuery } from '../../readmodels/queries/publish-preview';
+import type { ciSignalsQuery } from '../../readmodels/queries/ci-signals';
 import type { ProgressUpdate } from '../../job-progress/hub';
 import { visibleJobs } from './job-bars';
-import type { cohortsView } from '../../projections/cohorts';
-import type { nodeStatusView } from '../../projections/node-status';
-import type { reviewStatusView } from '../../projections/review-status';
+import type { cohortsView } from '../../readmodels/queries/cohorts';
+import type { nodeStatusView } from '../../readmodels/queries/node-status';
+import type { reviewStatusView } from '../../readmodels/queries/review-status';
 import type { ProgressView } from '../../review-progress/progress';
 import { roleAtLeast, type Role } from '../../events/roles';
 import { CodeView, FIRST_PAGE_BYTES, type NodeRow } from './code-view';
@@ -241,7 +241,7 @@ function mountReview(firstPage: Promise<unknown> | null): void {
     ),
   );
   live = new LiveConnection(target.workspaceId, session ? null : token, (key) => render(key), (message) => showLogin(message));
-  // Each subscription is keyed by its query's one name (src/projections/queries.ts), watched as watch<Name>.
+  // Each subscription is keyed by its query's one name (src/readmodels/queries/queries.ts), watched as watch<Name>.
   for (const name of ['reviewStatus', 'verdict', 'nodeStatus', 'reportingGroups', 'reReviewDelta', 'cohorts', 'cohortProgress', 'apiContract', 'visual', 'dependencyDiffs', 'ciSignals']) watchQuery(name, reviewTarget);
   watchQuery('publishPreview', { ...reviewTarget, selection });
   // Index/compute progress is ephemeral (not in the log): subscribed afresh after a reconnect.

@@ -1,8 +1,8 @@
 import { setContractDecision } from '../../../src/commands/set-contract-decision';
 import { CommandExecutor } from '../../../src/commands/kernel';
 import { newUuidV7 } from '../../../src/events/ids';
-import { runQuery } from '../../../src/projections/run-query';
-import { verdictQuery } from '../../../src/projections/verdict';
+import { runQuery } from '../../../src/readmodels/queries/run-query';
+import { verdictQuery } from '../../../src/readmodels/queries/verdict';
 import type { Role } from '../../../src/events/roles';
 import { ALICE, computedEvent, HEAD1, HEAD2, REPO, reviewFixture } from '../../review/support';
 
