@@ -129,7 +129,9 @@ export class CommandExecutor {
     try {
       const prepared = await def.prepare!(input, { ...env, signal: stop.signal });
       stop.signal.throwIfAborted();
-      const { state } = await this.load(workspaceFold, env.workspace, 'workspace');
+      // A revocation recorded or announced meanwhile is read (freshness: the store's own appends and other
+      // servers' announcements); one not yet announced is as late as one that lands just after this check.
+      const { state } = await loadStream(workspaceFold, env.workspace, 'workspace', { forDecision: true });
       const reason = revocationOf(state, { principal: env.principal, tokenId, minRole: def.access.minRole }, this.clock());
       if (reason) throw jobStopped(def.name, reason);
       return prepared;
@@ -154,11 +156,14 @@ export class CommandExecutor {
 
     const ctx: DecideContext = { principal, role: envelope.role, now: now.toISOString(), workspaceId: workspace.id };
     // Authorize first: a replay answers only a caller who may do this now (and, below, only its original caller).
-    if (def.authorize) def.authorize(frozenView((await this.load(def.fold, workspace, streamId)).state), input, ctx);
-    const replay = await this.replay(def, workspace, key, commandDigest, streamId, principal);
-    if (replay) return replay;
-    const noop = await noopKeysOf(workspace).find(key);
-    if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
+    if (def.authorize) def.authorize(frozenView((await loadStream(def.fold, workspace, streamId, { forDecision: true })).state), input, ctx);
+    // A new key (one round trip where the store can tell) needs neither lookup below.
+    if (!(await workspace.store.keyUnused?.(key))) {
+      const replay = await this.replay(def, workspace, key, commandDigest, streamId, principal);
+      if (replay) return replay;
+      const noop = await noopKeysOf(workspace).find(key);
+      if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
+    }
 
     const prepared = def.prepare ? await this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : (input as unknown as P);
 
@@ -167,7 +172,7 @@ export class CommandExecutor {
     let stored: RecordedEvent[] | null = null;
     const outcome = await this.serialized(workspace, streamId, async () => {
       for (let attempt = 0; ; attempt++) {
-        const { state, revision } = await this.load(def.fold, workspace, streamId);
+        const { state, revision } = await loadStream(def.fold, workspace, streamId, { forDecision: true });
         const pending = def.decide(frozenView(state), prepared, ctx);
         if (pending.length === 0) {
           // Nothing to write, but the key is spent: a later use with another payload must be refused.

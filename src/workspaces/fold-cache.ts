@@ -11,6 +11,8 @@ export const DEFAULT_FOLD_CACHE_BYTES = 128 * 1024 * 1024;
 
 export interface CachedFold<S = unknown> {
   revision: number;
+  /** The store's freshness stamp when this state was last caught up (EventStore.freshness). */
+  stamp?: number;
   state: S;
   lock: Promise<void>;
   /** Estimated bytes of `state`, and the events folded when it was last measured. */

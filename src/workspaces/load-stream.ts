@@ -18,7 +18,17 @@ const CLOSE = new Slot<{ closeWithWorkspace: () => unknown }>('foldCacheEntries'
  * edge share one folded state per (fold, stream) and each load costs only the tail. The cache is
  * bounded by bytes (src/workspaces/fold-cache.ts): an evicted state is folded again from its stream.
  */
-export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string): Promise<{ state: S; revision: number }> {
+export interface LoadOptions {
+  /**
+   * The state is for a decision whose append names the revision it decided on, so a state that misses
+   * another server's not-yet-announced append is refused at append (and re-decided on a fresh read): the
+   * store's freshness (EventStore.freshness) may then stand in for the read. Readers that answer clients
+   * leave it off and always read, so a write on one server is visible to a read on another at once.
+   */
+  forDecision?: boolean;
+}
+
+export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string, options: LoadOptions = {}): Promise<{ state: S; revision: number }> {
   const prefix = `${idOf(workspace.cache)}\0`;
   if (!workspace.cache.has(CLOSE)) workspace.cache.set(CLOSE, { closeWithWorkspace: () => foldCache.dropPrefix(prefix) });
   const key = `${prefix}${idOf(fold)}\0${streamId}`;
@@ -26,6 +36,22 @@ export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHan
   // Serialize catch-up per stream: evolve may mutate the cached state, so two loaders must not fold
   // the same events into it concurrently.
   const run = e.lock.then(async () => {
+    // Nothing can have been added that this process has not seen: skip the read (PostgreSQL: no round trip).
+    const fresh = workspace.store.freshness?.();
+    if (fresh && options.forDecision && e.stamp === fresh.stamp) {
+      if (fresh.ownRevision(streamId) <= e.revision) return;
+      // Only this process's own appends are new: fold them from what it wrote.
+      const tail = fresh.ownTail?.(streamId, e.revision + 1);
+      if (tail) {
+        for (const ev of tail) {
+          e.state = fold.evolve(e.state, ev);
+          e.revision = ev.streamRevision;
+        }
+        foldCache.folded(key, e, tail.length);
+        return;
+      }
+    }
+    e.stamp = fresh?.stamp;
     let folded = 0;
     for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1 })) {
       e.state = fold.evolve(e.state, ev);

@@ -52,6 +52,13 @@ export interface SubscribeOptions {
  * The event store port. One instance is the log of one workspace; adapters (sqlite, postgres,
  * kurrentdb) all pass test/events/store-conformance.ts.
  */
+export interface StoreFreshness {
+  stamp: number;
+  ownRevision(streamId: string): number;
+  /** This process's own appended events of the stream from `fromRevision` up to its own revision, when it still holds them all (else undefined: read). */
+  ownTail?(streamId: string, fromRevision: number): RecordedEvent[] | undefined;
+}
+
 export interface EventStore {
   readonly adapter: 'sqlite' | 'postgres' | 'kurrentdb' | string;
   readonly workspaceId: string;
@@ -63,10 +70,25 @@ export interface EventStore {
    * without reading them back. Absent (KurrentDB, which may deduplicate ids on its own): read back.
    */
   readonly appendsAreExact?: boolean;
+  /**
+   * What this process knows about the log without reading it, for readers that keep folded state (the
+   * fold cache): `stamp` changes whenever events may have been added that this process did not append
+   * itself (another server's append announced, an append refused for a revision it did not know, the
+   * notification channel lost); `ownRevision` is the last revision this process appended to a stream
+   * (-1 when none). A state folded up to revision r at stamp s is current while the stamp is still s and
+   * the stream's own revision is ≤ r. Undefined when the adapter cannot tell (then every load reads).
+   */
+  freshness?(): StoreFreshness | undefined;
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult>;
   readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
   subscribeAll(options?: SubscribeOptions): Subscription;
+  /**
+   * True when no event has this id and no no-op command holds it as its key: a new command's key, which
+   * needs no replay. One round trip where the adapter has both in one database (PostgreSQL); absent
+   * elsewhere (the kernel then looks both up).
+   */
+  keyUnused?(key: string): Promise<boolean>;
   /** The stored event with this id, or null. `streamHint` lets adapters without an id index look there. */
   findEvent(eventId: string, streamHint?: string): Promise<RecordedEvent | null>;
   /** Revision of the last event of the stream, or -1 when the stream does not exist. */

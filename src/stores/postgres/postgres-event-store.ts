@@ -10,6 +10,7 @@ import {
   NoopRecord,
   ReadAllOptions,
   ReadStreamOptions,
+  StoreFreshness,
   SubscribeOptions,
   Subscription,
   WrongExpectedRevision,
@@ -358,6 +359,12 @@ export class PostgresBackend {
   private readonly wakers = new Map<string, Set<() => void>>();
   private readonly announcing = new Map<string, { head: number; again: boolean }>();
   private readonly seenHeads = new Map<string, number>();
+  /**
+   * Per workspace, what this process knows of its log without reading it: `accounted`, the position up to
+   * which every event is either this process's own append or was announced (so readers holding older
+   * state were told to read: `stamp` moved). See PostgresEventStore.freshness.
+   */
+  private readonly known = new Map<string, { stamp: number; accounted: number }>();
   private polling = false;
   private readonly poller: NodeJS.Timeout;
   private closed = false;
@@ -494,6 +501,41 @@ export class PostgresBackend {
     };
   }
 
+  knowledge(workspaceId: string): { stamp: number; accounted: number } {
+    let k = this.known.get(workspaceId);
+    if (!k) this.known.set(workspaceId, (k = { stamp: 0, accounted: -1 }));
+    return k;
+  }
+
+  /** An announced head: past what this process accounts for, someone else appended — every reader reads again. */
+  headSeen(workspaceId: string, head: number): void {
+    const k = this.knowledge(workspaceId);
+    if (head > k.accounted) {
+      k.stamp++;
+      k.accounted = head;
+    }
+  }
+
+  /** This process appended (first..last): right after what it accounts for, nothing else can be between. */
+  ownAppended(workspaceId: string, first: number, last: number): void {
+    const k = this.knowledge(workspaceId);
+    if (k.accounted === first - 1) k.accounted = last;
+    else if (last > k.accounted) {
+      k.stamp++;
+      k.accounted = last;
+    }
+  }
+
+  /** Something may have been added that this process cannot place (a refused append, a lost channel). */
+  unsure(workspaceId?: string): void {
+    for (const [id, k] of this.known) if (workspaceId === undefined || id === workspaceId) k.stamp++;
+  }
+
+  /** Whether announcements from other processes reach this one now (LISTEN is up). */
+  get hearing(): boolean {
+    return this.listener !== null && !this.closed;
+  }
+
   /** Wakes this process's subscribers of a workspace at once, without waiting for the NOTIFY echo. */
   wakeLocal(workspaceId: string): void {
     for (const w of this.wakers.get(workspaceId) ?? []) w();
@@ -553,7 +595,10 @@ export class PostgresBackend {
           const seen = this.seenHeads.get(id);
           this.seenHeads.set(id, head);
           // First sight wakes too (one spare read): the commit may predate this process's first poll.
-          if (seen === undefined || head > seen) this.wakeLocal(id);
+          if (seen === undefined || head > seen) {
+            this.headSeen(id, head);
+            this.wakeLocal(id);
+          }
         }
         // A LISTEN connection lost while nobody watched is reconnected when the next subscriber comes.
         if (ids.length > 0 && !this.listener && !this.listening) this.relisten();
@@ -600,11 +645,17 @@ export class PostgresBackend {
   private async connectListener(): Promise<void> {
     const client = new Client({ connectionString: this.options.connectionString, connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000, keepAlive: true });
     client.on('notification', (msg) => {
-      const ws = msg.payload?.slice(0, msg.payload.lastIndexOf(' '));
-      if (ws !== undefined) this.wakeLocal(ws);
+      const cut = msg.payload?.lastIndexOf(' ') ?? -1;
+      const ws = cut > 0 ? msg.payload!.slice(0, cut) : undefined;
+      if (ws === undefined) return;
+      const head = Number(msg.payload!.slice(cut + 1));
+      if (Number.isSafeInteger(head)) this.headSeen(ws, head);
+      else this.unsure(ws);
+      this.wakeLocal(ws);
     });
     const lost = () => {
       if (this.listener !== client) return;
+      this.unsure();
       this.listener = null;
       this.listening = null;
       if (this.closed) return;
@@ -628,6 +679,8 @@ export class PostgresBackend {
     }
     this.listener = client;
     this.listenerLost = null;
+    // Announcements sent while nobody listened are lost: whatever was folded before reads again.
+    this.unsure();
   }
 
   async close(): Promise<void> {
@@ -644,6 +697,11 @@ export class PostgresBackend {
     await this.pool.end().catch(() => undefined);
   }
 }
+
+/** Own appends kept for this process's subscriptions (per workspace). */
+const RECENT_EVENTS = 2048;
+/** Streams whose last own batch is kept (freshness' ownTail). */
+const RECENT_STREAMS = 1024;
 
 type Row = [number, string, string, number, string, number, string, string];
 const COLUMNS = 'global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata';
@@ -742,6 +800,12 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   private flushScheduled = false;
   private closed = false;
   private readonly subscriptions = new Set<Subscription>();
+  /** The last revision this process appended to each stream (freshness). */
+  private readonly ownRevisions = new Map<string, number>();
+  /** The last batch this process appended to each of the most recently appended streams, as stored (bounded). */
+  private readonly ownBatches = new Map<string, Row[]>();
+  /** This process's recent appends by position, as stored: subscriptions take them from here. */
+  private readonly recent = new Map<number, Row>();
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.backend = options.backend;
@@ -766,6 +830,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       checkpoints: { name: `${s}.cps`, text: `SELECT seq, body FROM ${s}.audit_checkpoints WHERE workspace_id = $1 ORDER BY seq`, rowMode: 'array' },
       claimNoop: { name: `${s}.claimnoop`, text: `SELECT held_by_event, principal, command, digest, json FROM ${s}.claim_noop($1, $2, $3, $4, $5, $6)` },
       findNoop: { name: `${s}.findnoop`, text: `SELECT principal, command, digest, json FROM ${s}.noop_keys WHERE workspace_id = $1 AND key = $2` },
+      keyUnused: { name: `${s}.keyunused`, text: `SELECT NOT EXISTS (SELECT 1 FROM ${s}.events WHERE workspace_id = $1 AND event_id = $2) AND NOT EXISTS (SELECT 1 FROM ${s}.noop_keys WHERE workspace_id = $1 AND key = $2)`, rowMode: 'array' },
       addCheckpoint: { name: `${s}.addcp`, text: `INSERT INTO ${s}.audit_checkpoints (workspace_id, seq, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, rowMode: 'array' },
     } as const;
   }
@@ -822,6 +887,10 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     try {
       const rows = await this.writeBatch(batch);
       this.backend.noteSuccess();
+      // What this process now knows without reading, recorded before any caller hears of its append.
+      const ok = rows.map((row, i) => ({ row, req: batch[i] })).filter((x) => x.row.status === 'ok').sort((a, b) => a.row.first_pos! - b.row.first_pos!);
+      for (const { row, req } of ok) this.noteOwnAppend(req, row);
+      if (rows.some((row) => row.status !== 'ok')) this.backend.unsure(this.workspaceId);
       rows.forEach((row, i) => {
         const req = batch[i];
         switch (row.status) {
@@ -850,6 +919,51 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       if (head > 0) this.backend.announce(this.workspaceId, head);
       if (this.pending.length) this.scheduleFlush();
     }
+  }
+
+  private noteOwnAppend(req: PendingAppend, row: BatchRow): void {
+    const first = row.first_pos!;
+    req.events.forEach((e, i) => {
+      // As stored (the row a read returns); decoded per reader, so no two readers share one object.
+      this.recent.set(first + i, [first + i, e.eventId, req.streamId, row.next_rev! - req.events.length + 1 + i, e.type, e.schemaVersion, req.data[i], req.metadata[i]]);
+    });
+    // Bounded: the subscriptions of a process keep up within a few batches; older ones are read.
+    if (this.recent.size > RECENT_EVENTS) for (const p of this.recent.keys()) if (this.recent.size > RECENT_EVENTS) this.recent.delete(p);
+    this.ownRevisions.set(req.streamId, row.next_rev!);
+    this.ownBatches.delete(req.streamId);
+    this.ownBatches.set(req.streamId, req.events.map((_, i) => this.recent.get(first + i)!));
+    if (this.ownBatches.size > RECENT_STREAMS) this.ownBatches.delete(this.ownBatches.keys().next().value!);
+    this.backend.ownAppended(this.workspaceId, first, row.last_pos!);
+  }
+
+  freshness(): StoreFreshness | undefined {
+    if (!this.backend.hearing) return undefined;
+    return {
+      stamp: this.backend.knowledge(this.workspaceId).stamp,
+      ownRevision: (streamId) => this.ownRevisions.get(streamId) ?? -1,
+      ownTail: (streamId, fromRevision) => {
+        const rows = this.ownBatches.get(streamId);
+        return rows && rows[0][3] === fromRevision ? rows.map(fromRow) : undefined;
+      },
+    };
+  }
+
+  /**
+   * A subscription's next page without a round trip when this process can answer it: every event after
+   * `after` that it knows of is its own recent append (and, with LISTEN up, another server's append would
+   * have been announced). null: read.
+   */
+  private recentPage(after: number, limit: number): RecordedEvent[] | null {
+    if (!this.backend.hearing) return null;
+    const known = this.backend.knowledge(this.workspaceId).accounted;
+    if (known < after) return null;
+    const page: RecordedEvent[] = [];
+    for (let p = after + 1; p <= known && page.length < limit; p++) {
+      const r = this.recent.get(p);
+      if (!r) return null;
+      page.push(fromRow(r));
+    }
+    return page;
   }
 
   private async writeBatch(batch: PendingAppend[]): Promise<BatchRow[]> {
@@ -963,7 +1077,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
             await this.backend.ensureListening().catch((err) => {
               throw unavailable(err);
             });
-            return this.closed ? [] : await this.readPage(after, limit);
+            if (this.closed) return [];
+            return this.recentPage(after, limit) ?? (await this.readPage(after, limit));
           } catch (err) {
             if (!(err instanceof DomainError && err.code === 'store_unavailable')) throw err;
             await pause(delay);
@@ -1004,6 +1119,10 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     } catch (err) {
       throw unavailable(err);
     }
+  }
+
+  async keyUnused(key: string): Promise<boolean> {
+    return (await this.rows(this.q.keyUnused as { name: string; text: string; rowMode: 'array' }, [this.workspaceId, key]))[0][0] as unknown as boolean;
   }
 
   async findEvent(eventId: string): Promise<RecordedEvent | null> {

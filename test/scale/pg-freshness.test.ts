@@ -1,0 +1,121 @@
+import { newUuidV7 } from '../../src/events/ids';
+import type { StreamFold } from '../../src/events/kernel-types';
+import type { EventStore } from '../../src/events/store/port';
+import type { NewEvent } from '../../src/events/envelope';
+import { SlotMap } from '../../src/slots';
+import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { loadStream } from '../../src/workspaces/load-stream';
+import type { WorkspaceHandle } from '../../src/workspaces/registry';
+import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+
+/**
+ * The PostgreSQL store's freshness (EventStore.freshness): a decision's load skips the read when nothing
+ * can have been added that this process has not seen, and a subscription takes its own appends without
+ * a read. What users rely on: a read for a client always sees another server's append; a decision on a
+ * state that missed one is refused at append and the next decision reads it; subscriptions stay gap-free.
+ */
+whenPostgres('postgres freshness', () => {
+  const schema = uniqueSchema('rl_fresh');
+  let a: PostgresBackend;
+  let b: PostgresBackend;
+  let n = 0;
+  const ws = () => `fresh-${++n}`;
+  beforeAll(async () => {
+    a = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
+    b = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4 });
+    await a.ensureListening();
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await dropSchema(schema);
+  });
+
+  const ev = (workspaceId: string): NewEvent => ({
+    eventId: newUuidV7(),
+    type: 'ReviewLevelSet',
+    schemaVersion: 1,
+    data: { level: 'light' },
+    metadata: { principal: 'user:alice', workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
+  });
+  const ids: StreamFold<string[]> = { initialState: () => [], evolve: (s, e) => (s.push(e.eventId), s) };
+  const handle = (store: EventStore): WorkspaceHandle => ({ id: store.workspaceId, dir: '/nonexistent', store, cache: new SlotMap() });
+  const until = async (what: () => boolean) => {
+    for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(what()).toBe(true);
+  };
+
+  it("folds its own appends without a read, and a client's read sees another server's append at once", async () => {
+    const id = ws();
+    const sa = await PostgresEventStore.open({ backend: a, workspaceId: id });
+    const sb = await PostgresEventStore.open({ backend: b, workspaceId: id });
+    const h = handle(sa);
+    const mine = ev(id);
+    await sa.append('s', 'no_stream', [mine]);
+    expect(sa.freshness()!.ownRevision('s')).toBe(0);
+    expect((await loadStream(ids, h, 's', { forDecision: true })).state).toEqual([mine.eventId]);
+    const theirs = ev(id);
+    await sb.append('s', 0, [theirs]);
+    // A read that answers a client never relies on announcements.
+    expect((await loadStream(ids, h, 's')).state).toEqual([mine.eventId, theirs.eventId]);
+    await sa.close();
+    await sb.close();
+  });
+
+  it('a decision on a state that missed another server\'s append is refused, and the next one reads it', async () => {
+    const id = ws();
+    const sa = await PostgresEventStore.open({ backend: a, workspaceId: id });
+    const sb = await PostgresEventStore.open({ backend: b, workspaceId: id });
+    const h = handle(sa);
+    const first = ev(id);
+    await sa.append('s', 'no_stream', [first]);
+    const { revision } = await loadStream(ids, h, 's', { forDecision: true });
+    const theirs = ev(id);
+    await sb.append('s', revision, [theirs]);
+    // Decided on revision 0 whether or not the announcement has arrived: the store arbitrates.
+    await expect(sa.append('s', revision, [ev(id)])).rejects.toMatchObject({ code: 'wrong_expected_revision' });
+    expect((await loadStream(ids, h, 's', { forDecision: true })).state).toEqual([first.eventId, theirs.eventId]);
+    await sa.close();
+    await sb.close();
+  });
+
+  it("an announced append by another server makes the next decision's load read it", async () => {
+    const id = ws();
+    const sa = await PostgresEventStore.open({ backend: a, workspaceId: id });
+    const sb = await PostgresEventStore.open({ backend: b, workspaceId: id });
+    const h = handle(sa);
+    await sa.append('s', 'no_stream', [ev(id)]);
+    await loadStream(ids, h, 's', { forDecision: true });
+    const stamp = sa.freshness()!.stamp;
+    const theirs = ev(id);
+    await sb.append('s', 0, [theirs]);
+    await until(() => sa.freshness()!.stamp !== stamp);
+    expect((await loadStream(ids, h, 's', { forDecision: true })).state.at(-1)).toBe(theirs.eventId);
+    await sa.close();
+    await sb.close();
+  });
+
+  it('a subscription gets its own and other servers\' appends in order, without a gap', async () => {
+    const id = ws();
+    const sa = await PostgresEventStore.open({ backend: a, workspaceId: id });
+    const sb = await PostgresEventStore.open({ backend: b, workspaceId: id });
+    const got: number[] = [];
+    const sub = sa.subscribeAll({ after: 0 });
+    const reading = (async () => {
+      for await (const e of sub) {
+        got.push(e.globalPosition);
+        if (got.length === 6) break;
+      }
+    })();
+    await sa.append('x', 'no_stream', [ev(id)]);
+    await sb.append('y', 'no_stream', [ev(id), ev(id)]);
+    await sa.append('x', 0, [ev(id)]);
+    await sb.append('y', 1, [ev(id)]);
+    await sa.append('z', 'no_stream', [ev(id)]);
+    await reading;
+    sub.close();
+    expect(got).toEqual([1, 2, 3, 4, 5, 6]);
+    await sa.close();
+    await sb.close();
+  });
+});
