@@ -5,7 +5,7 @@ import { closeSharedExtractPool } from '../src/codegraph/extract-pool';
 import { classifyRole } from '../src/codegraph/file-roles';
 import { languageOf } from '../src/codegraph/languages';
 import { computeReview } from '../src/compute/review';
-import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/codegraph/formation';
+import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/cohorts';
 import { GitRepo } from '../src/git/repo';
 import { engineGroups, randIndex } from './support/cohort-score';
 import { argValue, median, round } from './support/report';

@@ -1,4 +1,4 @@
-import { parseUnifiedDiff } from '../git/unified-diff';
+import { parseUnifiedDiff } from '../../git/unified-diff';
 // String literals (shared-identifiers' STRING) are blanked before names are read.
 import { KEYWORDS, STRING } from './shared-identifiers';
 import { type EditSides, undocumentedChangedLines } from './similar-edits';

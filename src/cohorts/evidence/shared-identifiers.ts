@@ -1,5 +1,5 @@
-import { BoundedArrayCache } from './bounded-cache';
-import { parseUnifiedDiff } from '../git/unified-diff';
+import { BoundedArrayCache } from '../../codegraph/bounded-cache';
+import { parseUnifiedDiff } from '../../git/unified-diff';
 
 /**
  * The `shared-identifiers` signal: two changed files whose changed lines name the same rare identifiers are

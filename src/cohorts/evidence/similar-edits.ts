@@ -1,4 +1,4 @@
-import { parseUnifiedDiff } from '../git/unified-diff';
+import { parseUnifiedDiff } from '../../git/unified-diff';
 
 /**
  * The `similar-edit` signal (SmartCommit's "systematic edits"): the same line added, or the same line removed,

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 /**
  * Name conventions that pair files without a resolved edge between them: a test and its subject, and
  * tooling configurations of one directory (generated or vendored mirrors: `mirrors.ts`). Formation uses them as
- * signals (src/codegraph/formation.ts); each is measured on `npm run eval:cohorts`.
+ * signals (src/cohorts/registry.ts); each is measured on `npm run eval:cohorts`.
  */
 
 /** Test-name patterns per ecosystem: the capture is the subject's stem. */

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { parseUnifiedDiff } from '../git/unified-diff';
+import { parseUnifiedDiff } from '../../git/unified-diff';
 
 /**
  * The `fixture-name` signal: a changed test whose string literals name another changed file — by its basename

@@ -1,4 +1,4 @@
-import { BoundedArrayCache } from './bounded-cache';
+import { BoundedArrayCache } from '../../codegraph/bounded-cache';
 import { collectFromChangedLines, IdentifierFrequency, KEYWORDS } from './shared-identifiers';
 
 /**
