@@ -25,11 +25,11 @@ const STAGE_WORDS: Record<(typeof STAGES)[number], string> = {
 const cell = (s: string): string => s.replace(/\|/g, '\\|');
 
 export function renderSignalTable(): string {
-  const lines = [SIGNALS_BEGIN, '', '| # | Signal | Stage | Default | What it joins | What the cohort\'s reason says | Test |', '|---|---|---|---|---|---|---|'];
+  const lines = [SIGNALS_BEGIN, '', '| # | Signal | Stage | Default | What it joins | What the cohort\'s reason says | Measured | Test |', '|---|---|---|---|---|---|---|---|'];
   const ordered = STAGES.flatMap((stage) => SIGNALS.filter((s) => s.stage === stage));
   ordered.forEach((s, i) => {
     const file = `src/cohorts/signals/${s.id}.ts`;
-    lines.push(`| ${i + 1} | [\`${s.id}\`](../${file}) | ${STAGE_WORDS[s.stage]} | ${s.default ? 'on' : 'off'} | ${cell(s.joins)} | ${cell(s.evidence)} | [${path.posix.basename(s.test)}](../${s.test}) |`);
+    lines.push(`| ${i + 1} | [\`${s.id}\`](../${file}) | ${STAGE_WORDS[s.stage]} | ${s.default ? 'on' : 'off'} | ${cell(s.joins)} | ${cell(s.evidence)} | ${cell(s.measured)} | [${path.posix.basename(s.test)}](../${s.test}) |`);
   });
   lines.push('', `${SIGNALS.filter((s) => s.default).length} of ${SIGNALS.length} on by default. Rows are in the order formCohorts applies them.`, '', SIGNALS_END);
   return lines.join('\n');

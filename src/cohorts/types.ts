@@ -179,6 +179,8 @@ interface SignalBase {
   test: string;
   /** On in DEFAULT_SIGNALS. */
   default: boolean;
+  /** One line: the measurement that decided `default` (eval:cohorts; the full record is docs/cohorts-history.md). */
+  measured: string;
 }
 
 /** One formation signal: one entry of the registry, one file of signals/. */

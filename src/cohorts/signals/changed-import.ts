@@ -17,6 +17,7 @@ export const changedImport: SignalDef = {
   id: 'changed-import',
   stage: 'link',
   default: true,
+  measured: 'click (ablation); counting every binding on a changed import line cost h3 0.800 → 0.733, including tests cost immer\'s mean',
   joins: 'a source file that starts or stops importing a changed symbol, and that symbol\'s file',
   evidence: 'changed references: src/a.ts → g',
   test: 'test/compute/formation-signals.test.ts',

@@ -6,6 +6,7 @@ export const coChange: SignalDef = {
   id: 'co-change',
   stage: 'join',
   default: false,
+  measured: 'off: over-merges; h3 mean 0.693 → 0.584 (joined 17.6 % → 28.2 %), click 0.700 → 0.628',
   joins: 'two changed files that changed together in most of their earlier commits',
   evidence: 'co-change history (weaker): a.ts and b.ts changed together in 4 of the last 5 commits',
   label: 'co-change history (weaker)',

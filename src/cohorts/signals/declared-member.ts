@@ -9,6 +9,7 @@ export const declaredMember: SignalDef = {
   id: 'declared-member',
   stage: 'join',
   default: true,
+  measured: 'review-20: execa 0.784 / 0.753 → 0.800 / 0.757 alone (9 cases up, none down)',
   joins: 'a hand-written `X.d.ts` and the `X.js` beside it, both changing a member the implementation starts or stops naming',
   evidence: 'a declaration and its implementation: index.d.ts and index.js both change `s`',
   label: 'a declaration and its implementation',

@@ -7,6 +7,7 @@ export const directory: SignalDef = {
   id: 'directory',
   stage: 'join',
   default: false,
+  measured: 'off: a path heuristic, not adopted',
   joins: 'changed files of one directory that no other signal joined to anything',
   evidence: 'same directory, no link (weak): no resolved link; both in src/',
   label: 'same directory, no link (weak)',

@@ -11,6 +11,7 @@ export const fixtureName: SignalDef = {
   id: 'fixture-name',
   stage: 'join',
   default: true,
+  measured: 'review-20: no median or mean lower on 19; execa 0.784 / 0.753 → 0.800 / 0.760 (13 up, 6 down)',
   joins: 'a changed test naming another changed file in a string literal (`execa(\'verbose-script.js\')`), and that file',
   evidence: 'a file named by another: test/verbose.js names test/fixtures/verbose-script.js in `verbose-script.js`',
   label: 'a file named by another',

@@ -13,6 +13,7 @@ export const memberUse: SignalDef = {
   id: 'member-use',
   stage: 'join',
   default: true,
+  measured: 'review-20: h3 0.833 / 0.762 → 0.900 / 0.769 (4 up), got 1 up, none down on 26',
   joins: 'a changed source declaring a rare member on a changed line and the one other changed file whose changed lines access it',
   evidence: 'a member declared and used: a.ts declares `_headers`, which b.ts changes lines accessing',
   label: 'a member declared and used',

@@ -12,6 +12,7 @@ export const newSymbolImport: SignalDef = {
   id: 'new-symbol-import',
   stage: 'link',
   default: true,
+  measured: 'click median 0.667 → 0.793, h3 0.700 → 0.800; whole modules (review-20): h3 0.800 / 0.750 → 0.833 / 0.762, 24 others unchanged',
   joins: 'a file importing or re-exporting a symbol (or a whole module) the change adds or deletes, and that symbol\'s file',
   evidence: 'changed references: pkg/__init__.py → shout',
   test: 'test/compute/formation-signals.test.ts',

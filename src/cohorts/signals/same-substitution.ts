@@ -11,6 +11,7 @@ export const sameSubstitution: SignalDef = {
   id: 'same-substitution',
   stage: 'join',
   default: true,
+  measured: 'review-19: 20 cases up, 1 down on 13; chi 0.902 → 1.000',
   joins: 'changed files that change the same part of a line the same way (`searchParameters` → `searchParams`)',
   evidence: 'the same substitution: a.ts and b.ts both change `x` to `y`',
   label: 'the same substitution',

@@ -11,6 +11,7 @@ export const sharedIdentifiers: SignalDef = {
   id: 'shared-identifiers',
   stage: 'join',
   default: true,
+  measured: 'session 29: 16 cases up, none down on eight; commander 0.800 → 0.833, chi 0.868 → 0.902',
   joins: 'the only two changed files whose changed lines name at least three of the same rare identifiers',
   evidence: 'rare identifiers both change: a.ts and b.ts both change lines naming `x`, `y`, `z`',
   label: 'rare identifiers both change',

@@ -10,6 +10,7 @@ export const testAffinity: SignalDef = {
   id: 'test-affinity',
   stage: 'join',
   default: true,
+  measured: 'review-19: no median or mean lower on 13, 46 cases up, 3 down; got 0.700 → 0.800',
   joins: 'a cohort of sources no test joined and a cohort of tests that joined no source whose changed lines\' words are clearly, both ways, each other\'s closest',
   evidence: 'a test closest in words to the change: a.test.ts adds lines whose words are closest to a.ts\'s changed lines (…; affinity 0.42, next 0.10)',
   label: 'a test closest in words to the change',

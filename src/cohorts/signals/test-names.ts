@@ -11,6 +11,7 @@ export const testNames: SignalDef = {
   id: 'test-names',
   stage: 'join',
   default: true,
+  measured: 'review-13: 19 cases up, none down on 13 repositories',
   joins: 'a test nothing joined to a source and the one changed source whose changed lines name most of the same rare identifiers and string literals',
   evidence: 'a test and the source it names: a.test.ts and a.ts both change lines naming `x`',
   label: 'a test and the source it names',

@@ -7,6 +7,7 @@ export const testSubject: SignalDef = {
   id: 'test-subject',
   stage: 'join',
   default: true,
+  measured: 'click median 0.724 → 0.793, h3 0.762 → 0.800; by name parts (review-19): got 0.700 → 0.714, chi 0.902 → 1.000',
   joins: 'a changed test that no reference joined and the changed source its name pairs with (`foo.test.ts` ↔ `foo.ts`)',
   evidence: 'test ↔ subject: foo.test.ts tests foo.ts',
   label: 'test ↔ subject',

@@ -11,6 +11,7 @@ export const testTitles: SignalDef = {
   id: 'test-titles',
   stage: 'join',
   default: true,
+  measured: 'review-18: no median lower on 13; got 0.667 → 0.700 (21 up, 4 down), commander 0.900 → 1.000',
   joins: 'a test still without a source and the one changed source whose changed lines name a rare identifier the titles of its added test cases name',
   evidence: 'a test titled for the change: a.test.ts adds test cases titled for `x`, which a.ts changes lines naming',
   label: 'a test titled for the change',

@@ -7,6 +7,7 @@ export const toolingConfig: SignalDef = {
   id: 'tooling-config',
   stage: 'join',
   default: true,
+  measured: 'ofetch mean 0.933 → 0.967; seven others unchanged',
   joins: 'changed tooling configuration files of one directory (a bundler or test runner config: they change together when the toolchain does)',
   evidence: 'tooling configuration of one directory: build.config.ts and vitest.config.ts',
   label: 'tooling configuration of one directory',

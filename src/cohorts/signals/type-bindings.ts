@@ -17,6 +17,7 @@ export const typeBindings: SignalDef = {
   id: 'type-bindings',
   stage: 'edge',
   default: true,
+  measured: 'commander mean 0.755 → 0.766, immer and h3 unchanged; without the `.d.ts` exclusion commander fell to 0.733',
   joins: 'a changed file and the changed definition it names through a binding or a module\'s member that only TypeScript\'s checker resolved',
   evidence: 'changed references: f → g',
   test: 'test/codegraph/type-edges.test.ts',

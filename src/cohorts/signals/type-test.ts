@@ -11,6 +11,7 @@ export const typeTest: SignalDef = {
   id: 'type-test',
   stage: 'join',
   default: true,
+  measured: 'review-16: execa 0.700 / 0.707 → 0.733 / 0.727 (33 cases up, none down); eleven others unchanged',
   joins: 'a tsd type test `X.test-d.ts` and the declaration file `X.d.ts` beside it',
   evidence: 'a type test and its declarations: index.test-d.ts checks index.d.ts',
   label: 'a type test and its declarations',
