@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { closeSharedExtractPool } from '../src/codegraph/extract-pool';
 import { classifyRole } from '../src/codegraph/file-roles';
-import { languageOf } from '../src/codegraph/languages';
+import { languageOf } from '../src/codegraph/languages/languages';
 import { computeReview } from '../src/compute/review';
 import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/cohorts';
 import { GitRepo } from '../src/git/repo';

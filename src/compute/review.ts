@@ -17,9 +17,9 @@ import { changedAffinityWordsOf, wordFrequency } from '../cohorts/evidence/test-
 import { coChangePairs } from '../git/co-change';
 import { CodeGraph } from '../codegraph/graph';
 import { CODEGRAPH_ENGINE_VERSION, CommitIndex, indexCommit, IndexProgress } from '../codegraph/indexer';
-import { languageOf, unsupportedLanguageOf } from '../codegraph/languages';
+import { languageOf, unsupportedLanguageOf } from '../codegraph/languages/languages';
 import { classifyRole } from '../codegraph/file-roles';
-import { resolveCheckerEdges, TYPE_EDGES_VERSION, type CheckerEdgeStats, type CheckerLimits } from '../codegraph/type-edges';
+import { resolveCheckerEdges, TYPE_EDGES_VERSION, type CheckerEdgeStats, type CheckerLimits } from '../codegraph/checker/type-edges';
 import { diffDependencies } from '../dependencies/diff';
 import type { ChangedFile, GitRepo } from '../git/repo';
 import { runApiContract, runVisual, type RenderSetup } from './axes';

@@ -30,7 +30,7 @@ function start(heapMb: number): Slot {
   const worker =
     ext !== '.ts'
       ? new Worker(entry, { resourceLimits })
-      : new Worker(`require(${JSON.stringify(path.resolve(__dirname, '../../tools/ts-register.js'))}); require(${JSON.stringify(entry)});`, { eval: true, resourceLimits });
+      : new Worker(`require(${JSON.stringify(path.resolve(__dirname, '../../../tools/ts-register.js'))}); require(${JSON.stringify(entry)});`, { eval: true, resourceLimits });
   const s: Slot = { worker, heapMb };
   worker.unref();
   const finish = (o: CheckerThreadOutcome) => {

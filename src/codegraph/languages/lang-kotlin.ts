@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from './import-facts';
+import type { ImportFacts } from '../import-facts';
 
 /**
  * Kotlin (SPEC §8.1): tags over @tree-sitter-grammars/tree-sitter-kotlin 1.1.0 (no tags.scm shipped) and

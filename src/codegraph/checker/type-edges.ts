@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import type { GitRepo, TreeEntry } from '../git/repo';
+import type { GitRepo, TreeEntry } from '../../git/repo';
 import { ts, type CheckerCaps, type CheckerJob, type JobDefinition, type NotWalkedReason } from './checker-job';
 import { CHECKER_HEAP_MB, clearCheckerThreadCache, runOnCheckerThread } from './checker-thread';
-import type { CheckerEdgeStore, StoredCheckerEdge } from './facts';
-import type { CodeGraph } from './graph';
-import { CODEGRAPH_ENGINE_VERSION } from './indexer';
+import type { CheckerEdgeStore, StoredCheckerEdge } from '../facts';
+import type { CodeGraph } from '../graph';
+import { CODEGRAPH_ENGINE_VERSION } from '../indexer';
 
 /**
  * Type-resolved edges for TypeScript/JavaScript: TypeScript's checker over a Program of the files whose

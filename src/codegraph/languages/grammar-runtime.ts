@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Language, Parser, Query } from 'web-tree-sitter';
-import { DomainError } from '../domain-error';
+import { DomainError } from '../../domain-error';
 import { LANGUAGES, LanguageSpec } from './languages';
 
 export interface LoadedGrammar {
@@ -18,7 +18,7 @@ const grammars = new Map<string, Promise<LoadedGrammar>>();
 /** Grammars built from C sources by tools/build-grammars.js live in src/codegraph/grammars (also when running from dist/). */
 function localGrammarsDir(): string {
   const beside = path.join(__dirname, 'grammars');
-  return fs.existsSync(beside) ? beside : path.resolve(__dirname, '..', '..', '..', 'src', 'codegraph', 'grammars');
+  return fs.existsSync(beside) ? beside : path.resolve(__dirname, '..', '..', '..', '..', 'src', 'codegraph', 'languages', 'grammars');
 }
 
 function packageDir(pkg: string): string {

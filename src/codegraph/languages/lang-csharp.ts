@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from './import-facts';
+import type { ImportFacts } from '../import-facts';
 
 /**
  * C# (SPEC §8.1): resolution by namespace. A file's namespace (block or file-scoped) is its package; the

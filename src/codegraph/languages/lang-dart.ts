@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from './import-facts';
+import type { ImportFacts } from '../import-facts';
 
 /**
  * Dart (SPEC §8.1): tags over @sengac/tree-sitter-dart 1.1.6 (Dart 3 syntax: records, patterns, sealed/base

@@ -1,17 +1,17 @@
 /**
  * The language list of README.md and docs/cohorts.md, rendered from the registry (languages.ts), the grammar
- * packages installed and the pins of tools/build-grammars.js (src/codegraph/grammars/pins.json), so the
+ * packages installed and the pins of tools/build-grammars.js (src/codegraph/languages/grammars/pins.json), so the
  * documented languages can never drift from the ones the code graph loads. `--check` exits 1 when stale.
- *   node -r ./tools/ts-register.js src/codegraph/language-docs.ts [--check]
+ *   node -r ./tools/ts-register.js src/codegraph/languages/language-docs.ts [--check]
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LANGUAGES, UNSUPPORTED_LANGUAGE_NAMES } from './languages';
 
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..', '..', '..');
 export const README = path.join(ROOT, 'README.md');
 export const COHORTS_DOC = path.join(ROOT, 'docs', 'cohorts.md');
-const GENERATED = 'generated from src/codegraph/languages.ts by src/codegraph/language-docs.ts; do not edit';
+const GENERATED = 'generated from src/codegraph/languages/languages.ts by src/codegraph/languages/language-docs.ts; do not edit';
 export const TABLE_BEGIN = `<!-- languages-table:begin (${GENERATED}) -->`;
 export const TABLE_END = '<!-- languages-table:end -->';
 export const LIST_BEGIN = `<!-- languages-list:begin (${GENERATED}) -->`;
@@ -44,7 +44,7 @@ function grammarOf(id: string): string {
   if (pkg === '.') {
     const pins = JSON.parse(fs.readFileSync(path.join(__dirname, 'grammars', 'pins.json'), 'utf8')) as GrammarPin[];
     const pin = pins.find((p) => p.language === id);
-    if (!pin) throw new Error(`${id}: a built grammar without a pin in src/codegraph/grammars/pins.json`);
+    if (!pin) throw new Error(`${id}: a built grammar without a pin in src/codegraph/languages/grammars/pins.json`);
     return `built from ${pin.pkg} ${pin.version}'s C sources`;
   }
   const version = (JSON.parse(fs.readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
@@ -92,7 +92,7 @@ if (require.main === module) {
     const next = update(current);
     if (next === current) continue;
     if (process.argv.includes('--check')) {
-      console.error(`${file}: the language list is stale; run node -r ./tools/ts-register.js src/codegraph/language-docs.ts`);
+      console.error(`${file}: the language list is stale; run node -r ./tools/ts-register.js src/codegraph/languages/language-docs.ts`);
       stale = true;
     } else {
       fs.writeFileSync(file, next);

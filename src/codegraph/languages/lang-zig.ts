@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from './import-facts';
+import type { ImportFacts } from '../import-facts';
 
 /**
  * Zig (SPEC §8.1): `const m = @import("path.zig");` binds a file as a namespace (`m.f()` is f of that

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import type { Node } from 'web-tree-sitter';
-import type { FileFacts } from './facts';
-import type { ImportStyle } from './import-facts';
-import { extractFactsWithTypeScript } from './typescript-parser';
+import type { FileFacts } from '../facts';
+import type { ImportStyle } from '../import-facts';
+import { extractFactsWithTypeScript } from '../typescript-parser';
 import { DART_TAGS, dartRepairSource } from './lang-dart';
 import { KOTLIN_TAGS, kotlinRepairSource } from './lang-kotlin';
 import { SWIFT_TAGS, swiftPrepareSource } from './lang-swift';
@@ -13,7 +13,7 @@ import { CSHARP_EXTRA_TAGS } from './lang-csharp';
 /**
  * The grammars the code graph understands (SPEC §8.1): every grammar that loads in web-tree-sitter from
  * a registry package, plus Dart, Kotlin and Swift, whose registry packages ship C sources only: their wasm
- * is built from those sources by tools/build-grammars.js and committed in src/codegraph/grammars/
+ * is built from those sources by tools/build-grammars.js and committed in src/codegraph/languages/grammars/
  * (language-specific tags and import code in lang-<language>.ts). Each language uses its grammar's own `queries/tags.scm`, plus `extraTags` where the
  * upstream file under-reports, plus `sweepTypes`: the identifier node types a use of an imported binding
  * can have (tags.scm only reports calls, which would miss a function passed by reference or a type in

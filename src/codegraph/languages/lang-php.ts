@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from './import-facts';
+import type { ImportFacts } from '../import-facts';
 
 /**
  * PHP (SPEC §8.1): `use A\B\C;` (with `as`, and group uses `use A\B\{C, D as E};`) binds a class by its

@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from './import-facts';
+import type { ImportFacts } from '../import-facts';
 
 /**
  * Swift (SPEC §8.1): tags over tree-sitter-swift 0.7.1 (its own tags.scm reports a class as the definition

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type * as TS from 'typescript-compiler-api';
-import type { CheckerForm, ReferenceKind, StoredCheckerEdge } from './facts';
+import type { CheckerForm, ReferenceKind, StoredCheckerEdge } from '../facts';
 
 /**
  * The part of type-edges.ts that runs TypeScript's compiler: a Program over the texts it is handed and a

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import type { BuildModule } from './build-modules';
+import type { BuildModule } from '../build-modules';
 
 /**
  * Gradle module boundaries for Kotlin and Java (SPEC §8.1). `settings.gradle(.kts)` declares the modules
