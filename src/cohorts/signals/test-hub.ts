@@ -33,7 +33,7 @@ export const testHub: SignalDef = {
   stage: 'edge',
   default: true,
   measured: 'review-14: no median lower on 13 repositories; execa 0.667 → 0.700, elysia 0.600 → 0.667, click 0.850 → 0.867',
-  joins: 'none: drops a changed test\'s reference on an unchanged line to a hub (a definition more than 5 % of the files\' worth of test files reference)',
+  joins: 'none: a changed test\'s reference on an unchanged line to a hub (referenced from more test files than 5 % of the indexed files, and from at least 3) does not link',
   evidence: 'fewer `changed references`',
   test: 'test/compute/formation-signals.test.ts',
   edge: {
