@@ -5,7 +5,7 @@ import type { SignalDef } from '../types';
 /**
  * A changed file whose text names another changed file in a string literal (`execa('verbose-script.js')`: a test and the
  * fixture script it runs by name), where no import edge exists (evidence/fixture-names.ts). Direct evidence, so with
- * the name-pairing signals. Measured: execa 13 cases up, 6 down; the rest unchanged but commander, 1 up (docs/cohorts.md).
+ * the name-pairing signals. Measured: execa 13 cases up, 6 down; the rest unchanged but commander, 1 up (docs/cohorts-history.md).
  */
 export const fixtureName: SignalDef = {
   id: 'fixture-name',

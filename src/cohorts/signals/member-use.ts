@@ -7,7 +7,7 @@ import type { SignalDef } from '../types';
  * file's changed lines access (`event.response._headers`), where no resolved edge reaches (a member of an inferred
  * receiver). The name must be rare (shared-identifiers' bound) and on the changed lines of just these two files:
  * `options.timeout` or a name three files touch says nothing about which two belong together. Measured: h3 and got,
- * 5 up, none down on 26 repositories (docs/cohorts.md).
+ * 5 up, none down on 26 repositories (docs/cohorts-history.md).
  */
 export const memberUse: SignalDef = {
   id: 'member-use',

@@ -6,7 +6,7 @@ import type { SignalDef } from '../types';
  * A whole module imported or re-exported (`export * from './cache'`, `from .x import *`, `import * as ns`,
  * `import './x'`) names no symbol to follow: the line links to the module itself when the change adds it (head) or
  * deletes it (base). Not merely a module the change touches: a new example's `import click` is no part of a fix to
- * click.py (measured on click, docs/cohorts.md).
+ * click.py (measured on click, docs/cohorts-history.md).
  */
 export const newSymbolImport: SignalDef = {
   id: 'new-symbol-import',

@@ -5,7 +5,7 @@ import type { SignalDef } from '../types';
 /**
  * Rare identifiers (named in at most 5 % of the commit's indexed files) on the changed lines of exactly two changed files,
  * at least three of them: one piece of work without a resolved edge (evidence/shared-identifiers.ts). Measured: eight
- * repositories, 16 cases up, none down (docs/cohorts.md).
+ * repositories, 16 cases up, none down (docs/cohorts-history.md).
  */
 export const sharedIdentifiers: SignalDef = {
   id: 'shared-identifiers',

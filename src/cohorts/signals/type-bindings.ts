@@ -11,7 +11,7 @@ function jsIntoTypings(fromFile: string, toFile: string): boolean {
 
 /**
  * Of the edges only TypeScript's checker found, those naming their target through a binding or a module's member, not a
- * member of an inferred receiver (which over-merges h3). Measured: commander gains, immer and h3 unchanged (docs/cohorts.md).
+ * member of an inferred receiver (which over-merges h3). Measured: commander gains, immer and h3 unchanged (docs/cohorts-history.md).
  */
 export const typeBindings: SignalDef = {
   id: 'type-bindings',

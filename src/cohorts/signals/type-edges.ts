@@ -1,6 +1,6 @@
 import type { SignalDef } from '../types';
 
-/** Every edge only TypeScript's checker found links (never a field read landing on its owner class). Measured: no default (docs/cohorts.md). */
+/** Every edge only TypeScript's checker found links (never a field read landing on its owner class). Measured: no default (docs/cohorts-history.md). */
 export const typeEdges: SignalDef = {
   id: 'type-edges',
   stage: 'edge',

@@ -5,7 +5,7 @@ import type { SignalDef } from '../types';
 /**
  * A tsd type test and the declaration file beside it (`index.test-d.ts` ↔ `index.d.ts`, evidence/pairing.ts
  * `typeTestSubject`): joined even when the test already joined the implementation through a reference, since the
- * declarations are what it checks. Measured: earned its place on execa (docs/cohorts.md).
+ * declarations are what it checks. Measured: earned its place on execa (docs/cohorts-history.md).
  */
 export const typeTest: SignalDef = {
   id: 'type-test',

@@ -10,7 +10,7 @@ const topLevelFunction = (graph: CodeGraph, id: string) => {
 /**
  * A changed non-exported top-level function reached through one exported top-level function of the same file that
  * calls it (the reference names the wrapper, the change is in the private helper). One hop only. Measured: through any
- * unchanged definition it did not earn its place; this form did on h3 (docs/cohorts.md).
+ * unchanged definition it did not earn its place; this form did on h3 (docs/cohorts-history.md).
  */
 export const wrapper: SignalDef = {
   id: 'wrapper',
