@@ -29,7 +29,7 @@ import { directory } from './signals/directory';
  * Every formation signal, in the order formCohorts applies them: by stage (STAGES), then in this order within a
  * stage. The order is part of the result (a join refused by the cohort bound stays refused, a test joined by an earlier
  * signal is no candidate for a later one), so a new signal goes where it was measured. docs/cohorts.md's signal table is
- * rendered from this list (signal-docs.ts).
+ * rendered from this list (cohort-docs.ts).
  */
 export const SIGNALS: readonly SignalDef[] = [
   changedReference,

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ALL_SIGNALS, DEFAULT_SIGNALS, SIGNALS } from '../../src/cohorts';
-import { COHORTS_DOC, renderSignalTable, withSignalTable } from '../../src/cohorts/signal-docs';
+import { COHORTS_DOC, readResults, renderResultsTable, renderSignalTable, withResultsTable, withSignalTable } from '../../src/cohorts/cohort-docs';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -32,7 +32,7 @@ describe('the registry of formation signals', () => {
     expect(ALL_SIGNALS.filter((s) => !DEFAULT_SIGNALS.includes(s)).sort()).toEqual(['co-change', 'directory', 'type-edges']);
   });
 
-  it('docs/cohorts.md holds the current signal table (regenerate: node -r ./tools/ts-register.js src/cohorts/signal-docs.ts)', () => {
+  it('docs/cohorts.md holds the current signal table (regenerate: node -r ./tools/ts-register.js src/cohorts/cohort-docs.ts)', () => {
     const doc = fs.readFileSync(COHORTS_DOC, 'utf8');
     expect(withSignalTable(doc)).toBe(doc);
     for (const s of SIGNALS) expect(doc).toContain(`| [\`${s.id}\`](../src/cohorts/signals/${s.id}.ts) |`);
@@ -44,5 +44,27 @@ describe('the registry of formation signals', () => {
     const stale = doc.replace('| on | ', '| off | ');
     expect(withSignalTable(stale)).not.toBe(stale);
     expect(() => withSignalTable('no markers here')).toThrow(/markers/);
+  });
+});
+
+describe('the latest results table', () => {
+  it('docs/cohorts.md holds the rendering of docs/cohorts-results.jsonl: one row per repository, each with its role', () => {
+    const doc = fs.readFileSync(COHORTS_DOC, 'utf8');
+    const results = readResults();
+    expect(withResultsTable(doc)).toBe(doc);
+    expect(new Set(results.map((r) => r.repo)).size).toBe(results.length);
+    for (const r of results) {
+      expect(['evaluation', 'validation', 'fresh']).toContain(r.role);
+      expect(r.cases).toBeGreaterThan(0);
+      expect(doc).toContain(`| ${r.repo} | ${r.role} | ${r.engineVersion} | ${r.cases} | **${r.engine.median.toFixed(3)} / ${r.engine.mean.toFixed(3)}** |`);
+    }
+  });
+
+  it('a changed figure changes the rendering (the doc is stale until regenerated)', () => {
+    const doc = fs.readFileSync(COHORTS_DOC, 'utf8');
+    const results = readResults();
+    const changed = results.map((r, i) => (i === 0 ? { ...r, engine: { ...r.engine, mean: r.engine.mean + 0.001 } } : r));
+    expect(renderResultsTable(changed)).not.toBe(renderResultsTable(results));
+    expect(withResultsTable(doc, changed)).not.toBe(doc);
   });
 });
