@@ -15,7 +15,7 @@ export interface LoadedGrammar {
 let initialized: Promise<void> | undefined;
 const grammars = new Map<string, Promise<LoadedGrammar>>();
 
-/** Grammars built from C sources by tools/build-grammars.js live in src/codegraph/grammars (also when running from dist/). */
+/** Grammars built from C sources by tools/build-grammars.js live in src/codegraph/languages/grammars (also when running from dist/). */
 function localGrammarsDir(): string {
   const beside = path.join(__dirname, 'grammars');
   return fs.existsSync(beside) ? beside : path.resolve(__dirname, '..', '..', '..', '..', 'src', 'codegraph', 'languages', 'grammars');
