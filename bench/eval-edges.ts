@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { FactsCache } from '../src/codegraph/facts-cache';
 import { CodeGraph } from '../src/codegraph/graph';
 import { indexCommit } from '../src/codegraph/indexer';
-import { addCheckerEdges } from '../src/codegraph/type-edges';
+import { addCheckerEdges } from '../src/codegraph/checker/type-edges';
 import { GitRepo } from '../src/git/repo';
 import { exportTree } from '../src/git/export-tree';
 import { buildRxjsRepo, RXJS_HEAD } from './rxjs-fixture';

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { extractFacts } from '../src/codegraph/extract';
-import { loadGrammar } from '../src/codegraph/grammar-runtime';
-import { languageOf } from '../src/codegraph/languages';
+import { loadGrammar } from '../src/codegraph/languages/grammar-runtime';
+import { languageOf } from '../src/codegraph/languages/languages';
 import { GitRepo } from '../src/git/repo';
 import { argValue } from './support/report';
 

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { extractFacts } from '../src/codegraph/extract';
-import { loadGrammar } from '../src/codegraph/grammar-runtime';
-import { languageOf } from '../src/codegraph/languages';
+import { loadGrammar } from '../src/codegraph/languages/grammar-runtime';
+import { languageOf } from '../src/codegraph/languages/languages';
 import { GitRepo } from '../src/git/repo';
 import { argValue } from './support/report';
 // The TypeScript 5.9 compiler API (an npm alias, a devDependency): the reference parser here.

@@ -1,4 +1,4 @@
-import { detectMirrors, mirrorCandidates } from '../src/codegraph/mirrors';
+import { detectMirrors, mirrorCandidates } from '../src/cohorts/evidence/mirrors';
 import { indexCommit } from '../src/codegraph/indexer';
 import { GitRepo } from '../src/git/repo';
 import { FactsCache } from '../src/codegraph/facts-cache';

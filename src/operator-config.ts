@@ -118,7 +118,7 @@ export type IdentityProviderConfig =
 
 /**
  * Caps of TypeScript's checker in a review computation (defaults: CHECKER_LIMITS in
- * src/codegraph/type-edges.ts, docs/configuration.md "Operator config file"). The work caps are deterministic; `safetyMs`
+ * src/codegraph/checker/type-edges.ts, docs/configuration.md "Operator config file"). The work caps are deterministic; `safetyMs`
  * is the wall-clock security bound past which the whole review is syntax-only.
  */
 export const typeEdgeLimitsSchema = z

@@ -4,10 +4,10 @@
 // no wasm that loads in web-tree-sitter 0.27 (SPEC §8.1): Dart, Kotlin, Swift. Reproducible: each grammar
 // is pinned by package version and tarball integrity; the tarball comes from the registry through `npm pack`,
 // its src/parser.c (+ scanner.c) is compiled by emscripten's emcc as a tree-sitter side module, and the
-// output's SHA-256 must equal the pinned hash. The outputs are committed under src/codegraph/grammars/ with
+// output's SHA-256 must equal the pinned hash. The outputs are committed under src/codegraph/languages/grammars/ with
 // each grammar's licence, so `npm ci` needs no compiler.
 //
-//   node tools/build-grammars.js           build, check the hashes, write src/codegraph/grammars/
+//   node tools/build-grammars.js           build, check the hashes, write src/codegraph/languages/grammars/
 //   node tools/build-grammars.js --check   build in a temp dir and compare with the committed files only
 //   … --only dart                          one grammar (Swift's parser.c takes minutes to compile)
 //
@@ -20,12 +20,12 @@ const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const outDir = path.join(root, 'src', 'codegraph', 'grammars');
+const outDir = path.join(root, 'src', 'codegraph', 'languages', 'grammars');
 const EMCC_VERSION = '3.1.6';
 
 /**
  * name → pinned source package, its tarball integrity and the expected wasm hash, in
- * src/codegraph/grammars/pins.json (also read by src/codegraph/language-docs.ts for the language table).
+ * src/codegraph/languages/grammars/pins.json (also read by src/codegraph/languages/language-docs.ts for the language table).
  * Dart is @sengac/tree-sitter-dart, the maintained fork of tree-sitter-dart (whose last registry release,
  * 1.0.0 of 2024-12, predates Dart 3's records, patterns, class modifiers and extension types): on
  * widgetbook/widgetbook 6 of 362 files keep parse errors with it, against 22 with 1.0.0, and lang-dart.ts

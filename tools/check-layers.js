@@ -23,7 +23,7 @@ const LAYERS = [
   { name: 'infrastructure', units: ['stores', 'git', 'workspaces', 'config.ts', 'job-progress'] },
   {
     name: 'domain',
-    units: ['rules', 'dependencies', 'codegraph', 'axes', 'review', 'compute', 'context', 'review-progress', 'publish'],
+    units: ['rules', 'dependencies', 'codegraph', 'cohorts', 'axes', 'review', 'compute', 'context', 'review-progress', 'publish'],
   },
   { name: 'application', units: ['commands', 'readmodels', 'audit', 'local-operator.ts', 'ledger.ts'] },
   { name: 'services', units: ['security', 'cqrs', 'status-check'] },
@@ -48,7 +48,8 @@ const UNIT_NOTES = {
   'job-progress': 'progress of long jobs; never in the log',
   rules: 'the versioned rules document',
   dependencies: 'dependency manifests and their diffs',
-  codegraph: 'languages, indexing, the import and type graph, blast radius, cohorts',
+  codegraph: 'languages, indexing, the import and type graph, blast radius',
+  cohorts: 'cohort formation: the registry of formation signals, one file per signal, formCohorts',
   axes: 'the api-contract and visual axes',
   review: 'fingerprints, consensus, rounds, levels, the verdict',
   compute: 'computing a PR review from git',

@@ -1,5 +1,5 @@
 import { Query } from 'web-tree-sitter';
-import { loadGrammar, type LoadedGrammar } from './grammar-runtime';
+import { loadGrammar, type LoadedGrammar } from './languages/grammar-runtime';
 
 /**
  * Lines of a source text that hold only comments, docstrings or nothing: a definition whose changed lines

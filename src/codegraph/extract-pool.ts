@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { extractFacts } from './extract';
 import type { FileFacts } from './facts';
-import { loadGrammar } from './grammar-runtime';
+import { loadGrammar } from './languages/grammar-runtime';
 
 /** One blob's facts and their JSON text (what the facts cache stores). */
 export interface ExtractedFacts {

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { extractFacts } from './extract';
-import { loadGrammar } from './grammar-runtime';
+import { loadGrammar } from './languages/grammar-runtime';
 
 /**
  * Worker thread body: parse + extract one blob's facts per message (see extract-pool.ts). The facts travel

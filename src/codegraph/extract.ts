@@ -1,10 +1,10 @@
 import type { Node, QueryCapture } from 'web-tree-sitter';
-import type { LoadedGrammar } from './grammar-runtime';
+import type { LoadedGrammar } from './languages/grammar-runtime';
 import type { Definition, FileFacts, ImportDecl, Reference, ReferenceKind } from './facts';
 import { ecmaTags } from './ecma-tags';
 import { extractImports } from './imports';
-import { dartDefinitionEnd, dartQualifierOf, widgetbookUseCaseRefs } from './lang-dart';
-import { swiftQualifierOf } from './lang-swift';
+import { dartDefinitionEnd, dartQualifierOf, widgetbookUseCaseRefs } from './languages/lang-dart';
+import { swiftQualifierOf } from './languages/lang-swift';
 
 /** Parents whose first named child is the receiver/namespace of the member named by a later child. */
 const MEMBER_PARENTS = new Set([

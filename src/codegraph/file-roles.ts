@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { FileRole } from '../events/catalogue/compute';
-import { languageOf, unsupportedLanguageOf } from './languages';
+import { languageOf, unsupportedLanguageOf } from './languages/languages';
 
 const MANIFESTS = new Set(['package.json', 'go.mod', 'cargo.toml', 'pyproject.toml', 'pubspec.yaml', 'gemfile', 'pom.xml', 'build.gradle', 'build.gradle.kts', 'composer.json', 'setup.py', 'setup.cfg', 'pipfile']);
 const LOCKS = new Set(['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'go.sum', 'cargo.lock', 'poetry.lock', 'pipfile.lock', 'pubspec.lock', 'gemfile.lock', 'composer.lock', 'uv.lock', 'bun.lockb']);

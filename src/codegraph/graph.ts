@@ -2,11 +2,11 @@ import * as path from 'node:path';
 import { BOUNDS, clipId } from '../events/catalogue/bounds';
 import type { CheckerForm, Definition, ImportDecl, Reference, ReferenceKind } from './facts';
 import type { CommitIndex, IndexedFile } from './indexer';
-import { LANGUAGES } from './languages';
-import { dartModulePath } from './lang-dart';
-import { swiftModuleOf } from './lang-swift';
-import { psr4Candidates } from './lang-php';
-import { zigModulePath } from './lang-zig';
+import { LANGUAGES } from './languages/languages';
+import { dartModulePath } from './languages/lang-dart';
+import { swiftModuleOf } from './languages/lang-swift';
+import { psr4Candidates } from './languages/lang-php';
+import { zigModulePath } from './languages/lang-zig';
 import { ModuleBoundaries } from './build-modules';
 
 export interface SymbolInfo {

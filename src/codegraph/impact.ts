@@ -1,8 +1,10 @@
 import { DomainError } from '../domain-error';
 import type { CohortData } from '../events/catalogue/compute';
 import type { CodeGraph } from './graph';
-import { DEFAULT_BLAST_DEPTH } from './formation';
 import { isTestPath } from './file-roles';
+
+/** How far the dependents of a change or a definition are followed (here and in a cohort's blast radius). */
+export const DEFAULT_BLAST_DEPTH = 3;
 
 export interface BlastRadiusView {
   target: string;

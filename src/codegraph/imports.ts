@@ -1,12 +1,12 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportDecl } from './facts';
 import type { ImportFacts, ImportStyle } from './import-facts';
-import { dartImports } from './lang-dart';
-import { kotlinImports } from './lang-kotlin';
-import { swiftImports } from './lang-swift';
-import { csharpImports } from './lang-csharp';
-import { phpImports } from './lang-php';
-import { zigImports } from './lang-zig';
+import { dartImports } from './languages/lang-dart';
+import { kotlinImports } from './languages/lang-kotlin';
+import { swiftImports } from './languages/lang-swift';
+import { csharpImports } from './languages/lang-csharp';
+import { phpImports } from './languages/lang-php';
+import { zigImports } from './languages/lang-zig';
 
 
 function unquote(text: string): string {

@@ -5,14 +5,14 @@ import { extractFacts } from './extract';
 import type { FileFacts } from './facts';
 import { sharedExtractPool } from './extract-pool';
 import { FactsCache } from './facts-cache';
-import { goModulePath } from './lang-go';
-import { loadGrammar } from './grammar-runtime';
-import { pubspecName } from './lang-dart';
-import { psr4RootsOf, type Psr4Root } from './lang-php';
+import { goModulePath } from './languages/lang-go';
+import { loadGrammar } from './languages/grammar-runtime';
+import { pubspecName } from './languages/lang-dart';
+import { psr4RootsOf, type Psr4Root } from './languages/lang-php';
 import type { BuildModule } from './build-modules';
-import { csprojOf } from './lang-csharp';
-import { gradleModulesOf, gradleSettingsOf, type GradleSettings } from './lang-gradle';
-import { languageOf, unsupportedLanguageOf } from './languages';
+import { csprojOf } from './languages/lang-csharp';
+import { gradleModulesOf, gradleSettingsOf, type GradleSettings } from './languages/lang-gradle';
+import { languageOf, unsupportedLanguageOf } from './languages/languages';
 
 /** Bump when extraction changes: cached facts of another engine version are ignored. */
 export const CODEGRAPH_ENGINE_VERSION = 'codegraph-15';

@@ -2,9 +2,9 @@ import { extractFacts } from '../codegraph/extract';
 import type { Definition, FileFacts } from '../codegraph/facts';
 import type { FactsCache } from '../codegraph/facts-cache';
 import { symbolId } from '../codegraph/graph';
-import { loadGrammar } from '../codegraph/grammar-runtime';
+import { loadGrammar } from '../codegraph/languages/grammar-runtime';
 import { CODEGRAPH_ENGINE_VERSION } from '../codegraph/indexer';
-import { languageOf } from '../codegraph/languages';
+import { languageOf } from '../codegraph/languages/languages';
 import type { GitRepo } from '../git/repo';
 
 /** Same bound as the indexer: larger files are generated code the code graph never parses either. */

@@ -1,8 +1,8 @@
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
 import { indexCommit } from '../../src/codegraph/indexer';
-import { csprojOf } from '../../src/codegraph/lang-csharp';
-import { gradleModulesOf, gradleProjectDepsOf, gradleSettingsOf } from '../../src/codegraph/lang-gradle';
+import { csprojOf } from '../../src/codegraph/languages/lang-csharp';
+import { gradleModulesOf, gradleProjectDepsOf, gradleSettingsOf } from '../../src/codegraph/languages/lang-gradle';
 import { GitRepo } from '../../src/git/repo';
 import { GitFixture } from '../support/git-fixture';
 

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { closeCheckerThread } from '../../src/codegraph/checker-thread';
-import { CHECKER_LIMITS, clearCheckerSourceCache } from '../../src/codegraph/type-edges';
+import { closeCheckerThread } from '../../src/codegraph/checker/checker-thread';
+import { CHECKER_LIMITS, clearCheckerSourceCache } from '../../src/codegraph/checker/type-edges';
 import { computeReview, inputsDigestOf, REVIEW_ENGINE_VERSION, type ReviewComputedData } from '../../src/compute/review';
 import { validateEventData } from '../../src/events/catalogue';
 import { BOUNDS } from '../../src/events/catalogue/bounds';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { extractFacts } from '../../src/codegraph/extract';
-import { loadGrammar } from '../../src/codegraph/grammar-runtime';
+import { loadGrammar } from '../../src/codegraph/languages/grammar-runtime';
 
 jest.setTimeout(120_000);
 

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { extractFacts } from '../../src/codegraph/extract';
 import { ExtractPool } from '../../src/codegraph/extract-pool';
 import type { FileFacts } from '../../src/codegraph/facts';
-import { loadGrammar } from '../../src/codegraph/grammar-runtime';
+import { loadGrammar } from '../../src/codegraph/languages/grammar-runtime';
 
 jest.setTimeout(60_000);
 

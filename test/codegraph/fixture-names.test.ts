@@ -1,4 +1,4 @@
-import { fileNamings, fixtureNamings, MAX_NAME_LENGTH, MAX_NAMED_PER_FILE, MAX_SAME_NAME, nameLiteralsOf, removedNameLiteralsOf } from '../../src/codegraph/fixture-names';
+import { fileNamings, fixtureNamings, MAX_NAME_LENGTH, MAX_NAMED_PER_FILE, MAX_SAME_NAME, nameLiteralsOf, removedNameLiteralsOf } from '../../src/cohorts/evidence/fixture-names';
 
 describe('fixture-name: string literals that could name a file', () => {
   it('takes one-line literals of every quote kind, not import specifiers, escapes, interpolations or comments', () => {

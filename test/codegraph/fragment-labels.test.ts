@@ -1,7 +1,7 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
 import { extractFacts } from '../../src/codegraph/extract';
-import { loadGrammar } from '../../src/codegraph/grammar-runtime';
+import { loadGrammar } from '../../src/codegraph/languages/grammar-runtime';
 import { extractFactsWithTypeScript } from '../../src/codegraph/typescript-parser';
 import { computeHarness } from '../compute/support';
 

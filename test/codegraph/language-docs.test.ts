@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import { COHORTS_DOC, LANGUAGE_DOCS, README, pathGroupedNames, renderLanguageList, withLanguageList, withLanguageTable } from '../../src/codegraph/language-docs';
-import { LANGUAGES, UNSUPPORTED_LANGUAGE_NAMES, languageOf, unsupportedLanguageIds } from '../../src/codegraph/languages';
+import { COHORTS_DOC, LANGUAGE_DOCS, README, pathGroupedNames, renderLanguageList, withLanguageList, withLanguageTable } from '../../src/codegraph/languages/language-docs';
+import { LANGUAGES, UNSUPPORTED_LANGUAGE_NAMES, languageOf, unsupportedLanguageIds } from '../../src/codegraph/languages/languages';
 
 describe('the documented language list is the registry', () => {
   it('every registered language is documented in exactly one row, and every documented one is registered', () => {
@@ -17,7 +17,7 @@ describe('the documented language list is the registry', () => {
     expect(languageOf('Main.scala')).toBeUndefined();
   });
 
-  it('README.md and docs/cohorts.md hold the current rendering (regenerate: node -r ./tools/ts-register.js src/codegraph/language-docs.ts)', () => {
+  it('README.md and docs/cohorts.md hold the current rendering (regenerate: node -r ./tools/ts-register.js src/codegraph/languages/language-docs.ts)', () => {
     const readme = fs.readFileSync(README, 'utf8');
     const doc = fs.readFileSync(COHORTS_DOC, 'utf8');
     expect(withLanguageList(readme)).toBe(readme);

@@ -1,4 +1,4 @@
-import { detectMirrors, mirrorCandidates, MIRROR_MAX_ROOT_PAIRS } from '../../src/codegraph/mirrors';
+import { detectMirrors, mirrorCandidates, MIRROR_MAX_ROOT_PAIRS } from '../../src/cohorts/evidence/mirrors';
 
 /** The index as detectMirrors reads it, counting whole walks (each tree examination is one). */
 class CountingIndex extends Map<string, readonly string[]> {

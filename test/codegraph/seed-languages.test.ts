@@ -1,8 +1,8 @@
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
 import { extractFacts } from '../../src/codegraph/extract';
-import { loadGrammar } from '../../src/codegraph/grammar-runtime';
-import { swiftPrepareSource } from '../../src/codegraph/lang-swift';
+import { loadGrammar } from '../../src/codegraph/languages/grammar-runtime';
+import { swiftPrepareSource } from '../../src/codegraph/languages/lang-swift';
 import { indexCommit } from '../../src/codegraph/indexer';
 import { GitRepo } from '../../src/git/repo';
 import { GitFixture } from '../support/git-fixture';

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { FactsCache } from '../../src/codegraph/facts-cache';
 import { CodeGraph } from '../../src/codegraph/graph';
 import { indexCommit } from '../../src/codegraph/indexer';
-import { addCheckerEdges, clearCheckerSourceCache, projectFileFilter, TSCONFIG_GLOB_BUDGET } from '../../src/codegraph/type-edges';
+import { addCheckerEdges, clearCheckerSourceCache, projectFileFilter, TSCONFIG_GLOB_BUDGET } from '../../src/codegraph/checker/type-edges';
 import { computeReview } from '../../src/compute/review';
 import { GitRepo } from '../../src/git/repo';
 import { gitRepoSuite } from '../support/git-repo-suite';

@@ -1,5 +1,5 @@
 import { extractFacts } from '../../src/codegraph/extract';
-import { loadGrammar } from '../../src/codegraph/grammar-runtime';
+import { loadGrammar } from '../../src/codegraph/languages/grammar-runtime';
 import { extractFactsWithTypeScript } from '../../src/codegraph/typescript-parser';
 
 const CLEAN = `import { helper, type Opts } from './helper';

@@ -1,6 +1,6 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
-import { DEFAULT_SIGNALS } from '../../src/codegraph/formation';
+import { DEFAULT_SIGNALS } from '../../src/cohorts';
 import { computeHarness, groups, cohortOf } from './support';
 
 jest.setTimeout(60_000);

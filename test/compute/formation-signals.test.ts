@@ -1,14 +1,14 @@
 // pixelmatch (visual axis, reached through the compute pipeline) is ESM-only: load the real source as CommonJS under jest.
 import '../axes/visual/support/esm';
-import { DEFAULT_SIGNALS, FormationSignal } from '../../src/codegraph/formation';
-import { stemParts, subjectOf, typeTestSubject } from '../../src/codegraph/pairing';
-import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/codegraph/mirrors';
-import { substitutionOf } from '../../src/codegraph/similar-edits';
-import { accessedMembersOf, declaredNamesOf, implementationOf, memberDeclarationOf, touchedNamesOf } from '../../src/codegraph/declared-members';
-import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/codegraph/shared-identifiers';
+import { DEFAULT_SIGNALS, FormationSignal } from '../../src/cohorts';
+import { stemParts, subjectOf, typeTestSubject } from '../../src/cohorts/evidence/pairing';
+import { mirrorCandidates, mirrorSimilarity, orientMirror } from '../../src/cohorts/evidence/mirrors';
+import { substitutionOf } from '../../src/cohorts/evidence/similar-edits';
+import { accessedMembersOf, declaredNamesOf, implementationOf, memberDeclarationOf, touchedNamesOf } from '../../src/cohorts/evidence/declared-members';
+import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, identifierCacheHits, identifierFrequency, newIdentifierGroups, testNameCandidates, testNamesSubject } from '../../src/cohorts/evidence/shared-identifiers';
 import type { ComputedReview } from '../../src/compute/review';
-import { changedTitleWordsOf, testTitleCandidates, testTitlesSubject, titleWordsOf } from '../../src/codegraph/test-titles';
-import { affinityWordsOf, changedAffinityWordsOf, stem, testAffinityJoins, wordFrequency } from '../../src/codegraph/test-affinity';
+import { changedTitleWordsOf, testTitleCandidates, testTitlesSubject, titleWordsOf } from '../../src/cohorts/evidence/test-titles';
+import { affinityWordsOf, changedAffinityWordsOf, stem, testAffinityJoins, wordFrequency } from '../../src/cohorts/evidence/test-affinity';
 import { coChangePairs } from '../../src/git/co-change';
 import { GitRepo } from '../../src/git/repo';
 import { BOUNDS, clipText } from '../../src/events/catalogue/bounds';

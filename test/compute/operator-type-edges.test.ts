@@ -3,7 +3,7 @@ import '../axes/visual/support/esm';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { closeCheckerThread } from '../../src/codegraph/checker-thread';
+import { closeCheckerThread } from '../../src/codegraph/checker/checker-thread';
 import { loadConfig } from '../../src/config';
 import type { ReviewComputedData } from '../../src/compute/review';
 import { validateEventData } from '../../src/events/catalogue';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { FormationSignal } from '../../src/codegraph/formation';
+import type { FormationSignal } from '../../src/cohorts';
 import { computeReview, ComputedReview } from '../../src/compute/review';
 import { GitRepo } from '../../src/git/repo';
 import { GitFixture } from '../support/git-fixture';

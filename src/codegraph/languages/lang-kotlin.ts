@@ -1,0 +1,62 @@
+import type { Node } from 'web-tree-sitter';
+import type { ImportFacts } from '../import-facts';
+
+/**
+ * Kotlin (SPEC §8.1): tags over @tree-sitter-grammars/tree-sitter-kotlin 1.1.0 (no tags.scm shipped) and
+ * imports. Kotlin resolves by package, not by file: `import a.b.C` names the top-level declaration C of
+ * package a.b in whichever file (any Gradle source set) declares `package a.b`; `import a.b.*` opens the
+ * package; files of one package see each other's top-level declarations without an import.
+ */
+export const KOTLIN_TAGS = `
+(class_declaration name: (identifier) @name) @definition.class
+(object_declaration name: (identifier) @name) @definition.class
+(function_declaration name: (identifier) @name) @definition.function
+(source_file (property_declaration (variable_declaration (identifier) @name)) @definition.constant)
+(type_alias type: (identifier) @name) @definition.type
+(call_expression . (identifier) @name) @reference.call
+(call_expression . (navigation_expression (_) . (identifier) @name .)) @reference.call
+(navigation_expression . (identifier) @name) @reference.class
+(user_type (identifier) @name) @reference.type
+(delegation_specifier (constructor_invocation (user_type (identifier) @name))) @reference.class
+`;
+
+const dotted = (n: Node): string => n.text.replace(/\s+/g, '');
+
+export function kotlinImports(root: Node, out: ImportFacts): void {
+  for (const n of root.namedChildren) {
+    if (n.type === 'package_header') {
+      const id = n.namedChildren.find((c) => c.type === 'qualified_identifier' || c.type === 'identifier');
+      if (id) out.packageName = dotted(id);
+      continue;
+    }
+    if (n.type !== 'import') continue;
+    out.importRanges.push([n.startIndex, n.endIndex]);
+    const id = n.namedChildren.find((c) => c.type === 'qualified_identifier' || c.type === 'identifier');
+    if (!id) continue;
+    const name = dotted(id);
+    if (/\.\*\s*$|\*\s*$/.test(n.text.replace(/\s+as\s+\w+$/, ''))) {
+      out.imports.push({ source: name, bindings: [], star: true });
+      continue;
+    }
+    const alias = n.namedChildren.find((c, i) => i > 0 && c.type === 'identifier')?.text;
+    const last = name.slice(name.lastIndexOf('.') + 1);
+    // `import a.b.C`: a declaration of package a.b (found by package, like a Java type import).
+    out.imports.push({ source: name, bindings: [{ local: alias ?? last, imported: last }] });
+  }
+}
+
+/**
+ * tree-sitter-kotlin 1.1.0 rejects a nested class whose primary constructor starts on the next line
+ * (`class Builder` / `internal constructor(…) :` inside a class body; valid Kotlin, and the same at top level
+ * parses). The newline is moved to between `class` and the name (`class\nBuilder  internal constructor(…)`),
+ * which the grammar takes: same length, every offset kept, only the name's row moves down one. Undefined
+ * when no such header is in the text.
+ */
+export function kotlinRepairSource(source: string): string | undefined {
+  let changed = false;
+  const out = source.replace(/\b(class|object)([ \t]+)([A-Za-z_]\w*(?:<[^\n{}()]*>)?)([ \t]*)\n([ \t]*)(?=(?:(?:public|private|internal|protected)[ \t]+)?(?:@\w+(?:\([^)\n]*\))?[ \t]+)*constructor[ \t]*\()/g, (m, kw: string, gap: string, name: string, trail: string, indent: string) => {
+    changed = true;
+    return `${kw}\n${' '.repeat(gap.length - 1)}${name}${trail} ${indent}`;
+  });
+  return changed ? out : undefined;
+}
