@@ -136,8 +136,24 @@ const isUnderOperation = (pointer: string | undefined): boolean => pointer !== u
 /** Path parameter names are not part of an operation's identity: "/users/{id}" ≡ "/users/{userId}". */
 const normalizePointer = (pointer: string | undefined): string => (pointer ?? '').replace(/\{[^}/]*\}/g, '{}');
 
+/**
+ * Texts already computed, per top-level object. Parsed documents and the views composed from them are never
+ * mutated once built, so an object's text never changes; only top-level results are kept, because a node's
+ * text inside a cycle depends on where the walk entered it.
+ */
+const canonicalTexts = new WeakMap<object, string>();
+
 /** Stable text of a JSON value (keys sorted), for "identical content" checks and enum values. Cycle-safe. */
 export function canonicalJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  const cached = canonicalTexts.get(value);
+  if (cached !== undefined) return cached;
+  const text = canonicalWalk(value);
+  canonicalTexts.set(value, text);
+  return text;
+}
+
+function canonicalWalk(value: object): string {
   const stack = new Set<object>();
   const walk = (v: unknown): string => {
     if (typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';
