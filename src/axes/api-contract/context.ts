@@ -34,6 +34,11 @@ export interface ReportInput {
 export interface DiffOptions {
   /** ISO date the sunset rules compare against (x-sunset passed or not). Injected: the engine reads no clock. */
   asOf?: string;
+  /**
+   * `oasdiff`: where we deliberately detect differently from oasdiff (see "Detection under --profile oasdiff"
+   * in docs/contract-rules.md), detect as oasdiff does. Default `review-ledger`: our detection.
+   */
+  profile?: 'review-ledger' | 'oasdiff';
 }
 
 /**
@@ -70,7 +75,11 @@ export class DiffContext {
   ) {
     this.baseView = new Composer(base);
     this.headView = new Composer(head);
+    this.asOasdiff = options.profile === 'oasdiff';
   }
+
+  /** Detect as oasdiff does where we deliberately differ (`--profile oasdiff`). */
+  readonly asOasdiff: boolean;
 
   report(rule: ContractRule, site: Pick<Site, 'operation' | 'display'> & Partial<Pick<Site, 'direction' | 'label' | 'where'>>, input: ReportInput, replaying = false): void {
     // a node seen through a composed schema is reported where it is written
