@@ -28,10 +28,12 @@ async function verdictOf(base: unknown, head: unknown, format: 'json' | 'yaml') 
   const h = await loadSpecFromTexts(file, { [file]: text(head) });
   const diff = diffSpecs(b, h, file, { asOf: AS_OF });
   const changes = diff.changes;
-  const graded = applyProfile(changes, diff.oasdiff, 'oasdiff');
-  // what `contract-diff --format oasdiff --profile oasdiff` prints: one entry per finding and affected operation
+  // what `contract-diff --format oasdiff --profile oasdiff` prints: detected as oasdiff does where we deliberately
+  // differ, graded by oasdiff's levels, one entry per finding and affected operation
+  const asOasdiff = diffSpecs(b, h, file, { asOf: AS_OF, profile: 'oasdiff' });
+  const graded = applyProfile(asOasdiff.changes, asOasdiff.oasdiff, 'oasdiff');
   const LEVEL = { 3: 'ERR', 2: 'WARN', 1: 'INFO' } as const;
-  const perFinding = new Set(oasdiffChangelog(graded, diff.oasdiff, 'oasdiff', file).map((e) => `${e.id} ${LEVEL[e.level]}`));
+  const perFinding = new Set(oasdiffChangelog(graded, asOasdiff.oasdiff, 'oasdiff', file).map((e) => `${e.id} ${LEVEL[e.level]}`));
   const perRule = new Set(changes.flatMap((c) => {
     const o = RULES_BY_ID.get(c.ruleId)?.oasdiff;
     return o ? [`${o.id} ${levelOfSeverity(c.severity)}`] : [];

@@ -34,6 +34,11 @@ export interface ReportInput {
 export interface DiffOptions {
   /** ISO date the sunset rules compare against (x-sunset passed or not). Injected: the engine reads no clock. */
   asOf?: string;
+  /**
+   * `oasdiff`: where we deliberately detect differently from oasdiff (see "Detection under --profile oasdiff"
+   * in docs/contract-rules.md), detect as oasdiff does. Default `review-ledger`: our detection.
+   */
+  profile?: 'review-ledger' | 'oasdiff';
 }
 
 /**
@@ -70,7 +75,11 @@ export class DiffContext {
   ) {
     this.baseView = new Composer(base);
     this.headView = new Composer(head);
+    this.asOasdiff = options.profile === 'oasdiff';
   }
+
+  /** Detect as oasdiff does where we deliberately differ (`--profile oasdiff`). */
+  readonly asOasdiff: boolean;
 
   report(rule: ContractRule, site: Pick<Site, 'operation' | 'display'> & Partial<Pick<Site, 'direction' | 'label' | 'where'>>, input: ReportInput, replaying = false): void {
     // a node seen through a composed schema is reported where it is written
@@ -136,8 +145,24 @@ const isUnderOperation = (pointer: string | undefined): boolean => pointer !== u
 /** Path parameter names are not part of an operation's identity: "/users/{id}" ≡ "/users/{userId}". */
 const normalizePointer = (pointer: string | undefined): string => (pointer ?? '').replace(/\{[^}/]*\}/g, '{}');
 
+/**
+ * Texts already computed, per top-level object. Parsed documents and the views composed from them are never
+ * mutated once built, so an object's text never changes; only top-level results are kept, because a node's
+ * text inside a cycle depends on where the walk entered it.
+ */
+const canonicalTexts = new WeakMap<object, string>();
+
 /** Stable text of a JSON value (keys sorted), for "identical content" checks and enum values. Cycle-safe. */
 export function canonicalJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  const cached = canonicalTexts.get(value);
+  if (cached !== undefined) return cached;
+  const text = canonicalWalk(value);
+  canonicalTexts.set(value, text);
+  return text;
+}
+
+function canonicalWalk(value: object): string {
   const stack = new Set<object>();
   const walk = (v: unknown): string => {
     if (typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';

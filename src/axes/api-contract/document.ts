@@ -134,7 +134,9 @@ function collectRefs(root: unknown, mayShareObjects: boolean): Set<string> {
       for (const item of v) if (typeof item === 'object' && item !== null) stack.push(item);
       continue;
     }
-    for (const [k, child] of Object.entries(v)) {
+    const obj = v as Record<string, unknown>;
+    for (const k of Object.keys(obj)) {
+      const child = obj[k];
       if (k === '$ref' && typeof child === 'string') refs.add(child);
       else if (typeof child === 'object' && child !== null) stack.push(child);
     }
@@ -211,6 +213,8 @@ const MAX_REF_HOPS = 64;
 export class SpecDocuments {
   /** Resolved references per referring file (no key strings to build on the hot path). */
   private readonly refCache = new Map<string, Map<string, Loc>>();
+  /** Where a `$ref` node leads (the end of its chain), and the file it was read from. */
+  private readonly derefCache = new WeakMap<object, { file: string; target: Loc }>();
   /** References that could not be resolved, each as "file: $ref" (reported as a partial result). */
   readonly unresolved = new Set<string>();
 
@@ -234,6 +238,12 @@ export class SpecDocuments {
    * `unresolved`; it never loops.
    */
   deref(loc: Loc): Loc {
+    const start = loc.node;
+    if (!isObject(start) || typeof start.$ref !== 'string') return loc;
+    // the same reference node is followed again and again (every pair, digest and view that reaches it):
+    // its target is remembered per node, checked against the file it is read from (relative references)
+    const known = this.derefCache.get(start);
+    if (known !== undefined && known.file === loc.file) return known.target;
     let current = loc;
     for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
       const node = current.node;
@@ -244,9 +254,33 @@ export class SpecDocuments {
         return { ...current, node: {} };
       }
       current = next;
+      if (!isObject(current.node) || typeof current.node.$ref !== 'string') {
+        this.derefCache.set(start, { file: loc.file, target: current });
+        return current;
+      }
     }
     this.unresolved.add(`${loc.file}${loc.ptr ? '#' + loc.ptr : ''}: $ref chain longer than ${MAX_REF_HOPS} hops (circular)`);
     return { ...current, node: {} };
+  }
+
+  /**
+   * Where a `$ref` chain ends, like `deref`, but recording nothing: null when the chain is unresolvable or
+   * circular (the caller then knows nothing about the node). Non-reference nodes are returned as they are.
+   */
+  follow(loc: Loc): Loc | null {
+    const start = loc.node;
+    if (!isObject(start) || typeof start.$ref !== 'string') return loc;
+    const known = this.derefCache.get(start);
+    if (known !== undefined && known.file === loc.file) return known.target;
+    let current = loc;
+    for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
+      const node = current.node;
+      if (!isObject(node) || typeof node.$ref !== 'string') return current;
+      const next = this.resolveRef(current.file, node.$ref);
+      if (!next) return null;
+      current = next;
+    }
+    return null;
   }
 
   private resolveRef(fromFile: string, ref: string): Loc | null {

@@ -27,6 +27,40 @@ const oasdiffCell = (r: ContractRule) => {
   return `${variants.map((v) => `\`${v.id}\` ${v.level}`).join(', ')}${r.oasdiff?.differs ? ' ≠' : ''}`;
 };
 
+/** The detection differences `--profile` chooses between, rule by rule (src: schema-objects.ts, schema-composition.ts, parameters.ts). */
+const DETECTION_DIFFERENCES: Array<{ case: string; ours: string; oasdiff: string; why: string }> = [
+  {
+    case: 'readOnly properties in requests: a property readOnly in the base, writable in the head, whose `required` changes',
+    ours: 'no `required` change (only `request-property-read-only-removed`): ignored in requests while readOnly on either side',
+    oasdiff: '`request-property-became-required` ERR / `request-property-became-optional` INFO as well: oasdiff only asks whether the head marks it readOnly',
+    why: 'Clients did not send a readOnly property, so nothing they send breaks; the property becoming writable is what changed.',
+  },
+  {
+    case: '`allOf` branches listed twice (a branch added or removed that repeats another of its side)',
+    ours: 'no change: `allOf: [A, B, A]` is `allOf: [A, B]`',
+    oasdiff: '`request-body-all-of-added` ERR, `…-all-of-removed` WARN, `response-…` INFO (oasdiff without `--flatten-allof`)',
+    why: 'The composed schema, what a client sees, is the same.',
+  },
+  {
+    case: 'path-parameter defaults: the `default` of a path parameter written without `required: true` changes',
+    ours: 'no change: a path parameter is always required, its default never applies',
+    oasdiff: '`request-parameter-default-value-added`/`-changed`/`-removed` ERR (oasdiff reads `required` as written)',
+    why: 'OAS makes `required: true` mandatory for path parameters; a client always sends the segment.',
+  },
+  {
+    case: '`required` naming a property neither side describes (added to or removed from `required`)',
+    ours: '`request-property-became-required` (breaking), `request-property-became-optional`, `response-property-became-required` / `-optional`, as for a described property',
+    oasdiff: 'no change (oasdiff only looks at properties described on both sides)',
+    why: 'A request must carry a required property whether it is described or not: clients that omit it are refused.',
+  },
+  {
+    case: 'writeOnly response properties (optional or required) added or removed',
+    ours: 'no change: writeOnly properties are not part of a response',
+    oasdiff: '`response-{optional,required}-write-only-property-{added,removed}` INFO',
+    why: 'The server never returns a writeOnly property, so no client reads it.',
+  },
+];
+
 export function renderContractRulesDoc(handWritten = ''): string {
   const families = [...new Set(CONTRACT_RULES.map((r) => r.family))];
   const count = (sev: string) => CONTRACT_RULES.filter((r) => r.severity === sev).length;
@@ -109,9 +143,8 @@ export function renderContractRulesDoc(handWritten = ''): string {
     "every finding that has an oasdiff id by oasdiff's default level of that exact id — the levels listed in the oasdiff",
     'column (ERR = breaking, WARN = warning, INFO = non-breaking or info as we classify it); findings without one keep our',
     'severity. The profile applies to every output format and to the exit code. Where the two profiles disagree for a',
-    "rule's main id, the column is marked ≠ and the reason is listed at the end. Profiles choose levels, not detection:",
-    'differences in what is detected (readOnly properties in requests, `allOf` branches listed twice, path-parameter',
-    'defaults, `required` naming an undefined property, writeOnly on required response properties) are the same under both.',
+    "rule's main id, the column is marked ≠ and the reason is listed at the end. Where we deliberately detect differently",
+    'from oasdiff, the profile also chooses the detection: see "Detection under `--profile oasdiff`" at the end.',
     '',
     '**oasdiff.** The oasdiff column lists every oasdiff rule id (its `checker/rules.go`) a finding of the rule can print,',
     "each with oasdiff's default level, i.e. the grade under `--profile oasdiff`.",
@@ -126,7 +159,22 @@ export function renderContractRulesDoc(handWritten = ''): string {
   }
   lines.push('## Where we grade differently from oasdiff', '', '| id | ours | oasdiff | why |', '|---|---|---|---|');
   for (const r of CONTRACT_RULES.filter((x) => x.oasdiff?.differs)) lines.push(`| \`${r.id}\` | ${r.severity} | \`${r.oasdiff!.id}\` ${r.oasdiff!.level} | ${cell(r.oasdiff!.differs!)} |`);
-  lines.push('', HAND_BEGIN, handWritten, HAND_END, '');
+  lines.push(
+    '',
+    '## Detection under `--profile oasdiff`',
+    '',
+    'Five places where we deliberately detect differently from oasdiff. `--profile review-ledger` (the default, and the',
+    'ledger) keeps our detection; `--profile oasdiff` detects as oasdiff does (test/axes/api-contract/profile-detection.test.ts).',
+    '',
+    '| case | `--profile review-ledger` | `--profile oasdiff` | why ours |',
+    '|---|---|---|---|',
+    ...DETECTION_DIFFERENCES.map((d) => `| ${cell(d.case)} | ${cell(d.ours)} | ${cell(d.oasdiff)} | ${cell(d.why)} |`),
+    '',
+    HAND_BEGIN,
+    handWritten,
+    HAND_END,
+    '',
+  );
   return lines.join('\n');
 }
 

@@ -13,7 +13,10 @@ export interface ParameterView {
   key: string;
   name: string;
   in: string;
+  /** Path parameters always are (OAS: `required: true` is mandatory for them), whatever is written. */
   required: boolean;
+  /** `required: true` as written: what oasdiff reads (a path parameter without it counts as optional there). */
+  requiredAsWritten: boolean;
   deprecated: boolean;
   /** `x-sunset` of the parameter (a YAML date becomes its ISO day). */
   sunset?: string;
@@ -218,6 +221,7 @@ export function buildModel(docs: SpecDocuments, flavor: SpecFlavor): SpecModel {
           name,
           in: where,
           required: where === 'path' || pn.required === true,
+          requiredAsWritten: pn.required === true,
           deprecated: pn.deprecated === true,
           sunset: sunsetOf(pn),
           allowEmptyValue: pn.allowEmptyValue === true,

@@ -32,6 +32,8 @@ export interface OasdiffHint {
   pathRemoved?: boolean;
   /** A default (or similar) value: added (none before), removed (none after), changed. */
   change?: 'added' | 'removed' | 'changed';
+  /** A writeOnly response property added or removed (reported under --profile oasdiff only). */
+  writeOnly?: boolean;
 }
 
 export interface OasdiffFinding {
@@ -69,9 +71,9 @@ export function deriveOasdiffId(rule: ContractRule, direction: 'request' | 'resp
     case 'response-header-removed':
       return hint.required ? 'required-response-header-removed' : 'optional-response-header-removed';
     case 'response-property-removed':
-      return `response-${req}-property-removed`;
+      return hint.writeOnly ? `response-${req}-write-only-property-removed` : `response-${req}-property-removed`;
     case 'response-property-added':
-      return `response-${req}-property-added`;
+      return hint.writeOnly ? `response-${req}-write-only-property-added` : `response-${req}-property-added`;
     case 'request-property-became-read-only':
       return `request-${req}-property-became-read-only`;
     case 'request-property-read-only-removed':
@@ -142,7 +144,7 @@ export function oasdiffVariants(rule: ContractRule): Array<{ id: string; level: 
   const hints: OasdiffHint[] = [];
   for (const required of [false, true])
     for (const change of [undefined, 'added', 'removed', 'changed'] as const)
-      for (const extra of [{}, { in: 'path' }, { status: '200' }, { status: '404' }, { pathRemoved: true }]) hints.push({ required, ...(change ? { change } : {}), ...extra });
+      for (const extra of [{}, { in: 'path' }, { status: '200' }, { status: '404' }, { pathRemoved: true }, { writeOnly: true }]) hints.push({ required, ...(change ? { change } : {}), ...extra });
   const wheres: Array<OasdiffWhere | undefined> = [
     undefined,
     { area: 'request-body', root: 'r' },

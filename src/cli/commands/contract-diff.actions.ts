@@ -66,7 +66,7 @@ export async function contractDiff(baseSpec: string, headSpec: string, opts: { j
     return;
   }
   const asOf = opts.asOf ?? new Date().toISOString().slice(0, 10);
-  const result = diffSpecs(base, head, headSpec, { asOf });
+  const result = diffSpecs(base, head, headSpec, { asOf, profile: profile as Profile.ContractProfile });
   const { applyProfile, oasdiffChangelog } = require('../../axes/api-contract/profile') as typeof Profile;
   const changes = applyProfile(result.changes, result.oasdiff, profile as Profile.ContractProfile).sort((a, b) => ORDER.get(a.severity)! - ORDER.get(b.severity)!);
   const count = (s: ContractChange['severity']) => changes.filter((c) => c.severity === s).length;

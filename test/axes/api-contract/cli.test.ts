@@ -95,6 +95,26 @@ describe('review-ledger contract-diff BASE HEAD', () => {
     expect(bad.stdout).toBe('');
   });
 
+  it('--profile oasdiff also detects as oasdiff does where we deliberately differ: an allOf branch listed twice', () => {
+    const spec = (allOf: unknown[]) => ({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: { '/loans': { post: { requestBody: { content: { 'application/json': { schema: { allOf } } } }, responses: { '204': { description: 'ok' } } } } },
+      components: { schemas: { Amount: { type: 'object', properties: { amount: { type: 'integer' } } } } },
+    });
+    const ref = { $ref: '#/components/schemas/Amount' };
+    const base = path.join(dir, 'dup-base.yaml');
+    const head = path.join(dir, 'dup-head.yaml');
+    fs.writeFileSync(base, stringify(spec([ref, { type: 'object', properties: { term: { type: 'integer' } } }])));
+    fs.writeFileSync(head, stringify(spec([ref, { type: 'object', properties: { term: { type: 'integer' } } }, ref])));
+    const ours = cli(base, head, '--format', 'oasdiff');
+    expect(ours.code).toBe(0);
+    expect(JSON.parse(ours.stdout)).toEqual([]);
+    const theirs = cli(base, head, '--format', 'oasdiff', '--profile', 'oasdiff');
+    expect(theirs.code).toBe(1);
+    expect(JSON.parse(theirs.stdout).map((e: { id: string; level: number }) => `${e.id} ${e.level}`)).toEqual(['request-body-all-of-added 3']);
+  });
+
   it('resolves $refs into sibling files on disk', () => {
     fs.mkdirSync(path.join(dir, 'v1', 'schemas'), { recursive: true });
     fs.mkdirSync(path.join(dir, 'v2', 'schemas'), { recursive: true });

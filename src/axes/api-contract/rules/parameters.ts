@@ -121,7 +121,11 @@ function checkParameterLifecycle(ctx: DiffContext, s: Pick<Site, 'operation' | '
 
 /** A changed default of an optional parameter (oasdiff ERR): clients that omit it now get something else. */
 function checkParameterDefault(ctx: DiffContext, s: Pick<Site, 'operation' | 'display'>, bp: ParameterView, hp: ParameterView): void {
-  if (bp.required || hp.required) return;
+  // A path parameter is always required, so its default is never used and changing it changes nothing: our
+  // detection. oasdiff reads `required` as written, so under --profile oasdiff a path parameter without
+  // `required: true` (invalid, but common) has its default changes reported like an optional parameter's.
+  const required = (p: ParameterView) => (ctx.asOasdiff ? p.requiredAsWritten : p.required);
+  if (required(bp) || required(hp)) return;
   const bs = ctx.base.deref(bp.schema).node;
   const hs = ctx.head.deref(hp.schema).node;
   const bd = isObject(bs) ? bs.default : undefined;

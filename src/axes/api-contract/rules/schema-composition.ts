@@ -245,8 +245,11 @@ export function checkAllOfBranches(cmp: SchemaComparer, site: Site, rawBase: Loc
   const dedupe = (locs: Loc[], digest: (l: Loc) => string) => locs.filter((l, i) => locs.findIndex((m) => digest(m) === digest(l)) === i);
   const bd = (l: Loc) => cmp.ctx.baseView.digestOf(l.node, l);
   const hd = (l: Loc) => cmp.ctx.headView.digestOf(l.node, l);
-  const bList = dedupe(bAll, bd);
-  const hList = dedupe(hAll, hd);
+  // listing a branch twice is the same allOf, so duplicates are dropped before matching; oasdiff (without
+  // --flatten-allof) keeps them: under --profile oasdiff a repeated branch is an added (or removed) branch
+  const oasdiff = cmp.ctx.asOasdiff;
+  const bList = oasdiff ? bAll : dedupe(bAll, bd);
+  const hList = oasdiff ? hAll : dedupe(hAll, hd);
   const titleOf = (side: 'base' | 'head', i: number) => {
     const loc = side === 'base' ? cmp.ctx.base.deref(bList[i]) : cmp.ctx.head.deref(hList[i]);
     return isObject(loc.node) && typeof loc.node.title === 'string' ? loc.node.title : undefined;
@@ -271,6 +274,16 @@ export function checkAllOfBranches(cmp: SchemaComparer, site: Site, rawBase: Loc
   if (!reorganized || plainUnmatched) return;
   // the composed schemas admit the same values: a reshuffle, whatever the branches look like
   if (cmp.ctx.baseView.digestOf(bn, b) === cmp.ctx.headView.digestOf(hn, h)) {
+    if (oasdiff) {
+      // a branch repeating an earlier one of its side is what oasdiff reports (added or removed allOf branch)
+      const repeats = (list: Loc[], i: number, digest: (l: Loc) => string) => list.slice(0, i).some((l) => digest(l) === digest(list[i]));
+      const removed = m.removed.filter((i) => repeats(bList, i, bd));
+      const added = m.added.filter((j) => repeats(hList, j, hd));
+      for (const i of removed) cmp.emit(ALL_OF_BRANCH, 'wider', site, bList[i], h, `allOf branch ${branchLabel(bList[i].node, i)} removed (it was listed twice)`, `allOf-${bd(bList[i])}`);
+      for (const j of added) cmp.emit(ALL_OF_BRANCH, 'narrower', site, b, hList[j], `allOf branch ${branchLabel(hList[j].node, j)} added (it is listed twice)`, `allOf-${hd(hList[j])}`);
+      const onlyRepeats = removed.length === m.removed.length && added.length === m.added.length && m.pairs.every(([i, j]) => bd(bList[i]) === hd(hList[j]));
+      if (removed.length + added.length > 0 && onlyRepeats) return;
+    }
     cmp.report(ALL_OF_REORGANIZED, site, b, h, 'allOf branches reorganized; the composed schema is unchanged');
     return;
   }

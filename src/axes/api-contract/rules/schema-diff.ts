@@ -1,5 +1,5 @@
 import type { DiffContext, PairRecord, Site } from '../context';
-import { isObject, type Loc } from '../document';
+import { isObject, type Loc, type SpecDocuments } from '../document';
 import type { OasdiffHint } from '../oasdiff-id';
 import type { ContractRule, Effect, KeywordFamily } from '../rule';
 import { checkArray } from './schema-arrays';
@@ -28,7 +28,11 @@ export class SchemaDiff implements SchemaComparer {
   private readonly pending: Array<[Site, Loc, Loc, PairRecord | undefined]> = [];
   private draining = false;
 
-  constructor(readonly ctx: DiffContext) {}
+  private readonly asWritten: SameAsWritten;
+
+  constructor(readonly ctx: DiffContext) {
+    this.asWritten = new SameAsWritten(ctx.base, ctx.head);
+  }
 
   compare(site: Site, base: Loc, head: Loc): void {
     // Labels grow by one segment per level; through a cycle that would make memory quadratic in the depth.
@@ -46,6 +50,8 @@ export class SchemaDiff implements SchemaComparer {
           continue;
         }
         parent?.children.push(record);
+        // the same content on both sides, references and annotations included: nothing to find below it
+        if (this.asWritten.same(b, h)) continue;
         this.ctx.currentPair = record;
         try {
           this.compareNow(s, b, h);
@@ -104,5 +110,68 @@ export class SchemaDiff implements SchemaComparer {
 
   report(rule: ContractRule, site: Site, base: Loc | undefined, head: Loc | undefined, message: string, subject?: string, oasdiff?: OasdiffHint): void {
     this.ctx.report(rule, site, { base, head, subject, message: `${site.label}: ${message}`, ...(oasdiff ? { oasdiff } : {}) });
+  }
+}
+
+const MAX_RAW_DEPTH = 200;
+
+/**
+ * Whether two schemas are the same exactly as written — every keyword (annotations too), keys in their
+ * written order, each `$ref` by its text and by what it leads to — so that comparing them would find
+ * nothing at all and the comparison can stop there. Walks both sides in step and stops at the first
+ * difference; each pair of nodes is decided once. Says "not the same" whenever it cannot tell: a reference
+ * that does not resolve (the comparison records it), a pair already being decided (a cycle), a tree deeper
+ * than any real schema. So "the same" is always exact, and "not the same" only means "compare them".
+ */
+class SameAsWritten {
+  private readonly decided = new WeakMap<object, Map<object, boolean>>();
+  private readonly deciding = new WeakMap<object, Set<object>>();
+
+  constructor(
+    private readonly base: SpecDocuments,
+    private readonly head: SpecDocuments,
+  ) {}
+
+  same(b: Loc, h: Loc): boolean {
+    return this.eq(b.node, b.file, h.node, h.file, 0);
+  }
+
+  private eq(b: unknown, bFile: string, h: unknown, hFile: string, depth: number): boolean {
+    if (typeof b !== 'object' || b === null || typeof h !== 'object' || h === null) return b === h;
+    let known = this.decided.get(b);
+    const earlier = known?.get(h);
+    if (earlier !== undefined) return earlier;
+    let open = this.deciding.get(b);
+    if (open?.has(h) || depth > MAX_RAW_DEPTH) return false;
+    if (!open) this.deciding.set(b, (open = new Set()));
+    open.add(h);
+    let result: boolean;
+    try {
+      result = this.decide(b, bFile, h, hFile, depth);
+    } finally {
+      open.delete(h);
+    }
+    if (!known) this.decided.set(b, (known = new Map()));
+    known.set(h, result);
+    return result;
+  }
+
+  private decide(b: object, bFile: string, h: object, hFile: string, depth: number): boolean {
+    if (Array.isArray(b) || Array.isArray(h)) {
+      if (!Array.isArray(b) || !Array.isArray(h) || b.length !== h.length) return false;
+      for (let i = 0; i < b.length; i++) if (!this.eq(b[i], bFile, h[i], hFile, depth + 1)) return false;
+      return true;
+    }
+    const bo = b as Record<string, unknown>;
+    const ho = h as Record<string, unknown>;
+    const bk = Object.keys(bo);
+    const hk = Object.keys(ho);
+    if (bk.length !== hk.length) return false;
+    for (let i = 0; i < bk.length; i++) if (bk[i] !== hk[i]) return false;
+    for (const k of bk) if (!this.eq(bo[k], bFile, ho[k], hFile, depth + 1)) return false;
+    if (typeof bo.$ref !== 'string') return true;
+    const bt = this.base.follow({ file: bFile, ptr: '', node: bo });
+    const ht = this.head.follow({ file: hFile, ptr: '', node: ho });
+    return bt !== null && ht !== null && this.eq(bt.node, bt.file, ht.node, ht.file, depth + 1);
   }
 }

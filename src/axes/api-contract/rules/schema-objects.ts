@@ -105,6 +105,12 @@ export function checkObject(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): vo
   const headClosed = hn.additionalProperties === false || hn.unevaluatedProperties === false;
   const names = [...new Set([...keysOf(bProps.node), ...keysOf(hProps.node), ...bReq, ...hReq])].sort();
   const hidden = (f: PropertyFlags) => (site.direction === 'request' ? f.readOnly : f.writeOnly);
+  // --profile oasdiff detects as oasdiff does where we deliberately differ (docs/contract-rules.md):
+  // a writeOnly response property added or removed is reported (oasdiff's *-write-only-property-* ids, INFO);
+  // a request property's `required` change is skipped only when the head marks it readOnly; `required`
+  // naming a property not described on both sides changes nothing.
+  const oasdiff = cmp.ctx.asOasdiff;
+  const writeOnlyShown = (f: PropertyFlags) => oasdiff && site.direction === 'response' && f.writeOnly;
   for (const name of names) {
     const inBase = has(bProps.node, name);
     const inHead = has(hProps.node, name);
@@ -116,21 +122,29 @@ export function checkObject(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): vo
     if (bp && !hp && hReq.has(name)) {
       // still required, no longer described: the property is there, its schema became "anything"
       cmp.compare(sub, bp, { file: h.file, ptr: `${h.ptr}/properties/${name}`, node: {}, synthetic: true });
-      if (!bReq.has(name)) cmp.emit(PROPERTY_REQUIRED, 'narrower', sub, bp, h, `property ${name} became required`);
+      if (!bReq.has(name) && !oasdiff) cmp.emit(PROPERTY_REQUIRED, 'narrower', sub, bp, h, `property ${name} became required`);
       continue;
     }
     if (!bp && hp && bReq.has(name)) {
       cmp.compare(sub, { file: b.file, ptr: `${b.ptr}/properties/${name}`, node: {}, synthetic: true }, hp);
-      if (!hReq.has(name)) cmp.emit(PROPERTY_REQUIRED, 'wider', sub, b, hp, `property ${name} became optional`);
+      if (!hReq.has(name) && !oasdiff) cmp.emit(PROPERTY_REQUIRED, 'wider', sub, b, hp, `property ${name} became optional`);
       continue;
     }
     if (bp && !hp) {
+      if (writeOnlyShown(bFlags!)) {
+        cmp.report(RESPONSE_PROPERTY_REMOVED, sub, bp, h, `writeOnly property ${name} removed`, undefined, { required: bReq.has(name), writeOnly: true });
+        continue;
+      }
       if (hidden(bFlags!)) continue;
       const rule = site.direction === 'request' ? (headClosed ? REQUEST_PROPERTY_REMOVED_CLOSED : REQUEST_PROPERTY_REMOVED) : RESPONSE_PROPERTY_REMOVED;
       cmp.report(rule, sub, bp, h, `property ${name} removed`, undefined, { required: bReq.has(name) });
       continue;
     }
     if (!bp && hp) {
+      if (writeOnlyShown(hFlags!)) {
+        cmp.report(RESPONSE_PROPERTY_ADDED, sub, b, hp, `writeOnly property ${name} added`, undefined, { required: hReq.has(name), writeOnly: true });
+        continue;
+      }
       if (hidden(hFlags!)) continue;
       const rule = site.direction === 'request' ? (hReq.has(name) ? REQUEST_PROPERTY_ADDED_REQUIRED : REQUEST_PROPERTY_ADDED) : RESPONSE_PROPERTY_ADDED;
       cmp.report(rule, sub, b, hp, `property ${name} added${hReq.has(name) ? ' as required' : ''}`, undefined, { required: hReq.has(name) });
@@ -144,12 +158,18 @@ export function checkObject(cmp: SchemaComparer, site: Site, b: Loc, h: Loc): vo
         if (!bFlags.writeOnly && hFlags.writeOnly) cmp.report(RESPONSE_PROPERTY_BECAME_WRITE_ONLY, sub, bp, hp, `property ${name} became writeOnly`, undefined, { required: hReq.has(name) });
         else if (bFlags.writeOnly && !hFlags.writeOnly) cmp.report(RESPONSE_PROPERTY_WRITE_ONLY_REMOVED, sub, bp, hp, `property ${name} is no longer writeOnly`, undefined, { required: hReq.has(name) });
       }
+      if (oasdiff && site.direction === 'request' && !hFlags.readOnly && bFlags.readOnly && bReq.has(name) !== hReq.has(name)) {
+        // oasdiff looks at the head only: a property that stops being readOnly and becomes required is
+        // request-property-became-required for it (we skip it: it was not sent before)
+        cmp.emit(PROPERTY_REQUIRED, hReq.has(name) ? 'narrower' : 'wider', sub, bp!, hp!, `property ${name} became ${hReq.has(name) ? 'required' : 'optional'}`);
+      }
       if (hidden(bFlags) || hidden(hFlags)) continue;
       if (!bFlags.deprecated && hFlags.deprecated) cmp.report(PROPERTY_DEPRECATED, sub, bp, hp, `property ${name} deprecated`);
     }
     const bR = bReq.has(name);
     const hR = hReq.has(name);
-    if (bR !== hR) cmp.emit(PROPERTY_REQUIRED, hR ? 'narrower' : 'wider', sub, bp ?? b, hp ?? h, `property ${name} became ${hR ? 'required' : 'optional'}`);
+    // under oasdiff, `required` naming a property neither side describes is no change
+    if (bR !== hR && !(oasdiff && !bp && !hp)) cmp.emit(PROPERTY_REQUIRED, hR ? 'narrower' : 'wider', sub, bp ?? b, hp ?? h, `property ${name} became ${hR ? 'required' : 'optional'}`);
     if (bp && hp) cmp.compare(sub, bp, hp);
   }
   checkOpenness(cmp, site, b, h);
