@@ -214,7 +214,7 @@ export class SpecDocuments {
   /** Resolved references per referring file (no key strings to build on the hot path). */
   private readonly refCache = new Map<string, Map<string, Loc>>();
   /** Where a `$ref` node leads (the end of its chain), and the file it was read from. */
-  private readonly derefCache = new WeakMap<object, { file: string; target: Loc }>();
+  private readonly derefCache = new Map<object, { file: string; target: Loc }>();
   /** References that could not be resolved, each as "file: $ref" (reported as a partial result). */
   readonly unresolved = new Set<string>();
 
