@@ -198,7 +198,7 @@ export async function loadSpec(rootFile: string, load: TextLoader, opts: { requi
       queue.push(target);
     }
   }
-  return { docs: new SpecDocuments(rootFile, docs), flavor };
+  return { docs: new SpecDocuments(rootFile, docs, [...sharing.values()].some((shares) => shares)), flavor };
 }
 
 /** Parses a spec held entirely in memory (tests, fixtures): external refs must be in `files`. */
@@ -221,6 +221,11 @@ export class SpecDocuments {
   constructor(
     readonly rootFile: string,
     private readonly files: ReadonlyMap<string, unknown>,
+    /**
+     * Whether a parsed tree may hold one object at two places (YAML aliases). When not, every object has
+     * one parent, and only `$ref`s lead to an object twice. Unknown means yes.
+     */
+    readonly sharesObjects = true,
   ) {}
 
   /** Every file loaded for this side: the spec and the files its `$ref`s reach. */
