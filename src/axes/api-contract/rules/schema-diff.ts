@@ -35,6 +35,9 @@ export class SchemaDiff implements SchemaComparer {
   }
 
   compare(site: Site, base: Loc, head: Loc): void {
+    // the same content on both sides, references and annotations included: nothing to find below it, and
+    // nothing to remember either (met again, it is the same again)
+    if (this.asWritten.same(base, head)) return;
     // Labels grow by one segment per level; through a cycle that would make memory quadratic in the depth.
     const bounded = site.label.length > MAX_LABEL ? { ...site, label: `${site.label.slice(0, 60)} … ${site.label.slice(-(MAX_LABEL - 70))}` } : site;
     this.pending.push([bounded, base, head, this.ctx.currentPair]);
@@ -50,8 +53,6 @@ export class SchemaDiff implements SchemaComparer {
           continue;
         }
         parent?.children.push(record);
-        // the same content on both sides, references and annotations included: nothing to find below it
-        if (this.asWritten.same(b, h)) continue;
         this.ctx.currentPair = record;
         try {
           this.compareNow(s, b, h);
