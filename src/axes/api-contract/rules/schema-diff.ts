@@ -125,8 +125,8 @@ const MAX_RAW_DEPTH = 200;
  * than any real schema. So "the same" is always exact, and "not the same" only means "compare them".
  * One thing a skipped pair no longer does: compose the views of its nodes first. Where a node inside a
  * composed schema is reported (Composer.relocate) is recorded by the first composition that meets it, so
- * skipping can change which path records it; on the four real pairs of bench:contract and the eval corpus
- * no pointer changed (their outputs are byte-identical to the comparison without the skip).
+ * skipping can change which path records it; on the four real pairs of bench:contract no pointer changed
+ * (their outputs are byte-identical to the comparison without the skip), nor any eval:contract verdict.
  */
 class SameAsWritten {
   /**
