@@ -27,14 +27,14 @@ const mayRewrite = (n: Record<string, unknown>): boolean => n.allOf !== undefine
 const isNullSchema = (n: unknown): boolean => isObject(n) && (n.type === 'null' || (Array.isArray(n.type) && n.type.length === 1 && n.type[0] === 'null')) && Object.keys(n).every((k) => k === 'type' || isAnnotation(k));
 
 export class Composer {
-  private readonly normalized = new WeakMap<object, object>();
-  private readonly digests = new WeakMap<object, string>();
+  private readonly normalized = new Map<object, object>();
+  private readonly digests = new Map<object, string>();
   /** Where a node that sits inside a composed schema really is (for change pointers). */
-  private readonly origins = new WeakMap<object, Pick<Loc, 'file' | 'ptr'>>();
+  private readonly origins = new Map<object, Pick<Loc, 'file' | 'ptr'>>();
   private readonly inProgress = new Set<object>();
   private readonly digesting = new Set<object>();
   private readonly combos = new Map<string, object>();
-  private readonly comboMembers = new WeakMap<object, unknown[]>();
+  private readonly comboMembers = new Map<object, unknown[]>();
   private readonly ids = new Map<object, number>();
 
   constructor(readonly docs: SpecDocuments) {}
@@ -173,9 +173,9 @@ export class Composer {
     return out;
   }
 
-  private readonly unions = new WeakMap<object, Record<string, unknown>>();
+  private readonly unions = new Map<object, Record<string, unknown>>();
   /** Views from which a vacuous oneOf/anyOf was dropped, and which keyword. */
-  private readonly vacuous = new WeakMap<object, 'oneOf' | 'anyOf'>();
+  private readonly vacuous = new Map<object, 'oneOf' | 'anyOf'>();
 
   /** Whether this view dropped `key` as vacuous (it is written there, but constrains nothing). */
   droppedAsVacuous(view: unknown, key: string): boolean {

@@ -198,7 +198,7 @@ export async function loadSpec(rootFile: string, load: TextLoader, opts: { requi
       queue.push(target);
     }
   }
-  return { docs: new SpecDocuments(rootFile, docs), flavor };
+  return { docs: new SpecDocuments(rootFile, docs, [...sharing.values()].some((shares) => shares)), flavor };
 }
 
 /** Parses a spec held entirely in memory (tests, fixtures): external refs must be in `files`. */
@@ -214,13 +214,18 @@ export class SpecDocuments {
   /** Resolved references per referring file (no key strings to build on the hot path). */
   private readonly refCache = new Map<string, Map<string, Loc>>();
   /** Where a `$ref` node leads (the end of its chain), and the file it was read from. */
-  private readonly derefCache = new WeakMap<object, { file: string; target: Loc }>();
+  private readonly derefCache = new Map<object, { file: string; target: Loc }>();
   /** References that could not be resolved, each as "file: $ref" (reported as a partial result). */
   readonly unresolved = new Set<string>();
 
   constructor(
     readonly rootFile: string,
     private readonly files: ReadonlyMap<string, unknown>,
+    /**
+     * Whether a parsed tree may hold one object at two places (YAML aliases). When not, every object has
+     * one parent, and only `$ref`s lead to an object twice. Unknown means yes.
+     */
+    readonly sharesObjects = true,
   ) {}
 
   /** Every file loaded for this side: the spec and the files its `$ref`s reach. */

@@ -17,11 +17,16 @@ export const COMPONENT_SCHEMA_CHANGED = defineRule(F, 'component-schema-changed'
 export const componentRules = [COMPONENT_SCHEMA_ADDED, COMPONENT_SCHEMA_REMOVED, COMPONENT_SCHEMA_CHANGED];
 
 /**
- * Every object node reachable from the operations (paths and webhooks), following `$ref`s. Walks raw nodes
- * with their file beside them (no location object per node: this visits the whole document).
+ * Every object node reachable from the operations (paths and webhooks), following `$ref`s — or, when the
+ * tree shares no objects (no YAML aliases), only those of them that can tell a component is used: the
+ * `$ref` nodes, the nodes they lead to, and the nodes of `candidates` met on the way. Walks raw nodes with
+ * their file beside them (no location object per node: this visits the whole document).
  */
-function reachableNodes(docs: SpecDocuments): Set<object> {
+function reachableNodes(docs: SpecDocuments, candidates: ReadonlySet<object>): Set<object> {
   const seen = new Set<object>();
+  // Without shared objects a node is reached twice only through a `$ref`: remembering where the `$ref`s
+  // lead is enough to visit each part once (and to stop on a cycle); the rest of the tree needs no set.
+  const treeOnly = !docs.sharesObjects;
   const root = docs.root;
   const rootNode = root.node as Record<string, unknown>;
   const nodes: unknown[] = [rootNode?.paths, rootNode?.webhooks];
@@ -30,15 +35,19 @@ function reachableNodes(docs: SpecDocuments): Set<object> {
     let node = nodes.pop();
     let file = files.pop()!;
     if (typeof node !== 'object' || node === null) continue;
+    let target = false;
     if (!Array.isArray(node) && typeof (node as Record<string, unknown>).$ref === 'string') {
       seen.add(node); // an alias component is used too
-      const target = docs.deref({ file, ptr: '', node });
-      node = target.node;
-      file = target.file;
+      const at = docs.deref({ file, ptr: '', node });
+      node = at.node;
+      file = at.file;
       if (typeof node !== 'object' || node === null) continue;
+      target = true;
     }
-    if (seen.has(node)) continue;
-    seen.add(node);
+    if (!treeOnly || target) {
+      if (seen.has(node)) continue;
+      seen.add(node);
+    } else if (candidates.has(node)) seen.add(node);
     if (Array.isArray(node)) {
       for (const v of node) if (typeof v === 'object' && v !== null) (nodes.push(v), files.push(file));
     } else {
@@ -61,8 +70,9 @@ export function checkUnreachableComponents(ctx: DiffContext, base: SpecModel, he
   const b = componentSchemas(base);
   const h = componentSchemas(head);
   if (b.names.length === 0 && h.names.length === 0) return;
-  const reachedB = reachableNodes(base.docs);
-  const reachedH = reachableNodes(head.docs);
+  const nodesOf = (c: { container: Loc; names: string[] }) => new Set(c.names.map((n) => (c.container.node as Record<string, unknown>)[n]).filter((v): v is object => typeof v === 'object' && v !== null));
+  const reachedB = reachableNodes(base.docs, nodesOf(b));
+  const reachedH = reachableNodes(head.docs, nodesOf(h));
   const none = { operation: '', display: '' };
   const bNames = new Set(b.names);
   const hNames = new Set(h.names);

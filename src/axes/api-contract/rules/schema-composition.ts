@@ -294,10 +294,66 @@ export function checkAllOfBranches(cmp: SchemaComparer, site: Site, rawBase: Loc
 /** The same `$ref`s and the same inline branches, as written, in any order (a multiset comparison). */
 function sameBranchesAsWritten(b: Loc[], h: Loc[]): boolean {
   if (b.length !== h.length) return false;
-  const key = (l: Loc) => (isObject(l.node) && typeof l.node.$ref === 'string' && Object.keys(l.node).length === 1 ? `$ref:${l.node.$ref}` : canonicalJson(l.node));
-  const bk = b.map(key).sort();
-  const hk = h.map(key).sort();
-  return bk.every((k, i) => k === hk[i]);
+  // "the same" is an equivalence, so pairing each base branch with the first free equal head branch
+  // decides the multiset comparison; equality is decided without building any text (a branch's
+  // canonical text only when a cycle makes the walk unsure)
+  const free = h.map(() => true);
+  for (const x of b) {
+    const j = h.findIndex((y, i) => free[i] && sameBranch(x.node, y.node));
+    if (j === -1) return false;
+    free[j] = false;
+  }
+  return true;
+}
+
+const pureRef = (n: unknown): string | undefined => (isObject(n) && typeof n.$ref === 'string' && Object.keys(n).length === 1 ? n.$ref : undefined);
+
+/** Whether two branches have the same key in the comparison above: the same pure `$ref`, else the same canonical JSON. */
+function sameBranch(a: unknown, b: unknown): boolean {
+  const ra = pureRef(a);
+  const rb = pureRef(b);
+  if (ra !== undefined || rb !== undefined) return ra === rb;
+  const same = sameCanonically(a, b, new Set(), new Set());
+  return same === undefined ? canonicalJson(a) === canonicalJson(b) : same;
+}
+
+/**
+ * canonicalJson(a) === canonicalJson(b) without the texts: keys in any order, arrays in order, primitives by
+ * their JSON (undefined reads as null there). undefined when a cycle is met (the texts mark cycles by where
+ * the walk entered them: only they can say).
+ */
+function sameCanonically(a: unknown, b: unknown, onA: Set<object>, onB: Set<object>): boolean | undefined {
+  const aObj = typeof a === 'object' && a !== null;
+  const bObj = typeof b === 'object' && b !== null;
+  if (!aObj || !bObj) return aObj === bObj && (JSON.stringify(a) ?? 'null') === (JSON.stringify(b) ?? 'null');
+  if (onA.has(a) || onB.has(b)) return undefined;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  onA.add(a);
+  onB.add(b);
+  try {
+    if (Array.isArray(a)) {
+      const bb = b as unknown[];
+      if (a.length !== bb.length) return false;
+      for (let i = 0; i < a.length; i++) {
+        const same = sameCanonically(a[i], bb[i], onA, onB);
+        if (same !== true) return same;
+      }
+      return true;
+    }
+    const ao = a as Record<string, unknown>;
+    const bo = b as Record<string, unknown>;
+    const keys = Object.keys(ao);
+    if (keys.length !== Object.keys(bo).length) return false;
+    for (const k of keys) if (!Object.prototype.hasOwnProperty.call(bo, k)) return false;
+    for (const k of keys) {
+      const same = sameCanonically(ao[k], bo[k], onA, onB);
+      if (same !== true) return same;
+    }
+    return true;
+  } finally {
+    onA.delete(a);
+    onB.delete(b);
+  }
 }
 
 /** Which branch declares which property (shallow, refs followed once): tells a property move apart. */
