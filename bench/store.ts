@@ -25,39 +25,25 @@ const rawPayload = () => JSON.stringify({ id: newUuidV7(), ...PAYLOAD });
 
 type Timed = () => Promise<number>; // returns events processed
 
-/** Events/s (wall) and CPU µs per event (this process, all threads) of one round. */
-async function timeItCpu(fn: Timed): Promise<{ rate: number; cpu: number }> {
-  const t = performance.now();
-  const c = process.cpuUsage();
-  const n = await fn();
-  const u = process.cpuUsage(c);
-  return { rate: (n / (performance.now() - t)) * 1000, cpu: (u.user + u.system) / n };
-}
-
 /**
- * Alternating rounds like `compare`, also timing CPU: on a loaded machine wall rates swing with the
- * neighbours, while CPU µs per event barely moves — the CPU ratio says what the code costs.
+ * Chain on vs the other side in rounds A B A B … (bench/support/abab.ts), timing wall and whole-process
+ * CPU: on a loaded machine wall rates swing with the neighbours, while CPU µs per event barely moves —
+ * the CPU ratio says what the code costs.
  */
-async function compareCpu(rounds: number, a: Timed, b: Timed): Promise<{ ours: number; raw: number; oursCpu: number; rawCpu: number; paired: number }> {
-  const o: Array<{ rate: number; cpu: number }> = [];
-  const r: Array<{ rate: number; cpu: number }> = [];
-  for (let i = 0; i < rounds; i++) {
-    if (i % 2 === 0) {
-      o.push(await timeItCpu(a));
-      r.push(await timeItCpu(b));
-    } else {
-      r.push(await timeItCpu(b));
-      o.push(await timeItCpu(a));
-    }
-  }
+async function compareCpu(rounds: number, a: Timed, b: Timed) {
+  const [o, r] = await alternate(rounds, [
+    { name: 'on', run: a },
+    { name: 'off', run: b },
+  ]);
   return {
-    ours: Math.round(median(o.map((x) => x.rate))),
-    raw: Math.round(median(r.map((x) => x.rate))),
-    oursCpu: round(median(o.map((x) => x.cpu)), 2),
-    rawCpu: round(median(r.map((x) => x.cpu)), 2),
+    ours: o.wallRate.median,
+    raw: r.wallRate.median,
+    oursCpu: o.cpuUs.median,
+    rawCpu: r.cpuUs.median,
     // Median of each round pair's own ratio (the two ran back to back): a neighbour's burst lands on
-    // one pair instead of shifting one side's median.
-    paired: round(median(o.map((x, i) => x.rate / r[i].rate)), 2),
+    // one pair instead of shifting one side's median. As a rate ratio: off's wall µs/event over on's.
+    paired: round(median(o.rounds.map((x, i) => x.events / x.wallMs / (r.rounds[i].events / r.rounds[i].wallMs))), 2),
+    spreads: { onRate: o.wallRate, offRate: r.wallRate, onCpuUs: o.cpuUs, offCpuUs: r.cpuUs },
   };
 }
 
@@ -258,7 +244,7 @@ type BaselineStore = new (o: { file: string; workspaceId: string; synchronous: S
  */
 async function runChain(dir: string, sync: SynchronousMode, n: number, streams: number, rounds: number, baseline?: BaselineStore) {
   const chunk = Math.ceil(n / rounds);
-  const res: Record<string, { ours: number; raw: number; oursCpu: number; rawCpu: number; paired: number }> = {};
+  const res: Record<string, Awaited<ReturnType<typeof compareCpu>>> = {};
   const open = (tag: string, chain: boolean): Appender => {
     const file = path.join(dir, `chain-${chain ? 'on' : baseline ? 'baseline' : 'off'}-${sync}-${tag}.db`);
     return !chain && baseline ? new baseline({ file, workspaceId: 'bench', synchronous: sync }) : new SqliteEventStore({ file, workspaceId: 'bench', synchronous: sync, chain });
@@ -410,7 +396,8 @@ async function mainChain(dir: string, n: number, streams: number, rounds: number
   const modes = (only ? [only.toUpperCase()] : ['FULL', 'NORMAL']) as SynchronousMode[];
   const baseline = baselineRef ? loadBaseline(baselineRef) : undefined;
   const other = baseline ? `the store of ${baseline.commit.slice(0, 10)} (${baselineRef})` : 'off';
-  console.log(`bench:store --chain — hash chain on vs ${other}, ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
+  const load0 = loadAverage();
+  console.log(`bench:store --chain — hash chain on vs ${other}, ${n.toLocaleString('en-US')} events of ~300 bytes over ${streams} streams, ${rounds} rounds A B A B…, ${os.cpus().length} cores, Node ${process.version}, load average at start ${load0.join(' ')}`);
   const rows: Array<Record<string, string | number>> = [];
   const json: Record<string, unknown> = { bench: baseline ? 'store-chain-baseline' : 'store-chain', events: n, streams, rounds, sync: modes.join('+'), ...(baseline ? { baseline: baseline.commit, baselineRef } : {}) };
   const label: Record<string, string> = { a: '(a) 1 event/append, sequential', b: '(b) 10 events/append', d: '(d) group commit, 50 producers' };
@@ -431,6 +418,7 @@ async function mainChain(dir: string, n: number, streams: number, rounds: number
         json[`${sync}_${k}_on_cpu_us`] = onCpu;
         json[`${sync}_${k}_off_cpu_us`] = offCpu;
         json[`${sync}_${k}_cpu_ratio`] = round(offCpu / onCpu, 2);
+        json[`${sync}_${k}_spreads`] = res[k].spreads;
         if (k !== 'b') {
           ratios[`${sync}_${k}`] = round(on / off, 2);
           cpuRatios[`${sync}_${k}`] = round(offCpu / onCpu, 2);
@@ -444,11 +432,13 @@ async function mainChain(dir: string, n: number, streams: number, rounds: number
   }
   console.log(table(rows));
   if (baseline) console.log(`"chain off" columns: the baseline store ${baseline.commit} (no chain), not this build with the chain off`);
-  console.log(`target: chain on ≥ 0.9× chain off for (a) and (d), at FULL and NORMAL (wall rates: on/off = median on over median off; paired = median of the back-to-back round pairs' ratios, same target, less moved by a neighbour's burst); cpu on/off = CPU µs per event off / on, the same ratio free of neighbours' load; load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`target: chain on ≥ 0.9× chain off for (a) and (d), at FULL and NORMAL (wall rates: on/off = median on over median off; paired = median of the back-to-back round pairs' ratios, same target, less moved by a neighbour's burst); cpu on/off = CPU µs per event off / on, the same ratio free of neighbours' load; load average at start ${load0.join(' ')}, at end ${loadAverage().join(' ')}`);
   json.ratios = ratios;
   json.cpuRatios = cpuRatios;
   json.pairedRatios = pairedRatios;
   json.load = round(os.loadavg()[0], 2);
+  json.loadStart = load0;
+  json.loadEnd = loadAverage();
   json.targetMet = Object.values(ratios).every((r) => r >= 0.9);
   json.cpuTargetMet = Object.values(cpuRatios).every((r) => r >= 0.9);
   console.log(JSON.stringify(json));
