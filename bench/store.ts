@@ -328,6 +328,8 @@ export async function main(args: string[]) {
           });
           const key = `${sync}_${k}_${side.name.replace(/[^a-z]+/g, '_')}`;
           json[key] = { wallRate: side.wallRate, cpuUs: side.cpuUs, ...(vs ? { rateVsRaw: round(raw.wallUs.median / side.wallUs.median, 3), cpuVsRaw: vs.cpu, cpuVsRawPaired: vs.cpuPaired, wallVsRaw: vs.wall } : {}) };
+          // The keys of the earlier output (ours/raw wall rate ratio, medians) for readers of old records.
+          if (side.name === 'ours' && vs) json[`${sync}_${k}_ratio`] = round(raw.wallUs.median / side.wallUs.median, 2);
           if (side.name === 'ours' && cpuTarget[k] !== undefined && vs) targets[`${sync}_${k}`] = { cpuRatio: vs.cpu, target: cpuTarget[k], met: vs.cpu <= cpuTarget[k] };
         }
       }
