@@ -20,7 +20,7 @@ import { auditQuery, AUDIT_ACTIONS } from '../src/readmodels/queries/audit';
 import { runQuery } from '../src/readmodels/queries/run-query';
 import { verdictQuery } from '../src/readmodels/queries/verdict';
 import { historyFromRows } from '../src/readmodels/stored/history-read-model';
-import { readModelHost } from '../src/readmodels/stored/registry';
+import { attachReadModels, readModelHost } from '../src/readmodels/stored/registry';
 import type { WorkspaceHandle } from '../src/workspaces/registry';
 import { appendLog, generateLog, prng } from '../test/readmodels/generate';
 import { DATABASE_URL, dropSchema, postgresUnreachable, uniqueSchema } from '../test/scale/pg-support';
@@ -69,6 +69,8 @@ async function child(args: string[]): Promise<void> {
   const endAt = Number(argValue(args, '--end-at'));
   const { store, close } = await openStore(t);
   const ws = handle(t, store);
+  // As a server's composition root does (src/ledger.ts): queries answer from the read models.
+  attachReadModels(ws);
   const first = await runQuery(auditQuery, ws, auditQuery.input.parse({ actor: 'user:u1', order, ...(page > 0 ? { limit: page } : {}) }));
   const startToFirstAnswerMs = Date.now() - spawnedAt;
   const rssAfterStart = rssMiB();
