@@ -225,7 +225,8 @@ BEGIN
         END LOOP;
       END IF;
     ELSE
-      SELECT coalesce(max(e.stream_revision), -1) INTO v_cur FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_streams[i];
+      -- The stream's last revision by one step down its index (max() read every revision of the stream).
+      v_cur := coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1);
       v_exp := p_expected[i];
       IF NOT (v_exp = -3 OR (v_exp = -1 AND v_cur = -1) OR (v_exp = -2 AND v_cur >= 0) OR v_exp = v_cur) THEN
         status := 'wrong_expected'; next_rev := v_cur;
@@ -273,7 +274,7 @@ $fn$;
  * script's digest to the version, so a change without a bump fails): a database at this version is
  * never touched by DDL again, so starting a process or reconnecting takes no lock on a live table.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The one-row table that records which version of `migrationSql` the schema was brought to. */
 export function schemaVersionSql(schema: string): { create: string; exists: string; read: string; write: string } {
@@ -819,7 +820,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       forward: { name: `${s}.fwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision >= $3 ORDER BY stream_revision LIMIT $4`, rowMode: 'array' },
       backward: { name: `${s}.bwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision <= $3 ORDER BY stream_revision DESC LIMIT $4`, rowMode: 'array' },
       byId: { name: `${s}.byid`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND event_id = $2`, rowMode: 'array' },
-      revision: { name: `${s}.rev`, text: `SELECT coalesce(max(stream_revision), -1) FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2`, rowMode: 'array' },
+      revision: { name: `${s}.rev`, text: `SELECT coalesce((SELECT stream_revision FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 ORDER BY stream_revision DESC LIMIT 1), -1)`, rowMode: 'array' },
       head: { name: `${s}.head`, text: `SELECT coalesce((SELECT position FROM ${s}.heads WHERE workspace_id = $1), 0)`, rowMode: 'array' },
       chainPage: { name: `${s}.chainpage`, text: `SELECT ${COLUMNS}, encode(hash, 'hex') FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2 ORDER BY global_position LIMIT $3`, rowMode: 'array' },
       chainInfo: {
