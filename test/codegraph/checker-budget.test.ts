@@ -161,11 +161,16 @@ describe('checker budget: a hostile PR cannot hold the host, and the review says
     // Indexed first, so that the stop lands in the checker's walk (uncapped, it runs for tens of seconds).
     await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws, typeEdges: false });
     const ac = new AbortController();
-    const started = performance.now();
     const computing = computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws, checkerLimits: { maxTypeWork: Infinity, maxQueries: Infinity }, signal: ac.signal });
-    setTimeout(() => ac.abort(new Error('token revoked')), 2000);
+    let abortedAt = 0;
+    setTimeout(() => {
+      abortedAt = performance.now();
+      ac.abort(new Error('token revoked'));
+    }, 2000);
     await expect(computing).rejects.toThrow('token revoked');
-    expect(performance.now() - started).toBeLessThan(2000 + 3000);
+    // Counted from the abort itself (not from a timer that a loaded machine fires late): the stop is prompt —
+    // well under a second here when quiet, against tens of seconds for the uncapped walk.
+    expect(performance.now() - abortedAt).toBeLessThan(3000);
     // The next computation gets a new thread and its own result.
     const after = await computeReview({ repo: suite.repo, baseSha: c1, headSha: c2, workspaceDir: ws });
     expect(after.data.typeEdges?.status).toBe('partial');
