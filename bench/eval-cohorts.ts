@@ -38,17 +38,10 @@ interface Case {
   truth: Map<string, number>;
 }
 
-/** Deterministic PRNG (mulberry32): a seed gives the same sample on every machine. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/support/prng.ts): the same seed, the same sequence on every machine. */
+import { mulberry32 as prng } from '../test/support/prng';
+
+export { prng };
 
 const isCode = (p: string) => {
   const role = classifyRole(p);

@@ -32,17 +32,10 @@ export interface Rendered {
 
 const WORDS = 'review ledger event stream cohort verdict snapshot golden render pixel contract breaking change approval finding confirm dismiss resolve publish token workspace query fold projection'.split(' ');
 
-/** A deterministic pseudo-random sequence (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/support/prng.ts): the same seed, the same sequence on every machine. */
+import { mulberry32 as prng } from '../../test/support/prng';
+
+export { prng };
 
 function sentence(rand: () => number, words: number): string {
   return Array.from({ length: words }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(' ');

@@ -1,17 +1,10 @@
 import type { NewEvent } from '../../src/events/envelope';
 import type { EventStore } from '../../src/events/store/port';
 
-/** Deterministic PRNG (mulberry32): the same seed writes the same log. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/support/prng.ts): the same seed, the same sequence on every machine. */
+import { mulberry32 as prng } from '../support/prng';
+
+export { prng };
 
 export interface LogShape {
   seed: number;
