@@ -249,23 +249,27 @@ export class SpecDocuments {
     // its target is remembered per node, checked against the file it is read from (relative references)
     const known = this.derefCache.get(start);
     if (known !== undefined && known.file === loc.file) return known.target;
+    const walked = this.chainEnd(loc);
+    if ('end' in walked) {
+      this.derefCache.set(start, { file: loc.file, target: walked.end });
+      return walked.end;
+    }
+    if ('ref' in walked) this.unresolved.add(`${walked.at.file}: ${walked.ref}`);
+    else this.unresolved.add(`${loc.file}${loc.ptr ? '#' + loc.ptr : ''}: $ref chain longer than ${MAX_REF_HOPS} hops (circular)`);
+    return { ...walked.at, node: {} };
+  }
+
+  /** Walks the `$ref` chain from a reference node: where it ends, or where it stops (an unresolvable `ref`, or too many hops). */
+  private chainEnd(loc: Loc): { end: Loc } | { at: Loc; ref: string } | { at: Loc } {
     let current = loc;
     for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
-      const node = current.node;
-      if (!isObject(node) || typeof node.$ref !== 'string') return current;
-      const next = this.resolveRef(current.file, node.$ref);
-      if (!next) {
-        this.unresolved.add(`${current.file}: ${node.$ref}`);
-        return { ...current, node: {} };
-      }
+      const ref = (current.node as { $ref: string }).$ref;
+      const next = this.resolveRef(current.file, ref);
+      if (!next) return { at: current, ref };
       current = next;
-      if (!isObject(current.node) || typeof current.node.$ref !== 'string') {
-        this.derefCache.set(start, { file: loc.file, target: current });
-        return current;
-      }
+      if (!isObject(current.node) || typeof current.node.$ref !== 'string') return { end: current };
     }
-    this.unresolved.add(`${loc.file}${loc.ptr ? '#' + loc.ptr : ''}: $ref chain longer than ${MAX_REF_HOPS} hops (circular)`);
-    return { ...current, node: {} };
+    return { at: current };
   }
 
   /**
@@ -277,15 +281,8 @@ export class SpecDocuments {
     if (!isObject(start) || typeof start.$ref !== 'string') return loc;
     const known = this.derefCache.get(start);
     if (known !== undefined && known.file === loc.file) return known.target;
-    let current = loc;
-    for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
-      const node = current.node;
-      if (!isObject(node) || typeof node.$ref !== 'string') return current;
-      const next = this.resolveRef(current.file, node.$ref);
-      if (!next) return null;
-      current = next;
-    }
-    return null;
+    const walked = this.chainEnd(loc);
+    return 'end' in walked ? walked.end : null;
   }
 
   private resolveRef(fromFile: string, ref: string): Loc | null {
