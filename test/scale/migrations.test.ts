@@ -41,8 +41,6 @@ async function sql<T extends Record<string, unknown>>(text: string, params: unkn
 const SCRIPT_DIGESTS: Record<number, string> = {
   // Version 1 is the first versioned script main shipped (with the noop_keys table and claim_noop of issue 34).
   1: '9a434768a0c3ae4d3b59167ab75ff5436ad0f7c8ee3e21703fcd3cf116fb4849',
-  // Version 2: append_batch finds a stream's last revision by one index step (max() read the whole stream).
-  2: '1d71a51ef15ba5b59b060763a80400fdea830ea235f3c47a00ab78ad67b9a2b0',
 };
 
 test('the migration script is pinned to its SCHEMA_VERSION (a changed script needs a new version)', () => {
