@@ -122,13 +122,37 @@ export class CommandExecutor {
    */
   private async prepareGuarded<I, S, P>(def: CommandDefinition<I, S, P>, input: I, env: CommandEnv, tokenId: string | undefined): Promise<P> {
     if (!tokenId) return def.prepare!(input, env);
-    const stop = new AbortController();
+    // The controller is made when the guard ends the job or prepare reads its signal, not per command:
+    // most prepares are short and never look (an AbortController per command showed in bench:rpc profiles).
+    let stop: AbortController | undefined;
+    let stopped: Error | undefined;
     let running = true;
     const guard = this.services.get(ACCESS_GUARD_SERVICE);
-    guard?.hold(env.workspace, { principal: env.principal, tokenId, minRole: def.access.minRole, isOpen: () => running, end: (reason) => stop.abort(jobStopped(def.name, reason)) });
+    guard?.hold(env.workspace, {
+      principal: env.principal,
+      tokenId,
+      minRole: def.access.minRole,
+      isOpen: () => running,
+      end: (reason) => {
+        stopped ??= jobStopped(def.name, reason);
+        stop?.abort(stopped);
+      },
+    });
+    const signalOf = (): AbortSignal => {
+      if (!stop) {
+        stop = new AbortController();
+        if (stopped) stop.abort(stopped);
+      }
+      return stop.signal;
+    };
     try {
-      const prepared = await def.prepare!(input, { ...env, signal: stop.signal });
-      stop.signal.throwIfAborted();
+      const prepared = await def.prepare!(input, {
+        ...env,
+        get signal() {
+          return signalOf();
+        },
+      });
+      if (stopped) throw stopped;
       // A revocation recorded or announced meanwhile is read (freshness: the store's own appends and other
       // servers' announcements); one not yet announced is as late as one that lands just after this check.
       const { state } = await loadStream(workspaceFold, env.workspace, 'workspace', { forDecision: true });

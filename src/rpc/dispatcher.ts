@@ -26,7 +26,7 @@ export interface CallContext {
    * that sent a write meant it, and its idempotency key makes a retry safe.
    */
   signal?: AbortSignal;
-  /** The frame's workspace releases (authenticate's `holds`): run once it is answered. */
+  /** The frame's workspace releases (authenticate's `holds`): set by `handle`, run once it is answered. */
   holds?: Array<() => void>;
 }
 
@@ -83,8 +83,13 @@ export class RpcDispatcher {
   /** One frame (a call or a batch); the workspaces it opens stay open until it is answered. */
   async handle(text: string, ctx: CallContext): Promise<DispatchResult> {
     const holds: Array<() => void> = [];
+    // Set on the transport's own per-frame context, not spread into a copy: its `signal` may be a getter
+    // that makes an AbortController on first use (the HTTP transport's), which a spread would call for
+    // every request. (A copy made with Object.create(ctx) kept the getter but cost the no-op call ~15 µs
+    // more server CPU in bench:rpc: V8 turns each fresh per-request prototype into a prototype map.)
+    ctx.holds = holds;
     try {
-      return await this.handleFrame(text, { ...ctx, holds });
+      return await this.handleFrame(text, ctx);
     } finally {
       for (const release of holds) release();
     }

@@ -35,6 +35,21 @@ export function eventStoreConformance(name: string, factory: () => Promise<Event
       expect(read[0].metadata.principal).toBe('user:alice');
     });
 
+    test('keyUnused: true for a new key, false once an event or a no-op command holds it', async () => {
+      if (!store.keyUnused) return; // optional: the kernel then looks both up (findEvent, findNoopKey)
+      const e = ev();
+      const spare = newUuidV7();
+      expect(await store.keyUnused(e.eventId)).toBe(true);
+      await store.append('s-1', 'no_stream', [e]);
+      expect(await store.keyUnused(e.eventId)).toBe(false);
+      expect(await store.keyUnused(spare)).toBe(true);
+      if (store.claimNoopKey) {
+        await store.claimNoopKey(spare, { principal: 'user:alice', command: 'setReviewLevel', digest: 'd', json: '{}' });
+        expect(await store.keyUnused(spare)).toBe(false);
+      }
+      expect(await store.keyUnused(newUuidV7())).toBe(true);
+    });
+
     test('readStream backward and from a revision', async () => {
       const a = [ev(), ev(), ev(), ev()];
       await store.append('s-1', 'no_stream', a);

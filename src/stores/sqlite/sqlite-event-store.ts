@@ -281,6 +281,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       head: this.db.prepare('SELECT coalesce(max(global_position), 0) FROM events').pluck(),
       noopKey: this.db.prepare('SELECT principal, command, digest, json FROM noop_keys WHERE key = ?'),
       noopKeyExists: this.db.prepare('SELECT 1 FROM noop_keys WHERE key = ?').pluck(),
+      keyUnused: this.db.prepare('SELECT NOT EXISTS (SELECT 1 FROM events WHERE event_id = ?) AND NOT EXISTS (SELECT 1 FROM noop_keys WHERE key = ?)').pluck(),
       anyNoopKey: this.db.prepare('SELECT EXISTS (SELECT 1 FROM noop_keys)').pluck(),
       claimNoop: this.db.prepare('INSERT OR IGNORE INTO noop_keys (key, principal, command, digest, json) VALUES (?, ?, ?, ?, ?)'),
     };
@@ -669,6 +670,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   private stopWatchingOtherWriters(): void {
     if (this.otherWriters) clearInterval(this.otherWriters);
     this.otherWriters = null;
+  }
+
+  /** One statement for the kernel's "is this a new key" (instead of findEvent, then findNoopKey). */
+  async keyUnused(key: string): Promise<boolean> {
+    return !this.tailRowsById.has(key) && this.stmts.keyUnused.get(key, key) === 1;
   }
 
   async findEvent(eventId: string): Promise<RecordedEvent | null> {
