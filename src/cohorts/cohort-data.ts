@@ -38,7 +38,7 @@ function keyOf(g: Group, anchors: string[]): string {
   return `c-${hash(`semantic\n${anchors.join('\n')}`)}`;
 }
 
-/** A group as the recorded cohort: key, title, anchors, blast radius, reading order, clues (rank set by the caller). */
+/** A group as the recorded cohort: key, title, anchors, blast radius, reading order (rank and dependency clues set by the caller). */
 export function toCohort(g: Group, input: FormationInput): CohortData {
   const anchors = anchorsOf(g);
   const key = keyOf(g, anchors);
@@ -46,7 +46,6 @@ export function toCohort(g: Group, input: FormationInput): CohortData {
   const fragments = g.files.flatMap((f) => f.fragments);
   const blastRadius = blastRadiusOf(g, input);
   const readingOrder = readingOrderOf(g);
-  const clues = cluesFor(files, input);
   return {
     key,
     title: titleOf(g, anchors),
@@ -58,7 +57,7 @@ export function toCohort(g: Group, input: FormationInput): CohortData {
     blastRadius,
     readingOrder,
     rank: 1,
-    clues,
+    clues: [],
   };
 }
 
@@ -188,17 +187,4 @@ function readingOrderOf(g: Group): CohortData['readingOrder'] {
       return { path: fr.path, ...(fr.symbolId ? { symbolId: fr.symbolId } : {}), startLine: fr.startLine, endLine: fr.endLine, why: clipText(why, BOUNDS.readingWhy) };
     }),
   };
-}
-
-/** Manifests/locks of the same component (the deepest manifest directory containing the files) become clues. */
-function cluesFor(files: string[], input: FormationInput): CohortData['clues'] {
-  const clues: CohortData['clues'] = [];
-  const components = [...new Set(input.dependencyDiffs.filter((d) => !d.versionOnly).map((d) => d.component))];
-  const componentOf = (file: string) => components.filter((c) => c === '' || file.startsWith(`${c}/`)).sort((a, b) => b.length - a.length)[0];
-  const mine = new Set(files.map(componentOf).filter((c): c is string => c !== undefined));
-  for (const d of input.dependencyDiffs) {
-    if (d.versionOnly || !mine.has(d.component)) continue;
-    clues.push({ kind: 'dependency-diff', path: d.path, note: clipText(`${d.ecosystem} dependencies changed in ${d.path}: ${d.changes.length} change(s)`, BOUNDS.note), dependencyChanges: d.changes });
-  }
-  return clues;
 }

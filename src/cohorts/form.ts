@@ -3,6 +3,7 @@ import type { CohortData } from '../events/catalogue/compute';
 import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 import { baseName, cite } from './cite';
 import { Group, toCohort } from './cohort-data';
+import { attachDependencyClues } from './dependency-clues';
 import { changedLinks } from './links';
 import { DEFAULT_SIGNALS, signalsOf } from './registry';
 import { UnionFind } from './union-find';
@@ -104,6 +105,7 @@ export function formCohorts(input: FormationInput): CohortData[] {
   const cohorts = groups.map((g) => toCohort(g, input));
   cohorts.sort((a, b) => b.blastRadius.score - a.blastRadius.score || a.key.localeCompare(b.key));
   cohorts.forEach((c, i) => (c.rank = i + 1));
+  attachDependencyClues(cohorts, input);
   return cohorts;
 }
 

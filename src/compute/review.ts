@@ -29,10 +29,10 @@ import { BOUNDS, clipId, clipText } from '../events/catalogue/bounds';
 export type ReviewComputedData = EventData<typeof ReviewComputed>;
 
 /**
- * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `fixture-name`, a changed test naming a changed fixture in a string literal, `declared-member`, `member-use`, whole-module imports in `new-symbol-import`, carried literals in `same-substitution` keys). The
+ * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `fixture-name`, a changed test naming a changed fixture in a string literal, `declared-member`, `member-use`, whole-module imports in `new-symbol-import`, carried literals in `same-substitution` keys; review-21: a dependency change is a clue of the cohorts importing it, or of the riskiest one, not of every cohort of its component). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-20+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-21+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;

@@ -146,7 +146,26 @@ describe('compute never fails on its own output (pathological inputs)', () => {
     expect(data.cohorts.flatMap((c) => c.files).sort()).toEqual(data.changedFiles.map((c) => c.path).sort());
   });
 
-  it('a large dependency diff copied into the clues of a hundred cohorts is recorded once in full, the clues capped', async () => {
+  it('a large dependency diff every cohort imports, copied into the clues of a hundred cohorts, is recorded once in full, the clues capped', async () => {
+    const f = fixture();
+    const deps = (v: string) => Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`dependency-number-${i}`, `^${v}.0.0`]));
+    // Each module loads all 400 packages: each cohort uses every change, so each one's clue lists them all.
+    const imports = Array.from({ length: 400 }, (_, i) => `import 'dependency-number-${i}';\n`).join('');
+    f.write('package.json', JSON.stringify({ name: 'p', version: '1.0.0', dependencies: deps('1') }, null, 2));
+    for (let i = 0; i < 100; i++) f.write(`src/m${i}.ts`, `${imports}export const v${i} = 1;\n`);
+    const base = f.commit('base');
+    f.write('package.json', JSON.stringify({ name: 'p', version: '1.0.0', dependencies: deps('2') }, null, 2));
+    for (let i = 0; i < 100; i++) f.write(`src/m${i}.ts`, `${imports}export const v${i} = 2;\n`);
+    const head = f.commit('head');
+    const data = await compute(f, base, head);
+    expectRecordable(data);
+    expect(data.dependencyDiffs.find((d) => d.path === 'package.json')!.changes).toHaveLength(400);
+    expect(data.cohorts.filter((c) => c.clues.length > 0)).toHaveLength(100);
+    expect(data.cohorts.every((c) => c.clues.every((clue) => (clue.dependencyChanges?.length ?? 0) <= 20))).toBe(true);
+    expect(data.cohorts[0].clues[0].note).toMatch(/400 change\(s\)/);
+  });
+
+  it('a large dependency diff no changed file imports is one clue, on the riskiest cohort, in full', async () => {
     const f = fixture();
     const deps = (v: string) => Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`dependency-number-${i}`, `^${v}.0.0`]));
     f.write('package.json', JSON.stringify({ name: 'p', version: '1.0.0', dependencies: deps('1') }, null, 2));
@@ -157,9 +176,11 @@ describe('compute never fails on its own output (pathological inputs)', () => {
     const head = f.commit('head');
     const data = await compute(f, base, head);
     expectRecordable(data);
-    expect(data.dependencyDiffs.find((d) => d.path === 'package.json')!.changes).toHaveLength(400);
-    expect(data.cohorts.every((c) => c.clues.every((clue) => (clue.dependencyChanges?.length ?? 0) <= 20))).toBe(true);
-    expect(data.cohorts[0].clues[0].note).toMatch(/400 change\(s\)/);
+    const holders = data.cohorts.filter((c) => c.clues.length > 0);
+    expect(holders.map((c) => c.rank)).toEqual([1]);
+    expect(holders[0].clues).toHaveLength(1);
+    expect(holders[0].clues[0].dependencyChanges).toHaveLength(400);
+    expect(holders[0].clues[0].note).toMatch(/^npm dependencies changed in package\.json, 400 change\(s\) no changed file imports: dependency-number-0 upgraded/);
   });
 
   it('through the real command kernel: a pathological PR is recorded as one ReviewComputed event', async () => {

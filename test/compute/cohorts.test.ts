@@ -90,6 +90,36 @@ describe('cohort formation on a TypeScript repository', () => {
     expect(r.data.cohorts[0].blastRadius.publicApi).toContain('src/b.ts#gone');
   });
 
+  it('gives a dependency change to the cohort that imports it, and one no changed file imports to the riskiest cohort only', async () => {
+    const f = fixture();
+    const pkg = (deps: Record<string, string>) => JSON.stringify({ name: 'x', version: '1.0.0', dependencies: deps }, null, 2);
+    f.write('package.json', pkg({ chalk: '^5.0.0', 'left-pad': '^1.0.0' }));
+    f.write('src/a.ts', 'export function a(): number {\n  return 1;\n}\n');
+    f.write('lib/b.ts', 'export function b(): number {\n  return 2;\n}\n');
+    f.write('lib/c.ts', "import { red } from 'chalk';\n\nexport function c(s: string): string {\n  return red(s);\n}\n");
+    const base = f.commit('base');
+    f.write('package.json', pkg({ chalk: '^5.3.0', lodash: '^4.17.21' }));
+    f.write('src/a.ts', "import chunk from 'lodash/chunk';\n\nexport function a(): number {\n  return chunk([1, 2], 1).length;\n}\n");
+    f.write('lib/b.ts', 'export function b(): number {\n  return 22;\n}\n');
+    f.write('lib/c.ts', "import { red } from 'chalk';\n\nexport function c(s: string): string {\n  return red(s).trim();\n}\n");
+    const head = f.commit('head');
+    const r = await compute(f, base, head);
+    expect(groups(r)).toEqual(['lib/b.ts', 'lib/c.ts', 'src/a.ts']);
+    const changesOf = (file: string) => cohortOf(r, file).clues.flatMap((c) => (c.dependencyChanges ?? []).map((d) => `${d.name} ${d.change}`));
+    // lodash is imported (through a subpath) by src/a.ts, chalk by lib/c.ts; left-pad by nobody any more.
+    expect(changesOf('src/a.ts')).toEqual(expect.arrayContaining(['lodash added']));
+    expect(changesOf('lib/c.ts')).toEqual(expect.arrayContaining(['chalk upgraded']));
+    expect(changesOf('src/a.ts')).not.toContain('chalk upgraded');
+    expect(changesOf('lib/c.ts')).not.toContain('lodash added');
+    const riskiest = r.data.cohorts.find((c) => c.rank === 1)!;
+    const holders = r.data.cohorts.filter((c) => c.clues.some((x) => x.dependencyChanges?.some((d) => d.name === 'left-pad')));
+    expect(holders.map((c) => c.key)).toEqual([riskiest.key]);
+    expect(holders[0].clues.find((x) => x.dependencyChanges?.some((d) => d.name === 'left-pad'))!.note).toBe('npm dependencies changed in package.json, 1 change(s) no changed file imports: left-pad removed');
+    // Every change is somewhere, and none twice.
+    const all = r.data.cohorts.flatMap((c) => c.clues.flatMap((x) => (x.dependencyChanges ?? []).map((d) => d.name))).sort();
+    expect(all).toEqual(['chalk', 'left-pad', 'lodash']);
+  });
+
   it('attaches package.json + package-lock.json changes as a dependency clue, not a cohort', async () => {
     const f = fixture();
     const pkg = (dep: string, lodash: string) => JSON.stringify({ name: 'x', version: '1.0.0', dependencies: { lodash, [dep]: '^1.0.0' } }, null, 2);
