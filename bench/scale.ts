@@ -1,4 +1,4 @@
-// npm run bench:scale [-- --size 1m | --events 1000000] [--pg-size 100k] [--prs 50000 --principals 200 --adapters sqlite,postgres --queries 1000 --page 100 --order desc --cpu-prof DIR]
+// npm run bench:scale [-- --size 1m | --events 1000000] [--pg-size 100k] [--rounds 5] [--prs 50000 --principals 200 --adapters sqlite,postgres --queries 1000 --page 100 --order desc --cpu-prof DIR]
 // Audit queries ask for the first page of `--page` rows (default 100, newest first as an audit screen
 // shows it: `--order asc` for log order; `--page 0`: no limit given, i.e. the query's default page —
 // the whole answer is no longer one request, at most 1000 rows a page).
@@ -9,6 +9,7 @@
 // the generator's): process start → first audit answer, RSS after start and after the mixed queries,
 // audit p50/p99 per filter, a PR verdict p99, and the read model's incremental lag p99 while 2,000
 // appends/s land. SQLite and PostgreSQL side by side, one JSON line at the end. Never part of npm test.
+// The rebuild and the measuring child run --rounds times (default 5): figures are medians, with min / max.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -24,7 +25,8 @@ import { attachReadModels, readModelHost } from '../src/readmodels/stored/regist
 import type { WorkspaceHandle } from '../src/workspaces/registry';
 import { appendLog, generateLog, prng } from '../test/readmodels/generate';
 import { DATABASE_URL, dropSchema, postgresUnreachable, uniqueSchema } from '../test/scale/pg-support';
-import { argValue, percentile, round, table } from './support/report';
+import { argValue, median, percentile, round, table } from './support/report';
+import { fmtSpread, type Spread } from './support/abab';
 import { SlotMap } from '../src/slots';
 
 const WS = 'scale';
@@ -164,6 +166,19 @@ async function child(args: string[]): Promise<void> {
   process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
 }
 
+const spreadOf = (xs: number[]): Spread => ({ min: round(Math.min(...xs), 2), median: round(median(xs), 2), max: round(Math.max(...xs), 2) });
+const spreadText = (xs: number[]): string => fmtSpread(spreadOf(xs.map((x) => Math.round(x))));
+
+/** The field-by-field median of the measuring children's results (numbers; other values from the first). */
+function medianOf(runs: unknown[]): unknown {
+  const first = runs[0];
+  if (typeof first === 'number') return round(median(runs as number[]), 2);
+  if (first && typeof first === 'object' && !Array.isArray(first)) {
+    return Object.fromEntries(Object.keys(first).map((k) => [k, medianOf(runs.map((r) => (r as Record<string, unknown>)[k]))]));
+  }
+  return first;
+}
+
 async function measure(t: Target, extra: string[], cpuProf?: string): Promise<Record<string, unknown>> {
   const spawnedAt = Date.now();
   const prof = cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : [];
@@ -183,6 +198,9 @@ export async function main(args: string[]): Promise<void> {
   const events = size !== undefined ? parseSize(size) : Number(argValue(args, '--events') ?? 1_000_000);
   if (!Number.isFinite(events) || events < 1000) throw new Error(`--size/--events: ${size ?? argValue(args, '--events')} is not an event count (200k, 1m, 10m)`);
   const cpuProf = argValue(args, '--cpu-prof');
+  // Every measurement is repeated --rounds times and reported as its median with min and max: single shots
+  // varied 2× from one run to the next on this shared machine (issue #39).
+  const rounds = Math.max(1, Number(argValue(args, '--rounds') ?? 5));
   // PostgreSQL's appends run far slower than SQLite's on a loaded machine: its log may be generated smaller.
   const pgSize = argValue(args, '--pg-size');
   const pgEvents = pgSize !== undefined ? parseSize(pgSize) : events;
@@ -222,24 +240,43 @@ export async function main(args: string[]): Promise<void> {
       const ws = handle(t, store);
       const host = readModelHost(ws)!;
       await host.settle(); // the first build
-      // Full rebuild: every model from position 0, one after the other (what `read-models rebuild` does).
-      // Side by side, as `read-models rebuild` does: each page of the log is read once for every model.
-      const allStart = performance.now();
-      const cpu0 = process.cpuUsage();
-      await host.rebuildAll(host.names);
-      const rebuildMs = performance.now() - allStart;
-      const cpu = process.cpuUsage(cpu0);
-      const rebuildCpuSeconds = round((cpu.user + cpu.system) / 1e6, 2);
-      // One model alone (the first), for the per-model rate.
-      t0 = performance.now();
-      const one = await host.rebuild(host.names[0]);
-      const rebuild = { [host.names[0]]: Math.round(one.position / ((performance.now() - t0) / 1000)) };
+      // Full rebuild: every model from position 0, side by side, as `read-models rebuild` does (each page
+      // of the log is read once for every model); --rounds times.
+      const rebuildRates: number[] = [];
+      const rebuildCpuRates: number[] = [];
+      const singleRates: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const allStart = performance.now();
+        const cpu0 = process.cpuUsage();
+        await host.rebuildAll(host.names);
+        const rebuildMs = performance.now() - allStart;
+        const cpu = process.cpuUsage(cpu0);
+        rebuildRates.push(head / (rebuildMs / 1000));
+        rebuildCpuRates.push(head / ((cpu.user + cpu.system) / 1e6));
+        // One model alone (the first), for the per-model rate.
+        t0 = performance.now();
+        const one = await host.rebuild(host.names[0]);
+        singleRates.push(one.position / ((performance.now() - t0) / 1000));
+      }
+      const rebuild = { [host.names[0]]: Math.round(median(singleRates)) };
       await host.close();
       await close();
-      console.log(`  ${adapter}: ${head.toLocaleString('en-US')} events appended in ${(appendMs / 1000).toFixed(1)} s; every model rebuilt side by side in ${(rebuildMs / 1000).toFixed(1)} s (${rebuildCpuSeconds} CPU s); ${host.names[0]} alone ${JSON.stringify(rebuild)} events/s`);
-      const m = await measure(t, ['--queries', String(queries), '--page', page, '--order', order, '--principals', String(principals), '--prs', String(prs), '--repos', String(repos), '--end-at', String(endAt)], cpuProf);
-      // Log events per second of the full rebuild (every model), per wall second and per CPU second of this process.
-      results.push({ ...m, events: head, appendEventsPerSecond: Math.round(head / (appendMs / 1000)), rebuildEventsPerSecond: Math.round(head / (rebuildMs / 1000)), rebuildEventsPerCpuSecond: Math.round(head / rebuildCpuSeconds), rebuildModels: host.names, rebuildSingleModel: rebuild });
+      console.log(`  ${adapter}: ${head.toLocaleString('en-US')} events appended in ${(appendMs / 1000).toFixed(1)} s; every model rebuilt side by side, ${rounds} rounds: ${spreadText(rebuildRates)} events/s (${spreadText(rebuildCpuRates)} per CPU s of this process); ${host.names[0]} alone ${spreadText(singleRates)} events/s`);
+      const runs: Array<Record<string, unknown>> = [];
+      for (let round = 0; round < rounds; round++) runs.push(await measure(t, ['--queries', String(queries), '--page', page, '--order', order, '--principals', String(principals), '--prs', String(prs), '--repos', String(repos), '--end-at', String(endAt)], round === 0 ? cpuProf : undefined));
+      const m = medianOf(runs) as Record<string, unknown>;
+      const spreads = {
+        startToFirstAnswerMs: spreadOf(runs.map((r) => Number(r.startToFirstAnswerMs))),
+        auditMaxP99Ms: spreadOf(runs.map((r) => Math.max(...Object.values(r.audit as Record<string, { p99: number }>).map((x) => x.p99)))),
+        historyP99Ms: spreadOf(runs.map((r) => (r.history as { p99: number }).p99)),
+        verdictP99Ms: spreadOf(runs.map((r) => Number(r.verdictP99Ms))),
+        lagP99Ms: spreadOf(runs.map((r) => (r.lag as { p99: number }).p99)),
+        rssAfter1000QueriesMiB: spreadOf(runs.map((r) => Number(r.rssAfter1000QueriesMiB))),
+        rebuildEventsPerSecond: spreadOf(rebuildRates),
+        rebuildEventsPerCpuSecond: spreadOf(rebuildCpuRates),
+      };
+      console.log(`  ${adapter}: ${rounds} measuring children, min / median / max: start → first answer ${spreadText(runs.map((r) => Number(r.startToFirstAnswerMs)))} ms, audit p99 (slowest filter) ${fmtSpread(spreads.auditMaxP99Ms)} ms, lag p99 ${fmtSpread(spreads.lagP99Ms)} ms`);
+      results.push({ ...m, events: head, rounds, appendEventsPerSecond: Math.round(head / (appendMs / 1000)), rebuildEventsPerSecond: Math.round(median(rebuildRates)), rebuildEventsPerCpuSecond: Math.round(median(rebuildCpuRates)), rebuildModels: host.names, rebuildSingleModel: rebuild, spreads });
     } finally {
       fs.rmSync(t.dir, { recursive: true, force: true });
       if (t.schema) await dropSchema(t.schema).catch(() => undefined);
