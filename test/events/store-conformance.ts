@@ -98,6 +98,26 @@ export function eventStoreConformance(name: string, factory: () => Promise<Event
       expect(await store.headPosition()).toBe(all[3].globalPosition);
     });
 
+    test('in one group commit a later append sees the earlier ones: revisions follow, an id sent twice is refused the second time, rows after the refusal still land', async () => {
+      const [a, b, c, d] = [ev(), ev(), ev(), ev()];
+      const outcomes = await Promise.allSettled([
+        store.append('s-1', 'no_stream', [a]),
+        store.append('s-1', 0, [b]), // revision 0 was written by the append before it, in the same batch
+        store.append('s-2', 'no_stream', [a]), // a again, to another stream: not a retry
+        store.append('s-1', 1, [c]),
+        store.append('s-1', 1, [d]), // the stream is at 2 by now
+        store.append('s-2', 'no_stream', [d]), // d was refused above: free
+      ]);
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? (o.value.duplicate ? 'duplicate' : o.value.nextExpectedRevision) : (o.reason as { code?: string }).code))).toEqual([0, 1, 'duplicate_event_id', 2, 'wrong_expected_revision', 0]);
+      const all = await collect(store.readAll());
+      expect(all.map((e) => [e.eventId, e.streamId, e.streamRevision])).toEqual([
+        [a.eventId, 's-1', 0],
+        [b.eventId, 's-1', 1],
+        [c.eventId, 's-1', 2],
+        [d.eventId, 's-2', 0],
+      ]);
+    });
+
     test('global positions are gap-free and increasing across streams', async () => {
       for (let i = 0; i < 20; i++) await store.append(`s-${i % 3}`, 'any', [ev(), ev()]);
       const all = await collect(store.readAll());

@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent } from '../../src/events/envelope';
-import { migrationSql, PostgresBackend, PostgresEventStore, SCHEMA_VERSION } from '../../src/stores/postgres/postgres-event-store';
+import { migrationSql, migrationSteps, PostgresBackend, PostgresEventStore, SCHEMA_VERSION, schemaVersionSql } from '../../src/stores/postgres/postgres-event-store';
+import { chainHash, genesisHash } from '../../src/events/chain';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 import { WorkspaceRegistry } from '../../src/workspaces/registry';
@@ -34,18 +35,28 @@ async function sql<T extends Record<string, unknown>>(text: string, params: unkn
 }
 
 /**
- * The digest of the migration script each SCHEMA_VERSION stands for. A change to migrationSql without
- * a new version would be skipped by every database already at the old version: bump SCHEMA_VERSION
- * and add the new digest here.
+ * The digest of each migration step. A step changed in place would be skipped by every database already
+ * past it: a change is a new step (SCHEMA_VERSION is the number of steps), pinned here.
  */
-const SCRIPT_DIGESTS: Record<number, string> = {
+const STEP_DIGESTS: Record<number, string> = {
   // Version 1 is the first versioned script main shipped (with the noop_keys table and claim_noop of issue 34).
   1: '9a434768a0c3ae4d3b59167ab75ff5436ad0f7c8ee3e21703fcd3cf116fb4849',
+  // Version 2: append_batch reads the tables once per batch (issue 35).
+  2: 'dbf4cc0e67833361a5079e846ed542516fd508b1fa06521ec240a2199e93b839',
 };
 
-test('the migration script is pinned to its SCHEMA_VERSION (a changed script needs a new version)', () => {
-  const digest = createHash('sha256').update(migrationSql('review_ledger')).digest('hex');
-  expect({ version: SCHEMA_VERSION, digest }).toEqual({ version: SCHEMA_VERSION, digest: SCRIPT_DIGESTS[SCHEMA_VERSION] });
+test('each migration step is pinned to its version (a changed step needs a new one) and step 1 is the v1 script', () => {
+  const steps = migrationSteps('review_ledger');
+  expect(steps.map((step, i) => [i + 1, createHash('sha256').update(step).digest('hex')])).toEqual(Object.entries(STEP_DIGESTS).map(([v, d]) => [Number(v), d]));
+  expect(SCHEMA_VERSION).toBe(steps.length);
+  expect(steps[0]).toBe(migrationSql('review_ledger'));
+});
+
+test('no step after the first alters or locks a table: the steps that run beside live appends only (re)define functions', () => {
+  for (const step of migrationSteps('review_ledger').slice(1)) {
+    const statements = step.replace(/\$fn\$[\s\S]*?\$fn\$/g, '').split(';').map((x) => x.trim()).filter(Boolean);
+    expect(statements.map((x) => x.split('(')[0].replace(/\s+/g, ' '))).toEqual(statements.map(() => expect.stringMatching(/^CREATE OR REPLACE FUNCTION "review_ledger"\.\w+$/)));
+  }
 });
 
 whenPostgres('postgres migrations', () => {
@@ -71,6 +82,77 @@ whenPostgres('postgres migrations', () => {
       for (const b of opened) await b.close();
     }
   });
+
+  test('a v1 database is brought to the current version by the later steps alone while v1 appends run: 0 failed appends, 0 deadlocks, the chain intact; a second migrate is a no-op', async () => {
+    const schema = fresh();
+    // The database as v1's code left it: the v1 script and version 1.
+    const v = schemaVersionSql(schema);
+    await sql(`${migrationSql(schema)}; ${v.create}; INSERT INTO "${schema}".schema_version (id, version) VALUES (1, 1)`);
+    const v1Function = (await sql<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE oid = '"${schema}".append_batch'::regproc`))[0].src;
+    const deadlocksBefore = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    // Four processes still on v1's code: they call append_batch themselves, one event per call.
+    let stop = false;
+    const failures: string[] = [];
+    let appended = 0;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      const c = new Client({ connectionString: DATABASE_URL });
+      await c.connect();
+      try {
+        // Ten more each after the upgrade: v1's callers of the replaced function.
+        for (let i = 0, after = 0; !stop || after++ < 10; i++) {
+          const e = ev('up', i);
+          try {
+            const { rows } = await c.query(`SELECT status FROM "${schema}".append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)`, ['up', [`w${w}`], [-3], [1], [e.eventId], [e.type], [1], [JSON.stringify(e.data)], [JSON.stringify(e.metadata)]]);
+            if (rows[0].status === 'ok') appended++;
+            else failures.push(rows[0].status);
+          } catch (err) {
+            failures.push((err as Error).message);
+          }
+        }
+      } finally {
+        await c.end();
+      }
+    });
+    // Let them get going, then upgrade (twice at once: one runs the step, the other finds it done).
+    while (appended < 40 && failures.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const upgraders = await Promise.all([0, 1].map(() => PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 })));
+    const countAtUpgrade = appended;
+    stop = true;
+    await Promise.all(writers);
+    try {
+      expect(upgraders.map((b) => b.migration).sort((x, y) => Number(y!.ran) - Number(x!.ran))).toEqual([
+        { from: 1, to: SCHEMA_VERSION, ran: true },
+        { from: SCHEMA_VERSION, to: SCHEMA_VERSION, ran: false },
+      ]);
+      expect(await upgraders[0].migrate()).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION, ran: false });
+      // The current code appends on the upgraded schema, after the v1 writers' rows.
+      const store = new PostgresEventStore({ backend: upgraders[0], workspaceId: 'up' });
+      await Promise.all(Array.from({ length: 10 }, (_, i) => store.append(`n${i % 3}`, 'any', [ev('up', i)])));
+      await store.close();
+    } finally {
+      for (const b of upgraders) await b.close();
+    }
+    const deadlocksAfter = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    expect({ failures, deadlocks: deadlocksAfter - deadlocksBefore }).toEqual({ failures: [], deadlocks: 0 });
+    expect(countAtUpgrade).toBeGreaterThanOrEqual(40);
+    expect(await sql(`SELECT id, version FROM "${schema}".schema_version`)).toEqual([{ id: 1, version: SCHEMA_VERSION }]);
+    expect((await sql<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE oid = '"${schema}".append_batch'::regproc`))[0].src).not.toBe(v1Function);
+    // Every row, v1's and v2's, in one gap-free chain that verifies from genesis.
+    const rows = await sql<{ position: string; eventId: string; streamId: string; streamRevision: string; type: string; schemaVersion: number; data: string; metadata: string; hash: string }>(
+      `SELECT global_position AS position, event_id AS "eventId", stream_id AS "streamId", stream_revision AS "streamRevision", type, schema_version AS "schemaVersion", data, metadata, encode(hash, 'hex') AS hash FROM "${schema}".events WHERE workspace_id = 'up' ORDER BY global_position`,
+    );
+    expect(rows).toHaveLength(appended + 10);
+    let prev = genesisHash('up');
+    const broken: number[] = [];
+    rows.forEach((r, i) => {
+      const expected = chainHash(prev, { ...r, position: Number(r.position), streamRevision: Number(r.streamRevision) });
+      if (Number(r.position) !== i + 1 || r.hash !== expected) broken.push(i + 1);
+      prev = r.hash;
+    });
+    expect(broken).toEqual([]);
+    const revisions = await sql<{ s: string; n: string; top: string }>(`SELECT stream_id AS s, count(*) AS n, max(stream_revision) AS top FROM "${schema}".events WHERE workspace_id = 'up' GROUP BY 1`);
+    expect(revisions.filter((r) => Number(r.top) !== Number(r.n) - 1)).toEqual([]);
+  }, 120_000);
 
   test('a process that may not migrate refuses an unmigrated or older schema with schema_outdated, naming `review-ledger migrate` (store and catalogue)', async () => {
     const schema = fresh();
