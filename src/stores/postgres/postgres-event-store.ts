@@ -340,9 +340,12 @@ BEGIN
     INTO v_revs USING p_ws, p_streams;
   -- The ids that need v1's item-by-item path: already stored (a retry or a conflict), spent by a no-op
   -- command, or sent more than once in this batch.
-  EXECUTE 'SELECT coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id) WHERE EXISTS (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = $1 AND e.event_id = x.id)'
-       || ' OR EXISTS (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = $1 AND n.key = x.id)'
+  -- One index probe per id (a LATERAL with LIMIT cannot become a hash join over the workspace's rows,
+  -- which stale statistics made the planner choose for EXISTS).
+  EXECUTE 'SELECT coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = $1 AND e.event_id = x.id LIMIT 1) f'
     INTO v_special USING p_ws, p_ids;
+  EXECUTE 'SELECT $3 || coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = $1 AND n.key = x.id LIMIT 1) f'
+    INTO v_special USING p_ws, p_ids, v_special;
   v_special := v_special || coalesce((SELECT array_agg(x.id) FROM (SELECT id FROM unnest(p_ids) AS y(id) GROUP BY id HAVING count(*) > 1) x), '{}');
   FOR i IN 1 .. v_items LOOP
     item := i - 1; status := NULL; first_pos := NULL; last_pos := NULL; next_rev := NULL; detail := NULL;
