@@ -278,14 +278,18 @@ $fn$;
  * (a hash join over every event of the workspace) was kept as it grew, so each append cost more the
  * longer the log (measured: 2,000 → 400 ev/s over 20k events). Now, per batch: the last revision of each
  * distinct stream (one index step each), the ids of the batch already stored or spent by a no-op, the
- * ids sent twice — planned afresh each time (EXECUTE), so the plan fits the table's size; then the items
- * are decided and hashed in memory and the rows inserted by one statement. An item touching a stored,
+ * ids sent twice — planned afresh each time (EXECUTE), so the plan fits the table's size, or for a batch of
+ * at most 16 events (one command's append) by point look-ups on the unique indexes, whose cached plans
+ * stay right at any size and cost no planning; then the items are decided and hashed in memory and the
+ * rows inserted by one statement. An item touching a stored,
  * repeated or spent id (a retry, a conflict: rare) takes v1's path, item by item, after the rows decided
  * so far are written. Purely additive: replacing a function locks no table, so live appends of
  * processes still on v1's code carry on (they call the same function).
  */
 export function appendBatchV2Sql(schema: string): string {
   const s = `"${schema}"`;
+  /** Up to this many events, a batch is checked by point look-ups instead of planned set queries. */
+  const SMALL_BATCH = 16;
   return `
 CREATE OR REPLACE FUNCTION ${s}.append_batch(
   p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
@@ -308,6 +312,7 @@ DECLARE
   v_revs bigint[];
   v_slot int[];
   v_special text[];
+  v_names text[];
   v_k int;
   r_ix int[] := '{}';
   r_item int[] := '{}';
@@ -330,23 +335,49 @@ BEGIN
   IF v_items = 0 THEN
     RETURN;
   END IF;
-  -- Each item's stream as a slot 1..d of the batch's distinct streams (in name order), and each slot's
-  -- last revision: one step down the (workspace, stream, revision) index per distinct stream.
-  SELECT array_agg(d.slot ORDER BY u.ord) INTO v_slot
-    FROM unnest(p_streams) WITH ORDINALITY AS u(name, ord)
-    JOIN (SELECT z.name, (row_number() OVER (ORDER BY z.name))::int AS slot FROM (SELECT DISTINCT name FROM unnest(p_streams) AS x(name)) z) d ON d.name = u.name;
-  EXECUTE 'SELECT array_agg(coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = $1 AND e.stream_id = z.name ORDER BY e.stream_revision DESC LIMIT 1), -1) ORDER BY z.name)'
-       || ' FROM (SELECT DISTINCT name FROM unnest($2::text[]) AS x(name)) z'
-    INTO v_revs USING p_ws, p_streams;
-  -- The ids that need v1's item-by-item path: already stored (a retry or a conflict), spent by a no-op
-  -- command, or sent more than once in this batch.
-  -- One index probe per id (a LATERAL with LIMIT cannot become a hash join over the workspace's rows,
-  -- which stale statistics made the planner choose for EXISTS).
-  EXECUTE 'SELECT coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = $1 AND e.event_id = x.id LIMIT 1) f'
-    INTO v_special USING p_ws, p_ids;
-  EXECUTE 'SELECT $3 || coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = $1 AND n.key = x.id LIMIT 1) f'
-    INTO v_special USING p_ws, p_ids, v_special;
-  v_special := v_special || coalesce((SELECT array_agg(x.id) FROM (SELECT id FROM unnest(p_ids) AS y(id) GROUP BY id HAVING count(*) > 1) x), '{}');
+  IF cardinality(p_ids) <= ${SMALL_BATCH} THEN
+    -- A small batch (one command's append, mostly): point look-ups by the unique indexes, cached plans
+    -- that stay right at any table size; planning the set queries below would cost more than they save.
+    v_names := '{}';
+    v_slot := '{}';
+    v_revs := '{}';
+    FOR i IN 1 .. v_items LOOP
+      v_k := array_position(v_names, p_streams[i]);
+      IF v_k IS NULL THEN
+        v_names := array_append(v_names, p_streams[i]);
+        v_k := cardinality(v_names);
+        v_revs := array_append(v_revs, coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1));
+      END IF;
+      v_slot := array_append(v_slot, v_k);
+    END LOOP;
+    v_special := '{}';
+    FOR k IN 1 .. cardinality(p_ids) LOOP
+      IF EXISTS (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[k])
+         OR EXISTS (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = p_ws AND n.key = p_ids[k]) THEN
+        v_special := array_append(v_special, p_ids[k]);
+      END IF;
+    END LOOP;
+  ELSE
+    -- Each item's stream as a slot 1..d of the batch's distinct streams (in name order), and each slot's
+    -- last revision: one step down the (workspace, stream, revision) index per distinct stream.
+    SELECT array_agg(d.slot ORDER BY u.ord) INTO v_slot
+      FROM unnest(p_streams) WITH ORDINALITY AS u(name, ord)
+      JOIN (SELECT z.name, (row_number() OVER (ORDER BY z.name))::int AS slot FROM (SELECT DISTINCT name FROM unnest(p_streams) AS x(name)) z) d ON d.name = u.name;
+    EXECUTE 'SELECT array_agg(coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = $1 AND e.stream_id = z.name ORDER BY e.stream_revision DESC LIMIT 1), -1) ORDER BY z.name)'
+         || ' FROM (SELECT DISTINCT name FROM unnest($2::text[]) AS x(name)) z'
+      INTO v_revs USING p_ws, p_streams;
+    -- The ids that need v1's item-by-item path: already stored (a retry or a conflict), spent by a no-op
+    -- command, or sent more than once in this batch. One index probe per id (a LATERAL with LIMIT cannot
+    -- become a hash join over the workspace's rows, which stale statistics made the planner choose for
+    -- EXISTS).
+    EXECUTE 'SELECT coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = $1 AND e.event_id = x.id LIMIT 1) f'
+      INTO v_special USING p_ws, p_ids;
+    EXECUTE 'SELECT $3 || coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = $1 AND n.key = x.id LIMIT 1) f'
+      INTO v_special USING p_ws, p_ids, v_special;
+  END IF;
+  IF cardinality(p_ids) > 1 THEN
+    v_special := v_special || coalesce((SELECT array_agg(x.id) FROM (SELECT id FROM unnest(p_ids) AS y(id) GROUP BY id HAVING count(*) > 1) x), '{}');
+  END IF;
   FOR i IN 1 .. v_items LOOP
     item := i - 1; status := NULL; first_pos := NULL; last_pos := NULL; next_rev := NULL; detail := NULL;
     v_n := p_counts[i];
