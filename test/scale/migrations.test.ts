@@ -66,9 +66,24 @@ whenPostgres('postgres migrations', () => {
     schemas.push(s);
     return s;
   };
+  const databases: string[] = [];
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
+    for (const d of databases) await sql(`DROP DATABASE IF EXISTS "${d}" WITH (FORCE)`);
   });
+  /**
+   * A database of the test's own: pg_stat_database counts deadlocks per database, so in its own one the
+   * count is this test's alone (in the shared one, any other suite's deadlock would fail it).
+   */
+  const ownDatabase = async (tag: string): Promise<string> => {
+    const name = `rl_${tag}_${process.pid}_${Date.now().toString(36)}`;
+    await sql(`CREATE DATABASE "${name}"`);
+    databases.push(name);
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  const deadlocks = async (url: string): Promise<number> => Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`, [], url))[0].n);
 
   test('migrate is idempotent and runs once when several processes start together; the version is recorded', async () => {
     const schema = fresh();
@@ -84,18 +99,19 @@ whenPostgres('postgres migrations', () => {
   });
 
   test('a v1 database is brought to the current version by the later steps alone while v1 appends run: 0 failed appends, 0 deadlocks, the chain intact; a second migrate is a no-op', async () => {
-    const schema = fresh();
+    const schema = 'review_ledger';
+    const url = await ownDatabase('migup');
     // The database as v1's code left it: the v1 script and version 1.
     const v = schemaVersionSql(schema);
-    await sql(`${migrationSql(schema)}; ${v.create}; INSERT INTO "${schema}".schema_version (id, version) VALUES (1, 1)`);
-    const v1Function = (await sql<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE oid = '"${schema}".append_batch'::regproc`))[0].src;
-    const deadlocksBefore = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    await sql(`${migrationSql(schema)}; ${v.create}; INSERT INTO "${schema}".schema_version (id, version) VALUES (1, 1)`, [], url);
+    const v1Function = (await sql<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE oid = '"${schema}".append_batch'::regproc`, [], url))[0].src;
+    const deadlocksBefore = await deadlocks(url);
     // Four processes still on v1's code: they call append_batch themselves, one event per call.
     let stop = false;
     const failures: string[] = [];
     let appended = 0;
     const writers = Array.from({ length: 4 }, async (_, w) => {
-      const c = new Client({ connectionString: DATABASE_URL });
+      const c = new Client({ connectionString: url });
       await c.connect();
       try {
         // Ten more each after the upgrade: v1's callers of the replaced function.
@@ -115,7 +131,7 @@ whenPostgres('postgres migrations', () => {
     });
     // Let them get going, then upgrade (twice at once: one runs the step, the other finds it done).
     while (appended < 40 && failures.length === 0) await new Promise((r) => setTimeout(r, 5));
-    const upgraders = await Promise.all([0, 1].map(() => PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 })));
+    const upgraders = await Promise.all([0, 1].map(() => PostgresBackend.open({ connectionString: url, schema, poolSize: 1 })));
     const countAtUpgrade = appended;
     stop = true;
     await Promise.all(writers);
@@ -132,14 +148,16 @@ whenPostgres('postgres migrations', () => {
     } finally {
       for (const b of upgraders) await b.close();
     }
-    const deadlocksAfter = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    const deadlocksAfter = await deadlocks(url);
     expect({ failures, deadlocks: deadlocksAfter - deadlocksBefore }).toEqual({ failures: [], deadlocks: 0 });
     expect(countAtUpgrade).toBeGreaterThanOrEqual(40);
-    expect(await sql(`SELECT id, version FROM "${schema}".schema_version`)).toEqual([{ id: 1, version: SCHEMA_VERSION }]);
-    expect((await sql<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE oid = '"${schema}".append_batch'::regproc`))[0].src).not.toBe(v1Function);
+    expect(await sql(`SELECT id, version FROM "${schema}".schema_version`, [], url)).toEqual([{ id: 1, version: SCHEMA_VERSION }]);
+    expect((await sql<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE oid = '"${schema}".append_batch'::regproc`, [], url))[0].src).not.toBe(v1Function);
     // Every row, v1's and v2's, in one gap-free chain that verifies from genesis.
     const rows = await sql<{ position: string; eventId: string; streamId: string; streamRevision: string; type: string; schemaVersion: number; data: string; metadata: string; hash: string }>(
       `SELECT global_position AS position, event_id AS "eventId", stream_id AS "streamId", stream_revision AS "streamRevision", type, schema_version AS "schemaVersion", data, metadata, encode(hash, 'hex') AS hash FROM "${schema}".events WHERE workspace_id = 'up' ORDER BY global_position`,
+      [],
+      url,
     );
     expect(rows).toHaveLength(appended + 10);
     let prev = genesisHash('up');
@@ -150,7 +168,7 @@ whenPostgres('postgres migrations', () => {
       prev = r.hash;
     });
     expect(broken).toEqual([]);
-    const revisions = await sql<{ s: string; n: string; top: string }>(`SELECT stream_id AS s, count(*) AS n, max(stream_revision) AS top FROM "${schema}".events WHERE workspace_id = 'up' GROUP BY 1`);
+    const revisions = await sql<{ s: string; n: string; top: string }>(`SELECT stream_id AS s, count(*) AS n, max(stream_revision) AS top FROM "${schema}".events WHERE workspace_id = 'up' GROUP BY 1`, [], url);
     expect(revisions.filter((r) => Number(r.top) !== Number(r.n) - 1)).toEqual([]);
   }, 120_000);
 
@@ -208,15 +226,16 @@ whenPostgres('postgres migrations', () => {
   });
 
   test('20 CLI-style reads (the read-only open path, as `read-models status`) during concurrent appends from 4 processes: 0 failed appends, 0 failed reads, 0 deadlocks', async () => {
-    const schema = fresh();
-    const setup = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 });
+    const schema = 'review_ledger';
+    const url = await ownDatabase('migcli');
+    const setup = await PostgresBackend.open({ connectionString: url, schema, poolSize: 1 });
     await setup.pool.query(`INSERT INTO "${schema}".workspaces VALUES ('load', 'load', '2026-01-01T00:00:00Z')`);
     await setup.close();
-    const deadlocksBefore = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    const deadlocksBefore = await deadlocks(url);
     let stop = false;
     const appendFailures: string[] = [];
     let appended = 0;
-    const writers = await Promise.all(Array.from({ length: 4 }, () => PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 2 })));
+    const writers = await Promise.all(Array.from({ length: 4 }, () => PostgresBackend.open({ connectionString: url, schema, poolSize: 2 })));
     const loops = writers.map(async (backend, w) => {
       const store = new PostgresEventStore({ backend, workspaceId: 'load' });
       for (let i = 0; !stop; i++) {
@@ -237,7 +256,7 @@ whenPostgres('postgres migrations', () => {
       for (let round = 0; round < 5; round++) {
         await Promise.all(
           Array.from({ length: 4 }, async () => {
-            const registry = new WorkspaceRegistry(dataDir, postgresStoreFactory(DATABASE_URL, schema, { migrate: false }));
+            const registry = new WorkspaceRegistry(dataDir, postgresStoreFactory(url, schema, { migrate: false }));
             try {
               const ws = await registry.open('load');
               heads.push(await ws.store.headPosition());
@@ -257,10 +276,10 @@ whenPostgres('postgres migrations', () => {
       for (const b of writers) await b.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-    const deadlocksAfter = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    const deadlocksAfter = await deadlocks(url);
     expect({ reads: heads.length, readFailures, appendFailures }).toEqual({ reads: 20, readFailures: [], appendFailures: [] });
     expect(appended).toBeGreaterThan(0);
-    // The database-wide counter: other tests running at the same time could only raise it, never hide one of ours.
+    // Counted in this test's own database: no other suite's deadlock is in it.
     expect(deadlocksAfter - deadlocksBefore).toBe(0);
   }, 120_000);
 
