@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median, round, table } from './support/report';
-import { benchNode, processCpuMs, rpc, startServeChild } from './support/server-child';
+import { benchNode, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
 
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { total: number }; latency: { p99: number }; non2xx: number; errors: number }>;
 
@@ -41,27 +41,6 @@ async function stop(s: Server): Promise<void> {
 }
 
 
-
-/** Every `postgres` process now, with its CPU so far (ms). */
-function postgresTicks(): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
-      out.set(Number(d), processCpuMs(Number(d)));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-function postgresDelta(before: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, t] of postgresTicks()) sum += t - (before.get(pid) ?? 0);
-  return sum;
-}
 
 async function load(urls: string[], token: string, seconds: number, connections: number): Promise<{ total: number; p99: number; errors: number }> {
   let i = 0;

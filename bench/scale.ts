@@ -43,7 +43,8 @@ async function openStore(t: Target): Promise<{ store: EventStore; close(): Promi
     const store = new SqliteEventStore({ file: path.join(t.dir, 'workspace.db'), workspaceId: WS, synchronous: 'NORMAL' });
     return { store, close: () => store.close() };
   }
-  const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema: t.schema!, poolSize: 8 });
+  // NORMAL on both (SQLite's synchronous=NORMAL, PostgreSQL's synchronous_commit=off): the same durability class.
+  const backend = await PostgresBackend.open({ connectionString: DATABASE_URL, schema: t.schema!, poolSize: 8, synchronousCommit: false });
   const store = await PostgresEventStore.open({ backend, workspaceId: WS });
   return {
     store,

@@ -1,11 +1,21 @@
 // npm run bench:store -- --store postgres [--events 10000 --streams 1000 --runs 3]   (DATABASE_URL, default the local test db)
 // Our PostgreSQL store vs raw `pg` inserts of the same rows into a minimal table, same server, same run.
+// npm run bench:store -- --store postgres --grow 1m [--slice 100k --adapters sqlite,postgres]
+// The append phase of bench:scale (its generated workspace log, 500 appends in flight, group commit) on
+// SQLite and PostgreSQL, both at NORMAL, to a table growing to N events: the rate per slice (is it flat?),
+// CPU per event of this process and of PostgreSQL's processes, and PostgreSQL/SQLite.
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { Client, Pool } from 'pg';
 import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
 import type { NewEvent } from '../src/events/envelope';
 import { newUuidV7 } from '../src/events/ids';
+import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
+import type { EventStore } from '../src/events/store/port';
+import { generateLog } from '../test/readmodels/generate';
 import { argValue, median, round, table } from './support/report';
+import { postgresDelta, postgresTicks } from './support/server-child';
 
 const PAYLOAD = { fingerprint: 'f'.repeat(40), nodeId: 'node-0000000000', reason: 'r'.repeat(180), confidence: 'low' };
 const META = { principal: 'agent:bench', workspaceId: 'bench', correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' } as const;
@@ -134,7 +144,93 @@ async function raw(url: string, schema: string, run: number, n: number, streams:
   return out;
 }
 
+const parseSize = (v: string): number => {
+  const m = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(v.trim());
+  if (!m) throw new Error(`not a size: ${v}`);
+  return Math.round(Number(m[1]) * (m[2].toLowerCase() === 'm' ? 1e6 : m[2].toLowerCase() === 'k' ? 1e3 : 1));
+};
+
+/** bench:scale's append phase to a growing table, rate per slice. */
+async function grow(args: string[]): Promise<void> {
+  const total = parseSize(argValue(args, '--grow')!);
+  const slice = parseSize(argValue(args, '--slice') ?? String(Math.max(1, Math.round(total / 10))));
+  const adapters = (argValue(args, '--adapters') ?? 'sqlite,postgres').split(',');
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const inFlight = 500;
+  const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+  console.log(`bench:store --grow — ${total.toLocaleString('en-US')} events of bench:scale's generated log, ${inFlight} appends in flight, slices of ${slice.toLocaleString('en-US')}, NORMAL on both; ${os.cpus().length} cores, load ${load()}, Node ${process.version}`);
+  const json: Record<string, unknown> = { bench: 'store-grow', events: total, slice };
+  for (const adapter of adapters) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-grow-'));
+    const schema = `rl_grow_${process.pid}`;
+    let store: EventStore;
+    let close: () => Promise<void>;
+    if (adapter === 'sqlite') {
+      const s = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'scale', synchronous: 'NORMAL' });
+      store = s;
+      close = () => s.close();
+    } else {
+      const backend = await PostgresBackend.open({ connectionString: url, schema, poolSize: 8, synchronousCommit: false });
+      const s = new PostgresEventStore({ backend, workspaceId: 'scale' });
+      store = s;
+      close = async () => {
+        await s.close();
+        await backend.close();
+        const c = new Client({ connectionString: url });
+        await c.connect();
+        await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await c.end();
+      };
+    }
+    const slices: Array<{ upTo: number; eventsPerSecond: number; cpuUsPerEvent: number; postgresCpuUsPerEvent?: number }> = [];
+    try {
+      const gen = generateLog({ seed: 2026, prs: 50_000, principals: 200, events: total, repos: 20, workspaceId: 'scale', startAt: '2025-01-01T00:00:00.000Z' });
+      let n = 0;
+      let mark = slice;
+      let t = performance.now();
+      const t0 = t;
+      let cpu = process.cpuUsage();
+      let pg = adapter === 'postgres' ? postgresTicks() : null;
+      let batch: Promise<unknown>[] = [];
+      for (const a of gen) {
+        batch.push(store.append(a.streamId, 'any', a.events));
+        n += a.events.length;
+        if (batch.length >= inFlight || n >= mark) {
+          await Promise.all(batch);
+          batch = [];
+        }
+        if (n >= mark) {
+          const now = performance.now();
+          const c = process.cpuUsage(cpu);
+          const events = n - (slices.length ? slices[slices.length - 1].upTo : 0);
+          const row = { upTo: n, eventsPerSecond: Math.round(events / ((now - t) / 1000)), cpuUsPerEvent: round((c.user + c.system) / events, 1), ...(pg ? { postgresCpuUsPerEvent: round((postgresDelta(pg) * 1000) / events, 1) } : {}) };
+          slices.push(row);
+          console.log(`  ${adapter}: ${n.toLocaleString('en-US')} events, ${row.eventsPerSecond.toLocaleString('en-US')} ev/s this slice, this process ${row.cpuUsPerEvent} µs CPU/event${pg ? `, PostgreSQL ${row.postgresCpuUsPerEvent} µs` : ''}, load ${load()}`);
+          mark += slice;
+          t = performance.now();
+          cpu = process.cpuUsage();
+          if (pg) pg = postgresTicks();
+        }
+      }
+      await Promise.all(batch);
+      const seconds = (performance.now() - t0) / 1000;
+      const rates = slices.map((x) => x.eventsPerSecond);
+      json[adapter] = { eventsPerSecond: Math.round(n / seconds), seconds: round(seconds, 1), lastOverFirstSlice: round(rates[rates.length - 1] / rates[0], 2), slices };
+      console.log(`  ${adapter}: ${n.toLocaleString('en-US')} events in ${seconds.toFixed(1)} s = ${Math.round(n / seconds).toLocaleString('en-US')} ev/s; last/first slice ${round(rates[rates.length - 1] / rates[0], 2)}`);
+    } finally {
+      await close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const rate = (a: string) => (json[a] as { eventsPerSecond: number } | undefined)?.eventsPerSecond;
+  if (rate('sqlite') && rate('postgres')) json.postgresOverSqlite = round(rate('postgres')! / rate('sqlite')!, 3);
+  json.load = load();
+  console.log('targets: PostgreSQL ≥ 0.25 × SQLite (NORMAL), last slice within ±20 % of the first');
+  console.log(JSON.stringify(json));
+}
+
 export async function main(args: string[]) {
+  if (argValue(args, '--grow') !== undefined) return grow(args);
   const n = Number(argValue(args, '--events') ?? 10_000);
   const streams = Number(argValue(args, '--streams') ?? 1000);
   const runs = Number(argValue(args, '--runs') ?? 3);

@@ -60,3 +60,25 @@ export function processCpuMs(pid: number): number {
     return 0;
   }
 }
+
+/** Every `postgres` process now, with its CPU so far (ms). */
+export function postgresTicks(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
+      out.set(Number(d), processCpuMs(Number(d)));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** CPU (ms) the `postgres` processes spent since `before` (a backend that exited meanwhile is not counted). */
+export function postgresDelta(before: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, t] of postgresTicks()) sum += t - (before.get(pid) ?? 0);
+  return sum;
+}

@@ -1,12 +1,12 @@
 import { MessageChannel, MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
 import { DomainError } from '../domain-error';
-import { migrationLockKey, migrationSql, SCHEMA_VERSION, schemaOutdated, schemaVersionSql, STORE_RETRY_AFTER_MS } from '../stores/postgres/postgres-event-store';
+import { migrationLockKey, migrationSteps, SCHEMA_VERSION, schemaOutdated, schemaVersionSql, STORE_RETRY_AFTER_MS } from '../stores/postgres/postgres-event-store';
 import type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 
 /**
  * The worker half of the synchronous bridge: one pg connection, one query at a time; it answers on
  * the port and then flips the shared flag the caller is blocked on. On its first successful connect it
- * checks the schema version; behind, it migrates (under the advisory lock, as PostgresBackend.migrate)
+ * checks the schema version; behind, it runs the missing steps (under the advisory lock, as PostgresBackend.migrate)
  * only when allowed (`serve`), else refuses with schema_outdated. A reconnect only checks the version.
  */
 const WORKER = `
@@ -39,17 +39,20 @@ async function connect() {
       // Session lock first, then the transaction: see PostgresBackend.migrate.
       await c.query('SELECT pg_advisory_lock($1)', [workerData.lockKey]);
       try {
-        await c.query('BEGIN');
+        // Each missing step in its own transaction, its version recorded: see PostgresBackend.migrate.
         const locked = await versionOf(c);
-        if (locked === null || locked < workerData.target) {
-          await c.query(workerData.migration);
-          await c.query(v.create);
-          await c.query(v.write, [workerData.target]);
+        for (let version = (locked ?? 0) + 1; version <= workerData.target; version++) {
+          try {
+            await c.query('BEGIN');
+            await c.query(workerData.steps[version - 1]);
+            if (version === 1) await c.query(v.create);
+            await c.query(v.write, [version]);
+            await c.query('COMMIT');
+          } catch (e) {
+            await c.query('ROLLBACK').catch(() => undefined);
+            throw e;
+          }
         }
-        await c.query('COMMIT');
-      } catch (e) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        throw e;
       } finally {
         await c.query('SELECT pg_advisory_unlock($1)', [workerData.lockKey]).catch(() => undefined);
       }
@@ -115,7 +118,7 @@ export class PostgresCatalogue implements WorkspaceCatalogue {
     this.port = port1;
     this.worker = new Worker(WORKER, {
       eval: true,
-      workerData: { port: port2, shared, connectionString, pgPath: require.resolve('pg'), migration: migrationSql(schema), lockKey: migrationLockKey(schema), versionSql: schemaVersionSql(schema), target: SCHEMA_VERSION, migrate },
+      workerData: { port: port2, shared, connectionString, pgPath: require.resolve('pg'), steps: migrationSteps(schema), lockKey: migrationLockKey(schema), versionSql: schemaVersionSql(schema), target: SCHEMA_VERSION, migrate },
       transferList: [port2],
     });
     // Neither may keep a finished process alive; close() ends them explicitly.

@@ -1,6 +1,6 @@
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent, RecordedEvent } from '../../src/events/envelope';
-import { EventStore, collect } from '../../src/events/store/port';
+import { EventStore, ExpectedRevision, collect } from '../../src/events/store/port';
 
 /**
  * The one conformance suite every event-store adapter runs (sqlite, postgres, kurrentdb).
@@ -111,6 +111,67 @@ export function eventStoreConformance(name: string, factory: () => Promise<Event
       expect(await store.streamRevision('s-2')).toBe(-1);
       expect(await store.streamRevision('s-3')).toBe(1);
       expect(await store.headPosition()).toBe(all[3].globalPosition);
+    });
+
+    test('in one group commit a later append sees the earlier ones: revisions follow, an id sent twice is refused the second time, rows after the refusal still land', async () => {
+      const [a, b, c, d] = [ev(), ev(), ev(), ev()];
+      const outcomes = await Promise.allSettled([
+        store.append('s-1', 'no_stream', [a]),
+        store.append('s-1', 0, [b]), // revision 0 was written by the append before it, in the same batch
+        store.append('s-2', 'no_stream', [a]), // a again, to another stream: not a retry
+        store.append('s-1', 1, [c]),
+        store.append('s-1', 1, [d]), // the stream is at 2 by now
+        store.append('s-2', 'no_stream', [d]), // d was refused above: free
+      ]);
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? (o.value.duplicate ? 'duplicate' : o.value.nextExpectedRevision) : (o.reason as { code?: string }).code))).toEqual([0, 1, 'duplicate_event_id', 2, 'wrong_expected_revision', 0]);
+      const all = await collect(store.readAll());
+      expect(all.map((e) => [e.eventId, e.streamId, e.streamRevision])).toEqual([
+        [a.eventId, 's-1', 0],
+        [b.eventId, 's-1', 1],
+        [c.eventId, 's-1', 2],
+        [d.eventId, 's-2', 0],
+      ]);
+    });
+
+    test('a group commit of 40 appends (60 events) with retries, conflicts and refusals among them answers each as it would alone, in order', async () => {
+      const landed = [ev(), ev()];
+      await store.append('old', 'no_stream', landed);
+      const spent = ev();
+      const noop = store.claimNoopKey ? await store.claimNoopKey(spent.eventId, { principal: 'user:a', command: 'c', digest: 'd', json: '{}' }) : null;
+      const twice = ev();
+      const calls: Array<[string, ExpectedRevision, NewEvent[]]> = [];
+      const expected: Array<number | string> = [];
+      const written: Array<[string, string, number]> = [];
+      const revs = new Map<string, number>();
+      const write = (stream: string, exp: ExpectedRevision, events: NewEvent[]) => {
+        calls.push([stream, exp, events]);
+        const next = (revs.get(stream) ?? -1) + events.length;
+        for (const [i, e] of events.entries()) written.push([e.eventId, stream, next - events.length + 1 + i]);
+        revs.set(stream, next);
+        expected.push(next);
+      };
+      const refuse = (stream: string, exp: ExpectedRevision, events: NewEvent[], outcome: string) => {
+        calls.push([stream, exp, events]);
+        expected.push(outcome);
+      };
+      for (let i = 0; i < 40; i++) {
+        const stream = `g-${i % 5}`;
+        if (i === 3) refuse('old', 'no_stream', landed, 'duplicate'); // a retry of a landed append
+        else if (i === 7) write(stream, 'any', [twice]);
+        else if (i === 11) refuse('g-other', 'no_stream', [twice], 'duplicate_event_id'); // sent twice in the batch
+        else if (i === 13) refuse(stream, 99, [ev()], 'wrong_expected_revision');
+        else if (i === 17 && noop) refuse(stream, 'any', [spent], 'duplicate_event_id'); // a key a no-op spent
+        else if (i === 19) refuse(stream, 'any', [ev(), landed[1]], 'duplicate_event_id'); // stored, second of two
+        else if (i === 23) write(stream, revs.get(stream) ?? 'no_stream', [ev(), ev(), ev()]); // exact revision reached within the batch
+        else if (i === 29) refuse('g-new', 'stream_exists', [ev()], 'wrong_expected_revision');
+        else if (i % 2) write(stream, 'any', [ev(), ev()]);
+        else write(stream, 'any', [ev()]);
+      }
+      const outcomes = await Promise.allSettled(calls.map(([s, e, events]) => store.append(s, e, events)));
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? (o.value.duplicate ? 'duplicate' : o.value.nextExpectedRevision) : (o.reason as { code?: string }).code))).toEqual(expected);
+      const all = await collect(store.readAll());
+      expect(all.map((e) => [e.eventId, e.streamId, e.streamRevision])).toEqual([...landed.map((e, i) => [e.eventId, 'old', i]), ...written]);
+      if (store.adapter !== 'kurrentdb') expect(all.map((e) => e.globalPosition)).toEqual(all.map((_, i) => all[0].globalPosition + i));
     });
 
     test('global positions are gap-free and increasing across streams', async () => {

@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent } from '../../src/events/envelope';
-import { migrationSql, PostgresBackend, PostgresEventStore, SCHEMA_VERSION } from '../../src/stores/postgres/postgres-event-store';
+import { migrationSql, migrationSteps, PostgresBackend, PostgresEventStore, SCHEMA_VERSION, schemaVersionSql } from '../../src/stores/postgres/postgres-event-store';
+import { chainHash, genesisHash } from '../../src/events/chain';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 import { WorkspaceRegistry } from '../../src/workspaces/registry';
@@ -34,18 +35,28 @@ async function sql<T extends Record<string, unknown>>(text: string, params: unkn
 }
 
 /**
- * The digest of the migration script each SCHEMA_VERSION stands for. A change to migrationSql without
- * a new version would be skipped by every database already at the old version: bump SCHEMA_VERSION
- * and add the new digest here.
+ * The digest of each migration step. A step changed in place would be skipped by every database already
+ * past it: a change is a new step (SCHEMA_VERSION is the number of steps), pinned here.
  */
-const SCRIPT_DIGESTS: Record<number, string> = {
+const STEP_DIGESTS: Record<number, string> = {
   // Version 1 is the first versioned script main shipped (with the noop_keys table and claim_noop of issue 34).
   1: '9a434768a0c3ae4d3b59167ab75ff5436ad0f7c8ee3e21703fcd3cf116fb4849',
+  // Version 2: append_batch reads the tables once per batch (issue 35).
+  2: '0da294a464c51d2413df9e434b010f5645f27aca835c8c46346cf3c51e0fb667',
 };
 
-test('the migration script is pinned to its SCHEMA_VERSION (a changed script needs a new version)', () => {
-  const digest = createHash('sha256').update(migrationSql('review_ledger')).digest('hex');
-  expect({ version: SCHEMA_VERSION, digest }).toEqual({ version: SCHEMA_VERSION, digest: SCRIPT_DIGESTS[SCHEMA_VERSION] });
+test('each migration step is pinned to its version (a changed step needs a new one) and step 1 is the v1 script', () => {
+  const steps = migrationSteps('review_ledger');
+  expect(steps.map((step, i) => [i + 1, createHash('sha256').update(step).digest('hex')])).toEqual(Object.entries(STEP_DIGESTS).map(([v, d]) => [Number(v), d]));
+  expect(SCHEMA_VERSION).toBe(steps.length);
+  expect(steps[0]).toBe(migrationSql('review_ledger'));
+});
+
+test('no step after the first alters or locks a table: the steps that run beside live appends only (re)define functions', () => {
+  for (const step of migrationSteps('review_ledger').slice(1)) {
+    const statements = step.replace(/\$fn\$[\s\S]*?\$fn\$/g, '').split(';').map((x) => x.trim()).filter(Boolean);
+    expect(statements.map((x) => x.split('(')[0].replace(/\s+/g, ' '))).toEqual(statements.map(() => expect.stringMatching(/^CREATE OR REPLACE FUNCTION "review_ledger"\.\w+$/)));
+  }
 });
 
 whenPostgres('postgres migrations', () => {
@@ -55,9 +66,24 @@ whenPostgres('postgres migrations', () => {
     schemas.push(s);
     return s;
   };
+  const databases: string[] = [];
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
+    for (const d of databases) await sql(`DROP DATABASE IF EXISTS "${d}" WITH (FORCE)`);
   });
+  /**
+   * A database of the test's own: pg_stat_database counts deadlocks per database, so in its own one the
+   * count is this test's alone (in the shared one, any other suite's deadlock would fail it).
+   */
+  const ownDatabase = async (tag: string): Promise<string> => {
+    const name = `rl_${tag}_${process.pid}_${Date.now().toString(36)}`;
+    await sql(`CREATE DATABASE "${name}"`);
+    databases.push(name);
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  const deadlocks = async (url: string): Promise<number> => Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`, [], url))[0].n);
 
   test('migrate is idempotent and runs once when several processes start together; the version is recorded', async () => {
     const schema = fresh();
@@ -71,6 +97,80 @@ whenPostgres('postgres migrations', () => {
       for (const b of opened) await b.close();
     }
   });
+
+  test('a v1 database is brought to the current version by the later steps alone while v1 appends run: 0 failed appends, 0 deadlocks, the chain intact; a second migrate is a no-op', async () => {
+    const schema = 'review_ledger';
+    const url = await ownDatabase('migup');
+    // The database as v1's code left it: the v1 script and version 1.
+    const v = schemaVersionSql(schema);
+    await sql(`${migrationSql(schema)}; ${v.create}; INSERT INTO "${schema}".schema_version (id, version) VALUES (1, 1)`, [], url);
+    const v1Function = (await sql<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE oid = '"${schema}".append_batch'::regproc`, [], url))[0].src;
+    const deadlocksBefore = await deadlocks(url);
+    // Four processes still on v1's code: they call append_batch themselves, one event per call.
+    let stop = false;
+    const failures: string[] = [];
+    let appended = 0;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      const c = new Client({ connectionString: url });
+      await c.connect();
+      try {
+        // Ten more each after the upgrade: v1's callers of the replaced function.
+        for (let i = 0, after = 0; !stop || after++ < 10; i++) {
+          const e = ev('up', i);
+          try {
+            const { rows } = await c.query(`SELECT status FROM "${schema}".append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)`, ['up', [`w${w}`], [-3], [1], [e.eventId], [e.type], [1], [JSON.stringify(e.data)], [JSON.stringify(e.metadata)]]);
+            if (rows[0].status === 'ok') appended++;
+            else failures.push(rows[0].status);
+          } catch (err) {
+            failures.push((err as Error).message);
+          }
+        }
+      } finally {
+        await c.end();
+      }
+    });
+    // Let them get going, then upgrade (twice at once: one runs the step, the other finds it done).
+    while (appended < 40 && failures.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const upgraders = await Promise.all([0, 1].map(() => PostgresBackend.open({ connectionString: url, schema, poolSize: 1 })));
+    const countAtUpgrade = appended;
+    stop = true;
+    await Promise.all(writers);
+    try {
+      expect(upgraders.map((b) => b.migration).sort((x, y) => Number(y!.ran) - Number(x!.ran))).toEqual([
+        { from: 1, to: SCHEMA_VERSION, ran: true },
+        { from: SCHEMA_VERSION, to: SCHEMA_VERSION, ran: false },
+      ]);
+      expect(await upgraders[0].migrate()).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION, ran: false });
+      // The current code appends on the upgraded schema, after the v1 writers' rows.
+      const store = new PostgresEventStore({ backend: upgraders[0], workspaceId: 'up' });
+      await Promise.all(Array.from({ length: 10 }, (_, i) => store.append(`n${i % 3}`, 'any', [ev('up', i)])));
+      await store.close();
+    } finally {
+      for (const b of upgraders) await b.close();
+    }
+    const deadlocksAfter = await deadlocks(url);
+    expect({ failures, deadlocks: deadlocksAfter - deadlocksBefore }).toEqual({ failures: [], deadlocks: 0 });
+    expect(countAtUpgrade).toBeGreaterThanOrEqual(40);
+    expect(await sql(`SELECT id, version FROM "${schema}".schema_version`, [], url)).toEqual([{ id: 1, version: SCHEMA_VERSION }]);
+    expect((await sql<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE oid = '"${schema}".append_batch'::regproc`, [], url))[0].src).not.toBe(v1Function);
+    // Every row, v1's and v2's, in one gap-free chain that verifies from genesis.
+    const rows = await sql<{ position: string; eventId: string; streamId: string; streamRevision: string; type: string; schemaVersion: number; data: string; metadata: string; hash: string }>(
+      `SELECT global_position AS position, event_id AS "eventId", stream_id AS "streamId", stream_revision AS "streamRevision", type, schema_version AS "schemaVersion", data, metadata, encode(hash, 'hex') AS hash FROM "${schema}".events WHERE workspace_id = 'up' ORDER BY global_position`,
+      [],
+      url,
+    );
+    expect(rows).toHaveLength(appended + 10);
+    let prev = genesisHash('up');
+    const broken: number[] = [];
+    rows.forEach((r, i) => {
+      const expected = chainHash(prev, { ...r, position: Number(r.position), streamRevision: Number(r.streamRevision) });
+      if (Number(r.position) !== i + 1 || r.hash !== expected) broken.push(i + 1);
+      prev = r.hash;
+    });
+    expect(broken).toEqual([]);
+    const revisions = await sql<{ s: string; n: string; top: string }>(`SELECT stream_id AS s, count(*) AS n, max(stream_revision) AS top FROM "${schema}".events WHERE workspace_id = 'up' GROUP BY 1`, [], url);
+    expect(revisions.filter((r) => Number(r.top) !== Number(r.n) - 1)).toEqual([]);
+  }, 120_000);
 
   test('a process that may not migrate refuses an unmigrated or older schema with schema_outdated, naming `review-ledger migrate` (store and catalogue)', async () => {
     const schema = fresh();
@@ -126,15 +226,16 @@ whenPostgres('postgres migrations', () => {
   });
 
   test('20 CLI-style reads (the read-only open path, as `read-models status`) during concurrent appends from 4 processes: 0 failed appends, 0 failed reads, 0 deadlocks', async () => {
-    const schema = fresh();
-    const setup = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 });
+    const schema = 'review_ledger';
+    const url = await ownDatabase('migcli');
+    const setup = await PostgresBackend.open({ connectionString: url, schema, poolSize: 1 });
     await setup.pool.query(`INSERT INTO "${schema}".workspaces VALUES ('load', 'load', '2026-01-01T00:00:00Z')`);
     await setup.close();
-    const deadlocksBefore = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    const deadlocksBefore = await deadlocks(url);
     let stop = false;
     const appendFailures: string[] = [];
     let appended = 0;
-    const writers = await Promise.all(Array.from({ length: 4 }, () => PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 2 })));
+    const writers = await Promise.all(Array.from({ length: 4 }, () => PostgresBackend.open({ connectionString: url, schema, poolSize: 2 })));
     const loops = writers.map(async (backend, w) => {
       const store = new PostgresEventStore({ backend, workspaceId: 'load' });
       for (let i = 0; !stop; i++) {
@@ -155,7 +256,7 @@ whenPostgres('postgres migrations', () => {
       for (let round = 0; round < 5; round++) {
         await Promise.all(
           Array.from({ length: 4 }, async () => {
-            const registry = new WorkspaceRegistry(dataDir, postgresStoreFactory(DATABASE_URL, schema, { migrate: false }));
+            const registry = new WorkspaceRegistry(dataDir, postgresStoreFactory(url, schema, { migrate: false }));
             try {
               const ws = await registry.open('load');
               heads.push(await ws.store.headPosition());
@@ -175,10 +276,10 @@ whenPostgres('postgres migrations', () => {
       for (const b of writers) await b.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-    const deadlocksAfter = Number((await sql<{ n: string }>(`SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    const deadlocksAfter = await deadlocks(url);
     expect({ reads: heads.length, readFailures, appendFailures }).toEqual({ reads: 20, readFailures: [], appendFailures: [] });
     expect(appended).toBeGreaterThan(0);
-    // The database-wide counter: other tests running at the same time could only raise it, never hide one of ours.
+    // Counted in this test's own database: no other suite's deadlock is in it.
     expect(deadlocksAfter - deadlocksBefore).toBe(0);
   }, 120_000);
 

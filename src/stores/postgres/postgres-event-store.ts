@@ -53,7 +53,10 @@ const HEADS_POLL_MS = 1000;
 const EXPECTED_CODE = { no_stream: -1, stream_exists: -2, any: -3 } as const;
 const encodeExpected = (e: ExpectedRevision): number => (typeof e === 'number' ? e : EXPECTED_CODE[e]);
 
-/** Every DDL statement, idempotent; run under an advisory lock so processes starting together do not race. */
+/**
+ * Migration step 1 (schema v1): every table and function of a fresh database, idempotent. It also upgrades
+ * a database from before versioning in place. Frozen: later changes are new steps (migrationSteps).
+ */
 export function migrationSql(schema: string): string {
   const s = `"${schema}"`;
   return `
@@ -269,11 +272,239 @@ $fn$;
 }
 
 /**
- * The schema version this code needs. Bump it with every change to `migrationSql` (a test pins the
- * script's digest to the version, so a change without a bump fails): a database at this version is
- * never touched by DDL again, so starting a process or reconnecting takes no lock on a live table.
+ * Schema v2: `append_batch` with the same signature and answers, reading the tables once per BATCH
+ * instead of once per item. v1 ran six statements per append (its retry look-up, max() over the stream,
+ * an EXISTS over its ids, …) from plans cached per connection: a plan made while the table was small
+ * (a hash join over every event of the workspace) was kept as it grew, so each append cost more the
+ * longer the log (measured: 2,000 → 400 ev/s over 20k events). Now, per batch: the last revision of each
+ * distinct stream (one index step each), the ids of the batch already stored or spent by a no-op, the
+ * ids sent twice — planned afresh each time (EXECUTE), so the plan fits the table's size, or for a batch of
+ * at most 16 events (one command's append) by point look-ups on the unique indexes, whose cached plans
+ * stay right at any size and cost no planning; then the items are decided and hashed in memory and the
+ * rows inserted by one statement. An item touching a stored,
+ * repeated or spent id (a retry, a conflict: rare) takes v1's path, item by item, after the rows decided
+ * so far are written. Purely additive: replacing a function locks no table, so live appends of
+ * processes still on v1's code carry on (they call the same function).
  */
-export const SCHEMA_VERSION = 1;
+export function appendBatchV2Sql(schema: string): string {
+  const s = `"${schema}"`;
+  /** Up to this many events, a batch is checked by point look-ups instead of planned set queries. */
+  const SMALL_BATCH = 16;
+  return `
+CREATE OR REPLACE FUNCTION ${s}.append_batch(
+  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
+  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[])
+RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_items int := coalesce(array_length(p_streams, 1), 0);
+  v_head bigint;
+  v_start bigint;
+  v_off int := 0;
+  v_n int;
+  v_cur bigint;
+  v_exp bigint;
+  v_first record;
+  v_row record;
+  v_hash text;
+  v_hashes bytea[];
+  v_revs bigint[];
+  v_slot int[];
+  v_special text[];
+  v_names text[];
+  v_k int;
+  r_ix int[] := '{}';
+  r_item int[] := '{}';
+  r_pos bigint[] := '{}';
+  r_rev bigint[] := '{}';
+  r_hash bytea[] := '{}';
+BEGIN
+  -- The workspace's head row lock serializes appends until COMMIT: see the header of postgres.ts.
+  -- The same lock orders the hash chain: the head row carries the hash of the last event.
+  SELECT h.position, h.hash INTO v_head, v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO ${s}.heads (workspace_id, position, hash) VALUES (p_ws, 0, ${s}.chain_genesis(p_ws)) ON CONFLICT DO NOTHING;
+    SELECT h.position, h.hash INTO v_head, v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  END IF;
+  IF v_hash IS NULL THEN
+    PERFORM ${s}.chain_backfill(p_ws);
+    SELECT h.hash INTO v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws;
+  END IF;
+  v_start := v_head;
+  IF v_items = 0 THEN
+    RETURN;
+  END IF;
+  IF cardinality(p_ids) <= ${SMALL_BATCH} THEN
+    -- A small batch (one command's append, mostly): point look-ups by the unique indexes, cached plans
+    -- that stay right at any table size; planning the set queries below would cost more than they save.
+    v_names := '{}';
+    v_slot := '{}';
+    v_revs := '{}';
+    FOR i IN 1 .. v_items LOOP
+      v_k := array_position(v_names, p_streams[i]);
+      IF v_k IS NULL THEN
+        v_names := array_append(v_names, p_streams[i]);
+        v_k := cardinality(v_names);
+        v_revs := array_append(v_revs, coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1));
+      END IF;
+      v_slot := array_append(v_slot, v_k);
+    END LOOP;
+    v_special := '{}';
+    FOR k IN 1 .. cardinality(p_ids) LOOP
+      IF EXISTS (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[k])
+         OR EXISTS (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = p_ws AND n.key = p_ids[k]) THEN
+        v_special := array_append(v_special, p_ids[k]);
+      END IF;
+    END LOOP;
+  ELSE
+    -- Each item's stream as a slot 1..d of the batch's distinct streams (in name order), and each slot's
+    -- last revision: one step down the (workspace, stream, revision) index per distinct stream.
+    SELECT array_agg(d.slot ORDER BY u.ord) INTO v_slot
+      FROM unnest(p_streams) WITH ORDINALITY AS u(name, ord)
+      JOIN (SELECT z.name, (row_number() OVER (ORDER BY z.name))::int AS slot FROM (SELECT DISTINCT name FROM unnest(p_streams) AS x(name)) z) d ON d.name = u.name;
+    EXECUTE 'SELECT array_agg(coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = $1 AND e.stream_id = z.name ORDER BY e.stream_revision DESC LIMIT 1), -1) ORDER BY z.name)'
+         || ' FROM (SELECT DISTINCT name FROM unnest($2::text[]) AS x(name)) z'
+      INTO v_revs USING p_ws, p_streams;
+    -- The ids that need v1's item-by-item path: already stored (a retry or a conflict), spent by a no-op
+    -- command, or sent more than once in this batch. One index probe per id (a LATERAL with LIMIT cannot
+    -- become a hash join over the workspace's rows, which stale statistics made the planner choose for
+    -- EXISTS).
+    EXECUTE 'SELECT coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = $1 AND e.event_id = x.id LIMIT 1) f'
+      INTO v_special USING p_ws, p_ids;
+    EXECUTE 'SELECT $3 || coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = $1 AND n.key = x.id LIMIT 1) f'
+      INTO v_special USING p_ws, p_ids, v_special;
+  END IF;
+  IF cardinality(p_ids) > 1 THEN
+    v_special := v_special || coalesce((SELECT array_agg(x.id) FROM (SELECT id FROM unnest(p_ids) AS y(id) GROUP BY id HAVING count(*) > 1) x), '{}');
+  END IF;
+  FOR i IN 1 .. v_items LOOP
+    item := i - 1; status := NULL; first_pos := NULL; last_pos := NULL; next_rev := NULL; detail := NULL;
+    v_n := p_counts[i];
+    IF cardinality(v_special) = 0 OR NOT (p_ids[v_off + 1 : v_off + v_n] && v_special) THEN
+      -- Fresh ids: decided from the batch's own state, rows kept for one INSERT.
+      v_cur := v_revs[v_slot[i]];
+      v_exp := p_expected[i];
+      IF NOT (v_exp = -3 OR (v_exp = -1 AND v_cur = -1) OR (v_exp = -2 AND v_cur >= 0) OR v_exp = v_cur) THEN
+        status := 'wrong_expected'; next_rev := v_cur;
+      ELSE
+        FOR k IN 1 .. v_n LOOP
+          v_k := v_off + k;
+          v_hash := ${s}.chain_hash(v_hash, v_head + k, p_streams[i], v_cur + k, p_types[v_k], p_versions[v_k], p_data[v_k], p_meta[v_k], p_ids[v_k]);
+          r_ix := array_append(r_ix, v_k);
+          r_item := array_append(r_item, i);
+          r_pos := array_append(r_pos, v_head + k);
+          r_rev := array_append(r_rev, v_cur + k);
+          r_hash := array_append(r_hash, decode(v_hash, 'hex'));
+        END LOOP;
+        status := 'ok'; first_pos := v_head + 1; last_pos := v_head + v_n; next_rev := v_cur + v_n;
+        v_head := v_head + v_n;
+        v_revs[v_slot[i]] := v_cur + v_n;
+      END IF;
+    ELSE
+      -- v1's path, item by item, on the rows written so far.
+      IF cardinality(r_ix) > 0 THEN
+        INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash)
+          SELECT p_ws, r.pos, p_ids[r.ix], p_streams[r.it], r.rev, p_types[r.ix], p_versions[r.ix], p_data[r.ix], p_meta[r.ix], r.h
+          FROM unnest(r_ix, r_item, r_pos, r_rev, r_hash) AS r(ix, it, pos, rev, h);
+        r_ix := '{}'; r_item := '{}'; r_pos := '{}'; r_rev := '{}'; r_hash := '{}';
+      END IF;
+      -- Idempotency first: a retry of an append that landed answers as the original did.
+      SELECT e.stream_id, e.stream_revision, e.global_position, e.metadata INTO v_first
+        FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + 1];
+      IF FOUND THEN
+        -- Only the same caller, command and payload digest is a retry (port.ts sameCommand): one key sent at
+        -- once with two payloads derives the same ids, and the loser must not be told "recorded".
+        IF v_first.stream_id <> p_streams[i]
+           OR (v_first.metadata::jsonb ->> 'principal') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'principal')
+           OR (v_first.metadata::jsonb ->> 'command') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'command')
+           OR (v_first.metadata::jsonb ->> 'commandDigest') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'commandDigest') THEN
+          status := 'duplicate_id'; detail := p_ids[v_off + 1];
+        ELSE
+          status := 'duplicate'; first_pos := v_first.global_position; last_pos := first_pos; next_rev := v_first.stream_revision;
+          FOR k IN 2 .. v_n LOOP
+            SELECT e.stream_id, e.stream_revision, e.global_position INTO v_row
+              FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + k];
+            IF NOT FOUND OR v_row.stream_id <> p_streams[i] OR v_row.stream_revision <> v_first.stream_revision + k - 1 THEN
+              status := 'duplicate_id'; detail := p_ids[v_off + k]; first_pos := NULL; last_pos := NULL; next_rev := NULL;
+              EXIT;
+            END IF;
+            last_pos := v_row.global_position; next_rev := v_row.stream_revision;
+          END LOOP;
+        END IF;
+      ELSE
+        v_cur := coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1);
+        v_exp := p_expected[i];
+        IF NOT (v_exp = -3 OR (v_exp = -1 AND v_cur = -1) OR (v_exp = -2 AND v_cur >= 0) OR v_exp = v_cur) THEN
+          status := 'wrong_expected'; next_rev := v_cur;
+        ELSE
+          -- Checked up front so a refused append never raises: no subtransaction per item is needed.
+          FOR k IN 1 .. v_n LOOP
+            PERFORM 1 FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + k];
+            IF FOUND THEN
+              detail := p_ids[v_off + k];
+              EXIT;
+            END IF;
+          END LOOP;
+          IF detail IS NULL AND (SELECT count(DISTINCT x.id) FROM unnest(p_ids[v_off + 1 : v_off + v_n]) AS x(id)) <> v_n THEN
+            detail := p_ids[v_off + 1];
+          END IF;
+          -- A key a no-op command already spent (claim_noop) is not free for events.
+          IF detail IS NULL AND EXISTS (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = p_ws AND n.key = p_ids[v_off + 1]) THEN
+            detail := p_ids[v_off + 1];
+          END IF;
+          IF detail IS NOT NULL THEN
+            status := 'duplicate_id';
+          ELSE
+            v_hashes := '{}';
+            FOR k IN 1 .. v_n LOOP
+              v_hash := ${s}.chain_hash(v_hash, v_head + k, p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], p_ids[v_off + k]);
+              v_hashes := v_hashes || decode(v_hash, 'hex');
+            END LOOP;
+            INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash)
+              SELECT p_ws, v_head + k, p_ids[v_off + k], p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], v_hashes[k]
+              FROM generate_series(1, v_n) AS k;
+            status := 'ok'; first_pos := v_head + 1; last_pos := v_head + v_n; next_rev := v_cur + v_n;
+            v_head := v_head + v_n;
+            v_revs[v_slot[i]] := v_cur + v_n;
+          END IF;
+        END IF;
+      END IF;
+    END IF;
+    v_off := v_off + v_n;
+    RETURN NEXT;
+  END LOOP;
+  IF cardinality(r_ix) > 0 THEN
+    INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash)
+      SELECT p_ws, r.pos, p_ids[r.ix], p_streams[r.it], r.rev, p_types[r.ix], p_versions[r.ix], p_data[r.ix], p_meta[r.ix], r.h
+      FROM unnest(r_ix, r_item, r_pos, r_rev, r_hash) AS r(ix, it, pos, rev, h);
+  END IF;
+  IF v_head > v_start THEN
+    UPDATE ${s}.heads SET position = v_head, hash = v_hash WHERE workspace_id = p_ws;
+  END IF;
+END
+$fn$;
+`;
+}
+
+/**
+ * The migration steps: step v brings a schema from version v − 1 to v. A database at version n runs only
+ * the steps after n, each in its own transaction with its version recorded (under the advisory lock), so
+ * an upgrade never re-runs an earlier step. Step 1 is the whole script of a fresh database (its ALTER
+ * TABLEs lock tables: they only ever run where there is nothing to lock out, or on a database from
+ * before versioning); every later step must take no ACCESS EXCLUSIVE lock on a live table (functions,
+ * new tables, CREATE INDEX CONCURRENTLY outside a transaction) — it runs beside live appends.
+ */
+export function migrationSteps(schema: string): string[] {
+  return [migrationSql(schema), appendBatchV2Sql(schema)];
+}
+
+/**
+ * The schema version this code needs: the number of migration steps (a test pins each step's digest,
+ * so a step changed in place instead of added fails). A database at this version is never touched by
+ * DDL again, so starting a process or reconnecting takes no lock on a live table.
+ */
+export const SCHEMA_VERSION = migrationSteps('review_ledger').length;
 
 /** The one-row table that records which version of `migrationSql` the schema was brought to. */
 export function schemaVersionSql(schema: string): { create: string; exists: string; read: string; write: string } {
@@ -426,36 +657,39 @@ export class PostgresBackend {
 
   /**
    * Brings the schema to SCHEMA_VERSION; idempotent. A schema already there is only read (no DDL, no
-   * lock on any table). Otherwise the script runs in one transaction under an advisory lock, and the
-   * version is re-read under the lock: processes starting together run it once. The lock is taken at
-   * session level BEFORE the transaction begins: a transaction that began before another one's
-   * migration committed would still see the old catalogue (PostgreSQL accepts catalogue invalidations
-   * at transaction start, not after an advisory lock) and run the script a second time.
+   * lock on any table). Otherwise, under an advisory lock, the version is re-read (processes starting
+   * together migrate once) and each missing step runs in its own transaction that records its version:
+   * v1 → v2 runs step 2 alone. The lock is taken at session level BEFORE any transaction begins: a
+   * transaction that began before another one's migration committed would still see the old catalogue
+   * (PostgreSQL accepts catalogue invalidations at transaction start, not after an advisory lock) and
+   * run the steps a second time.
    */
   async migrate(): Promise<{ from: number | null; to: number; ran: boolean }> {
     const before = await this.schemaVersion();
     if (before !== null && before >= SCHEMA_VERSION) return { from: before, to: before, ran: false };
     const sql = schemaVersionSql(this.schema);
+    const steps = migrationSteps(this.schema);
     const client = await this.pool.connect();
     let locked = false;
     try {
       await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey(this.schema)]);
       locked = true;
-      await client.query('BEGIN');
       const present = (await client.query<{ present: boolean }>(sql.exists)).rows[0]?.present;
       const found = present ? ((await client.query<{ version: number }>(sql.read)).rows[0]?.version ?? null) : null;
-      if (found !== null && found >= SCHEMA_VERSION) {
-        await client.query('COMMIT');
-        return { from: found, to: found, ran: false };
+      if (found !== null && found >= SCHEMA_VERSION) return { from: found, to: found, ran: false };
+      for (let version = (found ?? 0) + 1; version <= SCHEMA_VERSION; version++) {
+        try {
+          await client.query('BEGIN');
+          await client.query(steps[version - 1]);
+          if (version === 1) await client.query(sql.create);
+          await client.query(sql.write, [version]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
       }
-      await client.query(migrationSql(this.schema));
-      await client.query(sql.create);
-      await client.query(sql.write, [SCHEMA_VERSION]);
-      await client.query('COMMIT');
       return { from: found, to: SCHEMA_VERSION, ran: true };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
     } finally {
       // A lost connection releases the lock with its session; release() then discards the client.
       if (locked) await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey(this.schema)]).catch(() => undefined);
