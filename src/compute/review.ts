@@ -6,7 +6,7 @@ import { parseHunks } from '../codegraph/diff-hunks';
 import { FactsCache } from '../codegraph/facts-cache';
 import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
-import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../cohorts';
+import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationInput, FormationSignal } from '../cohorts';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../cohorts/evidence/mirrors';
 import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../cohorts/evidence/similar-edits';
 import { changedMembersOf, declaredMemberPairs } from '../cohorts/evidence/declared-members';
@@ -48,6 +48,10 @@ export interface ComputeReviewInput {
   blastDepth?: number;
   /** Formation signals (default DEFAULT_SIGNALS); the evaluation measures each with and without. */
   signals?: readonly FormationSignal[];
+  /** Forms semantic cohorts with this fitted model of the pair evidence instead of the default (the evaluation's comparison). */
+  affinityModel?: FormationInput['affinityModel'];
+  /** Given each pair of semantic files' evidence (`npm run eval:cohorts -- --dump`). */
+  onFormationEvidence?: FormationInput['onEvidence'];
   /**
    * TypeScript's checker resolves the changed TS/JS files' references (type-edges.ts) on top of the
    * syntactic edges, for the files under a project root (a tsconfig.json, jsconfig.json or package.json
@@ -295,7 +299,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   }
   const declaredMembers = signals.includes('declared-member') ? declaredMemberPairs(patch, editSides) : undefined;
   const changedMembers = signals.includes('member-use') && shared ? changedMembersOf(patch, editSides, new Set(codeFiles)) : undefined;
-  const cohorts = formCohorts({ nameLiterals, declaredMembers, changedMembers, files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
+  const cohorts = formCohorts({ nameLiterals, declaredMembers, changedMembers, files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors, affinityModel: input.affinityModel, onEvidence: input.onFormationEvidence });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;
