@@ -7,6 +7,8 @@ import { languageOf } from '../src/codegraph/languages/languages';
 import { computeReview } from '../src/compute/review';
 import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/cohorts';
 import { AFFINITY_FEATURES } from '../src/cohorts/affinity';
+import { checkModel, WEIGHTS } from '../src/cohorts/weights';
+import { main as fitCohorts } from './fit-cohorts';
 import type { PairEvidence } from '../src/cohorts/types';
 import { GitRepo } from '../src/git/repo';
 import { engineGroups, randIndex } from './support/cohort-score';
@@ -137,8 +139,10 @@ export function dumpCase(repo: string, base: string, head: string, truth: Map<st
 }
 
 export async function main(args: string[]): Promise<void> {
+  // --cv: the leave-repository-out table from the corpus's dumps (bench/fit-cohorts.ts), no computation.
+  if (args.includes('--cv')) return fitCohorts(args);
   const repoDir = argValue(args, '--repo');
-  if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S] [--signals a,b | --without a] [--syntax-only] [--verbose] [--all-cases]');
+  if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S] [--signals a,b | --without a] [--syntax-only] [--verbose] [--all-cases] [--formation rules|fitted] [--dump file.jsonl] [--budget-s S] | --cv [--dumps dir]');
   const n = Number(argValue(args, '--n') ?? 150);
   const seed = Number(argValue(args, '--seed') ?? 1);
   const verbose = args.includes('--verbose');
@@ -151,6 +155,9 @@ export async function main(args: string[]): Promise<void> {
   // --budget-s S: take no new case after S seconds (the dump of a large corpus; which cases then depends on the machine).
   const budgetMs = Number(argValue(args, '--budget-s') ?? Infinity) * 1000;
   const started = performance.now();
+  // --formation rules|fitted|default: the rule engine, the fitted model (weights.json, adopted or not), or the engine's default.
+  const formation = argValue(args, '--formation') ?? 'default';
+  const affinityModel = formation === 'rules' ? null : formation === 'fitted' ? checkModel(WEIGHTS) : undefined;
   
   // --signals a,b (or none) sets them; --without a,b removes from the default.
   const listArg = (name: string) => (argValue(args, name) ?? '').split(',').filter(Boolean);
@@ -184,7 +191,7 @@ export async function main(args: string[]): Promise<void> {
       let groups: Map<string, string>;
       try {
         let evidence: PairEvidence | undefined;
-        const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals, typeEdges: !syntaxOnly, ...(dump ? { onFormationEvidence: (e: PairEvidence) => (evidence = e) } : {}) });
+        const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals, typeEdges: !syntaxOnly, affinityModel, ...(dump ? { onFormationEvidence: (e: PairEvidence) => (evidence = e) } : {}) });
         groups = engineGroups(data.cohorts, data.changedFiles, c.truth.keys());
         if (dump) fs.appendFileSync(dump, JSON.stringify(dumpCase(name, base, head, c.truth, evidence, data.changedFiles)) + '\n');
       } catch (e) {
@@ -215,7 +222,7 @@ export async function main(args: string[]): Promise<void> {
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
     const row = (label: string, xs: number[]) => `${label.padEnd(20)} median ${median(xs).toFixed(3)}  mean ${mean(xs).toFixed(3)}`;
     const scored = scores.engine.length;
-    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], ${syntaxOnly ? 'syntactic edges only' : `type-resolved + syntactic edges (checker edges join: ${signals.includes('type-edges') ? 'all' : signals.includes('type-bindings') ? 'bindings and namespace members' : 'none'})`}, k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
+    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], formation ${formation}${affinityModel !== undefined ? '' : ` (${WEIGHTS.adopted ? WEIGHTS.version : 'rules'})`}, ${syntaxOnly ? 'syntactic edges only' : `type-resolved + syntactic edges (checker edges join: ${signals.includes('type-edges') ? 'all' : signals.includes('type-bindings') ? 'bindings and namespace members' : 'none'})`}, k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
     console.log(row('engine', scores.engine));
     console.log(row('group-by-file', scores.byFile));
     console.log(row('group-by-directory', scores.byDirectory));

@@ -60,6 +60,13 @@ export function printCv(rows: RepoRow[], log: (s: string) => void = console.log)
   return agg;
 }
 
+type Summary = { meanOfMedians: number; medianAtLeast080AboveBoth: number };
+function adopts(cv: Record<string, unknown>): boolean {
+  const f = cv.fitted as Summary;
+  const r = cv.rules as Summary;
+  return f.meanOfMedians > r.meanOfMedians && f.medianAtLeast080AboveBoth >= r.medianAtLeast080AboveBoth;
+}
+
 /**
  * `npm run eval:cohorts -- --cv [--dumps <dir>]` (or `node bench/run.js fit-cohorts --cv`): leave-repository-out
  * cross-validation of the affinity model on the corpus's dumps. `--write` fits on every repository and writes
@@ -69,9 +76,10 @@ export async function main(args: string[]): Promise<void> {
   const dir = argValue(args, '--dumps') ?? DEFAULT_DUMPS;
   const cases = loadDumps(dir);
   if (!cases.length) throw new Error(`no dump cases in ${dir}`);
+  let cv: Record<string, unknown> | undefined;
   if (args.includes('--cv')) {
     const rows = crossValidate(cases, AFFINITY_FEATURES);
-    printCv(rows);
+    cv = printCv(rows);
   }
   if (args.includes('--write')) {
     const model = fitModel(cases, AFFINITY_FEATURES);
@@ -86,6 +94,10 @@ export async function main(args: string[]): Promise<void> {
       weights: model.weights.map((w) => round(w, 6)),
       threshold: model.threshold,
       linkage: model.linkage,
+      // Adopted by the engine when, leaving each repository out, it beats the rules on the mean of medians and on the
+      // number of repositories at ≥ 0.80 and above both baselines (needs --cv in the same run).
+      adopted: cv ? adopts(cv) : false,
+      ...(cv ? { crossValidated: { fitted: cv.fitted, rules: cv.rules, byFile: cv.byFile, byDirectory: cv.byDirectory } } : {}),
     };
     fs.writeFileSync(argValue(args, '--out') ?? WEIGHTS_FILE, JSON.stringify(out, null, 2) + '\n');
     console.log(`wrote ${argValue(args, '--out') ?? WEIGHTS_FILE}: ${cases.length} cases of ${repos.length} repositories; threshold ${model.threshold}, ${model.linkage} linkage`);

@@ -247,12 +247,32 @@ export function partitionByAffinity(n: number, pairs: ReadonlyArray<{ a: number;
   }
 }
 
-/** The cohorts a model forms from a change's pair evidence, as a union of file paths. */
-export function affinityUnion(evidence: PairEvidence, model: AffinityModel, maxSize: number): UnionFind {
+/** A pair the model joined, with the features that weighed most for it. */
+export interface AffinityJoin {
+  a: string;
+  b: string;
+  p: number;
+  because: string[];
+}
+
+/** The cohorts a model forms from a change's pair evidence, as a union of file paths, and the pairs that joined them. */
+export function affinityUnion(evidence: PairEvidence, model: AffinityModel, maxSize: number): { uf: UnionFind; joined: AffinityJoin[] } {
   const pairs = evidence.pairs.map((q) => ({ a: q.a, b: q.b, p: pairProbability(model, q.x) }));
   const group = partitionByAffinity(evidence.files.length, pairs, model.threshold, maxSize, model.linkage);
   const uf = new UnionFind();
   for (const f of evidence.files) uf.add(f);
   group.forEach((g, i) => uf.union(evidence.files[g], evidence.files[i]));
-  return uf;
+  const joined: AffinityJoin[] = [];
+  evidence.pairs.forEach((q, k) => {
+    if (group[q.a] !== group[q.b] || pairs[k].p < model.threshold) return;
+    const because = q.x
+      .map((v, f) => ({ f, c: v * model.weights[f] }))
+      .filter((t) => t.c > 0)
+      .sort((x, y) => y.c - x.c || x.f - y.f)
+      .slice(0, 2)
+      .map((t) => model.features[t.f]);
+    joined.push({ a: evidence.files[q.a], b: evidence.files[q.b], p: pairs[k].p, because });
+  });
+  joined.sort((x, y) => y.p - x.p || x.a.localeCompare(y.a) || x.b.localeCompare(y.b));
+  return { uf, joined };
 }

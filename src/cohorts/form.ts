@@ -6,7 +6,7 @@ import { Group, toCohort } from './cohort-data';
 import { changedLinks } from './links';
 import { DEFAULT_SIGNALS, signalsOf } from './registry';
 import { UnionFind } from './union-find';
-import { affinityUnion, pairEvidence } from './affinity';
+import { AffinityJoin, affinityUnion, pairEvidence } from './affinity';
 import type { FormationFile, FormationInput, FormationSignal, Join, JoinContext, Link } from './types';
 
 /** A merge that would make a cohort larger than this is refused: the chain stays at file level. */
@@ -29,14 +29,22 @@ export function formCohorts(input: FormationInput): CohortData[] {
   const rules = ruleFormation(input, semantic, links, active, 'union');
   let uf = rules.uf;
   let joins = rules.joins;
+  let affinity: AffinityJoin[] = [];
   const model = input.affinityModel;
   if (model || input.onEvidence) {
     const observed = ruleFormation(input, semantic, links, active, 'observe');
     const evidence = pairEvidence(input, semantic, links, rules.uf, observed);
     input.onEvidence?.(evidence);
     if (model) {
-      uf = affinityUnion(evidence, model, MAX_COHORT_FILES);
-      joins = observed.joins;
+      const fitted = affinityUnion(evidence, model, MAX_COHORT_FILES);
+      uf = fitted.uf;
+      affinity = fitted.joined;
+      // Each signal's join once per pair, as the reason lists them.
+      const seen = new Set<string>();
+      joins = observed.joins.filter((j) => {
+        const k = `${j.signal}\0${j.a < j.b ? j.a : j.b}\0${j.a < j.b ? j.b : j.a}`;
+        return !seen.has(k) && seen.add(k);
+      });
     }
   }
 
@@ -48,7 +56,7 @@ export function formCohorts(input: FormationInput): CohortData[] {
   for (const files of byRoot.values()) {
     const paths = new Set(files.map((f) => f.path));
     const own = links.filter((l) => paths.has(l.fromFile) && paths.has(l.toFile));
-    groups.push({ files, grouping: 'semantic', links: own, reason: reasonOf(files, own, joins.filter((j) => paths.has(j.a) && paths.has(j.b))) });
+    groups.push({ files, grouping: 'semantic', links: own, reason: reasonOf(files, own, joins.filter((j) => paths.has(j.a) && paths.has(j.b)), affinity.filter((j) => paths.has(j.a) && paths.has(j.b)), model?.version) });
   }
 
   // Path fallback: never fake semantic confidence.
@@ -146,7 +154,7 @@ export function ruleFormation(input: FormationInput, semantic: FormationFile[], 
 const LABELS = new Map<string, string>([...signalsOf('pre-join'), ...signalsOf('join')].map((s) => [s.id, s.label]));
 
 /** Why the files of a semantic cohort are together, in words: its reference links and its other joins. */
-function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string | undefined {
+function reasonOf(files: FormationFile[], links: Link[], joins: Join[], affinity: AffinityJoin[] = [], version?: string): string | undefined {
   const broken = files.filter((f) => f.parseErrors).map((f) => baseName(f.path));
   const brokenNote = broken.length ? `parse errors in ${broken.slice(0, 3).join(', ')}${broken.length > 3 ? ` and ${broken.length - 3} more` : ''}: definitions and references there may be incomplete` : undefined;
   if (files.length < 2) return brokenNote;
@@ -159,6 +167,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[]): string 
   const bySignal = new Map<string, string[]>();
   for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
   for (const [signal, details] of bySignal) parts.push(`${LABELS.get(signal)}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
+  if (affinity.length) parts.push(`fitted affinity (${version}): ${affinity.slice(0, 3).map((j) => `${baseName(j.a)} + ${baseName(j.b)} ${j.p.toFixed(2)}${j.because.length ? ` (${j.because.join(', ')})` : ''}`).join('; ')}${affinity.length > 3 ? ` and ${affinity.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);
   return parts.length ? clipText(parts.join(' · '), BOUNDS.groupingReason) : undefined;
 }
