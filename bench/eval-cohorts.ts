@@ -7,7 +7,7 @@ import { languageOf } from '../src/codegraph/languages/languages';
 import { computeReview } from '../src/compute/review';
 import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/cohorts';
 import { AFFINITY_FEATURES } from '../src/cohorts/affinity';
-import { checkModel, WEIGHTS } from '../src/cohorts/weights';
+import { checkModel, WEIGHTS } from '../src/cohorts/fitted-model';
 import { main as fitCohorts } from './fit-cohorts';
 import type { PairEvidence } from '../src/cohorts/types';
 import { GitRepo } from '../src/git/repo';

@@ -1,13 +1,36 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { AFFINITY_FEATURES } from '../src/cohorts/affinity';
+import { classifyRole } from '../src/codegraph/file-roles';
+import { languageOf } from '../src/codegraph/languages/languages';
+import { AFFINITY_FEATURES, EVIDENCE_FEATURES, pathFeatures, PathSide } from '../src/cohorts/affinity';
 import { crossValidate, DumpCase, fitModel, mean, median, RepoRow } from './support/affinity-fit';
 import { argValue, round } from './support/report';
 
 /** Where the corpus's dumps live: one `<owner>+<name>.jsonl.gz` per repository (bench/eval-cohorts.ts `--dump`). */
 export const DEFAULT_DUMPS = path.join(__dirname, 'data', 'cohort-corpus');
 export const WEIGHTS_FILE = path.join(__dirname, '..', 'src', 'cohorts', 'weights.json');
+
+/**
+ * A dumped case in the engine's feature order: the evidence features by name (a feature the dump lacks needs a new
+ * dump), the path features computed again from the files' paths (affinity.ts `pathFeatures`, the engine's own code),
+ * so that a path feature can be added without computing the corpus again.
+ */
+export function upgrade(c: DumpCase & { features: string[] }, source: string): DumpCase {
+  const at = new Map(c.features.map((name, i) => [name, i]));
+  const missing = EVIDENCE_FEATURES.filter((name) => !at.has(name));
+  if (missing.length) throw new Error(`${source}: dumped without the evidence features ${missing.join(', ')}: dump again`);
+  const filesAt = at.get('files');
+  const sideOf = new Map<number, PathSide>();
+  c.files.forEach((p, i) => {
+    if (c.node[i] >= 0 && !sideOf.has(c.node[i])) sideOf.set(c.node[i], { path: p, role: classifyRole(p), language: languageOf(p) });
+  });
+  const pairs = c.pairs.map(([a, b, x]): [number, number, number[]] => {
+    const n = filesAt === undefined ? c.files.length : Math.round(2 ** (6 * x[filesAt]));
+    return [a, b, [...EVIDENCE_FEATURES.map((name) => x[at.get(name)!]), ...pathFeatures(sideOf.get(a)!, sideOf.get(b)!, n)]];
+  });
+  return { repo: c.repo, files: c.files, truth: c.truth, node: c.node, pairs };
+}
 
 /** Every case of the dumps in a folder (`.jsonl` or `.jsonl.gz`), in file-name order. */
 export function loadDumps(dir: string): DumpCase[] {
@@ -17,9 +40,7 @@ export function loadDumps(dir: string): DumpCase[] {
     const text = f.endsWith('.gz') ? zlib.gunzipSync(raw).toString('utf8') : raw.toString('utf8');
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
-      const c = JSON.parse(line) as DumpCase & { features: string[] };
-      if (c.features.join(',') !== AFFINITY_FEATURES.join(',')) throw new Error(`${f}: dumped with features [${c.features.join(', ')}], the engine has [${AFFINITY_FEATURES.join(', ')}]: dump again`);
-      cases.push(c);
+      cases.push(upgrade(JSON.parse(line) as DumpCase & { features: string[] }, f));
     }
   }
   return cases;

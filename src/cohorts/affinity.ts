@@ -19,7 +19,7 @@ const JOIN_SIGNALS = [...signalsOf('pre-join'), ...signalsOf('join')].map((s) =>
  * The features of a pair, in the order of a model's weights. Changing this list (or what a feature means) needs a
  * refit: `weights.json` records the list it was fitted with and the engine refuses a model whose list differs.
  */
-export const AFFINITY_FEATURES: readonly string[] = [
+export const EVIDENCE_FEATURES: readonly string[] = [
   /** The rule engine put the two files in one cohort. */
   'rules',
   /** The rule engine left both files alone. */
@@ -37,10 +37,25 @@ export const AFFINITY_FEATURES: readonly string[] = [
   'exclusive-rare-ids',
   /** Changed lines (normalized) both files add or remove, capped at 5, over 5. */
   'shared-edit-lines',
-  /** Same directory. */
-  'same-dir',
   /** Same directory and both left alone by the rules. */
   'same-dir-loners',
+];
+
+/** Language families: a feature each for a pair of files of one family, and for such a pair in one directory. */
+const FAMILIES: ReadonlyArray<[string, readonly string[]]> = [
+  ['js', ['javascript', 'typescript', 'tsx']],
+  ['python', ['python']],
+  ['go', ['go']],
+  ['jvm', ['kotlin', 'java', 'scala']],
+  ['swift', ['swift']],
+  ['dart', ['dart']],
+];
+const familyOf = (language: string | undefined): string | undefined => FAMILIES.find(([, ls]) => language !== undefined && ls.includes(language))?.[0];
+
+/** Features of a pair that its two paths (their roles and languages) and the change's size alone give. */
+export const PATH_FEATURES: readonly string[] = [
+  /** Same directory. */
+  'same-dir',
   /** Directory steps between the two, capped at 6, over 6. */
   'dir-distance',
   /** Same first path segment. */
@@ -55,7 +70,43 @@ export const AFFINITY_FEATURES: readonly string[] = [
   'same-stem',
   /** log2 of the number of semantic files of the change, over 6 (a change-level prior: more files, more pieces of work). */
   'files',
+  ...FAMILIES.flatMap(([f]) => [`lang:${f}`, `same-dir:${f}`]),
 ];
+
+/**
+ * The features of a pair, in the order of a model's weights. Changing this list (or what a feature means) needs a
+ * refit: `weights.json` records the list it was fitted with and the engine refuses a model whose list differs.
+ */
+export const AFFINITY_FEATURES: readonly string[] = [...EVIDENCE_FEATURES, ...PATH_FEATURES];
+
+export interface PathSide {
+  path: string;
+  role: string;
+  language?: string;
+}
+
+/** The path features of two files of a change of `files` semantic files (PATH_FEATURES order). */
+export function pathFeatures(a: PathSide, b: PathSide, files: number): number[] {
+  const da = path.posix.dirname(a.path);
+  const db = path.posix.dirname(b.path);
+  const top = (p: string) => (p.includes('/') ? p.slice(0, p.indexOf('/')) : '');
+  const sa = testedStem(a.path) ?? '';
+  const fa = familyOf(a.language);
+  const same = fa !== undefined && fa === familyOf(b.language);
+  const x: number[] = [
+    da === db ? 1 : 0,
+    Math.min(dirSteps(da, db), 6) / 6,
+    top(a.path) === top(b.path) ? 1 : 0,
+    path.posix.extname(a.path) === path.posix.extname(b.path) ? 1 : 0,
+    (a.role === 'test') !== (b.role === 'test') ? 1 : 0,
+    a.role === 'test' && b.role === 'test' ? 1 : 0,
+    sa && sa === testedStem(b.path) ? 1 : 0,
+    Math.log2(Math.max(files, 1)) / 6,
+  ];
+  for (const [f] of FAMILIES) x.push(same && fa === f ? 1 : 0, same && fa === f && da === db ? 1 : 0);
+  return x;
+}
+
 
 /** Above this many semantic files only pairs with some evidence beyond paths are scored (the pair count is quadratic). */
 export const MAX_DENSE_FILES = 300;
@@ -132,13 +183,10 @@ export function pairEvidence(input: FormationInput, semantic: FormationFile[], l
   const n = files.length;
   const dense = n <= MAX_DENSE_FILES;
   const dirs = files.map((p) => path.posix.dirname(p));
-  const exts = files.map((p) => path.posix.extname(p));
-  const tops = files.map((p) => (p.includes('/') ? p.slice(0, p.indexOf('/')) : ''));
-  const roles = semantic.map((f) => f.role);
-  const stems = files.map((p) => testedStem(p) ?? '');
+  const sides: PathSide[] = semantic.map((f) => ({ path: f.path, role: f.role, language: f.language }));
+  const pathAt = EVIDENCE_FEATURES.length;
   const roots = files.map((p) => rules.find(p));
   const alone = files.map((p) => rules.sizeOf(p) === 1);
-  const filesFeature = Math.log2(Math.max(n, 1)) / 6;
   const pairs: PairEvidence['pairs'] = [];
   const byRoot = new Map<string, number[]>();
   roots.forEach((r, i) => byRoot.set(r, [...(byRoot.get(r) ?? []), i]));
@@ -158,17 +206,8 @@ export function pairEvidence(input: FormationInput, semantic: FormationFile[], l
     const put = (f: string, v: number) => (x[idx.get(f)!] = v);
     if (roots[i] === roots[j]) put('rules', 1);
     if (alone[i] && alone[j]) put('rules-loners', 1);
-    if (dirs[i] === dirs[j]) {
-      put('same-dir', 1);
-      if (alone[i] && alone[j]) put('same-dir-loners', 1);
-    }
-    put('dir-distance', Math.min(dirSteps(dirs[i], dirs[j]), 6) / 6);
-    if (tops[i] === tops[j]) put('same-top', 1);
-    if (exts[i] === exts[j]) put('same-ext', 1);
-    if ((roles[i] === 'test') !== (roles[j] === 'test')) put('test-source', 1);
-    if (roles[i] === 'test' && roles[j] === 'test') put('both-tests', 1);
-    if (stems[i] && stems[i] === stems[j]) put('same-stem', 1);
-    put('files', filesFeature);
+    if (dirs[i] === dirs[j] && alone[i] && alone[j]) put('same-dir-loners', 1);
+    pathFeatures(sides[i], sides[j], n).forEach((v, f) => (x[pathAt + f] = v));
     pairs.push({ a: i, b: j, x });
   }
   return { files, pairs };

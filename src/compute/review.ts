@@ -6,7 +6,7 @@ import { parseHunks } from '../codegraph/diff-hunks';
 import { FactsCache } from '../codegraph/facts-cache';
 import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
-import { DEFAULT_AFFINITY_MODEL } from '../cohorts/weights';
+import { DEFAULT_AFFINITY_MODEL } from '../cohorts/fitted-model';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationInput, FormationSignal } from '../cohorts';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../cohorts/evidence/mirrors';
 import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../cohorts/evidence/similar-edits';

@@ -3,7 +3,7 @@ import { AFFINITY_FEATURES } from './affinity';
 import type { AffinityModel } from './types';
 
 /**
- * The fitted affinity model (weights.json, written by `node bench/run.js fit-cohorts --write` from the corpus's dumps;
+ * The fitted affinity model (weights.json beside it, written by `node bench/run.js fit-cohorts --write` from the corpus's dumps;
  * method and leave-repository-out figures in docs/cohorts.md). Versioned: its version is part of REVIEW_ENGINE_VERSION
  * when the engine forms cohorts with it. `adopted` is the fit's verdict: the model beat the rule engine in
  * leave-repository-out cross-validation; otherwise formation keeps the rules and the model is only measured.
