@@ -26,10 +26,10 @@ export interface DumpCase {
   pairs: Array<[number, number, number[]]>;
 }
 
-export const L2 = 1e-3;
+export const L2 = Number(process.env.AFFINITY_L2 ?? 1e-3);
 export const NEWTON_STEPS = 30;
 export const THRESHOLDS = [0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8];
-export const LINKAGES: Array<AffinityModel['linkage']> = ['single', 'average'];
+export const LINKAGES: Array<AffinityModel['linkage']> = (process.env.AFFINITY_LINKAGE ?? 'single,average').split(',') as Array<AffinityModel['linkage']>;
 
 /** Solves A x = b (A symmetric positive definite, small) by Gaussian elimination with partial pivoting. */
 function solve(a: number[][], b: number[]): number[] {
@@ -141,7 +141,8 @@ function scoresByRepo(cases: DumpCase[], model: Pick<AffinityModel, 'bias' | 'we
 
 /** The objective a threshold and linkage are chosen by: the mean over repositories of (median + mean) / 2 Rand. */
 export function objective(byRepo: Map<string, number[]>): number {
-  const per = [...byRepo.values()].map((xs) => (median(xs) + mean(xs)) / 2);
+  const kind = process.env.AFFINITY_OBJECTIVE ?? 'both';
+  const per = [...byRepo.values()].map((xs) => (kind === 'median' ? median(xs) : kind === 'mean' ? mean(xs) : (median(xs) + mean(xs)) / 2));
   return mean(per);
 }
 
