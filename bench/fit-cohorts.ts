@@ -8,7 +8,7 @@ import { crossValidate, DumpCase, fitModel, mean, median, RepoRow } from './supp
 import { argValue, round } from './support/report';
 
 /** Where the corpus's dumps live: one `<owner>+<name>.jsonl.gz` per repository (bench/eval-cohorts.ts `--dump`). */
-export const DEFAULT_DUMPS = path.join(__dirname, 'data', 'cohort-corpus');
+export const DEFAULT_DUMPS = path.join(__dirname, 'cohort-corpus');
 export const WEIGHTS_FILE = path.join(__dirname, '..', 'src', 'cohorts', 'weights.json');
 
 /**
@@ -31,12 +31,18 @@ export function upgrade(c: DumpCase & { features: string[] }, source: string): D
 /** Every case of the dumps in a folder (`.jsonl` or `.jsonl.gz`), in file-name order. */
 export function loadDumps(dir: string): DumpCase[] {
   const cases: DumpCase[] = [];
+  // A case dumped twice (a second pass with another seed samples some again) counts once.
+  const seen = new Set<string>();
   for (const f of fs.readdirSync(dir).filter((x) => /\.jsonl(\.gz)?$/.test(x)).sort()) {
     const raw = fs.readFileSync(path.join(dir, f));
     const text = f.endsWith('.gz') ? zlib.gunzipSync(raw).toString('utf8') : raw.toString('utf8');
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
-      cases.push(upgrade(JSON.parse(line) as DumpCase & { features: string[] }, f));
+      const c = JSON.parse(line) as DumpCase & { features: string[]; base: string; head: string };
+      const key = `${c.repo}\0${c.base}\0${c.head}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      cases.push(upgrade(c, f));
     }
   }
   return cases;
@@ -81,6 +87,16 @@ export function printCv(rows: RepoRow[], log: (s: string) => void = console.log)
   return agg;
 }
 
+/** The per-repository table as markdown (docs/cohorts.md). */
+export function markdownCv(rows: RepoRow[]): string {
+  const b = (x: number, ok: boolean) => (ok ? x.toFixed(3) : `**${x.toFixed(3)}**`);
+  const lines = ['| repository | cases | fitted (CV) median / mean | rules median / mean | by-file | by-directory | fitted vs dir W/T/L | fitted vs file W/T/L |', '|---|---|---|---|---|---|---|---|'];
+  for (const r of rows) {
+    lines.push(`| ${r.repo.replace('+', '/')} | ${r.cases} | ${b(r.fitted.median, r.fitted.median >= 0.8)} / ${r.fitted.mean.toFixed(3)} | ${b(r.rules.median, r.rules.median >= 0.8)} / ${r.rules.mean.toFixed(3)} | ${r.byFile.median.toFixed(3)} / ${r.byFile.mean.toFixed(3)} | ${r.byDir.median.toFixed(3)} / ${r.byDir.mean.toFixed(3)} | ${r.vsDir.wins}/${r.vsDir.ties}/${r.vsDir.losses} | ${r.vsFile.wins}/${r.vsFile.ties}/${r.vsFile.losses} |`);
+  }
+  return lines.join('\n');
+}
+
 type Summary = { meanOfMedians: number; medianAtLeast080AboveBoth: number };
 function adopts(cv: Record<string, unknown>): boolean {
   const f = cv.fitted as Summary;
@@ -104,6 +120,8 @@ export async function main(args: string[]): Promise<void> {
   if (args.includes('--cv')) {
     const rows = crossValidate(cases, AFFINITY_FEATURES);
     cv = printCv(rows);
+    // --markdown: the same table for docs/cohorts.md.
+    if (args.includes('--markdown')) console.log(markdownCv(rows));
   }
   if (args.includes('--write')) {
     const model = fitModel(cases, AFFINITY_FEATURES);

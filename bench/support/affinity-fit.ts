@@ -28,7 +28,13 @@ export interface DumpCase {
 
 export const L2 = Number(process.env.AFFINITY_L2 ?? 1e-3);
 export const NEWTON_STEPS = 30;
-export const THRESHOLDS = [0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8];
+export const THRESHOLDS = (process.env.AFFINITY_THRESHOLDS ?? '0.3,0.4,0.5,0.6,0.7').split(',').map(Number);
+/**
+ * Added to the `rules` weight after the log-loss fit and chosen with the threshold by the Rand objective: the
+ * log-loss calibrates each pair, while the objective scores whole partitions, where the rules' transitive groups
+ * count more than any one pair's evidence.
+ */
+export const RULES_BOOSTS = (process.env.AFFINITY_BOOSTS ?? '0,2').split(',').map(Number);
 export const LINKAGES: Array<AffinityModel['linkage']> = (process.env.AFFINITY_LINKAGE ?? 'single,average').split(',') as Array<AffinityModel['linkage']>;
 
 /** Solves A x = b (A symmetric positive definite, small) by Gaussian elimination with partial pivoting. */
@@ -148,15 +154,19 @@ export function objective(byRepo: Map<string, number[]>): number {
 
 /** Fits weights, then the threshold and linkage, on the given cases. */
 export function fitModel(cases: DumpCase[], features: readonly string[]): Omit<AffinityModel, 'version'> {
-  const { bias, weights } = fitLogistic(trainingPairs(cases), features.length);
-  let best: { threshold: number; linkage: AffinityModel['linkage']; score: number } | undefined;
-  for (const linkage of LINKAGES) {
-    for (const threshold of THRESHOLDS) {
-      const score = objective(scoresByRepo(cases, { bias, weights, threshold, linkage }));
-      if (!best || score > best.score + 1e-12) best = { threshold, linkage, score };
+  const fitted = fitLogistic(trainingPairs(cases), features.length);
+  const rules = features.indexOf('rules');
+  let best: { threshold: number; linkage: AffinityModel['linkage']; weights: number[]; score: number } | undefined;
+  for (const boost of rules < 0 ? [0] : RULES_BOOSTS) {
+    const weights = fitted.weights.map((w, f) => (f === rules ? w + boost : w));
+    for (const linkage of LINKAGES) {
+      for (const threshold of THRESHOLDS) {
+        const score = objective(scoresByRepo(cases, { bias: fitted.bias, weights, threshold, linkage }));
+        if (!best || score > best.score + 1e-12) best = { threshold, linkage, weights, score };
+      }
     }
   }
-  return { features, bias, weights, threshold: best!.threshold, linkage: best!.linkage };
+  return { features, bias: fitted.bias, weights: best!.weights, threshold: best!.threshold, linkage: best!.linkage };
 }
 
 export interface RepoRow {
