@@ -15,7 +15,9 @@ export const MAX_COHORT_FILES = 12;
 /**
  * Forms cohorts, keys them, measures blast radius and ranks them riskiest first. The signals act in the registry's
  * stages: the reference walk with its `edge` rules and `link` passes; the `pre-join` signals; the source↔source links,
- * bounded; each test joining the cohort it references most; then the `join` signals in registry order.
+ * bounded; each test joining the cohort it references most; then the `join` signals in registry order. With an
+ * `affinityModel` (weights.json when adopted; affinity.ts) the semantic cohorts are the model's partition of the pair
+ * evidence instead, the rules' partition being one of its features; `onEvidence` is given that evidence (the dump).
  */
 export function formCohorts(input: FormationInput): CohortData[] {
   const active: ReadonlySet<FormationSignal> = new Set(input.signals ?? DEFAULT_SIGNALS);
