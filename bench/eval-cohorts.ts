@@ -6,6 +6,10 @@ import { classifyRole } from '../src/codegraph/file-roles';
 import { languageOf } from '../src/codegraph/languages/languages';
 import { computeReview } from '../src/compute/review';
 import { ALL_SIGNALS, DEFAULT_SIGNALS, FormationSignal } from '../src/cohorts';
+import { AFFINITY_FEATURES } from '../src/cohorts/affinity';
+import { checkModel, WEIGHTS } from '../src/cohorts/fitted-model';
+import { main as fitCohorts } from './fit-cohorts';
+import type { PairEvidence } from '../src/cohorts/types';
 import { GitRepo } from '../src/git/repo';
 import { engineGroups, randIndex } from './support/cohort-score';
 import { argValue, median, round } from './support/report';
@@ -109,9 +113,36 @@ function pairErrors(truth: Map<string, number>, groups: Map<string, string>): { 
   return r;
 }
 
+/** One case of a dump: the truth files, the formation node each maps to (-1: none) and the evidence of the pairs between those nodes. */
+export interface DumpCase {
+  repo: string;
+  base: string;
+  head: string;
+  features: readonly string[];
+  files: string[];
+  /** Index of the commit each file came from. */
+  truth: number[];
+  /** Formation node of each file (a rename's old path maps to its new path's node); -1 when formation had none. */
+  node: number[];
+  /** Pairs of nodes [a, b, x] (a < b), the nodes some file maps to. */
+  pairs: Array<[number, number, number[]]>;
+}
+
+export function dumpCase(repo: string, base: string, head: string, truth: Map<string, number>, evidence: PairEvidence | undefined, changedFiles: ReadonlyArray<{ path: string; oldPath?: string }>): DumpCase {
+  const files = [...truth.keys()];
+  const at = new Map((evidence?.files ?? []).map((p, i) => [p, i]));
+  const renamedTo = new Map(changedFiles.filter((f) => f.oldPath && f.oldPath !== f.path).map((f) => [f.oldPath!, f.path]));
+  const node = files.map((f) => at.get(f) ?? (renamedTo.has(f) ? at.get(renamedTo.get(f)!) : undefined) ?? -1);
+  const used = new Set(node.filter((n) => n >= 0));
+  const pairs = (evidence?.pairs ?? []).filter((q) => used.has(q.a) && used.has(q.b)).map((q): [number, number, number[]] => [q.a, q.b, q.x.map((v) => Math.round(v * 1e4) / 1e4)]);
+  return { repo, base, head, features: AFFINITY_FEATURES, files, truth: files.map((f) => truth.get(f)!), node, pairs };
+}
+
 export async function main(args: string[]): Promise<void> {
+  // --cv: the leave-repository-out table from the corpus's dumps (bench/fit-cohorts.ts), no computation.
+  if (args.includes('--cv')) return fitCohorts(args);
   const repoDir = argValue(args, '--repo');
-  if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S] [--signals a,b | --without a] [--syntax-only] [--verbose] [--all-cases]');
+  if (!repoDir) throw new Error('usage: npm run eval:cohorts -- --repo <git dir> [--n N] [--seed S] [--signals a,b | --without a] [--syntax-only] [--verbose] [--all-cases] [--formation rules|fitted] [--dump file.jsonl] [--budget-s S] | --cv [--dumps dir]');
   const n = Number(argValue(args, '--n') ?? 150);
   const seed = Number(argValue(args, '--seed') ?? 1);
   const verbose = args.includes('--verbose');
@@ -119,6 +150,14 @@ export async function main(args: string[]): Promise<void> {
   const allCases = args.includes('--all-cases');
   // --syntax-only: no TypeScript checker (the compute default runs it for TS/JS under a project root).
   const syntaxOnly = args.includes('--syntax-only');
+  // --dump <file.jsonl>: appends each case's truth and pair evidence (bench/fit-cohorts.ts reads it).
+  const dump = argValue(args, '--dump');
+  // --budget-s S: take no new case after S seconds (the dump of a large corpus; which cases then depends on the machine).
+  const budgetMs = Number(argValue(args, '--budget-s') ?? Infinity) * 1000;
+  const started = performance.now();
+  // --formation rules|fitted|default: the rule engine, the fitted model (weights.json, adopted or not), or the engine's default.
+  const formation = argValue(args, '--formation') ?? 'default';
+  const affinityModel = formation === 'rules' ? null : formation === 'fitted' ? checkModel(WEIGHTS) : undefined;
   
   // --signals a,b (or none) sets them; --without a,b removes from the default.
   const listArg = (name: string) => (argValue(args, name) ?? '').split(',').filter(Boolean);
@@ -145,13 +184,16 @@ export async function main(args: string[]): Promise<void> {
     let failures = 0;
     const ms: number[] = [];
     for (const c of cases) {
+      if (performance.now() - started > budgetMs) break;
       const base = c.commits[0].parent;
       const head = c.commits[c.commits.length - 1].sha;
       const t0 = performance.now();
       let groups: Map<string, string>;
       try {
-        const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals, typeEdges: !syntaxOnly });
+        let evidence: PairEvidence | undefined;
+        const { data } = await computeReview({ repo, baseSha: base, headSha: head, workspaceDir, signals, typeEdges: !syntaxOnly, affinityModel, ...(dump ? { onFormationEvidence: (e: PairEvidence) => (evidence = e) } : {}) });
         groups = engineGroups(data.cohorts, data.changedFiles, c.truth.keys());
+        if (dump) fs.appendFileSync(dump, JSON.stringify(dumpCase(name, base, head, c.truth, evidence, data.changedFiles)) + '\n');
       } catch (e) {
         failures++;
         console.error(`  compute failed for ${base.slice(0, 8)}..${head.slice(0, 8)}: ${(e as Error).message.slice(0, 300)}`);
@@ -180,7 +222,7 @@ export async function main(args: string[]): Promise<void> {
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
     const row = (label: string, xs: number[]) => `${label.padEnd(20)} median ${median(xs).toFixed(3)}  mean ${mean(xs).toFixed(3)}`;
     const scored = scores.engine.length;
-    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], ${syntaxOnly ? 'syntactic edges only' : `type-resolved + syntactic edges (checker edges join: ${signals.includes('type-edges') ? 'all' : signals.includes('type-bindings') ? 'bindings and namespace members' : 'none'})`}, k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
+    console.log(`eval:cohorts — ${name}: ${scored} composite cases (of ${all.length} candidates, seed ${seed}), signals [${signals.join(', ') || 'none'}], formation ${formation}${affinityModel !== undefined ? '' : ` (${WEIGHTS.adopted ? WEIGHTS.version : 'rules'})`}, ${syntaxOnly ? 'syntactic edges only' : `type-resolved + syntactic edges (checker edges join: ${signals.includes('type-edges') ? 'all' : signals.includes('type-bindings') ? 'bindings and namespace members' : 'none'})`}, k = 2..4 consecutive small commits by one author with disjoint files; Rand index over code-file pairs`);
     console.log(row('engine', scores.engine));
     console.log(row('group-by-file', scores.byFile));
     console.log(row('group-by-directory', scores.byDirectory));

@@ -83,6 +83,10 @@ export interface FormationInput {
   dependencyDiffs: DependencyDiffData[];
   /** Bound on the transitive dependents walk. */
   blastDepth?: number;
+  /** A fitted combination of the pair evidence (affinity.ts) that forms the semantic cohorts instead of the rules' union. */
+  affinityModel?: AffinityModel;
+  /** Given each pair's evidence (the evaluation's dump). */
+  onEvidence?: (evidence: PairEvidence) => void;
 }
 
 /** A resolved reference between changed definitions of two changed files (or an import line standing for one). */
@@ -197,4 +201,23 @@ interface JoinStep {
   /** The cohort reason's label before this signal's details. */
   label: string;
   apply(ctx: JoinContext): void;
+}
+
+/** A change's pair evidence (affinity.ts `pairEvidence`). */
+export interface PairEvidence {
+  /** The semantic files of the change, in formation order. */
+  files: string[];
+  /** Every pair i < j of files with its feature vector (AFFINITY_FEATURES order). */
+  pairs: Array<{ a: number; b: number; x: number[] }>;
+}
+
+/** A fitted combination: p(pair together) = σ(bias + Σ weights·x); pairs at or above `threshold` join, most probable first. */
+export interface AffinityModel {
+  version: string;
+  features: readonly string[];
+  bias: number;
+  weights: readonly number[];
+  threshold: number;
+  /** `single`: each pair above the threshold joins its two cohorts; `average`: two cohorts join when their pairs' mean probability is. */
+  linkage: 'single' | 'average';
 }

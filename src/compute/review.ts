@@ -6,7 +6,8 @@ import { parseHunks } from '../codegraph/diff-hunks';
 import { FactsCache } from '../codegraph/facts-cache';
 import { docLinesOf } from '../codegraph/doc-lines';
 import { fragmentsOf } from '../codegraph/fragments';
-import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationSignal } from '../cohorts';
+import { DEFAULT_AFFINITY_MODEL } from '../cohorts/fitted-model';
+import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationInput, FormationSignal } from '../cohorts';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../cohorts/evidence/mirrors';
 import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../cohorts/evidence/similar-edits';
 import { changedMembersOf, declaredMemberPairs } from '../cohorts/evidence/declared-members';
@@ -32,7 +33,7 @@ export type ReviewComputedData = EventData<typeof ReviewComputed>;
  * Bump whenever formation, keys, ranking or dependency diffs change what a computation records (review-13: `test-names`; review-14: `test-hub`; review-15: `edit-idiom`; review-16: `type-test`; review-17: `new-identifier`; review-18: `test-titles`; review-19: `test-affinity`, `same-substitution`, `test-subject` by name parts; review-20: `fixture-name`, a changed test naming a changed fixture in a string literal, `declared-member`, `member-use`, whole-module imports in `new-symbol-import`, carried literals in `same-substitution` keys; review-21: a dependency change is a clue of the cohorts importing it, or of the riskiest one, not of every cohort of its component). The
  * checker's part (its caps and what it says of them: type-edges.ts) is versioned by TYPE_EDGES_VERSION.
  */
-export const REVIEW_ENGINE_VERSION = `review-21+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
+export const REVIEW_ENGINE_VERSION = `review-21${DEFAULT_AFFINITY_MODEL ? `+${DEFAULT_AFFINITY_MODEL.version}` : ''}+${CODEGRAPH_ENGINE_VERSION}+${TYPE_EDGES_VERSION}`;
 
 export interface ComputeReviewInput {
   repo: GitRepo;
@@ -48,6 +49,13 @@ export interface ComputeReviewInput {
   blastDepth?: number;
   /** Formation signals (default DEFAULT_SIGNALS); the evaluation measures each with and without. */
   signals?: readonly FormationSignal[];
+  /**
+   * The fitted model of the pair evidence that forms semantic cohorts (default DEFAULT_AFFINITY_MODEL: weights.json when
+   * adopted); `null`: the rule engine (the evaluation's comparison).
+   */
+  affinityModel?: FormationInput['affinityModel'] | null;
+  /** Given each pair of semantic files' evidence (`npm run eval:cohorts -- --dump`). */
+  onFormationEvidence?: FormationInput['onEvidence'];
   /**
    * TypeScript's checker resolves the changed TS/JS files' references (type-edges.ts) on top of the
    * syntactic edges, for the files under a project root (a tsconfig.json, jsconfig.json or package.json
@@ -295,7 +303,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
   }
   const declaredMembers = signals.includes('declared-member') ? declaredMemberPairs(patch, editSides) : undefined;
   const changedMembers = signals.includes('member-use') && shared ? changedMembersOf(patch, editSides, new Set(codeFiles)) : undefined;
-  const cohorts = formCohorts({ nameLiterals, declaredMembers, changedMembers, files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors });
+  const cohorts = formCohorts({ nameLiterals, declaredMembers, changedMembers, files, head, base, noIndexReason, dependencyDiffs, blastDepth: input.blastDepth, changedLines, signals, coChange, editLines, editSubstitutions, changedIdentifiers, changedLiterals, changedTitleWords, affinityWords, affinityFrequency, identifierFrequency: frequency, baseIdentifierFrequency: baseFrequency, changedKeys, mirrors, affinityModel: input.affinityModel === null ? undefined : (input.affinityModel ?? DEFAULT_AFFINITY_MODEL), onEvidence: input.onFormationEvidence });
   const formedAt = performance.now();
 
   const changedForAxes: ChangedFile[] = changed;
