@@ -52,7 +52,9 @@ interface CaseLine {
 
 function summarize(file: string): void {
   const lines = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as CaseLine);
-  const variants = Object.keys(lines.find((l) => l.affected)?.variants ?? {});
+  // The variants every recomputed case has (a resumed run may have measured fewer).
+  const recomputed = lines.filter((l) => l.affected);
+  const variants = Object.keys(recomputed[0]?.variants ?? {}).filter((v) => recomputed.every((l) => v in l.variants));
   const byRepo = new Map<string, CaseLine[]>();
   for (const l of lines) byRepo.set(l.repo, [...(byRepo.get(l.repo) ?? []), l]);
   const score = (l: CaseLine, v: string) => (l.affected ? l.variants[v] : l.dumpRules);

@@ -104,29 +104,30 @@ describe('boilerplate-lines: lines learned across repositories join nothing', ()
     expect(groups(await compute(f, base, head, [...SIGNALS, 'boilerplate-lines'], repos + 1))).toEqual(['lib/writers/beta.js,src/readers/alpha.js']);
   });
 
-  it('edit-rare-id: the same edit joins two files that also name a common rare identifier, not two whose shared names are common in the commit', async () => {
-    const driver = (name: string, extra: string) => `export function ${name}Driver(opts) {\n  const url = opts.base\n${extra}  return { url }\n}\n`;
+  it('edit-rare-id: the same substitution joins two files that also name a common rare identifier, not two whose changed names are common in the commit', async () => {
+    const SUB: FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'same-substitution'];
+    const reader = (name: string, prop: string) => `export function ${name}Read(url) {\n  const value = url.${prop}.get('${name}')\n  return value\n}\n`;
     const f = fixture();
-    f.write('src/drivers/redis.js', driver('redis', ''));
-    f.write('src/drivers/http.js', driver('http', ''));
+    f.write('src/readers/alpha.js', reader('alpha', 'searchParameters'));
+    f.write('lib/writers/beta.js', reader('beta', 'searchParameters'));
     const base = f.commit('base');
-    f.write('src/drivers/redis.js', driver('redis', '  const retryLimit = opts.retryLimit ?? 3000\n'));
-    f.write('src/drivers/http.js', driver('http', '  const retryLimit = opts.retryLimit ?? 3000\n'));
-    const head = f.commit('one option in every driver');
-    const rare = await compute(f, base, head, [...SIGNALS, 'edit-rare-id']);
-    expect(groups(rare)).toEqual(['src/drivers/http.js,src/drivers/redis.js']);
-    expect(cohortOf(rare, 'src/drivers/http.js').groupingReason).toBe('the same edit: http.js and redis.js both add `const retryLimit = opts.retryLimit ?? 3000`');
+    f.write('src/readers/alpha.js', reader('alpha', 'searchParams'));
+    f.write('lib/writers/beta.js', reader('beta', 'searchParams'));
+    const head = f.commit('one rename at each call');
+    const rare = await compute(f, base, head, [...SUB, 'edit-rare-id']);
+    expect(groups(rare)).toEqual(['lib/writers/beta.js,src/readers/alpha.js']);
+    expect(cohortOf(rare, 'src/readers/alpha.js').groupingReason).toBe('the same substitution: beta.js and alpha.js both change `searchParameters` to `searchParams`');
 
-    // `retryLimit` and `opts` are named by three more unchanged files: no rare name in common, no join.
+    // Every name of the changed lines is in three more unchanged files: no rare name in common, no join.
     const g = fixture();
-    g.write('src/drivers/redis.js', driver('redis', ''));
-    g.write('src/drivers/http.js', driver('http', ''));
-    for (const n of ['one', 'two', 'three']) g.write(`src/config/${n}.js`, `export const ${n} = (opts) => opts.retryLimit\n`);
+    g.write('src/readers/alpha.js', reader('alpha', 'searchParameters'));
+    g.write('lib/writers/beta.js', reader('beta', 'searchParameters'));
+    for (const n of ['one', 'two', 'three']) g.write(`src/config/${n}.js`, `export const ${n} = (url) => {\n  const value = [url.searchParams.get('alpha'), url.searchParameters.get('beta')]\n  return value\n}\n`);
     const base2 = g.commit('base');
-    g.write('src/drivers/redis.js', driver('redis', '  const retryLimit = opts.retryLimit ?? 3000\n'));
-    g.write('src/drivers/http.js', driver('http', '  const retryLimit = opts.retryLimit ?? 3000\n'));
-    const head2 = g.commit('one option in every driver');
-    expect(groups(await compute(g, base2, head2, [...SIGNALS, 'edit-rare-id']))).toEqual(['src/drivers/http.js', 'src/drivers/redis.js']);
-    expect(groups(await compute(g, base2, head2, SIGNALS))).toEqual(['src/drivers/http.js,src/drivers/redis.js']);
+    g.write('src/readers/alpha.js', reader('alpha', 'searchParams'));
+    g.write('lib/writers/beta.js', reader('beta', 'searchParams'));
+    const head2 = g.commit('one rename at each call');
+    expect(groups(await compute(g, base2, head2, [...SUB, 'edit-rare-id']))).toEqual(['lib/writers/beta.js', 'src/readers/alpha.js']);
+    expect(groups(await compute(g, base2, head2, SUB))).toEqual(['lib/writers/beta.js,src/readers/alpha.js']);
   });
 });

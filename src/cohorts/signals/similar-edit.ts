@@ -1,6 +1,5 @@
 import { clipText } from '../../events/catalogue/bounds';
 import { baseName } from '../cite';
-import { sharesRareIdentifier } from '../evidence/shared-identifiers';
 import type { SignalDef } from '../types';
 
 /** The same changed line in two files (modified or renamed ones): one edit applied in several places (evidence/similar-edits.ts). Measured: earned its place on eight repositories. */
@@ -13,7 +12,7 @@ export const similarEdit: SignalDef = {
   evidence: 'the same edit: a.ts and b.ts both add `line`',
   label: 'the same edit',
   test: 'test/compute/formation-signals.test.ts',
-  apply: ({ input, active, semantic, join }) => {
+  apply: ({ input, semantic, join }) => {
     if (!input.editLines) return;
     const filesOf = new Map<string, string[]>();
     for (const f of semantic) {
@@ -22,11 +21,7 @@ export const similarEdit: SignalDef = {
     }
     // Linear in the keys: each shared line chains its files (a pair list would be quadratic on a wide edit).
     for (const [k, ps] of [...filesOf.entries()].filter(([, ps]) => ps.length > 1).sort((a, b) => a[0].localeCompare(b[0]))) {
-      for (const [i, p] of ps.entries()) {
-        if (!i) continue;
-        const to = active.has('edit-rare-id') ? ps.slice(0, Math.min(i, 16)).find((q) => sharesRareIdentifier(q, p, input.changedIdentifiers, input.identifierFrequency)) : ps[0];
-        if (to) join(to, p, 'similar-edit', `${baseName(to)} and ${baseName(p)} both ${k[0] === '+' ? 'add' : 'remove'} \`${clipText(k.slice(1), 60)}\``);
-      }
+      for (const p of ps.slice(1)) join(ps[0], p, 'similar-edit', `${baseName(ps[0])} and ${baseName(p)} both ${k[0] === '+' ? 'add' : 'remove'} \`${clipText(k.slice(1), 60)}\``);
     }
   },
 };
