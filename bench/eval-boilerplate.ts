@@ -101,7 +101,10 @@ export async function main(args: string[]): Promise<void> {
   const affectedBy = (argValue(args, '--affected') ?? 'similar-edit').split(',').map((x) => `signal:${x}`);
   const only = (argValue(args, '--repos') ?? '').split(',').filter(Boolean);
   const done = new Set(fs.existsSync(out) ? fs.readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => { const c = JSON.parse(l) as CaseLine; return `${c.repo}\0${c.base}\0${c.head}`; }) : []);
-  const isAffected = (c: Raw) => affectedBy.some((f) => c.features.includes(f) && c.pairs.some(([, , x]) => x[c.features.indexOf(f)] > 0));
+  // --min-cohort N: only cases whose dumped rules partition has a cohort of N or more files (join-attach: 4).
+  const minCohort = Number(argValue(args, '--min-cohort') ?? 0);
+  const largest = (c: Raw) => Math.max(0, ...[...rulesGroups(c, c.features.indexOf('rules')).values()].reduce((m, g) => m.set(g, (m.get(g) ?? 0) + 1), new Map<string, number>()).values());
+  const isAffected = (c: Raw) => (!minCohort || largest(c) >= minCohort) && affectedBy.some((f) => c.features.includes(f) && c.pairs.some(([, , x]) => x[c.features.indexOf(f)] > 0));
   const signals: FormationSignal[] = [...new Set<FormationSignal>([...DEFAULT_SIGNALS, 'boilerplate-lines'])];
   const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-eval-boilerplate-'));
   try {

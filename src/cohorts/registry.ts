@@ -17,6 +17,7 @@ import { similarEdit } from './signals/similar-edit';
 import { editIdiom } from './signals/edit-idiom';
 import { boilerplateLinesSignal } from './signals/boilerplate-lines';
 import { editRareId } from './signals/edit-rare-id';
+import { joinAttach } from './signals/join-attach';
 import { sharedIdentifiers } from './signals/shared-identifiers';
 import { newIdentifier } from './signals/new-identifier';
 import { toolingConfig } from './signals/tooling-config';
@@ -52,6 +53,7 @@ export const SIGNALS: readonly SignalDef[] = [
   editIdiom,
   boilerplateLinesSignal,
   editRareId,
+  joinAttach,
   sharedIdentifiers,
   newIdentifier,
   toolingConfig,

@@ -130,4 +130,28 @@ describe('boilerplate-lines: lines learned across repositories join nothing', ()
     expect(groups(await compute(g, base2, head2, [...SUB, 'edit-rare-id']))).toEqual(['lib/writers/beta.js', 'src/readers/alpha.js']);
     expect(groups(await compute(g, base2, head2, SUB))).toEqual(['lib/writers/beta.js,src/readers/alpha.js']);
   });
+
+  it('join-attach: a join-stage signal attaches a file to a cohort but does not merge two cohorts of two files each', async () => {
+    const SIG: FormationSignal[] = ['changed-reference', 'new-symbol-import', 'changed-import', 'code-change', 'test-subject', 'similar-edit'];
+    const callee = (name: string, v: number) => `export function ${name}(x: number): number {\n  return x + ${v};\n}\n`;
+    const caller = (name: string, callee_: string, arg: string, extra: string) => `import { ${callee_} } from './${callee_}';\n\nexport function ${name}(x: number): number {\n  const y = x * 2;\n${extra}  return ${callee_}(${arg});\n}\n`;
+    const shared = '  const limit = readLimitFromEnvironment();\n';
+    const f = fixture();
+    f.write('src/one/g.ts', callee('g', 1));
+    f.write('src/one/f.ts', caller('f', 'g', 'y', ''));
+    f.write('src/two/h.ts', callee('h', 1));
+    f.write('src/two/k.ts', caller('k', 'h', 'y', ''));
+    f.write('src/three/e.ts', 'export function e(x: number): number {\n  return x;\n}\n');
+    const base = f.commit('base');
+    f.write('src/one/g.ts', callee('g', 2));
+    f.write('src/one/f.ts', caller('f', 'g', 'y + 1', shared));
+    f.write('src/two/h.ts', callee('h', 2));
+    f.write('src/two/k.ts', caller('k', 'h', 'y + 1', shared));
+    f.write('src/three/e.ts', `export function e(x: number): number {\n${shared}  return x;\n}\n`);
+    const head = f.commit('two changed calls and one shared line');
+    expect(groups(await compute(f, base, head, SIG))).toEqual(['src/one/f.ts,src/one/g.ts,src/three/e.ts,src/two/h.ts,src/two/k.ts']);
+    const attached = await compute(f, base, head, [...SIG, 'join-attach']);
+    expect(groups(attached)).toEqual(['src/one/f.ts,src/one/g.ts,src/three/e.ts', 'src/two/h.ts,src/two/k.ts']);
+    expect(cohortOf(attached, 'src/three/e.ts').groupingReason).toBe('changed references: f → g · the same edit: f.ts and e.ts both add `const limit = readLimitFromEnvironment()`');
+  });
 });
