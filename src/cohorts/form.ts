@@ -102,6 +102,9 @@ export function ruleFormation(input: FormationInput, semantic: FormationFile[], 
   const joins: Join[] = [];
   const votes: Array<{ test: string; file: string }> = [];
   const observe = mode === 'observe';
+  // `join-attach`: in the `join` stage a signal attaches a file (or a file's cohort) to a cohort, never merges two
+  // cohorts of several files each.
+  let attachOnly = false;
   const ctx: JoinContext = {
     input,
     active,
@@ -117,6 +120,7 @@ export function ruleFormation(input: FormationInput, semantic: FormationFile[], 
         return true;
       }
       if (uf.find(a) === uf.find(b) || uf.sizeOf(a) + uf.sizeOf(b) > MAX_COHORT_FILES) return false;
+      if (attachOnly && uf.sizeOf(a) > 1 && uf.sizeOf(b) > 1) return false;
       uf.union(a, b);
       joins.push({ a, b, signal, detail });
       return true;
@@ -150,6 +154,7 @@ export function ruleFormation(input: FormationInput, semantic: FormationFile[], 
       ctx.joinedTests.add(t.path);
     }
   }
+  attachOnly = active.has('join-attach');
   for (const s of signalsOf('join')) if (active.has(s.id)) s.apply(ctx);
   return { uf, joins, votes };
 }

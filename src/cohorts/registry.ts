@@ -15,6 +15,9 @@ import { declaredMember } from './signals/declared-member';
 import { memberUse } from './signals/member-use';
 import { similarEdit } from './signals/similar-edit';
 import { editIdiom } from './signals/edit-idiom';
+import { boilerplateLinesSignal } from './signals/boilerplate-lines';
+import { editRareId } from './signals/edit-rare-id';
+import { joinAttach } from './signals/join-attach';
 import { sharedIdentifiers } from './signals/shared-identifiers';
 import { newIdentifier } from './signals/new-identifier';
 import { toolingConfig } from './signals/tooling-config';
@@ -48,6 +51,9 @@ export const SIGNALS: readonly SignalDef[] = [
   memberUse,
   similarEdit,
   editIdiom,
+  boilerplateLinesSignal,
+  editRareId,
+  joinAttach,
   sharedIdentifiers,
   newIdentifier,
   toolingConfig,

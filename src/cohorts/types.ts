@@ -28,7 +28,7 @@ export interface FormationFile {
  * signal is one entry of the registry (registry.ts) and one file of signals/; the table in docs/cohorts.md is
  * rendered from the registry. Each is measured with and without on `npm run eval:cohorts` (docs/cohorts.md).
  */
-export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'fixture-name' | 'declared-member' | 'member-use' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
+export type FormationSignal = 'changed-reference' | 'test-hub' | 'new-symbol-import' | 'changed-import' | 'code-change' | 'wrapper' | 'test-subject' | 'type-test' | 'fixture-name' | 'declared-member' | 'member-use' | 'similar-edit' | 'same-substitution' | 'edit-idiom' | 'boilerplate-lines' | 'edit-rare-id' | 'join-attach' | 'shared-identifiers' | 'test-names' | 'test-titles' | 'test-affinity' | 'new-identifier' | 'tooling-config' | 'mirror' | 'co-change' | 'directory' | 'type-edges' | 'type-bindings';
 
 /** Files of the change that earlier commits changed together (from `git log` before the base). */
 export interface CoChangePair {

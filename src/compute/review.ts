@@ -9,6 +9,7 @@ import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_AFFINITY_MODEL } from '../cohorts/fitted-model';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationInput, FormationSignal } from '../cohorts';
 import { detectMirrors, mirrorCandidates, MirrorPair } from '../cohorts/evidence/mirrors';
+import { boilerplateSet } from '../cohorts/boilerplate';
 import { EditSides, editKeysOf, idiomEditKeys, substitutionKeysOf } from '../cohorts/evidence/similar-edits';
 import { changedMembersOf, declaredMemberPairs } from '../cohorts/evidence/declared-members';
 import { changedIdentifiersOf, changedKeysOf, changedLiteralsOf, collectFromChangedLines, identifierFrequency } from '../cohorts/evidence/shared-identifiers';
@@ -56,6 +57,8 @@ export interface ComputeReviewInput {
   affinityModel?: FormationInput['affinityModel'] | null;
   /** Given each pair of semantic files' evidence (`npm run eval:cohorts -- --dump`). */
   onFormationEvidence?: FormationInput['onEvidence'];
+  /** `boilerplate-lines`: the repositories a learned line must be found in (default: boilerplate-lines.json's threshold; the evaluation's variants). */
+  boilerplateThreshold?: number;
   /**
    * TypeScript's checker resolves the changed TS/JS files' references (type-edges.ts) on top of the
    * syntactic edges, for the files under a project root (a tsconfig.json, jsconfig.json or package.json
@@ -240,6 +243,14 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const idioms = await idiomEditKeys(keysByPath, changedPaths, (p) => headIndex!.files.has(p), (patterns) => grepFixed(repo, headSha, patterns), textOf);
     if (idioms.size) for (const [p, keys] of keysByPath) for (const k of idioms) if (keys.delete(k) && !keys.size) keysByPath.delete(p);
   };
+  // `boilerplate-lines`: a line learned as boilerplate across repositories joins nothing (boilerplate.ts).
+  if (editLines && signals.includes('boilerplate-lines')) {
+    const boiler = boilerplateSet(input.boilerplateThreshold);
+    for (const [p, keys] of editLines) {
+      for (const k of [...keys]) if (boiler.has(k.slice(1))) keys.delete(k);
+      if (!keys.size) editLines.delete(p);
+    }
+  }
   if (editLines) await dropIdioms(editLines);
   // `same-substitution`: the same part of a line changed the same way in several files; the same `edit-idiom` rule
   // drops a substitution whose new text (or removed text, for a pure removal) the unchanged code already holds.
@@ -268,7 +279,7 @@ export async function computeReview(input: ComputeReviewInput): Promise<Computed
     const goneCandidates = mirrorCandidates(gone.map((f) => f.path));
     if (goneCandidates.length) mirrors.push(...(await detectMirrors(goneCandidates, defsOf(baseIndex), read(baseSha))));
   }
-  const shared = (signals.includes('shared-identifiers') || signals.includes('member-use') || signals.includes('test-names') || signals.includes('test-titles') || signals.includes('new-identifier') || signals.includes('test-affinity')) && headIndex && !noIndexReason;
+  const shared = (signals.includes('shared-identifiers') || signals.includes('member-use') || signals.includes('test-names') || signals.includes('test-titles') || signals.includes('new-identifier') || signals.includes('test-affinity') || signals.includes('edit-rare-id')) && headIndex && !noIndexReason;
   const changedIdentifiers = shared ? changedIdentifiersOf(patch, new Set(codeFiles)) : undefined;
   const changedLiterals = shared && signals.includes('test-names') ? changedLiteralsOf(patch, new Set(codeFiles)) : undefined;
   const changedTitleWords = shared && signals.includes('test-titles') ? changedTitleWordsOf(patch, new Set(codeFiles)) : undefined;

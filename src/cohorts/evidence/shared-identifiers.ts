@@ -260,3 +260,17 @@ export function newIdentifierGroups(ids: ReadonlyMap<string, ReadonlySet<string>
   }
   return [...filesOf.entries()].filter(([, ps]) => ps.length >= 2).map(([name, files]) => ({ name, files })).sort((a, b) => a.name.localeCompare(b.name));
 }
+
+/**
+ * `edit-rare-id`: whether two files' changed lines name a common rare identifier (at least three characters, in at
+ * most MAX_FILE_SHARE of the commit's indexed files, or in two). Without identifiers or frequencies: true (no say).
+ */
+export function sharesRareIdentifier(a: string, b: string, ids: Map<string, Set<string>> | undefined, frequency: IdentifierFrequency | undefined): boolean {
+  if (!ids || !frequency) return true;
+  const x = ids.get(a);
+  const y = ids.get(b);
+  if (!x || !y) return false;
+  const [small, large] = x.size <= y.size ? [x, y] : [y, x];
+  for (const name of small) if (large.has(name) && name.length >= 3 && (frequency.counts.get(name) ?? 0) <= Math.max(2, MAX_FILE_SHARE * frequency.files)) return true;
+  return false;
+}

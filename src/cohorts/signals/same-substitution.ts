@@ -1,5 +1,6 @@
 import { clipText } from '../../events/catalogue/bounds';
 import { baseName } from '../cite';
+import { sharesRareIdentifier } from '../evidence/shared-identifiers';
 import type { SignalDef } from '../types';
 
 /**
@@ -16,14 +17,18 @@ export const sameSubstitution: SignalDef = {
   evidence: 'the same substitution: a.ts and b.ts both change `x` to `y`',
   label: 'the same substitution',
   test: 'test/compute/formation-signals.test.ts',
-  apply: ({ input, semantic, join }) => {
+  apply: ({ input, active, semantic, join }) => {
     if (!input.editSubstitutions) return;
     const filesOf = new Map<string, string[]>();
     for (const f of semantic) for (const k of input.editSubstitutions.get(f.path) ?? []) filesOf.set(k, [...(filesOf.get(k) ?? []), f.path]);
     for (const [k, ps] of [...filesOf.entries()].filter(([, ps]) => ps.length > 1).sort((a, b) => a[0].localeCompare(b[0]))) {
       const [from, to] = k.slice(1).split('→');
       const what = from && to ? `change \`${clipText(from, 40)}\` to \`${clipText(to, 40)}\`` : from ? `remove \`${clipText(from, 60)}\`` : `insert \`${clipText(to, 60)}\``;
-      for (const p of ps.slice(1)) join(ps[0], p, 'same-substitution', `${baseName(ps[0])} and ${baseName(p)} both ${what}`);
+      for (const [i, p] of ps.entries()) {
+        if (!i) continue;
+        const to = active.has('edit-rare-id') ? ps.slice(0, Math.min(i, 16)).find((q) => sharesRareIdentifier(q, p, input.changedIdentifiers, input.identifierFrequency)) : ps[0];
+        if (to) join(to, p, 'same-substitution', `${baseName(to)} and ${baseName(p)} both ${what}`);
+      }
     }
   },
 };
