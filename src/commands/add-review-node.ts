@@ -75,7 +75,11 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
   stream: reviewStreamOf,
   fold: prFold,
   async prepare(cmd, env) {
-    const state = await loadPrState(env.workspace, reviewStreamOf(cmd));
+    // A decision's load (no read when this process has seen every append, e.g. PostgreSQL's freshness):
+    // decide() refuses a node whose fingerprint was computed at a head the round has left (stale_head),
+    // and decide's own load is checked by the append's expected revision. A state missing another
+    // server's unannounced requestReview is the same race as one that lands just after a read here.
+    const state = await loadPrState(env.workspace, reviewStreamOf(cmd), { forDecision: true });
     const round = currentRound(state);
     const head = round?.headSha ?? null;
     const anchor = cmd.node.anchor;
