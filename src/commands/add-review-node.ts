@@ -74,11 +74,14 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
   access: { minRole: 'member' },
   stream: reviewStreamOf,
   fold: prFold,
+  // Its prepare reads the PR state and this process's code graph only: after a conflict it prepares
+  // again for the round that won (a round another server started is filed on, not refused).
+  prepareAgainOnConflict: true,
   async prepare(cmd, env) {
     // A decision's load (no read when this process has seen every append, e.g. PostgreSQL's freshness):
-    // decide() refuses a node whose fingerprint was computed at a head the round has left (stale_head),
-    // and decide's own load is checked by the append's expected revision. A state missing another
-    // server's unannounced requestReview is the same race as one that lands just after a read here.
+    // decide's state is the same one, checked by the append's expected revision; a refused append
+    // prepares again on the state that won (prepareAgainOnConflict), and decide refuses a fingerprint
+    // computed at a head the round has left (stale_head).
     const state = await loadPrState(env.workspace, reviewStreamOf(cmd), { forDecision: true });
     const round = currentRound(state);
     const head = round?.headSha ?? null;
