@@ -74,8 +74,15 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
   access: { minRole: 'member' },
   stream: reviewStreamOf,
   fold: prFold,
+  // Its prepare reads the PR state and this process's code graph only: after a conflict it prepares
+  // again for the round that won (a round another server started is filed on, not refused).
+  prepareAgainOnConflict: true,
   async prepare(cmd, env) {
-    const state = await loadPrState(env.workspace, reviewStreamOf(cmd));
+    // A decision's load (no read when this process has seen every append, e.g. PostgreSQL's freshness):
+    // decide's state is the same one, checked by the append's expected revision; a refused append
+    // prepares again on the state that won (prepareAgainOnConflict), and decide refuses a fingerprint
+    // computed at a head the round has left (stale_head).
+    const state = await loadPrState(env.workspace, reviewStreamOf(cmd), { forDecision: true });
     const round = currentRound(state);
     const head = round?.headSha ?? null;
     const anchor = cmd.node.anchor;

@@ -50,6 +50,12 @@ export interface CommandDefinition<I = any, S = any, P = I> {
   /** Optional async preparation at the edge (I/O): enriches the validated input before deciding. */
   prepare?(input: I, env: CommandEnv): Promise<P>;
   /**
+   * `prepare` read the stream state (as a decision's load) and is cheap and free of effects outside the
+   * process: after a revision conflict it runs again on the state that won before re-deciding, so a round
+   * another server moved meanwhile is prepared for instead of refused.
+   */
+  prepareAgainOnConflict?: boolean;
+  /**
    * Pure authorization that depends on state (who may act on whom), run against the current state BEFORE
    * an idempotent replay answers: a replayed key never returns what the caller could not get now.
    * Commands with one repeat the same check in `decide` (which sees the state the append is made on).
@@ -189,7 +195,8 @@ export class CommandExecutor {
       if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
     }
 
-    const prepared = def.prepare ? await this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : (input as unknown as P);
+    const prepareNow = () => (def.prepare ? this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : Promise.resolve(input as unknown as P));
+    let prepared = await prepareNow();
 
     // Commands on one stream are serialized inside a process (decide on the latest state, no wasted
     // decisions); across processes the expected revision arbitrates and a conflict re-decides.
@@ -249,6 +256,7 @@ export class CommandExecutor {
           if (code === 'wrong_expected_revision' && attempt < MAX_CONFLICT_RETRIES) {
             // Jittered backoff: symmetric writers in lockstep would otherwise collide round after round.
             await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 2 ** attempt)));
+            if (def.prepareAgainOnConflict) prepared = await prepareNow();
             continue;
           }
           throw err;

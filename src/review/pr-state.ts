@@ -5,7 +5,7 @@ import type { LadderStatus, ReviewerBrief, ReviewNodeBody, TokenAxes, Verdict } 
 import type { ReviewLevel } from '../events/catalogue/workspace';
 import type { Role } from '../events/roles';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { loadStream } from '../workspaces/load-stream';
+import { loadStream, type LoadOptions } from '../workspaces/load-stream';
 import { countsAsConsensus } from './consensus';
 import { catalogued, type EventOfType } from '../events/catalogue/event-types';
 
@@ -371,8 +371,9 @@ function joinCarried<B extends NodeCore>(s: PrState<B>, n: NodeRecord<B>, joined
 /** The PR stream fold the review commands decide on (cached per stream by the kernel). */
 export const prFold: StreamFold<PrState> = { initialState: initialPrState, evolve: evolvePr };
 
-export async function loadPrState(ws: WorkspaceHandle, streamId: string): Promise<PrState> {
-  return (await loadStream(prFold, ws, streamId)).state;
+/** `options.forDecision`: see LoadOptions — only for a state a decision re-checks (never a client's read). */
+export async function loadPrState(ws: WorkspaceHandle, streamId: string, options: LoadOptions = {}): Promise<PrState> {
+  return (await loadStream(prFold, ws, streamId, options)).state;
 }
 
 /** The finalization of the current round, if any (an older round's finalization describes another head). */

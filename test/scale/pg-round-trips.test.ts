@@ -1,0 +1,117 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { loadConfig } from '../../src/config';
+import { newUuidV7 } from '../../src/events/ids';
+import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
+import { postgresStoreFactory } from '../../src/workspaces/store-factories';
+import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+
+/**
+ * The statements a command sends to PostgreSQL, counted at the client (every query of every pooled
+ * connection of this process), and what two servers on one database answer. addReviewNode's prepare
+ * loads the PR stream as a decision's load: on a server that has seen every append it reads nothing,
+ * and a round another server moved is still never filed on at the old head.
+ */
+whenPostgres('postgres round trips per command', () => {
+  const schema = uniqueSchema('rl_rt');
+  const dirs: string[] = [];
+  let a: Ledger;
+  let b: Ledger;
+  const counts = new Map<string, number>();
+  const subs: Array<{ close(): void }> = [];
+  const original = Client.prototype.query;
+  const node = (title: string) => ({
+    kind: 'bug',
+    priority: 'P2',
+    triage: { category: 'correctness', severity: 'medium', effort: 'small' },
+    confidence: 0.6,
+    reasoning: 'The guard is evaluated after the dereference.',
+    title,
+    body: 'Move the length check before the access.',
+    brief: 'engineer',
+  });
+  const env = () => ({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() });
+  const open = () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-rt-'));
+    dirs.push(dir);
+    return new Ledger(loadConfig({ dataDir: dir, store: 'postgres', databaseUrl: DATABASE_URL }), { storeFactory: postgresStoreFactory(DATABASE_URL, schema) });
+  };
+  const request = (l: Ledger, pr: number, head: string) => l.run('requestReview', 'rt', env(), { repoId: 'r', prNumber: pr, baseSha: 'c'.repeat(40), headSha: head.repeat(40) });
+  const file = (l: Ledger, pr: number, title: string) => l.run('addReviewNode', 'rt', env(), { repoId: 'r', prNumber: pr, node: node(title) });
+  /** The named statements (e.g. `"schema".fwd`, a stream read) `run` sends, by name. */
+  const statementsOf = async (run: () => Promise<unknown>): Promise<Record<string, number>> => {
+    counts.clear();
+    await run();
+    const out: Record<string, number> = {};
+    for (const [k, v] of counts) out[k.startsWith(`"${schema}".`) ? k.slice(schema.length + 3) : k] = v;
+    return out;
+  };
+
+  beforeAll(async () => {
+    // Counts and passes through: every statement still reaches the real server.
+    Client.prototype.query = function (this: Client, config: any, ...rest: any[]) {
+      const name = typeof config === 'object' && config ? (config.name ?? String(config.text).split(' ').slice(0, 2).join(' ')) : String(config).split(' ').slice(0, 2).join(' ');
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      return (original as any).call(this, config, ...rest);
+    } as any;
+    a = open();
+    b = open();
+    await a.createWorkspace(env(), { workspaceId: 'rt', name: 'rt' });
+    // As a server does (its event feed subscribes): a subscription makes a's store hear other servers'
+    // appends. Only a's: the counts are this process's, and b's subscription would read a's appends.
+    for (const l of [a]) {
+      const sub = (await l.workspace('rt')).store.subscribeAll();
+      subs.push(sub);
+      void (async () => {
+        for await (const _ of sub) void _;
+      })();
+    }
+  });
+  afterAll(async () => {
+    Client.prototype.query = original;
+    for (const s of subs) s.close();
+    await a?.close();
+    await b?.close();
+    await dropSchema(schema);
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('addReviewNode on a server that has seen every append reads no stream: one key check, one append, one announcement', async () => {
+    await request(a, 1, 'a');
+    await file(a, 1, 'warm');
+    const sent = await statementsOf(async () => {
+      await file(a, 1, 'second');
+      // The announcement to other servers goes out after the commit, on its own: wait for it.
+      for (let i = 0; i < 500 && !counts.get(`${schema}.notify`); i++) await new Promise((r) => setTimeout(r, 10));
+    });
+    // No stream read (authorize, prepare and decide fold what this process wrote; the subscription takes
+    // its own append without a read): only the token's workspace read of a client request is not here,
+    // as Ledger.run is the operator's entry.
+    expect(sent).toEqual({ keyunused: 1, append: 1, [`${schema}.notify`]: 1 });
+  });
+
+  it("after another server starts a new round, the next addReviewNode on this server files on that round (announced or not)", async () => {
+    // Twenty PRs: b's announcement races a's next command, so both orders occur; either way a decision on
+    // the old round is refused at append, prepared again on the round that won and filed there — never
+    // refused with stale_head, never recorded at the old head.
+    const prs = Array.from({ length: 20 }, (_, i) => 10 + i);
+    let appends = 0;
+    for (const pr of prs) {
+      await request(a, pr, 'a');
+      await file(a, pr, `first ${pr}`);
+      await request(b, pr, 'b');
+      const sent = await statementsOf(async () => expect((await file(a, pr, `after b ${pr}`)).response.result).toMatchObject({ round: 2 }));
+      appends += sent.append;
+    }
+    console.log(`pg-round-trips: ${appends - prs.length} of ${prs.length} filings met an unannounced round and were prepared again`);
+    // Every node filed on these PRs, read through the other server: each on the head of the round it names.
+    const filed: string[] = [];
+    for await (const e of (await b.workspace('rt')).store.readAll()) {
+      const d = e.data as { node?: { title: string }; round: number; headSha: string };
+      if (e.type === 'ReviewNodeFiled' && /^(first|after b) /.test(d.node!.title)) filed.push(`${d.node!.title} r${d.round} ${d.headSha[0]}`);
+    }
+    expect(filed).toEqual(prs.flatMap((pr) => [`first ${pr} r1 a`, `after b ${pr} r2 b`]));
+  });
+});
