@@ -18,7 +18,7 @@ const path = require('node:path');
 
 /** Lowest first. Within a layer any import is allowed as long as it makes no cycle. */
 const LAYERS = [
-  { name: 'foundation', units: ['errors', 'domain-error.ts', 'operator-config.ts', 'slots.ts'] },
+  { name: 'foundation', units: ['errors', 'domain-error.ts', 'operator-config.ts', 'slots.ts', 'lazy-abort.ts'] },
   { name: 'events', units: ['events'] },
   { name: 'infrastructure', units: ['stores', 'git', 'workspaces', 'config.ts', 'job-progress'] },
   {
@@ -40,6 +40,7 @@ const UNIT_NOTES = {
   'domain-error.ts': 'the one error type every layer throws',
   'operator-config.ts': 'the operator config file',
   'slots.ts': 'typed slots for the ledger services and workspace caches',
+  'lazy-abort.ts': 'an AbortController made on first use (hot paths)',
   events: 'the event catalogue (zod), envelope, streams, ids, the hash chain, the store port',
   stores: 'the event store adapters: SQLite, PostgreSQL, KurrentDB',
   git: 'real git: commits, diffs and trees, confined to their folders',

@@ -15,6 +15,7 @@ import { frozenView, type DecideContext, type Frozen, type PendingEvent, type St
 import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf } from '../workspaces/access-guard';
 import { workspaceFold } from '../workspaces/workspace-state';
 import { LedgerServices, Slot } from '../slots';
+import { LazyAbort } from '../lazy-abort';
 
 /** The I/O a command may do BEFORE the pure decision (read other streams, run git, compute). */
 export interface CommandEnv {
@@ -128,37 +129,19 @@ export class CommandExecutor {
    */
   private async prepareGuarded<I, S, P>(def: CommandDefinition<I, S, P>, input: I, env: CommandEnv, tokenId: string | undefined): Promise<P> {
     if (!tokenId) return def.prepare!(input, env);
-    // The controller is made when the guard ends the job or prepare reads its signal, not per command:
-    // most prepares are short and never look (an AbortController per command showed in bench:rpc profiles).
-    let stop: AbortController | undefined;
-    let stopped: Error | undefined;
+    // Made on first use (LazyAbort): most prepares are short and never read the signal.
+    const stop = new LazyAbort();
     let running = true;
     const guard = this.services.get(ACCESS_GUARD_SERVICE);
-    guard?.hold(env.workspace, {
-      principal: env.principal,
-      tokenId,
-      minRole: def.access.minRole,
-      isOpen: () => running,
-      end: (reason) => {
-        stopped ??= jobStopped(def.name, reason);
-        stop?.abort(stopped);
-      },
-    });
-    const signalOf = (): AbortSignal => {
-      if (!stop) {
-        stop = new AbortController();
-        if (stopped) stop.abort(stopped);
-      }
-      return stop.signal;
-    };
+    guard?.hold(env.workspace, { principal: env.principal, tokenId, minRole: def.access.minRole, isOpen: () => running, end: (reason) => stop.abort(jobStopped(def.name, reason)) });
     try {
       const prepared = await def.prepare!(input, {
         ...env,
         get signal() {
-          return signalOf();
+          return stop.signal;
         },
       });
-      if (stopped) throw stopped;
+      if (stop.isAborted) throw stop.reason;
       // A revocation recorded or announced meanwhile is read (freshness: the store's own appends and other
       // servers' announcements); one not yet announced is as late as one that lands just after this check.
       const { state } = await loadStream(workspaceFold, env.workspace, 'workspace', { forDecision: true });

@@ -14,6 +14,7 @@ import { rawBodyMiddleware, readBoundedBody, type RawBodyRequest } from './raw-b
 import { isProgressPath, serveProgressSse, serveSse } from './sse';
 import { WatchHub } from './watch';
 import { attachRpcWebSocket } from './ws-transport';
+import { LazyAbort } from '../lazy-abort';
 
 /**
  * `POST /rpc` takes `application/json` only. text/plain, form encodings and a body with no type are what
@@ -48,22 +49,11 @@ export function serverHostNames(ledger: Ledger): string[] {
 async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: ServerResponse): Promise<void> {
   try {
     // A client that goes away before its answer is written stops the rest of its work (CallContext.signal).
-    // The controller is made on first use: commands never read the signal, and an AbortController per
-    // request was ~2 % of the server's time under addReviewNode load (bench:rpc profile).
-    let gone: AbortController | undefined;
-    let left = false;
+    // Made on first use (LazyAbort): commands never read the signal.
+    const gone = new LazyAbort();
     res.once('close', () => {
-      if (res.writableFinished) return;
-      left = true;
-      gone?.abort();
+      if (!res.writableFinished) gone.abort();
     });
-    const signalOf = (): AbortSignal => {
-      if (!gone) {
-        gone = new AbortController();
-        if (left) gone.abort();
-      }
-      return gone.signal;
-    };
     let bearer: string | undefined;
     try {
       // The Review page's session cookie counts only with the CSRF header (src/security/session-cookie.ts).
@@ -77,7 +67,7 @@ async function answerRpc(dispatcher: RpcDispatcher, req: RawBodyRequest, res: Se
     const { response, parts } = await dispatcher.handle(req.rawBody!.toString('utf8'), {
       bearer,
       get signal() {
-        return signalOf();
+        return gone.signal;
       },
     });
     if (parts) {
