@@ -28,34 +28,57 @@ const PYTHON_IMPORT_NAMES: Record<string, string[]> = {
   'psycopg2-binary': ['psycopg2'],
 };
 
-/** Does the module specifier `spec` (as written in an import) load the package `name` of `ecosystem`? */
-export function importsPackage(ecosystem: string, name: string, spec: string): boolean {
+/**
+ * The package names a module specifier (as written in an import) may belong to, in `importNamesOf`'s
+ * spelling: the package root for npm, every path prefix for Go modules, every dotted prefix for Python,
+ * the crate for Cargo, the package of a Dart `package:` URI. Matching is then a set look-up, so a PR with
+ * many imports and many dependency changes costs their sum, not their product.
+ */
+function packagesOf(ecosystem: string, spec: string): string[] {
+  const prefixes = (parts: string[], sep: string) => parts.map((_, i) => parts.slice(0, i + 1).join(sep));
   switch (ecosystem) {
     case 'npm': {
-      if (spec === name || spec.startsWith(`${name}/`)) return true;
-      // `@types/x` types the package `x` (`@types/scope__x` types `@scope/x`).
-      if (name.startsWith('@types/')) {
-        const typed = name.slice(7).includes('__') ? `@${name.slice(7).replace('__', '/')}` : name.slice(7);
-        return spec === typed || spec.startsWith(`${typed}/`);
-      }
-      return false;
+      if (spec.startsWith('.') || spec.startsWith('/')) return [];
+      const parts = spec.split('/');
+      return [spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]];
     }
     case 'go':
-      return spec === name || spec.startsWith(`${name}/`);
-    case 'cargo': {
-      const crate = name.replace(/-/g, '_');
-      return spec === crate || spec.startsWith(`${crate}::`);
+      return prefixes(spec.split('/'), '/');
+    case 'cargo':
+      return [spec.split('::')[0]];
+    case 'python':
+      return prefixes(spec.split('.'), '.');
+    case 'dart': {
+      const m = /^package:([^/]+)\//.exec(spec);
+      return m ? [m[1]] : [];
     }
+    default:
+      return [];
+  }
+}
+
+/** The names an import of the dependency `name` shows as (packagesOf's spelling). */
+function importNamesOf(ecosystem: string, name: string): string[] {
+  switch (ecosystem) {
+    case 'npm':
+      // `@types/x` types the package `x` (`@types/scope__x` types `@scope/x`).
+      if (name.startsWith('@types/')) return [name, name.slice(7).includes('__') ? `@${name.slice(7).replace('__', '/')}` : name.slice(7)];
+      return [name];
+    case 'cargo':
+      return [name.replace(/-/g, '_')];
     case 'python': {
       const normalized = name.toLowerCase().replace(/[-_.]+/g, '-');
-      const modules = PYTHON_IMPORT_NAMES[normalized] ?? [normalized.replace(/-/g, '_')];
-      return modules.some((m) => spec === m || spec.startsWith(`${m}.`));
+      return PYTHON_IMPORT_NAMES[normalized] ?? [normalized.replace(/-/g, '_')];
     }
-    case 'dart':
-      return spec.startsWith(`package:${name}/`);
     default:
-      return false;
+      return [name];
   }
+}
+
+/** Does the module specifier `spec` (as written in an import) load the package `name` of `ecosystem`? */
+export function importsPackage(ecosystem: string, name: string, spec: string): boolean {
+  const loaded = new Set(packagesOf(ecosystem, spec));
+  return importNamesOf(ecosystem, name).some((n) => loaded.has(n));
 }
 
 /** The module specifiers a file imports on one side (nothing when that side has no index of it). */
@@ -75,11 +98,21 @@ export function attachDependencyClues(cohorts: CohortData[], input: FormationInp
   if (!diffs.length) return;
   const oldPathOf = new Map(input.files.filter((f) => f.oldPath).map((f) => [f.path, f.oldPath!]));
   const deleted = new Set(input.files.filter((f) => f.status === 'deleted').map((f) => f.path));
-  const imports = cohorts.map((c) => {
-    const head = c.files.flatMap((f) => (deleted.has(f) ? [] : specifiersOf(input.head, f)));
-    const base = c.files.flatMap((f) => specifiersOf(input.base, oldPathOf.get(f) ?? f));
-    return { head, base };
-  });
+  const specs = cohorts.map((c) => ({
+    head: c.files.flatMap((f) => (deleted.has(f) ? [] : specifiersOf(input.head, f))),
+    base: c.files.flatMap((f) => specifiersOf(input.base, oldPathOf.get(f) ?? f)),
+  }));
+  // Per ecosystem, each cohort's imported packages on each side (computed once, looked up per change).
+  const loadedBy = new Map<string, Array<{ head: Set<string>; base: Set<string> }>>();
+  const loaded = (ecosystem: string) => {
+    let sets = loadedBy.get(ecosystem);
+    if (!sets) {
+      const of = (list: string[]) => new Set(list.flatMap((spec) => packagesOf(ecosystem, spec)));
+      sets = specs.map((s) => ({ head: of(s.head), base: of(s.base) }));
+      loadedBy.set(ecosystem, sets);
+    }
+    return sets;
+  };
   const inComponent = (file: string, component: string) => component === '' || file.startsWith(`${component}/`);
   const components = [...new Set(diffs.map((d) => d.component))];
   // A file belongs to the deepest component (manifest directory) containing it.
@@ -90,12 +123,15 @@ export function attachDependencyClues(cohorts: CohortData[], input: FormationInp
     const mine = cohorts.map((c) => c.files.some((f) => componentOf(f) === d.component));
     const users = new Map<number, DependencyChange[]>();
     const unused: DependencyChange[] = [];
+    const sets = loaded(d.ecosystem);
     for (const change of d.changes) {
+      const names = importNamesOf(d.ecosystem, change.name);
       let used = false;
       cohorts.forEach((_, i) => {
         if (!mine[i]) return;
-        const specs = change.change === 'removed' ? imports[i].base : change.change === 'added' ? imports[i].head : [...imports[i].head, ...imports[i].base];
-        if (!specs.some((s) => importsPackage(d.ecosystem, change.name, s))) return;
+        const { head, base } = sets[i];
+        const hit = (set: Set<string>) => names.some((n) => set.has(n));
+        if (!(change.change === 'removed' ? hit(base) : change.change === 'added' ? hit(head) : hit(head) || hit(base))) return;
         users.set(i, [...(users.get(i) ?? []), change]);
         used = true;
       });

@@ -283,7 +283,8 @@ $fn$;
  * stay right at any size and cost no planning; then the items are decided and hashed in memory and the
  * rows inserted by one statement. An item touching a stored,
  * repeated or spent id (a retry, a conflict: rare) takes v1's path, item by item, after the rows decided
- * so far are written. Purely additive: replacing a function locks no table, so live appends of
+ * so far are written — a copy of step 1's per-item body, on purpose: step 1 is frozen (databases ran its
+ * text; its digest is pinned) and this function replaces it, so there is no v1 function left to call. Purely additive: replacing a function locks no table, so live appends of
  * processes still on v1's code carry on (they call the same function).
  */
 export function appendBatchV2Sql(schema: string): string {
