@@ -1,4 +1,4 @@
-// npm run bench:audit [-- --events 200000 --rounds 3]   (REVIEW_LEDGER_VERIFY_THREADS=1: the streaming pass only)
+// npm run bench:audit [-- --events 200000 --rounds 5]   (REVIEW_LEDGER_VERIFY_THREADS=1: the streaming pass only)
 // How fast `audit verify` recomputes a workspace's chain from a SQLite store (rows read, every hash
 // recomputed, links and the signed checkpoint checked), and the raw limit in the same run: reading
 // the same rows and computing one bare sha256 per row with no verification.
@@ -11,7 +11,8 @@ import type { NewEvent } from '../src/events/envelope';
 import { newUuidV7 } from '../src/events/ids';
 import { storePages, verifyStore, verifyThreadsFrom, writeCheckpoint } from '../src/audit/checkpointer';
 import { generateAuditKey } from '../src/audit/keys';
-import { argValue, median, round, table } from './support/report';
+import { alternate, costRatios, fmtSpread, loadAverage } from './support/abab';
+import { argValue, round, table } from './support/report';
 
 const PAYLOAD = { fingerprint: 'f'.repeat(40), nodeId: 'node-0000000000', reason: 'r'.repeat(180), confidence: 'low' };
 const META = { principal: 'agent:bench', workspaceId: 'bench', correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' } as const;
@@ -19,7 +20,7 @@ const makeEvent = (): NewEvent => ({ eventId: newUuidV7(), type: 'SuppressionFac
 
 export async function main(args: string[]) {
   const n = Number(argValue(args, '--events') ?? 200_000);
-  const rounds = Number(argValue(args, '--rounds') ?? 3);
+  const rounds = Number(argValue(args, '--rounds') ?? 5);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-audit-'));
   try {
     const store = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'bench', synchronous: 'OFF' });
@@ -28,51 +29,37 @@ export async function main(args: string[]) {
     await writeCheckpoint(store, key, new Date());
     console.log(`bench:audit — audit verify over ${n.toLocaleString('en-US')} events of ~300 bytes (SQLite), ${rounds} alternating rounds, ${os.cpus().length} cores, Node ${process.version}`);
     const threads = verifyThreadsFrom(process.env);
-    const verifyRates: number[] = [];
-    const seqRates: number[] = [];
-    const seqCpu: number[] = [];
-    const rawRates: number[] = [];
-    const timeVerify = async () => {
-      const t = performance.now();
-      const r = await verifyStore(store, key.publicKey, { threads });
-      if (!r.ok || r.events !== n) throw new Error(`verify failed: ${JSON.stringify(r.problems[0])}`);
-      verifyRates.push((n / (performance.now() - t)) * 1000);
-      // The one-thread streaming pass, for comparison (and its CPU per event, steady under load).
-      const t1 = performance.now();
-      const c1 = process.cpuUsage();
-      const r1 = await verifyStore(store, key.publicKey, { threads: 1 });
-      const u1 = process.cpuUsage(c1);
-      if (!r1.ok || r1.events !== n) throw new Error(`verify (1 thread) failed: ${JSON.stringify(r1.problems[0])}`);
-      seqRates.push((n / (performance.now() - t1)) * 1000);
-      seqCpu.push((u1.user + u1.system) / n);
+    const loadAtStart = loadAverage();
+    const verifyOnce = (threadCount: number) => async () => {
+      const r = await verifyStore(store, key.publicKey, { threads: threadCount });
+      if (!r.ok || r.events !== n) throw new Error(`verify (${threadCount} threads) failed: ${JSON.stringify(r.problems[0])}`);
+      return n;
     };
-    const timeRaw = async () => {
-      const t = performance.now();
+    // The raw limit: the same rows read and one bare sha256 each, no verification.
+    const rawOnce = async () => {
       let count = 0;
       for await (const page of storePages(store)()) for (const row of page) count += createHash('sha256').update(row.data).digest('hex').length > 0 ? 1 : 0;
-      rawRates.push((count / (performance.now() - t)) * 1000);
+      return count;
     };
-    for (let i = 0; i < rounds; i++) {
-      if (i % 2 === 0) {
-        await timeVerify();
-        await timeRaw();
-      } else {
-        await timeRaw();
-        await timeVerify();
-      }
-    }
+    // A B C A B C …: the store's verify (its worker threads), the one-thread streaming pass, the raw read.
+    const [verifyStats, seqStats, rawStats] = await alternate(rounds, [
+      { name: `audit verify (${threads} thread${threads > 1 ? 's' : ''})`, run: verifyOnce(threads) },
+      { name: 'audit verify (1 thread, streaming)', run: verifyOnce(1) },
+      { name: 'raw read + sha256', run: rawOnce },
+    ]);
     await store.close();
-    const verify = Math.round(median(verifyRates));
-    const seq = Math.round(median(seqRates));
-    const cpu = round(median(seqCpu), 2);
-    const raw = Math.round(median(rawRates));
+    const verify = verifyStats.wallRate.median;
+    const seq = seqStats.wallRate.median;
+    const cpu = seqStats.cpuUs.median;
+    const raw = rawStats.wallRate.median;
     console.log(table([
       { operation: `audit verify (store, ${threads} thread${threads > 1 ? 's' : ''})`, 'events/s': verify, 'raw read + sha256 ev/s': raw, 'verify/raw': round(verify / raw, 2) },
       { operation: 'audit verify (1 thread, streaming)', 'events/s': seq, 'raw read + sha256 ev/s': raw, 'verify/raw': round(seq / raw, 2) },
     ]));
+    for (const st of [verifyStats, seqStats, rawStats]) console.log(`${st.name}: wall ev/s ${fmtSpread(st.wallRate)}, CPU µs/event (whole process) ${fmtSpread(st.cpuUs)} (min / median / max)`);
     console.log(`1-thread verify CPU: ${cpu} µs/event (= ${Math.round(1e6 / cpu).toLocaleString('en-US')} events/s of one idle core)`);
     console.log(`target: audit verify ≥ 200,000 events/s; load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    console.log(JSON.stringify({ bench: 'audit', events: n, rounds, threads, verify_ev_s: verify, verify_1thread_ev_s: seq, verify_1thread_cpu_us: cpu, raw_ev_s: raw, ratio: round(verify / raw, 2), target_ev_s: 200_000, load: round(os.loadavg()[0], 2), targetMet: verify >= 200_000 }));
+    console.log(JSON.stringify({ bench: 'audit', events: n, rounds, threads, verify_ev_s: verify, verify_1thread_ev_s: seq, verify_1thread_cpu_us: cpu, raw_ev_s: raw, ratio: round(verify / raw, 2), target_ev_s: 200_000, wallEvPerS: { verify: verifyStats.wallRate, verify1thread: seqStats.wallRate, raw: rawStats.wallRate }, cpuUsPerEvent: { verify: verifyStats.cpuUs, verify1thread: seqStats.cpuUs, raw: rawStats.cpuUs }, cpuRatioPaired: costRatios(verifyStats, rawStats).cpuPaired, load: { start: loadAtStart, end: loadAverage() }, targetMet: verify >= 200_000 }));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -12,12 +12,15 @@ import { clearCheckerSourceCache } from '../src/codegraph/checker/type-edges';
 import { GitRepo } from '../src/git/repo';
 import { buildDartRepo } from './dart-fixture';
 import { buildRxjsRepo, RXJS_BASE, RXJS_HEAD } from './rxjs-fixture';
+import { cpuMs, loadAverage } from './support/abab';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const quartiles = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return `${s[Math.floor((s.length - 1) / 4)].toFixed(2)}–${s[Math.ceil((3 * (s.length - 1)) / 4)].toFixed(2)}`;
 };
+/** min / median / max of a series, rounded to whole milliseconds (issue #39 item 4: every figure with its spread). */
+const spread = (xs: number[]) => ({ min: Math.round(Math.min(...xs)), median: Math.round(median(xs)), max: Math.round(Math.max(...xs)) });
 const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-ws-'));
 
 interface Fixture {
@@ -33,6 +36,7 @@ export async function main(args: string[]): Promise<void> {
   const runs = Number(args.find((a) => a.startsWith('--runs='))?.slice(7) ?? 5);
   const only = args.find((a) => a.startsWith('--repo='))?.slice(7);
   const results: Record<string, Record<string, unknown>> = {};
+  const loadAtStart = loadAverage();
   if (!only || only === 'rxjs') {
     const rx = buildRxjsRepo();
     results.rxjs = await measure({ ...rx, label: `rxjs ${RXJS_BASE} → ${RXJS_HEAD} (src/ + package.json)` }, runs);
@@ -44,7 +48,7 @@ export async function main(args: string[]): Promise<void> {
   }
   await closeSharedExtractPool();
   const { rxjs, ...others } = results;
-  console.log(JSON.stringify({ bench: 'cohorts', ...(rxjs ?? {}), ...others }));
+  console.log(JSON.stringify({ bench: 'cohorts', ...(rxjs ?? {}), ...others, load: { start: loadAtStart, end: loadAverage() } }));
 }
 
 async function measure(fixture: Fixture, runs: number): Promise<Record<string, unknown>> {
@@ -64,6 +68,10 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
     const coldMs: number[] = [];
     const serialMs: number[] = [];
     const coldRatios: number[] = [];
+    // CPU of the whole process (getrusage: every thread, the index's exited workers included) per side.
+    const rawCpu: number[] = [];
+    const coldCpu: number[] = [];
+    const serialCpu: number[] = [];
     const serialRatios: number[] = [];
     let cold = { files: 0, symbols: 0, parsed: 0 };
     const coldIndex = async (parallel: boolean) => {
@@ -88,11 +96,17 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
     // At least 9 rounds: each is under a second, and the ratio moves with the machine's load.
     const rounds = Math.max(runs, 9);
     for (let r = 0; r < rounds; r++) {
+      let c0 = cpuMs();
       const t0 = performance.now();
       for (const c of contents) parsers.get(c.language)!.parse(c.text)!.delete();
       const raw = performance.now() - t0;
+      rawCpu.push(cpuMs() - c0);
+      c0 = cpuMs();
       const par = await coldIndex(true);
+      coldCpu.push(cpuMs() - c0);
+      c0 = cpuMs();
       const ser = await coldIndex(false);
+      serialCpu.push(cpuMs() - c0);
       rawMs.push(raw);
       coldMs.push(par);
       serialMs.push(ser);
@@ -141,6 +155,7 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
       c.clearCheckerEdges();
       c.close();
     };
+    const computeCpu: number[] = [];
     for (let r = 0; r < runs; r++) {
       let t0 = performance.now();
       const plain = await computeReview({ repo, baseSha: fixture.base, headSha: fixture.head, workspaceDir, typeEdges: false });
@@ -148,9 +163,11 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
       syntaxSummary = { cohorts: plain.data.cohorts.length, resolvedEdges: plain.data.metrics.resolvedEdges };
       clearCheckerSourceCache();
       clearStore();
+      const c0 = cpuMs();
       t0 = performance.now();
       const { data } = await computeReview({ repo, baseSha: fixture.base, headSha: fixture.head, workspaceDir });
       computeMs.push(performance.now() - t0);
+      computeCpu.push(cpuMs() - c0);
       checkerMs.push(data.metrics.checkerMs ?? 0);
       phases.read.push(data.metrics.checkerReadMs ?? 0);
       phases.program.push(data.metrics.checkerProgramMs ?? 0);
@@ -178,6 +195,7 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
       ['raw web-tree-sitter parse (limit)', `${median(rawMs).toFixed(0)} ms · ${rawMBs.toFixed(2)} MB/s · ${(files.length / (median(rawMs) / 1000)).toFixed(0)} files/s`],
       ['cold index (ours)', `${median(coldMs).toFixed(0)} ms · ${coldMBs.toFixed(2)} MB/s · ${cold.files} files, ${cold.symbols} symbols, ${cold.parsed} parsed (worker threads, ${cores} cores)`],
       ['cold index / raw', `${ratio.toFixed(2)} (target ≥ 0.5; median of ${rawMs.length} per-round ratios, quartiles ${quartiles(coldRatios)})`],
+      ['CPU, whole process (min / median / max ms)', `raw ${Object.values(spread(rawCpu)).join(' / ')} · cold index ${Object.values(spread(coldCpu)).join(' / ')} · one thread ${Object.values(spread(serialCpu)).join(' / ')} · compute ${Object.values(spread(computeCpu)).join(' / ')}`],
       ['cold index, one thread', `${median(serialMs).toFixed(0)} ms · ${serialMBs.toFixed(2)} MB/s · ratio to raw ${serialRatio.toFixed(2)}`],
       ['warm re-index of head', `${median(warmMs).toFixed(0)} ms · parsed ${warm.parsed} changed blobs (of ${changedSourceFiles} changed source files), ${warm.cached} from cache`],
       ['compute PR (default: + checker)', `${median(computeMs).toFixed(0)} ms (target ≤ 2000) · ${summary.changedFiles} changed files → ${summary.cohorts} cohorts (${summary.semantic} semantic), ${summary.fragments} fragments, ${summary.resolvedEdges} resolved edges in head (+${typed.checkerEdges} from the checker, ${typed.programFiles} program files, ${typed.queries} queries, type work ${typed.typeWork}, type edges ${typed.status}; checker ${median(checkerMs).toFixed(0)} ms: read ${median(phases.read).toFixed(0)}, program ${median(phases.program).toFixed(0)}, walk ${median(phases.walk).toFixed(0)}) · ${(median(computeMs) / median(syntaxMs)).toFixed(1)}× syntax-only`],
@@ -216,6 +234,9 @@ async function measure(fixture: Fixture, runs: number): Promise<Record<string, u
         checkerProgramFiles: typed.programFiles,
         cohorts: summary.cohorts,
         semanticCohorts: summary.semantic,
+        wallMs: { rawParse: spread(rawMs), coldIndex: spread(coldMs), singleThreadIndex: spread(serialMs), compute: spread(computeMs) },
+        cpuMs: { rawParse: spread(rawCpu), coldIndex: spread(coldCpu), singleThreadIndex: spread(serialCpu), compute: spread(computeCpu) },
+        coldToRawCpuRatio: +median(rawCpu.map((r, i) => r / coldCpu[i])).toFixed(3),
       };
   } finally {
     repo.close();

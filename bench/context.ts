@@ -12,6 +12,7 @@ import { Ledger, LOCAL_OPERATOR } from '../src/ledger';
 import { runQuery } from '../src/readmodels/queries/run-query';
 import { buildRxjsRepo, RXJS_BASE, RXJS_HEAD } from './rxjs-fixture';
 import { execFileSync } from 'node:child_process';
+import { loadAverage } from './support/abab';
 
 const quantile = (xs: number[], q: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -30,6 +31,7 @@ const E2E_SAMPLE = 30;
  */
 export async function main(args: string[]): Promise<void> {
   const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 5);
+  const loadAtStart = loadAverage();
   const fixture = buildRxjsRepo();
   execFileSync('git', ['remote', 'add', 'origin', 'https://github.com/ReactiveX/rxjs.git'], { cwd: fixture.dir });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-context-'));
@@ -73,20 +75,23 @@ export async function main(args: string[]): Promise<void> {
     let state = fold.initialState();
     for await (const e of handle.store.readAll()) if (cohortContextQuery.affects({ ...target, cohortKey: cohorts[0].key, budgetBytes: 0 }, e)) state = fold.evolve(state, e);
 
-    const byBudget = new Map<number, { ms: number[]; whole: number; signature: number; pointer: number; fragmentsDegraded: number; used: number[]; history: number }>();
-    for (const budget of BUDGETS) byBudget.set(budget, { ms: [], whole: 0, signature: 0, pointer: 0, fragmentsDegraded: 0, used: [], history: 0 });
+    const byBudget = new Map<number, { ms: number[]; cpuUs: number[]; whole: number; signature: number; pointer: number; fragmentsDegraded: number; used: number[]; history: number }>();
+    for (const budget of BUDGETS) byBudget.set(budget, { ms: [], cpuUs: [], whole: 0, signature: 0, pointer: 0, fragmentsDegraded: 0, used: [], history: 0 });
     const slowest = new Map<number, { ms: number; key: string; round: number }>();
     // Round 0 warms the JIT and is not counted; budgets interleave per cohort so noise hits both alike.
     for (let r = 0; r <= rounds; r++) {
       for (const c of cohorts) {
         for (const budget of BUDGETS) {
+          const c0 = process.cpuUsage();
           const t = performance.now();
           const pack = contextOf(state, c.key, budget) as ContextPack;
           const ms = performance.now() - t;
+          const cpu = process.cpuUsage(c0);
           if ('stale' in pack) throw new Error(`stale pack for ${c.key}`);
           if (r === 0) continue;
           const s = byBudget.get(budget)!;
           s.ms.push(ms);
+          s.cpuUs.push(cpu.user + cpu.system);
           if (ms > (slowest.get(budget)?.ms ?? -1)) slowest.set(budget, { ms, key: c.key, round: r });
           if (r === 1) {
             s.whole += pack.counts.whole;
@@ -128,6 +133,9 @@ export async function main(args: string[]): Promise<void> {
       Object.assign(figures, {
         [`p50Ms_${kb}k`]: +p50.toFixed(3),
         [`p99Ms_${kb}k`]: +p99.toFixed(3),
+        [`minMs_${kb}k`]: +Math.min(...s.ms).toFixed(3),
+        [`maxMs_${kb}k`]: +Math.max(...s.ms).toFixed(3),
+        [`cpuUsPerBuild_${kb}k`]: { min: Math.min(...s.cpuUs), median: quantile(s.cpuUs, 0.5), max: Math.max(...s.cpuUs) },
         [`clues_${kb}k`]: total,
         [`wholeShare_${kb}k`]: +(s.whole / total).toFixed(4),
         [`degradedShare_${kb}k`]: +((s.signature + s.pointer) / total).toFixed(4),
@@ -154,6 +162,7 @@ export async function main(args: string[]): Promise<void> {
         ...figures,
         e2eQueryP50Ms: +quantile(e2e, 0.5).toFixed(2),
         e2eQueryP99Ms: +quantile(e2e, 0.99).toFixed(2),
+        load: { start: loadAtStart, end: loadAverage() },
       }),
     );
   } finally {

@@ -14,12 +14,17 @@
  * (issue #17): ours ≤ 1.0× Optic in both formats, peak RSS < 512 MiB. The breaking and warning findings
  * of each real pair are printed (counts per rule and a sample) for the hand check in docs/contract-rules.md.
  *
- *   npm run bench:contract [-- --runs 3] [-- --only cloudflare,stripe] [-- --formats json,yaml]
+ * Rounds alternate the two tools (A B A B, default 5 rounds); the JSON line carries min / median / max of
+ * wall and CPU per side, the median of the per-round CPU ratios, and the load average at start and end.
+ *
+ *   npm run bench:contract [-- --runs 5] [-- --only cloudflare,stripe] [-- --formats json,yaml]
  *   node bench/run.js contract --prepare      (extract the real pairs from fetched mirrors, see PREPARE)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { loadAverage, type Spread } from './support/abab';
+import { round } from './support/report';
 
 const ROOT = path.join(__dirname, '..');
 const CACHE = path.join(ROOT, '.bench-cache');
@@ -103,6 +108,7 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const f1 = (n: number) => n.toFixed(1);
+const spreadOf = (xs: number[]): Spread => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) });
 
 function ensureBuilt(): string {
   const main = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -119,7 +125,8 @@ export async function main(args: string[]): Promise<void> {
   const arg = (name: string) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : undefined);
   const realDir = arg('--real') ?? path.join(CACHE, 'contract-real');
   if (args.includes('--prepare')) return prepare(realDir);
-  const runs = Number(arg('--runs') ?? 3);
+  const runs = Number(arg('--runs') ?? 5);
+  const loadAtStart = loadAverage();
   const only = arg('--only')?.split(',');
   const formats = (arg('--formats') ?? 'json,yaml').split(',') as Array<'json' | 'yaml'>;
   const pairs = [githubPair(), ...realPairs(realDir)].filter((p): p is Pair => !!p && (!only || only.includes(p.name)));
@@ -166,6 +173,11 @@ export async function main(args: string[]): Promise<void> {
         oursCpuMs: oursCpu,
         opticCpuMs: opticCpu,
         oursOverOpticCpu: Number((oursCpu / opticCpu).toFixed(2)),
+        oursOverOpticCpuPaired: round(median(t.ours.map((r, i) => r.cpuMs / t.optic[i].cpuMs)), 2),
+        oursWallMs: spreadOf(t.ours.map((r) => r.ms)),
+        opticWallMs: spreadOf(t.optic.map((r) => r.ms)),
+        oursCpuMsSpread: spreadOf(t.ours.map((r) => r.cpuMs)),
+        opticCpuMsSpread: spreadOf(t.optic.map((r) => r.cpuMs)),
         oursPeakRssMiB: Number(f1(Math.max(...t.ours.map((r) => r.rssMiB)))),
         opticPeakRssMiB: Number(f1(Math.max(...t.optic.map((r) => r.rssMiB)))),
         summary: out.summary,
@@ -189,5 +201,5 @@ export async function main(args: string[]): Promise<void> {
     console.log(`  ${name}: ${JSON.stringify(counts)}`);
     for (const s of samples[name]) console.log(`    [${s.ruleId}] ${s.message}`);
   }
-  console.log(JSON.stringify({ bench: 'contract', runs, machine: 'shared', pairs: results }));
+  console.log(JSON.stringify({ bench: 'contract', runs, machine: 'shared', load: { start: loadAtStart, end: loadAverage() }, pairs: results }));
 }

@@ -1,4 +1,4 @@
-// npm run bench:event-feed [-- --events 20000 --rounds 3]
+// npm run bench:event-feed [-- --events 20000 --rounds 5]
 // Server start-up until the EventBus feed has caught up with a workspace of N events: replaying the
 // whole log (no stored consumer positions: what every start cost before positions were stored) against
 // resuming after the stored positions (a restart). Alternated in one run so neighbours' load hits both.
@@ -13,8 +13,10 @@ import { LOCAL_OPERATOR, Ledger } from '../src/ledger';
 import { startServer } from '../src/server/bootstrap';
 import { argValue, median, round } from './support/report';
 
+import { cpuMs, loadAverage } from './support/abab';
 const WS = 'bench';
 const REPO = 'bench-repo';
+const spread = (xs: number[]) => ({ min: round(Math.min(...xs), 0), median: round(median(xs), 0), max: round(Math.max(...xs), 0) });
 const sha = (n: number) => n.toString(16).padStart(40, '0');
 
 /** N valid events over 200 PR streams: a review request each, then observed heads and CI signals. */
@@ -46,21 +48,24 @@ async function generate(ledger: Ledger, total: number): Promise<void> {
 }
 
 /** One server start: ms until the feed has published every event of the log (and stopped again). */
-async function startUntilCaughtUp(dataDir: string): Promise<number> {
+async function startUntilCaughtUp(dataDir: string): Promise<{ ms: number; cpuMs: number }> {
   const ledger = new Ledger(loadConfig({ dataDir }, {}));
+  const c = cpuMs();
   const t = performance.now();
   const server = await startServer({ port: 0, host: '127.0.0.1' }, ledger);
   const feed = ledger.services.get(EVENT_FEED_SERVICE) as LedgerEventFeed;
   await feed.settled(600_000);
   const ms = performance.now() - t;
+  const cpu = cpuMs() - c;
   await server.close();
   await ledger.close();
-  return ms;
+  return { ms, cpuMs: cpu };
 }
 
 export async function main(args: string[]): Promise<void> {
   const total = Number(argValue(args, '--events') ?? 20_000);
-  const rounds = Number(argValue(args, '--rounds') ?? 3);
+  const rounds = Number(argValue(args, '--rounds') ?? 5);
+  const loadAtStart = loadAverage();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-feed-'));
   try {
     const seed = new Ledger(loadConfig({ dataDir }, {}));
@@ -71,19 +76,28 @@ export async function main(args: string[]): Promise<void> {
     const positions = path.join(dataDir, WS, 'consumers.db');
     const replay: number[] = [];
     const resume: number[] = [];
+    const replayCpu: number[] = [];
+    const resumeCpu: number[] = [];
     for (let r = 0; r < rounds; r++) {
       for (const f of [positions, `${positions}-wal`, `${positions}-shm`]) fs.rmSync(f, { force: true });
-      replay.push(await startUntilCaughtUp(dataDir));
-      resume.push(await startUntilCaughtUp(dataDir));
+      const a = await startUntilCaughtUp(dataDir);
+      const b = await startUntilCaughtUp(dataDir);
+      replay.push(a.ms);
+      replayCpu.push(a.cpuMs);
+      resume.push(b.ms);
+      resumeCpu.push(b.cpuMs);
     }
     const out = {
       bench: 'event-feed',
       events: head,
       rounds,
-      replayWholeLogMs: { median: round(median(replay), 0), all: replay.map((x) => round(x, 0)) },
-      resumeFromStoredPositionsMs: { median: round(median(resume), 0), all: resume.map((x) => round(x, 0)) },
+      replayWholeLogMs: { ...spread(replay), all: replay.map((x) => round(x, 0)) },
+      resumeFromStoredPositionsMs: { ...spread(resume), all: resume.map((x) => round(x, 0)) },
+      // CPU of the whole process (every thread) from the start call until the feed caught up.
+      replayCpuMs: spread(replayCpu),
+      resumeCpuMs: spread(resumeCpu),
       ratio: round(median(replay) / median(resume), 1),
-      loadavg: os.loadavg().map((x) => round(x, 2)),
+      load: { start: loadAtStart, end: loadAverage() },
     };
     // One JSON line, like every benchmark: the last line is the result.
     process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -10,6 +10,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { WebSocket } from 'ws';
 import { argValue, median, percentile, round, table } from './support/report';
+import { loadAverage } from './support/abab';
+import { processCpuMs } from './support/server-child';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -51,13 +53,17 @@ export async function main(args: string[]): Promise<void> {
   const frames = Number(argValue(args, '--frames') ?? 40);
   const flooders = Number(argValue(args, '--flooders') ?? 4);
   const seconds = Number(argValue(args, '--seconds') ?? 10);
+  const loadAtStart = loadAverage();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-security-'));
   const { child, url } = await startChild(dataDir);
   const opened: WebSocket[] = [];
   try {
     // Warm up (first requests compile and cache), then the idle baseline.
     for (let i = 0; i < 5; i++) await post(url, [discover(1), discover(2)]);
+    let cpu0 = processCpuMs(child.pid!);
     const idle = await healthLatencies(url, Date.now() + 3000);
+    // The server's CPU (whole process, every thread, 10 ms ticks) while idle-polled, then under attack.
+    const idleCpuMs = processCpuMs(child.pid!) - cpu0;
     const rssBefore = rssMiB(child.pid!);
 
     // The attack: unread WebSockets...
@@ -82,8 +88,10 @@ export async function main(args: string[]): Promise<void> {
     };
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMiB(child.pid!))), 100);
+    cpu0 = processCpuMs(child.pid!);
     const [loaded] = await Promise.all([healthLatencies(url, until), ...Array.from({ length: flooders }, flood)]);
     clearInterval(sampler);
+    const attackCpuMs = processCpuMs(child.pid!) - cpu0;
     rssPeak = Math.max(rssPeak, rssMiB(child.pid!));
     const closedByServer = opened.filter((ws) => ws.readyState !== WebSocket.OPEN).length;
 
@@ -111,6 +119,9 @@ export async function main(args: string[]): Promise<void> {
         healthP50Ms: round(median(loaded), 2),
         healthP99Ms: round(p99, 2),
         healthP99VsIdle: round(p99 / Math.max(percentile(idle, 99), 0.01), 2),
+        healthMs: { idle: { min: round(Math.min(...idle), 2), median: round(median(idle), 2), max: round(Math.max(...idle), 2) }, attack: { min: round(Math.min(...loaded), 2), median: round(median(loaded), 2), max: round(Math.max(...loaded), 2) } },
+        serverCpuMs: { idle3s: idleCpuMs, attack: attackCpuMs, perFloodBatch: round(attackCpuMs / Math.max(flooded, 1), 3) },
+        load: { start: loadAtStart, end: loadAverage() },
         unreadSocketsClosed: closedByServer,
         rssTargetMet: growth < 64,
         healthTargetMet: p99 < 100,

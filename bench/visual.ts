@@ -118,10 +118,13 @@ interface Row {
   odiffCpuMs: number;
   /** Median of the per-round ratios ours / odiff (each round runs both back to back). */
   pairedRatio: number;
+  /** min / median / max over the rounds (issue #39 item 4), wall ms and CPU ms (CPU: odiff in 10 ms ticks). */
+  spreads: Record<'oursMs' | 'odiffMs' | 'oursCpuMs' | 'odiffCpuMs', { min: number; median: number; max: number }>;
 }
 
 export async function main(args: string[]): Promise<void> {
   const runs = Number(args.find((a) => a.startsWith('--runs='))?.slice(7) ?? 15);
+  const loadAtStart = os.loadavg().map((l) => +l.toFixed(2));
   // --pairs-only: skip the 50-snapshot PR (a quicker run while working on the engine).
   const pairsOnly = args.includes('--pairs-only');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-visual-'));
@@ -218,6 +221,7 @@ export async function main(args: string[]): Promise<void> {
         oursOneThreadCpuMs: mean(cpuT.one),
         odiffCpuMs: cpuT.odiff.length ? mean(cpuT.odiff) : NaN,
         pairedRatio: median(ratios),
+        spreads: { oursMs: spreadOf(oursT), odiffMs: spreadOf(odiffT), oursCpuMs: spreadOf(cpuT.ours), odiffCpuMs: spreadOf(cpuT.odiff.length ? cpuT.odiff : [NaN]) },
       });
     }
     // odiff-bin's stop() clears its own "exiting" flag before the process exits, so it warns
@@ -304,6 +308,7 @@ export async function main(args: string[]): Promise<void> {
         [`${k}_odiffServerMs`]: +r.odiffMs.toFixed(2),
         [`${k}_oursOverOdiff`]: +(r.oursMs / r.odiffMs).toFixed(3),
         [`${k}_pairedRatio`]: +r.pairedRatio.toFixed(3),
+        [`${k}_spreads`]: r.spreads,
       });
     }
     const changed1080 = rows.filter((r) => r.name.startsWith('1080p') && r.name !== '1080p identical');
@@ -327,6 +332,7 @@ export async function main(args: string[]): Promise<void> {
       pr50_poolCpuMs: +cpuOf('warm').toFixed(1),
       pr50_poolOverSerialCpu: +(cpuOf('warm') / cpuOf('serial')).toFixed(3),
       loadAverage1m: +os.loadavg()[0].toFixed(2),
+      load: { start: loadAtStart, end: os.loadavg().map((l) => +l.toFixed(2)) },
       coresGivenProbe: +coresGiven.toFixed(2),
       poolTargetMet: serialMs / poolMs >= 1.7,
     });
@@ -337,6 +343,11 @@ export async function main(args: string[]): Promise<void> {
     odiff?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function spreadOf(xs: number[]): { min: number; median: number; max: number } {
+  const r = (x: number) => +x.toFixed(2);
+  return { min: r(Math.min(...xs)), median: r(median(xs)), max: r(Math.max(...xs)) };
 }
 
 function printPairs(rows: Row[], runs: number, renderMs: number, decoders: Record<string, number>, odiffOpts: object): void {
