@@ -8,7 +8,9 @@ import type { CatalogueEvent } from './catalogue/event-types';
  */
 
 /**
- * A pure fold over one stream: `evolve` may update `state` in place and must return it. `E` is the
+ * A pure fold over one stream: `evolve` may update `state` in place and must return it. In place on
+ * purpose: the accumulator belongs to the fold alone while it runs, and a copy per event would multiply a
+ * rebuild's allocations; what leaves the fold (to deciders, through the fold cache) is `Frozen` below. `E` is the
  * stream's event union (catalogue/event-types.ts); the store hands a fold the events of its stream,
  * which the catalogue validated on append and upcasts on read, so `E` describes what really arrives.
  */

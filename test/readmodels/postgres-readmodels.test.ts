@@ -11,6 +11,8 @@ import { readModelConformance, Workspace } from './conformance';
 import { appendLog, generateLog } from './generate';
 import { withReadModels } from '../support/ledger-fixture';
 import { SlotMap } from '../../src/slots';
+import { Pool } from 'pg';
+import { PostgresReadModelStorage } from '../../src/readmodels/stored/storage';
 
 whenPostgres('postgres read models', () => {
   const schemas: string[] = [];
@@ -60,6 +62,23 @@ whenPostgres('postgres read models', () => {
       await host.close();
     } finally {
       await ws.close();
+    }
+  });
+  test('sixteen processes opening the read models of a fresh schema at once all succeed: the checkpoint table is made once, under a lock (concurrent CREATE TABLE IF NOT EXISTS fails the loser with 42P07, 42710 or 23505)', async () => {
+    // Four fresh schemas, sixteen pools ("processes", a CLI read each) asking for their slots together on each.
+    const pools = Array.from({ length: 16 }, () => new Pool({ connectionString: DATABASE_URL, max: 1 }));
+    try {
+      for (let round = 0; round < 4; round++) {
+        const schema = uniqueSchema('rl_rm_race');
+        schemas.push(schema);
+        await pools[0].query(`CREATE SCHEMA "${schema}"`);
+        const outcomes = await Promise.allSettled(pools.map((pool, i) => new PostgresReadModelStorage(`ws-${i}`, pool, schema).slots('audit')));
+        expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : String(o.reason)))).toEqual(pools.map(() => []));
+        const tables = await pools[0].query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1 AND tablename = 'rm_checkpoints'`, [schema]);
+        expect(tables.rows[0].n).toBe(1);
+      }
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
     }
   });
   afterAll(async () => {
