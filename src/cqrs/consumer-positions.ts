@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { Pool } from 'pg';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { openSideDatabase } from '../stores/sqlite/side-database';
+import { ensureSideTable } from '../stores/postgres/side-table';
 
 /**
  * Where each checkpointed events handler or saga (a "consumer") of the EventBus got to in one
@@ -48,22 +49,18 @@ class SqliteConsumerPositions implements ConsumerPositions {
 class PostgresConsumerPositions implements ConsumerPositions {
   private ready: Promise<void> | null = null;
   private readonly t: string;
+  private readonly schema: string;
 
   constructor(private readonly workspaceId: string, private readonly pool: Pool, schema: string) {
+    this.schema = schema;
     this.t = `"${schema}".${TABLE}`;
   }
 
   private init(): Promise<void> {
-    this.ready ??= this.pool
-      .query(`CREATE TABLE IF NOT EXISTS ${this.t} (workspace_id text NOT NULL, consumer text NOT NULL, position bigint NOT NULL, PRIMARY KEY (workspace_id, consumer))`)
-      .then(() => undefined)
-      .catch((err) => {
-        // Two processes creating the table at once: the loser sees a unique violation on pg_type.
-        if ((err as { code?: string }).code !== '23505') {
-          this.ready = null;
-          throw err;
-        }
-      });
+    this.ready ??= ensureSideTable(this.pool, this.schema, TABLE, [`CREATE TABLE IF NOT EXISTS ${this.t} (workspace_id text NOT NULL, consumer text NOT NULL, position bigint NOT NULL, PRIMARY KEY (workspace_id, consumer))`]).catch((err) => {
+      this.ready = null;
+      throw err;
+    });
     return this.ready;
   }
 

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { touchPrivate } from '../../stores/private-files';
 import { unavailable } from '../../stores/postgres/connection-errors';
+import { ensureSideTable } from '../../stores/postgres/side-table';
 import type { ColumnType, Row, TableSpec } from './model';
 import { CHECKPOINTS, configureReadModelDb, SqliteCommitter, type CommitJob, type FlatTableWrites } from './sqlite-commit';
 import { SqliteWriter } from './sqlite-writer';
@@ -435,39 +436,17 @@ export class PostgresReadModelStorage implements ReadModelStorage {
     });
   }
 
-  /**
-   * The checkpoint table, made once per schema. Processes that open together (four CLI reads at once) must
-   * not race on the DDL: `CREATE … IF NOT EXISTS` is not safe against a concurrent creator (the loser fails
-   * with 42P07, or on pg_type with 42710 or 23505), so the usual case only looks the table up, and the first creator
-   * works under an advisory lock that the others wait on.
-   */
+  /** The checkpoint table, made once per schema (ensureSideTable: safe when processes open a fresh schema together). */
   private init(): Promise<void> {
-    this.ready ??= this.createCheckpoints().catch((err) => {
+    const table = `${this.s}.${CHECKPOINTS}`;
+    this.ready ??= ensureSideTable(this.pool, this.s.slice(1, -1), CHECKPOINTS, [
+      ...(this.createSchema ? [`CREATE SCHEMA IF NOT EXISTS ${this.s}`] : []),
+      `CREATE TABLE IF NOT EXISTS ${table} (workspace_id text NOT NULL, name text NOT NULL, version integer NOT NULL, generation integer NOT NULL, position bigint NOT NULL, ready integer NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`,
+    ]).catch((err) => {
       this.ready = null;
       throw unavailable(err);
     });
     return this.ready;
-  }
-
-  private async createCheckpoints(): Promise<void> {
-    const table = `${this.s}.${CHECKPOINTS}`;
-    const exists = async (q: (sql: string, params?: unknown[]) => Promise<{ rows: Row[] }>) => (await q('SELECT to_regclass($1) AS t', [table])).rows[0].t !== null;
-    if (await exists((sql, params) => this.pool.query(sql, params))) return;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.s}.rm`]);
-      if (!(await exists((sql, params) => client.query(sql, params)))) {
-        if (this.createSchema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.s}`);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${table} (workspace_id text NOT NULL, name text NOT NULL, version integer NOT NULL, generation integer NOT NULL, position bigint NOT NULL, ready integer NOT NULL, PRIMARY KEY (workspace_id, name, version, generation))`);
-      }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
   }
 
   async slots(name: string): Promise<Slot[]> {
