@@ -206,6 +206,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   private noopKeysPresent: boolean | null = null;
   private closed = false;
   private readonly applyBatch: (batch: PendingAppend[]) => Array<{ ok: AppendResult } | { err: unknown }>;
+  /** One append in a transaction of its own (BEGIN IMMEDIATE): what a lone flush runs. */
+  private readonly applyAlone: (req: PendingAppend) => AppendResult;
   private readonly dataVersion: Database.Statement;
   private seenDataVersion = -1;
   /** revisionIfCurrent asked data_version in this turn of the event loop. */
@@ -325,6 +327,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     // BEGIN IMMEDIATE: the write lock is taken before anything is read, so the revisions and the chain
     // head read inside (or trusted from the cache after the data_version check) cannot go stale before
     // the rows are written — a second process appending to the same file cannot fork the chain.
+    this.applyAlone = (req) => single.immediate(req);
     this.applyBatch = (batch) => {
       if (batch.length > 1) {
         try {
@@ -338,7 +341,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
         }
       }
       try {
-        return [{ ok: single.immediate(batch[0]) }];
+        return [{ ok: this.applyAlone(batch[0]) }];
       } catch (err) {
         if (isSqliteError(err)) throw err;
         return [{ err }];
@@ -419,10 +422,13 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
+    if (batch.length === 1) {
+      if (this.loneFlushes < 0) this.loneFlushes++;
+      return this.flushOne(batch[0]);
+    }
     // Concurrency seen (a turn's flush held appends of several callers): wait for turns from now on;
     // PROBE_EVERY lone flushes in a row: back to flushing at once.
-    if (batch.length > 1) this.loneFlushes = -PROBE_EVERY;
-    else if (this.loneFlushes < 0) this.loneFlushes++;
+    this.loneFlushes = -PROBE_EVERY;
     let results: Array<{ ok: AppendResult } | { err: unknown }>;
     try {
       results = this.applyBatch(batch);
@@ -441,6 +447,22 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       } else batch[i].reject(storeErrorOf(r.err));
     });
     if (wrote) for (const l of this.listeners) l();
+  }
+
+  /** flush() of a single append: applyBatch's answer without its per-append wrappers (the lone writer's hot path). */
+  private flushOne(req: PendingAppend): void {
+    let result: AppendResult;
+    try {
+      result = this.applyAlone(req);
+    } catch (err) {
+      // A refusal or an SQLite error alike: the transaction rolled back, the caches may be ahead of it.
+      this.forgetRevisions();
+      req.reject(storeErrorOf(err));
+      return;
+    }
+    if (req.rows) this.rememberTail(req.streamId, req.rows);
+    req.resolve(result);
+    if (!result.duplicate) for (const l of this.listeners) l();
   }
 
   /**
@@ -517,7 +539,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       rows.push(row);
     }
     req.rows = rows;
-    if (head) this.chainHead = { position: headPos, hash: headHash };
+    if (head) {
+      // In place: the head object is this store's alone (currentChainHead hands it out only to applyOne).
+      head.position = headPos;
+      head.hash = headHash;
+    }
     this.revisions.set(streamId, current + events.length);
     return { streamId, nextExpectedRevision: current + events.length, firstPosition: first, lastPosition: last, duplicate: false };
   }
@@ -611,12 +637,18 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
 
   private rememberTail(streamId: string, rows: EventRow[]): void {
     const previous = this.tails.get(streamId);
-    if (previous) for (const r of previous) this.tailRowsById.delete(r.event_id);
-    this.tails.delete(streamId);
-    if (rows.some((r) => r.data.length + r.metadata.length > TAIL_MAX_ROW_CHARS)) return;
+    if (previous) for (let i = 0; i < previous.length; i++) this.tailRowsById.delete(previous[i].event_id);
+    for (let i = 0; i < rows.length; i++) {
+      if (rows[i].data.length + rows[i].metadata.length > TAIL_MAX_ROW_CHARS) {
+        if (previous) this.tails.delete(streamId);
+        return;
+      }
+    }
+    // A stream already held keeps its place: eviction is by first remembered, not least recently
+    // appended (a hot stream evicted is read once and remembered again) — one Map operation less per append.
     this.tails.set(streamId, rows);
-    for (const r of rows) this.tailRowsById.set(r.event_id, r);
-    if (this.tails.size > TAIL_STREAMS) {
+    for (let i = 0; i < rows.length; i++) this.tailRowsById.set(rows[i].event_id, rows[i]);
+    if (!previous && this.tails.size > TAIL_STREAMS) {
       const [oldest, oldRows] = this.tails.entries().next().value as [string, EventRow[]];
       this.tails.delete(oldest);
       for (const r of oldRows) this.tailRowsById.delete(r.event_id);
