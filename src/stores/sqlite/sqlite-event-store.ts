@@ -93,6 +93,8 @@ const TAIL_MAX_ROW_CHARS = 64 * 1024;
 
 const PAGE = 1000;
 
+const RESOLVED = Promise.resolve();
+
 /** See SqliteEventStore.loneFlushes: how often a lone appender's flush waits a turn to find others. */
 const PROBE_EVERY = 32;
 
@@ -413,7 +415,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
         // PROBE_EVERY-th flush, and always once concurrency was seen, waits for the turn as before, so
         // appends of other callbacks of the same turn (an HTTP server's requests) join one group commit.
         if (this.loneFlushes < 0 || ++this.loneFlushes % PROBE_EVERY === 0) setImmediate(this.flushBound);
-        else queueMicrotask(this.flushBound);
+        // A resolved promise's then, not queueMicrotask: that one wraps each callback in a new AsyncResource.
+        else RESOLVED.then(this.flushBound);
       }
     });
   }
