@@ -173,7 +173,10 @@ class StoredEvent implements RecordedEvent {
  * Group commit: appends issued in the same turn of the event loop are applied in ONE transaction, each
  * with its own expected-revision check, and every caller is acknowledged only after that transaction
  * committed (durably at synchronous=FULL). A lone caller pays one fsync as before; 50 concurrent ones
- * share it — the only way past the ~2–3k fsyncs/s wall of single-event transactions.
+ * share it — the only way past the ~2–3k fsyncs/s wall of single-event transactions. A store that has
+ * seen no concurrent appender for PROBE_EVERY flushes flushes at the end of the caller's synchronous
+ * code instead (appends issued together still share one transaction), and waits for the turn again on
+ * every PROBE_EVERY-th flush, and on all of them as soon as one such flush found company (loneFlushes).
  */
 export class SqliteEventStore implements EventStore, AuditLogStore {
   readonly adapter = 'sqlite';
