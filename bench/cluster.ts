@@ -1,4 +1,4 @@
-// npm run bench:cluster [-- --seconds 8 --rounds 3 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres]
+// npm run bench:cluster [-- --seconds 8 --rounds 5 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres]
 // The multi-server layout of docs/stores.md under one client load, in one run, alternating:
 //   pg×1     one server on PostgreSQL (its own data dir)
 //   pg×2     two servers on the same PostgreSQL database, separate data dirs, the documented shared
@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median, round, table } from './support/report';
+import { loadAverage } from './support/abab';
 import { benchNode, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
 
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { total: number }; latency: { p99: number }; non2xx: number; errors: number }>;
@@ -97,7 +98,8 @@ async function round1(servers: Server[], token: string, seconds: number, connect
 
 export async function main(args: string[]): Promise<void> {
   const seconds = Number(argValue(args, '--seconds') ?? 8);
-  const rounds = Number(argValue(args, '--rounds') ?? 3);
+  const rounds = Number(argValue(args, '--rounds') ?? 5);
+  const loadAtStart = loadAverage();
   const connections = Number(argValue(args, '--connections') ?? 16);
   const adminUrl = argValue(args, '--database-url') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = `rl_bench_cluster_${process.pid}`;
@@ -144,6 +146,7 @@ export async function main(args: string[]): Promise<void> {
         figures.get(c.name)!.push(await c.run());
       }
     }
+    const spreadOf = (xs: number[], digits: number) => ({ min: round(Math.min(...xs), digits), median: round(median(xs), digits), max: round(Math.max(...xs), digits) });
     const med = (name: string, f: keyof Figures) => median(figures.get(name)!.map((x) => x[f]));
     const rows = configs.map((c) => ({
       configuration: c.name,
@@ -179,6 +182,11 @@ export async function main(args: string[]): Promise<void> {
         sqlite1_server_cpu_ms: round(med('sqlite×1', 'serverCpuMs'), 2),
         pg1_db_cpu_ms: round(med('pg×1', 'dbCpuMs'), 2),
         pg2_db_cpu_ms: round(med('pg×2', 'dbCpuMs'), 2),
+        // min / median / max over the rounds, per configuration (issue #39 item 4), and the paired ratios.
+        spreads: Object.fromEntries(configs.map((c) => [c.name, { perSecond: spreadOf(figures.get(c.name)!.map((x) => x.perSecond), 0), p99Ms: spreadOf(figures.get(c.name)!.map((x) => x.p99), 1), serverCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.serverCpuMs), 3), dbCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.dbCpuMs), 3) }])),
+        pg1_over_sqlite_per_round: figures.get('pg×1')!.map((x, k) => round(x.perSecond / figures.get('sqlite×1')![k].perSecond, 2)),
+        pg2_over_pg1_per_round: perRound,
+        load: { start: loadAtStart, end: loadAverage() },
       }),
     );
   } finally {
