@@ -3,7 +3,7 @@ import { DomainError, validationError } from '../domain-error';
 import { eventDefinition, validateEventData } from '../events/catalogue';
 import { canonicalJson, digestOf } from '../events/canonical-json';
 import type { EventMetadata, NewEvent, Principal, RecordedEvent } from '../events/envelope';
-import { isHuman, principalSchema } from '../events/envelope';
+import { encodedJsonOf, isHuman, principalSchema, withEncodedJson } from '../events/envelope';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import { MAX_EVENT_BYTES, type AppendResult } from '../events/store/port';
 import { noopKeysOf, NoopRecord } from './noop-keys';
@@ -348,8 +348,7 @@ function recordedFrom(workspace: WorkspaceHandle, streamId: string, events: NewE
     eventId: e.eventId,
     type: e.type,
     schemaVersion: e.schemaVersion,
-    data: JSON.parse(JSON.stringify(e.data)),
-    metadata: JSON.parse(JSON.stringify(e.metadata)),
+    ...parsedCopies(e),
     streamId,
     streamRevision: firstRevision + i,
     globalPosition: appended.firstPosition + i,
@@ -367,12 +366,20 @@ function responseOf(def: CommandDefinition<any, any, any>, streamId: string, rec
   };
 }
 
+/** Data and metadata as the store's copy has them (through JSON), from the text the store wrote. */
+function parsedCopies(e: NewEvent): { data: unknown; metadata: EventMetadata } {
+  const json = encodedJsonOf(e);
+  return { data: JSON.parse(json.data), metadata: JSON.parse(json.metadata) as EventMetadata };
+}
+
 function toNewEvent(p: PendingEvent, eventId: string, metadata: EventMetadata): NewEvent {
   const def = eventDefinition(p.type);
   const data = validateEventData(p.type, p.data);
-  const size = Buffer.byteLength(JSON.stringify(data)) + Buffer.byteLength(JSON.stringify(metadata));
+  // Serialized once: the size check, the store's row and the answer's copy all use this text.
+  const json = { data: JSON.stringify(data), metadata: JSON.stringify(metadata) };
+  const size = Buffer.byteLength(json.data) + Buffer.byteLength(json.metadata);
   if (size > MAX_EVENT_BYTES) throw new DomainError('payload_too_large', `${p.type}: event is ${size} bytes, the limit is ${MAX_EVENT_BYTES}`);
-  return { eventId, type: p.type, schemaVersion: def.schemaVersion, data, metadata };
+  return withEncodedJson({ eventId, type: p.type, schemaVersion: def.schemaVersion, data, metadata }, json);
 }
 
 export function checkAccess(def: Pick<CommandDefinition, 'name' | 'access'>, principal: Principal, role: Role): void {

@@ -42,6 +42,23 @@ export interface NewEvent<D = unknown> {
 }
 
 /**
+ * The JSON text of a new event's data and metadata, when its maker already wrote it (the kernel does, to
+ * check the size): the store stores these exact strings instead of serializing the objects again. Kept
+ * beside the event, not on it, so the event's shape stays what adapters and tests compare.
+ */
+const encodedJson = new WeakMap<NewEvent, { data: string; metadata: string }>();
+
+export function withEncodedJson<E extends NewEvent>(event: E, json: { data: string; metadata: string }): E {
+  encodedJson.set(event, json);
+  return event;
+}
+
+/** The event's data and metadata as JSON text: what its maker wrote, or serialized now. */
+export function encodedJsonOf(event: NewEvent): { data: string; metadata: string } {
+  return encodedJson.get(event) ?? { data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata) };
+}
+
+/**
  * A stored event. `globalPosition` is monotonic in the workspace's whole log: consecutive integers
  * on SQLite/PostgreSQL, the commit position on KurrentDB. Clients must treat it as opaque.
  */

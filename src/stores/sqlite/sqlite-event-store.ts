@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EventMetadata, NewEvent, RecordedEvent } from '../../events/envelope';
+import { encodedJsonOf, type EventMetadata, type NewEvent, type RecordedEvent } from '../../events/envelope';
 import { eventCatalogue, internedType, upcastEvent } from '../../events/catalogue';
 import { AuditLogStore, ChainFields, ChainInfo, ChainRow, CleanScan, StoredCheckpoint, chainHash, genesisHash, hashBytes } from '../../events/chain';
 import { Worker } from 'node:worker_threads';
@@ -407,7 +407,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     // Encode before queueing: serialization errors belong to this caller, not to the whole batch.
-    const encoded = events.map((e) => ({ data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata) }));
+    const encoded = events.map(encodedJsonOf);
     return new Promise((resolve, reject) => {
       this.pending.push({ streamId, expected, events, encoded, resolve, reject });
       if (!this.flushScheduled) {
