@@ -38,7 +38,8 @@ export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHan
   const run = e.lock.then(async () => {
     // Nothing can have been added that this process has not seen: skip the read (PostgreSQL: no round trip).
     const fresh = workspace.store.freshness?.();
-    if (fresh && options.forDecision && e.stamp === fresh.stamp) {
+    const stamp = fresh ? (fresh.stampOf?.(streamId) ?? fresh.stamp) : undefined;
+    if (fresh && options.forDecision && e.stamp === stamp) {
       if (fresh.ownRevision(streamId) <= e.revision) return;
       // Only this process's own appends are new: fold them from what it wrote.
       const tail = fresh.ownTail?.(streamId, e.revision + 1);
@@ -51,7 +52,7 @@ export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHan
         return;
       }
     }
-    e.stamp = fresh?.stamp;
+    e.stamp = stamp;
     let folded = 0;
     for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1 })) {
       e.state = fold.evolve(e.state, ev);
