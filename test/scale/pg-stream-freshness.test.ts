@@ -6,6 +6,8 @@ import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
+import type { StreamFold } from '../../src/events/kernel-types';
+import { loadStream } from '../../src/workspaces/load-stream';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 
 /**
@@ -116,6 +118,22 @@ whenPostgres('postgres statements per command, one and two servers, freshness pe
     expect(own(await statementsOf(() => file(a, 1, 'again')))).toEqual({ append: 1 });
     const all = await titles(a);
     expect(all.slice(-3)).toEqual(['b moves pr 1', 'after b', 'again']);
+  });
+
+  it("a client's loads queued behind one read share the next one, and each sees every commit acknowledged before it was asked for", async () => {
+    const ws = await a.workspace('sf');
+    const titlesFold: StreamFold<string[]> = { initialState: () => [], evolve: (st, e) => (e.type === 'ReviewNodeFiled' ? [...st, (e.data as { node: { title: string } }).node.title] : st) };
+    const stream = 'pr-r-1';
+    const stored: string[] = [];
+    for await (const e of ws.store.readStream(stream)) if (e.type === 'ReviewNodeFiled') stored.push((e.data as { node: { title: string } }).node.title);
+    expect((await loadStream(titlesFold, ws, stream)).state).toEqual(stored);
+    // Ten loads asked for at once: the first reads for all ten.
+    const sent = await statementsOf(() => Promise.all(Array.from({ length: 10 }, () => loadStream(titlesFold, ws, stream))));
+    expect(own(sent)).toEqual({ fwd: 1 });
+    // Acknowledged on b, then asked for on a: a's load reads (strict), whatever a has heard.
+    await file(b, 1, 'b acknowledged');
+    const [first, second] = await Promise.all([loadStream(titlesFold, ws, stream), loadStream(titlesFold, ws, stream)]);
+    expect([first.state.at(-1), second.state.at(-1)]).toEqual(['b acknowledged', 'b acknowledged']);
   });
 
   it('a used key is answered as before with no look-up first: the same call replays, another payload is refused', async () => {
