@@ -491,6 +491,8 @@ $fn$;
 
 /** Up to this many positions between what a process accounts for and its append, the append names their streams. */
 export const SEEN_RANGE_MAX = 256;
+/** An announcement carries its commit's rows when there are at most this many (and they fit in 7,900 bytes). */
+export const ANNOUNCED_ROWS_MAX = 16;
 
 /**
  * Schema v3: `append_commit`, the group commit as ONE round trip that also tells (issue 35, freshness per
@@ -503,8 +505,10 @@ export const SEEN_RANGE_MAX = 256;
  *    with no gap, whether or not their announcements have reached it;
  *  - with `p_channel` set, the announcement of what this commit appended, sent in the same transaction
  *    (pg_notify, delivered at COMMIT, so it is never lost while the commit stands): JSON
- *    {"w": workspace, "f": first, "l": last position, "o": p_origin, "s": [streams]} ("s" left out when
- *    the payload would near PostgreSQL's 8000-byte limit). NULL: the caller announces after the commit
+ *    {"w": workspace, "f": first, "l": last position, "o": p_origin, "s": [streams], "r": [rows]}: "r" the
+ *    commit's rows as stored ([position, id, stream, revision, type, version, data, metadata]) when there are
+ *    at most ANNOUNCED_ROWS_MAX of them, so the others fold them without reading; "r", then "s", left out
+ *    when the payload would near PostgreSQL's 8000-byte limit. NULL: the caller announces after the commit
  *    (at synchronous_commit = on: see PostgresBackend.announce).
  * A new function beside append_batch: processes still on v2's code keep calling append_batch.
  */
@@ -525,7 +529,16 @@ DECLARE
   v_start bigint;
   v_streams text[] := '{}';
   v_payload text;
+  v_offs int[] := '{}';
+  v_rows json[] := '{}';
+  v_no_rows boolean := false;
+  v_o int := 0;
 BEGIN
+  -- Where each item's events start in the id/type/data arrays (for the announcement's rows).
+  FOR i IN 1 .. coalesce(array_length(p_counts, 1), 0) LOOP
+    v_offs := array_append(v_offs, v_o);
+    v_o := v_o + p_counts[i];
+  END LOOP;
   FOR r IN SELECT b.item, b.status, b.first_pos, b.last_pos, b.next_rev, b.detail
       FROM ${s}.append_batch(p_ws, p_streams, p_expected, p_counts, p_ids, p_types, p_versions, p_data, p_meta) b LOOP
     item := r.item; status := r.status; first_pos := r.first_pos; last_pos := r.last_pos; next_rev := r.next_rev; detail := r.detail;
@@ -535,6 +548,17 @@ BEGIN
       v_last := greatest(coalesce(v_last, r.last_pos), r.last_pos);
       IF NOT (p_streams[r.item + 1] = ANY (v_streams)) THEN
         v_streams := array_append(v_streams, p_streams[r.item + 1]);
+      END IF;
+      IF p_channel IS NOT NULL AND NOT v_no_rows THEN
+        IF cardinality(v_rows) + p_counts[r.item + 1] > ${ANNOUNCED_ROWS_MAX} THEN
+          v_no_rows := true;
+          v_rows := '{}';
+        ELSE
+          FOR k IN 1 .. p_counts[r.item + 1] LOOP
+            v_o := v_offs[r.item + 1] + k;
+            v_rows := array_append(v_rows, json_build_array(r.first_pos + k - 1, p_ids[v_o], p_streams[r.item + 1], r.next_rev - p_counts[r.item + 1] + k, p_types[v_o], p_versions[v_o], p_data[v_o], p_meta[v_o]));
+          END LOOP;
+        END IF;
       END IF;
     END IF;
   END LOOP;
@@ -553,7 +577,14 @@ BEGIN
   END IF;
   RETURN NEXT;
   IF v_last IS NOT NULL AND p_channel IS NOT NULL THEN
-    v_payload := json_build_object('w', p_ws, 'f', v_first, 'l', v_last, 'o', p_origin, 's', v_streams)::text;
+    -- The rows themselves when they fit (ordered by position: the loop saw the items in batch order,
+    -- and append_batch numbers them in that order), so the others fold them without reading.
+    IF NOT v_no_rows THEN
+      v_payload := json_build_object('w', p_ws, 'f', v_first, 'l', v_last, 'o', p_origin, 's', v_streams, 'r', array_to_json(v_rows))::text;
+    END IF;
+    IF v_no_rows OR octet_length(v_payload) > 7900 THEN
+      v_payload := json_build_object('w', p_ws, 'f', v_first, 'l', v_last, 'o', p_origin, 's', v_streams)::text;
+    END IF;
     IF octet_length(v_payload) > 7900 THEN
       v_payload := json_build_object('w', p_ws, 'f', v_first, 'l', v_last, 'o', p_origin)::text;
     END IF;
@@ -673,6 +704,8 @@ export class PostgresBackend {
   readonly notifyInCommit: boolean;
   /** Source of stamps: every change of any workspace's knowledge takes the next value. */
   private tick = 0;
+  /** Per workspace, this process's stores: they take the rows other processes' announcements carry. */
+  private readonly rowSinks = new Map<string, Set<(rows: Row[]) => void>>();
   private readonly seenHeads = new Map<string, number>();
   /**
    * Per workspace, what this process knows of its log without reading it: `accounted`, the position up to
@@ -823,6 +856,16 @@ export class PostgresBackend {
     };
   }
 
+  addRowSink(workspaceId: string, sink: (rows: Row[]) => void): () => void {
+    let set = this.rowSinks.get(workspaceId);
+    if (!set) this.rowSinks.set(workspaceId, (set = new Set()));
+    set.add(sink);
+    return () => {
+      set!.delete(sink);
+      if (set!.size === 0 && this.rowSinks.get(workspaceId) === set) this.rowSinks.delete(workspaceId);
+    };
+  }
+
   knowledge(workspaceId: string): Knowledge {
     let k = this.known.get(workspaceId);
     if (!k) this.known.set(workspaceId, (k = { stamp: 0, epoch: 0, accounted: -1, placed: [], highest: -1, pollMark: -1, marks: new Map(), unplaced: 0 }));
@@ -952,6 +995,7 @@ export class PostgresBackend {
         return;
       }
       let payload = JSON.stringify(next);
+      if (Buffer.byteLength(payload) > 7900) payload = JSON.stringify({ w: next.w, f: next.f, l: next.l, o: next.o, s: next.s });
       if (Buffer.byteLength(payload) > 7900) payload = JSON.stringify({ w: next.w, f: next.f, l: next.l, o: next.o });
       this.pool
         .query({ name: `${this.schema}.notify`, text: 'SELECT pg_notify($1, $2)', values: [this.channel, payload] })
@@ -1039,9 +1083,18 @@ export class PostgresBackend {
       if (typeof n?.w !== 'string') return;
       // Its own commits this process placed from its append's answer (or will, from the next one's).
       if (n.o !== this.origin) {
-        const streams = Array.isArray(n.s) && n.s.every((x) => typeof x === 'string') ? n.s : null;
-        if (Number.isSafeInteger(n.f) && Number.isSafeInteger(n.l)) this.othersAppended(n.w, n.f, n.l, streams);
-        else this.unsure(n.w);
+        let streams = Array.isArray(n.s) && n.s.every((x) => typeof x === 'string') ? n.s : null;
+        if (Number.isSafeInteger(n.f) && Number.isSafeInteger(n.l)) {
+          // The commit's rows, when they came (every position f..l, in order): this process's stores of
+          // the workspace fold them without reading, so no stream is marked for them.
+          const rows = commitRows(n);
+          const sinks = this.rowSinks.get(n.w);
+          if (rows && sinks?.size) {
+            for (const sink of sinks) sink(rows);
+            streams = [];
+          }
+          this.othersAppended(n.w, n.f, n.l, streams);
+        } else this.unsure(n.w);
       }
       this.wakeLocal(n.w);
     });
@@ -1117,6 +1170,18 @@ interface CommitNotice {
   l: number;
   o: string;
   s?: string[];
+  /** The commit's rows (every position f..l, as stored), when they fit in the payload. */
+  r?: Row[];
+}
+
+/** The rows of an announced commit, checked: exactly positions f..l in order, each a well-formed row; else null. */
+function commitRows(n: CommitNotice): Row[] | null {
+  if (!Array.isArray(n.r) || n.r.length !== n.l - n.f + 1) return null;
+  for (let i = 0; i < n.r.length; i++) {
+    const r = n.r[i] as unknown[];
+    if (!Array.isArray(r) || r.length !== 8 || r[0] !== n.f + i || typeof r[1] !== 'string' || typeof r[2] !== 'string' || !Number.isSafeInteger(r[3]) || typeof r[4] !== 'string' || !Number.isSafeInteger(r[5]) || typeof r[6] !== 'string' || typeof r[7] !== 'string') return null;
+  }
+  return n.r;
 }
 
 /** Streams whose marks a workspace's knowledge keeps; past it, every stream reads again once. */
@@ -1128,8 +1193,9 @@ const ANNOUNCE_BACKLOG = 64;
 
 /** Own appends kept for this process's subscriptions (per workspace). */
 const RECENT_EVENTS = 2048;
-/** Streams whose last own batch is kept (freshness' ownTail). */
+/** Streams whose last rows are kept (freshness' ownTail), and how many rows each. */
 const RECENT_STREAMS = 1024;
+const TAIL_ROWS = 32;
 
 type Row = [number, string, string, number, string, number, string, string];
 const COLUMNS = 'global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata';
@@ -1230,16 +1296,20 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   private flushScheduled = false;
   private closed = false;
   private readonly subscriptions = new Set<Subscription>();
-  /** The last revision this process appended to each stream (freshness). */
-  private readonly ownRevisions = new Map<string, number>();
-  /** The last batch this process appended to each of the most recently appended streams, as stored (bounded). */
-  private readonly ownBatches = new Map<string, Row[]>();
+  /** The last revision this process knows of each stream without reading (its own appends, others' announced rows). */
+  private readonly knownRevisions = new Map<string, number>();
+  /** Per recently appended stream, its last rows of consecutive revisions, as stored (bounded). */
+  private readonly tails = new Map<string, Row[]>();
+  private readonly removeSink: () => void;
   /** This process's recent appends by position, as stored: subscriptions take them from here. */
   private readonly recent = new Map<number, Row>();
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.backend = options.backend;
     this.workspaceId = options.workspaceId;
+    this.removeSink = this.backend.addRowSink(this.workspaceId, (rows) => {
+      for (const r of rows) this.noteRow(r);
+    });
     this.s = `"${this.backend.schema}"`;
     const s = this.s;
     // Named statements: prepared once per pooled connection.
@@ -1326,7 +1396,13 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       for (const { row, req } of ok) this.noteOwnAppend(req, row);
       // A refused append (wrong_expected) needs no more: what it was refused for is at or before the
       // `seen` row's end, so its stream was read again or is marked now.
-      if (ok.length) commit = { w: this.workspaceId, f: ok[0].row.first_pos!, l: ok[ok.length - 1].row.last_pos!, o: this.backend.origin, s: [...new Set(ok.map((x) => x.req.streamId))] };
+      if (ok.length) {
+        const f = ok[0].row.first_pos!;
+        const l = ok[ok.length - 1].row.last_pos!;
+        const r: Row[] = [];
+        if (l - f < ANNOUNCED_ROWS_MAX) for (let p = f; p <= l; p++) r.push(this.recent.get(p)!);
+        commit = { w: this.workspaceId, f, l, o: this.backend.origin, s: [...new Set(ok.map((x) => x.req.streamId))], ...(r.length ? { r } : {}) };
+      }
       rows.forEach((row, i) => {
         const req = batch[i];
         switch (row.status) {
@@ -1358,17 +1434,31 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
 
   private noteOwnAppend(req: PendingAppend, row: BatchRow): void {
     const first = row.first_pos!;
-    req.events.forEach((e, i) => {
-      // As stored (the row a read returns); decoded per reader, so no two readers share one object.
-      this.recent.set(first + i, [first + i, e.eventId, req.streamId, row.next_rev! - req.events.length + 1 + i, e.type, e.schemaVersion, req.data[i], req.metadata[i]]);
-    });
+    // As stored (the row a read returns); decoded per reader, so no two readers share one object.
+    req.events.forEach((e, i) => this.noteRow([first + i, e.eventId, req.streamId, row.next_rev! - req.events.length + 1 + i, e.type, e.schemaVersion, req.data[i], req.metadata[i]]));
+    this.backend.ownAppended(this.workspaceId, first, row.last_pos!);
+  }
+
+  /**
+   * A committed row this process knows without reading: its own append's, or one another process's
+   * announcement carried. Kept for subscriptions (by position) and for decisions (per stream, the last
+   * rows of consecutive revisions: StoreFreshness.ownTail).
+   */
+  private noteRow(row: Row): void {
+    this.recent.set(row[0], row);
     // Bounded: the subscriptions of a process keep up within a few batches; older ones are read.
     if (this.recent.size > RECENT_EVENTS) for (const p of this.recent.keys()) if (this.recent.size > RECENT_EVENTS) this.recent.delete(p);
-    this.ownRevisions.set(req.streamId, row.next_rev!);
-    this.ownBatches.delete(req.streamId);
-    this.ownBatches.set(req.streamId, req.events.map((_, i) => this.recent.get(first + i)!));
-    if (this.ownBatches.size > RECENT_STREAMS) this.ownBatches.delete(this.ownBatches.keys().next().value!);
-    this.backend.ownAppended(this.workspaceId, first, row.last_pos!);
+    const stream = row[2];
+    const rev = row[3];
+    if (rev > (this.knownRevisions.get(stream) ?? -1)) this.knownRevisions.set(stream, rev);
+    let tail = this.tails.get(stream);
+    if (tail?.length && rev <= tail[tail.length - 1][3]) return;
+    if (!tail?.length || rev !== tail[tail.length - 1][3] + 1) tail = [];
+    tail.push(row);
+    if (tail.length > TAIL_ROWS) tail.shift();
+    this.tails.delete(stream);
+    this.tails.set(stream, tail);
+    if (this.tails.size > RECENT_STREAMS) this.tails.delete(this.tails.keys().next().value!);
   }
 
   freshness(): StoreFreshness | undefined {
@@ -1377,10 +1467,12 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     return {
       stamp: k.stamp,
       stampOf: (streamId) => this.backend.stampOf(k, streamId),
-      ownRevision: (streamId) => this.ownRevisions.get(streamId) ?? -1,
+      ownRevision: (streamId) => this.knownRevisions.get(streamId) ?? -1,
       ownTail: (streamId, fromRevision) => {
-        const rows = this.ownBatches.get(streamId);
-        return rows && rows[0][3] === fromRevision ? rows.map(fromRow) : undefined;
+        // Every revision from `fromRevision` up to the last known one, or nothing (read).
+        const rows = this.tails.get(streamId);
+        if (!rows?.length || rows[0][3] > fromRevision || rows[rows.length - 1][3] !== this.knownRevisions.get(streamId)) return undefined;
+        return rows.filter((r) => r[3] >= fromRevision).map(fromRow);
       },
     };
   }
@@ -1635,6 +1727,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       await new Promise((r) => setTimeout(r, 1));
     }
     this.closed = true;
+    this.removeSink();
     for (const sub of [...this.subscriptions]) sub.close();
     if (this.options.ownsBackend) await this.backend.close();
   }
