@@ -170,14 +170,50 @@ export class CommandExecutor {
     const ctx: DecideContext = { principal, role: envelope.role, now: now.toISOString(), workspaceId: workspace.id };
     // Authorize first: a replay answers only a caller who may do this now (and, below, only its original caller).
     if (def.authorize) def.authorize(frozenView((await loadStream(def.fold, workspace, streamId, { forDecision: true })).state), input, ctx);
+    // Where the append answers for a used key itself (EventStore.appendChecksKeys) and `prepare` is cheap and
+    // free of outside effects, a key is not looked up first: a used one is met at the append (duplicate, or
+    // duplicate_event_id: replayed or refused below as after a race) or at the no-op claim, and a refusal
+    // on the way there (a decision on the state that changed since, a revoked token) is answered as the
+    // look-up would have answered it — the stored answer, or idempotency_key_reused. A new key costs nothing.
+    const checkedAtAppend = workspace.store.appendChecksKeys === true && (!def.prepare || def.prepareAgainOnConflict === true);
+    if (checkedAtAppend) {
+      try {
+        return await this.decideAndAppend(def, workspace, envelope, input, key, commandDigest, streamId, principal, ctx, now);
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.code === 'store_unavailable' || err.code === 'idempotency_key_reused') throw err;
+        const used = await this.usedKeyAnswer(def, workspace, key, commandDigest, streamId, principal);
+        if (used) return used;
+        throw err;
+      }
+    }
     // A new key (one round trip where the store can tell) needs neither lookup below.
     if (!(await workspace.store.keyUnused?.(key))) {
-      const replay = await this.replay(def, workspace, key, commandDigest, streamId, principal);
-      if (replay) return replay;
-      const noop = await noopKeysOf(workspace).find(key);
-      if (noop) return this.replayNoop(def, key, commandDigest, principal, noop);
+      const used = await this.usedKeyAnswer(def, workspace, key, commandDigest, streamId, principal);
+      if (used) return used;
     }
+    return this.decideAndAppend(def, workspace, envelope, input, key, commandDigest, streamId, principal, ctx, now);
+  }
 
+  /** What a key already used answers: its stored events' or its no-op's answer, or idempotency_key_reused; null for a new key. */
+  private async usedKeyAnswer(def: CommandDefinition<any, any, any>, workspace: WorkspaceHandle, key: string, commandDigest: string, streamId: string, principal: Principal): Promise<CommandOutcome | null> {
+    const replay = await this.replay(def, workspace, key, commandDigest, streamId, principal);
+    if (replay) return replay;
+    const noop = await noopKeysOf(workspace).find(key);
+    return noop ? this.replayNoop(def, key, commandDigest, principal, noop) : null;
+  }
+
+  private async decideAndAppend<I, S, P>(
+    def: CommandDefinition<I, S, P>,
+    workspace: WorkspaceHandle,
+    envelope: CommandEnvelope,
+    input: I,
+    key: string,
+    commandDigest: string,
+    streamId: string,
+    principal: Principal,
+    ctx: DecideContext,
+    now: Date,
+  ): Promise<CommandOutcome> {
     const prepareNow = () => (def.prepare ? this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : Promise.resolve(input as unknown as P));
     let prepared = await prepareNow();
 

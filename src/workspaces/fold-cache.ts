@@ -15,6 +15,10 @@ export interface CachedFold<S = unknown> {
   stamp?: number;
   state: S;
   lock: Promise<void>;
+  /** Loads of this state so far, numbered as they are asked for (loadStream). */
+  arrivals?: number;
+  /** The `arrivals` count when the last read that completed began: loads numbered up to it asked before it. */
+  readFrom?: number;
   /** Estimated bytes of `state`, and the events folded when it was last measured. */
   bytes: number;
   events: number;

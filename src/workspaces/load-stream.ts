@@ -33,12 +33,18 @@ export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHan
   if (!workspace.cache.has(CLOSE)) workspace.cache.set(CLOSE, { closeWithWorkspace: () => foldCache.dropPrefix(prefix) });
   const key = `${prefix}${idOf(fold)}\0${streamId}`;
   const e = foldCache.entry(key, () => fold.initialState());
+  const arrival = (e.arrivals = (e.arrivals ?? 0) + 1);
   // Serialize catch-up per stream: evolve may mutate the cached state, so two loaders must not fold
   // the same events into it concurrently.
   const run = e.lock.then(async () => {
+    // A read that began after this load was asked for has completed meanwhile (loads of a stream queue
+    // here, one read at a time): its state already holds everything committed before this load was asked
+    // for, as a read of its own would. So loads that queue behind one read share the next one.
+    if (!options.forDecision && (e.readFrom ?? 0) >= arrival) return;
     // Nothing can have been added that this process has not seen: skip the read (PostgreSQL: no round trip).
     const fresh = workspace.store.freshness?.();
-    if (fresh && options.forDecision && e.stamp === fresh.stamp) {
+    const stamp = fresh ? (fresh.stampOf?.(streamId) ?? fresh.stamp) : undefined;
+    if (fresh && options.forDecision && e.stamp === stamp) {
       if (fresh.ownRevision(streamId) <= e.revision) return;
       // Only this process's own appends are new: fold them from what it wrote.
       const tail = fresh.ownTail?.(streamId, e.revision + 1);
@@ -51,13 +57,15 @@ export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHan
         return;
       }
     }
-    e.stamp = fresh?.stamp;
+    e.stamp = stamp;
+    const readFrom = e.arrivals!;
     let folded = 0;
     for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1 })) {
       e.state = fold.evolve(e.state, ev);
       e.revision = ev.streamRevision;
       folded++;
     }
+    e.readFrom = readFrom;
     foldCache.folded(key, e, folded);
   });
   e.lock = run.catch(() => undefined);

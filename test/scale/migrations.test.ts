@@ -43,6 +43,8 @@ const STEP_DIGESTS: Record<number, string> = {
   1: '9a434768a0c3ae4d3b59167ab75ff5436ad0f7c8ee3e21703fcd3cf116fb4849',
   // Version 2: append_batch reads the tables once per batch (issue 35).
   2: '0da294a464c51d2413df9e434b010f5645f27aca835c8c46346cf3c51e0fb667',
+  // Version 3: append_commit, the group commit that names the streams others moved and announces itself (issue 35).
+  3: '43f66c25671f9ec6473e296ff37c821298a2a5b6378e8ca72c8f1873398f3881',
 };
 
 test('each migration step is pinned to its version (a changed step needs a new one) and step 1 is the v1 script', () => {

@@ -54,6 +54,12 @@ export interface SubscribeOptions {
  */
 export interface StoreFreshness {
   stamp: number;
+  /**
+   * The stamp of one stream: changes whenever events of THIS stream may have been added that this process
+   * did not append itself (another server's append to it, announced or seen in an append's answer, or
+   * anything `stamp` changes for that this process cannot place). Absent: `stamp` stands for every stream.
+   */
+  stampOf?(streamId: string): number;
   ownRevision(streamId: string): number;
   /** This process's own appended events of the stream from `fromRevision` up to its own revision, when it still holds them all (else undefined: read). */
   ownTail?(streamId: string, fromRevision: number): RecordedEvent[] | undefined;
@@ -70,6 +76,14 @@ export interface EventStore {
    * without reading them back. Absent (KurrentDB, which may deduplicate ids on its own): read back.
    */
   readonly appendsAreExact?: boolean;
+  /**
+   * The append itself answers for a used idempotency key, atomically with the write: ids already stored
+   * come back as `duplicate` (same caller, command and payload digest — port.ts sameCommand) or
+   * duplicate_event_id (anything else), and an id a no-op command spent (claimNoopKey) as
+   * duplicate_event_id. The kernel then sends a new key no look-up before deciding (where `prepare` is
+   * cheap: see CommandExecutor.execute); the append is the check. Absent: the kernel looks the key up first.
+   */
+  readonly appendChecksKeys?: boolean;
   /**
    * What this process knows about the log without reading it, for readers that keep folded state (the
    * fold cache): `stamp` changes whenever events may have been added that this process did not append

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Client, Pool, PoolClient, types } from 'pg';
 import { DomainError } from '../../domain-error';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../../events/envelope';
@@ -488,6 +489,112 @@ $fn$;
 `;
 }
 
+/** Up to this many positions between what a process accounts for and its append, the append names their streams. */
+export const SEEN_RANGE_MAX = 256;
+/** An announcement carries its commit's rows when there are at most this many (and they fit in 7,900 bytes). */
+export const ANNOUNCED_ROWS_MAX = 16;
+
+/**
+ * Schema v3: `append_commit`, the group commit as ONE round trip that also tells (issue 35, freshness per
+ * stream). It runs `append_batch` (v2, unchanged: same answers for each item) and then, still under the
+ * workspace's head lock:
+ *  - one row more (item −1, status `seen`): the positions (p_after, start] other transactions appended
+ *    since the position the caller accounts for (`p_after`), and in `detail` the JSON array of their
+ *    streams (NULL when there are more than SEEN_RANGE_MAX of them, or p_after < 0: the caller
+ *    then cannot place them). A process thus learns from its own append which streams the others moved,
+ *    with no gap, whether or not their announcements have reached it;
+ *  - with `p_channel` set, the announcement of what this commit appended, sent in the same transaction
+ *    (pg_notify, delivered at COMMIT, so it is never lost while the commit stands): JSON
+ *    {"w": workspace, "f": first, "l": last position, "o": p_origin, "s": [streams], "r": [rows]}: "r" the
+ *    commit's rows as stored ([position, id, stream, revision, type, version, data, metadata]) when there are
+ *    at most ANNOUNCED_ROWS_MAX of them, so the others fold them without reading; "r", then "s", left out
+ *    when the payload would near PostgreSQL's 8000-byte limit. NULL: the caller announces after the commit
+ *    (at synchronous_commit = on: see PostgresBackend.announce).
+ * A new function beside append_batch: processes still on v2's code keep calling append_batch.
+ */
+export function appendCommitSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE OR REPLACE FUNCTION ${s}.append_commit(
+  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
+  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[],
+  p_after bigint, p_channel text, p_origin text)
+RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  r record;
+  v_first bigint;
+  v_last bigint;
+  v_start bigint;
+  v_streams text[] := '{}';
+  v_payload text;
+  v_offs int[] := '{}';
+  v_rows json[] := '{}';
+  v_no_rows boolean := false;
+  v_o int := 0;
+BEGIN
+  -- Where each item's events start in the id/type/data arrays (for the announcement's rows).
+  FOR i IN 1 .. coalesce(array_length(p_counts, 1), 0) LOOP
+    v_offs := array_append(v_offs, v_o);
+    v_o := v_o + p_counts[i];
+  END LOOP;
+  FOR r IN SELECT b.item, b.status, b.first_pos, b.last_pos, b.next_rev, b.detail
+      FROM ${s}.append_batch(p_ws, p_streams, p_expected, p_counts, p_ids, p_types, p_versions, p_data, p_meta) b LOOP
+    item := r.item; status := r.status; first_pos := r.first_pos; last_pos := r.last_pos; next_rev := r.next_rev; detail := r.detail;
+    RETURN NEXT;
+    IF r.status = 'ok' THEN
+      v_first := least(coalesce(v_first, r.first_pos), r.first_pos);
+      v_last := greatest(coalesce(v_last, r.last_pos), r.last_pos);
+      IF NOT (p_streams[r.item + 1] = ANY (v_streams)) THEN
+        v_streams := array_append(v_streams, p_streams[r.item + 1]);
+      END IF;
+      IF p_channel IS NOT NULL AND NOT v_no_rows THEN
+        IF cardinality(v_rows) + p_counts[r.item + 1] > ${ANNOUNCED_ROWS_MAX} THEN
+          v_no_rows := true;
+          v_rows := '{}';
+        ELSE
+          FOR k IN 1 .. p_counts[r.item + 1] LOOP
+            v_o := v_offs[r.item + 1] + k;
+            v_rows := array_append(v_rows, json_build_array(r.first_pos + k - 1, p_ids[v_o], p_streams[r.item + 1], r.next_rev - p_counts[r.item + 1] + k, p_types[v_o], p_versions[v_o], p_data[v_o], p_meta[v_o]));
+          END LOOP;
+        END IF;
+      END IF;
+    END IF;
+  END LOOP;
+  -- append_batch holds the head row lock (or took none: an empty batch) until COMMIT.
+  IF v_first IS NOT NULL THEN
+    v_start := v_first - 1;
+  ELSE
+    v_start := coalesce((SELECT h.position FROM ${s}.heads h WHERE h.workspace_id = p_ws), 0);
+  END IF;
+  item := -1; status := 'seen'; first_pos := p_after + 1; last_pos := v_start; next_rev := NULL; detail := NULL;
+  IF p_after >= 0 AND v_start > p_after AND v_start - p_after <= ${SEEN_RANGE_MAX} THEN
+    detail := (SELECT to_json(coalesce(array_agg(DISTINCT e.stream_id), '{}'))::text FROM ${s}.events e
+      WHERE e.workspace_id = p_ws AND e.global_position > p_after AND e.global_position <= v_start);
+  ELSIF p_after >= 0 AND v_start <= p_after THEN
+    detail := '[]';
+  END IF;
+  RETURN NEXT;
+  IF v_last IS NOT NULL AND p_channel IS NOT NULL THEN
+    -- The rows themselves when they fit (ordered by position: the loop saw the items in batch order,
+    -- and append_batch numbers them in that order), so the others fold them without reading.
+    IF NOT v_no_rows THEN
+      v_payload := json_build_object('w', p_ws, 'f', v_first, 'l', v_last, 'o', p_origin, 's', v_streams, 'r', array_to_json(v_rows))::text;
+    END IF;
+    IF v_no_rows OR octet_length(v_payload) > 7900 THEN
+      v_payload := json_build_object('w', p_ws, 'f', v_first, 'l', v_last, 'o', p_origin, 's', v_streams)::text;
+    END IF;
+    IF octet_length(v_payload) > 7900 THEN
+      v_payload := json_build_object('w', p_ws, 'f', v_first, 'l', v_last, 'o', p_origin)::text;
+    END IF;
+    PERFORM pg_notify(p_channel, v_payload);
+  END IF;
+END
+$fn$;
+`;
+}
+
 /**
  * The migration steps: step v brings a schema from version v − 1 to v. A database at version n runs only
  * the steps after n, each in its own transaction with its version recorded (under the advisory lock), so
@@ -497,7 +604,7 @@ $fn$;
  * new tables, CREATE INDEX CONCURRENTLY outside a transaction) — it runs beside live appends.
  */
 export function migrationSteps(schema: string): string[] {
-  return [migrationSql(schema), appendBatchV2Sql(schema)];
+  return [migrationSql(schema), appendBatchV2Sql(schema), appendCommitSql(schema)];
 }
 
 /**
@@ -589,14 +696,23 @@ export class PostgresBackend {
   private listener: Client | null = null;
   private listening: Promise<void> | null = null;
   private readonly wakers = new Map<string, Set<() => void>>();
-  private readonly announcing = new Map<string, { head: number; again: boolean }>();
+  /** Per workspace, the commits still to announce after the fact (synchronous_commit on), sent in order. */
+  private readonly announcing = new Map<string, { queue: CommitNotice[]; sending: boolean }>();
+  /** Names this process in its announcements: it skips its own (its append's answer placed them). */
+  readonly origin = randomBytes(8).toString('hex');
+  /** Whether append_commit sends the announcement inside the commit (synchronous_commit off: see announce). */
+  readonly notifyInCommit: boolean;
+  /** Source of stamps: every change of any workspace's knowledge takes the next value. */
+  private tick = 0;
+  /** Per workspace, this process's stores: they take the rows other processes' announcements carry. */
+  private readonly rowSinks = new Map<string, Set<(rows: Row[]) => void>>();
   private readonly seenHeads = new Map<string, number>();
   /**
    * Per workspace, what this process knows of its log without reading it: `accounted`, the position up to
    * which every event is either this process's own append or was announced (so readers holding older
    * state were told to read: `stamp` moved). See PostgresEventStore.freshness.
    */
-  private readonly known = new Map<string, { stamp: number; accounted: number }>();
+  private readonly known = new Map<string, Knowledge>();
   private polling = false;
   private readonly poller: NodeJS.Timeout;
   private closed = false;
@@ -609,7 +725,11 @@ export class PostgresBackend {
   private constructor(readonly options: PostgresBackendOptions) {
     this.schema = options.schema ?? 'review_ledger';
     if (!SCHEMA_RE.test(this.schema)) throw new DomainError('invalid_config', `schema: "${this.schema}" must match ${SCHEMA_RE}`);
-    this.channel = `${this.schema}_events`;
+    // Announcements name their streams (CommitNotice, JSON): a channel of their own, so a process of v2's code
+    // (which listens on `_events` for "<workspace> <head>") never misreads one; it hears this version's
+    // commits through its heads poll (within a second), and this version hears its through the same poll.
+    this.channel = `${this.schema}_commits`;
+    this.notifyInCommit = options.synchronousCommit === false;
     this.pool = new Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
@@ -736,34 +856,97 @@ export class PostgresBackend {
     };
   }
 
-  knowledge(workspaceId: string): { stamp: number; accounted: number } {
+  addRowSink(workspaceId: string, sink: (rows: Row[]) => void): () => void {
+    let set = this.rowSinks.get(workspaceId);
+    if (!set) this.rowSinks.set(workspaceId, (set = new Set()));
+    set.add(sink);
+    return () => {
+      set!.delete(sink);
+      if (set!.size === 0 && this.rowSinks.get(workspaceId) === set) this.rowSinks.delete(workspaceId);
+    };
+  }
+
+  knowledge(workspaceId: string): Knowledge {
     let k = this.known.get(workspaceId);
-    if (!k) this.known.set(workspaceId, (k = { stamp: 0, accounted: -1 }));
+    if (!k) this.known.set(workspaceId, (k = { stamp: 0, epoch: 0, accounted: -1, placed: [], highest: -1, pollMark: -1, marks: new Map(), unplaced: 0 }));
     return k;
   }
 
-  /** An announced head: past what this process accounts for, someone else appended — every reader reads again. */
-  headSeen(workspaceId: string, head: number): void {
-    const k = this.knowledge(workspaceId);
-    if (head > k.accounted) {
-      k.stamp++;
-      k.accounted = head;
-    }
+  /** The stamp of one stream (StoreFreshness.stampOf): the later of the workspace's epoch and the stream's mark. */
+  stampOf(k: Knowledge, streamId: string): number {
+    return Math.max(k.epoch, k.marks.get(streamId) ?? 0);
   }
 
-  /** This process appended (first..last): right after what it accounts for, nothing else can be between. */
+  /** Something may have been added that this process cannot place: every stream reads again. */
+  private bumpAll(k: Knowledge): void {
+    k.epoch = k.stamp = ++this.tick;
+    k.marks.clear();
+    k.unplaced++;
+  }
+
+  /** Other processes appended to these streams (and, of what this process accounts for, to no other). */
+  private bumpStreams(k: Knowledge, streams: readonly string[]): void {
+    if (streams.length === 0) return;
+    const t = (k.stamp = ++this.tick);
+    for (const s of streams) k.marks.set(s, t);
+    if (k.marks.size > MAX_MARKS) this.bumpAll(k);
+  }
+
+  /**
+   * Positions first..last were appended by others, to `streams` (null: unknown): those streams read again
+   * (every stream, without a list). Announcements may arrive before this process's own append's answer
+   * for a position below theirs: such a range is kept (placed) until the positions below it are, so
+   * `accounted` never passes a position this process cannot place.
+   */
+  othersAppended(workspaceId: string, first: number, last: number, streams: readonly string[] | null): void {
+    const k = this.knowledge(workspaceId);
+    if (last <= k.accounted) return;
+    if (streams) this.bumpStreams(k, streams);
+    else this.bumpAll(k);
+    this.place(k, first, last);
+  }
+
+  /** This process appended first..last. */
   ownAppended(workspaceId: string, first: number, last: number): void {
-    const k = this.knowledge(workspaceId);
-    if (k.accounted === first - 1) k.accounted = last;
-    else if (last > k.accounted) {
-      k.stamp++;
-      k.accounted = last;
-    }
+    this.place(this.knowledge(workspaceId), first, last);
   }
 
-  /** Something may have been added that this process cannot place (a refused append, a lost channel). */
+  private place(k: Knowledge, first: number, last: number): void {
+    if (last > k.highest) k.highest = last;
+    if (last <= k.accounted) return;
+    if (first <= k.accounted + 1) k.accounted = last;
+    else k.placed.push([first, last]);
+    if (k.placed.length === 0) return;
+    k.placed.sort((x, y) => x[0] - y[0]);
+    let i = 0;
+    for (; i < k.placed.length && k.placed[i][0] <= k.accounted + 1; i++) k.accounted = Math.max(k.accounted, k.placed[i][1]);
+    k.placed.splice(0, i);
+    if (k.placed.length > MAX_PLACED) this.skipTo(k, k.highest);
+  }
+
+  /** Positions up to `position` are given up on: every stream reads again. */
+  private skipTo(k: Knowledge, position: number): void {
+    this.bumpAll(k);
+    if (position > k.accounted) k.accounted = position;
+    k.placed = k.placed.filter((r) => r[1] > k.accounted);
+    if (k.placed.length) this.place(k, k.placed[0][0], k.placed[0][1]);
+  }
+
+  /**
+   * The heads poll's head (the safety net for an announcement that never came: its sender died between
+   * its commit and a NOTIFY sent after it). A position at or below the previous poll's head that is still
+   * not placed a whole poll later will not be: every stream reads again.
+   */
+  headPolled(workspaceId: string, head: number): void {
+    const k = this.knowledge(workspaceId);
+    if (head > k.highest) k.highest = head;
+    if (k.pollMark > k.accounted) this.skipTo(k, k.pollMark);
+    k.pollMark = head;
+  }
+
+  /** Something may have been added that this process cannot place (a lost channel). */
   unsure(workspaceId?: string): void {
-    for (const [id, k] of this.known) if (workspaceId === undefined || id === workspaceId) k.stamp++;
+    for (const [id, k] of this.known) if (workspaceId === undefined || id === workspaceId) this.bumpAll(k);
   }
 
   /** Whether announcements from other processes reach this one now (LISTEN is up). */
@@ -777,34 +960,47 @@ export class PostgresBackend {
   }
 
   /**
-   * After a commit: wake local subscribers now and tell the other processes. The NOTIFY is NOT sent
-   * inside the append transaction: PostgreSQL serializes the commits of every notifying transaction
-   * in the cluster on one lock, held through the commit's WAL flush — that would make appends to
-   * different workspaces queue behind each other's fsync. Sent afterwards as a transaction of its
-   * own that writes nothing else, its commit needs no WAL flush (PostgreSQL commits such transactions
-   * asynchronously; measured ~0.5 ms here against ~2.5 ms for a flushed commit), so the lock is held
-   * briefly. If the process dies between the commit and the NOTIFY, the heads poll below wakes the
-   * others.
+   * After a commit: wake local subscribers now and, unless append_commit announced it inside the commit,
+   * tell the other processes. At synchronous_commit = on the NOTIFY is NOT sent inside the append
+   * transaction: PostgreSQL serializes the commits of every notifying transaction in the cluster on one
+   * lock, held through the commit's WAL flush — that would make appends to different workspaces queue
+   * behind each other's fsync. Sent afterwards as a transaction of its own that writes nothing else, its
+   * commit needs no WAL flush (PostgreSQL commits such transactions asynchronously; measured ~0.5 ms here
+   * against ~2.5 ms for a flushed commit), so the lock is held briefly. At synchronous_commit = off no
+   * commit waits for a flush, so append_commit notifies inside the commit: one round trip, never lost.
+   * Sent afterwards, announcements go out one at a time in commit order (a receiver places a commit only
+   * right after the one before); a backlog is sent as one notice without streams. If the process dies
+   * between the commit and the NOTIFY, the heads poll below wakes the others, and their next append's
+   * answer names the streams.
    */
-  announce(workspaceId: string, head: number): void {
+  announce(workspaceId: string, commit: CommitNotice | null, alreadySent: boolean): void {
     this.wakeLocal(workspaceId);
-    const pending = this.announcing.get(workspaceId);
-    if (pending) {
-      pending.head = Math.max(pending.head, head);
-      pending.again = true;
-      return;
+    if (alreadySent || !commit) return;
+    let state = this.announcing.get(workspaceId);
+    if (!state) this.announcing.set(workspaceId, (state = { queue: [], sending: false }));
+    state.queue.push(commit);
+    if (state.queue.length > ANNOUNCE_BACKLOG) {
+      const first = Math.min(...state.queue.map((c) => c.f));
+      const last = Math.max(...state.queue.map((c) => c.l));
+      state.queue = [{ w: workspaceId, f: first, l: last, o: this.origin }];
     }
-    const state = { head, again: false };
-    this.announcing.set(workspaceId, state);
+    if (state.sending) return;
+    const st = state;
+    st.sending = true;
     const send = (): void => {
-      state.again = false;
+      const next = st.queue.shift();
+      if (!next || this.closed) {
+        st.sending = false;
+        if (st.queue.length === 0) this.announcing.delete(workspaceId);
+        return;
+      }
+      let payload = JSON.stringify(next);
+      if (Buffer.byteLength(payload) > 7900) payload = JSON.stringify({ w: next.w, f: next.f, l: next.l, o: next.o, s: next.s });
+      if (Buffer.byteLength(payload) > 7900) payload = JSON.stringify({ w: next.w, f: next.f, l: next.l, o: next.o });
       this.pool
-        .query({ name: `${this.schema}.notify`, text: 'SELECT pg_notify($1, $2)', values: [this.channel, `${workspaceId} ${state.head}`] })
+        .query({ name: `${this.schema}.notify`, text: 'SELECT pg_notify($1, $2)', values: [this.channel, payload] })
         .catch(() => undefined)
-        .finally(() => {
-          if (state.again && !this.closed) send();
-          else this.announcing.delete(workspaceId);
-        });
+        .finally(send);
     };
     send();
   }
@@ -829,11 +1025,9 @@ export class PostgresBackend {
           const head = heads.get(id) ?? 0;
           const seen = this.seenHeads.get(id);
           this.seenHeads.set(id, head);
+          this.headPolled(id, head);
           // First sight wakes too (one spare read): the commit may predate this process's first poll.
-          if (seen === undefined || head > seen) {
-            this.headSeen(id, head);
-            this.wakeLocal(id);
-          }
+          if (seen === undefined || head > seen) this.wakeLocal(id);
         }
         // A LISTEN connection lost while nobody watched is reconnected when the next subscriber comes.
         if (ids.length > 0 && !this.listener && !this.listening) this.relisten();
@@ -880,13 +1074,29 @@ export class PostgresBackend {
   private async connectListener(): Promise<void> {
     const client = new Client({ connectionString: this.options.connectionString, connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000, keepAlive: true });
     client.on('notification', (msg) => {
-      const cut = msg.payload?.lastIndexOf(' ') ?? -1;
-      const ws = cut > 0 ? msg.payload!.slice(0, cut) : undefined;
-      if (ws === undefined) return;
-      const head = Number(msg.payload!.slice(cut + 1));
-      if (Number.isSafeInteger(head)) this.headSeen(ws, head);
-      else this.unsure(ws);
-      this.wakeLocal(ws);
+      let n: CommitNotice;
+      try {
+        n = JSON.parse(msg.payload ?? '');
+      } catch {
+        return;
+      }
+      if (typeof n?.w !== 'string') return;
+      // Its own commits this process placed from its append's answer (or will, from the next one's).
+      if (n.o !== this.origin) {
+        let streams = Array.isArray(n.s) && n.s.every((x) => typeof x === 'string') ? n.s : null;
+        if (Number.isSafeInteger(n.f) && Number.isSafeInteger(n.l)) {
+          // The commit's rows, when they came (every position f..l, in order): this process's stores of
+          // the workspace fold them without reading, so no stream is marked for them.
+          const rows = commitRows(n);
+          const sinks = this.rowSinks.get(n.w);
+          if (rows && sinks?.size) {
+            for (const sink of sinks) sink(rows);
+            streams = [];
+          }
+          this.othersAppended(n.w, n.f, n.l, streams);
+        } else this.unsure(n.w);
+      }
+      this.wakeLocal(n.w);
     });
     const lost = () => {
       if (this.listener !== client) return;
@@ -933,10 +1143,59 @@ export class PostgresBackend {
   }
 }
 
+/** What a process knows of a workspace's log without reading it (PostgresBackend.knowledge). */
+interface Knowledge {
+  /** Changes with every change below: a state folded at this stamp is current for every stream. */
+  stamp: number;
+  /** Every stream's state folded before this stamp may be behind (a gap, a lost channel). */
+  epoch: number;
+  /** Every position up to here is this process's own append or placed (its streams known) or under `epoch`. */
+  accounted: number;
+  /** Ranges above `accounted + 1` already placed (their streams marked), waiting for the positions below. */
+  placed: Array<[number, number]>;
+  /** The highest position known to exist (own appends, announcements, the heads poll). */
+  highest: number;
+  /** The head the last heads poll saw. */
+  pollMark: number;
+  /** Per stream, the stamp of the last placed append of another process to it (bounded: MAX_MARKS). */
+  marks: Map<string, number>;
+  /** How often every stream had to read again (diagnostics, tests). */
+  unplaced: number;
+}
+
+/** A commit as announced on the channel: workspace, first and last position, origin process, its streams. */
+interface CommitNotice {
+  w: string;
+  f: number;
+  l: number;
+  o: string;
+  s?: string[];
+  /** The commit's rows (every position f..l, as stored), when they fit in the payload. */
+  r?: Row[];
+}
+
+/** The rows of an announced commit, checked: exactly positions f..l in order, each a well-formed row; else null. */
+function commitRows(n: CommitNotice): Row[] | null {
+  if (!Array.isArray(n.r) || n.r.length !== n.l - n.f + 1) return null;
+  for (let i = 0; i < n.r.length; i++) {
+    const r = n.r[i] as unknown[];
+    if (!Array.isArray(r) || r.length !== 8 || r[0] !== n.f + i || typeof r[1] !== 'string' || typeof r[2] !== 'string' || !Number.isSafeInteger(r[3]) || typeof r[4] !== 'string' || !Number.isSafeInteger(r[5]) || typeof r[6] !== 'string' || typeof r[7] !== 'string') return null;
+  }
+  return n.r;
+}
+
+/** Streams whose marks a workspace's knowledge keeps; past it, every stream reads again once. */
+const MAX_MARKS = 50_000;
+/** Ranges kept waiting for the positions below them; past it, every stream reads again. */
+const MAX_PLACED = 1000;
+/** Announcements queued after the fact beyond this are sent as one without streams. */
+const ANNOUNCE_BACKLOG = 64;
+
 /** Own appends kept for this process's subscriptions (per workspace). */
 const RECENT_EVENTS = 2048;
-/** Streams whose last own batch is kept (freshness' ownTail). */
+/** Streams whose last rows are kept (freshness' ownTail), and how many rows each. */
 const RECENT_STREAMS = 1024;
+const TAIL_ROWS = 32;
 
 type Row = [number, string, string, number, string, number, string, string];
 const COLUMNS = 'global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata';
@@ -1026,6 +1285,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   // LISTEN/NOTIFY (PostgreSQL) or a server-side subscription (KurrentDB) wakes subscribers on every process's appends.
   readonly wakesOnEveryWriter = true;
   readonly appendsAreExact = true;
+  // append_batch looks every id up (stored: duplicate / duplicate_id; spent by a no-op: duplicate_id).
+  readonly appendChecksKeys = true;
   readonly workspaceId: string;
   private readonly backend: PostgresBackend;
   private readonly s: string;
@@ -1035,21 +1296,25 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   private flushScheduled = false;
   private closed = false;
   private readonly subscriptions = new Set<Subscription>();
-  /** The last revision this process appended to each stream (freshness). */
-  private readonly ownRevisions = new Map<string, number>();
-  /** The last batch this process appended to each of the most recently appended streams, as stored (bounded). */
-  private readonly ownBatches = new Map<string, Row[]>();
+  /** The last revision this process knows of each stream without reading (its own appends, others' announced rows). */
+  private readonly knownRevisions = new Map<string, number>();
+  /** Per recently appended stream, its last rows of consecutive revisions, as stored (bounded). */
+  private readonly tails = new Map<string, Row[]>();
+  private readonly removeSink: () => void;
   /** This process's recent appends by position, as stored: subscriptions take them from here. */
   private readonly recent = new Map<number, Row>();
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.backend = options.backend;
     this.workspaceId = options.workspaceId;
+    this.removeSink = this.backend.addRowSink(this.workspaceId, (rows) => {
+      for (const r of rows) this.noteRow(r);
+    });
     this.s = `"${this.backend.schema}"`;
     const s = this.s;
     // Named statements: prepared once per pooled connection.
     this.q = {
-      append: `${s}.append_batch`,
+      append: `${s}.append_commit`,
       all: { name: `${s}.all`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2 AND global_position <= $3 ORDER BY global_position LIMIT $4`, rowMode: 'array' },
       forward: { name: `${s}.fwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision >= $3 ORDER BY stream_revision LIMIT $4`, rowMode: 'array' },
       backward: { name: `${s}.bwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision <= $3 ORDER BY stream_revision DESC LIMIT $4`, rowMode: 'array' },
@@ -1118,19 +1383,30 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     const max = this.options.maxBatch ?? 500;
     const batch = this.pending.slice(0, max);
     this.pending = this.pending.slice(batch.length);
-    let head = 0;
+    let commit: CommitNotice | null = null;
     try {
-      const rows = await this.writeBatch(batch);
+      const all = await this.writeBatch(batch);
       this.backend.noteSuccess();
-      // What this process now knows without reading, recorded before any caller hears of its append.
+      const rows = all.filter((row) => row.item >= 0);
+      // What this process now knows without reading, recorded before any caller hears of its append: first
+      // the others' appends its own follow (their streams read again), then its own.
+      const seen = all.find((row) => row.item === -1);
+      if (seen) this.backend.othersAppended(this.workspaceId, seen.first_pos!, seen.last_pos!, seen.detail === null ? null : (JSON.parse(seen.detail) as string[]));
       const ok = rows.map((row, i) => ({ row, req: batch[i] })).filter((x) => x.row.status === 'ok').sort((a, b) => a.row.first_pos! - b.row.first_pos!);
       for (const { row, req } of ok) this.noteOwnAppend(req, row);
-      if (rows.some((row) => row.status !== 'ok')) this.backend.unsure(this.workspaceId);
+      // A refused append (wrong_expected) needs no more: what it was refused for is at or before the
+      // `seen` row's end, so its stream was read again or is marked now.
+      if (ok.length) {
+        const f = ok[0].row.first_pos!;
+        const l = ok[ok.length - 1].row.last_pos!;
+        const r: Row[] = [];
+        if (l - f < ANNOUNCED_ROWS_MAX) for (let p = f; p <= l; p++) r.push(this.recent.get(p)!);
+        commit = { w: this.workspaceId, f, l, o: this.backend.origin, s: [...new Set(ok.map((x) => x.req.streamId))], ...(r.length ? { r } : {}) };
+      }
       rows.forEach((row, i) => {
         const req = batch[i];
         switch (row.status) {
           case 'ok':
-            head = Math.max(head, row.last_pos!);
             req.resolve({ streamId: req.streamId, nextExpectedRevision: row.next_rev!, firstPosition: row.first_pos!, lastPosition: row.last_pos!, duplicate: false });
             break;
           case 'duplicate':
@@ -1151,34 +1427,52 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       for (const req of batch) req.reject(unavailable(err));
     } finally {
       this.writing = false;
-      if (head > 0) this.backend.announce(this.workspaceId, head);
+      if (commit) this.backend.announce(this.workspaceId, commit, this.backend.notifyInCommit);
       if (this.pending.length) this.scheduleFlush();
     }
   }
 
   private noteOwnAppend(req: PendingAppend, row: BatchRow): void {
     const first = row.first_pos!;
-    req.events.forEach((e, i) => {
-      // As stored (the row a read returns); decoded per reader, so no two readers share one object.
-      this.recent.set(first + i, [first + i, e.eventId, req.streamId, row.next_rev! - req.events.length + 1 + i, e.type, e.schemaVersion, req.data[i], req.metadata[i]]);
-    });
+    // As stored (the row a read returns); decoded per reader, so no two readers share one object.
+    req.events.forEach((e, i) => this.noteRow([first + i, e.eventId, req.streamId, row.next_rev! - req.events.length + 1 + i, e.type, e.schemaVersion, req.data[i], req.metadata[i]]));
+    this.backend.ownAppended(this.workspaceId, first, row.last_pos!);
+  }
+
+  /**
+   * A committed row this process knows without reading: its own append's, or one another process's
+   * announcement carried. Kept for subscriptions (by position) and for decisions (per stream, the last
+   * rows of consecutive revisions: StoreFreshness.ownTail).
+   */
+  private noteRow(row: Row): void {
+    this.recent.set(row[0], row);
     // Bounded: the subscriptions of a process keep up within a few batches; older ones are read.
     if (this.recent.size > RECENT_EVENTS) for (const p of this.recent.keys()) if (this.recent.size > RECENT_EVENTS) this.recent.delete(p);
-    this.ownRevisions.set(req.streamId, row.next_rev!);
-    this.ownBatches.delete(req.streamId);
-    this.ownBatches.set(req.streamId, req.events.map((_, i) => this.recent.get(first + i)!));
-    if (this.ownBatches.size > RECENT_STREAMS) this.ownBatches.delete(this.ownBatches.keys().next().value!);
-    this.backend.ownAppended(this.workspaceId, first, row.last_pos!);
+    const stream = row[2];
+    const rev = row[3];
+    if (rev > (this.knownRevisions.get(stream) ?? -1)) this.knownRevisions.set(stream, rev);
+    let tail = this.tails.get(stream);
+    if (tail?.length && rev <= tail[tail.length - 1][3]) return;
+    if (!tail?.length || rev !== tail[tail.length - 1][3] + 1) tail = [];
+    tail.push(row);
+    if (tail.length > TAIL_ROWS) tail.shift();
+    this.tails.delete(stream);
+    this.tails.set(stream, tail);
+    if (this.tails.size > RECENT_STREAMS) this.tails.delete(this.tails.keys().next().value!);
   }
 
   freshness(): StoreFreshness | undefined {
     if (!this.backend.hearing) return undefined;
+    const k = this.backend.knowledge(this.workspaceId);
     return {
-      stamp: this.backend.knowledge(this.workspaceId).stamp,
-      ownRevision: (streamId) => this.ownRevisions.get(streamId) ?? -1,
+      stamp: k.stamp,
+      stampOf: (streamId) => this.backend.stampOf(k, streamId),
+      ownRevision: (streamId) => this.knownRevisions.get(streamId) ?? -1,
       ownTail: (streamId, fromRevision) => {
-        const rows = this.ownBatches.get(streamId);
-        return rows && rows[0][3] === fromRevision ? rows.map(fromRow) : undefined;
+        // Every revision from `fromRevision` up to the last known one, or nothing (read).
+        const rows = this.tails.get(streamId);
+        if (!rows?.length || rows[0][3] > fromRevision || rows[rows.length - 1][3] !== this.knownRevisions.get(streamId)) return undefined;
+        return rows.filter((r) => r[3] >= fromRevision).map(fromRow);
       },
     };
   }
@@ -1190,8 +1484,10 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
    */
   private recentPage(after: number, limit: number): RecordedEvent[] | null {
     if (!this.backend.hearing) return null;
-    const known = this.backend.knowledge(this.workspaceId).accounted;
-    if (known < after) return null;
+    const k = this.backend.knowledge(this.workspaceId);
+    const known = k.accounted;
+    // Positions exist that this process cannot place yet (another's commit whose announcement is on its way): read.
+    if (known < after || k.highest > known) return null;
     const page: RecordedEvent[] = [];
     for (let p = after + 1; p <= known && page.length < limit; p++) {
       const r = this.recent.get(p);
@@ -1218,8 +1514,21 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     }
     const query = {
       name: `${this.s}.append`,
-      text: `SELECT item, status, first_pos, last_pos, next_rev, detail FROM ${this.q.append}($1, $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[])`,
-      values: [this.workspaceId, batch.map((r) => r.streamId), batch.map((r) => encodeExpected(r.expected)), batch.map((r) => r.events.length), ids, typesCol, versions, data, meta],
+      text: `SELECT item, status, first_pos, last_pos, next_rev, detail FROM ${this.q.append}($1, $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::bigint, $11::text, $12::text)`,
+      values: [
+        this.workspaceId,
+        batch.map((r) => r.streamId),
+        batch.map((r) => encodeExpected(r.expected)),
+        batch.map((r) => r.events.length),
+        ids,
+        typesCol,
+        versions,
+        data,
+        meta,
+        this.backend.knowledge(this.workspaceId).accounted,
+        this.backend.notifyInCommit ? this.backend.channel : null,
+        this.backend.origin,
+      ],
     };
     const hook = this.options.beforeCommit;
     if (!hook) {
@@ -1418,6 +1727,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       await new Promise((r) => setTimeout(r, 1));
     }
     this.closed = true;
+    this.removeSink();
     for (const sub of [...this.subscriptions]) sub.close();
     if (this.options.ownsBackend) await this.backend.close();
   }

@@ -1,0 +1,182 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { loadConfig } from '../../src/config';
+import { newUuidV7 } from '../../src/events/ids';
+import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
+import { postgresStoreFactory } from '../../src/workspaces/store-factories';
+import type { StreamFold } from '../../src/events/kernel-types';
+import { loadStream } from '../../src/workspaces/load-stream';
+import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+
+/**
+ * Statements per command at synchronous_commit = off (bench:cluster's setting), counted at the client:
+ * the key is checked by the append itself (append_commit → append_batch), the announcement is sent inside
+ * the commit, and a decision reads a stream only when another server moved THAT stream (freshness per
+ * stream: announcements and each append's answer name the streams others appended to). Two servers in
+ * this one process (a and b); the counts are of both, taken while only one of them works.
+ */
+whenPostgres('postgres statements per command, one and two servers, freshness per stream', () => {
+  const schema = uniqueSchema('rl_sf');
+  const dirs: string[] = [];
+  let a: Ledger;
+  let b: Ledger;
+  const counts = new Map<string, number>();
+  const subs: Array<{ close(): void }> = [];
+  const original = Client.prototype.query;
+  const node = (title: string) => ({
+    kind: 'bug',
+    priority: 'P2',
+    triage: { category: 'correctness', severity: 'medium', effort: 'small' },
+    confidence: 0.6,
+    reasoning: 'The guard is evaluated after the dereference.',
+    title,
+    body: 'Move the length check before the access.',
+    brief: 'engineer',
+  });
+  const env = (key = newUuidV7()) => ({ ...LOCAL_OPERATOR, idempotencyKey: key });
+  const open = () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-sf-'));
+    dirs.push(dir);
+    return new Ledger(loadConfig({ dataDir: dir, store: 'postgres', databaseUrl: DATABASE_URL }), { storeFactory: postgresStoreFactory(DATABASE_URL, schema, { synchronousCommit: false }) });
+  };
+  const request = (l: Ledger, pr: number, head: string) => l.run('requestReview', 'sf', env(), { repoId: 'r', prNumber: pr, baseSha: 'c'.repeat(40), headSha: head.repeat(40) });
+  const file = (l: Ledger, pr: number, title: string, key?: string, headSha?: string) => l.run('addReviewNode', 'sf', env(key), { repoId: 'r', prNumber: pr, node: node(title), ...(headSha ? { headSha } : {}) });
+  /** The store's statements `run` sends, by name (`fwd`: a stream read, `append`: append_commit). */
+  const statementsOf = async (run: () => Promise<unknown>): Promise<Record<string, number>> => {
+    counts.clear();
+    await run();
+    const out: Record<string, number> = {};
+    for (const [k, v] of counts) if (k.startsWith(`"${schema}".`)) out[k.slice(schema.length + 3)] = v;
+    return out;
+  };
+  const titles = async (l: Ledger) => {
+    const out: string[] = [];
+    for await (const e of (await l.workspace('sf')).store.readAll()) if (e.type === 'ReviewNodeFiled') out.push((e.data as { node: { title: string } }).node.title);
+    return out;
+  };
+
+  beforeAll(async () => {
+    Client.prototype.query = function (this: Client, config: any, ...rest: any[]) {
+      const name = typeof config === 'object' && config ? (config.name ?? String(config.text).split(' ').slice(0, 2).join(' ')) : String(config).split(' ').slice(0, 2).join(' ');
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      return (original as any).call(this, config, ...rest);
+    } as any;
+    a = open();
+    b = open();
+    await a.createWorkspace(env(), { workspaceId: 'sf', name: 'sf' });
+    // As a server does (its event feed subscribes): a hears other servers' commits. b subscribes in the
+    // two-server tests (its feed would read a's commits: statements of the other server).
+    await subscribe(a);
+  });
+  const subscribe = async (l: Ledger) => {
+    const sub = (await l.workspace('sf')).store.subscribeAll();
+    subs.push(sub);
+    void (async () => {
+      for await (const _ of sub) void _;
+    })();
+  };
+  /** A command's own statements on one of two servers: not the event feeds' pages of the other's commits. */
+  const own = (sent: Record<string, number>) => Object.fromEntries(Object.entries(sent).filter(([k]) => k !== 'all'));
+  afterAll(async () => {
+    Client.prototype.query = original;
+    for (const s of subs) s.close();
+    await a?.close();
+    await b?.close();
+    await dropSchema(schema);
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('one server: addReviewNode is one statement (the append that checks the key and announces itself)', async () => {
+    await request(a, 1, 'a');
+    await file(a, 1, 'warm');
+    for (let i = 0; i < 5; i++) expect(await statementsOf(() => file(a, 1, `one ${i}`))).toEqual({ append: 1 });
+  });
+
+  it('two servers on different PRs: neither reads a stream, however their commits interleave', async () => {
+    await subscribe(b);
+    await request(b, 2, 'b');
+    await file(b, 2, 'warm b');
+    await file(a, 1, 'warm a');
+    for (let i = 0; i < 10; i++) {
+      expect(own(await statementsOf(() => file(b, 2, `b ${i}`)))).toEqual({ append: 1 });
+      expect(own(await statementsOf(() => file(a, 1, `a ${i}`)))).toEqual({ append: 1 });
+    }
+    // And concurrently: each server's commits land between the other's; still no stream read.
+    const sent = await statementsOf(() => Promise.all(Array.from({ length: 10 }, (_, i) => [file(a, 1, `ca ${i}`), file(b, 2, `cb ${i}`)]).flat()));
+    expect(sent.fwd).toBeUndefined();
+    const all = await titles(b);
+    for (let i = 0; i < 10; i++) for (const t of [`a ${i}`, `b ${i}`, `ca ${i}`, `cb ${i}`]) expect(all.filter((x) => x === t)).toEqual([t]);
+  });
+
+  it('a PR the other server moved is filed on after its node, then without a read', async () => {
+    await file(b, 1, 'b moves pr 1');
+    // Folded from b's announcement, read, or refused at append and re-decided: never filed without b's node.
+    const first = await statementsOf(() => file(a, 1, 'after b'));
+    expect(first.append).toBeGreaterThanOrEqual(1);
+    expect(own(await statementsOf(() => file(a, 1, 'again')))).toEqual({ append: 1 });
+    const all = await titles(a);
+    expect(all.slice(-3)).toEqual(['b moves pr 1', 'after b', 'again']);
+  });
+
+  it("another server's filing on the same PR is folded from its announcement's rows: no read once it has arrived", async () => {
+    const store = (await a.workspace('sf')).store;
+    const until = async (what: () => boolean) => {
+      for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(what()).toBe(true);
+    };
+    for (let i = 0; i < 5; i++) {
+      const byB = await file(b, 1, `b same ${i}`);
+      await until(() => store.freshness!()!.ownRevision('pr-r-1') >= byB.response.streamRevision);
+      expect(own(await statementsOf(() => file(a, 1, `a same ${i}`)))).toEqual({ append: 1 });
+    }
+    // And what a filed is on top of b's, in order: the state a decided on held b's nodes.
+    const all = await titles(b);
+    expect(all.filter((t) => / same /.test(t))).toEqual([0, 1, 2, 3, 4].flatMap((i) => [`b same ${i}`, `a same ${i}`]));
+    const nodeIds: string[] = [];
+    for await (const e of store.readStream('pr-r-1')) if (e.type === 'ReviewNodeFiled') nodeIds.push((e.data as { nodeId: string }).nodeId);
+    expect(new Set(nodeIds).size).toBe(nodeIds.length);
+  });
+
+  it("a client's loads queued behind one read share the next one, and each sees every commit acknowledged before it was asked for", async () => {
+    const ws = await a.workspace('sf');
+    const titlesFold: StreamFold<string[]> = { initialState: () => [], evolve: (st, e) => (e.type === 'ReviewNodeFiled' ? [...st, (e.data as { node: { title: string } }).node.title] : st) };
+    const stream = 'pr-r-1';
+    const stored: string[] = [];
+    for await (const e of ws.store.readStream(stream)) if (e.type === 'ReviewNodeFiled') stored.push((e.data as { node: { title: string } }).node.title);
+    expect((await loadStream(titlesFold, ws, stream)).state).toEqual(stored);
+    // Ten loads asked for at once: the first reads for all ten.
+    const sent = await statementsOf(() => Promise.all(Array.from({ length: 10 }, () => loadStream(titlesFold, ws, stream))));
+    expect(own(sent)).toEqual({ fwd: 1 });
+    // Acknowledged on b, then asked for on a: a's load reads (strict), whatever a has heard.
+    await file(b, 1, 'b acknowledged');
+    const [first, second] = await Promise.all([loadStream(titlesFold, ws, stream), loadStream(titlesFold, ws, stream)]);
+    expect([first.state.at(-1), second.state.at(-1)]).toEqual(['b acknowledged', 'b acknowledged']);
+  });
+
+  it('a used key is answered as before with no look-up first: the same call replays, another payload is refused', async () => {
+    const key = newUuidV7();
+    const first = await file(a, 1, 'keyed', key);
+    // The same call on either server: the stored answer, byte for byte, nothing written.
+    for (const l of [a, b]) {
+      const again = await file(l, 1, 'keyed', key);
+      expect({ replayed: again.replayed, json: again.json }).toEqual({ replayed: true, json: first.json });
+    }
+    await expect(file(b, 1, 'another payload', key)).rejects.toMatchObject({ code: 'idempotency_key_reused' });
+    // The PR moves to a new round: deciding the same call again would now refuse (stale head); its key
+    // still answers with what it stored.
+    const pinned = newUuidV7();
+    const atA = await file(a, 1, 'pinned', pinned, 'a'.repeat(40));
+    await request(b, 1, 'd');
+    for (const l of [a, b]) expect((await file(l, 1, 'pinned', pinned, 'a'.repeat(40))).json).toBe(atA.json);
+    await expect(file(a, 1, 'new call', undefined, 'a'.repeat(40))).rejects.toMatchObject({ code: 'stale_head' });
+    // Two servers racing one new key with two payloads: one is recorded, the other refused.
+    const raced = newUuidV7();
+    const outcomes = await Promise.allSettled([file(a, 1, 'race a', raced), file(b, 1, 'race b', raced)]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'idempotency_key_reused' });
+    const all = await titles(a);
+    expect(all.filter((t) => t === 'keyed' || t === 'pinned' || t.startsWith('race '))).toHaveLength(3);
+  });
+});
