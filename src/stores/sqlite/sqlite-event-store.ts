@@ -183,6 +183,12 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   /** Other processes' commits are seen by polling PRAGMA data_version while anyone subscribes. */
   readonly wakesOnEveryWriter = true;
   readonly appendsAreExact = true;
+  /**
+   * applyOne answers for a used key under the write lock: a first event id stored already is a duplicate
+   * (same command) or duplicate_event_id (anything else), and one a no-op command spent is
+   * duplicate_event_id — so the kernel sends a new key no keyUnused look-up first (a statement per command).
+   */
+  readonly appendChecksKeys = true;
   readonly workspaceId: string;
   /** The database file (other threads open it read-only for `audit verify`). */
   readonly file: string;
