@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool, PoolClient, types } from 'pg';
 import { DomainError } from '../../domain-error';
-import type { EventMetadata, NewEvent, RecordedEvent } from '../../events/envelope';
+import { encodedJsonOf, type EventMetadata, type NewEvent, type RecordedEvent } from '../../events/envelope';
 import { eventCatalogue, internedType, upcastEvent } from '../../events/catalogue';
 import {
   AppendResult,
@@ -1353,8 +1353,9 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     let metadata: string[];
     try {
       // Encode before queueing: serialization errors belong to this caller, not to the whole batch.
-      data = events.map((e) => JSON.stringify(e.data));
-      metadata = events.map((e) => JSON.stringify(e.metadata));
+      const encoded = events.map(encodedJsonOf);
+      data = encoded.map((j) => j.data);
+      metadata = encoded.map((j) => j.metadata);
     } catch (err) {
       return Promise.reject(err);
     }
