@@ -1,12 +1,8 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { Client } from 'pg';
-import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
-import { postgresStoreFactory } from '../../src/workspaces/store-factories';
-import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { findingNode, openPostgresLedger, statementCounter } from './pg-statements';
 
 /**
  * The statements a command sends to PostgreSQL, counted at the client (every query of every pooled
@@ -19,43 +15,16 @@ whenPostgres('postgres round trips per command', () => {
   const dirs: string[] = [];
   let a: Ledger;
   let b: Ledger;
-  const counts = new Map<string, number>();
+  const counter = statementCounter(schema);
   const subs: Array<{ close(): void }> = [];
-  const original = Client.prototype.query;
-  const node = (title: string) => ({
-    kind: 'bug',
-    priority: 'P2',
-    triage: { category: 'correctness', severity: 'medium', effort: 'small' },
-    confidence: 0.6,
-    reasoning: 'The guard is evaluated after the dereference.',
-    title,
-    body: 'Move the length check before the access.',
-    brief: 'engineer',
-  });
   const env = () => ({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() });
-  const open = () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-rt-'));
-    dirs.push(dir);
-    return new Ledger(loadConfig({ dataDir: dir, store: 'postgres', databaseUrl: DATABASE_URL }), { storeFactory: postgresStoreFactory(DATABASE_URL, schema) });
-  };
+  const open = () => openPostgresLedger(schema, dirs);
   const request = (l: Ledger, pr: number, head: string) => l.run('requestReview', 'rt', env(), { repoId: 'r', prNumber: pr, baseSha: 'c'.repeat(40), headSha: head.repeat(40) });
-  const file = (l: Ledger, pr: number, title: string) => l.run('addReviewNode', 'rt', env(), { repoId: 'r', prNumber: pr, node: node(title) });
-  /** The named statements (e.g. `"schema".fwd`, a stream read) `run` sends, by name. */
-  const statementsOf = async (run: () => Promise<unknown>): Promise<Record<string, number>> => {
-    counts.clear();
-    await run();
-    const out: Record<string, number> = {};
-    for (const [k, v] of counts) out[k.startsWith(`"${schema}".`) ? k.slice(schema.length + 3) : k] = v;
-    return out;
-  };
+  const file = (l: Ledger, pr: number, title: string) => l.run('addReviewNode', 'rt', env(), { repoId: 'r', prNumber: pr, node: findingNode(title) });
+  const statementsOf = (run: () => Promise<unknown>) => counter.during(run);
 
   beforeAll(async () => {
-    // Counts and passes through: every statement still reaches the real server.
-    Client.prototype.query = function (this: Client, config: any, ...rest: any[]) {
-      const name = typeof config === 'object' && config ? (config.name ?? String(config.text).split(' ').slice(0, 2).join(' ')) : String(config).split(' ').slice(0, 2).join(' ');
-      counts.set(name, (counts.get(name) ?? 0) + 1);
-      return (original as any).call(this, config, ...rest);
-    } as any;
+    counter.install();
     a = open();
     b = open();
     await a.createWorkspace(env(), { workspaceId: 'rt', name: 'rt' });
@@ -70,7 +39,7 @@ whenPostgres('postgres round trips per command', () => {
     }
   });
   afterAll(async () => {
-    Client.prototype.query = original;
+    counter.restore();
     for (const s of subs) s.close();
     await a?.close();
     await b?.close();
@@ -84,7 +53,7 @@ whenPostgres('postgres round trips per command', () => {
     const sent = await statementsOf(async () => {
       await file(a, 1, 'second');
       // The announcement to other servers goes out after the commit, on its own: wait for it.
-      for (let i = 0; i < 500 && !counts.get(`${schema}.notify`); i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 500 && !counter.count(`${schema}.notify`); i++) await new Promise((r) => setTimeout(r, 10));
     });
     // No stream read (authorize, prepare and decide fold what this process wrote; the subscription takes
     // its own append without a read): only the token's workspace read of a client request is not here,

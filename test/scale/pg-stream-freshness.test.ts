@@ -1,14 +1,10 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { Client } from 'pg';
-import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
-import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 import type { StreamFold } from '../../src/events/kernel-types';
 import { loadStream } from '../../src/workspaces/load-stream';
-import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { findingNode, openPostgresLedger, statementCounter } from './pg-statements';
 
 /**
  * Statements per command at synchronous_commit = off (bench:cluster's setting), counted at the client:
@@ -22,35 +18,13 @@ whenPostgres('postgres statements per command, one and two servers, freshness pe
   const dirs: string[] = [];
   let a: Ledger;
   let b: Ledger;
-  const counts = new Map<string, number>();
+  const counter = statementCounter(schema);
   const subs: Array<{ close(): void }> = [];
-  const original = Client.prototype.query;
-  const node = (title: string) => ({
-    kind: 'bug',
-    priority: 'P2',
-    triage: { category: 'correctness', severity: 'medium', effort: 'small' },
-    confidence: 0.6,
-    reasoning: 'The guard is evaluated after the dereference.',
-    title,
-    body: 'Move the length check before the access.',
-    brief: 'engineer',
-  });
   const env = (key = newUuidV7()) => ({ ...LOCAL_OPERATOR, idempotencyKey: key });
-  const open = () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-sf-'));
-    dirs.push(dir);
-    return new Ledger(loadConfig({ dataDir: dir, store: 'postgres', databaseUrl: DATABASE_URL }), { storeFactory: postgresStoreFactory(DATABASE_URL, schema, { synchronousCommit: false }) });
-  };
+  const open = () => openPostgresLedger(schema, dirs, { synchronousCommit: false });
   const request = (l: Ledger, pr: number, head: string) => l.run('requestReview', 'sf', env(), { repoId: 'r', prNumber: pr, baseSha: 'c'.repeat(40), headSha: head.repeat(40) });
-  const file = (l: Ledger, pr: number, title: string, key?: string, headSha?: string) => l.run('addReviewNode', 'sf', env(key), { repoId: 'r', prNumber: pr, node: node(title), ...(headSha ? { headSha } : {}) });
-  /** The store's statements `run` sends, by name (`fwd`: a stream read, `append`: append_commit). */
-  const statementsOf = async (run: () => Promise<unknown>): Promise<Record<string, number>> => {
-    counts.clear();
-    await run();
-    const out: Record<string, number> = {};
-    for (const [k, v] of counts) if (k.startsWith(`"${schema}".`)) out[k.slice(schema.length + 3)] = v;
-    return out;
-  };
+  const file = (l: Ledger, pr: number, title: string, key?: string, headSha?: string) => l.run('addReviewNode', 'sf', env(key), { repoId: 'r', prNumber: pr, node: findingNode(title), ...(headSha ? { headSha } : {}) });
+  const statementsOf = (run: () => Promise<unknown>) => counter.during(run, true);
   const titles = async (l: Ledger) => {
     const out: string[] = [];
     for await (const e of (await l.workspace('sf')).store.readAll()) if (e.type === 'ReviewNodeFiled') out.push((e.data as { node: { title: string } }).node.title);
@@ -58,11 +32,7 @@ whenPostgres('postgres statements per command, one and two servers, freshness pe
   };
 
   beforeAll(async () => {
-    Client.prototype.query = function (this: Client, config: any, ...rest: any[]) {
-      const name = typeof config === 'object' && config ? (config.name ?? String(config.text).split(' ').slice(0, 2).join(' ')) : String(config).split(' ').slice(0, 2).join(' ');
-      counts.set(name, (counts.get(name) ?? 0) + 1);
-      return (original as any).call(this, config, ...rest);
-    } as any;
+    counter.install();
     a = open();
     b = open();
     await a.createWorkspace(env(), { workspaceId: 'sf', name: 'sf' });
@@ -80,7 +50,7 @@ whenPostgres('postgres statements per command, one and two servers, freshness pe
   /** A command's own statements on one of two servers: not the event feeds' pages of the other's commits. */
   const own = (sent: Record<string, number>) => Object.fromEntries(Object.entries(sent).filter(([k]) => k !== 'all'));
   afterAll(async () => {
-    Client.prototype.query = original;
+    counter.restore();
     for (const s of subs) s.close();
     await a?.close();
     await b?.close();
