@@ -1,4 +1,4 @@
-// npm run bench:rpc [-- --duration 20 --rounds 5 --connections 50 --subscribers 1000 --watch-seconds 10 --only http --server-cpu-prof <dir>]
+// npm run bench:rpc [-- --duration 20 --rounds 5 --connections 50 --subscribers 1000 --watch-seconds 10 --only http --server-cpu-prof <dir> --commands-only]
 // (a) addReviewNode over HTTP JSON-RPC (autocannon, loopback, 50 connections) against the transport's no-op
 //     ceiling, alternating in --rounds rounds of duration/rounds seconds (ABAB), with the server's CPU per
 //     request; then the same command run in-process through the kernel (the store + command path, no HTTP);
@@ -193,6 +193,8 @@ export async function main(args: string[]): Promise<void> {
   // --only http: part (a) over HTTP only (no in-process run, no subscribers), e.g. while profiling.
   const httpOnly = argValue(args, '--only') === 'http';
   const cpuProfDir = argValue(args, '--server-cpu-prof');
+  // --commands-only: no ceiling rounds (with --server-cpu-prof, a profile of addReviewNode alone).
+  const commandsOnly = args.includes('--commands-only');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-bench-rpc-'));
   const { child, url } = await startChild(dataDir, cpuProfDir ? path.resolve(cpuProfDir) : undefined);
   try {
@@ -211,13 +213,21 @@ export async function main(args: string[]): Promise<void> {
     const commands: Array<{ perSecond: number; p50: number; p99: number; cpuUs: number; errors: number; total: number }> = [];
     for (let r = 0; r < rounds; r++) {
       let cpu0 = processCpuMs(child.pid!);
-      const c = await transportCeiling(url, agent, roundSeconds, connections);
-      ceilings.push({ ...c, cpuUs: ((processCpuMs(child.pid!) - cpu0) * 1000) / Math.max(1, c.total) });
+      if (!commandsOnly) {
+        const c = await transportCeiling(url, agent, roundSeconds, connections);
+        ceilings.push({ ...c, cpuUs: ((processCpuMs(child.pid!) - cpu0) * 1000) / Math.max(1, c.total) });
+      }
       cpu0 = processCpuMs(child.pid!);
       const h = await httpLoad(url, agent, roundSeconds, connections);
       commands.push({ ...h, cpuUs: ((processCpuMs(child.pid!) - cpu0) * 1000) / Math.max(1, h.total), errors: h.errors + h.non2xx });
     }
     const load1 = loadAverage();
+    if (commandsOnly) {
+      const cpuUs = median(commands.map((x) => x.cpuUs));
+      console.log(`addReviewNode over HTTP alone, ${rounds} × ${roundSeconds}s: ${round(median(commands.map((x) => x.perSecond)), 1)}/s, ${round(cpuUs, 1)} µs server CPU per command; load ${load0.join(' ')} → ${load1.join(' ')}`);
+      console.log(JSON.stringify({ bench: 'rpc', only: 'commands', commandsPerSecond: Math.round(median(commands.map((x) => x.perSecond))), serverCpuUsPerCommand: round(cpuUs, 1), load: { start: load0, end: load1 } }));
+      return;
+    }
     const spread = (xs: number[]) => ({ min: round(Math.min(...xs), 1), median: round(median(xs), 1), max: round(Math.max(...xs), 1) });
     const http = {
       perSecond: median(commands.map((x) => x.perSecond)),
