@@ -7,11 +7,11 @@ import { normalizeRepoPath } from '../events/repo-path';
 import { FactsCache } from '../codegraph/facts-cache';
 import { definitionsAt, enclosingSymbolOf } from '../review/enclosing-symbol';
 import { anchoredLines, fingerprintOf } from '../review/fingerprint';
-import { currentRound, isLive, PrState, prFold, RoundRecord } from '../review/pr-state';
+import { currentRound, isLive, PrState, NodeCore, prDecisionFold, RoundRecord } from '../review/pr-state';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import type { CommandDefinition } from './kernel';
 import type { PendingEvent } from '../events/kernel-types';
-import { loadPrState } from '../review/pr-state';
+import { loadPrDecisionState } from '../review/pr-state';
 import { requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 import { isEvent, ofType } from '../events/catalogue/event-types';
@@ -67,13 +67,13 @@ type Prepared = Input & { fingerprint: string; fingerprintHead: string | null };
  * `anchor.symbolId`, else the anchored lines' text at the head. So it survives line shifts, rebases,
  * reformatting and, inside a known definition, edits to the anchored lines themselves.
  */
-export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
+export const addReviewNode: CommandDefinition<Input, PrState<NodeCore>, Prepared> = {
   name: 'addReviewNode',
   description: 'File a review node (a structured finding) on the current round of a review.',
   input,
   access: { minRole: 'member' },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   // Its prepare reads the PR state and this process's code graph only: after a conflict it prepares
   // again for the round that won (a round another server started is filed on, not refused).
   prepareAgainOnConflict: true,
@@ -82,7 +82,7 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
     // decide's state is the same one, checked by the append's expected revision; a refused append
     // prepares again on the state that won (prepareAgainOnConflict), and decide refuses a fingerprint
     // computed at a head the round has left (stale_head).
-    const state = await loadPrState(env.workspace, reviewStreamOf(cmd), { forDecision: true });
+    const state = await loadPrDecisionState(env.workspace, reviewStreamOf(cmd), { forDecision: true });
     const round = currentRound(state);
     const head = round?.headSha ?? null;
     const anchor = cmd.node.anchor;
@@ -132,7 +132,7 @@ export const addReviewNode: CommandDefinition<Input, PrState, Prepared> = {
  * The live node carried or outdated into `round` that a report with this fingerprint re-files (SPEC §5:
  * it joins that node instead of starting over). The earliest such node when there are several.
  */
-function carriedMatch(state: Frozen<PrState>, round: Frozen<RoundRecord>, fingerprint: string): string | undefined {
+function carriedMatch(state: Frozen<PrState<NodeCore>>, round: Frozen<RoundRecord>, fingerprint: string): string | undefined {
   const id = round.carry?.byFingerprint[fingerprint];
   if (id === undefined) return undefined;
   const n = state.nodes[id];

@@ -3,7 +3,7 @@ import { ofType } from '../events/catalogue/event-types';
 import { approvalKeyOf } from '../axes/visual/gate';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
-import { PrState, prFold } from '../review/pr-state';
+import { PrState, NodeCore, prDecisionFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireComputation } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
@@ -23,13 +23,13 @@ const input = z.object({
  * directly, so approving updates the axis and the verdict at once. Approving an image already approved
  * is a no-op; approving a snapshot that holds nothing (unchanged/added) is refused, as is an unknown one.
  */
-export const approveVisual: CommandDefinition<z.infer<typeof input>, PrState> = {
+export const approveVisual: CommandDefinition<z.infer<typeof input>, PrState<NodeCore>> = {
   name: 'approveVisual',
   description: 'Approve a changed or removed visual snapshot of the computed head (human principals, member or above); keyed by the head image hash.',
   input,
   access: { minRole: 'member', humanOnly: true },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   decide(state, cmd, ctx) {
     const { headSha, computed } = requireComputation(state, cmd, 'not_computed', 'approving visual changes');
     const snapshot = computed.visual.snapshots.find((s) => s.snapshotId === cmd.snapshotId);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { nodeIdSchema } from '../events/catalogue/review';
-import { PrState, prFold } from '../review/pr-state';
+import { PrState, NodeCore, prDecisionFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireLiveNode, requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
@@ -13,13 +13,13 @@ const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, note: z.string()
  * A peer confirms a node (SPEC §5). First of the three no-self-confirm checks: the author can never
  * confirm its own node. Confirming twice is a no-op.
  */
-export const confirmNode: CommandDefinition<z.infer<typeof input>, PrState> = {
+export const confirmNode: CommandDefinition<z.infer<typeof input>, PrState<NodeCore>> = {
   name: 'confirmNode',
   description: "Confirm a peer's review node; it becomes consensus-ready. Authors cannot confirm their own nodes.",
   input,
   access: { minRole: 'member' },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
     const node = requireLiveNode(state, cmd.nodeId, 'confirmed');

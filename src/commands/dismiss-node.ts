@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nodeIdSchema } from '../events/catalogue/review';
 import { streamIds } from '../events/envelope';
-import { PrState, prFold } from '../review/pr-state';
+import { PrState, NodeCore, prDecisionFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { parseReviewStream, reviewStreamOf, reviewTarget } from '../events/streams';
 import { requireLiveNode, requireReview } from './review-target';
@@ -14,13 +14,13 @@ const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, reason: z.string
  * Dismisses a live node. The dismissal also leaves a low-confidence suppression fact in the workspace
  * (SPEC §5), so a later node with the same fingerprint is flagged "previously dismissed", never hidden.
  */
-export const dismissNode: CommandDefinition<z.infer<typeof input>, PrState> = {
+export const dismissNode: CommandDefinition<z.infer<typeof input>, PrState<NodeCore>> = {
   name: 'dismissNode',
   description: 'Dismiss a live review node with a reason (records a suppression fact for its fingerprint).',
   input,
   access: { minRole: 'member' },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
     const node = requireLiveNode(state, cmd.nodeId, 'dismissed');

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ofType } from '../events/catalogue/event-types';
 import { tokenAxesSchema } from '../events/catalogue/review';
 import { assertTransition } from '../review/ladder';
-import { currentRound, PrState, prFold } from '../review/pr-state';
+import { currentRound, PrState, NodeCore, prDecisionFold } from '../review/pr-state';
 import { consensusNodeIds, verdictOfPr } from '../review/pr-verdict';
 import type { Rules } from '../rules/rules';
 import type { CommandDefinition } from './kernel';
@@ -23,13 +23,13 @@ type Input = z.infer<typeof input>;
  */
 type Progress = { adjustedAxes: Array<'correctness' | 'security' | 'testGap'>; cohorts: Array<{ cohortKey: string; title: string; missing: string }>; incomplete: number };
 
-export const finalizeReview: CommandDefinition<Input, PrState, Input & { rules: Rules; progress?: Progress }> = {
+export const finalizeReview: CommandDefinition<Input, PrState<NodeCore>, Input & { rules: Rules; progress?: Progress }> = {
   name: 'finalizeReview',
   description: 'Finalize the current round: record the token axes, walkthrough, verdict and confidence; the review awaits approval.',
   input,
   access: { minRole: 'member' },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   async prepare(cmd, env) {
     // Cohort progress (src/review-progress): any cohort the roster did not review completely turns pass/warn
     // token axes into `partial`, naming the cohorts — a partial review is never recorded as clean.

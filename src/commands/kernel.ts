@@ -8,9 +8,9 @@ import { assertIdempotencyKey, deriveEventId } from '../events/ids';
 import { MAX_EVENT_BYTES, type AppendResult } from '../events/store/port';
 import { noopKeysOf, NoopRecord } from './noop-keys';
 import { Role, roleAtLeast } from '../events/roles';
-import { assertKnownFields, assertNoReservedKeys } from './payload-keys';
+import { assertNoReservedKeys, parseKnownFields } from './payload-keys';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { loadStream } from '../workspaces/load-stream';
+import { foldAppended, loadStream } from '../workspaces/load-stream';
 import { frozenView, type DecideContext, type Frozen, type PendingEvent, type StreamFold } from '../events/kernel-types';
 import { ACCESS_GUARD_SERVICE, jobStopped, revocationOf } from '../workspaces/access-guard';
 import { workspaceFold } from '../workspaces/workspace-state';
@@ -160,8 +160,7 @@ export class CommandExecutor {
     checkAccess(def, principal, envelope.role);
     const key = assertIdempotencyKey(envelope.idempotencyKey, now);
     assertNoReservedKeys(payload);
-    assertKnownFields(def.input, payload);
-    const parsed = def.input.safeParse(payload);
+    const parsed = parseKnownFields(def.input, payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const input = parsed.data;
     const commandDigest = digestOf({ command: def.name, input });
@@ -262,6 +261,7 @@ export class CommandExecutor {
             throw new Error(`appended events of ${key} not found`);
           }
           stored = recordedFrom(workspace, streamId, events, appended);
+          if (stored) foldAppended(def.fold, workspace, streamId, revision, stored);
         } catch (err) {
           const code = (err as DomainError).code;
           if (code === 'duplicate_event_id' || code === 'wrong_expected_revision') {
@@ -405,7 +405,23 @@ function responseOf(def: CommandDefinition<any, any, any>, streamId: string, rec
 /** Data and metadata as the store's copy has them (through JSON), from the text the store wrote. */
 function parsedCopies(e: NewEvent): { data: unknown; metadata: EventMetadata } {
   const json = encodedJsonOf(e);
-  return { data: JSON.parse(json.data), metadata: JSON.parse(json.metadata) as EventMetadata };
+  return { data: JSON.parse(json.data), metadata: flatJsonCopy(e.metadata) ?? (JSON.parse(json.metadata) as EventMetadata) };
+}
+
+/**
+ * A copy of a flat record whose values JSON keeps as they are (strings, finite numbers, booleans, null):
+ * what JSON.parse of its JSON.stringify gives, key order included, without the round trip. Undefined
+ * for anything else (then the caller parses).
+ */
+function flatJsonCopy<T extends object>(value: T): T | undefined {
+  const out: Record<string, unknown> = {};
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) return undefined;
+    const v = (value as Record<string, unknown>)[k];
+    if (typeof v === 'string' || typeof v === 'boolean' || v === null || (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0))) out[k] = v;
+    else return undefined;
+  }
+  return out as T;
 }
 
 function toNewEvent(p: PendingEvent, eventId: string, metadata: EventMetadata): NewEvent {

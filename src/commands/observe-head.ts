@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { shaSchema } from '../events/catalogue/review';
-import { PrState, prFold } from '../review/pr-state';
+import { PrState, NodeCore, prDecisionFold } from '../review/pr-state';
 import { resolveCommits } from './commits';
 import type { CommandDefinition } from './kernel';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
@@ -16,13 +16,13 @@ const input = z.object({
 });
 
 /** Records the PR's latest head (from a webhook, a poll or a client); drives the stale flag (SPEC §10). */
-export const observeHead: CommandDefinition<z.infer<typeof input>, PrState> = {
+export const observeHead: CommandDefinition<z.infer<typeof input>, PrState<NodeCore>> = {
   name: 'observeHead',
   description: "Record the PR's current head SHA; the review shows as stale while it differs from the reviewed head.",
   input,
   access: { minRole: 'member' },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   async prepare(cmd, env) {
     // SPEC §10: resolved to the full commit when the registered repo knows it; a full head the clone has
     // not fetched yet (a webhook can be first) is taken as given, an unknown abbreviated one is refused.

@@ -22,10 +22,17 @@ export function assertNoReservedKeys(value: unknown, path = 'params', depth = 0)
   }
 }
 
+const fieldsCache = new WeakMap<z.ZodType, Set<string> | null>();
+
 /** The top-level field names a schema accepts, or null when it is not a plain object schema. */
 function fieldsOf(schema: z.ZodType): Set<string> | null {
-  const shape = (schema as { shape?: Record<string, unknown> }).shape;
-  return shape && typeof shape === 'object' ? new Set(Object.keys(shape)) : null;
+  let fields = fieldsCache.get(schema);
+  if (fields === undefined) {
+    const shape = (schema as { shape?: Record<string, unknown> }).shape;
+    fields = shape && typeof shape === 'object' ? new Set(Object.keys(shape)) : null;
+    fieldsCache.set(schema, fields);
+  }
+  return fields;
 }
 
 type Def = { type: string; [k: string]: any };
@@ -113,9 +120,16 @@ const showPath = (path: PropertyKey[]): string => path.map((p) => (typeof p === 
  * first by its full path. A misspelt optional field (`approveOnShp`, `target.prNumbr`) is then an error
  * instead of a silently ignored choice. Other mistakes are left to the schema's own validation.
  */
-export function assertKnownFields(schema: z.ZodType, payload: unknown, path = 'params', allowed: ReadonlySet<string> = new Set()): void {
+export function assertKnownFields(schema: z.ZodType, payload: unknown, path = 'params', allowed: ReadonlySet<string> = NONE): void {
+  strictParse(schema, payload, path, allowed);
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/** assertKnownFields' check; returns the strict schema's parse of the payload (undefined for a non-object payload). */
+function strictParse(schema: z.ZodType, payload: unknown, path: string, allowed: ReadonlySet<string>): z.ZodSafeParseResult<unknown> | undefined {
   const fields = fieldsOf(schema);
-  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return;
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
   if (fields) {
     for (const k of Object.keys(payload)) {
       if (!fields.has(k) && !allowed.has(k)) {
@@ -126,9 +140,104 @@ export function assertKnownFields(schema: z.ZodType, payload: unknown, path = 'p
   let checked: unknown = payload;
   if (allowed.size) checked = Object.fromEntries(Object.entries(payload).filter(([k]) => !allowed.has(k)));
   const r = strictAtEveryDepth(schema).safeParse(checked);
-  if (r.success) return;
+  if (r.success) return r;
   const unknown = firstUnknownKey(r.error.issues as unknown as Issue[]);
-  if (!unknown) return;
+  if (!unknown) return r;
   const field = `${showPath(unknown.path).replace(/^\./, '')}${unknown.path.length ? '.' : ''}${unknown.key.slice(0, 100)}`;
   throw new DomainError('unknown_field', `${path}.${field}: not a field here (unknown fields are refused at every depth)`, { field });
+}
+
+/**
+ * assertKnownFields, then the schema's own parse — one zod pass where the strict copy's answer is the
+ * schema's: a payload the strict copy accepts has no unknown key anywhere, so stripping would have
+ * removed nothing, and every check, default and transform is the schema's own. Where that does not hold
+ * (a union or `catch` around objects: the strict copy may pick another branch or the fallback) and for
+ * every refusal, the schema parses again, so answers and errors are exactly the two-pass ones.
+ */
+export function parseKnownFields<T>(schema: z.ZodType<T>, payload: unknown, path = 'params'): z.ZodSafeParseResult<T> {
+  const strict = strictParse(schema, payload, path, NONE);
+  if (strict?.success && strictParseIsExact(schema)) return strict as z.ZodSafeParseResult<T>;
+  return schema.safeParse(payload);
+}
+
+const exactCache = new WeakMap<z.ZodType, boolean>();
+
+/**
+ * Whether the strict copy (strictAtEveryDepth) of `schema` returns what `schema` returns for every payload
+ * the copy accepts. Objects alone cannot differ (nothing to strip); a union, intersection or `catch` with
+ * an object inside can (another branch, the fallback), and `lazy` is not walked: those are not exact.
+ */
+export function strictParseIsExact(schema: z.ZodType): boolean {
+  const hit = exactCache.get(schema);
+  if (hit !== undefined) return hit;
+  exactCache.set(schema, false); // a cycle (only through lazy, which is not exact anyway) reads false
+  const out = exactWalk(schema);
+  exactCache.set(schema, out);
+  return out;
+}
+
+function exactWalk(schema: z.ZodType): boolean {
+  const def = defOf(schema);
+  switch (def.type) {
+    case 'object':
+      return Object.values(def.shape as Record<string, z.ZodType>).every(strictParseIsExact) && (!def.catchall || strictParseIsExact(def.catchall));
+    case 'array':
+      return strictParseIsExact(def.element);
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'nonoptional':
+    case 'readonly':
+      return strictParseIsExact(def.innerType);
+    case 'record':
+      return strictParseIsExact(def.valueType);
+    case 'tuple':
+      return (def.items as z.ZodType[]).every(strictParseIsExact) && (!def.rest || strictParseIsExact(def.rest));
+    case 'pipe':
+      return strictParseIsExact(def.in);
+    case 'union':
+    case 'intersection':
+    case 'catch':
+      return !holdsObject(schema, new Set());
+    case 'lazy':
+      return false;
+    default:
+      return true;
+  }
+}
+
+/** Whether an object schema appears anywhere inside (what strictness changes). Unknown shapes count as holding one. */
+function holdsObject(schema: z.ZodType, seen: Set<z.ZodType>): boolean {
+  if (seen.has(schema)) return true;
+  seen.add(schema);
+  const def = defOf(schema);
+  const inner = (x: unknown) => holdsObject(x as z.ZodType, seen);
+  switch (def.type) {
+    case 'object':
+    case 'lazy':
+      return true;
+    case 'array':
+      return inner(def.element);
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'nonoptional':
+    case 'readonly':
+    case 'catch':
+      return inner(def.innerType);
+    case 'record':
+      return inner(def.valueType);
+    case 'tuple':
+      return (def.items as z.ZodType[]).some(inner) || (!!def.rest && inner(def.rest));
+    case 'pipe':
+      return inner(def.in);
+    case 'union':
+      return (def.options as z.ZodType[]).some(inner);
+    case 'intersection':
+      return inner(def.left) || inner(def.right);
+    default:
+      return false;
+  }
 }

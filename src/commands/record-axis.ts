@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DomainError } from '../domain-error';
 import { axisStatusSchema } from '../events/catalogue/compute';
 import { shaSchema } from '../events/catalogue/review';
-import { currentRound, PrState, prFold } from '../review/pr-state';
+import { currentRound, PrState, NodeCore, prDecisionFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
@@ -21,13 +21,13 @@ const input = z
  * Records a deterministic axis result for a head (default: the current round's). For axes the compute
  * also produces, the verdict keeps the stricter of the two, so a recorded result never opens a gate.
  */
-export const recordAxis: CommandDefinition<z.infer<typeof input>, PrState> = {
+export const recordAxis: CommandDefinition<z.infer<typeof input>, PrState<NodeCore>> = {
   name: 'recordAxis',
   description: 'Record a deterministic axis result (visual, apiContract, performance) for a head of the review.',
   input,
   access: { minRole: 'member' },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
     const headSha = cmd.headSha ?? currentRound(state)!.headSha;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { nodeIdSchema } from '../events/catalogue/review';
-import { PrState, prFold } from '../review/pr-state';
+import { PrState, NodeCore, prDecisionFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireLiveNode, requireReview } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
@@ -9,13 +9,13 @@ import { reopenAfterFinalization } from '../review/ladder';
 const input = z.object({ ...reviewTarget, nodeId: nodeIdSchema, reason: z.string().min(1, 'reason: say how the node was resolved').max(10_000) });
 
 /** Marks a live node resolved (fixed, answered, ticketed). */
-export const resolveNode: CommandDefinition<z.infer<typeof input>, PrState> = {
+export const resolveNode: CommandDefinition<z.infer<typeof input>, PrState<NodeCore>> = {
   name: 'resolveNode',
   description: 'Resolve a live review node with a reason.',
   input,
   access: { minRole: 'member' },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   decide(state, cmd, ctx) {
     requireReview(state, cmd);
     requireLiveNode(state, cmd.nodeId, 'resolved');

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ofType } from '../events/catalogue/event-types';
 import { DomainError } from '../domain-error';
 import { shaSchema } from '../events/catalogue/review';
-import { PrState, prFold } from '../review/pr-state';
+import { PrState, NodeCore, prDecisionFold } from '../review/pr-state';
 import type { CommandDefinition } from './kernel';
 import { requireComputation } from './review-target';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
@@ -24,13 +24,13 @@ const input = z.object({
  * changing it (approved → rejected) records the new one. A changeId the computed diff does not hold is
  * refused, so a typo can never silently approve nothing.
  */
-export const setContractDecision: CommandDefinition<z.infer<typeof input>, PrState> = {
+export const setContractDecision: CommandDefinition<z.infer<typeof input>, PrState<NodeCore>> = {
   name: 'setContractDecision',
   description: 'Approve or reject one API-contract change of the computed head by its changeId (human principals, member or above). Rejected → the axis fails; all breaking changes approved → warn.',
   input,
   access: { minRole: 'member', humanOnly: true },
   stream: reviewStreamOf,
-  fold: prFold,
+  fold: prDecisionFold,
   decide(state, cmd, ctx) {
     const { headSha, computed } = requireComputation(state, cmd, 'not_computed', 'deciding on contract changes');
     const change = computed.apiContract.changes.find((c) => c.changeId === cmd.changeId);

@@ -371,6 +371,20 @@ function joinCarried<B extends NodeCore>(s: PrState<B>, n: NodeRecord<B>, joined
 /** The PR stream fold the review commands decide on (cached per stream by the kernel). */
 export const prFold: StreamFold<PrState> = { initialState: initialPrState, evolve: evolvePr };
 
+/**
+ * The PR stream as the commands that decide on it need it: every node with only what the verdict reads
+ * of its body (NodeCore), everything else as prFold has it. A filed node's title, body, reasoning and
+ * anchor are ~3/4 of a PR state's bytes, and the fold cache's budget (REVIEW_LEDGER_FOLD_CACHE_BYTES)
+ * then holds ~2.5× as many PRs before a command has to fold its PR again. Commands that carry findings
+ * over to a new round read anchors and keep prFold (requestReview, computeReview).
+ */
+export const prDecisionFold: StreamFold<PrState<NodeCore>> = { initialState: initialPrState, evolve: (s, e) => evolvePr(s, e, true) };
+
+/** The decision fold's state of a PR stream (prDecisionFold); `options` as for loadPrState. */
+export async function loadPrDecisionState(ws: WorkspaceHandle, streamId: string, options: LoadOptions = {}): Promise<PrState<NodeCore>> {
+  return (await loadStream(prDecisionFold, ws, streamId, options)).state;
+}
+
 /** `options.forDecision`: see LoadOptions — only for a state a decision re-checks (never a client's read). */
 export async function loadPrState(ws: WorkspaceHandle, streamId: string, options: LoadOptions = {}): Promise<PrState> {
   return (await loadStream(prFold, ws, streamId, options)).state;

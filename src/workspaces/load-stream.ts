@@ -1,3 +1,4 @@
+import type { RecordedEvent } from '../events/envelope';
 import type { StreamFold } from '../events/kernel-types';
 import { foldCache } from './fold-cache';
 import type { WorkspaceHandle } from './registry';
@@ -28,10 +29,35 @@ export interface LoadOptions {
   forDecision?: boolean;
 }
 
-export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string, options: LoadOptions = {}): Promise<{ state: S; revision: number }> {
+function keyOf(fold: object, workspace: WorkspaceHandle, streamId: string): string {
   const prefix = `${idOf(workspace.cache)}\0`;
   if (!workspace.cache.has(CLOSE)) workspace.cache.set(CLOSE, { closeWithWorkspace: () => foldCache.dropPrefix(prefix) });
-  const key = `${prefix}${idOf(fold)}\0${streamId}`;
+  return `${prefix}${idOf(fold)}\0${streamId}`;
+}
+
+/**
+ * The command executor's own append, folded into the cached state it decided on, so the next load finds
+ * it there instead of reading it back and decoding it again: `events` are the stored batch as the store
+ * recorded it (the kernel's copies, parsed from the very JSON the store wrote), right after the state at
+ * revision `decidedAt`. Queued behind the stream's loads like a load; it folds only when the state is
+ * still at `decidedAt` (a load that ran first and read past it has them already), else nothing.
+ */
+export function foldAppended<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string, decidedAt: number, events: readonly RecordedEvent[]): void {
+  if (events.length === 0 || events[0].streamRevision !== decidedAt + 1) return;
+  const key = keyOf(fold, workspace, streamId);
+  const e = foldCache.entry(key, () => fold.initialState());
+  e.lock = e.lock.then(() => {
+    if (e.revision !== decidedAt) return;
+    for (const ev of events) {
+      e.state = fold.evolve(e.state, ev);
+      e.revision = ev.streamRevision;
+    }
+    foldCache.folded(key, e, events.length);
+  });
+}
+
+export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHandle, streamId: string, options: LoadOptions = {}): Promise<{ state: S; revision: number }> {
+  const key = keyOf(fold, workspace, streamId);
   const e = foldCache.entry(key, () => fold.initialState());
   const arrival = (e.arrivals = (e.arrivals ?? 0) + 1);
   // Serialize catch-up per stream: evolve may mutate the cached state, so two loaders must not fold

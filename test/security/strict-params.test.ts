@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { assertKnownFields, strictAtEveryDepth } from '../../src/commands/payload-keys';
+import { assertKnownFields, parseKnownFields, strictAtEveryDepth, strictParseIsExact } from '../../src/commands/payload-keys';
+import { COMMANDS } from '../../src/commands/registry';
 import { command, serverFixture } from '../rpc/support';
 import { reviewFixture, WS } from '../review/support';
 
@@ -56,6 +57,62 @@ describe('unknown fields are refused at every depth', () => {
     expect(strict.safeParse({ ...base, items: Array.from({ length: 6 }, () => ({ id: 'a' })) }).success).toBe(false);
     // Other mistakes are left to the schema's own, usual error.
     expect(refusal({ target: { repoId: 1, prNumber: 1 } })).toBeNull();
+  });
+
+  it('parseKnownFields (one strict pass) answers exactly as assertKnownFields then the schema’s parse', () => {
+    // The kernel validates a command's payload in one zod pass where the strict copy's answer is the
+    // schema's own; anywhere it might not be (a union or catch around objects), it parses twice as before.
+    const twoPass = (s: z.ZodType, payload: unknown) => {
+      try {
+        assertKnownFields(s, payload);
+      } catch (err) {
+        return `throws ${(err as Error).message}`;
+      }
+      const r = s.safeParse(payload);
+      return r.success ? { data: r.data } : { issues: r.error.issues };
+    };
+    const onePass = (s: z.ZodType, payload: unknown) => {
+      try {
+        const r = parseKnownFields(s, payload);
+        return r.success ? { data: r.data } : { issues: r.error.issues };
+      } catch (err) {
+        return `throws ${(err as Error).message}`;
+      }
+    };
+    // A union whose first branch accepts the payload only once zod strips a key: the strict copy picks the
+    // second branch, so parseKnownFields must parse again to answer as the schema does.
+    const firstWins = z.object({ pick: z.union([z.object({ a: z.number() }), z.object({ a: z.number(), b: z.number() })]) });
+    const caught = z.object({ c: z.object({ v: z.number() }).catch({ v: -1 }) });
+    expect(strictParseIsExact(schema)).toBe(false);
+    expect(strictParseIsExact(firstWins)).toBe(false);
+    expect(strictParseIsExact(caught)).toBe(false);
+    expect(strictParseIsExact(z.object({ o: z.union([z.string(), z.number()]), t: z.string().transform((x) => x.length) }))).toBe(true);
+    expect(onePass(firstWins, { pick: { a: 1, b: 2 } })).toEqual({ data: { pick: { a: 1 } } });
+    expect(onePass(caught, { c: { v: 1, w: 2 } })).toEqual(twoPass(caught, { c: { v: 1, w: 2 } }));
+    const payloads: unknown[] = [
+      base,
+      { ...base, items: [{ id: 'x' }, { id: 'y', note: 'n' }] },
+      { ...base, items: [{ id: 'x', extra: 1 }] },
+      { ...base, choice: { kind: 'a', a: 1 } },
+      { ...base, choice: { kind: 'b', b: 1 } },
+      { ...base, either: { y: 's' } },
+      { ...base, byName: { k: { on: true } } },
+      { ...base, open: { anything: 's', more: 1 } },
+      { ...base, shaped: {} },
+      { ...base, shaped: { n: 12 } },
+      { target: { repoId: 3 } },
+      { ...base, unknown: 1 },
+      'not an object',
+      null,
+    ];
+    for (const s of [schema, firstWins, caught, z.object({ n: z.number().default(1), s: z.string().transform((x) => x.toUpperCase()) })]) {
+      for (const p of [...payloads, { pick: { a: 1 } }, { pick: { a: 1, b: 2, c: 3 } }, { c: { v: 'x' } }, { n: 2, s: 'abc' }, { s: 'q' }]) expect(onePass(s, p)).toEqual(twoPass(s, p));
+    }
+    // Every registered command's schema, on its own exactness verdict and on a payload it refuses.
+    for (const c of COMMANDS) {
+      expect(onePass(c.input, { __unknown: 1 })).toEqual(twoPass(c.input, { __unknown: 1 }));
+      expect(onePass(c.input, {})).toEqual(twoPass(c.input, {}));
+    }
   });
 
   describe('over JSON-RPC, for a real method', () => {

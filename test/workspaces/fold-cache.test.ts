@@ -132,6 +132,37 @@ describe('the fold cache: least recently used states out, bounded by bytes', () 
     expect(refolded.revision).toBeGreaterThan(again.revision);
   });
 
+  test('states used round-robin a little past the budget are mostly kept (strict LRU evicted each just before its next use)', () => {
+    // 100 PRs filed on in turn, the budget holding ~95 of their states: under LRU every load missed and
+    // folded its PR again (HTTP addReviewNode fell from ~3,600 to ~100 commands/s).
+    const state = () => ({ body: 'z'.repeat(1000) });
+    const size = estimateBytes(state());
+    const c = new FoldCache(95 * size);
+    let hits = 0;
+    let loads = 0;
+    for (let round = 0; round < 30; round++) {
+      for (let pr = 0; pr < 100; pr++) {
+        const key = `1\0pr-${pr}`;
+        let fresh = false;
+        const e = c.entry(key, () => ((fresh = true), state()));
+        if (fresh) c.folded(key, e, 1);
+        if (round >= 10) {
+          loads++;
+          if (!fresh) hits++;
+        }
+        expect(c.bytes).toBeLessThanOrEqual(95 * size);
+      }
+    }
+    expect(hits / loads).toBeGreaterThan(0.6);
+    // Recently used states are kept under skewed use: the last five used are all still there.
+    for (let pr = 0; pr < 5; pr++) c.entry(`1\0pr-${pr}`, state);
+    for (let i = 0; i < 200; i++) {
+      const key = `1\0other-${i}`;
+      c.folded(key, c.entry(key, state), 1);
+      for (let pr = 0; pr < 5; pr++) expect(c.entry(`1\0pr-${pr}`, () => ({ evicted: true }))).not.toEqual({ evicted: true });
+    }
+  });
+
   test('the most recently used state stays even when it alone is over the budget; a closed workspace drops its states', () => {
     const c = new FoldCache(100);
     const a = c.entry('1\0a', () => ({ big: 'x'.repeat(1000) }));
