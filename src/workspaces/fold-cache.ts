@@ -117,14 +117,15 @@ export class FoldCache {
 
   /**
    * After `folded` more events went into `e`: re-estimates its size (walking the state only when it
-   * grew by a quarter since the last walk, so the cost per event stays constant) and evicts states of the
+   * doubled in events since the last walk, so the cost per event stays constant: ~one walk of a node per
+   * event folded; between walks the size grows by the bytes per event last measured) and evicts states of the
    * less recently used half until the budget holds.
    */
   folded(key: string, e: CachedFold, folded: number): void {
     if (folded === 0 || this.entries.get(key) !== e) return;
     const before = e.bytes;
     e.events += folded;
-    if (e.measuredAt === 0 || e.events >= e.measuredAt * 1.25 + 4) {
+    if (e.measuredAt === 0 || e.events >= e.measuredAt * 2 + 4) {
       e.bytes = estimateBytes(e.state);
       e.measuredAt = e.events;
     } else e.bytes += Math.round((e.bytes / Math.max(1, e.measuredAt)) * folded);
