@@ -5,13 +5,13 @@
 // server CPU per command (/proc/<pid>/stat: every thread, exited ones too) and RSS; at the end the paired
 // ratio B/A of CPU per command. Both servers grow the same history, so a slowdown with the log's size shows
 // on both sides at the same round (how the fold cache's LRU cliff was found, bench/RESULTS.md 2026-12-05).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median } from './support/report';
-import { benchNode, processCpuMs, rpc } from './support/server-child';
+import { benchNode, processCpuMs, rpc, startServeChild } from './support/server-child';
 import { loadAverage } from './support/abab';
 
 // autocannon ships no type declarations; this is the slice of its result the bench reads.
@@ -29,16 +29,7 @@ const words = (s: string | undefined): string[] => (s ?? '').split(' ').filter(B
 
 async function start(name: 'A' | 'B', root: string, cliArgs: string[], nodeArgs: string[]): Promise<Side> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `rl-server-ab-${name}-`));
-  const child = spawn(process.execPath, [...nodeArgs, '-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, ...cliArgs, 'serve', '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`server ${name} exited with ${code}: ${out}`)));
-  });
+  const { child, url } = await startServeChild(dataDir, { root, cliArgs, nodeArgs });
   const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
   await rpc(url, owner, 'addMember', { workspace_id: 'default', idempotencyKey: newUuidV7(), principal: 'agent:bench', role: 'member' });
   const token = (await rpc(url, owner, 'issueToken', { workspace_id: 'default', idempotencyKey: newUuidV7(), principal: 'agent:bench', role: 'member' })).result.token as string;

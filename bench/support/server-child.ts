@@ -19,11 +19,12 @@ export const benchNode = (title: string) => ({
 
 /**
  * `review-ledger serve --port 0` in a child process (its own event loop and CPU), resolved with the URL it
- * listens on. `nodeArgs` go to node (e.g. --cpu-prof), `cliArgs` before `serve` (store, keys).
+ * listens on. `nodeArgs` go to node (e.g. --cpu-prof), `cliArgs` before `serve` (store, keys); `root`: another
+ * checkout to run (bench/server-ab.ts).
  */
-export async function startServeChild(dataDir: string, options: { nodeArgs?: string[]; cliArgs?: string[] } = {}): Promise<{ child: ChildProcess; url: string }> {
+export async function startServeChild(dataDir: string, options: { nodeArgs?: string[]; cliArgs?: string[]; root?: string } = {}): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '-r', './tools/ts-register.js', 'src/cli/main.ts', '--data-dir', dataDir, ...(options.cliArgs ?? []), 'serve', '--port', '0'], {
-    cwd: ROOT,
+    cwd: options.root ?? ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {

@@ -176,26 +176,39 @@ export function strictParseIsExact(schema: z.ZodType): boolean {
   return out;
 }
 
-function exactWalk(schema: z.ZodType): boolean {
-  const def = defOf(schema);
+/** The schemas directly inside `schema` whose parse its own answer is made of (the strict copy's walk). */
+function innerSchemas(def: Def): z.ZodType[] {
   switch (def.type) {
     case 'object':
-      return Object.values(def.shape as Record<string, z.ZodType>).every(strictParseIsExact) && (!def.catchall || strictParseIsExact(def.catchall));
+      return [...Object.values(def.shape as Record<string, z.ZodType>), ...(def.catchall ? [def.catchall] : [])];
     case 'array':
-      return strictParseIsExact(def.element);
+      return [def.element];
     case 'optional':
     case 'nullable':
     case 'default':
     case 'prefault':
     case 'nonoptional':
     case 'readonly':
-      return strictParseIsExact(def.innerType);
+    case 'catch':
+      return [def.innerType];
     case 'record':
-      return strictParseIsExact(def.valueType);
+      return [def.valueType];
     case 'tuple':
-      return (def.items as z.ZodType[]).every(strictParseIsExact) && (!def.rest || strictParseIsExact(def.rest));
+      return [...(def.items as z.ZodType[]), ...(def.rest ? [def.rest] : [])];
     case 'pipe':
-      return strictParseIsExact(def.in);
+      return [def.in];
+    case 'union':
+      return def.options as z.ZodType[];
+    case 'intersection':
+      return [def.left, def.right];
+    default:
+      return [];
+  }
+}
+
+function exactWalk(schema: z.ZodType): boolean {
+  const def = defOf(schema);
+  switch (def.type) {
     case 'union':
     case 'intersection':
     case 'catch':
@@ -203,7 +216,7 @@ function exactWalk(schema: z.ZodType): boolean {
     case 'lazy':
       return false;
     default:
-      return true;
+      return innerSchemas(def).every(strictParseIsExact);
   }
 }
 
@@ -212,32 +225,6 @@ function holdsObject(schema: z.ZodType, seen: Set<z.ZodType>): boolean {
   if (seen.has(schema)) return true;
   seen.add(schema);
   const def = defOf(schema);
-  const inner = (x: unknown) => holdsObject(x as z.ZodType, seen);
-  switch (def.type) {
-    case 'object':
-    case 'lazy':
-      return true;
-    case 'array':
-      return inner(def.element);
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'nonoptional':
-    case 'readonly':
-    case 'catch':
-      return inner(def.innerType);
-    case 'record':
-      return inner(def.valueType);
-    case 'tuple':
-      return (def.items as z.ZodType[]).some(inner) || (!!def.rest && inner(def.rest));
-    case 'pipe':
-      return inner(def.in);
-    case 'union':
-      return (def.options as z.ZodType[]).some(inner);
-    case 'intersection':
-      return inner(def.left) || inner(def.right);
-    default:
-      return false;
-  }
+  if (def.type === 'object' || def.type === 'lazy') return true;
+  return innerSchemas(def).some((x) => holdsObject(x, seen));
 }
