@@ -85,6 +85,18 @@ export class Ledger {
     return step ? step(this, { def, workspace, envelope, payload, edge }) : this.execute(def, workspace, envelope, payload);
   }
 
+  /**
+   * Whether `command` takes effect only through the kernel's append on the caller's own workspace, after
+   * nothing but a cheap prepare free of outside effects: no entry step (which may create another workspace
+   * or clone a repo first) and no long `prepare`. Only such a command may run on a token check that took
+   * the workspace state from the store's freshness (CommandEnvelope.accessCheckedAt): the kernel stands
+   * behind the check at its append.
+   */
+  guardsAccessAtAppend(command: string): boolean {
+    const def = commandByName.get(command);
+    return !!def && !ENTRY_STEPS[def.name] && (!def.prepare || def.prepareAgainOnConflict === true);
+  }
+
   /** The kernel on `workspace` (a handle, or an id opened and held until the command and its job end). */
   async execute(def: AnyCommand, workspace: unknown, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
     if (isHandle(workspace)) return this.executor.execute(def, workspace, envelope, payload);

@@ -5,7 +5,7 @@ import { canonicalJson, digestOf } from '../events/canonical-json';
 import type { EventMetadata, NewEvent, Principal, RecordedEvent } from '../events/envelope';
 import { encodedJsonOf, isHuman, principalSchema, withEncodedJson } from '../events/envelope';
 import { assertIdempotencyKey, deriveEventId } from '../events/ids';
-import { MAX_EVENT_BYTES, type AppendResult } from '../events/store/port';
+import { GuardMoved, MAX_EVENT_BYTES, type AppendResult } from '../events/store/port';
 import { noopKeysOf, NoopRecord } from './noop-keys';
 import { Role, roleAtLeast } from '../events/roles';
 import { assertNoReservedKeys, parseKnownFields } from './payload-keys';
@@ -86,6 +86,16 @@ export interface CommandEnvelope {
   via?: Via;
   correlationId?: string;
   causationId?: string | null;
+  /**
+   * The workspace stream revision `tokenId` was checked against, when that check may have skipped the read
+   * (authenticate's `guarded` mode: the store's freshness stood in for it). The kernel then stands behind
+   * that check at the moment the command takes effect: its append is guarded on this revision
+   * (AppendOptions.guard), and where it takes effect without an append (a no-op's spent key) or answers
+   * without one (a replay, a refusal), it first reads the workspace stream and compares. A moved stream
+   * fails the command with GuardMoved and nothing stored; the edge checks the token again and re-runs it.
+   * Set only by an edge that authenticated the token of this very workspace, on a store with appendGuards.
+   */
+  accessCheckedAt?: number;
 }
 
 export interface CommandResponse {
@@ -106,6 +116,14 @@ export interface CommandOutcome {
 }
 
 const MAX_CONFLICT_RETRIES = 20;
+
+/** A command run under a token check that may have skipped its read (CommandEnvelope.accessCheckedAt). */
+interface AccessGuard {
+  /** The guard its append carries: the workspace stream at the checked revision. */
+  append: { streamId: string; revision: number };
+  /** The command took effect under the check (a guarded append landed, or a read confirmed it): no read after. */
+  held: boolean;
+}
 
 /** Per-workspace chains of work per stream: commands on one stream run one after another in a process. */
 const STREAM_LOCKS = new Slot<Map<string, Promise<unknown>>>('commands.streamLocks');
@@ -154,6 +172,28 @@ export class CommandExecutor {
   }
 
   async execute<I, S, P>(def: CommandDefinition<I, S, P>, workspace: WorkspaceHandle, envelope: CommandEnvelope, payload: unknown): Promise<CommandOutcome> {
+    const at = envelope.accessCheckedAt;
+    if (at === undefined || envelope.tokenId === undefined || workspace.store.appendGuards !== true) return this.executeAs(def, workspace, envelope, payload, null);
+    const access: AccessGuard = { append: { streamId: 'workspace', revision: at }, held: false };
+    let outcome: CommandOutcome;
+    try {
+      outcome = await this.executeAs(def, workspace, envelope, payload, access);
+    } catch (err) {
+      // A refusal on the state (or of the key) is an answer too: given only while the check still stands.
+      if (err instanceof DomainError && err.code !== 'guard_moved' && err.code !== 'store_unavailable' && !access.held) await this.confirmAccess(workspace, at);
+      throw err;
+    }
+    if (!access.held) await this.confirmAccess(workspace, at);
+    return outcome;
+  }
+
+  /** The workspace stream, read (not taken from freshness), is still at the revision the token was checked against. */
+  private async confirmAccess(workspace: WorkspaceHandle, at: number): Promise<void> {
+    const { revision } = await loadStream(workspaceFold, workspace, 'workspace');
+    if (revision !== at) throw new GuardMoved('workspace', at, revision);
+  }
+
+  private async executeAs<I, S, P>(def: CommandDefinition<I, S, P>, workspace: WorkspaceHandle, envelope: CommandEnvelope, payload: unknown, access: AccessGuard | null): Promise<CommandOutcome> {
     const now = this.clock();
     // Access first: a caller who may not run the command learns nothing about its payload or key.
     const principal = principalSchema.parse(envelope.principal);
@@ -177,9 +217,9 @@ export class CommandExecutor {
     const checkedAtAppend = workspace.store.appendChecksKeys === true && (!def.prepare || def.prepareAgainOnConflict === true);
     if (checkedAtAppend) {
       try {
-        return await this.decideAndAppend(def, workspace, envelope, input, key, commandDigest, streamId, principal, ctx, now);
+        return await this.decideAndAppend(def, workspace, envelope, input, key, commandDigest, streamId, principal, ctx, now, access);
       } catch (err) {
-        if (!(err instanceof DomainError) || err.code === 'store_unavailable' || err.code === 'idempotency_key_reused') throw err;
+        if (!(err instanceof DomainError) || err.code === 'store_unavailable' || err.code === 'idempotency_key_reused' || err.code === 'guard_moved') throw err;
         const used = await this.usedKeyAnswer(def, workspace, key, commandDigest, streamId, principal);
         if (used) return used;
         throw err;
@@ -190,7 +230,7 @@ export class CommandExecutor {
       const used = await this.usedKeyAnswer(def, workspace, key, commandDigest, streamId, principal);
       if (used) return used;
     }
-    return this.decideAndAppend(def, workspace, envelope, input, key, commandDigest, streamId, principal, ctx, now);
+    return this.decideAndAppend(def, workspace, envelope, input, key, commandDigest, streamId, principal, ctx, now, access);
   }
 
   /** What a key already used answers: its stored events' or its no-op's answer, or idempotency_key_reused; null for a new key. */
@@ -212,6 +252,7 @@ export class CommandExecutor {
     principal: Principal,
     ctx: DecideContext,
     now: Date,
+    access: AccessGuard | null,
   ): Promise<CommandOutcome> {
     const prepareNow = () => (def.prepare ? this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : Promise.resolve(input as unknown as P));
     let prepared = await prepareNow();
@@ -226,6 +267,11 @@ export class CommandExecutor {
         if (pending.length === 0) {
           // Nothing to write, but the key is spent: a later use with another payload must be refused.
           const out = this.respond({ streamId, eventIds: [], firstPosition: null, lastPosition: null, streamRevision: revision, result: def.result ? def.result([], prepared) : null }, false);
+          // Spending the key is this command's one effect: only under a token check that still stands.
+          if (access && !access.held) {
+            await this.confirmAccess(workspace, access.append.revision);
+            access.held = true;
+          }
           const first = await noopKeysOf(workspace).claim(key, { principal, command: def.name, digest: commandDigest, json: out.json });
           if (first === 'event') {
             // A concurrent request with this key appended events first: answer as it did, or refuse.
@@ -252,7 +298,7 @@ export class CommandExecutor {
         };
         const events = pending.map((p, i) => toNewEvent(p, deriveEventId(key, i), metadata));
         try {
-          const appended = await workspace.store.append(streamId, revision < 0 ? 'no_stream' : revision, events);
+          const appended = await workspace.store.append(streamId, revision < 0 ? 'no_stream' : revision, events, access ? { guard: access.append } : undefined);
           // The store found this key's events already stored by the same caller, command and payload (a
           // concurrent twin won): answer with what it stored — replay checks that once more.
           if (appended.duplicate) {
@@ -260,6 +306,7 @@ export class CommandExecutor {
             if (again) return again;
             throw new Error(`appended events of ${key} not found`);
           }
+          if (access) access.held = true;
           stored = recordedFrom(workspace, streamId, events, appended);
           if (stored) foldAppended(def.fold, workspace, streamId, revision, stored);
         } catch (err) {

@@ -186,6 +186,7 @@ export const ERROR_CODES = {
   store_unavailable: { status: 'unavailable', meaning: 'the event store cannot be reached (or a write\'s commit could not be confirmed): retry the same request, same idempotency key, after `error.data.retryAfterMs`', retryAfterMs: 1000 },
   schema_outdated: { status: 'unavailable', meaning: 'the PostgreSQL schema is older than this server needs: run `review-ledger migrate`' },
   wrong_expected_revision: { status: 'conflict', meaning: 'a concurrent append moved the stream; retrying the command re-decides it' },
+  guard_moved: { status: 'conflict', meaning: "the workspace's tokens or members changed while the command ran: the server checks the caller's access again and re-runs it; a client sees this only when that kept happening, and may retry with the same idempotency key" },
   duplicate_event_id: { status: 'conflict', meaning: 'an event id is already stored with different content or at another position' },
   position_overflow: { status: 'internal', meaning: 'a store position exceeds 2^53' },
 

@@ -173,7 +173,8 @@ export class RpcDispatcher {
     if (method === 'unwatch' || method === 'rpc.unsubscribe') return this.unwatch(params, ctx);
     const spec = methodTable().get(method);
     if (!spec) throw new RpcError(METHOD_NOT_FOUND, 'method_not_found', `method: "${method.slice(0, 100)}" does not exist${didYouMean(method, [...methodTable().keys()])} (see rpc.discover)`);
-    const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer, ctx.holds);
+    const guarded = spec.kind === 'command' && this.ledger.guardsAccessAtAppend(spec.command!.name);
+    const caller = await authenticate(this.ledger, params.workspace_id, ctx.bearer, ctx.holds, { guarded });
     ctx.connection?.authenticated?.();
     const payload = payloadOf(params);
     // A command's access and payload are checked once, on the entry path (Ledger.run → its entry step or the kernel).
@@ -184,7 +185,7 @@ export class RpcDispatcher {
     }
     switch (spec.kind) {
       case 'command':
-        return this.command(spec, caller, params, payload);
+        return this.command(spec, caller, params, payload, () => authenticate(this.ledger, params.workspace_id, ctx.bearer, ctx.holds, { guarded: false }));
       case 'query':
         return this.query(spec, caller, params, payload, maxBytes);
       case 'watch':
@@ -215,17 +216,32 @@ export class RpcDispatcher {
     return JSON.stringify({ subscription: subscription.id, jobs: snapshot });
   }
 
-  private async command(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
-    const envelope: CommandEnvelope = {
-      idempotencyKey: params.idempotencyKey,
-      principal: caller.principal,
-      role: caller.role,
-      tokenId: caller.tokenId,
-      via: 'rpc',
-      correlationId: typeof params.correlationId === 'string' ? params.correlationId.slice(0, 200) : undefined,
-    };
-    // The one entry path (Ledger.run) as a tenant: bounded by the operator's rules (repo root, workspace quota).
-    return (await this.ledger.run(spec.command!.name, caller.workspace, envelope, payload, TENANT_EDGE)).json;
+  /**
+   * `recheck`: the token checked again on a read of the workspace stream. A command run on a check that
+   * skipped the read (caller.accessCheckedAt) fails with guard_moved, storing nothing, when the workspace's
+   * tokens or members changed before it took effect: then the token is checked on a read (a revoked one is
+   * refused here) and the command runs once more, with the same key, under that check as every command
+   * ran before guards (no accessCheckedAt: nothing to be moved again).
+   */
+  private async command(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, recheck: () => Promise<Caller>): Promise<string> {
+    for (;;) {
+      const envelope: CommandEnvelope = {
+        idempotencyKey: params.idempotencyKey,
+        principal: caller.principal,
+        role: caller.role,
+        tokenId: caller.tokenId,
+        via: 'rpc',
+        correlationId: typeof params.correlationId === 'string' ? params.correlationId.slice(0, 200) : undefined,
+        ...(caller.accessCheckedAt !== undefined ? { accessCheckedAt: caller.accessCheckedAt } : {}),
+      };
+      try {
+        // The one entry path (Ledger.run) as a tenant: bounded by the operator's rules (repo root, workspace quota).
+        return (await this.ledger.run(spec.command!.name, caller.workspace, envelope, payload, TENANT_EDGE)).json;
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.code !== 'guard_moved' || caller.accessCheckedAt === undefined) throw err;
+        caller = await recheck();
+      }
+    }
   }
 
   private async query(spec: MethodSpec, caller: Caller, params: Record<string, unknown>, payload: Record<string, unknown>, maxBytes: number): Promise<string> {

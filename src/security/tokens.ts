@@ -9,6 +9,7 @@ import type { CommandEnvelope, CommandOutcome } from '../commands/kernel';
 import { canonicalJson } from '../events/canonical-json';
 import type { Ledger } from '../ledger';
 import { workspaceFold } from '../workspaces/workspace-state';
+import { loadStream } from '../workspaces/load-stream';
 import { WorkspaceRegistry, type WorkspaceHandle } from '../workspaces/registry';
 import { loadServerKey } from '../workspaces/server-key';
 import { effectiveRole } from '../workspaces/provisioning';
@@ -40,6 +41,20 @@ export interface Caller {
   tokenId: string;
   /** For a sign-in session or CLI sign-in token: the identity that signed in, and when it ends. */
   signIn?: { issuer: string; subject: string; expiresAt: string; method: 'code' | 'device' };
+  /**
+   * With `guarded`: the workspace stream revision the token was checked against, for the command's
+   * CommandEnvelope.accessCheckedAt (the kernel stands behind the check at the append).
+   */
+  accessCheckedAt?: number;
+}
+
+export interface AuthenticateOptions {
+  /**
+   * The caller runs one command of this workspace through the kernel alone (Ledger.guardsAccessAtAppend):
+   * where the store checks append guards, the token check may take the workspace state from the store's
+   * freshness instead of reading it (PostgreSQL: no round trip), and answers `accessCheckedAt`.
+   */
+  guarded?: boolean;
 }
 
 /** Extracts the token from an `Authorization: Bearer …` header value. */
@@ -59,7 +74,7 @@ export function bearerFrom(header: string | string[] | undefined): string | unde
  * `holds`: the request's releases; given, the workspace stays open until the caller runs them (an RPC
  * frame, an MCP tool call), else it may close once idle (WorkspaceRegistry.open).
  */
-export async function authenticate(ledger: Ledger, workspaceId: unknown, token: string | undefined, holds?: Array<() => void>): Promise<Caller> {
+export async function authenticate(ledger: Ledger, workspaceId: unknown, token: string | undefined, holds?: Array<() => void>, options: AuthenticateOptions = {}): Promise<Caller> {
   const wid = WorkspaceRegistry.validateId(workspaceId);
   if (!token) throw new DomainError('unauthorized', 'Authorization: a bearer token is required');
   const parsed = parseToken(token);
@@ -73,10 +88,13 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
     holds.push(acquired.release);
     workspace = acquired.handle;
   } else workspace = await ledger.workspace(wid);
-  const { state, revision } = await ledger.executor.load(workspaceFold, workspace, 'workspace');
+  const guarded = options.guarded === true && workspace.store.appendGuards === true;
+  // Guarded: a state the store's freshness vouches for, as a decision's load (the append checks it).
+  const { state, revision } = await loadStream(workspaceFold, workspace, 'workspace', { forDecision: guarded });
+  const checked = guarded ? { accessCheckedAt: revision } : {};
   const verified = verifiedTokens(workspace, revision);
   const known = verified.get(token);
-  if (known) return { workspace, ...assertNotExpired(ledger, known) };
+  if (known) return { workspace, ...assertNotExpired(ledger, known), ...checked };
   const entry = state.tokens[parsed.tokenId];
   const presented = Buffer.from(hashToken(token), 'hex');
   const stored = entry ? Buffer.from(entry.tokenHash, 'hex') : Buffer.alloc(32);
@@ -89,7 +107,7 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   const caller = assertNotExpired(ledger, { principal: entry.principal as Principal, role, tokenId: parsed.tokenId, ...(entry.signIn ? { signIn: entry.signIn } : {}) });
   if (verified.size >= MAX_VERIFIED_TOKENS) verified.clear();
   verified.set(token, caller);
-  return { workspace, ...caller };
+  return { workspace, ...caller, ...checked };
 }
 
 /** A session or CLI sign-in token past its `expiresAt` no longer authenticates (it is not revoked: it ended). */

@@ -133,6 +133,43 @@ export function eventStoreConformance(name: string, factory: () => Promise<Event
       ]);
     });
 
+    test('a guarded append lands while its guard stream is at the guarded revision (-1: no such stream), and is refused with guard_moved, writing nothing, once it moved', async () => {
+      if (!store.appendGuards) return; // optional: the kernel then checks a token on a read (KurrentDB)
+      const [x, a, b, c] = [ev(), ev(), ev(), ev()];
+      await store.append('workspace', 'no_stream', [x]);
+      expect((await store.append('s-1', 'no_stream', [a], { guard: { streamId: 'workspace', revision: 0 } })).nextExpectedRevision).toBe(0);
+      const refused = await store.append('s-1', 0, [b], { guard: { streamId: 'workspace', revision: -1 } }).then(
+        () => null,
+        (err: { code?: string; details?: unknown }) => ({ code: err.code, details: err.details }),
+      );
+      expect(refused).toEqual({ code: 'guard_moved', details: { streamId: 'workspace', guarded: -1, actual: 0 } });
+      expect(await store.streamRevision('s-1')).toBe(0);
+      expect(await store.findEvent(b.eventId, 's-1')).toBeNull();
+      // The refused ids are free: the same append under a guard that holds lands.
+      expect((await store.append('s-1', 0, [b], { guard: { streamId: 'other', revision: -1 } })).nextExpectedRevision).toBe(1);
+      expect((await store.append('s-1', 1, [c], { guard: { streamId: 'workspace', revision: 0 } })).nextExpectedRevision).toBe(2);
+      expect((await collect(store.readAll())).map((e) => e.eventId)).toEqual([x, a, b, c].map((e) => e.eventId));
+    });
+
+    test('in one group commit a guard sees an earlier append of the batch to its stream as a move; the others of the batch land as they would alone', async () => {
+      if (!store.appendGuards) return;
+      const [x, y, a, b, c] = [ev(), ev(), ev(), ev(), ev()];
+      await store.append('workspace', 'no_stream', [x]);
+      const outcomes = await Promise.allSettled([
+        store.append('s-1', 'no_stream', [a], { guard: { streamId: 'workspace', revision: 0 } }), // before the move: lands
+        store.append('workspace', 0, [y]), // a revocation, say
+        store.append('s-2', 'no_stream', [b], { guard: { streamId: 'workspace', revision: 0 } }), // after it: refused
+        store.append('s-1', 0, [c]), // unguarded, after the refusal
+      ]);
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.nextExpectedRevision : (o.reason as { code?: string }).code))).toEqual([0, 1, 'guard_moved', 1]);
+      expect((await collect(store.readAll())).map((e) => [e.eventId, e.streamId, e.streamRevision])).toEqual([
+        [x.eventId, 'workspace', 0],
+        [a.eventId, 's-1', 0],
+        [y.eventId, 'workspace', 1],
+        [c.eventId, 's-1', 1],
+      ]);
+    });
+
     test('a group commit of 40 appends (60 events) with retries, conflicts and refusals among them answers each as it would alone, in order', async () => {
       const landed = [ev(), ev()];
       await store.append('old', 'no_stream', landed);

@@ -45,6 +45,8 @@ const STEP_DIGESTS: Record<number, string> = {
   2: '0da294a464c51d2413df9e434b010f5645f27aca835c8c46346cf3c51e0fb667',
   // Version 3: append_commit, the group commit that names the streams others moved and announces itself (issue 35).
   3: '43f66c25671f9ec6473e296ff37c821298a2a5b6378e8ca72c8f1873398f3881',
+  // Version 4: append_guarded, the group commit with a guard per item (issue 35: the token check without a read).
+  4: '3b8bc9d39978a13751a36059a0b261358604056793fd5c58fae018c8367d7005',
 };
 
 test('each migration step is pinned to its version (a changed step needs a new one) and step 1 is the v1 script', () => {

@@ -3,6 +3,7 @@ import { newUuidV7 } from '../../src/events/ids';
 import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
 import type { StreamFold } from '../../src/events/kernel-types';
 import { loadStream } from '../../src/workspaces/load-stream';
+import { authenticate } from '../../src/security/tokens';
 import { dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 import { findingNode, openPostgresLedger, statementCounter } from './pg-statements';
 
@@ -69,6 +70,29 @@ whenPostgres('postgres statements per command, one and two servers, freshness pe
     expect(sent.map((x) => x.append)).toEqual([1, 1, 1, 1, 1]);
     expect(sent.filter((x) => Object.keys(x).some((k) => k !== 'append' && k !== 'fwd'))).toEqual([]);
     expect(sent.filter((x) => JSON.stringify(x) === JSON.stringify({ append: 1 })).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("one server, a token holder's addReviewNode with its token check: still one statement — the check reads nothing, the append is guarded on what it saw", async () => {
+    await a.run('addMember', 'sf', env(), { principal: 'agent:rt', role: 'member' });
+    const { token } = await a.issueToken('sf', env(), { principal: 'agent:rt', role: 'member' });
+    await request(a, 60, 'a');
+    // What the RPC edge does for a command the kernel alone runs (RpcDispatcher.command).
+    const asHolder = async (title: string, guarded: boolean) => {
+      const caller = await authenticate(a, 'sf', token, undefined, { guarded });
+      const envelope = { idempotencyKey: newUuidV7(), principal: caller.principal, role: caller.role, tokenId: caller.tokenId, accessCheckedAt: caller.accessCheckedAt };
+      return a.run('addReviewNode', 'sf', envelope, { repoId: 'r', prNumber: 60, node: findingNode(title) });
+    };
+    await asHolder('warm', true);
+    const guarded: Array<Record<string, number>> = [];
+    for (let i = 0; i < 5; i++) guarded.push(await statementsOf(() => asHolder(`held ${i}`, true)));
+    // As in the test above: the designed fallback may make one filing re-read.
+    expect(guarded.map((x) => x.append)).toEqual([1, 1, 1, 1, 1]);
+    expect(guarded.filter((x) => Object.keys(x).some((k) => k !== 'append' && k !== 'fwd'))).toEqual([]);
+    expect(guarded.filter((x) => JSON.stringify(x) === JSON.stringify({ append: 1 })).length).toBeGreaterThanOrEqual(4);
+    // The check that reads (MCP, the web page; every command before guards): one read more, every time.
+    const read: Array<Record<string, number>> = [];
+    for (let i = 0; i < 3; i++) read.push(await statementsOf(() => asHolder(`read ${i}`, false)));
+    expect(read).toEqual([{ fwd: 1, append: 1 }, { fwd: 1, append: 1 }, { fwd: 1, append: 1 }]);
   });
 
   it('two servers on different PRs: neither reads a stream, however their commits interleave', async () => {

@@ -21,6 +21,18 @@ export interface AppendResult {
   duplicate: boolean;
 }
 
+export interface AppendOptions {
+  /**
+   * Another stream that must still be at exactly this revision when the append is written (-1: the stream
+   * does not exist), checked under the write lock like the expected revision: otherwise nothing is written
+   * and the append is refused with GuardMoved. The kernel guards a command's append on the workspace stream
+   * revision its caller's token was checked against, so a revocation committed on any server before the
+   * append is never outrun by a stale check (issue 35: no read per command for the token check).
+   * An earlier append of the same group commit to the guarded stream counts as a move.
+   */
+  guard?: { streamId: string; revision: number };
+}
+
 export interface ReadStreamOptions {
   direction?: 'forward' | 'backward';
   /** Inclusive start revision (forward: from here up; backward: from here down). */
@@ -93,7 +105,12 @@ export interface EventStore {
    * the stream's own revision is ≤ r. Undefined when the adapter cannot tell (then every load reads).
    */
   freshness?(): StoreFreshness | undefined;
-  append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult>;
+  /**
+   * The append takes a guard (AppendOptions.guard) and checks it under the write lock, atomically with the
+   * write. Absent: guards are not supported, and callers must not pass one (the kernel reads instead).
+   */
+  readonly appendGuards?: boolean;
+  append(streamId: string, expected: ExpectedRevision, events: NewEvent[], options?: AppendOptions): Promise<AppendResult>;
   readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
   subscribeAll(options?: SubscribeOptions): Subscription;
@@ -143,6 +160,18 @@ export class WrongExpectedRevision extends DomainError {
   constructor(readonly streamId: string, readonly expected: ExpectedRevision, readonly actual: number) {
     super('wrong_expected_revision', `stream "${streamId}": expected revision ${String(expected)}, actual ${actual}`, { streamId, expected, actual });
   }
+}
+
+/** An append refused because its guard stream is no longer at the guarded revision (AppendOptions.guard). */
+export class GuardMoved extends DomainError {
+  constructor(readonly streamId: string, readonly guarded: number, readonly actual: number) {
+    super('guard_moved', `stream "${streamId}": the append was guarded on revision ${guarded}, it is at ${actual}`, { streamId, guarded, actual });
+  }
+}
+
+/** The guard check itself, for adapters that hold the guarded stream's revision under their write lock. */
+export function checkGuard(guard: AppendOptions['guard'], actual: number): void {
+  if (guard && guard.revision !== actual) throw new GuardMoved(guard.streamId, guard.revision, actual);
 }
 
 export class DuplicateEventId extends DomainError {

@@ -5,9 +5,11 @@ import { encodedJsonOf, type EventMetadata, type NewEvent, type RecordedEvent } 
 import { eventCatalogue, internedType, upcastEvent } from '../../events/catalogue';
 import {
   AppendResult,
+  AppendOptions,
   DuplicateEventId,
   EventStore,
   ExpectedRevision,
+  GuardMoved,
   NoopRecord,
   ReadAllOptions,
   ReadStreamOptions,
@@ -596,6 +598,88 @@ $fn$;
 }
 
 /**
+ * Schema v4: `append_guarded`, append_commit with a guard per item (issue 35: the token check without a
+ * read). `p_guard_streams[i]` (NULL: no guard) must still be at revision `p_guard_revs[i]` (-1: no such
+ * stream) under the workspace's head lock, else item i is answered `guard_moved` (next_rev: the revision
+ * found, detail: the stream) and nothing of it is written; the other items go to append_commit as they
+ * are (its item numbers mapped back). A guard on a stream that an earlier item of the batch appends to
+ * counts as moved: that item may land first. Without guards (NULL arrays) it is append_commit itself.
+ */
+export function appendGuardedSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE OR REPLACE FUNCTION ${s}.append_guarded(
+  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
+  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[],
+  p_after bigint, p_channel text, p_origin text, p_guard_streams text[], p_guard_revs bigint[])
+RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_items int := coalesce(array_length(p_streams, 1), 0);
+  v_keep int[] := '{}';
+  v_streams text[] := '{}';
+  v_expected bigint[] := '{}';
+  v_counts int[] := '{}';
+  v_ids text[] := '{}';
+  v_types text[] := '{}';
+  v_versions int[] := '{}';
+  v_data text[] := '{}';
+  v_meta text[] := '{}';
+  v_off int := 0;
+  v_n int;
+  v_rev bigint;
+  r record;
+BEGIN
+  IF p_guard_streams IS NULL THEN
+    RETURN QUERY SELECT * FROM ${s}.append_commit(p_ws, p_streams, p_expected, p_counts, p_ids, p_types, p_versions, p_data, p_meta, p_after, p_channel, p_origin);
+    RETURN;
+  END IF;
+  -- The head row lock first (as append_batch takes it): no append of this workspace commits between the
+  -- guards' reads below and this transaction's COMMIT, and each read sees every commit before it.
+  PERFORM 1 FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO ${s}.heads (workspace_id, position, hash) VALUES (p_ws, 0, ${s}.chain_genesis(p_ws)) ON CONFLICT DO NOTHING;
+    PERFORM 1 FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  END IF;
+  FOR i IN 1 .. v_items LOOP
+    v_n := p_counts[i];
+    v_rev := NULL;
+    IF p_guard_streams[i] IS NOT NULL THEN
+      IF p_guard_streams[i] = ANY (v_streams) THEN
+        v_rev := -2;
+      ELSE
+        v_rev := coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_guard_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1);
+      END IF;
+    END IF;
+    IF v_rev IS NOT NULL AND v_rev IS DISTINCT FROM p_guard_revs[i] THEN
+      item := i - 1; status := 'guard_moved'; first_pos := NULL; last_pos := NULL; next_rev := v_rev; detail := p_guard_streams[i];
+      RETURN NEXT;
+    ELSE
+      v_keep := array_append(v_keep, i - 1);
+      v_streams := array_append(v_streams, p_streams[i]);
+      v_expected := array_append(v_expected, p_expected[i]);
+      v_counts := array_append(v_counts, v_n);
+      v_ids := v_ids || p_ids[v_off + 1 : v_off + v_n];
+      v_types := v_types || p_types[v_off + 1 : v_off + v_n];
+      v_versions := v_versions || p_versions[v_off + 1 : v_off + v_n];
+      v_data := v_data || p_data[v_off + 1 : v_off + v_n];
+      v_meta := v_meta || p_meta[v_off + 1 : v_off + v_n];
+    END IF;
+    v_off := v_off + v_n;
+  END LOOP;
+  FOR r IN SELECT c.item, c.status, c.first_pos, c.last_pos, c.next_rev, c.detail
+      FROM ${s}.append_commit(p_ws, v_streams, v_expected, v_counts, v_ids, v_types, v_versions, v_data, v_meta, p_after, p_channel, p_origin) c LOOP
+    item := CASE WHEN r.item < 0 THEN r.item ELSE v_keep[r.item + 1] END;
+    status := r.status; first_pos := r.first_pos; last_pos := r.last_pos; next_rev := r.next_rev; detail := r.detail;
+    RETURN NEXT;
+  END LOOP;
+END
+$fn$;
+`;
+}
+
+/**
  * The migration steps: step v brings a schema from version v − 1 to v. A database at version n runs only
  * the steps after n, each in its own transaction with its version recorded (under the advisory lock), so
  * an upgrade never re-runs an earlier step. Step 1 is the whole script of a fresh database (its ALTER
@@ -604,7 +688,7 @@ $fn$;
  * new tables, CREATE INDEX CONCURRENTLY outside a transaction) — it runs beside live appends.
  */
 export function migrationSteps(schema: string): string[] {
-  return [migrationSql(schema), appendBatchV2Sql(schema), appendCommitSql(schema)];
+  return [migrationSql(schema), appendBatchV2Sql(schema), appendCommitSql(schema), appendGuardedSql(schema)];
 }
 
 /**
@@ -1251,13 +1335,14 @@ interface PendingAppend {
   events: NewEvent[];
   data: string[];
   metadata: string[];
+  guard?: AppendOptions['guard'];
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
 }
 
 interface BatchRow {
   item: number;
-  status: 'ok' | 'duplicate' | 'wrong_expected' | 'duplicate_id';
+  status: 'ok' | 'duplicate' | 'wrong_expected' | 'guard_moved' | 'duplicate_id';
   first_pos: number | null;
   last_pos: number | null;
   next_rev: number | null;
@@ -1287,6 +1372,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   readonly appendsAreExact = true;
   // append_batch looks every id up (stored: duplicate / duplicate_id; spent by a no-op: duplicate_id).
   readonly appendChecksKeys = true;
+  // append_guarded checks each item's guard under the head lock (schema v4).
+  readonly appendGuards = true;
   readonly workspaceId: string;
   private readonly backend: PostgresBackend;
   private readonly s: string;
@@ -1314,7 +1401,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     const s = this.s;
     // Named statements: prepared once per pooled connection.
     this.q = {
-      append: `${s}.append_commit`,
+      append: `${s}.append_guarded`,
       all: { name: `${s}.all`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2 AND global_position <= $3 ORDER BY global_position LIMIT $4`, rowMode: 'array' },
       forward: { name: `${s}.fwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision >= $3 ORDER BY stream_revision LIMIT $4`, rowMode: 'array' },
       backward: { name: `${s}.bwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision <= $3 ORDER BY stream_revision DESC LIMIT $4`, rowMode: 'array' },
@@ -1342,7 +1429,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     return new PostgresEventStore({ backend, workspaceId: options.workspaceId, ownsBackend: true });
   }
 
-  append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult> {
+  append(streamId: string, expected: ExpectedRevision, events: NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     // PostgreSQL text cannot hold NUL; JSON.stringify escapes it inside data, but ids are raw strings.
@@ -1360,7 +1447,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      this.pending.push({ streamId, expected, events, data, metadata, resolve, reject });
+      const guard = options?.guard;
+      this.pending.push(guard ? { streamId, expected, events, data, metadata, guard, resolve, reject } : { streamId, expected, events, data, metadata, resolve, reject });
       this.scheduleFlush();
     });
   }
@@ -1388,7 +1476,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     try {
       const all = await this.writeBatch(batch);
       this.backend.noteSuccess();
-      const rows = all.filter((row) => row.item >= 0);
+      // In item order (append_guarded answers a moved guard before the items it passes on).
+      const rows = all.filter((row) => row.item >= 0).sort((a, b) => a.item - b.item);
       // What this process now knows without reading, recorded before any caller hears of its append: first
       // the others' appends its own follow (their streams read again), then its own.
       const seen = all.find((row) => row.item === -1);
@@ -1415,6 +1504,9 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
             break;
           case 'wrong_expected':
             req.reject(new WrongExpectedRevision(req.streamId, req.expected, row.next_rev!));
+            break;
+          case 'guard_moved':
+            req.reject(new GuardMoved(req.guard!.streamId, req.guard!.revision, row.next_rev!));
             break;
           default:
             req.reject(new DuplicateEventId(row.detail ?? req.events[0].eventId));
@@ -1504,7 +1596,9 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     const versions: number[] = [];
     const data: string[] = [];
     const meta: string[] = [];
+    let guarded = false;
     for (const req of batch) {
+      if (req.guard) guarded = true;
       req.events.forEach((e, i) => {
         ids.push(e.eventId);
         typesCol.push(e.type);
@@ -1515,7 +1609,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     }
     const query = {
       name: `${this.s}.append`,
-      text: `SELECT item, status, first_pos, last_pos, next_rev, detail FROM ${this.q.append}($1, $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::bigint, $11::text, $12::text)`,
+      text: `SELECT item, status, first_pos, last_pos, next_rev, detail FROM ${this.q.append}($1, $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::bigint, $11::text, $12::text, $13::text[], $14::bigint[])`,
       values: [
         this.workspaceId,
         batch.map((r) => r.streamId),
@@ -1529,6 +1623,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
         this.backend.knowledge(this.workspaceId).accounted,
         this.backend.notifyInCommit ? this.backend.channel : null,
         this.backend.origin,
+        guarded ? batch.map((r) => r.guard?.streamId ?? null) : null,
+        guarded ? batch.map((r) => r.guard?.revision ?? null) : null,
       ],
     };
     const hook = this.options.beforeCommit;

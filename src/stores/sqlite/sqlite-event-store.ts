@@ -9,6 +9,7 @@ import { HASH_HEX, type ChainScanJob, type ChainScanResult } from './chain-worke
 
 const currentVersion = (type: string): number => eventCatalogue.get(type)?.schemaVersion ?? 0;
 import {
+  AppendOptions,
   AppendResult,
   DuplicateEventId,
   EventStore,
@@ -19,6 +20,7 @@ import {
   SubscribeOptions,
   Subscription,
   checkExpected,
+  checkGuard,
   sameCommand,
 } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
@@ -75,6 +77,7 @@ interface PendingAppend {
   expected: ExpectedRevision;
   events: NewEvent[];
   encoded: Array<{ data: string; metadata: string }>;
+  guard?: AppendOptions['guard'];
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
   /** The rows this append inserted (set inside the transaction; remembered only once it committed). */
@@ -189,6 +192,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
    * duplicate_event_id — so the kernel sends a new key no keyUnused look-up first (a statement per command).
    */
   readonly appendChecksKeys = true;
+  /** applyOne checks a guard under the write lock, from the revisions it holds or one index step. */
+  readonly appendGuards = true;
   readonly workspaceId: string;
   /** The database file (other threads open it read-only for `audit verify`). */
   readonly file: string;
@@ -409,13 +414,14 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     if (this.chain || !cols.includes('hash') || hexLayout) upgrade.immediate();
   }
 
-  append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult> {
+  append(streamId: string, expected: ExpectedRevision, events: NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     // Encode before queueing: serialization errors belong to this caller, not to the whole batch.
     const encoded = events.map(encodedJsonOf);
+    const guard = options?.guard;
     return new Promise((resolve, reject) => {
-      this.pending.push({ streamId, expected, events, encoded, resolve, reject });
+      this.pending.push(guard ? { streamId, expected, events, encoded, guard, resolve, reject } : { streamId, expected, events, encoded, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         // Alone (no concurrent appender seen lately): flush at the end of the caller's synchronous code,
@@ -496,6 +502,14 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       const existing = this.stmts.byId.get(events[0].eventId) as EventRow | undefined;
       if (existing) return this.duplicateResult(req, existing);
       throw err;
+    }
+    if (req.guard) {
+      // Under the write lock: the revision held (this connection's own appends, earlier ones of this
+      // batch included, exact since checkDataVersion) or one step down the stream index.
+      const g = req.guard.streamId;
+      let at = this.revisions.get(g);
+      if (at === undefined) this.revisions.set(g, (at = (this.stmts.streamRevision.get(g) as number | null) ?? -1));
+      checkGuard(req.guard, at);
     }
     // A key spent by a command that wrote nothing cannot also be spent by events (checked under the
     // write lock, as claimNoopKey checks the events: whichever commits first holds the key).
