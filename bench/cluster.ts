@@ -1,4 +1,4 @@
-// npm run bench:cluster [-- --seconds 8 --rounds 5 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres]
+// npm run bench:cluster [-- --seconds 8 --rounds 5 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres --server-cpu-prof <dir>]
 // The multi-server layout of docs/stores.md under one client load, in one run, alternating:
 //   pg×1     one server on PostgreSQL (its own data dir)
 //   pg×2     two servers on the same PostgreSQL database, separate data dirs, the documented shared
@@ -31,8 +31,8 @@ interface Server {
   dataDir: string;
 }
 
-async function startServer(args: string[], dataDir: string): Promise<Server> {
-  return { ...(await startServeChild(dataDir, { cliArgs: args })), dataDir };
+async function startServer(args: string[], dataDir: string, cpuProfDir?: string): Promise<Server> {
+  return { ...(await startServeChild(dataDir, { cliArgs: args, nodeArgs: cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [] })), dataDir };
 }
 
 async function stop(s: Server): Promise<void> {
@@ -117,8 +117,10 @@ export async function main(args: string[]): Promise<void> {
     const serverKey = path.join(tmp, 'server.key');
     fs.writeFileSync(serverKey, randomBytes(32), { mode: 0o600 });
     const pgArgs = ['--store', 'postgres', '--database-url', dbUrl.toString(), '--synchronous', 'NORMAL', '--audit-key-file', auditKey, '--server-key-file', serverKey];
-    const pgA = await startServer(pgArgs, path.join(tmp, 'pg-a'));
-    const pgB = await startServer(pgArgs, path.join(tmp, 'pg-b'));
+    // --server-cpu-prof DIR: both PostgreSQL servers write a V8 CPU profile on exit (B serves only in pg×2).
+    const cpuProf = argValue(args, '--server-cpu-prof');
+    const pgA = await startServer(pgArgs, path.join(tmp, 'pg-a'), cpuProf && path.resolve(cpuProf, 'a'));
+    const pgB = await startServer(pgArgs, path.join(tmp, 'pg-b'), cpuProf && path.resolve(cpuProf, 'b'));
     const lite = await startServer(['--synchronous', 'NORMAL'], path.join(tmp, 'sqlite'));
     servers.push(pgA, pgB, lite);
     const pgToken = fs.readFileSync(path.join(pgA.dataDir, 'owner-token'), 'utf8').trim();

@@ -47,6 +47,8 @@ const STEP_DIGESTS: Record<number, string> = {
   3: '43f66c25671f9ec6473e296ff37c821298a2a5b6378e8ca72c8f1873398f3881',
   // Version 4: append_guarded, the group commit with a guard per item (issue 35: the token check without a read).
   4: '3b8bc9d39978a13751a36059a0b261358604056793fd5c58fae018c8367d7005',
+  // Version 5: chain_hash in PL/pgSQL (an SQL function was planned again in every transaction: issue 35).
+  5: '35400d6809a2e37a5b77602af0e578c106c5cacba9d5f9fb089c0ce5447c373b',
 };
 
 test('each migration step is pinned to its version (a changed step needs a new one) and step 1 is the v1 script', () => {
@@ -99,6 +101,24 @@ whenPostgres('postgres migrations', () => {
       expect(await sql(`SELECT id, version FROM "${schema}".schema_version`)).toEqual([{ id: 1, version: SCHEMA_VERSION }]);
     } finally {
       for (const b of opened) await b.close();
+    }
+  });
+
+  test('chain_hash after step 5 (PL/pgSQL) gives the bytes of chainHash() in src/events/chain.ts, as the SQL function of step 1 did', async () => {
+    const schema = fresh();
+    const b = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 1 });
+    try {
+      expect(await sql(`SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'chain_hash'`, [schema])).toEqual([{ lanname: 'plpgsql' }]);
+      const cases = [
+        { prev: genesisHash('w'), position: 1, streamId: 'workspace', streamRevision: 0, type: 'WorkspaceCreated', schemaVersion: 1, data: '{"name":"w"}', metadata: '{}', eventId: newUuidV7() },
+        { prev: 'f'.repeat(64), position: 2 ** 40, streamId: 'pr-ü-1', streamRevision: 12345, type: 'ReviewNodeFiled', schemaVersion: 3, data: JSON.stringify({ title: 'naïve — ✓ 😀', body: 'x'.repeat(20_000) }), metadata: '{"principal":"agent:é"}', eventId: 'ключ' },
+      ];
+      for (const c of cases) {
+        const [row] = await sql<{ h: string }>(`SELECT "${schema}".chain_hash($1, $2, $3, $4, $5, $6, $7, $8, $9) AS h`, [c.prev, c.position, c.streamId, c.streamRevision, c.type, c.schemaVersion, c.data, c.metadata, c.eventId]);
+        expect(row.h).toBe(chainHash(c.prev, c));
+      }
+    } finally {
+      await b.close();
     }
   });
 
