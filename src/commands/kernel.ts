@@ -254,7 +254,10 @@ export class CommandExecutor {
     now: Date,
     access: AccessGuard | null,
   ): Promise<CommandOutcome> {
-    const prepareNow = () => (def.prepare ? this.prepareGuarded(def, input, { workspace, principal, role: envelope.role, now, services: this.services }, envelope.tokenId) : Promise.resolve(input as unknown as P));
+    const env: CommandEnv = { workspace, principal, role: envelope.role, now, services: this.services };
+    // Under a guarded token check the prepare is a cheap one (Ledger.guardsAccessAtAppend) and the append's
+    // guard refuses anything a revocation during it would: no job guard, no second workspace load.
+    const prepareNow = () => (def.prepare ? (access && def.prepareAgainOnConflict === true ? def.prepare(input, env) : this.prepareGuarded(def, input, env, envelope.tokenId)) : Promise.resolve(input as unknown as P));
     let prepared = await prepareNow();
 
     // Commands on one stream are serialized inside a process (decide on the latest state, no wasted
