@@ -12,7 +12,7 @@ import type { Priority } from '../src/events/catalogue/review';
 import { deriveEventId, newUuidV7 } from '../src/events/ids';
 import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
 import { verdictView } from '../src/readmodels/queries/verdict';
-import { leanReviewViewFold, ReviewView, reviewViewFold } from '../src/readmodels/queries/review-fold';
+import { leanReviewViewFold, ReviewView, reviewViewFold, verdictIndexOf } from '../src/readmodels/queries/review-fold';
 import { evolvePr, initialPrState, PrState } from '../src/review/pr-state';
 import { verdictOfPr } from '../src/review/pr-verdict';
 import { RULES_V1 } from '../src/rules/rules';
@@ -262,7 +262,7 @@ export async function main(args: string[]): Promise<void> {
       sink += verdictOfPr(s, RULES_V1).confidence;
       refold.push(performance.now() - t);
     }
-    const liveNodes = state.verdictIndex.live;
+    const liveNodes = verdictIndexOf(state).live;
 
     // Carry-over (SPEC §5): the big PR moves to a new head; FindingsCarriedOver carries 90% of its nodes
     // and outdates the rest. One pass over the previous round: linear in its nodes (half the PR → about
