@@ -272,6 +272,9 @@ export async function main(args: string[]): Promise<void> {
       const f2 = leanReviewViewFold(RULES_V1);
       const st = f2.initialState();
       for (const e of b.events) f2.evolve(st, e);
+      // A served review: its verdict was read before the carry (the index exists and is maintained, as
+      // in a live view). Unread, the first read after the carry would also build round 1's index's keys.
+      verdictView(st);
       let p2 = b.events.length;
       const ids = st.pr.rounds[st.pr.rounds.length - 1].nodeIds;
       const carried = ids.filter((_, i) => i % 10 !== 0);
