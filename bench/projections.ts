@@ -12,7 +12,7 @@ import type { Priority } from '../src/events/catalogue/review';
 import { deriveEventId, newUuidV7 } from '../src/events/ids';
 import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
 import { verdictView } from '../src/readmodels/queries/verdict';
-import { leanReviewViewFold, ReviewView, reviewViewFold } from '../src/readmodels/queries/review-fold';
+import { leanReviewViewFold, ReviewView, reviewViewFold, verdictIndexOf } from '../src/readmodels/queries/review-fold';
 import { evolvePr, initialPrState, PrState } from '../src/review/pr-state';
 import { verdictOfPr } from '../src/review/pr-verdict';
 import { RULES_V1 } from '../src/rules/rules';
@@ -262,7 +262,7 @@ export async function main(args: string[]): Promise<void> {
       sink += verdictOfPr(s, RULES_V1).confidence;
       refold.push(performance.now() - t);
     }
-    const liveNodes = state.verdictIndex.live;
+    const liveNodes = verdictIndexOf(state).live;
 
     // Carry-over (SPEC §5): the big PR moves to a new head; FindingsCarriedOver carries 90% of its nodes
     // and outdates the rest. One pass over the previous round: linear in its nodes (half the PR → about
@@ -272,6 +272,9 @@ export async function main(args: string[]): Promise<void> {
       const f2 = leanReviewViewFold(RULES_V1);
       const st = f2.initialState();
       for (const e of b.events) f2.evolve(st, e);
+      // A served review: its verdict was read before the carry (the index exists and is maintained, as
+      // in a live view). Unread, the first read after the carry would also build round 1's index's keys.
+      verdictView(st);
       let p2 = b.events.length;
       const ids = st.pr.rounds[st.pr.rounds.length - 1].nodeIds;
       const carried = ids.filter((_, i) => i % 10 !== 0);

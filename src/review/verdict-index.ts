@@ -72,12 +72,18 @@ export function buildVerdictIndex(pr: PrState, rules: Rules): VerdictIndex {
 export function indexNode(ix: VerdictIndex, n: NodeRecord, rules: Rules, sign: 1 | -1): void {
   const key = keyOf(n.fingerprint);
   let g = ix.groups[key];
-  if (!g) ix.groups[key] = g = { members: [], ship: 0, hold: 0, block: 0, level: -1, sum: 0, sumSq: 0, count: 0 };
-  if (g.level >= 0) detach(ix, key, g);
+  if (!g && sign > 0) {
+    // Most defects have one report: the group starts with it, in a one-slot array (a first push onto
+    // [] reserves 17 slots, ~150 bytes that every young collection copied until the node closed).
+    ix.groups[key] = g = { members: [n.nodeId], ship: 0, hold: 0, block: 0, level: -1, sum: 0, sumSq: 0, count: 0 };
+  } else {
+    if (!g) ix.groups[key] = g = { members: [], ship: 0, hold: 0, block: 0, level: -1, sum: 0, sumSq: 0, count: 0 };
+    if (g.level >= 0) detach(ix, key, g);
+    if (sign > 0) g.members.push(n.nodeId);
+    else g.members.splice(g.members.indexOf(n.nodeId), 1);
+  }
   const ask = askLevel(n.node.priority, n.node.confidence, rules);
   const q = quantized(n.node.confidence);
-  if (sign > 0) g.members.push(n.nodeId);
-  else g.members.splice(g.members.indexOf(n.nodeId), 1);
   if (ask === 2) g.block += sign;
   else if (ask === 1) g.hold += sign;
   else g.ship += sign;

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../src/events/canonical-json';
 import type { RecordedEvent } from '../../src/events/envelope';
-import { reviewViewFold } from '../../src/readmodels/queries/review-fold';
+import { leanReviewViewFold, reviewViewFold } from '../../src/readmodels/queries/review-fold';
 import { verdictView } from '../../src/readmodels/queries/verdict';
 import { verdictOfPr } from '../../src/review/pr-verdict';
 import { verdictStanding, withStanding } from '../../src/review/provisional';
@@ -92,4 +92,82 @@ describe('the incremental verdict equals the verdict folded from scratch', () =>
     }
     expect(manyDeciding).toBeGreaterThan(100);
   }, 120_000);
+});
+
+describe('the verdict index built on first read equals the one maintained from the first event', () => {
+  test('300 random histories, read late and at random points, under changing rules and rounds', () => {
+    const rnd = mulberry32(13);
+    let compared = 0;
+    for (let h = 0; h < 300; h++) {
+      const fold = reviewViewFold();
+      // Read after every event: the index exists from the first read on and is maintained event by event.
+      let eager = fold.initialState();
+      // Read at a few random points only: the index is built from the PR state at each first read.
+      let late = fold.initialState();
+      const events = history(rnd, 80);
+      events.forEach((e, i) => {
+        eager = fold.evolve(eager, e);
+        const expected = canonicalJson(verdictView(eager));
+        late = fold.evolve(late, e);
+        if (i === events.length - 1 || rnd() < 0.05) {
+          expect(canonicalJson(verdictView(late))).toBe(expected);
+          compared++;
+          // Sometimes folded on from a snapshot taken with its index built (it resumes maintaining it).
+          if (rnd() < 0.5) late = JSON.parse(canonicalJson(late));
+        }
+      });
+      expect(canonicalJson(late.pr)).toBe(canonicalJson(eager.pr));
+    }
+    expect(compared).toBeGreaterThan(1_000);
+  });
+
+  test('the lean fold read once at the end agrees with the full fold read after every event', () => {
+    const rnd = mulberry32(14);
+    for (let h = 0; h < 100; h++) {
+      const full = reviewViewFold();
+      const lean = leanReviewViewFold();
+      let f = full.initialState();
+      let l = lean.initialState();
+      for (const e of history(rnd, 120)) {
+        f = full.evolve(f, e);
+        verdictView(f);
+        l = lean.evolve(l, e);
+      }
+      expect(canonicalJson(verdictView(l))).toBe(canonicalJson(verdictView(f)));
+    }
+  });
+});
+
+describe('suppression facts flag nodes filed after them (previouslyDismissed)', () => {
+  test('random facts and nodes: each node gets the first fact with its fingerprint recorded before it', () => {
+    const rnd = mulberry32(15);
+    let flagged = 0;
+    for (let h = 0; h < 50; h++) {
+      const fold = reviewViewFold();
+      let s = fold.initialState();
+      const firstFact = new Map<string, { nodeId: string; repoId?: string; prNumber?: number; at: number }>();
+      const expected: Record<string, unknown> = {};
+      let pos = 0;
+      const at = (streamId: string, type: string, data: unknown): RecordedEvent => ({ eventId: `e${pos}`, type, schemaVersion: 1, data, metadata: {} as any, streamId, streamRevision: pos, globalPosition: ++pos });
+      s = fold.evolve(s, at('pr-r-1', 'ReviewRequested', { repoId: 'r', prNumber: 1, baseSha: 'b'.repeat(40), headSha: '1'.repeat(40), level: 'balanced', roster: ['engineer'], rulesVersion: 'v1', requestedBy: 'user:u', role: 'member' }));
+      for (let i = 0; i < 60; i++) {
+        const fingerprint = `${'f'.repeat(60)}${Math.floor(rnd() * 6)}`;
+        if (rnd() < 0.3) {
+          const fact = { fingerprint, nodeId: `old${i}`, repoId: 'r', prNumber: 7, reason: 'noise', confidence: 'low' };
+          s = fold.evolve(s, at('workspace', 'SuppressionFactRecorded', fact));
+          if (!firstFact.has(fingerprint)) firstFact.set(fingerprint, { nodeId: fact.nodeId, repoId: 'r', prNumber: 7, at: pos });
+        } else {
+          const nodeId = `n${i}`;
+          s = fold.evolve(s, at('pr-r-1', 'ReviewNodeFiled', { nodeId, round: 1, headSha: '1'.repeat(40), fingerprint, role: 'member', node: { kind: 'bug', priority: 'P2', triage: {}, confidence: 0.5, title: 't', body: 'b', reviewer: { principal: 'agent:a', brief: 'engineer' } } }));
+          const fact = firstFact.get(fingerprint);
+          if (fact) {
+            expected[nodeId] = { ...fact };
+            flagged++;
+          }
+        }
+      }
+      expect(canonicalJson(s.previouslyDismissed)).toBe(canonicalJson(expected));
+    }
+    expect(flagged).toBeGreaterThan(500);
+  });
 });

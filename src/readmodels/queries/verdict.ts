@@ -3,7 +3,7 @@ import { verdictStanding, withStanding } from '../../review/provisional';
 import { verdictFromIndex } from '../../review/verdict-index';
 import type { QueryDefinition } from './query';
 import type { NodeCore } from '../../review/pr-state';
-import { affectsReview, leanReviewViewFold, reviewQueryInput, ReviewQueryInput, reviewSources, ReviewView } from './review-fold';
+import { affectsReview, leanReviewViewFold, reviewQueryInput, ReviewQueryInput, reviewSources, ReviewView, verdictIndexOf } from './review-fold';
 
 /**
  * The live verdict of a review (SPEC §7) under the rules in force, with its axes and reasons, and its
@@ -14,7 +14,7 @@ import { affectsReview, leanReviewViewFold, reviewQueryInput, ReviewQueryInput, 
  */
 export function verdictView(s: ReviewView<NodeCore>) {
   if (!s.pr.exists) return { exists: false as const };
-  const v = withStanding(verdictFromIndex(s.pr, s.verdictIndex, s.rules), verdictStanding(s.pr));
+  const v = withStanding(verdictFromIndex(s.pr, verdictIndexOf(s), s.rules), verdictStanding(s.pr));
   const f = currentFinalization(s.pr);
   return {
     exists: true as const,

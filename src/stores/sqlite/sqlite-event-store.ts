@@ -697,11 +697,20 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     let remaining = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     const until = options.until ?? Number.MAX_SAFE_INTEGER;
     while (remaining > 0) {
-      const page = this.readPage(after, Math.min(PAGE, remaining), until);
-      for (const e of page) yield e;
-      if (page.length < Math.min(PAGE, remaining)) return;
-      remaining -= page.length;
-      after = page[page.length - 1].globalPosition;
+      const page: Array<RecordedEvent | undefined> = this.readPage(after, Math.min(PAGE, remaining), until);
+      const n = page.length;
+      if (n === 0) return;
+      after = page[n - 1]!.globalPosition;
+      // Each slot is let go once handed over: a reader that keeps nothing of an event (a rebuild keeps a
+      // few fields of its data) leaves it, and its decoded data, to die young instead of living on in
+      // the page until the page is done — every young collection meanwhile would copy it, and promote it.
+      for (let i = 0; i < n; i++) {
+        const e = page[i]!;
+        page[i] = undefined;
+        yield e;
+      }
+      if (n < Math.min(PAGE, remaining)) return;
+      remaining -= n;
     }
   }
 
