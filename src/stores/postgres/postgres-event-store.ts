@@ -57,6 +57,20 @@ const EXPECTED_CODE = { no_stream: -1, stream_exists: -2, any: -3 } as const;
 const encodeExpected = (e: ExpectedRevision): number => (typeof e === 'number' ? e : EXPECTED_CODE[e]);
 
 /**
+ * The chain hash as SQL, shared by step 1's SQL function and step 5's PL/pgSQL one: the same bytes as
+ * chainHash() in src/events/chain.ts (length-prefixed fields, sha256, hex). The steps' text is pinned by
+ * digest (test/scale/migrations.test.ts), so this text must not change.
+ */
+const CHAIN_HASH_EXPR = `encode(sha256(convert_to(
+    octet_length(p_prev) || ':' || p_prev || octet_length(p_pos::text) || ':' || p_pos::text ||
+    octet_length(p_stream) || ':' || p_stream || octet_length(p_rev::text) || ':' || p_rev::text ||
+    octet_length(p_type) || ':' || p_type || octet_length(p_ver::text) || ':' || p_ver::text ||
+    octet_length(p_data) || ':' || p_data || octet_length(p_meta) || ':' || p_meta ||
+    octet_length(p_id) || ':' || p_id, 'UTF8')), 'hex')`;
+const chainHashSignature = (s: string): string =>
+  `CREATE OR REPLACE FUNCTION ${s}.chain_hash(p_prev text, p_pos bigint, p_stream text, p_rev bigint, p_type text, p_ver int, p_data text, p_meta text, p_id text)`;
+
+/**
  * Migration step 1 (schema v1): every table and function of a fresh database, idempotent. It also upgrades
  * a database from before versioning in place. Frozen: later changes are new steps (migrationSteps).
  */
@@ -105,14 +119,9 @@ CREATE TABLE IF NOT EXISTS ${s}.audit_checkpoints (
   PRIMARY KEY (workspace_id, seq)
 );
 -- The same bytes as chainHash() in src/events/chain.ts: length-prefixed fields, sha256, hex.
-CREATE OR REPLACE FUNCTION ${s}.chain_hash(p_prev text, p_pos bigint, p_stream text, p_rev bigint, p_type text, p_ver int, p_data text, p_meta text, p_id text)
+${chainHashSignature(s)}
 RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
-  SELECT encode(sha256(convert_to(
-    octet_length(p_prev) || ':' || p_prev || octet_length(p_pos::text) || ':' || p_pos::text ||
-    octet_length(p_stream) || ':' || p_stream || octet_length(p_rev::text) || ':' || p_rev::text ||
-    octet_length(p_type) || ':' || p_type || octet_length(p_ver::text) || ':' || p_ver::text ||
-    octet_length(p_data) || ':' || p_data || octet_length(p_meta) || ':' || p_meta ||
-    octet_length(p_id) || ':' || p_id, 'UTF8')), 'hex')
+  SELECT ${CHAIN_HASH_EXPR}
 $fn$;
 CREATE OR REPLACE FUNCTION ${s}.chain_genesis(p_ws text) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
   SELECT encode(sha256(convert_to('review-ledger/chain/v1' || chr(10) || p_ws, 'UTF8')), 'hex')
@@ -689,15 +698,10 @@ $fn$;
 export function chainHashPlpgsqlSql(schema: string): string {
   const s = `"${schema}"`;
   return `
-CREATE OR REPLACE FUNCTION ${s}.chain_hash(p_prev text, p_pos bigint, p_stream text, p_rev bigint, p_type text, p_ver int, p_data text, p_meta text, p_id text)
+${chainHashSignature(s)}
 RETURNS text LANGUAGE plpgsql IMMUTABLE AS $fn$
 BEGIN
-  RETURN encode(sha256(convert_to(
-    octet_length(p_prev) || ':' || p_prev || octet_length(p_pos::text) || ':' || p_pos::text ||
-    octet_length(p_stream) || ':' || p_stream || octet_length(p_rev::text) || ':' || p_rev::text ||
-    octet_length(p_type) || ':' || p_type || octet_length(p_ver::text) || ':' || p_ver::text ||
-    octet_length(p_data) || ':' || p_data || octet_length(p_meta) || ':' || p_meta ||
-    octet_length(p_id) || ':' || p_id, 'UTF8')), 'hex');
+  RETURN ${CHAIN_HASH_EXPR};
 END
 $fn$;
 `;
