@@ -73,6 +73,14 @@ describe('the token check a command runs on is still current when the command ta
     expect(await filedTitles()).toEqual(['through a move']);
   });
 
+  it('a client cannot hand the kernel a check of its own: accessCheckedAt in the params is an unknown field, refused, nothing stored', async () => {
+    const agent = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:forger', 'member');
+    const r = await command(fx.server.url, agent, fx.workspaceId, 'addReviewNode', { ...target(), node: nodePayload('forged check'), accessCheckedAt: 0 });
+    expect(r.error?.data?.code).toBe('unknown_field');
+    expect(r.error?.message).toMatch(/accessCheckedAt/);
+    expect(await filedTitles()).toEqual([]);
+  });
+
   it('in the kernel: a check the workspace moved past fails guard_moved before anything is stored — an append, and a no-op whose key would be spent', async () => {
     const agent = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:stale', 'member');
     const peer = await tokenFor(fx.server.url, fx.ownerToken, fx.workspaceId, 'agent:peer', 'member');
