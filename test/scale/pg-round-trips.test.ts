@@ -53,13 +53,13 @@ whenPostgres('postgres round trips per command', () => {
     const sent = await statementsOf(async () => {
       await file(a, 1, 'second');
       // The announcement to other servers goes out after the commit, on its own: wait for it.
-      for (let i = 0; i < 500 && !counter.count(`${schema}.notify`); i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 500 && !counter.count(`${schema}.notify_all`); i++) await new Promise((r) => setTimeout(r, 10));
     });
     // No stream read (authorize, prepare and decide fold what this process wrote; the subscription takes
     // its own append without a read): only the token's workspace read of a client request is not here,
     // as Ledger.run is the operator's entry.
     // At synchronous_commit = on (this suite) the announcement is a statement of its own after the commit.
-    expect(sent).toEqual({ append: 1, [`${schema}.notify`]: 1 });
+    expect(sent).toEqual({ append: 1, [`${schema}.notify_all`]: 1 });
   });
 
   it("after another server starts a new round, the next addReviewNode on this server files on that round (announced or not)", async () => {

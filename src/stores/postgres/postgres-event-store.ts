@@ -502,8 +502,8 @@ $fn$;
 
 /** Up to this many positions between what a process accounts for and its append, the append names their streams. */
 export const SEEN_RANGE_MAX = 256;
-/** An announcement carries its commit's rows when there are at most this many (and they fit in 7,900 bytes). */
-export const ANNOUNCED_ROWS_MAX = 16;
+/** Schema v3's announcement carried its commit's rows only when there were at most this many (v6: every row, in chunks). */
+const ANNOUNCED_ROWS_MAX_V3 = 16;
 
 /**
  * Schema v3: `append_commit`, the group commit as ONE round trip that also tells (issue 35, freshness per
@@ -518,7 +518,7 @@ export const ANNOUNCED_ROWS_MAX = 16;
  *    (pg_notify, delivered at COMMIT, so it is never lost while the commit stands): JSON
  *    {"w": workspace, "f": first, "l": last position, "o": p_origin, "s": [streams], "r": [rows]}: "r" the
  *    commit's rows as stored ([position, id, stream, revision, type, version, data, metadata]) when there are
- *    at most ANNOUNCED_ROWS_MAX of them, so the others fold them without reading; "r", then "s", left out
+ *    at most ANNOUNCED_ROWS_MAX_V3 of them, so the others fold them without reading; "r", then "s", left out
  *    when the payload would near PostgreSQL's 8000-byte limit. NULL: the caller announces after the commit
  *    (at synchronous_commit = on: see PostgresBackend.announce).
  * A new function beside append_batch: processes still on v2's code keep calling append_batch.
@@ -561,7 +561,7 @@ BEGIN
         v_streams := array_append(v_streams, p_streams[r.item + 1]);
       END IF;
       IF p_channel IS NOT NULL AND NOT v_no_rows THEN
-        IF cardinality(v_rows) + p_counts[r.item + 1] > ${ANNOUNCED_ROWS_MAX} THEN
+        IF cardinality(v_rows) + p_counts[r.item + 1] > ${ANNOUNCED_ROWS_MAX_V3} THEN
           v_no_rows := true;
           v_rows := '{}';
         ELSE
@@ -688,6 +688,130 @@ $fn$;
 `;
 }
 
+/** The largest announcement payload sent (PostgreSQL refuses 8,000 bytes or more, and the whole commit with it). */
+export const ANNOUNCE_PAYLOAD_MAX = 7900;
+
+/**
+ * Schema v6: `append_commit` announces every row of its commit (issue 35: a pg×2 server read 0.28 PR
+ * streams and 0.29 subscription pages per command, because v3 sent rows only for commits of at most
+ * ANNOUNCED_ROWS_MAX_V3 rows in one payload — ~7 filings — and a group commit under load is larger). The
+ * rows are split into consecutive chunks, each one announcement {"w","f","l","o","s","r"} of at most
+ * ANNOUNCE_PAYLOAD_MAX bytes over its own positions and streams: a receiver places each chunk as a
+ * commit of its own (the chunks of one transaction are delivered together at COMMIT, in order). A row
+ * too large for a payload of its own is announced without rows (its range and stream: the others read
+ * it). Everything else as v3 (the same answers, the same `seen` row); append_guarded calls it unchanged.
+ */
+export function appendCommitChunkedSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE OR REPLACE FUNCTION ${s}.append_commit(
+  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
+  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[],
+  p_after bigint, p_channel text, p_origin text)
+RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  r record;
+  v_first bigint;
+  v_last bigint;
+  v_start bigint;
+  v_streams text[] := '{}';
+  v_payload text;
+  v_offs int[] := '{}';
+  v_rows json[] := '{}';
+  v_row_pos bigint[] := '{}';
+  v_row_stream text[] := '{}';
+  v_o int := 0;
+  v_i int;
+  v_n int;
+  v_base int;
+  v_size int;
+  v_len int;
+  v_chunk json[];
+  v_chunk_streams text[];
+  v_chunk_first bigint;
+BEGIN
+  -- Where each item's events start in the id/type/data arrays (for the announcement's rows).
+  FOR i IN 1 .. coalesce(array_length(p_counts, 1), 0) LOOP
+    v_offs := array_append(v_offs, v_o);
+    v_o := v_o + p_counts[i];
+  END LOOP;
+  FOR r IN SELECT b.item, b.status, b.first_pos, b.last_pos, b.next_rev, b.detail
+      FROM ${s}.append_batch(p_ws, p_streams, p_expected, p_counts, p_ids, p_types, p_versions, p_data, p_meta) b LOOP
+    item := r.item; status := r.status; first_pos := r.first_pos; last_pos := r.last_pos; next_rev := r.next_rev; detail := r.detail;
+    RETURN NEXT;
+    IF r.status = 'ok' THEN
+      v_first := least(coalesce(v_first, r.first_pos), r.first_pos);
+      v_last := greatest(coalesce(v_last, r.last_pos), r.last_pos);
+      IF NOT (p_streams[r.item + 1] = ANY (v_streams)) THEN
+        v_streams := array_append(v_streams, p_streams[r.item + 1]);
+      END IF;
+      IF p_channel IS NOT NULL THEN
+        FOR k IN 1 .. p_counts[r.item + 1] LOOP
+          v_o := v_offs[r.item + 1] + k;
+          v_rows := array_append(v_rows, json_build_array(r.first_pos + k - 1, p_ids[v_o], p_streams[r.item + 1], r.next_rev - p_counts[r.item + 1] + k, p_types[v_o], p_versions[v_o], p_data[v_o], p_meta[v_o]));
+          v_row_pos := array_append(v_row_pos, r.first_pos + k - 1);
+          v_row_stream := array_append(v_row_stream, p_streams[r.item + 1]);
+        END LOOP;
+      END IF;
+    END IF;
+  END LOOP;
+  -- append_batch holds the head row lock (or took none: an empty batch) until COMMIT.
+  IF v_first IS NOT NULL THEN
+    v_start := v_first - 1;
+  ELSE
+    v_start := coalesce((SELECT h.position FROM ${s}.heads h WHERE h.workspace_id = p_ws), 0);
+  END IF;
+  item := -1; status := 'seen'; first_pos := p_after + 1; last_pos := v_start; next_rev := NULL; detail := NULL;
+  IF p_after >= 0 AND v_start > p_after AND v_start - p_after <= ${SEEN_RANGE_MAX} THEN
+    detail := (SELECT to_json(coalesce(array_agg(DISTINCT e.stream_id), '{}'))::text FROM ${s}.events e
+      WHERE e.workspace_id = p_ws AND e.global_position > p_after AND e.global_position <= v_start);
+  ELSIF p_after >= 0 AND v_start <= p_after THEN
+    detail := '[]';
+  END IF;
+  RETURN NEXT;
+  IF v_last IS NOT NULL AND p_channel IS NOT NULL THEN
+    -- Rows in position order (append_batch numbers the items in batch order, the loop saw them so).
+    -- Chunks: as many consecutive rows as fit, by an upper bound of their bytes in the payload; the
+    -- payload built is checked again, so pg_notify never gets more than ${ANNOUNCE_PAYLOAD_MAX} bytes.
+    v_base := octet_length(json_build_object('w', p_ws, 'f', v_last, 'l', v_last, 'o', p_origin, 's', '{}'::text[], 'r', '[]'::json)::text);
+    v_n := cardinality(v_rows);
+    v_i := 1;
+    WHILE v_i <= v_n LOOP
+      v_chunk := '{}';
+      v_chunk_streams := '{}';
+      v_chunk_first := v_row_pos[v_i];
+      v_size := v_base;
+      LOOP
+        v_len := octet_length(v_rows[v_i]::text) + 2;
+        IF NOT (v_row_stream[v_i] = ANY (v_chunk_streams)) THEN
+          v_len := v_len + octet_length(to_json(v_row_stream[v_i])::text) + 2;
+        END IF;
+        EXIT WHEN cardinality(v_chunk) > 0 AND v_size + v_len > ${ANNOUNCE_PAYLOAD_MAX};
+        v_chunk := array_append(v_chunk, v_rows[v_i]);
+        IF NOT (v_row_stream[v_i] = ANY (v_chunk_streams)) THEN
+          v_chunk_streams := array_append(v_chunk_streams, v_row_stream[v_i]);
+        END IF;
+        v_size := v_size + v_len;
+        v_i := v_i + 1;
+        EXIT WHEN v_i > v_n;
+      END LOOP;
+      v_payload := json_build_object('w', p_ws, 'f', v_chunk_first, 'l', v_chunk_first + cardinality(v_chunk) - 1, 'o', p_origin, 's', v_chunk_streams, 'r', array_to_json(v_chunk))::text;
+      IF octet_length(v_payload) > ${ANNOUNCE_PAYLOAD_MAX} THEN
+        v_payload := json_build_object('w', p_ws, 'f', v_chunk_first, 'l', v_chunk_first + cardinality(v_chunk) - 1, 'o', p_origin, 's', v_chunk_streams)::text;
+      END IF;
+      IF octet_length(v_payload) > ${ANNOUNCE_PAYLOAD_MAX} THEN
+        v_payload := json_build_object('w', p_ws, 'f', v_chunk_first, 'l', v_chunk_first + cardinality(v_chunk) - 1, 'o', p_origin)::text;
+      END IF;
+      PERFORM pg_notify(p_channel, v_payload);
+    END LOOP;
+  END IF;
+END
+$fn$;
+`;
+}
+
 /**
  * Schema v5: `chain_hash` in PL/pgSQL, the same expression (the same bytes as chainHash() in
  * src/events/chain.ts). As an SQL function called from PL/pgSQL it was not inlined: its body was parsed
@@ -716,7 +840,7 @@ $fn$;
  * new tables, CREATE INDEX CONCURRENTLY outside a transaction) — it runs beside live appends.
  */
 export function migrationSteps(schema: string): string[] {
-  return [migrationSql(schema), appendBatchV2Sql(schema), appendCommitSql(schema), appendGuardedSql(schema), chainHashPlpgsqlSql(schema)];
+  return [migrationSql(schema), appendBatchV2Sql(schema), appendCommitSql(schema), appendGuardedSql(schema), chainHashPlpgsqlSql(schema), appendCommitChunkedSql(schema)];
 }
 
 /**
@@ -812,6 +936,9 @@ export class PostgresBackend {
   private readonly announcing = new Map<string, { queue: CommitNotice[]; sending: boolean }>();
   /** Names this process in its announcements: it skips its own (its append's answer placed them). */
   readonly origin = randomBytes(8).toString('hex');
+  /** How this process's origin appears in an announcement (JSON.stringify's, json_build_object's spacing). */
+  private readonly ownOriginJson = `"o":"${this.origin}"`;
+  private readonly ownOriginSql = `"o" : "${this.origin}"`;
   /** Whether append_commit sends the announcement inside the commit (synchronous_commit off: see announce). */
   readonly notifyInCommit: boolean;
   /** Source of stamps: every change of any workspace's knowledge takes the next value. */
@@ -1106,11 +1233,9 @@ export class PostgresBackend {
         if (st.queue.length === 0) this.announcing.delete(workspaceId);
         return;
       }
-      let payload = JSON.stringify(next);
-      if (Buffer.byteLength(payload) > 7900) payload = JSON.stringify({ w: next.w, f: next.f, l: next.l, o: next.o, s: next.s });
-      if (Buffer.byteLength(payload) > 7900) payload = JSON.stringify({ w: next.w, f: next.f, l: next.l, o: next.o });
+      // One statement for every chunk of the commit: delivered together, in order (unnest's).
       this.pool
-        .query({ name: `${this.schema}.notify`, text: 'SELECT pg_notify($1, $2)', values: [this.channel, payload] })
+        .query({ name: `${this.schema}.notify_all`, text: 'SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', values: [this.channel, noticePayloads(next)] })
         .catch(() => undefined)
         .finally(send);
     };
@@ -1187,8 +1312,15 @@ export class PostgresBackend {
     const client = new Client({ connectionString: this.options.connectionString, connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000, keepAlive: true });
     client.on('notification', (msg) => {
       let n: CommitNotice;
+      // Its own announcements come back too (the listener is another session): skipped unparsed. No string
+      // value can hold an unescaped quote, so only the top-level key matches (both encoders' spacing).
+      const payload = msg.payload ?? '';
+      if (payload.includes(this.ownOriginJson) || payload.includes(this.ownOriginSql)) {
+        this.wakeLocal(ownWorkspaceOf(payload));
+        return;
+      }
       try {
-        n = JSON.parse(msg.payload ?? '');
+        n = JSON.parse(payload);
       } catch {
         return;
       }
@@ -1284,6 +1416,52 @@ interface CommitNotice {
   s?: string[];
   /** The commit's rows (every position f..l, as stored), when they fit in the payload. */
   r?: Row[];
+}
+
+/** The workspace of an announcement (its first key, "w"), read without parsing the rest. */
+function ownWorkspaceOf(payload: string): string {
+  const m = /^\{"w"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(payload);
+  try {
+    return m ? (JSON.parse(m[1]) as string) : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A commit's announcement as payloads of at most ANNOUNCE_PAYLOAD_MAX bytes (as schema v6's append_commit
+ * sends them): consecutive chunks of its rows, each with its own range and streams; a row too large for a
+ * payload of its own goes without rows, and a notice without rows as it is (streams dropped if too long).
+ */
+export function noticePayloads(n: CommitNotice): string[] {
+  const bounded = (c: CommitNotice): string => {
+    let payload = JSON.stringify(c);
+    if (Buffer.byteLength(payload) > ANNOUNCE_PAYLOAD_MAX) payload = JSON.stringify({ w: c.w, f: c.f, l: c.l, o: c.o, s: c.s });
+    if (Buffer.byteLength(payload) > ANNOUNCE_PAYLOAD_MAX) payload = JSON.stringify({ w: c.w, f: c.f, l: c.l, o: c.o });
+    return payload;
+  };
+  if (!n.r || n.r.length !== n.l - n.f + 1) return [bounded(n)];
+  const base = Buffer.byteLength(JSON.stringify({ w: n.w, f: n.l, l: n.l, o: n.o, s: [], r: [] }));
+  const out: string[] = [];
+  let rows: Row[] = [];
+  let streams: string[] = [];
+  let size = base;
+  const flush = () => {
+    out.push(bounded({ w: n.w, f: rows[0][0], l: rows[0][0] + rows.length - 1, o: n.o, s: streams, r: rows }));
+    rows = [];
+    streams = [];
+    size = base;
+  };
+  for (const row of n.r) {
+    const fresh = !streams.includes(row[2]);
+    const len = Buffer.byteLength(JSON.stringify(row)) + 1 + (fresh ? Buffer.byteLength(JSON.stringify(row[2])) + 1 : 0);
+    if (rows.length > 0 && size + len > ANNOUNCE_PAYLOAD_MAX) flush();
+    rows.push(row);
+    if (!streams.includes(row[2])) streams.push(row[2]);
+    size += len;
+  }
+  if (rows.length) flush();
+  return out;
 }
 
 /** The rows of an announced commit, checked: exactly positions f..l in order, each a well-formed row; else null. */
@@ -1517,9 +1695,14 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       if (ok.length) {
         const f = ok[0].row.first_pos!;
         const l = ok[ok.length - 1].row.last_pos!;
+        // Every row (noticePayloads splits them), unless a batch larger than `recent` let some go.
         const r: Row[] = [];
-        if (l - f < ANNOUNCED_ROWS_MAX) for (let p = f; p <= l; p++) r.push(this.recent.get(p)!);
-        commit = { w: this.workspaceId, f, l, o: this.backend.origin, s: [...new Set(ok.map((x) => x.req.streamId))], ...(r.length ? { r } : {}) };
+        for (let p = f; p <= l; p++) {
+          const row = this.recent.get(p);
+          if (!row) break;
+          r.push(row);
+        }
+        commit = { w: this.workspaceId, f, l, o: this.backend.origin, s: [...new Set(ok.map((x) => x.req.streamId))], ...(r.length === l - f + 1 ? { r } : {}) };
       }
       rows.forEach((row, i) => {
         const req = batch[i];

@@ -1,0 +1,113 @@
+import { newUuidV7 } from '../../src/events/ids';
+import type { NewEvent } from '../../src/events/envelope';
+import { ANNOUNCE_PAYLOAD_MAX, noticePayloads, PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { statementCounter } from './pg-statements';
+
+/**
+ * Announcements carry every row of a commit (schema v6, issue 35): a group commit too large for one
+ * NOTIFY payload is announced in consecutive chunks of at most ANNOUNCE_PAYLOAD_MAX bytes, so another
+ * server's subscriptions and decisions fold it without reading — whatever the commit's size.
+ */
+type Row = [number, string, string, number, string, number, string, string];
+const row = (pos: number, stream: string, dataBytes: number): Row => [pos, newUuidV7(), stream, pos, 'ReviewLevelSet', 1, JSON.stringify({ level: 'light', pad: 'é'.repeat(dataBytes / 2) }), '{"principal":"user:alice"}'];
+
+describe('noticePayloads (the after-commit announcement at synchronous_commit = on)', () => {
+  it('splits a commit into consecutive chunks within the payload limit, each with its own range, streams and rows', () => {
+    const rows = Array.from({ length: 40 }, (_, i) => row(101 + i, `s${i % 5}`, 1000));
+    const payloads = noticePayloads({ w: 'ws', f: 101, l: 140, o: 'me', s: ['s0', 's1', 's2', 's3', 's4'], r: rows });
+    expect(payloads.length).toBeGreaterThan(1);
+    const notices = payloads.map((p) => JSON.parse(p));
+    for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThanOrEqual(ANNOUNCE_PAYLOAD_MAX);
+    expect(notices.flatMap((n) => n.r)).toEqual(rows);
+    let next = 101;
+    for (const n of notices) {
+      expect([n.w, n.o, n.f, n.l]).toEqual(['ws', 'me', next, next + n.r.length - 1]);
+      expect(n.s).toEqual([...new Set(n.r.map((r: Row) => r[2]))]);
+      next = n.l + 1;
+    }
+    expect(next).toBe(141);
+  });
+
+  it('a row too large for a payload of its own is announced by range and stream only; the rows around it still travel', () => {
+    const rows = [row(1, 'a', 200), row(2, 'big', 9000), row(3, 'a', 200)];
+    const notices = noticePayloads({ w: 'ws', f: 1, l: 3, o: 'me', s: ['a', 'big'], r: rows }).map((p) => JSON.parse(p));
+    expect(notices).toEqual([
+      { w: 'ws', f: 1, l: 1, o: 'me', s: ['a'], r: [rows[0]] },
+      { w: 'ws', f: 2, l: 2, o: 'me', s: ['big'] },
+      { w: 'ws', f: 3, l: 3, o: 'me', s: ['a'], r: [rows[2]] },
+    ]);
+  });
+
+  it('a notice without rows is sent as it is', () => {
+    expect(noticePayloads({ w: 'ws', f: 1, l: 900, o: 'me' })).toEqual(['{"w":"ws","f":1,"l":900,"o":"me"}']);
+  });
+});
+
+whenPostgres('postgres announcements of large commits', () => {
+  const schema = uniqueSchema('rl_chunk');
+  const counter = statementCounter(schema);
+  let n = 0;
+  beforeAll(() => counter.install());
+  afterAll(async () => {
+    counter.restore();
+    await dropSchema(schema);
+  });
+
+  const ev = (workspaceId: string, i: number): NewEvent => ({
+    eventId: newUuidV7(),
+    type: 'ReviewLevelSet',
+    schemaVersion: 1,
+    data: { level: 'light', note: `${i} ${'x'.repeat(900)}` },
+    metadata: { principal: 'user:alice', workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
+  });
+
+  // In-commit (append_commit, synchronous_commit off) and after the commit (JS, synchronous_commit on).
+  for (const synchronousCommit of [false, true]) {
+    it(`synchronous_commit ${synchronousCommit ? 'on' : 'off'}: one commit of 60 events of ~1 KB over 6 streams reaches another server's subscription and decisions with no read`, async () => {
+      const a = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4, synchronousCommit });
+      const b = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4, synchronousCommit });
+      const id = `chunk-${++n}`;
+      try {
+        await b.ensureListening();
+        const sa = await PostgresEventStore.open({ backend: a, workspaceId: id });
+        const sb = await PostgresEventStore.open({ backend: b, workspaceId: id });
+        // b's subscription has caught up (read its first page) before a's commit.
+        const sub = sb.subscribeAll({ after: 0 });
+        const got: Array<{ position: number; stream: string; note: string }> = [];
+        let caughtUp!: () => void;
+        const warm = new Promise<void>((r) => (caughtUp = r));
+        const reading = (async () => {
+          for await (const e of sub) {
+            if (e.streamId === 'warm-up') {
+              caughtUp();
+              continue;
+            }
+            got.push({ position: e.globalPosition, stream: e.streamId, note: (e.data as { note: string }).note });
+            if (got.length === 60) break;
+          }
+        })();
+        await sb.append('warm-up', 'no_stream', [ev(id, -1)]);
+        await warm;
+        const events = Array.from({ length: 60 }, (_, i) => ev(id, i));
+        const reads = await counter.during(async () => {
+          // Concurrent appends to six streams: one group commit (or a few), each far over one payload.
+          await Promise.all(Array.from({ length: 6 }, (_, s) => sa.append(`s${s}`, 'no_stream', events.slice(s * 10, s * 10 + 10))));
+          await reading;
+        }, true);
+        sub.close();
+        // Every event, in order, with its data, and the subscription read no page for it.
+        expect(got.map((g) => g.position)).toEqual(Array.from({ length: 60 }, (_, i) => i + 2));
+        expect(new Set(got.map((g) => g.note))).toEqual(new Set(events.map((e) => (e.data as { note: string }).note)));
+        expect(Object.keys(reads).filter((k) => k !== 'append' && k !== 'notify_all')).toEqual([]);
+        // b folds every stream from the rows it was sent: its own tail holds revision 9 of each.
+        for (let s = 0; s < 6; s++) expect(sb.freshness()!.ownRevision(`s${s}`)).toBe(9);
+        await sa.close();
+        await sb.close();
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  }
+});
