@@ -1,11 +1,11 @@
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent } from '../../src/events/envelope';
-import { ANNOUNCE_PAYLOAD_MAX, noticePayloads, PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { ANNOUNCE_PAYLOAD_MAX, ANNOUNCED_ROWS_MAX, noticePayloads, PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 import { statementCounter } from './pg-statements';
 
 /**
- * Announcements carry every row of a commit (schema v6, issue 35): a group commit too large for one
+ * Announcements carry every row of a commit of up to ANNOUNCED_ROWS_MAX rows (schema v6, issue 35): a group commit too large for one
  * NOTIFY payload is announced in consecutive chunks of at most ANNOUNCE_PAYLOAD_MAX bytes, so another
  * server's subscriptions and decisions fold it without reading — whatever the commit's size.
  */
@@ -102,6 +102,24 @@ whenPostgres('postgres announcements of large commits', () => {
         expect(Object.keys(reads).filter((k) => k !== 'append' && k !== 'notify_all')).toEqual([]);
         // b folds every stream from the rows it was sent: its own tail holds revision 9 of each.
         for (let s = 0; s < 6; s++) expect(sb.freshness()!.ownRevision(`s${s}`)).toBe(9);
+        // A bulk commit (more than ANNOUNCED_ROWS_MAX rows) is announced by its range and streams: b reads
+        // it — every event, in order — instead of PostgreSQL building and sending its rows.
+        const bulk = Array.from({ length: ANNOUNCED_ROWS_MAX + 1 }, (_, i) => ev(id, 100 + i));
+        const positions: number[] = [];
+        const sub2 = sb.subscribeAll({ after: 61 });
+        const bulkReads = await counter.during(async () => {
+          const reading2 = (async () => {
+            for await (const e of sub2) {
+              positions.push(e.globalPosition);
+              if (positions.length === bulk.length) break;
+            }
+          })();
+          await sa.append('bulk', 'no_stream', bulk);
+          await reading2;
+        }, true);
+        sub2.close();
+        expect(positions).toEqual(bulk.map((_, i) => 62 + i));
+        expect(bulkReads.all).toBeGreaterThanOrEqual(1);
         await sa.close();
         await sb.close();
       } finally {
