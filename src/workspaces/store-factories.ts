@@ -13,12 +13,12 @@ import { openSidePool } from '../stores/postgres/side-pool';
  * to the code's version once, when the backend opens; false (CLI reads) only checks the version and
  * refuses with schema_outdated. Reconnects never migrate.
  */
-export function postgresStoreFactory(connectionString: string, schema?: string, options: { migrate?: boolean; synchronousCommit?: boolean } = {}): StoreFactory {
+export function postgresStoreFactory(connectionString: string, schema?: string, options: { migrate?: boolean; synchronousCommit?: boolean; aloneAfterMs?: number } = {}): StoreFactory {
   let backend: Promise<PostgresBackend> | null = null;
   let opened: PostgresBackend | null = null;
   let openError: { message: string; since: Date } | null = null;
   const open = (): Promise<PostgresBackend> =>
-    (backend ??= PostgresBackend.open({ connectionString, schema, migrate: options.migrate, synchronousCommit: options.synchronousCommit }).then(
+    (backend ??= PostgresBackend.open({ connectionString, schema, migrate: options.migrate, synchronousCommit: options.synchronousCommit, aloneAfterMs: options.aloneAfterMs }).then(
       (b) => {
         opened = b;
         openError = null;

@@ -18,7 +18,9 @@ whenPostgres('postgres round trips per command', () => {
   const counter = statementCounter(schema);
   const subs: Array<{ close(): void }> = [];
   const env = () => ({ ...LOCAL_OPERATOR, idempotencyKey: newUuidV7() });
-  const open = () => openPostgresLedger(schema, dirs);
+  // Only a listens in this process, so after ALONE_AFTER_MS it would stop announcing (nobody to tell):
+  // the first test counts the announcement a server sends while others listen (pg-alone.test.ts: alone).
+  const open = () => openPostgresLedger(schema, dirs, { aloneAfterMs: Infinity });
   const request = (l: Ledger, pr: number, head: string) => l.run('requestReview', 'rt', env(), { repoId: 'r', prNumber: pr, baseSha: 'c'.repeat(40), headSha: head.repeat(40) });
   const file = (l: Ledger, pr: number, title: string) => l.run('addReviewNode', 'rt', env(), { repoId: 'r', prNumber: pr, node: findingNode(title) });
   const statementsOf = (run: () => Promise<unknown>) => counter.during(run);

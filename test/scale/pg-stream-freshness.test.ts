@@ -22,7 +22,9 @@ whenPostgres('postgres statements per command, one and two servers, freshness pe
   const counter = statementCounter(schema);
   const subs: Array<{ close(): void }> = [];
   const env = (key = newUuidV7()) => ({ ...LOCAL_OPERATOR, idempotencyKey: key });
-  const open = () => openPostgresLedger(schema, dirs, { synchronousCommit: false });
+  // Always announcing: these tests count statements with freshness per stream, not a lone server's
+  // silence (pg-alone.test.ts), and b starts listening only in the two-server tests.
+  const open = () => openPostgresLedger(schema, dirs, { synchronousCommit: false, aloneAfterMs: Infinity });
   const request = (l: Ledger, pr: number, head: string) => l.run('requestReview', 'sf', env(), { repoId: 'r', prNumber: pr, baseSha: 'c'.repeat(40), headSha: head.repeat(40) });
   const file = (l: Ledger, pr: number, title: string, key?: string, headSha?: string) => l.run('addReviewNode', 'sf', env(key), { repoId: 'r', prNumber: pr, node: findingNode(title), ...(headSha ? { headSha } : {}) });
   const statementsOf = (run: () => Promise<unknown>) => counter.during(run, true);
