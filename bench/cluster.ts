@@ -1,6 +1,6 @@
 // npm run bench:cluster [-- --seconds 8 --rounds 5 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres --server-cpu-prof <dir>]
 // The multi-server layout of docs/stores.md under one client load, in one run, alternating:
-//   pg×1     one server on PostgreSQL (its own data dir)
+//   pg×1     one server on PostgreSQL (its own data dir; the second one is stopped for these rounds)
 //   pg×2     two servers on the same PostgreSQL database, separate data dirs, the documented shared
 //            configuration (--audit-key-file, --server-key-file); the clients split across both
 //   sqlite×1 one server on SQLite (NORMAL, as the PostgreSQL servers run synchronous_commit=off)
@@ -120,7 +120,7 @@ export async function main(args: string[]): Promise<void> {
     // --server-cpu-prof DIR: both PostgreSQL servers write a V8 CPU profile on exit (B serves only in pg×2).
     const cpuProf = argValue(args, '--server-cpu-prof');
     const pgA = await startServer(pgArgs, path.join(tmp, 'pg-a'), cpuProf && path.resolve(cpuProf, 'a'));
-    const pgB = await startServer(pgArgs, path.join(tmp, 'pg-b'), cpuProf && path.resolve(cpuProf, 'b'));
+    let pgB: Server | null = await startServer(pgArgs, path.join(tmp, 'pg-b'), cpuProf && path.resolve(cpuProf, 'b'));
     const lite = await startServer(['--synchronous', 'NORMAL'], path.join(tmp, 'sqlite'));
     servers.push(pgA, pgB, lite);
     const pgToken = fs.readFileSync(path.join(pgA.dataDir, 'owner-token'), 'utf8').trim();
@@ -135,9 +135,32 @@ export async function main(args: string[]): Promise<void> {
     await round1([pgA], pgToken, 2, connections, false);
     await round1([pgA, pgB], pgToken, 2, connections, false);
     await round1([lite], liteToken, 2, connections, false);
+    // pg×1 is one server: B is stopped for its rounds and started again (warmed up) for pg×2's. A second
+    // server that listens is announced to even while it serves nothing, and a server alone on the channel
+    // announces nothing once it has heard nobody for ALONE_AFTER_MS (5 s): pg×1 waits that out.
+    const stopB = async () => {
+      if (!pgB) return;
+      await stop(pgB);
+      servers.splice(servers.indexOf(pgB), 1);
+      pgB = null;
+      await new Promise((r) => setTimeout(r, 5500));
+    };
+    const startB = async (): Promise<Server> => {
+      if (pgB) return pgB;
+      const b = await startServer(pgArgs, path.join(tmp, 'pg-b'), cpuProf && path.resolve(cpuProf, 'b'));
+      servers.push((pgB = b));
+      await round1([pgA, b], pgToken, 2, connections, false);
+      return b;
+    };
     const configs: Array<{ name: string; run: () => Promise<Figures> }> = [
-      { name: 'pg×1', run: () => round1([pgA], pgToken, seconds, connections, true) },
-      { name: 'pg×2', run: () => round1([pgA, pgB], pgToken, seconds, connections, true) },
+      {
+        name: 'pg×1',
+        run: async () => {
+          await stopB();
+          return round1([pgA], pgToken, seconds, connections, true);
+        },
+      },
+      { name: 'pg×2', run: async () => round1([pgA, await startB()], pgToken, seconds, connections, true) },
       { name: 'sqlite×1', run: () => round1([lite], liteToken, seconds, connections, false) },
     ];
     const figures = new Map<string, Figures[]>(configs.map((c) => [c.name, []]));
