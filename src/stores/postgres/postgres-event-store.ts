@@ -939,6 +939,8 @@ export interface PostgresBackendOptions {
    * anything committed before they heard it reaches the newcomer by its heads poll and its next append.
    */
   aloneAfterMs?: number;
+  /** The clock of aloneAfterMs (ms; default Date.now): tests move it instead of waiting. */
+  clock?: () => number;
 }
 
 /** What /health shows of the database connection (`since`: ISO time of the first failure of this outage). */
@@ -973,6 +975,7 @@ export class PostgresBackend {
   private listeningSince = 0;
   private otherHeardAt = 0;
   private readonly aloneAfterMs: number;
+  private readonly clock: () => number;
   private readonly wakers = new Map<string, Set<() => void>>();
   /** Per workspace, the commits still to announce after the fact (synchronous_commit on), sent in order. */
   private readonly announcing = new Map<string, { queue: CommitNotice[]; sending: boolean }>();
@@ -1014,6 +1017,7 @@ export class PostgresBackend {
     this.channel = `${this.schema}_commits`;
     this.notifyInCommit = options.synchronousCommit === false;
     this.aloneAfterMs = options.aloneAfterMs ?? ALONE_AFTER_MS;
+    this.clock = options.clock ?? Date.now;
     this.pool = new Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
@@ -1245,7 +1249,7 @@ export class PostgresBackend {
    */
   get othersMayListen(): boolean {
     if (!this.hearing) return true;
-    const now = Date.now();
+    const now = this.clock();
     return now - this.listeningSince < this.aloneAfterMs || now - this.otherHeardAt < this.aloneAfterMs;
   }
 
@@ -1383,7 +1387,7 @@ export class PostgresBackend {
         return;
       }
       // Another process listens (a hello) or appends: this one is not alone (othersMayListen).
-      this.otherHeardAt = Date.now();
+      this.otherHeardAt = this.clock();
       if (payload.startsWith('{"w":"",')) return; // a hello (workspace ids are never empty)
       try {
         n = JSON.parse(payload);
@@ -1434,7 +1438,7 @@ export class PostgresBackend {
     }
     this.listener = client;
     this.listenerLost = null;
-    this.listeningSince = Date.now();
+    this.listeningSince = this.clock();
     // Announcements sent while nobody listened are lost: whatever was folded before reads again.
     this.unsure();
     // The others that had stopped announcing (alone) announce again once they hear this.
