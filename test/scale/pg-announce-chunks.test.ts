@@ -1,7 +1,6 @@
 import { newUuidV7 } from '../../src/events/ids';
-import type { NewEvent } from '../../src/events/envelope';
 import { ANNOUNCE_PAYLOAD_MAX, ANNOUNCED_ROWS_MAX, noticePayloads, PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
-import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { DATABASE_URL, dropSchema, levelSetEvent, uniqueSchema, whenPostgres } from './pg-support';
 import { statementCounter } from './pg-statements';
 
 /**
@@ -29,6 +28,20 @@ describe('noticePayloads (the after-commit announcement at synchronous_commit = 
     expect(next).toBe(141);
   });
 
+  it('sizes each row against the chunk it starts, its stream included: long stream names still travel with their rows', () => {
+    // Three rows per stream, each stream name 1,000 bytes: a row that opens a chunk brings its name along
+    // (sized against the chunk before, 3 of these chunks went out without their rows).
+    const rows = Array.from({ length: 30 }, (_, i) => row(1 + i, `${String(Math.floor(i / 3)).padStart(4, '0')}-${'s'.repeat(1000)}`, 200));
+    const payloads = noticePayloads({ w: 'ws', f: 1, l: 30, o: 'me', s: [...new Set(rows.map((r) => r[2]))], r: rows });
+    for (const p of payloads) {
+      expect(Buffer.byteLength(p)).toBeLessThanOrEqual(ANNOUNCE_PAYLOAD_MAX);
+      // The assembled text is JSON.stringify's, byte for byte, and every chunk kept its rows.
+      expect(JSON.stringify(JSON.parse(p))).toBe(p);
+      expect(JSON.parse(p).r).toBeDefined();
+    }
+    expect(payloads.flatMap((p) => JSON.parse(p).r)).toEqual(rows);
+  });
+
   it('a row too large for a payload of its own is announced by range and stream only; the rows around it still travel', () => {
     const rows = [row(1, 'a', 200), row(2, 'big', 9000), row(3, 'a', 200)];
     const notices = noticePayloads({ w: 'ws', f: 1, l: 3, o: 'me', s: ['a', 'big'], r: rows }).map((p) => JSON.parse(p));
@@ -54,13 +67,7 @@ whenPostgres('postgres announcements of large commits', () => {
     await dropSchema(schema);
   });
 
-  const ev = (workspaceId: string, i: number): NewEvent => ({
-    eventId: newUuidV7(),
-    type: 'ReviewLevelSet',
-    schemaVersion: 1,
-    data: { level: 'light', note: `${i} ${'x'.repeat(900)}` },
-    metadata: { principal: 'user:alice', workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
-  });
+  const ev = (workspaceId: string, i: number) => levelSetEvent(workspaceId, { note: `${i} ${'x'.repeat(900)}` });
 
   // In-commit (append_commit, synchronous_commit off) and after the commit (JS, synchronous_commit on).
   for (const synchronousCommit of [false, true]) {

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { Client } from 'pg';
+import type { NewEvent } from '../../src/events/envelope';
+import { newUuidV7 } from '../../src/events/ids';
 
 /** The local test server (trust auth); DATABASE_URL overrides it. */
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -48,4 +50,21 @@ export async function dropSchema(schema: string): Promise<void> {
   } finally {
     await c.end();
   }
+}
+
+/** A small event for store-level tests (ReviewLevelSet, a fresh id), with `extra` added to its data. */
+export function levelSetEvent(workspaceId: string, extra: Record<string, unknown> = {}): NewEvent {
+  return {
+    eventId: newUuidV7(),
+    type: 'ReviewLevelSet',
+    schemaVersion: 1,
+    data: { level: 'light', ...extra },
+    metadata: { principal: 'user:alice', workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
+  };
+}
+
+/** Polls `what` every 10 ms, at most `tries` times (what another server's announcement takes to arrive), then asserts it. */
+export async function until(what: () => boolean, tries = 500): Promise<void> {
+  for (let i = 0; i < tries && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(what()).toBe(true);
 }

@@ -514,6 +514,51 @@ export const SEEN_RANGE_MAX = 256;
 const ANNOUNCED_ROWS_MAX_V3 = 16;
 
 /**
+ * The parts of `append_commit` that steps 3 and 6 share, text for text (each step's digest is pinned):
+ * its signature, the loop over append_batch's answers up to each appended item's own work, and the
+ * `seen` row.
+ */
+const appendCommitSignature = (s: string): string => `CREATE OR REPLACE FUNCTION ${s}.append_commit(
+  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
+  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[],
+  p_after bigint, p_channel text, p_origin text)
+RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+`;
+const appendCommitBatchLoop = (s: string): string => `  -- Where each item's events start in the id/type/data arrays (for the announcement's rows).
+  FOR i IN 1 .. coalesce(array_length(p_counts, 1), 0) LOOP
+    v_offs := array_append(v_offs, v_o);
+    v_o := v_o + p_counts[i];
+  END LOOP;
+  FOR r IN SELECT b.item, b.status, b.first_pos, b.last_pos, b.next_rev, b.detail
+      FROM ${s}.append_batch(p_ws, p_streams, p_expected, p_counts, p_ids, p_types, p_versions, p_data, p_meta) b LOOP
+    item := r.item; status := r.status; first_pos := r.first_pos; last_pos := r.last_pos; next_rev := r.next_rev; detail := r.detail;
+    RETURN NEXT;
+    IF r.status = 'ok' THEN
+      v_first := least(coalesce(v_first, r.first_pos), r.first_pos);
+      v_last := greatest(coalesce(v_last, r.last_pos), r.last_pos);
+      IF NOT (p_streams[r.item + 1] = ANY (v_streams)) THEN
+        v_streams := array_append(v_streams, p_streams[r.item + 1]);
+      END IF;
+`;
+const appendCommitSeenRow = (s: string): string => `  -- append_batch holds the head row lock (or took none: an empty batch) until COMMIT.
+  IF v_first IS NOT NULL THEN
+    v_start := v_first - 1;
+  ELSE
+    v_start := coalesce((SELECT h.position FROM ${s}.heads h WHERE h.workspace_id = p_ws), 0);
+  END IF;
+  item := -1; status := 'seen'; first_pos := p_after + 1; last_pos := v_start; next_rev := NULL; detail := NULL;
+  IF p_after >= 0 AND v_start > p_after AND v_start - p_after <= ${SEEN_RANGE_MAX} THEN
+    detail := (SELECT to_json(coalesce(array_agg(DISTINCT e.stream_id), '{}'))::text FROM ${s}.events e
+      WHERE e.workspace_id = p_ws AND e.global_position > p_after AND e.global_position <= v_start);
+  ELSIF p_after >= 0 AND v_start <= p_after THEN
+    detail := '[]';
+  END IF;
+  RETURN NEXT;
+`;
+
+/**
  * Schema v3: `append_commit`, the group commit as ONE round trip that also tells (issue 35, freshness per
  * stream). It runs `append_batch` (v2, unchanged: same answers for each item) and then, still under the
  * workspace's head lock:
@@ -534,14 +579,7 @@ const ANNOUNCED_ROWS_MAX_V3 = 16;
 export function appendCommitSql(schema: string): string {
   const s = `"${schema}"`;
   return `
-CREATE OR REPLACE FUNCTION ${s}.append_commit(
-  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
-  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[],
-  p_after bigint, p_channel text, p_origin text)
-RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
-LANGUAGE plpgsql AS $fn$
-#variable_conflict use_column
-DECLARE
+${appendCommitSignature(s)}DECLARE
   r record;
   v_first bigint;
   v_last bigint;
@@ -553,22 +591,7 @@ DECLARE
   v_no_rows boolean := false;
   v_o int := 0;
 BEGIN
-  -- Where each item's events start in the id/type/data arrays (for the announcement's rows).
-  FOR i IN 1 .. coalesce(array_length(p_counts, 1), 0) LOOP
-    v_offs := array_append(v_offs, v_o);
-    v_o := v_o + p_counts[i];
-  END LOOP;
-  FOR r IN SELECT b.item, b.status, b.first_pos, b.last_pos, b.next_rev, b.detail
-      FROM ${s}.append_batch(p_ws, p_streams, p_expected, p_counts, p_ids, p_types, p_versions, p_data, p_meta) b LOOP
-    item := r.item; status := r.status; first_pos := r.first_pos; last_pos := r.last_pos; next_rev := r.next_rev; detail := r.detail;
-    RETURN NEXT;
-    IF r.status = 'ok' THEN
-      v_first := least(coalesce(v_first, r.first_pos), r.first_pos);
-      v_last := greatest(coalesce(v_last, r.last_pos), r.last_pos);
-      IF NOT (p_streams[r.item + 1] = ANY (v_streams)) THEN
-        v_streams := array_append(v_streams, p_streams[r.item + 1]);
-      END IF;
-      IF p_channel IS NOT NULL AND NOT v_no_rows THEN
+${appendCommitBatchLoop(s)}      IF p_channel IS NOT NULL AND NOT v_no_rows THEN
         IF cardinality(v_rows) + p_counts[r.item + 1] > ${ANNOUNCED_ROWS_MAX_V3} THEN
           v_no_rows := true;
           v_rows := '{}';
@@ -581,21 +604,7 @@ BEGIN
       END IF;
     END IF;
   END LOOP;
-  -- append_batch holds the head row lock (or took none: an empty batch) until COMMIT.
-  IF v_first IS NOT NULL THEN
-    v_start := v_first - 1;
-  ELSE
-    v_start := coalesce((SELECT h.position FROM ${s}.heads h WHERE h.workspace_id = p_ws), 0);
-  END IF;
-  item := -1; status := 'seen'; first_pos := p_after + 1; last_pos := v_start; next_rev := NULL; detail := NULL;
-  IF p_after >= 0 AND v_start > p_after AND v_start - p_after <= ${SEEN_RANGE_MAX} THEN
-    detail := (SELECT to_json(coalesce(array_agg(DISTINCT e.stream_id), '{}'))::text FROM ${s}.events e
-      WHERE e.workspace_id = p_ws AND e.global_position > p_after AND e.global_position <= v_start);
-  ELSIF p_after >= 0 AND v_start <= p_after THEN
-    detail := '[]';
-  END IF;
-  RETURN NEXT;
-  IF v_last IS NOT NULL AND p_channel IS NOT NULL THEN
+${appendCommitSeenRow(s)}  IF v_last IS NOT NULL AND p_channel IS NOT NULL THEN
     -- The rows themselves when they fit (ordered by position: the loop saw the items in batch order,
     -- and append_batch numbers them in that order), so the others fold them without reading.
     IF NOT v_no_rows THEN
@@ -721,14 +730,7 @@ export const ANNOUNCED_ROWS_MAX = 64;
 export function appendCommitChunkedSql(schema: string): string {
   const s = `"${schema}"`;
   return `
-CREATE OR REPLACE FUNCTION ${s}.append_commit(
-  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
-  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[],
-  p_after bigint, p_channel text, p_origin text)
-RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
-LANGUAGE plpgsql AS $fn$
-#variable_conflict use_column
-DECLARE
+${appendCommitSignature(s)}DECLARE
   r record;
   v_first bigint;
   v_last bigint;
@@ -750,22 +752,7 @@ DECLARE
   v_chunk_streams text[];
   v_chunk_first bigint;
 BEGIN
-  -- Where each item's events start in the id/type/data arrays (for the announcement's rows).
-  FOR i IN 1 .. coalesce(array_length(p_counts, 1), 0) LOOP
-    v_offs := array_append(v_offs, v_o);
-    v_o := v_o + p_counts[i];
-  END LOOP;
-  FOR r IN SELECT b.item, b.status, b.first_pos, b.last_pos, b.next_rev, b.detail
-      FROM ${s}.append_batch(p_ws, p_streams, p_expected, p_counts, p_ids, p_types, p_versions, p_data, p_meta) b LOOP
-    item := r.item; status := r.status; first_pos := r.first_pos; last_pos := r.last_pos; next_rev := r.next_rev; detail := r.detail;
-    RETURN NEXT;
-    IF r.status = 'ok' THEN
-      v_first := least(coalesce(v_first, r.first_pos), r.first_pos);
-      v_last := greatest(coalesce(v_last, r.last_pos), r.last_pos);
-      IF NOT (p_streams[r.item + 1] = ANY (v_streams)) THEN
-        v_streams := array_append(v_streams, p_streams[r.item + 1]);
-      END IF;
-      IF p_channel IS NOT NULL AND NOT v_no_rows THEN
+${appendCommitBatchLoop(s)}      IF p_channel IS NOT NULL AND NOT v_no_rows THEN
         IF cardinality(v_rows) + p_counts[r.item + 1] > ${ANNOUNCED_ROWS_MAX} THEN
           v_no_rows := true;
           v_rows := '{}';
@@ -780,21 +767,7 @@ BEGIN
       END IF;
     END IF;
   END LOOP;
-  -- append_batch holds the head row lock (or took none: an empty batch) until COMMIT.
-  IF v_first IS NOT NULL THEN
-    v_start := v_first - 1;
-  ELSE
-    v_start := coalesce((SELECT h.position FROM ${s}.heads h WHERE h.workspace_id = p_ws), 0);
-  END IF;
-  item := -1; status := 'seen'; first_pos := p_after + 1; last_pos := v_start; next_rev := NULL; detail := NULL;
-  IF p_after >= 0 AND v_start > p_after AND v_start - p_after <= ${SEEN_RANGE_MAX} THEN
-    detail := (SELECT to_json(coalesce(array_agg(DISTINCT e.stream_id), '{}'))::text FROM ${s}.events e
-      WHERE e.workspace_id = p_ws AND e.global_position > p_after AND e.global_position <= v_start);
-  ELSIF p_after >= 0 AND v_start <= p_after THEN
-    detail := '[]';
-  END IF;
-  RETURN NEXT;
-  IF v_last IS NOT NULL AND p_channel IS NOT NULL AND v_no_rows THEN
+${appendCommitSeenRow(s)}  IF v_last IS NOT NULL AND p_channel IS NOT NULL AND v_no_rows THEN
     -- A bulk commit: its range and streams (the others read it: one page for many rows).
     v_payload := json_build_object('w', p_ws, 'f', v_first, 'l', v_last, 'o', p_origin, 's', v_streams)::text;
     IF octet_length(v_payload) > ${ANNOUNCE_PAYLOAD_MAX} THEN
@@ -1507,31 +1480,42 @@ function ownWorkspaceOf(payload: string): string {
  * payload of its own goes without rows, and a notice without rows as it is (streams dropped if too long).
  */
 export function noticePayloads(n: CommitNotice): string[] {
-  const bounded = (c: CommitNotice): string => {
-    let payload = JSON.stringify(c);
-    if (Buffer.byteLength(payload) > ANNOUNCE_PAYLOAD_MAX) payload = JSON.stringify({ w: c.w, f: c.f, l: c.l, o: c.o, s: c.s });
-    if (Buffer.byteLength(payload) > ANNOUNCE_PAYLOAD_MAX) payload = JSON.stringify({ w: c.w, f: c.f, l: c.l, o: c.o });
-    return payload;
+  const bounded = (c: CommitNotice, text = JSON.stringify(c)): string => {
+    if (Buffer.byteLength(text) > ANNOUNCE_PAYLOAD_MAX) text = JSON.stringify({ w: c.w, f: c.f, l: c.l, o: c.o, s: c.s });
+    if (Buffer.byteLength(text) > ANNOUNCE_PAYLOAD_MAX) text = JSON.stringify({ w: c.w, f: c.f, l: c.l, o: c.o });
+    return text;
   };
   if (!n.r || n.r.length !== n.l - n.f + 1) return [bounded(n)];
+  // Each row serialized once: its text both sizes the chunk and goes into the payload, which is
+  // JSON.stringify's text of {w, f, l, o, s, r} assembled from those pieces (the same bytes).
   const base = Buffer.byteLength(JSON.stringify({ w: n.w, f: n.l, l: n.l, o: n.o, s: [], r: [] }));
   const out: string[] = [];
   let rows: Row[] = [];
+  let texts: string[] = [];
   let streams: string[] = [];
   let size = base;
   const flush = () => {
-    out.push(bounded({ w: n.w, f: rows[0][0], l: rows[0][0] + rows.length - 1, o: n.o, s: streams, r: rows }));
+    const f = rows[0][0];
+    const c: CommitNotice = { w: n.w, f, l: f + rows.length - 1, o: n.o, s: streams, r: rows };
+    out.push(bounded(c, `{"w":${JSON.stringify(c.w)},"f":${c.f},"l":${c.l},"o":${JSON.stringify(c.o)},"s":${JSON.stringify(streams)},"r":[${texts.join(',')}]}`));
     rows = [];
+    texts = [];
     streams = [];
     size = base;
   };
   for (const row of n.r) {
-    const fresh = !streams.includes(row[2]);
-    const len = Buffer.byteLength(JSON.stringify(row)) + 1 + (fresh ? Buffer.byteLength(JSON.stringify(row[2])) + 1 : 0);
-    if (rows.length > 0 && size + len > ANNOUNCE_PAYLOAD_MAX) flush();
+    const text = JSON.stringify(row);
+    const rowBytes = Buffer.byteLength(text) + 1;
+    const streamBytes = Buffer.byteLength(JSON.stringify(row[2])) + 1;
+    // Sized against the chunk it would join; a row that starts a new chunk brings its stream too.
+    if (rows.length > 0 && size + rowBytes + (streams.includes(row[2]) ? 0 : streamBytes) > ANNOUNCE_PAYLOAD_MAX) flush();
+    if (!streams.includes(row[2])) {
+      streams.push(row[2]);
+      size += streamBytes;
+    }
     rows.push(row);
-    if (!streams.includes(row[2])) streams.push(row[2]);
-    size += len;
+    texts.push(text);
+    size += rowBytes;
   }
   if (rows.length) flush();
   return out;
