@@ -1,8 +1,6 @@
 import { Client } from 'pg';
-import { newUuidV7 } from '../../src/events/ids';
-import type { NewEvent } from '../../src/events/envelope';
 import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
-import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { DATABASE_URL, dropSchema, levelSetEvent, uniqueSchema, until, whenPostgres } from './pg-support';
 import { statementCounter } from './pg-statements';
 
 /**
@@ -22,17 +20,7 @@ whenPostgres('postgres: a lone server announces nothing', () => {
     await dropSchema(schema);
   });
 
-  const ev = (workspaceId: string): NewEvent => ({
-    eventId: newUuidV7(),
-    type: 'ReviewLevelSet',
-    schemaVersion: 1,
-    data: { level: 'light' },
-    metadata: { principal: 'user:alice', workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
-  });
-  const until = async (what: () => boolean) => {
-    for (let i = 0; i < 1000 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(what()).toBe(true);
-  };
+  const ev = (workspaceId: string) => levelSetEvent(workspaceId);
   /** A plain LISTEN on the channel (says no hello): every announcement sent, by workspace. */
   const eavesdrop = async (channel: string) => {
     const heard: string[] = [];
@@ -58,7 +46,7 @@ whenPostgres('postgres: a lone server announces nothing', () => {
         // Listening and not yet alone: it announces.
         expect(a.othersMayListen).toBe(true);
         await sa.append('s', 'no_stream', [ev(id)]);
-        await until(() => ofWorkspace().length === 1);
+        await until(() => ofWorkspace().length === 1, 1000);
         // Alone: nothing on the channel for its commits, and at FULL no statement after the commit.
         now += 5001;
         expect(a.othersMayListen).toBe(false);
@@ -68,7 +56,7 @@ whenPostgres('postgres: a lone server announces nothing', () => {
         // one a made while silent included (b's catch-up read), and a announces to it again.
         b = await PostgresBackend.open({ connectionString: DATABASE_URL, schema, poolSize: 4, synchronousCommit });
         await b.ensureListening();
-        await until(() => a.othersMayListen);
+        await until(() => a.othersMayListen, 1000);
         const sb = await PostgresEventStore.open({ backend: b, workspaceId: id });
         const got: number[] = [];
         const sub = sb.subscribeAll({ after: 0 });
@@ -82,7 +70,7 @@ whenPostgres('postgres: a lone server announces nothing', () => {
         await reading;
         sub.close();
         expect(got).toEqual([1, 2, 3]);
-        await until(() => ofWorkspace().length === 2);
+        await until(() => ofWorkspace().length === 2, 1000);
         expect(ofWorkspace().map((p) => JSON.parse(p)).map((x) => [x.f, x.l])).toEqual([
           [1, 1],
           [3, 3],
@@ -105,7 +93,7 @@ whenPostgres('postgres: a lone server announces nothing', () => {
       const sa = await PostgresEventStore.open({ backend: a, workspaceId: id });
       expect(a.othersMayListen).toBe(true);
       await sa.append('s', 'no_stream', [ev(id)]);
-      await until(() => ear.heard.some((p) => p.includes(`"${id}"`)));
+      await until(() => ear.heard.some((p) => p.includes(`"${id}"`)), 1000);
       await sa.close();
     } finally {
       await ear.close();

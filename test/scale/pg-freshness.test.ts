@@ -1,12 +1,10 @@
-import { newUuidV7 } from '../../src/events/ids';
 import type { StreamFold } from '../../src/events/kernel-types';
 import type { EventStore } from '../../src/events/store/port';
-import type { NewEvent } from '../../src/events/envelope';
 import { SlotMap } from '../../src/slots';
 import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { loadStream } from '../../src/workspaces/load-stream';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
-import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { DATABASE_URL, dropSchema, levelSetEvent, uniqueSchema, until, whenPostgres } from './pg-support';
 
 /**
  * The PostgreSQL store's freshness (EventStore.freshness): a decision's load skips the read when nothing
@@ -31,19 +29,9 @@ whenPostgres('postgres freshness', () => {
     await dropSchema(schema);
   });
 
-  const ev = (workspaceId: string): NewEvent => ({
-    eventId: newUuidV7(),
-    type: 'ReviewLevelSet',
-    schemaVersion: 1,
-    data: { level: 'light' },
-    metadata: { principal: 'user:alice', workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
-  });
+  const ev = (workspaceId: string) => levelSetEvent(workspaceId);
   const ids: StreamFold<string[]> = { initialState: () => [], evolve: (s, e) => (s.push(e.eventId), s) };
   const handle = (store: EventStore): WorkspaceHandle => ({ id: store.workspaceId, dir: '/nonexistent', store, cache: new SlotMap() });
-  const until = async (what: () => boolean) => {
-    for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(what()).toBe(true);
-  };
 
   it("folds its own appends without a read, and a client's read sees another server's append at once", async () => {
     const id = ws();

@@ -4,7 +4,7 @@ import { Ledger, LOCAL_OPERATOR } from '../../src/ledger';
 import type { StreamFold } from '../../src/events/kernel-types';
 import { loadStream } from '../../src/workspaces/load-stream';
 import { authenticate } from '../../src/security/tokens';
-import { dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { dropSchema, uniqueSchema, until, whenPostgres } from './pg-support';
 import { findingNode, openPostgresLedger, statementCounter } from './pg-statements';
 
 /**
@@ -125,10 +125,6 @@ whenPostgres('postgres statements per command, one and two servers, freshness pe
 
   it("another server's filing on the same PR is folded from its announcement's rows: no read once it has arrived", async () => {
     const store = (await a.workspace('sf')).store;
-    const until = async (what: () => boolean) => {
-      for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
-      expect(what()).toBe(true);
-    };
     for (let i = 0; i < 5; i++) {
       const byB = await file(b, 1, `b same ${i}`);
       await until(() => store.freshness!()!.ownRevision('pr-r-1') >= byB.response.streamRevision);
