@@ -112,7 +112,7 @@ describe('the verdict index built on first read equals the one maintained from t
         if (i === events.length - 1 || rnd() < 0.05) {
           expect(canonicalJson(verdictView(late))).toBe(expected);
           compared++;
-          // Sometimes folded on from a snapshot taken with its index built (it resumes maintaining it).
+          // Sometimes folded on from a snapshot taken with its index built (the index is not in it: built again at the next read).
           if (rnd() < 0.5) late = JSON.parse(canonicalJson(late));
         }
       });

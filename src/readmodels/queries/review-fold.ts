@@ -24,14 +24,6 @@ export interface ReviewView<B extends NodeCore = ReviewNodeBody> {
   suppressions: Record<string, { nodeId: string; repoId?: string; prNumber?: number; at: number }>;
   /** nodeId → the suppression fact that existed when the node was filed ("previously dismissed"). */
   previouslyDismissed: Record<string, { nodeId: string; repoId?: string; prNumber?: number; at: number }>;
-  /**
-   * The verdict's findings part: null until the verdict is first read (verdictIndexOf builds it), then
-   * kept up to date event by event; dropped again when the round or the rules change. A pure function of
-   * `pr` and `rules`, so building it late gives what maintaining it all along gives — and a rebuild,
-   * which reads each verdict once at the end, indexes only the nodes still live then (maintaining it
-   * through the log cost ~1.2 µs per event, 15 % of a verdict rebuild: bench:projections).
-   */
-  verdictIndex: VerdictIndex | null;
 }
 
 function hasAny(d: Record<string, unknown>): boolean {
@@ -39,9 +31,25 @@ function hasAny(d: Record<string, unknown>): boolean {
   return false;
 }
 
-/** The view's verdict index, built on first use (see ReviewView.verdictIndex). */
+/**
+ * The verdict's findings part of a view: absent until the verdict is first read (verdictIndexOf builds
+ * it), then kept up to date event by event; dropped again when the round or the rules change. A pure
+ * function of `pr` and `rules`, so building it late gives what maintaining it all along gives — and a
+ * rebuild, which reads each verdict once at the end, indexes only the nodes still live then (maintaining
+ * it through the log cost ~1.2 µs per event, 15 % of a verdict rebuild: bench:projections).
+ *
+ * Held beside the view, not in it: the index keys its defects by fingerprint in a Map (a fingerprint
+ * fresh from JSON.parse used as an object key is first internalized into V8's string table; building the
+ * index over a 200k-event log took 0.52 µs per event with objects, 0.37 with Maps), and a Map has no JSON
+ * form — the view stays plain JSON data, and a view restored from a snapshot builds its index again.
+ */
+const VERDICT_INDEXES = new WeakMap<ReviewView<NodeCore>, VerdictIndex>();
+
+/** The view's verdict index, built on first use. */
 export function verdictIndexOf<B extends NodeCore>(s: ReviewView<B>): VerdictIndex {
-  return (s.verdictIndex ??= buildVerdictIndex(s.pr, s.rules));
+  let ix = VERDICT_INDEXES.get(s);
+  if (!ix) VERDICT_INDEXES.set(s, (ix = buildVerdictIndex(s.pr, s.rules)));
+  return ix;
 }
 
 const WORKSPACE_TYPES = new Set(['RulesVersionActivated', 'SuppressionFactRecorded']);
@@ -60,14 +68,14 @@ function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean:
     initialState: () => {
       const pr = initialPrState<B>();
       const rules = pinned ?? activeRules(null);
-      return { pr, rules, suppressions: dict(), previouslyDismissed: dict(), verdictIndex: null };
+      return { pr, rules, suppressions: dict(), previouslyDismissed: dict() };
     },
     evolve(s, e) {
       const ev = catalogued(e);
       if (e.streamId === 'workspace') {
         if (ev.type === 'RulesVersionActivated' && !pinned) {
           s.rules = activeRules(ev.data.document);
-          s.verdictIndex = null;
+          VERDICT_INDEXES.delete(s);
         } else if (ev.type === 'SuppressionFactRecorded' && !s.suppressions[ev.data.fingerprint]) s.suppressions[ev.data.fingerprint] = { nodeId: ev.data.nodeId, repoId: ev.data.repoId, prNumber: ev.data.prNumber, at: e.globalPosition };
         return s;
       }
@@ -79,8 +87,8 @@ function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean:
         const fact = s.suppressions[filed.fingerprint];
         if (fact) s.previouslyDismissed[filed.nodeId] = fact;
       }
-      const ix = s.verdictIndex;
-      if (ix === null) {
+      const ix = VERDICT_INDEXES.get(s);
+      if (ix === undefined) {
         evolvePr(s.pr, e, lean);
         return s;
       }
@@ -89,7 +97,7 @@ function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean:
       const wasLive = closing !== undefined && isLive(closing);
       evolvePr(s.pr, e, lean);
       const rounds = s.pr.rounds;
-      if ((rounds.length === 0 ? 0 : rounds[rounds.length - 1].round) !== ix.round || ev.type === 'FindingsCarriedOver') s.verdictIndex = null;
+      if ((rounds.length === 0 ? 0 : rounds[rounds.length - 1].round) !== ix.round || ev.type === 'FindingsCarriedOver') VERDICT_INDEXES.delete(s);
       else {
         if (wasLive && !isLive(closing!) && closing!.round === ix.round) indexNode(ix, closing!, s.rules, -1);
         if (filed) {
