@@ -65,4 +65,32 @@ describe('SQLite: appends of other connections to the same file reach this one\'
     sub.close();
     await served.close();
   });
+
+  test('own appends taken from memory (recentPage) never hide another connection\'s between them', async () => {
+    const file = path.join(dir, 'workspace.db');
+    const served = new SqliteEventStore({ file, workspaceId: 'ws' });
+    const other = new SqliteEventStore({ file, workspaceId: 'ws' });
+    const sub = served.subscribeAll({ after: 0 });
+    const it = sub[Symbol.asyncIterator]();
+    const expected: string[] = [];
+    // Own, own, other, own (the served store's transaction finds the other commit), other alone, own, own:
+    // whichever way each page is answered, the subscriber gets every event once, in log order.
+    const steps: Array<[SqliteEventStore, string]> = [[served, 'a'], [served, 'b'], [other, 'x'], [served, 'c'], [other, 'y'], [served, 'd'], [served, 'e']];
+    const got: RecordedEvent[] = [];
+    for (const [store, stream] of steps) {
+      await store.append(stream, 'no_stream', [event(expected.length)]);
+      expected.push(stream);
+      // Read as the steps go (the subscriber sits at the head between them), then once more at the end.
+      got.push(...(await take(it, 1)));
+    }
+    expect(got.map((e) => e.streamId)).toEqual(expected);
+    expect(got.map((e) => e.globalPosition)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // And a subscriber starting behind reads the same log.
+    const late = served.subscribeAll({ after: 1 });
+    expect((await take(late[Symbol.asyncIterator](), 6)).map((e) => e.streamId)).toEqual(expected.slice(1));
+    late.close();
+    sub.close();
+    await other.close();
+    await served.close();
+  });
 });
