@@ -66,6 +66,18 @@ export function ledgerEventClass(type: string): LedgerEventType {
 /** Every ledger event class: `@EventsHandler(...ALL_LEDGER_EVENTS)` sees the whole log. */
 export const ALL_LEDGER_EVENTS: LedgerEventType[] = [...byType.values(), UncataloguedLedgerEvent as unknown as LedgerEventType];
 
+/**
+ * `@EventsHandler(EveryBusEvent)`: one handler for everything published on the bus — every ledger event
+ * and WorkspaceCaughtUp — in one binding. The EventBus binds a handler once per class it names and runs
+ * every binding's filter on every published event: a whole-log handler named ~60 classes, and their
+ * filters were 2.6 % of a server's CPU under HTTP load (bench:rpc profile). This marker's id is null
+ * (CachedEventIdProvider), and a binding without an id has no filter (EventBus.filterEventWithId; the
+ * test in test/cqrs/event-bus.test.ts holds @nestjs/cqrs to it). Never published itself.
+ */
+export class EveryBusEvent implements IEvent {
+  private constructor() {}
+}
+
 /** The bus object for a recorded event. */
 export function toLedgerEvent(workspaceId: string, e: RecordedEvent, replayed: boolean): LedgerEvent {
   const cls = (byType.get(e.type) ?? UncataloguedLedgerEvent) as unknown as new (w: string, e: RecordedEvent, r: boolean) => LedgerEvent;
@@ -83,6 +95,7 @@ export class CachedEventIdProvider implements EventIdProvider {
   private readonly ids = new WeakMap<object, string>();
 
   getEventId(event: Type<IEvent>): string | null {
+    if (event === (EveryBusEvent as unknown as Type<IEvent>)) return null;
     const hit = this.ids.get(event);
     if (hit) return hit;
     const id = (Reflect.getMetadata(EVENT_METADATA, event) as { id: string } | undefined)?.id ?? null;

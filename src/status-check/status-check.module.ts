@@ -2,7 +2,7 @@ import { Inject, Injectable, Module, OnModuleDestroy, OnModuleInit } from '@nest
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
 import type { Server } from 'node:http';
-import { ALL_LEDGER_EVENTS, LedgerEvent, WorkspaceCaughtUp } from '../cqrs/events';
+import { EveryBusEvent, LedgerEvent, WorkspaceCaughtUp } from '../cqrs/events';
 import { LedgerEventFeed, type CheckpointedConsumer } from '../cqrs/event-feed';
 import { Ledger } from '../ledger';
 import { statusCheckOptions, statusClientFactory, VerdictStatusSync } from './sync';
@@ -49,7 +49,7 @@ export class VerdictStatusRunner implements OnModuleInit, OnModuleDestroy {
  * consumer: its position moves once the statuses its events asked for are synced, so a restart resumes
  * there instead of replaying the log.
  */
-@EventsHandler(...ALL_LEDGER_EVENTS, WorkspaceCaughtUp)
+@EventsHandler(EveryBusEvent)
 export class VerdictStatusEvents implements IEventHandler<LedgerEvent | WorkspaceCaughtUp>, CheckpointedConsumer, OnModuleInit {
   readonly consumer = 'verdictStatus';
   private readonly resumed = new Set<string>();
@@ -68,7 +68,8 @@ export class VerdictStatusEvents implements IEventHandler<LedgerEvent | Workspac
 
   handle(e: LedgerEvent | WorkspaceCaughtUp): void {
     const sync = this.runner.sync;
-    if (!sync) return;
+    // Bound to EveryBusEvent: anything else published on the bus is not the log's.
+    if (!sync || !(e instanceof LedgerEvent || e instanceof WorkspaceCaughtUp)) return;
     if (!this.resumed.has(e.workspaceId)) {
       this.resumed.add(e.workspaceId);
       sync.resumedAfter(e.workspaceId, this.feed.resumedAfter(this.consumer, e.workspaceId));

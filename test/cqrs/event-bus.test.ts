@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
 import { loadConfig } from '../../src/config';
-import { ALL_LEDGER_EVENTS, ledgerEventClass, LedgerEvent, WorkspaceCaughtUp } from '../../src/cqrs/events';
+import { ALL_LEDGER_EVENTS, EveryBusEvent, ledgerEventClass, LedgerEvent, WorkspaceCaughtUp } from '../../src/cqrs/events';
 import { newUuidV7 } from '../../src/events/ids';
 import { Ledger } from '../../src/ledger';
 import { ledgerFixture, OWNER } from '../support/ledger-fixture';
@@ -23,6 +23,11 @@ class LogRecorder implements IEventHandler<LedgerEvent | WorkspaceCaughtUp> {
   }
 }
 
+/** The same, bound once (EveryBusEvent: no filter per event class); records what it is given in the same shape. */
+@EventsHandler(EveryBusEvent)
+@Injectable()
+class EveryRecorder extends LogRecorder {}
+
 /** One event type only, as a feature would subscribe. */
 const HeadObserved = ledgerEventClass('HeadObserved');
 @EventsHandler(HeadObserved)
@@ -42,9 +47,10 @@ describe('the EventBus fed from the store', () => {
     const before = await fx.events();
     // The Nest app runs on its own ledger; `fx.ledger` stays a separate writer on the same files.
     const served = new Ledger(loadConfig({ dataDir: fx.dataDir }, {}));
-    const app = await cqrsContext(served, { providers: [LogRecorder, HeadRecorder] });
+    const app = await cqrsContext(served, { providers: [LogRecorder, HeadRecorder, EveryRecorder] });
     const log = app.get(LogRecorder);
     const heads = app.get(HeadRecorder);
+    const every = app.get(EveryRecorder);
     try {
       await app.feed.settled();
       const head = before[before.length - 1].globalPosition;
@@ -72,6 +78,9 @@ describe('the EventBus fed from the store', () => {
       await app.feed.settled();
       expect(log.seen.filter((s) => s.position > head).map((s) => s.type)).toEqual(['HeadObserved', 'HeadObserved']);
       expect(heads.heads).toEqual([HEAD_B, HEAD_A]);
+      // Bound to EveryBusEvent, a handler is given exactly what one bound to every class is given, once each, in order.
+      expect(every.seen).toEqual(log.seen);
+      expect(every.seen.length).toBeGreaterThan(before.length + 2);
     } finally {
       await app.close();
       await served.close();
