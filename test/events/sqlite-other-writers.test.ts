@@ -93,4 +93,23 @@ describe('SQLite: appends of other connections to the same file reach this one\'
     await other.close();
     await served.close();
   });
+
+  test('a subscriber far behind gets every event in order past what memory keeps (1,024 events, 4 Mi characters)', async () => {
+    const served = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'ws' });
+    const big = (n: number): NewEvent => ({ ...event(n), data: { level: 'light', note: 'x'.repeat(50_000) } });
+    // 1,100 small events (over the count), then 100 of ~50k characters (over the character budget), in appends of 10.
+    for (let i = 0; i < 110; i++) await served.append(`small-${i}`, 'no_stream', Array.from({ length: 10 }, (_, k) => event(i * 10 + k)));
+    for (let i = 0; i < 10; i++) await served.append(`big-${i}`, 'no_stream', Array.from({ length: 10 }, (_, k) => big(i * 10 + k)));
+    // What memory holds stays within both bounds (a tenant's large events cannot make it hold more).
+    const kept = [...((served as unknown as { recent: Map<number, { data: string; metadata: string }> }).recent.values())];
+    expect(kept.length).toBeLessThanOrEqual(1024);
+    expect(kept.reduce((n, r) => n + r.data.length + r.metadata.length, 0)).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(kept.length).toBeGreaterThan(0);
+    const sub = served.subscribeAll({ after: 0 });
+    const got = await take(sub[Symbol.asyncIterator](), 1200);
+    expect(got.map((e) => e.globalPosition)).toEqual(Array.from({ length: 1200 }, (_, i) => i + 1));
+    expect(got.slice(1100).every((e) => (e.data as { note: string }).note.length === 50_000)).toBe(true);
+    sub.close();
+    await served.close();
+  });
 });

@@ -93,8 +93,10 @@ const OTHER_WRITERS_POLL_MS = 200;
 /** Streams whose latest appended rows are kept in memory, and the largest row worth keeping. */
 const TAIL_STREAMS = 1024;
 const TAIL_MAX_ROW_CHARS = 64 * 1024;
-/** How many of this connection's latest appended events subscriptions can take from memory (recentPage). */
+/** How many of this connection's latest appended events subscriptions can take from memory (recentPage)… */
 const RECENT_EVENTS = 1024;
+/** …and at most how many characters of data and metadata they hold together (large events leave sooner). */
+const RECENT_CHARS = 4 * 1024 * 1024;
 
 const PAGE = 1000;
 
@@ -249,6 +251,9 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
    * per workspace: read models, event feed, watches).
    */
   private readonly recent = new Map<number, EventRow>();
+  /** The lowest position that may still be in `recent` (positions only grow between clears), and their characters. */
+  private recentFrom = 0;
+  private recentChars = 0;
   private knownHead = 0;
   private readonly chain: boolean;
   /**
@@ -676,6 +681,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   private forgetRevisions(): void {
     this.chainHead = null;
     this.recent.clear();
+    this.recentFrom = 0;
+    this.recentChars = 0;
     this.knownHead = 0;
     this.noopKeysPresent = null;
     this.revisions.clear();
@@ -700,12 +707,23 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   private rememberRecent(rows: EventRow[]): void {
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i];
+      const chars = row.data.length + row.metadata.length;
       // A row too large to keep leaves a gap: pages across it are read.
-      if (row.data.length + row.metadata.length <= TAIL_MAX_ROW_CHARS) this.recent.set(row.global_position, row);
+      if (chars > TAIL_MAX_ROW_CHARS) continue;
+      if (this.recent.size === 0) this.recentFrom = row.global_position;
+      this.recent.set(row.global_position, row);
+      this.recentChars += chars;
     }
     this.knownHead = rows[rows.length - 1].global_position;
-    // Positions only grow between clears, so the first keys are the oldest.
-    while (this.recent.size > RECENT_EVENTS) this.recent.delete(this.recent.keys().next().value as number);
+    // Oldest first, by position: a gap's position is skipped (nothing to delete there).
+    while (this.recent.size > RECENT_EVENTS || this.recentChars > RECENT_CHARS) {
+      const old = this.recent.get(this.recentFrom);
+      if (old) {
+        this.recent.delete(this.recentFrom);
+        this.recentChars -= old.data.length + old.metadata.length;
+      }
+      this.recentFrom++;
+    }
   }
 
   /**
