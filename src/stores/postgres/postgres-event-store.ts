@@ -835,6 +835,366 @@ $fn$;
 }
 
 /**
+ * Schema v7: `append_fused`, the group commit of append_guarded (v4) → append_commit (v6) → append_batch (v2)
+ * as ONE PL/pgSQL function, with the same arguments as append_guarded and the same answers (issue 35). PL/pgSQL
+ * prepares each expression it evaluates once per transaction, and every group commit is a transaction of its
+ * own: the three layers' expressions, two nested set-returning calls (each answer row stored in a tuplestore
+ * and copied into the next layer's) and append_guarded's copies of every array cost PostgreSQL more than the
+ * append itself. Measured (a script calling each function with 6 one-event appends, PostgreSQL's CPU per
+ * call, 4 rounds): append_batch alone 473–673 µs, append_guarded with guards 780–1,087 µs. One function
+ * also takes the head lock once and knows the head before the commit without reading it again (the seen
+ * row's start). The bodies are the earlier steps' own, joined: append_batch's loop answers each item after
+ * append_commit's bookkeeping for it, and guards are checked first under the same lock. The earlier
+ * functions stay (processes on older code call them; they take the same lock and write the same rows).
+ */
+export function appendFusedSql(schema: string): string {
+  const s = `"${schema}"`;
+  /** As append_batch (v2): up to this many events, a batch is checked by point look-ups. */
+  const SMALL_BATCH = 16;
+  return `
+CREATE OR REPLACE FUNCTION ${s}.append_fused(
+  p_ws text, p_streams text[], p_expected bigint[], p_counts int[],
+  p_ids text[], p_types text[], p_versions int[], p_data text[], p_meta text[],
+  p_after bigint, p_channel text, p_origin text, p_guard_streams text[], p_guard_revs bigint[])
+RETURNS TABLE (item int, status text, first_pos bigint, last_pos bigint, next_rev bigint, detail text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_items int := coalesce(array_length(p_streams, 1), 0);
+  v_head bigint;
+  v_start bigint;
+  v_off int := 0;
+  v_n int;
+  v_cur bigint;
+  v_exp bigint;
+  v_first record;
+  v_row record;
+  v_hash text;
+  v_hashes bytea[];
+  v_revs bigint[];
+  v_slot int[];
+  v_special text[];
+  v_names text[];
+  v_k int;
+  r_ix int[] := '{}';
+  r_item int[] := '{}';
+  r_pos bigint[] := '{}';
+  r_rev bigint[] := '{}';
+  r_hash bytea[] := '{}';
+  v_keep int[];
+  v_kept_streams text[] := '{}';
+  v_grev bigint;
+  v_k_expected bigint[];
+  v_k_counts int[];
+  v_k_ids text[];
+  v_k_types text[];
+  v_k_versions int[];
+  v_k_data text[];
+  v_k_meta text[];
+  v_cfirst bigint;
+  v_clast bigint;
+  v_streams text[] := '{}';
+  v_payload text;
+  v_rows json[] := '{}';
+  v_row_pos bigint[] := '{}';
+  v_row_stream text[] := '{}';
+  v_no_rows boolean := false;
+  v_i int;
+  v_cn int;
+  v_base int;
+  v_size int;
+  v_len int;
+  v_chunk json[];
+  v_chunk_streams text[];
+  v_chunk_first bigint;
+BEGIN
+  -- The workspace's head row lock serializes appends until COMMIT: see the header of postgres.ts.
+  -- The same lock orders the hash chain: the head row carries the hash of the last event.
+  SELECT h.position, h.hash INTO v_head, v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO ${s}.heads (workspace_id, position, hash) VALUES (p_ws, 0, ${s}.chain_genesis(p_ws)) ON CONFLICT DO NOTHING;
+    SELECT h.position, h.hash INTO v_head, v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws FOR UPDATE;
+  END IF;
+  IF v_hash IS NULL THEN
+    PERFORM ${s}.chain_backfill(p_ws);
+    SELECT h.hash INTO v_hash FROM ${s}.heads h WHERE h.workspace_id = p_ws;
+  END IF;
+  v_start := v_head;
+  -- append_guarded's part (v4): each guard under the head lock; an item whose guard moved is answered
+  -- guard_moved and taken out, the others go on renumbered (v_keep maps back; NULL: none taken out).
+  IF p_guard_streams IS NOT NULL THEN
+    v_keep := '{}';
+    FOR i IN 1 .. v_items LOOP
+      v_grev := NULL;
+      IF p_guard_streams[i] IS NOT NULL THEN
+        IF p_guard_streams[i] = ANY (v_kept_streams) THEN
+          v_grev := -2;
+        ELSE
+          v_grev := coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_guard_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1);
+        END IF;
+      END IF;
+      IF v_grev IS NOT NULL AND v_grev IS DISTINCT FROM p_guard_revs[i] THEN
+        item := i - 1; status := 'guard_moved'; first_pos := NULL; last_pos := NULL; next_rev := v_grev; detail := p_guard_streams[i];
+        RETURN NEXT;
+      ELSE
+        v_keep := array_append(v_keep, i - 1);
+        v_kept_streams := array_append(v_kept_streams, p_streams[i]);
+      END IF;
+    END LOOP;
+    IF cardinality(v_keep) = v_items THEN
+      v_keep := NULL;
+    ELSE
+      -- Rare (a revocation raced the command): the kept items' arrays, as append_guarded passed them on.
+      v_k_expected := '{}'; v_k_counts := '{}'; v_k_ids := '{}'; v_k_types := '{}'; v_k_versions := '{}'; v_k_data := '{}'; v_k_meta := '{}';
+      FOR i IN 1 .. v_items LOOP
+        v_n := p_counts[i];
+        IF (i - 1) = ANY (v_keep) THEN
+          v_k_expected := array_append(v_k_expected, p_expected[i]);
+          v_k_counts := array_append(v_k_counts, v_n);
+          v_k_ids := v_k_ids || p_ids[v_off + 1 : v_off + v_n];
+          v_k_types := v_k_types || p_types[v_off + 1 : v_off + v_n];
+          v_k_versions := v_k_versions || p_versions[v_off + 1 : v_off + v_n];
+          v_k_data := v_k_data || p_data[v_off + 1 : v_off + v_n];
+          v_k_meta := v_k_meta || p_meta[v_off + 1 : v_off + v_n];
+        END IF;
+        v_off := v_off + v_n;
+      END LOOP;
+      v_off := 0;
+      p_streams := v_kept_streams; p_expected := v_k_expected; p_counts := v_k_counts; p_ids := v_k_ids;
+      p_types := v_k_types; p_versions := v_k_versions; p_data := v_k_data; p_meta := v_k_meta;
+      v_items := cardinality(v_keep);
+    END IF;
+  END IF;
+  IF v_items > 0 THEN
+    IF cardinality(p_ids) <= ${SMALL_BATCH} THEN
+      -- A small batch (one command's append, mostly): point look-ups by the unique indexes, cached plans
+      -- that stay right at any table size; planning the set queries below would cost more than they save.
+      v_names := '{}';
+      v_slot := '{}';
+      v_revs := '{}';
+      FOR i IN 1 .. v_items LOOP
+        v_k := array_position(v_names, p_streams[i]);
+        IF v_k IS NULL THEN
+          v_names := array_append(v_names, p_streams[i]);
+          v_k := cardinality(v_names);
+          v_revs := array_append(v_revs, coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1));
+        END IF;
+        v_slot := array_append(v_slot, v_k);
+      END LOOP;
+      v_special := '{}';
+      FOR k IN 1 .. cardinality(p_ids) LOOP
+        IF EXISTS (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[k])
+           OR EXISTS (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = p_ws AND n.key = p_ids[k]) THEN
+          v_special := array_append(v_special, p_ids[k]);
+        END IF;
+      END LOOP;
+    ELSE
+      -- Each item's stream as a slot 1..d of the batch's distinct streams (in name order), and each slot's
+      -- last revision: one step down the (workspace, stream, revision) index per distinct stream.
+      SELECT array_agg(d.slot ORDER BY u.ord) INTO v_slot
+        FROM unnest(p_streams) WITH ORDINALITY AS u(name, ord)
+        JOIN (SELECT z.name, (row_number() OVER (ORDER BY z.name))::int AS slot FROM (SELECT DISTINCT name FROM unnest(p_streams) AS x(name)) z) d ON d.name = u.name;
+      EXECUTE 'SELECT array_agg(coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = $1 AND e.stream_id = z.name ORDER BY e.stream_revision DESC LIMIT 1), -1) ORDER BY z.name)'
+           || ' FROM (SELECT DISTINCT name FROM unnest($2::text[]) AS x(name)) z'
+        INTO v_revs USING p_ws, p_streams;
+      -- The ids that need v1's item-by-item path: already stored (a retry or a conflict), spent by a no-op
+      -- command, or sent more than once in this batch. One index probe per id (a LATERAL with LIMIT cannot
+      -- become a hash join over the workspace's rows, which stale statistics made the planner choose for
+      -- EXISTS).
+      EXECUTE 'SELECT coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.events e WHERE e.workspace_id = $1 AND e.event_id = x.id LIMIT 1) f'
+        INTO v_special USING p_ws, p_ids;
+      EXECUTE 'SELECT $3 || coalesce(array_agg(x.id), ''{}'') FROM unnest($2::text[]) AS x(id), LATERAL (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = $1 AND n.key = x.id LIMIT 1) f'
+        INTO v_special USING p_ws, p_ids, v_special;
+    END IF;
+    IF cardinality(p_ids) > 1 THEN
+      v_special := v_special || coalesce((SELECT array_agg(x.id) FROM (SELECT id FROM unnest(p_ids) AS y(id) GROUP BY id HAVING count(*) > 1) x), '{}');
+    END IF;
+    FOR i IN 1 .. v_items LOOP
+      item := i - 1; status := NULL; first_pos := NULL; last_pos := NULL; next_rev := NULL; detail := NULL;
+      v_n := p_counts[i];
+      IF cardinality(v_special) = 0 OR NOT (p_ids[v_off + 1 : v_off + v_n] && v_special) THEN
+        -- Fresh ids: decided from the batch's own state, rows kept for one INSERT.
+        v_cur := v_revs[v_slot[i]];
+        v_exp := p_expected[i];
+        IF NOT (v_exp = -3 OR (v_exp = -1 AND v_cur = -1) OR (v_exp = -2 AND v_cur >= 0) OR v_exp = v_cur) THEN
+          status := 'wrong_expected'; next_rev := v_cur;
+        ELSE
+          FOR k IN 1 .. v_n LOOP
+            v_k := v_off + k;
+            v_hash := ${s}.chain_hash(v_hash, v_head + k, p_streams[i], v_cur + k, p_types[v_k], p_versions[v_k], p_data[v_k], p_meta[v_k], p_ids[v_k]);
+            r_ix := array_append(r_ix, v_k);
+            r_item := array_append(r_item, i);
+            r_pos := array_append(r_pos, v_head + k);
+            r_rev := array_append(r_rev, v_cur + k);
+            r_hash := array_append(r_hash, decode(v_hash, 'hex'));
+          END LOOP;
+          status := 'ok'; first_pos := v_head + 1; last_pos := v_head + v_n; next_rev := v_cur + v_n;
+          v_head := v_head + v_n;
+          v_revs[v_slot[i]] := v_cur + v_n;
+        END IF;
+      ELSE
+        -- v1's path, item by item, on the rows written so far.
+        IF cardinality(r_ix) > 0 THEN
+          INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash)
+            SELECT p_ws, r.pos, p_ids[r.ix], p_streams[r.it], r.rev, p_types[r.ix], p_versions[r.ix], p_data[r.ix], p_meta[r.ix], r.h
+            FROM unnest(r_ix, r_item, r_pos, r_rev, r_hash) AS r(ix, it, pos, rev, h);
+          r_ix := '{}'; r_item := '{}'; r_pos := '{}'; r_rev := '{}'; r_hash := '{}';
+        END IF;
+        -- Idempotency first: a retry of an append that landed answers as the original did.
+        SELECT e.stream_id, e.stream_revision, e.global_position, e.metadata INTO v_first
+          FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + 1];
+        IF FOUND THEN
+          -- Only the same caller, command and payload digest is a retry (port.ts sameCommand): one key sent at
+          -- once with two payloads derives the same ids, and the loser must not be told "recorded".
+          IF v_first.stream_id <> p_streams[i]
+             OR (v_first.metadata::jsonb ->> 'principal') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'principal')
+             OR (v_first.metadata::jsonb ->> 'command') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'command')
+             OR (v_first.metadata::jsonb ->> 'commandDigest') IS DISTINCT FROM (p_meta[v_off + 1]::jsonb ->> 'commandDigest') THEN
+            status := 'duplicate_id'; detail := p_ids[v_off + 1];
+          ELSE
+            status := 'duplicate'; first_pos := v_first.global_position; last_pos := first_pos; next_rev := v_first.stream_revision;
+            FOR k IN 2 .. v_n LOOP
+              SELECT e.stream_id, e.stream_revision, e.global_position INTO v_row
+                FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + k];
+              IF NOT FOUND OR v_row.stream_id <> p_streams[i] OR v_row.stream_revision <> v_first.stream_revision + k - 1 THEN
+                status := 'duplicate_id'; detail := p_ids[v_off + k]; first_pos := NULL; last_pos := NULL; next_rev := NULL;
+                EXIT;
+              END IF;
+              last_pos := v_row.global_position; next_rev := v_row.stream_revision;
+            END LOOP;
+          END IF;
+        ELSE
+          v_cur := coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1);
+          v_exp := p_expected[i];
+          IF NOT (v_exp = -3 OR (v_exp = -1 AND v_cur = -1) OR (v_exp = -2 AND v_cur >= 0) OR v_exp = v_cur) THEN
+            status := 'wrong_expected'; next_rev := v_cur;
+          ELSE
+            -- Checked up front so a refused append never raises: no subtransaction per item is needed.
+            FOR k IN 1 .. v_n LOOP
+              PERFORM 1 FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.event_id = p_ids[v_off + k];
+              IF FOUND THEN
+                detail := p_ids[v_off + k];
+                EXIT;
+              END IF;
+            END LOOP;
+            IF detail IS NULL AND (SELECT count(DISTINCT x.id) FROM unnest(p_ids[v_off + 1 : v_off + v_n]) AS x(id)) <> v_n THEN
+              detail := p_ids[v_off + 1];
+            END IF;
+            -- A key a no-op command already spent (claim_noop) is not free for events.
+            IF detail IS NULL AND EXISTS (SELECT 1 FROM ${s}.noop_keys n WHERE n.workspace_id = p_ws AND n.key = p_ids[v_off + 1]) THEN
+              detail := p_ids[v_off + 1];
+            END IF;
+            IF detail IS NOT NULL THEN
+              status := 'duplicate_id';
+            ELSE
+              v_hashes := '{}';
+              FOR k IN 1 .. v_n LOOP
+                v_hash := ${s}.chain_hash(v_hash, v_head + k, p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], p_ids[v_off + k]);
+                v_hashes := v_hashes || decode(v_hash, 'hex');
+              END LOOP;
+              INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash)
+                SELECT p_ws, v_head + k, p_ids[v_off + k], p_streams[i], v_cur + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k], v_hashes[k]
+                FROM generate_series(1, v_n) AS k;
+              status := 'ok'; first_pos := v_head + 1; last_pos := v_head + v_n; next_rev := v_cur + v_n;
+              v_head := v_head + v_n;
+              v_revs[v_slot[i]] := v_cur + v_n;
+            END IF;
+          END IF;
+        END IF;
+      END IF;
+      -- append_commit's part (v6): what the announcement and the seen row need of each item written.
+      IF status = 'ok' THEN
+        v_cfirst := least(coalesce(v_cfirst, first_pos), first_pos);
+        v_clast := greatest(coalesce(v_clast, last_pos), last_pos);
+        IF NOT (p_streams[i] = ANY (v_streams)) THEN
+          v_streams := array_append(v_streams, p_streams[i]);
+        END IF;
+        IF p_channel IS NOT NULL AND NOT v_no_rows THEN
+          IF cardinality(v_rows) + v_n > ${ANNOUNCED_ROWS_MAX} THEN
+            v_no_rows := true;
+            v_rows := '{}';
+          ELSE
+            FOR k IN 1 .. v_n LOOP
+              v_rows := array_append(v_rows, json_build_array(first_pos + k - 1, p_ids[v_off + k], p_streams[i], next_rev - v_n + k, p_types[v_off + k], p_versions[v_off + k], p_data[v_off + k], p_meta[v_off + k]));
+              v_row_pos := array_append(v_row_pos, first_pos + k - 1);
+              v_row_stream := array_append(v_row_stream, p_streams[i]);
+            END LOOP;
+          END IF;
+        END IF;
+      END IF;
+      v_off := v_off + v_n;
+      -- append_guarded's part (v4): the caller's item number when guards took items out.
+      IF v_keep IS NOT NULL THEN
+        item := v_keep[i];
+      END IF;
+      RETURN NEXT;
+    END LOOP;
+    IF cardinality(r_ix) > 0 THEN
+      INSERT INTO ${s}.events (workspace_id, global_position, event_id, stream_id, stream_revision, type, schema_version, data, metadata, hash)
+        SELECT p_ws, r.pos, p_ids[r.ix], p_streams[r.it], r.rev, p_types[r.ix], p_versions[r.ix], p_data[r.ix], p_meta[r.ix], r.h
+        FROM unnest(r_ix, r_item, r_pos, r_rev, r_hash) AS r(ix, it, pos, rev, h);
+    END IF;
+    IF v_head > v_start THEN
+      UPDATE ${s}.heads SET position = v_head, hash = v_hash WHERE workspace_id = p_ws;
+    END IF;
+  END IF;
+  -- append_commit's part (v6): the seen row. v_start is the head before this commit (its first row − 1,
+  -- or the head when it wrote none), as append_commit derived it.
+  item := -1; status := 'seen'; first_pos := p_after + 1; last_pos := v_start; next_rev := NULL; detail := NULL;
+  IF p_after >= 0 AND v_start > p_after AND v_start - p_after <= ${SEEN_RANGE_MAX} THEN
+    detail := (SELECT to_json(coalesce(array_agg(DISTINCT e.stream_id), '{}'))::text FROM ${s}.events e
+      WHERE e.workspace_id = p_ws AND e.global_position > p_after AND e.global_position <= v_start);
+  ELSIF p_after >= 0 AND v_start <= p_after THEN
+    detail := '[]';
+  END IF;
+  RETURN NEXT;
+  IF v_clast IS NOT NULL AND p_channel IS NOT NULL AND v_no_rows THEN
+    -- A bulk commit: its range and streams (the others read it: one page for many rows).
+    v_payload := json_build_object('w', p_ws, 'f', v_cfirst, 'l', v_clast, 'o', p_origin, 's', v_streams)::text;
+    IF octet_length(v_payload) > ${ANNOUNCE_PAYLOAD_MAX} THEN
+      v_payload := json_build_object('w', p_ws, 'f', v_cfirst, 'l', v_clast, 'o', p_origin)::text;
+    END IF;
+    PERFORM pg_notify(p_channel, v_payload);
+  ELSIF v_clast IS NOT NULL AND p_channel IS NOT NULL THEN
+    -- Rows in position order, in chunks of as many consecutive rows as fit (as v6's append_commit).
+    v_base := octet_length(json_build_object('w', p_ws, 'f', v_clast, 'l', v_clast, 'o', p_origin, 's', '{}'::text[], 'r', '[]'::json)::text);
+    v_cn := cardinality(v_rows);
+    v_i := 1;
+    WHILE v_i <= v_cn LOOP
+      v_chunk := '{}';
+      v_chunk_streams := '{}';
+      v_chunk_first := v_row_pos[v_i];
+      v_size := v_base;
+      LOOP
+        v_len := octet_length(v_rows[v_i]::text) + 2;
+        IF NOT (v_row_stream[v_i] = ANY (v_chunk_streams)) THEN
+          v_len := v_len + octet_length(to_json(v_row_stream[v_i])::text) + 2;
+        END IF;
+        EXIT WHEN cardinality(v_chunk) > 0 AND v_size + v_len > ${ANNOUNCE_PAYLOAD_MAX};
+        v_chunk := array_append(v_chunk, v_rows[v_i]);
+        IF NOT (v_row_stream[v_i] = ANY (v_chunk_streams)) THEN
+          v_chunk_streams := array_append(v_chunk_streams, v_row_stream[v_i]);
+        END IF;
+        v_size := v_size + v_len;
+        v_i := v_i + 1;
+        EXIT WHEN v_i > v_cn;
+      END LOOP;
+      v_payload := json_build_object('w', p_ws, 'f', v_chunk_first, 'l', v_chunk_first + cardinality(v_chunk) - 1, 'o', p_origin, 's', v_chunk_streams, 'r', array_to_json(v_chunk))::text;
+      IF octet_length(v_payload) > ${ANNOUNCE_PAYLOAD_MAX} THEN
+        v_payload := json_build_object('w', p_ws, 'f', v_chunk_first, 'l', v_chunk_first + cardinality(v_chunk) - 1, 'o', p_origin, 's', v_chunk_streams)::text;
+      END IF;
+      IF octet_length(v_payload) > ${ANNOUNCE_PAYLOAD_MAX} THEN
+        v_payload := json_build_object('w', p_ws, 'f', v_chunk_first, 'l', v_chunk_first + cardinality(v_chunk) - 1, 'o', p_origin)::text;
+      END IF;
+      PERFORM pg_notify(p_channel, v_payload);
+    END LOOP;
+  END IF;
+END
+$fn$;
+`;
+}
+
+/**
  * The migration steps: step v brings a schema from version v − 1 to v. A database at version n runs only
  * the steps after n, each in its own transaction with its version recorded (under the advisory lock), so
  * an upgrade never re-runs an earlier step. Step 1 is the whole script of a fresh database (its ALTER
@@ -843,7 +1203,7 @@ $fn$;
  * new tables, CREATE INDEX CONCURRENTLY outside a transaction) — it runs beside live appends.
  */
 export function migrationSteps(schema: string): string[] {
-  return [migrationSql(schema), appendBatchV2Sql(schema), appendCommitSql(schema), appendGuardedSql(schema), chainHashPlpgsqlSql(schema), appendCommitChunkedSql(schema)];
+  return [migrationSql(schema), appendBatchV2Sql(schema), appendCommitSql(schema), appendGuardedSql(schema), chainHashPlpgsqlSql(schema), appendCommitChunkedSql(schema), appendFusedSql(schema)];
 }
 
 /**
@@ -1664,7 +2024,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     const s = this.s;
     // Named statements: prepared once per pooled connection.
     this.q = {
-      append: `${s}.append_guarded`,
+      append: `${s}.append_fused`,
       all: { name: `${s}.all`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2 AND global_position <= $3 ORDER BY global_position LIMIT $4`, rowMode: 'array' },
       forward: { name: `${s}.fwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision >= $3 ORDER BY stream_revision LIMIT $4`, rowMode: 'array' },
       backward: { name: `${s}.bwd`, text: `SELECT ${COLUMNS} FROM ${s}.events WHERE workspace_id = $1 AND stream_id = $2 AND stream_revision <= $3 ORDER BY stream_revision DESC LIMIT $4`, rowMode: 'array' },
