@@ -907,6 +907,8 @@ DECLARE
   v_chunk json[];
   v_chunk_streams text[];
   v_chunk_first bigint;
+  v_look text[] := '{}';
+  v_look_revs bigint[] := '{}';
 BEGIN
   -- The workspace's head row lock serializes appends until COMMIT: see the header of postgres.ts.
   -- The same lock orders the hash chain: the head row carries the hash of the last event.
@@ -930,7 +932,14 @@ BEGIN
         IF p_guard_streams[i] = ANY (v_kept_streams) THEN
           v_grev := -2;
         ELSE
-          v_grev := coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_guard_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1);
+          -- One look-up per guarded stream (nothing is written before every guard is checked).
+          v_k := array_position(v_look, p_guard_streams[i]);
+          IF v_k IS NULL THEN
+            v_look := array_append(v_look, p_guard_streams[i]);
+            v_look_revs := array_append(v_look_revs, coalesce((SELECT e.stream_revision FROM ${s}.events e WHERE e.workspace_id = p_ws AND e.stream_id = p_guard_streams[i] ORDER BY e.stream_revision DESC LIMIT 1), -1));
+            v_k := cardinality(v_look);
+          END IF;
+          v_grev := v_look_revs[v_k];
         END IF;
       END IF;
       IF v_grev IS NOT NULL AND v_grev IS DISTINCT FROM p_guard_revs[i] THEN
