@@ -1907,8 +1907,15 @@ const MAX_PLACED = 1000;
 /** Announcements queued after the fact beyond this are sent as one without streams. */
 const ANNOUNCE_BACKLOG = 64;
 
-/** Own appends kept for this process's subscriptions (per workspace). */
+/** Own (and announced) rows kept for this process's subscriptions, per workspace: the last 2,048 to 2,560. */
 const RECENT_EVENTS = 2048;
+/** … and at most this many characters of their data and metadata (a tenant's large events, 4 Mi). */
+const RECENT_CHARS = 4 * 1024 * 1024;
+/** A row larger than this is not kept (recent rows, tails): its readers read it. */
+const KEPT_ROW_MAX_CHARS = 64 * 1024;
+/** Characters of all streams' tails together (8 Mi). */
+const TAIL_CHARS = 8 * 1024 * 1024;
+const rowChars = (row: Row): number => row[6].length + row[7].length;
 /** Streams whose last rows are kept (freshness' ownTail), and how many rows each. */
 const RECENT_STREAMS = 1024;
 const TAIL_ROWS = 32;
@@ -2022,6 +2029,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   private readonly removeSink: () => void;
   /** This process's recent appends by position, as stored: subscriptions take them from here. */
   private readonly recent = new Map<number, Row>();
+  private recentChars = 0;
+  private tailChars = 0;
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.backend = options.backend;
@@ -2175,20 +2184,52 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
    * rows of consecutive revisions: StoreFreshness.ownTail).
    */
   private noteRow(row: Row): void {
-    this.recent.set(row[0], row);
-    // Bounded: the subscriptions of a process keep up within a few batches; older ones are read.
-    if (this.recent.size > RECENT_EVENTS) for (const p of this.recent.keys()) if (this.recent.size > RECENT_EVENTS) this.recent.delete(p);
     const stream = row[2];
     const rev = row[3];
     if (rev > (this.knownRevisions.get(stream) ?? -1)) this.knownRevisions.set(stream, rev);
+    const chars = rowChars(row);
+    if (chars > KEPT_ROW_MAX_CHARS) {
+      // Too large to keep (an event may hold 1 MiB): its readers read it. The gap it leaves sends
+      // recentPage and ownTail to a read, and its stream's tail starts again after it.
+      this.dropTail(stream);
+      return;
+    }
+    const replaced = this.recent.get(row[0]);
+    if (replaced) this.recentChars -= rowChars(replaced);
+    this.recent.set(row[0], row);
+    this.recentChars += chars;
+    // Bounded by count and by characters: the subscriptions of a process keep up within a few batches;
+    // older rows are read. The oldest go a quarter at a time: the loop here once went on over every key
+    // after deleting one (~2,000 steps for every row once full: 4 % of a pg×2 server's CPU, session 44),
+    // and deleting one per row would walk the holes the deletes leave at the front of the Map each time.
+    if (this.recent.size > RECENT_EVENTS + RECENT_EVENTS / 4 || this.recentChars > RECENT_CHARS) {
+      for (const [p, old] of this.recent) {
+        this.recent.delete(p);
+        this.recentChars -= rowChars(old);
+        if (this.recent.size <= RECENT_EVENTS && this.recentChars <= (RECENT_CHARS * 3) / 4) break;
+      }
+    }
     let tail = this.tails.get(stream);
     if (tail?.length && rev <= tail[tail.length - 1][3]) return;
-    if (!tail?.length || rev !== tail[tail.length - 1][3] + 1) tail = [];
+    if (tail?.length && rev !== tail[tail.length - 1][3] + 1) {
+      this.dropTail(stream);
+      tail = undefined;
+    }
+    tail ??= [];
     tail.push(row);
-    if (tail.length > TAIL_ROWS) tail.shift();
+    this.tailChars += chars;
+    if (tail.length > TAIL_ROWS) this.tailChars -= rowChars(tail.shift()!);
+    // Most recently used last: the first key is the stream whose tail goes first.
     this.tails.delete(stream);
     this.tails.set(stream, tail);
-    if (this.tails.size > RECENT_STREAMS) this.tails.delete(this.tails.keys().next().value!);
+    while (this.tails.size > RECENT_STREAMS || this.tailChars > TAIL_CHARS) this.dropTail(this.tails.keys().next().value!);
+  }
+
+  private dropTail(stream: string): void {
+    const tail = this.tails.get(stream);
+    if (!tail) return;
+    for (const r of tail) this.tailChars -= rowChars(r);
+    this.tails.delete(stream);
   }
 
   freshness(): StoreFreshness | undefined {
