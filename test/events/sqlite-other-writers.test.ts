@@ -112,4 +112,23 @@ describe('SQLite: appends of other connections to the same file reach this one\'
     sub.close();
     await served.close();
   });
+
+  test('the latest appended rows kept per stream stay within 8 Mi characters in all; every stream still reads whole and appends at its revision', async () => {
+    const served = new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId: 'ws' });
+    const big = (n: number): NewEvent => ({ ...event(n), data: { level: 'light', note: 'x'.repeat(50_000) } });
+    // 200 streams, each one append of 10 rows of ~50k characters (each row under the 64 Ki row limit): ~100 M characters.
+    for (let i = 0; i < 200; i++) await served.append(`s-${i}`, 'no_stream', Array.from({ length: 10 }, (_, k) => big(i * 10 + k)));
+    const tails = [...((served as unknown as { tails: Map<string, Array<{ data: string; metadata: string }>> }).tails.values())];
+    expect(tails.length).toBeGreaterThan(0);
+    expect(tails.flat().reduce((n, r) => n + r.data.length + r.metadata.length, 0)).toBeLessThanOrEqual(8 * 1024 * 1024);
+    // The last append's rows are kept (the cached fold reads them next); an evicted stream reads from the file.
+    expect((served as unknown as { tails: Map<string, unknown> }).tails.has('s-199')).toBe(true);
+    for (const s of ['s-0', 's-199']) {
+      const read: RecordedEvent[] = [];
+      for await (const e of served.readStream(s)) read.push(e);
+      expect(read.map((e) => e.streamRevision)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect((await served.append(s, 9, [event(0)])).nextExpectedRevision).toBe(10);
+    }
+    await served.close();
+  });
 });

@@ -93,6 +93,13 @@ const OTHER_WRITERS_POLL_MS = 200;
 /** Streams whose latest appended rows are kept in memory, and the largest row worth keeping. */
 const TAIL_STREAMS = 1024;
 const TAIL_MAX_ROW_CHARS = 64 * 1024;
+/** …and the characters of all kept tails together (8 Mi): one append may hold many rows, each under the row limit. */
+const TAIL_CHARS = 8 * 1024 * 1024;
+const rowsChars = (rows: readonly EventRow[]): number => {
+  let n = 0;
+  for (const r of rows) n += r.data.length + r.metadata.length;
+  return n;
+};
 /** How many of this connection's latest appended events subscriptions can take from memory (recentPage)… */
 const RECENT_EVENTS = 1024;
 /** …and at most how many characters of data and metadata they hold together (large events leave sooner). */
@@ -238,11 +245,12 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
    * The rows of the latest append this connection committed to each stream. A cached fold reads exactly
    * these right after the append (and the kernel looks a replayed batch up by id in the stream it names),
    * so serving them from memory saves a query per command. They follow the `revisions` rule (dropped
-   * whenever another connection committed or an append failed) and are bounded by TAIL_STREAMS. No map
+   * whenever another connection committed or an append failed) and are bounded by TAIL_STREAMS and TAIL_CHARS. No map
    * by event id beside them: keeping one cost two Map operations per event appended (~0.7 µs per event
    * of a 10-event append, perf), for look-ups that name their stream anyway.
    */
   private readonly tails = new Map<string, EventRow[]>();
+  private tailChars = 0;
   /**
    * This connection's latest appended rows by position, as stored (bounded by RECENT_EVENTS), and the
    * log's head after its last commit (0: unknown), both under the `revisions` rule. A subscription woken
@@ -687,20 +695,38 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     this.noopKeysPresent = null;
     this.revisions.clear();
     this.tails.clear();
+    this.tailChars = 0;
   }
 
   private rememberTail(streamId: string, rows: EventRow[]): void {
     const previous = this.tails.get(streamId);
+    if (previous) this.tailChars -= rowsChars(previous);
+    let chars = 0;
     for (let i = 0; i < rows.length; i++) {
-      if (rows[i].data.length + rows[i].metadata.length > TAIL_MAX_ROW_CHARS) {
+      const c = rows[i].data.length + rows[i].metadata.length;
+      if (c > TAIL_MAX_ROW_CHARS) {
         if (previous) this.tails.delete(streamId);
         return;
       }
+      chars += c;
     }
     // A stream already held keeps its place: eviction is by first remembered, not least recently
     // appended (a hot stream evicted is read once and remembered again) — one Map operation less per append.
     this.tails.set(streamId, rows);
-    if (!previous && this.tails.size > TAIL_STREAMS) this.tails.delete(this.tails.keys().next().value as string);
+    this.tailChars += chars;
+    // Bounded by streams and by characters (a tenant's appends of many large rows); this append's rows
+    // stay even past the character bound, so the cached fold that reads them next still finds them.
+    while (this.tails.size > 1 && (this.tails.size > TAIL_STREAMS || this.tailChars > TAIL_CHARS)) {
+      const oldest = this.tails.keys().next().value as string;
+      if (oldest === streamId) {
+        // Itself first in line: it goes to the back, the others go first.
+        this.tails.delete(streamId);
+        this.tails.set(streamId, rows);
+        continue;
+      }
+      this.tailChars -= rowsChars(this.tails.get(oldest)!);
+      this.tails.delete(oldest);
+    }
   }
 
   /** A committed append's rows: the head moved to its last (this connection holds the write lock while it commits). */
