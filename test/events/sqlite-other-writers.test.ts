@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent, RecordedEvent } from '../../src/events/envelope';
 import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
+import { take } from '../support/take';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -15,17 +16,6 @@ const event = (n: number): NewEvent => ({
   data: { level: n % 2 ? 'light' : 'thorough' },
   metadata: { principal: 'user:cli', workspaceId: 'ws', correlationId: 'c', causationId: null, occurredAt: '2026-12-04T00:00:00Z' },
 });
-
-/** Takes events from a subscription until `n` arrived (the test's own deadline is jest's, not a figure). */
-async function take(it: AsyncIterator<RecordedEvent>, n: number): Promise<RecordedEvent[]> {
-  const out: RecordedEvent[] = [];
-  while (out.length < n) {
-    const r = await it.next();
-    if (r.done) break;
-    out.push(r.value);
-  }
-  return out;
-}
 
 describe('SQLite: appends of other connections to the same file reach this one\'s subscribers while it is idle', () => {
   let dir: string;

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { chainHash, genesisHash } from '../../src/events/chain';
 import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 
@@ -144,5 +145,46 @@ whenPostgres('append_fused', () => {
     await listener.query('SELECT 1');
     expect(heard.a.length).toBeGreaterThan(100);
     expect(heard.b).toEqual(heard.a);
+  });
+
+  test('a v6 process (append_guarded) and a v7 process (append_fused) sending the same keys at once to one schema: each id stored once, one unbroken chain', async () => {
+    // Two connections, as two servers of a rolling upgrade: 60 rounds, each sending the same three-item
+    // batch (the same ids: a retry racing its original) through both functions at once.
+    const v6 = new Client({ connectionString: DATABASE_URL });
+    const v7 = new Client({ connectionString: DATABASE_URL });
+    await v6.connect();
+    await v7.connect();
+    try {
+      const meta = JSON.stringify({ principal: 'user:a', command: 'addReviewNode', commandDigest: 'd', workspaceId: 'w2' });
+      const sql = (fn: string) =>
+        `SELECT item, status FROM "${schemaA}".${fn}($1, $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::bigint, $11::text, $12::text, $13::text[], $14::bigint[])`;
+      for (let r = 0; r < 60; r++) {
+        const streams = [`c-${r % 3}`, `d-${r % 5}`, 'e'];
+        const args = ['w2', streams, [-3, -3, -3], [1, 1, 1], streams.map((s) => `k-${r}-${s}`), ['T', 'T', 'T'], [1, 1, 1], streams.map(() => JSON.stringify({ r })), [meta, meta, meta], -1, null, 'o', ['workspace', null, 'workspace'], [-1, null, -1]];
+        const [a, b] = await Promise.all([v6.query(sql('append_guarded'), args), v7.query(sql('append_fused'), args)]);
+        // One of the two wrote each item, the other was told it is a retry of it.
+        for (const item of [0, 1, 2]) {
+          const statuses = [a, b].map((res) => res.rows.find((x) => x.item === item)?.status).sort();
+          expect(statuses).toEqual(['duplicate', 'ok']);
+        }
+      }
+      const rows = (
+        await client.query(
+          `SELECT global_position::int AS position, event_id, stream_id, stream_revision::int AS revision, type, schema_version, data, metadata, encode(hash, 'hex') AS hash FROM "${schemaA}".events WHERE workspace_id = 'w2' ORDER BY global_position`,
+        )
+      ).rows;
+      expect(rows.length).toBe(180);
+      expect(new Set(rows.map((x) => x.event_id)).size).toBe(180);
+      let prev = genesisHash('w2');
+      rows.forEach((x, i) => {
+        expect(x.position).toBe(i + 1);
+        const hash = chainHash(prev, { position: x.position, streamId: x.stream_id, streamRevision: x.revision, type: x.type, schemaVersion: x.schema_version, data: x.data, metadata: x.metadata, eventId: x.event_id });
+        expect(x.hash).toBe(hash);
+        prev = hash;
+      });
+    } finally {
+      await v6.end();
+      await v7.end();
+    }
   });
 });

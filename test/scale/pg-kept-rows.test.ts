@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../../src/events/envelope';
 import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, levelSetEvent, uniqueSchema, whenPostgres } from './pg-support';
+import { take } from '../support/take';
 
 type Row = [number, string, string, number, string, number, string, string];
 const chars = (rows: Iterable<Row>): number => {
@@ -8,16 +9,6 @@ const chars = (rows: Iterable<Row>): number => {
   for (const r of rows) n += r[6].length + r[7].length;
   return n;
 };
-
-async function take(it: AsyncIterator<RecordedEvent>, n: number): Promise<RecordedEvent[]> {
-  const out: RecordedEvent[] = [];
-  while (out.length < n) {
-    const r = await it.next();
-    if (r.done) break;
-    out.push(r.value);
-  }
-  return out;
-}
 
 /**
  * What a PostgreSQL store keeps of the rows it wrote (for its subscriptions and its decisions' tails) is

@@ -844,7 +844,9 @@ $fn$;
  * call, 4 rounds): append_batch alone 473–673 µs, append_guarded with guards 780–1,087 µs. One function
  * also takes the head lock once and knows the head before the commit without reading it again (the seen
  * row's start). The bodies are the earlier steps' own, joined: append_batch's loop answers each item after
- * append_commit's bookkeeping for it, and guards are checked first under the same lock. The earlier
+ * append_commit's bookkeeping for it, and guards are checked first under the same lock. append_batch's body
+ * is copied here, not called: a call is the layer this step removes, and a step's text is frozen once a
+ * database ran it (pinned by digest), so neither may later change under the other. The earlier
  * functions stay (processes on older code call them; they take the same lock and write the same rows).
  */
 export function appendFusedSql(schema: string): string {
