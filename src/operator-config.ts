@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { DomainError } from './domain-error';
 import { Slot } from './slots';
+import { softOpenFileLimit } from './open-file-limit';
 
 /**
  * Operator configuration: what only the person who runs the server may decide, because it reaches the
@@ -54,8 +55,24 @@ export const DEFAULT_CONNECTION_BOUNDS = {
    * `unauthorized`): token-less sockets used to live forever, and ~1,000 of them exhausted `nofile=1024`.
    */
   unauthenticatedMs: 30_000,
+  /**
+   * Connections one client (an IPv4 address, an IPv6 /64) may hold open at once; past it a new one is
+   * closed before anything is read (server/connection-guard.ts). One address holding 20,000 token-less
+   * sockets used to take every file descriptor: nobody else was answered.
+   */
+  maxPerAddress: 256,
 } as const;
-export type ConnectionBounds = { -readonly [K in keyof typeof DEFAULT_CONNECTION_BOUNDS]: number };
+/** `maxConnections`: connections open at once from all clients; default from the file limit (defaultMaxConnections). */
+export type ConnectionBounds = { -readonly [K in keyof typeof DEFAULT_CONNECTION_BOUNDS]: number } & { maxConnections: number };
+
+/**
+ * The default `connections.maxConnections`: 3/8 of the soft `nofile` limit (at least 64). Open workspaces
+ * take at most half of it (workspaces/registry.ts), so a full house of connections still leaves files for
+ * the stores, git and child processes: 384 under `nofile=1024`, 7,500 under 20,000.
+ */
+export function defaultMaxConnections(): number {
+  return Math.max(64, Math.floor((softOpenFileLimit() * 3) / 8));
+}
 
 const renderEntrySchema = z
   .object({
@@ -185,7 +202,7 @@ export const operatorConfigSchema = z
       })
       .strict()
       .optional(),
-    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000) }).partial().strict().optional(),
+    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000), maxPerAddress: z.number().int().min(1).max(1_000_000), maxConnections: z.number().int().min(1).max(1_000_000) }).partial().strict().optional(),
     render: z
       .object({
         /** Per repo, keyed `<workspaceId>/<repoId>`. */
@@ -292,7 +309,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
     allowedHosts: (parsed.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, '')),
-    connections: { ...DEFAULT_CONNECTION_BOUNDS, ...(parsed.connections ?? {}) },
+    connections: { ...DEFAULT_CONNECTION_BOUNDS, maxConnections: defaultMaxConnections(), ...(parsed.connections ?? {}) },
     typeEdges: parsed.typeEdges ?? {},
     renderRepos: parsed.render?.repos ?? {},
     sandbox: {

@@ -3,6 +3,9 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { DomainError } from '../domain-error';
 import { DEFAULT_CONNECTION_BOUNDS, type ConnectionBounds } from '../operator-config';
+
+/** What one WebSocket connection is bounded by (the connection counts are the connection guard's). */
+type SocketBounds = Pick<ConnectionBounds, 'budgetBytes' | 'slowReaderMs' | 'unauthenticatedMs'>;
 import { hostAllowed } from '../security/host-check';
 import { bearerFrom } from '../security/tokens';
 import { readCookie, SESSION_COOKIE } from '../security/session-cookie';
@@ -57,7 +60,7 @@ class WsConnection implements RpcConnection {
   /** Runs until a request authenticates; then the connection is no longer closed as unauthenticated. */
   private authTimer: NodeJS.Timeout | null;
 
-  constructor(private readonly ws: WebSocket, private readonly dispatcher: RpcDispatcher, private readonly bearer: string | undefined, private readonly bounds: ConnectionBounds) {
+  constructor(private readonly ws: WebSocket, private readonly dispatcher: RpcDispatcher, private readonly bearer: string | undefined, private readonly bounds: SocketBounds) {
     this.authTimer = setTimeout(() => this.closeUnauthenticated(), bounds.unauthenticatedMs);
     this.authTimer.unref();
     ws.on('message', (data, isBinary) => {
@@ -277,7 +280,7 @@ export function attachRpcWebSocket(
   server: Server,
   dispatcher: RpcDispatcher,
   allowedOrigins: readonly string[] = [],
-  bounds: ConnectionBounds = DEFAULT_CONNECTION_BOUNDS,
+  bounds: SocketBounds = DEFAULT_CONNECTION_BOUNDS,
   allowedHosts: readonly string[] = [],
 ): { close(): void; clients(): number } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });

@@ -9,6 +9,7 @@ import { mkdirPrivate } from '../stores/private-files';
 import { DomainError } from '../domain-error';
 import { lockDataDir } from './data-dir-lock';
 import { attachReadModels } from '../readmodels/stored/registry';
+import { guardConnections } from './connection-guard';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 
 export interface RunningServer {
@@ -74,6 +75,7 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
     throw err;
   }
   app.enableShutdownHooks();
+  guardConnections(app.getHttpServer(), l.operator.connections);
   try {
     // Nest logs a failed bind itself, in colour and before we can name it; the caller reports it instead.
     app.useLogger(false);

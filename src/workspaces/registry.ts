@@ -7,6 +7,7 @@ import type { EventStore } from '../events/store/port';
 import { SqliteEventStore, SynchronousMode } from '../stores/sqlite/sqlite-event-store';
 import { SqliteCatalogue, type WorkspaceCatalogue, type WorkspaceInfo } from './catalogue';
 import { SlotMap } from '../slots';
+import { softOpenFileLimit } from '../open-file-limit';
 
 export type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 
@@ -47,16 +48,9 @@ export interface OpenWorkspaceLimits {
 /** Files an open SQLite workspace holds: its log, read models, consumer positions and code-graph cache, each with WAL and shared memory. */
 export const FDS_PER_WORKSPACE = 12;
 
-/** The default `maxOpen`: half of the soft `nofile` limit (Linux: /proc/self/limits) over FDS_PER_WORKSPACE. */
+/** The default `maxOpen`: half of the soft `nofile` limit over FDS_PER_WORKSPACE. */
 export function defaultMaxOpenWorkspaces(): number {
-  let soft = 1024;
-  try {
-    const m = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
-    if (m) soft = m[1] === 'unlimited' ? 1 << 20 : Number(m[1]);
-  } catch {
-    // Not Linux: assume the common 1024.
-  }
-  return Math.max(8, Math.min(4096, Math.floor(soft / 2 / FDS_PER_WORKSPACE)));
+  return Math.max(8, Math.min(4096, Math.floor(softOpenFileLimit() / 2 / FDS_PER_WORKSPACE)));
 }
 
 interface Slot {

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { WebSocket } from 'ws';
-import { defaultOperatorConfig, loadOperatorConfig } from '../../src/operator-config';
+import { defaultMaxConnections, defaultOperatorConfig, loadOperatorConfig } from '../../src/operator-config';
 import { WS_SLOW_READER_CLOSE } from '../../src/rpc/ws-transport';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 
@@ -106,9 +106,9 @@ describe('per-connection memory budget on the WebSocket /rpc', () => {
   it('the budget and the slow-reader time are operator settings, validated at start', () => {
     const file = path.join(dataDir, 'config.json');
     fs.writeFileSync(file, JSON.stringify({ connections: { budgetBytes: 2 * 1024 * 1024, slowReaderMs: 5000 } }));
-    expect(loadOperatorConfig(dataDir, { configFile: file }, {}).connections).toEqual({ budgetBytes: 2 * 1024 * 1024, slowReaderMs: 5000, unauthenticatedMs: 30_000 });
+    expect(loadOperatorConfig(dataDir, { configFile: file }, {}).connections).toEqual({ budgetBytes: 2 * 1024 * 1024, slowReaderMs: 5000, unauthenticatedMs: 30_000, maxPerAddress: 256, maxConnections: defaultMaxConnections() });
     fs.writeFileSync(file, JSON.stringify({ connections: { budgetBytes: 10 } }));
     expect(() => loadOperatorConfig(dataDir, { configFile: file }, {})).toThrow(/connections\.budgetBytes/);
-    expect(defaultOperatorConfig(dataDir).connections).toEqual({ budgetBytes: 1024 * 1024, slowReaderMs: 30_000, unauthenticatedMs: 30_000 });
+    expect(defaultOperatorConfig(dataDir).connections).toEqual({ budgetBytes: 1024 * 1024, slowReaderMs: 30_000, unauthenticatedMs: 30_000, maxPerAddress: 256, maxConnections: defaultMaxConnections() });
   });
 });
