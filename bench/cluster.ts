@@ -78,12 +78,15 @@ interface Figures {
   p99: number;
   serverCpuMs: number;
   dbCpuMs: number;
+  /** This process's CPU per command: the load generator (autocannon), which shares the two cores. */
+  clientCpuMs: number;
   errors: number;
 }
 
 async function round1(servers: Server[], token: string, seconds: number, connections: number, db: boolean): Promise<Figures> {
   const before = servers.map((s) => processCpuMs(s.child.pid!));
   const pgBefore = db ? postgresTicks() : new Map<number, number>();
+  const clientBefore = process.cpuUsage();
   const r = await load(
     servers.map((s) => s.url),
     token,
@@ -92,8 +95,9 @@ async function round1(servers: Server[], token: string, seconds: number, connect
   );
   const serverMs = servers.reduce((a, s, k) => a + processCpuMs(s.child.pid!) - before[k], 0);
   const dbMs = db ? postgresDelta(pgBefore) : 0;
+  const client = process.cpuUsage(clientBefore);
   const perCommand = (ms: number) => ms / Math.max(1, r.total);
-  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), errors: r.errors };
+  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors };
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -179,6 +183,7 @@ export async function main(args: string[]): Promise<void> {
       'p99 ms': round(med(c.name, 'p99'), 0),
       'server CPU ms/cmd': round(med(c.name, 'serverCpuMs'), 2),
       'PostgreSQL CPU ms/cmd': round(med(c.name, 'dbCpuMs'), 2),
+      'client CPU ms/cmd': round(med(c.name, 'clientCpuMs'), 2),
       errors: figures.get(c.name)!.reduce((a, x) => a + x.errors, 0),
     }));
     console.log(`bench:cluster — addReviewNode over HTTP, ${connections} connections, ${rounds} rounds of ${seconds}s per configuration, alternating; ${os.cpus().length} cores, Node ${process.version}`);
@@ -207,6 +212,7 @@ export async function main(args: string[]): Promise<void> {
         sqlite1_server_cpu_ms: round(med('sqlite×1', 'serverCpuMs'), 2),
         pg1_db_cpu_ms: round(med('pg×1', 'dbCpuMs'), 2),
         pg2_db_cpu_ms: round(med('pg×2', 'dbCpuMs'), 2),
+        client_cpu_ms: Object.fromEntries(configs.map((c) => [c.name, round(med(c.name, 'clientCpuMs'), 2)])),
         // min / median / max over the rounds, per configuration (issue #39 item 4), and the paired ratios.
         spreads: Object.fromEntries(configs.map((c) => [c.name, { perSecond: spreadOf(figures.get(c.name)!.map((x) => x.perSecond), 0), p99Ms: spreadOf(figures.get(c.name)!.map((x) => x.p99), 1), serverCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.serverCpuMs), 3), dbCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.dbCpuMs), 3) }])),
         pg1_over_sqlite_per_round: figures.get('pg×1')!.map((x, k) => round(x.perSecond / figures.get('sqlite×1')![k].perSecond, 2)),
