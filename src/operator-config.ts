@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { DomainError } from './domain-error';
 import { Slot } from './slots';
-import { softOpenFileLimit } from './open-file-limit';
 
 /**
  * Operator configuration: what only the person who runs the server may decide, because it reaches the
@@ -62,6 +61,20 @@ export const DEFAULT_CONNECTION_BOUNDS = {
    */
   maxPerAddress: 256,
 } as const;
+/**
+ * The process's soft `nofile` limit (Linux: /proc/self/limits; elsewhere the common 1024). Open
+ * workspaces take at most half of it (workspaces/registry.ts) and client connections at most 3/8
+ * (server/connection-guard.ts); the rest is for git, child processes and the files a request opens.
+ */
+export function softOpenFileLimit(): number {
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+    if (m) return m[1] === 'unlimited' ? 1 << 20 : Number(m[1]);
+  } catch {
+    // Not Linux: assume the common 1024.
+  }
+  return 1024;
+}
 /** `maxConnections`: connections open at once from all clients; default from the file limit (defaultMaxConnections). */
 export type ConnectionBounds = { -readonly [K in keyof typeof DEFAULT_CONNECTION_BOUNDS]: number } & { maxConnections: number };
 

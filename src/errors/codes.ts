@@ -105,6 +105,7 @@ export const ERROR_CODES = {
   session_expired: { status: 'unauthorized', meaning: 'the sign-in session or CLI sign-in token has expired; sign in again' },
   sign_in_failed: { status: 'unauthorized', meaning: 'the identity provider did not complete the sign-in (state, PKCE, code or token refused)' },
   sign_in_unavailable: { status: 'not_found', meaning: 'no identity provider is configured on this server' },
+  sign_in_rate_limited: { status: 'unavailable', retryAfterMs: 60_000, meaning: 'this client (an IPv4 address, an IPv6 /64) started more sign-ins this minute than a person does; wait and start again' },
   csrf_header_required: { status: 'forbidden', meaning: 'a call authenticated by the session cookie must carry the X-Review-Ledger-CSRF header' },
 
   // Workspaces and repos

@@ -12,6 +12,8 @@ import { clearedCookie, credentialOf, readCookie, sessionCookie, SESSION_COOKIE,
 import { authenticate } from '../security/tokens';
 import { WorkspaceRegistry } from '../workspaces/registry';
 import { newUuidV7 } from '../events/ids';
+import { RateWindow } from '../security/rate-window';
+import { clientKey } from '../security/client-key';
 
 /** A sign-in not finished within this long is forgotten (the person starts again). */
 const PENDING_MS = 10 * 60 * 1000;
@@ -23,6 +25,14 @@ interface Pending extends PendingCodeFlow {
   returnTo: string;
   at: number;
 }
+
+/**
+ * Sign-ins one client may start per minute (GET /auth/login, POST /auth/device): each costs the identity
+ * provider a round trip, a device sign-in also a poll of the provider for up to its expiry, and both hold
+ * a slot of the bounded tables here — a client starting them in a loop evicted everyone else's.
+ */
+const LOGINS_PER_MINUTE = 30;
+const DEVICE_STARTS_PER_MINUTE = 10;
 
 /** Device sign-ins (`review-ledger login`) in flight at once. */
 const MAX_DEVICE_PENDING = 100;
@@ -53,6 +63,8 @@ interface DeviceFlow {
 export class SignInController implements OnModuleDestroy {
   private readonly pending = new Map<string, Pending>();
   private readonly devices = new Map<string, DeviceFlow>();
+  private readonly loginStarts = new RateWindow(LOGINS_PER_MINUTE, 60_000);
+  private readonly deviceStarts = new RateWindow(DEVICE_STARTS_PER_MINUTE, 60_000);
 
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
@@ -60,6 +72,7 @@ export class SignInController implements OnModuleDestroy {
   async login(@Query('workspace') workspace: string, @Query('return') returnTo: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     try {
       const idp = this.provider();
+      admitStart(this.loginStarts, req, 'GET /auth/login', LOGINS_PER_MINUTE);
       const workspaceId = WorkspaceRegistry.validateId(workspace);
       // A path on this server only: not `//host` nor `/\\host` (browsers read both as another origin).
       const back = typeof returnTo === 'string' && /^\/(?![/\\])[\x21-\x5b\x5d-\x7e]{0,1000}$/.test(returnTo) ? returnTo : '/';
@@ -132,9 +145,10 @@ export class SignInController implements OnModuleDestroy {
    * the handle until the person approved at the provider, and gets a sign-in token (method `device`).
    */
   @Post('/auth/device')
-  async deviceStart(@Query('workspace') workspace: string, @Res() res: ServerResponse): Promise<void> {
+  async deviceStart(@Query('workspace') workspace: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     try {
       const idp = this.provider();
+      admitStart(this.deviceStarts, req, 'POST /auth/device', DEVICE_STARTS_PER_MINUTE);
       const workspaceId = WorkspaceRegistry.validateId(workspace);
       await this.ledger.workspace(workspaceId);
       const started = await idp.startDeviceFlow();
@@ -201,6 +215,13 @@ export class SignInController implements OnModuleDestroy {
     if (!host || !hostAllowed(host, serverHostNames(this.ledger))) throw new DomainError('forbidden', `Host: "${String(host ?? '').slice(0, 100)}" is not a name this server answers to; set publicUrl`);
     return `http://${host}`;
   }
+}
+
+/** Counts a sign-in start against its client, or refuses it with the wait. */
+function admitStart(starts: RateWindow, req: IncomingMessage, what: string, perMinute: number): void {
+  const client = clientKey(req.socket.remoteAddress);
+  const waitMs = starts.take(client);
+  if (waitMs > 0) throw new DomainError('sign_in_rate_limited', `${what}: ${client} started ${perMinute} sign-ins in the last minute; start again in ${Math.ceil(waitMs / 1000)} s`, { retryAfterMs: waitMs });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -7,7 +7,7 @@ import type { EventStore } from '../events/store/port';
 import { SqliteEventStore, SynchronousMode } from '../stores/sqlite/sqlite-event-store';
 import { SqliteCatalogue, type WorkspaceCatalogue, type WorkspaceInfo } from './catalogue';
 import { SlotMap } from '../slots';
-import { softOpenFileLimit } from '../open-file-limit';
+import { softOpenFileLimit } from '../operator-config';
 
 export type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 

@@ -3,10 +3,9 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WebSocket } from 'ws';
-import { defaultMaxConnections, defaultOperatorConfig, loadOperatorConfig } from '../../src/operator-config';
-import { clientKey } from '../../src/server/connection-guard';
+import { defaultMaxConnections, defaultOperatorConfig, loadOperatorConfig, softOpenFileLimit } from '../../src/operator-config';
+import { clientKey } from '../../src/security/client-key';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
-import { softOpenFileLimit } from '../../src/open-file-limit';
 
 describe('clientKey: what a connection counts against', () => {
   it.each([

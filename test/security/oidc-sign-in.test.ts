@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import * as http from 'node:http';
 import WebSocket from 'ws';
 import { CommandBus } from '@nestjs/cqrs';
 import { ledgerCommand } from '../../src/cqrs/commands';
@@ -310,5 +311,43 @@ describe('sign-in through an OpenID Connect provider', () => {
     // Nothing of that recorded a token for a human other than through sign-in.
     const tokens = Object.values((await membersState()).tokens);
     for (const t of tokens.filter((t) => t.principal.startsWith('user:') && t.principal !== 'user:local-operator')) expect([t.principal, t.signIn?.subject]).toEqual([t.principal, expect.stringMatching(/^sub-/)]);
+  });
+  /**
+   * A client starting sign-ins in a loop: each costs the provider a round trip (a device sign-in also a
+   * poll of it until expiry) and a slot of the bounded tables of sign-ins in flight, so the loop evicted
+   * everyone else's. Starts are counted per client (an IPv4 address, an IPv6 /64); loopback addresses of
+   * their own stand for clients (127.0.0.0/8 all reach the server on Linux).
+   */
+  it('one client may start 30 sign-ins and 10 device sign-ins a minute; the others are not held back', async () => {
+    const start = (from: string, method: 'GET' | 'POST', pathAndQuery: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: Number(new URL(url).port), path: pathAndQuery, method, localAddress: from, agent: false }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const statuses = async (n: number, from: string, method: 'GET' | 'POST', p: string) => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) out.push((await start(from, method, p)).status);
+      return out;
+    };
+    expect(await statuses(30, '127.0.0.7', 'GET', '/auth/login?workspace=default')).toEqual(Array(30).fill(302));
+    const refused = await start('127.0.0.7', 'GET', '/auth/login?workspace=default');
+    const data = JSON.parse(refused.body).error.data;
+    expect([refused.status, data.code]).toEqual([503, 'sign_in_rate_limited']);
+    // The wait is the rest of the client's minute.
+    expect(data.retryAfterMs).toBeGreaterThan(0);
+    expect(data.retryAfterMs).toBeLessThanOrEqual(60_000);
+    expect(JSON.parse(refused.body).error.message).toMatch(/^GET \/auth\/login: 127\.0\.0\.7 started 30 sign-ins in the last minute; start again in \d+ s$/);
+    expect((await start('127.0.0.8', 'GET', '/auth/login?workspace=default')).status).toBe(302);
+
+    expect(await statuses(10, '127.0.0.9', 'POST', '/auth/device?workspace=default')).toEqual(Array(10).fill(200));
+    const device = await start('127.0.0.9', 'POST', '/auth/device?workspace=default');
+    expect([device.status, JSON.parse(device.body).error.data.code]).toEqual([503, 'sign_in_rate_limited']);
+    expect((await start('127.0.0.10', 'POST', '/auth/device?workspace=default')).status).toBe(200);
   });
 });

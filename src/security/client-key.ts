@@ -1,0 +1,32 @@
+import * as net from 'node:net';
+
+/**
+ * The client a connection counts against: an IPv4 address (also when it arrives IPv4-mapped, as
+ * `::ffff:a.b.c.d` on a dual-stack socket), or an IPv6 address's /64 — one host is routinely given a
+ * whole /64, so counting single IPv6 addresses would give it 2^64 quotas.
+ */
+export function clientKey(remoteAddress: string | undefined): string {
+  if (!remoteAddress) return '(unknown)';
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(remoteAddress);
+  if (mapped) return mapped[1];
+  if (net.isIPv4(remoteAddress)) return remoteAddress;
+  const bare = remoteAddress.split('%')[0];
+  if (!net.isIPv6(bare)) return remoteAddress;
+  return `${ipv6Groups(bare).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address, as lowercase hex without leading zeros. */
+function ipv6Groups(addr: string): string[] {
+  let text = addr;
+  // A trailing dotted quad (::ffff:1.2.3.4 handled above; 64:ff9b::1.2.3.4 and the like) is two groups.
+  const quad = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number);
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const zeros = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...zeros, ...right].map((g) => parseInt(g, 16).toString(16));
+}
