@@ -75,6 +75,9 @@ export function softOpenFileLimit(): number {
   }
   return 1024;
 }
+/** An IPv4 or IPv6 address literal (zod's checks: this layer does not import node:net). */
+const IP_LITERAL = z.union([z.ipv4(), z.ipv6()]);
+
 /** `maxConnections`: connections open at once from all clients; default from the file limit (defaultMaxConnections). */
 export type ConnectionBounds = { -readonly [K in keyof typeof DEFAULT_CONNECTION_BOUNDS]: number } & { maxConnections: number };
 
@@ -196,6 +199,8 @@ export const operatorConfigSchema = z
     allowedOrigins: z.array(z.string().min(1).max(300)).max(100).optional(),
     /** Host names (no port) browsers may reach this server by, besides IP literals, localhost and the listen host. */
     allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name, without scheme or port')).max(100).optional(),
+    /** Addresses of reverse proxies whose X-Forwarded-For names the client (per-client sign-in limits). */
+    trustedProxies: z.array(z.string().refine((a) => IP_LITERAL.safeParse(a).success, 'an IP address')).max(100).optional(),
     /** TypeScript's checker in review computations: `false` = syntax-only edges, or its caps. */
     typeEdges: z.union([z.literal(false), typeEdgeLimitsSchema]).optional(),
     /** Where humans sign in (docs/security.md "Sign-in"); absent: tokens only, minted by admins. */
@@ -264,6 +269,8 @@ export interface OperatorConfig {
   githubEnterpriseHosts: string[];
   allowedOrigins: string[];
   allowedHosts: string[];
+  /** Reverse proxies (IP addresses, lowercase) whose X-Forwarded-For names the client (security/client-key.ts). */
+  trustedProxies: string[];
   connections: ConnectionBounds;
   /** `false`: syntax-only edges; else the caps that differ from the defaults (empty: all defaults). */
   typeEdges: false | TypeEdgeLimits;
@@ -322,6 +329,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     githubEnterpriseHosts: [...new Set(enterprise.map((h) => h.trim().toLowerCase()).filter(Boolean))],
     allowedOrigins: (parsed.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()),
     allowedHosts: (parsed.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, '')),
+    trustedProxies: (parsed.trustedProxies ?? []).map((a) => a.toLowerCase()),
     connections: { ...DEFAULT_CONNECTION_BOUNDS, maxConnections: defaultMaxConnections(), ...(parsed.connections ?? {}) },
     typeEdges: parsed.typeEdges ?? {},
     renderRepos: parsed.render?.repos ?? {},

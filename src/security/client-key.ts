@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import * as net from 'node:net';
 
 /**
@@ -29,4 +30,34 @@ function ipv6Groups(addr: string): string[] {
   const right = tail === undefined ? [] : tail ? tail.split(':') : [];
   const zeros = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
   return [...left, ...zeros, ...right].map((g) => parseInt(g, 16).toString(16));
+}
+
+/** An address as compared: IPv4-mapped IPv6 written as IPv4, the zone dropped, IPv6 in its eight groups. */
+function canonicalAddress(a: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(a);
+  if (mapped) return mapped[1];
+  if (net.isIPv4(a)) return a;
+  const bare = a.split('%')[0];
+  return net.isIPv6(bare) ? ipv6Groups(bare).join(':') : a.toLowerCase();
+}
+
+/**
+ * The client key of an HTTP request: its connection's peer — or, when that peer is one of the operator's
+ * `trustedProxies`, the address X-Forwarded-For names for it: read from the right (each proxy appends the
+ * address it heard from), skipping trusted proxies; an entry that is not an IP address stops the walk at
+ * the last trusted hop (a client may write anything on the left, never on the right of what its proxy adds).
+ */
+export function requestClientKey(req: IncomingMessage, trustedProxies: readonly string[]): string {
+  const peer = req.socket.remoteAddress;
+  if (trustedProxies.length === 0 || !peer) return clientKey(peer);
+  const trusted = new Set(trustedProxies.map(canonicalAddress));
+  let client = peer;
+  const forwarded = req.headers['x-forwarded-for'];
+  const hops = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').map((h) => h.trim()).filter(Boolean);
+  while (trusted.has(canonicalAddress(client)) && hops.length > 0) {
+    const next = hops.pop()!;
+    if (net.isIP(next) === 0) break;
+    client = next;
+  }
+  return clientKey(client);
 }

@@ -13,7 +13,7 @@ import { authenticate } from '../security/tokens';
 import { WorkspaceRegistry } from '../workspaces/registry';
 import { newUuidV7 } from '../events/ids';
 import { RateWindow } from '../security/rate-window';
-import { clientKey } from '../security/client-key';
+import { requestClientKey } from '../security/client-key';
 
 /** A sign-in not finished within this long is forgotten (the person starts again). */
 const PENDING_MS = 10 * 60 * 1000;
@@ -72,7 +72,7 @@ export class SignInController implements OnModuleDestroy {
   async login(@Query('workspace') workspace: string, @Query('return') returnTo: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     try {
       const idp = this.provider();
-      admitStart(this.loginStarts, req, 'GET /auth/login', LOGINS_PER_MINUTE);
+      admitStart(this.loginStarts, req, this.ledger.operator.trustedProxies, 'GET /auth/login', LOGINS_PER_MINUTE);
       const workspaceId = WorkspaceRegistry.validateId(workspace);
       // A path on this server only: not `//host` nor `/\\host` (browsers read both as another origin).
       const back = typeof returnTo === 'string' && /^\/(?![/\\])[\x21-\x5b\x5d-\x7e]{0,1000}$/.test(returnTo) ? returnTo : '/';
@@ -148,7 +148,7 @@ export class SignInController implements OnModuleDestroy {
   async deviceStart(@Query('workspace') workspace: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     try {
       const idp = this.provider();
-      admitStart(this.deviceStarts, req, 'POST /auth/device', DEVICE_STARTS_PER_MINUTE);
+      admitStart(this.deviceStarts, req, this.ledger.operator.trustedProxies, 'POST /auth/device', DEVICE_STARTS_PER_MINUTE);
       const workspaceId = WorkspaceRegistry.validateId(workspace);
       await this.ledger.workspace(workspaceId);
       const started = await idp.startDeviceFlow();
@@ -218,8 +218,8 @@ export class SignInController implements OnModuleDestroy {
 }
 
 /** Counts a sign-in start against its client, or refuses it with the wait. */
-function admitStart(starts: RateWindow, req: IncomingMessage, what: string, perMinute: number): void {
-  const client = clientKey(req.socket.remoteAddress);
+function admitStart(starts: RateWindow, req: IncomingMessage, trustedProxies: readonly string[], what: string, perMinute: number): void {
+  const client = requestClientKey(req, trustedProxies);
   const waitMs = starts.take(client);
   if (waitMs > 0) throw new DomainError('sign_in_rate_limited', `${what}: ${client} started ${perMinute} sign-ins in the last minute; start again in ${Math.ceil(waitMs / 1000)} s`, { retryAfterMs: waitMs });
 }

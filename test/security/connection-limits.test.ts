@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { WebSocket } from 'ws';
 import { defaultMaxConnections, defaultOperatorConfig, loadOperatorConfig, softOpenFileLimit } from '../../src/operator-config';
-import { clientKey } from '../../src/security/client-key';
+import type { IncomingMessage } from 'node:http';
+import { clientKey, requestClientKey } from '../../src/security/client-key';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 
 describe('clientKey: what a connection counts against', () => {
@@ -29,6 +30,28 @@ describe('clientKey: what a connection counts against', () => {
   });
 });
 
+describe('requestClientKey: the client behind the operator\'s reverse proxies', () => {
+  const req = (peer: string, xff?: string | string[]) => ({ socket: { remoteAddress: peer }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } }) as unknown as IncomingMessage;
+
+  it('without trusted proxies: the peer, whatever X-Forwarded-For says', () => {
+    expect(requestClientKey(req('203.0.113.9', '198.51.100.1'), [])).toBe('203.0.113.9');
+  });
+
+  it('from a trusted proxy: the address it appended (the rightmost), skipping proxies it came through', () => {
+    expect(requestClientKey(req('::ffff:10.0.0.2', '198.51.100.1'), ['10.0.0.2'])).toBe('198.51.100.1');
+    // A client writes what it likes on the left; only what the trusted hops added counts.
+    expect(requestClientKey(req('10.0.0.2', '1.1.1.1, 198.51.100.1'), ['10.0.0.2'])).toBe('198.51.100.1');
+    expect(requestClientKey(req('10.0.0.2', ['1.1.1.1, 198.51.100.1', '10.0.0.3']), ['10.0.0.2', '10.0.0.3'])).toBe('198.51.100.1');
+    expect(requestClientKey(req('2001:db8::10', '2001:db8:5:6::77'), ['2001:0db8:0:0::10'])).toBe('2001:db8:5:6::/64');
+  });
+
+  it('a malformed hop, or none, leaves the proxy as the client; an untrusted peer is never looked behind', () => {
+    expect(requestClientKey(req('10.0.0.2', 'unknown'), ['10.0.0.2'])).toBe('10.0.0.2');
+    expect(requestClientKey(req('10.0.0.2'), ['10.0.0.2'])).toBe('10.0.0.2');
+    expect(requestClientKey(req('10.0.0.9', '198.51.100.1'), ['10.0.0.2'])).toBe('10.0.0.9');
+  });
+});
+
 describe('operator config: connections.maxPerAddress and maxConnections', () => {
   it('defaults to 256 per client and 3/8 of the file limit in all', () => {
     const c = defaultOperatorConfig(os.tmpdir()).connections;
@@ -45,6 +68,10 @@ describe('operator config: connections.maxPerAddress and maxConnections', () => 
       expect(loadOperatorConfig(dir, { configFile: file }, {}).connections).toMatchObject({ maxPerAddress: 7, maxConnections: 90, unauthenticatedMs: 30_000 });
       fs.writeFileSync(file, JSON.stringify({ connections: { maxPerAddress: 0 } }));
       expect(() => loadOperatorConfig(dir, { configFile: file }, {})).toThrow(/connections\.maxPerAddress/);
+      fs.writeFileSync(file, JSON.stringify({ trustedProxies: ['10.0.0.2', 'FE80::1'] }));
+      expect(loadOperatorConfig(dir, { configFile: file }, {}).trustedProxies).toEqual(['10.0.0.2', 'fe80::1']);
+      fs.writeFileSync(file, JSON.stringify({ trustedProxies: ['proxy.internal'] }));
+      expect(() => loadOperatorConfig(dir, { configFile: file }, {})).toThrow(/trustedProxies\.0: an IP address/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
