@@ -6,11 +6,6 @@ import { clientKey } from '../security/client-key';
 /** How often, at most, a refusal is logged (with the count since the last line). */
 const LOG_EVERY_MS = 60_000;
 
-export interface ConnectionGuard {
-  /** Connections open now, clients holding them, and connections refused since the start. */
-  stats(): { open: number; clients: number; refusedPerClient: number; refusedTotal: number };
-}
-
 /**
  * Bounds the connections a server holds: `maxConnections` in all (Node's own `server.maxConnections`:
  * a connection past it is closed as it is accepted) and `maxPerAddress` per client (clientKey). Every
@@ -21,24 +16,20 @@ export interface ConnectionGuard {
  * the descriptors the total leaves them (defaultMaxConnections). A refused connection is closed
  * before anything is read: the client sees the connection reset and may retry.
  */
-export function guardConnections(server: Server, bounds: Pick<ConnectionBounds, 'maxConnections' | 'maxPerAddress'>, log: (line: string) => void = (l) => console.warn(l)): ConnectionGuard {
+export function guardConnections(server: Server, bounds: Pick<ConnectionBounds, 'maxConnections' | 'maxPerAddress'>, log: (line: string) => void = (l) => console.warn(l)): void {
   const held = new Map<string, number>();
-  let open = 0;
-  let refusedPerClient = 0;
-  let refusedTotal = 0;
   let lastLog = -Infinity;
   let unlogged = 0;
   const refused = (why: string): void => {
     unlogged++;
     const now = Date.now();
     if (now - lastLog < LOG_EVERY_MS) return;
-    log(`review-ledger: refused ${unlogged} connection${unlogged === 1 ? '' : 's'}${lastLog === -Infinity ? '' : ' in the last minute'} (latest: ${why})`);
+    log(`review-ledger: refused ${unlogged} connection${unlogged === 1 ? '' : 's'}${lastLog === -Infinity ? '' : ' since the last such line'} (latest: ${why})`);
     lastLog = now;
     unlogged = 0;
   };
   server.maxConnections = bounds.maxConnections;
   server.on('drop', (data?: { remoteAddress?: string }) => {
-    refusedTotal++;
     refused(`${data?.remoteAddress ?? 'a client'}: ${bounds.maxConnections} connections open, connections.maxConnections`);
   });
   // Added after the HTTP server's own listener, so that one has set the socket up before it is destroyed.
@@ -46,20 +37,15 @@ export function guardConnections(server: Server, bounds: Pick<ConnectionBounds, 
     const key = clientKey(socket.remoteAddress);
     const n = held.get(key) ?? 0;
     if (n >= bounds.maxPerAddress) {
-      refusedPerClient++;
-      refusedTotal++;
       socket.destroy();
       refused(`${key} holds ${n} connections, connections.maxPerAddress`);
       return;
     }
     held.set(key, n + 1);
-    open++;
     socket.once('close', () => {
-      open--;
       const left = held.get(key)! - 1;
       if (left === 0) held.delete(key);
       else held.set(key, left);
     });
   });
-  return { stats: () => ({ open, clients: held.size, refusedPerClient, refusedTotal }) };
 }
