@@ -90,7 +90,9 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
     app.useLogger(['error', 'warn']);
   }
   const addr = app.getHttpServer().address();
-  const url = `http://${config.host}:${typeof addr === 'object' && addr ? addr.port : config.port}`;
+  // An IPv6 host goes in brackets (`http://[::1]:3000`): bare, its colons would read as the port's.
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${typeof addr === 'object' && addr ? addr.port : config.port}`;
   return {
     app,
     ledger: l,

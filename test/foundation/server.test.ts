@@ -29,6 +29,18 @@ describe('HTTP server', () => {
     }
   });
 
+  test('on an IPv6 address the URL it prints brackets the host, and answers there', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-server-'));
+    const server = await startServer({ dataDir, port: 0, host: '::1' });
+    try {
+      expect(server.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    } finally {
+      await server.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test('a server started on a given ledger listens where the caller says (port 0), even while the operator runs one on that ledger\'s port', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-server-'));
     // The ledger's own config names a port that is already taken, as the README's `npm start` takes 3000.
