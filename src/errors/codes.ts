@@ -69,7 +69,7 @@ export const ERROR_CODES = {
   response_too_large: { status: 'too_large', meaning: 'the answer would exceed the response byte limit (REVIEW_LEDGER_MAX_RESPONSE_BYTES, default 4 MiB): ask for a smaller page or a narrower filter' },
   string_too_long: { status: 'too_large', meaning: 'a string (or object key) exceeds the string length limit' },
   batch_too_costly: { status: 'too_large', meaning: 'a JSON-RPC batch costs more units than the batch limit' },
-  too_many_subscriptions: { status: 'too_large', meaning: 'the connection holds the maximum number of subscriptions' },
+  too_many_subscriptions: { status: 'too_large', meaning: 'the connection (256), or the principal over all its connections in the workspace (1,024), holds the maximum number of subscriptions' },
   transport_unsupported: { status: 'invalid', meaning: 'a subscription asked for over a transport without server push (use WebSocket or SSE)' },
   invalid_since: { status: 'invalid', meaning: 'since is not a non-negative position, or the subscription cannot resume' },
   invalid_as_of: { status: 'invalid', meaning: 'as-of is neither a global position nor an ISO-8601 time' },

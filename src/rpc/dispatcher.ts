@@ -209,6 +209,7 @@ export class RpcDispatcher {
     const parsed = spec.params.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     if (conn.watchers.size >= LIMITS.maxSubscriptionsPerConnection) throw new DomainError('too_many_subscriptions', `${spec.name}: a connection may hold ${LIMITS.maxSubscriptionsPerConnection} subscriptions`);
+    accessGuardFor(this.ledger).admit(caller.workspace, caller.principal, LIMITS.maxSubscriptionsPerPrincipal, spec.name);
     // Scoped by the authenticated workspace: a token of another workspace was refused by authenticate.
     const { subscription, snapshot } = this.progress.subscribe(caller.workspace.id, conn.progressSink());
     conn.watchers.set(subscription.id, subscription);
@@ -271,6 +272,7 @@ export class RpcDispatcher {
     const parsed = spec.query!.input.safeParse(payload);
     if (!parsed.success) throw validationError(parsed.error.issues);
     const since = parseSince(params.since);
+    accessGuardFor(this.ledger).admit(caller.workspace, caller.principal, LIMITS.maxSubscriptionsPerPrincipal, spec.name);
     if (params.coalesce !== undefined && typeof params.coalesce !== 'boolean') throw new DomainError('invalid_payload', `coalesce: must be a boolean, got ${JSON.stringify(params.coalesce)?.slice(0, 40)}`, { field: 'coalesce' });
     const started = await this.hub.watch(caller.workspace, spec.query!, parsed.data, since, conn.sink(), { coalesce: params.coalesce === true });
     const w = started.watcher;

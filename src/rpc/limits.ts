@@ -17,6 +17,8 @@ export const LIMITS = {
   maxItems: 10_000,
   /** Subscriptions one connection may hold. */
   maxSubscriptionsPerConnection: 256,
+  /** Subscriptions one principal may hold in a workspace over all its connections and transports. */
+  maxSubscriptionsPerPrincipal: 1024,
   /**
    * Bytes of one response (a JSON-RPC answer or batch, a watch snapshot or update, an MCP tool result)
    * unless the operator sets another (REVIEW_LEDGER_MAX_RESPONSE_BYTES, config.maxResponseBytes): past

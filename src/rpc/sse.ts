@@ -7,7 +7,7 @@ import { accessGuardFor } from '../workspaces/access-guard';
 import { authenticate, bearerFrom } from '../security/tokens';
 import { parseSince } from './dispatcher';
 import { httpStatusOf, toRpcError } from './errors';
-import { assertWithinLimits } from './limits';
+import { assertWithinLimits, LIMITS } from './limits';
 import { assertNoReservedKeys } from '../commands/payload-keys';
 import { queryForPath, watchName } from './methods';
 import type { WatchHub, WatchUpdate } from './watch';
@@ -40,6 +40,7 @@ export async function serveSse(ledger: Ledger, hub: WatchHub, workspaceId: strin
     const since = parseSince(url.searchParams.get('since') ?? req.headers['last-event-id']);
     const coalesce = url.searchParams.get('coalesce');
     if (coalesce !== null && coalesce !== 'true' && coalesce !== 'false') throw new DomainError('invalid_payload', `coalesce: must be true or false, got ${JSON.stringify(coalesce.slice(0, 40))}`, { field: 'coalesce' });
+    accessGuardFor(ledger).admit(caller.workspace, caller.principal, LIMITS.maxSubscriptionsPerPrincipal, watchName(query.name));
     const started = await hub.watch(caller.workspace, query, parsed.data, since, {
       send: (u: WatchUpdate) => res.write(sseFrame('update', u.position, `{"position":${u.position},"value":${u.valueJson}${u.coalesced ? ',"coalesced":true' : ''}}`)),
       congested: () => res.writableLength > SSE_HIGH_WATER_BYTES,
@@ -79,6 +80,7 @@ export async function serveProgressSse(ledger: Ledger, progress: ProgressHub, wo
     const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? undefined;
     const caller = await authenticate(ledger, workspaceId, bearer);
     checkAccess(WATCH_PROGRESS, caller.principal, caller.role);
+    accessGuardFor(ledger).admit(caller.workspace, caller.principal, LIMITS.maxSubscriptionsPerPrincipal, WATCH_PROGRESS.name);
     const { subscription, snapshot } = progress.subscribe(caller.workspace.id, {
       send: (_id, u) => res.write(`event: progress\ndata: ${JSON.stringify(u)}\n\n`),
       congested: () => res.writableLength > SSE_HIGH_WATER_BYTES,

@@ -57,6 +57,8 @@ export function revocationOf(state: WorkspaceState, s: Pick<GuardedStream, 'prin
 interface WorkspaceWatch {
   workspace: WorkspaceHandle;
   streams: Set<GuardedStream>;
+  /** The same streams by principal (closed ones leave lazily): what `admit` counts. */
+  byPrincipal: Map<string, Set<GuardedStream>>;
   revision: number;
   /** The earliest end of a sign-in session among the streams (ms), or Infinity: checked then even if nothing was appended. */
   nextExpiry: number;
@@ -76,13 +78,29 @@ export class AccessGuard {
   hold(workspace: WorkspaceHandle, stream: GuardedStream): void {
     let w = this.watches.get(workspace.id);
     if (!w) {
-      const entry: WorkspaceWatch = { workspace, streams: new Set(), revision: -2, nextExpiry: Infinity, checking: false, timer: setInterval(() => void this.check(entry), CHECK_MS), release: retainWorkspace(workspace) };
+      const entry: WorkspaceWatch = { workspace, streams: new Set(), byPrincipal: new Map(), revision: -2, nextExpiry: Infinity, checking: false, timer: setInterval(() => void this.check(entry), CHECK_MS), release: retainWorkspace(workspace) };
       entry.timer.unref();
       this.watches.set(workspace.id, (w = entry));
     }
     w.streams.add(stream);
+    let mine = w.byPrincipal.get(stream.principal);
+    if (!mine) w.byPrincipal.set(stream.principal, (mine = new Set()));
+    mine.add(stream);
     // A new stream may hold a session that ends sooner: the next tick looks again.
     w.revision = -2;
+  }
+
+  /**
+   * Refuses a new stream of `principal` in `workspace` when it already holds `max` open ones over all its
+   * connections and transports (WebSocket, SSE, progress): the per-connection limit alone let one token
+   * hold 256 on each of any number of connections, ~14 KB of server memory each (2,048 verdict watches
+   * took 29 MiB). Called before the stream is created.
+   */
+  admit(workspace: WorkspaceHandle, principal: string, max: number, what: string): void {
+    const mine = this.watches.get(workspace.id)?.byPrincipal.get(principal);
+    if (!mine) return;
+    for (const s of mine) if (!s.isOpen()) mine.delete(s);
+    if (mine.size >= max) throw new DomainError('too_many_subscriptions', `${what}: ${principal} holds ${max} subscriptions in workspace ${workspace.id} over all its connections; close some first`, { limit: max });
   }
 
   /** Open guarded streams (for tests and health figures). */
@@ -96,7 +114,7 @@ export class AccessGuard {
     if (w.checking) return;
     w.checking = true;
     try {
-      for (const s of w.streams) if (!s.isOpen()) w.streams.delete(s);
+      for (const s of w.streams) if (!s.isOpen()) this.forget(w, s);
       if (w.streams.size === 0) return this.drop(w);
       const { state, revision } = await loadStream(workspaceFold, w.workspace, 'workspace');
       const now = this.clock();
@@ -110,7 +128,7 @@ export class AccessGuard {
           if (end) w.nextExpiry = Math.min(w.nextExpiry, Date.parse(end));
           continue;
         }
-        w.streams.delete(s);
+        this.forget(w, s);
         s.end(reason);
       }
     } catch (err) {
@@ -121,6 +139,12 @@ export class AccessGuard {
     } finally {
       w.checking = false;
     }
+  }
+
+  private forget(w: WorkspaceWatch, s: GuardedStream): void {
+    w.streams.delete(s);
+    const mine = w.byPrincipal.get(s.principal);
+    if (mine?.delete(s) && mine.size === 0) w.byPrincipal.delete(s.principal);
   }
 
   private drop(w: WorkspaceWatch): void {
