@@ -8,18 +8,15 @@ import * as net from 'node:net';
  */
 export function clientKey(remoteAddress: string | undefined): string {
   if (!remoteAddress) return '(unknown)';
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(remoteAddress);
-  if (mapped) return mapped[1];
-  if (net.isIPv4(remoteAddress)) return remoteAddress;
-  const bare = remoteAddress.split('%')[0];
-  if (!net.isIPv6(bare)) return remoteAddress;
-  return `${ipv6Groups(bare).slice(0, 4).join(':')}::/64`;
+  const a = canonicalAddress(remoteAddress);
+  // canonicalAddress writes an IPv6 address as its eight groups, anything else without a colon.
+  return a.includes(':') ? `${a.split(':').slice(0, 4).join(':')}::/64` : a;
 }
 
 /** The eight 16-bit groups of an IPv6 address, as lowercase hex without leading zeros. */
 function ipv6Groups(addr: string): string[] {
   let text = addr;
-  // A trailing dotted quad (::ffff:1.2.3.4 handled above; 64:ff9b::1.2.3.4 and the like) is two groups.
+  // A trailing dotted quad (64:ff9b::1.2.3.4 and the like; ::ffff:a.b.c.d is IPv4 already) is two groups.
   const quad = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
   if (quad) {
     const [a, b, c, d] = quad.slice(1).map(Number);
@@ -32,7 +29,7 @@ function ipv6Groups(addr: string): string[] {
   return [...left, ...zeros, ...right].map((g) => parseInt(g, 16).toString(16));
 }
 
-/** An address as compared: IPv4-mapped IPv6 written as IPv4, the zone dropped, IPv6 in its eight groups. */
+/** An address as compared: IPv4-mapped IPv6 written as IPv4, the zone dropped, IPv6 in its eight groups; not an IP: lowercased. */
 function canonicalAddress(a: string): string {
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(a);
   if (mapped) return mapped[1];
