@@ -60,6 +60,11 @@ export const DEFAULT_CONNECTION_BOUNDS = {
    * sockets used to take every file descriptor: nobody else was answered.
    */
   maxPerAddress: 256,
+  /**
+   * On SIGTERM / SIGINT, how long requests already read get to be answered before their connections are
+   * cut (server/graceful-shutdown.ts); new requests are refused meanwhile with `server_shutting_down`.
+   */
+  drainMs: 10_000,
 } as const;
 /**
  * The process's soft `nofile` limit (Linux: /proc/self/limits; elsewhere the common 1024). Open
@@ -220,7 +225,7 @@ export const operatorConfigSchema = z
       })
       .strict()
       .optional(),
-    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000), maxPerAddress: z.number().int().min(1).max(1_000_000), maxConnections: z.number().int().min(1).max(1_000_000) }).partial().strict().optional(),
+    connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000), maxPerAddress: z.number().int().min(1).max(1_000_000), maxConnections: z.number().int().min(1).max(1_000_000), drainMs: z.number().int().min(0).max(600_000) }).partial().strict().optional(),
     render: z
       .object({
         /** Per repo, keyed `<workspaceId>/<repoId>`. */

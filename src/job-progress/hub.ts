@@ -54,6 +54,8 @@ export interface ProgressSink {
   send(subscription: string, update: ProgressUpdate): void;
   congested(): boolean;
   onDrain(cb: () => void): void;
+  /** The hub closed (server shutdown): a stream that only this subscription holds open ends now. */
+  ended?(): void;
 }
 
 /** Service name under which the server registers its hub (Ledger `services`); commands look it up there. */
@@ -102,6 +104,13 @@ export class ProgressSubscription {
     this.closed = true;
     this.pending.clear();
     this.onClose(this);
+  }
+
+  /** Closed by the hub (server shutdown), not by its subscriber: the sink is told. */
+  end(): void {
+    if (this.closed) return;
+    this.close();
+    this.sink.ended?.();
   }
 }
 
@@ -168,7 +177,7 @@ export class ProgressHub {
   close(): void {
     for (const ws of this.workspaces.values()) {
       if (ws.timer) clearTimeout(ws.timer);
-      for (const s of [...ws.subscribers]) s.close();
+      for (const s of [...ws.subscribers]) s.end();
     }
     this.workspaces.clear();
   }

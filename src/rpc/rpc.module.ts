@@ -157,6 +157,18 @@ export class RpcTransports implements OnApplicationBootstrap, OnModuleDestroy {
     this.ws = attachRpcWebSocket(server, this.dispatcher, this.ledger.operator.allowedOrigins, this.ledger.operator.connections, hosts);
   }
 
+  /**
+   * Server shutdown, before the HTTP server drains (server/graceful-shutdown.ts): WebSocket connections
+   * answer what they read and close 1001; SSE streams (queries and progress) end with `watch_closed`,
+   * as do WebSocket watches, so subscribers resume elsewhere with since.
+   */
+  async drainStreams(): Promise<void> {
+    const ws = this.ws?.shutdown();
+    this.hub.close();
+    this.progress.close();
+    await ws;
+  }
+
   onModuleDestroy(): void {
     this.ws?.close();
     this.hub.close();

@@ -85,6 +85,10 @@ export async function serveProgressSse(ledger: Ledger, progress: ProgressHub, wo
       send: (_id, u) => res.write(`event: progress\ndata: ${JSON.stringify(u)}\n\n`),
       congested: () => res.writableLength > SSE_HIGH_WATER_BYTES,
       onDrain: (cb) => (res.writableLength > SSE_HIGH_WATER_BYTES ? res.once('drain', cb) : setImmediate(cb)),
+      ended: () => {
+        stop();
+        res.end(`event: error\ndata: ${JSON.stringify(toRpcError(new DomainError('watch_closed', 'the server is shutting down: subscribe again')))}\n\n`);
+      },
     });
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.write(`event: snapshot\ndata: ${JSON.stringify({ subscription: subscription.id, jobs: snapshot })}\n\n`);

@@ -55,6 +55,7 @@ class WsConnection implements RpcConnection {
   /** Since when the unsent bytes have stayed above the high-water mark. */
   private overSince: number | null = null;
   private closing = false;
+  private shuttingDown = false;
   /** Aborted when the socket closes: work of requests still running or queued stops (CallContext.signal). */
   private readonly gone = new AbortController();
   /** Runs until a request authenticates; then the connection is no longer closed as unauthenticated. */
@@ -64,6 +65,8 @@ class WsConnection implements RpcConnection {
     this.authTimer = setTimeout(() => this.closeUnauthenticated(), bounds.unauthenticatedMs);
     this.authTimer.unref();
     ws.on('message', (data, isBinary) => {
+      // Shutting down: a frame read now is not run (nor answered); the close (1001) tells the client to send it again elsewhere.
+      if (this.shuttingDown) return;
       const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
       const bytes = frameBytes(data);
       this.queued++;
@@ -242,6 +245,28 @@ class WsConnection implements RpcConnection {
     };
   }
 
+  /**
+   * Server shutdown: requests already read are answered, then the socket closes with 1001 (going away);
+   * frames arriving meanwhile are not run. Watchers were told `watch_closed` by the hub: the client
+   * reconnects (another server, or this one restarted) and resumes with since.
+   */
+  async shutdown(): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    this.ws.pause();
+    for (let c = this.chain; ; c = this.chain) {
+      await c;
+      if (c === this.chain) break;
+    }
+    if (this.ws.readyState === WebSocket.CLOSED) return;
+    const closed = new Promise<void>((resolve) => this.ws.once('close', () => resolve()));
+    // Read again, or the client's closing frame would never be read (frames before it are not run).
+    this.ws.resume();
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(1001, 'server shutting down: connect again and resume with since');
+    setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
+    await closed;
+  }
+
   end(reason: DomainError): void {
     // 4001: application-defined (RFC 6455 §7.4.2); the reason is limited to 123 bytes.
     if (this.ws.readyState === WebSocket.OPEN) this.ws.close(4001, closeReason(`${reason.code}: ${reason.message}`));
@@ -282,8 +307,9 @@ export function attachRpcWebSocket(
   allowedOrigins: readonly string[] = [],
   bounds: SocketBounds = DEFAULT_CONNECTION_BOUNDS,
   allowedHosts: readonly string[] = [],
-): { close(): void; clients(): number } {
+): { close(): void; shutdown(): Promise<void>; clients(): number } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });
+  const connections = new Map<WebSocket, WsConnection>();
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/rpc') return;
@@ -294,11 +320,19 @@ export function attachRpcWebSocket(
     // The Review page signed in through the identity provider: its SameSite=Strict session cookie (never sent
     // by another site's page) on an upgrade whose Origin passed the check above.
     const bearer = bearerFrom(req.headers.authorization) ?? url.searchParams.get('access_token') ?? readCookie(req, SESSION_COOKIE) ?? undefined;
-    wss.handleUpgrade(req, socket, head, (ws) => new WsConnection(ws, dispatcher, bearer, bounds));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      connections.set(ws, new WsConnection(ws, dispatcher, bearer, bounds));
+      ws.once('close', () => connections.delete(ws));
+    });
   };
   server.on('upgrade', onUpgrade);
   return {
     clients: () => wss.clients.size,
+    /** Graceful (server shutdown): no new upgrade; each connection answers what it read, then closes 1001. */
+    async shutdown() {
+      server.off('upgrade', onUpgrade);
+      await Promise.all([...connections.values()].map((c) => c.shutdown()));
+    },
     close() {
       server.off('upgrade', onUpgrade);
       for (const c of wss.clients) c.terminate();

@@ -10,13 +10,23 @@ import { DomainError } from '../domain-error';
 import { lockDataDir } from './data-dir-lock';
 import { attachReadModels } from '../readmodels/stored/registry';
 import { guardConnections } from './connection-guard';
+import { installDrain } from './graceful-shutdown';
+import { RpcTransports } from '../rpc/rpc.module';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 
 export interface RunningServer {
   app: INestApplication;
   ledger: Ledger;
   url: string;
+  /** Closes at once: connections still open are cut (tests, a failed start). */
   close(): Promise<void>;
+  /**
+   * Closes without cutting a request (`serve` on SIGTERM / SIGINT; graceful-shutdown.ts): new requests
+   * are refused, those already read are answered (for at most `connections.drainMs`), streams end with
+   * `watch_closed`; then the stores close and the data-dir lock is released. Resolves with how many
+   * requests were still unanswered at the deadline and cut.
+   */
+  shutdown(): Promise<{ cut: number }>;
 }
 
 /** A bind failure as the operator should read it: which address, and why. */
@@ -74,7 +84,8 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
     lock?.release();
     throw err;
   }
-  app.enableShutdownHooks();
+  // No Nest shutdown hooks: they close the app and raise the signal again while requests still run.
+  // `serve` handles SIGTERM / SIGINT itself with shutdown() below.
   guardConnections(app.getHttpServer(), l.operator.connections);
   try {
     // Nest logs a failed bind itself, in colour and before we can name it; the caller reports it instead.
@@ -89,11 +100,12 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
   } finally {
     app.useLogger(['error', 'warn']);
   }
+  const drain = installDrain(app.getHttpServer());
   const addr = app.getHttpServer().address();
   // An IPv6 host goes in brackets (`http://[::1]:3000`): bare, its colons would read as the port's.
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${typeof addr === 'object' && addr ? addr.port : config.port}`;
-  return {
+  const running: RunningServer = {
     app,
     ledger: l,
     url,
@@ -105,5 +117,18 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
         lock?.release();
       }
     },
+    async shutdown() {
+      let cut = 0;
+      try {
+        const streams = app.get(RpcTransports).drainStreams();
+        drain.begin();
+        const deadline = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), l.operator.connections.drainMs).unref());
+        if ((await Promise.race([Promise.all([streams, drain.idle()]), deadline])) === 'late') cut = drain.force();
+      } finally {
+        await running.close();
+      }
+      return { cut };
+    },
   };
+  return running;
 }

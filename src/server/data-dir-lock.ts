@@ -14,7 +14,7 @@ export const LOCK_FILE = 'server.lock';
 const held = new Set<string>();
 let exitHook = false;
 
-/** A server that exits without close() (SIGTERM through Nest's shutdown hooks) leaves no lock behind. */
+/** A process that exits without close() (`process.exit`: a second SIGTERM while `serve` drains) leaves no lock behind. */
 function releaseAllOnExit(): void {
   if (exitHook) return;
   exitHook = true;

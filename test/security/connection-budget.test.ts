@@ -106,9 +106,11 @@ describe('per-connection memory budget on the WebSocket /rpc', () => {
   it('the budget and the slow-reader time are operator settings, validated at start', () => {
     const file = path.join(dataDir, 'config.json');
     fs.writeFileSync(file, JSON.stringify({ connections: { budgetBytes: 2 * 1024 * 1024, slowReaderMs: 5000 } }));
-    expect(loadOperatorConfig(dataDir, { configFile: file }, {}).connections).toEqual({ budgetBytes: 2 * 1024 * 1024, slowReaderMs: 5000, unauthenticatedMs: 30_000, maxPerAddress: 256, maxConnections: defaultMaxConnections() });
+    expect(loadOperatorConfig(dataDir, { configFile: file }, {}).connections).toEqual({ budgetBytes: 2 * 1024 * 1024, slowReaderMs: 5000, unauthenticatedMs: 30_000, maxPerAddress: 256, maxConnections: defaultMaxConnections(), drainMs: 10_000 });
     fs.writeFileSync(file, JSON.stringify({ connections: { budgetBytes: 10 } }));
     expect(() => loadOperatorConfig(dataDir, { configFile: file }, {})).toThrow(/connections\.budgetBytes/);
-    expect(defaultOperatorConfig(dataDir).connections).toEqual({ budgetBytes: 1024 * 1024, slowReaderMs: 30_000, unauthenticatedMs: 30_000, maxPerAddress: 256, maxConnections: defaultMaxConnections() });
+    fs.writeFileSync(file, JSON.stringify({ connections: { drainMs: -1 } }));
+    expect(() => loadOperatorConfig(dataDir, { configFile: file }, {})).toThrow(/connections\.drainMs/);
+    expect(defaultOperatorConfig(dataDir).connections).toEqual({ budgetBytes: 1024 * 1024, slowReaderMs: 30_000, unauthenticatedMs: 30_000, maxPerAddress: 256, maxConnections: defaultMaxConnections(), drainMs: 10_000 });
   });
 });

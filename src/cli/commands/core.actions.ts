@@ -13,12 +13,29 @@ export async function serve(opts: { host?: string; port?: string }, cmd: Command
   const config = configFrom(cmd);
   const server = await startServer({ ...config, host: opts.host ?? config.host, port: opts.port !== undefined ? Number(opts.port) : config.port });
   process.stdout.write(`review-ledger listening on ${server.url} (store: ${config.store}${config.store === 'sqlite' ? ` under ${config.dataDir}` : ''})\n`);
-  const stop = async () => {
-    await server.close();
-    process.exit(0);
+  // A signal drains (graceful-shutdown.ts): requests already read are answered, new ones refused, then
+  // exit 0 with the data-dir lock released. A second signal exits at once (the lock is released on exit).
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      process.stderr.write(`review-ledger: ${signal} again: exiting without waiting\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    process.stderr.write(`review-ledger: ${signal}: shutting down (requests already read are answered for up to ${server.ledger.operator.connections.drainMs} ms; new ones get server_shutting_down)\n`);
+    server.shutdown().then(
+      ({ cut }) => {
+        if (cut > 0) process.stderr.write(`review-ledger: ${cut} request${cut === 1 ? '' : 's'} still unanswered after connections.drainMs: cut\n`);
+        process.exit(0);
+      },
+      (err: unknown) => {
+        process.stderr.write(`review-ledger: shutdown failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 /** `review-ledger migrate`: the one explicit migration; prints what it did. */
