@@ -8,6 +8,7 @@ import { DomainError } from '../domain-error';
 import { diagramInputSchema, ReviewDiagramAdded, VerifiedDiagram } from '../events/catalogue/compute';
 import type { CommandDefinition } from './kernel';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
+import { JOB_SLOTS } from '../compute/job-slots';
 
 const input = z.object({
   ...reviewTarget,
@@ -33,7 +34,7 @@ export const addReviewDiagram: CommandDefinition<Input, ComputeState, Prepared> 
     const repo = await openRegisteredRepo(repoState);
     const cache = FactsCache.open(env.workspace.dir);
     try {
-      const graph = new CodeGraph(await indexCommit(repo, pr.latest.headSha, { cache }));
+      const graph = await JOB_SLOTS.run(env.workspace.id, async () => new CodeGraph(await indexCommit(repo, pr.latest!.headSha, { cache })));
       return { ...cmd, verified: verifyDiagram(cmd.diagram, graph), headSha: pr.latest.headSha };
     } finally {
       cache.close();

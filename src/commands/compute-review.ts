@@ -13,6 +13,7 @@ import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
 import { loadPrState } from '../review/pr-state';
 import { OPERATOR_CONFIG_SERVICE } from '../operator-config';
 import { observedAncestorOf } from './head-ancestry';
+import { JOB_SLOTS } from '../compute/job-slots';
 
 /** Share of the whole computation each indexing phase stands for in watchProgress (the rest is analysis). */
 const PHASE_SPAN = { 'index-head': [0, 0.45], 'index-base': [0.45, 0.9] } as const;
@@ -33,62 +34,66 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
   access: { minRole: 'member' },
   stream: reviewStreamOf,
   fold: computeFold,
-  async prepare(cmd, env) {
-    const repoState = await loadRepoState(env.workspace, cmd.repoId);
-    const pr = await loadComputeState(env.workspace, reviewStreamOf(cmd));
-    if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`);
-    const repo = await openRegisteredRepo(repoState);
-    try {
-      // Without explicit SHAs: the PR's newest head — one observed after the rounds (a webhook, observeHead)
-      // when no round has reviewed it yet, with the base reported alongside it (issue 38: the round's
-      // head was recomputed as "identical inputs" while a newer head waited).
-      // Otherwise the current round's head (a compute at a new head starts a round too) and its base.
-      const observedNewer = pr.observed && !pr.roundHeads.includes(pr.observed.headSha) ? pr.observed : null;
-      const roundHead = pr.roundHeads[pr.roundHeads.length - 1] ?? pr.headSha!;
-      const roundBase = pr.latest?.headSha === roundHead ? pr.latest.baseSha : pr.baseSha!;
-      const useObserved = !cmd.headSha && observedNewer !== null;
-      const baseSha = await repo.revParse(cmd.baseSha ?? (useObserved ? (observedNewer!.baseSha ?? roundBase) : roundBase));
-      const headSha = await repo.revParse(cmd.headSha ?? (useObserved ? observedNewer!.headSha : roundHead));
-      const operator = env.services.get(OPERATOR_CONFIG_SERVICE);
-      const key = `${env.workspace.id}/${cmd.repoId}`;
-      const render = operator ? { key, entry: operator.renderRepos[key], sandbox: operator.sandbox } : undefined;
-      // The operator's checker settings (type-resolved edges off, or its caps) change what is computed.
-      const checker = operator ? (operator.typeEdges === false ? { typeEdges: false } : { checkerLimits: operator.typeEdges }) : {};
-      const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry, checker);
-      if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest, baseSha, headSha };
-      const listener = env.services.get(INDEX_PROGRESS_SERVICE);
-      // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
-      const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'computeReview', repoId: cmd.repoId, prNumber: cmd.prNumber });
+  prepare(cmd, env) {
+    // The whole preparation holds one of the server's job slots (compute/job-slots.ts): a job waiting for
+    // one holds no repo open, no git process and no index.
+    return JOB_SLOTS.run(env.workspace.id, async () => {
+      const repoState = await loadRepoState(env.workspace, cmd.repoId);
+      const pr = await loadComputeState(env.workspace, reviewStreamOf(cmd));
+      if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`);
+      const repo = await openRegisteredRepo(repoState);
       try {
-        const { data } = await computeReview({
-          repo,
-          baseSha,
-          headSha,
-          workspaceDir: env.workspace.dir,
-          repoConfig: repoState.config,
-          render,
-          ...checker,
-          signal: env.signal,
-          onProgress: (_phase, p) => {
-            const commit = _phase === 'index-head' ? headSha : baseSha;
-            listener?.({ ...p, repoId: cmd.repoId, commit });
-            const [from, to] = PHASE_SPAN[_phase];
-            job.report({ phase: _phase, done: p.done, total: p.total, fraction: from + (to - from) * (p.total ? p.done / p.total : 1), commit });
-          },
-        });
-        job.done();
-        // A compute at a head no round reviewed starts a round: gather what carries over to it (SPEC §5).
-        const prState = await loadPrState(env.workspace, reviewStreamOf(cmd));
-        const carry = prState.rounds.some((r) => r.headSha === data.headSha) ? null : await gatherCarryOver(env.workspace, prState, data.headSha, data.baseSha);
-        const observedAncestor = await observedAncestorOf(env.workspace, cmd.repoId, pr.observed?.headSha ?? null, data.headSha);
-        return { unchanged: false, data, carry, observedAncestor };
-      } catch (err) {
-        job.failed(err);
-        throw err;
+        // Without explicit SHAs: the PR's newest head — one observed after the rounds (a webhook, observeHead)
+        // when no round has reviewed it yet, with the base reported alongside it (issue 38: the round's
+        // head was recomputed as "identical inputs" while a newer head waited).
+        // Otherwise the current round's head (a compute at a new head starts a round too) and its base.
+        const observedNewer = pr.observed && !pr.roundHeads.includes(pr.observed.headSha) ? pr.observed : null;
+        const roundHead = pr.roundHeads[pr.roundHeads.length - 1] ?? pr.headSha!;
+        const roundBase = pr.latest?.headSha === roundHead ? pr.latest.baseSha : pr.baseSha!;
+        const useObserved = !cmd.headSha && observedNewer !== null;
+        const baseSha = await repo.revParse(cmd.baseSha ?? (useObserved ? (observedNewer!.baseSha ?? roundBase) : roundBase));
+        const headSha = await repo.revParse(cmd.headSha ?? (useObserved ? observedNewer!.headSha : roundHead));
+        const operator = env.services.get(OPERATOR_CONFIG_SERVICE);
+        const key = `${env.workspace.id}/${cmd.repoId}`;
+        const render = operator ? { key, entry: operator.renderRepos[key], sandbox: operator.sandbox } : undefined;
+        // The operator's checker settings (type-resolved edges off, or its caps) change what is computed.
+        const checker = operator ? (operator.typeEdges === false ? { typeEdges: false } : { checkerLimits: operator.typeEdges }) : {};
+        const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry, checker);
+        if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest, baseSha, headSha };
+        const listener = env.services.get(INDEX_PROGRESS_SERVICE);
+        // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
+        const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'computeReview', repoId: cmd.repoId, prNumber: cmd.prNumber });
+        try {
+          const { data } = await computeReview({
+            repo,
+            baseSha,
+            headSha,
+            workspaceDir: env.workspace.dir,
+            repoConfig: repoState.config,
+            render,
+            ...checker,
+            signal: env.signal,
+            onProgress: (_phase, p) => {
+              const commit = _phase === 'index-head' ? headSha : baseSha;
+              listener?.({ ...p, repoId: cmd.repoId, commit });
+              const [from, to] = PHASE_SPAN[_phase];
+              job.report({ phase: _phase, done: p.done, total: p.total, fraction: from + (to - from) * (p.total ? p.done / p.total : 1), commit });
+            },
+          });
+          job.done();
+          // A compute at a head no round reviewed starts a round: gather what carries over to it (SPEC §5).
+          const prState = await loadPrState(env.workspace, reviewStreamOf(cmd));
+          const carry = prState.rounds.some((r) => r.headSha === data.headSha) ? null : await gatherCarryOver(env.workspace, prState, data.headSha, data.baseSha);
+          const observedAncestor = await observedAncestorOf(env.workspace, cmd.repoId, pr.observed?.headSha ?? null, data.headSha);
+          return { unchanged: false, data, carry, observedAncestor };
+        } catch (err) {
+          job.failed(err);
+          throw err;
+        }
+      } finally {
+        repo.close();
       }
-    } finally {
-      repo.close();
-    }
+    }, env.signal);
   },
   decide(state, prepared) {
     if (!state.exists) throw new DomainError('review_not_found', 'prNumber: no review has been requested for this PR');

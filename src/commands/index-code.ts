@@ -7,6 +7,7 @@ import { RepoRegistered } from '../events/catalogue/repo';
 import { ProgressHub } from '../job-progress/hub';
 import type { CommandDefinition } from './kernel';
 import { Slot } from '../slots';
+import { JOB_SLOTS } from '../compute/job-slots';
 
 /** Service name under which an edge may register a progress listener (the CLI's progress bar, subscriptions). */
 export const INDEX_PROGRESS_SERVICE = new Slot<IndexProgressListener>('codegraph.indexProgress');
@@ -38,42 +39,45 @@ export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
   access: { minRole: 'member' },
   stream: (i) => `repo-${i.repoId}`,
   fold: repoFold,
-  async prepare(cmd, env) {
-    const state = await loadRepoState(env.workspace, cmd.repoId);
-    const repo = await openRegisteredRepo(state);
-    const cache = FactsCache.open(env.workspace.dir);
-    // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
-    const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'indexCode', repoId: cmd.repoId });
-    try {
-      const commit = await repo.revParse(cmd.commit ?? state.defaultBranch ?? 'HEAD');
-      const listener = env.services.get(INDEX_PROGRESS_SERVICE);
-      const idx = await indexCommit(repo, commit, {
-        cache,
-        signal: env.signal,
-        onProgress: (p) => {
-          listener?.({ ...p, repoId: cmd.repoId, commit });
-          job.report({ phase: 'index', done: p.done, total: p.total, fraction: p.total ? p.done / p.total : 0, commit });
-        },
-      });
-      job.done();
-      return {
-        repoId: cmd.repoId,
-        commit,
-        languages: Object.entries(idx.languages).sort(([a], [b]) => a.localeCompare(b)).map(([language, files]) => ({ language, files })),
-        fileCount: idx.fileCount,
-        symbolCount: idx.symbolCount,
-        parsedBlobs: idx.parsedBlobs,
-        cachedBlobs: idx.cachedBlobs,
-        unsupportedFiles: idx.unsupported.slice(0, 500).map((u) => clipId(u.path, BOUNDS.path)),
-        unsupportedFileCount: idx.unsupported.length,
-      };
-    } catch (err) {
-      job.failed(err);
-      throw err;
-    } finally {
-      cache.close();
-      repo.close();
-    }
+  prepare(cmd, env) {
+    // Holds one of the server's job slots (compute/job-slots.ts), shared with computeReview.
+    return JOB_SLOTS.run(env.workspace.id, async () => {
+      const state = await loadRepoState(env.workspace, cmd.repoId);
+      const repo = await openRegisteredRepo(state);
+      const cache = FactsCache.open(env.workspace.dir);
+      // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
+      const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'indexCode', repoId: cmd.repoId });
+      try {
+        const commit = await repo.revParse(cmd.commit ?? state.defaultBranch ?? 'HEAD');
+        const listener = env.services.get(INDEX_PROGRESS_SERVICE);
+        const idx = await indexCommit(repo, commit, {
+          cache,
+          signal: env.signal,
+          onProgress: (p) => {
+            listener?.({ ...p, repoId: cmd.repoId, commit });
+            job.report({ phase: 'index', done: p.done, total: p.total, fraction: p.total ? p.done / p.total : 0, commit });
+          },
+        });
+        job.done();
+        return {
+          repoId: cmd.repoId,
+          commit,
+          languages: Object.entries(idx.languages).sort(([a], [b]) => a.localeCompare(b)).map(([language, files]) => ({ language, files })),
+          fileCount: idx.fileCount,
+          symbolCount: idx.symbolCount,
+          parsedBlobs: idx.parsedBlobs,
+          cachedBlobs: idx.cachedBlobs,
+          unsupportedFiles: idx.unsupported.slice(0, 500).map((u) => clipId(u.path, BOUNDS.path)),
+          unsupportedFileCount: idx.unsupported.length,
+        };
+      } catch (err) {
+        job.failed(err);
+        throw err;
+      } finally {
+        cache.close();
+        repo.close();
+      }
+    }, env.signal);
   },
   decide(state, idx) {
     const known = state.indexed[idx.commit];

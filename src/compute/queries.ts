@@ -8,6 +8,7 @@ import { CohortSummarySet } from '../events/catalogue/compute';
 import { prNumberSchema, repoIdSchema } from '../events/catalogue/review';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { loadComputeState, loadRepoState, openRegisteredRepo } from './streams';
+import { JOB_SLOTS } from './job-slots';
 
 /** `review_studio.blastRadius`: per file or symbol, at a commit or at the PR's latest computed head. */
 export const blastRadiusQueryInput = z
@@ -34,7 +35,8 @@ export async function queryBlastRadius(ws: WorkspaceHandle, input: z.infer<typeo
   const cache = FactsCache.open(ws.dir);
   try {
     const commit = await repo.revParse(ref);
-    const graph = new CodeGraph(await indexCommit(repo, commit, { cache }));
+    // A commit never computed is indexed here: one of the job slots, like computeReview.
+    const graph = await JOB_SLOTS.run(ws.id, async () => new CodeGraph(await indexCommit(repo, commit, { cache })));
     const target = input.symbolId !== undefined ? { symbolId: input.symbolId } : { path: input.path! };
     return { commit, ...blastRadius(graph, target, input.depth) };
   } finally {

@@ -7,6 +7,7 @@ import type { GitRepo } from '../git/repo';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { splitPatch, TextHunk } from './patches';
 import { Slot } from '../slots';
+import { JOB_SLOTS } from '../compute/job-slots';
 
 /** Documentation files larger than this are not scanned for symbol mentions (generated API dumps). */
 const MAX_DOC_BYTES = 256 * 1024;
@@ -76,7 +77,7 @@ async function loadMaterials(ws: WorkspaceHandle, repoId: string, baseSha: strin
     const cache = FactsCache.open(ws.dir);
     let graph: CodeGraph;
     try {
-      graph = new CodeGraph(await indexCommit(repo, headSha, { cache }));
+      graph = await JOB_SLOTS.run(ws.id, async () => new CodeGraph(await indexCommit(repo, headSha, { cache })));
     } finally {
       cache.close();
     }

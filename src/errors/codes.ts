@@ -186,6 +186,7 @@ export const ERROR_CODES = {
   watch_failed: { status: 'unavailable', meaning: 'a subscription failed while folding or catching up: resume with since' },
   store_unavailable: { status: 'unavailable', meaning: 'the event store cannot be reached (or a write\'s commit could not be confirmed): retry the same request, same idempotency key, after `error.data.retryAfterMs`', retryAfterMs: 1000 },
   server_shutting_down: { status: 'unavailable', retryAfterMs: 1_000, meaning: 'the server is shutting down: it answers the requests it had read and runs no new one; send the request again (another server, or this one once restarted)' },
+  jobs_queue_full: { status: 'unavailable', retryAfterMs: 5_000, meaning: "the workspace already has 64 index/compute jobs waiting for the server's job slots (as many as its cores run at once): send it again later" },
   schema_outdated: { status: 'unavailable', meaning: 'the PostgreSQL schema is older than this server needs: run `review-ledger migrate`' },
   wrong_expected_revision: { status: 'conflict', meaning: 'a concurrent append moved the stream; retrying the command re-decides it' },
   guard_moved: { status: 'conflict', meaning: "the workspace's tokens or members changed while the command ran: the server checks the caller's access again and re-runs it; a client sees this only when that kept happening, and may retry with the same idempotency key" },
