@@ -5,6 +5,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { WebSocket } from 'ws';
 import { newUuidV7 } from '../../src/events/ids';
+import { JOB_SLOTS } from '../../src/compute/job-slots';
+import { GitFixture } from '../support/git-fixture';
+import { command, serverFixture, WsClient } from '../rpc/support';
 
 /**
  * `serve` on SIGTERM (a rolling deploy, a restart). Before: Nest's shutdown hook closed the application and
@@ -217,5 +220,49 @@ describe('serve on SIGTERM: answered or refused, never cut', () => {
     expect(serve.stderr()).not.toContain('stale lock');
     serve.child.kill('SIGTERM');
     expect(await serve.exit).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('shutdown of a WebSocket connection with a request in flight', () => {
+  it('answers the request it had read (a job waiting for a slot), runs no frame read after, then closes 1001', async () => {
+    const fx = await serverFixture();
+    const repo = new GitFixture('rl-shutdown-repo-', path.join(fx.dataDir, 'repos', fx.workspaceId));
+    repo.git('remote', 'add', 'origin', 'git@github.com:acme/shutdown.git');
+    repo.write('src/a.ts', 'export const a = 1;\n');
+    repo.commit('one file');
+    // Every job slot of this process taken by a job the test ends: the indexCode below waits for one.
+    const held: Array<() => void> = [];
+    const holding = Array.from({ length: JOB_SLOTS.running }, () => JOB_SLOTS.run('test-holder', () => new Promise<void>((resolve) => held.push(resolve))));
+    let closed = false;
+    try {
+      const url = fx.server.url;
+      expect((await command(url, fx.ownerToken, fx.workspaceId, 'registerRepo', { repoId: 'shut', path: repo.dir })).error).toBeUndefined();
+      const client = await WsClient.open(url, fx.ownerToken);
+      const wsClosed = new Promise<number>((resolve) => client.ws.once('close', (code) => resolve(code)));
+      const indexed = client.call('indexCode', { workspace_id: fx.workspaceId, idempotencyKey: newUuidV7(), repoId: 'shut' });
+      // Read and waiting: the server has it in its queue.
+      while (JOB_SLOTS.stats().waiting[fx.workspaceId] !== 1) await new Promise((r) => setImmediate(r));
+
+      const shutdown = fx.server.shutdown();
+      // Sent after the drain began: not run, not answered.
+      const late = client.call('addMember', { workspace_id: fx.workspaceId, idempotencyKey: newUuidV7(), principal: 'agent:late', role: 'member' });
+      let lateAnswered = false;
+      void late.then(() => (lateAnswered = true));
+
+      for (const release of held) release();
+      const answer = await indexed;
+      expect(answer.error).toBeUndefined();
+      expect(answer.result.result).toMatchObject({ fileCount: 1 });
+      expect(await wsClosed).toBe(1001);
+      expect(await shutdown).toEqual({ cut: 0 });
+      closed = true;
+      expect(lateAnswered).toBe(false);
+      await Promise.all(holding);
+    } finally {
+      for (const release of held) release();
+      if (!closed) await fx.server.close();
+      repo.cleanup();
+      fs.rmSync(fx.dataDir, { recursive: true, force: true });
+    }
   });
 });
