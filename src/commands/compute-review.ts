@@ -8,7 +8,7 @@ import type { CommandDefinition } from './kernel';
 import type { PendingEvent } from '../events/kernel-types';
 import { reviewStreamOf, reviewTarget } from '../events/streams';
 import { INDEX_PROGRESS_SERVICE } from './index-code';
-import { ProgressHub } from '../job-progress/hub';
+import { ProgressHub, type JobProgress } from '../job-progress/hub';
 import { CarryOverData, gatherCarryOver } from '../review/carry-facts';
 import { loadPrState } from '../review/pr-state';
 import { OPERATOR_CONFIG_SERVICE } from '../operator-config';
@@ -36,8 +36,12 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
   fold: computeFold,
   prepare(cmd, env) {
     // The whole preparation holds one of the server's job slots (compute/job-slots.ts): a job waiting for
-    // one holds no repo open, no git process and no index.
-    return JOB_SLOTS.run(env.workspace.id, async () => {
+    // one holds no repo open, no git process and no index. While it waits, watchProgress shows it
+    // `queued` (the Review page's progress line says so).
+    let queued: JobProgress | null = null;
+    const job = () => (queued ??= ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'computeReview', repoId: cmd.repoId, prNumber: cmd.prNumber }));
+    const onWait = (ahead: number) => job().report({ phase: ahead > 0 ? `queued, ${ahead} ahead` : 'queued', done: 0, total: 0, fraction: 0 });
+    return JOB_SLOTS.run<Prepared>(env.workspace.id, async () => {
       const repoState = await loadRepoState(env.workspace, cmd.repoId);
       const pr = await loadComputeState(env.workspace, reviewStreamOf(cmd));
       if (!pr.exists) throw new DomainError('review_not_found', `prNumber: no review has been requested for ${cmd.repoId}#${cmd.prNumber}`);
@@ -59,10 +63,13 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
         // The operator's checker settings (type-resolved edges off, or its caps) change what is computed.
         const checker = operator ? (operator.typeEdges === false ? { typeEdges: false } : { checkerLimits: operator.typeEdges }) : {};
         const digest = inputsDigestOf(REVIEW_ENGINE_VERSION, baseSha, headSha, repoState.config, render?.entry, checker);
-        if (pr.latest?.inputsDigest === digest) return { unchanged: true, inputsDigest: digest, baseSha, headSha };
+        if (pr.latest?.inputsDigest === digest) {
+          queued?.done();
+          return { unchanged: true, inputsDigest: digest, baseSha, headSha };
+        }
         const listener = env.services.get(INDEX_PROGRESS_SERVICE);
         // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
-        const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'computeReview', repoId: cmd.repoId, prNumber: cmd.prNumber });
+        const progress = job();
         try {
           const { data } = await computeReview({
             repo,
@@ -77,23 +84,27 @@ export const computeReviewCommand: CommandDefinition<Input, ComputeState, Prepar
               const commit = _phase === 'index-head' ? headSha : baseSha;
               listener?.({ ...p, repoId: cmd.repoId, commit });
               const [from, to] = PHASE_SPAN[_phase];
-              job.report({ phase: _phase, done: p.done, total: p.total, fraction: from + (to - from) * (p.total ? p.done / p.total : 1), commit });
+              progress.report({ phase: _phase, done: p.done, total: p.total, fraction: from + (to - from) * (p.total ? p.done / p.total : 1), commit });
             },
           });
-          job.done();
+          progress.done();
           // A compute at a head no round reviewed starts a round: gather what carries over to it (SPEC §5).
           const prState = await loadPrState(env.workspace, reviewStreamOf(cmd));
           const carry = prState.rounds.some((r) => r.headSha === data.headSha) ? null : await gatherCarryOver(env.workspace, prState, data.headSha, data.baseSha);
           const observedAncestor = await observedAncestorOf(env.workspace, cmd.repoId, pr.observed?.headSha ?? null, data.headSha);
           return { unchanged: false, data, carry, observedAncestor };
         } catch (err) {
-          job.failed(err);
+          progress.failed(err);
           throw err;
         }
       } finally {
         repo.close();
       }
-    }, env.signal);
+    }, env.signal, onWait).catch((err: unknown) => {
+      // Refused or cancelled while queued, or failed before its progress began: the queued line ends too.
+      queued?.failed(err);
+      throw err;
+    });
   },
   decide(state, prepared) {
     if (!state.exists) throw new DomainError('review_not_found', 'prNumber: no review has been requested for this PR');

@@ -4,7 +4,7 @@ import { FactsCache } from '../codegraph/facts-cache';
 import { CODEGRAPH_ENGINE_VERSION, indexCommit, IndexProgress } from '../codegraph/indexer';
 import { loadRepoState, openRegisteredRepo, repoFold, RepoState } from '../compute/streams';
 import { RepoRegistered } from '../events/catalogue/repo';
-import { ProgressHub } from '../job-progress/hub';
+import { ProgressHub, type JobProgress } from '../job-progress/hub';
 import type { CommandDefinition } from './kernel';
 import { Slot } from '../slots';
 import { JOB_SLOTS } from '../compute/job-slots';
@@ -40,13 +40,17 @@ export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
   stream: (i) => `repo-${i.repoId}`,
   fold: repoFold,
   prepare(cmd, env) {
-    // Holds one of the server's job slots (compute/job-slots.ts), shared with computeReview.
-    return JOB_SLOTS.run(env.workspace.id, async () => {
+    // Holds one of the server's job slots (compute/job-slots.ts), shared with computeReview; while it
+    // waits for one, watchProgress shows it `queued`.
+    let queued: JobProgress | null = null;
+    const progress = () => (queued ??= ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'indexCode', repoId: cmd.repoId }));
+    const onWait = (ahead: number) => progress().report({ phase: ahead > 0 ? `queued, ${ahead} ahead` : 'queued', done: 0, total: 0, fraction: 0 });
+    return JOB_SLOTS.run<Indexed>(env.workspace.id, async () => {
       const state = await loadRepoState(env.workspace, cmd.repoId);
       const repo = await openRegisteredRepo(state);
       const cache = FactsCache.open(env.workspace.dir);
       // watchProgress: reports reach this workspace's subscribers only (a no-op outside the server).
-      const job = ProgressHub.jobFor(env.services, env.workspace.id, { kind: 'indexCode', repoId: cmd.repoId });
+      const job = progress();
       try {
         const commit = await repo.revParse(cmd.commit ?? state.defaultBranch ?? 'HEAD');
         const listener = env.services.get(INDEX_PROGRESS_SERVICE);
@@ -77,7 +81,10 @@ export const indexCode: CommandDefinition<Input, RepoState, Indexed> = {
         cache.close();
         repo.close();
       }
-    }, env.signal);
+    }, env.signal, onWait).catch((err: unknown) => {
+      queued?.failed(err);
+      throw err;
+    });
   },
   decide(state, idx) {
     const known = state.indexed[idx.commit];

@@ -33,12 +33,19 @@ export class JobSlots {
     return { running: this.active, waiting: Object.fromEntries([...this.queues].map(([k, q]) => [k, q.length])) };
   }
 
-  /** Runs `job` once a slot is free; a job whose signal aborts while it waits leaves the queue and never runs. */
-  async run<T>(key: string, job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  /**
+   * Runs `job` once a slot is free; a job whose signal aborts while it waits leaves the queue and never
+   * runs. `onWait` is called (with how many of its key's jobs are ahead) when it has to wait.
+   */
+  async run<T>(key: string, job: () => Promise<T>, signal?: AbortSignal, onWait?: (ahead: number) => void): Promise<T> {
     signal?.throwIfAborted();
     // Jobs wait only while every slot is taken (release hands a slot straight to a waiter).
     if (this.active < this.running) this.active++;
-    else await this.wait(key, signal);
+    else {
+      const waiting = this.wait(key, signal);
+      onWait?.(this.queues.get(key)!.length - 1);
+      await waiting;
+    }
     try {
       return await job();
     } finally {

@@ -83,6 +83,23 @@ describe('JobSlots: index/compute jobs at most `running` at once, fair across wo
     expect(log).toEqual(['a0', 'a1', 'b0', 'a2']);
   });
 
+  it('tells a job that has to wait how many of its workspace are ahead of it, and only one that waits', async () => {
+    const slots = new JobSlots(1, 10);
+    const log: string[] = [];
+    const waits: Array<[string, number]> = [];
+    const jobs = ['a0', 'a1', 'a2'].map((n) => manual(log, n));
+    const runs = jobs.map((j, i) => slots.run('a', j.job, undefined, (ahead) => waits.push([`a${i}`, ahead])));
+    expect(waits).toEqual([
+      ['a1', 0],
+      ['a2', 1],
+    ]);
+    for (const j of jobs) {
+      j.finish();
+      await settle();
+    }
+    await Promise.all(runs);
+  });
+
   it('a job whose request is cancelled while it waits leaves the queue and never runs', async () => {
     const slots = new JobSlots(1, 10);
     const log: string[] = [];

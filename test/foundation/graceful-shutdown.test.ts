@@ -238,10 +238,13 @@ describe('shutdown of a WebSocket connection with a request in flight', () => {
       const url = fx.server.url;
       expect((await command(url, fx.ownerToken, fx.workspaceId, 'registerRepo', { repoId: 'shut', path: repo.dir })).error).toBeUndefined();
       const client = await WsClient.open(url, fx.ownerToken);
+      expect((await client.call('watchProgress', { workspace_id: fx.workspaceId })).error).toBeUndefined();
       const wsClosed = new Promise<number>((resolve) => client.ws.once('close', (code) => resolve(code)));
       const indexed = client.call('indexCode', { workspace_id: fx.workspaceId, idempotencyKey: newUuidV7(), repoId: 'shut' });
       // Read and waiting: the server has it in its queue.
       while (JOB_SLOTS.stats().waiting[fx.workspaceId] !== 1) await new Promise((r) => setImmediate(r));
+      // Its progress says so: the job is queued, not lost.
+      await client.until(() => client.notifications.some((n) => n.params?.value?.kind === 'indexCode' && n.params.value.phase === 'queued'));
 
       const shutdown = fx.server.shutdown();
       // Sent after the drain began: not run, not answered.
