@@ -2,6 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import * as fs from 'node:fs';
 import { AUDIT_CHECKPOINTER_SERVICE } from '../audit/checkpointer';
 import { Ledger } from '../ledger';
+import { JOB_SLOTS } from '../compute/job-slots';
 
 /** Below this much free space on the data dir's filesystem the embedded store cannot be relied on. */
 export const MIN_FREE_BYTES = 4 * 1024 * 1024;
@@ -54,6 +55,8 @@ export class HealthController {
       },
       ...(audit ? { audit } : {}),
       ...(workspaces !== undefined ? { workspaces } : {}),
+      // Index/compute jobs (compute/job-slots.ts): totals only, no workspace names (this answer is public).
+      jobs: jobTotals(),
     };
   }
 }
@@ -65,4 +68,9 @@ function freeSpace(dir: string): { freeBytes: number } | undefined {
   } catch {
     return undefined;
   }
+}
+
+function jobTotals(): { slots: number; running: number; waiting: number } {
+  const { running, waiting } = JOB_SLOTS.stats();
+  return { slots: JOB_SLOTS.running, running, waiting: Object.values(waiting).reduce((a, b) => a + b, 0) };
 }

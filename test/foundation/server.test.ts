@@ -5,6 +5,7 @@ import * as net from 'node:net';
 import { Ledger } from '../../src/ledger';
 import { loadConfig } from '../../src/config';
 import { startServer } from '../../src/server/bootstrap';
+import { JOB_SLOTS } from '../../src/compute/job-slots';
 
 describe('HTTP server', () => {
   test('GET /health answers with the store status on 127.0.0.1', async () => {
@@ -16,6 +17,8 @@ describe('HTTP server', () => {
       expect(res.status).toBe(200);
       const body = await res.json();
       expect(body).toMatchObject({ status: 'ok', store: { adapter: 'sqlite', synchronous: 'FULL' } });
+      // Index/compute job slots as totals (no workspace named on this public endpoint).
+      expect(body.jobs).toEqual({ slots: JOB_SLOTS.running, running: 0, waiting: 0 });
       // No host path on an unauthenticated endpoint (docs/security.md).
       expect(JSON.stringify(body)).not.toContain(dataDir);
       // The browser's tab icon is served, not a 404 on every page load (issue 38).
