@@ -7,6 +7,7 @@ import { DomainError } from '../domain-error';
 import type { QueryDefinition } from '../readmodels/queries/query';
 import { readModelAdvance, readModelAnswer } from '../readmodels/queries/run-query';
 import { retainWorkspace, type WorkspaceHandle } from '../workspaces/registry';
+import { EventLoopTurns } from '../events/event-loop-turns';
 
 /** Where a watcher's frames go (a WebSocket, an SSE response). */
 export interface WatchSink {
@@ -540,9 +541,12 @@ export class WatchHub {
     let json = canonicalJsonWithin(group.query.view(state, group.input), feed.maxResponseBytes, `watch ${group.query.name}`);
     let pos = since;
     watcher.startAt(since);
+    // Each step serializes the whole view: a resume of a 750-node review held the event loop 1 s in one piece.
+    const turns = new EventLoopTurns();
     for (;;) {
       const target = group.position;
       for await (const e of readRange(feed.workspace, group.query, group.input, pos, target)) {
+        await turns.between();
         state = fold.evolve(state, e);
         const next = canonicalJsonWithin(group.query.view(state, group.input), feed.maxResponseBytes, `watch ${group.query.name}`);
         if (next !== json) {

@@ -11,6 +11,7 @@ import { verdictOfPr } from '../../review/pr-verdict';
 import { activeRules, Rules } from '../../rules/rules';
 import type { WorkspaceHandle } from '../../workspaces/registry';
 import { isEvent } from '../../events/catalogue/event-types';
+import { EventLoopTurns } from '../../events/event-loop-turns';
 
 export interface ReplayRow {
   repoId: string;
@@ -41,9 +42,6 @@ export async function replayReviews(ws: WorkspaceHandle, rules: Rules, filter: R
   return compareUnder(prs, activeRules(activeDocument), rules);
 }
 
-/** After this long scoring verdicts, the comparison lets the event loop run (10 ms, as the store's reads do). */
-const TURN_MS = 10;
-
 export function foldForReplay(prs: Map<string, PrState>, e: RecordedEvent, filter: ReplayFilter, onRules: (doc: Record<string, unknown>) => void): void {
   if (e.streamId === 'workspace') {
     if (isEvent(e, 'RulesVersionActivated')) onRules(e.data.document);
@@ -65,12 +63,9 @@ export function foldForReplay(prs: Map<string, PrState>, e: RecordedEvent, filte
  */
 export async function compareUnder(prs: Map<string, PrState>, current: Rules, next: Rules): Promise<ReplayRow[]> {
   const rows: ReplayRow[] = [];
-  let since = performance.now();
+  const turns = new EventLoopTurns();
   for (const [streamId, s] of prs) {
-    if (performance.now() - since >= TURN_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
+    await turns.between();
     if (!s.exists) continue;
     const target = parseReviewStream(streamId)!;
     const before = verdictOfPr(s, current);

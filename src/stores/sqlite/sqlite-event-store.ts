@@ -26,6 +26,7 @@ import {
 import { LiveSubscription } from '../../events/store/subscription';
 import { isStoreUnavailableError, mkdirPrivate, touchPrivate } from '../private-files';
 import { DomainError } from '../../domain-error';
+import { EventLoopTurns } from '../../events/event-loop-turns';
 
 /** A full disk (or an unwritable file) answers `store_unavailable`, never `internal`. */
 function storeErrorOf(err: unknown): unknown {
@@ -107,23 +108,6 @@ const RECENT_CHARS = 4 * 1024 * 1024;
 
 const PAGE = 1000;
 
-/**
- * A long read lets the event loop run between pages once it has held it this long. Reads here are
- * synchronous and async iteration only queues microtasks, so a reader of the whole log held every other
- * request until it was done: a viewer's `replay` of 150k events kept /health waiting 1.2 s, and one
- * calling it in a loop would have stalled every workspace of the server.
- */
-const TURN_MS = 10;
-
-/** Between pages of one read: yields to the event loop (setImmediate) when TURN_MS have passed since the last turn. */
-class EventLoopTurns {
-  private since = performance.now();
-  async between(): Promise<void> {
-    if (performance.now() - this.since < TURN_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.since = performance.now();
-  }
-}
 
 const RESOLVED = Promise.resolve();
 
