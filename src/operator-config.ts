@@ -1,5 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { DomainError } from './domain-error';
@@ -39,6 +40,13 @@ export const DEFAULT_REPO_QUOTA_BYTES = 8 * 1024 ** 3;
  * operator's CLI is not counted.
  */
 export const DEFAULT_MAX_WORKSPACES_PER_OWNER = 20;
+
+/**
+ * Index / compute jobs at once in one server (`jobs.running`: the cores, at least 2) and waiting per
+ * workspace (`jobs.waitingPerWorkspace`); why: compute/job-slots.ts. Under a CPU quota smaller than the
+ * cores the process sees (a container), set `running` to the quota.
+ */
+export const DEFAULT_JOB_SLOTS = { running: Math.max(2, os.availableParallelism()), waitingPerWorkspace: 64 } as const;
 
 /** What one WebSocket connection may hold in server memory (SPEC §16); `connections` in the config file. */
 export const DEFAULT_CONNECTION_BOUNDS = {
@@ -225,6 +233,8 @@ export const operatorConfigSchema = z
       })
       .strict()
       .optional(),
+    /** Index/compute jobs at once in this server, and waiting per workspace (compute/job-slots.ts). */
+    jobs: z.object({ running: z.number().int().min(1).max(1024), waitingPerWorkspace: z.number().int().min(0).max(100_000) }).partial().strict().optional(),
     connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000), maxPerAddress: z.number().int().min(1).max(1_000_000), maxConnections: z.number().int().min(1).max(1_000_000), drainMs: z.number().int().min(0).max(600_000) }).partial().strict().optional(),
     render: z
       .object({
@@ -277,6 +287,8 @@ export interface OperatorConfig {
   /** Reverse proxies (IP addresses, lowercase) whose X-Forwarded-For names the client (security/client-key.ts). */
   trustedProxies: string[];
   connections: ConnectionBounds;
+  /** Index/compute jobs running at once in this server and waiting per workspace (compute/job-slots.ts). */
+  jobs: { running: number; waitingPerWorkspace: number };
   /** `false`: syntax-only edges; else the caps that differ from the defaults (empty: all defaults). */
   typeEdges: false | TypeEdgeLimits;
   renderRepos: Record<string, OperatorRenderEntry>;
@@ -336,6 +348,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     allowedHosts: (parsed.allowedHosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, '')),
     trustedProxies: (parsed.trustedProxies ?? []).map((a) => a.toLowerCase()),
     connections: { ...DEFAULT_CONNECTION_BOUNDS, maxConnections: defaultMaxConnections(), ...(parsed.connections ?? {}) },
+    jobs: { ...DEFAULT_JOB_SLOTS, ...(parsed.jobs ?? {}) },
     typeEdges: parsed.typeEdges ?? {},
     renderRepos: parsed.render?.repos ?? {},
     sandbox: {

@@ -1,5 +1,5 @@
-import * as os from 'node:os';
 import { DomainError } from '../domain-error';
+import { DEFAULT_JOB_SLOTS } from '../operator-config';
 
 /**
  * How many index / compute jobs run at once in one process, and how many may wait per workspace.
@@ -10,9 +10,9 @@ import { DomainError } from '../domain-error';
  * with 24): past the cores, more at once only adds memory. Now at most `running` jobs run (the cores, at
  * least 2); the others wait in their workspace's queue, and a freed slot goes to the workspaces in turn
  * (round robin), so one tenant's backlog never holds back another tenant's single job. A workspace with
- * `waitingPerWorkspace` jobs waiting gets `jobs_queue_full` (retryable) instead of a longer queue.
+ * `waitingPerWorkspace` jobs waiting gets `jobs_queue_full` (retryable) instead of a longer queue. Both
+ * are operator settings (`jobs` in the config file; defaults in operator-config.ts).
  */
-export const DEFAULT_JOB_SLOTS = { running: Math.max(2, os.availableParallelism()), waitingPerWorkspace: 64 } as const;
 
 interface Waiter {
   start: () => void;
@@ -24,9 +24,19 @@ export class JobSlots {
   private readonly queues = new Map<string, Waiter[]>();
 
   constructor(
-    readonly running: number = DEFAULT_JOB_SLOTS.running,
-    readonly waitingPerKey: number = DEFAULT_JOB_SLOTS.waitingPerWorkspace,
+    public running: number = DEFAULT_JOB_SLOTS.running,
+    public waitingPerKey: number = DEFAULT_JOB_SLOTS.waitingPerWorkspace,
   ) {}
+
+  /** The operator's settings (startServer); more slots start waiting jobs at once, fewer take effect as jobs end. */
+  configure(settings: { running: number; waitingPerWorkspace: number }): void {
+    this.running = settings.running;
+    this.waitingPerKey = settings.waitingPerWorkspace;
+    while (this.active < this.running && this.queues.size > 0) {
+      this.active++;
+      this.release();
+    }
+  }
 
   /** Jobs running now, and waiting per key (for tests and /health-style reports). */
   stats(): { running: number; waiting: Record<string, number> } {
@@ -81,7 +91,8 @@ export class JobSlots {
   /** A slot freed: the next workspace in turn gets it (its oldest job), and goes to the back of the turn. */
   private release(): void {
     const next = this.queues.entries().next();
-    if (next.done) {
+    // No one waiting, or fewer slots than jobs running since configure(): the slot is given back.
+    if (next.done || this.active > this.running) {
       this.active--;
       return;
     }

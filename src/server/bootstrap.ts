@@ -11,6 +11,7 @@ import { lockDataDir } from './data-dir-lock';
 import { attachReadModels } from '../readmodels/stored/registry';
 import { guardConnections } from './connection-guard';
 import { installDrain } from './graceful-shutdown';
+import { JOB_SLOTS } from '../compute/job-slots';
 import { RpcTransports } from '../rpc/rpc.module';
 // Workspace-wide queries (audit, …) answer from checkpointed read models: installs the answerer into runQuery.
 
@@ -68,6 +69,8 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
   }
   // Repos registered over RPC are cloned or kept here: the server user's alone, like the data dir.
   mkdirPrivate(l.operator.repoRoot);
+  // Index/compute jobs of this process: the operator's bounds (compute/job-slots.ts).
+  JOB_SLOTS.configure(l.operator.jobs);
   try {
     // PostgreSQL: open the shared store now, migrating it once if it is behind (`serve` may; CLI reads may not).
     await l.workspaces.ready();

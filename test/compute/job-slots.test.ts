@@ -1,4 +1,8 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { JobSlots } from '../../src/compute/job-slots';
+import { DEFAULT_JOB_SLOTS, loadOperatorConfig } from '../../src/operator-config';
 
 /** A job the test finishes by hand, recording when it started. */
 function manual(log: string[], name: string) {
@@ -122,5 +126,39 @@ describe('JobSlots: index/compute jobs at most `running` at once, fair across wo
     aborted.abort(new Error('already gone'));
     await expect(slots.run('ws', async () => 'x', aborted.signal)).rejects.toThrow('already gone');
     expect(slots.stats()).toEqual({ running: 0, waiting: {} });
+  });
+
+  it('the operator sets both bounds; more slots start waiting jobs at once, fewer take effect as jobs end', async () => {
+    const slots = new JobSlots(1, 10);
+    const log: string[] = [];
+    const jobs = ['a', 'b', 'c', 'd'].map((n) => manual(log, n));
+    const runs = jobs.map((j) => slots.run('ws', j.job));
+    await settle();
+    expect(log).toEqual(['a']);
+    slots.configure({ running: 3, waitingPerWorkspace: 10 });
+    await settle();
+    expect(log).toEqual(['a', 'b', 'c']);
+    slots.configure({ running: 1, waitingPerWorkspace: 10 });
+    jobs[0].finish();
+    jobs[1].finish();
+    await settle();
+    // Two of three ended, one still runs: with one slot, d still waits.
+    expect([log, slots.stats()]).toEqual([['a', 'b', 'c'], { running: 1, waiting: { ws: 1 } }]);
+    jobs[2].finish();
+    await settle();
+    expect(log).toEqual(['a', 'b', 'c', 'd']);
+    jobs[3].finish();
+    await Promise.all(runs);
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-job-config-'));
+    try {
+      const file = path.join(dir, 'config.json');
+      fs.writeFileSync(file, JSON.stringify({ jobs: { running: 1 } }));
+      expect(loadOperatorConfig(dir, { configFile: file }, {}).jobs).toEqual({ running: 1, waitingPerWorkspace: DEFAULT_JOB_SLOTS.waitingPerWorkspace });
+      fs.writeFileSync(file, JSON.stringify({ jobs: { running: 0 } }));
+      expect(() => loadOperatorConfig(dir, { configFile: file }, {})).toThrow(/jobs\.running/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
