@@ -8,6 +8,8 @@ import { newUuidV7 } from '../../src/events/ids';
 import { JOB_SLOTS } from '../../src/compute/job-slots';
 import { GitFixture } from '../support/git-fixture';
 import { command, serverFixture, WsClient } from '../rpc/support';
+import { startServer } from '../../src/server/bootstrap';
+import { loadOperatorConfig } from '../../src/operator-config';
 
 /**
  * `serve` on SIGTERM (a rolling deploy, a restart). Before: Nest's shutdown hook closed the application and
@@ -266,6 +268,26 @@ describe('shutdown of a WebSocket connection with a request in flight', () => {
       if (!closed) await fx.server.close();
       repo.cleanup();
       fs.rmSync(fx.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('shutdown past connections.drainMs', () => {
+  it('cuts a request still unread at the deadline, says how many, and closes the server', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-shutdown-deadline-'));
+    const operator = loadOperatorConfig(dataDir, {}, {});
+    const server = await startServer({ dataDir, port: 0, operator: { ...operator, connections: { ...operator.connections, drainMs: 50 } } });
+    try {
+      const token = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
+      // Headers read (100 Continue), body never sent: the request cannot be answered before the deadline.
+      const stuck = await RawHttp.open(server.url);
+      stuck.socket.write(stuck.head(token, 100, true));
+      expect((await stuck.answer(true)).status).toBe(100);
+      expect(await server.shutdown()).toEqual({ cut: 1 });
+      await stuck.untilClosed();
+      await expect(RawHttp.open(server.url)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
