@@ -65,8 +65,9 @@ export class JobSlots {
 
   private wait(key: string, signal?: AbortSignal): Promise<void> {
     let queue = this.queues.get(key);
-    if (queue && queue.length >= this.waitingPerKey) {
-      throw new DomainError('jobs_queue_full', `workspace: ${queue.length} index/compute jobs are already waiting for one of the server's ${this.running} job slots; send this one again later`, { waiting: queue.length, slots: this.running });
+    const waiting = queue?.length ?? 0;
+    if (waiting >= this.waitingPerKey) {
+      throw new DomainError('jobs_queue_full', `workspace: ${waiting} index/compute jobs are already waiting for one of the server's ${this.running} job slots; send this one again later`, { waiting, slots: this.running });
     }
     if (!queue) this.queues.set(key, (queue = []));
     const q = queue;

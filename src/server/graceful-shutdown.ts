@@ -21,7 +21,6 @@ import { httpStatusOf, toRpcError } from '../rpc/errors';
  *    idempotency key returns the original answer, so it is stored once either way.
  */
 export interface ServerDrain {
-  readonly draining: boolean;
   begin(): void;
   idle(): Promise<void>;
   /** Closes every connection still open; returns how many requests were still unanswered. */
@@ -84,9 +83,6 @@ export function installDrain(server: Server): ServerDrain {
     socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: text/plain\r\nContent-Length: 28\r\n\r\nthe server is shutting down\n');
   });
   return {
-    get draining() {
-      return draining;
-    },
     begin() {
       if (draining) return;
       draining = true;
@@ -106,7 +102,6 @@ export function installDrain(server: Server): ServerDrain {
     force() {
       const left = active.size;
       server.closeAllConnections();
-      for (const res of active) res.socket?.destroy();
       return left;
     },
   };

@@ -78,6 +78,14 @@ describe('JobSlots: index/compute jobs at most `running` at once, fair across wo
     await expect(slots.run('a', async () => 'never')).rejects.toMatchObject({ code: 'jobs_queue_full', details: { waiting: 2, slots: 1 } });
     const b = manual(log, 'b0');
     const bRun = slots.run('b', b.job);
+    // With no waiting allowed, a job that finds every slot taken is refused at once.
+    const none = new JobSlots(1, 0);
+    const only = manual(log, 'only');
+    const onlyRun = none.run('c', only.job);
+    await expect(none.run('c', async () => 'never')).rejects.toMatchObject({ code: 'jobs_queue_full', details: { waiting: 0, slots: 1 } });
+    only.finish();
+    await onlyRun;
+    log.splice(log.indexOf('only'), 1);
     for (const j of jobs) {
       j.finish();
       await settle();
