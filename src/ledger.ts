@@ -173,6 +173,7 @@ export function storeFactoryFor(config: LedgerConfig): StoreFactory {
       return postgresStoreFactory(requireUrl(config.databaseUrl, 'postgres', 'DATABASE_URL', '--database-url'), undefined, {
         migrate: config.migrateSchema ?? true,
         synchronousCommit: config.synchronous === 'FULL' || config.synchronous === 'EXTRA',
+        queryTimeoutMs: config.operator?.postgres.queryTimeoutMs,
       });
     case 'kurrentdb':
       return kurrentdbStoreFactory(requireUrl(config.kurrentdbUrl, 'kurrentdb', 'KURRENTDB_URL', '--kurrentdb-url'), config.databaseUrl);

@@ -48,6 +48,13 @@ export const DEFAULT_MAX_WORKSPACES_PER_OWNER = 20;
  */
 export const DEFAULT_JOB_SLOTS = { running: Math.max(2, os.availableParallelism()), waitingPerWorkspace: 64 } as const;
 
+/**
+ * `postgres.queryTimeoutMs`: how long one PostgreSQL statement may take before the call answers the
+ * retryable store_unavailable (a partition or a lock must not hold a command, or /health, for as long
+ * as it lasts); why and how: PostgresBackendOptions.queryTimeoutMs.
+ */
+export const DEFAULT_POSTGRES_BOUNDS = { queryTimeoutMs: 10_000 } as const;
+
 /** What one WebSocket connection may hold in server memory (SPEC §16); `connections` in the config file. */
 export const DEFAULT_CONNECTION_BOUNDS = {
   /**
@@ -235,6 +242,8 @@ export const operatorConfigSchema = z
       .optional(),
     /** Index/compute jobs at once in this server, and waiting per workspace (compute/job-slots.ts). */
     jobs: z.object({ running: z.number().int().min(1).max(1024), waitingPerWorkspace: z.number().int().min(0).max(100_000) }).partial().strict().optional(),
+    /** The PostgreSQL store's bounds (DEFAULT_POSTGRES_BOUNDS). */
+    postgres: z.object({ queryTimeoutMs: z.number().int().min(100).max(3_600_000) }).partial().strict().optional(),
     connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000), maxPerAddress: z.number().int().min(1).max(1_000_000), maxConnections: z.number().int().min(1).max(1_000_000), drainMs: z.number().int().min(0).max(600_000) }).partial().strict().optional(),
     render: z
       .object({
@@ -289,6 +298,7 @@ export interface OperatorConfig {
   connections: ConnectionBounds;
   /** Index/compute jobs running at once in this server and waiting per workspace (compute/job-slots.ts). */
   jobs: { running: number; waitingPerWorkspace: number };
+  postgres: { queryTimeoutMs: number };
   /** `false`: syntax-only edges; else the caps that differ from the defaults (empty: all defaults). */
   typeEdges: false | TypeEdgeLimits;
   renderRepos: Record<string, OperatorRenderEntry>;
@@ -349,6 +359,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     trustedProxies: (parsed.trustedProxies ?? []).map((a) => a.toLowerCase()),
     connections: { ...DEFAULT_CONNECTION_BOUNDS, maxConnections: defaultMaxConnections(), ...(parsed.connections ?? {}) },
     jobs: { ...DEFAULT_JOB_SLOTS, ...(parsed.jobs ?? {}) },
+    postgres: { ...DEFAULT_POSTGRES_BOUNDS, ...(parsed.postgres ?? {}) },
     typeEdges: parsed.typeEdges ?? {},
     renderRepos: parsed.render?.repos ?? {},
     sandbox: {

@@ -114,6 +114,7 @@ type FollowMode = 'initial' | 'created' | 'resumed';
 export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly follows = new Map<string, Follow | null>();
   private rescan: NodeJS.Timeout | null = null;
+  private rescanning = false;
   private poll: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly options: Required<EventFeedOptions>;
@@ -166,7 +167,7 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
     this.unhook.push(registry.beforeClose((ws) => this.unfollow(ws)));
     this.scan(true);
     this.followOpenOnes();
-    this.rescan = setInterval(() => this.scan(), this.options.rescanMs).unref();
+    this.rescan = setInterval(() => this.rescanLater(), this.options.rescanMs).unref();
     this.poll = setInterval(() => void this.wakeStalled(), this.options.pollMs).unref();
     this.checkpointTimer = setInterval(() => void this.commitAll(), this.options.checkpointMs).unref();
   }
@@ -224,15 +225,27 @@ export class LedgerEventFeed implements OnApplicationBootstrap, OnApplicationShu
    */
   private scan(initial = false): void {
     if (this.stopped) return;
-    let list: Array<{ workspaceId: string }>;
-    try {
-      list = this.ledger.workspaces.list();
-    } catch (err) {
-      // The catalogue is away (a PostgreSQL outage): this runs on a timer, so a throw would end the
-      // process. The next rescan tries again.
-      if (!initial) return;
-      throw err;
-    }
+    this.enqueue(this.ledger.workspaces.list(), initial);
+  }
+
+  /**
+   * The timer's scan: the catalogue read asynchronously (PostgreSQL's catalogue would block this thread
+   * for a round trip each second, and for its whole timeout in a partition). The catalogue away (an
+   * outage): nothing happens, the next rescan tries again.
+   */
+  private rescanLater(): void {
+    if (this.stopped || this.rescanning) return;
+    this.rescanning = true;
+    this.ledger.workspaces
+      .listAsync()
+      .then((list) => {
+        if (!this.stopped) this.enqueue(list, false);
+      })
+      .catch(() => undefined)
+      .finally(() => (this.rescanning = false));
+  }
+
+  private enqueue(list: Array<{ workspaceId: string }>, initial: boolean): void {
     for (const w of list) {
       const id = w.workspaceId;
       if (this.follows.has(id) || this.followedOnce.has(id) || this.visiting.has(id) || this.toVisit.includes(id)) continue;

@@ -6,6 +6,8 @@ import { JOB_SLOTS } from '../compute/job-slots';
 
 /** Below this much free space on the data dir's filesystem the embedded store cannot be relied on. */
 export const MIN_FREE_BYTES = 4 * 1024 * 1024;
+/** How long /health waits for the workspace count before it answers without it (degraded). */
+const HEALTH_COUNT_MS = 1000;
 
 @Controller()
 export class HealthController {
@@ -20,19 +22,28 @@ export class HealthController {
    * paths are nobody else's business.
    */
   @Get('/health')
-  health() {
+  async health() {
     const reasons: string[] = [];
-    const connection = this.ledger.workspaces.storeHealth();
     let workspaces: number | undefined;
-    // The catalogue blocks this thread until the database answers (PostgresCatalogue): with the
-    // connection known to be down, /health does not ask it and answers at once.
-    if (connection?.status !== 'degraded') {
+    // PostgreSQL's list is asynchronous (never the catalogue's blocking call) and waited for at most
+    // HEALTH_COUNT_MS: a database that does not answer must not hold /health. With the connection
+    // known to be down it is not asked at all.
+    if (this.ledger.workspaces.storeHealth()?.status !== 'degraded') {
+      let timer: NodeJS.Timeout | undefined;
       try {
-        workspaces = this.ledger.workspaces.list().length;
+        workspaces = await Promise.race([
+          this.ledger.workspaces.listAsync().then((list) => list.length),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${HEALTH_COUNT_MS} ms`)), HEALTH_COUNT_MS);
+          }),
+        ]);
       } catch (err) {
         reasons.push(`workspace catalogue: ${(err as Error).message}`);
+      } finally {
+        clearTimeout(timer);
       }
     }
+    const connection = this.ledger.workspaces.storeHealth();
     const sqlite = this.ledger.config.store === 'sqlite';
     const disk = sqlite ? freeSpace(this.ledger.config.dataDir) : undefined;
     if (disk !== undefined && disk.freeBytes < MIN_FREE_BYTES) reasons.push(`the data dir's disk has ${disk.freeBytes} bytes free (less than ${MIN_FREE_BYTES}): commands answer store_unavailable`);

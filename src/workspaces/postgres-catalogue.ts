@@ -5,19 +5,27 @@ import type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 
 /**
  * The worker half of the synchronous bridge: one pg connection, one query at a time; it answers on
- * the port and then flips the shared flag the caller is blocked on. On its first successful connect it
- * checks the schema version; behind, it runs the missing steps (under the advisory lock, as PostgresBackend.migrate)
- * only when allowed (`serve`), else refuses with schema_outdated. A reconnect only checks the version.
+ * the port (each reply names its request) and then flips the shared flag the caller is blocked on. On
+ * its first successful connect it checks the schema version; behind, it runs the missing steps (under
+ * the advisory lock, as PostgresBackend.migrate) only when allowed (`serve`), else refuses with
+ * schema_outdated. A reconnect only checks the version.
+ *
+ * `state` (shared) says whether the caller may ask at all: once the connection is lost, or the caller
+ * gave up waiting and asked for a reset, the worker drops its connection, says DOWN and probes every
+ * RECONNECT_MS in the background until a fresh connection answers; meanwhile the caller refuses at once
+ * instead of blocking its thread on a database that is away.
  */
 const WORKER = `
 const { workerData } = require('node:worker_threads');
 const { Client } = require(workerData.pgPath);
 const flag = new Int32Array(workerData.shared);
+const UP = 1, DOWN = 2;
 const port = workerData.port;
 const v = workerData.versionSql;
 let client = null;
 let ready = null;
 let checked = false;
+let probing = false;
 async function versionOf(c) {
   if (!(await c.query(v.exists)).rows[0].present) return null;
   const r = await c.query(v.read);
@@ -28,9 +36,34 @@ function outdated(found) {
   e.outdated = found;
   return e;
 }
+function drop() {
+  const c = client;
+  client = null;
+  ready = null;
+  if (c) { try { c.connection.stream.destroy(); } catch {} c.end().catch(() => undefined); }
+}
+function down() {
+  drop();
+  Atomics.store(flag, 1, DOWN);
+  if (probing) return;
+  probing = true;
+  const probe = () => setTimeout(async () => {
+    try {
+      ready ??= connect();
+      await ready;
+      await client.query('SELECT 1');
+      probing = false;
+      Atomics.store(flag, 1, UP);
+    } catch {
+      drop();
+      probe();
+    }
+  }, workerData.reconnectMs);
+  probe();
+}
 async function connect() {
   const c = new Client({ connectionString: workerData.connectionString, connectionTimeoutMillis: 5000, keepAlive: true });
-  c.on('error', () => { if (client === c) { client = null; ready = null; } });
+  c.on('error', () => { if (client === c) down(); });
   try {
     await c.connect();
     const found = await versionOf(c);
@@ -63,23 +96,31 @@ async function connect() {
   }
   checked = true;
   client = c;
+  Atomics.store(flag, 1, UP);
 }
 port.on('message', async (msg) => {
+  if (msg.reset) {
+    // The caller stopped waiting: whatever this connection is stuck on, it is not worth keeping.
+    down();
+    return;
+  }
   let reply;
   try {
     if (msg.close) {
-      if (client) await client.end();
+      probing = true; // no more probes
+      const c = client;
       client = null;
-      reply = { rows: [] };
+      if (c) await c.end();
+      reply = { id: msg.id, rows: [] };
     } else {
       ready ??= connect();
       try { await ready; } catch (e) { ready = null; throw e; }
       const r = await client.query(msg.sql, msg.params);
-      reply = { rows: r.rows, rowCount: r.rowCount };
+      reply = { id: msg.id, rows: r.rows, rowCount: r.rowCount };
     }
   } catch (e) {
-    if (client && !client._connected) { client = null; ready = null; }
-    reply = e && typeof e === 'object' && 'outdated' in e ? { error: 'schema outdated', outdated: e.outdated } : { error: String(e && e.message || e) };
+    if (client && !client._connected) down();
+    reply = e && typeof e === 'object' && 'outdated' in e ? { id: msg.id, error: 'schema outdated', outdated: e.outdated } : { id: msg.id, error: String(e && e.message || e) };
   }
   port.postMessage(reply);
   Atomics.store(flag, 0, 1);
@@ -87,7 +128,18 @@ port.on('message', async (msg) => {
 });
 `;
 
-const TIMEOUT_MS = 10_000;
+/** The worker's state in the shared flag's second slot. */
+const NEVER_CONNECTED = 0;
+const DOWN = 2;
+/** How long the first call may take: it connects and may migrate (PostgresBackend.open migrates too). */
+const FIRST_TIMEOUT_MS = 30_000;
+/**
+ * How long a call on a connected catalogue blocks the caller's thread at most: it is a one-row lookup
+ * (~0.2 ms), and the whole server waits while it runs.
+ */
+const CALL_TIMEOUT_MS = 3000;
+/** Between the worker's reconnect probes while the database is away. */
+const RECONNECT_MS = 500;
 
 /**
  * The workspace catalogue in PostgreSQL (`<schema>.workspaces`), shared by every process on the
@@ -97,11 +149,19 @@ const TIMEOUT_MS = 10_000;
  * asynchronous: a worker thread holds the connection and the caller blocks on `Atomics.wait` until it
  * answers. Registered workspaces are never removed, so hits are cached and only a miss (an unknown
  * id), `list` and `register` pay a round trip (~0.2 ms locally) on the caller's thread.
+ *
+ * Faults: a call waits at most `timeoutMs` (CALL_TIMEOUT_MS) — the whole server's thread is blocked
+ * meanwhile — and then answers store_unavailable and has the worker drop its connection; until
+ * the worker's background probe reconnects, calls answer store_unavailable at once. A reply that comes
+ * after its caller gave up is recognized by its id and discarded, never taken for the next call's.
  */
 export class PostgresCatalogue implements WorkspaceCatalogue {
   private readonly worker: Worker;
   private readonly port: MessagePort;
   private readonly flag: Int32Array;
+  private nextId = 1;
+  private readonly timeoutMs: number;
+  private readonly unreachable: () => string | null;
   private readonly known = new Map<string, WorkspaceInfo>();
   private readonly table: string;
   private closed = false;
@@ -110,15 +170,28 @@ export class PostgresCatalogue implements WorkspaceCatalogue {
    * `migrate`: whether the first connect may bring an outdated schema to SCHEMA_VERSION (`serve`, the
    * default for a ledger built in code); false for CLI reads, which refuse with schema_outdated.
    */
-  constructor(connectionString: string, private readonly schema = 'review_ledger', migrate = true) {
+  constructor(
+    connectionString: string,
+    private readonly schema = 'review_ledger',
+    migrate = true,
+    options: {
+      /** How long a call waits for the database (default CALL_TIMEOUT_MS). */
+      timeoutMs?: number;
+      /** Why the store's probe says the database is away (PostgresBackend.unreachable): calls refuse at once. */
+      unreachable?: () => string | null;
+    } = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? CALL_TIMEOUT_MS;
+    this.unreachable = options.unreachable ?? (() => null);
     this.table = `"${schema}".workspaces`;
-    const shared = new SharedArrayBuffer(4);
+    // [0]: a reply is waiting; [1]: the worker's connection (NEVER_CONNECTED, UP, DOWN).
+    const shared = new SharedArrayBuffer(8);
     this.flag = new Int32Array(shared);
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = new Worker(WORKER, {
       eval: true,
-      workerData: { port: port2, shared, connectionString, pgPath: require.resolve('pg'), steps: migrationSteps(schema), lockKey: migrationLockKey(schema), versionSql: schemaVersionSql(schema), target: SCHEMA_VERSION, migrate },
+      workerData: { port: port2, shared, connectionString, pgPath: require.resolve('pg'), steps: migrationSteps(schema), lockKey: migrationLockKey(schema), versionSql: schemaVersionSql(schema), target: SCHEMA_VERSION, migrate, reconnectMs: RECONNECT_MS },
       transferList: [port2],
     });
     // Neither may keep a finished process alive; close() ends them explicitly.
@@ -133,18 +206,39 @@ export class PostgresCatalogue implements WorkspaceCatalogue {
     return this.send({ sql, params });
   }
 
-  private send(msg: unknown): Array<Record<string, unknown>> {
+  private send(msg: { sql: string; params: unknown[] } | { close: true }): Array<Record<string, unknown>> {
     if (this.closed) throw new DomainError('store_unavailable', 'catalogue: closed');
+    const state = Atomics.load(this.flag, 1);
+    const away = 'close' in msg ? null : state === DOWN ? 'PostgreSQL is unreachable, reconnecting' : this.unreachable();
+    if (away) throw new DomainError('store_unavailable', `catalogue: ${away}`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+    const id = this.nextId++;
+    const timeoutMs = state === NEVER_CONNECTED ? Math.max(FIRST_TIMEOUT_MS, this.timeoutMs) : this.timeoutMs;
+    const deadline = Date.now() + timeoutMs;
     Atomics.store(this.flag, 0, 0);
-    this.port.postMessage(msg);
-    if (Atomics.wait(this.flag, 0, 0, TIMEOUT_MS) === 'timed-out') {
-      throw new DomainError('store_unavailable', `catalogue: PostgreSQL did not answer within ${TIMEOUT_MS} ms`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+    this.port.postMessage({ ...msg, id });
+    for (;;) {
+      // Flag first, then the port: a reply posted after this drain flips the flag after it was cleared.
+      Atomics.store(this.flag, 0, 0);
+      let reply: { id: number; rows: Array<Record<string, unknown>>; error?: string; outdated?: number | null } | undefined;
+      for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
+        // Anything else is a late answer to a call that gave up: it must not become this call's answer.
+        if ((m.message as { id?: number }).id === id) reply = m.message as typeof reply;
+      }
+      if (reply) {
+        if (reply.outdated !== undefined) throw schemaOutdated(this.schema, reply.outdated);
+        if (reply.error !== undefined) throw new DomainError('store_unavailable', `catalogue: ${reply.error}`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+        return reply.rows;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0 || Atomics.wait(this.flag, 0, 0, left) === 'timed-out') {
+        // The connection is stuck (a partition, a lock): drop it; calls refuse at once until it is back.
+        if (state !== NEVER_CONNECTED) {
+          Atomics.store(this.flag, 1, DOWN);
+          this.port.postMessage({ reset: true });
+        }
+        throw new DomainError('store_unavailable', `catalogue: PostgreSQL did not answer within ${timeoutMs} ms`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+      }
     }
-    const reply = receiveMessageOnPort(this.port)?.message as { rows: Array<Record<string, unknown>>; error?: string; outdated?: number | null } | undefined;
-    if (!reply) throw new DomainError('store_unavailable', 'catalogue: no reply from the database worker', { retryAfterMs: STORE_RETRY_AFTER_MS });
-    if (reply.outdated !== undefined) throw schemaOutdated(this.schema, reply.outdated);
-    if (reply.error !== undefined) throw new DomainError('store_unavailable', `catalogue: ${reply.error}`, { retryAfterMs: STORE_RETRY_AFTER_MS });
-    return reply.rows;
   }
 
   get(workspaceId: string): WorkspaceInfo | undefined {

@@ -82,6 +82,8 @@ export type StoreFactory = ((workspaceId: string, dir: string) => Promise<EventS
   fingerprint?: (dir: string) => string | null;
   /** The shared connection's state, for /health (`degraded` during an outage, with the reason). */
   health?: () => { status: 'ok' | 'degraded'; reason?: string; since?: string };
+  /** The catalogue's workspaces without blocking the thread (the catalogue's own calls do). */
+  listWorkspaces?: () => Promise<WorkspaceInfo[]>;
 };
 
 export const sqliteStoreFactory = (synchronous: SynchronousMode = 'FULL'): StoreFactory => {
@@ -383,6 +385,14 @@ export class WorkspaceRegistry {
   /** Opens (and, when allowed, migrates) the shared store before anything is served; a no-op for SQLite. */
   async ready(): Promise<void> {
     await this.storeFactory.ready?.();
+  }
+
+  /**
+   * The catalogue's workspaces without blocking the thread where the catalogue is a database away
+   * (PostgreSQL: through the store's pool, bounded by its query timeout): what timers and /health use.
+   */
+  async listAsync(): Promise<WorkspaceInfo[]> {
+    return this.storeFactory.listWorkspaces ? this.storeFactory.listWorkspaces() : this.catalog.list();
   }
 
   /** The shared store connection's state (PostgreSQL); undefined for stores without one. */

@@ -13,12 +13,12 @@ import { openSidePool } from '../stores/postgres/side-pool';
  * to the code's version once, when the backend opens; false (CLI reads) only checks the version and
  * refuses with schema_outdated. Reconnects never migrate.
  */
-export function postgresStoreFactory(connectionString: string, schema?: string, options: { migrate?: boolean; synchronousCommit?: boolean; aloneAfterMs?: number } = {}): StoreFactory {
+export function postgresStoreFactory(connectionString: string, schema?: string, options: { migrate?: boolean; synchronousCommit?: boolean; aloneAfterMs?: number; queryTimeoutMs?: number } = {}): StoreFactory {
   let backend: Promise<PostgresBackend> | null = null;
   let opened: PostgresBackend | null = null;
   let openError: { message: string; since: Date } | null = null;
   const open = (): Promise<PostgresBackend> =>
-    (backend ??= PostgresBackend.open({ connectionString, schema, migrate: options.migrate, synchronousCommit: options.synchronousCommit, aloneAfterMs: options.aloneAfterMs }).then(
+    (backend ??= PostgresBackend.open({ connectionString, schema, migrate: options.migrate, synchronousCommit: options.synchronousCommit, aloneAfterMs: options.aloneAfterMs, queryTimeoutMs: options.queryTimeoutMs }).then(
       (b) => {
         opened = b;
         openError = null;
@@ -31,11 +31,16 @@ export function postgresStoreFactory(connectionString: string, schema?: string, 
       },
     ));
   const factory: StoreFactory = async (workspaceId) => new PostgresEventStore({ backend: await open(), workspaceId });
-  factory.catalogue = () => new PostgresCatalogue(connectionString, schema, options.migrate ?? true);
+  factory.catalogue = () =>
+    new PostgresCatalogue(connectionString, schema, options.migrate ?? true, {
+      // The store's probe knows first when the database is away: the catalogue then refuses without blocking.
+      unreachable: () => opened?.unreachable() ?? null,
+    });
   factory.sharesConnections = true;
   factory.ready = async () => {
     await open();
   };
+  factory.listWorkspaces = async () => (await open()).listWorkspaces();
   factory.health = (): StoreHealth => {
     if (opened) return opened.health();
     if (openError) return { status: 'degraded', reason: `PostgreSQL store not open: ${openError.message}`, since: openError.since.toISOString() };

@@ -1,5 +1,5 @@
 import { DomainError } from '../../src/domain-error';
-import { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from '../../src/stores/postgres/connection-errors';
+import { isConnectionError, isQueryTimeout, STORE_RETRY_AFTER_MS, unavailable } from '../../src/stores/postgres/connection-errors';
 import { toRpcError } from '../../src/rpc/errors';
 
 /** The one classifier of PostgreSQL client errors: which failures mean "the store is away" (retryable). */
@@ -20,6 +20,8 @@ describe('connection errors are store_unavailable, refusals are not', () => {
     ['pg: the pool could not connect in time', new Error('timeout exceeded when trying to connect')],
     ['pg: a client that could not connect in time', new Error('timeout expired')],
     ['pg: a client after a socket error', new Error('Client has encountered a connection error and is not queryable')],
+    ['pg: no answer within query_timeout (a partition)', new Error('Query read timeout')],
+    ['57014 query_canceled (statement_timeout)', pgError('57014', 'canceling statement due to statement timeout')],
   ])('%s', (_name, err) => {
     expect(isConnectionError(err)).toBe(true);
     const mapped = unavailable(err) as DomainError;
@@ -36,6 +38,14 @@ describe('connection errors are store_unavailable, refusals are not', () => {
   ])('%s passes through unchanged', (_name, err) => {
     expect(isConnectionError(err)).toBe(false);
     expect(unavailable(err)).toBe(err);
+  });
+
+  test('a call cut by a timeout says its write may have landed and how to find out', () => {
+    for (const err of [new Error('Query read timeout'), pgError('57014', 'canceling statement due to statement timeout')]) {
+      expect((unavailable(err) as DomainError).message).toMatch(/did not answer in time .*a write in flight may have landed: retry with the same idempotency key/);
+    }
+    expect(isQueryTimeout(new Error('Query read timeout'))).toBe(true);
+    expect(isQueryTimeout(new Error('Connection terminated unexpectedly'))).toBe(false);
   });
 
   test('our own refusals pass through, even store_unavailable of another origin', () => {

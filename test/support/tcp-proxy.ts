@@ -3,13 +3,14 @@ import { ChildProcess, spawn } from 'node:child_process';
 /**
  * The proxy itself, run in a child process of its own: the PostgreSQL catalogue blocks its caller's
  * thread while it waits for the database (Atomics.wait), so a proxy on the test's own event loop could
- * not forward that very query. Commands arrive over IPC: cut, restore, stats.
+ * not forward that very query. Commands arrive over IPC: cut, hold, restore, stats.
  */
 const CHILD = `
 const net = require('node:net');
 const [host, port] = [process.argv[1], Number(process.argv[2])];
 const pairs = new Set();
 let down = false;
+let held = false;
 let accepted = 0;
 const server = net.createServer((client) => {
   client.on('error', () => undefined);
@@ -17,21 +18,30 @@ const server = net.createServer((client) => {
   accepted++;
   const upstream = net.connect(port, host);
   upstream.on('error', () => undefined);
-  const pair = { client, upstream };
+  // While held, bytes either way wait here (a partition: nothing arrives, nothing is reset).
+  const pair = { client, upstream, toUpstream: [], toClient: [] };
   pairs.add(pair);
   const end = () => { if (!pairs.delete(pair)) return; client.destroy(); upstream.destroy(); };
   client.on('close', end);
   upstream.on('close', end);
-  client.pipe(upstream);
-  upstream.pipe(client);
+  client.on('data', (d) => (held ? pair.toUpstream.push(d) : upstream.write(d)));
+  upstream.on('data', (d) => (held ? pair.toClient.push(d) : client.write(d)));
 });
+function release() {
+  held = false;
+  for (const pair of pairs) {
+    for (const d of pair.toUpstream.splice(0)) pair.upstream.write(d);
+    for (const d of pair.toClient.splice(0)) pair.client.write(d);
+  }
+}
 function cut() {
   down = true;
   for (const pair of [...pairs]) { pairs.delete(pair); pair.client.resetAndDestroy(); pair.upstream.destroy(); }
 }
 process.on('message', (m) => {
   if (m.op === 'cut') cut();
-  if (m.op === 'restore') down = false;
+  if (m.op === 'hold') held = true;
+  if (m.op === 'restore') { down = false; release(); }
   process.send({ id: m.id, accepted, open: pairs.size, down });
 });
 process.on('disconnect', () => process.exit(0));
@@ -64,7 +74,7 @@ export class TcpProxy {
     return new TcpProxy(child, port);
   }
 
-  private send(op: 'cut' | 'restore' | 'stats'): Promise<ProxyStats> {
+  private send(op: 'cut' | 'hold' | 'restore' | 'stats'): Promise<ProxyStats> {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.waiting.set(id, resolve);
@@ -77,7 +87,15 @@ export class TcpProxy {
     return this.send('cut');
   }
 
-  /** The outage ends: new connections are forwarded again. */
+  /**
+   * A partition begins: connections stay open and new ones are accepted, but no byte is forwarded either
+   * way (no reset, no answer) until `restore()`, which delivers what waited.
+   */
+  hold(): Promise<ProxyStats> {
+    return this.send('hold');
+  }
+
+  /** The outage ends: new connections are forwarded again (and held bytes delivered). */
   restore(): Promise<ProxyStats> {
     return this.send('restore');
   }

@@ -12,7 +12,12 @@ export const STORE_RETRY_AFTER_MS = 1000;
 /** Node socket errors that mean the database is away (not a refusal of this request). */
 const CONNECTION_ERRNOS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'ECONNABORTED', 'EAI_AGAIN']);
 /** pg's own messages for a connection that died, never came, or timed out in the pool. */
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|timeout expired|connection timeout|not queryable|ECONNREFUSED|ECONNRESET|Connection refused|the database system is (starting up|shutting down|in recovery)/i;
+const CONNECTION_MESSAGES = /Query read timeout|Connection terminated|timeout exceeded when trying to connect|timeout expired|connection timeout|not queryable|ECONNREFUSED|ECONNRESET|Connection refused|the database system is (starting up|shutting down|in recovery)/i;
+
+/** pg's error for an answer that did not come within its query_timeout (the connection is then dropped). */
+export function isQueryTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === 'Query read timeout';
+}
 
 /**
  * Whether an error means "the store is away" rather than "this request was refused": SQLSTATE classes
@@ -37,6 +42,11 @@ export function isConnectionError(err: unknown): boolean {
  */
 export function unavailable(err: unknown): unknown {
   if (err instanceof DomainError) return err;
+  if (isQueryTimeout(err) || (err as { code?: unknown }).code === '57014') {
+    // Cut by the query timeout (no answer in time) or cancelled by PostgreSQL's statement_timeout: a write
+    // in flight may or may not have committed, and the message says how to find out.
+    return new DomainError('store_unavailable', `database: PostgreSQL did not answer in time (${(err as Error).message}); a write in flight may have landed: retry with the same idempotency key`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+  }
   if (isConnectionError(err)) return new DomainError('store_unavailable', `database: ${(err as Error).message}`, { retryAfterMs: STORE_RETRY_AFTER_MS });
   return err;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Pool, PoolClient, types } from 'pg';
+import { Client, Pool, PoolClient, types, type QueryResultRow } from 'pg';
 import { DomainError } from '../../domain-error';
+import { DEFAULT_POSTGRES_BOUNDS } from '../../operator-config';
 import { encodedJsonOf, type EventMetadata, type NewEvent, type RecordedEvent } from '../../events/envelope';
 import { eventCatalogue, internedType, upcastEvent } from '../../events/catalogue';
 import {
@@ -19,7 +20,7 @@ import {
   WrongExpectedRevision,
 } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
-import { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
+import { isConnectionError, isQueryTimeout, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 
 export { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 import type { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint } from '../../events/chain';
@@ -1266,6 +1267,17 @@ export interface PostgresBackendOptions {
   /** How long a query waits for a pooled connection before it fails with store_unavailable (default 5000 ms). */
   connectTimeoutMs?: number;
   /**
+   * How long one statement may take (default DEFAULT_QUERY_TIMEOUT_MS; `postgres.queryTimeoutMs` in the
+   * operator config). PostgreSQL cancels a statement past it (`statement_timeout`: a lock it waits on, a
+   * slow disk), and this process gives up on an answer that has not come QUERY_READ_GRACE_MS later (a
+   * network partition: the connection stays open and nothing arrives; a TCP retransmission timeout is
+   * minutes) and drops that connection. Either way the call fails with the retryable store_unavailable:
+   * a command is answered within a bound, never held for as long as the network is away. A COMMIT cut
+   * this way may have landed; the kernel's retry with the same key answers as the original did if so.
+   * Migrations run on a connection of their own without either bound.
+   */
+  queryTimeoutMs?: number;
+  /**
    * Durability of an acknowledged append (`--synchronous`, as for SQLite). true (default, FULL): every
    * commit waits for its WAL flush, so it survives a PostgreSQL crash or power loss. false (NORMAL):
    * this process's sessions run with `synchronous_commit = off`: a commit returns once its WAL record
@@ -1294,6 +1306,12 @@ export interface StoreHealth {
   since?: string;
 }
 
+/** PostgresBackendOptions.queryTimeoutMs when none is given (the operator config's default). */
+export const DEFAULT_QUERY_TIMEOUT_MS = DEFAULT_POSTGRES_BOUNDS.queryTimeoutMs;
+/** Past the server-side statement_timeout, how long the client still waits for PostgreSQL's own cancellation. */
+export const QUERY_READ_GRACE_MS = 2000;
+/** A heads probe unanswered this long makes health() degraded (before any call times out). */
+const PROBE_OVERDUE_MS = 3000;
 /** Reconnect delays of the LISTEN connection: doubling from the first, capped (a restart is seconds). */
 const LISTEN_RETRY_MS = { first: 100, max: 1000 };
 /** A subscription whose read fails with store_unavailable retries after this (doubling up to max). */
@@ -1344,6 +1362,22 @@ export class PostgresBackend {
    */
   private readonly known = new Map<string, Knowledge>();
   private polling = false;
+  /** When the heads probe in flight was sent (Date.now(); not this.clock, which tests move): an unanswered probe is how a partition shows first. */
+  private pollSentAt = 0;
+  /** The last heads probe failed with a connection error (cleared by the next that succeeds). */
+  private probeFailed: { message: string; since: number } | null = null;
+  /** Set by the poll timer when the probe in flight has gone unanswered for PROBE_OVERDUE_MS. */
+  private probeOverdue = false;
+  /** When a pooled connection last came back without an error: the database answered someone then. */
+  private lastAnswerAt = Date.now();
+  private lastPollTickAt = Date.now();
+  /**
+   * The heads probe's own connection, outside the pool: it measures whether the database answers, not
+   * whether the pool has a free connection under load, and it is what finds the database back while
+   * the pool's callers are refused.
+   */
+  private probeClient: Client | null = null;
+  readonly queryTimeoutMs: number;
   private readonly poller: NodeJS.Timeout;
   private closed = false;
   private failure: { since: Date; message: string } | null = null;
@@ -1362,20 +1396,50 @@ export class PostgresBackend {
     this.notifyInCommit = options.synchronousCommit === false;
     this.aloneAfterMs = options.aloneAfterMs ?? ALONE_AFTER_MS;
     this.clock = options.clock ?? Date.now;
+    this.queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
     this.pool = new Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
       types: parseTypes,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       keepAlive: true,
-      ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
+      options: `-c statement_timeout=${this.queryTimeoutMs}${options.synchronousCommit === false ? ' -c synchronous_commit=off' : ''}`,
+      query_timeout: this.queryTimeoutMs + QUERY_READ_GRACE_MS,
     });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     this.pool.on('error', (err) => this.noteFailure(err));
+    // A client released with an error leaves the pool (pg-pool ends it). One whose answer never came
+    // (pg's query_timeout) would otherwise hold its socket, and the statement's place on it, until TCP gives
+    // up minutes later: it is destroyed now, and the failure is recorded for health().
+    this.pool.on('release', (err, client) => {
+      if (!err) this.lastAnswerAt = Date.now();
+      if (!err || !isQueryTimeout(err)) return;
+      this.noteFailure(err);
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    });
     // A CHECKED-OUT client (a transaction in progress) has no pool listener: pg emits its socket error
     // on the client as well as failing the query, and an 'error' nobody listens to kills the process.
     // The query's own rejection is what the caller handles; this listener only keeps the process up.
     this.pool.on('connect', (client) => client.on('error', noop));
+    // While the heads probe says the database is away (it failed, or has gone unanswered for
+    // PROBE_OVERDUE_MS), store calls answer store_unavailable at once instead of each waiting out its own
+    // connect or query timeout: behind one stuck append, every command of the workspace would otherwise
+    // queue for the length of the partition. The probe has a connection of its own (probe()).
+    const poolQuery = this.pool.query.bind(this.pool) as (...args: unknown[]) => Promise<unknown>;
+    const poolConnect = this.pool.connect.bind(this.pool) as (...args: unknown[]) => Promise<unknown>;
+    const gate = <T>(run: (...args: unknown[]) => Promise<T>) => (...args: unknown[]): Promise<T> => {
+      const away = this.unreachable();
+      if (!away) return run(...args);
+      const refusal = new DomainError('store_unavailable', `database: ${away}; retry later`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+      const callback = args.find((a) => typeof a === 'function') as ((err: Error) => void) | undefined;
+      if (callback) {
+        queueMicrotask(() => callback(refusal));
+        return undefined as unknown as Promise<T>;
+      }
+      return Promise.reject(refusal);
+    };
+    (this.pool as unknown as { query: unknown }).query = gate(poolQuery);
+    (this.pool as unknown as { connect: unknown }).connect = gate(poolConnect);
     this.poller = setInterval(() => this.pollHeads(), HEADS_POLL_MS).unref();
   }
 
@@ -1401,6 +1465,16 @@ export class PostgresBackend {
     return r.rows[0]?.version ?? null;
   }
 
+  /** The workspace catalogue (its table lives in this schema), through the pool: asynchronous, bounded. */
+  async listWorkspaces(): Promise<Array<{ workspaceId: string; name: string; createdAt: string }>> {
+    try {
+      const { rows } = await this.pool.query<{ workspaceId: string; name: string; createdAt: string }>(`SELECT workspace_id AS "workspaceId", name, created_at AS "createdAt" FROM "${this.schema}".workspaces ORDER BY workspace_id`);
+      return rows;
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
   /** Refuses (schema_outdated) when the schema is older than this code needs. Takes no lock. */
   async checkSchema(): Promise<number> {
     const v = await this.schemaVersion();
@@ -1422,7 +1496,12 @@ export class PostgresBackend {
     if (before !== null && before >= SCHEMA_VERSION) return { from: before, to: before, ran: false };
     const sql = schemaVersionSql(this.schema);
     const steps = migrationSteps(this.schema);
-    const client = await this.pool.connect();
+    // A connection of its own, outside the pool's statement and answer timeouts: a step on a large table
+    // (an index over a million events) may take longer than any command should, and the advisory lock
+    // may wait for another process's migration.
+    const client = new Client({ connectionString: this.options.connectionString, connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000, keepAlive: true });
+    client.on('error', noop);
+    await client.connect();
     let locked = false;
     try {
       await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey(this.schema)]);
@@ -1444,14 +1523,32 @@ export class PostgresBackend {
       }
       return { from: found, to: SCHEMA_VERSION, ran: true };
     } finally {
-      // A lost connection releases the lock with its session; release() then discards the client.
+      // A lost connection releases the lock with its session.
       if (locked) await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey(this.schema)]).catch(() => undefined);
-      client.release();
+      await client.end().catch(() => undefined);
     }
   }
 
   /** `degraded` from the first failed call or probe of an outage until a call or probe succeeds. */
+  /**
+   * Why the database counts as away right now (null: it does not): the last heads probe failed to reach
+   * it, or the probe in flight has had no answer for PROBE_OVERDUE_MS (a partition sends no reset).
+   */
+  unreachable(): string | null {
+    return this.away()?.reason ?? null;
+  }
+
+  private away(): { reason: string; since: number } | null {
+    if (this.closed) return null;
+    // A slow probe alone is not an outage: away only when nothing else has been answered meanwhile either.
+    if (this.probeOverdue && this.polling && Date.now() - this.lastAnswerAt >= PROBE_OVERDUE_MS) return { reason: `PostgreSQL has not answered for ${Date.now() - Math.max(this.pollSentAt, this.lastAnswerAt)} ms`, since: Math.max(this.pollSentAt, this.lastAnswerAt) };
+    if (this.probeFailed) return { reason: `PostgreSQL unreachable (${this.probeFailed.message})`, since: this.probeFailed.since };
+    return null;
+  }
+
   health(): StoreHealth {
+    const away = this.away();
+    if (!this.failure && away) return { status: 'degraded', reason: `${away.reason}: calls answer store_unavailable until a probe succeeds`, since: new Date(away.since).toISOString() };
     if (this.failure) return { status: 'degraded', reason: `PostgreSQL unreachable: ${this.failure.message}; calls answer store_unavailable and are retried by clients`, since: this.failure.since.toISOString() };
     if (this.listenerLost && this.wakers.size > 0) return { status: 'degraded', reason: 'PostgreSQL LISTEN connection lost, reconnecting: live updates from other servers are delayed', since: this.listenerLost.toISOString() };
     return { status: 'ok' };
@@ -1659,14 +1756,20 @@ export class PostgresBackend {
    * degraded) on an idle server. Its failure is caught and recorded, never thrown from the timer.
    */
   private pollHeads(): void {
+    const now = Date.now();
+    // A tick that comes late means this thread was busy: the probe's answer may be unread, not missing.
+    const late = now - this.lastPollTickAt > HEADS_POLL_MS + 500;
+    this.lastPollTickAt = now;
+    if (this.polling && !late && now - this.pollSentAt >= PROBE_OVERDUE_MS && now - this.lastAnswerAt >= PROBE_OVERDUE_MS) this.probeOverdue = true;
     if (this.closed || this.polling) return;
     this.sayHello();
     const ids = [...this.wakers.keys()];
     this.polling = true;
-    this.pool
-      .query<{ workspace_id: string; position: number }>(`SELECT workspace_id, position FROM "${this.schema}".heads WHERE workspace_id = ANY($1::text[])`, [ids])
+    this.pollSentAt = Date.now();
+    this.probe<{ workspace_id: string; position: number }>(`SELECT workspace_id, position FROM "${this.schema}".heads WHERE workspace_id = ANY($1::text[])`, [ids])
       .then(({ rows }) => {
         this.noteSuccess();
+        this.probeFailed = null;
         const heads = new Map(rows.map((r) => [r.workspace_id, r.position]));
         for (const id of ids) {
           // A workspace with no head row yet has head 0: its first commit must wake too.
@@ -1680,8 +1783,50 @@ export class PostgresBackend {
         // A LISTEN connection lost while nobody watched is reconnected when the next subscriber comes.
         if (ids.length > 0 && !this.listener && !this.listening) this.relisten();
       })
-      .catch((err) => this.noteFailure(err))
-      .finally(() => (this.polling = false));
+      .catch((err) => {
+        this.noteFailure(err);
+        if (isConnectionError(err)) this.probeFailed ??= { message: (err as Error).message, since: Date.now() };
+      })
+      .finally(() => {
+        this.polling = false;
+        this.probeOverdue = false;
+      });
+  }
+
+  /** One query on the probe's connection (connecting first when it has none); a failed connection is dropped. */
+  private async probe<T>(text: string, values: unknown[]): Promise<{ rows: T[] }> {
+    let client = this.probeClient;
+    if (!client) {
+      const c = new Client({
+        connectionString: this.options.connectionString,
+        connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
+        keepAlive: true,
+        options: `-c statement_timeout=${this.queryTimeoutMs}`,
+        query_timeout: this.queryTimeoutMs + QUERY_READ_GRACE_MS,
+      });
+      c.on('error', () => this.dropProbe(c));
+      this.probeClient = client = c;
+      try {
+        await c.connect();
+      } catch (err) {
+        this.dropProbe(c);
+        throw err;
+      }
+    }
+    try {
+      return await client.query<T & QueryResultRow>(text, values);
+    } catch (err) {
+      if (isConnectionError(err)) this.dropProbe(client);
+      throw err;
+    }
+  }
+
+  private dropProbe(c: Client): void {
+    if (this.probeClient === c) this.probeClient = null;
+    c.removeAllListeners('error');
+    c.on('error', noop);
+    (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    c.end().catch(noop);
   }
 
   /** Resolves once LISTEN is active (connecting if needed); rejects when it cannot connect now. */
@@ -1793,6 +1938,7 @@ export class PostgresBackend {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.poller);
+    if (this.probeClient) this.dropProbe(this.probeClient);
     for (const set of this.wakers.values()) for (const w of set) w();
     this.wakers.clear();
     const l = this.listener;
@@ -2313,6 +2459,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       return (await this.backend.pool.query<BatchRow>(query)).rows;
     }
     const client = await this.backend.pool.connect();
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const rows = (await client.query<BatchRow>(query)).rows;
@@ -2320,10 +2467,12 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       await client.query('COMMIT');
       return rows;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A connection that failed or timed out goes back with its error (the pool drops it, see 'release').
+      if (isConnectionError(err)) broken = err as Error;
+      else await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { isConnectionError } from './connection-errors';
 
 /**
  * Makes a side table (read-model checkpoints, consumer positions) once per schema, safely when several
@@ -14,15 +15,18 @@ export async function ensureSideTable(pool: Pool, schema: string, name: string, 
   const exists = async (c: Pool | PoolClient) => (await c.query('SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = $2', [schema, name])).rowCount! > 0;
   if (await exists(pool)) return;
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`side-table ${table}`]);
     if (!(await exists(client))) for (const statement of ddl) await client.query(statement);
     await client.query('COMMIT');
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    // A lost or timed-out connection goes back with its error: the pool drops it instead of reusing it.
+    if (isConnectionError(err)) broken = err as Error;
+    else await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
