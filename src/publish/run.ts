@@ -123,14 +123,20 @@ export async function executePublish(env: PublishEnv, t: PublishTarget, selectio
   const factory = env.services.get(GITHUB_SERVICE) ?? githubClientFactoryFromEnv(process.env, env.services.get(OPERATOR_CONFIG_SERVICE)?.githubEnterpriseHosts);
   const options = env.services.get(PUBLISHER_OPTIONS_SERVICE);
   const rules = await loadActiveRules(env.workspace);
-  return withPublishLock(env.workspace, reviewStreamOf(t), async () => {
+  const streamId = reviewStreamOf(t);
+  const publishOnce = async (): Promise<PreparedPublish> => {
     const s = await loadPublishState(env.workspace, t);
     assertPublishable(s, t);
     check?.(s);
     const plan = planOf(s, rules, forge, t.prNumber, selection, approveOnShip);
     const outcome = await new Publisher(factory(forge), options).publish(plan);
     return { outcome, verdict: plan.verdict, selection };
-  });
+  };
+  // The publisher looks on GitHub for an earlier post of this review and posts only when it finds none: two
+  // servers (or a server and the CLI) doing that at once would both find none and both post. The store's
+  // exclusive section keeps them apart across processes; the lock below, this process's callers.
+  const store = env.workspace.store;
+  return withPublishLock(env.workspace, streamId, () => (store.exclusive ? store.exclusive(`publish ${streamId}`, publishOnce) : publishOnce()));
 }
 
 const LOCKS = new Slot<Map<string, Promise<unknown>>>('publish.locks');

@@ -111,6 +111,8 @@ export class FakeGitHub {
   refuseLines = new Set<string>();
   /** Called after each listing of a PR's files (e.g. to push a new head mid-publish). */
   afterFilesListed: ((pull: FakePull) => void) | null = null;
+  /** Latency of listing a pull's reviews (ms): widens the window between a publisher's look and its post. */
+  reviewsListingDelayMs = 0;
   /** Commit statuses by sha, newest last (listed newest first, as GitHub does). */
   readonly statuses = new Map<string, StoredStatus[]>();
   /** Commits that exist besides the PRs' heads and bases (a status on an unknown sha is a 422). */
@@ -272,6 +274,11 @@ export class FakeGitHub {
         return;
       }
       case 'GET /reviews':
+        if (this.reviewsListingDelayMs > 0) {
+          // What the list holds is read when the answer leaves, as a slow server would.
+          setTimeout(() => this.paginate(req, res, url, pull.reviews.map((r) => this.reviewJson(owner, repo, pull, r))), this.reviewsListingDelayMs);
+          return;
+        }
         return this.paginate(req, res, url, pull.reviews.map((r) => this.reviewJson(owner, repo, pull, r)));
       case 'POST /reviews':
         return this.createReview(req, res, body, owner, repo, pull, login);

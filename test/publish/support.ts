@@ -8,6 +8,7 @@ import { PUBLISHER_OPTIONS_SERVICE } from '../../src/publish/run';
 import type { Role } from '../../src/events/roles';
 import { FakeFile, FakeGitHub } from './fake-github';
 import { LedgerServices } from '../../src/slots';
+import type { LedgerConfig } from '../../src/config';
 
 export const WS = 'acme';
 export const REPO = 'web-app';
@@ -68,6 +69,8 @@ export interface PublishFixtureOptions {
   /** The PR's author on GitHub (the token's own login makes approving it "your own pull request"). */
   prAuthor?: string;
   workspaceCreator?: Actor;
+  /** The ledger's configuration (e.g. a PostgreSQL store several ledgers share). */
+  config?: Partial<LedgerConfig>;
 }
 
 export async function publishFixture(opts: PublishFixtureOptions = {}) {
@@ -81,7 +84,7 @@ export async function publishFixture(opts: PublishFixtureOptions = {}) {
     .set(GITHUB_SERVICE, () => new OctokitGitHub({ baseUrl: github.baseUrl, auth: { kind: 'token', token: TOKEN } }))
     .set(PUBLISHER_OPTIONS_SERVICE, { sleep: (ms: number) => (sleeps.push(ms), new Promise<void>((r) => setTimeout(r, ms))) });
   const creator = opts.workspaceCreator ?? OWNER;
-  const f = await ledgerFixture({ options: { services } });
+  const f = await ledgerFixture({ options: { services }, ...(opts.config ? { config: opts.config } : {}) });
   if (creator.principal.startsWith('agent:')) {
     // Agents never hold owner now (SPEC §16), so a workspace whose only owner is an agent exists only in a
     // log written before that rule: append it as the old server did.
@@ -107,6 +110,7 @@ export async function publishFixture(opts: PublishFixtureOptions = {}) {
     ws,
     run,
     sleeps,
+    services,
     target: { repoId: REPO, prNumber: PR },
     async file(actor: Actor, node: Partial<NodeInput>): Promise<{ nodeId: string; fingerprint: string }> {
       const out = await run('addReviewNode', actor, { repoId: REPO, prNumber: PR, node: nodeInput(node) });

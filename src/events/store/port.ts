@@ -77,6 +77,11 @@ export interface StoreFreshness {
   ownTail?(streamId: string, fromRevision: number): RecordedEvent[] | undefined;
 }
 
+/** How long `exclusive` waits for another process's section to end before refusing (store_unavailable). */
+export const EXCLUSIVE_WAIT_MS = 120_000;
+/** Between attempts to take an exclusive section another process holds. */
+export const EXCLUSIVE_POLL_MS = 50;
+
 export interface EventStore {
   readonly adapter: 'sqlite' | 'postgres' | 'kurrentdb' | string;
   readonly workspaceId: string;
@@ -132,6 +137,16 @@ export interface EventStore {
    * and appending events under it exclude each other atomically (SPEC §3): the first to take a key wins,
    * on every server sharing the store. An adapter without them (KurrentDB) leaves the kernel a side table.
    */
+  /**
+   * Runs `fn` while no other process sharing this store runs one of this workspace's exclusive sections
+   * (of the same `name` on PostgreSQL; of any name on SQLite, whose lock is one file): what must not
+   * interleave with another server's is a check of the world outside the log followed by an act on it —
+   * publishing looks on GitHub for an earlier post of the same review and posts only when it finds none.
+   * A process that dies holding it releases it (a database session, a file lock). Waits up to
+   * EXCLUSIVE_WAIT_MS, then refuses with the retryable store_unavailable. Absent (KurrentDB): callers keep
+   * only this process's sections apart.
+   */
+  exclusive?<T>(name: string, fn: () => Promise<T>): Promise<T>;
   claimNoopKey?(key: string, record: NoopRecord): Promise<NoopRecord | 'event'>;
   findNoopKey?(key: string): Promise<NoopRecord | null>;
 }

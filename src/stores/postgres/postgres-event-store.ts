@@ -19,6 +19,7 @@ import {
   Subscription,
   WrongExpectedRevision,
 } from '../../events/store/port';
+import { EXCLUSIVE_POLL_MS, EXCLUSIVE_WAIT_MS } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
 import { isConnectionError, isQueryTimeout, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 
@@ -1465,6 +1466,30 @@ export class PostgresBackend {
     return r.rows[0]?.version ?? null;
   }
 
+  /**
+   * A connection of its own, outside the pool, with the pool's statement and answer bounds: for a
+   * session-level advisory lock held while its holder talks to the outside world (PostgresEventStore.exclusive),
+   * which must neither take a pooled connection from the appends nor outlive its holder's session.
+   */
+  async sessionClient(): Promise<Client> {
+    if (this.unreachable()) throw new DomainError('store_unavailable', `database: ${this.unreachable()}; retry later`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+    const client = new Client({
+      connectionString: this.options.connectionString,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
+      keepAlive: true,
+      options: `-c statement_timeout=${this.queryTimeoutMs}`,
+      query_timeout: this.queryTimeoutMs + QUERY_READ_GRACE_MS,
+    });
+    client.on('error', noop);
+    try {
+      await client.connect();
+    } catch (err) {
+      this.noteFailure(err);
+      throw unavailable(err);
+    }
+    return client;
+  }
+
   /** The workspace catalogue (its table lives in this schema), through the pool: asynchronous, bounded. */
   async listWorkspaces(): Promise<Array<{ workspaceId: string; name: string; createdAt: string }>> {
     try {
@@ -2179,6 +2204,35 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   private readonly recent = new Map<number, Row>();
   private recentChars = 0;
   private tailChars = 0;
+
+  /**
+   * EventStore.exclusive: a session-level advisory lock on a connection of its own (sessionClient), taken
+   * with pg_try_advisory_lock every EXCLUSIVE_POLL_MS (a waiter holds no lock and no pooled connection)
+   * and released by ending the session — which a crash or a lost connection also does.
+   */
+  async exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const key = `${this.workspaceId}/${name}`;
+    const client = await this.backend.sessionClient();
+    try {
+      const deadline = Date.now() + EXCLUSIVE_WAIT_MS;
+      for (;;) {
+        let held: boolean;
+        try {
+          held = (await client.query<{ held: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held', [key])).rows[0].held;
+        } catch (err) {
+          throw unavailable(err);
+        }
+        if (held) break;
+        if (Date.now() > deadline) throw new DomainError('store_unavailable', `exclusive section "${name}": another server has held it for ${EXCLUSIVE_WAIT_MS} ms; retry later`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+        await new Promise((r) => setTimeout(r, EXCLUSIVE_POLL_MS));
+      }
+      return await fn();
+    } finally {
+      // Ending the session releases the lock (no unlock statement to lose on a dying connection).
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      await client.end().catch(noop);
+    }
+  }
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.backend = options.backend;

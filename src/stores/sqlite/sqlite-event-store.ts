@@ -23,10 +23,12 @@ import {
   checkGuard,
   sameCommand,
 } from '../../events/store/port';
+import { EXCLUSIVE_POLL_MS, EXCLUSIVE_WAIT_MS } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
 import { isStoreUnavailableError, mkdirPrivate, touchPrivate } from '../private-files';
 import { DomainError } from '../../domain-error';
 import { EventLoopTurns } from '../../events/event-loop-turns';
+import { openSideDatabase } from './side-database';
 
 /** A full disk (or an unwritable file) answers `store_unavailable`, never `internal`. */
 function storeErrorOf(err: unknown): unknown {
@@ -962,6 +964,37 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
 
   async readCheckpoints(): Promise<StoredCheckpoint[]> {
     return this.stmts.checkpoints.all() as StoredCheckpoint[];
+  }
+
+  /**
+   * EventStore.exclusive: a write lock on a small file beside the log (`exclusive.db`, `BEGIN IMMEDIATE`,
+   * nothing ever written), tried every EXCLUSIVE_POLL_MS without blocking this thread (busy_timeout 0).
+   * The operating system drops it with its holder's process. One file: sections of every name are kept
+   * apart (a served data dir has one server; the other writer is the CLI).
+   */
+  async exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    if (this.file === ':memory:') return fn();
+    const lock = openSideDatabase(path.join(path.dirname(this.file), 'exclusive.db'), { wal: false, busyTimeoutMs: 0 });
+    try {
+      const deadline = Date.now() + EXCLUSIVE_WAIT_MS;
+      for (;;) {
+        try {
+          lock.exec('BEGIN IMMEDIATE');
+          break;
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+          if (Date.now() > deadline) throw new DomainError('store_unavailable', `exclusive section "${name}": another process has held it for ${EXCLUSIVE_WAIT_MS} ms; retry later`, { retryAfterMs: 1000 });
+          await new Promise((r) => setTimeout(r, EXCLUSIVE_POLL_MS));
+        }
+      }
+      try {
+        return await fn();
+      } finally {
+        lock.exec('ROLLBACK');
+      }
+    } finally {
+      lock.close();
+    }
   }
 
   async close(): Promise<void> {
