@@ -306,11 +306,25 @@ export class VerdictStatusSync {
     if (pull.headSha !== intent.sha) await this.ensure(loop, t, repo, github, unreviewedHeadIntent(pull.headSha, intent), link, answer.position);
   }
 
-  /** Makes GitHub show `intent` on its commit. Returns false when the record already said so (nothing to do). */
+  /**
+   * Makes GitHub show `intent` on its commit. Returns false when the record already said so (nothing to do).
+   * Every server sharing the store follows the same verdicts: the record's look, GitHub's and the post run in
+   * the store's exclusive section, so the second server finds the first's record instead of posting again.
+   */
   private async ensure(loop: WorkspaceLoop, t: Target, repo: StatusCheckRepoState, github: GitHubStatusPort, intent: VerdictStatusIntent, link: string, reflects: number): Promise<boolean> {
+    const ws = await loop.ws;
+    const streamId = streamIds.status(t.repoId, t.prNumber);
+    const once = () => this.ensureOnce(loop, t, repo, github, intent, link, reflects);
+    return ws.store.exclusive ? ws.store.exclusive(`status ${streamId}`, once) : once();
+  }
+
+  private async ensureOnce(loop: WorkspaceLoop, t: Target, repo: StatusCheckRepoState, github: GitHubStatusPort, intent: VerdictStatusIntent, link: string, reflects: number): Promise<boolean> {
     const { state: record } = await this.ledger.executor.load(postedStatusesFold, await loop.ws, streamIds.status(t.repoId, t.prNumber));
     const last = record.posted[postedKey(intent.sha, repo.context)];
     if (last && last.state === intent.state && last.description === intent.description && last.targetUrl === link) return false;
+    // A status reflecting a later point of the log is already on this commit (another server, ahead of this
+    // one, posted it): this intent is outdated, and posting it would put an older verdict back on GitHub.
+    if (last && last.reflects > reflects) return false;
 
     const ref = { owner: repo.forge!.owner, repo: repo.forge!.name };
     const fields = { ...t, sha: intent.sha, context: repo.context, state: intent.state, description: intent.description, targetUrl: link, verdict: intent.verdict, provisional: intent.provisional, reflects };

@@ -113,6 +113,8 @@ export class FakeGitHub {
   afterFilesListed: ((pull: FakePull) => void) | null = null;
   /** Latency of listing a pull's reviews (ms): widens the window between a publisher's look and its post. */
   reviewsListingDelayMs = 0;
+  /** Latency of listing a commit's statuses (ms): the same for the verdict status sync. */
+  statusListingDelayMs = 0;
   /** Commit statuses by sha, newest last (listed newest first, as GitHub does). */
   readonly statuses = new Map<string, StoredStatus[]>();
   /** Commits that exist besides the PRs' heads and bases (a status on an unknown sha is a 422). */
@@ -193,6 +195,11 @@ export class FakeGitHub {
       this.statuses.set(sha, list);
       this.reply(req, res, body, 201, this.statusJson(owner, repo, sha, stored));
       this.afterStatusCreated?.(sha, stored);
+      return true;
+    }
+    if (list && req.method === 'GET' && this.statusListingDelayMs > 0 && !(req as { delayed?: boolean }).delayed) {
+      (req as { delayed?: boolean }).delayed = true;
+      setTimeout(() => this.routeStatuses(req, res, body, url, login), this.statusListingDelayMs);
       return true;
     }
     if (list && req.method === 'GET') {
