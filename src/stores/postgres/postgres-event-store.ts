@@ -1378,6 +1378,7 @@ export class PostgresBackend {
    * the pool's callers are refused.
    */
   private probeClient: Client | null = null;
+  private probeConnecting = false;
   readonly queryTimeoutMs: number;
   private readonly poller: NodeJS.Timeout;
   private closed = false;
@@ -1831,11 +1832,20 @@ export class PostgresBackend {
       });
       c.on('error', () => this.dropProbe(c));
       this.probeClient = client = c;
+      this.probeConnecting = true;
       try {
         await c.connect();
       } catch (err) {
         this.dropProbe(c);
         throw err;
+      } finally {
+        this.probeConnecting = false;
+      }
+      // Closed while connecting: close() leaves a connecting client alone (destroying its socket then
+      // would leave pg's connect unsettled), so it is ended here.
+      if (this.closed) {
+        this.dropProbe(c);
+        throw new Error('closed');
       }
     }
     try {
@@ -1963,14 +1973,16 @@ export class PostgresBackend {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.poller);
-    if (this.probeClient) this.dropProbe(this.probeClient);
+    // A probe's query in flight is cut (it rejects at once); one still connecting ends itself (probe()).
+    if (this.probeClient && !this.probeConnecting) this.dropProbe(this.probeClient);
     for (const set of this.wakers.values()) for (const w of set) w();
     this.wakers.clear();
     const l = this.listener;
     this.listener = null;
     await this.listening?.catch(() => undefined);
     await (l ?? this.listener)?.end().catch(() => undefined);
-    while (this.announcing.size || this.polling) await new Promise((r) => setTimeout(r, 1));
+    // The probe needs no wait: it has a connection of its own, not the pool's.
+    while (this.announcing.size) await new Promise((r) => setTimeout(r, 1));
     await this.pool.end().catch(() => undefined);
   }
 }
