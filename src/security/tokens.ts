@@ -92,11 +92,15 @@ export async function authenticate(ledger: Ledger, workspaceId: unknown, token: 
   // Guarded: a state the store's freshness vouches for, as a decision's load (the append checks it). A
   // store without freshness (SQLite) reads either way, and a client's read shares one already under way
   // (loadStream): cheaper under load than a decision's own read (bench server-ab: +5 % CPU per command).
-  const { state, revision } = await loadStream(workspaceFold, workspace, 'workspace', { forDecision: guarded && workspace.store.freshness !== undefined });
-  const checked = guarded ? { accessCheckedAt: revision } : {};
+  const vouched = guarded && workspace.store.freshness !== undefined;
+  let { state, revision } = await loadStream(workspaceFold, workspace, 'workspace', { forDecision: vouched });
   const verified = verifiedTokens(workspace, revision);
   const known = verified.get(token);
-  if (known) return { workspace, ...assertNotExpired(ledger, known), ...checked };
+  if (known) return { workspace, ...assertNotExpired(ledger, known), ...(guarded ? { accessCheckedAt: revision } : {}) };
+  // A token this state does not hold may have been issued a moment ago by another server, whose append
+  // this one has not heard of yet: before refusing, read (the freshness vouches only for what it saw).
+  if (vouched && !state.tokens[parsed.tokenId]) ({ state, revision } = await loadStream(workspaceFold, workspace, 'workspace'));
+  const checked = guarded ? { accessCheckedAt: revision } : {};
   const entry = state.tokens[parsed.tokenId];
   const presented = Buffer.from(hashToken(token), 'hex');
   const stored = entry ? Buffer.from(entry.tokenHash, 'hex') : Buffer.alloc(32);
