@@ -17,8 +17,11 @@ export function touchPrivate(file: string): void {
   fs.closeSync(fs.openSync(file, 'a', PRIVATE_FILE_MODE));
 }
 
-/** SQLite's answers for "the disk or the file cannot take this write": a store problem, not a bug. */
-const UNAVAILABLE_CODES = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|PROTOCOL)/;
+/**
+ * SQLite's answers for "the disk or the file cannot take this write" — or another process holds its
+ * write lock past the busy timeout (BUSY, LOCKED): a store problem, not a bug.
+ */
+const UNAVAILABLE_CODES = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|PROTOCOL|BUSY|LOCKED)/;
 
 export function isStoreUnavailableError(err: unknown): boolean {
   return err instanceof Error && err.name === 'SqliteError' && UNAVAILABLE_CODES.test((err as { code?: string }).code ?? '');

@@ -34,8 +34,22 @@ import { openSideDatabase } from './side-database';
 function storeErrorOf(err: unknown): unknown {
   if (!isStoreUnavailableError(err)) return err;
   const code = (err as { code?: string }).code;
-  return new DomainError('store_unavailable', `store: the event store cannot write (${code}${code === 'SQLITE_FULL' ? ': the disk is full' : ''}); nothing was recorded`, { sqlite: code });
+  const why = code === 'SQLITE_FULL' ? ': the disk is full' : isBusy(err) ? `: another process has held the log's write lock for ${BUSY_WAIT_MS} ms` : '';
+  return new DomainError('store_unavailable', `store: the event store cannot write (${code}${why}); nothing was recorded`, { sqlite: code });
 }
+
+const isBusy = (err: unknown): boolean => /^SQLITE_(BUSY|LOCKED)/.test((err as { code?: string })?.code ?? '');
+
+/**
+ * Another process holding the log's write lock (the CLI writing to a served data dir; an operator's
+ * sqlite3 shell): SQLite's busy handler waits on this thread, so an attempt waits at most BUSY_STEP_MS
+ * (none while the lock is known to be held) and a group commit that met the lock is retried from a timer
+ * (BUSY_RETRY_MS doubling) until BUSY_WAIT_MS, then refused store_unavailable. Before, one attempt held the thread 5 s: /health
+ * and every other workspace waited, and the append failed `internal`.
+ */
+const BUSY_STEP_MS = 200;
+const BUSY_RETRY_MS = { first: 25, max: 400 };
+const BUSY_WAIT_MS = 5000;
 
 export type SynchronousMode = 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
 
@@ -219,6 +233,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
   private readonly flushBound = () => this.flush();
+  /** The write lock held by another process since (and retries so far): see retryWhenFree. */
+  private busySince: { at: number; retries: number } | null = null;
   /**
    * < 0: concurrent appenders were seen, flushes wait for the turn of the event loop (group commit); it
    * counts up by one per flush of a single append, and at 0 the store is taken to be alone again. ≥ 0:
@@ -285,7 +301,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     this.db = new Database(options.file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma(`busy_timeout = ${BUSY_STEP_MS}`);
     // Each append touches three b-trees (log, event-id index, stream index), so the WAL fills 3× faster
     // than a bare table; checkpointing every 4,000 pages (~16 MiB) instead of SQLite's 1,000 lets pages
     // rewritten by consecutive appends be copied back once. Measured: ~25 % less time per lone append at
@@ -469,6 +485,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
+    // A retry's timer (retryWhenFree) that fires after close(): nothing can be written any more.
+    if (this.closed) {
+      for (const req of batch) req.reject(new DomainError('store_unavailable', 'store: closed while another process held the write lock; nothing was recorded'));
+      return;
+    }
     if (batch.length === 1) {
       if (this.loneFlushes < 0) this.loneFlushes++;
       return this.flushOne(batch[0]);
@@ -481,9 +502,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       results = this.applyBatch(batch);
     } catch (err) {
       this.forgetRevisions();
+      if (isBusy(err) && this.retryWhenFree(batch)) return;
       for (const req of batch) req.reject(storeErrorOf(err));
       return;
     }
+    if (this.busySince) this.lockFree();
     if (results.some((r) => 'err' in r)) this.forgetRevisions();
     else
       for (const req of batch) {
@@ -501,6 +524,34 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     if (wrote) for (const l of this.listeners) l();
   }
 
+  /**
+   * A group commit that found the write lock taken goes back to the head of the queue (appends arriving
+   * meanwhile join it) and is tried again from a timer; false once BUSY_WAIT_MS have passed since the
+   * lock was first found taken (or the store is closing): the caller refuses it.
+   */
+  private retryWhenFree(batch: PendingAppend[]): boolean {
+    const now = Date.now();
+    if (!this.busySince) {
+      this.busySince = { at: now, retries: 0 };
+      // While the lock is known to be held, attempts do not wait on this thread at all (the timer waits).
+      this.db.pragma('busy_timeout = 0');
+    }
+    // Past the wait, every later group commit gets one attempt (BUSY_STEP_MS) and is refused if the lock is
+    // still held: appends queued behind the first do not each wait BUSY_WAIT_MS again. A write clears it.
+    if (this.closed || now - this.busySince.at >= BUSY_WAIT_MS) return false;
+    this.pending = batch.concat(this.pending);
+    const delay = Math.min(BUSY_RETRY_MS.max, BUSY_RETRY_MS.first * 2 ** this.busySince.retries++);
+    this.flushScheduled = true;
+    setTimeout(this.flushBound, delay);
+    return true;
+  }
+
+  /** A write went through: the lock is free again, and the next one found taken waits BUSY_STEP_MS first. */
+  private lockFree(): void {
+    this.busySince = null;
+    this.db.pragma(`busy_timeout = ${BUSY_STEP_MS}`);
+  }
+
   /** flush() of a single append: applyBatch's answer without its per-append wrappers (the lone writer's hot path). */
   private flushOne(req: PendingAppend): void {
     let result: AppendResult;
@@ -509,9 +560,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     } catch (err) {
       // A refusal or an SQLite error alike: the transaction rolled back, the caches may be ahead of it.
       this.forgetRevisions();
+      if (isBusy(err) && this.retryWhenFree([req])) return;
       req.reject(storeErrorOf(err));
       return;
     }
+    if (this.busySince) this.lockFree();
     if (req.rows) {
       this.rememberTail(req.streamId, req.rows);
       this.rememberRecent(req.rows);
