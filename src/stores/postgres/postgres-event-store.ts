@@ -1476,6 +1476,7 @@ export class PostgresBackend {
     if (this.unreachable()) throw new DomainError('store_unavailable', `database: ${this.unreachable()}; retry later`, { retryAfterMs: STORE_RETRY_AFTER_MS });
     const client = new Client({
       connectionString: this.options.connectionString,
+      types: parseTypes,
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
       keepAlive: true,
       options: `-c statement_timeout=${this.queryTimeoutMs}`,
@@ -1825,6 +1826,8 @@ export class PostgresBackend {
     if (!client) {
       const c = new Client({
         connectionString: this.options.connectionString,
+        // int8 as numbers, as the pool reads them (heads.position): a string head would compare as text.
+        types: parseTypes,
         connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
         keepAlive: true,
         options: `-c statement_timeout=${this.queryTimeoutMs}`,
