@@ -24,5 +24,7 @@ export function touchPrivate(file: string): void {
 const UNAVAILABLE_CODES = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|PROTOCOL|BUSY|LOCKED)/;
 
 export function isStoreUnavailableError(err: unknown): boolean {
-  return err instanceof Error && err.name === 'SqliteError' && UNAVAILABLE_CODES.test((err as { code?: string }).code ?? '');
+  // By name, not `instanceof Error`: better-sqlite3's native half keeps the error class of the context that
+  // loaded it first, so under a test runner's per-file contexts its errors are not this context's Errors.
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'SqliteError' && UNAVAILABLE_CODES.test((err as { code?: string }).code ?? '');
 }
