@@ -1,12 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import { Ledger } from '../../src/ledger';
 import { loadConfig, type LedgerConfig } from '../../src/config';
 import { attachReadModels } from '../../src/readmodels/stored/registry';
-import { DATABASE_URL, whenPostgres } from '../scale/pg-support';
+import { whenPostgres, ownDatabase } from '../scale/pg-support';
 import { ALICE, BOB, CAROL, OWNER, PR, publishFixture, REPO, WS } from './support';
 
 /**
@@ -45,25 +44,12 @@ describe('publishing from two processes on one store posts one review', () => {
 });
 
 whenPostgres('publishing from two servers on one PostgreSQL store', () => {
-  const dbName = `rl_pub2_${process.pid}_${Date.now().toString(36)}`;
-  const url = (() => {
-    const u = new URL(DATABASE_URL);
-    u.pathname = `/${dbName}`;
-    return u.toString();
-  })();
-  const admin = async (sql: string) => {
-    const c = new Client({ connectionString: DATABASE_URL });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
+  const db = ownDatabase('pub2');
+  const url = db.url;
   const dirs: string[] = [];
-  beforeAll(() => admin(`CREATE DATABASE "${dbName}"`));
+  beforeAll(() => db.create());
   afterAll(async () => {
-    await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await db.drop();
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 

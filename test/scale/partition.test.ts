@@ -1,13 +1,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import { DEFAULT_POSTGRES_BOUNDS, loadOperatorConfig } from '../../src/operator-config';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
 import { TcpProxy } from '../support/tcp-proxy';
-import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
+import { adminQuery, DATABASE_URL, dropSchema, ownDatabase, uniqueSchema, whenPostgres } from './pg-support';
 
 /**
  * A network partition between a server and PostgreSQL: connections stay open, nothing arrives, nothing is
@@ -28,16 +27,6 @@ async function until<T>(what: string, ms: number, probe: () => Promise<T | undef
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`${what}: not reached within ${ms} ms`);
     await sleep(50);
-  }
-}
-
-async function admin<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
   }
 }
 
@@ -66,12 +55,8 @@ describe('postgres.queryTimeoutMs in the operator config', () => {
 });
 
 whenPostgres('a network partition between the server and PostgreSQL', () => {
-  const dbName = `rl_part_${process.pid}_${Date.now().toString(36)}`;
-  const directUrl = (() => {
-    const u = new URL(DATABASE_URL);
-    u.pathname = `/${dbName}`;
-    return u.toString();
-  })();
+  const db = ownDatabase('part');
+  const directUrl = db.url;
   const target = new URL(DATABASE_URL);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-partition-'));
   let proxy: TcpProxy;
@@ -79,7 +64,7 @@ whenPostgres('a network partition between the server and PostgreSQL', () => {
   let owner: string;
 
   beforeAll(async () => {
-    await admin(DATABASE_URL, (c) => c.query(`CREATE DATABASE "${dbName}"`));
+    await db.create();
     proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
     const configFile = path.join(dataDir, 'operator.json');
     fs.writeFileSync(configFile, JSON.stringify({ postgres: { queryTimeoutMs: 1000 } }));
@@ -91,7 +76,7 @@ whenPostgres('a network partition between the server and PostgreSQL', () => {
     await proxy?.restore();
     await server?.close().catch(() => undefined);
     await proxy?.close();
-    await admin(DATABASE_URL, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
+    await db.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 
@@ -144,10 +129,8 @@ whenPostgres('a network partition between the server and PostgreSQL', () => {
     await until('/health ok', 60_000, async () => ((await health()).status === 'ok' ? true : undefined));
     // Every key retried until acknowledged (a refused one may have landed: the retry answers as it did).
     for (const s of sent) await until(`retry of ${s.key}`, 60_000, async () => ((await send(s.key, s.principal)) === 'ack' ? true : undefined));
-    const stored = await admin(directUrl, async (c) => {
-      const { rows } = await c.query<{ key: string; n: string }>(`SELECT metadata::jsonb->>'idempotencyKey' AS key, count(*) AS n FROM review_ledger.events WHERE workspace_id = 'default' AND type = 'MemberAdded' AND data::jsonb->>'principal' LIKE 'agent:partition-%' GROUP BY 1`);
-      return new Map(rows.map((r) => [r.key, Number(r.n)]));
-    });
+    const rows = await adminQuery<{ key: string; n: string }>(`SELECT metadata::jsonb->>'idempotencyKey' AS key, count(*) AS n FROM review_ledger.events WHERE workspace_id = 'default' AND type = 'MemberAdded' AND data::jsonb->>'principal' LIKE 'agent:partition-%' GROUP BY 1`, directUrl);
+    const stored = new Map(rows.map((r) => [r.key, Number(r.n)]));
     for (const s of sent) expect({ key: s.key, stored: stored.get(s.key) }).toEqual({ key: s.key, stored: 1 });
     expect(stored.size).toBe(sent.length);
   }, 300_000);

@@ -68,3 +68,29 @@ export async function until(what: () => boolean, tries = 500): Promise<void> {
   for (let i = 0; i < tries && !what(); i++) await new Promise((r) => setTimeout(r, 10));
   expect(what()).toBe(true);
 }
+
+/** One statement on its own connection (CREATE / DROP DATABASE, a count): `url` defaults to DATABASE_URL. */
+export async function adminQuery<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, url = DATABASE_URL): Promise<R[]> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<R>(sql)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A database of its own for a test of several servers (each server migrates the default schema):
+ * `url` to connect to it, `create()` before, `drop()` after (FORCE: a server that did not close cleanly).
+ */
+export function ownDatabase(tag: string): { url: string; create(): Promise<void>; drop(): Promise<void> } {
+  const name = `rl_${tag}_${process.pid}_${Date.now().toString(36)}`;
+  const u = new URL(DATABASE_URL);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    create: async () => void (await adminQuery(`CREATE DATABASE "${name}"`)),
+    drop: async () => void (await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)),
+  };
+}

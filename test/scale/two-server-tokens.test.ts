@@ -2,11 +2,10 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import { loadOperatorConfig } from '../../src/operator-config';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
-import { DATABASE_URL, whenPostgres } from './pg-support';
+import { whenPostgres, ownDatabase } from './pg-support';
 
 /**
  * Two servers on one PostgreSQL store with the documented shared token secret (docs/stores.md): a token
@@ -17,33 +16,20 @@ import { DATABASE_URL, whenPostgres } from './pg-support';
  * read for before it is refused.
  */
 whenPostgres('tokens across two servers on one store', () => {
-  const dbName = `rl_tok2_${process.pid}_${Date.now().toString(36)}`;
-  const url = (() => {
-    const u = new URL(DATABASE_URL);
-    u.pathname = `/${dbName}`;
-    return u.toString();
-  })();
-  const admin = async (sql: string) => {
-    const c = new Client({ connectionString: DATABASE_URL });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
+  const db = ownDatabase('tok2');
+  const url = db.url;
   const dirs = [0, 1].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'rl-tok2-')));
   const servers: RunningServer[] = [];
 
   beforeAll(async () => {
-    await admin(`CREATE DATABASE "${dbName}"`);
+    await db.create();
     const keyFile = path.join(dirs[0], 'shared-server.key');
     fs.writeFileSync(keyFile, crypto.randomBytes(32).toString('hex'), { mode: 0o600 });
     for (const dataDir of dirs) servers.push(await startServer({ dataDir, port: 0, store: 'postgres', databaseUrl: url, operator: loadOperatorConfig(dataDir, { serverKeyFile: keyFile }, {}) }));
   }, 120_000);
   afterAll(async () => {
     for (const s of servers) await s.close().catch(() => undefined);
-    await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await db.drop();
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 

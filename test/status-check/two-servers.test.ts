@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import { Ledger } from '../../src/ledger';
@@ -15,7 +14,7 @@ import { LedgerServices } from '../../src/slots';
 import { GitFixture } from '../support/git-fixture';
 import { FakeGitHub } from '../publish/fake-github';
 import { githubFiles } from '../publish/support';
-import { DATABASE_URL, whenPostgres } from '../scale/pg-support';
+import { whenPostgres, ownDatabase } from '../scale/pg-support';
 
 /**
  * Every server on one PostgreSQL store follows every verdict, and each posted the commit status it asked
@@ -30,26 +29,13 @@ const OWNER = { principal: 'user:owner' as const, role: 'owner' as const };
 const AGENT = { principal: 'agent:rev' as const, role: 'member' as const };
 
 whenPostgres('the verdict status from two servers on one store', () => {
-  const dbName = `rl_stat2_${process.pid}_${Date.now().toString(36)}`;
-  const url = (() => {
-    const u = new URL(DATABASE_URL);
-    u.pathname = `/${dbName}`;
-    return u.toString();
-  })();
-  const admin = async (sql: string) => {
-    const c = new Client({ connectionString: DATABASE_URL });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  beforeAll(() => admin(`CREATE DATABASE "${dbName}"`));
+  const db = ownDatabase('stat2');
+  const url = db.url;
+  beforeAll(() => db.create());
   afterAll(async () => {
     await closeSharedDiffPools();
     await closeSharedExtractPool();
-    await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await db.drop();
   });
 
   test('each status is posted once, whichever server follows the verdict first', async () => {

@@ -1430,9 +1430,8 @@ export class PostgresBackend {
     const poolQuery = this.pool.query.bind(this.pool) as (...args: unknown[]) => Promise<unknown>;
     const poolConnect = this.pool.connect.bind(this.pool) as (...args: unknown[]) => Promise<unknown>;
     const gate = <T>(run: (...args: unknown[]) => Promise<T>) => (...args: unknown[]): Promise<T> => {
-      const away = this.unreachable();
-      if (!away) return run(...args);
-      const refusal = new DomainError('store_unavailable', `database: ${away}; retry later`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+      const refusal = this.awayRefusal();
+      if (!refusal) return run(...args);
       const callback = args.find((a) => typeof a === 'function') as ((err: Error) => void) | undefined;
       if (callback) {
         queueMicrotask(() => callback(refusal));
@@ -1473,15 +1472,9 @@ export class PostgresBackend {
    * which must neither take a pooled connection from the appends nor outlive its holder's session.
    */
   async sessionClient(): Promise<Client> {
-    if (this.unreachable()) throw new DomainError('store_unavailable', `database: ${this.unreachable()}; retry later`, { retryAfterMs: STORE_RETRY_AFTER_MS });
-    const client = new Client({
-      connectionString: this.options.connectionString,
-      types: parseTypes,
-      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
-      keepAlive: true,
-      options: `-c statement_timeout=${this.queryTimeoutMs}`,
-      query_timeout: this.queryTimeoutMs + QUERY_READ_GRACE_MS,
-    });
+    const refusal = this.awayRefusal();
+    if (refusal) throw refusal;
+    const client = this.boundedClient();
     client.on('error', noop);
     try {
       await client.connect();
@@ -1490,6 +1483,21 @@ export class PostgresBackend {
       throw unavailable(err);
     }
     return client;
+  }
+
+  /**
+   * A client outside the pool with the pool's settings: int8 as numbers (a head read as a string would
+   * compare as text), the statement and answer bounds. Not yet connected.
+   */
+  private boundedClient(): Client {
+    return new Client({
+      connectionString: this.options.connectionString,
+      types: parseTypes,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
+      keepAlive: true,
+      options: `-c statement_timeout=${this.queryTimeoutMs}`,
+      query_timeout: this.queryTimeoutMs + QUERY_READ_GRACE_MS,
+    });
   }
 
   /** The workspace catalogue (its table lives in this schema), through the pool: asynchronous, bounded. */
@@ -1556,13 +1564,18 @@ export class PostgresBackend {
     }
   }
 
-  /** `degraded` from the first failed call or probe of an outage until a call or probe succeeds. */
   /**
    * Why the database counts as away right now (null: it does not): the last heads probe failed to reach
    * it, or the probe in flight has had no answer for PROBE_OVERDUE_MS (a partition sends no reset).
    */
   unreachable(): string | null {
     return this.away()?.reason ?? null;
+  }
+
+  /** The refusal of a call while the database counts as away, or null. */
+  private awayRefusal(): DomainError | null {
+    const away = this.unreachable();
+    return away ? new DomainError('store_unavailable', `database: ${away}; retry later`, { retryAfterMs: STORE_RETRY_AFTER_MS }) : null;
   }
 
   private away(): { reason: string; since: number } | null {
@@ -1573,6 +1586,7 @@ export class PostgresBackend {
     return null;
   }
 
+  /** `degraded` from the first failed call or probe of an outage until a call or probe succeeds. */
   health(): StoreHealth {
     const away = this.away();
     if (!this.failure && away) return { status: 'degraded', reason: `${away.reason}: calls answer store_unavailable until a probe succeeds`, since: new Date(away.since).toISOString() };
@@ -1824,15 +1838,7 @@ export class PostgresBackend {
   private async probe<T>(text: string, values: unknown[]): Promise<{ rows: T[] }> {
     let client = this.probeClient;
     if (!client) {
-      const c = new Client({
-        connectionString: this.options.connectionString,
-        // int8 as numbers, as the pool reads them (heads.position): a string head would compare as text.
-        types: parseTypes,
-        connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
-        keepAlive: true,
-        options: `-c statement_timeout=${this.queryTimeoutMs}`,
-        query_timeout: this.queryTimeoutMs + QUERY_READ_GRACE_MS,
-      });
+      const c = this.boundedClient();
       c.on('error', () => this.dropProbe(c));
       this.probeClient = client = c;
       this.probeConnecting = true;
