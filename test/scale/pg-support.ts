@@ -84,11 +84,12 @@ export async function adminQuery<R extends Record<string, unknown> = Record<stri
  * A database of its own for a test of several servers (each server migrates the default schema):
  * `url` to connect to it, `create()` before, `drop()` after (FORCE: a server that did not close cleanly).
  */
-export function ownDatabase(tag: string): { url: string; create(): Promise<void>; drop(): Promise<void> } {
+export function ownDatabase(tag: string): { name: string; url: string; create(): Promise<void>; drop(): Promise<void> } {
   const name = `rl_${tag}_${process.pid}_${Date.now().toString(36)}`;
   const u = new URL(DATABASE_URL);
   u.pathname = `/${name}`;
   return {
+    name,
     url: u.toString(),
     create: async () => void (await adminQuery(`CREATE DATABASE "${name}"`)),
     drop: async () => void (await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)),

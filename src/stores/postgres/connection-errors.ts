@@ -20,6 +20,15 @@ export function isQueryTimeout(err: unknown): boolean {
 }
 
 /**
+ * SQLSTATE 25006 (read_only_sql_transaction): PostgreSQL answers but refuses writes — a standby (after a
+ * failover, connections that still reach the old primary), or `default_transaction_read_only` switched on
+ * (some hosted services do so when the disk fills). The transaction failed, so nothing was recorded.
+ */
+export function isReadOnlyError(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { code?: unknown }).code === '25006';
+}
+
+/**
  * Whether an error means "the store is away" rather than "this request was refused": SQLSTATE classes
  * 08 (connection exception), 53 (insufficient resources: too many connections, disk full), 57
  * (operator intervention: 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
@@ -46,6 +55,10 @@ export function unavailable(err: unknown): unknown {
     // Cut by the query timeout (no answer in time) or cancelled by PostgreSQL's statement_timeout: a write
     // in flight may or may not have committed, and the message says how to find out.
     return new DomainError('store_unavailable', `database: PostgreSQL did not answer in time (${(err as Error).message}); a write in flight may have landed: retry with the same idempotency key`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+  }
+  if (isReadOnlyError(err)) {
+    // Not the request's fault and not permanent: the next primary takes writes again.
+    return new DomainError('store_unavailable', `database: PostgreSQL refuses writes (read-only: a standby, or default_transaction_read_only is on): nothing was recorded; retry later (${(err as Error).message})`, { retryAfterMs: STORE_RETRY_AFTER_MS });
   }
   if (isConnectionError(err)) return new DomainError('store_unavailable', `database: ${(err as Error).message}`, { retryAfterMs: STORE_RETRY_AFTER_MS });
   return err;

@@ -21,7 +21,7 @@ import {
 } from '../../events/store/port';
 import { EXCLUSIVE_POLL_MS, EXCLUSIVE_WAIT_MS } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
-import { isConnectionError, isQueryTimeout, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
+import { isConnectionError, isQueryTimeout, isReadOnlyError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 
 export { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 import type { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint } from '../../events/chain';
@@ -1383,6 +1383,12 @@ export class PostgresBackend {
   private readonly poller: NodeJS.Timeout;
   private closed = false;
   private failure: { since: Date; message: string } | null = null;
+  /**
+   * PostgreSQL answers but refuses writes (SQLSTATE 25006: a standby, default_transaction_read_only): set
+   * by a refused write or by the heads probe, cleared only by a probe that finds the database writable.
+   * Not a reason to refuse calls at once (reads are still answered, a write fails in one round trip).
+   */
+  private readOnly: { since: Date; message: string } | null = null;
   private listenerLost: Date | null = null;
   private relistening = false;
   /** What open() did to the schema (undefined when it only checked the version). */
@@ -1591,12 +1597,14 @@ export class PostgresBackend {
     const away = this.away();
     if (!this.failure && away) return { status: 'degraded', reason: `${away.reason}: calls answer store_unavailable until a probe succeeds`, since: new Date(away.since).toISOString() };
     if (this.failure) return { status: 'degraded', reason: `PostgreSQL unreachable: ${this.failure.message}; calls answer store_unavailable and are retried by clients`, since: this.failure.since.toISOString() };
+    if (this.readOnly) return { status: 'degraded', reason: `PostgreSQL refuses writes (read-only: a standby, or default_transaction_read_only is on; ${this.readOnly.message}): commands answer store_unavailable, reads are answered`, since: this.readOnly.since.toISOString() };
     if (this.listenerLost && this.wakers.size > 0) return { status: 'degraded', reason: 'PostgreSQL LISTEN connection lost, reconnecting: live updates from other servers are delayed', since: this.listenerLost.toISOString() };
     return { status: 'ok' };
   }
 
   /** Records the outcome of a store call for health(). Only connection failures count. */
   noteFailure(err: unknown): void {
+    if (isReadOnlyError(err)) this.readOnly ??= { since: new Date(), message: (err as Error).message };
     if (!isConnectionError(err) && !(err instanceof DomainError && err.code === 'store_unavailable')) return;
     this.failure ??= { since: new Date(), message: (err as Error).message ?? String(err) };
   }
@@ -1807,11 +1815,18 @@ export class PostgresBackend {
     const ids = [...this.wakers.keys()];
     this.polling = true;
     this.pollSentAt = Date.now();
-    this.probe<{ workspace_id: string; position: number }>(`SELECT workspace_id, position FROM "${this.schema}".heads WHERE workspace_id = ANY($1::text[])`, [ids])
+    // One row at least (the outer side of the join), carrying whether this session's transactions are
+    // read-only: that is how a failover to a standby, or a read-only switch, shows on an idle server.
+    this.probe<{ workspace_id: string | null; position: number | null; read_only: string }>(
+      `SELECT h.workspace_id, h.position, current_setting('transaction_read_only') AS read_only FROM (SELECT 1) one LEFT JOIN "${this.schema}".heads h ON h.workspace_id = ANY($1::text[])`,
+      [ids],
+    )
       .then(({ rows }) => {
         this.noteSuccess();
         this.probeFailed = null;
-        const heads = new Map(rows.map((r) => [r.workspace_id, r.position]));
+        if (rows[0]?.read_only !== 'on') this.readOnly = null;
+        else this.readOnly ??= { since: new Date(), message: 'transaction_read_only is on' };
+        const heads = new Map(rows.filter((r) => r.workspace_id !== null).map((r) => [r.workspace_id!, r.position!]));
         for (const id of ids) {
           // A workspace with no head row yet has head 0: its first commit must wake too.
           const head = heads.get(id) ?? 0;
@@ -2543,7 +2558,8 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       return rows;
     } catch (err) {
       // A connection that failed or timed out goes back with its error (the pool drops it, see 'release').
-      if (isConnectionError(err)) broken = err as Error;
+      // A read-only refusal too: after a failover this connection still reaches the old primary.
+      if (isConnectionError(err) || isReadOnlyError(err)) broken = err as Error;
       else await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
