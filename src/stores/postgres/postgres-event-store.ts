@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Pool, PoolClient, types, type QueryResultRow } from 'pg';
+import { Client, Pool, PoolClient, types, type ClientBase, type QueryResultRow } from 'pg';
 import { DomainError } from '../../domain-error';
 import { DEFAULT_POSTGRES_BOUNDS } from '../../operator-config';
 import { encodedJsonOf, type EventMetadata, type NewEvent, type RecordedEvent } from '../../events/envelope';
@@ -1380,6 +1380,8 @@ export class PostgresBackend {
   private probeClient: Client | null = null;
   private probeConnecting = false;
   readonly queryTimeoutMs: number;
+  /** The session settings every connection of this process runs first (the statement bound, commit mode). */
+  private readonly sessionSettings: string;
   private readonly poller: NodeJS.Timeout;
   private closed = false;
   private failure: { since: Date; message: string } | null = null;
@@ -1405,14 +1407,17 @@ export class PostgresBackend {
     this.aloneAfterMs = options.aloneAfterMs ?? ALONE_AFTER_MS;
     this.clock = options.clock ?? Date.now;
     this.queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+    this.sessionSettings = `SET statement_timeout = ${this.queryTimeoutMs}${options.synchronousCommit === false ? '; SET synchronous_commit = off' : ''}`;
     this.pool = new Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
       types: parseTypes,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       keepAlive: true,
-      options: `-c statement_timeout=${this.queryTimeoutMs}${options.synchronousCommit === false ? ' -c synchronous_commit=off' : ''}`,
       query_timeout: this.queryTimeoutMs + QUERY_READ_GRACE_MS,
+      // Run on each new connection before the pool lends it (a failure ends it and fails the borrower). A
+      // SET, not the startup packet's `options`: PgBouncer refuses a connection whose startup carries them.
+      onConnect: async (client: ClientBase) => void (await client.query(this.sessionSettings)),
     });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     this.pool.on('error', (err) => this.noteFailure(err));
@@ -1453,6 +1458,7 @@ export class PostgresBackend {
   static async open(options: PostgresBackendOptions): Promise<PostgresBackend> {
     const backend = new PostgresBackend(options);
     try {
+      await backend.refuseStatementPooling();
       if (options.migrate === false) await backend.checkSchema();
       else backend.migration = await backend.migrate();
     } catch (err) {
@@ -1484,11 +1490,60 @@ export class PostgresBackend {
     client.on('error', noop);
     try {
       await client.connect();
+      await client.query(this.boundedSettings());
     } catch (err) {
+      await client.end().catch(noop);
       this.noteFailure(err);
       throw unavailable(err);
     }
     return client;
+  }
+
+  /** What a connection outside the pool runs first: the statement bound (the commit mode is the pool's). */
+  private boundedSettings(): string {
+    return `SET statement_timeout = ${this.queryTimeoutMs}`;
+  }
+
+  /**
+   * Refuses (invalid_config) a connection string that reaches PostgreSQL through a transaction- or
+   * statement-pooling proxy (PgBouncer's pool_mode = transaction / statement, and the like), before
+   * anything is migrated: such a proxy hands each statement to whichever server session is free, and this
+   * store relies on sessions — named prepared statements, LISTEN, advisory locks held across statements
+   * (a migration's, a publication's). Behind one it failed at start with "prepared statement … already
+   * exists" (internal), or worse, would have run with locks that lock nothing.
+   *
+   * How: one client marks its session (a custom setting, session-level), then another client looks for
+   * the mark. Behind a direct connection or session pooling the two are different sessions and the mark is
+   * never seen; a statement pooler typically gives the second client the session just released (PgBouncer
+   * reuses the most recently used one) and the mark shows, or the first client loses its own mark on its
+   * next statement. Three rounds, since a busy shared proxy may hand out another session by chance.
+   */
+  private async refuseStatementPooling(): Promise<void> {
+    // Two connections of their own (a pool of one, as `migrate` opens, could not lend two at once).
+    const a = this.boundedClient();
+    const b = this.boundedClient();
+    a.on('error', noop);
+    b.on('error', noop);
+    try {
+      await a.connect();
+      await b.connect();
+      for (let round = 0; round < 3; round++) {
+        const mark = randomBytes(8).toString('hex');
+        await a.query(`SELECT set_config('review_ledger.session_mark', $1, false)`, [mark]);
+        const seen = (await b.query<{ v: string | null }>(`SELECT current_setting('review_ledger.session_mark', true) AS v`)).rows[0]?.v;
+        const kept = (await a.query<{ v: string | null }>(`SELECT current_setting('review_ledger.session_mark', true) AS v`)).rows[0]?.v;
+        if (seen === mark || kept !== mark) {
+          throw new DomainError(
+            'invalid_config',
+            'database: the connection string reaches PostgreSQL through a transaction- or statement-pooling proxy (e.g. PgBouncer pool_mode = transaction): one connection\'s session setting ' +
+              (seen === mark ? 'showed in another connection' : 'was gone at its next statement') +
+              '. review-ledger needs its own sessions (named prepared statements, LISTEN, advisory locks held across statements): connect directly, or through pool_mode = session (docs/stores.md)',
+          );
+        }
+      }
+    } finally {
+      await Promise.all([a.end().catch(noop), b.end().catch(noop)]);
+    }
   }
 
   /**
@@ -1501,7 +1556,6 @@ export class PostgresBackend {
       types: parseTypes,
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
       keepAlive: true,
-      options: `-c statement_timeout=${this.queryTimeoutMs}`,
       query_timeout: this.queryTimeoutMs + QUERY_READ_GRACE_MS,
     });
   }
@@ -1859,6 +1913,7 @@ export class PostgresBackend {
       this.probeConnecting = true;
       try {
         await c.connect();
+        await c.query(this.boundedSettings());
       } catch (err) {
         this.dropProbe(c);
         throw err;
