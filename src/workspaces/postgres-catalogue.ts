@@ -63,7 +63,13 @@ function down() {
 }
 async function connect() {
   const c = new Client({ connectionString: workerData.connectionString, connectionTimeoutMillis: 5000, keepAlive: true });
-  c.on('error', () => { if (client === c) down(); });
+  c.on('error', (e) => {
+    if (client !== c) return;
+    // Ended by the server for idling (idle_session_timeout, SQLSTATE 57P05): the database is there, so
+    // no DOWN (calls would be refused meanwhile); the next call connects afresh.
+    if (e && e.code === '57P05') drop();
+    else down();
+  });
   try {
     await c.connect();
     const found = await versionOf(c);

@@ -29,6 +29,14 @@ export function isReadOnlyError(err: unknown): boolean {
 }
 
 /**
+ * SQLSTATE 57P05 (idle_session_timeout): the server ended a session that sat idle. The database is there;
+ * only that connection is gone (the next query connects afresh), so it is no sign of an outage.
+ */
+export function isIdleSessionEnd(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { code?: unknown }).code === '57P05';
+}
+
+/**
  * Whether an error means "the store is away" rather than "this request was refused": SQLSTATE classes
  * 08 (connection exception), 53 (insufficient resources: too many connections, disk full), 57
  * (operator intervention: 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,

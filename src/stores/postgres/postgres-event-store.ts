@@ -21,7 +21,7 @@ import {
 } from '../../events/store/port';
 import { EXCLUSIVE_POLL_MS, EXCLUSIVE_WAIT_MS } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
-import { isConnectionError, isQueryTimeout, isReadOnlyError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
+import { isConnectionError, isIdleSessionEnd, isQueryTimeout, isReadOnlyError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 
 export { isConnectionError, STORE_RETRY_AFTER_MS, unavailable } from './connection-errors';
 import type { AuditLogStore, ChainInfo, ChainRow, StoredCheckpoint } from '../../events/chain';
@@ -1313,6 +1313,8 @@ export const DEFAULT_QUERY_TIMEOUT_MS = DEFAULT_POSTGRES_BOUNDS.queryTimeoutMs;
 export const QUERY_READ_GRACE_MS = 2000;
 /** A heads probe unanswered this long makes health() degraded (before any call times out). */
 const PROBE_OVERDUE_MS = 3000;
+/** How long a pooled connection may stay idle before the pool closes it (pg-pool's default). */
+const POOL_IDLE_MS = 10_000;
 /** Reconnect delays of the LISTEN connection: doubling from the first, capped (a restart is seconds). */
 const LISTEN_RETRY_MS = { first: 100, max: 1000 };
 /** A subscription whose read fails with store_unavailable retries after this (doubling up to max). */
@@ -1382,6 +1384,12 @@ export class PostgresBackend {
   readonly queryTimeoutMs: number;
   /** The session settings every connection of this process runs first (the statement bound, commit mode). */
   private readonly sessionSettings: string;
+  /**
+   * PostgreSQL's `idle_session_timeout` for this role and database, read at open (0: none). A session idle
+   * longer is terminated by the server: pooled connections are closed by the pool before that, and the
+   * connections that must stay open while idle (LISTEN, an exclusive section's lock) are pinged.
+   */
+  private idleSessionTimeoutMs = 0;
   private readonly poller: NodeJS.Timeout;
   private closed = false;
   private failure: { since: Date; message: string } | null = null;
@@ -1411,6 +1419,7 @@ export class PostgresBackend {
     this.pool = new Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
+      idleTimeoutMillis: POOL_IDLE_MS,
       types: parseTypes,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       keepAlive: true,
@@ -1458,7 +1467,7 @@ export class PostgresBackend {
   static async open(options: PostgresBackendOptions): Promise<PostgresBackend> {
     const backend = new PostgresBackend(options);
     try {
-      await backend.refuseStatementPooling();
+      await backend.checkSessions();
       if (options.migrate === false) await backend.checkSchema();
       else backend.migration = await backend.migrate();
     } catch (err) {
@@ -1499,6 +1508,33 @@ export class PostgresBackend {
     return client;
   }
 
+  /** How often a connection that must stay open while idle says something: half the idle-session timeout (0: never). */
+  private sessionPingMs(): number {
+    return this.idleSessionTimeoutMs > 0 ? Math.max(100, Math.floor(this.idleSessionTimeoutMs / 2)) : 0;
+  }
+
+  /**
+   * Keeps `client` from being ended by `idle_session_timeout` while it idles on purpose (LISTEN, a held
+   * advisory lock): a `SELECT 1` every sessionPingMs until the returned function is called or the client
+   * ends. Start it once the client's own statements are done (pings never overlap them or each other).
+   */
+  keepSessionAlive(client: Client): () => void {
+    const every = this.sessionPingMs();
+    if (every === 0) return noop;
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      client.query('SELECT 1').then(
+        () => void (busy = false),
+        () => void (busy = false),
+      );
+    }, every).unref();
+    const stop = () => clearInterval(timer);
+    client.once('end', stop);
+    return stop;
+  }
+
   /** What a connection outside the pool runs first: the statement bound (the commit mode is the pool's). */
   private boundedSettings(): string {
     return `SET statement_timeout = ${this.queryTimeoutMs}`;
@@ -1517,8 +1553,10 @@ export class PostgresBackend {
    * never seen; a statement pooler typically gives the second client the session just released (PgBouncer
    * reuses the most recently used one) and the mark shows, or the first client loses its own mark on its
    * next statement. Three rounds, since a busy shared proxy may hand out another session by chance.
+   *
+   * Also reads `idle_session_timeout` (see idleSessionTimeoutMs; pg_settings gives it in ms).
    */
-  private async refuseStatementPooling(): Promise<void> {
+  private async checkSessions(): Promise<void> {
     // Two connections of their own (a pool of one, as `migrate` opens, could not lend two at once).
     const a = this.boundedClient();
     const b = this.boundedClient();
@@ -1541,6 +1579,11 @@ export class PostgresBackend {
           );
         }
       }
+      const idle = await a.query<{ ms: string }>(`SELECT coalesce((SELECT setting FROM pg_settings WHERE name = 'idle_session_timeout'), '0') AS ms`);
+      this.idleSessionTimeoutMs = Number(idle.rows[0]?.ms) || 0;
+      const ping = this.sessionPingMs();
+      // pg-pool reads this when a client goes idle: an idle connection is closed here before the server ends it.
+      if (ping > 0) (this.pool as unknown as { options: { idleTimeoutMillis: number } }).options.idleTimeoutMillis = Math.min(POOL_IDLE_MS, ping);
     } finally {
       await Promise.all([a.end().catch(noop), b.end().catch(noop)]);
     }
@@ -1658,6 +1701,8 @@ export class PostgresBackend {
 
   /** Records the outcome of a store call for health(). Only connection failures count. */
   noteFailure(err: unknown): void {
+    // An idle session ended by the server's idle_session_timeout: the database is there.
+    if (isIdleSessionEnd(err)) return;
     if (isReadOnlyError(err)) this.readOnly ??= { since: new Date(), message: (err as Error).message };
     if (!isConnectionError(err) && !(err instanceof DomainError && err.code === 'store_unavailable')) return;
     this.failure ??= { since: new Date(), message: (err as Error).message ?? String(err) };
@@ -1895,7 +1940,8 @@ export class PostgresBackend {
       })
       .catch((err) => {
         this.noteFailure(err);
-        if (isConnectionError(err)) this.probeFailed ??= { message: (err as Error).message, since: Date.now() };
+        // The probe's connection ended for idling as the probe was sent: dropped, the next poll reconnects.
+        if (isConnectionError(err) && !isIdleSessionEnd(err)) this.probeFailed ??= { message: (err as Error).message, since: Date.now() };
       })
       .finally(() => {
         this.polling = false;
@@ -2040,6 +2086,7 @@ export class PostgresBackend {
       return;
     }
     this.listener = client;
+    this.keepSessionAlive(client);
     this.listenerLost = null;
     this.listeningSince = this.clock();
     // Announcements sent while nobody listened are lost: whatever was folded before reads again.
@@ -2317,6 +2364,9 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
         if (Date.now() > deadline) throw new DomainError('store_unavailable', `exclusive section "${name}": another server has held it for ${EXCLUSIVE_WAIT_MS} ms; retry later`, { retryAfterMs: STORE_RETRY_AFTER_MS });
         await new Promise((r) => setTimeout(r, EXCLUSIVE_POLL_MS));
       }
+      // The lock lives as long as this session: one idle past idle_session_timeout would be ended, and the
+      // lock with it, while the section still talks to the outside world.
+      this.backend.keepSessionAlive(client);
       return await fn();
     } finally {
       // Ending the session releases the lock (no unlock statement to lose on a dying connection).
