@@ -28,6 +28,20 @@ export function isReadOnlyError(err: unknown): boolean {
   return !!err && typeof err === 'object' && (err as { code?: unknown }).code === '25006';
 }
 
+/** What a caller should wait before retrying after a transient conflict (the other transaction is done by then). */
+export const CONFLICT_RETRY_AFTER_MS = 50;
+
+/**
+ * SQLSTATE 40001 (serialization_failure), 40P01 (deadlock_detected), 55P03 (lock_not_available): the
+ * transaction lost a conflict with a concurrent one and was rolled back. The store's sessions are pinned
+ * to READ COMMITTED with no lock_timeout (PostgresBackend.boundedSettings), so these are not expected;
+ * should one come anyway it is retryable, not `internal`.
+ */
+export function isTransientConflict(err: unknown): boolean {
+  const code = !!err && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  return code === '40001' || code === '40P01' || code === '55P03';
+}
+
 /**
  * SQLSTATE 57P05 (idle_session_timeout): the server ended a session that sat idle. The database is there;
  * only that connection is gone (the next query connects afresh), so it is no sign of an outage.
@@ -67,6 +81,10 @@ export function unavailable(err: unknown): unknown {
   if (isReadOnlyError(err)) {
     // Not the request's fault and not permanent: the next primary takes writes again.
     return new DomainError('store_unavailable', `database: PostgreSQL refuses writes (read-only: a standby, or default_transaction_read_only is on): nothing was recorded; retry later (${(err as Error).message})`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+  }
+  if (isTransientConflict(err)) {
+    // The transaction was rolled back: nothing was recorded, and the same request may well pass now.
+    return new DomainError('store_unavailable', `database: ${(err as Error).message} (a conflict with a concurrent transaction): nothing was recorded; retry`, { retryAfterMs: CONFLICT_RETRY_AFTER_MS });
   }
   if (isConnectionError(err)) return new DomainError('store_unavailable', `database: ${(err as Error).message}`, { retryAfterMs: STORE_RETRY_AFTER_MS });
   return err;
