@@ -76,7 +76,10 @@ async function connect() {
     if (found === null || found < workerData.target) {
       if (!workerData.migrate || checked) throw outdated(found);
       // Session lock first, then the transaction: see PostgresBackend.migrate.
+      // The wait for another process's migration is not subject to a database-level lock_timeout: see PostgresBackend.migrate.
+      await c.query('SET lock_timeout = 0');
       await c.query('SELECT pg_advisory_lock($1)', [workerData.lockKey]);
+      await c.query('RESET lock_timeout');
       try {
         // Each missing step in its own transaction, its version recorded: see PostgresBackend.migrate.
         const locked = await versionOf(c);

@@ -1,7 +1,7 @@
 import { DomainError } from '../../src/domain-error';
 import { isTransientConflict, unavailable } from '../../src/stores/postgres/connection-errors';
 import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
-import { adminQuery, levelSetEvent, ownDatabase, whenPostgres } from './pg-support';
+import { adminQuery, levelSetEvent, ownDatabase, uniqueSchema, whenPostgres } from './pg-support';
 
 /**
  * Settings a DBA may put on the database or role that the store's design does not allow for. Its appends
@@ -43,6 +43,13 @@ whenPostgres('database-level settings the store pins for its own sessions', () =
     for (const b of backends) await b.close();
     await db.drop();
   }, 60_000);
+
+  test('three servers starting at once on a fresh schema: the lock_timeout does not cut the wait for the first one\'s migration', async () => {
+    const schema = uniqueSchema('rl_settings_mig');
+    const opened = await Promise.all(Array.from({ length: 3 }, () => PostgresBackend.open({ connectionString: db.url, schema })));
+    backends.push(...opened);
+    expect(opened.map((b) => b.migration?.ran).sort()).toEqual([false, false, true]);
+  }, 120_000);
 
   test('two servers appending to one workspace at once: every append succeeds, positions 1..N without a gap', async () => {
     const open = async () => {

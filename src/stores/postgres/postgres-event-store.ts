@@ -1650,7 +1650,13 @@ export class PostgresBackend {
     await client.connect();
     let locked = false;
     try {
+      // Unbounded (a database-level statement_timeout would cut a step on a large table), and the wait for
+      // another process's migration is not subject to a database-level lock_timeout (two servers starting
+      // together: the second failed to start with "canceling statement due to lock timeout"); the steps'
+      // own DDL locks are (RESET: the database's or role's value), so they never queue live writes for long.
+      await client.query('SET statement_timeout = 0; SET lock_timeout = 0');
       await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey(this.schema)]);
+      await client.query('RESET lock_timeout');
       locked = true;
       const present = (await client.query<{ present: boolean }>(sql.exists)).rows[0]?.present;
       const found = present ? ((await client.query<{ version: number }>(sql.read)).rows[0]?.version ?? null) : null;
