@@ -184,6 +184,7 @@ export const ERROR_CODES = {
   watch_closed: { status: 'unavailable', meaning: 'the subscription ended (server shutting down, feed closed): resume with since' },
   watch_lagging: { status: 'unavailable', meaning: 'the subscriber fell 64 updates behind its transport: resume with since (data.details.since), or subscribe with coalesce: true' },
   watch_failed: { status: 'unavailable', meaning: 'a subscription failed while folding or catching up: resume with since' },
+  store_damaged: { status: 'unavailable', meaning: "the workspace's stored log is damaged (SQLite reports a malformed file): nothing was read or recorded; restore it from a backup (not retryable)" },
   store_unavailable: { status: 'unavailable', meaning: 'the event store cannot be reached (or a write\'s commit could not be confirmed): retry the same request, same idempotency key, after `error.data.retryAfterMs`', retryAfterMs: 1000 },
   server_shutting_down: { status: 'unavailable', retryAfterMs: 1_000, meaning: 'the server is shutting down: it answers the requests it had read and runs no new one; send the request again (another server, or this one once restarted)' },
   jobs_queue_full: { status: 'unavailable', retryAfterMs: 5_000, meaning: "the workspace already has 64 index/compute jobs waiting for the server's job slots (as many as its cores run at once): send it again later" },

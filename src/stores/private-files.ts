@@ -28,3 +28,11 @@ export function isStoreUnavailableError(err: unknown): boolean {
   // loaded it first, so under a test runner's per-file contexts its errors are not this context's Errors.
   return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'SqliteError' && UNAVAILABLE_CODES.test((err as { code?: string }).code ?? '');
 }
+
+/** SQLite's answers for a file that is not a sound database: a damaged page, a header that is not SQLite's. */
+const DAMAGED_CODES = /^SQLITE_(CORRUPT|NOTADB)/;
+
+/** Whether `err` says the database file is damaged (by name, as isStoreUnavailableError). */
+export function isStoreDamagedError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'SqliteError' && DAMAGED_CODES.test((err as { code?: string }).code ?? '');
+}

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { mkdirPrivate } from '../stores/private-files';
+import { isStoreDamagedError, mkdirPrivate } from '../stores/private-files';
 import { DomainError } from '../domain-error';
 import { workspaceIdSchema } from '../events/catalogue/workspace';
 import type { EventStore } from '../events/store/port';
-import { SqliteEventStore, SynchronousMode } from '../stores/sqlite/sqlite-event-store';
+import { damagedStoreError, SqliteEventStore, SynchronousMode } from '../stores/sqlite/sqlite-event-store';
 import { SqliteCatalogue, type WorkspaceCatalogue, type WorkspaceInfo } from './catalogue';
 import { SlotMap } from '../slots';
 import { softOpenFileLimit } from '../operator-config';
@@ -81,13 +81,34 @@ export type StoreFactory = ((workspaceId: string, dir: string) => Promise<EventS
    */
   fingerprint?: (dir: string) => string | null;
   /** The shared connection's state, for /health (`degraded` during an outage, with the reason). */
-  health?: () => { status: 'ok' | 'degraded'; reason?: string; since?: string };
+  health?: () => { status: 'ok' | 'degraded'; reason?: string; since?: string } | undefined;
   /** The catalogue's workspaces without blocking the thread (the catalogue's own calls do). */
   listWorkspaces?: () => Promise<WorkspaceInfo[]>;
 };
 
 export const sqliteStoreFactory = (synchronous: SynchronousMode = 'FULL'): StoreFactory => {
-  const factory: StoreFactory = async (workspaceId, dir) => new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId, synchronous });
+  // Workspaces whose log SQLite found damaged, for /health until the server restarts (after a restore).
+  const damaged = new Map<string, { reason: string; since: string }>();
+  const onDamaged = (workspaceId: string, reason: string) => {
+    if (damaged.has(workspaceId)) return;
+    damaged.set(workspaceId, { reason, since: new Date().toISOString() });
+    console.error(`review-ledger: the event store of workspace "${workspaceId}" is damaged (${reason}): its calls answer store_damaged until it is restored from a backup and the server restarted`);
+  };
+  const factory: StoreFactory = async (workspaceId, dir) => {
+    try {
+      return new SqliteEventStore({ file: path.join(dir, 'workspace.db'), workspaceId, synchronous, onDamaged });
+    } catch (err) {
+      // Damaged where opening reads (the header, the schema): the same answer as a damaged page later.
+      if (!isStoreDamagedError(err)) throw err;
+      onDamaged(workspaceId, `${(err as { code?: string }).code}: ${(err as Error).message}`);
+      throw damagedStoreError(workspaceId, err);
+    }
+  };
+  factory.health = () => {
+    if (damaged.size === 0) return undefined; // nothing to say: /health shows no connection for SQLite
+    const list = [...damaged].map(([id, d]) => `workspace "${id}" (${d.reason})`).join(', ');
+    return { status: 'degraded', reason: `the event store of ${list} is damaged: its calls answer store_damaged; restore it from a backup`, since: [...damaged.values()][0].since };
+  };
   factory.fingerprint = (dir) => {
     const parts: string[] = [];
     for (const f of ['workspace.db', 'workspace.db-wal']) {

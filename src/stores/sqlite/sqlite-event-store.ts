@@ -25,10 +25,24 @@ import {
 } from '../../events/store/port';
 import { EXCLUSIVE_POLL_MS, EXCLUSIVE_WAIT_MS } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
-import { isStoreUnavailableError, mkdirPrivate, touchPrivate } from '../private-files';
+import { isStoreDamagedError, isStoreUnavailableError, mkdirPrivate, touchPrivate } from '../private-files';
 import { DomainError } from '../../domain-error';
 import { EventLoopTurns } from '../../events/event-loop-turns';
 import { openSideDatabase } from './side-database';
+
+/**
+ * A damaged file (a page SQLite cannot read, a header that is not SQLite's) answers `store_damaged`,
+ * naming the workspace and what to do: not retryable, not `internal`. SQLite has no page checksums, so
+ * this is what it notices; what it cannot (a changed byte inside a row), `audit verify` finds.
+ */
+export function damagedStoreError(workspaceId: string, err: unknown): DomainError {
+  const code = (err as { code?: string }).code;
+  return new DomainError(
+    'store_damaged',
+    `store: the event store of workspace "${workspaceId}" is damaged (${code}: ${(err as Error).message}); nothing was read or recorded. Restore its workspace.db from a backup (\`review-ledger audit verify\` then checks the restored log; docs/stores.md)`,
+    { sqlite: code },
+  );
+}
 
 /** A full disk (or an unwritable file) answers `store_unavailable`, never `internal`. */
 function storeErrorOf(err: unknown): unknown {
@@ -56,6 +70,8 @@ export type SynchronousMode = 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
 export interface SqliteStoreOptions {
   file: string;
   workspaceId: string;
+  /** Told once when SQLite first reports the file damaged (for /health); the call answers store_damaged. */
+  onDamaged?: (workspaceId: string, reason: string) => void;
   /** FULL (default): an acknowledged append survives power loss. NORMAL: survives a process crash. */
   synchronous?: SynchronousMode;
   /**
@@ -293,6 +309,38 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   /** Reused for each hashed row: no per-event object beyond the row itself. */
   private readonly chainScratch: ChainFields = { position: 0, streamId: '', streamRevision: 0, type: '', schemaVersion: 0, data: '', metadata: '', eventId: '' };
 
+  private onDamaged?: (workspaceId: string, reason: string) => void;
+  private damageReported = false;
+
+  /**
+   * Makes a statement answer store_damaged when SQLite finds the file damaged (and tells onDamaged once);
+   * every other error passes unchanged (a busy lock is retried by the callers that see it raw).
+   */
+  private guard<S extends Database.Statement>(stmt: S): S {
+    const target = stmt as unknown as Record<'all' | 'get' | 'run', (...args: unknown[]) => unknown>;
+    for (const method of ['all', 'get', 'run'] as const) {
+      const original = target[method];
+      target[method] = (...args: unknown[]) => {
+        try {
+          return original.apply(stmt, args);
+        } catch (err) {
+          throw this.damaged(err);
+        }
+      };
+    }
+    return stmt;
+  }
+
+  /** `err` as store_damaged when it says the file is damaged (reported once), else unchanged. */
+  private damaged(err: unknown): unknown {
+    if (!isStoreDamagedError(err)) return err;
+    if (!this.damageReported) {
+      this.damageReported = true;
+      this.onDamaged?.(this.workspaceId, `${(err as { code?: string }).code}: ${(err as Error).message}`);
+    }
+    return damagedStoreError(this.workspaceId, err);
+  }
+
   constructor(options: SqliteStoreOptions) {
     this.workspaceId = options.workspaceId;
     this.file = options.file;
@@ -359,6 +407,9 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       claimNoop: this.db.prepare('INSERT OR IGNORE INTO noop_keys (key, principal, command, digest, json) VALUES (?, ?, ?, ?, ?)'),
     };
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
+    this.onDamaged = options.onDamaged;
+    for (const stmt of Object.values(this.stmts)) this.guard(stmt);
+    this.guard(this.dataVersion);
     const applyOneGuarded = this.db.transaction((req: PendingAppend) => this.applyOne(req, true));
     const single = this.db.transaction((req: PendingAppend) => {
       this.checkDataVersion();
@@ -503,7 +554,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     } catch (err) {
       this.forgetRevisions();
       if (isBusy(err) && this.retryWhenFree(batch)) return;
-      for (const req of batch) req.reject(storeErrorOf(err));
+      for (const req of batch) req.reject(storeErrorOf(this.damaged(err)));
       return;
     }
     if (this.busySince) this.lockFree();
@@ -519,7 +570,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       if ('ok' in r) {
         if (!r.ok.duplicate) wrote = true;
         batch[i].resolve(r.ok);
-      } else batch[i].reject(storeErrorOf(r.err));
+      } else batch[i].reject(storeErrorOf(this.damaged(r.err)));
     });
     if (wrote) for (const l of this.listeners) l();
   }
@@ -561,7 +612,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
       // A refusal or an SQLite error alike: the transaction rolled back, the caches may be ahead of it.
       this.forgetRevisions();
       if (isBusy(err) && this.retryWhenFree([req])) return;
-      req.reject(storeErrorOf(err));
+      req.reject(storeErrorOf(this.damaged(err)));
       return;
     }
     if (this.busySince) this.lockFree();
@@ -847,7 +898,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   readTypedPage(after: number, until: number, types: readonly string[], where?: string): RecordedEvent[] {
     const sql = `SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? AND type IN (${types.map(() => '?').join(', ')})${where ? ` AND (${where})` : ''} ORDER BY global_position`;
     let stmt = this.typedPages.get(sql);
-    if (!stmt) this.typedPages.set(sql, (stmt = this.db.prepare(sql).raw(true)));
+    if (!stmt) this.typedPages.set(sql, (stmt = this.guard(this.db.prepare(sql).raw(true))));
     return (stmt.all(after, until, ...types) as RawRow[]).map((r) => new StoredEvent(fromRaw(r)));
   }
 
