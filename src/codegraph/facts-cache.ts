@@ -38,7 +38,7 @@ export class FactsCache implements CheckerEdgeStore {
     mkdirPrivate(dir);
     // A lost cache entry is re-parsed, never wrong: durability is not worth an fsync per batch. Several
     // commands (or processes) may index at once: the busy timeout waits for the writer instead of failing.
-    return new FactsCache(openSideDatabase(path.join(dir, 'codegraph.db'), { synchronous: 'OFF' }));
+    return new FactsCache(openSideDatabase(path.join(dir, 'codegraph.db'), { synchronous: 'OFF', replaceWhenDamaged: 'files are parsed again as they are needed' }));
   }
 
   get(blob: string, grammar: string, engine: string): FileFacts | undefined {

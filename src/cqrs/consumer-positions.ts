@@ -24,7 +24,8 @@ class SqliteConsumerPositions implements ConsumerPositions {
   private readonly db: import('better-sqlite3').Database;
 
   constructor(dir: string) {
-    this.db = openSideDatabase(path.join(dir, 'consumers.db'));
+    // Damaged: replaced, and each consumer starts again from the start of the log (re-delivery, never a skip).
+    this.db = openSideDatabase(path.join(dir, 'consumers.db'), { replaceWhenDamaged: 'consumers are given the log again from its start (they handle re-delivery)' });
     this.db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (consumer TEXT PRIMARY KEY, position INTEGER NOT NULL)`);
   }
 

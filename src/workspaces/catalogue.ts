@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { mkdirPrivate } from '../stores/private-files';
+import { isStoreDamagedError, mkdirPrivate } from '../stores/private-files';
+import { DomainError } from '../domain-error';
 import { openSideDatabase } from '../stores/sqlite/side-database';
 
 export interface WorkspaceInfo {
@@ -37,8 +38,15 @@ export class SqliteCatalogue implements WorkspaceCatalogue {
 
   constructor(dataDir: string) {
     mkdirPrivate(dataDir);
-    this.db = openSideDatabase(path.join(dataDir, 'catalog.db'), { synchronous: 'FULL' });
-    this.db.exec('CREATE TABLE IF NOT EXISTS workspaces (workspace_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL)');
+    const file = path.join(dataDir, 'catalog.db');
+    try {
+      this.db = openSideDatabase(file, { synchronous: 'FULL' });
+      this.db.exec('CREATE TABLE IF NOT EXISTS workspaces (workspace_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL)');
+    } catch (err) {
+      // Not derived data (which workspaces exist): never replaced silently. Said plainly, naming the file.
+      if (!isStoreDamagedError(err)) throw err;
+      throw new DomainError('store_damaged', `the workspace catalogue ${file} is damaged (${(err as { code?: string }).code}: ${(err as Error).message}): restore it from a backup (docs/stores.md)`);
+    }
     // Added in place to catalogues created before workspace quotas.
     const columns = this.db.prepare('PRAGMA table_info(workspaces)').all() as Array<{ name: string }>;
     if (!columns.some((c) => c.name === 'created_by')) this.db.exec('ALTER TABLE workspaces ADD COLUMN created_by TEXT');

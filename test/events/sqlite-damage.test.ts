@@ -93,6 +93,61 @@ describe('a damaged SQLite event store', () => {
     expect(factory.health?.()).toMatchObject({ status: 'degraded', reason: expect.stringMatching(/workspace "beta" \(SQLITE_NOTADB/) });
   });
 
+  test('files that hold only what the log gives again (read models, consumer positions) are moved aside and rebuilt; the catalogue is refused, named', async () => {
+    const dataDir = dir;
+    let server = await startServer({ dataDir, port: 0 });
+    const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
+    const rpc = async (method: string, params: Record<string, unknown>) => {
+      const res = await fetch(`${server.url}/rpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: 'default', ...params } }),
+      });
+      return (await res.json()) as { result?: { position?: number; value?: { rows?: unknown[] } }; error?: { message: string; data?: { code: string } } };
+    };
+    let before: Awaited<ReturnType<typeof rpc>>;
+    try {
+      for (let i = 0; i < 50; i++) expect((await rpc('addMember', { idempotencyKey: newUuidV7(), principal: `agent:r-${i}`, role: 'member' })).error).toBeUndefined();
+      before = await rpc('review_studio.audit', { limit: 1000 });
+      expect(before.error).toBeUndefined();
+      expect(before.result!.position).toBeGreaterThan(50);
+    } finally {
+      await server.close();
+    }
+    const ws = path.join(dataDir, 'default');
+    const derived = ['consumers.db', 'readmodels.db', 'readmodels.audit.db'];
+    for (const f of derived) {
+      expect(fs.existsSync(path.join(ws, f))).toBe(true);
+      const fd = fs.openSync(path.join(ws, f), 'r+');
+      fs.writeSync(fd, Buffer.alloc(100, 0x41), 0, 100, 0);
+      fs.closeSync(fd);
+    }
+    server = await startServer({ dataDir, port: 0 });
+    try {
+      const after = await rpc('review_studio.audit', { limit: 1000 });
+      expect(after.error).toBeUndefined();
+      // Rebuilt from the log: the same answer, at the same position.
+      expect({ position: after.result!.position, rows: after.result!.value!.rows }).toEqual({ position: before.result!.position, rows: before.result!.value!.rows });
+      expect((await rpc('addMember', { idempotencyKey: newUuidV7(), principal: 'agent:after', role: 'member' })).error).toBeUndefined();
+      const aside = fs.readdirSync(ws).filter((f) => f.includes('.damaged-'));
+      for (const f of derived) expect(aside.some((a) => a.startsWith(`${f}.damaged-`))).toBe(true);
+    } finally {
+      await server.close();
+    }
+    const fd = fs.openSync(path.join(dataDir, 'catalog.db'), 'r+');
+    fs.writeSync(fd, Buffer.alloc(100, 0x41), 0, 100, 0);
+    fs.closeSync(fd);
+    const refused = await startServer({ dataDir, port: 0 }).then(
+      async (s) => {
+        await s.close();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    expect((refused as DomainError).code).toBe('store_damaged');
+    expect((refused as Error).message).toMatch(/workspace catalogue .*catalog\.db is damaged/);
+  }, 120_000);
+
   test('through the server: the call answers store_damaged (not internal) and /health is degraded naming the workspace', async () => {
     const dataDir = dir;
     let server = await startServer({ dataDir, port: 0 });

@@ -1,13 +1,13 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
-import { touchPrivate } from '../../stores/private-files';
+import { isStoreDamagedError, touchPrivate } from '../../stores/private-files';
 import { unavailable } from '../../stores/postgres/connection-errors';
 import { ensureSideTable } from '../../stores/postgres/side-table';
 import type { ColumnType, Row, TableSpec } from './model';
 import { CHECKPOINTS, configureReadModelDb, SqliteCommitter, type CommitJob, type FlatTableWrites } from './sqlite-commit';
 import { SqliteWriter } from './sqlite-writer';
 import { postgresDialect, sqliteDialect, type BulkDialect, type BulkStatements } from './bulk';
-import { openSideDatabase } from '../../stores/sqlite/side-database';
+import { openSideDatabase, quarantineDamaged } from '../../stores/sqlite/side-database';
 
 /** One table set of one model version: `rm_<name>_v<version>_g<generation>_<table>`. */
 export interface Slot {
@@ -154,7 +154,7 @@ export class SqliteReadModelStorage implements ReadModelStorage {
   /** `logFile`: the workspace log, attached for set-based builds (none: every build folds in JS). */
   constructor(readonly workspaceId: string, private readonly dir: string, private readonly logFile?: string) {
     const file = path.join(dir, 'readmodels.db');
-    this.db = openSideDatabase(file, { synchronous: 'NORMAL' });
+    this.db = openSideDatabase(file, { synchronous: 'NORMAL', replaceWhenDamaged: 'the read models are rebuilt from the log' });
     this.file = file;
     configureReadModelDb(this.db, logFile);
     this.committer = new SqliteCommitter(this.db);
@@ -183,8 +183,28 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     if (h) return h;
     if (!MODEL_NAME.test(name)) throw new Error(`read model: name "${name}" is not usable as a file name (letters, digits, underscores)`);
     const file = path.join(this.dir, `readmodels.${name}.db`);
-    touchPrivate(file);
     const schema = `rm_${name}`;
+    try {
+      this.attachHome(file, schema);
+    } catch (err) {
+      // Damaged: the model's file holds nothing the log cannot give again. Moved aside, a fresh file has no
+      // slot, so the model is built from position 0 like a new one.
+      if (!isStoreDamagedError(err)) throw err;
+      try {
+        this.db.prepare(`DETACH DATABASE ${schema}`).run();
+      } catch {
+        // not attached
+      }
+      quarantineDamaged(file, err, `read model ${name} is rebuilt from the log`);
+      this.attachHome(file, schema);
+    }
+    h = { schema, file };
+    this.homes.set(name, h);
+    return h;
+  }
+
+  private attachHome(file: string, schema: string): void {
+    touchPrivate(file);
     this.db.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
     // 16 KiB pages for a new file (an existing one keeps its own): a build writes wide rows in key order,
     // and four times fewer pages to split, write to the WAL and copy back cost less (the statements and
@@ -197,9 +217,6 @@ export class SqliteReadModelStorage implements ReadModelStorage {
     this.db.pragma(`${schema}.synchronous = NORMAL`);
     this.db.pragma(`${schema}.cache_size = -32768`);
     this.prepareSchema(schema);
-    h = { schema, file };
-    this.homes.set(name, h);
-    return h;
   }
 
   private schemaOf(slot: Pick<Slot, 'name' | 'version' | 'generation'>): string {
