@@ -1,5 +1,6 @@
 import { ACCESS_GUARD_SERVICE, accessGuardFor } from './workspaces/access-guard';
 import { DomainError } from './domain-error';
+import { roleAtLeast } from './events/roles';
 import { CommandExecutor, CommandEnvelope, CommandOutcome } from './commands/kernel';
 import { commandByName } from './commands/registry';
 import { createWorkspace } from './commands/create-workspace';
@@ -82,7 +83,23 @@ export class Ledger {
     const def = commandByName.get(command);
     if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`);
     const step = ENTRY_STEPS[def.name];
+    if (!roleAtLeast(def.access.minRole, 'admin') && def.name !== 'createWorkspace') await this.assertLogQuota(workspace);
     return step ? step(this, { def, workspace, envelope, payload, edge }) : this.execute(def, workspace, envelope, payload);
+  }
+
+  /**
+   * Refuses a member-level command (log_quota_exceeded) once the workspace's log takes logQuotaBytes: one
+   * member must not fill the disk every tenant's log shares. Admin-level commands stay open, so the abuser's
+   * token can be revoked and the member removed. Checked before the command runs (the one that crosses the
+   * quota is taken: it overshoots by one request at most); only where the store can say its size (SQLite).
+   */
+  private async assertLogQuota(workspace: unknown): Promise<void> {
+    const handle = isHandle(workspace) ? workspace : await this.workspaces.open(workspace);
+    const bytes = handle.store.logBytes?.();
+    const quota = this.operator.logQuotaBytes;
+    if (bytes !== undefined && bytes >= quota) {
+      throw new DomainError('log_quota_exceeded', `workspace "${handle.id}": its event log takes ${bytes} bytes, at or past logQuotaBytes (${quota}): commands that add to it are refused until the operator raises the quota (admins may still revoke tokens and remove members)`, { quotaBytes: quota, usedBytes: bytes });
+    }
   }
 
   /**

@@ -34,6 +34,13 @@ export type SandboxLimits = { -readonly [K in keyof typeof DEFAULT_SANDBOX_LIMIT
 export const DEFAULT_REPO_QUOTA_BYTES = 8 * 1024 ** 3;
 
 /**
+ * Bytes one workspace's event log may take before its members' commands are refused (`logQuotaBytes`;
+ * SQLite, where every workspace's log shares the data dir's disk): without it one member filling the log
+ * (1 MiB requests in a loop) filled the disk for every tenant. A review of 200k events takes ~100 MB.
+ */
+export const DEFAULT_LOG_QUOTA_BYTES = 4 * 1024 ** 3;
+
+/**
  * Workspaces one owner may create over RPC (`maxWorkspacesPerOwner`), counting every workspace created
  * from a workspace it created. Each workspace holds open store files: 300 `createWorkspace` calls from
  * one owner held 4,270 open files and stopped a server on `nofile=1024` from booting. The local
@@ -194,6 +201,8 @@ export const operatorConfigSchema = z
     repoRoot: z.string().min(1).max(4000).optional(),
     /** Bytes one workspace's repos may take under the repo root; a clone past it is stopped (default 8 GiB). */
     repoQuotaBytes: z.number().int().min(1024 * 1024).max(2 ** 50).optional(),
+    /** Bytes one workspace's event log may take before member-level commands are refused (default 4 GiB; SQLite). */
+    logQuotaBytes: z.number().int().min(1024 * 1024).max(2 ** 50).optional(),
     /** Workspaces one owner may create over RPC (default 20). */
     maxWorkspacesPerOwner: z.number().int().min(0).max(100_000).optional(),
     /**
@@ -286,6 +295,7 @@ export interface OperatorConfig {
   /** The operator-provided token-derivation secret (absolute), or null: `<dataDir>/server.key`. */
   serverKeyFile: string | null;
   repoQuotaBytes: number;
+  logQuotaBytes: number;
   maxWorkspacesPerOwner: number;
   /** Open workspace stores at once (null: from the file limit, see registry.ts defaultMaxOpenWorkspaces). */
   maxOpenWorkspaces: number | null;
@@ -350,6 +360,7 @@ export function loadOperatorConfig(dataDir: string, overrides: OperatorOverrides
     auditKeyFile: keyFile ? checkAuditKeyFile(path.resolve(keyFile)) : null,
     serverKeyFile: serverKeyFile ? path.resolve(serverKeyFile) : null,
     repoQuotaBytes: parsed.repoQuotaBytes ?? DEFAULT_REPO_QUOTA_BYTES,
+    logQuotaBytes: parsed.logQuotaBytes ?? DEFAULT_LOG_QUOTA_BYTES,
     maxWorkspacesPerOwner: parsed.maxWorkspacesPerOwner ?? DEFAULT_MAX_WORKSPACES_PER_OWNER,
     maxOpenWorkspaces: parsed.maxOpenWorkspaces ?? null,
     workspaceIdleSeconds: parsed.workspaceIdleSeconds ?? 300,

@@ -121,6 +121,7 @@ export const ERROR_CODES = {
   repo_url_refused: { status: 'invalid', meaning: 'the clone URL is not an https URL of an allowed forge host' },
   workspace_quota_exceeded: { status: 'too_large', meaning: "the owner's workspaces created over RPC already number maxWorkspacesPerOwner" },
   request_cancelled: { status: 'unavailable', meaning: 'the client closed its connection before the request ran; the answer goes nowhere' },
+  log_quota_exceeded: { status: 'too_large', meaning: "the workspace's event log takes logQuotaBytes or more: member-level commands are refused (admins may still manage tokens and members); the operator raises the quota" },
   repo_quota_exceeded: { status: 'too_large', meaning: "a clone would take the workspace's repos past repoQuotaBytes under the repo root" },
   git_output_too_large: { status: 'too_large', meaning: 'a git command printed more than the server reads into memory for one command' },
   repo_clone_failed: { status: 'unavailable', meaning: 'git clone of the URL failed' },

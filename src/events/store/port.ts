@@ -85,6 +85,11 @@ export const EXCLUSIVE_POLL_MS = 50;
 export interface EventStore {
   readonly adapter: 'sqlite' | 'postgres' | 'kurrentdb' | string;
   readonly workspaceId: string;
+  /**
+   * Bytes the workspace's log takes on disk now (SQLite: its file and WAL), for the operator's
+   * `logQuotaBytes`; absent where the store cannot say cheaply (PostgreSQL, KurrentDB: not enforced).
+   */
+  logBytes?(): number;
   /** Its subscriptions are woken by appends of every process (not only this one's), so nobody needs to poll. */
   readonly wakesOnEveryWriter?: boolean;
   /**
