@@ -40,6 +40,7 @@ async function loadedBy(args: string[]): Promise<{ code: number; stdout: string;
 /** What registering the whole command table loads: the registration modules, nothing they run. */
 const REGISTRATION = [
   'src/axes/visual/options.ts',
+  'src/cli/commands/backup.ts',
   'src/cli/commands/compute.ts',
   'src/cli/commands/context-pack.ts',
   'src/cli/commands/contract-diff.ts',

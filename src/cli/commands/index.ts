@@ -11,6 +11,7 @@ import * as contractDiff from './contract-diff';
 import * as contextPacks from './context-pack';
 import * as demo from './demo';
 import * as readModels from './read-models';
+import * as backup from './backup';
 
 /** Every CLI subcommand module, one line each. */
 export const CLI_MODULES: Array<{ register(program: Command): void }> = [
@@ -26,4 +27,5 @@ export const CLI_MODULES: Array<{ register(program: Command): void }> = [
   contextPacks,
   demo,
   readModels,
+  backup,
 ];
