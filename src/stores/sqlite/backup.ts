@@ -10,7 +10,7 @@ import { openSideDatabase } from './side-database';
  * read transaction, so the copy is the file as of one moment (in WAL mode writers go on meanwhile, and
  * never make it start over, as the page-by-page backup API would under steady writes). The copy is itself
  * a data dir: `--data-dir <backup>` serves it (read models, consumer positions and caches are not copied —
- * they are rebuilt from the log — nor the repo clones, which are cloned again).
+ * they are rebuilt from the log — nor the repo root: its clones are registered by path, the operator copies it).
  */
 
 /** The data dir's own secrets, copied 0600 (with them a restored server verifies its chain and its tokens). */
