@@ -12,7 +12,8 @@ import { sqliteStoreFactory } from '../../src/workspaces/registry';
  * A damaged SQLite file (a bad disk, a bad copy, a restore gone wrong). Before: reads answered `internal`
  * (logged with a stack each), /health said `ok`, and nothing told the operator which workspace or what to
  * do. Now every call that meets the damage answers `store_damaged` naming the workspace and what to do,
- * the server says so once in its log, and /health is `degraded` naming the workspace. Other workspaces
+ * the server says so once in its log, and /health is `degraded` (a count: it needs no token, so it names no
+ * workspace). Other workspaces
  * (their own files) are untouched.
  */
 
@@ -42,6 +43,18 @@ function damagePage(file: string, page: number): void {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+type RpcAnswer = { result?: { position?: number; value?: { rows?: unknown[] } }; error?: { message: string; data?: { code: string } } };
+
+/** One JSON-RPC call on workspace `default` with `token`. */
+async function rpcAs(url: string, token: string, method: string, params: Record<string, unknown>): Promise<RpcAnswer> {
+  const res = await fetch(`${url}/rpc`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: 'default', ...params } }),
+  });
+  return (await res.json()) as RpcAnswer;
 }
 
 async function drain(iter: AsyncIterable<unknown>): Promise<unknown> {
@@ -90,21 +103,15 @@ describe('a damaged SQLite event store', () => {
       (e: unknown) => e,
     );
     expect((err as DomainError).code).toBe('store_damaged');
-    expect(factory.health?.()).toMatchObject({ status: 'degraded', reason: expect.stringMatching(/workspace "beta" \(SQLITE_NOTADB/) });
+    expect(factory.health?.()).toMatchObject({ status: 'degraded', reason: expect.stringMatching(/^the event store of 1 workspace\(s\) is damaged/) });
+    expect(factory.health?.()?.reason).not.toContain('beta');
   });
 
   test('files that hold only what the log gives again (read models, consumer positions) are moved aside and rebuilt; the catalogue is refused, named', async () => {
     const dataDir = dir;
     let server = await startServer({ dataDir, port: 0 });
     const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
-    const rpc = async (method: string, params: Record<string, unknown>) => {
-      const res = await fetch(`${server.url}/rpc`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: 'default', ...params } }),
-      });
-      return (await res.json()) as { result?: { position?: number; value?: { rows?: unknown[] } }; error?: { message: string; data?: { code: string } } };
-    };
+    const rpc = (method: string, params: Record<string, unknown>) => rpcAs(server.url, owner, method, params);
     let before: Awaited<ReturnType<typeof rpc>>;
     try {
       for (let i = 0; i < 50; i++) expect((await rpc('addMember', { idempotencyKey: newUuidV7(), principal: `agent:r-${i}`, role: 'member' })).error).toBeUndefined();
@@ -148,18 +155,11 @@ describe('a damaged SQLite event store', () => {
     expect((refused as Error).message).toMatch(/workspace catalogue .*catalog\.db is damaged/);
   }, 120_000);
 
-  test('through the server: the call answers store_damaged (not internal) and /health is degraded naming the workspace', async () => {
+  test('through the server: the call answers store_damaged (not internal) naming the workspace, and /health is degraded without naming it', async () => {
     const dataDir = dir;
     let server = await startServer({ dataDir, port: 0 });
     const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
-    const rpc = async (method: string, params: Record<string, unknown>) => {
-      const res = await fetch(`${server.url}/rpc`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: 'default', ...params } }),
-      });
-      return (await res.json()) as { result?: unknown; error?: { message: string; data?: { code: string } } };
-    };
+    const rpc = (method: string, params: Record<string, unknown>) => rpcAs(server.url, owner, method, params);
     for (let i = 0; i < 300; i++) expect((await rpc('addMember', { idempotencyKey: newUuidV7(), principal: `agent:d-${i}`, role: 'member' })).error).toBeUndefined();
     await server.close();
     damagePage(path.join(dataDir, 'default', 'workspace.db'), 3);
@@ -169,7 +169,8 @@ describe('a damaged SQLite event store', () => {
       expect(answer.error?.data?.code).toBe('store_damaged');
       const health = (await (await fetch(`${server.url}/health`)).json()) as { status: string; reason?: string };
       expect(health.status).toBe('degraded');
-      expect(health.reason).toMatch(/workspace "default" .* is damaged/);
+      expect(health.reason).toMatch(/the event store of 1 workspace\(s\) is damaged/);
+      expect(JSON.stringify(health)).not.toContain('default');
     } finally {
       await server.close();
     }
