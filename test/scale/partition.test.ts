@@ -6,7 +6,7 @@ import { DEFAULT_POSTGRES_BOUNDS, loadOperatorConfig } from '../../src/operator-
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
 import { TcpProxy } from '../support/tcp-proxy';
-import { adminQuery, DATABASE_URL, dropSchema, ownDatabase, uniqueSchema, whenPostgres } from './pg-support';
+import { adminQuery, DATABASE_URL, dropSchema, ownDatabase, uniqueSchema, untilValue as until, whenPostgres } from './pg-support';
 
 /**
  * A network partition between a server and PostgreSQL: connections stay open, nothing arrives, nothing is
@@ -18,17 +18,6 @@ import { adminQuery, DATABASE_URL, dropSchema, ownDatabase, uniqueSchema, whenPo
  * clock: each step is polled until it holds, and a step that never holds fails by Jest's timeout.
  */
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${ms} ms`);
-    await sleep(50);
-  }
-}
 
 const proxied = (url: string, proxy: TcpProxy): string => {
   const u = new URL(url);

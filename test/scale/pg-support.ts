@@ -95,3 +95,14 @@ export function ownDatabase(tag: string): { name: string; url: string; create():
     drop: async () => void (await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)),
   };
 }
+
+/** Polls `probe` every 50 ms until it returns a value, which it returns; fails naming `what` after `ms`. */
+export async function untilValue<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

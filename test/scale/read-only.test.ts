@@ -5,7 +5,7 @@ import { isReadOnlyError, unavailable } from '../../src/stores/postgres/connecti
 import { DomainError } from '../../src/domain-error';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
-import { adminQuery, ownDatabase, whenPostgres } from './pg-support';
+import { adminQuery, ownDatabase, untilValue as until, whenPostgres } from './pg-support';
 
 /**
  * PostgreSQL that answers but refuses writes: a failover that leaves a server connected to a standby (or
@@ -16,17 +16,6 @@ import { adminQuery, ownDatabase, whenPostgres } from './pg-support';
  * once writable again commands are accepted and /health is back to `ok`.
  */
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${ms} ms`);
-    await sleep(50);
-  }
-}
 
 describe('a read-only refusal (SQLSTATE 25006) is classified', () => {
   test('as store_unavailable, retryable, saying nothing was recorded', () => {
