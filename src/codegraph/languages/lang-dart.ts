@@ -46,17 +46,46 @@ export const DART_TAGS = `
  * Dart member chains are flat (\`A.b()\` is identifier, selector(.b), selector(args)): the qualifier of
  * \`b\` is the identifier right before its selector, when the chain starts there (\`A.b\`, \`prefix.A\`).
  */
-export function dartQualifierOf(nameNode: Node): string | undefined {
+export function dartQualifierOf(nameNode: Node, ancestors: readonly Node[] = ancestorsOf(nameNode, 3), siblings: NamedSiblings = new NamedSiblings()): string | undefined {
+  // `ancestors`: parent first (extract.ts knows them from its walk; Node.parent walks down from the root).
+  const [parent, grandparent, chain] = ancestors;
   // `Box<int>.named(…)` as a constructor_invocation: the member of the type named first.
-  if (nameNode.parent?.type === 'constructor_invocation') return nameNode.parent.namedChildren.find((c) => c.type === 'type_identifier')?.text ?? '?';
-  const sel = nameNode.parent?.type === 'unconditional_assignable_selector' ? nameNode.parent.parent : null;
-  if (!sel || sel.type !== 'selector') return undefined;
-  let prev = sel.previousNamedSibling;
+  if (parent?.type === 'constructor_invocation') return parent.namedChildren.find((c) => c.type === 'type_identifier')?.text ?? '?';
+  const sel = parent?.type === 'unconditional_assignable_selector' ? grandparent : null;
+  if (!sel || sel.type !== 'selector' || !chain) return undefined;
+  let prev = siblings.previousNamed(chain, sel);
   // `Foo<T>.named(…)`: the type arguments are a selector of their own between the class and the member.
-  while (prev?.type === 'selector' && prev.namedChildren.length === 1 && prev.namedChildren[0].type === 'type_arguments') prev = prev.previousNamedSibling;
+  while (prev?.type === 'selector' && prev.namedChildren.length === 1 && prev.namedChildren[0].type === 'type_arguments') prev = siblings.previousNamed(chain, prev);
   if (!prev) return undefined;
   if (prev.type === 'identifier') return prev.text;
   return '?';
+}
+
+/** `n`'s nearest `count` ancestors, parent first: for callers without a walk of their own. */
+export function ancestorsOf(n: Node, count: number): Node[] {
+  const out: Node[] = [];
+  for (let p = n.parent; p && out.length < count; p = p.parent) out.push(p);
+  return out;
+}
+
+/**
+ * Previous named siblings from each parent's list of named children, read once per parent:
+ * `Node.previousNamedSibling` finds the parent by walking down from the root, and a chain of members
+ * `a.b.c…` asked once per member made that quadratic.
+ */
+export class NamedSiblings {
+  private readonly byParent = new Map<number, { children: Node[]; index: Map<number, number> }>();
+
+  previousNamed(parent: Node, child: Node): Node | null {
+    let entry = this.byParent.get(parent.id);
+    if (!entry) {
+      const children = parent.namedChildren.filter((c): c is Node => c !== null);
+      entry = { children, index: new Map(children.map((c, i) => [c.id, i])) };
+      this.byParent.set(parent.id, entry);
+    }
+    const i = entry.index.get(child.id);
+    return i !== undefined && i > 0 ? entry.children[i - 1] : null;
+  }
 }
 
 /**

@@ -26,10 +26,11 @@ export const SWIFT_TAGS = `
 `;
 
 /** \`a.b\`: the name's parent is a navigation_suffix; the qualifier is the navigation's target, when simple. */
-export function swiftQualifierOf(nameNode: Node): string | undefined {
-  const suffix = nameNode.parent;
+export function swiftQualifierOf(nameNode: Node, ancestors: readonly Node[] = [nameNode.parent, nameNode.parent?.parent].filter((n): n is Node => !!n)): string | undefined {
+  // `ancestors`: parent first (extract.ts knows them from its walk; Node.parent walks down from the root).
+  const [suffix, navigation] = ancestors;
   if (suffix?.type !== 'navigation_suffix') return undefined;
-  const target = suffix.parent?.childForFieldName('target');
+  const target = navigation?.childForFieldName('target');
   if (!target) return undefined;
   return target.type === 'simple_identifier' || target.type === 'self_expression' ? target.text : '?';
 }
