@@ -58,6 +58,8 @@ export interface FileFacts {
   hasErrors?: boolean;
   /** Which parser produced the facts when it was not the grammar's tree-sitter parser (a fallback). */
   parser?: 'typescript';
+  /** Why the file has no facts: its parse ran past the budget (extract.ts PARSE_BUDGET_MS); the indexer lists it as skipped. */
+  abandoned?: string;
 }
 
 /** How a checker edge's reference names its target (graph.ts `Edge.form`). */

@@ -239,6 +239,10 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
 }
 
 function add(result: CommitIndex, f: { path: string; blob: string; language: string }, facts: FileFacts): void {
+  if (facts.abandoned) {
+    result.skipped.push({ path: f.path, reason: facts.abandoned });
+    return;
+  }
   result.files.set(f.path, { path: f.path, blob: f.blob, language: f.language, facts });
   result.fileCount++;
   result.symbolCount += facts.defs.length;

@@ -100,3 +100,18 @@ describe('extraction of deeply nested code does work linear in the file', () => 
     }
   });
 });
+
+describe('a parse that runs past its budget', () => {
+  // tree-sitter's error recovery on nested invalid code: JavaScript text 256 deep, 20 times, in a `.swift`
+  // file (174 KB) took 76 s to parse. With a budget the file is abandoned, and the parser serves the next.
+  const one = 'function a() {' + 'const x = () => { const y = 1; '.repeat(256) + '}; '.repeat(256) + '}\n';
+
+  it('is abandoned with a reason and no facts, and the next file of the language parses', async () => {
+    const grammar = await loadGrammar('swift');
+    const facts = extractFacts(grammar, one.repeat(20), { parseBudgetMs: 100 });
+    expect(facts).toEqual({ defs: [], refs: [], imports: [], exportAliases: [], abandoned: 'parsing took longer than 100 ms' });
+    const next = extractFacts(grammar, 'import Foundation\nfunc greet() -> String { return "hi" }\n', { parseBudgetMs: 100 });
+    expect(next.abandoned).toBeUndefined();
+    expect(next.defs.map((d) => d.name)).toEqual(['greet']);
+  });
+});
