@@ -101,8 +101,18 @@ export function extractFacts(grammar: LoadedGrammar, original: string, options: 
     } else second?.delete();
   }
   if (tree.rootNode.hasError && grammar.spec.errorFallback) {
-    tree.delete();
-    return grammar.spec.errorFallback(source, grammar.spec.id);
+    let fallback: FileFacts | undefined;
+    try {
+      fallback = grammar.spec.errorFallback(source, grammar.spec.id);
+    } catch (err) {
+      // The TypeScript parser recurses per nesting level: 100,000 nested calls overflow the stack. The
+      // tree-sitter tree (with its error nodes) then gives the facts, best-effort, as for other languages.
+      if (!isStackOverflow(err)) throw err;
+    }
+    if (fallback) {
+      tree.delete();
+      return fallback;
+    }
   }
   try {
     const root = tree.rootNode;
@@ -203,10 +213,17 @@ export function extractFacts(grammar: LoadedGrammar, original: string, options: 
       else push(use.name, undefined, 'use', use.index, use.line);
     }
     return { defs: defs.map((d) => d.def), refs, imports, exportAliases, ...(packageName ? { packageName } : {}), ...(root.hasError ? { hasErrors: true } : {}) };
+  } catch (err) {
+    // Any recursion left that a hostile file nests past the stack: this file is skipped (the indexer says
+    // why), not the whole index failed with `internal`.
+    if (isStackOverflow(err)) return { defs: [], refs: [], imports: [], exportAliases: [], abandoned: 'nested too deeply to extract (the call stack overflowed)' };
+    throw err;
   } finally {
     tree.delete();
   }
 }
+
+const isStackOverflow = (err: unknown): boolean => err instanceof RangeError && /call stack/i.test(err.message);
 
 /**
  * Uses of imported names anywhere in the file (values, `extends`, generic arguments, …). Scanning the text

@@ -58,7 +58,7 @@ export interface FileFacts {
   hasErrors?: boolean;
   /** Which parser produced the facts when it was not the grammar's tree-sitter parser (a fallback). */
   parser?: 'typescript';
-  /** Why the file has no facts: its parse ran past the budget (extract.ts PARSE_BUDGET_MS); the indexer lists it as skipped. */
+  /** Why the file has no facts (its parse ran past PARSE_BUDGET_MS, or it nests past the call stack: extract.ts); the indexer lists it as skipped. */
   abandoned?: string;
 }
 

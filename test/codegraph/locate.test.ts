@@ -115,3 +115,16 @@ describe('a parse that runs past its budget', () => {
     expect(next.defs.map((d) => d.name)).toEqual(['greet']);
   });
 });
+
+describe('a TypeScript file nested past the call stack', () => {
+  it("falls back to tree-sitter's facts instead of failing the whole index (the TypeScript parser recursed per level)", async () => {
+    const grammar = await loadGrammar('typescript');
+    // A syntax error sends TypeScript files to the TypeScript parser (errorFallback), which recurses per nesting level.
+    const source = `import { f } from './m';\nexport const y = ${'f('.repeat(100_000)}1${')'.repeat(100_000)};\nconst broken = <>;\n`;
+    const facts = extractFacts(grammar, source);
+    expect(facts.parser).toBeUndefined();
+    expect(facts.hasErrors).toBe(true);
+    expect(facts.imports.map((i) => i.source)).toEqual(['./m']);
+    expect(facts.defs.map((d) => d.name)).toContain('y');
+  });
+});
