@@ -1,5 +1,6 @@
 import { Query } from 'web-tree-sitter';
-import { loadGrammar, type LoadedGrammar } from './languages/grammar-runtime';
+import type { LoadedGrammar } from './languages/grammar-runtime';
+import { parseWithin, QUERY_OPTIONS } from './extract';
 
 /**
  * Lines of a source text that hold only comments, docstrings or nothing: a definition whose changed lines
@@ -31,20 +32,31 @@ function docQueryOf(grammar: LoadedGrammar): Query | null {
   return q;
 }
 
-/** 1-based numbers of the lines that are blank or whose every non-blank character is inside a comment or docstring. */
-export async function docLinesOf(languageId: string, source: string): Promise<Set<number>> {
-  const grammar = await loadGrammar(languageId);
-  const lines = source.split('\n');
-  const out = new Set<number>();
-  lines.forEach((l, i) => {
-    if (!l.trim()) out.add(i + 1);
+/** The blank lines' numbers: all a text's doc lines can be said to be when it cannot be parsed in time. */
+export function blankLineNumbers(source: string): number[] {
+  const out: number[] = [];
+  source.split('\n').forEach((l, i) => {
+    if (!l.trim()) out.push(i + 1);
   });
+  return out;
+}
+
+/**
+ * 1-based numbers of the lines that are blank or whose every non-blank character is inside a comment or
+ * docstring; null when the parse ran past `deadline` (performance.now() time). docLinesOf (doc-lines-of.ts)
+ * runs it on the server's thread or on a worker.
+ */
+export function docLinesWithin(grammar: LoadedGrammar, source: string, deadline: number): Set<number> | null {
+  const lines = source.split('\n');
+  const out = new Set(blankLineNumbers(source));
   const query = docQueryOf(grammar);
   if (!query) return out;
-  const tree = grammar.parser.parse(source);
+  const parsed = parseWithin(grammar, source, deadline);
+  if (parsed === 'abandoned') return null;
+  const tree = parsed;
   if (!tree) return out;
   try {
-    for (const { node } of query.captures(tree.rootNode)) {
+    for (const { node } of query.captures(tree.rootNode, QUERY_OPTIONS)) {
       const r0 = node.startPosition.row;
       const r1 = node.endPosition.row;
       const first = lines[r0] ?? '';

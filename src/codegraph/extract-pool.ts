@@ -1,9 +1,10 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { extractFacts } from './extract';
+import { extractFacts, PARSE_BUDGET_MS } from './extract';
+import { blankLineNumbers, docLinesWithin } from './doc-lines';
 import type { FileFacts } from './facts';
-import { loadGrammar } from './languages/grammar-runtime';
+import { loadGrammar, type LoadedGrammar } from './languages/grammar-runtime';
 
 /** One blob's facts and their JSON text (what the facts cache stores). */
 export interface ExtractedFacts {
@@ -12,10 +13,12 @@ export interface ExtractedFacts {
 }
 
 interface Pending {
-  resolve: (f: ExtractedFacts) => void;
+  resolve: (json: string) => void;
   reject: (e: Error) => void;
 }
 interface Job extends Pending {
+  /** facts: extractFacts; docLines: docLinesWithin (compute's doc lines of a text too slow to parse on the server's thread). */
+  kind: 'facts' | 'docLines';
   language: string;
   text: string;
 }
@@ -49,12 +52,11 @@ export class ExtractPool {
     for (let i = 0; i < size; i++) {
       const worker = startWorker();
       const slot: Slot = { worker, inFlight: new Map(), dead: false };
-      worker.unref();
       worker.on('message', (m: { id: number; json?: string; error?: string }) => {
         const p = slot.inFlight.get(m.id);
         slot.inFlight.delete(m.id);
         if (p) {
-          if (m.json !== undefined) p.resolve({ facts: JSON.parse(m.json) as FileFacts, json: m.json });
+          if (m.json !== undefined) p.resolve(m.json);
           else p.reject(new Error(m.error ?? 'extract worker failed'));
         }
         if (slot.inFlight.size === 0) worker.unref();
@@ -70,14 +72,27 @@ export class ExtractPool {
       };
       worker.on('error', fail);
       worker.on('exit', fail);
+      // After the listeners: attaching a 'message' listener refs the worker's port again, and a worker that
+      // never got a job then kept the process alive (a CLI that used one worker of two never exited).
+      worker.unref();
       this.slots.push(slot);
     }
   }
 
   /** Facts of one text, parsed on a worker, with their JSON text. */
-  run(language: string, text: string): Promise<ExtractedFacts> {
+  async run(language: string, text: string): Promise<ExtractedFacts> {
+    const json = await this.submit('facts', language, text);
+    return { facts: JSON.parse(json) as FileFacts, json };
+  }
+
+  /** docLinesWithin on a worker, with the whole PARSE_BUDGET_MS (blank lines only past it). */
+  async docLines(language: string, text: string): Promise<number[]> {
+    return JSON.parse(await this.submit('docLines', language, text)) as number[];
+  }
+
+  private submit(kind: Job['kind'], language: string, text: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ language, text, resolve, reject });
+      this.queue.push({ kind, language, text, resolve, reject });
       this.dispatch();
     });
   }
@@ -85,12 +100,7 @@ export class ExtractPool {
   private dispatch(): void {
     const live = this.slots.filter((s) => !s.dead);
     if (!live.length) {
-      for (const j of this.queue.splice(0)) {
-        loadGrammar(j.language).then((g) => {
-          const json = JSON.stringify(extractFacts(g, j.text));
-          j.resolve({ facts: JSON.parse(json) as FileFacts, json });
-        }, j.reject);
-      }
+      for (const j of this.queue.splice(0)) loadGrammar(j.language).then((g) => j.resolve(runJob(g, j.kind, j.text)), j.reject);
       return;
     }
     for (const slot of live) {
@@ -99,7 +109,7 @@ export class ExtractPool {
         const id = this.nextId++;
         slot.inFlight.set(id, job);
         if (slot.inFlight.size === 1) slot.worker.ref();
-        slot.worker.postMessage({ id, language: job.language, text: job.text });
+        slot.worker.postMessage({ id, kind: job.kind, language: job.language, text: job.text });
       }
     }
   }
@@ -107,6 +117,13 @@ export class ExtractPool {
   async close(): Promise<void> {
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
+}
+
+/** One job's answer as JSON text, on whichever thread runs it. */
+export function runJob(grammar: LoadedGrammar, kind: Job['kind'], text: string): string {
+  if (kind === 'facts') return JSON.stringify(extractFacts(grammar, text));
+  const lines = docLinesWithin(grammar, text, performance.now() + PARSE_BUDGET_MS);
+  return JSON.stringify(lines ? [...lines] : blankLineNumbers(text));
 }
 
 let shared: ExtractPool | undefined | null;

@@ -1,4 +1,4 @@
-import type { Node, QueryCapture } from 'web-tree-sitter';
+import type { Node, QueryCapture, Tree } from 'web-tree-sitter';
 import type { LoadedGrammar } from './languages/grammar-runtime';
 import type { Definition, FileFacts, ImportDecl, Reference, ReferenceKind } from './facts';
 import { ecmaTags } from './ecma-tags';
@@ -24,7 +24,7 @@ const REFERENCE_KINDS: Record<string, ReferenceKind> = { call: 'call', class: 'c
  * 1 s). The deepest of ~2,900 files of 13 public repositories in 15 languages is 62 nodes deep, and their
  * facts are the same with this bound (bench: old and new extraction compared file by file).
  */
-const QUERY_OPTIONS = { maxStartDepth: 1000 };
+export const QUERY_OPTIONS = { maxStartDepth: 1000 };
 
 /** Languages whose tags query is written out by hand (ecma-tags.ts). */
 const ECMA_LANGUAGES = new Set(['typescript', 'tsx', 'javascript']);
@@ -62,24 +62,41 @@ export interface ExtractOptions {
  */
 export const PARSE_BUDGET_MS = 20_000;
 
+/**
+ * What a parse on the server's own thread may take (the event loop waits for it): past this a file is
+ * handed to a worker thread, which has the whole PARSE_BUDGET_MS — the same facts, off the event loop. A
+ * 48 KB hostile `.swift` file in a PR held /health for 7 s per parse before.
+ */
+export const IN_THREAD_PARSE_MS = 250;
+
+const ABANDONED_PARSE = 'parsing took longer than';
+/** The parse was cancelled by the budget (as opposed to facts that are simply empty). */
+export const isParseAbandoned = (f: FileFacts): boolean => !!f.abandoned?.startsWith(ABANDONED_PARSE);
+
+/** `parser.parse` with a wall-clock budget: null when cancelled (the parser is then reset for the next text). */
+export function parseWithin(grammar: LoadedGrammar, text: string, deadline: number): Tree | null | 'abandoned' {
+  let abandoned = false;
+  // progressCallback is called every 100 parser operations; `true` cancels.
+  const tree = grammar.parser.parse(text, null, { progressCallback: () => (abandoned ||= performance.now() > deadline) as unknown as void });
+  if (!abandoned) return tree;
+  tree?.delete();
+  grammar.parser.reset();
+  return 'abandoned';
+}
+
 /** One parse, one query pass: definitions, references and imports of one source text. */
 export function extractFacts(grammar: LoadedGrammar, original: string, options: ExtractOptions = {}): FileFacts {
   const budget = options.parseBudgetMs ?? PARSE_BUDGET_MS;
   const deadline = performance.now() + budget;
   let abandoned = false;
-  // progressCallback is called every 100 parser operations; `true` cancels (the parser is then reset).
-  const parseOptions = { progressCallback: () => (abandoned ||= performance.now() > deadline) as unknown as void };
   const parse = (text: string) => {
     if (abandoned) return null;
-    const t = grammar.parser.parse(text, null, parseOptions);
-    if (abandoned) {
-      t?.delete();
-      grammar.parser.reset();
-      return null;
-    }
-    return t;
+    const t = parseWithin(grammar, text, deadline);
+    if (t !== 'abandoned') return t;
+    abandoned = true;
+    return null;
   };
-  const gaveUp = (): FileFacts => ({ defs: [], refs: [], imports: [], exportAliases: [], abandoned: `parsing took longer than ${budget} ms` });
+  const gaveUp = (): FileFacts => ({ defs: [], refs: [], imports: [], exportAliases: [], abandoned: `${ABANDONED_PARSE} ${budget} ms` });
   let source = original;
   const prepared = grammar.spec.prepareSource?.(original);
   let tree = prepared !== undefined ? parse(prepared) : null;

@@ -1,7 +1,7 @@
 import { BOUNDS } from '../events/catalogue/bounds';
 import * as path from 'node:path';
 import type { GitRepo } from '../git/repo';
-import { extractFacts } from './extract';
+import { extractFacts, IN_THREAD_PARSE_MS, isParseAbandoned } from './extract';
 import type { FileFacts } from './facts';
 import { sharedExtractPool } from './extract-pool';
 import { FactsCache } from './facts-cache';
@@ -155,8 +155,18 @@ export async function indexCommit(repo: GitRepo, commit: string, opts: IndexOpti
 
   const pool = opts.parallel !== false && misses.length >= POOL_THRESHOLD ? sharedExtractPool() : null;
   // From a worker the facts come with their JSON text (the cache stores it as is); on this thread they are serialized when stored.
+  // On this thread (too few files to be worth the workers) a parse holds the event loop: past
+  // IN_THREAD_PARSE_MS the file goes to a worker after all, which has the whole budget (the same facts).
   const extract = (language: string, text: string): Promise<{ facts: FileFacts; json?: string }> =>
-    pool ? pool.run(language, text) : loadGrammar(language).then((g) => ({ facts: extractFacts(g, text) }));
+    pool
+      ? pool.run(language, text)
+      : loadGrammar(language).then((g) => {
+          if (opts.parallel === false) return { facts: extractFacts(g, text) };
+          const facts = extractFacts(g, text, { parseBudgetMs: IN_THREAD_PARSE_MS });
+          if (!isParseAbandoned(facts)) return { facts };
+          // (No pool on a single core: the whole budget here, as before.)
+          return sharedExtractPool()?.run(language, text) ?? { facts: extractFacts(g, text) };
+        });
   const inRun = new Map<string, Promise<{ facts: FileFacts; json?: string }>>();
   /** Why a (blob, language) was not parsed: a later path with the same blob is skipped for the same reason. */
   const skippedWhy = new Map<string, string>();

@@ -4,7 +4,7 @@ import type { ReviewComputed } from '../events/catalogue/compute';
 import type { RepoConfig } from '../events/catalogue/repo';
 import { parseHunks } from '../codegraph/diff-hunks';
 import { FactsCache } from '../codegraph/facts-cache';
-import { docLinesOf } from '../codegraph/doc-lines';
+import { docLinesOf } from '../codegraph/doc-lines-of';
 import { fragmentsOf } from '../codegraph/fragments';
 import { DEFAULT_AFFINITY_MODEL } from '../cohorts/fitted-model';
 import { DEFAULT_SIGNALS, formCohorts, FormationFile, FormationInput, FormationSignal } from '../cohorts';

@@ -1,7 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { Node } from 'web-tree-sitter';
-import { extractFacts } from '../../src/codegraph/extract';
+import { extractFacts, IN_THREAD_PARSE_MS } from '../../src/codegraph/extract';
+import { closeSharedExtractPool } from '../../src/codegraph/extract-pool';
+import { FactsCache } from '../../src/codegraph/facts-cache';
+import { docLinesWithin } from '../../src/codegraph/doc-lines';
+import { docLinesOf } from '../../src/codegraph/doc-lines-of';
+import { indexCommit } from '../../src/codegraph/indexer';
+import { gitRepoSuite } from '../support/git-repo-suite';
 import { loadGrammar } from '../../src/codegraph/languages/grammar-runtime';
 import { locateRanges } from '../../src/codegraph/locate';
 
@@ -126,5 +133,50 @@ describe('a TypeScript file nested past the call stack', () => {
     expect(facts.hasErrors).toBe(true);
     expect(facts.imports.map((i) => i.source)).toEqual(['./m']);
     expect(facts.defs.map((d) => d.name)).toContain('y');
+  });
+});
+
+describe('a parse too slow for the server\'s thread', () => {
+  // JavaScript text nested 256 deep, three times, in a `.swift` file: seconds of tree-sitter error recovery.
+  // Indexing a few files (no worker pool) and compute's doc lines ran such parses on the server's thread,
+  // holding the event loop (a 48 KB file held /health for 7 s per parse); past IN_THREAD_PARSE_MS they move
+  // to a worker, which answers the same.
+  const hostile = ('function a() {' + 'const x = () => { const y = 1; '.repeat(256) + '}; '.repeat(256) + '}\n').repeat(3) + '// the end\n';
+  const suite = gitRepoSuite('rl-slow-parse-', (f) => {
+    f.write('View.swift', hostile);
+    f.write('Ok.swift', 'import Foundation\nfunc greet() -> String { return "hi" }\n');
+    return [f.commit('slow')];
+  });
+  afterAll(() => closeSharedExtractPool());
+
+  it('is not parsed to the end on this thread', async () => {
+    const grammar = await loadGrammar('swift');
+    expect(extractFacts(grammar, hostile, { parseBudgetMs: IN_THREAD_PARSE_MS }).abandoned).toBe(`parsing took longer than ${IN_THREAD_PARSE_MS} ms`);
+    expect(docLinesWithin(grammar, hostile, performance.now() + IN_THREAD_PARSE_MS)).toBeNull();
+  });
+
+  it('is indexed on a worker: the file has its facts, nothing is skipped', async () => {
+    const index = await indexCommit(suite.repo, suite.commits[0], { cache: FactsCache.open(suite.cacheDir) });
+    expect(index.skipped).toEqual([]);
+    expect([...index.files.keys()].sort()).toEqual(['Ok.swift', 'View.swift']);
+    expect(index.files.get('View.swift')!.facts.hasErrors).toBe(true);
+    expect(index.files.get('View.swift')!.facts.abandoned).toBeUndefined();
+  });
+
+  it("its doc lines come from a worker: the last line's comment is found", async () => {
+    const lines = await docLinesOf('swift', hostile);
+    expect(lines.has(hostile.split('\n').length - 1)).toBe(true);
+  });
+});
+
+describe('the extract pool', () => {
+  it('lets a process exit after using one worker of several (the CLI hung once a slow file went to a worker)', () => {
+    const root = path.resolve(__dirname, '../..');
+    const script = `const { ExtractPool } = require(${JSON.stringify(path.join(root, 'src/codegraph/extract-pool.ts'))});
+      new ExtractPool(2).run('javascript', 'const a = 1;\\n').then((r) => console.log(r.facts.defs.map((d) => d.name).join()));`;
+    // Without the fix the child never exits: the timeout kills it (status null).
+    const child = spawnSync(process.execPath, ['-r', path.join(root, 'tools/ts-register.js'), '-e', script], { encoding: 'utf8', timeout: 90_000 });
+    expect(child.stdout.trim()).toBe('a');
+    expect(child.status).toBe(0);
   });
 });
