@@ -212,8 +212,8 @@ export function extractFacts(grammar: LoadedGrammar, original: string, options: 
     const dartSiblings = grammar.spec.id === 'dart' ? new NamedSiblings() : undefined;
     const qualifierOf = (nameNode: Node, at: Located | null): string | undefined => {
       const ancestors = at?.ancestors ?? ancestorsOf(nameNode, 3);
-      if (dartSiblings) return dartQualifierOf(nameNode, ancestors, dartSiblings);
-      if (grammar.spec.id === 'swift') return swiftQualifierOf(nameNode, ancestors);
+      if (dartSiblings) return dartQualifierOf(ancestors, dartSiblings);
+      if (grammar.spec.id === 'swift') return swiftQualifierOf(ancestors);
       return at ? qualifierOfLocated(at, source) : ancestors[0] && MEMBER_PARENTS.has(ancestors[0].type) ? receiverQualifier(ancestors[0], nameNode) : undefined;
     };
     for (let k = 0; k < rawRefs.length; k++) {

@@ -46,7 +46,7 @@ export const DART_TAGS = `
  * Dart member chains are flat (\`A.b()\` is identifier, selector(.b), selector(args)): the qualifier of
  * \`b\` is the identifier right before its selector, when the chain starts there (\`A.b\`, \`prefix.A\`).
  */
-export function dartQualifierOf(nameNode: Node, ancestors: readonly Node[] = ancestorsOf(nameNode, 3), siblings: NamedSiblings = new NamedSiblings()): string | undefined {
+export function dartQualifierOf(ancestors: readonly Node[], siblings: NamedSiblings): string | undefined {
   // `ancestors`: parent first (extract.ts knows them from its walk; Node.parent walks down from the root).
   const [parent, grandparent, chain] = ancestors;
   // `Box<int>.named(…)` as a constructor_invocation: the member of the type named first.

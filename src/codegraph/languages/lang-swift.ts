@@ -26,7 +26,7 @@ export const SWIFT_TAGS = `
 `;
 
 /** \`a.b\`: the name's parent is a navigation_suffix; the qualifier is the navigation's target, when simple. */
-export function swiftQualifierOf(nameNode: Node, ancestors: readonly Node[] = [nameNode.parent, nameNode.parent?.parent].filter((n): n is Node => !!n)): string | undefined {
+export function swiftQualifierOf(ancestors: readonly Node[]): string | undefined {
   // `ancestors`: parent first (extract.ts knows them from its walk; Node.parent walks down from the root).
   const [suffix, navigation] = ancestors;
   if (suffix?.type !== 'navigation_suffix') return undefined;
