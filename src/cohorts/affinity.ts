@@ -4,6 +4,7 @@ import { MAX_FILE_SHARE } from './evidence/shared-identifiers';
 import { signalsOf } from './registry';
 import { UnionFind } from './union-find';
 import type { AffinityModel, FormationFile, FormationInput, Join, Link, PairEvidence } from './types';
+import { pushTo } from './group';
 
 /**
  * Pairwise affinity of changed files: every signal's say about a pair of semantic files becomes one feature of that
@@ -143,7 +144,7 @@ export function pairEvidence(input: FormationInput, semantic: FormationFile[], l
     if (!byFile) return;
     const filesOf = new Map<string, number[]>();
     files.forEach((p, i) => {
-      for (const name of byFile.get(p) ?? []) if (keep(name)) filesOf.set(name, [...(filesOf.get(name) ?? []), i]);
+      for (const name of byFile.get(p) ?? []) if (keep(name)) pushTo(filesOf, name, i);
     });
     for (const fs of filesOf.values()) {
       if (fs.length < 2 || fs.length > 8) continue;
@@ -176,7 +177,7 @@ export function pairEvidence(input: FormationInput, semantic: FormationFile[], l
   const alone = files.map((p) => rules.sizeOf(p) === 1);
   const pairs: PairEvidence['pairs'] = [];
   const byRoot = new Map<string, number[]>();
-  roots.forEach((r, i) => byRoot.set(r, [...(byRoot.get(r) ?? []), i]));
+  roots.forEach((r, i) => pushTo(byRoot, r, i));
   const candidates: number[] = [];
   if (dense) {
     for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) candidates.push(i * n + j);

@@ -2,6 +2,7 @@ import type { CohortData } from '../events/catalogue/compute';
 import { BOUNDS, clipText } from '../events/catalogue/bounds';
 import type { CodeGraph } from '../codegraph/graph';
 import type { FormationInput } from './types';
+import { pushTo } from './group';
 
 type Clue = CohortData['clues'][number];
 type DependencyDiff = FormationInput['dependencyDiffs'][number];
@@ -118,7 +119,7 @@ export function attachDependencyClues(cohorts: CohortData[], input: FormationInp
   // A file belongs to the deepest component (manifest directory) containing it.
   const componentOf = (file: string) => components.filter((c) => inComponent(file, c)).sort((a, b) => b.length - a.length)[0];
   const attached = new Map<number, Clue[]>();
-  const add = (i: number, clue: Clue) => attached.set(i, [...(attached.get(i) ?? []), clue]);
+  const add = (i: number, clue: Clue) => pushTo(attached, i, clue);
   for (const d of diffs) {
     const mine = cohorts.map((c) => c.files.some((f) => componentOf(f) === d.component));
     const users = new Map<number, DependencyChange[]>();
@@ -132,7 +133,7 @@ export function attachDependencyClues(cohorts: CohortData[], input: FormationInp
         const { head, base } = sets[i];
         const hit = (set: Set<string>) => names.some((n) => set.has(n));
         if (!(change.change === 'removed' ? hit(base) : change.change === 'added' ? hit(head) : hit(head) || hit(base))) return;
-        users.set(i, [...(users.get(i) ?? []), change]);
+        pushTo(users, i, change);
         used = true;
       });
       if (!used) unused.push(change);

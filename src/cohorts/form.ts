@@ -9,6 +9,7 @@ import { DEFAULT_SIGNALS, signalsOf } from './registry';
 import { UnionFind } from './union-find';
 import { AffinityJoin, affinityUnion, pairEvidence } from './affinity';
 import type { FormationFile, FormationInput, FormationSignal, Join, JoinContext, Link } from './types';
+import { pushTo } from './group';
 
 /** A merge that would make a cohort larger than this is refused: the chain stays at file level. */
 export const MAX_COHORT_FILES = 12;
@@ -54,7 +55,7 @@ export function formCohorts(input: FormationInput): CohortData[] {
   const byRoot = new Map<string, FormationFile[]>();
   for (const f of semantic) {
     const r = uf.find(f.path);
-    byRoot.set(r, [...(byRoot.get(r) ?? []), f]);
+    pushTo(byRoot, r, f);
   }
   for (const files of byRoot.values()) {
     const paths = new Set(files.map((f) => f.path));
@@ -174,7 +175,7 @@ function reasonOf(files: FormationFile[], links: Link[], joins: Join[], affinity
   if (refs.length) parts.push(`changed references: ${refs.slice(0, 4).map((l) => `${short(l.fromSymbol)} → ${short(l.toSymbol)}`).join(', ')}${refs.length > 4 ? ` and ${refs.length - 4} more` : ''}`);
   if (hops.length) parts.push(`through an exported wrapper: ${hops.slice(0, 3).map((l) => `${short(l.fromSymbol)} → ${short(l.via!)} → ${short(l.toSymbol)}`).join(', ')}`);
   const bySignal = new Map<string, string[]>();
-  for (const j of joins) bySignal.set(j.signal, [...(bySignal.get(j.signal) ?? []), j.detail]);
+  for (const j of joins) pushTo(bySignal, j.signal, j.detail);
   for (const [signal, details] of bySignal) parts.push(`${LABELS.get(signal)}: ${details.slice(0, 3).join('; ')}${details.length > 3 ? ` and ${details.length - 3} more` : ''}`);
   if (affinity.length) parts.push(`fitted affinity (${version}): ${affinity.slice(0, 3).map((j) => `${baseName(j.a)} + ${baseName(j.b)} ${j.p.toFixed(2)}${j.because.length ? ` (${j.because.join(', ')})` : ''}`).join('; ')}${affinity.length > 3 ? ` and ${affinity.length - 3} more` : ''}`);
   if (brokenNote) parts.push(brokenNote);

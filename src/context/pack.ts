@@ -74,7 +74,10 @@ export function signatureOf(text: string): string {
   const out: string[] = [];
   for (const line of lines) {
     out.push(line);
-    if (/[{:]\s*$|=>\s*\{?\s*$|\{/.test(line) || out.length >= SIGNATURE_MAX_LINES) break;
+    // A `{` anywhere, or a line ending in `:` or `=>` (as /[{:]\s*$|=>\s*\{?\s*$|\{/, whose `=>\s*\{?\s*$`
+    // retried a run of spaces from each of its characters: quadratic in the line).
+    const end = line.trimEnd();
+    if (line.includes('{') || end.endsWith(':') || end.endsWith('=>') || out.length >= SIGNATURE_MAX_LINES) break;
   }
   const sig = out.join('\n');
   return sig.length > SIGNATURE_MAX_CHARS ? `${sig.slice(0, SIGNATURE_MAX_CHARS)}…` : sig;

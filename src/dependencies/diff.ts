@@ -60,13 +60,25 @@ function rawDependencyChanges(base: DependencyMap, head: DependencyMap): Change[
   return changes;
 }
 
-const VERSION_LINE = /^\s*"?version"?\s*[:=].*$/gm;
+/** A manifest's own `version` line (package.json `"version": …`, Cargo.toml `version = …`, pubspec `version: …`). */
+const VERSION_LINE = /^\s*"?version"?\s*[:=]/;
 
-/** True when the two texts differ only in their own `version` line(s). */
+/**
+ * True when the two texts differ only in their own `version` line(s). Line by line: the same test as one
+ * multiline regex `^\s*…` over the text, whose `\s*` crossed line breaks and so rescanned every run of
+ * blank lines from each of its lines (a package.json followed by 80,000 newlines took 23 s).
+ */
 function onlyVersionChanged(base: string, head: string): boolean {
   if (base === head) return false;
-  const strip = (t: string) => t.replace(VERSION_LINE, '').replace(/\s+/g, ' ');
-  return strip(base) === strip(head) && (base.match(VERSION_LINE) ?? []).join() !== (head.match(VERSION_LINE) ?? []).join();
+  const split = (t: string) => {
+    const rest: string[] = [];
+    const versions: string[] = [];
+    for (const line of t.split('\n')) (VERSION_LINE.test(line) ? versions : rest).push(line);
+    return { rest: rest.join('\n').replace(/\s+/g, ' ').trim(), versions: versions.map((v) => v.trim()).join('\n') };
+  };
+  const b = split(base);
+  const h = split(head);
+  return b.rest === h.rest && b.versions !== h.versions;
 }
 
 export interface ManifestChange {

@@ -1,4 +1,4 @@
-import * as YAML from 'yaml';
+import * as jsYaml from 'js-yaml';
 
 /** name → version spec, with the dependency group when the manifest has several. */
 export type DependencyMap = Map<string, { version: string; group?: string }>;
@@ -40,11 +40,53 @@ function packageLock(text: string): DependencyMap {
   return map;
 }
 
+/*
+ * A manifest is a file of the PR: its author chooses every byte, up to the 64 MiB the blob reader
+ * allows, and it is parsed on the server's thread. So every scan below is linear in the text: comments
+ * are found with indexOf, not with a regex that starts over at every position (`/\s+#.*$/` retried a
+ * run of spaces from each of its characters — a line of 80,000 spaces took 5.4 s, 1 MiB hours), and a
+ * section's lines are pushed, not copied per line (a real 48,000-line Cargo.lock took 16 s).
+ */
+
+/** Whether `s[i]` is what a regex's `\s` matches (ASCII answered without the regex). */
+function spaceAt(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  if (c < 128) return c === 32 || (c >= 9 && c <= 13);
+  return c === c && /\s/.test(s[i]); // (NaN past the end)
+}
+
+/** Whether `s[i]` is a bare TOML key character as the manifests use them. */
+function keyCharAt(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45;
+}
+
+/** `line` without its ` # comment` (whitespace, then `#` to the end of the line): TOML, requirements.txt. */
+function stripHashComment(line: string): string {
+  for (let i = line.indexOf('#'); i > 0; i = line.indexOf('#', i + 1)) {
+    if (!spaceAt(line, i - 1)) continue;
+    let start = i - 1;
+    while (start > 0 && spaceAt(line, start - 1)) start--;
+    return line.slice(0, start);
+  }
+  return line;
+}
+
+/** go.mod `line` without its `// comment`, keeping a `// indirect` marker. */
+function stripGoComment(line: string): string {
+  for (let i = line.indexOf('//'); i >= 0; i = line.indexOf('//', i + 2)) {
+    let j = i + 2;
+    while (spaceAt(line, j)) j++;
+    if (!line.startsWith('indirect', j)) return line.slice(0, i);
+  }
+  return line;
+}
+
 function goMod(text: string): DependencyMap {
   const map: DependencyMap = new Map();
   let inBlock = false;
   for (const raw of text.split('\n')) {
-    const line = raw.replace(/\/\/(?!\s*indirect).*$/, '').trim();
+    const line = stripGoComment(raw).trim();
     if (/^require\s*\($/.test(line)) {
       inBlock = true;
       continue;
@@ -64,7 +106,7 @@ function tomlSections(text: string): Map<string, string[]> {
   const sections = new Map<string, string[]>();
   let current = '';
   for (const raw of text.split('\n')) {
-    const line = raw.replace(/\s+#.*$/, '').trimEnd();
+    const line = stripHashComment(raw).trimEnd();
     const header = /^\s*\[\[?([^\]]+)\]\]?\s*$/.exec(line);
     if (header) {
       current = header[1].trim();
@@ -72,7 +114,9 @@ function tomlSections(text: string): Map<string, string[]> {
       if (line.trim().startsWith('[[')) sections.get(current)!.push('\u0000new-entry');
       continue;
     }
-    sections.set(current, [...(sections.get(current) ?? []), line]);
+    let lines = sections.get(current);
+    if (!lines) sections.set(current, (lines = []));
+    lines.push(line);
   }
   return sections;
 }
@@ -125,23 +169,56 @@ function pep508(spec: string, map: DependencyMap, group?: string): void {
 function requirementsTxt(text: string): DependencyMap {
   const map: DependencyMap = new Map();
   for (const raw of text.split('\n')) {
-    const line = raw.replace(/\s+#.*$|^#.*$/, '').trim();
+    const line = raw.startsWith('#') ? '' : stripHashComment(raw).trim();
     if (!line || line.startsWith('-')) continue;
     pep508(line, map);
   }
   return map;
 }
 
+/**
+ * The `key = [ … ]` arrays of a TOML section's text, in order: each key, and the text up to the first
+ * `]` (an array may span lines). One pass: a key's `= [` is looked for once, and a missing `]` ends the
+ * search (a lazy `[\s\S]*?\]` per key scanned to the end of the text again for every key).
+ */
+function tomlArrays(text: string): Array<{ key: string; items: string; lineStart: boolean }> {
+  const out: Array<{ key: string; items: string; lineStart: boolean }> = [];
+  let i = 0;
+  while (i < text.length) {
+    if (!keyCharAt(text, i)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (keyCharAt(text, i)) i++;
+    let j = i;
+    while (spaceAt(text, j)) j++;
+    if (text[j] !== '=') continue;
+    j++;
+    while (spaceAt(text, j)) j++;
+    if (text[j] !== '[') continue;
+    const close = text.indexOf(']', j + 1);
+    if (close < 0) break;
+    // Whether only whitespace, with a line break, separates the key from the line before (or the start).
+    let b = start;
+    while (b > 0 && spaceAt(text, b - 1) && text[b - 1] !== '\n') b--;
+    out.push({ key: text.slice(start, i), items: text.slice(j + 1, close), lineStart: b === 0 || text[b - 1] === '\n' });
+    i = close + 1;
+  }
+  return out;
+}
+
+const quotedStrings = (items: string): string[] => [...items.matchAll(/"([^"]+)"|'([^']+)'/g)].map((s) => s[1] ?? s[2]);
+
 function pyprojectToml(text: string): DependencyMap {
   const map: DependencyMap = new Map();
   const sections = tomlSections(text);
-  const project = (sections.get('project') ?? []).join('\n');
-  const arr = /(?:^|\n)\s*dependencies\s*=\s*\[([\s\S]*?)\]/.exec(project);
-  if (arr) for (const s of arr[1].matchAll(/"([^"]+)"|'([^']+)'/g)) pep508(s[1] ?? s[2], map);
+  // PEP 621: `dependencies = [ … ]` at the start of a line of [project].
+  const deps = tomlArrays((sections.get('project') ?? []).join('\n')).find((a) => a.key === 'dependencies' && a.lineStart);
+  if (deps) for (const s of quotedStrings(deps.items)) pep508(s, map);
   for (const [name, lines] of sections) {
     if (name === 'project.optional-dependencies' || name === 'dependency-groups') {
-      const text2 = lines.join('\n');
-      for (const g of text2.matchAll(/([A-Za-z0-9_-]+)\s*=\s*\[([\s\S]*?)\]/g)) for (const s of g[2].matchAll(/"([^"]+)"|'([^']+)'/g)) pep508(s[1] ?? s[2], map, g[1]);
+      for (const g of tomlArrays(lines.join('\n'))) for (const s of quotedStrings(g.items)) pep508(s, map, g.key);
     }
     const poetry = /^tool\.poetry\.(dependencies|dev-dependencies|group\.([^.]+)\.dependencies)$/.exec(name);
     if (!poetry) continue;
@@ -153,8 +230,15 @@ function pyprojectToml(text: string): DependencyMap {
   return map;
 }
 
+/**
+ * pubspec files through js-yaml (core schema: YAML 1.2 scalars, as `yaml` reads them), which stops at
+ * the first error: `yaml` records one per token and words each, so 64 KiB of `"` took it 2.4 s and
+ * 256 KiB over 20 s. Aliases are shared objects, and only the top-level entries are read.
+ */
+const loadYaml = (text: string): unknown => jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA });
+
 function pubspecYaml(text: string): DependencyMap {
-  const doc = (YAML.parse(text) ?? {}) as Record<string, unknown>;
+  const doc = (loadYaml(text) ?? {}) as Record<string, unknown>;
   const map: DependencyMap = new Map();
   for (const [field, group] of [['dev_dependencies', 'dev'], ['dependencies', undefined]] as const) {
     const deps = doc[field];
@@ -168,7 +252,7 @@ function pubspecYaml(text: string): DependencyMap {
 }
 
 function pubspecLock(text: string): DependencyMap {
-  const doc = (YAML.parse(text) ?? {}) as { packages?: Record<string, { version?: string; dependency?: string }> };
+  const doc = (loadYaml(text) ?? {}) as { packages?: Record<string, { version?: string; dependency?: string }> };
   const map: DependencyMap = new Map();
   for (const [name, p] of Object.entries(doc.packages ?? {})) if (p?.version) put(map, name, String(p.version), p.dependency?.includes('dev') ? 'dev' : undefined);
   return map;

@@ -143,7 +143,27 @@ export interface PairRecord {
 const isUnderOperation = (pointer: string | undefined): boolean => pointer !== undefined && /^#\/(paths|webhooks)\//.test(pointer);
 
 /** Path parameter names are not part of an operation's identity: "/users/{id}" ≡ "/users/{userId}". */
-const normalizePointer = (pointer: string | undefined): string => (pointer ?? '').replace(/\{[^}/]*\}/g, '{}');
+export function normalizePointer(pointer: string | undefined): string {
+  // As /\{[^}/]*\}/g → '{}' would, in one pass: that regex retried every `{` up to the next `}` or `/`.
+  const p = pointer ?? '';
+  let out = '';
+  let at = 0;
+  let from = 0;
+  for (;;) {
+    const open = p.indexOf('{', from);
+    if (open < 0) break;
+    let k = open + 1;
+    while (k < p.length && p[k] !== '}' && p[k] !== '/') k++;
+    if (k === p.length) break;
+    if (p[k] === '/') {
+      from = k; // every `{` before this `/` stops at it too
+      continue;
+    }
+    out += `${p.slice(at, open)}{}`;
+    at = from = k + 1;
+  }
+  return out + p.slice(at);
+}
 
 /**
  * Texts already computed, per top-level object. Parsed documents and the views composed from them are never

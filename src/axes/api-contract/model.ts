@@ -97,11 +97,19 @@ export interface SpecModel {
 export function normalizePathTemplate(template: string): { normalized: string; positions: Map<string, number> } {
   const positions = new Map<string, number>();
   let index = 0;
-  const normalized = template.replace(/\{([^}]*)\}/g, (_m, name: string) => {
-    positions.set(name, index++);
-    return '{}';
-  });
-  return { normalized, positions };
+  // By indexOf, as /\{([^}]*)\}/g would match: that regex retried every `{` of a key without a `}`
+  // to the end of the key (quadratic: a path key of 40,000 `{` took 6.5 s to compare).
+  let normalized = '';
+  let at = 0;
+  for (;;) {
+    const open = template.indexOf('{', at);
+    const close = open < 0 ? -1 : template.indexOf('}', open + 1);
+    if (close < 0) break;
+    positions.set(template.slice(open + 1, close), index++);
+    normalized += `${template.slice(at, open)}{}`;
+    at = close + 1;
+  }
+  return { normalized: normalized + template.slice(at), positions };
 }
 
 const SCHEMA_KEYWORDS_OF_SWAGGER2_PARAMS = [

@@ -1,6 +1,6 @@
 import { parseUnifiedDiff } from '../../git/unified-diff';
-// String literals (shared-identifiers' STRING) are blanked before names are read.
-import { KEYWORDS, STRING } from './shared-identifiers';
+// String literals (shared-identifiers' blankStrings) are blanked before names are read.
+import { blankStrings, KEYWORDS } from './shared-identifiers';
 import { type EditSides, undocumentedChangedLines } from './similar-edits';
 
 /**
@@ -56,7 +56,7 @@ const usable = (name: string): boolean => !KEYWORDS.has(name) && name !== '$' &&
 /** The members a declaration file's changed code line declares. */
 export function declaredNamesOf(line: string, into: Set<string> = new Set()): Set<string> {
   if (line.length > MAX_LINE) return into;
-  const text = line.trim().replace(STRING, '""');
+  const text = blankStrings(line.trim());
   const sig = SIGNATURE.exec(text);
   if (sig && usable(sig[1]) && !NOT_A_MEMBER.test(sig[1])) into.add(sig[1]);
   for (const m of text.matchAll(DECLARATION)) if (usable(m[1])) into.add(m[1]);
@@ -66,7 +66,7 @@ export function declaredNamesOf(line: string, into: Set<string> = new Set()): Se
 /** The members an implementation's changed code line touches. */
 export function touchedNamesOf(line: string, into: Set<string> = new Set()): Set<string> {
   if (line.length > MAX_LINE) return into;
-  const text = line.trim().replace(STRING, '""');
+  const text = blankStrings(line.trim());
   for (const m of text.matchAll(MEMBER_ACCESS)) if (usable(m[1])) into.add(m[1]);
   for (const m of text.matchAll(KEY)) if (usable(m[1])) into.add(m[1]);
   for (const m of text.matchAll(DESTRUCTURED)) for (const n of m[1].matchAll(new RegExp(NAME, 'g'))) if (usable(n[0])) into.add(n[0]);
@@ -82,7 +82,7 @@ export function touchedNamesOf(line: string, into: Set<string> = new Set()): Set
  */
 export function memberDeclarationOf(line: string): string | undefined {
   if (line.length > MAX_LINE) return undefined;
-  const text = line.trim().replace(STRING, '""');
+  const text = blankStrings(line.trim());
   const sig = SIGNATURE.exec(text);
   if (!sig || !usable(sig[1]) || NOT_A_MEMBER.test(sig[1]) || text.includes('=>')) return undefined;
   const rest = text.slice(sig.index + sig[0].length - 1);
@@ -93,7 +93,7 @@ export function memberDeclarationOf(line: string): string | undefined {
 /** The members a changed code line reads or writes through a property access (`event.response._headers`). */
 export function accessedMembersOf(line: string, into: Set<string> = new Set()): Set<string> {
   if (line.length > MAX_LINE) return into;
-  for (const m of line.trim().replace(STRING, '""').matchAll(MEMBER_ACCESS)) if (usable(m[1])) into.add(m[1]);
+  for (const m of blankStrings(line.trim()).matchAll(MEMBER_ACCESS)) if (usable(m[1])) into.add(m[1]);
   return into;
 }
 

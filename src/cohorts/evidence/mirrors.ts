@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { pushTo } from '../group';
 
 /**
  * Generated or vendored mirrors (the `mirror` formation signal): a directory tree whose files are copies of
@@ -37,7 +38,7 @@ function rootOf(p: string, tail: string): string {
  */
 export function mirrorCandidates(paths: string[]): MirrorCandidate[] {
   const byName = new Map<string, string[]>();
-  for (const p of [...new Set(paths)].sort()) byName.set(path.posix.basename(p), [...(byName.get(path.posix.basename(p)) ?? []), p]);
+  for (const p of [...new Set(paths)].sort()) pushTo(byName, path.posix.basename(p), p);
   const out: MirrorCandidate[] = [];
   for (const ps of byName.values()) {
     // A name changed in very many places (index.ts of every package) is no copy of one tree.

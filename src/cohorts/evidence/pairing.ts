@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { pushTo } from '../group';
 
 /**
  * Name conventions that pair files without a resolved edge between them: a test and its subject, and
@@ -207,7 +208,7 @@ export function isToolingConfig(p: string): boolean {
  */
 export function toolingConfigPairs(paths: string[]): Array<[string, string]> {
   const byDir = new Map<string, string[]>();
-  for (const p of [...paths].sort()) if (isToolingConfig(p)) byDir.set(path.posix.dirname(p), [...(byDir.get(path.posix.dirname(p)) ?? []), p]);
+  for (const p of [...paths].sort()) if (isToolingConfig(p)) pushTo(byDir, path.posix.dirname(p), p);
   const out: Array<[string, string]> = [];
   for (const ps of byDir.values()) for (const p of ps.slice(1)) out.push([ps[0], p]);
   return out;

@@ -18,7 +18,13 @@ export const MIN_EDIT_CHARS = 16;
 /** A comment line in the common syntaxes. */
 const COMMENT = /^(?:\/\/|\/\*|\*|#(?!include|define|if|else|endif)|--|<!--)/;
 
-const normalize = (line: string) => line.trim().replace(/\s+/g, ' ').replace(/[;,]+$/, '');
+/** Whitespace collapsed, trailing `;` and `,` dropped (by hand: `/[;,]+$/` retried a run of them from each of its characters, quadratic). */
+function normalize(line: string): string {
+  const text = line.trim().replace(/\s+/g, ' ');
+  let end = text.length;
+  while (end > 0 && (text[end - 1] === ';' || text[end - 1] === ',')) end--;
+  return text.slice(0, end);
+}
 
 /** `+text` / `-text` of a changed line worth comparing across files, or undefined. */
 export function editKey(sign: '+' | '-', line: string): string | undefined {

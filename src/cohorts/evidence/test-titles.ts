@@ -1,4 +1,5 @@
 import { collectFromChangedLines, IdentifierFrequency, TEST_MAX_FILE_SHARE } from './shared-identifiers';
+import { pushTo } from '../group';
 
 /**
  * The `test-titles` signal: a changed test that no other signal joined to a source joins the one changed source
@@ -89,7 +90,7 @@ export function testTitleCandidates(tests: readonly string[], sources: ReadonlyS
       if (others.length !== 1) continue; // named by no source, or by a third changed file too
       const [{ path: s, rare }] = others;
       if (!rare || !sources.has(s) || DECLARATION_FILE.test(s)) continue;
-      bySource.set(s, [...(bySource.get(s) ?? []), w]);
+      pushTo(bySource, s, w);
     }
     if (!bySource.size) continue;
     const list = [...bySource].map(([source, words]) => ({ source, words: words.sort() }));

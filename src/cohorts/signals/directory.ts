@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { cite } from '../cite';
 import type { SignalDef } from '../types';
+import { pushTo } from '../group';
 
 /** Files no other signal joined, in the same directory: a weak signal, used only between loners. Measured: did not earn its place. */
 export const directory: SignalDef = {
@@ -15,7 +16,7 @@ export const directory: SignalDef = {
   apply: ({ semantic, uf, join }) => {
     const loners = semantic.filter((f) => uf.sizeOf(f.path) === 1).map((f) => f.path);
     const byDir = new Map<string, string[]>();
-    for (const p of loners) byDir.set(path.posix.dirname(p), [...(byDir.get(path.posix.dirname(p)) ?? []), p]);
+    for (const p of loners) pushTo(byDir, path.posix.dirname(p), p);
     for (const [dir, ps] of byDir) for (const p of ps.slice(1)) join(ps[0], p, 'directory', `no resolved link; both in ${cite(dir)}/`);
   },
 };

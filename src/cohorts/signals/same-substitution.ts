@@ -2,6 +2,7 @@ import { clipText } from '../../events/catalogue/bounds';
 import { baseName } from '../cite';
 import { sharesRareIdentifier } from '../evidence/shared-identifiers';
 import type { SignalDef } from '../types';
+import { pushTo } from '../group';
 
 /**
  * The same part of a line changed the same way in two files (`searchParameters` → `searchParams` at each call site):
@@ -20,7 +21,7 @@ export const sameSubstitution: SignalDef = {
   apply: ({ input, active, semantic, join }) => {
     if (!input.editSubstitutions) return;
     const filesOf = new Map<string, string[]>();
-    for (const f of semantic) for (const k of input.editSubstitutions.get(f.path) ?? []) filesOf.set(k, [...(filesOf.get(k) ?? []), f.path]);
+    for (const f of semantic) for (const k of input.editSubstitutions.get(f.path) ?? []) pushTo(filesOf, k, f.path);
     for (const [k, ps] of [...filesOf.entries()].filter(([, ps]) => ps.length > 1).sort((a, b) => a[0].localeCompare(b[0]))) {
       const [from, to] = k.slice(1).split('→');
       const what = from && to ? `change \`${clipText(from, 40)}\` to \`${clipText(to, 40)}\`` : from ? `remove \`${clipText(from, 60)}\`` : `insert \`${clipText(to, 60)}\``;

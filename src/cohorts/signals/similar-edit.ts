@@ -1,6 +1,7 @@
 import { clipText } from '../../events/catalogue/bounds';
 import { baseName } from '../cite';
 import type { SignalDef } from '../types';
+import { pushTo } from '../group';
 
 /** The same changed line in two files (modified or renamed ones): one edit applied in several places (evidence/similar-edits.ts). Measured: earned its place on eight repositories. */
 export const similarEdit: SignalDef = {
@@ -17,7 +18,7 @@ export const similarEdit: SignalDef = {
     const filesOf = new Map<string, string[]>();
     for (const f of semantic) {
       if (f.status !== 'modified' && f.status !== 'renamed') continue;
-      for (const k of input.editLines.get(f.path) ?? []) filesOf.set(k, [...(filesOf.get(k) ?? []), f.path]);
+      for (const k of input.editLines.get(f.path) ?? []) pushTo(filesOf, k, f.path);
     }
     // Linear in the keys: each shared line chains its files (a pair list would be quadratic on a wide edit).
     for (const [k, ps] of [...filesOf.entries()].filter(([, ps]) => ps.length > 1).sort((a, b) => a[0].localeCompare(b[0]))) {

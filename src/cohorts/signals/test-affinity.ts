@@ -1,6 +1,7 @@
 import { baseName, cite } from '../cite';
 import { AffinityCohort, testAffinityJoins } from '../evidence/test-affinity';
 import type { FormationFile, SignalDef } from '../types';
+import { pushTo } from '../group';
 
 /**
  * Last of the direct signals: a cohort of sources that no test joined and a cohort of tests that joined no source, whose
@@ -19,7 +20,7 @@ export const testAffinity: SignalDef = {
     const { affinityWords, affinityFrequency } = input;
     if (!affinityWords || !affinityFrequency) return;
     const members = new Map<string, FormationFile[]>();
-    for (const f of semantic) members.set(uf.find(f.path), [...(members.get(uf.find(f.path)) ?? []), f]);
+    for (const f of semantic) pushTo(members, uf.find(f.path), f);
     const sources: AffinityCohort[] = [];
     const tests: AffinityCohort[] = [];
     for (const [root, files] of [...members].sort((a, b) => a[0].localeCompare(b[0]))) {
