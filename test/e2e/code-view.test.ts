@@ -8,6 +8,8 @@ import { GitFixture } from '../support/git-fixture';
 import { ARTIFACTS, axeSeriousViolations, buildWebBundle, launchChromium } from './support';
 
 const RLO = '\u202e';
+/** A line highlight.js would take seconds over (quadratic on a long identifier): shown plain. */
+const LONG_LINE = `export const ${'a'.repeat(30_000)} = 1;`;
 const ESC = '\u001b';
 
 /**
@@ -78,7 +80,7 @@ describe('Review page: the code, findings inline (browser)', () => {
     const base = repo.commit('base');
     repo.git('checkout', '-q', '-b', 'pr');
     repo.write('src/price.ts', `export function price(qty: number, unit: number): number {\n  // rounded to cents ${RLO}stnec\n  return Math.round(qty * unit * 100) / 100;\n}\n`);
-    repo.write('src/cart.ts', ["import { price } from './price';", '', 'export function total(lines: Array<[number, number]>): number {', '  let sum = 0;', '  for (const [q, u] of lines) sum += price(q, u) * 2;', '  return sum;', '}', ''].join('\n'));
+    repo.write('src/cart.ts', ["import { price } from './price';", '', 'export function total(lines: Array<[number, number]>): number {', '  let sum = 0;', '  for (const [q, u] of lines) sum += price(q, u) * 2;', '  return sum;', '}', LONG_LINE, ''].join('\n'));
     const head = repo.commit('pr');
     server = await startServer({ dataDir, port: 0 });
     owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
@@ -111,6 +113,15 @@ describe('Review page: the code, findings inline (browser)', () => {
     expect(await page.$$eval('section.file[data-path="src/price.ts"] .row.add code.src', (els) => els.map((e) => e.textContent))).toContain('  return Math.round(qty * unit * 100) / 100;');
     // The highlighter is a lazily imported chunk: the rows are redrawn with its classes once it arrives.
     await page.waitForSelector('section.file .row code.src .hljs-keyword');
+    // A line over 1,000 characters stays plain (highlight.js would hold the tab for seconds), whole.
+    const long = await page.waitForFunction(
+      (text) => {
+        const cell = [...document.querySelectorAll<HTMLElement>('section.file[data-path="src/cart.ts"] .row.add code.src')].find((c) => c.textContent === text);
+        return cell && !cell.hasAttribute('data-t') ? { spans: cell.querySelectorAll('[class^="hljs-"]').length } : null;
+      },
+      LONG_LINE,
+    );
+    expect(await long.jsonValue()).toEqual({ spans: 0 });
   });
 
   it('places findings at their anchored lines on both sides, folds duplicates, lists the unplaceable at the cohort head', async () => {

@@ -539,7 +539,15 @@ function plainHtml(text: string): string {
 /** Highlighted lines by language and text: a line drawn again (scrolled back to, another mode) costs nothing. */
 const HIGHLIGHTED = new Map<string, string>();
 const MAX_HIGHLIGHTED = 50_000;
+/**
+ * Longer lines stay plain. highlight.js is quadratic on a long run of word characters in most grammars
+ * (a 16,000-character identifier took 1.2–2.6 s in Java, TypeScript, JavaScript; 100 KB, minutes), and a
+ * line cannot be interrupted: a PR's author could hold the reviewer's tab. At 1,000 characters the worst
+ * line measured takes ~8 ms, under one idle slice.
+ */
+export const MAX_HIGHLIGHT_CHARS = 1_000;
 function highlighted(hl: Highlighter, text: string, lang: string): string {
+  if (text.length > MAX_HIGHLIGHT_CHARS) return plainHtml(text);
   const key = `${lang}\0${text}`;
   let html = HIGHLIGHTED.get(key);
   if (html === undefined) {
