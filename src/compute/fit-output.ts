@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
 import { BOUNDS, clipText } from '../events/catalogue/bounds';
 import { ReviewComputed } from '../events/catalogue/compute';
 import type { EventData } from '../events/catalogue/define';
@@ -89,9 +91,78 @@ export function fitReviewComputed(data: Data): Data {
     data.metrics.omittedReadingSteps = omittedSteps;
     data.metrics.omittedFragments = omittedFragments;
     data.metrics.omittedAnchors = omittedAnchors;
-    if (bytesOf(data) <= REVIEW_COMPUTED_BYTE_BUDGET) break;
+    if (bytesOf(data) <= REVIEW_COMPUTED_BYTE_BUDGET) return data;
   }
+  foldCohorts(data);
   return data;
+}
+
+type Cohort = Data['cohorts'][number];
+
+/** Where a cohort is folded at each level: its directory, its top-level directory, or all together. */
+const FOLD_LEVELS: Array<(file: string) => string> = [(f) => path.posix.dirname(f), (f) => (f.includes('/') ? f.slice(0, f.indexOf('/')) : '.'), () => ''];
+
+/**
+ * The last stage, when even one-item lists do not fit: a PR of thousands of changed files is thousands of
+ * cohorts (~650 bytes each at the last stage: ~1,500 single-file cohorts fill the event). Rather than
+ * losing the review (`payload_too_large`), the lowest-ranked cohorts are folded into one path cohort per
+ * directory — failing that, per top-level directory, then into one — keeping whole as many of the
+ * riskiest cohorts as fit. A folded cohort lists its files (the review diff shows them whole), no
+ * fragments, anchors or reading steps, the highest blast-radius score of its members, and says why in
+ * `groupingReason`; `metrics.foldedCohorts` counts the cohorts folded. Its key is derived from the
+ * directory (`f-…`), so a recompute of the same PR folds to the same keys. Past what even one folded
+ * cohort of every file can hold (~9,000 files, the file lists themselves), the computation still fails.
+ */
+function foldCohorts(data: Data): void {
+  const byRank = [...data.cohorts].sort((a, b) => a.rank - b.rank);
+  const totalFiles = data.changedFiles.length;
+  const build = (level: number, keep: number): Cohort[] => {
+    const dirOf = FOLD_LEVELS[level];
+    const kept = byRank.slice(0, keep).map((c, i) => ({ ...c, rank: i + 1 }));
+    const folds = new Map<string, Cohort[]>();
+    for (const c of byRank.slice(keep)) {
+      const dir = dirOf(c.files[0] ?? '');
+      const list = folds.get(dir);
+      if (list) list.push(c);
+      else folds.set(dir, [c]);
+    }
+    // Folded cohorts follow the kept ones in the order of their riskiest member.
+    const folded = [...folds].map(([dir, members], i): Cohort => {
+      const files = [...new Set(members.flatMap((m) => m.files))].sort();
+      const where = dir === '' ? 'the rest of the PR' : dir === '.' ? '(root)' : `${dir}/`;
+      const count = ` — ${files.length} file${files.length === 1 ? '' : 's'}, ${members.length} cohorts folded`;
+      return {
+        key: `f-${createHash('sha256').update(`folded\n${level}\n${dir}`).digest('hex').slice(0, 16)}`,
+        title: `${clipText(where, BOUNDS.cohortTitle - count.length)}${count}`,
+        grouping: 'path',
+        groupingReason: clipText(`folded: this PR's ${totalFiles} changed files do not fit one ReviewComputed event as separate cohorts; the ${keep} riskiest cohorts are whole, these ${members.length} are folded by ${level === 2 ? 'nothing (one cohort)' : level === 1 ? 'top-level directory' : 'directory'}`, BOUNDS.groupingReason),
+        files,
+        fragments: [],
+        anchors: [],
+        blastRadius: { dependents: { files: [], symbols: [], depth: members[0].blastRadius.dependents.depth, truncated: true }, publicApi: [], tests: [], score: Math.max(...members.map((m) => m.blastRadius.score)) },
+        readingOrder: { order: members[0].readingOrder.order, steps: [] },
+        rank: keep + i + 1,
+        clues: [],
+      };
+    });
+    return [...kept, ...folded];
+  };
+  const fits = (cohorts: Cohort[]) => bytesOf({ ...data, cohorts }) <= REVIEW_COMPUTED_BYTE_BUDGET;
+  for (let level = 0; level < FOLD_LEVELS.length; level++) {
+    if (!fits(build(level, 0))) continue;
+    // The most cohorts kept whole that still fit (more kept, more bytes: a binary search).
+    let lo = 0;
+    let hi = byRank.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (fits(build(level, mid))) lo = mid;
+      else hi = mid - 1;
+    }
+    data.cohorts = build(level, lo);
+    data.metrics.trimStage = STAGES.length + 1 + level;
+    data.metrics.foldedCohorts = byRank.length - lo;
+    return;
+  }
 }
 
 function setAt(root: unknown, at: PropertyKey[], f: (v: unknown) => unknown): boolean {

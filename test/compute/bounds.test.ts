@@ -146,6 +146,31 @@ describe('compute never fails on its own output (pathological inputs)', () => {
     expect(data.cohorts.flatMap((c) => c.files).sort()).toEqual(data.changedFiles.map((c) => c.path).sort());
   });
 
+  it('a PR of 3,000 changed files, one cohort each, is recorded: the riskiest cohorts whole, the rest folded by directory (was payload_too_large)', async () => {
+    const f = fixture();
+    f.write('src/core.ts', 'export function core(x: number): number {\n  return x;\n}\n');
+    const file = (i: number, v: number) => `import { core } from '../core';\nexport function fn${i}(a: number): number {\n  return core(a) + ${v * i};\n}\n`;
+    for (let i = 0; i < 3000; i++) f.write(`src/d${i % 40}/f${i}.ts`, file(i, 1));
+    const base = f.commit('base');
+    for (let i = 0; i < 3000; i++) f.write(`src/d${i % 40}/f${i}.ts`, file(i, 2));
+    const head = f.commit('head');
+    const data = await compute(f, base, head);
+    expectRecordable(data);
+    expect(data.metrics.trimStage).toBe(7); // the six list stages did not suffice; folded by directory
+    const folded = data.cohorts.filter((c) => c.key.startsWith('f-'));
+    const whole = data.cohorts.filter((c) => !c.key.startsWith('f-'));
+    expect(whole.length).toBeGreaterThan(100);
+    expect(folded.length).toBeGreaterThan(0);
+    expect(folded.length).toBeLessThanOrEqual(40);
+    expect(data.metrics.foldedCohorts).toBe(data.metrics.cohorts - whole.length);
+    for (const c of folded) expect(c).toMatchObject({ grouping: 'path', fragments: [], anchors: [], groupingReason: expect.stringContaining(`folded: this PR's ${data.changedFiles.length} changed files do not fit`) });
+    // Ranks run 1..n, the whole cohorts first; every changed file is in exactly one cohort.
+    expect(data.cohorts.map((c) => c.rank)).toEqual(data.cohorts.map((_, i) => i + 1));
+    expect(data.cohorts.flatMap((c) => c.files).sort()).toEqual(data.changedFiles.map((c) => c.path).sort());
+    // The same PR folds to the same keys.
+    expect((await compute(f, base, head)).cohorts.map((c) => c.key)).toEqual(data.cohorts.map((c) => c.key));
+  });
+
   it('a large dependency diff every cohort imports, copied into the clues of a hundred cohorts, is recorded once in full, the clues capped', async () => {
     const f = fixture();
     const deps = (v: string) => Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`dependency-number-${i}`, `^${v}.0.0`]));
