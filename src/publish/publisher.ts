@@ -1,7 +1,7 @@
 import type { Verdict } from '../events/catalogue/review';
 import { diffMapOf, FoldReason, InlinePlacement, placeAnchor, PrFile } from './diff-anchors';
 import { CreateReviewRequest, ForgeReview, GitHubError, GitHubPort, PrRef, ReviewCommentRequest, ReviewEvent } from './github-client';
-import { fingerprintMarker, hasPublishMarker, publishKeyOf, PublishedFinding, renderBody, renderInlineComment } from './render';
+import { hasPublishMarker, markedFingerprints, publishKeyOf, PublishedFinding, renderBody, renderInlineComment } from './render';
 
 /**
  * Posts one review to GitHub so that it is never posted twice, never pinned to rewritten code and
@@ -245,7 +245,8 @@ export class Publisher {
    * dropped and nothing is posted twice.
    */
   private async adoptExisting(plan: PublishPlan, layout: Layout, review: ForgeReview, fallbacks: string[], event: ReviewEvent, refusal: Refusal | undefined): Promise<PublishOutcome> {
-    const foldedInBody = layout.inline.length > 0 && layout.inline.every((i) => review.body.includes(fingerprintMarker(i.finding.fingerprint)));
+    const inBody = markedFingerprints([review.body]);
+    const foldedInBody = layout.inline.length > 0 && layout.inline.every((i) => inBody.has(i.finding.fingerprint));
     const complete = review.state !== 'PENDING' && (layout.inline.length === 0 || foldedInBody || (await this.hasAllComments(plan, layout, review)));
     if (!complete) return this.completeOrphan(plan, layout, review, event, refusal, fallbacks);
     const posted = eventOfState(review.state) ?? event;
@@ -254,8 +255,8 @@ export class Publisher {
   }
 
   private async hasAllComments(plan: PublishPlan, layout: Layout, review: ForgeReview): Promise<boolean> {
-    const comments = await this.gh.listReviewComments(plan.pr, review.id);
-    return layout.inline.every((i) => comments.some((c) => c.body.includes(fingerprintMarker(i.finding.fingerprint))));
+    const marked = markedFingerprints((await this.gh.listReviewComments(plan.pr, review.id)).map((c) => c.body));
+    return layout.inline.every((i) => marked.has(i.finding.fingerprint));
   }
 
   private async completeOrphan(plan: PublishPlan, layout: Layout, orphan: ForgeReview, event: ReviewEvent, refusal: Refusal | undefined, fallbacks: string[]): Promise<PublishOutcome> {

@@ -15,6 +15,17 @@ export const publishMarker = (key: string): string => `${MARKER_PREFIX}publish=$
 export const fingerprintMarker = (fingerprint: string): string => `${MARKER_PREFIX}fp=${fingerprint} -->`;
 
 /**
+ * The fingerprints whose markers `text` holds, read in one pass: asking `text.includes(marker)` for each
+ * of k findings over each of the comments was k² × 64 KiB (400 findings: 0.9 s on the server's thread).
+ */
+export function markedFingerprints(texts: Iterable<string>): Set<string> {
+  const found = new Set<string>();
+  const marker = /<!-- review-ledger:fp=([^\s>]{1,128}) -->/g;
+  for (const t of texts) for (const m of t.matchAll(marker)) found.add(m[1]);
+  return found;
+}
+
+/**
  * The identity of one publication: the PR, the head the anchors were verified against, the selected
  * findings (by fingerprint, order-free) and the verdict. The same request at the same head always has
  * the same key, so the marker on GitHub answers "was this already posted?" even after a crash.

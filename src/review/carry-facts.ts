@@ -6,7 +6,7 @@ import { streamIds } from '../events/envelope';
 import type { WorkspaceHandle } from '../workspaces/registry';
 import { mapRange } from './carry-over';
 import { definitionsAt, enclosingSymbolOf } from './enclosing-symbol';
-import { anchoredLines } from './fingerprint';
+import { linesInRange } from './fingerprint';
 import { currentRound, NodeRecord, PrState } from './pr-state';
 import { isEvent } from '../events/catalogue/event-types';
 
@@ -77,11 +77,13 @@ async function classify(repo: GitRepo, cache: FactsCache, nodes: NodeRecord[], f
     if (!d) defsCache.set(k, (d = definitionsAt(repo, cache, commit, p).catch(() => undefined)));
     return d;
   };
-  const textCache = new Map<string, Promise<string | null>>();
-  const text = (commit: string, p: string) => {
+  // A file's lines, split once: many findings anchored in one large file each read a few of its lines
+  // (split per finding, 1,000 findings in a 4 MB file took 9.6 s of the server's thread).
+  const linesCache = new Map<string, Promise<string[] | null>>();
+  const lines = (commit: string, p: string) => {
     const k = `${commit}:${p}`;
-    let t = textCache.get(k);
-    if (!t) textCache.set(k, (t = repo.readFileAt(commit, p).then((b) => (b ? b.toString('utf8') : null))));
+    let t = linesCache.get(k);
+    if (!t) linesCache.set(k, (t = repo.readFileAt(commit, p).then((b) => (b ? b.toString('utf8').split('\n') : null))));
     return t;
   };
 
@@ -130,8 +132,8 @@ async function classify(repo: GitRepo, cache: FactsCache, nodes: NodeRecord[], f
       continue;
     }
     // Untouched by the diff: confirm the text reads the same and the fingerprint's symbol still encloses it.
-    const [before, after] = await Promise.all([text(fromHead, a.path), text(toHead, a.path)]);
-    const same = before !== null && after !== null && anchoredLines(before, a.startLine, a.endLine) === anchoredLines(after, mapped.startLine, mapped.endLine);
+    const [before, after] = await Promise.all([lines(fromHead, a.path), lines(toHead, a.path)]);
+    const same = before !== null && after !== null && linesInRange(before, a.startLine, a.endLine) === linesInRange(after, mapped.startLine, mapped.endLine);
     if (!same) {
       out.outdated.push({ nodeId: n.nodeId, reason: `the anchored text at lines ${a.startLine}-${a.endLine} reads differently` });
       continue;

@@ -39,7 +39,11 @@ export function normalizeTitle(title: string): string {
 
 /** Lines startLine..endLine (1-based, inclusive) of a file's text; null when the range is outside the file. */
 export function anchoredLines(fileText: string, startLine: number, endLine: number): string | null {
-  const lines = fileText.split('\n');
+  return linesInRange(fileText.split('\n'), startLine, endLine);
+}
+
+/** anchoredLines of a file already split into lines. */
+export function linesInRange(lines: readonly string[], startLine: number, endLine: number): string | null {
   if (startLine > lines.length) return null;
   return lines.slice(startLine - 1, Math.min(endLine, lines.length)).join('\n');
 }

@@ -16,6 +16,8 @@ import { signatureOf } from '../../src/context/pack';
 import { hunksOfEntry, planCohort } from '../../src/readmodels/queries/review-diff';
 import { pushTo } from '../../src/cohorts/group';
 import type { DiffHunk } from '../../src/git/unified-diff';
+import { originAllowed } from '../../src/rpc/ws-transport';
+import { fingerprintMarker, markedFingerprints } from '../../src/publish/render';
 
 jest.setTimeout(60_000);
 
@@ -195,5 +197,25 @@ describe('grouping', () => {
     for (let i = 0; i < 200_000; i++) pushTo(m, i % 2 ? 'odd' : 'even', i);
     expect(m.get('odd')!.length).toBe(100_000);
     expect(m.get('even')!.slice(0, 3)).toEqual([0, 2, 4]);
+  });
+});
+
+describe('caller strings: headers and published markers', () => {
+  const upgrade = (origin: string, host = 'localhost:3000') => ({ headers: { origin, host } }) as never;
+  it('an Origin is compared without its trailing slashes, as /\\/+$/ stripped them, before any token is read', () => {
+    for (const t of randomTexts(['/', 'http:', '//', 'localhost:3000', 'x', 'HTTP://LOCALHOST:3000'], 5_000)) {
+      const o = t.toLowerCase().replace(/\/+$/, '');
+      expect(originAllowed(upgrade(t))).toBe(o === 'http://localhost:3000' || o === 'https://localhost:3000');
+    }
+    // Node's 16 KiB header limit of slashes: ~200 ms of the server's thread per upgrade with the regex.
+    expect(originAllowed(upgrade(`http://localhost:3000${fill('/', 16_000)}`))).toBe(true);
+    expect(originAllowed(upgrade(`${fill('/', 16_000)}x`))).toBe(false);
+  });
+  it("a publication's markers are read once from the posted texts (includes() per finding and comment: k² × 64 KiB)", () => {
+    const fps = Array.from({ length: 400 }, (_, i) => i.toString(16).padStart(64, '0'));
+    const comments = fps.map((fp) => `${'near ' + fingerprintMarker(fp).slice(0, 30)} `.repeat(1_000) + fingerprintMarker(fp));
+    const marked = markedFingerprints(comments);
+    expect(fps.every((fp) => marked.has(fp))).toBe(true);
+    expect(markedFingerprints([`x${fingerprintMarker('a'.repeat(64))}y`, fingerprintMarker('b'.repeat(63)).replace(' -->', '')])).toEqual(new Set(['a'.repeat(64)]));
   });
 });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadRenderConfig, touchesPaths } from '../../src/axes/visual/harness/render';
+import { GLOB_MATCH_STEPS, GlobMatchBudgetExceeded, loadRenderConfig, touchesPaths } from '../../src/axes/visual/harness/render';
 import { GitRepo } from '../../src/git/repo';
 
 /**
@@ -36,6 +36,15 @@ describe('repository globs cannot stall the server', () => {
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     // A backtracking matcher takes tens of seconds here; a linear one well under a millisecond.
     expect(ms).toBeLessThan(2000);
+  });
+
+  it('all the matches of one PR share a step budget: 100 globs of 500 characters against 1,000 paths of 4,000 characters are refused, not walked (~160 ms per file)', () => {
+    const globs = Array.from({ length: 100 }, (_, i) => `${'*'.repeat(498)}${i}!`);
+    const changed = Array.from({ length: 1_000 }, (_, i) => ({ status: 'modified' as const, path: `${'a'.repeat(3_990)}/${i}.ts` }));
+    expect(() => touchesPaths(changed, globs)).toThrow(GlobMatchBudgetExceeded);
+    expect(() => touchesPaths(changed, globs)).toThrow(`visual.paths: matching these globs against this PR's changed files would take more than ${GLOB_MATCH_STEPS} steps`);
+    // Real globs against real paths: a tiny share of it.
+    expect(touchesPaths(Array.from({ length: 5_000 }, (_, i) => ({ status: 'modified' as const, path: `src/components/feature-${i}/view.tsx` })), ['src/ui/**', 'src/components/**/*.css', 'goldens'])).toBe(false);
   });
 
   it('keeps what the globs mean', () => {

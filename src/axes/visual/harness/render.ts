@@ -107,11 +107,17 @@ function globTokens(glob: string): GlobToken[] {
  * so this is a set-of-positions walk — O(glob × path) — never a backtracking RegExp, which a glob such as
  * "*a*a*a*a*a*a*a*a*a*a*b" would make take hours on one file name, stalling the whole server.
  */
-export function globMatches(glob: string, file: string): boolean {
+export function globMatches(glob: string, file: string, budget?: GlobMatchBudget): boolean {
   const n = file.length;
+  const tokens = globTokens(glob);
+  if (budget) {
+    // Each token is one pass over the path: the work is known before it is done.
+    budget.left -= (tokens.length + 1) * (n + 1);
+    if (budget.left < 0) throw new GlobMatchBudgetExceeded();
+  }
   let at = new Uint8Array(n + 1);
   at[0] = 1;
-  for (const tok of globTokens(glob)) {
+  for (const tok of tokens) {
     const next = new Uint8Array(n + 1);
     let any = false;
     if (tok.t === 'lit' || tok.t === 'one') {
@@ -136,9 +142,26 @@ export function globMatches(glob: string, file: string): boolean {
   return false;
 }
 
+/**
+ * Steps (glob tokens × path characters) all of a PR's matches may take together: 100 globs of 500
+ * characters against thousands of 4,000-character paths (the PR names its paths) took ~160 ms per
+ * changed file, minutes per PR. Real globs against real paths need a few thousand steps each.
+ */
+export const GLOB_MATCH_STEPS = 20_000_000;
+export interface GlobMatchBudget {
+  left: number;
+}
+export class GlobMatchBudgetExceeded extends Error {
+  constructor() {
+    super(`visual.paths: matching these globs against this PR's changed files would take more than ${GLOB_MATCH_STEPS} steps`);
+  }
+}
+
+/** Whether a changed file (or its old path) matches one of the globs; GlobMatchBudgetExceeded past GLOB_MATCH_STEPS. */
 export function touchesPaths(changed: ChangedPath[], globs: string[] | undefined): boolean {
   if (!globs) return changed.length > 0;
-  return changed.some((f) => globs.some((g) => globMatches(g, f.path) || (f.oldPath !== undefined && globMatches(g, f.oldPath))));
+  const budget: GlobMatchBudget = { left: GLOB_MATCH_STEPS };
+  return changed.some((f) => globs.some((g) => globMatches(g, f.path, budget) || (f.oldPath !== undefined && globMatches(g, f.oldPath, budget))));
 }
 
 export type RenderRun = { ok: true; images: Map<string, Uint8Array> } | { ok: false; reason: string };
@@ -221,7 +244,12 @@ async function collectPngs(tree: string, outputDir: string, maxBytes: number): P
 export async function collectRendered(input: HarnessInput, config: RenderConfig | { error: string } | undefined, harness: HarnessName = 'render', sandbox: RenderSandboxConfig = defaultRenderSandbox()): Promise<HarnessOutcome> {
   if (!config) return { harness, status: 'not_applicable' };
   if ('error' in config) return { harness, status: 'unavailable', reason: config.error };
-  if (!touchesPaths(input.changedFiles, config.paths)) return { harness, status: 'not_applicable' };
+  try {
+    if (!touchesPaths(input.changedFiles, config.paths)) return { harness, status: 'not_applicable' };
+  } catch (err) {
+    if (err instanceof GlobMatchBudgetExceeded) return { harness, status: 'unavailable', reason: err.message };
+    throw err;
+  }
   if (config.refused) return { harness, status: 'unavailable', reason: config.refused };
   const noSandbox = await sandboxUnavailableReason(sandbox);
   if (noSandbox) return { harness, status: 'unavailable', reason: noSandbox };
