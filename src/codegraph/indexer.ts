@@ -15,7 +15,7 @@ import { gradleModulesOf, gradleSettingsOf, type GradleSettings } from './langua
 import { languageOf, unsupportedLanguageOf } from './languages/languages';
 
 /** Bump when extraction changes: cached facts of another engine version are ignored. */
-export const CODEGRAPH_ENGINE_VERSION = 'codegraph-16'; // 16: tags-query matches start ≤ 1,000 nodes deep (extract.ts)
+export const CODEGRAPH_ENGINE_VERSION = 'codegraph-17'; // 16: tags-query matches start ≤ 1,000 nodes deep (extract.ts); 17: a Swift directive line's `//` comment is cut also on CRLF lines
 
 /** Files larger than this are treated as generated (minified bundles, fixtures) and not parsed. */
 const MAX_PARSE_BYTES = 1024 * 1024;

@@ -18,6 +18,8 @@ import { pushTo } from '../../src/cohorts/group';
 import type { DiffHunk } from '../../src/git/unified-diff';
 import { originAllowed } from '../../src/rpc/ws-transport';
 import { fingerprintMarker, markedFingerprints } from '../../src/publish/render';
+import { stripComments } from '../../src/codegraph/languages/lang-gradle';
+import { withoutAlias } from '../../src/codegraph/languages/lang-kotlin';
 
 jest.setTimeout(60_000);
 
@@ -217,5 +219,19 @@ describe('caller strings: headers and published markers', () => {
     const marked = markedFingerprints(comments);
     expect(fps.every((fp) => marked.has(fp))).toBe(true);
     expect(markedFingerprints([`x${fingerprintMarker('a'.repeat(64))}y`, fingerprintMarker('b'.repeat(63)).replace(' -->', '')])).toEqual(new Set(['a'.repeat(64)]));
+  });
+});
+
+describe('code index: build scripts and imports', () => {
+  it("Gradle scripts lose their comments, strings kept, as the regex did; /* and quotes never closed are scanned once", () => {
+    const reference = (t: string) => t.replace(/\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|\/\/[^\n]*/g, (_m, str: string | undefined) => str ?? '');
+    for (const t of randomTexts(['/', '*', '"', "'", '\\', '\n', '\r', 'a', ' ', '/*', '*/', '//', "include ':app'"], 30_000)) expect(stripComments(t)).toBe(reference(t));
+    // (Compared as booleans: a failure would print 256 KiB.)
+    expect(stripComments(`include ':a'\n${fill('/*a')}`) === `include ':a'\n${fill('/*a')}`).toBe(true); // the regex: ~2 min on 256 KiB
+    expect(stripComments(`x = "${fill('\\"')}\ninclude ':b' // c`) === `x = "${fill('\\"')}\ninclude ':b' `).toBe(true);
+  });
+  it('a Kotlin import loses its trailing alias as /\\s+as\\s+\\w+$/ removed it', () => {
+    for (const t of randomTexts(['import', ' ', '\t', 'as', 'a', '.', '*', 'B_1', '\n', 'xas'], 20_000)) expect(withoutAlias(t)).toBe(t.replace(/\s+as\s+\w+$/, ''));
+    expect(withoutAlias(`import a${fill(' ')}b`) === `import a${fill(' ')}b`).toBe(true);
   });
 });

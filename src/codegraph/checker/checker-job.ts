@@ -296,7 +296,9 @@ export function runCheckerJob(job: CheckerJob): CheckerJobResult {
     // Only a file's import resolution reads texts through here (package.json, configs): those are all read.
     readFile: (f) => (f.startsWith(libDir) ? t.sys.readFile(f) : texts.get(rel(f))),
     directoryExists: (d) => {
-      const dir = d.replace(/\/+$/, '');
+      let end = d.length;
+      while (end > 0 && d[end - 1] === '/') end--;
+      const dir = d.slice(0, end);
       return dir === ROOT || dir.startsWith(libDir) || dirs.has(rel(dir));
     },
   };

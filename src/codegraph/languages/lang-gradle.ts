@@ -10,8 +10,64 @@ import type { BuildModule } from '../build-modules';
  * What a build script computes (includes in a loop, `rootProject.children`) is not evaluated: a dependency
  * on a module the settings do not declare gets the default directory.
  */
-const stripComments = (text: string): string => text.replace(/\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|\/\/[^\n]*/g, (m, str: string | undefined) => str ?? '');
-const normalizePath = (p: string): string => (p.startsWith(':') ? p : `:${p}`).replace(/:+$/, '') || ':';
+const isLineTerminator = (c: string): boolean => c === '\n' || c === '\r' || c === '\u2028' || c === '\u2029';
+
+/**
+ * The script without its comments, strings kept whole: what the regex
+ * /\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|\/\/[^\n]*\/g → (string or '') gives, in one pass.
+ * That regex rescanned to the end from every `/*` without a `*\/` and from every quote never closed on its
+ * line (quadratic: a settings file of `/*` repeated, or a line of `"\"\"…`). Here a block comment without
+ * an end rules out every later one, and a quote that does not close rules out the same quote up to where
+ * its scan stopped (those are escaped quotes, whose scans stop there too).
+ */
+export function stripComments(text: string): string {
+  let out = '';
+  let copied = 0;
+  let blockCommentsClose = true;
+  const failsBefore: Record<string, number> = { '"': -1, "'": -1 };
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '/' && text[i + 1] === '*' && blockCommentsClose) {
+      const end = text.indexOf('*/', i + 2);
+      if (end >= 0) {
+        out += text.slice(copied, i);
+        i = copied = end + 2;
+        continue;
+      }
+      blockCommentsClose = false;
+    }
+    if ((c === '"' || c === "'") && i >= failsBefore[c]) {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c && text[j] !== '\n') {
+        if (text[j] !== '\\') j++;
+        else if (j + 1 < text.length && !isLineTerminator(text[j + 1])) j += 2;
+        else break;
+      }
+      if (text[j] === c) {
+        i = j + 1; // a string, kept
+        continue;
+      }
+      failsBefore[c] = j;
+    }
+    if (c === '/' && text[i + 1] === '/') {
+      const nl = text.indexOf('\n', i + 2);
+      out += text.slice(copied, i);
+      i = copied = nl < 0 ? text.length : nl;
+      continue;
+    }
+    i++;
+  }
+  return out + text.slice(copied);
+}
+
+/** `:a:b` for `a:b` or `:a:b:` (trailing colons dropped by hand: /:+$/ is quadratic on a run of them). */
+function normalizePath(p: string): string {
+  const q = p.startsWith(':') ? p : `:${p}`;
+  let end = q.length;
+  while (end > 0 && q[end - 1] === ':') end--;
+  return q.slice(0, end) || ':';
+}
 
 export interface GradleSettings {
   /** Directory of the settings file ("" at the root). */

@@ -34,7 +34,7 @@ export function kotlinImports(root: Node, out: ImportFacts): void {
     const id = n.namedChildren.find((c) => c.type === 'qualified_identifier' || c.type === 'identifier');
     if (!id) continue;
     const name = dotted(id);
-    if (/\.\*\s*$|\*\s*$/.test(n.text.replace(/\s+as\s+\w+$/, ''))) {
+    if (/\.\*\s*$|\*\s*$/.test(withoutAlias(n.text))) {
       out.imports.push({ source: name, bindings: [], star: true });
       continue;
     }
@@ -59,4 +59,25 @@ export function kotlinRepairSource(source: string): string | undefined {
     return `${kw}\n${' '.repeat(gap.length - 1)}${name}${trail} ${indent}`;
   });
   return changed ? out : undefined;
+}
+
+const isWordChar = (c: string | undefined): boolean => c !== undefined && /\w/.test(c);
+const isSpaceChar = (c: string | undefined): boolean => c !== undefined && /\s/.test(c);
+
+/**
+ * An import's text without a trailing ` as Alias`, as `.replace(/\s+as\s+\w+$/, '')` gives it — read
+ * backwards from the end instead: that regex retried every whitespace run from each of its characters
+ * (quadratic in a run of spaces).
+ */
+export function withoutAlias(text: string): string {
+  let j = text.length;
+  while (isWordChar(text[j - 1])) j--;
+  if (j === text.length) return text;
+  let k = j;
+  while (isSpaceChar(text[k - 1])) k--;
+  if (k === j || text.slice(k - 2, k) !== 'as') return text;
+  let start = k - 2;
+  if (!isSpaceChar(text[start - 1])) return text;
+  while (isSpaceChar(text[start - 1])) start--;
+  return text.slice(0, start);
 }

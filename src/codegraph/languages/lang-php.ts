@@ -61,7 +61,10 @@ export function psr4RootsOf(composerPath: string, text: string): Psr4Root[] {
   for (const section of [json.autoload?.['psr-4'], json['autoload-dev']?.['psr-4']]) {
     for (const [prefix, target] of Object.entries(section ?? {})) {
       const paths = (Array.isArray(target) ? target : [target]).filter((t): t is string => typeof t === 'string').map((t) => [dir, t.replace(/^\.\/|\/$/g, '')].filter(Boolean).join('/'));
-      out.push({ dir, prefix: prefix.replace(/\\+$/, '').replace(/^\\/, ''), paths });
+      // Trailing backslashes dropped by hand (/\\+$/ is quadratic on a run of them).
+      let end = prefix.length;
+      while (end > 0 && prefix[end - 1] === '\\') end--;
+      out.push({ dir, prefix: prefix.slice(0, end).replace(/^\\/, ''), paths });
     }
   }
   return out;

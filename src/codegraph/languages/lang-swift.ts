@@ -58,7 +58,8 @@ const CONDITIONAL = /^([ \t]*)#(if|elseif|else|endif)\b/;
 function directiveEnd(lines: string[], at: number): number {
   let depth = 0;
   for (let i = at; i < lines.length; i++) {
-    const code = lines[i].replace(/\/\/.*$/, '');
+    const comment = lines[i].indexOf('//'); // (not /\/\/.*$/: quadratic on a line of slashes ending in \r)
+    const code = comment < 0 ? lines[i] : lines[i].slice(0, comment);
     for (const ch of code) depth += ch === '(' ? 1 : ch === ')' ? -1 : 0;
     if (depth <= 0 && !/(&&|\|\|)\s*$/.test(code)) return i;
   }
