@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportDecl } from './facts';
-import type { ImportFacts, ImportStyle } from './import-facts';
+import { MAX_IMPORT_SOURCE_CHARS, spendGroupedSource, type ImportFacts, type ImportStyle } from './import-facts';
 import { dartImports } from './languages/lang-dart';
 import { kotlinImports } from './languages/lang-kotlin';
 import { swiftImports } from './languages/lang-swift';
@@ -392,6 +392,7 @@ function rust(n: Node, out: ImportFacts): void {
   const arg = n.childForFieldName('argument');
   if (!arg) return;
   const add = (prefix: string, item: Node) => {
+    if (prefix.length > MAX_IMPORT_SOURCE_CHARS) return;
     if (item.type === 'use_as_clause') {
       const p = item.childForFieldName('path')?.text;
       const alias = item.childForFieldName('alias')?.text;
@@ -402,7 +403,7 @@ function rust(n: Node, out: ImportFacts): void {
     } else if (item.type === 'identifier' || item.type === 'scoped_identifier') bind(prefix, item.text, undefined);
     else if (item.type === 'use_wildcard') {
       const inner = item.namedChildren[0]?.text;
-      if (inner) out.imports.push({ source: prefix ? `${prefix}::${inner}` : inner, bindings: [], star: true });
+      if (inner && spendGroupedSource(out, prefix.length + inner.length)) out.imports.push({ source: prefix ? `${prefix}::${inner}` : inner, bindings: [], star: true });
     } else if (item.type === 'scoped_use_list') {
       const p = item.childForFieldName('path')?.text ?? '';
       const list = item.childForFieldName('list');
@@ -410,6 +411,7 @@ function rust(n: Node, out: ImportFacts): void {
     }
   };
   const bind = (prefix: string, p: string, alias: string | undefined) => {
+    if (!spendGroupedSource(out, prefix.length + p.length)) return;
     const full = prefix ? `${prefix}::${p}` : p;
     const cut = full.lastIndexOf('::');
     if (cut < 0) return; // `use serde;`: an external crate

@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import type { ImportFacts } from '../import-facts';
+import { spendGroupedSource, type ImportFacts } from '../import-facts';
 
 /**
  * PHP (SPEC §8.1): `use A\B\C;` (with `as`, and group uses `use A\B\{C, D as E};`) binds a class by its
@@ -39,7 +39,8 @@ export function phpImports(root: Node, out: ImportFacts): void {
     const clauses = (group ?? n).namedChildren.filter((c) => c.type === 'namespace_use_clause');
     for (const c of clauses) {
       const target = c.namedChildren.find((x) => x.type === 'qualified_name' || x.type === 'name');
-      if (!target) continue;
+      // A group's paths repeat its prefix per clause: bounded per file (import-facts.ts).
+      if (!target || (prefix !== undefined && !spendGroupedSource(out, prefix.length + target.text.length))) continue;
       const fqn = (prefix ? `${prefix}\\${target.text}` : target.text).replace(/^\\/, '');
       const alias = c.childForFieldName('alias')?.text;
       const last = fqn.slice(fqn.lastIndexOf('\\') + 1);
