@@ -56,13 +56,29 @@ export function docLinesWithin(grammar: LoadedGrammar, source: string, deadline:
   const tree = parsed;
   if (!tree) return out;
   try {
+    // Where each row's text starts and ends (whitespace aside), found once per row: trimming the row's
+    // text before and after every comment on it was quadratic in a line of many comments.
+    const starts = new Map<number, [number, number, number]>();
+    const span = (row: number): [number, number, number] => {
+      let s = starts.get(row);
+      if (!s) {
+        const line = lines[row] ?? '';
+        let a = 0;
+        while (a < line.length && /\s/.test(line[a])) a++;
+        let b = line.length;
+        while (b > a && /\s/.test(line[b - 1])) b--;
+        starts.set(row, (s = [Math.min(a, line.length), a === line.length ? 0 : b, line.length]));
+      }
+      return s;
+    };
     for (const { node } of query.captures(tree.rootNode, QUERY_OPTIONS)) {
       const r0 = node.startPosition.row;
       const r1 = node.endPosition.row;
-      const first = lines[r0] ?? '';
-      const last = lines[r1] ?? '';
-      const before = first.slice(0, node.startPosition.column).trim() === '';
-      const after = last.slice(node.endPosition.column).trim() === '';
+      // (Columns count UTF-16 units of the text as parsed, like the slices they replace.)
+      // Only whitespace before the start column, and after the end column, of the rows.
+      const [firstText, , length0] = span(r0);
+      const before = firstText >= Math.min(node.startPosition.column, length0);
+      const after = span(r1)[1] <= node.endPosition.column;
       if (r0 === r1) {
         if (before && after) out.add(r0 + 1);
         continue;

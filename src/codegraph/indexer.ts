@@ -13,9 +13,10 @@ import type { BuildModule } from './build-modules';
 import { csprojOf } from './languages/lang-csharp';
 import { gradleModulesOf, gradleSettingsOf, type GradleSettings } from './languages/lang-gradle';
 import { languageOf, unsupportedLanguageOf } from './languages/languages';
+import { stripComments } from './strip-comments';
 
 /** Bump when extraction changes: cached facts of another engine version are ignored. */
-export const CODEGRAPH_ENGINE_VERSION = 'codegraph-17'; // 16: tags-query matches start ≤ 1,000 nodes deep (extract.ts); 17: a Swift directive line's `//` comment is cut also on CRLF lines
+export const CODEGRAPH_ENGINE_VERSION = 'codegraph-17'; // 16: tags-query matches start ≤ 1,000 nodes deep (extract.ts); 17: a Swift directive line's `//` comment is cut also on CRLF lines; Gradle scripts read with whitespace runs squeezed; Kotlin header repair skips lines over 1,000 characters; csproj references tag by tag
 
 /** Files larger than this are treated as generated (minified bundles, fixtures) and not parsed. */
 const MAX_PARSE_BYTES = 1024 * 1024;
@@ -267,7 +268,7 @@ function add(result: CommitIndex, f: { path: string; blob: string; language: str
 export function tsPathConfigOf(configPath: string, text: string): TsPathConfig | undefined {
   let json: { compilerOptions?: { baseUrl?: string; paths?: Record<string, string[]> } };
   try {
-    const stripped = text.replace(/\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\])*")|\/\/[^\n]*/g, (m, str: string | undefined) => str ?? '').replace(/,(\s*[}\]])/g, '$1');
+    const stripped = stripComments(text, '"', true).replace(/,(\s*[}\]])/g, '$1');
     json = JSON.parse(stripped);
   } catch {
     return undefined;

@@ -18,8 +18,11 @@ import { pushTo } from '../../src/cohorts/group';
 import type { DiffHunk } from '../../src/git/unified-diff';
 import { originAllowed } from '../../src/rpc/ws-transport';
 import { fingerprintMarker, markedFingerprints } from '../../src/publish/render';
-import { stripComments } from '../../src/codegraph/languages/lang-gradle';
-import { withoutAlias } from '../../src/codegraph/languages/lang-kotlin';
+import { stripComments } from '../../src/codegraph/strip-comments';
+import { goModulePath } from '../../src/codegraph/languages/lang-go';
+import { csprojOf } from '../../src/codegraph/languages/lang-csharp';
+import { kotlinRepairSource, withoutAlias } from '../../src/codegraph/languages/lang-kotlin';
+import { docLinesWithin } from '../../src/codegraph/doc-lines';
 import { extractFacts } from '../../src/codegraph/extract';
 import { loadGrammar } from '../../src/codegraph/languages/grammar-runtime';
 
@@ -227,10 +230,12 @@ describe('caller strings: headers and published markers', () => {
 describe('code index: build scripts and imports', () => {
   it("Gradle scripts lose their comments, strings kept, as the regex did; /* and quotes never closed are scanned once", () => {
     const reference = (t: string) => t.replace(/\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|\/\/[^\n]*/g, (_m, str: string | undefined) => str ?? '');
-    for (const t of randomTexts(['/', '*', '"', "'", '\\', '\n', '\r', 'a', ' ', '/*', '*/', '//', "include ':app'"], 30_000)) expect(stripComments(t)).toBe(reference(t));
+    for (const t of randomTexts(['/', '*', '"', "'", '\\', '\n', '\r', 'a', ' ', '/*', '*/', '//', "include ':app'"], 30_000)) expect(stripComments(t, `"'`, false)).toBe(reference(t));
+    const tsconfigReference = (t: string) => t.replace(/\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\])*")|\/\/[^\n]*/g, (_m, str: string | undefined) => str ?? '');
+    for (const t of randomTexts(['/', '*', '"', "'", '\\', '\n', '\r', 'a', ' ', '/*', '*/', '//', '"paths"'], 30_000, 24, 11)) expect(stripComments(t, '"', true)).toBe(tsconfigReference(t));
     // (Compared as booleans: a failure would print 256 KiB.)
-    expect(stripComments(`include ':a'\n${fill('/*a')}`) === `include ':a'\n${fill('/*a')}`).toBe(true); // the regex: ~2 min on 256 KiB
-    expect(stripComments(`x = "${fill('\\"')}\ninclude ':b' // c`) === `x = "${fill('\\"')}\ninclude ':b' `).toBe(true);
+    expect(stripComments(`include ':a'\n${fill('/*a')}`, `"'`, false) === `include ':a'\n${fill('/*a')}`).toBe(true); // the regex: ~2 min on 256 KiB
+    expect(stripComments(`x = "${fill('\\"')}\ninclude ':b' // c`, `"'`, false) === `x = "${fill('\\"')}\ninclude ':b' `).toBe(true);
   });
   it('a grouped Rust or PHP import of 100,000 items under a 3,900-character prefix builds at most 4 MiB of module paths (was 397 MB of facts, 58 s)', async () => {
     const items = Array.from({ length: 100_000 }, (_, i) => `b${i}`).join(', ');
@@ -245,6 +250,30 @@ describe('code index: build scripts and imports', () => {
       { source: 'std::collections', bindings: [{ local: 'HashMap', imported: 'HashMap' }] },
       { source: 'std::collections', bindings: [{ local: 'Tree', imported: 'BTreeMap' }] },
     ]);
+  });
+  it('go.mod module paths and csproj references are read as their regexes read them, in one pass', () => {
+    for (const t of randomTexts(['module', ' ', '\n', '\t', 'example.com/m', '"x"', 'modules', '//'], 20_000)) expect(goModulePath(t)).toBe(/^\s*module\s+(\S+)/m.exec(t)?.[1]?.replace(/^"|"$/g, ''));
+    expect(goModulePath(`${fill('\n')}module example.com/m`)).toBe('example.com/m'); // the regex: ~15 min per MiB of blank lines
+    const csReference = (t: string) => [...t.replace(/<!--[\s\S]*?-->/g, '').matchAll(/<ProjectReference\b[^>]*\bInclude\s*=\s*"([^"]+)"/gi)].map((m) => m[1]);
+    for (const t of randomTexts(['<ProjectReference', ' ', 'Include', '=', '"', 'a.csproj', '>', '/>', '<!--', '-->', 'include', 'x'], 30_000, 24, 5)) {
+      expect(csprojOf('p/p.csproj', t).references).toEqual(csprojOf('p/p.csproj', '').references.concat(csReference(t).map((r) => r.replace(/\\/g, '/')).map((r) => require('node:path').posix.normalize(require('node:path').posix.join('p', r))).filter((j: string) => !j.startsWith('..'))));
+    }
+    expect(csprojOf('a.csproj', fill('<ProjectReference ')).references).toEqual([]); // the regex: ~55 s per MiB
+    expect(csprojOf('a.csproj', fill('<!--')).references).toEqual([]);
+  });
+  it('Kotlin headers split before a constructor line are repaired as the whole-text regex repaired them, line by line', () => {
+    const reference = (source: string) => {
+      let changed = false;
+      const out = source.replace(/\b(class|object)([ \t]+)([A-Za-z_]\w*(?:<[^\n{}()]*>)?)([ \t]*)\n([ \t]*)(?=(?:(?:public|private|internal|protected)[ \t]+)?(?:@\w+(?:\([^)\n]*\))?[ \t]+)*constructor[ \t]*\()/g, (_m, kw: string, gap: string, name: string, trail: string, indent: string) => ((changed = true), `${kw}\n${' '.repeat(gap.length - 1)}${name}${trail} ${indent}`));
+      return changed ? out : undefined;
+    };
+    for (const t of randomTexts(['class', 'object', ' ', '\t', 'Builder', '<T>', '<A<B>>', '\n', '  ', 'internal ', '@Inject ', 'constructor(', ') :', '{', 'x'], 30_000, 20, 3)) expect(kotlinRepairSource(t)).toBe(reference(t));
+    expect(kotlinRepairSource(`${fill('class A<')}\nconstructor(`)).toBeUndefined(); // the regex: ~2 min per MiB
+  });
+  it('doc lines of a line of 40,000 comments are found in one pass over the line (~64 s per MiB before)', async () => {
+    const line = `${' '.repeat(100_000)}${'/**/ '.repeat(40_000)}x`;
+    const lines = docLinesWithin(await loadGrammar('typescript'), `${line}\n// alone\nconst y = 1;\n`, Date.now() + 600_000);
+    expect(lines && [...lines].sort()).toEqual([2, 4]); // the comment line and the blank last line
   });
   it('a Kotlin import loses its trailing alias as /\\s+as\\s+\\w+$/ removed it', () => {
     for (const t of randomTexts(['import', ' ', '\t', 'as', 'a', '.', '*', 'B_1', '\n', 'xas'], 20_000)) expect(withoutAlias(t)).toBe(t.replace(/\s+as\s+\w+$/, ''));

@@ -62,12 +62,50 @@ export interface CsProject {
  * project's directory); references leaving the repository are dropped. `<RootNamespace>` is not read: it
  * only names the namespace new files get, while a file's namespace is the one it declares.
  */
+/** XML without its `<!-- … -->` comments; an unclosed one is kept, as /<!--[\s\S]*?-->/g kept it (found by indexOf: that regex rescanned to the end from every unclosed `<!--`). */
+function withoutXmlComments(text: string): string {
+  let out = '';
+  let at = 0;
+  for (;;) {
+    const open = text.indexOf('<!--', at);
+    const close = open < 0 ? -1 : text.indexOf('-->', open + 4);
+    if (close < 0) return out + text.slice(at);
+    out += text.slice(at, open);
+    at = close + 3;
+  }
+}
+
+/**
+ * The `Include` of each `<ProjectReference … Include="…">` tag (the last `Include=` before the tag's `>`,
+ * as /<ProjectReference\b[^>]*\bInclude\s*=\s*"([^"]+)"/gi found it). Tag by tag: that regex scanned from
+ * every `<ProjectReference` to the next `>` and back (quadratic on tags without one: ~55 s per MiB).
+ */
+function projectReferenceIncludes(xml: string): string[] {
+  const out: string[] = [];
+  const tag = /<ProjectReference\b/gi;
+  for (let m = tag.exec(xml); m; m = tag.exec(xml)) {
+    const gt = xml.indexOf('>', m.index);
+    const inside = xml.slice(m.index + m[0].length, gt < 0 ? xml.length : gt);
+    let found: { at: number; value: string } | undefined;
+    for (const a of inside.matchAll(/\bInclude\s*=\s*"/gi)) {
+      const from = m.index + m[0].length + a.index! + a[0].length;
+      const end = xml.indexOf('"', from);
+      if (end > from) found = { at: end + 1, value: xml.slice(from, end) };
+    }
+    if (found) {
+      out.push(found.value);
+      tag.lastIndex = found.at;
+    } else if (gt < 0) break; // later tags end there too: nothing left
+    else tag.lastIndex = gt; // tags inside this one end at the same `>`: no Include either
+  }
+  return out;
+}
+
 export function csprojOf(projectPath: string, text: string): CsProject {
   const dir = projectPath.includes('/') ? projectPath.slice(0, projectPath.lastIndexOf('/')) : '';
-  const body = text.replace(/<!--[\s\S]*?-->/g, '');
   const references: string[] = [];
-  for (const m of body.matchAll(/<ProjectReference\b[^>]*\bInclude\s*=\s*"([^"]+)"/gi)) {
-    const rel = m[1].replace(/\\/g, '/').replace(/\$\(MSBuildThisFileDirectory\)/gi, '');
+  for (const include of projectReferenceIncludes(withoutXmlComments(text))) {
+    const rel = include.replace(/\\/g, '/').replace(/\$\(MSBuildThisFileDirectory\)/gi, '');
     const joined = path.posix.normalize(path.posix.join(dir || '.', rel));
     if (!joined.startsWith('..')) references.push(joined);
   }

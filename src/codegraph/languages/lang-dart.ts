@@ -102,7 +102,7 @@ export function widgetbookUseCaseRefs(root: Node): Array<{ node: Node; member: s
     if (last !== 'UseCase') continue;
     // 1.1.6 has no `arguments` field on an annotation (1.0.0 had): the arguments are its child node.
     for (const arg of a.namedChildren.find((c) => c.type === 'arguments')?.namedChildren ?? []) {
-      if (arg.type !== 'named_argument' || arg.namedChildren[0]?.text.replace(/\s*:$/, '') !== 'type') continue;
+      if (arg.type !== 'named_argument' || withoutColon(arg.namedChildren[0]?.text) !== 'type') continue;
       const value = arg.namedChildren[1];
       if (value?.type === 'identifier' || value?.type === 'type_identifier') out.push({ node: value, member: 'build' });
     }
@@ -209,4 +209,9 @@ export function dartRepairSource(source: string, root: Node): string | undefined
     at = e;
   }
   return out + source.slice(at);
+}
+
+/** A label's text without its final `:` and the whitespace before it (as .replace(/\s*:$/, ''), which retried a run of spaces from each of its characters). */
+function withoutColon(label: string | undefined): string | undefined {
+  return label?.endsWith(':') ? label.slice(0, -1).trimEnd() : label;
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { BuildModule } from '../build-modules';
+import { stripComments } from '../strip-comments';
 
 /**
  * Gradle module boundaries for Kotlin and Java (SPEC §8.1). `settings.gradle(.kts)` declares the modules
@@ -10,55 +11,12 @@ import type { BuildModule } from '../build-modules';
  * What a build script computes (includes in a loop, `rootProject.children`) is not evaluated: a dependency
  * on a module the settings do not declare gets the default directory.
  */
-const isLineTerminator = (c: string): boolean => c === '\n' || c === '\r' || c === '\u2028' || c === '\u2029';
-
-/**
- * The script without its comments, strings kept whole: what the regex
- * /\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|\/\/[^\n]*\/g → (string or '') gives, in one pass.
- * That regex rescanned to the end from every `/*` without a `*\/` and from every quote never closed on its
- * line (quadratic: a settings file of `/*` repeated, or a line of `"\"\"…`). Here a block comment without
- * an end rules out every later one, and a quote that does not close rules out the same quote up to where
- * its scan stopped (those are escaped quotes, whose scans stop there too).
- */
-export function stripComments(text: string): string {
-  let out = '';
-  let copied = 0;
-  let blockCommentsClose = true;
-  const failsBefore: Record<string, number> = { '"': -1, "'": -1 };
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '/' && text[i + 1] === '*' && blockCommentsClose) {
-      const end = text.indexOf('*/', i + 2);
-      if (end >= 0) {
-        out += text.slice(copied, i);
-        i = copied = end + 2;
-        continue;
-      }
-      blockCommentsClose = false;
-    }
-    if ((c === '"' || c === "'") && i >= failsBefore[c]) {
-      let j = i + 1;
-      while (j < text.length && text[j] !== c && text[j] !== '\n') {
-        if (text[j] !== '\\') j++;
-        else if (j + 1 < text.length && !isLineTerminator(text[j + 1])) j += 2;
-        else break;
-      }
-      if (text[j] === c) {
-        i = j + 1; // a string, kept
-        continue;
-      }
-      failsBefore[c] = j;
-    }
-    if (c === '/' && text[i + 1] === '/') {
-      const nl = text.indexOf('\n', i + 2);
-      out += text.slice(copied, i);
-      i = copied = nl < 0 ? text.length : nl;
-      continue;
-    }
-    i++;
-  }
-  return out + text.slice(copied);
+/** A Gradle script without comments (strings end at a line break), whitespace runs squeezed to one character. */
+function scriptBody(text: string): string {
+  // Squeezed so that the patterns below, which put `\s*` beside `\s*` (`\s*\(?\s*project(`), never
+  // retry a long run of spaces from each of its characters (quadratic: a build script of `a` and 12,000
+  // spaces took 255 ms, 1 MiB ~30 min). A run with a line break becomes one line break.
+  return stripComments(text, `"'`, false).replace(/\s+/g, (run) => (run.includes('\n') ? '\n' : ' '));
 }
 
 /** `:a:b` for `a:b` or `:a:b:` (trailing colons dropped by hand: /:+$/ is quadratic on a run of them). */
@@ -78,7 +36,7 @@ export interface GradleSettings {
 
 export function gradleSettingsOf(settingsPath: string, text: string): GradleSettings {
   const dir = settingsPath.includes('/') ? settingsPath.slice(0, settingsPath.lastIndexOf('/')) : '';
-  const body = stripComments(text);
+  const body = scriptBody(text);
   const modules = new Map<string, string>();
   const at = (rel: string) => path.posix.normalize(path.posix.join(dir || '.', rel)).replace(/^\.$/, '');
   // `include(":a", ":b")`, `include ':a', ':b'` (a statement may span lines inside its parentheses).
@@ -96,7 +54,7 @@ export function gradleSettingsOf(settingsPath: string, text: string): GradleSett
 
 /** `(configuration, module path or accessor)` of each project dependency of a build script. */
 export function gradleProjectDepsOf(text: string): Array<{ configuration: string; project?: string; accessor?: string }> {
-  const body = stripComments(text);
+  const body = scriptBody(text);
   const out: Array<{ configuration: string; project?: string; accessor?: string }> = [];
   for (const m of body.matchAll(/\b(\w+)\s*\(?\s*project\(\s*(?:path\s*[:=]\s*)?["'](:?[^"']*)["']/g)) out.push({ configuration: m[1], project: normalizePath(m[2]) });
   for (const m of body.matchAll(/\b(\w+)\s*\(?\s*projects\.([\w.]+)/g)) out.push({ configuration: m[1], accessor: m[2] });
@@ -120,15 +78,19 @@ export function gradleModulesOf(settings: GradleSettings[], buildScripts: Map<st
     for (const p of modules.keys()) if (p !== ':') byAccessor.set(p.slice(1).split(':').map(squash).join('.'), p);
     const pending = [...modules.keys()];
     const done = new Set<string>();
-    while (pending.length) {
-      const p = pending.shift()!;
+    // Modules sharing a directory share its build script: read once (n such modules re-read it n times).
+    const depsOf = new Map<string, ReturnType<typeof gradleProjectDepsOf>>();
+    for (let next = 0; next < pending.length; next++) {
+      const p = pending[next];
       if (done.has(p)) continue;
       done.add(p);
       const dir = modules.get(p)!;
       const script = ['build.gradle.kts', 'build.gradle'].map((f) => (dir ? `${dir}/${f}` : f)).find((f) => buildScripts.has(f));
       const deps: string[] = [];
       const exported: string[] = [];
-      for (const d of script ? gradleProjectDepsOf(buildScripts.get(script)!) : []) {
+      let scriptDeps = script ? depsOf.get(script) : [];
+      if (!scriptDeps) depsOf.set(script!, (scriptDeps = gradleProjectDepsOf(buildScripts.get(script!)!)));
+      for (const d of scriptDeps) {
         const target = d.project ?? byAccessor.get(d.accessor!.split('.').map(squash).join('.'));
         if (!target || target === p) continue;
         if (!modules.has(target)) {

@@ -53,13 +53,27 @@ export function kotlinImports(root: Node, out: ImportFacts): void {
  * when no such header is in the text.
  */
 export function kotlinRepairSource(source: string): string | undefined {
+  if (!/constructor[ \t]*\(/.test(source)) return undefined;
+  // Header by header: a line and the next (the header ends its line). Over the whole text, the regex's
+  // `<[^\n{}()]*>` rescanned a line from each `class` on it (quadratic in a line of `class A<`); lines
+  // longer than MAX_HEADER_LINE are not headers anyone writes and are left as they are.
+  const lines = source.split('\n');
   let changed = false;
-  const out = source.replace(/\b(class|object)([ \t]+)([A-Za-z_]\w*(?:<[^\n{}()]*>)?)([ \t]*)\n([ \t]*)(?=(?:(?:public|private|internal|protected)[ \t]+)?(?:@\w+(?:\([^)\n]*\))?[ \t]+)*constructor[ \t]*\()/g, (m, kw: string, gap: string, name: string, trail: string, indent: string) => {
+  for (let i = 0; i + 1 < lines.length; i++) {
+    if (lines[i].length > MAX_HEADER_LINE || !/\b(?:class|object)\b/.test(lines[i])) continue;
+    const window = `${lines[i]}\n${lines[i + 1]}`;
+    const repaired = window.replace(SPLIT_HEADER, (_m, kw: string, gap: string, name: string, trail: string, indent: string) => `${kw}\n${' '.repeat(gap.length - 1)}${name}${trail} ${indent}`);
+    if (repaired === window) continue;
     changed = true;
-    return `${kw}\n${' '.repeat(gap.length - 1)}${name}${trail} ${indent}`;
-  });
-  return changed ? out : undefined;
+    const nl = repaired.indexOf('\n');
+    lines[i] = repaired.slice(0, nl);
+    lines[i + 1] = repaired.slice(nl + 1);
+  }
+  return changed ? lines.join('\n') : undefined;
 }
+
+const MAX_HEADER_LINE = 1_000;
+const SPLIT_HEADER = /\b(class|object)([ \t]+)([A-Za-z_]\w*(?:<[^\n{}()]*>)?)([ \t]*)\n([ \t]*)(?=(?:(?:public|private|internal|protected)[ \t]+)?(?:@\w+(?:\([^)\n]*\))?[ \t]+)*constructor[ \t]*\()/;
 
 const isWordChar = (c: string | undefined): boolean => c !== undefined && /\w/.test(c);
 const isSpaceChar = (c: string | undefined): boolean => c !== undefined && /\s/.test(c);

@@ -96,16 +96,21 @@ export function swiftPrepareSource(source: string): string | undefined {
   if (/^[ \t]*#(if|elseif|else|endif)\b/m.test(text)) {
     const lines = text.split('\n');
     const stack: boolean[] = []; // per open #if: still in its first branch
+    let pastFirst = 0; // how many of them are not (stack.includes(false) per line was quadratic in open #ifs)
     for (let i = 0; i < lines.length; i++) {
       const m = CONDITIONAL.exec(lines[i]);
       if (!m) {
-        if (stack.includes(false)) lines[i] = blank(lines[i]);
+        if (pastFirst > 0) lines[i] = blank(lines[i]);
         continue;
       }
       const kind = m[2];
       if (kind === 'if') stack.push(true);
-      else if (kind === 'endif') stack.pop();
-      else if (stack.length) stack[stack.length - 1] = false;
+      else if (kind === 'endif') {
+        if (stack.pop() === false) pastFirst--;
+      } else if (stack.length && stack[stack.length - 1]) {
+        stack[stack.length - 1] = false;
+        pastFirst++;
+      }
       const end = kind === 'if' || kind === 'elseif' ? directiveEnd(lines, i) : i;
       for (let j = i; j <= end; j++) lines[j] = blank(lines[j]);
       i = end;
