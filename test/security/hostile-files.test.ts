@@ -23,6 +23,7 @@ import { goModulePath } from '../../src/codegraph/languages/lang-go';
 import { csprojOf } from '../../src/codegraph/languages/lang-csharp';
 import { kotlinRepairSource, withoutAlias } from '../../src/codegraph/languages/lang-kotlin';
 import { docLinesWithin } from '../../src/codegraph/doc-lines';
+import { psr4Candidates } from '../../src/codegraph/languages/lang-php';
 import { extractFacts } from '../../src/codegraph/extract';
 import { loadGrammar } from '../../src/codegraph/languages/grammar-runtime';
 
@@ -274,6 +275,25 @@ describe('code index: build scripts and imports', () => {
     const line = `${' '.repeat(100_000)}${'/**/ '.repeat(40_000)}x`;
     const lines = docLinesWithin(await loadGrammar('typescript'), `${line}\n// alone\nconst y = 1;\n`, Date.now() + 600_000);
     expect(lines && [...lines].sort()).toEqual([2, 4]); // the comment line and the blank last line
+  });
+  it('PSR-4 candidates come from the roots of the name\'s namespaces, longest first, as a sort of every root gave them', () => {
+    const reference = (fqn: string, roots: Array<{ dir: string; prefix: string; paths: string[] }>) => {
+      const out: string[] = [];
+      for (const r of [...roots].sort((a, b) => b.prefix.length - a.prefix.length)) {
+        if (r.prefix && fqn !== r.prefix && !fqn.startsWith(`${r.prefix}\\`)) continue;
+        const rest = (r.prefix ? fqn.slice(r.prefix.length + 1) : fqn).split('\\').join('/');
+        if (rest) for (const p of r.paths) out.push(p ? `${p}/${rest}.php` : `${rest}.php`);
+      }
+      return out;
+    };
+    const parts = ['App', 'Lib', 'A', 'B', ''];
+    let seed = 9;
+    const pick = () => parts[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % parts.length];
+    for (let trial = 0; trial < 3_000; trial++) {
+      const roots = Array.from({ length: 1 + (trial % 7) }, (_, i) => ({ dir: '', prefix: [pick(), pick()].filter(Boolean).join('\\'), paths: [`src${i}`, ...(i % 3 ? [] : [''])] }));
+      const fqn = [pick(), pick(), pick(), 'Cls'].filter(Boolean).join('\\');
+      expect(psr4Candidates(fqn, roots)).toEqual(reference(fqn, roots));
+    }
   });
   it('a Kotlin import loses its trailing alias as /\\s+as\\s+\\w+$/ removed it', () => {
     for (const t of randomTexts(['import', ' ', '\t', 'as', 'a', '.', '*', 'B_1', '\n', 'xas'], 20_000)) expect(withoutAlias(t)).toBe(t.replace(/\s+as\s+\w+$/, ''));
