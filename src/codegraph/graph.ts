@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { BOUNDS, clipId } from '../events/catalogue/bounds';
-import type { CheckerForm, Definition, ImportDecl, Reference, ReferenceKind } from './facts';
-import type { CommitIndex, IndexedFile } from './indexer';
+import type { CheckerForm, Definition, FileFacts, ImportBinding, ImportDecl, Reference, ReferenceKind } from './facts';
+import type { CommitIndex, IndexedFile, TsPathConfig } from './indexer';
 import { LANGUAGES } from './languages/languages';
 import { dartModulePath } from './languages/lang-dart';
 import { swiftModuleOf } from './languages/lang-swift';
@@ -79,6 +79,12 @@ export class CodeGraph {
   /** C# projects (.csproj) and Gradle modules: which files see which (build-modules.ts). */
   private readonly csProjects: ModuleBoundaries;
   private readonly gradleModules: ModuleBoundaries;
+  /**
+   * Every symbol id is its plain `path#qname` (none clipped, no `#` in a qualified name): then the id of
+   * `(file, name)` can only be a definition of `file` named `name`, which lets `firstTopLevel` use an index.
+   */
+  private plainIds = true;
+  private readonly topLevelIndexes = new Map<string[], TopLevelIndex>();
 
   constructor(readonly index: CommitIndex) {
     this.goModules = [...index.goModules].sort((a, b) => b.module.length - a.module.length);
@@ -88,6 +94,7 @@ export class CodeGraph {
       const infos: SymbolInfo[] = [];
       for (const def of file.facts.defs) {
         const info = { id: symbolId(file.path, def.qname), path: file.path, def };
+        if (def.qname.includes('#') || info.id !== `${file.path}#${def.qname}`) this.plainIds = false;
         infos.push(info);
         this.symbols.set(info.id, info);
         const list = this.byName.get(def.name);
@@ -219,10 +226,12 @@ export class CodeGraph {
     for (const decl of facts.imports) if (!decl.reexport) for (const b of decl.bindings) bindings.set(b.local, { decl, imported: b.imported });
     const stars = facts.imports.filter((d) => d.star && !d.reexport);
     const infos = this.defsByFile.get(file.path) ?? [];
+    const scope = new LocalScope(infos);
+    const elsewhere = new Map<string, string[]>();
     const seen = new Set<string>();
     for (const ref of facts.refs) {
       const from = ref.from >= 0 ? infos[ref.from]?.id ?? file.path : file.path;
-      const target = this.resolveReference(file, ref, bindings, stars, infos);
+      const target = this.resolveReference(file, ref, bindings, stars, infos, scope);
       if (target === 'external') {
         this.stats.external++;
         continue;
@@ -235,12 +244,27 @@ export class CodeGraph {
         this.addEdge({ from, fromFile: file.path, to: target, toFile: this.symbols.get(target)!.path, kind: ref.kind, line: ref.line, provenance: 'syntax' });
         continue;
       }
-      const candidates = (this.byName.get(ref.name) ?? []).filter((id) => !id.startsWith(`${file.path}#`));
+      let candidates = elsewhere.get(ref.name);
+      if (!candidates) elsewhere.set(ref.name, (candidates = this.definedElsewhere(ref.name, file.path, 5)));
       if (candidates.length) {
         this.stats.nameMatch++;
-        this.nameMatches.push({ from, fromFile: file.path, name: ref.name, candidates: candidates.slice(0, 5) });
+        this.nameMatches.push({ from, fromFile: file.path, name: ref.name, candidates: candidates.slice() });
       } else this.stats.unknown++;
     }
+  }
+
+  /**
+   * The first `limit` ids (in `byName` order) of definitions named `name` whose id is not under `file`'s:
+   * the scan stops there, so a name defined many times costs only the file's own definitions of it.
+   */
+  private definedElsewhere(name: string, file: string, limit: number): string[] {
+    const found: string[] = [];
+    for (const id of this.byName.get(name) ?? []) {
+      if (id.startsWith(`${file}#`)) continue;
+      found.push(id);
+      if (found.length === limit) break;
+    }
+    return found;
   }
 
   /** A symbol id, 'external' (bound to a module outside the repo) or undefined (not resolvable). */
@@ -250,6 +274,7 @@ export class CodeGraph {
     bindings: Map<string, { decl: ImportDecl; imported: string }>,
     stars: ImportDecl[],
     infos: SymbolInfo[],
+    scope: LocalScope,
   ): string | 'external' | undefined {
     const q = ref.qualifier;
     if (q === undefined) {
@@ -261,7 +286,7 @@ export class CodeGraph {
         if (b.imported === '*') return this.namespaceSelf(target, ref.name) ?? (b.decl.require ? this.resolveExport(target, 'default', 0) : undefined);
         return this.resolveExport(target, b.imported, 0);
       }
-      const local = infos.find((s) => s.def.name === ref.name && s.def.parent === -1) ?? infos.find((s) => s.def.name === ref.name && ref.from >= 0 && isWithin(infos, ref.from, s));
+      const local = scope.topLevel(ref.name) ?? (ref.from >= 0 ? scope.visibleFrom(ref.name, ref.from) : undefined);
       if (local) return local.id;
       const pkgLocal = this.packageScope(file, ref.name);
       if (pkgLocal) return pkgLocal;
@@ -307,7 +332,7 @@ export class CodeGraph {
       const target = this.resolveModule(file, q);
       if (target) return this.resolveExport(target, ref.name, 0);
     }
-    const ownerLocal = infos.find((s) => s.def.name === q && s.def.parent === -1) ?? (this.packageScope(file, q) ? this.symbols.get(this.packageScope(file, q)!) : undefined);
+    const ownerLocal = scope.topLevel(q) ?? (this.packageScope(file, q) ? this.symbols.get(this.packageScope(file, q)!) : undefined);
     if (ownerLocal) return this.symbols.get(`${ownerLocal.id}.${ref.name}`)?.id;
     // `Type.member` where Type comes in through an on-demand import (`import a.b.*`, `from x import *`).
     for (const decl of stars) {
@@ -346,21 +371,48 @@ export class CodeGraph {
       return undefined;
     }
     if (file.language !== 'go' && file.language !== 'java') return undefined;
-    for (const sibling of this.dirFiles.get(path.posix.dirname(file.path)) ?? []) {
-      if (sibling === file.path) continue;
-      const s = this.symbols.get(symbolId(sibling, name));
-      if (s && s.def.parent === -1) return s.id;
+    return this.topLevelIn(this.dirFiles.get(path.posix.dirname(file.path)) ?? [], name, file.path);
+  }
+
+  private topLevelIn(files: string[], name: string, except?: string, visible?: (s: SymbolInfo) => boolean): string | undefined {
+    return this.firstTopLevel(files, name, (f, s) => f !== except && (!visible || visible(s)));
+  }
+
+  /**
+   * The top-level symbol `name` of the first of `files` that `accept`s it. A package's files are indexed
+   * by their top-level names once, so that each reference costs its matches rather than the package's
+   * size; a short list, or a lookup the index cannot answer exactly (see `plainIds`), is scanned.
+   */
+  private firstTopLevel(files: string[], name: string, accept: (file: string, s: SymbolInfo) => boolean): string | undefined {
+    if (files.length > 8 && this.plainIds && !name.includes('#')) {
+      let index = this.topLevelIndexes.get(files);
+      if (!index) this.topLevelIndexes.set(files, (index = this.topLevelIndex(files)));
+      if (index.longestPath + 1 + name.length <= BOUNDS.symbolId) {
+        for (const { file, s } of index.byName.get(name) ?? []) if (accept(file, s)) return s.id;
+        return undefined;
+      }
+    }
+    for (const f of files) {
+      const s = this.symbols.get(symbolId(f, name));
+      if (s && s.def.parent === -1 && accept(f, s)) return s.id;
     }
     return undefined;
   }
 
-  private topLevelIn(files: string[], name: string, except?: string, visible?: (s: SymbolInfo) => boolean): string | undefined {
-    for (const f of files) {
-      if (f === except) continue;
-      const s = this.symbols.get(symbolId(f, name));
-      if (s && s.def.parent === -1 && (!visible || visible(s))) return s.id;
+  /** Per qualified name, in `files` order, each file whose symbol of that id is top-level (what the scan would find). */
+  private topLevelIndex(files: string[]): TopLevelIndex {
+    const index: TopLevelIndex = { byName: new Map(), longestPath: 0 };
+    for (const file of files) {
+      index.longestPath = Math.max(index.longestPath, file.length);
+      for (const { def } of this.defsByFile.get(file) ?? []) {
+        const s = this.symbols.get(symbolId(file, def.qname));
+        if (!s || s.def.parent !== -1) continue;
+        const list = index.byName.get(def.qname);
+        if (!list) index.byName.set(def.qname, [{ file, s }]);
+        else if (list[list.length - 1].file !== file) list.push({ file, s });
+      }
     }
-    return undefined;
+    return index;
   }
 
   /** The visibility test of `file`'s module boundaries (undefined: none apply). */
@@ -390,14 +442,7 @@ export class CodeGraph {
   }
 
   private lookupExport(target: string, name: string, depth: number): string | undefined {
-    if (target.startsWith('dir:')) {
-      for (const f of this.dirFiles.get(target.slice(4)) ?? []) {
-        if (!f.endsWith('.go')) continue;
-        const s = this.symbols.get(symbolId(f, name));
-        if (s && s.def.parent === -1) return s.id;
-      }
-      return undefined;
-    }
+    if (target.startsWith('dir:')) return this.firstTopLevel(this.dirFiles.get(target.slice(4)) ?? [], name, (f) => f.endsWith('.go'));
     if (target.startsWith('csns:')) {
       const [fromKey, ns] = this.splitTarget(target.slice(5));
       return this.topLevelIn(this.csNamespaces.get(ns) ?? [], name, undefined, this.keyFilter('csharp', fromKey));
@@ -409,30 +454,40 @@ export class CodeGraph {
     }
     const file = this.index.files.get(target);
     if (!file) return undefined;
-    const facts = file.facts;
-    const local = facts.exportAliases.find(([exported]) => exported === name)?.[1] ?? name;
+    const exports = this.moduleExports(file);
+    const local = exports.aliasOf.get(name) ?? name;
     const own = this.symbols.get(symbolId(target, local));
     if (own && own.def.parent === -1) return own.id;
-    for (const decl of facts.imports) {
-      // ES modules re-export only what `export … from` / `export { imported }` names; Python modules expose their imports.
-      const reexported = decl.reexport || file.language === 'python' || file.language === 'rust' || local !== name || facts.exportAliases.some(([, l]) => l === local);
-      if (!reexported) continue;
-      const b = decl.bindings.find((x) => x.local === (decl.reexport ? name : local));
-      if (!b || b.imported === '*') continue;
+    // ES modules re-export only what `export … from` / `export { imported }` names; Python modules expose their imports.
+    const importsExported = file.language === 'python' || file.language === 'rust' || local !== name || exports.aliasedLocals.has(local);
+    const candidates = inDeclarationOrder(exports.reexportsOf.get(name) ?? [], (importsExported && exports.importsOf.get(local)) || []);
+    for (const { decl, binding } of candidates) {
+      if (binding.imported === '*') continue;
       const next = this.resolveModule(file, decl.source);
       if (next) {
-        const found = this.resolveExport(next, b.imported, depth + 1);
+        const found = this.resolveExport(next, binding.imported, depth + 1);
         if (found) return found;
       }
     }
-    for (const decl of facts.imports) {
-      if (!decl.star || !(decl.reexport || ['python', 'rust', 'c', 'cpp'].includes(file.language))) continue;
+    for (const decl of exports.starExports) {
       const next = this.resolveModule(file, decl.source);
       if (!next) continue;
       const found = this.resolveExport(next, name, depth + 1);
       if (found) return found;
     }
     return undefined;
+  }
+
+  private readonly moduleExportsMemo = new Map<string, ModuleExports>();
+
+  /**
+   * `file`'s export aliases and import bindings indexed once, for `lookupExport`, which runs once per
+   * (module, name): scanning them on each call made a module's lookups cost names × imports × aliases.
+   */
+  private moduleExports(file: IndexedFile): ModuleExports {
+    let exports = this.moduleExportsMemo.get(file.path);
+    if (!exports) this.moduleExportsMemo.set(file.path, (exports = new ModuleExports(file.facts, file.language)));
+    return exports;
   }
 
   private readonly moduleMemo = new Map<string, string | null>();
@@ -467,19 +522,40 @@ export class CodeGraph {
     return undefined;
   }
 
-  /** Non-relative specifiers through the nearest tsconfig's `paths`, then its `baseUrl`; package imports stay external. */
+  private readonly configOfFile = new Map<string, TsPathConfig | null>();
+  private readonly pathPatterns = new Map<TsPathConfig, PathPatterns>();
+
+  /** The nearest tsconfig above `filePath` (the first listed of equally near ones). */
+  private tsPathConfigOf(filePath: string): TsPathConfig | undefined {
+    let config = this.configOfFile.get(filePath);
+    if (config === undefined) {
+      config = this.index.tsPathConfigs.filter((c) => c.dir === '' || filePath.startsWith(`${c.dir}/`)).sort((a, b) => b.dir.length - a.dir.length)[0] ?? null;
+      this.configOfFile.set(filePath, config);
+    }
+    return config ?? undefined;
+  }
+
+  /**
+   * Non-relative specifiers through the nearest tsconfig's `paths`, then its `baseUrl`; package imports stay external.
+   * The patterns are tried in the order the tsconfig lists them, the first whose targets exist winning; a
+   * specifier's answer depends only on the tsconfig and the extensions, so it is kept for every file sharing them.
+   */
   private mappedModule(filePath: string, source: string, extensions: string[]): string | undefined {
-    const config = this.index.tsPathConfigs
-      .filter((c) => c.dir === '' || filePath.startsWith(`${c.dir}/`))
-      .sort((a, b) => b.dir.length - a.dir.length)[0];
+    const config = this.tsPathConfigOf(filePath);
     if (!config) return undefined;
-    for (const { pattern, targets } of config.paths) {
-      const star = pattern.indexOf('*');
-      let captured: string | undefined;
-      if (star < 0) captured = pattern === source ? '' : undefined;
-      else if (source.startsWith(pattern.slice(0, star)) && source.endsWith(pattern.slice(star + 1)) && source.length >= pattern.length - 1) captured = source.slice(star, source.length - (pattern.length - star - 1));
-      if (captured === undefined) continue;
-      for (const t of targets) {
+    let patterns = this.pathPatterns.get(config);
+    if (!patterns) this.pathPatterns.set(config, (patterns = new PathPatterns(config.paths)));
+    const key = `${extensions.join('|')}\0${source}`;
+    const memo = patterns.resolved.get(key);
+    if (memo !== undefined) return memo ?? undefined;
+    const found = this.mapThroughPaths(config, patterns, source, extensions);
+    patterns.resolved.set(key, found ?? null);
+    return found;
+  }
+
+  private mapThroughPaths(config: TsPathConfig, patterns: PathPatterns, source: string, extensions: string[]): string | undefined {
+    for (const { at, captured } of patterns.matching(source)) {
+      for (const t of config.paths[at].targets) {
         const found = this.probe(t.replace('*', captured), extensions, ['index']);
         if (found) return found;
       }
@@ -599,7 +675,139 @@ export class CodeGraph {
   }
 }
 
-function isWithin(infos: SymbolInfo[], from: number, candidate: SymbolInfo): boolean {
-  for (let i = from; i >= 0; i = infos[i].def.parent) if (infos[i].def.parent === candidate.def.parent) return true;
-  return false;
+/**
+ * A file's definitions indexed by name once, so that resolving each of its references is a map lookup
+ * rather than a scan of the whole file: per name, the position in `infos` of the first definition under
+ * each parent (-1: top level).
+ */
+class LocalScope {
+  private readonly firstByParent = new Map<string, Map<number, number>>();
+
+  constructor(private readonly infos: SymbolInfo[]) {
+    infos.forEach((s, at) => {
+      let byParent = this.firstByParent.get(s.def.name);
+      if (!byParent) this.firstByParent.set(s.def.name, (byParent = new Map()));
+      if (!byParent.has(s.def.parent)) byParent.set(s.def.parent, at);
+    });
+  }
+
+  /** The file's first top-level definition named `name`. */
+  topLevel(name: string): SymbolInfo | undefined {
+    const at = this.firstByParent.get(name)?.get(-1);
+    return at === undefined ? undefined : this.infos[at];
+  }
+
+  /**
+   * The file's first definition named `name` declared beside the definition at `from` or beside one of its
+   * ancestors (what code nested there sees): the earliest over those parents of the first definition under each.
+   */
+  visibleFrom(name: string, from: number): SymbolInfo | undefined {
+    const byParent = this.firstByParent.get(name);
+    if (!byParent) return undefined;
+    let first: number | undefined;
+    for (let i = from; i >= 0; i = this.infos[i].def.parent) {
+      const at = byParent.get(this.infos[i].def.parent);
+      if (at !== undefined && (first === undefined || at < first)) first = at;
+    }
+    return first === undefined ? undefined : this.infos[first];
+  }
+}
+
+/** `firstTopLevel`'s index of a list of files: top-level name → the files defining it, with the symbol. */
+interface TopLevelIndex {
+  byName: Map<string, Array<{ file: string; s: SymbolInfo }>>;
+  longestPath: number;
+}
+
+/** An import binding that may carry a module's export onward, with the position of its declaration. */
+interface Forwarded {
+  at: number;
+  decl: ImportDecl;
+  binding: ImportBinding;
+}
+
+/** What `lookupExport` asks of one module's facts, indexed once (each keeps the facts' order). */
+class ModuleExports {
+  /** `export { local as exported }`: the local of the first alias per exported name. */
+  readonly aliasOf = new Map<string, string>();
+  /** Every local some alias exports. */
+  readonly aliasedLocals = new Set<string>();
+  /** Per local name, the `export … from` declarations binding it, each with its first binding of that name. */
+  readonly reexportsOf = new Map<string, Forwarded[]>();
+  /** The same for plain imports (exported when aliased, and by Python and Rust modules). */
+  readonly importsOf = new Map<string, Forwarded[]>();
+  /** Declarations whose every export the module exports too (`export *`; Python, Rust, C star imports). */
+  readonly starExports: ImportDecl[];
+
+  constructor(facts: FileFacts, language: string) {
+    for (const [exported, local] of facts.exportAliases) {
+      if (!this.aliasOf.has(exported)) this.aliasOf.set(exported, local);
+      this.aliasedLocals.add(local);
+    }
+    facts.imports.forEach((decl, at) => {
+      const byLocal = decl.reexport ? this.reexportsOf : this.importsOf;
+      const bound = new Set<string>();
+      for (const binding of decl.bindings) {
+        if (bound.has(binding.local)) continue;
+        bound.add(binding.local);
+        const list = byLocal.get(binding.local);
+        if (list) list.push({ at, decl, binding });
+        else byLocal.set(binding.local, [{ at, decl, binding }]);
+      }
+    });
+    this.starExports = facts.imports.filter((decl) => decl.star && (decl.reexport || ['python', 'rust', 'c', 'cpp'].includes(language)));
+  }
+}
+
+/** Two lists of forwarded bindings, each in declaration order, merged into one in declaration order. */
+function inDeclarationOrder(a: Forwarded[], b: Forwarded[]): Forwarded[] {
+  if (!b.length) return a;
+  if (!a.length) return b;
+  const merged: Forwarded[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) merged.push(j >= b.length || (i < a.length && a[i].at < b[j].at) ? a[i++] : b[j++]);
+  return merged;
+}
+
+/**
+ * A tsconfig's `paths` indexed once: exact patterns by their text, wildcard ones by the text before their `*`,
+ * so a specifier looks up only the groups of its own prefixes (one per distinct prefix length) instead of
+ * testing every pattern. Also keeps each specifier's answer (`resolved`, filled by the graph).
+ */
+class PathPatterns {
+  private readonly exact = new Map<string, number[]>();
+  private readonly byPrefix = new Map<string, number[]>();
+  /** The distinct lengths of the wildcard patterns' prefixes, ascending. */
+  private readonly prefixLengths: number[];
+  readonly resolved = new Map<string, string | null>();
+
+  constructor(private readonly paths: TsPathConfig['paths']) {
+    const lengths = new Set<number>();
+    paths.forEach(({ pattern }, at) => {
+      const star = pattern.indexOf('*');
+      const key = star < 0 ? pattern : pattern.slice(0, star);
+      const groups = star < 0 ? this.exact : this.byPrefix;
+      const group = groups.get(key);
+      if (group) group.push(at);
+      else groups.set(key, [at]);
+      if (star >= 0) lengths.add(star);
+    });
+    this.prefixLengths = [...lengths].sort((a, b) => a - b);
+  }
+
+  /** The patterns `source` matches, in the tsconfig's order, each with what its `*` captured ('' for an exact one). */
+  matching(source: string): Array<{ at: number; captured: string }> {
+    const found: Array<{ at: number; captured: string }> = [];
+    for (const at of this.exact.get(source) ?? []) found.push({ at, captured: '' });
+    for (const length of this.prefixLengths) {
+      if (length > source.length) break;
+      for (const at of this.byPrefix.get(source.slice(0, length)) ?? []) {
+        const { pattern } = this.paths[at];
+        const star = pattern.indexOf('*');
+        if (source.endsWith(pattern.slice(star + 1)) && source.length >= pattern.length - 1) found.push({ at, captured: source.slice(star, source.length - (pattern.length - star - 1)) });
+      }
+    }
+    return found.sort((a, b) => a.at - b.at);
+  }
 }
