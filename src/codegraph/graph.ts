@@ -454,13 +454,14 @@ export class CodeGraph {
     }
     const file = this.index.files.get(target);
     if (!file) return undefined;
-    const exports = this.moduleExports(file);
-    const local = exports.aliasOf.get(name) ?? name;
+    // (Not named `exports`: compiled to CommonJS, that name would hide the module's own exports, symbolId.)
+    const table = this.moduleExports(file);
+    const local = table.aliasOf.get(name) ?? name;
     const own = this.symbols.get(symbolId(target, local));
     if (own && own.def.parent === -1) return own.id;
     // ES modules re-export only what `export … from` / `export { imported }` names; Python modules expose their imports.
-    const importsExported = file.language === 'python' || file.language === 'rust' || local !== name || exports.aliasedLocals.has(local);
-    const candidates = inDeclarationOrder(exports.reexportsOf.get(name) ?? [], (importsExported && exports.importsOf.get(local)) || []);
+    const importsExported = file.language === 'python' || file.language === 'rust' || local !== name || table.aliasedLocals.has(local);
+    const candidates = inDeclarationOrder(table.reexportsOf.get(name) ?? [], (importsExported && table.importsOf.get(local)) || []);
     for (const { decl, binding } of candidates) {
       if (binding.imported === '*') continue;
       const next = this.resolveModule(file, decl.source);
@@ -469,7 +470,7 @@ export class CodeGraph {
         if (found) return found;
       }
     }
-    for (const decl of exports.starExports) {
+    for (const decl of table.starExports) {
       const next = this.resolveModule(file, decl.source);
       if (!next) continue;
       const found = this.resolveExport(next, name, depth + 1);
@@ -485,9 +486,9 @@ export class CodeGraph {
    * (module, name): scanning them on each call made a module's lookups cost names × imports × aliases.
    */
   private moduleExports(file: IndexedFile): ModuleExports {
-    let exports = this.moduleExportsMemo.get(file.path);
-    if (!exports) this.moduleExportsMemo.set(file.path, (exports = new ModuleExports(file.facts, file.language)));
-    return exports;
+    let table = this.moduleExportsMemo.get(file.path);
+    if (!table) this.moduleExportsMemo.set(file.path, (table = new ModuleExports(file.facts, file.language)));
+    return table;
   }
 
   private readonly moduleMemo = new Map<string, string | null>();
