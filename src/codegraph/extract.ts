@@ -365,6 +365,8 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
    * name repeats: walking up the tree for every definition costs as much as the rest of the extraction.
    */
   const byQname = new Map<string, Array<{ index: number; node: Node; enclosing: BuiltDef | undefined; scope?: number }>>();
+  const scopesByQname = new Map<string, { byScope: Map<number, number>; counted: number }>();
+  const implTypes = new Map<number, string | undefined>();
   const stack: number[] = [];
   for (const r of raw) {
     const name = r.name ?? r.nameNode.text;
@@ -377,7 +379,7 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
       continue;
     }
     const parent = stack.length ? stack[stack.length - 1] : -1;
-    const prefix = qualifierPrefix(r, languageId) ?? (parent >= 0 ? out[parent].def.qname : undefined);
+    const prefix = qualifierPrefix(r, languageId, implTypes, source) ?? (parent >= 0 ? out[parent].def.qname : undefined);
     const lexical = prefix ? `${prefix}.${name}` : name;
     const start = r.node.startPosition.row + 1;
     const end = (r.end ?? r.node).endPosition.row + 1;
@@ -386,10 +388,17 @@ function buildDefinitions(rawDefs: RawDef[], languageId: string, aliasedLocals: 
     let existing: number | undefined;
     if (same) {
       const scope = anonymousScopeOf(r.node, enclosingDef, languageId);
-      for (const o of same) {
+      // Each earlier definition's scope is computed once and kept by scope (one definition per scope: a
+      // second one merges into it): comparing with every earlier one per definition was quadratic in a
+      // name repeated across scopes (`(() => { function f() {} })();` × n: ~5 s per MiB).
+      let scoped = scopesByQname.get(lexical);
+      if (!scoped) scopesByQname.set(lexical, (scoped = { byScope: new Map(), counted: 0 }));
+      for (; scoped.counted < same.length; scoped.counted++) {
+        const o = same[scoped.counted];
         o.scope ??= anonymousScopeOf(o.node, o.enclosing, languageId);
-        if (o.scope === scope) existing = o.index;
+        scoped.byScope.set(o.scope, o.index);
       }
+      existing = scoped.byScope.get(scope);
     }
     if (existing !== undefined) {
       // Overloads, property getter/setter pairs, redeclarations in one scope: one symbol spanning all of them.
@@ -434,7 +443,7 @@ function anonymousScopeOf(node: Node, enclosing: BuiltDef | undefined, languageI
 }
 
 /** Go methods and Rust impl items are qualified by their receiver type, not by lexical nesting. */
-function qualifierPrefix(r: RawDef, languageId: string): string | undefined {
+function qualifierPrefix(r: RawDef, languageId: string, implTypes: Map<number, string | undefined>, source: string): string | undefined {
   if (languageId === 'go' && r.node.type === 'method_declaration') {
     const receiver = r.node.childForFieldName('receiver');
     const typeNode = receiver?.descendantsOfType('type_identifier')[0];
@@ -443,8 +452,13 @@ function qualifierPrefix(r: RawDef, languageId: string): string | undefined {
   if (languageId === 'rust') {
     for (let p = r.node.parent; p; p = p.parent) {
       if (p.type === 'impl_item') {
-        const t = p.childForFieldName('type');
-        return t ? t.text.replace(/<.*$/s, '') : undefined;
+        // Per impl block, once (its type's text, generics and all, was copied for each of its methods).
+        if (!implTypes.has(p.id)) {
+          const t = p.childForFieldName('type');
+          const lt = t ? source.indexOf('<', t.startIndex) : -1;
+          implTypes.set(p.id, t ? source.slice(t.startIndex, lt >= 0 && lt < t.endIndex ? lt : t.endIndex) : undefined);
+        }
+        return implTypes.get(p.id);
       }
     }
   }
