@@ -1,6 +1,23 @@
 const isLineTerminator = (c: string): boolean => c === '\n' || c === '\r' || c === '\u2028' || c === '\u2029';
 
 /**
+ * Where the string literal opened by the quote at `open` ends: the index of its closing quote, or, when it
+ * does not close, the index its scan stopped at (`closed` false). A backslash escapes the next character
+ * but not a line break (the `\\.` of a regex); `spanLines` false also stops at a line break. The scans
+ * of the same quote escaped inside it stop at the same place — which is what lets callers skip them.
+ */
+export function scanString(text: string, open: number, spanLines: boolean): { closed: boolean; end: number } {
+  const q = text[open];
+  let j = open + 1;
+  while (j < text.length && text[j] !== q && (spanLines || text[j] !== '\n')) {
+    if (text[j] !== '\\') j++;
+    else if (j + 1 < text.length && !isLineTerminator(text[j + 1])) j += 2;
+    else break;
+  }
+  return { closed: text[j] === q, end: j };
+}
+
+/**
  * `text` without its `/* … *\/` and `// …` comments, string literals kept whole (a `//` inside a string is
  * not a comment): what the regex /\/\*[\s\S]*?\*\/|("(?:\\.|[^"\\])*")|\/\/[^\n]*\/g → (string or '')
  * gives — with `quotes` the string delimiters, and `stringsSpanLines` false for strings that end at a
@@ -27,17 +44,12 @@ export function stripComments(text: string, quotes: string, stringsSpanLines: bo
       blockCommentsClose = false;
     }
     if (quotes.includes(c) && i >= (failsBefore.get(c) ?? -1)) {
-      let j = i + 1;
-      while (j < text.length && text[j] !== c && (stringsSpanLines || text[j] !== '\n')) {
-        if (text[j] !== '\\') j++;
-        else if (j + 1 < text.length && !isLineTerminator(text[j + 1])) j += 2;
-        else break;
-      }
-      if (text[j] === c) {
-        i = j + 1; // a string, kept
+      const { closed, end } = scanString(text, i, stringsSpanLines);
+      if (closed) {
+        i = end + 1; // a string, kept
         continue;
       }
-      failsBefore.set(c, j);
+      failsBefore.set(c, end);
     }
     if (c === '/' && text[i + 1] === '/') {
       const nl = text.indexOf('\n', i + 2);

@@ -1,6 +1,7 @@
 import { BoundedArrayCache } from '../../codegraph/bounded-cache';
 import { parseUnifiedDiff } from '../../git/unified-diff';
 import { pushTo } from '../group';
+import { scanString } from '../../codegraph/strip-comments';
 
 /**
  * The `shared-identifiers` signal: two changed files whose changed lines name the same rare identifiers are
@@ -19,8 +20,6 @@ const MIN_LENGTH = 3;
 
 const COMMENT = /^(?:\/\/|\/\*|\*|#(?!include|define|if|else|endif)|--|<!--)/;
 const IDENTIFIER = /[A-Za-z_$][\w$]*/g;
-const isLineTerminator = (c: string): boolean => c === '\n' || c === '\r' || c === '\u2028' || c === '\u2029';
-
 /**
  * The string literals of `text` — '…', "…" or `…`, a backslash escaping the next character (not a line
  * break) — as [start, end) ranges: what the regex /(["'`])(?:\\.|(?!\1)[^\\])*\1/g matches, found in
@@ -37,18 +36,13 @@ export function stringLiteralRanges(text: string): Array<[number, number]> {
   while (i < text.length) {
     const q = text[i];
     if ((q === '"' || q === "'" || q === '`') && i >= failsBefore[q]) {
-      let j = i + 1;
-      while (j < text.length && text[j] !== q) {
-        if (text[j] !== '\\') j++;
-        else if (j + 1 < text.length && !isLineTerminator(text[j + 1])) j += 2;
-        else break;
-      }
-      if (j < text.length && text[j] === q) {
-        out.push([i, j + 1]);
-        i = j + 1;
+      const { closed, end } = scanString(text, i, true);
+      if (closed) {
+        out.push([i, end + 1]);
+        i = end + 1;
         continue;
       }
-      failsBefore[q] = j;
+      failsBefore[q] = end;
     }
     i++;
   }
