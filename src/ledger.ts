@@ -95,8 +95,8 @@ export class Ledger {
    */
   private async assertLogQuota(workspace: unknown): Promise<void> {
     const handle = isHandle(workspace) ? workspace : await this.workspaces.open(workspace);
-    const bytes = handle.store.logBytes?.();
     const quota = this.operator.logQuotaBytes;
+    const bytes = handle.store.logBytes?.(quota);
     if (bytes !== undefined && bytes >= quota) {
       throw new DomainError('log_quota_exceeded', `workspace "${handle.id}": its event log takes ${bytes} bytes, at or past logQuotaBytes (${quota}): commands that add to it are refused until the operator raises the quota (admins may still revoke tokens and remove members)`, { quotaBytes: quota, usedBytes: bytes });
     }

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
 import { DEFAULT_LOG_QUOTA_BYTES, loadOperatorConfig } from '../../src/operator-config';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { BASE, HEAD_A, nodePayload } from '../rpc/support';
 
 /**
@@ -84,4 +85,36 @@ describe('a workspace whose log reaches logQuotaBytes', () => {
     expect((await rpc('addMember', { principal: 'agent:helper', role: 'member' })).error).toBeUndefined();
     expect((await rpc('removeMember', { principal: 'agent:helper' })).error).toBeUndefined();
   }, 120_000);
+});
+
+describe('SqliteEventStore.logBytes', () => {
+  // Two stat calls per tenant command were 7 % of a server's CPU: below the limit the store answers from
+  // its last exact figure plus what it appended since; wherever the answer may reach the limit, it is exact.
+  test('exact at or near the limit, an estimate that counts this connection’s appends below it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-logbytes-'));
+    const file = path.join(dir, 'w.db');
+    const onDisk = () => [file, `${file}-wal`].reduce((n, f) => n + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
+    const store = new SqliteEventStore({ file, workspaceId: 'w', synchronous: 'NORMAL' });
+    const other = new SqliteEventStore({ file, workspaceId: 'w', synchronous: 'NORMAL' });
+    const event = (chars: number) => ({ eventId: newUuidV7(), type: 'MemberAdded', schemaVersion: 1, data: { pad: 'x'.repeat(chars) }, metadata: { principal: 'p', workspaceId: 'w', correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' } });
+    try {
+      await store.append('s', 'any', [event(10)]);
+      const exact = store.logBytes();
+      expect(exact).toBe(onDisk());
+      // 200 KB appended: counted at once below the limit, though the file may not have grown by as much yet.
+      await store.append('s', 'any', [event(200_000)]);
+      const estimate = store.logBytes(Number.MAX_SAFE_INTEGER);
+      expect(estimate).toBeGreaterThanOrEqual(exact + 200_000);
+      // Where the estimate reaches the limit, the answer is the files' size, read now.
+      expect(store.logBytes(estimate)).toBe(onDisk());
+      // Another connection's append (a CLI, a second server) is in the answer once the last exact figure is a second old.
+      await other.append('t', 'any', [event(300_000)]);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect(store.logBytes(Number.MAX_SAFE_INTEGER)).toBe(onDisk());
+    } finally {
+      await store.close();
+      await other.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -88,8 +88,9 @@ export interface EventStore {
   /**
    * Bytes the workspace's log takes on disk now (SQLite: its file and WAL), for the operator's
    * `logQuotaBytes`; absent where the store cannot say cheaply (PostgreSQL, KurrentDB: not enforced).
+   * Exact whenever it may be at or past `limit`; below it, an estimate may stand in for a moment.
    */
-  logBytes?(): number;
+  logBytes?(limit?: number): number;
   /** Its subscriptions are woken by appends of every process (not only this one's), so nobody needs to poll. */
   readonly wakesOnEveryWriter?: boolean;
   /**
