@@ -17,6 +17,11 @@ import type { CatalogueEvent } from './catalogue/event-types';
 export interface StreamFold<S, E extends RecordedEvent = RecordedEvent> {
   initialState(): S;
   evolve(state: S, event: E): S;
+  /**
+   * evolve reads neither the events' ids nor their metadata: loads may read the stream lean
+   * (ReadStreamOptions.lean). Still right if it does read them, only slower (the store fetches them).
+   */
+  readonly leanEvents?: boolean;
 }
 
 /**

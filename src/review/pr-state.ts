@@ -369,7 +369,7 @@ function joinCarried<B extends NodeCore>(s: PrState<B>, n: NodeRecord<B>, joined
 }
 
 /** The PR stream fold the review commands decide on (cached per stream by the kernel). */
-export const prFold: StreamFold<PrState> = { initialState: initialPrState, evolve: evolvePr };
+export const prFold: StreamFold<PrState> = { initialState: initialPrState, evolve: evolvePr, leanEvents: true };
 
 /**
  * The PR stream as the commands that decide on it need it: every node with only what the verdict reads
@@ -378,7 +378,7 @@ export const prFold: StreamFold<PrState> = { initialState: initialPrState, evolv
  * then holds ~2.5× as many PRs before a command has to fold its PR again. Commands that carry findings
  * over to a new round read anchors and keep prFold (requestReview, computeReview).
  */
-export const prDecisionFold: StreamFold<PrState<NodeCore>> = { initialState: initialPrState, evolve: (s, e) => evolvePr(s, e, true) };
+export const prDecisionFold: StreamFold<PrState<NodeCore>> = { initialState: initialPrState, evolve: (s, e) => evolvePr(s, e, true), leanEvents: true };
 
 /** The decision fold's state of a PR stream (prDecisionFold); `options` as for loadPrState. */
 export async function loadPrDecisionState(ws: WorkspaceHandle, streamId: string, options: LoadOptions = {}): Promise<PrState<NodeCore>> {

@@ -86,7 +86,7 @@ export async function loadStream<S>(fold: StreamFold<S>, workspace: WorkspaceHan
     e.stamp = stamp;
     const readFrom = e.arrivals!;
     let folded = 0;
-    for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1 })) {
+    for await (const ev of workspace.store.readStream(streamId, { fromRevision: e.revision + 1, lean: fold.leanEvents })) {
       e.state = fold.evolve(e.state, ev);
       e.revision = ev.streamRevision;
       folded++;

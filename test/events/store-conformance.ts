@@ -35,6 +35,31 @@ export function eventStoreConformance(name: string, factory: () => Promise<Event
       expect(read[0].metadata.principal).toBe('user:alice');
     });
 
+    test('a lean read (ids and metadata left for later) yields the same events as a full read, paged, both ways, upcast', async () => {
+      // 1,100 events in one stream (past a 1,000-row page), interleaved with another stream, and an old
+      // schema version (WorkspaceCreated v1 is upcast to v2 on read, with the metadata it is read with).
+      await store.append('other', 'no_stream', [ev('ReviewLevelSet', { level: 'deep' })]);
+      await store.append('s-lean', 'no_stream', Array.from({ length: 1100 }, (_, i) => ev('ReviewLevelSet', { level: i % 2 ? 'light' : 'deep' })));
+      await store.append('other', 'any', [{ ...ev('WorkspaceCreated', { id: 'w', title: 'Old' }), schemaVersion: 1 }]);
+      const plain = (e: RecordedEvent) => ({ eventId: e.eventId, streamId: e.streamId, streamRevision: e.streamRevision, globalPosition: e.globalPosition, type: e.type, schemaVersion: e.schemaVersion, data: e.data, metadata: e.metadata });
+      const same = async (full: AsyncIterable<RecordedEvent>, lean: AsyncIterable<RecordedEvent>) => {
+        const [a, b] = [(await collect(full)).map(plain), (await collect(lean)).map(plain)];
+        expect(b.length).toBe(a.length);
+        expect(JSON.stringify(b) === JSON.stringify(a)).toBe(true);
+        return a.length;
+      };
+      expect(await same(store.readAll(), store.readAll({ lean: true }))).toBe(1102);
+      expect(await same(store.readAll({ after: 300, maxCount: 700 }), store.readAll({ after: 300, maxCount: 700, lean: true }))).toBe(700);
+      expect(await same(store.readStream('s-lean'), store.readStream('s-lean', { lean: true }))).toBe(1100);
+      expect(await same(store.readStream('s-lean', { fromRevision: 37 }), store.readStream('s-lean', { fromRevision: 37, lean: true }))).toBe(1063);
+      expect(await same(store.readStream('s-lean', { direction: 'backward' }), store.readStream('s-lean', { direction: 'backward', lean: true }))).toBe(1100);
+      expect(await same(store.readStream('s-lean', { direction: 'backward', fromRevision: 1050, maxCount: 1010 }), store.readStream('s-lean', { direction: 'backward', fromRevision: 1050, maxCount: 1010, lean: true }))).toBe(1010);
+      const [, upcast] = await collect(store.readStream('other', { lean: true }));
+      expect(upcast.schemaVersion).toBe(2);
+      expect(upcast.data).toEqual({ workspaceId: 'w', name: 'Old', defaultLevel: 'balanced' });
+      expect(upcast.metadata.principal).toBe('user:alice');
+    });
+
     test('keyUnused: true for a new key, false once an event or a no-op command holds it', async () => {
       if (!store.keyUnused) return; // optional: the kernel then looks both up (findEvent, findNoopKey)
       const e = ev();

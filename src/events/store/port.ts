@@ -38,6 +38,8 @@ export interface ReadStreamOptions {
   /** Inclusive start revision (forward: from here up; backward: from here down). */
   fromRevision?: number;
   maxCount?: number;
+  /** See ReadAllOptions.lean. */
+  lean?: boolean;
 }
 
 export interface ReadAllOptions {
@@ -46,6 +48,12 @@ export interface ReadAllOptions {
   maxCount?: number;
   /** Inclusive upper bound on the global position ("as of"). */
   until?: number;
+  /**
+   * A hint for folds that read neither the events' ids nor their metadata: a store may leave both out of
+   * the read and fetch them only if asked (the SQLite store: one query per event then). Same events, same
+   * order; ignored where it saves nothing.
+   */
+  lean?: boolean;
 }
 
 export interface Subscription extends AsyncIterable<RecordedEvent> {

@@ -65,6 +65,8 @@ export function leanReviewViewFold(pinned?: Rules): StreamFold<ReviewView<NodeCo
 
 function makeReviewViewFold<B extends NodeCore>(pinned: Rules | undefined, lean: boolean): StreamFold<ReviewView<B>> {
   return {
+    // evolvePr and the suppression facts read an event's type, stream, position and data only.
+    leanEvents: true,
     initialState: () => {
       const pr = initialPrState<B>();
       const rules = pinned ?? activeRules(null);
