@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { DomainError } from '../domain-error';
+import { sha256Hex } from './canonical-json';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A key more than this far in the future is refused: it would outlive every dedupe window. */
@@ -10,7 +10,12 @@ export const newUuidV7 = (): string => uuidv7();
 
 /** Milliseconds since the epoch encoded in the first 48 bits of a UUIDv7. */
 export function uuidV7Time(id: string): number {
-  return parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+  return parseInt(timeHex(id), 16);
+}
+
+/** The first 12 characters of `id` without its dashes: in a UUID, the first 8 and, past the dash, the next 4 (no regex per command). */
+function timeHex(id: string): string {
+  return id.indexOf('-') === 8 && id.indexOf('-', 9) === 13 ? id.slice(0, 8) + id.slice(9, 13) : id.replace(/-/g, '').slice(0, 12);
 }
 
 /**
@@ -32,7 +37,7 @@ export function assertIdempotencyKey(key: unknown, now: Date, field = 'idempoten
  */
 export function deriveEventId(key: string, n: number): string {
   if (n === 0) return key;
-  const h = createHash('sha256').update(`${key}/${n}`).digest('hex');
-  const hex = key.replace(/-/g, '').slice(0, 12) + '7' + h.slice(0, 3) + ((parseInt(h[3], 16) & 0x3) | 0x8).toString(16) + h.slice(4, 19);
+  const h = sha256Hex(`${key}/${n}`);
+  const hex = timeHex(key) + '7' + h.slice(0, 3) + ((parseInt(h[3], 16) & 0x3) | 0x8).toString(16) + h.slice(4, 19);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
