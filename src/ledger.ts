@@ -39,6 +39,9 @@ export interface LedgerOptions {
 export class Ledger {
   readonly workspaces: WorkspaceRegistry;
   readonly executor: CommandExecutor;
+  /** Commands in run() now, and who waits for there to be none (commandsSettled). */
+  private running = 0;
+  private settledWaiters: Array<() => void> = [];
   readonly clock: () => Date;
   readonly services: LedgerServices;
 
@@ -83,8 +86,28 @@ export class Ledger {
     const def = commandByName.get(command);
     if (!def) throw new DomainError('unknown_command', `method: "${String(command).slice(0, 100)}" is not a command`);
     const step = ENTRY_STEPS[def.name];
-    if (!roleAtLeast(def.access.minRole, 'admin') && def.name !== 'createWorkspace') await this.assertLogQuota(workspace);
-    return step ? step(this, { def, workspace, envelope, payload, edge }) : this.execute(def, workspace, envelope, payload);
+    this.running++;
+    try {
+      if (!roleAtLeast(def.access.minRole, 'admin') && def.name !== 'createWorkspace') await this.assertLogQuota(workspace);
+      return await (step ? step(this, { def, workspace, envelope, payload, edge }) : this.execute(def, workspace, envelope, payload));
+    } finally {
+      if (--this.running === 0) for (const settled of this.settledWaiters.splice(0)) settled();
+    }
+  }
+
+  /** How many commands run now (every transport's). */
+  commandsRunning(): number {
+    return this.running;
+  }
+
+  /**
+   * Resolves once no command runs (at once when none does). A server's shutdown awaits it before the stores
+   * close: a command whose client left while it ran (a proxy's timeout, a load generator's end) still
+   * finishes — its answer is there for the client's retry with the same key — instead of meeting a closed
+   * store halfway (its append made, its follow-up refused).
+   */
+  commandsSettled(): Promise<void> {
+    return this.running === 0 ? Promise.resolve() : new Promise((resolve) => this.settledWaiters.push(resolve));
   }
 
   /**

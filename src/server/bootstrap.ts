@@ -23,8 +23,9 @@ export interface RunningServer {
   close(): Promise<void>;
   /**
    * Closes without cutting a request (`serve` on SIGTERM / SIGINT; graceful-shutdown.ts): new requests
-   * are refused, those already read are answered (for at most `connections.drainMs`), streams end with
-   * `watch_closed`; then the stores close and the data-dir lock is released. Resolves with how many
+   * are refused, those already read are answered and commands still running finish, their clients gone
+   * or not (all within `connections.drainMs`), streams end with `watch_closed`; then the stores close
+   * and the data-dir lock is released. Resolves with how many
    * requests were still unanswered at the deadline and cut.
    */
   shutdown(): Promise<{ cut: number }>;
@@ -126,7 +127,9 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
         const streams = app.get(RpcTransports).drainStreams();
         drain.begin();
         const deadline = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), l.operator.connections.drainMs).unref());
-        if ((await Promise.race([Promise.all([streams, drain.idle()]), deadline])) === 'late') cut = drain.force();
+        // Answered, then settled: a command whose client left is still running; the stores close after it.
+        const done = Promise.all([streams, drain.idle()]).then(() => l.commandsSettled());
+        if ((await Promise.race([done, deadline])) === 'late') cut = drain.force();
       } finally {
         await running.close();
       }

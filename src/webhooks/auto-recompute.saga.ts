@@ -8,6 +8,7 @@ import { parseReviewStream } from '../events/streams';
 import { loadRepoState } from '../compute/streams';
 import { followUpKey, ledgerCommand, type LedgerCommand } from '../cqrs/commands';
 import { ledgerEventClass, type LedgerEvent } from '../cqrs/events';
+import { StoreClosed } from '../events/store/port';
 import { InFlight, LedgerEventFeed, type CheckpointedConsumer } from '../cqrs/event-feed';
 import { isEvent } from '../events/catalogue/event-types';
 import type { DomainError } from '../domain-error';
@@ -93,7 +94,7 @@ export class AutoRecomputeSaga implements CheckpointedConsumer, OnModuleInit {
         { ...target, headSha, ...(baseSha ? { baseSha } : {}) },
       );
     } catch (err) {
-      if ((err as Error).message !== 'store is closed') console.error(`auto-recompute of ${target.repoId}#${target.prNumber}: ${(err as DomainError).code ?? 'internal'}: ${(err as Error).message}`);
+      if (!(err instanceof StoreClosed)) console.error(`auto-recompute of ${target.repoId}#${target.prNumber}: ${(err as DomainError).code ?? 'internal'}: ${(err as Error).message}`);
       return null;
     }
   }

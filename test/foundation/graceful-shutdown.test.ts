@@ -10,6 +10,9 @@ import { GitFixture } from '../support/git-fixture';
 import { command, serverFixture, WsClient } from '../rpc/support';
 import { startServer } from '../../src/server/bootstrap';
 import { loadOperatorConfig } from '../../src/operator-config';
+import Database from 'better-sqlite3';
+import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
+import { collect, StoreClosed } from '../../src/events/store/port';
 
 /**
  * `serve` on SIGTERM (a rolling deploy, a restart). Before: Nest's shutdown hook closed the application and
@@ -288,6 +291,64 @@ describe('shutdown past connections.drainMs', () => {
       await expect(RawHttp.open(server.url)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('shutdown with a command running whose client left', () => {
+  it('lets the command finish (stored, under its key) before the stores close; a closed store refuses with store_unavailable', async () => {
+    const fx = await serverFixture();
+    const file = path.join(fx.dataDir, fx.workspaceId, 'workspace.db');
+    // Another connection holds the log's write lock: the command's append waits for it (retrying).
+    const holder = new Database(file);
+    let held = true;
+    try {
+      holder.exec('BEGIN IMMEDIATE');
+      const key = newUuidV7();
+      const client = await RawHttp.open(fx.server.url);
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'addMember', params: { workspace_id: fx.workspaceId, idempotencyKey: key, principal: 'agent:left', role: 'member' } });
+      client.socket.write(client.head(fx.ownerToken, Buffer.byteLength(body)) + body);
+      const ledger = fx.server.ledger;
+      while (ledger.commandsRunning() !== 1) await new Promise((r) => setImmediate(r));
+      // The client goes away (a proxy's timeout): nobody will read the answer.
+      client.socket.destroy();
+
+      // Which comes first once the drain is over: waiting for the command, or closing the stores under it.
+      const settle = ledger.commandsSettled.bind(ledger);
+      const close = ledger.workspaces.close.bind(ledger.workspaces);
+      const first = new Promise<string>((resolve) => {
+        jest.spyOn(ledger, 'commandsSettled').mockImplementation(() => {
+          resolve('waits for the command');
+          return settle();
+        });
+        jest.spyOn(ledger.workspaces, 'close').mockImplementation(() => {
+          resolve('closes the stores');
+          return close();
+        });
+      });
+      const shutdown = fx.server.shutdown();
+      expect(await first).toBe('waits for the command');
+      holder.exec('COMMIT');
+      held = false;
+      expect(await shutdown).toEqual({ cut: 0 });
+      expect(ledger.commandsRunning()).toBe(0);
+
+      // Stored once, under its key, after the client left.
+      const store = new SqliteEventStore({ file, workspaceId: fx.workspaceId });
+      try {
+        const mine = (await collect(store.readAll())).filter((e) => e.metadata.idempotencyKey === key);
+        expect(mine.map((e) => e.type)).toEqual(['MemberAdded']);
+      } finally {
+        await store.close();
+      }
+      // What a command meets when its store closed anyway (past connections.drainMs): retryable, not internal.
+      await expect(store.append('s', 'any', [{ eventId: newUuidV7(), type: 'MemberAdded', schemaVersion: 1, data: {}, metadata: {} as never }])).rejects.toBeInstanceOf(StoreClosed);
+      await expect(store.claimNoopKey(newUuidV7(), { principal: 'p', command: 'c', digest: 'd', json: '{}' })).rejects.toMatchObject({ code: 'store_unavailable' });
+    } finally {
+      if (held) holder.exec('ROLLBACK');
+      holder.close();
+      jest.restoreAllMocks();
+      fs.rmSync(fx.dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -209,6 +209,17 @@ export class DuplicateEventId extends DomainError {
   }
 }
 
+/**
+ * A call on a store that was closed (the server shutting down, an idle workspace closed): retryable
+ * `store_unavailable`, never `internal` — nothing was recorded, and the same call sent again (here once
+ * restarted, or to another server) is answered normally.
+ */
+export class StoreClosed extends DomainError {
+  constructor() {
+    super('store_unavailable', 'store is closed (the server is shutting down, or the workspace was closed): nothing was recorded; send it again');
+  }
+}
+
 export const MAX_EVENT_BYTES = 1024 * 1024;
 
 export function checkExpected(streamId: string, expected: ExpectedRevision, actual: number): void {

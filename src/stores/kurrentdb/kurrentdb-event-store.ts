@@ -29,6 +29,7 @@ import {
   Subscription,
   WrongExpectedRevision,
   sameCommand,
+  StoreClosed,
 } from '../../events/store/port';
 import { DecodedEvent } from '../postgres/postgres-event-store';
 
@@ -153,7 +154,7 @@ export class KurrentDbEventStore implements EventStore {
   }
 
   async append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<AppendResult> {
-    if (this.closed) throw new Error('store is closed');
+    if (this.closed) throw new StoreClosed();
     if (events.length === 0) throw new Error('append needs at least one event');
     const original = await this.findOriginal(streamId, events);
     if (original) return original;

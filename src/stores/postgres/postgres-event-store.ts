@@ -18,6 +18,7 @@ import {
   SubscribeOptions,
   Subscription,
   WrongExpectedRevision,
+  StoreClosed,
 } from '../../events/store/port';
 import { EXCLUSIVE_POLL_MS, EXCLUSIVE_WAIT_MS } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
@@ -2428,7 +2429,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   }
 
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[], options?: AppendOptions): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new Error('store is closed'));
+    if (this.closed) return Promise.reject(new StoreClosed());
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     // PostgreSQL text cannot hold NUL; JSON.stringify escapes it inside data, but ids are raw strings.
     if (streamId.includes('\u0000') || events.some((e) => e.eventId.includes('\u0000') || e.type.includes('\u0000'))) {
@@ -2780,7 +2781,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   }
 
   async claimNoopKey(key: string, record: NoopRecord): Promise<NoopRecord | 'event'> {
-    if (this.closed) throw new Error('store is closed');
+    if (this.closed) throw new StoreClosed();
     try {
       const { rows } = await this.backend.pool.query<{ held_by_event: boolean } & NoopRecord>({ ...this.q.claimNoop, values: [this.workspaceId, key, record.principal, record.command, record.digest, record.json] });
       const [row] = rows;
@@ -2792,7 +2793,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   }
 
   async findNoopKey(key: string): Promise<NoopRecord | null> {
-    if (this.closed) throw new Error('store is closed');
+    if (this.closed) throw new StoreClosed();
     try {
       const { rows } = await this.backend.pool.query<NoopRecord>({ ...this.q.findNoop, values: [this.workspaceId, key] });
       return rows[0] ?? null;
@@ -2830,7 +2831,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   }
 
   async appendCheckpoint(expectedSeq: number, body: string): Promise<boolean> {
-    if (this.closed) throw new Error('store is closed');
+    if (this.closed) throw new StoreClosed();
     try {
       return ((await this.backend.pool.query({ ...this.q.addCheckpoint, values: [this.workspaceId, expectedSeq, body] })).rowCount ?? 0) === 1;
     } catch (err) {
@@ -2844,7 +2845,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   }
 
   private async rows(q: { name: string; text: string; rowMode: 'array' }, values: unknown[]): Promise<Row[]> {
-    if (this.closed) throw new Error('store is closed');
+    if (this.closed) throw new StoreClosed();
     try {
       const rows = (await this.backend.pool.query<Row>({ ...q, values })).rows;
       this.backend.noteSuccess();

@@ -22,6 +22,7 @@ import {
   checkExpected,
   checkGuard,
   sameCommand,
+  StoreClosed,
 } from '../../events/store/port';
 import { EXCLUSIVE_POLL_MS, EXCLUSIVE_WAIT_MS } from '../../events/store/port';
 import { LiveSubscription } from '../../events/store/subscription';
@@ -443,6 +444,8 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
 
   /** `err` as store_damaged when it says the file is damaged (reported once), else unchanged. */
   private damaged(err: unknown): unknown {
+    // A statement of a closed connection ("The database connection is not open"): retryable, like every closed store's refusal.
+    if (this.closed) return err instanceof DomainError ? err : new StoreClosed();
     if (!isStoreDamagedError(err)) return err;
     if (!this.damageReported) {
       this.damageReported = true;
@@ -624,7 +627,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   }
 
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[], options?: AppendOptions): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new Error('store is closed'));
+    if (this.closed) return Promise.reject(new StoreClosed());
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     // Encode before queueing: serialization errors belong to this caller, not to the whole batch.
     const encoded = events.map(encodedJsonOf);
@@ -1206,7 +1209,7 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
   }
 
   async claimNoopKey(key: string, record: NoopRecord): Promise<NoopRecord | 'event'> {
-    if (this.closed) throw new Error('store is closed');
+    if (this.closed) throw new StoreClosed();
     // BEGIN IMMEDIATE: the same write lock appends take, so "no event holds the key" stays true until
     // the claim commits — across processes sharing the file too.
     return this.db
