@@ -25,8 +25,8 @@ export interface RunningServer {
    * Closes without cutting a request (`serve` on SIGTERM / SIGINT; graceful-shutdown.ts): new requests
    * are refused, those already read are answered and commands still running finish, their clients gone
    * or not (all within `connections.drainMs`), streams end with `watch_closed`; then the stores close
-   * and the data-dir lock is released. Resolves with how many
-   * requests were still unanswered at the deadline and cut.
+   * and the data-dir lock is released. Resolves with how many requests were still unanswered at the
+   * deadline and cut (a command still running then meets its store closed: store_unavailable).
    */
   shutdown(): Promise<{ cut: number }>;
 }

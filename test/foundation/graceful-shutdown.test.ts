@@ -352,3 +352,40 @@ describe('shutdown with a command running whose client left', () => {
     }
   });
 });
+
+describe('shutdown with a command still running at connections.drainMs', () => {
+  it('does not wait past the deadline: the stores close, the command is refused store_unavailable (retryable) and nothing is recorded', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-shutdown-running-'));
+    const operator = loadOperatorConfig(dataDir, {}, {});
+    const server = await startServer({ dataDir, port: 0, operator: { ...operator, connections: { ...operator.connections, drainMs: 50 } } });
+    const file = path.join(dataDir, 'default', 'workspace.db');
+    const holder = new Database(file);
+    let held = true;
+    try {
+      // The log's write lock held by another connection: the command's append waits for it.
+      holder.exec('BEGIN IMMEDIATE');
+      const key = newUuidV7();
+      // Through the entry path every transport uses (a client that left is no longer there to read the answer).
+      const outcome = server.ledger.run('addMember', 'default', { principal: 'user:local-operator', role: 'owner', idempotencyKey: key }, { principal: 'agent:late', role: 'member' });
+      const settled = outcome.then(
+        () => 'answered',
+        (err: { code?: string }) => err.code ?? 'no code',
+      );
+      while (server.ledger.commandsRunning() !== 1) await new Promise((r) => setImmediate(r));
+      expect(await server.shutdown()).toEqual({ cut: 0 });
+      holder.exec('ROLLBACK');
+      held = false;
+      expect(await settled).toBe('store_unavailable');
+      const store = new SqliteEventStore({ file, workspaceId: 'default' });
+      try {
+        expect((await collect(store.readAll())).filter((e) => e.metadata.idempotencyKey === key)).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      if (held) holder.exec('ROLLBACK');
+      holder.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
