@@ -114,7 +114,7 @@ export class Ledger {
    * Refuses a member-level command (log_quota_exceeded) once the workspace's log takes logQuotaBytes: one
    * member must not fill the disk every tenant's log shares. Admin-level commands stay open, so the abuser's
    * token can be revoked and the member removed. Checked before the command runs (the one that crosses the
-   * quota is taken: it overshoots by the requests in flight at that moment, ~1 MiB each at most); only where the store can say its size (SQLite).
+   * quota is taken: it overshoots by the requests in flight at that moment, ~1 MiB each at most); only where the store can say its size (SQLite; PostgreSQL from its first background sum).
    */
   private async assertLogQuota(workspace: unknown): Promise<void> {
     const handle = isHandle(workspace) ? workspace : await this.workspaces.open(workspace);

@@ -94,11 +94,12 @@ export interface EventStore {
   readonly adapter: 'sqlite' | 'postgres' | 'kurrentdb' | string;
   readonly workspaceId: string;
   /**
-   * Bytes the workspace's log takes on disk now (SQLite: its file and WAL), for the operator's
-   * `logQuotaBytes`; absent where the store cannot say cheaply (PostgreSQL, KurrentDB: not enforced).
-   * Exact whenever it may be at or past `limit`; below it, an estimate may stand in for a moment.
+   * Bytes the workspace's log takes now, for the operator's `logQuotaBytes` (SQLite: its file and WAL on
+   * disk, exact whenever it may be at or past `limit`; PostgreSQL: its events' data and metadata, summed in
+   * the background, other servers' appends within a second). Undefined while not known yet; absent where
+   * the store cannot say cheaply (KurrentDB: not enforced).
    */
-  logBytes?(limit?: number): number;
+  logBytes?(limit?: number): number | undefined;
   /** Its subscriptions are woken by appends of every process (not only this one's), so nobody needs to poll. */
   readonly wakesOnEveryWriter?: boolean;
   /**

@@ -1321,6 +1321,8 @@ const LISTEN_RETRY_MS = { first: 100, max: 1000 };
 /** A subscription whose read fails with store_unavailable retries after this (doubling up to max). */
 const SUBSCRIPTION_RETRY_MS = { first: 100, max: 1000 };
 const noop = (): void => undefined;
+/** How old PostgresEventStore.logBytes's last sum may be before a command's call takes another. */
+const LOG_SIZE_FRESH_MS = 1000;
 
 /**
  * What one process shares across all its workspaces on one PostgreSQL database: the connection pool,
@@ -2357,6 +2359,14 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   private readonly recent = new Map<number, Row>();
   private recentChars = 0;
   private tailChars = 0;
+  /**
+   * logQuotaBytes (see logBytes): the characters of data and metadata the workspace's rows held up to
+   * `position` as last summed, when; and this process's own appends committed since, per batch.
+   */
+  private size: { position: number; bytes: number; at: number } | null = null;
+  private sizing = false;
+  private ownSinceSize: Array<{ last: number; chars: number }> = [];
+  private ownSinceChars = 0;
 
   /**
    * EventStore.exclusive: a session-level advisory lock on a connection of its own (sessionClient), taken
@@ -2417,8 +2427,55 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       claimNoop: { name: `${s}.claimnoop`, text: `SELECT held_by_event, principal, command, digest, json FROM ${s}.claim_noop($1, $2, $3, $4, $5, $6)` },
       findNoop: { name: `${s}.findnoop`, text: `SELECT principal, command, digest, json FROM ${s}.noop_keys WHERE workspace_id = $1 AND key = $2` },
       keyUnused: { name: `${s}.keyunused`, text: `SELECT NOT EXISTS (SELECT 1 FROM ${s}.events WHERE workspace_id = $1 AND event_id = $2) AND NOT EXISTS (SELECT 1 FROM ${s}.noop_keys WHERE workspace_id = $1 AND key = $2)`, rowMode: 'array' },
+      // Incremental from the last sum: positions are taken under the head lock and committed in order, so
+      // the rows visible past `position` are every row past it (the (workspace, position) primary key).
+      logSize: { name: `${s}.logsize`, text: `SELECT coalesce(sum(octet_length(data) + octet_length(metadata)), 0)::float8, coalesce(max(global_position), $2) FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2`, rowMode: 'array' },
       addCheckpoint: { name: `${s}.addcp`, text: `INSERT INTO ${s}.audit_checkpoints (workspace_id, seq, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, rowMode: 'array' },
     } as const;
+  }
+
+  /**
+   * The characters of data and metadata the workspace's events hold (what its members wrote: rows, not
+   * the table's pages or indexes), for the operator's logQuotaBytes — one member must not fill the database
+   * every tenant shares. Not read per command: the sum is taken incrementally in the background (from the
+   * position last summed, by the primary key) at most once per LOG_SIZE_FRESH_MS while commands ask, and
+   * this process's own appends count as soon as they commit; another server's within a second. Undefined
+   * until the first sum of an opened workspace is in (a few ms; a lost connection keeps the last figure).
+   */
+  logBytes(): number | undefined {
+    if (!this.sizing && !this.closed && (this.size === null || Date.now() - this.size.at >= LOG_SIZE_FRESH_MS)) this.refreshSize();
+    return this.size === null ? undefined : this.size.bytes + this.ownSinceChars;
+  }
+
+  private refreshSize(): void {
+    this.sizing = true;
+    const from = this.size?.position ?? 0;
+    this.rows(this.q.logSize, [this.workspaceId, from])
+      .then((rows) => {
+        const [bytes, position] = rows[0] as unknown as [number, string | number];
+        const at = Number(position);
+        this.size = { position: at, bytes: (this.size?.bytes ?? 0) + Number(bytes), at: Date.now() };
+        // Own appends the sum now holds are no longer added on top of it.
+        this.ownSinceSize = this.ownSinceSize.filter((x) => x.last > at);
+        this.ownSinceChars = this.ownSinceSize.reduce((n, x) => n + x.chars, 0);
+      })
+      .catch(noop) // unavailable: the last figure stands, the next command's call tries again
+      .finally(() => {
+        this.sizing = false;
+      });
+  }
+
+  /** An own append's characters, counted until a sum covers its last position. */
+  private noteOwnSize(last: number, chars: number): void {
+    if (this.size === null || last <= this.size.position) return; // the first sum will count it, or one did
+    this.ownSinceSize.push({ last, chars });
+    this.ownSinceChars += chars;
+    // Bounded when nobody asks (no member command refreshes the sum): the older half merged into one entry,
+    // dropped by the first sum past its last position — until then counted, never lost.
+    if (this.ownSinceSize.length > 1024) {
+      const old = this.ownSinceSize.splice(0, 512);
+      this.ownSinceSize.unshift({ last: old[old.length - 1].last, chars: old.reduce((n, x) => n + x.chars, 0) });
+    }
   }
 
   /** Opens a store on a shared backend, or on its own connection (closed with the store). */
@@ -2534,6 +2591,9 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     // As stored (the row a read returns); decoded per reader, so no two readers share one object.
     req.events.forEach((e, i) => this.noteRow([first + i, e.eventId, req.streamId, row.next_rev! - req.events.length + 1 + i, e.type, e.schemaVersion, req.data[i], req.metadata[i]]));
     this.backend.ownAppended(this.workspaceId, first, row.last_pos!);
+    let chars = 0;
+    for (let i = 0; i < req.data.length; i++) chars += req.data[i].length + req.metadata[i].length;
+    this.noteOwnSize(row.last_pos!, chars);
   }
 
   /**
