@@ -1,7 +1,7 @@
-// node bench/run.js server-ab <checkoutA> <checkoutB> [--rounds 8] [--seconds 5] [--a-args "…"] [--b-args "…"] [--a-node "…"] [--b-node "…"]
+// node bench/run.js server-ab <checkoutA> <checkoutB> [--rounds 8] [--seconds 5] [--connections 50] [--a-args "…"] [--b-args "…"] [--a-node "…"] [--b-node "…"]
 // Two `review-ledger serve` children side by side — each from its own checkout (e.g. main and a branch in
 // a git worktree), or one checkout with different CLI / node flags — under the same load: addReviewNode over
-// HTTP (autocannon, 50 connections) on 100 PRs, in rounds alternating A B / B A. Per round: commands/s, p99,
+// HTTP (autocannon, 50 connections unless --connections) on 100 PRs, in rounds alternating A B / B A. Per round: commands/s, p99,
 // server CPU per command (/proc/<pid>/stat: every thread, exited ones too) and RSS; at the end the paired
 // ratio B/A of CPU per command. Both servers grow the same history, so a slowdown with the log's size shows
 // on both sides at the same round (how the fold cache's LRU cliff was found, bench/RESULTS.md 2026-12-05).
@@ -37,12 +37,12 @@ async function start(name: 'A' | 'B', root: string, cliArgs: string[], nodeArgs:
   return { name, child, url, token, dataDir };
 }
 
-async function load(side: Side, seconds: number): Promise<{ total: number; rate: number; p99: number; errors: number }> {
+async function load(side: Side, seconds: number, connections: number): Promise<{ total: number; rate: number; p99: number; errors: number }> {
   let i = 0;
   let errors = 0;
   const r = await autocannon({
     url: `${side.url}/rpc`,
-    connections: 50,
+    connections,
     duration: seconds,
     method: 'POST',
     headers: { authorization: `Bearer ${side.token}`, 'content-type': 'application/json' },
@@ -66,21 +66,22 @@ const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(fs.readFile
 
 export async function main(args: string[]): Promise<void> {
   const [rootA, rootB] = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
-  if (!rootA || !rootB) throw new Error('usage: node bench/run.js server-ab <checkoutA> <checkoutB> [--rounds N] [--seconds S] [--a-args "…"] [--b-args "…"] [--a-node "…"] [--b-node "…"]');
+  if (!rootA || !rootB) throw new Error('usage: node bench/run.js server-ab <checkoutA> <checkoutB> [--rounds N] [--seconds S] [--connections C] [--a-args "…"] [--b-args "…"] [--a-node "…"] [--b-node "…"]');
   const rounds = Number(argValue(args, '--rounds') ?? 8);
   const seconds = Number(argValue(args, '--seconds') ?? 5);
+  const connections = Number(argValue(args, '--connections') ?? 50);
   const A = await start('A', path.resolve(rootA), words(argValue(args, '--a-args')), words(argValue(args, '--a-node')));
   const B = await start('B', path.resolve(rootB), words(argValue(args, '--b-args')), words(argValue(args, '--b-node')));
   try {
-    await load(A, 2);
-    await load(B, 2);
+    await load(A, 2, connections);
+    await load(B, 2, connections);
     const cpu: Record<'A' | 'B', number[]> = { A: [], B: [] };
     const rate: Record<'A' | 'B', number[]> = { A: [], B: [] };
     const load0 = loadAverage();
     for (let r = 0; r < rounds; r++) {
       for (const side of r % 2 ? [B, A] : [A, B]) {
         const c0 = processCpuMs(side.child.pid!);
-        const x = await load(side, seconds);
+        const x = await load(side, seconds, connections);
         const us = ((processCpuMs(side.child.pid!) - c0) * 1000) / Math.max(1, x.total);
         cpu[side.name].push(us);
         rate[side.name].push(x.rate);
