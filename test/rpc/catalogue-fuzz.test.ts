@@ -1,0 +1,131 @@
+import { newUuidV7 } from '../../src/events/ids';
+import { mulberry32 } from '../support/prng';
+import { BASE, HEAD_A } from './support';
+import { command, postRpc, serverFixture } from './support';
+
+/**
+ * Every method of the catalogue (rpc.discover), called with its parameters one at a time missing or
+ * replaced by a hostile value (wrong types, boundary numbers, NUL, lone surrogates, 70 KB strings,
+ * traversal paths, prototype keys, nesting), as the owner, a viewer and a stranger: each answer is a
+ * JSON-RPC reply whose error (if any) is a typed refusal — never `internal`, never a 5xx — and the server
+ * still answers afterwards. "Bad input gets a clear error and changes nothing" across the whole surface,
+ * not only the methods a test happened to name (test/rpc/robustness.test.ts fuzzes the framing).
+ * Deterministic: the corpus replays from its seed.
+ */
+
+type Schema = { $ref?: string; type?: string | string[]; enum?: unknown[]; const?: unknown; pattern?: string; minLength?: number; maxLength?: number; minimum?: number; exclusiveMinimum?: number; minItems?: number; items?: Schema; properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[]; oneOf?: Schema[]; allOf?: Schema[] };
+type Method = { name: string; params: Array<{ name: string; required?: boolean; schema: Schema }> };
+
+const SEED = 20261206;
+
+describe('the whole RPC catalogue under hostile parameters', () => {
+  let fx: Awaited<ReturnType<typeof serverFixture>>;
+  let methods: Method[];
+  let defs: Record<string, Schema>;
+  let viewer: string;
+
+  beforeAll(async () => {
+    fx = await serverFixture();
+    const discover = await postRpc(fx.server.url, fx.ownerToken, { jsonrpc: '2.0', id: 1, method: 'rpc.discover' });
+    methods = discover.body.result.methods;
+    defs = discover.body.result.components?.schemas ?? {};
+    // State the valid-looking calls can reach: a review of r#1 with one finding, and a viewer's token.
+    expect((await command(fx.server.url, fx.ownerToken, 'default', 'requestReview', { repoId: 'r', prNumber: 1, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
+    expect((await command(fx.server.url, fx.ownerToken, 'default', 'addMember', { principal: 'user:viewer', role: 'viewer' })).error).toBeUndefined();
+    const issued = await command(fx.server.url, fx.ownerToken, 'default', 'issueToken', { principal: 'user:viewer', role: 'viewer', label: 'fuzz' });
+    viewer = issued.result.result.token;
+  }, 60_000);
+
+  afterAll(async () => {
+    await fx?.close();
+  }, 60_000);
+
+  test('answers every call with a typed reply, never internal, and keeps answering', async () => {
+    const rand = mulberry32(SEED);
+    const resolve = (s: Schema): Schema => {
+      for (let i = 0; s?.$ref && i < 20; i++) s = defs[s.$ref.split('/').pop()!];
+      return s ?? {};
+    };
+    const candidates = () => ['r', 'default', HEAD_A, BASE, 'n1', newUuidV7(), 'agent:fuzz', 'user:viewer', 'src/a.ts', 'P1', 'member', '2026-01-01T00:00:00.000Z', '1', 'abc', 'engineer', 'bug', 'x'];
+    // A value its schema accepts where a simple one does (the first enum value, a candidate matching the pattern).
+    const valid = (raw: Schema, depth = 0): unknown => {
+      const s = resolve(raw);
+      if (s.const !== undefined) return s.const;
+      if (s.enum) return s.enum[0];
+      if (s.anyOf || s.oneOf) return valid((s.anyOf ?? s.oneOf)![0], depth + 1);
+      if (s.allOf) return Object.assign({}, ...s.allOf.map((x) => valid(x, depth + 1)));
+      const t = Array.isArray(s.type) ? s.type[0] : s.type;
+      if (t === 'string') {
+        const re = s.pattern ? new RegExp(s.pattern, 'u') : null;
+        return candidates().find((c) => (!re || re.test(c)) && c.length <= (s.maxLength ?? Infinity) && c.length >= (s.minLength ?? 0)) ?? 'x';
+      }
+      if (t === 'integer' || t === 'number') return Math.max(s.minimum ?? 1, s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : 1);
+      if (t === 'boolean') return true;
+      if (t === 'array') return depth > 4 || !s.minItems ? [] : [valid(s.items ?? {}, depth + 1)];
+      if (t === 'object' || s.properties) return Object.fromEntries((s.required ?? []).map((k) => [k, valid(s.properties?.[k] ?? {}, depth + 1)]));
+      return null;
+    };
+    const hostile: unknown[] = [null, true, -1, 0, 2 ** 53, -(2 ** 63), 1.5, 1e308, '', ' ', 'x'.repeat(70_000), '\u0000', '\ud800', '../../../etc/passwd', '%2e%2e/%00', [], [[[[[]]]]], {}, { constructor: { prototype: {} } }, { toString: 1 }, 'NaN', '-0', '9'.repeat(400), '🙂'.repeat(200), { a: { b: { c: { d: {} } } } }];
+    const paths = (v: unknown, p: string[] = []): string[][] =>
+      v && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).flatMap((k) => [[...p, k], ...paths((v as Record<string, unknown>)[k], [...p, k])]) : [];
+    const setAt = (o: Record<string, unknown>, p: string[], x: unknown): Record<string, unknown> => {
+      const c = JSON.parse(JSON.stringify(o));
+      let t = c;
+      for (const k of p.slice(0, -1)) t = t[k];
+      if (x === undefined) delete t[p[p.length - 1]];
+      else t[p[p.length - 1]] = x;
+      return c;
+    };
+
+    const failures: string[] = [];
+    let calls = 0;
+    const codes = new Map<string, number>();
+    const send = async (token: string | undefined, method: string, params: Record<string, unknown>) => {
+      calls++;
+      let reply: Awaited<ReturnType<typeof postRpc>>;
+      try {
+        reply = await postRpc(fx.server.url, token, { jsonrpc: '2.0', id: calls, method, params });
+      } catch (err) {
+        failures.push(`${method}: no JSON reply (${(err as Error).message})`);
+        return;
+      }
+      const { status, body } = reply;
+      const code: string = body?.error ? (body.error.data?.code ?? `jsonrpc ${body.error.code}`) : body && 'result' in body ? 'ok' : 'malformed';
+      codes.set(code, (codes.get(code) ?? 0) + 1);
+      if (status >= 500 || code === 'internal' || code === 'malformed') failures.push(`${method} ${JSON.stringify(params).slice(0, 200)} → ${status} ${JSON.stringify(body?.error ?? body).slice(0, 200)}`);
+    };
+
+    const fuzzed = methods.filter((m) => !/^rpc\.|watch/i.test(m.name));
+    expect(fuzzed.length).toBeGreaterThan(50);
+    for (const m of fuzzed) {
+      const base: Record<string, unknown> = {};
+      for (const p of m.params) if (p.required || rand() < 0.5) base[p.name] = valid(p.schema);
+      base.workspace_id = 'default';
+      const variants: Array<Record<string, unknown>> = [base, { ...base, notAParameter: 1 }];
+      for (const p of paths(base)) {
+        if (p[0] === 'workspace_id') continue;
+        variants.push(setAt(base, p, undefined));
+        for (let k = 0; k < 2; k++) variants.push(setAt(base, p, hostile[Math.floor(rand() * hostile.length)]));
+      }
+      const keyed = m.params.some((p) => p.name === 'idempotencyKey');
+      for (const v of variants) {
+        // A fresh key unless the variant put a hostile one there: each call is its own command.
+        if (keyed && (v.idempotencyKey === undefined || typeof v.idempotencyKey === 'string')) v.idempotencyKey = newUuidV7();
+        await send(fx.ownerToken, m.name, v);
+      }
+      // The valid-looking call as a viewer and as nobody: refusals, never internal.
+      await send(viewer, m.name, { ...base, ...(keyed ? { idempotencyKey: newUuidV7() } : {}) });
+      await send(undefined, m.name, { ...base, ...(keyed ? { idempotencyKey: newUuidV7() } : {}) });
+    }
+
+    expect(failures).toEqual([]);
+    // The corpus reached past validation: commands ran, refusals on the state came back typed.
+    expect(calls).toBeGreaterThan(1000);
+    expect(codes.get('ok') ?? 0).toBeGreaterThan(50);
+    expect(codes.get('invalid_payload') ?? 0).toBeGreaterThan(300);
+    expect(codes.get('forbidden') ?? 0).toBeGreaterThan(10);
+    // Still answering, and the review it started with is intact.
+    const after = await postRpc(fx.server.url, fx.ownerToken, { jsonrpc: '2.0', id: 'sentinel', method: 'review_studio.verdict', params: { workspace_id: 'default', repoId: 'r', prNumber: 1 } });
+    expect(after.body.result.value.exists).toBe(true);
+  }, 300_000);
+});
