@@ -1,5 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { DomainError, validationError } from '../domain-error';
 import { checkAccess, type CommandEnvelope, type Via } from '../commands/kernel';
 import { isAgent, type Principal } from '../events/envelope';
@@ -40,6 +41,10 @@ async function callerFor(ledger: Ledger, identity: McpIdentity, workspaceId: unk
   return { workspace, principal: identity.principal, role, via: 'cli' };
 }
 
+/** `tools/call` as the SDK routes it; its params are checked by the handler (see there). */
+const TOOL_CALL = z.object({ method: z.literal('tools/call'), params: z.unknown().optional() });
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** An MCP server exposing the agent tools (src/mcp/tools.ts) for one identity. */
 export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
   // A tool result is a response like any other: the same cap as the RPC transports (src/rpc/limits.ts).
@@ -53,11 +58,18 @@ export function buildMcpServer(ledger: Ledger, identity: McpIdentity): Server {
     tools: tools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema as { type: 'object'; properties?: Record<string, object>; required?: string[] } })),
   }));
 
-  // A tool call is one request: the workspace it opens stays open until it is answered.
-  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+  // A tool call is one request: the workspace it opens stays open until it is answered. Registered with a
+  // schema that takes any params: the SDK's Server checks tools/call params itself in the handler it wraps
+  // (-32602 Invalid params), but registered with CallToolRequestSchema the protocol parsed that schema
+  // first and a client's bad params (`arguments: "x"`, `name: 5`) were answered -32603 Internal error.
+  // The checks below answer the same way should the SDK stop checking.
+  server.setRequestHandler(TOOL_CALL, async (req) => {
+    const params = req.params;
+    if (!isRecord(params) || typeof params.name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'params.name: the name of a tool (a string) is required (see tools/list)');
+    if (params.arguments !== undefined && !isRecord(params.arguments)) throw new McpError(ErrorCode.InvalidParams, 'params.arguments: must be an object of named arguments');
     const holds: Array<() => void> = [];
     try {
-      return await callTool(req, holds);
+      return await callTool({ params: { name: params.name, arguments: params.arguments } }, holds);
     } finally {
       for (const release of holds) release();
     }

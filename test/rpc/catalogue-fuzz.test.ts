@@ -129,3 +129,49 @@ describe('the whole RPC catalogue under hostile parameters', () => {
     expect(after.body.result.value.exists).toBe(true);
   }, 300_000);
 });
+
+describe('the MCP tools under hostile arguments', () => {
+  let fx: Awaited<ReturnType<typeof serverFixture>>;
+  beforeAll(async () => {
+    fx = await serverFixture();
+    expect((await command(fx.server.url, fx.ownerToken, 'default', 'requestReview', { repoId: 'r', prNumber: 1, baseSha: BASE, headSha: HEAD_A })).error).toBeUndefined();
+  }, 60_000);
+  afterAll(async () => {
+    await fx?.close();
+  }, 60_000);
+
+  const mcp = async (id: number, method: string, params: unknown) => {
+    const res = await fetch(`${fx.server.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fx.ownerToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    });
+    return { status: res.status, body: JSON.parse(await res.text()) };
+  };
+
+  // Before: `arguments` that is not an object, or a `name` that is not a string, was answered -32603
+  // "Internal error" (the SDK's schema parse failing inside the protocol layer) instead of -32602.
+  test('every tool answers a typed tool error or Invalid params, never an internal error', async () => {
+    const rand = mulberry32(SEED);
+    const tools: Array<{ name: string; inputSchema?: { properties?: Record<string, unknown> } }> = (await mcp(1, 'tools/list', {})).body.result.tools;
+    expect(tools.length).toBeGreaterThan(5);
+    const hostile: unknown[] = [null, true, -1, 0, 2 ** 53, 1.5, '', '\u0000', '\ud800', 'x'.repeat(70_000), '../../etc/passwd', [], {}, { a: { b: {} } }, '🙂'.repeat(50)];
+    const failures: string[] = [];
+    let id = 1;
+    const check = async (params: unknown) => {
+      const { status, body } = await mcp(++id, 'tools/call', params);
+      const toolCode = body.result?.structuredContent?.error?.data?.code;
+      // Invalid params, or (params that are not an object at all) the transport's invalid-message answers.
+      const fine = status < 500 && (body.error ? [-32602, -32600, -32700].includes(body.error.code) : body.result !== undefined && toolCode !== 'internal');
+      if (!fine) failures.push(`${JSON.stringify(params).slice(0, 160)} → ${status} ${JSON.stringify(body.error ?? body.result).slice(0, 200)}`);
+    };
+    for (const t of tools) {
+      for (const args of ['not an object', null, [1, 2], 7]) await check({ name: t.name, arguments: args });
+      for (const p of Object.keys(t.inputSchema?.properties ?? {})) {
+        for (let k = 0; k < 3; k++) await check({ name: t.name, arguments: { workspace_id: 'default', repoId: 'r', prNumber: 1, [p]: hostile[Math.floor(rand() * hostile.length)] } });
+      }
+    }
+    for (const params of [{}, { name: 5 }, { name: 'no_such_tool', arguments: {} }, 'params', null]) await check(params);
+    expect(failures).toEqual([]);
+  }, 120_000);
+});
