@@ -8,6 +8,7 @@ import { writeWebhookSecret } from '../../src/webhooks/secrets';
 import { GitFixture } from '../support/git-fixture';
 import { checkRunCompletedPayload, checkSuiteCompletedPayload, GITHUB_FULL_NAME, pullRequestPayload } from './payloads';
 import { command, serverFixture, tokenFor, WsClient } from '../rpc/support';
+import { mulberry32 } from '../support/prng';
 
 const SECRET = 'it-is-a-test-secret-0123456789';
 
@@ -124,6 +125,68 @@ describe('GitHub webhooks (POST /webhooks/github)', () => {
     const res = await fetch(`${fx.server.url}/webhooks/github?workspace_id=nowhere`, { method: 'POST', headers: { 'x-github-event': 'ping', 'x-github-delivery': randomUUID() }, body: '{}' });
     expect(res.status).toBe(404);
   });
+
+  // A delivery is signed with the repository's secret, so its sender passed the HMAC — but what it carries is
+  // still input: every field of the handled payloads missing or replaced by a hostile value, bodies that
+  // are not objects, odd event names and delivery ids, all correctly signed. Each answer is a typed status
+  // (2xx, 400, 401) with a JSON body, never a 5xx or `internal`, and the review is still readable after.
+  it('answers every correctly signed hostile delivery with a typed status, never internal', async () => {
+    const rand = mulberry32(20261206);
+    const hostile: unknown[] = [null, true, -1, 0, 2 ** 53, 1.5, '', '\u0000', '\ud800', 'x'.repeat(70_000), '../../etc/passwd', [], {}, { a: { b: {} } }, 'ffff', 'a'.repeat(40)];
+    const leaves = (v: unknown, p: string[] = []): string[][] =>
+      v && typeof v === 'object' ? Object.keys(v).flatMap((k) => [[...p, k], ...(p.length < 4 ? leaves((v as Record<string, unknown>)[k], [...p, k]) : [])]) : [];
+    const setAt = (o: object, p: string[], x: unknown): object => {
+      const c = JSON.parse(JSON.stringify(o));
+      let t = c;
+      for (const k of p.slice(0, -1)) t = t[k];
+      if (x === undefined) delete t[p[p.length - 1]];
+      else t[p[p.length - 1]] = x;
+      return c;
+    };
+    const send = async (event: string, body: string, delivery: string = randomUUID()) => {
+      const res = await fetch(`${fx.server.url}/webhooks/github?workspace_id=${fx.workspaceId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': signBody(SECRET, body) }, body });
+      const text = await res.text();
+      let json: any;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, json, text };
+    };
+    const failures: string[] = [];
+    const statuses = new Map<number, number>();
+    const expectTyped = (what: string, r: Awaited<ReturnType<typeof send>>) => {
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      if (r.status >= 500 || r.json === undefined || r.json?.error?.data?.code === 'internal') failures.push(`${what} → ${r.status} ${r.text.slice(0, 200)}`);
+    };
+    const deliveries: Array<[string, object]> = [
+      ['pull_request', prPayload('synchronize', head2)],
+      ['check_run', checkRunCompletedPayload(target.prNumber, head2, 'success')],
+      ['check_suite', checkSuiteCompletedPayload(target.prNumber, head2, 'failure')],
+    ];
+    // The fields the ledger reads, and a sample of the rest (GitHub's example payloads have hundreds).
+    const read = ['action', 'number', 'pull_request.head', 'pull_request.base', 'pull_request.updated_at', 'check_run', 'check_suite'];
+    const sample = (paths: string[][]) => paths.filter((p) => read.some((r) => p.join('.').startsWith(r) && p.length <= 3) || rand() < 0.03);
+    for (const [event, payload] of deliveries) {
+      for (const p of sample(leaves(payload))) {
+        // Not the repository's name: a delivery naming another repo is unsigned for it (401), covered above.
+        if (p[0] === 'repository' && p[1] === 'full_name') continue;
+        expectTyped(`${event} without ${p.join('.')}`, await send(event, JSON.stringify(setAt(payload, p, undefined))));
+        const x = hostile[Math.floor(rand() * hostile.length)];
+        expectTyped(`${event} ${p.join('.')} = ${JSON.stringify(x)?.slice(0, 40)}`, await send(event, JSON.stringify(setAt(payload, p, x))));
+      }
+    }
+    for (const body of ['[]', 'null', '"text"', '7', '{', '{"repository":{"full_name":null}}', JSON.stringify({ repository: repository() })]) {
+      for (const event of ['pull_request', 'check_run', 'ping', 'no_such_event', '', '\u00e9v\u00e9nement']) expectTyped(`${event} ${body.slice(0, 40)}`, await send(event, body));
+    }
+    for (const delivery of ['', 'not-a-uuid', 'x'.repeat(5000), '../../x']) expectTyped(`delivery ${delivery.slice(0, 20)}`, await send('pull_request', JSON.stringify(prPayload('synchronize', head2)), delivery));
+    expect(failures).toEqual([]);
+    // The corpus reached past the signature: some deliveries were refused as payloads, others recorded or ignored.
+    expect(statuses.get(400) ?? 0).toBeGreaterThan(20);
+    expect((statuses.get(200) ?? 0) + (statuses.get(202) ?? 0)).toBeGreaterThan(10);
+    expect((await prState()).exists).toBe(true);
+  }, 120_000);
 });
 
 describe('GitHub webhooks with autoRecompute', () => {
