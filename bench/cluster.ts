@@ -16,7 +16,7 @@ import { Client } from 'pg';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median, round, table } from './support/report';
 import { loadAverage } from './support/abab';
-import { benchNode, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
+import { benchNode, foldCacheOf, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
 
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { total: number }; latency: { p99: number }; non2xx: number; errors: number }>;
 
@@ -81,6 +81,8 @@ interface Figures {
   /** This process's CPU per command: the load generator (autocannon), which shares the two cores. */
   clientCpuMs: number;
   errors: number;
+  /** Loads that found no folded state (the fold cache's misses) per command, all servers of the round. */
+  foldMisses: number;
 }
 
 /** Resolves once the process has used under 5 % of a core over a whole second (at most 120 s). */
@@ -97,6 +99,8 @@ async function settled(pid: number): Promise<void> {
 
 async function round1(servers: Server[], token: string, seconds: number, connections: number, db: boolean): Promise<Figures> {
   const before = servers.map((s) => processCpuMs(s.child.pid!));
+  const missesNow = async () => (await Promise.all(servers.map((s) => foldCacheOf(s.url)))).reduce((a, f) => a + (f?.misses ?? 0), 0);
+  const missesBefore = await missesNow();
   const pgBefore = db ? postgresTicks() : new Map<number, number>();
   const clientBefore = process.cpuUsage();
   const r = await load(
@@ -109,7 +113,8 @@ async function round1(servers: Server[], token: string, seconds: number, connect
   const dbMs = db ? postgresDelta(pgBefore) : 0;
   const client = process.cpuUsage(clientBefore);
   const perCommand = (ms: number) => ms / Math.max(1, r.total);
-  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors };
+  const foldMisses = perCommand((await missesNow()) - missesBefore);
+  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses };
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -200,6 +205,8 @@ export async function main(args: string[]): Promise<void> {
       'server CPU ms/cmd': round(med(c.name, 'serverCpuMs'), 2),
       'PostgreSQL CPU ms/cmd': round(med(c.name, 'dbCpuMs'), 2),
       'client CPU ms/cmd': round(med(c.name, 'clientCpuMs'), 2),
+      // Per round, not a median: a round past the fold cache's budget shows here (a load that missed folds its PR again).
+      'fold-cache misses/cmd per round': figures.get(c.name)!.map((x) => round(x.foldMisses, 3)).join(' '),
       errors: figures.get(c.name)!.reduce((a, x) => a + x.errors, 0),
     }));
     console.log(`bench:cluster — addReviewNode over HTTP, ${connections} connections, ${rounds} rounds of ${seconds}s per configuration, alternating; ${os.cpus().length} cores, Node ${process.version}`);
@@ -232,6 +239,7 @@ export async function main(args: string[]): Promise<void> {
         // min / median / max over the rounds, per configuration (issue #39 item 4), and the paired ratios.
         spreads: Object.fromEntries(configs.map((c) => [c.name, { perSecond: spreadOf(figures.get(c.name)!.map((x) => x.perSecond), 0), p99Ms: spreadOf(figures.get(c.name)!.map((x) => x.p99), 1), serverCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.serverCpuMs), 3), dbCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.dbCpuMs), 3) }])),
         pg1_over_sqlite_per_round: figures.get('pg×1')!.map((x, k) => round(x.perSecond / figures.get('sqlite×1')![k].perSecond, 2)),
+        fold_cache_misses_per_cmd_per_round: Object.fromEntries(configs.map((c) => [c.name, figures.get(c.name)!.map((x) => round(x.foldMisses, 3))])),
         pg2_over_pg1_per_round: perRound,
         load: { start: loadAtStart, end: loadAverage() },
       }),

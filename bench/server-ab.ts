@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median } from './support/report';
-import { benchNode, processCpuMs, rpc, startServeChild } from './support/server-child';
+import { benchNode, foldCacheOf, processCpuMs, rpc, startServeChild } from './support/server-child';
 import { loadAverage } from './support/abab';
 
 // autocannon ships no type declarations; this is the slice of its result the bench reads.
@@ -81,11 +81,15 @@ export async function main(args: string[]): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       for (const side of r % 2 ? [B, A] : [A, B]) {
         const c0 = processCpuMs(side.child.pid!);
+        const f0 = await foldCacheOf(side.url);
         const x = await load(side, seconds, connections);
+        const f1 = await foldCacheOf(side.url);
+        // Past the fold cache's budget its misses climb and each one folds a PR from its first event.
+        const folds = f0 && f1 ? `, fold-cache misses ${f1.misses - f0.misses} (${(f1.bytes / 2 ** 20).toFixed(0)} of ${(f1.budgetBytes / 2 ** 20).toFixed(0)} MiB)` : '';
         const us = ((processCpuMs(side.child.pid!) - c0) * 1000) / Math.max(1, x.total);
         cpu[side.name].push(us);
         rate[side.name].push(x.rate);
-        console.log(`round ${r} ${side.name}: ${Math.round(x.rate)} commands/s, ${us.toFixed(1)} µs server CPU per command, p99 ${x.p99} ms, RSS ${rssMiB(side.child.pid!).toFixed(0)} MiB${x.errors ? `, ${x.errors} errors` : ''}`);
+        console.log(`round ${r} ${side.name}: ${Math.round(x.rate)} commands/s, ${us.toFixed(1)} µs server CPU per command, p99 ${x.p99} ms, RSS ${rssMiB(side.child.pid!).toFixed(0)} MiB${folds}${x.errors ? `, ${x.errors} errors` : ''}`);
       }
     }
     const load1 = loadAverage();

@@ -83,3 +83,12 @@ export function postgresDelta(before: Map<number, number>): number {
   for (const [pid, t] of postgresTicks()) sum += t - (before.get(pid) ?? 0);
   return sum;
 }
+
+/** The server's fold cache totals from /health (misses: loads that folded their stream from the start). */
+export async function foldCacheOf(url: string): Promise<{ states: number; bytes: number; budgetBytes: number; evictions: number; misses: number } | null> {
+  try {
+    return ((await (await fetch(`${url}/health`)).json()) as { foldCache?: { states: number; bytes: number; budgetBytes: number; evictions: number; misses: number } }).foldCache ?? null;
+  } catch {
+    return null;
+  }
+}

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { AUDIT_CHECKPOINTER_SERVICE } from '../audit/checkpointer';
 import { Ledger } from '../ledger';
 import { JOB_SLOTS } from '../compute/job-slots';
+import { foldCache } from '../workspaces/fold-cache';
 
 /** Below this much free space on the data dir's filesystem the embedded store cannot be relied on. */
 export const MIN_FREE_BYTES = 4 * 1024 * 1024;
@@ -68,6 +69,10 @@ export class HealthController {
       ...(workspaces !== undefined ? { workspaces } : {}),
       // Index/compute jobs (compute/job-slots.ts): totals only, no workspace names (this answer is public).
       jobs: jobTotals(),
+      // Folded stream states kept between loads (workspaces/fold-cache.ts): when its states pass the budget,
+      // evictions and misses climb together and commands fold their streams again — the figure to watch
+      // before raising REVIEW_LEDGER_FOLD_CACHE_BYTES. Totals only.
+      foldCache: foldCache.stats(),
     };
   }
 }

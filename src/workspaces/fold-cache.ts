@@ -91,6 +91,8 @@ export class FoldCache {
   private clock = 0;
   private seed = 0x9e3779b9;
   evictions = 0;
+  /** Loads that found no state for their stream (its first use in this process, or evicted since). */
+  misses = 0;
 
   constructor(public maxBytes: number) {}
 
@@ -109,6 +111,7 @@ export class FoldCache {
       e.used = ++this.clock;
       return e;
     }
+    this.misses++;
     e = { revision: -1, state: initial(), lock: Promise.resolve(), bytes: 0, events: 0, measuredAt: 0, used: ++this.clock, slot: this.keys.length };
     this.entries.set(key, e as CachedFold);
     this.keys.push(key);
@@ -186,6 +189,11 @@ export class FoldCache {
       this.keys[slot] = last;
       this.entries.get(last)!.slot = slot;
     }
+  }
+
+  /** Counts for /health: states held, their estimated bytes against the budget, evictions and misses so far. */
+  stats(): { states: number; bytes: number; budgetBytes: number; evictions: number; misses: number } {
+    return { states: this.entries.size, bytes: this.total, budgetBytes: this.maxBytes, evictions: this.evictions, misses: this.misses };
   }
 
   /** Drops every entry whose key starts with `prefix` (a closed workspace's states). */

@@ -6,6 +6,7 @@ import { Ledger } from '../../src/ledger';
 import { loadConfig } from '../../src/config';
 import { startServer } from '../../src/server/bootstrap';
 import { JOB_SLOTS } from '../../src/compute/job-slots';
+import { DEFAULT_FOLD_CACHE_BYTES } from '../../src/workspaces/fold-cache';
 
 describe('HTTP server', () => {
   test('GET /health answers with the store status on 127.0.0.1', async () => {
@@ -19,6 +20,9 @@ describe('HTTP server', () => {
       expect(body).toMatchObject({ status: 'ok', store: { adapter: 'sqlite', synchronous: 'FULL' } });
       // Index/compute job slots as totals (no workspace named on this public endpoint).
       expect(body.jobs).toEqual({ slots: JOB_SLOTS.running, running: 0, waiting: 0 });
+      // The fold cache's totals: a server whose states pass the budget shows evictions and misses climbing.
+      expect(body.foldCache).toEqual({ states: expect.any(Number), bytes: expect.any(Number), budgetBytes: DEFAULT_FOLD_CACHE_BYTES, evictions: expect.any(Number), misses: expect.any(Number) });
+      expect(body.foldCache.bytes).toBeLessThanOrEqual(body.foldCache.budgetBytes);
       // No host path on an unauthenticated endpoint (docs/security.md).
       expect(JSON.stringify(body)).not.toContain(dataDir);
       // The browser's tab icon is served, not a 404 on every page load (issue 38).

@@ -142,12 +142,14 @@ describe('the fold cache: least recently used states out, bounded by bytes', () 
     const c = new FoldCache(95 * size);
     let hits = 0;
     let loads = 0;
+    let misses = 0;
     for (let round = 0; round < 30; round++) {
       for (let pr = 0; pr < 100; pr++) {
         const key = `1\0pr-${pr}`;
         let fresh = false;
         const e = c.entry(key, () => ((fresh = true), state()));
         if (fresh) c.folded(key, e, 1);
+        if (fresh) misses++;
         if (round >= 10) {
           loads++;
           if (!fresh) hits++;
@@ -156,6 +158,11 @@ describe('the fold cache: least recently used states out, bounded by bytes', () 
       }
     }
     expect(hits / loads).toBeGreaterThan(0.6);
+    // What /health reports of it: every load that found no state is a miss, every state pushed out an eviction.
+    const stats = c.stats();
+    expect(stats.misses).toBe(misses);
+    expect(stats.evictions).toBe(stats.misses - stats.states);
+    expect([stats.budgetBytes, stats.bytes <= stats.budgetBytes]).toEqual([95 * size, true]);
     // Recently used states are kept under skewed use: the last five used are all still there.
     for (let pr = 0; pr < 5; pr++) c.entry(`1\0pr-${pr}`, state);
     for (let i = 0; i < 200; i++) {
