@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { GitFixture } from '../support/git-fixture';
-import { buildWebBundle, launchChromium } from './support';
+import { buildWebBundle, launchChromium, png } from './support';
 
 /**
  * Stored markup against the Review page, in Debian chromium: a member (an agent's token, say) writes HTML
@@ -18,6 +18,21 @@ import { buildWebBundle, launchChromium } from './support';
 const MARK = 'window.__pwned';
 const payload = (where: string) => `<img src=x onerror="${MARK}='${where}'"><svg onload="${MARK}='${where}'"></svg><script>${MARK}='${where}'</script>`;
 const FILE = 'src/a"><img src=x onerror=window.__pwned=1>.ts';
+const GOLDEN = 'goldens/b"><img src=x onerror=window.__pwned=2>.png';
+const EVIL_PATH = '/evil<img src=x onerror=window.__pwned=3>';
+/** A spec whose second path (markup in its name) the PR removes: a breaking change naming it. */
+const spec = (withEvil: boolean) => `openapi: 3.0.3
+info: { title: shop, version: 1.0.0 }
+paths:
+  /items:
+    get:
+      responses:
+        '200': { description: items }
+${withEvil ? `  "${EVIL_PATH}":
+    get:
+      responses:
+        '200': { description: "<script>window.__pwned=4</script>" }
+` : ''}`;
 
 describe('Review page: stored markup is shown as text, never run (browser)', () => {
   let server: RunningServer;
@@ -47,9 +62,13 @@ describe('Review page: stored markup is shown as text, never run (browser)', () 
     repo.git('remote', 'add', 'origin', 'git@github.com:acme/shop.git');
     repo.write('src/price.ts', 'export function price(qty: number): number {\n  return qty;\n}\n');
     repo.write(FILE, 'export const a = 1;\n');
+    repo.write('openapi.yaml', spec(true));
+    repo.write(GOLDEN, png(24, 16, [200, 40, 40]));
     const base = repo.commit('base');
     repo.write('src/price.ts', `export function price(qty: number): number {\n  const note = "${payload('code').replace(/"/g, "'")}";\n  return qty * 2;\n}\n`);
     repo.write(FILE, `export const a = 2; // ${payload('code2')}\n`);
+    repo.write('openapi.yaml', spec(false));
+    repo.write(GOLDEN, png(24, 16, [200, 40, 40], { x: 4, y: 4, w: 8, h: 6, rgb: [40, 40, 200] }));
     const head = repo.commit('head');
     server = await startServer({ dataDir, port: 0 });
     owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
@@ -62,6 +81,8 @@ describe('Review page: stored markup is shown as text, never run (browser)', () 
     await command(mallory, 'addReviewNode', { node: node(payload('title').slice(0, 200), { path: 'src/price.ts', startLine: 2, endLine: 2, side: 'RIGHT' }) });
     await command(mallory, 'addReviewNode', { node: node('on the odd file', { path: FILE, startLine: 1, endLine: 1, side: 'RIGHT' }) });
     for (const c of computed.cohorts) await command(mallory, 'setCohortSummary', { cohortKey: c.key, markdown: `**summary** ${payload('summary')}` });
+    // A CI check named with markup, linking to a script URL: shown as text, never as a live javascript: link.
+    await command(mallory, 'recordCiSignal', { name: `<img src=x onerror=window.__pwned=5>`, status: 'completed', conclusion: 'failure', url: 'javascript:window.__pwned=6', headSha: head });
     browser = await launchChromium();
   }, 120_000);
 
@@ -91,7 +112,7 @@ describe('Review page: stored markup is shown as text, never run (browser)', () 
     const found = await page.evaluate(() => ({
       pwned: (window as unknown as { __pwned?: unknown }).__pwned ?? null,
       csp: (window as unknown as { __csp?: string[] }).__csp ?? [],
-      injected: document.querySelectorAll('img[src="x"], svg[onload], [onerror], [onload]').length,
+      injected: document.querySelectorAll('img[src="x"], svg[onload], [onerror], [onload], a[href^="javascript:" i], [src^="javascript:" i]').length,
       scripts: [...document.scripts].filter((s) => s.textContent?.includes('__pwned')).length,
       text: document.body.innerText,
     }));
@@ -101,6 +122,9 @@ describe('Review page: stored markup is shown as text, never run (browser)', () 
     expect(found.text).toContain('a"><img src=x onerror=window.__pwned=1>.ts');
     expect(found.text).toContain(`<script>window.__pwned='summary'</script>`);
     expect(found.text).toContain(`<svg onload=\"window.__pwned='code2'\"></svg>`);
+    expect(found.text).toContain(EVIL_PATH);
+    expect(found.text).toContain('<img src=x onerror=window.__pwned=5>');
+    expect(found.text).toContain('b"><img src=x onerror=window.__pwned=2>.png');
     await ctx.close();
   });
 });
