@@ -1,4 +1,5 @@
 import { newUuidV7 } from '../../src/events/ids';
+import { keyPaths, withValueAt } from '../support/fuzz';
 import { mulberry32 } from '../support/prng';
 import { BASE, HEAD_A } from './support';
 import { command, postRpc, serverFixture } from './support';
@@ -66,16 +67,6 @@ describe('the whole RPC catalogue under hostile parameters', () => {
       return null;
     };
     const hostile: unknown[] = [null, true, -1, 0, 2 ** 53, -(2 ** 63), 1.5, 1e308, '', ' ', 'x'.repeat(70_000), '\u0000', '\ud800', '../../../etc/passwd', '%2e%2e/%00', [], [[[[[]]]]], {}, { constructor: { prototype: {} } }, { toString: 1 }, 'NaN', '-0', '9'.repeat(400), '🙂'.repeat(200), { a: { b: { c: { d: {} } } } }];
-    const paths = (v: unknown, p: string[] = []): string[][] =>
-      v && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).flatMap((k) => [[...p, k], ...paths((v as Record<string, unknown>)[k], [...p, k])]) : [];
-    const setAt = (o: Record<string, unknown>, p: string[], x: unknown): Record<string, unknown> => {
-      const c = JSON.parse(JSON.stringify(o));
-      let t = c;
-      for (const k of p.slice(0, -1)) t = t[k];
-      if (x === undefined) delete t[p[p.length - 1]];
-      else t[p[p.length - 1]] = x;
-      return c;
-    };
 
     const failures: string[] = [];
     let calls = 0;
@@ -102,10 +93,10 @@ describe('the whole RPC catalogue under hostile parameters', () => {
       for (const p of m.params) if (p.required || rand() < 0.5) base[p.name] = valid(p.schema);
       base.workspace_id = 'default';
       const variants: Array<Record<string, unknown>> = [base, { ...base, notAParameter: 1 }];
-      for (const p of paths(base)) {
+      for (const p of keyPaths(base)) {
         if (p[0] === 'workspace_id') continue;
-        variants.push(setAt(base, p, undefined));
-        for (let k = 0; k < 2; k++) variants.push(setAt(base, p, hostile[Math.floor(rand() * hostile.length)]));
+        variants.push(withValueAt(base, p, undefined));
+        for (let k = 0; k < 2; k++) variants.push(withValueAt(base, p, hostile[Math.floor(rand() * hostile.length)]));
       }
       const keyed = m.params.some((p) => p.name === 'idempotencyKey');
       for (const v of variants) {

@@ -8,6 +8,7 @@ import { writeWebhookSecret } from '../../src/webhooks/secrets';
 import { GitFixture } from '../support/git-fixture';
 import { checkRunCompletedPayload, checkSuiteCompletedPayload, GITHUB_FULL_NAME, pullRequestPayload } from './payloads';
 import { command, serverFixture, tokenFor, WsClient } from '../rpc/support';
+import { keyPaths, withValueAt } from '../support/fuzz';
 import { mulberry32 } from '../support/prng';
 
 const SECRET = 'it-is-a-test-secret-0123456789';
@@ -133,16 +134,6 @@ describe('GitHub webhooks (POST /webhooks/github)', () => {
   it('answers every correctly signed hostile delivery with a typed status, never internal', async () => {
     const rand = mulberry32(20261206);
     const hostile: unknown[] = [null, true, -1, 0, 2 ** 53, 1.5, '', '\u0000', '\ud800', 'x'.repeat(70_000), '../../etc/passwd', [], {}, { a: { b: {} } }, 'ffff', 'a'.repeat(40)];
-    const leaves = (v: unknown, p: string[] = []): string[][] =>
-      v && typeof v === 'object' ? Object.keys(v).flatMap((k) => [[...p, k], ...(p.length < 4 ? leaves((v as Record<string, unknown>)[k], [...p, k]) : [])]) : [];
-    const setAt = (o: object, p: string[], x: unknown): object => {
-      const c = JSON.parse(JSON.stringify(o));
-      let t = c;
-      for (const k of p.slice(0, -1)) t = t[k];
-      if (x === undefined) delete t[p[p.length - 1]];
-      else t[p[p.length - 1]] = x;
-      return c;
-    };
     const send = async (event: string, body: string, delivery: string = randomUUID()) => {
       const res = await fetch(`${fx.server.url}/webhooks/github?workspace_id=${fx.workspaceId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': signBody(SECRET, body) }, body });
       const text = await res.text();
@@ -169,12 +160,12 @@ describe('GitHub webhooks (POST /webhooks/github)', () => {
     const read = ['action', 'number', 'pull_request.head', 'pull_request.base', 'pull_request.updated_at', 'check_run', 'check_suite'];
     const sample = (paths: string[][]) => paths.filter((p) => read.some((r) => p.join('.').startsWith(r) && p.length <= 3) || rand() < 0.03);
     for (const [event, payload] of deliveries) {
-      for (const p of sample(leaves(payload))) {
+      for (const p of sample(keyPaths(payload, { maxDepth: 5, arrays: true }))) {
         // Not the repository's name: a delivery naming another repo is unsigned for it (401), covered above.
         if (p[0] === 'repository' && p[1] === 'full_name') continue;
-        expectTyped(`${event} without ${p.join('.')}`, await send(event, JSON.stringify(setAt(payload, p, undefined))));
+        expectTyped(`${event} without ${p.join('.')}`, await send(event, JSON.stringify(withValueAt(payload, p, undefined))));
         const x = hostile[Math.floor(rand() * hostile.length)];
-        expectTyped(`${event} ${p.join('.')} = ${JSON.stringify(x)?.slice(0, 40)}`, await send(event, JSON.stringify(setAt(payload, p, x))));
+        expectTyped(`${event} ${p.join('.')} = ${JSON.stringify(x)?.slice(0, 40)}`, await send(event, JSON.stringify(withValueAt(payload, p, x))));
       }
     }
     for (const body of ['[]', 'null', '"text"', '7', '{', '{"repository":{"full_name":null}}', JSON.stringify({ repository: repository() })]) {
