@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { FoldCache } from '../../src/workspaces/fold-cache';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -84,10 +85,12 @@ export function postgresDelta(before: Map<number, number>): number {
   return sum;
 }
 
+type FoldCacheStats = ReturnType<FoldCache['stats']>;
+
 /** The server's fold cache totals from /health (misses: loads that folded their stream from the start). */
-export async function foldCacheOf(url: string): Promise<{ states: number; bytes: number; budgetBytes: number; evictions: number; misses: number } | null> {
+export async function foldCacheOf(url: string): Promise<FoldCacheStats | null> {
   try {
-    return ((await (await fetch(`${url}/health`)).json()) as { foldCache?: { states: number; bytes: number; budgetBytes: number; evictions: number; misses: number } }).foldCache ?? null;
+    return ((await (await fetch(`${url}/health`)).json()) as { foldCache?: FoldCacheStats }).foldCache ?? null;
   } catch {
     return null;
   }
