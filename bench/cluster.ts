@@ -6,8 +6,9 @@
 //   sqlite×1 one server on SQLite (NORMAL, as the PostgreSQL servers run synchronous_commit=off)
 // Load: addReviewNode over HTTP JSON-RPC (autocannon, `connections` concurrent), each configuration on its own
 // 100 PRs of one workspace.
-// Per configuration: commands/s, p99 latency, and CPU per command of the servers and of PostgreSQL
-// (every `postgres` process's utime+stime from /proc, counted over the round), medians over the rounds.
+// Per configuration: commands/s, p99 latency, CPU per command of the servers and of PostgreSQL (every `postgres`
+// process's utime+stime from /proc, counted over the round) and the servers' main threads preempted per command
+// (/proc/<pid>/status), medians over the rounds.
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -17,7 +18,7 @@ import { Client } from 'pg';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median, round, table } from './support/report';
 import { loadAverage } from './support/abab';
-import { benchNode, foldCacheOf, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
+import { benchNode, foldCacheOf, involuntarySwitches, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
 
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { total: number }; latency: { p99: number }; non2xx: number; errors: number }>;
 
@@ -90,6 +91,8 @@ interface Figures {
   errors: number;
   /** Loads that found no folded state (the fold cache's misses) per command, all servers of the round. */
   foldMisses: number;
+  /** Times a server's main thread was preempted, per command, all servers of the round (involuntarySwitches). */
+  preemptions: number;
 }
 
 /** Resolves once the process has used under 5 % of a core over a whole second (at most 120 s). */
@@ -106,6 +109,7 @@ async function settled(pid: number): Promise<void> {
 
 async function round1(servers: Server[], token: string, seconds: number, connections: number, db: boolean, firstPr: number): Promise<Figures> {
   const before = servers.map((s) => processCpuMs(s.child.pid!));
+  const switchesBefore = servers.map((s) => involuntarySwitches(s.child.pid!));
   const missesNow = async () => (await Promise.all(servers.map((s) => foldCacheOf(s.url)))).reduce((a, f) => a + (f?.misses ?? 0), 0);
   const missesBefore = await missesNow();
   const pgBefore = db ? postgresTicks() : new Map<number, number>();
@@ -118,11 +122,12 @@ async function round1(servers: Server[], token: string, seconds: number, connect
     firstPr,
   );
   const serverMs = servers.reduce((a, s, k) => a + processCpuMs(s.child.pid!) - before[k], 0);
+  const switches = servers.reduce((a, s, k) => a + involuntarySwitches(s.child.pid!) - switchesBefore[k], 0);
   const dbMs = db ? postgresDelta(pgBefore) : 0;
   const client = process.cpuUsage(clientBefore);
   const perCommand = (ms: number) => ms / Math.max(1, r.total);
   const foldMisses = perCommand((await missesNow()) - missesBefore);
-  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses };
+  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses, preemptions: perCommand(switches) };
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -213,6 +218,9 @@ export async function main(args: string[]): Promise<void> {
       'server CPU ms/cmd': round(med(c.name, 'serverCpuMs'), 2),
       'PostgreSQL CPU ms/cmd': round(med(c.name, 'dbCpuMs'), 2),
       'client CPU ms/cmd': round(med(c.name, 'clientCpuMs'), 2),
+      // The servers' main threads taken off a core they could still use, per command: on one 2-core host the
+      // PostgreSQL backend a commit wakes preempts the server (session 54: ~1 per group commit; SQLite ~0.01).
+      'server preemptions/cmd': round(med(c.name, 'preemptions'), 3),
       // Per round, not a median: a round past the fold cache's budget shows here (a load that missed folds its PR again).
       'fold-cache misses/cmd per round': figures.get(c.name)!.map((x) => round(x.foldMisses, 3)).join(' '),
       errors: figures.get(c.name)!.reduce((a, x) => a + x.errors, 0),
@@ -244,6 +252,7 @@ export async function main(args: string[]): Promise<void> {
         pg1_db_cpu_ms: round(med('pg×1', 'dbCpuMs'), 2),
         pg2_db_cpu_ms: round(med('pg×2', 'dbCpuMs'), 2),
         client_cpu_ms: Object.fromEntries(configs.map((c) => [c.name, round(med(c.name, 'clientCpuMs'), 2)])),
+        server_preemptions_per_cmd: Object.fromEntries(configs.map((c) => [c.name, round(med(c.name, 'preemptions'), 3)])),
         // min / median / max over the rounds, per configuration (issue #39 item 4), and the paired ratios.
         spreads: Object.fromEntries(configs.map((c) => [c.name, { perSecond: spreadOf(figures.get(c.name)!.map((x) => x.perSecond), 0), p99Ms: spreadOf(figures.get(c.name)!.map((x) => x.p99), 1), serverCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.serverCpuMs), 3), dbCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.dbCpuMs), 3) }])),
         pg1_over_sqlite_per_round: figures.get('pg×1')!.map((x, k) => round(x.perSecond / figures.get('sqlite×1')![k].perSecond, 2)),

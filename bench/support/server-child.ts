@@ -63,6 +63,20 @@ export function processCpuMs(pid: number): number {
   }
 }
 
+/**
+ * Times the process's main thread was taken off the CPU while it could still run (`nonvoluntary_ctxt_switches`
+ * of /proc/<pid>/status: the thread-group leader, i.e. the event loop's thread); 0 once the process is gone.
+ * Under load on a shared host this counts the server being preempted — e.g. by the PostgreSQL backend its
+ * commit wakes on the same core.
+ */
+export function involuntarySwitches(pid: number): number {
+  try {
+    return Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** Every `postgres` process now, with its CPU so far (ms). */
 export function postgresTicks(): Map<number, number> {
   const out = new Map<number, number>();
