@@ -219,7 +219,7 @@ export async function main(args: string[]): Promise<void> {
       'PostgreSQL CPU ms/cmd': round(med(c.name, 'dbCpuMs'), 2),
       'client CPU ms/cmd': round(med(c.name, 'clientCpuMs'), 2),
       // The servers' main threads taken off a core they could still use, per command: on one 2-core host the
-      // PostgreSQL backend a commit wakes preempts the server (session 54: ~1 per group commit; SQLite ~0.01).
+      // PostgreSQL backend a commit wakes most likely preempts the server (session 54: ~1 per group commit; SQLite ~0.01).
       'server preemptions/cmd': round(med(c.name, 'preemptions'), 3),
       // Per round, not a median: a round past the fold cache's budget shows here (a load that missed folds its PR again).
       'fold-cache misses/cmd per round': figures.get(c.name)!.map((x) => round(x.foldMisses, 3)).join(' '),
