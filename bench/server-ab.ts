@@ -2,7 +2,7 @@
 // Two `review-ledger serve` children side by side — each from its own checkout (e.g. main and a branch in
 // a git worktree), or one checkout with different CLI / node flags — under the same load: addReviewNode over
 // HTTP (autocannon, 50 connections unless --connections) on 100 PRs, in rounds alternating A B / B A. Per round: commands/s, p99,
-// server CPU per command (/proc/<pid>/stat: every thread, exited ones too) and RSS; at the end the paired
+// server CPU per command (/proc/<pid>/stat: every thread, exited ones too), the main thread's preemptions per command and RSS; at the end the paired
 // ratio B/A of CPU per command. Both servers grow the same history, so a slowdown with the log's size shows
 // on both sides at the same round (how the fold cache's LRU cliff was found, bench/RESULTS.md 2026-12-05).
 import type { ChildProcess } from 'node:child_process';
@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median } from './support/report';
-import { benchNode, foldCacheOf, processCpuMs, rpc, startServeChild } from './support/server-child';
+import { benchNode, foldCacheOf, involuntarySwitches, processCpuMs, rpc, startServeChild } from './support/server-child';
 import { loadAverage } from './support/abab';
 
 // autocannon ships no type declarations; this is the slice of its result the bench reads.
@@ -81,15 +81,18 @@ export async function main(args: string[]): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       for (const side of r % 2 ? [B, A] : [A, B]) {
         const c0 = processCpuMs(side.child.pid!);
+        const s0 = involuntarySwitches(side.child.pid!);
         const f0 = await foldCacheOf(side.url);
         const x = await load(side, seconds, connections);
         const f1 = await foldCacheOf(side.url);
         // Past the fold cache's budget its misses climb and each one folds a PR from its first event.
         const folds = f0 && f1 ? `, fold-cache misses ${f1.misses - f0.misses} (${(f1.bytes / 2 ** 20).toFixed(0)} of ${(f1.budgetBytes / 2 ** 20).toFixed(0)} MiB)` : '';
         const us = ((processCpuMs(side.child.pid!) - c0) * 1000) / Math.max(1, x.total);
+        // The main thread taken off a core it could use (e.g. by a co-located PostgreSQL backend), per command.
+        const preempted = (involuntarySwitches(side.child.pid!) - s0) / Math.max(1, x.total);
         cpu[side.name].push(us);
         rate[side.name].push(x.rate);
-        console.log(`round ${r} ${side.name}: ${Math.round(x.rate)} commands/s, ${us.toFixed(1)} µs server CPU per command, p99 ${x.p99} ms, RSS ${rssMiB(side.child.pid!).toFixed(0)} MiB${folds}${x.errors ? `, ${x.errors} errors` : ''}`);
+        console.log(`round ${r} ${side.name}: ${Math.round(x.rate)} commands/s, ${us.toFixed(1)} µs server CPU per command, p99 ${x.p99} ms, preempted ${preempted.toFixed(3)}/command, RSS ${rssMiB(side.child.pid!).toFixed(0)} MiB${folds}${x.errors ? `, ${x.errors} errors` : ''}`);
       }
     }
     const load1 = loadAverage();
