@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { GitFixture } from '../support/git-fixture';
-import { ARTIFACTS, axeSeriousViolations, buildWebBundle, launchChromium } from './support';
+import { ARTIFACTS, axeSeriousViolations, buildWebBundle, launchChromium, rpcClient } from './support';
 
 const RLO = '\u202e';
 /** A line highlight.js would take seconds over (quadratic on a long identifier): shown plain. */
@@ -34,17 +34,7 @@ describe('Review page: the code, findings inline (browser)', () => {
   const ids: Record<string, string> = {};
   let cohortKey = '';
 
-  const rpc = async (token: string, method: string, params: Record<string, unknown>) => {
-    const res = await fetch(`${server.url}/rpc`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: ws, ...params } }),
-    });
-    const reply = await res.json();
-    if (reply.error) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
-    return reply.result;
-  };
-  const command = (token: string, method: string, payload: Record<string, unknown>) => rpc(token, method, { idempotencyKey: newUuidV7(), ...target, ...payload });
+  const { rpc, command } = rpcClient(() => server.url, ws, target);
   const tokenFor = async (principal: string, role: string) => {
     await rpc(owner, 'addMember', { idempotencyKey: newUuidV7(), principal, role });
     return (await rpc(owner, 'issueToken', { idempotencyKey: newUuidV7(), principal, role })).result.token as string;

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { GitFixture } from '../support/git-fixture';
-import { buildWebBundle, launchChromium, png } from './support';
+import { buildWebBundle, launchChromium, png, rpcClient } from './support';
 
 /**
  * Stored markup against the Review page, in Debian chromium: a member (an agent's token, say) writes HTML
@@ -43,17 +43,7 @@ describe('Review page: stored markup is shown as text, never run (browser)', () 
   const ws = 'default';
   const target = { repoId: 'shop', prNumber: 3 };
 
-  const rpc = async (token: string, method: string, params: Record<string, unknown>) => {
-    const res = await fetch(`${server.url}/rpc`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: ws, ...params } }),
-    });
-    const reply = await res.json();
-    if (reply.error) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
-    return reply.result;
-  };
-  const command = (token: string, method: string, payload: Record<string, unknown>) => rpc(token, method, { idempotencyKey: newUuidV7(), ...target, ...payload });
+  const { rpc, command } = rpcClient(() => server.url, ws, target);
 
   beforeAll(async () => {
     buildWebBundle();

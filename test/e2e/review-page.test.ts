@@ -6,7 +6,7 @@ import { closeSharedDiffPools } from '../../src/axes/visual/pool';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { GitFixture } from '../support/git-fixture';
-import { ARTIFACTS, buildWebBundle, CuttableProxy, launchChromium, OPENAPI_BASE, OPENAPI_HEAD, png } from './support';
+import { ARTIFACTS, buildWebBundle, CuttableProxy, launchChromium, OPENAPI_BASE, OPENAPI_HEAD, png, rpcClient } from './support';
 
 /**
  * The Review page in a real browser (Debian chromium through playwright-core) against a real server on a
@@ -31,17 +31,7 @@ describe('Review page (browser)', () => {
   const target = { repoId: 'shop', prNumber: 1 };
   const ids: Record<string, string> = {};
 
-  const rpc = async (token: string, method: string, params: Record<string, unknown>) => {
-    const res = await fetch(`${server.url}/rpc`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: ws, ...params } }),
-    });
-    const reply = await res.json();
-    if (reply.error) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
-    return reply.result;
-  };
-  const command = (token: string, method: string, payload: Record<string, unknown>) => rpc(token, method, { idempotencyKey: newUuidV7(), ...target, ...payload });
+  const { rpc, command } = rpcClient(() => server.url, ws, target);
   // Principals are provisioned, never asserted: add the member, then issue its token.
   const tokenFor = async (principal: string, role: string) => {
     await rpc(owner, 'addMember', { idempotencyKey: newUuidV7(), principal, role });

@@ -4,6 +4,27 @@ import { execFileSync } from 'node:child_process';
 import * as net from 'node:net';
 import { PNG } from 'pngjs';
 import { chromium, type Browser } from 'playwright-core';
+import { newUuidV7 } from '../../src/events/ids';
+
+/**
+ * JSON-RPC over HTTP to a test's server, as the page's own clients call it: `rpc` answers the result or throws
+ * with the error, `command` adds a fresh idempotency key and the PR `target`. `urlOf` is read per call (the
+ * server starts in beforeAll).
+ */
+export function rpcClient(urlOf: () => string, workspace: string, target: Record<string, unknown>) {
+  const rpc = async (token: string, method: string, params: Record<string, unknown>) => {
+    const res = await fetch(`${urlOf()}/rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: workspace, ...params } }),
+    });
+    const reply = await res.json();
+    if (reply.error) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
+    return reply.result;
+  };
+  const command = (token: string, method: string, payload: Record<string, unknown>) => rpc(token, method, { idempotencyKey: newUuidV7(), ...target, ...payload });
+  return { rpc, command };
+}
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
