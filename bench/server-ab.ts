@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median } from './support/report';
-import { benchNode, foldCacheOf, involuntarySwitches, processCpuMs, rpc, startServeChild } from './support/server-child';
+import { benchNode, foldCacheOf, involuntarySwitches, processCpuMs, procStatus, rpc, startServeChild } from './support/server-child';
 import { loadAverage } from './support/abab';
 
 // autocannon ships no type declarations; this is the slice of its result the bench reads.
@@ -62,7 +62,7 @@ async function load(side: Side, seconds: number, connections: number): Promise<{
   return { total: r.requests.total, rate: r.requests.average, p99: r.latency.p99, errors };
 }
 
-const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const rssMiB = (pid: number): number => procStatus(pid, 'VmRSS') / 1024;
 
 export async function main(args: string[]): Promise<void> {
   const [rootA, rootB] = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));

@@ -70,8 +70,13 @@ export function processCpuMs(pid: number): number {
  * commit wakes on the same core.
  */
 export function involuntarySwitches(pid: number): number {
+  return procStatus(pid, 'nonvoluntary_ctxt_switches');
+}
+
+/** A numeric field of /proc/<pid>/status (e.g. `VmRSS`, in kB); 0 once the process is gone. */
+export function procStatus(pid: number, field: string): number {
   try {
-    return Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   } catch {
     return 0;
   }
