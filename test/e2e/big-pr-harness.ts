@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { GitFixture } from '../support/git-fixture';
+import { rpcClient } from './support';
 
 /**
  * The 300-file PR of issue 16 on a real server, and the measurements taken of it in a real Chromium —
@@ -47,16 +48,8 @@ export async function startBigPr(): Promise<BigPrServer> {
   const shortstat = repo.git('diff', '--shortstat', base, head).trim();
   const server = await startServer({ dataDir, port: 0 });
   const token = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
-  const rpc = async (method: string, params: Record<string, unknown>) => {
-    const res = await fetch(`${server.url}/rpc`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { workspace_id: WORKSPACE, ...params } }),
-    });
-    const reply = await res.json();
-    if (reply.error) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
-    return reply.result;
-  };
+  const client = rpcClient(() => server.url, WORKSPACE, {});
+  const rpc = (method: string, params: Record<string, unknown>) => client.rpc(token, method, params);
   await rpc('registerRepo', { idempotencyKey: newUuidV7(), repoId: BIG.repoId, path: repo.dir });
   await rpc('requestReview', { idempotencyKey: newUuidV7(), ...BIG, baseSha: base, headSha: head });
   await rpc('requestReview', { idempotencyKey: newUuidV7(), ...SMALL, baseSha: base, headSha: smallHead });
