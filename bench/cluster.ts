@@ -8,7 +8,8 @@
 // 100 PRs of one workspace.
 // Per configuration: commands/s, p99 latency, CPU per command of the servers and of PostgreSQL (every `postgres`
 // process's utime+stime from /proc, counted over the round) and the servers' main threads preempted per command
-// (/proc/<pid>/status), medians over the rounds.
+// (/proc/<pid>/status), and the bench database's backends running a statement and waiting for a lock
+// (pg_stat_activity, sampled), medians over the rounds.
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -93,6 +94,9 @@ interface Figures {
   foldMisses: number;
   /** Times a server's main thread was preempted, per command, all servers of the round (involuntarySwitches). */
   preemptions: number;
+  /** Mean backends of the bench database running a statement, and of those waiting for a lock (sampleBackends). */
+  dbActive: number;
+  dbLockWaits: number;
 }
 
 /** Resolves once the process has used under 5 % of a core over a whole second (at most 120 s). */
@@ -107,13 +111,43 @@ async function settled(pid: number): Promise<void> {
   }
 }
 
-async function round1(servers: Server[], token: string, seconds: number, connections: number, db: boolean, firstPr: number): Promise<Figures> {
+/**
+ * What the bench database's backends are doing over a round, sampled every SAMPLE_MS from pg_stat_activity
+ * (no extension needed): the mean number running a statement, and of those the mean number waiting for a
+ * lock — on this workload the workspace's head row, which every group commit locks until it commits, so
+ * two servers' commits queue behind each other (the samples cost this process a query per SAMPLE_MS, the
+ * same in every PostgreSQL configuration).
+ */
+const SAMPLE_MS = 25;
+function sampleBackends(db: Client, dbName: string): () => Promise<{ active: number; lockWaits: number }> {
+  let stop = false;
+  let samples = 0;
+  let active = 0;
+  let waits = 0;
+  const loop = (async () => {
+    while (!stop) {
+      const r = await db.query(`SELECT count(*) FILTER (WHERE state = 'active')::int AS active, count(*) FILTER (WHERE state = 'active' AND wait_event_type = 'Lock')::int AS waits FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [dbName]);
+      samples++;
+      active += r.rows[0].active;
+      waits += r.rows[0].waits;
+      await new Promise((res) => setTimeout(res, SAMPLE_MS));
+    }
+  })();
+  return async () => {
+    stop = true;
+    await loop;
+    return { active: active / Math.max(1, samples), lockWaits: waits / Math.max(1, samples) };
+  };
+}
+
+async function round1(servers: Server[], token: string, seconds: number, connections: number, db: { client: Client; name: string } | null, firstPr: number): Promise<Figures> {
   const before = servers.map((s) => processCpuMs(s.child.pid!));
   const switchesBefore = servers.map((s) => involuntarySwitches(s.child.pid!));
   const missesNow = async () => (await Promise.all(servers.map((s) => foldCacheOf(s.url)))).reduce((a, f) => a + (f?.misses ?? 0), 0);
   const missesBefore = await missesNow();
   const pgBefore = db ? postgresTicks() : new Map<number, number>();
   const clientBefore = process.cpuUsage();
+  const backends = db ? sampleBackends(db.client, db.name) : null;
   const r = await load(
     servers.map((s) => s.url),
     token,
@@ -121,13 +155,14 @@ async function round1(servers: Server[], token: string, seconds: number, connect
     connections,
     firstPr,
   );
+  const sampled = backends ? await backends() : { active: 0, lockWaits: 0 };
   const serverMs = servers.reduce((a, s, k) => a + processCpuMs(s.child.pid!) - before[k], 0);
   const switches = servers.reduce((a, s, k) => a + involuntarySwitches(s.child.pid!) - switchesBefore[k], 0);
   const dbMs = db ? postgresDelta(pgBefore) : 0;
   const client = process.cpuUsage(clientBefore);
   const perCommand = (ms: number) => ms / Math.max(1, r.total);
   const foldMisses = perCommand((await missesNow()) - missesBefore);
-  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses, preemptions: perCommand(switches) };
+  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses, preemptions: perCommand(switches), dbActive: sampled.active, dbLockWaits: sampled.lockWaits };
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -150,6 +185,7 @@ export async function main(args: string[]): Promise<void> {
     fs.writeFileSync(auditKey, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     const serverKey = path.join(tmp, 'server.key');
     fs.writeFileSync(serverKey, randomBytes(32), { mode: 0o600 });
+    const sampler = { client: admin, name: dbName };
     const pgArgs = ['--store', 'postgres', '--database-url', dbUrl.toString(), '--synchronous', 'NORMAL', '--audit-key-file', auditKey, '--server-key-file', serverKey];
     // --server-cpu-prof DIR: both PostgreSQL servers write a V8 CPU profile on exit (B serves only in pg×2).
     const cpuProf = argValue(args, '--server-cpu-prof');
@@ -166,9 +202,9 @@ export async function main(args: string[]): Promise<void> {
       for (let pr = first; pr < first + count; pr++) await rpc(url, token, 'requestReview', { workspace_id: 'default', idempotencyKey: newUuidV7(), repoId: REPO, prNumber: pr, baseSha: 'c'.repeat(40), headSha: 'a'.repeat(40) });
     }
     // One warm-up round each (JIT, caches), not counted.
-    await round1([pgA], pgToken, 2, connections, false, PG1_PRS);
-    await round1([pgA, pgB], pgToken, 2, connections, false, PG2_PRS);
-    await round1([lite], liteToken, 2, connections, false, PG1_PRS);
+    await round1([pgA], pgToken, 2, connections, null, PG1_PRS);
+    await round1([pgA, pgB], pgToken, 2, connections, null, PG2_PRS);
+    await round1([lite], liteToken, 2, connections, null, PG1_PRS);
     // pg×1 is one server: B is stopped for its rounds and started again (warmed up) for pg×2's. A second
     // server that listens is announced to even while it serves nothing, and a server alone on the channel
     // announces nothing once it has heard nobody for ALONE_AFTER_MS (5 s): pg×1 waits that out.
@@ -187,7 +223,7 @@ export async function main(args: string[]): Promise<void> {
       // read the log from their checkpoints): measured, that catch-up was pg×2's, and it grew round by
       // round with the log (pg×2 / pg×1 per round 0.60 0.54 0.47 0.37 0.42). Steady state is measured.
       await settled(b.child.pid!);
-      await round1([pgA, b], pgToken, 2, connections, false, PG2_PRS);
+      await round1([pgA, b], pgToken, 2, connections, null, PG2_PRS);
       return b;
     };
     const configs: Array<{ name: string; run: () => Promise<Figures> }> = [
@@ -195,11 +231,11 @@ export async function main(args: string[]): Promise<void> {
         name: 'pg×1',
         run: async () => {
           await stopB();
-          return round1([pgA], pgToken, seconds, connections, true, PG1_PRS);
+          return round1([pgA], pgToken, seconds, connections, sampler, PG1_PRS);
         },
       },
-      { name: 'pg×2', run: async () => round1([pgA, await startB()], pgToken, seconds, connections, true, PG2_PRS) },
-      { name: 'sqlite×1', run: () => round1([lite], liteToken, seconds, connections, false, PG1_PRS) },
+      { name: 'pg×2', run: async () => round1([pgA, await startB()], pgToken, seconds, connections, sampler, PG2_PRS) },
+      { name: 'sqlite×1', run: () => round1([lite], liteToken, seconds, connections, null, PG1_PRS) },
     ];
     const figures = new Map<string, Figures[]>(configs.map((c) => [c.name, []]));
     for (let r = 0; r < rounds; r++) {
@@ -221,6 +257,9 @@ export async function main(args: string[]): Promise<void> {
       // The servers' main threads taken off a core they could still use, per command: on one 2-core host the
       // PostgreSQL backend a commit wakes most likely preempts the server (session 54: ~1 per group commit; SQLite ~0.01).
       'server preemptions/cmd': round(med(c.name, 'preemptions'), 3),
+      // Backends running a statement, and waiting for a lock (the workspace's head row, held by each group
+      // commit until it commits): two servers' commits wait for each other's.
+      'PG backends active / lock-waiting': c.name === 'sqlite×1' ? '' : `${round(med(c.name, 'dbActive'), 2)} / ${round(med(c.name, 'dbLockWaits'), 2)}`,
       // Per round, not a median: a round past the fold cache's budget shows here (a load that missed folds its PR again).
       'fold-cache misses/cmd per round': figures.get(c.name)!.map((x) => round(x.foldMisses, 3)).join(' '),
       errors: figures.get(c.name)!.reduce((a, x) => a + x.errors, 0),
@@ -253,6 +292,8 @@ export async function main(args: string[]): Promise<void> {
         pg2_db_cpu_ms: round(med('pg×2', 'dbCpuMs'), 2),
         client_cpu_ms: Object.fromEntries(configs.map((c) => [c.name, round(med(c.name, 'clientCpuMs'), 2)])),
         server_preemptions_per_cmd: Object.fromEntries(configs.map((c) => [c.name, round(med(c.name, 'preemptions'), 3)])),
+        pg_backends_active: { 'pg×1': round(med('pg×1', 'dbActive'), 2), 'pg×2': round(med('pg×2', 'dbActive'), 2) },
+        pg_backends_lock_waiting: { 'pg×1': round(med('pg×1', 'dbLockWaits'), 2), 'pg×2': round(med('pg×2', 'dbLockWaits'), 2) },
         // min / median / max over the rounds, per configuration (issue #39 item 4), and the paired ratios.
         spreads: Object.fromEntries(configs.map((c) => [c.name, { perSecond: spreadOf(figures.get(c.name)!.map((x) => x.perSecond), 0), p99Ms: spreadOf(figures.get(c.name)!.map((x) => x.p99), 1), serverCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.serverCpuMs), 3), dbCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.dbCpuMs), 3) }])),
         pg1_over_sqlite_per_round: figures.get('pg×1')!.map((x, k) => round(x.perSecond / figures.get('sqlite×1')![k].perSecond, 2)),
