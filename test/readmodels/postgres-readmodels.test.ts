@@ -81,6 +81,44 @@ whenPostgres('postgres read models', () => {
       await Promise.all(pools.map((p) => p.end()));
     }
   });
+  test('two processes on one schema: one folds each model under its lease while the other follows its checkpoint and answers the same; when the folder is gone, the other folds', async () => {
+    const schema = uniqueSchema('rl_rm_lease');
+    schemas.push(schema);
+    const a = await open(schema, fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-pg-lease-a-')));
+    const b = await open(schema, fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-pg-lease-b-')));
+    let aOpen = true;
+    try {
+      const log = [...generateLog({ seed: 23, prs: 8, principals: 6, events: 1200 })];
+      await appendLog(a.store, log.slice(0, 600), 20);
+      const hostA = readModelHost(a)!;
+      await hostA.settle();
+      const hostB = readModelHost(b)!;
+      const commitsOfB = jest.spyOn(hostB.storage, 'commit');
+      const input = auditQuery.input.parse({ order: 'desc', limit: 1000 });
+      // B answers at A's checkpoint without folding anything itself.
+      await hostB.settle();
+      const head = await b.store.headPosition();
+      expect(await auditFromRows(hostB.storage, (await hostB.readySlot('audit', head))!, input, head)).toEqual((await foldQuery(auditQuery, b, input)).value);
+      expect(commitsOfB).not.toHaveBeenCalled();
+      // Appends through B (another server's commands): A folds them, B's queries wait for A's checkpoint.
+      await appendLog(b.store, log.slice(600, 900), 20);
+      const later = await b.store.headPosition();
+      expect(await auditFromRows(hostB.storage, (await hostB.readySlot('audit', later))!, input, later)).toEqual((await foldQuery(auditQuery, b, input)).value);
+      expect(commitsOfB).not.toHaveBeenCalled();
+      // A is gone (its lease runs out): B folds what comes next itself, exactly.
+      await hostA.close();
+      await a.close();
+      aOpen = false;
+      await appendLog(b.store, log.slice(900), 20);
+      const last = await b.store.headPosition();
+      expect(await auditFromRows(hostB.storage, (await hostB.readySlot('audit', last))!, input, last)).toEqual((await foldQuery(auditQuery, b, input)).value);
+      expect(commitsOfB).toHaveBeenCalled();
+      await hostB.close();
+    } finally {
+      if (aOpen) await a.close();
+      await b.close();
+    }
+  });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -4,6 +4,7 @@ import type { ApplyTx, ReadModel, Row, TableSpec } from './model';
 import { keyString, ReadModelStorage, Slot, tableName, WriteSet } from './storage';
 import type { BulkBuilder, BulkDialect } from './bulk';
 import { hasUpcasters } from '../../events/upcasters';
+import { randomUUID } from 'node:crypto';
 
 /** Events folded per transaction: big enough to amortize the commit, small enough to keep lag low. */
 const BATCH = 5000;
@@ -30,6 +31,16 @@ const BULK_SHARE_CHUNKS = 2;
 const FIRST_CHUNK_SHARE = 5;
 /** Rows read back by `apply` and kept per slot (members, tokens, …); cleared, not evicted, when full. */
 const CACHE_ROWS = 100_000;
+/**
+ * Storage shared by several processes (PostgreSQL): one of them folds a model's active slot at a time, under a
+ * lease of LEASE_MS that it renews while it folds; the others follow its checkpoint. A process that saw the
+ * lease taken asks again after FOLLOW_RECHECK_MS; a query that has waited IMPATIENT_MS for the holder folds
+ * itself (the checkpoint's compare-and-set keeps that exact: one of the two commits, the other starts again).
+ */
+const LEASE_MS = 3000;
+const FOLLOW_RECHECK_MS = 1000;
+const FOLLOW_POLL_MS = 5;
+const IMPATIENT_MS = 1000;
 
 export interface ReadModelHostOptions {
   batch?: number;
@@ -145,7 +156,12 @@ class ModelRunner {
   private readonly caches = new Map<string, SlotCache>();
   /** Tables `apply` has read rows of (only these are worth caching). */
   private readonly readTables = new Set<string>();
-  private waiters: Array<{ position: number; resolve: () => void; reject: (e: unknown) => void }> = [];
+  private waiters: Array<{ position: number; since: number; resolve: () => void; reject: (e: unknown) => void }> = [];
+  /** Whether this process holds the folding lease (storage.lead), and until when (this process's clock) it need not ask again. */
+  private leading = false;
+  private leadKnownUntil = 0;
+  /** The active slot's rows were written by another process since this one last loaded them: reload before folding. */
+  private followed = false;
   private promoted: Array<() => void> = [];
   onProgress: ((p: RebuildProgress) => void) | null = null;
   private buildStart = { at: 0, from: 0 };
@@ -175,7 +191,7 @@ class ModelRunner {
     return { from, types: b.builder.js.types, where: b.builder.js.where?.(b.dialect) };
   }
 
-  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS, private readonly bulkBuilds = true, private readonly bulkChunk = BULK_CHUNK) {
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS, private readonly bulkBuilds = true, private readonly bulkChunk = BULK_CHUNK, private readonly holder = '') {
     this.specs = new Map(model.tables.map((t) => [t.name, t]));
   }
 
@@ -416,11 +432,52 @@ class ModelRunner {
     });
   }
 
+  /**
+   * Whether this process folds the active slot now: always, unless the storage is shared (storage.lead) and
+   * another process holds the lease — then it follows that process's checkpoint, until a waiter of its own
+   * has waited IMPATIENT_MS (the holder may be gone: its lease runs out after LEASE_MS).
+   */
+  private async folds(now: number): Promise<boolean> {
+    if (!this.storage.lead || !this.holder) return true;
+    if (now >= this.leadKnownUntil) {
+      this.leading = await this.storage.lead(this.model.name, this.holder, LEASE_MS);
+      this.leadKnownUntil = now + (this.leading ? LEASE_MS / 3 : FOLLOW_RECHECK_MS);
+    }
+    return this.leading || this.waiters.some((w) => now - w.since >= IMPATIENT_MS);
+  }
+
+  /** Moves the active slot to the checkpoint the folding process stored; true when it moved. */
+  private async follow(slot: Slot): Promise<boolean> {
+    const stored = await this.storage.position!(slot);
+    if (stored === null) {
+      // Dropped or replaced by another process (a rebuild's promotion): load what is stored now.
+      this.caches.clear();
+      await this.load();
+      return true;
+    }
+    if (stored <= slot.position) return false;
+    slot.position = stored;
+    this.followed = true;
+    return true;
+  }
+
   /** One round over the slots. True when something was folded (call again). */
   async round(): Promise<boolean> {
     if (this.superseded) return false;
     let progressed = false;
-    if (this.active && (await this.step(this.active))) progressed = true;
+    let following = false;
+    if (this.active && !(await this.folds(Date.now()))) {
+      following = true;
+      await this.follow(this.active);
+    } else if (this.active) {
+      if (this.followed) {
+        // Rows cached before another process folded are stale: start from what is stored.
+        this.followed = false;
+        this.caches.clear();
+        await this.load();
+      }
+      if (this.active && (await this.step(this.active))) progressed = true;
+    }
     const b = this.building;
     if (b) {
       if (await this.step(b)) {
@@ -429,6 +486,11 @@ class ModelRunner {
       } else if (this.building && sameSlot(this.building, b)) await this.promote(b);
     }
     this.settleWaiters();
+    if (following && this.waiters.length > 0) {
+      // Queries wait for the folding process's checkpoint: look again shortly (this round holds only this model).
+      await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+      return true;
+    }
     return progressed;
   }
 
@@ -448,7 +510,7 @@ class ModelRunner {
 
   waitFor(position: number): Promise<void> {
     if (this.active && this.active.position >= position) return Promise.resolve();
-    return new Promise((resolve, reject) => this.waiters.push({ position, resolve, reject }));
+    return new Promise((resolve, reject) => this.waiters.push({ position, since: Date.now(), resolve, reject }));
   }
 
   whenPromoted(): Promise<void> {
@@ -523,7 +585,9 @@ export class ReadModelHost {
       }
       return events;
     };
-    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows, options.bulk ?? true, options.bulkChunk));
+    // This host's name on the folding leases of a storage shared by several processes (storage.lead).
+    const holder = randomUUID();
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows, options.bulk ?? true, options.bulkChunk, holder));
     const typed = (store as { readTypedPage?: (after: number, until: number, types: readonly string[], where?: string) => RecordedEvent[] | Promise<RecordedEvent[]> }).readTypedPage;
     this.bulkChunk = options.bulkChunk ?? BULK_CHUNK;
     if (typed) for (const r of this.runners.values()) r.sharedBulkRead = (from, to) => this.sharedBulkRead(typed, r, from, to);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { isStoreDamagedError, touchPrivate } from '../../stores/private-files';
@@ -60,6 +61,15 @@ export interface ReadModelStorage {
    * commits it). Its commit() comes later, with the same statements, once the chunk before landed.
    */
   prepareAhead?(slot: Slot, statements: BulkStatements): void;
+  /**
+   * Storage shared by several processes (PostgreSQL): takes or renews, for `ms`, the lease on folding model
+   * `name` of this workspace for `holder`; false while another holder's lease runs. Without it every server
+   * that answers queries folds every event into the same tables and all but one of them find the
+   * checkpoint moved at commit (measured with two servers: 2,511 such rounds beside 4,360 commits).
+   */
+  lead?(name: string, holder: string, ms: number): Promise<boolean>;
+  /** The stored checkpoint of `slot` (null: the slot is gone): how a process that does not fold follows the one that does. */
+  position?(slot: Pick<Slot, 'name' | 'version' | 'generation'>): Promise<number | null>;
   /** Marks `winner` ready and drops `losers` in one transaction (blue/green flip). */
   promote(winner: Slot, specs: TableSpec[], losers: Array<{ slot: Slot; specs: TableSpec[] | null }>): Promise<void>;
   query(sql: string, params: unknown[]): Promise<Row[]>;
@@ -432,9 +442,26 @@ const numbered = (sql: string): string => {
   return sql.replace(/\?/g, () => `$${++n}`);
 };
 
+/**
+ * The name of a PostgreSQL prepared statement for `text` (node-postgres prepares it once per pooled connection).
+ * A read model's commit runs the same few statements per table on every round: parsed and planned each time,
+ * they were most of what the read models cost PostgreSQL. The texts are finite (a few per table and slot),
+ * a table's name carries its model's version and generation, so a statement never outlives its table's shape.
+ */
+const preparedNames = new Map<string, string>();
+function preparedName(text: string): string {
+  let name = preparedNames.get(text);
+  if (!name) preparedNames.set(text, (name = `rm_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`));
+  return name;
+}
+
+/** Which process folds each model of a workspace now (PostgresReadModelStorage.lead). */
+const LEASES = 'rm_leases';
+
 export class PostgresReadModelStorage implements ReadModelStorage {
   readonly kind = 'postgres';
   private ready: Promise<void> | null = null;
+  private leasesReady: Promise<void> | null = null;
   private readonly s: string;
 
   /** `createSchema`: the KurrentDB catalogue's schema may not exist yet (the event store's always does, and CREATE SCHEMA needs a privilege the store's user may lack). */
@@ -447,8 +474,8 @@ export class PostgresReadModelStorage implements ReadModelStorage {
   }
 
   /** A query of this storage: a lost connection is the retryable store_unavailable, never `internal`. */
-  private pg(text: string, params?: unknown[]) {
-    return this.pool.query(text, params).catch((err) => {
+  private pg(text: string, params?: unknown[], prepared = false) {
+    return this.pool.query(prepared ? { name: preparedName(text), text, values: params } : { text, values: params }).catch((err) => {
       throw unavailable(err);
     });
   }
@@ -471,14 +498,45 @@ export class PostgresReadModelStorage implements ReadModelStorage {
     return (await this.pg(`SELECT * FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 ORDER BY version, generation`, [this.workspaceId, name])).rows.map(slotOf);
   }
 
-  private async tx<T>(fn: (q: (sql: string, params?: unknown[]) => Promise<Row[]>) => Promise<T>): Promise<T> {
+  /** The leases table, made once per schema like the checkpoints. */
+  private initLeases(): Promise<void> {
+    this.leasesReady ??= ensureSideTable(this.pool, this.s.slice(1, -1), LEASES, [
+      `CREATE TABLE IF NOT EXISTS ${this.s}.${LEASES} (workspace_id text NOT NULL, name text NOT NULL, holder text NOT NULL, until timestamptz NOT NULL, PRIMARY KEY (workspace_id, name))`,
+    ]).catch((err) => {
+      this.leasesReady = null;
+      throw unavailable(err);
+    });
+    return this.leasesReady;
+  }
+
+  async lead(name: string, holder: string, ms: number): Promise<boolean> {
+    // The schema first (the KurrentDB catalogue's may not exist yet), then the table.
+    await this.init();
+    await this.initLeases();
+    // The database's clock decides expiry: the processes' clocks may differ.
+    const t = `${this.s}.${LEASES}`;
+    const taken = await this.pg(
+      `INSERT INTO ${t} (workspace_id, name, holder, until) VALUES ($1, $2, $3, clock_timestamp() + $4 * interval '1 millisecond')
+       ON CONFLICT (workspace_id, name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until WHERE ${t}.holder = EXCLUDED.holder OR ${t}.until < clock_timestamp() RETURNING 1`,
+      [this.workspaceId, name, holder, ms],
+    );
+    return taken.rowCount === 1;
+  }
+
+  async position(slot: Pick<Slot, 'name' | 'version' | 'generation'>): Promise<number | null> {
+    await this.init();
+    const r = await this.pg(`SELECT position FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 AND version = $3 AND generation = $4`, [this.workspaceId, slot.name, slot.version, slot.generation], true);
+    return r.rows.length ? Number(r.rows[0].position) : null;
+  }
+
+  private async tx<T>(fn: (q: (sql: string, params?: unknown[], prepared?: boolean) => Promise<Row[]>) => Promise<T>): Promise<T> {
     await this.init();
     const client = await this.pool.connect().catch((err) => {
       throw unavailable(err);
     });
     try {
       await client.query('BEGIN');
-      const out = await fn(async (sql, params) => (await client.query(sql, params)).rows);
+      const out = await fn(async (sql, params, prepared) => (await client.query(prepared ? { name: preparedName(sql), text: sql, values: params } : { text: sql, values: params })).rows);
       await client.query('COMMIT');
       return out;
     } catch (err) {
@@ -519,13 +577,13 @@ export class PostgresReadModelStorage implements ReadModelStorage {
 
   async getRow(slot: Slot, spec: TableSpec, key: Row): Promise<Row | undefined> {
     const where = spec.key.map((k, i) => `${k} = $${i + 2}`).join(' AND ');
-    return (await this.pg(`SELECT * FROM ${this.t(slot, spec.name)} WHERE workspace_id = $1 AND ${where}`, [this.workspaceId, ...spec.key.map((k) => key[k])])).rows[0] as Row | undefined;
+    return (await this.pg(`SELECT * FROM ${this.t(slot, spec.name)} WHERE workspace_id = $1 AND ${where}`, [this.workspaceId, ...spec.key.map((k) => key[k])], true)).rows[0] as Row | undefined;
   }
 
   async getRows(slot: Slot, spec: TableSpec, keys: Row[]): Promise<Row[]> {
     if (keys.length === 0) return [];
     const sql = `SELECT * FROM ${this.t(slot, spec.name)} WHERE workspace_id = $1 AND (${spec.key.join(', ')}) IN (SELECT * FROM unnest(${spec.key.map((k, i) => `$${i + 2}::${PG_ARRAY[spec.columns[k]]}`).join(', ')}))`;
-    return (await this.pg(sql, [this.workspaceId, ...spec.key.map((k) => keys.map((r) => r[k]))])).rows as Row[];
+    return (await this.pg(sql, [this.workspaceId, ...spec.key.map((k) => keys.map((r) => r[k]))], true)).rows as Row[];
   }
 
   bulkDialect(slot: Slot): BulkDialect | null {
@@ -538,7 +596,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
       // Derived rows, like SQLite's synchronous=NORMAL above: the commit does not wait for its WAL
       // flush (SET LOCAL, folded into the checkpoint read to save a round trip). A crash may lose the
       // last batches — rows and checkpoint together — which are then folded again.
-      const stored = await q(`SELECT set_config('synchronous_commit', 'off', true), position FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 AND version = $3 AND generation = $4 FOR UPDATE`, [this.workspaceId, slot.name, slot.version, slot.generation]);
+      const stored = await q(`SELECT set_config('synchronous_commit', 'off', true), position FROM ${this.s}.${CHECKPOINTS} WHERE workspace_id = $1 AND name = $2 AND version = $3 AND generation = $4 FOR UPDATE`, [this.workspaceId, slot.name, slot.version, slot.generation], true);
       if (stored.length === 0 || Number(stored[0].position) !== from) return false;
       for (const spec of specs) {
         const w = writes.get(spec.name);
@@ -553,6 +611,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
           await q(
             `DELETE FROM ${t} WHERE workspace_id = $1 AND (${spec.key.join(', ')}) IN (SELECT * FROM unnest(${spec.key.map((k, i) => `$${i + 2}::${PG_ARRAY[spec.columns[k]]}`).join(', ')}))`,
             [this.workspaceId, ...arrays],
+            true,
           );
         }
         const nonKey = cols.filter((c) => !spec.key.includes(c));
@@ -562,11 +621,12 @@ export class PostgresReadModelStorage implements ReadModelStorage {
           await q(
             `INSERT INTO ${t} (workspace_id, ${cols.join(', ')}) SELECT $1, * FROM unnest(${cols.map((c, j) => `$${j + 2}::${PG_ARRAY[spec.columns[c]]}`).join(', ')}) ON CONFLICT (workspace_id, ${spec.key.join(', ')}) ${conflict}`,
             [this.workspaceId, ...cols.map((c) => chunk.map((r) => r[c] ?? null))],
+            true,
           );
         }
       }
       for (const st of [...(statements?.prepare ?? []), ...(statements?.apply ?? [])]) await q(numbered(st.sql), st.params);
-      await q(`UPDATE ${this.s}.${CHECKPOINTS} SET position = $1, ready = greatest(ready, $2) WHERE workspace_id = $3 AND name = $4 AND version = $5 AND generation = $6`, [to, ready ? 1 : 0, this.workspaceId, slot.name, slot.version, slot.generation]);
+      await q(`UPDATE ${this.s}.${CHECKPOINTS} SET position = $1, ready = greatest(ready, $2) WHERE workspace_id = $3 AND name = $4 AND version = $5 AND generation = $6`, [to, ready ? 1 : 0, this.workspaceId, slot.name, slot.version, slot.generation], true);
       return true;
     });
   }
