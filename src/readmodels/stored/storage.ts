@@ -443,16 +443,17 @@ const numbered = (sql: string): string => {
 };
 
 /**
- * The name of a PostgreSQL prepared statement for `text` (node-postgres prepares it once per pooled connection).
+ * A query of `text`, as a named (prepared) statement when `prepared`: node-postgres prepares it once per pooled connection.
  * A read model's commit runs the same few statements per table on every round: parsed and planned each time,
  * they were most of what the read models cost PostgreSQL. The texts are finite (a few per table and slot),
  * a table's name carries its model's version and generation, so a statement never outlives its table's shape.
  */
 const preparedNames = new Map<string, string>();
-function preparedName(text: string): string {
+function queryConfig(text: string, values: unknown[] | undefined, prepared: boolean | undefined): { name?: string; text: string; values?: unknown[] } {
+  if (!prepared) return { text, values };
   let name = preparedNames.get(text);
   if (!name) preparedNames.set(text, (name = `rm_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`));
-  return name;
+  return { name, text, values };
 }
 
 /** Which process folds each model of a workspace now (PostgresReadModelStorage.lead). */
@@ -475,7 +476,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
 
   /** A query of this storage: a lost connection is the retryable store_unavailable, never `internal`. */
   private pg(text: string, params?: unknown[], prepared = false) {
-    return this.pool.query(prepared ? { name: preparedName(text), text, values: params } : { text, values: params }).catch((err) => {
+    return this.pool.query(queryConfig(text, params, prepared)).catch((err) => {
       throw unavailable(err);
     });
   }
@@ -536,7 +537,7 @@ export class PostgresReadModelStorage implements ReadModelStorage {
     });
     try {
       await client.query('BEGIN');
-      const out = await fn(async (sql, params, prepared) => (await client.query(prepared ? { name: preparedName(sql), text: sql, values: params } : { text: sql, values: params })).rows);
+      const out = await fn(async (sql, params, prepared) => (await client.query(queryConfig(sql, params, prepared))).rows);
       await client.query('COMMIT');
       return out;
     } catch (err) {
