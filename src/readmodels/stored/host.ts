@@ -47,6 +47,9 @@ export interface ReadModelHostOptions {
   cacheRows?: number;
   bulk?: boolean;
   bulkChunk?: number;
+  /** Shared storage: how long a folding lease lasts (LEASE_MS), and how long a query waits for its holder before this process folds (IMPATIENT_MS). */
+  leaseMs?: number;
+  patienceMs?: number;
 }
 
 export interface RebuildProgress {
@@ -191,7 +194,7 @@ class ModelRunner {
     return { from, types: b.builder.js.types, where: b.builder.js.where?.(b.dialect) };
   }
 
-  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS, private readonly bulkBuilds = true, private readonly bulkChunk = BULK_CHUNK, private readonly holder = '') {
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS, private readonly bulkBuilds = true, private readonly bulkChunk = BULK_CHUNK, private readonly holder = '', private readonly leaseMs = LEASE_MS, private readonly patienceMs = IMPATIENT_MS) {
     this.specs = new Map(model.tables.map((t) => [t.name, t]));
   }
 
@@ -440,10 +443,18 @@ class ModelRunner {
   private async folds(now: number): Promise<boolean> {
     if (!this.storage.lead || !this.holder) return true;
     if (now >= this.leadKnownUntil) {
-      this.leading = await this.storage.lead(this.model.name, this.holder, LEASE_MS);
-      this.leadKnownUntil = now + (this.leading ? LEASE_MS / 3 : FOLLOW_RECHECK_MS);
+      this.leading = await this.storage.lead(this.model.name, this.holder, this.leaseMs);
+      this.leadKnownUntil = now + (this.leading ? this.leaseMs / 3 : FOLLOW_RECHECK_MS);
     }
-    return this.leading || this.waiters.some((w) => now - w.since >= IMPATIENT_MS);
+    return this.leading || this.waiters.some((w) => now - w.since >= this.patienceMs);
+  }
+
+  /** Gives up this process's lease, if it holds one (the host closes). */
+  async resign(): Promise<void> {
+    if (!this.leading || !this.storage.resign) return;
+    this.leading = false;
+    this.leadKnownUntil = 0;
+    await this.storage.resign(this.model.name, this.holder);
   }
 
   /** Moves the active slot to the checkpoint the folding process stored; true when it moved. */
@@ -587,7 +598,7 @@ export class ReadModelHost {
     };
     // This host's name on the folding leases of a storage shared by several processes (storage.lead).
     const holder = randomUUID();
-    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows, options.bulk ?? true, options.bulkChunk, holder));
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows, options.bulk ?? true, options.bulkChunk, holder, options.leaseMs, options.patienceMs));
     const typed = (store as { readTypedPage?: (after: number, until: number, types: readonly string[], where?: string) => RecordedEvent[] | Promise<RecordedEvent[]> }).readTypedPage;
     this.bulkChunk = options.bulkChunk ?? BULK_CHUNK;
     if (typed) for (const r of this.runners.values()) r.sharedBulkRead = (from, to) => this.sharedBulkRead(typed, r, from, to);
@@ -862,6 +873,8 @@ export class ReadModelHost {
     this.wake();
     for (const r of this.runners.values()) r.fail(new Error('read models: the workspace closed'));
     await this.loop?.catch(() => undefined);
+    // Leases this process held go now: the other servers fold at their next round instead of after LEASE_MS.
+    await Promise.all([...this.runners.values()].map((r) => r.resign())).catch(() => undefined);
     await this.storage.close();
   }
 }

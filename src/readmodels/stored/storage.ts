@@ -68,6 +68,8 @@ export interface ReadModelStorage {
    * checkpoint moved at commit (measured with two servers: 2,511 such rounds beside 4,360 commits).
    */
   lead?(name: string, holder: string, ms: number): Promise<boolean>;
+  /** Ends `holder`'s lease on model `name` (nothing when another holds it). */
+  resign?(name: string, holder: string): Promise<void>;
   /** The stored checkpoint of `slot` (null: the slot is gone): how a process that does not fold follows the one that does. */
   position?(slot: Pick<Slot, 'name' | 'version' | 'generation'>): Promise<number | null>;
   /** Marks `winner` ready and drops `losers` in one transaction (blue/green flip). */
@@ -522,6 +524,10 @@ export class PostgresReadModelStorage implements ReadModelStorage {
       [this.workspaceId, name, holder, ms],
     );
     return taken.rowCount === 1;
+  }
+
+  async resign(name: string, holder: string): Promise<void> {
+    await this.pg(`DELETE FROM ${this.s}.${LEASES} WHERE workspace_id = $1 AND name = $2 AND holder = $3`, [this.workspaceId, name, holder]);
   }
 
   async position(slot: Pick<Slot, 'name' | 'version' | 'generation'>): Promise<number | null> {
