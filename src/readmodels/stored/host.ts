@@ -163,7 +163,7 @@ class ModelRunner {
   /** Whether this process holds the folding lease (storage.lead), and until when (this process's clock) it need not ask again. */
   private leading = false;
   private leadKnownUntil = 0;
-  /** The active slot's rows were written by another process since this one last loaded them: reload before folding. */
+  /** Another process folded the active slot since this one last loaded it: reload before folding. */
   private followed = false;
   private promoted: Array<() => void> = [];
   onProgress: ((p: RebuildProgress) => void) | null = null;
@@ -468,7 +468,6 @@ class ModelRunner {
     }
     if (stored <= slot.position) return false;
     slot.position = stored;
-    this.followed = true;
     return true;
   }
 
@@ -479,7 +478,10 @@ class ModelRunner {
     let following = false;
     if (this.active && !(await this.folds(Date.now()))) {
       following = true;
-      await this.follow(this.active);
+      // Another process folds: what this one cached may go stale. Its checkpoint is read only for a query
+      // waiting here (a follower woken by every append reads nothing then).
+      this.followed = true;
+      if (this.waiters.length > 0) await this.follow(this.active);
     } else if (this.active) {
       if (this.followed) {
         // Rows cached before another process folded are stale: start from what is stored.
