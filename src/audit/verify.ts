@@ -319,3 +319,100 @@ export function formatReport(r: VerifyReport): string {
   }
   return lines.join('\n') + '\n';
 }
+
+/**
+ * What a verification that found nothing wrong established, enough to extend it to a longer log without
+ * reading the verified part again (extendVerified): the chain up to `headPosition` recomputed and intact,
+ * and the first `checkpoints` stored checkpoints validly signed, linked and matching the log.
+ */
+export interface VerifiedTip {
+  workspace: string;
+  headPosition: number;
+  headHash: string;
+  chainedFrom: number;
+  checkpoints: number;
+  /** checkpointDigest of the last of them (the next one's `prev`), and the key that signs the next one (base64 SPKI). */
+  lastDigest: string | null;
+  activeKey: string | null;
+  verifiedCheckpoint: VerifyReport['verifiedCheckpoint'];
+}
+
+/** The tip a clean report establishes over `checkpoints` (the list it verified); null when it found a problem. */
+export function tipOf(report: VerifyReport, checkpoints: Checkpoint[]): VerifiedTip | null {
+  if (!report.ok || report.checkpoints !== checkpoints.length) return null;
+  let activeKey: string | null = null;
+  for (const cp of checkpoints) {
+    if (cp.kind === 'genesis') activeKey = cp.publicKey ?? null;
+    else if (cp.kind === 'key_rotation') activeKey = cp.newPublicKey ?? null;
+  }
+  const last = checkpoints[checkpoints.length - 1];
+  return {
+    workspace: report.workspace,
+    headPosition: report.headPosition,
+    headHash: report.headHash,
+    chainedFrom: report.chainedFrom,
+    checkpoints: checkpoints.length,
+    lastDigest: last ? checkpointDigest(last) : null,
+    activeKey,
+    verifiedCheckpoint: report.verifiedCheckpoint,
+  };
+}
+
+/**
+ * Extends a verified tip over what was added since: the rows past its head (each at the next position,
+ * chained, its hash recomputed from the one before — the tip's hash for the first) and the checkpoints past
+ * its count (in sequence, linked to the one before, signed by the active key — a rotation's by both —,
+ * each matching the hash the log has at its position), and the tip's checkpoints still linked to the same
+ * digests. The same checks verifyChain makes, over the new
+ * part only. Null when anything does not hold: the caller then verifies the whole log, which names the problem. Rows at or before the tip are
+ * not read again, so an edit among them is found by the next whole verification, not here.
+ */
+export async function extendVerified(
+  tip: VerifiedTip,
+  input: { pages: ChainPages; checkpoints: Checkpoint[]; hashAt: (position: number) => Promise<string | null>; trustedPublicKey?: string; chainedFrom: number },
+): Promise<VerifiedTip | null> {
+  if (input.chainedFrom !== tip.chainedFrom || input.checkpoints.length < tip.checkpoints) return null;
+  // The checkpoints verified before are still those (a replaced one changes its digest, so the link after it or the last digest).
+  let digest: string | null = null;
+  for (let i = 0; i < tip.checkpoints; i++) {
+    const cp = input.checkpoints[i];
+    if (cp.seq !== i || cp.prev !== digest) return null;
+    digest = checkpointDigest(cp);
+  }
+  if (digest !== tip.lastDigest) return null;
+  let expected = tip.headPosition + 1;
+  let prev = tip.headHash;
+  const added = new Map<number, string>();
+  for await (const page of input.pages()) {
+    for (const row of page) {
+      if (row.position !== expected || row.hash === null || chainHash(prev, row) !== row.hash) return null;
+      added.set(row.position, row.hash);
+      prev = row.hash;
+      expected++;
+    }
+  }
+  const head = expected - 1;
+  let activeKey = tip.activeKey;
+  let lastDigest = tip.lastDigest;
+  let verified = tip.verifiedCheckpoint;
+  for (let i = tip.checkpoints; i < input.checkpoints.length; i++) {
+    const cp = input.checkpoints[i];
+    if (cp.seq !== i || cp.workspace !== tip.workspace || cp.prev !== lastDigest) return null;
+    if (i === 0) {
+      if (cp.kind !== 'genesis' || typeof cp.publicKey !== 'string' || keyIdOf(cp.publicKey) !== cp.keyId) return null;
+      activeKey = cp.publicKey;
+    } else if (cp.kind === 'genesis') return null;
+    if (activeKey === null || cp.keyId !== keyIdOf(activeKey) || !signatureValid(cp, cp.sig, activeKey)) return null;
+    if (cp.kind === 'key_rotation') {
+      if (typeof cp.newPublicKey !== 'string' || keyIdOf(cp.newPublicKey) !== cp.newKeyId || !signatureValid(cp, cp.newSig, cp.newPublicKey)) return null;
+      activeKey = cp.newPublicKey;
+    }
+    if (cp.position > head) return null;
+    const stored = cp.position === 0 ? genesisHash(tip.workspace) : cp.position === tip.headPosition ? tip.headHash : (added.get(cp.position) ?? (await input.hashAt(cp.position)));
+    if (stored !== cp.headHash) return null;
+    lastDigest = checkpointDigest(cp);
+    verified = { seq: cp.seq, position: cp.position, time: cp.time, keyId: cp.keyId };
+  }
+  if (input.trustedPublicKey && activeKey !== null && activeKey !== input.trustedPublicKey) return null;
+  return { ...tip, headPosition: head, headHash: prev, checkpoints: input.checkpoints.length, lastDigest, activeKey, verifiedCheckpoint: verified };
+}

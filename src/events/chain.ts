@@ -120,6 +120,13 @@ export interface AuditLogStore {
    * streaming pass over readChainPage then runs and names the problem.
    */
   chainScan?(wanted: Set<number>, genesis: string, threads: number): Promise<CleanScan | null>;
+  /**
+   * Optional: a mark that changes whenever rows already stored may have been changed by something other than
+   * the appends this store knows of (SQLite: another connection's commit to the file; PostgreSQL: an update
+   * or delete on the events table, as its statistics count them). The audit read verifies only the rows past
+   * its last verification while the mark stands still, and the whole log once it moved.
+   */
+  editMark?(): Promise<string>;
 }
 
 export function hasAuditLog<T extends object>(store: T): store is T & AuditLogStore {

@@ -2430,6 +2430,10 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       // Incremental from the last sum: positions are taken under the head lock and committed in order, so
       // the rows visible past `position` are every row past it (the (workspace, position) primary key).
       logSize: { name: `${s}.logsize`, text: `SELECT coalesce(sum(octet_length(data) + octet_length(metadata)), 0)::float8, coalesce(max(global_position), $2) FROM ${s}.events WHERE workspace_id = $1 AND global_position > $2`, rowMode: 'array' },
+      // Rows updated or deleted in the events table since the statistics were last reset (any workspace): appends
+      // only insert, so this moves when stored rows were changed. The statistics reach the view within about a
+      // second of the changing transaction's end (a session that then idles reports up to 10 s later).
+      editMark: { name: `${s}.editmark`, text: `SELECT coalesce((SELECT (n_tup_upd + n_tup_del)::text || '/' || coalesce(extract(epoch from stats_reset)::text, '') FROM pg_stat_user_tables JOIN pg_stat_database ON datname = current_database() WHERE relid = to_regclass('${s}.events')), '')`, rowMode: 'array' },
       addCheckpoint: { name: `${s}.addcp`, text: `INSERT INTO ${s}.audit_checkpoints (workspace_id, seq, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, rowMode: 'array' },
     } as const;
   }
@@ -2882,6 +2886,12 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   async readChainPage(after: number, limit: number): Promise<ChainRow[]> {
     const rows = (await this.rows(this.q.chainPage, [this.workspaceId, after, limit])) as unknown as Array<[...Row, string | null, string | null]>;
     return rows.map((r) => ({ position: r[0], eventId: r[1], streamId: r[2], streamRevision: r[3], type: r[4], schemaVersion: r[5], data: r[6], metadata: r[7], hash: r[8] }));
+  }
+
+  /** AuditLogStore.editMark (see the statement). */
+  async editMark(): Promise<string> {
+    const [r] = (await this.rows(this.q.editMark, [])) as unknown as Array<[string]>;
+    return r[0];
   }
 
   /** Read from the rows themselves, not the heads row: verify must see what is stored. */

@@ -1164,6 +1164,11 @@ export class SqliteEventStore implements EventStore, AuditLogStore {
     }));
   }
 
+  /** AuditLogStore.editMark: PRAGMA data_version moves with every other connection's commit to the file (a direct edit, another writer). */
+  async editMark(): Promise<string> {
+    return String(this.dataVersion.get());
+  }
+
   async chainInfo(): Promise<ChainInfo> {
     const last = this.stmts.lastHash.get() as [number, string | null] | undefined;
     return {
