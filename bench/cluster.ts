@@ -1,4 +1,4 @@
-// npm run bench:cluster [-- --seconds 8 --rounds 5 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres --server-cpu-prof <dir>]
+// npm run bench:cluster [-- --seconds 8 --rounds 5 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres --server-cpu-prof <dir> --query-every <ms>]
 // The multi-server layout of docs/stores.md under one client load, in one run, alternating:
 //   pg×1     one server on PostgreSQL (its own data dir; the second one is stopped for these rounds)
 //   pg×2     two servers on the same PostgreSQL database, separate data dirs, the documented shared
@@ -6,6 +6,8 @@
 //   sqlite×1 one server on SQLite (NORMAL, as the PostgreSQL servers run synchronous_commit=off)
 // Load: addReviewNode over HTTP JSON-RPC (autocannon, `connections` concurrent), each configuration on its own
 // 100 PRs of one workspace.
+// --query-every MS: beside the load, each server is also asked an audit query (review_studio.audit, 20 rows)
+// every MS ms, as a UI watching the ledger would: the read models are live on every server that answers.
 // Per configuration: commands/s, p99 latency, CPU per command of the servers and of PostgreSQL (every `postgres`
 // process's utime+stime from /proc, counted over the round) and the servers' main threads preempted per command
 // (/proc/<pid>/status), and the bench database's backends running a statement and waiting for a lock
@@ -52,11 +54,26 @@ async function stop(s: Server): Promise<void> {
 
 
 
-async function load(urls: string[], token: string, seconds: number, connections: number, firstPr: number): Promise<{ total: number; p99: number; errors: number }> {
+/** Asks `url` an audit query every `everyMs` until `until` resolves; the answers' errors are counted. */
+async function queryLoop(url: string, token: string, everyMs: number, until: Promise<unknown>): Promise<{ queries: number; errors: number }> {
+  let done = false;
+  void until.finally(() => (done = true));
+  let queries = 0;
+  let errors = 0;
+  while (!done) {
+    const r = await rpc(url, token, 'review_studio.audit', { workspace_id: 'default', limit: 20 }).catch((e: unknown) => ({ error: e }));
+    queries++;
+    if ((r as { error?: unknown }).error) errors++;
+    await new Promise((res) => setTimeout(res, everyMs));
+  }
+  return { queries, errors };
+}
+
+async function load(urls: string[], token: string, seconds: number, connections: number, firstPr: number, queryEveryMs = 0): Promise<{ total: number; p99: number; errors: number }> {
   let i = 0;
   let rpcErrors = 0;
   const per = Math.max(1, Math.floor(connections / urls.length));
-  const results = await Promise.all(
+  const loads = Promise.all(
     urls.map((url) =>
       autocannon({
         url: `${url}/rpc`,
@@ -79,6 +96,9 @@ async function load(urls: string[], token: string, seconds: number, connections:
       }),
     ),
   );
+  const queries = queryEveryMs > 0 ? urls.map((url) => queryLoop(url, token, queryEveryMs, loads)) : [];
+  const results = await loads;
+  for (const q of await Promise.all(queries)) rpcErrors += q.errors;
   return { total: results.reduce((a, r) => a + r.requests.total, 0), p99: Math.max(...results.map((r) => r.latency.p99)), errors: rpcErrors + results.reduce((a, r) => a + r.errors + r.non2xx, 0) };
 }
 
@@ -140,6 +160,9 @@ function sampleBackends(db: Client, dbName: string): () => Promise<{ active: num
   };
 }
 
+/** --query-every: ms between one server's audit queries during a round (0: none). */
+let queryEveryMs = 0;
+
 async function round1(servers: Server[], token: string, seconds: number, connections: number, db: { client: Client; name: string } | null, firstPr: number): Promise<Figures> {
   const before = servers.map((s) => processCpuMs(s.child.pid!));
   const switchesBefore = servers.map((s) => involuntarySwitches(s.child.pid!));
@@ -154,6 +177,7 @@ async function round1(servers: Server[], token: string, seconds: number, connect
     seconds,
     connections,
     firstPr,
+    queryEveryMs,
   );
   const sampled = backends ? await backends() : { active: 0, lockWaits: 0 };
   const serverMs = servers.reduce((a, s, k) => a + processCpuMs(s.child.pid!) - before[k], 0);
@@ -170,6 +194,7 @@ export async function main(args: string[]): Promise<void> {
   const rounds = Number(argValue(args, '--rounds') ?? 5);
   const loadAtStart = loadAverage();
   const connections = Number(argValue(args, '--connections') ?? 16);
+  queryEveryMs = Number(argValue(args, '--query-every') ?? 0);
   const adminUrl = argValue(args, '--database-url') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = `rl_bench_cluster_${process.pid}`;
   const admin = new Client({ connectionString: adminUrl });
@@ -264,7 +289,7 @@ export async function main(args: string[]): Promise<void> {
       'fold-cache misses/cmd per round': figures.get(c.name)!.map((x) => round(x.foldMisses, 3)).join(' '),
       errors: figures.get(c.name)!.reduce((a, x) => a + x.errors, 0),
     }));
-    console.log(`bench:cluster — addReviewNode over HTTP, ${connections} connections, ${rounds} rounds of ${seconds}s per configuration, alternating; ${os.cpus().length} cores, Node ${process.version}`);
+    console.log(`bench:cluster — addReviewNode over HTTP, ${connections} connections, ${rounds} rounds of ${seconds}s per configuration, alternating${queryEveryMs ? `, an audit query every ${queryEveryMs} ms per server` : ''}; ${os.cpus().length} cores, Node ${process.version}`);
     console.log(table(rows));
     const pgOne = med('pg×1', 'perSecond');
     const pgTwo = med('pg×2', 'perSecond');
@@ -277,6 +302,7 @@ export async function main(args: string[]): Promise<void> {
         seconds,
         rounds,
         connections,
+        query_every_ms: queryEveryMs,
         pg1_per_s: round(pgOne, 0),
         pg2_per_s: round(pgTwo, 0),
         sqlite1_per_s: round(liteOne, 0),

@@ -4,7 +4,7 @@ import type { EventStore } from '../../src/events/store/port';
 import { auditCursor, auditQuery, AUDIT_ACTIONS } from '../../src/readmodels/queries/audit';
 import { foldQuery, runQuery } from '../../src/readmodels/queries/run-query';
 import { auditFromRows, auditReadModel } from '../../src/readmodels/stored/audit-read-model';
-import { ReadModelHost } from '../../src/readmodels/stored/host';
+import { ReadModelHost, type ReadModelHostOptions } from '../../src/readmodels/stored/host';
 import type { ReadModel } from '../../src/readmodels/stored/model';
 import { historyFromRows, historyReadModel } from '../../src/readmodels/stored/history-read-model';
 import { READ_MODELS, readModelHost } from '../../src/readmodels/stored/registry';
@@ -15,6 +15,7 @@ import { reviewSources } from '../../src/readmodels/queries/review-fold';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { appendLog, generateLog } from './generate';
 import { SlotMap } from '../../src/slots';
+import { newUuidV7 } from '../../src/events/ids';
 
 export interface ReadModelBackend {
   /** A fresh, empty workspace on this store technology. */
@@ -34,8 +35,8 @@ export interface Workspace extends WorkspaceHandle {
 const root = path.join(__dirname, '..', '..');
 
 /** Host over an explicit model list (not cached on the handle), for version and rebuild tests. */
-const hostFor = (ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, batch?: number, bulk?: boolean): ReadModelHost => {
-  const h = readModelHost({ ...ws, cache: new SlotMap() }, models, { batch, bulk });
+const hostFor = (ws: WorkspaceHandle, models: ReadModel[] = READ_MODELS, batch?: number, bulk?: boolean, options: ReadModelHostOptions = {}): ReadModelHost => {
+  const h = readModelHost({ ...ws, cache: new SlotMap() }, models, { batch, bulk, ...options });
   if (!h) throw new Error('no read-model storage for this store');
   return h;
 };
@@ -396,6 +397,64 @@ export function readModelConformance(name: string, backend: ReadModelBackend): v
         expect(rebuilt.generation).toBe(old.generation + 1);
         expect(await auditFromRows(host.storage, rebuilt, {}, head)).toEqual(expected.value);
         await host.close();
+      } finally {
+        await ws.close();
+      }
+    });
+
+    test('rounds that write no row leave the checkpoint unstored until one writes (or the host closes); another process folds those events again to the same rows', async () => {
+      const ws = await backend.fresh();
+      try {
+        const log = [...generateLog({ seed: 5, prs: 4, principals: 8, events: 260 })];
+        await appendLog(ws.store, log.slice(0, 200), 10);
+        const first = hostFor(ws);
+        await first.settle();
+        await first.close();
+        const stored = async (host: ReadModelHost): Promise<Record<string, number>> => {
+          const out: Record<string, number> = {};
+          for (const name of host.names) out[name] = (await host.storage.slots(name)).find((x) => x.ready)!.position;
+          return out;
+        };
+        const every = (host: ReadModelHost, n: number): Record<string, number> => Object.fromEntries(host.names.map((name) => [name, n]));
+        const p0 = await ws.store.headPosition();
+        // A window no test outlasts: every store below is caused by a write or a close, never by the clock.
+        const a = hostFor(ws, READ_MODELS, undefined, undefined, { checkpointDeferMs: 600_000 });
+        await a.settle();
+        expect(await stored(a)).toEqual(every(a, p0));
+        const commit = jest.spyOn(a.storage, 'commit');
+        // Thirty appends of events no model reads, each folded on its own round.
+        for (let i = 0; i < 30; i++) {
+          await ws.store.append(`noise-${i % 3}`, 'any', [{ eventId: newUuidV7(), type: 'NoiseRecorded', schemaVersion: 1, data: { i }, metadata: { principal: 'user:owner', workspaceId: 'scale', correlationId: `noise-${i}`, causationId: null, occurredAt: '2025-01-02T00:00:00.000Z' } }]);
+          await a.settle();
+        }
+        const p1 = await ws.store.headPosition();
+        expect(p1).toBe(p0 + 30);
+        expect(commit).not.toHaveBeenCalled();
+        for (const name of a.names) expect(a.slot(name)!.position).toBe(p1);
+        expect(await stored(a)).toEqual(every(a, p0));
+        // An act the audit records: its round stores the rows and the checkpoint from the one stored, in one commit.
+        const act = log.slice(200).find((x) => x.streamId !== 'workspace')!;
+        await ws.store.append(act.streamId, 'any', act.events);
+        await a.settle();
+        const p2 = await ws.store.headPosition();
+        const audits = commit.mock.calls.filter((c) => c[0].name === 'audit');
+        expect(audits.map((c) => [c[3], c[4], c[2].size > 0])).toEqual([[p0, p2, true]]);
+        expect((await stored(a)).audit).toBe(p2);
+        commit.mockRestore();
+        // Another host (another process's) starts from the stored checkpoints, folds what lies past them again, writing
+        // nothing new, and stores its own on close; the first host's unstored checkpoint then finds it moved.
+        const b = hostFor(ws);
+        await b.settle();
+        await b.close();
+        expect(await stored(a)).toEqual(every(a, p2));
+        await a.close();
+        const check = hostFor(ws);
+        await check.settle();
+        expect(await stored(check)).toEqual(every(check, p2));
+        const incremental = await dumpAll(check);
+        await rebuildAll(check);
+        expect(await dumpAll(check)).toEqual(incremental);
+        await check.close();
       } finally {
         await ws.close();
       }

@@ -41,6 +41,17 @@ const LEASE_MS = 3000;
 const FOLLOW_RECHECK_MS = 1000;
 const FOLLOW_POLL_MS = 5;
 const IMPATIENT_MS = 1000;
+/**
+ * A live round whose events wrote no row (most of them: an append rarely touches the audit, history or facts
+ * tables) moves the active slot's checkpoint in memory only; it is stored with the next round that writes, or
+ * CHECKPOINT_DEFER_MS after the first such round. Storing it every round was one transaction per model per
+ * group commit, nearly all moving nothing but the checkpoint (on PostgreSQL four round trips each: server CPU
+ * per command roughly doubled while the models were live). Exact either way: the rows stored answer every
+ * position between the stored checkpoint and the folded one (none of those events wrote), and a process that
+ * dies before storing it folds those events again, writing nothing. What it costs: another process reading
+ * the stored checkpoint (a following server's query, `read-models status`) sees it up to this much later.
+ */
+const CHECKPOINT_DEFER_MS = 50;
 
 export interface ReadModelHostOptions {
   batch?: number;
@@ -50,6 +61,8 @@ export interface ReadModelHostOptions {
   /** Shared storage: how long a folding lease lasts (LEASE_MS), and how long a query waits for its holder before this process folds (IMPATIENT_MS). */
   leaseMs?: number;
   patienceMs?: number;
+  /** How long a checkpoint moved by rounds that wrote nothing may stay unstored (CHECKPOINT_DEFER_MS; 0: stored every round). */
+  checkpointDeferMs?: number;
 }
 
 export interface RebuildProgress {
@@ -165,6 +178,13 @@ class ModelRunner {
   private leadKnownUntil = 0;
   /** Another process folded the active slot since this one last loaded it: reload before folding. */
   private followed = false;
+  /**
+   * The active slot's checkpoint as stored, while rounds that wrote nothing moved `active.position` past it
+   * (see CHECKPOINT_DEFER_MS), and since when; null: `active.position` is what is stored.
+   */
+  private unstored: { stored: number; since: number } | null = null;
+  /** Called when a checkpoint is first left unstored: the host wakes the loop after `ms` to store it. */
+  onDeferred: ((ms: number) => void) | null = null;
   private promoted: Array<() => void> = [];
   onProgress: ((p: RebuildProgress) => void) | null = null;
   private buildStart = { at: 0, from: 0 };
@@ -194,12 +214,13 @@ class ModelRunner {
     return { from, types: b.builder.js.types, where: b.builder.js.where?.(b.dialect) };
   }
 
-  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS, private readonly bulkBuilds = true, private readonly bulkChunk = BULK_CHUNK, private readonly holder = '', private readonly leaseMs = LEASE_MS, private readonly patienceMs = IMPATIENT_MS) {
+  constructor(readonly model: ReadModel, private readonly store: EventStore, private readonly storage: ReadModelStorage, private readonly batch: number, private readonly buildBatch: number, private readonly readPage: (after: number, max: number) => Promise<RecordedEvent[]>, private readonly cacheRows = CACHE_ROWS, private readonly bulkBuilds = true, private readonly bulkChunk = BULK_CHUNK, private readonly holder = '', private readonly leaseMs = LEASE_MS, private readonly patienceMs = IMPATIENT_MS, private readonly deferMs = CHECKPOINT_DEFER_MS) {
     this.specs = new Map(model.tables.map((t) => [t.name, t]));
   }
 
   async load(): Promise<void> {
     this.bulk = null;
+    this.unstored = null;
     const slots = await this.storage.slots(this.model.name);
     this.superseded = slots.some((s) => s.version > this.model.version);
     const mine = slots.filter((s) => s.version === this.model.version);
@@ -363,24 +384,55 @@ class ModelRunner {
     if (pending && !(await this.landInflight())) return true;
     // A building slot's batch commits behind the next fold; the active slot's before anything waits on it.
     const behind = slot === this.building;
+    if (!behind && tx.writes.size === 0 && this.deferMs > 0) {
+      const now = Date.now();
+      if (!this.unstored) {
+        this.unstored = { stored: slot.position, since: now };
+        this.onDeferred?.(this.deferMs);
+      }
+      if (now - this.unstored.since < this.deferMs) {
+        slot.position = to;
+        return true;
+      }
+    }
     // A page shorter than asked for reached the head: the build's last batch as far as is known.
-    const committed = this.storage.commit(slot, this.model.tables, tx.writes, slot.position, to, false, behind && events.length < max ? 'last' : behind);
+    const from = !behind && this.unstored ? this.unstored.stored : slot.position;
+    const committed = this.storage.commit(slot, this.model.tables, tx.writes, from, to, false, behind && events.length < max ? 'last' : behind);
     if (behind) {
       this.inflight = { slot, to, done: committed };
       // Its failure is taken up by landInflight (the next step, a drop, or the promotion).
       committed.catch(() => undefined);
-    } else {
-      const ok = await committed;
-      if (!ok) {
-        // Another process moved this slot (or dropped it): start again from what is stored.
-        this.caches.clear();
-        await this.load();
-        return true;
-      }
-      slot.position = to;
-    }
+    } else if (!(await this.landActive(committed, to))) return true;
     this.remember(cache, tx.writes);
     return true;
+  }
+
+  /** The active slot's commit is over: its checkpoint is stored at `to`, or (false) it was not and the state is loaded again. */
+  private async landActive(committed: Promise<boolean>, to: number): Promise<boolean> {
+    // A failed commit throws with `unstored` kept: the next commit's compare-and-set starts from the checkpoint
+    // stored before it (one that did commit after all makes that fail, and the state is loaded again).
+    const ok = await committed;
+    this.unstored = null;
+    if (!ok) {
+      // Another process moved this slot (or dropped it): start again from what is stored.
+      this.caches.clear();
+      await this.load();
+      return false;
+    }
+    this.active!.position = to;
+    return true;
+  }
+
+  /**
+   * Stores the active slot's checkpoint left unstored by rounds that wrote nothing, once it has waited
+   * CHECKPOINT_DEFER_MS (`force`: now — the host closes).
+   */
+  async storeDeferred(force = false): Promise<void> {
+    const u = this.unstored;
+    const slot = this.active;
+    if (!u || !slot) return;
+    if (!force && Date.now() - u.since < this.deferMs) return;
+    await this.landActive(this.storage.commit(slot, this.model.tables, new Map(), u.stored, slot.position, false, false), slot.position);
   }
 
   /** Keeps a batch's writes in the slot's cache (once committed, or while committing behind). */
@@ -481,6 +533,8 @@ class ModelRunner {
       // Another process folds: what this one cached may go stale. Its checkpoint is read only for a query
       // waiting here (a follower woken by every append reads nothing then).
       this.followed = true;
+      // A checkpoint this process left unstored while it folded is another's to store now (it folds those events again).
+      this.unstored = null;
       if (this.waiters.length > 0) await this.follow(this.active);
     } else if (this.active) {
       if (this.followed) {
@@ -490,6 +544,7 @@ class ModelRunner {
         await this.load();
       }
       if (this.active && (await this.step(this.active))) progressed = true;
+      else await this.storeDeferred();
     }
     const b = this.building;
     if (b) {
@@ -513,6 +568,8 @@ class ModelRunner {
     await this.storage.promote(winner, this.model.tables, losers);
     winner.ready = true;
     this.bulk = null;
+    // The active slot's checkpoint left unstored belongs to a slot just dropped.
+    this.unstored = null;
     for (const l of losers) this.caches.delete(`${l.slot.version}/${l.slot.generation}`);
     this.active = winner;
     this.building = null;
@@ -600,7 +657,9 @@ export class ReadModelHost {
     };
     // This host's name on the folding leases of a storage shared by several processes (storage.lead).
     const holder = randomUUID();
-    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows, options.bulk ?? true, options.bulkChunk, holder, options.leaseMs, options.patienceMs));
+    for (const m of models) this.runners.set(m.name, new ModelRunner(m, store, storage, options.batch ?? BATCH, options.batch ?? REBUILD_BATCH, read, options.cacheRows, options.bulk ?? true, options.bulkChunk, holder, options.leaseMs, options.patienceMs, options.checkpointDeferMs));
+    // A checkpoint left unstored is stored by a round once it is due: the loop wakes for it when idle.
+    for (const r of this.runners.values()) r.onDeferred = (ms) => setTimeout(() => this.wake(), ms + 1).unref();
     const typed = (store as { readTypedPage?: (after: number, until: number, types: readonly string[], where?: string) => RecordedEvent[] | Promise<RecordedEvent[]> }).readTypedPage;
     this.bulkChunk = options.bulkChunk ?? BULK_CHUNK;
     if (typed) for (const r of this.runners.values()) r.sharedBulkRead = (from, to) => this.sharedBulkRead(typed, r, from, to);
@@ -875,6 +934,8 @@ export class ReadModelHost {
     this.wake();
     for (const r of this.runners.values()) r.fail(new Error('read models: the workspace closed'));
     await this.loop?.catch(() => undefined);
+    // Checkpoints moved by rounds that wrote nothing: stored now, so the next process starts from them.
+    await Promise.all([...this.runners.values()].map((r) => r.storeDeferred(true))).catch(() => undefined);
     // Leases this process held go now: the other servers fold at their next round instead of after LEASE_MS.
     await Promise.all([...this.runners.values()].map((r) => r.resign())).catch(() => undefined);
     await this.storage.close();
