@@ -135,6 +135,31 @@ whenPostgres('postgres read models', () => {
       await b.close();
     }
   });
+  test('two processes that start the read models of a fresh schema together: each model is built by one of them, under the build\'s lease; the other waits for its promotion and answers the same', async () => {
+    const schema = uniqueSchema('rl_rm_build_lease');
+    schemas.push(schema);
+    const a = await open(schema, fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-pg-build-a-')));
+    const b = await open(schema, fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-pg-build-b-')));
+    try {
+      await appendLog(a.store, generateLog({ seed: 29, prs: 8, principals: 6, events: 1500 }), 20);
+      // Leases longer than the test: which process builds never depends on how fast this machine is.
+      const longer = { leaseMs: 600_000, patienceMs: 600_000 };
+      const hosts = [readModelHost(a, undefined, longer)!, readModelHost(b, undefined, longer)!];
+      const commits = hosts.map((h) => jest.spyOn(h.storage, 'commit'));
+      await Promise.all(hosts.map((h) => h.settle()));
+      // Per model, the processes that committed into its first slot (generation 1): one, every time.
+      const builders = (name: string) => commits.map((c, i) => (c.mock.calls.some((call) => call[0].name === name && call[0].generation === 1) ? i : -1)).filter((i) => i >= 0);
+      for (const name of hosts[0].names) expect({ name, builders: builders(name).length }).toEqual({ name, builders: 1 });
+      const input = auditQuery.input.parse({ order: 'desc', limit: 1000 });
+      const head = await a.store.headPosition();
+      const fold = (await foldQuery(auditQuery, a, input)).value;
+      for (const h of hosts) expect(await auditFromRows(h.storage, (await h.readySlot('audit', head))!, input, head)).toEqual(fold);
+      await Promise.all(hosts.map((h) => h.close()));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
   afterAll(async () => {
     for (const s of schemas) await dropSchema(s);
   });

@@ -41,6 +41,8 @@ const LEASE_MS = 3000;
 const FOLLOW_RECHECK_MS = 1000;
 const FOLLOW_POLL_MS = 5;
 const IMPATIENT_MS = 1000;
+/** While another process builds a slot this one's caller waits on (settle), how often this one looks whether it was promoted. */
+const BUILD_FOLLOW_POLL_MS = 50;
 /**
  * A live round whose events wrote no row (most of them: an append rarely touches the audit, history or facts
  * tables) moves the active slot's checkpoint in memory only; it is stored with the next round that writes, or
@@ -179,6 +181,12 @@ class ModelRunner {
   /** Another process folded the active slot since this one last loaded it: reload before folding. */
   private followed = false;
   /**
+   * The lease on the building slot (storage.lead, named after the slot — `buildLease`) this process holds, if
+   * any, and until when (its clock) it need not ask again. Two servers that start a new model version together
+   * both create its first slot (the same one): only the holder builds it, the other waits for its promotion.
+   */
+  private buildLeaseState: { name: string; leads: boolean; until: number } | null = null;
+  /**
    * The active slot's checkpoint as stored, while rounds that wrote nothing moved `active.position` past it
    * (see CHECKPOINT_DEFER_MS), and since when; null: `active.position` is what is stored.
    */
@@ -265,6 +273,7 @@ class ModelRunner {
     this.caches.delete(`${this.building.version}/${this.building.generation}`);
     this.building = null;
     this.bulk = null;
+    await this.resignBuild();
   }
 
   /** Slots whose rows this runner holds in memory (the active one and one being built, at most). */
@@ -501,12 +510,56 @@ class ModelRunner {
     return this.leading || this.waiters.some((w) => now - w.since >= this.patienceMs);
   }
 
-  /** Gives up this process's lease, if it holds one (the host closes). */
+  /** Gives up this process's leases, if it holds any (the host closes). */
   async resign(): Promise<void> {
-    if (!this.leading || !this.storage.resign) return;
+    if (!this.storage.resign) return;
+    await this.resignBuild();
+    if (!this.leading) return;
     this.leading = false;
     this.leadKnownUntil = 0;
     await this.storage.resign(this.model.name, this.holder);
+  }
+
+  private buildLease(slot: Slot): string {
+    return `${slot.name}@${slot.version}/${slot.generation}`;
+  }
+
+  /** Gives up the building slot's lease (promoted, dropped, or the host closes). */
+  private async resignBuild(): Promise<void> {
+    const held = this.buildLeaseState;
+    this.buildLeaseState = null;
+    if (held?.leads && this.storage.resign) await this.storage.resign(held.name, this.holder);
+  }
+
+  /**
+   * Whether this process steps its building slot now: always, unless the storage is shared (storage.lead) and
+   * another process holds that slot's lease — then, every FOLLOW_RECHECK_MS, it looks whether the other has
+   * promoted (or dropped) it, and loads what is stored once it has. A holder that dies leaves its lease to
+   * run out (LEASE_MS): the build goes on here from the slot's stored checkpoint.
+   */
+  private async builds(slot: Slot, now: number): Promise<boolean> {
+    if (!this.storage.lead || !this.holder) return true;
+    const name = this.buildLease(slot);
+    const known = this.buildLeaseState;
+    if (known?.name === name && now < known.until) return known.leads;
+    const held = known?.name === name && known.leads;
+    const leads = await this.storage.lead(name, this.holder, this.leaseMs);
+    // A caller waiting for the promotion (settle) has it seen within BUILD_FOLLOW_POLL_MS, not a whole recheck later.
+    this.buildLeaseState = { name, leads, until: now + (leads ? this.leaseMs / 3 : this.promoted.length > 0 ? BUILD_FOLLOW_POLL_MS : FOLLOW_RECHECK_MS) };
+    if (leads && held) return true;
+    // Not held, or just taken (the one who built it may have promoted it and let the lease go): the stored slot decides.
+    const stored = (await this.storage.slots(this.model.name)).find((x) => sameSlot(x, slot));
+    if (stored && !stored.ready) return leads;
+    // Promoted or dropped by another process: what this one holds of the slot goes, the stored slots load.
+    await this.resignBuild();
+    this.caches.delete(`${slot.version}/${slot.generation}`);
+    await this.load();
+    if (!this.building) {
+      const done = this.promoted;
+      this.promoted = [];
+      for (const d of done) d();
+    }
+    return false;
   }
 
   /** Moves the active slot to the checkpoint the folding process stored; true when it moved. */
@@ -547,7 +600,14 @@ class ModelRunner {
       else await this.storeDeferred();
     }
     const b = this.building;
-    if (b) {
+    if (b && !(await this.builds(b, Date.now()))) {
+      // Another process builds it: a caller waiting for its promotion (settle) keeps this model's rounds going.
+      if (this.building && this.promoted.length > 0) {
+        this.settleWaiters();
+        await new Promise((r) => setTimeout(r, BUILD_FOLLOW_POLL_MS));
+        return true;
+      }
+    } else if (b) {
       if (await this.step(b)) {
         progressed = true;
         this.onProgress?.({ name: this.model.name, position: b.position, head: await this.store.headPosition(), events: b.position - this.buildStart.from, elapsedMs: Date.now() - this.buildStart.at });
@@ -568,6 +628,7 @@ class ModelRunner {
     await this.storage.promote(winner, this.model.tables, losers);
     winner.ready = true;
     this.bulk = null;
+    await this.resignBuild();
     // The active slot's checkpoint left unstored belongs to a slot just dropped.
     this.unstored = null;
     for (const l of losers) this.caches.delete(`${l.slot.version}/${l.slot.generation}`);
