@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawn } from 'node:child_process';
 import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { auditQuery } from '../../src/readmodels/queries/audit';
@@ -13,6 +14,8 @@ import { withReadModels } from '../support/ledger-fixture';
 import { SlotMap } from '../../src/slots';
 import { Pool } from 'pg';
 import { PostgresReadModelStorage } from '../../src/readmodels/stored/storage';
+
+const root = path.join(__dirname, '..', '..');
 
 whenPostgres('postgres read models', () => {
   const schemas: string[] = [];
@@ -158,6 +161,52 @@ whenPostgres('postgres read models', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+  test('a process killed (-9) while it builds a model under the build\'s lease: once its lease runs out, another process builds on from the slot\'s stored checkpoint, to the rows a fold gives', async () => {
+    const schema = uniqueSchema('rl_rm_build_kill');
+    schemas.push(schema);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-pg-build-kill-'));
+    const ws = await open(schema, dir);
+    try {
+      await appendLog(ws.store, generateLog({ seed: 31, prs: 10, principals: 8, events: 12_000 }), 50);
+      const child = spawn(process.execPath, ['-r', path.join(root, 'tools/ts-register.js'), path.join(__dirname, 'build-crash-child.ts'), DATABASE_URL, schema, dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('building') && resolve()));
+      // Killed once the audit's first slot has a stored checkpoint part way through the log, not yet promoted.
+      const pool = new Pool({ connectionString: DATABASE_URL, max: 1 });
+      let stored = 0;
+      try {
+        for (;;) {
+          const r = await pool.query(`SELECT position, ready FROM "${schema}".rm_checkpoints WHERE workspace_id = 'rm' AND name = 'audit' AND generation = 1`).catch(() => ({ rows: [] as Array<{ position: string; ready: number }> }));
+          const row = r.rows[0];
+          if (row && Number(row.ready) === 1) throw new Error('the child promoted the audit before it could be killed mid-build (make the log longer)');
+          if (row && Number(row.position) > 0) {
+            child.kill('SIGKILL');
+            break;
+          }
+          await new Promise((res) => setTimeout(res, 2));
+        }
+        expect(await exited).toBe('SIGKILL');
+        stored = Number((await pool.query(`SELECT position FROM "${schema}".rm_checkpoints WHERE workspace_id = 'rm' AND name = 'audit' AND generation = 1`)).rows[0].position);
+        // Its lease is still there (it died holding it): nobody else built meanwhile.
+        expect((await pool.query(`SELECT count(*)::int AS n FROM "${schema}".rm_leases WHERE name LIKE 'audit@%'`)).rows[0].n).toBe(1);
+      } finally {
+        await pool.end();
+      }
+      expect(stored).toBeGreaterThan(0);
+      const host = readModelHost(ws, undefined, { batch: 1000 })!;
+      const commits = jest.spyOn(host.storage, 'commit');
+      await host.settle();
+      const audits = commits.mock.calls.filter((c) => c[0].name === 'audit' && c[0].generation === 1);
+      // Built on from where the killed process stopped, not from 0 (a commit it had sent may still have landed after the kill).
+      expect(audits[0][3]).toBeGreaterThanOrEqual(stored);
+      const input = auditQuery.input.parse({ order: 'desc', limit: 1000 });
+      const head = await ws.store.headPosition();
+      expect(await auditFromRows(host.storage, (await host.readySlot('audit', head))!, input, head)).toEqual((await foldQuery(auditQuery, ws, input)).value);
+      await host.close();
+    } finally {
+      await ws.close();
     }
   });
   afterAll(async () => {
