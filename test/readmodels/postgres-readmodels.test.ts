@@ -168,11 +168,13 @@ whenPostgres('postgres read models', () => {
     schemas.push(schema);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-readmodels-pg-build-kill-'));
     const ws = await open(schema, dir);
+    let child: ReturnType<typeof spawn> | null = null;
     try {
       await appendLog(ws.store, generateLog({ seed: 31, prs: 10, principals: 8, events: 12_000 }), 50);
-      const child = spawn(process.execPath, ['-r', path.join(root, 'tools/ts-register.js'), path.join(__dirname, 'build-crash-child.ts'), DATABASE_URL, schema, dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-      await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('building') && resolve()));
+      child = spawn(process.execPath, ['-r', path.join(root, 'tools/ts-register.js'), path.join(__dirname, 'build-crash-child.ts'), DATABASE_URL, schema, dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child!.on('exit', (_code, signal) => resolve(signal)));
+      const started = child;
+      await new Promise<void>((resolve) => started.stdout!.on('data', (d: Buffer) => d.toString().includes('building') && resolve()));
       // Killed once the audit's first slot has a stored checkpoint part way through the log, not yet promoted.
       const pool = new Pool({ connectionString: DATABASE_URL, max: 1 });
       let stored = 0;
@@ -182,7 +184,7 @@ whenPostgres('postgres read models', () => {
           const row = r.rows[0];
           if (row && Number(row.ready) === 1) throw new Error('the child promoted the audit before it could be killed mid-build (make the log longer)');
           if (row && Number(row.position) > 0) {
-            child.kill('SIGKILL');
+            started.kill('SIGKILL');
             break;
           }
           await new Promise((res) => setTimeout(res, 2));
@@ -206,6 +208,7 @@ whenPostgres('postgres read models', () => {
       expect(await auditFromRows(host.storage, (await host.readySlot('audit', head))!, input, head)).toEqual((await foldQuery(auditQuery, ws, input)).value);
       await host.close();
     } finally {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await ws.close();
     }
   });
