@@ -24,11 +24,17 @@ export async function readCheckpointList(store: AuditLogStore): Promise<Checkpoi
   return (await store.readCheckpoints()).map((c) => JSON.parse(c.body) as Checkpoint);
 }
 
+/** The hash stored at a position; null when no chained event is there. */
+export async function storedHashAt(store: AuditLogStore, position: number): Promise<string | null> {
+  const [row] = await store.readChainPage(position - 1, 1);
+  return row && row.position === position ? row.hash : null;
+}
+
 /** The stored hash at a position (the chain head for `position` = head). */
 async function hashAt(store: AuditLogStore, position: number): Promise<string> {
-  const [row] = await store.readChainPage(position - 1, 1);
-  if (!row || row.position !== position || !row.hash) throw new DomainError('audit_chain_broken', `position ${position}: no chained event to checkpoint`);
-  return row.hash;
+  const hash = await storedHashAt(store, position);
+  if (!hash) throw new DomainError('audit_chain_broken', `position ${position}: no chained event to checkpoint`);
+  return hash;
 }
 
 /**
@@ -125,11 +131,12 @@ export async function rotateCheckpointKey(store: AuditableStore, oldKey: AuditKe
 }
 
 // Pages of 1,000 rows stay in the young generation: 5,000-row pages spent a fifth of verify in the GC (measured 1.9× slower).
-export const VERIFY_PAGE = 1000;
+const VERIFY_PAGE = 1000;
 
-export function storePages(store: AuditLogStore): () => AsyncIterable<ChainRow[]> {
+/** The store's chained rows in pages, from past position `from` (0: the whole log). */
+export function storePages(store: AuditLogStore, from = 0): () => AsyncIterable<ChainRow[]> {
   return async function* () {
-    let after = 0;
+    let after = from;
     for (;;) {
       const page = await store.readChainPage(after, VERIFY_PAGE);
       if (page.length === 0) return;

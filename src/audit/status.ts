@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { hasAuditLog } from '../events/chain';
 import type { WorkspaceHandle } from '../workspaces/registry';
-import { readCheckpointList, VERIFY_PAGE, verifyStore } from './checkpointer';
+import { readCheckpointList, storedHashAt, storePages, verifyStore } from './checkpointer';
 import { keyIdOf } from './checkpoint';
 import { AuditKeyring } from './keys';
 import { extendVerified, tipOf, type VerifiedTip, type VerifyReport } from './verify';
@@ -60,18 +60,10 @@ export async function auditChainStatus(ws: WorkspaceHandle, now: Date): Promise<
   if (cached && cached.stamp === stamp && now.getTime() - cached.at < MAX_AGE_MS) return cached.status;
   const key = new AuditKeyring(path.dirname(ws.dir)).current(false);
   if (cached?.tip && cached.mark === mark && now.getTime() - cached.wholeAt < MAX_AGE_MS && (info.headPosition > cached.tip.headPosition || (info.headPosition === cached.tip.headPosition && info.headHash === cached.tip.headHash))) {
-    const from = cached.tip.headPosition;
     const tip = await extendVerified(cached.tip, {
-      pages: async function* () {
-        for (let after = from; ; ) {
-          const page = await store.readChainPage(after, VERIFY_PAGE);
-          if (page.length === 0) return;
-          yield page;
-          after = page[page.length - 1].position;
-        }
-      },
+      pages: storePages(store, cached.tip.headPosition),
       checkpoints,
-      hashAt: async (position) => (await store.readChainPage(position - 1, 1)).find((r) => r.position === position)?.hash ?? null,
+      hashAt: (position) => storedHashAt(store, position),
       trustedPublicKey: key?.publicKey,
       chainedFrom: info.chainedFrom,
     });

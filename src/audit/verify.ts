@@ -217,31 +217,47 @@ function checkWitness(
 }
 
 /** Signatures, seq order and the `prev` links of the checkpoint chain; returns the ones that hold. */
+/** The checkpoint chain checked so far: the key that signs the next checkpoint, and the digest its `prev` must name. */
+interface CheckpointChain {
+  activeKey: string | null;
+  prevDigest: string | null;
+  chainedFrom: number;
+}
+
+/**
+ * Checks checkpoint `i` against the chain so far: in sequence, of this workspace, linked to the previous one, a
+ * genesis carrying its key first and never again, signed by the active key (a rotation by both keys). Null when
+ * it holds (the chain moves on: its digest, a rotation's new key), else why not (the chain keeps its digest).
+ */
+function nextCheckpoint(chain: CheckpointChain, cp: Checkpoint, i: number, workspace: string): string | null {
+  if (cp.seq !== i) return `is out of sequence (expected #${i})`;
+  if (cp.workspace !== workspace) return `belongs to workspace "${cp.workspace}"`;
+  if (cp.prev !== chain.prevDigest) return 'does not link to the previous checkpoint';
+  if (i === 0) {
+    if (cp.kind !== 'genesis' || typeof cp.publicKey !== 'string' || keyIdOf(cp.publicKey) !== cp.keyId) return 'is not a genesis carrying its signing key';
+    chain.activeKey = cp.publicKey;
+    chain.chainedFrom = cp.chainedFrom ?? 0;
+  } else if (cp.kind === 'genesis') return 'is a second genesis';
+  const key = chain.activeKey;
+  if (key === null || cp.keyId !== keyIdOf(key) || !signatureValid(cp, cp.sig, key)) return `is not signed by the active key ${key === null ? '(none)' : keyIdOf(key)}`;
+  if (cp.kind === 'key_rotation') {
+    if (typeof cp.newPublicKey !== 'string' || keyIdOf(cp.newPublicKey) !== cp.newKeyId || !signatureValid(cp, cp.newSig, cp.newPublicKey)) return 'rotates to a key that did not sign it';
+    chain.activeKey = cp.newPublicKey;
+  }
+  chain.prevDigest = checkpointDigest(cp);
+  return null;
+}
+
+/** Signatures, seq order and the `prev` links of the checkpoint chain; returns the ones that hold. */
 function checkCheckpoints(input: VerifyInput, problems: ChainProblem[]): { valid: Checkpoint[]; keyId: string | null; chainedFrom: number } {
   const valid: Checkpoint[] = [];
-  let activeKey: string | null = null;
-  let prevDigest: string | null = null;
-  let chainedFrom = 0;
-  const forged = (cp: Checkpoint, why: string) =>
-    problems.push({ position: Number(cp.position) || 0, kind: 'forged_checkpoint', checkpoint: cp.seq, message: `position ${cp.position}: checkpoint #${cp.seq} ${why}` });
+  const chain: CheckpointChain = { activeKey: null, prevDigest: null, chainedFrom: 0 };
   input.checkpoints.forEach((cp, i) => {
-    if (cp.seq !== i || cp.workspace !== input.workspace || cp.prev !== prevDigest) {
-      forged(cp, cp.seq !== i ? `is out of sequence (expected #${i})` : cp.workspace !== input.workspace ? `belongs to workspace "${cp.workspace}"` : 'does not link to the previous checkpoint');
-      return;
-    }
-    if (i === 0) {
-      if (cp.kind !== 'genesis' || typeof cp.publicKey !== 'string' || keyIdOf(cp.publicKey) !== cp.keyId) return void forged(cp, 'is not a genesis carrying its signing key');
-      activeKey = cp.publicKey;
-      chainedFrom = cp.chainedFrom ?? 0;
-    } else if (cp.kind === 'genesis') return void forged(cp, 'is a second genesis');
-    if (cp.keyId !== keyIdOf(activeKey!) || !signatureValid(cp, cp.sig, activeKey!)) return void forged(cp, `is not signed by the active key ${keyIdOf(activeKey!)}`);
-    if (cp.kind === 'key_rotation') {
-      if (typeof cp.newPublicKey !== 'string' || keyIdOf(cp.newPublicKey) !== cp.newKeyId || !signatureValid(cp, cp.newSig, cp.newPublicKey)) return void forged(cp, 'rotates to a key that did not sign it');
-      activeKey = cp.newPublicKey;
-    }
-    prevDigest = checkpointDigest(cp);
-    valid.push(cp);
+    const why = nextCheckpoint(chain, cp, i, input.workspace);
+    if (why === null) valid.push(cp);
+    else problems.push({ position: Number(cp.position) || 0, kind: 'forged_checkpoint', checkpoint: cp.seq, message: `position ${cp.position}: checkpoint #${cp.seq} ${why}` });
   });
+  const { activeKey, chainedFrom } = chain;
   if (activeKey && input.trustedPublicKey && activeKey !== input.trustedPublicKey && valid.length) {
     const first = valid[0];
     problems.push({ position: first.position, kind: 'forged_checkpoint', checkpoint: first.seq, message: `position ${first.position}: the checkpoint chain ends with key ${keyIdOf(activeKey)}, not the trusted key ${keyIdOf(input.trustedPublicKey)}` });
@@ -392,27 +408,16 @@ export async function extendVerified(
     }
   }
   const head = expected - 1;
-  let activeKey = tip.activeKey;
-  let lastDigest = tip.lastDigest;
+  const chain: CheckpointChain = { activeKey: tip.activeKey, prevDigest: tip.lastDigest, chainedFrom: tip.chainedFrom };
   let verified = tip.verifiedCheckpoint;
   for (let i = tip.checkpoints; i < input.checkpoints.length; i++) {
     const cp = input.checkpoints[i];
-    if (cp.seq !== i || cp.workspace !== tip.workspace || cp.prev !== lastDigest) return null;
-    if (i === 0) {
-      if (cp.kind !== 'genesis' || typeof cp.publicKey !== 'string' || keyIdOf(cp.publicKey) !== cp.keyId) return null;
-      activeKey = cp.publicKey;
-    } else if (cp.kind === 'genesis') return null;
-    if (activeKey === null || cp.keyId !== keyIdOf(activeKey) || !signatureValid(cp, cp.sig, activeKey)) return null;
-    if (cp.kind === 'key_rotation') {
-      if (typeof cp.newPublicKey !== 'string' || keyIdOf(cp.newPublicKey) !== cp.newKeyId || !signatureValid(cp, cp.newSig, cp.newPublicKey)) return null;
-      activeKey = cp.newPublicKey;
-    }
-    if (cp.position > head) return null;
+    if (nextCheckpoint(chain, cp, i, tip.workspace) !== null || cp.position > head) return null;
     const stored = cp.position === 0 ? genesisHash(tip.workspace) : cp.position === tip.headPosition ? tip.headHash : (added.get(cp.position) ?? (await input.hashAt(cp.position)));
     if (stored !== cp.headHash) return null;
-    lastDigest = checkpointDigest(cp);
     verified = { seq: cp.seq, position: cp.position, time: cp.time, keyId: cp.keyId };
   }
+  const { activeKey, prevDigest: lastDigest } = chain;
   if (input.trustedPublicKey && activeKey !== null && activeKey !== input.trustedPublicKey) return null;
   return { ...tip, headPosition: head, headHash: prev, checkpoints: input.checkpoints.length, lastDigest, activeKey, verifiedCheckpoint: verified };
 }
