@@ -117,6 +117,15 @@ interface Figures {
   /** Mean backends of the bench database running a statement, and of those waiting for a lock (sampleBackends). */
   dbActive: number;
   dbLockWaits: number;
+  /** The bench database's committed transactions (every autocommit statement is one: the round trips) and rows read, per command. */
+  dbXacts: number;
+  dbRowsRead: number;
+}
+
+/** pg_stat_database's counters for the bench database (flushed by each backend at its transactions' end). */
+async function databaseCounters(db: Client, dbName: string): Promise<{ xacts: number; rows: number }> {
+  const r = await db.query(`SELECT xact_commit + xact_rollback AS xacts, tup_returned + tup_fetched AS rows FROM pg_stat_database WHERE datname = $1`, [dbName]);
+  return { xacts: Number(r.rows[0].xacts), rows: Number(r.rows[0].rows) };
 }
 
 /** Resolves once the process has used under 5 % of a core over a whole second (at most 120 s). */
@@ -169,6 +178,7 @@ async function round1(servers: Server[], token: string, seconds: number, connect
   const missesNow = async () => (await Promise.all(servers.map((s) => foldCacheOf(s.url)))).reduce((a, f) => a + (f?.misses ?? 0), 0);
   const missesBefore = await missesNow();
   const pgBefore = db ? postgresTicks() : new Map<number, number>();
+  const countersBefore = db ? await databaseCounters(db.client, db.name) : null;
   const clientBefore = process.cpuUsage();
   const backends = db ? sampleBackends(db.client, db.name) : null;
   const r = await load(
@@ -183,10 +193,13 @@ async function round1(servers: Server[], token: string, seconds: number, connect
   const serverMs = servers.reduce((a, s, k) => a + processCpuMs(s.child.pid!) - before[k], 0);
   const switches = servers.reduce((a, s, k) => a + involuntarySwitches(s.child.pid!) - switchesBefore[k], 0);
   const dbMs = db ? postgresDelta(pgBefore) : 0;
+  // A backend flushes its statistics at most once a second while busy (PostgreSQL 15+): wait for them.
+  if (db) await new Promise((res) => setTimeout(res, 1100));
+  const countersAfter = db ? await databaseCounters(db.client, db.name) : null;
   const client = process.cpuUsage(clientBefore);
   const perCommand = (ms: number) => ms / Math.max(1, r.total);
   const foldMisses = perCommand((await missesNow()) - missesBefore);
-  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses, preemptions: perCommand(switches), dbActive: sampled.active, dbLockWaits: sampled.lockWaits };
+  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses, preemptions: perCommand(switches), dbActive: sampled.active, dbLockWaits: sampled.lockWaits, dbXacts: countersAfter && countersBefore ? perCommand(countersAfter.xacts - countersBefore.xacts) : 0, dbRowsRead: countersAfter && countersBefore ? perCommand(countersAfter.rows - countersBefore.rows) : 0 };
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -285,6 +298,7 @@ export async function main(args: string[]): Promise<void> {
       // Backends running a statement, and waiting for a lock (the workspace's head row, held by each group
       // commit until it commits): two servers' commits wait for each other's.
       'PG backends active / lock-waiting': c.name === 'sqlite×1' ? '' : `${round(med(c.name, 'dbActive'), 2)} / ${round(med(c.name, 'dbLockWaits'), 2)}`,
+      'PG xacts / rows read per cmd': c.name === 'sqlite×1' ? '' : `${round(med(c.name, 'dbXacts'), 3)} / ${round(med(c.name, 'dbRowsRead'), 1)}`,
       // Per round, not a median: a round past the fold cache's budget shows here (a load that missed folds its PR again).
       'fold-cache misses/cmd per round': figures.get(c.name)!.map((x) => round(x.foldMisses, 3)).join(' '),
       errors: figures.get(c.name)!.reduce((a, x) => a + x.errors, 0),
@@ -320,6 +334,8 @@ export async function main(args: string[]): Promise<void> {
         server_preemptions_per_cmd: Object.fromEntries(configs.map((c) => [c.name, round(med(c.name, 'preemptions'), 3)])),
         pg_backends_active: { 'pg×1': round(med('pg×1', 'dbActive'), 2), 'pg×2': round(med('pg×2', 'dbActive'), 2) },
         pg_backends_lock_waiting: { 'pg×1': round(med('pg×1', 'dbLockWaits'), 2), 'pg×2': round(med('pg×2', 'dbLockWaits'), 2) },
+        pg_xacts_per_cmd: { 'pg×1': round(med('pg×1', 'dbXacts'), 3), 'pg×2': round(med('pg×2', 'dbXacts'), 3) },
+        pg_rows_read_per_cmd: { 'pg×1': round(med('pg×1', 'dbRowsRead'), 1), 'pg×2': round(med('pg×2', 'dbRowsRead'), 1) },
         // min / median / max over the rounds, per configuration (issue #39 item 4), and the paired ratios.
         spreads: Object.fromEntries(configs.map((c) => [c.name, { perSecond: spreadOf(figures.get(c.name)!.map((x) => x.perSecond), 0), p99Ms: spreadOf(figures.get(c.name)!.map((x) => x.p99), 1), serverCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.serverCpuMs), 3), dbCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.dbCpuMs), 3) }])),
         pg1_over_sqlite_per_round: figures.get('pg×1')!.map((x, k) => round(x.perSecond / figures.get('sqlite×1')![k].perSecond, 2)),

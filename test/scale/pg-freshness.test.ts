@@ -1,3 +1,4 @@
+import type { Client } from 'pg';
 import type { StreamFold } from '../../src/events/kernel-types';
 import type { EventStore } from '../../src/events/store/port';
 import { SlotMap } from '../../src/slots';
@@ -81,6 +82,93 @@ whenPostgres('postgres freshness', () => {
     expect((await loadStream(ids, h, 's', { forDecision: true })).state.at(-1)).toBe(theirs.eventId);
     await sa.close();
     await sb.close();
+  });
+
+  /** Holds back the notifications `backend`'s LISTEN connection receives until `release` is called. */
+  function holdAnnouncements(backend: PostgresBackend): { held: () => number; release: () => void } {
+    const listener = (backend as unknown as { listener: Client }).listener;
+    const emit = listener.emit;
+    const queue: unknown[][] = [];
+    listener.emit = function (this: Client, name: string | symbol, ...args: unknown[]) {
+      if (name !== 'notification') return emit.call(this, name, ...args);
+      queue.push(args);
+      return true;
+    } as typeof listener.emit;
+    return {
+      held: () => queue.length,
+      release: () => {
+        listener.emit = emit;
+        for (const args of queue.splice(0)) emit.call(listener, 'notification', ...args);
+      },
+    };
+  }
+
+  /** A subscription on `store` collecting positions, and how often it read the log instead of taking known rows. */
+  function watch(store: PostgresEventStore) {
+    let reads = 0;
+    const readPage = store.readPage.bind(store);
+    store.readPage = (after, limit, until) => {
+      reads++;
+      return readPage(after, limit, until);
+    };
+    const got: number[] = [];
+    const sub = store.subscribeAll({ after: 0 });
+    const loop = (async () => {
+      for await (const e of sub) got.push(e.globalPosition);
+    })();
+    return { got, reads: () => reads, close: async () => (sub.close(), await loop) };
+  }
+
+  it("a subscription waits at another server's commit learned of from its own append's answer, and takes its rows from the announcement, not from a read", async () => {
+    const id = ws();
+    // Waits as long as the test needs: what is checked is what it reads, not how fast the rows come.
+    const sa = new PostgresEventStore({ backend: a, workspaceId: id, rowsOnTheirWayMs: 60_000 });
+    const sb = await PostgresEventStore.open({ backend: b, workspaceId: id });
+    const w = watch(sa);
+    try {
+      await sa.append('x', 'no_stream', [ev(id)]);
+      await until(() => w.got.length === 1);
+      const readsBefore = w.reads(); // its catch-up from 0
+      const hold = holdAnnouncements(a);
+      await sb.append('y', 'no_stream', [ev(id), ev(id)]);
+      await until(() => hold.held() > 0);
+      // Its own append's answer says positions 2 and 3 were appended by another server, whose announcement
+      // is held back: the subscription gets nothing past 1 yet, and reads nothing.
+      await sa.append('x', 0, [ev(id)]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(w.got).toEqual([1]);
+      hold.release();
+      await until(() => w.got.length === 4);
+      expect(w.got).toEqual([1, 2, 3, 4]);
+      expect(w.reads()).toBe(readsBefore);
+    } finally {
+      await w.close();
+      await sa.close();
+      await sb.close();
+    }
+  });
+
+  it('an announcement that never comes: the subscription reads those positions once its wait runs out, in order, nothing missed', async () => {
+    const id = ws();
+    const sa = new PostgresEventStore({ backend: a, workspaceId: id, rowsOnTheirWayMs: 100 });
+    const sb = await PostgresEventStore.open({ backend: b, workspaceId: id });
+    const w = watch(sa);
+    const hold = holdAnnouncements(a);
+    try {
+      await sa.append('x', 'no_stream', [ev(id)]);
+      await until(() => w.got.length === 1);
+      const readsBefore = w.reads();
+      await sb.append('y', 'no_stream', [ev(id), ev(id)]);
+      await sa.append('x', 0, [ev(id)]);
+      await until(() => w.got.length === 4);
+      expect(w.got).toEqual([1, 2, 3, 4]);
+      expect(w.reads()).toBeGreaterThan(readsBefore);
+    } finally {
+      hold.release();
+      await w.close();
+      await sa.close();
+      await sb.close();
+    }
   });
 
   it('a subscription gets its own and other servers\' appends in order, without a gap', async () => {

@@ -1359,7 +1359,8 @@ export class PostgresBackend {
   /** Source of stamps: every change of any workspace's knowledge takes the next value. */
   private tick = 0;
   /** Per workspace, this process's stores: they take the rows other processes' announcements carry. */
-  private readonly rowSinks = new Map<string, Set<(rows: Row[]) => void>>();
+  /** Per workspace, who hears each announcement of another process: its rows, or null when it came without them. */
+  private readonly rowSinks = new Map<string, Set<RowSink>>();
   private readonly seenHeads = new Map<string, number>();
   /**
    * Per workspace, what this process knows of its log without reading it: `accounted`, the position up to
@@ -1750,7 +1751,7 @@ export class PostgresBackend {
     };
   }
 
-  addRowSink(workspaceId: string, sink: (rows: Row[]) => void): () => void {
+  addRowSink(workspaceId: string, sink: RowSink): () => void {
     let set = this.rowSinks.get(workspaceId);
     if (!set) this.rowSinks.set(workspaceId, (set = new Set()));
     set.add(sink);
@@ -1831,11 +1832,13 @@ export class PostgresBackend {
    * its commit and a NOTIFY sent after it). A position at or below the previous poll's head that is still
    * not placed a whole poll later will not be: every stream reads again.
    */
-  headPolled(workspaceId: string, head: number): void {
+  headPolled(workspaceId: string, head: number): boolean {
     const k = this.knowledge(workspaceId);
     if (head > k.highest) k.highest = head;
-    if (k.pollMark > k.accounted) this.skipTo(k, k.pollMark);
+    const givenUp = k.pollMark > k.accounted;
+    if (givenUp) this.skipTo(k, k.pollMark);
     k.pollMark = head;
+    return givenUp;
   }
 
   /** Something may have been added that this process cannot place (a lost channel). */
@@ -1948,9 +1951,11 @@ export class PostgresBackend {
           const head = heads.get(id) ?? 0;
           const seen = this.seenHeads.get(id);
           this.seenHeads.set(id, head);
-          this.headPolled(id, head);
+          // Positions given up on wake too: a subscription waits at the first position it cannot place
+          // (PostgresEventStore.recentPage), and now reads them.
+          const givenUp = this.headPolled(id, head);
           // First sight wakes too (one spare read): the commit may predate this process's first poll.
-          if (seen === undefined || head > seen) this.wakeLocal(id);
+          if (seen === undefined || head > seen || givenUp) this.wakeLocal(id);
         }
         // A LISTEN connection lost while nobody watched is reconnected when the next subscriber comes.
         if (ids.length > 0 && !this.listener && !this.listening) this.relisten();
@@ -2070,9 +2075,9 @@ export class PostgresBackend {
           const rows = commitRows(n);
           const sinks = this.rowSinks.get(n.w);
           if (rows && sinks?.size) {
-            for (const sink of sinks) sink(rows);
+            for (const sink of sinks) sink(rows, n.f, n.l);
             streams = [];
-          }
+          } else if (sinks?.size) for (const sink of sinks) sink(null, n.f, n.l);
           this.othersAppended(n.w, n.f, n.l, streams);
         } else this.unsure(n.w);
       }
@@ -2149,6 +2154,17 @@ interface Knowledge {
   /** How often every stream had to read again (diagnostics, tests). */
   unplaced: number;
 }
+
+/** Hears another process's announced commit of positions first..last: its rows, or null when they did not come with it. */
+type RowSink = (rows: Row[] | null, first: number, last: number) => void;
+
+/**
+ * How long a subscription waits for the announcement of another process's commit that it learned of from
+ * its own append's answer (the `seen` row) before it reads those positions. The announcement was sent at
+ * that commit, before this process's own append could take the head lock, so it normally arrives within
+ * milliseconds; it does not come when its sender died between its commit and a NOTIFY sent after it.
+ */
+const ROWS_ON_THEIR_WAY_MS = 250;
 
 /** A commit as announced on the channel: workspace, first and last position, origin process, its streams. */
 interface CommitNotice {
@@ -2323,6 +2339,8 @@ export interface PostgresStoreOptions {
   ownsBackend?: boolean;
   /** Most appends one transaction carries (default 500). */
   maxBatch?: number;
+  /** How long a subscription waits for another process's announced rows before reading them (default ROWS_ON_THEIR_WAY_MS). */
+  rowsOnTheirWayMs?: number;
   /**
    * Test hook: runs inside the append transaction after the rows are written and the head lock is
    * held, before COMMIT (the gap test sleeps here).
@@ -2357,6 +2375,14 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   private readonly removeSink: () => void;
   /** This process's recent appends by position, as stored: subscriptions take them from here. */
   private readonly recent = new Map<number, Row>();
+  /**
+   * Ranges of other processes' positions this process learned of from its own appends' answers (the `seen`
+   * row) before their announcements came, each with the time (Date.now()) until which a subscription waits
+   * for their rows instead of reading them (recentPage).
+   */
+  private awaited: Array<[number, number, number]> = [];
+  /** Wakes this process's subscriptions when the first awaited range runs out (nothing came: they read). */
+  private awaitedTimer: NodeJS.Timeout | null = null;
   private recentChars = 0;
   private tailChars = 0;
   /**
@@ -2403,8 +2429,10 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
   constructor(private readonly options: PostgresStoreOptions) {
     this.backend = options.backend;
     this.workspaceId = options.workspaceId;
-    this.removeSink = this.backend.addRowSink(this.workspaceId, (rows) => {
-      for (const r of rows) this.noteRow(r);
+    this.removeSink = this.backend.addRowSink(this.workspaceId, (rows, first, last) => {
+      if (rows) for (const r of rows) this.noteRow(r);
+      // Announced without its rows (too large to travel): subscriptions read these positions now.
+      else this.awaited = this.awaited.filter((r) => r[1] < first || r[0] > last);
     });
     this.s = `"${this.backend.schema}"`;
     const s = this.s;
@@ -2541,7 +2569,10 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       // What this process now knows without reading, recorded before any caller hears of its append: first
       // the others' appends its own follow (their streams read again), then its own.
       const seen = all.find((row) => row.item === -1);
-      if (seen) this.backend.othersAppended(this.workspaceId, seen.first_pos!, seen.last_pos!, seen.detail === null ? null : (JSON.parse(seen.detail) as string[]));
+      if (seen) {
+        if (seen.last_pos! >= seen.first_pos! && this.backend.hearing) this.awaitRows(seen.first_pos!, seen.last_pos!);
+        this.backend.othersAppended(this.workspaceId, seen.first_pos!, seen.last_pos!, seen.detail === null ? null : (JSON.parse(seen.detail) as string[]));
+      }
       const ok = rows.map((row, i) => ({ row, req: batch[i] })).filter((x) => x.row.status === 'ok').sort((a, b) => a.row.first_pos! - b.row.first_pos!);
       for (const { row, req } of ok) this.noteOwnAppend(req, row);
       // A refused append (wrong_expected) needs no more: what it was refused for is at or before the
@@ -2672,22 +2703,63 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
 
   /**
    * A subscription's next page without a round trip when this process can answer it: every event after
-   * `after` that it knows of is its own recent append (and, with LISTEN up, another server's append would
-   * have been announced). null: read.
+   * `after` up to the last position it accounts for, each its own recent append or another server's
+   * announced row (with LISTEN up, another server's append is announced). null: read.
+   *
+   * Positions past that one (another server's commit that this process learned of from its own append's
+   * answer or the heads poll, whose announcement is still on its way) are not read: the page stops before
+   * them, and the subscription waits. The announcement wakes it, or, if none comes (its sender died
+   * between its commit and a NOTIFY sent after it), the heads poll that gives those positions up a whole
+   * poll later (headPolled), and then it reads them. With two servers under load such a gap is open most
+   * of the time, and reading through it cost every subscription of every server a round trip returning
+   * rows it mostly held already (bench:cluster pg×2: ~60 reads/s of the log per server).
    */
   private recentPage(after: number, limit: number): RecordedEvent[] | null {
     if (!this.backend.hearing) return null;
     const k = this.backend.knowledge(this.workspaceId);
     const known = k.accounted;
-    // Positions exist that this process cannot place yet (another's commit whose announcement is on its way): read.
-    if (known < after || k.highest > known) return null;
+    if (known < after) return null;
     const page: RecordedEvent[] = [];
     for (let p = after + 1; p <= known && page.length < limit; p++) {
       const r = this.recent.get(p);
-      if (!r) return null;
+      if (!r) return this.rowsOnTheirWay(p) ? page : null;
       page.push(fromRow(r));
     }
     return page;
+  }
+
+  /** Positions first..last were appended by other processes: their announcement, rows and all, is on its way. */
+  private awaitRows(first: number, last: number): void {
+    const now = Date.now();
+    // Ranges run out in the order they were added: the expired ones are at the front.
+    let expired = 0;
+    while (expired < this.awaited.length && this.awaited[expired][2] <= now) expired++;
+    if (expired) this.awaited.splice(0, expired);
+    let from = first;
+    while (from <= last && this.recent.has(from)) from++; // announced already
+    if (from > last) return;
+    this.awaited.push([from, last, now + (this.options.rowsOnTheirWayMs ?? ROWS_ON_THEIR_WAY_MS)]);
+    // Bounded: a subscription that finds nothing here reads, which is always correct.
+    if (this.awaited.length > 256) this.awaited.splice(0, this.awaited.length - 256);
+  }
+
+  /**
+   * Whether a subscription should wait for position `p`'s row instead of reading it: another process's
+   * commit learned of from this process's own append, whose announcement has not come yet and may still
+   * (ROWS_ON_THEIR_WAY_MS). It wakes the subscription when it comes; a timer does when it has not.
+   */
+  private rowsOnTheirWay(p: number): boolean {
+    const now = Date.now();
+    const range = this.awaited.find((r) => r[0] <= p && p <= r[1] && r[2] > now);
+    if (!range) return false;
+    if (!this.awaitedTimer) {
+      this.awaitedTimer = setTimeout(() => {
+        this.awaitedTimer = null;
+        this.backend.wakeLocal(this.workspaceId);
+      }, range[2] - now + 1);
+      this.awaitedTimer.unref();
+    }
+    return true;
   }
 
   private async writeBatch(batch: PendingAppend[]): Promise<BatchRow[]> {
@@ -2935,6 +3007,7 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
     }
     this.closed = true;
     this.removeSink();
+    if (this.awaitedTimer) clearTimeout(this.awaitedTimer);
     for (const sub of [...this.subscriptions]) sub.close();
     if (this.options.ownsBackend) await this.backend.close();
   }
