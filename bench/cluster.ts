@@ -19,7 +19,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../src/events/ids';
-import { argValue, median, round, table } from './support/report';
+import { argValue, median, percentile, round, table } from './support/report';
 import { loadAverage } from './support/abab';
 import { benchNode, foldCacheOf, involuntarySwitches, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
 
@@ -54,19 +54,22 @@ async function stop(s: Server): Promise<void> {
 
 
 
-/** Asks `url` an audit query every `everyMs` until `until` resolves; the answers' errors are counted. */
-async function queryLoop(url: string, token: string, everyMs: number, until: Promise<unknown>): Promise<{ queries: number; errors: number }> {
+/** Asks `url` an audit query every `everyMs` until `until` resolves; the answers' errors are counted, their latencies kept. */
+async function queryLoop(url: string, token: string, everyMs: number, until: Promise<unknown>): Promise<{ queries: number; errors: number; ms: number[] }> {
   let done = false;
   void until.finally(() => (done = true));
   let queries = 0;
   let errors = 0;
+  const ms: number[] = [];
   while (!done) {
+    const t = performance.now();
     const r = await rpc(url, token, 'review_studio.audit', { workspace_id: 'default', limit: 20 }).catch((e: unknown) => ({ error: e }));
+    ms.push(performance.now() - t);
     queries++;
     if ((r as { error?: unknown }).error) errors++;
     await new Promise((res) => setTimeout(res, everyMs));
   }
-  return { queries, errors };
+  return { queries, errors, ms };
 }
 
 async function load(urls: string[], token: string, seconds: number, connections: number, firstPr: number, queryEveryMs = 0): Promise<{ total: number; p99: number; errors: number }> {
@@ -98,7 +101,12 @@ async function load(urls: string[], token: string, seconds: number, connections:
   );
   const queries = queryEveryMs > 0 ? urls.map((url) => queryLoop(url, token, queryEveryMs, loads)) : [];
   const results = await loads;
-  for (const q of await Promise.all(queries)) rpcErrors += q.errors;
+  const queryMs: number[] = [];
+  for (const q of await Promise.all(queries)) {
+    rpcErrors += q.errors;
+    queryMs.push(...q.ms);
+  }
+  if (queryMs.length) process.stderr.write(`audit queries: ${queryMs.length}, p50 ${round(percentile(queryMs, 50), 1)} ms, p99 ${round(percentile(queryMs, 99), 1)} ms\n`);
   return { total: results.reduce((a, r) => a + r.requests.total, 0), p99: Math.max(...results.map((r) => r.latency.p99)), errors: rpcErrors + results.reduce((a, r) => a + r.errors + r.non2xx, 0) };
 }
 
