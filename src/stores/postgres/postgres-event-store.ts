@@ -2570,7 +2570,9 @@ export class PostgresEventStore implements EventStore, AuditLogStore {
       // the others' appends its own follow (their streams read again), then its own.
       const seen = all.find((row) => row.item === -1);
       if (seen) {
-        if (seen.last_pos! >= seen.first_pos! && this.backend.hearing) this.awaitRows(seen.first_pos!, seen.last_pos!);
+        // Only a range it can place stream by stream (detail: at most SEEN_RANGE_MAX positions past one this
+        // process accounted for): not the history before a process's first append, nor a backlog.
+        if (seen.detail !== null && seen.last_pos! >= seen.first_pos! && this.backend.hearing) this.awaitRows(seen.first_pos!, seen.last_pos!);
         this.backend.othersAppended(this.workspaceId, seen.first_pos!, seen.last_pos!, seen.detail === null ? null : (JSON.parse(seen.detail) as string[]));
       }
       const ok = rows.map((row, i) => ({ row, req: batch[i] })).filter((x) => x.row.status === 'ok').sort((a, b) => a.row.first_pos! - b.row.first_pos!);
