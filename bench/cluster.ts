@@ -1,4 +1,4 @@
-// npm run bench:cluster [-- --seconds 8 --rounds 5 --connections 16 --database-url postgres://postgres@127.0.0.1:5432/postgres --server-cpu-prof <dir> --query-every <ms>]
+// npm run bench:cluster [-- --seconds 8 --rounds 5 --connections 16 --only pg×1,pg×2 --database-url postgres://postgres@127.0.0.1:5432/postgres --server-cpu-prof <dir> --query-every <ms>]
 // The multi-server layout of docs/stores.md under one client load, in one run, alternating:
 //   pg×1     one server on PostgreSQL (its own data dir; the second one is stopped for these rounds)
 //   pg×2     two servers on the same PostgreSQL database, separate data dirs, the documented shared
@@ -21,7 +21,7 @@ import { Client } from 'pg';
 import { newUuidV7 } from '../src/events/ids';
 import { argValue, median, percentile, round, table } from './support/report';
 import { loadAverage } from './support/abab';
-import { benchNode, foldCacheOf, involuntarySwitches, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
+import { benchNode, foldCacheOf, involuntarySwitches, mainThreadCpuMs, postgresDelta, postgresTicks, processCpuMs, rpc, startServeChild } from './support/server-child';
 
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { total: number }; latency: { p99: number }; non2xx: number; errors: number }>;
 
@@ -114,6 +114,9 @@ interface Figures {
   perSecond: number;
   p99: number;
   serverCpuMs: number;
+  /** Of serverCpuMs: the servers' main threads, user and system time, per command (the rest: their other threads). */
+  serverMainUserMs: number;
+  serverMainSysMs: number;
   dbCpuMs: number;
   /** This process's CPU per command: the load generator (autocannon), which shares the two cores. */
   clientCpuMs: number;
@@ -182,6 +185,7 @@ let queryEveryMs = 0;
 
 async function round1(servers: Server[], token: string, seconds: number, connections: number, db: { client: Client; name: string } | null, firstPr: number): Promise<Figures> {
   const before = servers.map((s) => processCpuMs(s.child.pid!));
+  const mainBefore = servers.map((s) => mainThreadCpuMs(s.child.pid!));
   const switchesBefore = servers.map((s) => involuntarySwitches(s.child.pid!));
   const missesNow = async () => (await Promise.all(servers.map((s) => foldCacheOf(s.url)))).reduce((a, f) => a + (f?.misses ?? 0), 0);
   const missesBefore = await missesNow();
@@ -200,6 +204,9 @@ async function round1(servers: Server[], token: string, seconds: number, connect
   const sampled = backends ? await backends() : { active: 0, lockWaits: 0 };
   const serverMs = servers.reduce((a, s, k) => a + processCpuMs(s.child.pid!) - before[k], 0);
   const switches = servers.reduce((a, s, k) => a + involuntarySwitches(s.child.pid!) - switchesBefore[k], 0);
+  const mainAfter = servers.map((s) => mainThreadCpuMs(s.child.pid!));
+  const mainUser = mainAfter.reduce((a, m, k) => a + m.user - mainBefore[k].user, 0);
+  const mainSys = mainAfter.reduce((a, m, k) => a + m.system - mainBefore[k].system, 0);
   const dbMs = db ? postgresDelta(pgBefore) : 0;
   // A backend flushes its statistics at most once a second while busy (PostgreSQL 15+): wait for them.
   if (db) await new Promise((res) => setTimeout(res, 1100));
@@ -207,7 +214,7 @@ async function round1(servers: Server[], token: string, seconds: number, connect
   const client = process.cpuUsage(clientBefore);
   const perCommand = (ms: number) => ms / Math.max(1, r.total);
   const foldMisses = perCommand((await missesNow()) - missesBefore);
-  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses, preemptions: perCommand(switches), dbActive: sampled.active, dbLockWaits: sampled.lockWaits, dbXacts: countersAfter && countersBefore ? perCommand(countersAfter.xacts - countersBefore.xacts) : 0, dbRowsRead: countersAfter && countersBefore ? perCommand(countersAfter.rows - countersBefore.rows) : 0 };
+  return { perSecond: r.total / seconds, p99: r.p99, serverCpuMs: perCommand(serverMs), serverMainUserMs: perCommand(mainUser), serverMainSysMs: perCommand(mainSys), dbCpuMs: perCommand(dbMs), clientCpuMs: perCommand((client.user + client.system) / 1000), errors: r.errors, foldMisses, preemptions: perCommand(switches), dbActive: sampled.active, dbLockWaits: sampled.lockWaits, dbXacts: countersAfter && countersBefore ? perCommand(countersAfter.xacts - countersBefore.xacts) : 0, dbRowsRead: countersAfter && countersBefore ? perCommand(countersAfter.rows - countersBefore.rows) : 0 };
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -283,6 +290,9 @@ export async function main(args: string[]): Promise<void> {
       { name: 'pg×2', run: async () => round1([pgA, await startB()], pgToken, seconds, connections, sampler, PG2_PRS) },
       { name: 'sqlite×1', run: () => round1([lite], liteToken, seconds, connections, null, PG1_PRS) },
     ];
+    // --only pg×2[,pg×1]: the rounds of these configurations alone (a profile of one; no ratio without the other).
+    const only = argValue(args, '--only')?.split(',');
+    if (only) configs.splice(0, configs.length, ...configs.filter((c) => only.includes(c.name)));
     const figures = new Map<string, Figures[]>(configs.map((c) => [c.name, []]));
     for (let r = 0; r < rounds; r++) {
       // Alternated: each round starts with the next configuration.
@@ -292,12 +302,14 @@ export async function main(args: string[]): Promise<void> {
       }
     }
     const spreadOf = (xs: number[], digits: number) => ({ min: round(Math.min(...xs), digits), median: round(median(xs), digits), max: round(Math.max(...xs), digits) });
-    const med = (name: string, f: keyof Figures) => median(figures.get(name)!.map((x) => x[f]));
+    const med = (name: string, f: keyof Figures) => (figures.has(name) ? median(figures.get(name)!.map((x) => x[f])) : NaN);
     const rows = configs.map((c) => ({
       configuration: c.name,
       'commands/s': round(med(c.name, 'perSecond'), 0),
       'p99 ms': round(med(c.name, 'p99'), 0),
       'server CPU ms/cmd': round(med(c.name, 'serverCpuMs'), 2),
+      // Where the servers' CPU goes: their event-loop threads (user / system) and everything else (GC and compiler helpers).
+      'main user / sys / other threads': `${round(med(c.name, 'serverMainUserMs'), 2)} / ${round(med(c.name, 'serverMainSysMs'), 2)} / ${round(med(c.name, 'serverCpuMs') - med(c.name, 'serverMainUserMs') - med(c.name, 'serverMainSysMs'), 2)}`,
       'PostgreSQL CPU ms/cmd': round(med(c.name, 'dbCpuMs'), 2),
       'client CPU ms/cmd': round(med(c.name, 'clientCpuMs'), 2),
       // The servers' main threads taken off a core they could still use, per command: on one 2-core host the
@@ -316,7 +328,7 @@ export async function main(args: string[]): Promise<void> {
     const pgOne = med('pg×1', 'perSecond');
     const pgTwo = med('pg×2', 'perSecond');
     const liteOne = med('sqlite×1', 'perSecond');
-    const perRound = figures.get('pg×2')!.map((x, k) => round(x.perSecond / figures.get('pg×1')![k].perSecond, 2));
+    const perRound = figures.has('pg×2') && figures.has('pg×1') ? figures.get('pg×2')!.map((x, k) => round(x.perSecond / figures.get('pg×1')![k].perSecond, 2)) : [];
     console.log(`pg×1 / sqlite×1 = ${round(pgOne / liteOne, 2)} (target ≥ 0.8); pg×2 / pg×1 = ${round(pgTwo / pgOne, 2)} (target ≥ 0.9; per round ${perRound.join(', ')})`);
     console.log(
       JSON.stringify({
@@ -339,6 +351,7 @@ export async function main(args: string[]): Promise<void> {
         pg1_db_cpu_ms: round(med('pg×1', 'dbCpuMs'), 2),
         pg2_db_cpu_ms: round(med('pg×2', 'dbCpuMs'), 2),
         client_cpu_ms: Object.fromEntries(configs.map((c) => [c.name, round(med(c.name, 'clientCpuMs'), 2)])),
+        server_main_thread_ms: Object.fromEntries(configs.map((c) => [c.name, { user: round(med(c.name, 'serverMainUserMs'), 3), system: round(med(c.name, 'serverMainSysMs'), 3) }])),
         server_preemptions_per_cmd: Object.fromEntries(configs.map((c) => [c.name, round(med(c.name, 'preemptions'), 3)])),
         pg_backends_active: { 'pg×1': round(med('pg×1', 'dbActive'), 2), 'pg×2': round(med('pg×2', 'dbActive'), 2) },
         pg_backends_lock_waiting: { 'pg×1': round(med('pg×1', 'dbLockWaits'), 2), 'pg×2': round(med('pg×2', 'dbLockWaits'), 2) },
@@ -346,7 +359,7 @@ export async function main(args: string[]): Promise<void> {
         pg_rows_read_per_cmd: { 'pg×1': round(med('pg×1', 'dbRowsRead'), 1), 'pg×2': round(med('pg×2', 'dbRowsRead'), 1) },
         // min / median / max over the rounds, per configuration (issue #39 item 4), and the paired ratios.
         spreads: Object.fromEntries(configs.map((c) => [c.name, { perSecond: spreadOf(figures.get(c.name)!.map((x) => x.perSecond), 0), p99Ms: spreadOf(figures.get(c.name)!.map((x) => x.p99), 1), serverCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.serverCpuMs), 3), dbCpuMs: spreadOf(figures.get(c.name)!.map((x) => x.dbCpuMs), 3) }])),
-        pg1_over_sqlite_per_round: figures.get('pg×1')!.map((x, k) => round(x.perSecond / figures.get('sqlite×1')![k].perSecond, 2)),
+        pg1_over_sqlite_per_round: figures.has('pg×1') && figures.has('sqlite×1') ? figures.get('pg×1')!.map((x, k) => round(x.perSecond / figures.get('sqlite×1')![k].perSecond, 2)) : [],
         fold_cache_misses_per_cmd_per_round: Object.fromEntries(configs.map((c) => [c.name, figures.get(c.name)!.map((x) => round(x.foldMisses, 3))])),
         pg2_over_pg1_per_round: perRound,
         load: { start: loadAtStart, end: loadAverage() },

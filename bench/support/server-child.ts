@@ -64,6 +64,21 @@ export function processCpuMs(pid: number): number {
 }
 
 /**
+ * CPU time (ms) of a process's main thread (the event loop; /proc/<pid>/task/<pid>/stat), user and system
+ * apart; the rest of processCpuMs is every other thread's (V8's GC and compiler helpers, libuv's pool,
+ * workers). Zeros once the process is gone.
+ */
+export function mainThreadCpuMs(pid: number): { user: number; system: number } {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+  } catch {
+    return { user: 0, system: 0 };
+  }
+}
+
+/**
  * Times the process's main thread was taken off the CPU while it could still run (`nonvoluntary_ctxt_switches`
  * of /proc/<pid>/status: the thread-group leader, i.e. the event loop's thread); 0 once the process is gone.
  * Under load on a shared host this counts the server being preempted — e.g. by the PostgreSQL backend its
