@@ -155,10 +155,12 @@ async function settled(pid: number): Promise<void> {
  * What the bench database's backends are doing over a round, sampled every SAMPLE_MS from pg_stat_activity
  * (no extension needed): the mean number running a statement, and of those the mean number waiting for a
  * lock — on this workload the workspace's head row, which every group commit locks until it commits, so
- * two servers' commits queue behind each other (the samples cost this process a query per SAMPLE_MS, the
- * same in every PostgreSQL configuration).
+ * two servers' commits queue behind each other. Each sample is a pg_stat_activity query of this process's
+ * own backend, ~1 ms of PostgreSQL's CPU: every 25 ms that was ~10 % of pg×1's PostgreSQL CPU, counted
+ * as the servers' and taken from the cores they share (SQLite's rounds have no sampler). Every 100 ms
+ * now, and that backend's CPU is left out of the PostgreSQL column (round1).
  */
-const SAMPLE_MS = 25;
+const SAMPLE_MS = 100;
 function sampleBackends(db: Client, dbName: string): () => Promise<{ active: number; lockWaits: number }> {
   let stop = false;
   let samples = 0;
@@ -183,7 +185,7 @@ function sampleBackends(db: Client, dbName: string): () => Promise<{ active: num
 /** --query-every: ms between one server's audit queries during a round (0: none). */
 let queryEveryMs = 0;
 
-async function round1(servers: Server[], token: string, seconds: number, connections: number, db: { client: Client; name: string } | null, firstPr: number): Promise<Figures> {
+async function round1(servers: Server[], token: string, seconds: number, connections: number, db: { client: Client; name: string; pid: number } | null, firstPr: number): Promise<Figures> {
   const before = servers.map((s) => processCpuMs(s.child.pid!));
   const mainBefore = servers.map((s) => mainThreadCpuMs(s.child.pid!));
   const switchesBefore = servers.map((s) => involuntarySwitches(s.child.pid!));
@@ -207,7 +209,7 @@ async function round1(servers: Server[], token: string, seconds: number, connect
   const mainAfter = servers.map((s) => mainThreadCpuMs(s.child.pid!));
   const mainUser = mainAfter.reduce((a, m, k) => a + m.user - mainBefore[k].user, 0);
   const mainSys = mainAfter.reduce((a, m, k) => a + m.system - mainBefore[k].system, 0);
-  const dbMs = db ? postgresDelta(pgBefore) : 0;
+  const dbMs = db ? postgresDelta(pgBefore, new Set([db.pid])) : 0;
   // A backend flushes its statistics at most once a second while busy (PostgreSQL 15+): wait for them.
   if (db) await new Promise((res) => setTimeout(res, 1100));
   const countersAfter = db ? await databaseCounters(db.client, db.name) : null;
@@ -238,7 +240,8 @@ export async function main(args: string[]): Promise<void> {
     fs.writeFileSync(auditKey, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     const serverKey = path.join(tmp, 'server.key');
     fs.writeFileSync(serverKey, randomBytes(32), { mode: 0o600 });
-    const sampler = { client: admin, name: dbName };
+    // The sampler's and counters' backend: its CPU is the bench's, not the servers' (postgresDelta leaves it out).
+    const sampler = { client: admin, name: dbName, pid: Number((await admin.query('SELECT pg_backend_pid() AS pid')).rows[0].pid) };
     const pgArgs = ['--store', 'postgres', '--database-url', dbUrl.toString(), '--synchronous', 'NORMAL', '--audit-key-file', auditKey, '--server-key-file', serverKey];
     // --server-cpu-prof DIR: both PostgreSQL servers write a V8 CPU profile on exit (B serves only in pg×2).
     const cpuProf = argValue(args, '--server-cpu-prof');

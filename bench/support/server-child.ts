@@ -112,10 +112,10 @@ export function postgresTicks(): Map<number, number> {
   return out;
 }
 
-/** CPU (ms) the `postgres` processes spent since `before` (a backend that exited meanwhile is not counted). */
-export function postgresDelta(before: Map<number, number>): number {
+/** CPU (ms) the `postgres` processes spent since `before` (a backend that exited meanwhile is not counted; `exclude`: the bench's own backends). */
+export function postgresDelta(before: Map<number, number>, exclude?: ReadonlySet<number>): number {
   let sum = 0;
-  for (const [pid, t] of postgresTicks()) sum += t - (before.get(pid) ?? 0);
+  for (const [pid, t] of postgresTicks()) if (!exclude?.has(pid)) sum += t - (before.get(pid) ?? 0);
   return sum;
 }
 
