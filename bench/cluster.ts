@@ -295,6 +295,8 @@ export async function main(args: string[]): Promise<void> {
     ];
     // --only pg×2[,pg×1]: the rounds of these configurations alone (a profile of one; no ratio without the other).
     const only = argValue(args, '--only')?.split(',');
+    const unknown = only?.filter((name) => !configs.some((c) => c.name === name)) ?? [];
+    if (unknown.length) throw new Error(`--only: unknown configuration ${unknown.join(', ')} (known: ${configs.map((c) => c.name).join(', ')})`);
     if (only) configs.splice(0, configs.length, ...configs.filter((c) => only.includes(c.name)));
     const figures = new Map<string, Figures[]>(configs.map((c) => [c.name, []]));
     for (let r = 0; r < rounds; r++) {

@@ -54,12 +54,18 @@ export async function rpc(url: string, token: string, method: string, params: Re
  * unit is the clock tick (USER_HZ, 100 on Linux: 10 ms); 0 once the process is gone.
  */
 export function processCpuMs(pid: number): number {
+  const [user, system] = statTicks(`/proc/${pid}/stat`);
+  return (user + system) * 10;
+}
+
+/** utime and stime (clock ticks) of a /proc `stat` file; zeros once the process or thread is gone. */
+function statTicks(file: string): [number, number] {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(file, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return [Number(fields[11]), Number(fields[12])];
   } catch {
-    return 0;
+    return [0, 0];
   }
 }
 
@@ -69,13 +75,8 @@ export function processCpuMs(pid: number): number {
  * workers). Zeros once the process is gone.
  */
 export function mainThreadCpuMs(pid: number): { user: number; system: number } {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
-  } catch {
-    return { user: 0, system: 0 };
-  }
+  const [user, system] = statTicks(`/proc/${pid}/task/${pid}/stat`);
+  return { user: user * 10, system: system * 10 };
 }
 
 /**
