@@ -60,7 +60,15 @@ export const DEFAULT_JOB_SLOTS = { running: Math.max(2, os.availableParallelism(
  * retryable store_unavailable (a partition or a lock must not hold a command, or /health, for as long
  * as it lasts); why and how: PostgresBackendOptions.queryTimeoutMs.
  */
-export const DEFAULT_POSTGRES_BOUNDS = { queryTimeoutMs: 10_000 } as const;
+export const DEFAULT_POSTGRES_BOUNDS = {
+  queryTimeoutMs: 10_000,
+  /**
+   * How long `serve` keeps trying to open a PostgreSQL store that is away (refused, reset, starting up)
+   * before it exits: a fleet restarted during a database restart or failover comes up when the database
+   * does instead of exiting at once. 0: exit at the first failure. Other failures exit at once.
+   */
+  startWaitMs: 60_000,
+} as const;
 
 /** What one WebSocket connection may hold in server memory (SPEC §16); `connections` in the config file. */
 export const DEFAULT_CONNECTION_BOUNDS = {
@@ -252,7 +260,7 @@ export const operatorConfigSchema = z
     /** Index/compute jobs at once in this server, and waiting per workspace (compute/job-slots.ts). */
     jobs: z.object({ running: z.number().int().min(1).max(1024), waitingPerWorkspace: z.number().int().min(0).max(100_000) }).partial().strict().optional(),
     /** The PostgreSQL store's bounds (DEFAULT_POSTGRES_BOUNDS). */
-    postgres: z.object({ queryTimeoutMs: z.number().int().min(100).max(3_600_000) }).partial().strict().optional(),
+    postgres: z.object({ queryTimeoutMs: z.number().int().min(100).max(3_600_000), startWaitMs: z.number().int().min(0).max(3_600_000) }).partial().strict().optional(),
     connections: z.object({ budgetBytes: z.number().int().min(64 * 1024).max(1024 ** 3), slowReaderMs: z.number().int().min(100).max(3_600_000), unauthenticatedMs: z.number().int().min(100).max(600_000), maxPerAddress: z.number().int().min(1).max(1_000_000), maxConnections: z.number().int().min(1).max(1_000_000), drainMs: z.number().int().min(0).max(600_000) }).partial().strict().optional(),
     render: z
       .object({
@@ -308,7 +316,7 @@ export interface OperatorConfig {
   connections: ConnectionBounds;
   /** Index/compute jobs running at once in this server and waiting per workspace (compute/job-slots.ts). */
   jobs: { running: number; waitingPerWorkspace: number };
-  postgres: { queryTimeoutMs: number };
+  postgres: { queryTimeoutMs: number; startWaitMs: number };
   /** `false`: syntax-only edges; else the caps that differ from the defaults (empty: all defaults). */
   typeEdges: false | TypeEdgeLimits;
   renderRepos: Record<string, OperatorRenderEntry>;

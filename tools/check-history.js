@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run check:history -- [--store sqlite|postgres] [--servers N] [--clients N] [--subscribers N]
- *   [--minutes M] [--no-kill] [--inject skip-digest-check] [--seed S]`
+ *   [--minutes M] [--no-kill] [--faults] [--inject skip-digest-check] [--seed S]`
  * Runs the history checker (test/history/checker.ts) and prints one JSON line; exit 1 on any violation.
  */
 require('./ts-register');
@@ -19,6 +19,7 @@ const options = {
   subscribers: Number(opt('subscribers', 4)),
   durationMs: Number(opt('minutes', 5)) * 60_000,
   kill: !args.includes('--no-kill'),
+  faults: args.includes('--faults'),
   inject: opt('inject', undefined),
   seed: Number(opt('seed', Date.now() % 1e9)),
   log: (line) => process.stderr.write(`${line}\n`),

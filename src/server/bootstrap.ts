@@ -50,6 +50,31 @@ function assertPortFree(host: string, port: number): Promise<void> {
 }
 
 /** Starts the HTTP server on the configured host (127.0.0.1 unless configured otherwise). */
+/**
+ * Opens the shared store, and while a PostgreSQL store is away (refused, reset, starting up: a
+ * store_unavailable that says when to retry) keeps trying for `postgres.startWaitMs`, backing off from
+ * 250 ms to 5 s, so that a server restarted during a database restart or failover comes up with the
+ * database instead of exiting. What no retry can fix (a wrong password, a missing database, an outdated
+ * schema a CLI read may not migrate) is thrown at once.
+ */
+async function storeReady(l: Ledger, store: LedgerConfig['store'], log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<void> {
+  const waitMs = store === 'postgres' ? l.operator.postgres.startWaitMs : 0;
+  const giveUpAt = Date.now() + waitMs;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      await l.workspaces.ready();
+      return;
+    } catch (err) {
+      const retryable = err instanceof DomainError && err.code === 'store_unavailable' && typeof err.details?.retryAfterMs === 'number';
+      const left = giveUpAt - Date.now();
+      if (!retryable || left <= 0) throw err;
+      const wait = Math.min(delay, left);
+      log(`review-ledger: ${(err as Error).message}: retrying in ${wait} ms (gives up ${Math.ceil(left / 1000)} s from now; postgres.startWaitMs)`);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+
 export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?: Ledger): Promise<RunningServer> {
   // With a ledger given, its store config stands, but where to listen still comes from the caller:
   // a test asking for port 0 must never bind the operator's 3000.
@@ -74,7 +99,7 @@ export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?
   JOB_SLOTS.configure(l.operator.jobs);
   try {
     // PostgreSQL: open the shared store now, migrating it once if it is behind (`serve` may; CLI reads may not).
-    await l.workspaces.ready();
+    await storeReady(l, config.store);
   } catch (err) {
     if (!ledger) await l.close().catch(() => undefined);
     lock?.release();

@@ -11,6 +11,10 @@
  *  - every subscriber's updates come in position order, none twice, each equal to the answer `asOf` its
  *    position, and none missing from what another subscriber saw over the same range;
  *  - after the run the read models equal a fresh rebuild from position 0.
+ * With `faults` (PostgreSQL), each server reaches the database through its own TCP proxy, and throughout the
+ * run the database goes away as servers meet it: one server's or every server's connections reset and
+ * refused for 3 s, held without a byte either way for 2 s, or every backend terminated. A server that exits
+ * on its own is a violation too.
  * Used by `npm run check:history` (tools/check-history.js) and, smaller, by test/history/history.test.ts.
  */
 import { ChildProcess, spawn } from 'node:child_process';
@@ -26,6 +30,7 @@ import { collect } from '../../src/events/store/port';
 import { Ledger } from '../../src/ledger';
 import { readModelHost } from '../../src/readmodels/stored/registry';
 import { nodePayload } from '../rpc/support';
+import { TcpProxy } from '../support/tcp-proxy';
 import { queryByName } from '../../src/readmodels/queries/queries';
 import { canonicalJson } from '../../src/events/canonical-json';
 
@@ -47,6 +52,8 @@ export interface HistoryOptions {
   durationMs: number;
   /** kill -9 one server halfway, then start it again on the same data dir. */
   kill: boolean;
+  /** PostgreSQL only: outages, partitions and terminated backends throughout the run (see the header). */
+  faults?: boolean;
   /** A deliberately injected bug the checker must catch (see inject-skip-digest.js). */
   inject?: 'skip-digest-check';
   databaseUrl?: string;
@@ -62,6 +69,7 @@ export interface HistoryReport {
   durationMs: number;
   inject: string | null;
   killed: number;
+  faults: string[];
   commands: { sent: number; acknowledged: number; refused: number; lostThenRetried: number; unresolved: number };
   keys: { fresh: number; retriedSame: number; racedDifferent: number };
   subscribers: { count: number; reconnects: number; errors: number; updates: number; checkedAsOf: number };
@@ -75,6 +83,8 @@ interface Server {
   child: ChildProcess;
   url: string;
   alive: boolean;
+  /** Which database route (proxy) it uses: a restarted server takes its victim's. */
+  route: number;
   output: () => string;
 }
 
@@ -104,7 +114,7 @@ function rng(seed: number): () => number {
   };
 }
 
-async function startServer(dataDir: string, opts: HistoryOptions, databaseUrl: string | undefined): Promise<Server> {
+async function startServer(dataDir: string, opts: HistoryOptions, databaseUrl: string | undefined, route = 0): Promise<Server> {
   const preload = ['-r', './tools/ts-register.js'];
   if (opts.inject === 'skip-digest-check') preload.push('-r', path.join(__dirname, 'inject-skip-digest.js'));
   const storeArgs = opts.store === 'postgres' ? ['--store', 'postgres', '--database-url', databaseUrl!] : [];
@@ -131,7 +141,7 @@ async function startServer(dataDir: string, opts: HistoryOptions, databaseUrl: s
       reject(new Error(`server exited with ${code}: ${out}`));
     });
   });
-  const server: Server = { child, url, alive: true, output: () => out };
+  const server: Server = { child, url, alive: true, route, output: () => out };
   child.once('exit', () => (server.alive = false));
   return server;
 }
@@ -173,6 +183,10 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     databaseUrl = u.toString();
   }
   const servers: Server[] = [];
+  const proxies: TcpProxy[] = [];
+  /** Servers this run kills on purpose; any other exit before the end is a violation. */
+  const killedOnPurpose = new Set<ChildProcess>();
+  let ending = false;
   const sockets = new Set<WebSocket>();
   const report: HistoryReport = {
     check: 'history',
@@ -182,6 +196,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     durationMs: opts.durationMs,
     inject: opts.inject ?? null,
     killed: 0,
+    faults: [],
     commands: { sent: 0, acknowledged: 0, refused: 0, lostThenRetried: 0, unresolved: 0 },
     keys: { fresh: 0, retriedSame: 0, racedDifferent: 0 },
     subscribers: { count: opts.subscribers, reconnects: 0, errors: 0, updates: 0, checkedAsOf: 0 },
@@ -194,7 +209,26 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     // One after the other: the first start creates the owner token the others find. SQLite: one server
     // per data dir (its lock), so several servers are a PostgreSQL layout.
     if (opts.store === 'sqlite' && opts.servers > 1) throw new Error('servers: SQLite serves one data dir from one server; use --store postgres for several');
-    for (let i = 0; i < opts.servers; i++) servers.push(await startServer(dataDir, opts, databaseUrl));
+    if (opts.faults && opts.store !== 'postgres') throw new Error('faults: the database faults need --store postgres');
+    const routeUrl = (route: number): string | undefined => {
+      if (!opts.faults || !databaseUrl) return databaseUrl;
+      const u = new URL(databaseUrl);
+      u.hostname = '127.0.0.1';
+      u.port = String(proxies[route].port);
+      return u.toString();
+    };
+    if (opts.faults) {
+      const target = new URL(databaseUrl!);
+      for (let i = 0; i < opts.servers; i++) proxies.push(await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) }));
+    }
+    const watchExit = (s: Server) =>
+      s.child.once('exit', (code, signal) => {
+        if (!ending && !killedOnPurpose.has(s.child)) violate(`server ${s.url} exited on its own (${code ?? signal}): ${s.output().slice(-2000)}`);
+      });
+    for (let i = 0; i < opts.servers; i++) {
+      servers.push(await startServer(dataDir, opts, routeUrl(i), i));
+      watchExit(servers[i]);
+    }
     const live = () => servers.filter((s) => s.alive);
     const owner = fs.readFileSync(path.join(dataDir, 'owner-token'), 'utf8').trim();
     const mint = async (principal: string, role: string) => {
@@ -318,12 +352,14 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
           killAt = Infinity;
           const victim = live()[0];
           log(`kill -9 server ${victim.url}`);
+          killedOnPurpose.add(victim.child);
           victim.child.kill('SIGKILL');
           await new Promise((r) => victim.child.once('exit', r));
           report.killed++;
           // Restarted on the same data dir (SQLite allows one server per data dir: clients wait for it).
-          restarting = startServer(dataDir, opts, databaseUrl).then((s) => {
+          restarting = startServer(dataDir, opts, routeUrl(victim.route), victim.route).then((s) => {
             servers.push(s);
+            watchExit(s);
             log(`restarted: ${s.url}`);
           });
         }
@@ -353,7 +389,33 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
         }
       }
     });
+    // Faults: until the deadline, every 1–3 s one of them, on one server's route or on every route.
+    const faultRun = (async () => {
+      if (!opts.faults) return;
+      const admin = new Client({ connectionString: pgAdmin });
+      await admin.connect();
+      try {
+        while (Date.now() < deadline - 4_000) {
+          await new Promise((r) => setTimeout(r, 1_000 + random() * 2_000));
+          const routes = random() < 0.5 ? proxies.map((_, i) => i) : [Math.floor(random() * proxies.length)];
+          const kind = pick(['outage', 'partition', 'terminate'] as const);
+          const what = `${kind} on ${routes.length === proxies.length ? 'every route' : `route ${routes[0]}`} at ${Date.now() - (deadline - opts.durationMs)} ms`;
+          log(what);
+          report.faults.push(what);
+          if (kind === 'terminate') {
+            await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
+            continue;
+          }
+          await Promise.all(routes.map((i) => (kind === 'outage' ? proxies[i].cut() : proxies[i].hold())));
+          await new Promise((r) => setTimeout(r, kind === 'outage' ? 3_000 : 2_000));
+          await Promise.all(routes.map((i) => proxies[i].restore()));
+        }
+      } finally {
+        await admin.end();
+      }
+    })();
     await Promise.all(clientRuns);
+    await faultRun;
     await restarting;
 
     // Quiesce: the subscribers catch up with the final answer, then stop.
@@ -391,6 +453,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     }
 
     // Stop the servers, then read the log itself.
+    ending = true;
     for (const s of live()) s.child.kill('SIGTERM');
     await Promise.all(servers.map((s) => (s.child.exitCode === null && s.child.signalCode === null ? new Promise((r) => s.child.once('exit', r)) : null)));
     const ledger = new Ledger(loadConfig({ dataDir, store: opts.store, databaseUrl }, {}));
@@ -486,6 +549,8 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     for (const ws of sockets) ws.terminate();
     for (const s of servers) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
     await Promise.all(servers.map((s) => (s.child.exitCode === null && s.child.signalCode === null ? new Promise((r) => s.child.once('exit', r)) : null)));
+    ending = true;
+    for (const p of proxies) await p.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
     if (dbName) {
       const c = new Client({ connectionString: pgAdmin });

@@ -34,4 +34,13 @@ whenPostgres('history on PostgreSQL', () => {
     expect(report.commands.acknowledged).toBeGreaterThan(0);
     expect(report.readModelsEqualRebuild).toBe(true);
   });
+
+  test('PostgreSQL, two servers through TCP proxies: outages, partitions, terminated backends and a kill -9 — no violation, no server exits', async () => {
+    const report = await checkHistory({ store: 'postgres', servers: 2, clients: 4, subscribers: 2, durationMs: 14_000, kill: true, faults: true, seed: 37 });
+    expect(report.violations).toEqual([]);
+    expect(report.faults.length).toBeGreaterThanOrEqual(2);
+    expect(report.commands.acknowledged).toBeGreaterThan(0);
+    expect(report.commands.lostThenRetried + report.commands.acknowledged).toBeGreaterThan(0);
+    expect(report.readModelsEqualRebuild).toBe(true);
+  });
 });

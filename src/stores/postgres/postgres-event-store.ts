@@ -1477,7 +1477,10 @@ export class PostgresBackend {
     } catch (err) {
       await backend.close();
       if (err instanceof DomainError) throw err;
-      throw new DomainError('store_unavailable', `database: cannot open PostgreSQL store (${(err as Error).message})`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+      // Only a database that is away (refused, reset, starting up, too many connections) is worth a retry;
+      // a wrong password, a missing database or a missing privilege stays wrong until the operator acts.
+      if (isConnectionError(err)) throw new DomainError('store_unavailable', `database: cannot open PostgreSQL store (${(err as Error).message})`, { retryAfterMs: STORE_RETRY_AFTER_MS });
+      throw new DomainError('store_unavailable', `database: cannot open PostgreSQL store (${(err as Error).message}); not a connection failure: check the database URL, its role and database`);
     }
     return backend;
   }

@@ -1,0 +1,100 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { newUuidV7 } from '../../src/events/ids';
+import { startServer, type RunningServer } from '../../src/server/bootstrap';
+import { TcpProxy } from '../support/tcp-proxy';
+import { DATABASE_URL, whenPostgres } from './pg-support';
+
+/**
+ * A server (re)started while PostgreSQL is away — a fleet restarted during a database restart or
+ * failover — used to exit at once ("cannot open PostgreSQL store (connect ECONNRESET …)"); the history
+ * checker's fault run found it when its kill -9 victim restarted inside an outage. Now `serve` keeps trying
+ * for `postgres.startWaitMs` and comes up with the database; what no retry can fix is refused at once.
+ */
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: DATABASE_URL });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+whenPostgres('starting while PostgreSQL is away', () => {
+  const dbName = `rl_start_${process.pid}_${Date.now().toString(36)}`;
+  const target = new URL(DATABASE_URL);
+  const dirs: string[] = [];
+  const dataDir = () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-start-outage-'));
+    dirs.push(d);
+    return d;
+  };
+  let proxy: TcpProxy;
+  const stderr: string[] = [];
+  let restoreWrite: (() => void) | null = null;
+
+  beforeAll(async () => {
+    await admin((c) => c.query(`CREATE DATABASE "${dbName}"`));
+    proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      stderr.push(String(chunk));
+      return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    restoreWrite = () => (process.stderr.write = write);
+  }, 60_000);
+
+  afterAll(async () => {
+    restoreWrite?.();
+    await proxy?.close();
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  }, 60_000);
+
+  test('started during an outage, the server waits, says so, and comes up serving when the database is back', async () => {
+    const proxied = new URL(DATABASE_URL);
+    proxied.pathname = `/${dbName}`;
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    await proxy.cut();
+    const dir = dataDir();
+    let server: RunningServer | null = null;
+    const starting = startServer({ dataDir: dir, port: 0, store: 'postgres', databaseUrl: proxied.toString() }).then((s) => (server = s));
+    starting.catch(() => undefined);
+    // Until it has said it is waiting (it keeps trying: a bound for a loaded machine, not a target).
+    for (let i = 0; i < 600 && !stderr.some((l) => /cannot open PostgreSQL store .*retrying in \d+ ms/.test(l)); i++) await sleep(50);
+    expect(stderr.some((l) => /cannot open PostgreSQL store .*retrying in \d+ ms .*postgres\.startWaitMs/.test(l))).toBe(true);
+    expect(server).toBeNull();
+    await proxy.restore();
+    const s = (await starting) as RunningServer;
+    try {
+      const health = (await (await fetch(`${s.url}/health`)).json()) as { status: string };
+      expect(health.status).toBe('ok');
+      const owner = fs.readFileSync(path.join(dir, 'owner-token'), 'utf8').trim();
+      const res = await fetch(`${s.url}/rpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'addMember', params: { workspace_id: 'default', idempotencyKey: newUuidV7(), principal: 'user:after-outage', role: 'member' } }),
+      });
+      const body = (await res.json()) as { result?: { eventIds: string[] }; error?: unknown };
+      expect(body.error).toBeUndefined();
+      expect(body.result!.eventIds).toHaveLength(1);
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
+
+  test('a database that does not exist is refused at once, with what to check — no retry can create it', async () => {
+    const missing = new URL(DATABASE_URL);
+    missing.pathname = `/${dbName}_missing`;
+    const before = stderr.length;
+    await expect(startServer({ dataDir: dataDir(), port: 0, store: 'postgres', databaseUrl: missing.toString() })).rejects.toThrow(/cannot open PostgreSQL store \(database ".*_missing" does not exist\); not a connection failure/);
+    expect(stderr.slice(before).some((l) => /retrying in/.test(l))).toBe(false);
+  }, 60_000);
+});
