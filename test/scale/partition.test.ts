@@ -26,17 +26,21 @@ const proxied = (url: string, proxy: TcpProxy): string => {
   return u.toString();
 };
 
-describe('postgres.queryTimeoutMs in the operator config', () => {
-  test('defaults to 10 s, takes a value, refuses one below 100 ms naming the field', () => {
+describe('postgres.queryTimeoutMs and startWaitMs in the operator config', () => {
+  test('default to 10 s and 60 s, take a value, refuse one out of range naming the field', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-pg-config-'));
     try {
-      expect(loadOperatorConfig(dir, {}, {}).postgres).toEqual({ queryTimeoutMs: 10_000 });
+      expect(loadOperatorConfig(dir, {}, {}).postgres).toEqual({ queryTimeoutMs: 10_000, startWaitMs: 60_000 });
       expect(DEFAULT_POSTGRES_BOUNDS.queryTimeoutMs).toBe(10_000);
       const file = path.join(dir, 'config.json');
       fs.writeFileSync(file, JSON.stringify({ postgres: { queryTimeoutMs: 2500 } }));
-      expect(loadOperatorConfig(dir, { configFile: file }, {}).postgres).toEqual({ queryTimeoutMs: 2500 });
+      expect(loadOperatorConfig(dir, { configFile: file }, {}).postgres).toEqual({ queryTimeoutMs: 2500, startWaitMs: 60_000 });
       fs.writeFileSync(file, JSON.stringify({ postgres: { queryTimeoutMs: 50 } }));
       expect(() => loadOperatorConfig(dir, { configFile: file }, {})).toThrow(/postgres\.queryTimeoutMs/);
+      fs.writeFileSync(file, JSON.stringify({ postgres: { startWaitMs: 0 } }));
+      expect(loadOperatorConfig(dir, { configFile: file }, {}).postgres).toEqual({ queryTimeoutMs: 10_000, startWaitMs: 0 });
+      fs.writeFileSync(file, JSON.stringify({ postgres: { startWaitMs: -1 } }));
+      expect(() => loadOperatorConfig(dir, { configFile: file }, {})).toThrow(/postgres\.startWaitMs/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
+import { loadOperatorConfig } from '../../src/operator-config';
 import { TcpProxy } from '../support/tcp-proxy';
 import { DATABASE_URL, whenPostgres } from './pg-support';
 
@@ -89,6 +90,24 @@ whenPostgres('starting while PostgreSQL is away', () => {
       await s.close();
     }
   }, 120_000);
+
+  test('with postgres.startWaitMs 0 a server started during an outage exits at its first failure', async () => {
+    const proxied = new URL(DATABASE_URL);
+    proxied.pathname = `/${dbName}`;
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    const dir = dataDir();
+    const configFile = path.join(dir, 'config.json');
+    fs.writeFileSync(configFile, JSON.stringify({ postgres: { startWaitMs: 0 } }));
+    await proxy.cut();
+    const before = stderr.length;
+    try {
+      await expect(startServer({ dataDir: dir, port: 0, store: 'postgres', databaseUrl: proxied.toString(), operator: loadOperatorConfig(dir, { configFile }, {}) })).rejects.toThrow(/cannot open PostgreSQL store \(.*ECONNRESET/);
+      expect(stderr.slice(before).some((l) => /retrying in/.test(l))).toBe(false);
+    } finally {
+      await proxy.restore();
+    }
+  }, 60_000);
 
   test('a database that does not exist is refused at once, with what to check — no retry can create it', async () => {
     const missing = new URL(DATABASE_URL);
