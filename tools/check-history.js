@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm run check:history -- [--store sqlite|postgres] [--servers N] [--clients N] [--subscribers N]
- *   [--minutes M] [--no-kill] [--faults] [--inject skip-digest-check] [--seed S]`
+ *   [--minutes M] [--no-kill] [--faults]
+ *   [--restart-database 'pg_ctlcluster 15 main restart -m immediate'] [--inject skip-digest-check] [--seed S]`
  * Runs the history checker (test/history/checker.ts) and prints one JSON line; exit 1 on any violation.
  */
 require('./ts-register');
@@ -20,6 +21,7 @@ const options = {
   durationMs: Number(opt('minutes', 5)) * 60_000,
   kill: !args.includes('--no-kill'),
   faults: args.includes('--faults'),
+  restartDatabase: opt('restart-database', undefined),
   inject: opt('inject', undefined),
   seed: Number(opt('seed', Date.now() % 1e9)),
   log: (line) => process.stderr.write(`${line}\n`),

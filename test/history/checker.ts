@@ -17,7 +17,7 @@
  * on its own is a violation too.
  * Used by `npm run check:history` (tools/check-history.js) and, smaller, by test/history/history.test.ts.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -54,6 +54,12 @@ export interface HistoryOptions {
   kill: boolean;
   /** PostgreSQL only: outages, partitions and terminated backends throughout the run (see the header). */
   faults?: boolean;
+  /**
+   * PostgreSQL only: a shell command that restarts the database server itself (e.g. `pg_ctlcluster 15 main
+   * restart -m immediate`: a crash and recovery), run at a third and at two thirds of the run. Never in
+   * `npm test`: every other suite shares that server.
+   */
+  restartDatabase?: string;
   /** A deliberately injected bug the checker must catch (see inject-skip-digest.js). */
   inject?: 'skip-digest-check';
   databaseUrl?: string;
@@ -392,34 +398,62 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     // Faults: until the deadline, every 1–3 s one of them, on one server's route or on every route.
     const faultRun = (async () => {
       if (!opts.faults) return;
-      const admin = new Client({ connectionString: pgAdmin });
-      await admin.connect();
-      try {
-        while (Date.now() < deadline - 4_000) {
-          await new Promise((r) => setTimeout(r, 1_000 + random() * 2_000));
-          const routes = random() < 0.5 ? proxies.map((_, i) => i) : [Math.floor(random() * proxies.length)];
-          const kind = pick(['outage', 'partition', 'terminate'] as const);
-          const what = `${kind} on ${routes.length === proxies.length ? 'every route' : `route ${routes[0]}`} at ${Date.now() - (deadline - opts.durationMs)} ms`;
-          log(what);
-          report.faults.push(what);
-          if (kind === 'terminate') {
+      while (Date.now() < deadline - 4_000) {
+        await new Promise((r) => setTimeout(r, 1_000 + random() * 2_000));
+        const routes = random() < 0.5 ? proxies.map((_, i) => i) : [Math.floor(random() * proxies.length)];
+        const kind = pick(['outage', 'partition', 'terminate'] as const);
+        const what = `${kind} on ${routes.length === proxies.length ? 'every route' : `route ${routes[0]}`} at ${Date.now() - (deadline - opts.durationMs)} ms`;
+        log(what);
+        report.faults.push(what);
+        if (kind === 'terminate') {
+          // A connection of its own each time: a restart of the database (restartDatabase) may end any other.
+          const admin = new Client({ connectionString: pgAdmin });
+          admin.on('error', () => undefined);
+          try {
+            await admin.connect();
             await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
-            continue;
+          } catch (err) {
+            log(`  (not done: ${(err as Error).message})`);
+          } finally {
+            await admin.end().catch(() => undefined);
           }
-          await Promise.all(routes.map((i) => (kind === 'outage' ? proxies[i].cut() : proxies[i].hold())));
-          await new Promise((r) => setTimeout(r, kind === 'outage' ? 3_000 : 2_000));
-          await Promise.all(routes.map((i) => proxies[i].restore()));
+          continue;
         }
-      } finally {
-        await admin.end();
+        await Promise.all(routes.map((i) => (kind === 'outage' ? proxies[i].cut() : proxies[i].hold())));
+        await new Promise((r) => setTimeout(r, kind === 'outage' ? 3_000 : 2_000));
+        await Promise.all(routes.map((i) => proxies[i].restore()));
       }
     })();
+    // Database restarts, when asked: the server process itself goes away and comes back (its own recovery).
+    const restartRun = (async () => {
+      if (!opts.restartDatabase) return;
+      if (opts.store !== 'postgres') throw new Error('restartDatabase: needs --store postgres');
+      const started = deadline - opts.durationMs;
+      for (const at of [started + opts.durationMs / 3, started + (2 * opts.durationMs) / 3]) {
+        await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+        const what = `database restarted (${opts.restartDatabase}) at ${Date.now() - started} ms`;
+        log(what);
+        execSync(opts.restartDatabase, { stdio: 'inherit', timeout: 120_000 });
+        report.faults.push(what);
+      }
+    })();
+    // Handled now (an error before the awaits below would otherwise be an unhandled rejection), thrown there.
+    faultRun.catch(() => undefined);
+    restartRun.catch(() => undefined);
     await Promise.all(clientRuns);
     await faultRun;
+    await restartRun;
     await restarting;
 
-    // Quiesce: the subscribers catch up with the final answer, then stop.
-    const finalAnswer = await rpc(live()[0].url, viewer, 'review_studio.verdict', { workspace_id: WS_ID, ...TARGET });
+    // Quiesce: the subscribers catch up with the final answer, then stop. Just after a fault a server may
+    // still refuse (store_unavailable with retryAfterMs, until its probe finds the database): a client waits
+    // and asks again, and so do these last reads.
+    let finalAnswer = await rpc(live()[0].url, viewer, 'review_studio.verdict', { workspace_id: WS_ID, ...TARGET });
+    for (let tries = 0; finalAnswer.error && LOST_CODES.has(finalAnswer.error.data?.code ?? '') && tries < 120; tries++) {
+      await new Promise((r) => setTimeout(r, finalAnswer.error.data?.retryAfterMs ?? 500));
+      finalAnswer = await rpc(live()[0].url, viewer, 'review_studio.verdict', { workspace_id: WS_ID, ...TARGET });
+    }
+    if (finalAnswer.error) throw new Error(`the final answer: ${JSON.stringify(finalAnswer.error)}`);
     const finalJson = JSON.stringify(finalAnswer.result?.value);
     stop.now = true;
     for (const ws of sockets) ws.close();
@@ -428,27 +462,32 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     for (const [n, segments] of segmentsBySubscriber.entries()) {
       const lastSeen = segments.flatMap((s) => s.updates).at(-1)?.position ?? null;
       const tail: Segment = { since: lastSeen, start: -1, updates: [] };
-      const ws = new WebSocket(`${live()[0].url.replace(/^http/, 'ws')}/rpc`, { headers: { authorization: `Bearer ${viewer}` } });
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`subscriber ${n} did not reach the final answer`)), 180_000);
-        const finish = () => {
-          clearTimeout(timer);
-          ws.close();
-          resolve();
-        };
-        ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'watchVerdict', params: { workspace_id: WS_ID, ...TARGET, ...(lastSeen !== null ? { since: lastSeen } : {}) } })));
-        ws.on('message', (data) => {
-          const msg = JSON.parse(data.toString());
-          if (msg.id === 1) {
-            if (msg.error) return reject(new Error(`resume failed: ${JSON.stringify(msg.error)}`));
-            tail.start = msg.result.position;
-            if (msg.result.snapshot !== undefined) tail.updates.push({ position: msg.result.position, value: JSON.stringify(msg.result.snapshot) });
-          } else if (msg.method === 'watch.update') tail.updates.push({ position: msg.params.position, value: JSON.stringify(msg.params.value) });
-          const latest = tail.updates.at(-1)?.value ?? segments.flatMap((s) => s.updates).at(-1)?.value;
-          if (latest === finalJson) finish();
+      for (let tries = 0; ; tries++) {
+        const ws = new WebSocket(`${live()[0].url.replace(/^http/, 'ws')}/rpc`, { headers: { authorization: `Bearer ${viewer}` } });
+        const outcome = await new Promise<'done' | 'retry'>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`subscriber ${n} did not reach the final answer`)), 180_000);
+          const finish = (how: 'done' | 'retry' = 'done') => {
+            clearTimeout(timer);
+            ws.close();
+            resolve(how);
+          };
+          ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'watchVerdict', params: { workspace_id: WS_ID, ...TARGET, ...(lastSeen !== null ? { since: lastSeen } : {}) } })));
+          ws.on('message', (data) => {
+            const msg = JSON.parse(data.toString());
+            if (msg.id === 1) {
+              // Refused for now (the database just came back): resume again after retryAfterMs, as a client does.
+              if (msg.error && LOST_CODES.has(msg.error.data?.code ?? '') && tries < 120) return void setTimeout(() => finish('retry'), msg.error.data?.retryAfterMs ?? 500);
+              if (msg.error) return reject(new Error(`resume failed: ${JSON.stringify(msg.error)}`));
+              tail.start = msg.result.position;
+              if (msg.result.snapshot !== undefined) tail.updates.push({ position: msg.result.position, value: JSON.stringify(msg.result.snapshot) });
+            } else if (msg.method === 'watch.update') tail.updates.push({ position: msg.params.position, value: JSON.stringify(msg.params.value) });
+            const latest = tail.updates.at(-1)?.value ?? segments.flatMap((s) => s.updates).at(-1)?.value;
+            if (latest === finalJson) finish();
+          });
+          ws.on('error', reject);
         });
-        ws.on('error', reject);
-      });
+        if (outcome === 'done') break;
+      }
       segments.push(tail);
     }
 
@@ -546,10 +585,10 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
       await ledger.close();
     }
   } finally {
+    ending = true;
     for (const ws of sockets) ws.terminate();
     for (const s of servers) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
     await Promise.all(servers.map((s) => (s.child.exitCode === null && s.child.signalCode === null ? new Promise((r) => s.child.once('exit', r)) : null)));
-    ending = true;
     for (const p of proxies) await p.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
     if (dbName) {
