@@ -1,12 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
 import { loadOperatorConfig } from '../../src/operator-config';
 import { TcpProxy } from '../support/tcp-proxy';
-import { DATABASE_URL, whenPostgres } from './pg-support';
+import { DATABASE_URL, ownDatabase, whenPostgres } from './pg-support';
 
 /**
  * A server (re)started while PostgreSQL is away — a fleet restarted during a database restart or
@@ -17,19 +16,16 @@ import { DATABASE_URL, whenPostgres } from './pg-support';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-  const c = new Client({ connectionString: DATABASE_URL });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
 whenPostgres('starting while PostgreSQL is away', () => {
-  const dbName = `rl_start_${process.pid}_${Date.now().toString(36)}`;
+  const db = ownDatabase('start');
   const target = new URL(DATABASE_URL);
+  /** The test database's URL through the proxy. */
+  const proxiedUrl = () => {
+    const u = new URL(db.url);
+    u.hostname = '127.0.0.1';
+    u.port = String(proxy.port);
+    return u.toString();
+  };
   const dirs: string[] = [];
   const dataDir = () => {
     const d = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-start-outage-'));
@@ -41,7 +37,7 @@ whenPostgres('starting while PostgreSQL is away', () => {
   let restoreWrite: (() => void) | null = null;
 
   beforeAll(async () => {
-    await admin((c) => c.query(`CREATE DATABASE "${dbName}"`));
+    await db.create();
     proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
     const write = process.stderr.write.bind(process.stderr);
     process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -54,19 +50,15 @@ whenPostgres('starting while PostgreSQL is away', () => {
   afterAll(async () => {
     restoreWrite?.();
     await proxy?.close();
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
+    await db.drop();
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   }, 60_000);
 
   test('started during an outage, the server waits, says so, and comes up serving when the database is back', async () => {
-    const proxied = new URL(DATABASE_URL);
-    proxied.pathname = `/${dbName}`;
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(proxy.port);
     await proxy.cut();
     const dir = dataDir();
     let server: RunningServer | null = null;
-    const starting = startServer({ dataDir: dir, port: 0, store: 'postgres', databaseUrl: proxied.toString() }).then((s) => (server = s));
+    const starting = startServer({ dataDir: dir, port: 0, store: 'postgres', databaseUrl: proxiedUrl() }).then((s) => (server = s));
     starting.catch(() => undefined);
     // Until it has said it is waiting (it keeps trying: a bound for a loaded machine, not a target).
     for (let i = 0; i < 600 && !stderr.some((l) => /cannot open PostgreSQL store .*retrying in \d+ ms/.test(l)); i++) await sleep(50);
@@ -92,17 +84,13 @@ whenPostgres('starting while PostgreSQL is away', () => {
   }, 120_000);
 
   test('with postgres.startWaitMs 0 a server started during an outage exits at its first failure', async () => {
-    const proxied = new URL(DATABASE_URL);
-    proxied.pathname = `/${dbName}`;
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(proxy.port);
     const dir = dataDir();
     const configFile = path.join(dir, 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({ postgres: { startWaitMs: 0 } }));
     await proxy.cut();
     const before = stderr.length;
     try {
-      await expect(startServer({ dataDir: dir, port: 0, store: 'postgres', databaseUrl: proxied.toString(), operator: loadOperatorConfig(dir, { configFile }, {}) })).rejects.toThrow(/cannot open PostgreSQL store \(.*ECONNRESET/);
+      await expect(startServer({ dataDir: dir, port: 0, store: 'postgres', databaseUrl: proxiedUrl(), operator: loadOperatorConfig(dir, { configFile }, {}) })).rejects.toThrow(/cannot open PostgreSQL store \(.*ECONNRESET/);
       expect(stderr.slice(before).some((l) => /retrying in/.test(l))).toBe(false);
     } finally {
       await proxy.restore();
@@ -110,8 +98,8 @@ whenPostgres('starting while PostgreSQL is away', () => {
   }, 60_000);
 
   test('a database that does not exist is refused at once, with what to check — no retry can create it', async () => {
-    const missing = new URL(DATABASE_URL);
-    missing.pathname = `/${dbName}_missing`;
+    const missing = new URL(db.url);
+    missing.pathname = `/${db.name}_missing`;
     const before = stderr.length;
     await expect(startServer({ dataDir: dataDir(), port: 0, store: 'postgres', databaseUrl: missing.toString() })).rejects.toThrow(/cannot open PostgreSQL store \(database ".*_missing" does not exist\); not a connection failure/);
     expect(stderr.slice(before).some((l) => /retrying in/.test(l))).toBe(false);
