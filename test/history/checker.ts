@@ -13,8 +13,9 @@
  *  - after the run the read models equal a fresh rebuild from position 0.
  * With `faults` (PostgreSQL), each server reaches the database through its own TCP proxy, and throughout the
  * run the database goes away as servers meet it: one server's or every server's connections reset and
- * refused for 3 s, held without a byte either way for 2 s, or every backend terminated. A server that exits
- * on its own is a violation too.
+ * refused for 3 s, held without a byte either way for 2 s, or every backend terminated; with SQLite, another
+ * process takes the workspace file's write lock and holds it for 1–7 s (past the store's 5 s wait). A server
+ * that exits on its own is a violation too.
  * Used by `npm run check:history` (tools/check-history.js) and, smaller, by test/history/history.test.ts.
  */
 import { ChildProcess, execSync, spawn } from 'node:child_process';
@@ -52,7 +53,10 @@ export interface HistoryOptions {
   durationMs: number;
   /** kill -9 one server halfway, then start it again on the same data dir. */
   kill: boolean;
-  /** PostgreSQL only: outages, partitions and terminated backends throughout the run (see the header). */
+  /**
+   * Faults throughout the run (see the header): on PostgreSQL outages, partitions and terminated backends;
+   * on SQLite another process holding the workspace file's write lock for 1–7 s (a CLI writer, a backup).
+   */
   faults?: boolean;
   /**
    * PostgreSQL only: a shell command that restarts the database server itself (e.g. `pg_ctlcluster 15 main
@@ -165,6 +169,23 @@ async function rpc(url: string, token: string, method: string, params: Record<st
 /** Errors that say nothing about whether the command was stored: the answer was lost or the store was away. */
 const LOST_CODES = new Set(['store_unavailable', 'watch_closed', 'internal', 'timeout']);
 
+/**
+ * SQLite's fault: until `deadline`, every 1–3 s another process takes the workspace file's write lock (BEGIN
+ * IMMEDIATE) and holds it for 1–7 s (the store waits 5 s) — what a CLI writer or a long backup does to the
+ * server. Its appends wait, then refuse with the retryable store_unavailable; nothing acknowledged may be
+ * lost, nothing refused stored.
+ */
+async function holdSqliteWriteLock(file: string, deadline: number, random: () => number, note: (what: string) => void): Promise<void> {
+  const started = Date.now();
+  while (Date.now() < deadline - 8_000) {
+    await new Promise((r) => setTimeout(r, 1_000 + random() * 2_000));
+    const holdMs = Math.round(1_000 + random() * 6_000);
+    note(`write lock held ${holdMs} ms at ${Date.now() - started} ms`);
+    const holder = spawn(process.execPath, ['-e', `const D=require(${JSON.stringify(require.resolve('better-sqlite3'))});const db=new D(process.argv[1],{timeout:10000});db.exec('BEGIN IMMEDIATE');setTimeout(()=>{db.exec('COMMIT');db.close();},Number(process.argv[2]));`, file, String(holdMs)], { stdio: 'inherit' });
+    await new Promise((r) => holder.once('exit', r));
+  }
+}
+
 export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport> {
   const log = opts.log ?? (() => undefined);
   const random = rng(opts.seed ?? Date.now());
@@ -215,7 +236,6 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     // One after the other: the first start creates the owner token the others find. SQLite: one server
     // per data dir (its lock), so several servers are a PostgreSQL layout.
     if (opts.store === 'sqlite' && opts.servers > 1) throw new Error('servers: SQLite serves one data dir from one server; use --store postgres for several');
-    if (opts.faults && opts.store !== 'postgres') throw new Error('faults: the database faults need --store postgres');
     const routeUrl = (route: number): string | undefined => {
       if (!opts.faults || !databaseUrl) return databaseUrl;
       const u = new URL(databaseUrl);
@@ -223,8 +243,8 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
       u.port = String(proxies[route].port);
       return u.toString();
     };
-    if (opts.faults) {
-      const target = new URL(databaseUrl!);
+    if (opts.faults && databaseUrl) {
+      const target = new URL(databaseUrl);
       for (let i = 0; i < opts.servers; i++) proxies.push(await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) }));
     }
     const watchExit = (s: Server) =>
@@ -398,6 +418,10 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
     // Faults: until the deadline, every 1–3 s one of them, on one server's route or on every route.
     const faultRun = (async () => {
       if (!opts.faults) return;
+      if (opts.store === 'sqlite') return holdSqliteWriteLock(path.join(dataDir, WS_ID, 'workspace.db'), deadline, random, (what) => {
+        log(what);
+        report.faults.push(what);
+      });
       while (Date.now() < deadline - 4_000) {
         await new Promise((r) => setTimeout(r, 1_000 + random() * 2_000));
         const routes = random() < 0.5 ? proxies.map((_, i) => i) : [Math.floor(random() * proxies.length)];

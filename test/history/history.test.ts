@@ -20,6 +20,14 @@ test('SQLite, one server killed -9 and restarted mid-run: the recorded history h
   expect(report.readModelsEqualRebuild).toBe(true);
 });
 
+test('SQLite, another process holding the write lock for 1–7 s again and again: no violation, the server stays up', async () => {
+  const report = await checkHistory({ store: 'sqlite', servers: 1, clients: 4, subscribers: 2, durationMs: 14_000, kill: false, faults: true, seed: 38 });
+  expect(report.violations).toEqual([]);
+  expect(report.faults.length).toBeGreaterThanOrEqual(1);
+  expect(report.commands.acknowledged).toBeGreaterThan(0);
+  expect(report.readModelsEqualRebuild).toBe(true);
+});
+
 test('the checker catches a deliberately injected bug (the digest comparison skipped)', async () => {
   const report = await checkHistory({ store: 'sqlite', servers: 1, clients: 4, subscribers: 1, durationMs: 4_000, kill: false, inject: 'skip-digest-check', seed: 35 });
   expect(report.violationCount).toBeGreaterThan(0);
