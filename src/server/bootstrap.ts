@@ -49,7 +49,6 @@ function assertPortFree(host: string, port: number): Promise<void> {
   });
 }
 
-/** Starts the HTTP server on the configured host (127.0.0.1 unless configured otherwise). */
 /**
  * Opens the shared store, and while a PostgreSQL store is away (refused, reset, starting up: a
  * store_unavailable that says when to retry) keeps trying for `postgres.startWaitMs`, backing off from
@@ -75,6 +74,7 @@ async function storeReady(l: Ledger, store: LedgerConfig['store'], log: (line: s
   }
 }
 
+/** Starts the HTTP server on the configured host (127.0.0.1 unless configured otherwise). */
 export async function startServer(overrides: Partial<LedgerConfig> = {}, ledger?: Ledger): Promise<RunningServer> {
   // With a ledger given, its store config stands, but where to listen still comes from the caller:
   // a test asking for port 0 must never bind the operator's 3000.
