@@ -471,9 +471,9 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
 
     // Quiesce: the subscribers catch up with the final answer, then stop. Just after a fault a server may
     // still refuse (store_unavailable with retryAfterMs, until its probe finds the database): a client waits
-    // and asks again, and so do these last reads.
+    // and asks again, and so do these last reads — on that refusal only; any other error fails the run.
     let finalAnswer = await rpc(live()[0].url, viewer, 'review_studio.verdict', { workspace_id: WS_ID, ...TARGET });
-    for (let tries = 0; finalAnswer.error && LOST_CODES.has(finalAnswer.error.data?.code ?? '') && tries < 120; tries++) {
+    for (let tries = 0; finalAnswer.error?.data?.code === 'store_unavailable' && tries < 120; tries++) {
       await new Promise((r) => setTimeout(r, finalAnswer.error.data?.retryAfterMs ?? 500));
       finalAnswer = await rpc(live()[0].url, viewer, 'review_studio.verdict', { workspace_id: WS_ID, ...TARGET });
     }
@@ -500,7 +500,7 @@ export async function checkHistory(opts: HistoryOptions): Promise<HistoryReport>
             const msg = JSON.parse(data.toString());
             if (msg.id === 1) {
               // Refused for now (the database just came back): resume again after retryAfterMs, as a client does.
-              if (msg.error && LOST_CODES.has(msg.error.data?.code ?? '') && tries < 120) return void setTimeout(() => finish('retry'), msg.error.data?.retryAfterMs ?? 500);
+              if (msg.error?.data?.code === 'store_unavailable' && tries < 120) return void setTimeout(() => finish('retry'), msg.error.data?.retryAfterMs ?? 500);
               if (msg.error) return reject(new Error(`resume failed: ${JSON.stringify(msg.error)}`));
               tail.start = msg.result.position;
               if (msg.result.snapshot !== undefined) tail.updates.push({ position: msg.result.position, value: JSON.stringify(msg.result.snapshot) });
