@@ -7,9 +7,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { Client } from 'pg';
-import type { NewEvent } from '../src/events/envelope';
-import { newUuidV7 } from '../src/events/ids';
 import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
+import { levelSetEvent as event } from '../test/scale/pg-support';
 import { loadAverage } from './support/abab';
 import { argValue, median, round, table } from './support/report';
 
@@ -22,16 +21,6 @@ function processCounters(pid: number): { cpuMs: number; faults: number } {
   // Fields after the command (which may hold spaces) start after its closing parenthesis: minflt is the 8th, utime and stime the 12th and 13th.
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { cpuMs: (Number(f[11]) + Number(f[12])) * TICK_MS, faults: Number(f[7]) };
-}
-
-function event(workspaceId: string, data: Record<string, unknown>): NewEvent {
-  return {
-    eventId: newUuidV7(),
-    type: 'ReviewLevelSet',
-    schemaVersion: 1,
-    data: { level: 'light', ...data },
-    metadata: { principal: 'user:bench', workspaceId, correlationId: 'c', causationId: null, occurredAt: '2026-01-01T00:00:00.000Z' },
-  };
 }
 
 interface Side {
