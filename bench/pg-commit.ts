@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { Client } from 'pg';
-import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../src/stores/postgres/backend';
+import { PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
 import { levelSetEvent as event } from '../test/scale/pg-support';
 import { loadAverage } from './support/abab';
 import { argValue, median, round, table } from './support/report';

@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SqliteEventStore } from '../src/stores/sqlite/sqlite-event-store';
-import { PostgresBackend, PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../src/stores/postgres/backend';
+import { PostgresEventStore } from '../src/stores/postgres/postgres-event-store';
 import type { EventStore } from '../src/events/store/port';
 import { readModelHost } from '../src/readmodels/stored/registry';
 import { appendLog, generateLog } from '../test/readmodels/generate';

@@ -1,6 +1,7 @@
 import { MessageChannel, MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
 import { DomainError } from '../domain-error';
-import { migrationLockKey, migrationSteps, SCHEMA_VERSION, schemaOutdated, schemaVersionSql, STORE_RETRY_AFTER_MS } from '../stores/postgres/postgres-event-store';
+import { migrationLockKey, migrationSteps, SCHEMA_VERSION, schemaOutdated, schemaVersionSql } from '../stores/postgres/schema';
+import { STORE_RETRY_AFTER_MS } from '../stores/postgres/connection-errors';
 import type { WorkspaceCatalogue, WorkspaceInfo } from './catalogue';
 
 /**

@@ -1,5 +1,6 @@
 import { DomainError } from '../domain-error';
-import { PostgresBackend, PostgresEventStore, type StoreHealth } from '../stores/postgres/postgres-event-store';
+import { PostgresBackend, type StoreHealth } from '../stores/postgres/backend';
+import { PostgresEventStore } from '../stores/postgres/postgres-event-store';
 import type * as KurrentDb from '../stores/kurrentdb/kurrentdb-event-store';
 import { PostgresCatalogue } from './postgres-catalogue';
 import { SqliteCatalogue } from './catalogue';

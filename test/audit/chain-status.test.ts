@@ -8,7 +8,7 @@ import { auditChainStatus } from '../../src/audit/status';
 import { AuditableStore, readCheckpointList, verifyStore, writeCheckpoint } from '../../src/audit/checkpointer';
 import { generateAuditKey } from '../../src/audit/keys';
 import type { Checkpoint } from '../../src/audit/checkpoint';
-import { PostgresBackend } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
 import type { WorkspaceHandle } from '../../src/workspaces/registry';
 import { SlotMap } from '../../src/slots';
 import { dropSchema, DATABASE_URL, uniqueSchema, whenPostgres } from '../scale/pg-support';

@@ -1,4 +1,4 @@
-import { PostgresBackend } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { postgresBackdoor } from './support';
 import { witnessSuite } from './witness-cases';

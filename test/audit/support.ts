@@ -6,7 +6,8 @@ import { Client } from 'pg';
 import type { NewEvent } from '../../src/events/envelope';
 import { newUuidV7 } from '../../src/events/ids';
 import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import type { AuditableStore } from '../../src/audit/checkpointer';
 import { DATABASE_URL } from '../scale/pg-support';
 

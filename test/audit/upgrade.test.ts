@@ -7,7 +7,8 @@ import { AuditableStore, verifyStore, writeCheckpoint } from '../../src/audit/ch
 import { generateAuditKey } from '../../src/audit/keys';
 import { formatReport } from '../../src/audit/verify';
 import { genesisHash } from '../../src/events/chain';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from '../scale/pg-support';
 import { ev } from './support';

@@ -1,7 +1,8 @@
 // Starts the read models of an existing PostgreSQL workspace whose models have no slot yet, so this process
 // builds them (holding each building slot's lease), in small batches; it keeps building until the parent
 // kills it (SIGKILL) mid-build. Args: <DATABASE_URL> <schema> <dir>.
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { readModelHost } from '../../src/readmodels/stored/registry';
 import { SlotMap } from '../../src/slots';
 

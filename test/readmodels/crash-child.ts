@@ -4,7 +4,8 @@
 // Prints "live" once the model is caught up, then "ack <position>" per acknowledged append.
 import type { EventStore } from '../../src/events/store/port';
 import { SqliteEventStore } from '../../src/stores/sqlite/sqlite-event-store';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { KurrentDbConnection, KurrentDbEventStore } from '../../src/stores/kurrentdb/kurrentdb-event-store';
 import { Pool } from 'pg';
 import { readModelHost } from '../../src/readmodels/stored/registry';

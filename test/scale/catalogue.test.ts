@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config';
 import { newUuidV7 } from '../../src/events/ids';
 import { LOCAL_OPERATOR, Ledger, storeFactoryFor } from '../../src/ledger';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
-import { PostgresBackend } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 import { postgresStoreFactory } from '../../src/workspaces/store-factories';
 

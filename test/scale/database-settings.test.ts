@@ -1,6 +1,7 @@
 import { DomainError } from '../../src/domain-error';
 import { isTransientConflict, unavailable } from '../../src/stores/postgres/connection-errors';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { adminQuery, levelSetEvent, ownDatabase, uniqueSchema, whenPostgres } from './pg-support';
 
 /**

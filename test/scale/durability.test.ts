@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config';
-import { PostgresBackend } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
 import { storeFactoryFor } from '../../src/ledger';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 

@@ -2,7 +2,8 @@ import { Client } from 'pg';
 import { newUuidV7 } from '../../src/events/ids';
 import type { NewEvent, RecordedEvent } from '../../src/events/envelope';
 import { collect } from '../../src/events/store/port';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, uniqueSchema, whenPostgres } from './pg-support';
 
 const ev = (workspaceId: string, writer: number): NewEvent => ({

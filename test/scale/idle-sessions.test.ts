@@ -1,4 +1,5 @@
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { openSidePool } from '../../src/stores/postgres/side-pool';
 import { PostgresCatalogue } from '../../src/workspaces/postgres-catalogue';
 import { adminQuery, levelSetEvent, ownDatabase, whenPostgres } from './pg-support';

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { newUuidV7 } from '../../src/events/ids';
 import { loadOperatorConfig } from '../../src/operator-config';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { fillUntilQuota } from '../support/log-quota-scenario';
 import { adminQuery, DATABASE_URL, dropSchema, ownDatabase, uniqueSchema, untilValue, whenPostgres } from './pg-support';
 

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, levelSetEvent, uniqueSchema, until, whenPostgres } from './pg-support';
 import { statementCounter } from './pg-statements';
 

@@ -1,5 +1,7 @@
 import { newUuidV7 } from '../../src/events/ids';
-import { ANNOUNCE_PAYLOAD_MAX, ANNOUNCED_ROWS_MAX, noticePayloads, PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { ANNOUNCE_PAYLOAD_MAX, ANNOUNCED_ROWS_MAX } from '../../src/stores/postgres/schema';
+import { noticePayloads, PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { DATABASE_URL, dropSchema, levelSetEvent, uniqueSchema, whenPostgres } from './pg-support';
 import { statementCounter } from './pg-statements';
 

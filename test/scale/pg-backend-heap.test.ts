@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { PostgresBackend, PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
+import { PostgresEventStore } from '../../src/stores/postgres/postgres-event-store';
 import { adminQuery, DATABASE_URL, dropSchema, levelSetEvent, uniqueSchema, whenPostgres } from './pg-support';
 
 /**

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { DomainError } from '../../src/domain-error';
 import { newUuidV7 } from '../../src/events/ids';
 import { startServer, type RunningServer } from '../../src/server/bootstrap';
-import { PostgresBackend } from '../../src/stores/postgres/postgres-event-store';
+import { PostgresBackend } from '../../src/stores/postgres/backend';
 import { PgBouncer, pgbouncerBinary } from '../support/pgbouncer';
 import { adminQuery, DATABASE_URL, dropSchema, ownDatabase, uniqueSchema, whenPostgres } from './pg-support';
 

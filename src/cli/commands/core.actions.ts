@@ -47,7 +47,7 @@ export async function migrate(cmd: Command): Promise<void> {
   }
   // Loaded here: the other commands of this module never need pg.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { PostgresBackend } = require('../../stores/postgres/postgres-event-store') as typeof import('../../stores/postgres/postgres-event-store');
+  const { PostgresBackend } = require('../../stores/postgres/backend') as typeof import('../../stores/postgres/backend');
   const url = config.databaseUrl;
   if (!url) throw new DomainError('invalid_config', '--database-url: required with --store postgres (or set DATABASE_URL)');
   const backend = await PostgresBackend.open({ connectionString: url, poolSize: 1, migrate: true });
