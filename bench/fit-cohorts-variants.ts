@@ -8,7 +8,7 @@
 //         when the rules join it and p ≥ lo, or when p ≥ hi; lo, hi and the linkage chosen on the training repositories
 // Ends with one JSON line: per variant and for the rules, repositories with median ≥ 0.80, those also above both
 // baselines (by-file, by-directory), those not below either, those below by-file, and the mean of medians.
-import { AFFINITY_FEATURES, partitionByAffinity } from '../src/cohorts/affinity';
+import { AFFINITY_FEATURES, pairProbability, partitionByAffinity } from '../src/cohorts/affinity';
 import { MAX_COHORT_FILES } from '../src/cohorts/form';
 import { DEFAULT_DUMPS, loadDumps } from './fit-cohorts';
 import { byDirGroups, byFileGroups, DumpCase, fitLogistic, mean, median, objective, rulesGroups, THRESHOLDS, trainingPairs, truthOf } from './support/affinity-fit';
@@ -115,27 +115,24 @@ function chooseRule(variant: string, train: DumpCase[], d: number, rulesFeature:
   let prob: (x: number[]) => number;
   if (variant === 'gbdt') prob = fitGbdt(rows, d);
   else {
-    const m = fitLogistic(rows, d);
-    prob = (x) => 1 / (1 + Math.exp(-x.reduce((z, v, k) => z + m.weights[k] * v, m.bias)));
+    const model = fitLogistic(rows, d);
+    prob = (x) => pairProbability(model, x);
   }
-  // Each training pair's probability once; the candidates below only compare it.
+  // A candidate decides from a pair's probability and whether the rules join it; each training pair's two are
+  // computed once here, and the rule chosen applies the same decision to a pair's features.
   const scored = train.map((c) => ({ ...c, pairs: c.pairs.map(([a, b, x]): [number, number, number[]] => [a, b, [prob(x), x[rulesFeature]]]) }));
-  const candidates: Array<{ label: string; on: (px: number[]) => boolean; lo: number; hi: number }> = [];
-  if (variant === 'gbdt') for (const t of THRESHOLDS) candidates.push({ label: `p ≥ ${t}`, on: (px) => px[0] >= t, lo: t, hi: t });
+  const candidates: Array<{ label: string; on: (p: number, byRules: boolean) => boolean }> = [];
+  if (variant === 'gbdt') for (const t of THRESHOLDS) candidates.push({ label: `p ≥ ${t}`, on: (p) => p >= t });
   else
     for (const lo of [0, 0.1, 0.2, 0.3, 0.4, 0.5])
-      for (const hi of [0.5, 0.6, 0.7, 0.8, 0.9, 1.01]) candidates.push({ label: `rules ∧ p ≥ ${lo}, or p ≥ ${hi}`, on: (px) => (px[1] === 1 ? px[0] >= lo : px[0] >= hi), lo, hi });
+      for (const hi of [0.5, 0.6, 0.7, 0.8, 0.9, 1.01]) candidates.push({ label: `rules ∧ p ≥ ${lo}, or p ≥ ${hi}`, on: (p, byRules) => p >= (byRules ? lo : hi) });
   let best: { score: number; rule: Rule } | undefined;
   for (const linkage of ['single', 'average'] as const) {
     for (const cand of candidates) {
       const byRepo = new Map<string, number[]>();
-      for (const c of scored) byRepo.set(c.repo, [...(byRepo.get(c.repo) ?? []), randIndex(truthOf(c), groupsBy(c, cand.on, linkage))]);
+      for (const c of scored) byRepo.set(c.repo, [...(byRepo.get(c.repo) ?? []), randIndex(truthOf(c), groupsBy(c, ([p, r]) => cand.on(p, r === 1), linkage))]);
       const score = objective(byRepo);
-      if (!best || score > best.score + 1e-12) {
-        const { lo, hi } = cand;
-        const joins = variant === 'gbdt' ? (x: number[]) => prob(x) >= lo : (x: number[]) => (x[rulesFeature] === 1 ? prob(x) >= lo : prob(x) >= hi);
-        best = { score, rule: { linkage, joins, label: `${cand.label}, ${linkage}` } };
-      }
+      if (!best || score > best.score + 1e-12) best = { score, rule: { linkage, joins: (x) => cand.on(prob(x), x[rulesFeature] === 1), label: `${cand.label}, ${linkage}` } };
     }
   }
   return best!.rule;
